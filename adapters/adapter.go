@@ -1,0 +1,136 @@
+// Package adapters defines the contract between harness and one agent CLI:
+// how to build its command line for a task, and how to turn its native
+// output, line by line, into unified events. Each agent lives in its own
+// subpackage (adapters/claude, adapters/codex, …); this package holds the
+// interface and the helpers they share (error classes, diffs, truncation).
+//
+// Adapters know native formats and argv, never processes: they do not start,
+// watch or kill anything.
+package adapters
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/agentharness/harness/event"
+	"github.com/agentharness/harness/linescan"
+)
+
+// Permission modes of a Task.
+const (
+	FullAccess = "full-access" // the agent may run tools and write files without asking
+	ReadOnly   = "read-only"   // the agent may read but not write or run commands that change things
+)
+
+// Task is what to ask of an agent. The zero value of each optional field
+// means "the agent's default".
+type Task struct {
+	Prompt             string
+	Model              string // the agent's own model id, already resolved from an alias
+	Cwd                string
+	Permissions        string // FullAccess (when empty) or ReadOnly
+	Resume             string // the agent's session id to continue
+	MaxTurns           int
+	SystemPrompt       string
+	AppendSystemPrompt string
+	ExtraArgs          []string // passed verbatim after the adapter's own arguments
+	// NoPartial turns off partial-message streaming (deltas) where the CLI
+	// needs a flag for it. Partial output is on by default.
+	NoPartial bool
+}
+
+// Command is how to start the agent for one Task.
+type Command struct {
+	// Argv is the command line; Argv[0] is the binary as given to Command.
+	Argv []string
+	// Env holds KEY=VALUE pairs added to (and overriding) the environment.
+	Env []string
+	// Stdin, when non-empty, is written to the agent's stdin, which is then
+	// closed. When empty, stdin is /dev/null.
+	Stdin string
+	// PromptIndex is the index in Argv of the prompt text, or -1 when the
+	// prompt is not on the command line. Logs show "<prompt>" there.
+	PromptIndex int
+}
+
+// RedactedArgv returns Argv with the prompt replaced by "<prompt>".
+func (c Command) RedactedArgv() []string {
+	out := append([]string(nil), c.Argv...)
+	if c.PromptIndex >= 0 && c.PromptIndex < len(out) {
+		out[c.PromptIndex] = "<prompt>"
+	}
+	return out
+}
+
+// Adapter is one agent CLI. Implementations are stateless and safe for
+// concurrent use; per-run state lives in the Parser.
+type Adapter interface {
+	// Name is the canonical agent id: "claude", "codex", "cursor", ….
+	Name() string
+	// Binaries lists the executable names to look for, in order.
+	Binaries() []string
+	// Command builds the command line and environment for t, run with the
+	// given binary path. The prompt is never interpolated into a shell
+	// string, and a prompt that starts with "-" reaches the agent as a
+	// prompt, not a flag. An invalid task (unknown permission mode, …) is an
+	// error.
+	Command(binary string, t Task) (Command, error)
+	// NewParser returns a parser for one run.
+	NewParser() Parser
+}
+
+// Parser turns one run's native stdout, line by line, into event bodies. It
+// keeps per-run state (open tool calls, message ids already counted for
+// usage, …) and is not safe for concurrent use.
+//
+// Parse is called once per line, in order. The line has no trailing newline
+// and is only valid during the call. Parse appends the bodies derived from
+// the line to dst and returns the extended slice; zero bodies is valid. known
+// is false for a line the parser did not understand — not JSON, or JSON of a
+// type it does not know — which the caller counts as unparsed; such a line is
+// never an error and never a panic, whatever its bytes.
+//
+// The agent's terminal event (Claude's result, Codex's turn.completed, …)
+// yields an *event.Result body carrying the agent's own report: status,
+// final text, session id, turns, usage totals, cost. Errors the agent reports
+// yield *event.Error bodies (code agent_error, with a class where the text
+// makes it clear).
+//
+// Flush is called once after the last line; it returns what the parser still
+// held back (for example a message assembled from deltas).
+type Parser interface {
+	Parse(dst []event.Body, line []byte) (out []event.Body, known bool)
+	Flush(dst []event.Body) []event.Body
+}
+
+// Feed parses one stdout line with p and hands the result to s.
+func Feed(s *event.Stream, p Parser, buf []event.Body, line []byte) []event.Body {
+	out, known := p.Parse(buf[:0], line)
+	s.Line(event.StreamStdout, line, !known, out)
+	clear(out)
+	return out[:0]
+}
+
+// Normalize reads a whole native stdout stream from r and writes what p
+// makes of it to s, then flushes p. Lines longer than maxLine (0: the
+// default 16 MiB) are cut and reported with a line_truncated warning. It
+// returns a read error, never a content error, and does not Finish s.
+func Normalize(r io.Reader, p Parser, s *event.Stream, maxLine int) error {
+	var buf []event.Body
+	err := linescan.Scan(r, maxLine, func(line []byte, dropped int64) error {
+		if dropped > 0 {
+			s.Emit(LineTruncated(len(line), dropped))
+		}
+		buf = Feed(s, p, buf, line)
+		return nil
+	})
+	s.Emit(p.Flush(nil)...)
+	return err
+}
+
+// LineTruncated is the warning for a native line cut at kept bytes.
+func LineTruncated(kept int, dropped int64) *event.Warning {
+	return &event.Warning{Code: event.WarnLineTruncated,
+		Message: fmt.Sprintf("a native line of %d bytes was cut to %d; the rest was dropped", int64(kept)+dropped, kept),
+		Bytes:   int64(kept) + dropped}
+}

@@ -1,0 +1,175 @@
+// Package adaptertest runs adapters over native captures in tests: golden
+// files with -update, the stream invariants and the JSON Schema on every
+// output, and fuzzing with the captures as seeds.
+package adaptertest
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentharness/harness/adapters"
+	"github.com/agentharness/harness/event"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// RunID is the run id of every normalized test stream.
+const RunID = "run_01HARNESSTEST0000000000000"
+
+// Epoch is the first instant of the test clock.
+var Epoch = time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)
+
+// Clock returns a deterministic clock that advances 1 ms per reading.
+func Clock() func() time.Time {
+	var mu sync.Mutex
+	t := Epoch
+	return func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		t = t.Add(time.Millisecond)
+		return t
+	}
+}
+
+// Normalize runs a native stream through a fresh parser of a, as harness
+// parse does, with the test clock and run id, and returns the NDJSON.
+func Normalize(a adapters.Adapter, native []byte, raw bool) []byte {
+	var out bytes.Buffer
+	enc := event.NewEncoder(&out)
+	s := event.NewStream(event.StreamConfig{
+		Run: RunID, Now: Clock(), Raw: raw,
+		Start: event.SessionStart{Agent: a.Name()},
+		Sink:  func(ev event.Event) { _ = enc.Encode(ev) },
+	})
+	_ = adapters.Normalize(bytes.NewReader(native), a.NewParser(), s, 0)
+	s.Finish(event.Outcome{NoProcess: true})
+	return out.Bytes()
+}
+
+// Golden normalizes every dir/*.jsonl with a and compares the result with
+// the file's .golden.ndjson twin (rewritten under -update). Every output is
+// held to the invariants and the JSON Schema. It returns the event types
+// seen across all goldens.
+func Golden(t *testing.T, a adapters.Adapter, dir string) map[event.Type]bool {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files, "no captures in %s", dir)
+	seen := map[event.Type]bool{}
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".jsonl")
+		t.Run(name, func(t *testing.T) {
+			native, err := os.ReadFile(f)
+			require.NoError(t, err)
+			got := Normalize(a, native, strings.Contains(name, ".raw"))
+			CheckStream(t, got)
+			for _, tp := range Types(t, got) {
+				seen[tp] = true
+			}
+			golden := strings.TrimSuffix(f, ".jsonl") + ".golden.ndjson"
+			if *update {
+				require.NoError(t, os.WriteFile(golden, got, 0o644))
+				return
+			}
+			want, err := os.ReadFile(golden)
+			require.NoError(t, err, "missing golden; run go test -update")
+			require.Equal(t, string(want), string(got), "golden mismatch for %s; run go test -update if the change is intended", name)
+		})
+	}
+	return seen
+}
+
+// Types returns the type of each line of an NDJSON stream.
+func Types(t testing.TB, ndjson []byte) []event.Type {
+	t.Helper()
+	evs, err := event.ReadAll(bytes.NewReader(ndjson))
+	require.NoError(t, err)
+	out := make([]event.Type, len(evs))
+	for i, ev := range evs {
+		out[i] = ev.Type
+	}
+	return out
+}
+
+var (
+	schemaOnce sync.Once
+	schema     *jsonschema.Schema
+	schemaErr  error
+)
+
+// Schema returns the compiled event schema.
+func Schema(t testing.TB) *jsonschema.Schema {
+	t.Helper()
+	schemaOnce.Do(func() {
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(event.Schema))
+		if err != nil {
+			schemaErr = err
+			return
+		}
+		c := jsonschema.NewCompiler()
+		if err := c.AddResource("schema.json", doc); err != nil {
+			schemaErr = err
+			return
+		}
+		schema, schemaErr = c.Compile("schema.json")
+	})
+	require.NoError(t, schemaErr)
+	return schema
+}
+
+// CheckStream holds an NDJSON stream to the invariants and validates every
+// line against the JSON Schema.
+func CheckStream(t testing.TB, ndjson []byte) {
+	t.Helper()
+	require.NoError(t, event.CheckNDJSON(ndjson))
+	sch := Schema(t)
+	for i, line := range bytes.Split(bytes.TrimSuffix(ndjson, []byte("\n")), []byte("\n")) {
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(line))
+		require.NoError(t, err, "line %d", i+1)
+		require.NoError(t, sch.Validate(doc), "line %d does not match the schema: %s", i+1, line)
+	}
+}
+
+// Seed adds every line of every dir/*.jsonl to f's corpus, plus hostile
+// inputs every parser must survive.
+func Seed(f *testing.F, dir string) {
+	files, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		for _, line := range bytes.Split(data, []byte("\n")) {
+			f.Add(line)
+		}
+	}
+	for _, s := range []string{"", "{", "}", "null", "[]", "\"x\"", "{\"type\":null}", "{\"type\":1}",
+		"{\"type\":\"\xff\xfe\"}", "not json at all", "{\"type\":\"result\"", "\x00\x00"} {
+		f.Add([]byte(s))
+	}
+}
+
+// Fuzz runs a fresh parser of a over the input split into lines, and checks
+// that the stream it yields holds the invariants. Use it as the fuzz body.
+func Fuzz(t *testing.T, a adapters.Adapter, data []byte) {
+	out := Normalize(a, data, false)
+	if err := event.CheckNDJSON(out); err != nil {
+		t.Fatalf("invariants broken for input %q: %v", data, err)
+	}
+	// A valid line must also decode into JSON objects only.
+	for _, line := range bytes.Split(bytes.TrimSuffix(out, []byte("\n")), []byte("\n")) {
+		if !json.Valid(line) {
+			t.Fatalf("invalid JSON out: %q", line)
+		}
+	}
+}

@@ -1,0 +1,212 @@
+package event
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"sync"
+	"unicode/utf8"
+)
+
+// MaxLineBytes is the longest line the stream may carry (spec: 1 MiB).
+const MaxLineBytes = 1 << 20
+
+// AppendJSON appends ev as one JSON object (no newline) to dst. Strings are
+// written as valid UTF-8 (invalid bytes become U+FFFD) without HTML escaping.
+func AppendJSON(dst []byte, ev Event) ([]byte, error) {
+	if ev.Body == nil {
+		return dst, errors.New("event: nil body")
+	}
+	dst = append(dst, `{"v":`...)
+	dst = strconv.AppendInt(dst, int64(ev.V), 10)
+	dst = append(dst, `,"type":"`...)
+	dst = append(dst, ev.Body.EventType()...)
+	dst = append(dst, `","run":`...)
+	dst = AppendString(dst, ev.Run)
+	dst = append(dst, `,"seq":`...)
+	dst = strconv.AppendInt(dst, ev.Seq, 10)
+	dst = append(dst, `,"ts":`...)
+	dst = strconv.AppendInt(dst, ev.TS, 10)
+	// The deltas are most of a streaming run's events: encode them by hand.
+	switch b := ev.Body.(type) {
+	case *TextDelta:
+		dst = append(dst, `,"text":`...)
+		dst = AppendString(dst, b.Text)
+		if b.MessageID != "" {
+			dst = append(dst, `,"message_id":`...)
+			dst = AppendString(dst, b.MessageID)
+		}
+		return append(dst, '}'), nil
+	case *ReasoningDelta:
+		dst = append(dst, `,"text":`...)
+		dst = AppendString(dst, b.Text)
+		return append(dst, '}'), nil
+	}
+	body, err := marshalBody(ev.Body)
+	if err != nil {
+		return dst, fmt.Errorf("event: encode %s: %w", ev.Body.EventType(), err)
+	}
+	if len(body) > 2 { // not "{}"
+		dst = append(dst, ',')
+		dst = append(dst, body[1:len(body)-1]...)
+	}
+	return append(dst, '}'), nil
+}
+
+var bodyBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+func marshalBody(b Body) ([]byte, error) {
+	buf := bodyBufs.Get().(*bytes.Buffer)
+	defer bodyBufs.Put(buf)
+	buf.Reset()
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(b); err != nil {
+		return nil, err
+	}
+	out := bytes.TrimRight(buf.Bytes(), "\n")
+	return append([]byte(nil), out...), nil
+}
+
+const hexDigits = "0123456789abcdef"
+
+// AppendString appends s as a JSON string, as encoding/json does without HTML
+// escaping: invalid UTF-8 becomes U+FFFD and U+2028/U+2029 are escaped.
+func AppendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// Encoder writes events as NDJSON, one line per event, flushed at once.
+// It is safe for concurrent use.
+type Encoder struct {
+	mu  sync.Mutex
+	w   io.Writer
+	buf []byte
+}
+
+// NewEncoder returns an Encoder writing to w. Each Encode is a single Write
+// of one whole line, so w needs no buffering of its own.
+func NewEncoder(w io.Writer) *Encoder { return &Encoder{w: w} }
+
+// Encode writes ev and a newline.
+func (e *Encoder) Encode(ev Event) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var err error
+	e.buf, err = AppendJSON(e.buf[:0], ev)
+	if err != nil {
+		return err
+	}
+	e.buf = append(e.buf, '\n')
+	_, err = e.w.Write(e.buf)
+	if cap(e.buf) > 4*MaxLineBytes { // don't pin one huge line's buffer
+		e.buf = nil
+	}
+	return err
+}
+
+type envelope struct {
+	V    *int   `json:"v"`
+	Type Type   `json:"type"`
+	Run  string `json:"run"`
+	Seq  int64  `json:"seq"`
+	TS   int64  `json:"ts"`
+}
+
+// Decode parses one line of the stream. Unknown fields are ignored, as the
+// spec asks of readers; an unknown type is an error.
+func Decode(line []byte) (Event, error) {
+	var env envelope
+	if err := json.Unmarshal(line, &env); err != nil {
+		return Event{}, fmt.Errorf("event: decode: %w", err)
+	}
+	body := NewBody(env.Type)
+	if body == nil {
+		return Event{}, fmt.Errorf("event: decode: unknown type %q", env.Type)
+	}
+	if err := json.Unmarshal(line, body); err != nil {
+		return Event{}, fmt.Errorf("event: decode %s: %w", env.Type, err)
+	}
+	ev := Event{Type: env.Type, Run: env.Run, Seq: env.Seq, TS: env.TS, Body: body}
+	if env.V != nil {
+		ev.V = *env.V
+	}
+	return ev, nil
+}
+
+// ReadAll decodes every line of an NDJSON stream. It stops at the first
+// malformed line and returns the events before it with the error.
+func ReadAll(r io.Reader) ([]Event, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 4*MaxLineBytes)
+	var evs []Event
+	for n := 1; sc.Scan(); n++ {
+		ev, err := Decode(sc.Bytes())
+		if err != nil {
+			return evs, fmt.Errorf("line %d: %w", n, err)
+		}
+		evs = append(evs, ev)
+	}
+	return evs, sc.Err()
+}
+
+// MarshalJSON encodes ev with its envelope.
+func (ev Event) MarshalJSON() ([]byte, error) { return AppendJSON(nil, ev) }
+
+// UnmarshalJSON decodes one event with its envelope.
+func (ev *Event) UnmarshalJSON(b []byte) error {
+	d, err := Decode(b)
+	if err != nil {
+		return err
+	}
+	*ev = d
+	return nil
+}

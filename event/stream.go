@@ -1,0 +1,623 @@
+package event
+
+import (
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/oklog/ulid/v2"
+)
+
+// Limits on what one event may carry, so that a line stays under
+// MaxLineBytes whatever the agent printed.
+const (
+	MaxOutputBytes = 64 << 10  // tool output, diffs
+	MaxTextBytes   = 256 << 10 // message, reasoning, result text
+	MaxInputBytes  = 256 << 10 // a tool call's input object
+	MaxNativeBytes = 256 << 10 // a native line under --raw
+	MaxFieldBytes  = 4 << 10   // short fields: names, paths, ids
+	MaxPaths       = 1000
+	lastEventsKept = 8
+)
+
+// NewRunID returns a fresh run id: "run_" and a 26-character ULID.
+func NewRunID() string {
+	return "run_" + ulid.MustNew(ulid.Now(), rand.Reader).String()
+}
+
+// ErrFinished is returned by Emit after Finish.
+var ErrFinished = errors.New("event: stream finished")
+
+// StreamConfig configures a Stream. The zero value of each field is usable.
+type StreamConfig struct {
+	Run   string           // run id; NewRunID() when empty
+	Now   func() time.Time // clock; time.Now when nil
+	Sink  func(Event)      // receives every event, in order, under the stream's lock
+	Start SessionStart     // what the harness knows of the session: agent, cwd, argv, pty, pid
+	Raw   bool             // emit a native event for every line given to Line
+}
+
+// Stream turns the bodies an adapter and a supervisor produce into a valid
+// event stream: it stamps v, run, seq and ts; puts one session_start first
+// (synthesized when the agent announces none); gives tool calls unique ids
+// and pairs every tool_end with a tool_start; holds the agent's own result
+// until Finish, which closes open tool calls and writes the one result.
+//
+// A Stream is safe for concurrent use; the sink sees events one at a time in
+// seq order. Bodies must not be changed after they are emitted.
+type Stream struct {
+	mu  sync.Mutex
+	cfg StreamConfig
+	now func() time.Time
+
+	seq      int64
+	lastTS   int64
+	startAt  time.Time
+	started  bool
+	finished bool
+
+	session    SessionStart
+	open       map[string]*openCall // by the id given on tool_start
+	openOrder  []string
+	alias      map[string]string // agent's call id -> unique id in the stream
+	closed     map[string]bool
+	toolCalls  int64
+	usage      Usage
+	sawUsage   bool
+	agent      *Result // the agent's own terminal report, latest wins
+	fatal      bool
+	lastText   string
+	deltaText  strings.Builder
+	nativeN    int64
+	unparsedN  int64
+	last       [lastEventsKept]Event
+	lastAt     time.Time
+	resultSent *Result
+}
+
+type openCall struct {
+	id, name string
+	kind     Kind
+	at       time.Time
+}
+
+// NewStream returns a Stream. Nothing is emitted until the first body.
+func NewStream(cfg StreamConfig) *Stream {
+	if cfg.Run == "" {
+		cfg.Run = NewRunID()
+	}
+	s := &Stream{cfg: cfg, now: cfg.Now, open: map[string]*openCall{},
+		alias: map[string]string{}, closed: map[string]bool{}}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	s.startAt = s.now()
+	s.lastAt = s.startAt
+	return s
+}
+
+// Run returns the run id.
+func (s *Stream) Run() string { return s.cfg.Run }
+
+// Emit stamps and sends each body, enforcing the invariants. A Result body
+// is the agent's terminal report: it is kept for Finish, not sent.
+func (s *Stream) Emit(bodies ...Body) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.finished {
+		return ErrFinished
+	}
+	for _, b := range bodies {
+		s.emit(b)
+	}
+	return nil
+}
+
+// Line accounts for one native line and emits what was derived from it:
+// the native event first when Raw is set, then the bodies. unparsed marks a
+// line the adapter did not understand (counted in stats.unparsed_lines).
+func (s *Stream) Line(stream string, line []byte, unparsed bool, bodies []Body) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.finished {
+		return ErrFinished
+	}
+	if stream == StreamStdout {
+		s.nativeN++
+		if unparsed {
+			s.unparsedN++
+		}
+	}
+	// session_start goes first even when it is derived from this very line.
+	if len(bodies) > 0 {
+		if ss, ok := bodies[0].(*SessionStart); ok && !s.started {
+			s.emit(ss)
+			bodies = bodies[1:]
+		}
+	}
+	if s.cfg.Raw {
+		s.emit(NativeLine(stream, line))
+	}
+	for _, b := range bodies {
+		s.emit(b)
+	}
+	return nil
+}
+
+// NativeLine builds a native event for line: as JSON when it is valid JSON,
+// else as a string; cut at MaxNativeBytes.
+func NativeLine(stream string, line []byte) *Native {
+	n := &Native{Stream: stream}
+	if len(line) > MaxNativeBytes {
+		line = line[:MaxNativeBytes]
+		n.Truncated = true
+	}
+	if !n.Truncated && json.Valid(line) {
+		n.Line = append(json.RawMessage(nil), line...)
+	} else {
+		n.Line = AppendString(nil, string(line))
+	}
+	return n
+}
+
+// Session returns the session_start as known so far (merged with what the
+// agent announced).
+func (s *Stream) Session() SessionStart {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.session
+}
+
+// OpenCalls returns the tool calls still open, oldest first.
+func (s *Stream) OpenCalls() []ToolStart {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]ToolStart, 0, len(s.openOrder))
+	for _, id := range s.openOrder {
+		c := s.open[id]
+		out = append(out, ToolStart{CallID: c.id, Name: c.name, Kind: c.kind})
+	}
+	return out
+}
+
+// AgentDone reports whether the agent's terminal report has been seen.
+func (s *Stream) AgentDone() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.agent != nil
+}
+
+func (s *Stream) emit(b Body) {
+	if b == nil {
+		return
+	}
+	switch v := b.(type) {
+	case *SessionStart:
+		s.mergeSession(v)
+		if s.started {
+			return
+		}
+		s.started = true
+		ss := s.session
+		s.send(&ss)
+		return
+	case *Result:
+		s.keepResult(v)
+		return
+	}
+	if !s.started {
+		s.started = true
+		s.mergeSession(&SessionStart{})
+		ss := s.session
+		s.send(&ss)
+	}
+	switch v := b.(type) {
+	case *ToolStart:
+		if !s.toolStart(v) {
+			return
+		}
+	case *ToolEnd:
+		s.toolEnd(v)
+		return
+	case *Usage:
+		s.usage.Add(*v)
+		s.sawUsage = true
+	case *Message:
+		capText(&v.Text, &v.Truncated)
+		if v.Role == RoleAssistant {
+			s.lastText = v.Text
+			s.deltaText.Reset()
+		}
+	case *Reasoning:
+		capText(&v.Text, &v.Truncated)
+	case *TextDelta:
+		if s.deltaText.Len() < MaxTextBytes {
+			s.deltaText.WriteString(v.Text)
+		}
+	case *Error:
+		if v.Fatal {
+			s.fatal = true
+			if v.Partial != nil && v.Partial.LastEvents == nil {
+				v.Partial.LastEvents = s.lastSummaries()
+				v.Partial.Events = s.seq
+			}
+		}
+	}
+	s.send(b)
+}
+
+func capText(text *string, truncated *bool) {
+	if len(*text) > MaxTextBytes {
+		*text = cutUTF8(*text, MaxTextBytes)
+		*truncated = true
+	}
+}
+
+func (s *Stream) mergeSession(v *SessionStart) {
+	h := s.cfg.Start
+	ss := &s.session
+	ss.Agent = firstNonEmpty(h.Agent, v.Agent, ss.Agent)
+	ss.AgentVersion = firstNonEmpty(v.AgentVersion, ss.AgentVersion, h.AgentVersion)
+	ss.Model = firstNonEmpty(v.Model, ss.Model, h.Model)
+	ss.SessionID = firstNonEmpty(ss.SessionID, v.SessionID, h.SessionID)
+	ss.Cwd = firstNonEmpty(h.Cwd, ss.Cwd, v.Cwd)
+	if ss.PID == 0 {
+		ss.PID = h.PID
+	}
+	ss.PTY = h.PTY
+	if ss.Argv == nil {
+		ss.Argv = h.Argv
+	}
+	if ss.Argv == nil {
+		ss.Argv = []string{}
+	}
+	if len(v.Tools) > 0 && len(ss.Tools) == 0 {
+		ss.Tools = v.Tools
+	}
+}
+
+func (s *Stream) keepResult(r *Result) {
+	cp := *r
+	if s.agent != nil {
+		// Several terminal reports (one per turn): the latest wins, but
+		// keep what an earlier one knew and the later one lacks.
+		if cp.SessionID == "" {
+			cp.SessionID = s.agent.SessionID
+		}
+		if cp.Text == "" {
+			cp.Text = s.agent.Text
+		}
+	}
+	if cp.SessionID != "" && s.session.SessionID == "" {
+		s.session.SessionID = cp.SessionID
+	}
+	s.agent = &cp
+}
+
+func (s *Stream) toolStart(v *ToolStart) bool {
+	if v.CallID == "" {
+		v.CallID = "call"
+	}
+	agentID := v.CallID
+	if _, isOpen := s.open[s.aliasOf(agentID)]; isOpen {
+		return false // the same call announced twice
+	}
+	id := agentID
+	for n := 2; s.closed[id]; n++ {
+		id = agentID + "#" + itoa(n)
+	}
+	s.alias[agentID] = id
+	v.CallID = id
+	if v.Kind == "" || !v.Kind.Valid() {
+		v.Kind = KindOther
+	}
+	if len(v.Input) == 0 || !json.Valid(v.Input) || v.Input[0] != '{' {
+		v.Input = json.RawMessage("{}")
+	} else if len(v.Input) > MaxInputBytes {
+		v.Input = json.RawMessage("{}")
+		v.InputTruncated = true
+	}
+	if len(v.Command) > MaxOutputBytes {
+		v.Command = cutUTF8(v.Command, MaxOutputBytes)
+		v.InputTruncated = true
+	}
+	v.Path = cutUTF8(v.Path, MaxFieldBytes)
+	s.open[id] = &openCall{id: id, name: v.Name, kind: v.Kind, at: s.now()}
+	s.openOrder = append(s.openOrder, id)
+	s.toolCalls++
+	return true
+}
+
+func (s *Stream) aliasOf(agentID string) string {
+	if id, ok := s.alias[agentID]; ok {
+		return id
+	}
+	return agentID
+}
+
+func (s *Stream) toolEnd(v *ToolEnd) {
+	id := s.aliasOf(v.CallID)
+	c, ok := s.open[id]
+	if !ok {
+		// An end with no start: announce the call first, so the pair holds.
+		st := &ToolStart{CallID: v.CallID, Name: v.Name, Kind: v.Kind}
+		s.toolStart(st)
+		s.send(st)
+		id = st.CallID
+		c = s.open[id]
+	}
+	v.CallID = id
+	if v.Name == "" {
+		v.Name = c.name
+	}
+	if v.Kind == "" || !v.Kind.Valid() {
+		v.Kind = c.kind
+	}
+	if v.Status == "" {
+		v.Status = StatusOK
+	}
+	if v.DurationMS <= 0 {
+		v.DurationMS = s.now().Sub(c.at).Milliseconds()
+		if v.DurationMS < 0 {
+			v.DurationMS = 0
+		}
+	}
+	if len(v.Output) > MaxOutputBytes {
+		v.Output = cutUTF8(v.Output, MaxOutputBytes)
+		v.OutputTruncated = true
+	}
+	if len(v.Diff) > MaxOutputBytes {
+		v.Diff = cutUTF8(v.Diff, MaxOutputBytes)
+		v.DiffTruncated = true
+	}
+	if len(v.Paths) > MaxPaths {
+		v.Paths = v.Paths[:MaxPaths]
+	}
+	delete(s.open, id)
+	for i, o := range s.openOrder {
+		if o == id {
+			s.openOrder = append(s.openOrder[:i], s.openOrder[i+1:]...)
+			break
+		}
+	}
+	s.closed[id] = true
+	// A later start that reuses the agent's id must get a fresh one.
+	delete(s.alias, id)
+	s.send(v)
+}
+
+func (s *Stream) send(b Body) {
+	s.seq++
+	ts := s.now().UnixMilli()
+	if ts < s.lastTS {
+		ts = s.lastTS
+	}
+	s.lastTS = ts
+	ev := Event{V: Version, Type: b.EventType(), Run: s.cfg.Run, Seq: s.seq, TS: ts, Body: b}
+	s.last[s.seq%lastEventsKept] = ev
+	if s.cfg.Sink != nil {
+		s.cfg.Sink(ev)
+	}
+}
+
+func (s *Stream) lastSummaries() []EventSummary {
+	out := []EventSummary{}
+	for seq := s.seq - lastEventsKept + 1; seq <= s.seq; seq++ {
+		if seq < 1 {
+			continue
+		}
+		ev := s.last[seq%lastEventsKept]
+		out = append(out, EventSummary{Seq: ev.Seq, Type: ev.Type, Summary: Summarize(ev.Body)})
+	}
+	return out
+}
+
+// Outcome is how a run ended, as the caller of Finish knows it.
+type Outcome struct {
+	// Status, when set, is the result status (timeout, cancelled); otherwise
+	// it is derived from the agent's report, fatal errors and ExitCode.
+	Status string
+	// ToolStatus closes calls still open: cancelled when empty.
+	ToolStatus string
+	ExitCode   *int
+	Signal     string
+	// NoProcess is set by harness parse: the agent's terminal event alone
+	// decides, and its own duration is reported.
+	NoProcess bool
+	// Lingered: the harness ended the agent after its final event.
+	Lingered bool
+}
+
+// CodeNoTerminalEvent is the error code of a stream that ended without the
+// agent's terminal event.
+const CodeNoTerminalEvent = "no_terminal_event"
+
+// Finish closes open tool calls, emits the result and ends the stream. It
+// returns the result; a second call returns the first result again.
+func (s *Stream) Finish(o Outcome) *Result {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.finished {
+		return s.resultSent
+	}
+	if !s.started {
+		s.emit(&SessionStart{})
+	}
+	toolStatus := o.ToolStatus
+	if toolStatus == "" {
+		toolStatus = StatusCancelled
+	}
+	for len(s.openOrder) > 0 {
+		c := s.open[s.openOrder[0]]
+		s.toolEnd(&ToolEnd{CallID: c.id, Name: c.name, Kind: c.kind, Status: toolStatus, Synthetic: true})
+	}
+	status := o.Status
+	if status == "" {
+		status = s.deriveStatus(o)
+	}
+	r := s.buildResult(status, o)
+	s.finished = true
+	s.resultSent = r
+	s.send(r)
+	return r
+}
+
+func (s *Stream) deriveStatus(o Outcome) string {
+	if s.agent == nil {
+		if !s.fatal {
+			msg := "the agent's stream ended without its terminal event"
+			if o.ExitCode != nil && *o.ExitCode == 0 {
+				msg += " (exit status 0)"
+			}
+			s.emit(&Error{Code: CodeNoTerminalEvent, Message: msg, Fatal: false,
+				Hint: "the agent may have crashed or been cut off; see its stderr and the session log"})
+		}
+		return ResultError
+	}
+	switch {
+	case s.agent.Status != "" && s.agent.Status != ResultSuccess:
+		return ResultError
+	case s.fatal:
+		return ResultError
+	case !o.NoProcess && !o.Lingered && o.ExitCode != nil && *o.ExitCode != 0:
+		return ResultError
+	case !o.NoProcess && !o.Lingered && o.Signal != "":
+		return ResultError
+	}
+	return ResultSuccess
+}
+
+func (s *Stream) buildResult(status string, o Outcome) *Result {
+	r := &Result{Status: status, ExitCode: o.ExitCode, Signal: o.Signal, LingeredAfterDone: o.Lingered}
+	r.DurationMS = s.now().Sub(s.startAt).Milliseconds()
+	r.Usage = s.usage
+	if a := s.agent; a != nil {
+		r.Text = a.Text
+		r.SessionID = a.SessionID
+		r.ResumedSessionID = a.ResumedSessionID
+		r.NumTurns = a.NumTurns
+		if !a.Usage.IsZero() {
+			r.Usage = a.Usage
+			if a.Usage.CostUSD == 0 {
+				r.Usage.CostUSD = s.usage.CostUSD
+				r.Usage.CostEstimated = s.usage.CostEstimated
+			}
+		}
+		if a.CostUSD != nil {
+			r.CostUSD = a.CostUSD
+			r.Usage.CostUSD = *a.CostUSD
+			r.Usage.CostEstimated = false
+		}
+		if o.NoProcess && a.DurationMS > 0 {
+			r.DurationMS = a.DurationMS
+		}
+	}
+	if r.CostUSD == nil && r.Usage.CostUSD > 0 {
+		r.CostUSD = Float(r.Usage.CostUSD)
+	}
+	r.CostEstimated = r.Usage.CostEstimated
+	if r.Text == "" {
+		r.Text = s.lastText
+		if r.Text == "" {
+			r.Text = s.deltaText.String()
+		}
+	}
+	capText(&r.Text, &r.TextTruncated)
+	if r.SessionID == "" {
+		r.SessionID = s.session.SessionID
+	}
+	r.Stats = Stats{NativeLines: s.nativeN, UnparsedLines: s.unparsedN,
+		Events: s.seq + 1, ToolCalls: s.toolCalls}
+	return r
+}
+
+// Summarize returns a one-line summary of a body, for partial results and
+// interrupt reports.
+func Summarize(b Body) string {
+	switch v := b.(type) {
+	case *SessionStart:
+		return v.Agent + " " + v.Model
+	case *TextDelta:
+		return cutUTF8(v.Text, 80)
+	case *ReasoningDelta:
+		return cutUTF8(v.Text, 80)
+	case *Message:
+		return v.Role + ": " + cutUTF8(v.Text, 80)
+	case *Reasoning:
+		return cutUTF8(v.Text, 80)
+	case *ToolStart:
+		s := v.Name + " (" + string(v.Kind) + ")"
+		if v.Command != "" {
+			s += " " + cutUTF8(v.Command, 80)
+		} else if v.Path != "" {
+			s += " " + v.Path
+		}
+		return s
+	case *ToolEnd:
+		return v.Name + " " + v.Status
+	case *Usage:
+		return "in " + itoa(int(v.InputTokens)) + " out " + itoa(int(v.OutputTokens))
+	case *Warning:
+		return v.Code + ": " + cutUTF8(v.Message, 80)
+	case *Error:
+		return v.Code + ": " + cutUTF8(v.Message, 80)
+	case *Result:
+		return v.Status
+	case *Native:
+		return v.Stream
+	}
+	return ""
+}
+
+// Cut returns s cut to at most n bytes on a rune boundary, and whether it cut.
+func Cut(s string, n int) (string, bool) {
+	if len(s) <= n {
+		return s, false
+	}
+	return cutUTF8(s, n), true
+}
+
+func cutUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+func firstNonEmpty(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	neg := n < 0
+	if neg {
+		n = -n
+	}
+	var b [20]byte
+	i := len(b)
+	for n > 0 {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
+	if neg {
+		i--
+		b[i] = '-'
+	}
+	return string(b[i:])
+}

@@ -1,0 +1,385 @@
+// Package event owns harness's unified event stream, version 1: the closed
+// set of event types, their NDJSON encoding, the Stream that stamps and
+// orders a run's events and enforces the stream invariants at the source, the
+// invariant checker every package's tests use, and the stream's JSON Schema.
+//
+// The normative contract is spec/events.md; this package is its code form.
+// It imports nothing else of harness.
+package event
+
+import "encoding/json"
+
+// Version is the schema version stamped on every event as "v".
+const Version = 1
+
+// Type names an event type. The set is closed: Valid reports membership.
+type Type string
+
+// The event types of version 1.
+const (
+	TypeSessionStart   Type = "session_start"
+	TypeTextDelta      Type = "text_delta"
+	TypeReasoningDelta Type = "reasoning_delta"
+	TypeMessage        Type = "message"
+	TypeReasoning      Type = "reasoning"
+	TypeToolStart      Type = "tool_start"
+	TypeToolEnd        Type = "tool_end"
+	TypeUsage          Type = "usage"
+	TypeWarning        Type = "warning"
+	TypeError          Type = "error"
+	TypeResult         Type = "result"
+	TypeNative         Type = "native"
+)
+
+// Types lists every event type, in the order of the spec.
+var Types = []Type{
+	TypeSessionStart, TypeTextDelta, TypeReasoningDelta, TypeMessage,
+	TypeReasoning, TypeToolStart, TypeToolEnd, TypeUsage, TypeWarning,
+	TypeError, TypeResult, TypeNative,
+}
+
+// Valid reports whether t is one of the version 1 types.
+func (t Type) Valid() bool {
+	switch t {
+	case TypeSessionStart, TypeTextDelta, TypeReasoningDelta, TypeMessage,
+		TypeReasoning, TypeToolStart, TypeToolEnd, TypeUsage, TypeWarning,
+		TypeError, TypeResult, TypeNative:
+		return true
+	}
+	return false
+}
+
+// Body is the type-specific payload of an event. Exactly the pointer types
+// in this file implement it.
+type Body interface {
+	EventType() Type
+}
+
+// Event is one line of the stream: the envelope plus its body. The envelope
+// fields are set by Stream; adapters produce bare bodies.
+type Event struct {
+	V    int
+	Type Type
+	Run  string
+	Seq  int64
+	TS   int64 // Unix milliseconds
+	Body Body
+}
+
+// SessionStart is always the first event of a run, exactly once.
+type SessionStart struct {
+	Agent        string   `json:"agent"`
+	AgentVersion string   `json:"agent_version,omitempty"`
+	Model        string   `json:"model,omitempty"`
+	SessionID    string   `json:"session_id,omitempty"`
+	Cwd          string   `json:"cwd"`
+	PID          int      `json:"pid,omitempty"`
+	PTY          bool     `json:"pty"`
+	Argv         []string `json:"argv"`
+	Tools        []string `json:"tools,omitempty"`
+}
+
+// TextDelta is a streamed piece of assistant text.
+type TextDelta struct {
+	Text      string `json:"text"`
+	MessageID string `json:"message_id,omitempty"`
+}
+
+// ReasoningDelta is a streamed piece of reasoning text.
+type ReasoningDelta struct {
+	Text string `json:"text"`
+}
+
+// Roles of a Message.
+const (
+	RoleAssistant = "assistant"
+	RoleUser      = "user"
+	RoleSystem    = "system"
+)
+
+// Message is a complete message. The deltas of one message, when the agent
+// streamed them, concatenate to Text.
+type Message struct {
+	Role      string `json:"role"`
+	Text      string `json:"text"`
+	MessageID string `json:"message_id,omitempty"`
+	Truncated bool   `json:"truncated,omitempty"`
+}
+
+// Reasoning is a complete reasoning block.
+type Reasoning struct {
+	Text      string `json:"text"`
+	Truncated bool   `json:"truncated,omitempty"`
+}
+
+// Kind is a tool call's normalized kind.
+type Kind string
+
+// The tool kinds.
+const (
+	KindShell  Kind = "shell"
+	KindRead   Kind = "read"
+	KindWrite  Kind = "write"
+	KindEdit   Kind = "edit"
+	KindDelete Kind = "delete"
+	KindSearch Kind = "search"
+	KindWeb    Kind = "web"
+	KindMCP    Kind = "mcp"
+	KindTodo   Kind = "todo"
+	KindTask   Kind = "task"
+	KindOther  Kind = "other"
+)
+
+// Valid reports whether k is one of the tool kinds.
+func (k Kind) Valid() bool {
+	switch k {
+	case KindShell, KindRead, KindWrite, KindEdit, KindDelete, KindSearch,
+		KindWeb, KindMCP, KindTodo, KindTask, KindOther:
+		return true
+	}
+	return false
+}
+
+// ToolStart opens a tool call. CallID is unique within the run.
+type ToolStart struct {
+	CallID         string          `json:"call_id"`
+	Name           string          `json:"name"`
+	Kind           Kind            `json:"kind"`
+	Input          json.RawMessage `json:"input"` // a JSON object; "{}" when the agent gave none
+	InputTruncated bool            `json:"input_truncated,omitempty"`
+	Command        string          `json:"command,omitempty"`
+	Path           string          `json:"path,omitempty"`
+}
+
+// Tool call statuses.
+const (
+	StatusOK        = "ok"
+	StatusError     = "error"
+	StatusTimeout   = "timeout"
+	StatusDenied    = "denied"
+	StatusCancelled = "cancelled"
+)
+
+// ToolEnd closes the tool call with the same CallID, exactly once.
+type ToolEnd struct {
+	CallID          string   `json:"call_id"`
+	Name            string   `json:"name"`
+	Kind            Kind     `json:"kind"`
+	Status          string   `json:"status"`
+	Output          string   `json:"output,omitempty"`
+	OutputTruncated bool     `json:"output_truncated,omitempty"`
+	ExitCode        *int     `json:"exit_code,omitempty"`
+	DurationMS      int64    `json:"duration_ms"`
+	Synthetic       bool     `json:"synthetic,omitempty"`
+	Paths           []string `json:"paths,omitempty"`
+	Diff            string   `json:"diff,omitempty"`
+	DiffTruncated   bool     `json:"diff_truncated,omitempty"`
+}
+
+// Usage is an increment of token use and cost: one per model call or step.
+// Token fields follow the meanings of spec/events.md (input excludes cache).
+type Usage struct {
+	InputTokens      int64   `json:"input_tokens,omitempty"`
+	OutputTokens     int64   `json:"output_tokens,omitempty"`
+	CacheReadTokens  int64   `json:"cache_read_tokens,omitempty"`
+	CacheWriteTokens int64   `json:"cache_write_tokens,omitempty"`
+	ReasoningTokens  int64   `json:"reasoning_tokens,omitempty"`
+	CostUSD          float64 `json:"cost_usd,omitempty"`
+	CostEstimated    bool    `json:"cost_estimated,omitempty"`
+}
+
+// Add adds o to u.
+func (u *Usage) Add(o Usage) {
+	u.InputTokens += o.InputTokens
+	u.OutputTokens += o.OutputTokens
+	u.CacheReadTokens += o.CacheReadTokens
+	u.CacheWriteTokens += o.CacheWriteTokens
+	u.ReasoningTokens += o.ReasoningTokens
+	u.CostUSD += o.CostUSD
+	u.CostEstimated = u.CostEstimated || o.CostEstimated
+}
+
+// IsZero reports whether u counts nothing.
+func (u Usage) IsZero() bool { return u == Usage{} }
+
+// Warning codes.
+const (
+	WarnIdle                = "idle"
+	WarnToolStalled         = "tool_stalled"
+	WarnStderrTruncated     = "stderr_truncated"
+	WarnLineTruncated       = "line_truncated"
+	WarnUnparsedLine        = "unparsed_line"
+	WarnAgentStderr         = "agent_stderr"
+	WarnLingeredAfterResult = "lingered_after_result"
+	WarnConfig              = "config"
+)
+
+// Warning reports something the reader should know; the run goes on.
+type Warning struct {
+	Code      string `json:"code"`
+	Message   string `json:"message"`
+	IdleMS    int64  `json:"idle_ms,omitempty"`
+	AbortInMS int64  `json:"abort_in_ms,omitempty"`
+	CallID    string `json:"call_id,omitempty"`
+	Name      string `json:"name,omitempty"`
+	ElapsedMS int64  `json:"elapsed_ms,omitempty"`
+	BudgetMS  int64  `json:"budget_ms,omitempty"`
+	Bytes     int64  `json:"bytes,omitempty"` // size of what was cut or dropped
+	Line      string `json:"line,omitempty"`  // a preview of the line concerned
+	Truncated bool   `json:"truncated,omitempty"`
+}
+
+// Error codes.
+const (
+	ErrNotInstalled = "not_installed"
+	ErrSpawnFailed  = "spawn_failed"
+	ErrBadConfig    = "bad_config"
+	ErrIdleTimeout  = "idle_timeout"
+	ErrHardTimeout  = "hard_timeout"
+	ErrInterrupted  = "interrupted"
+	ErrProcessExit  = "process_exit"
+	ErrAgentError   = "agent_error"
+	ErrParseError   = "parse_error"
+)
+
+// Error classes: what kind of failure the agent's text or status shows.
+const (
+	ClassAuth            = "auth"
+	ClassRateLimit       = "rate_limit"
+	ClassOverloaded      = "overloaded"
+	ClassContextOverflow = "context_overflow"
+	ClassBadRequest      = "bad_request"
+	ClassNetwork         = "network"
+	ClassCrash           = "crash"
+)
+
+// Error reports a failure. A fatal error ends the run and carries Partial.
+type Error struct {
+	Code     string   `json:"code"`
+	Message  string   `json:"message"`
+	Fatal    bool     `json:"fatal"`
+	Class    string   `json:"class,omitempty"`
+	Partial  *Partial `json:"partial,omitempty"`
+	Killed   *bool    `json:"killed,omitempty"`
+	Signal   string   `json:"signal,omitempty"`
+	Hint     string   `json:"hint,omitempty"`
+	ExitCode *int     `json:"exit_code,omitempty"`
+	Tried    []string `json:"tried,omitempty"` // not_installed: the binaries and places tried
+	Status   int      `json:"http_status,omitempty"`
+}
+
+// Partial is what a fatal error saves of a run that did not finish.
+type Partial struct {
+	StderrTail        string         `json:"stderr_tail"`
+	LastEvents        []EventSummary `json:"last_events"`
+	Events            int64          `json:"events"`
+	LastActivityMSAgo int64          `json:"last_activity_ms_ago"`
+}
+
+// EventSummary is one line about an earlier event.
+type EventSummary struct {
+	Seq     int64  `json:"seq"`
+	Type    Type   `json:"type"`
+	Summary string `json:"summary,omitempty"`
+}
+
+// Result statuses.
+const (
+	ResultSuccess   = "success"
+	ResultError     = "error"
+	ResultTimeout   = "timeout"
+	ResultCancelled = "cancelled"
+)
+
+// Result is always the last event, exactly once.
+type Result struct {
+	Status            string   `json:"status"`
+	Text              string   `json:"text"`
+	SessionID         string   `json:"session_id,omitempty"`
+	ResumedSessionID  string   `json:"resumed_session_id,omitempty"` // the id given to --resume, when the agent answered with a new one
+	DurationMS        int64    `json:"duration_ms"`
+	NumTurns          int      `json:"num_turns,omitempty"`
+	Usage             Usage    `json:"usage"`
+	CostUSD           *float64 `json:"cost_usd,omitempty"`
+	CostEstimated     bool     `json:"cost_estimated,omitempty"`
+	ExitCode          *int     `json:"exit_code,omitempty"`
+	Signal            string   `json:"signal,omitempty"`
+	Stats             Stats    `json:"stats"`
+	TextTruncated     bool     `json:"text_truncated,omitempty"`
+	LingeredAfterDone bool     `json:"lingered,omitempty"`
+}
+
+// Stats counts what a run read and wrote.
+type Stats struct {
+	NativeLines   int64 `json:"native_lines"`
+	UnparsedLines int64 `json:"unparsed_lines"`
+	Events        int64 `json:"events"`
+	ToolCalls     int64 `json:"tool_calls"`
+}
+
+// Streams of a Native event.
+const (
+	StreamStdout = "stdout"
+	StreamStderr = "stderr"
+)
+
+// Native carries one of the agent's own lines, only when asked for (--raw).
+// Line is the line as JSON when it parses, else a JSON string.
+type Native struct {
+	Line      json.RawMessage `json:"line"`
+	Stream    string          `json:"stream"`
+	Truncated bool            `json:"truncated,omitempty"`
+}
+
+func (*SessionStart) EventType() Type   { return TypeSessionStart }
+func (*TextDelta) EventType() Type      { return TypeTextDelta }
+func (*ReasoningDelta) EventType() Type { return TypeReasoningDelta }
+func (*Message) EventType() Type        { return TypeMessage }
+func (*Reasoning) EventType() Type      { return TypeReasoning }
+func (*ToolStart) EventType() Type      { return TypeToolStart }
+func (*ToolEnd) EventType() Type        { return TypeToolEnd }
+func (*Usage) EventType() Type          { return TypeUsage }
+func (*Warning) EventType() Type        { return TypeWarning }
+func (*Error) EventType() Type          { return TypeError }
+func (*Result) EventType() Type         { return TypeResult }
+func (*Native) EventType() Type         { return TypeNative }
+
+// NewBody returns a zero body of type t, or nil when t is not a valid type.
+func NewBody(t Type) Body {
+	switch t {
+	case TypeSessionStart:
+		return &SessionStart{}
+	case TypeTextDelta:
+		return &TextDelta{}
+	case TypeReasoningDelta:
+		return &ReasoningDelta{}
+	case TypeMessage:
+		return &Message{}
+	case TypeReasoning:
+		return &Reasoning{}
+	case TypeToolStart:
+		return &ToolStart{}
+	case TypeToolEnd:
+		return &ToolEnd{}
+	case TypeUsage:
+		return &Usage{}
+	case TypeWarning:
+		return &Warning{}
+	case TypeError:
+		return &Error{}
+	case TypeResult:
+		return &Result{}
+	case TypeNative:
+		return &Native{}
+	}
+	return nil
+}
+
+// Int returns a pointer to n, for the optional integer fields.
+func Int(n int) *int { return &n }
+
+// Bool returns a pointer to b, for the optional boolean fields.
+func Bool(b bool) *bool { return &b }
+
+// Float returns a pointer to f, for the optional float fields.
+func Float(f float64) *float64 { return &f }
