@@ -1,12 +1,57 @@
-GO ?= go
-BIN := bin/harness
+# harness — build, test, demo. Everything the tests need is installed from
+# here (Go modules, and the pinned agent CLIs from npm into .agents/).
+GO      ?= go
+BIN     := bin/harness
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -s -w -X main.version=$(VERSION)
+FUZZTIME ?= 4s
 
-.PHONY: build test vet lint fuzz install bench
+.PHONY: all build test unit fuzz vet lint install agents demo bench clean
+
+all: build
+
 build:
-	$(GO) build -o $(BIN) ./cmd/harness
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/harness
+
+install:
+	$(GO) install -trimpath -ldflags '$(LDFLAGS)' ./cmd/harness
+
+# The pinned agent CLIs (Claude Code, Codex, OpenCode, Gemini CLI), into
+# .agents/ (gitignored). A re-run with the same pins does nothing.
+agents:
+	./scripts/agents.sh .agents
 
 vet:
 	$(GO) vet ./...
 
-test: vet
+lint: vet
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+# Every test: vet and gofmt, the race-checked unit and end-to-end suites
+# (real agent CLIs against the scripted model), and a short fuzz of every parser.
+test: lint agents
+	HARNESS_AGENTS_DIR=$(CURDIR)/.agents $(GO) test -race -count=1 ./...
+	$(MAKE) fuzz
+
+unit:
 	$(GO) test -race -count=1 ./...
+
+fuzz:
+	@set -e; for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
+	    echo "fuzz $$pkg $$f"; \
+	    $(GO) test -run='^$$' -fuzz="^$$f\$$" -fuzztime=$(FUZZTIME) $$pkg >/dev/null; \
+	  done; \
+	done
+
+# The newcomer's first command: build, install the pinned CLIs, and run a real
+# agent against the built-in scripted model (no API key, no network).
+demo: build agents
+	HARNESS_AGENTS_DIR=$(CURDIR)/.agents ./$(BIN) run --no-log --agent claude --mock tool -f text -p "Create out.txt with the shell, then report." --cwd $$(mktemp -d)
+	HARNESS_AGENTS_DIR=$(CURDIR)/.agents ./$(BIN) run --no-log --agent codex --mock tool -p "Create out.txt with the shell, then report." --cwd $$(mktemp -d)
+
+bench:
+	$(GO) test -run='^$$' -bench=. -benchmem ./...
+
+clean:
+	rm -rf bin

@@ -1,25 +1,32 @@
 package adapters
 
 import (
-	"regexp"
 	"strings"
 
 	"github.com/agentharness/harness/event"
 )
 
-// classRules map what agents and APIs say to an error class. Order matters:
-// the first match wins, so the most specific come first.
+// classRules map what agents and APIs say to an error class. The first
+// rule with a match wins, so the most specific come first. Matching is on
+// lowercased text with plain substring search (this runs on every error
+// line); codes are matched as whole numbers.
 var classRules = []struct {
 	class string
-	re    *regexp.Regexp
+	codes []string
+	words []string
 }{
-	{event.ClassContextOverflow, regexp.MustCompile(`(?i)context[ _-]?(window|length)|prompt is too long|too many tokens|maximum context|context_overflow|context_length_exceeded`)},
-	{event.ClassAuth, regexp.MustCompile(`(?i)\b(401|403)\b|unauthori[sz]ed|authenticat|invalid[ _-]?api[ _-]?key|api key|auth method|not logged in|permission_error|forbidden|credit balance|billing`)},
-	{event.ClassRateLimit, regexp.MustCompile(`(?i)\b429\b|rate[ _-]?limit|too many requests|quota|resource_exhausted`)},
-	{event.ClassOverloaded, regexp.MustCompile(`(?i)\b(529|503)\b|overloaded|at capacity|high demand|unavailable`)},
-	{event.ClassBadRequest, regexp.MustCompile(`(?i)\b(400|404|422)\b|bad request|invalid_request|invalid request|not found|unknown model|unsupported`)},
-	{event.ClassNetwork, regexp.MustCompile(`(?i)econnrefused|econnreset|etimedout|enotfound|connection (refused|reset|closed)|network|socket|stream disconnected|timed out|timeout|broken pipe|dns`)},
-	{event.ClassCrash, regexp.MustCompile(`(?i)\b500\b|internal server error|server_error|panic|segmentation fault|uncaught|stack trace|fatal error`)},
+	{event.ClassContextOverflow, []string{"413"}, []string{"context window", "context length", "context_length", "context-length",
+		"prompt is too long", "too many tokens", "maximum context", "context_overflow"}},
+	{event.ClassAuth, []string{"401", "403"}, []string{"unauthorized", "unauthorised", "authenticat", "invalid api key", "invalid_api_key",
+		"invalid x-api-key", "api key", "auth method", "not logged in", "permission_error", "forbidden", "credit balance", "billing", "/login"}},
+	{event.ClassRateLimit, []string{"429"}, []string{"rate limit", "rate_limit", "ratelimit", "rate-limit", "too many requests", "quota", "resource_exhausted"}},
+	{event.ClassOverloaded, []string{"529", "503"}, []string{"overloaded", "at capacity", "high demand", "unavailable"}},
+	{event.ClassBadRequest, []string{"400", "404", "422"}, []string{"bad request", "invalid_request", "invalid request", "not found",
+		"unknown model", "unsupported"}},
+	{event.ClassNetwork, nil, []string{"econnrefused", "econnreset", "etimedout", "enotfound", "connection refused", "connection reset",
+		"connection closed", "network", "socket", "stream disconnected", "timed out", "timeout", "broken pipe", "dns"}},
+	{event.ClassCrash, []string{"500"}, []string{"internal server error", "server_error", "panic", "segmentation fault", "uncaught",
+		"stack trace", "fatal error"}},
 }
 
 // ClassifyError returns the error class that text (an agent's error message)
@@ -28,13 +35,40 @@ func ClassifyError(text string) string {
 	if strings.TrimSpace(text) == "" {
 		return ""
 	}
+	lower := strings.ToLower(text)
 	for _, r := range classRules {
-		if r.re.MatchString(text) {
-			return r.class
+		for _, c := range r.codes {
+			if containsNumber(lower, c) {
+				return r.class
+			}
+		}
+		for _, w := range r.words {
+			if strings.Contains(lower, w) {
+				return r.class
+			}
 		}
 	}
 	return ""
 }
+
+// containsNumber reports whether n occurs in s as a whole number, not as
+// part of a longer one ("500" in "HTTP 500", not in "15000").
+func containsNumber(s, n string) bool {
+	for i := 0; ; {
+		j := strings.Index(s[i:], n)
+		if j < 0 {
+			return false
+		}
+		j += i
+		end := j + len(n)
+		if (j == 0 || !isDigit(s[j-1])) && (end == len(s) || !isDigit(s[end])) {
+			return true
+		}
+		i = j + 1
+	}
+}
+
+func isDigit(b byte) bool { return b >= '0' && b <= '9' }
 
 // ClassifyStatus returns the error class of an HTTP status code, or "".
 func ClassifyStatus(code int) string {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"sync"
 	"unicode/utf8"
@@ -45,31 +46,89 @@ func AppendJSON(dst []byte, ev Event) ([]byte, error) {
 		dst = append(dst, `,"text":`...)
 		dst = AppendString(dst, b.Text)
 		return append(dst, '}'), nil
+	case *Message:
+		dst = append(dst, `,"role":`...)
+		dst = AppendString(dst, b.Role)
+		dst = append(dst, `,"text":`...)
+		dst = AppendString(dst, b.Text)
+		dst = appendStringField(dst, "message_id", b.MessageID)
+		if b.Truncated {
+			dst = append(dst, `,"truncated":true`...)
+		}
+		return append(dst, '}'), nil
+	case *Usage:
+		dst = appendIntField(dst, "input_tokens", b.InputTokens)
+		dst = appendIntField(dst, "output_tokens", b.OutputTokens)
+		dst = appendIntField(dst, "cache_read_tokens", b.CacheReadTokens)
+		dst = appendIntField(dst, "cache_write_tokens", b.CacheWriteTokens)
+		dst = appendIntField(dst, "reasoning_tokens", b.ReasoningTokens)
+		if b.CostUSD != 0 {
+			dst = append(dst, `,"cost_usd":`...)
+			dst = appendFloat(dst, b.CostUSD)
+		}
+		if b.CostEstimated {
+			dst = append(dst, `,"cost_estimated":true`...)
+		}
+		return append(dst, '}'), nil
 	}
-	body, err := marshalBody(ev.Body)
-	if err != nil {
-		return dst, fmt.Errorf("event: encode %s: %w", ev.Body.EventType(), err)
+	return appendBody(dst, ev.Body)
+}
+
+func appendStringField(dst []byte, key, v string) []byte {
+	if v == "" {
+		return dst
 	}
-	if len(body) > 2 { // not "{}"
-		dst = append(dst, ',')
-		dst = append(dst, body[1:len(body)-1]...)
+	dst = append(dst, ',', '"')
+	dst = append(dst, key...)
+	dst = append(dst, '"', ':')
+	return AppendString(dst, v)
+}
+
+func appendIntField(dst []byte, key string, v int64) []byte {
+	if v == 0 {
+		return dst
 	}
-	return append(dst, '}'), nil
+	dst = append(dst, ',', '"')
+	dst = append(dst, key...)
+	dst = append(dst, '"', ':')
+	return strconv.AppendInt(dst, v, 10)
+}
+
+// appendFloat formats f as encoding/json does.
+func appendFloat(dst []byte, f float64) []byte {
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	dst = strconv.AppendFloat(dst, f, format, -1, 64)
+	if format == 'e' { // e-09 -> e-9
+		if n := len(dst); n >= 4 && dst[n-4] == 'e' && dst[n-3] == '-' && dst[n-2] == '0' {
+			dst[n-2] = dst[n-1]
+			dst = dst[:n-1]
+		}
+	}
+	return dst
 }
 
 var bodyBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
-func marshalBody(b Body) ([]byte, error) {
+// appendBody encodes the rarer bodies with encoding/json and splices their
+// fields after the envelope.
+func appendBody(dst []byte, b Body) ([]byte, error) {
 	buf := bodyBufs.Get().(*bytes.Buffer)
 	defer bodyBufs.Put(buf)
 	buf.Reset()
 	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(b); err != nil {
-		return nil, err
+		return dst, fmt.Errorf("event: encode %s: %w", b.EventType(), err)
 	}
-	out := bytes.TrimRight(buf.Bytes(), "\n")
-	return append([]byte(nil), out...), nil
+	body := bytes.TrimRight(buf.Bytes(), "\n")
+	if len(body) > 2 { // not "{}"
+		dst = append(dst, ',')
+		dst = append(dst, body[1:len(body)-1]...)
+	}
+	return append(dst, '}'), nil
 }
 
 const hexDigits = "0123456789abcdef"

@@ -1,9 +1,12 @@
 package event
 
 import (
+	"cmp"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -61,10 +64,11 @@ type Stream struct {
 	finished bool
 
 	session    SessionStart
-	open       map[string]*openCall // by the id given on tool_start
-	openOrder  []string
-	alias      map[string]string // agent's call id -> unique id in the stream
+	open       map[string]*openCall // by the unique id in the stream
+	openSeq    int64                // orders open calls, oldest first
+	alias      map[string]string    // agent's call id -> unique id in the stream
 	closed     map[string]bool
+	reuses     map[string]int // agent's call id -> the last "#n" suffix given
 	toolCalls  int64
 	usage      Usage
 	sawUsage   bool
@@ -83,6 +87,14 @@ type openCall struct {
 	id, name string
 	kind     Kind
 	at       time.Time
+	start    *ToolStart
+	n        int64
+}
+
+// OpenCall is a tool call in flight.
+type OpenCall struct {
+	Start ToolStart // as emitted
+	Since time.Time // when the stream saw it start
 }
 
 // NewStream returns a Stream. Nothing is emitted until the first body.
@@ -91,7 +103,7 @@ func NewStream(cfg StreamConfig) *Stream {
 		cfg.Run = NewRunID()
 	}
 	s := &Stream{cfg: cfg, now: cfg.Now, open: map[string]*openCall{},
-		alias: map[string]string{}, closed: map[string]bool{}}
+		alias: map[string]string{}, closed: map[string]bool{}, reuses: map[string]int{}}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -164,6 +176,17 @@ func NativeLine(stream string, line []byte) *Native {
 	return n
 }
 
+// SetPID records the agent's process id for the session_start, when that
+// has not been emitted yet.
+func (s *Stream) SetPID(pid int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cfg.Start.PID = pid
+	if !s.started {
+		s.session.PID = pid
+	}
+}
+
 // Session returns the session_start as known so far (merged with what the
 // agent announced).
 func (s *Stream) Session() SessionStart {
@@ -173,14 +196,23 @@ func (s *Stream) Session() SessionStart {
 }
 
 // OpenCalls returns the tool calls still open, oldest first.
-func (s *Stream) OpenCalls() []ToolStart {
+func (s *Stream) OpenCalls() []OpenCall {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]ToolStart, 0, len(s.openOrder))
-	for _, id := range s.openOrder {
-		c := s.open[id]
-		out = append(out, ToolStart{CallID: c.id, Name: c.name, Kind: c.kind})
+	out := make([]OpenCall, 0, len(s.open))
+	for _, c := range s.openCalls() {
+		out = append(out, OpenCall{Start: *c.start, Since: c.at})
 	}
+	return out
+}
+
+// openCalls returns the open calls, oldest first.
+func (s *Stream) openCalls() []*openCall {
+	out := make([]*openCall, 0, len(s.open))
+	for _, c := range s.open {
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(a, b *openCall) int { return cmp.Compare(a.n, b.n) })
 	return out
 }
 
@@ -307,13 +339,17 @@ func (s *Stream) toolStart(v *ToolStart) bool {
 		return false // the same call announced twice
 	}
 	id := agentID
-	for n := 2; s.closed[id]; n++ {
-		id = agentID + "#" + itoa(n)
+	for s.closed[id] {
+		s.reuses[agentID]++
+		id = agentID + "#" + itoa(s.reuses[agentID]+1)
 	}
 	s.alias[agentID] = id
 	v.CallID = id
 	if v.Kind == "" || !v.Kind.Valid() {
 		v.Kind = KindOther
+	}
+	if v.Name == "" {
+		v.Name = "unknown"
 	}
 	if len(v.Input) == 0 || !json.Valid(v.Input) || v.Input[0] != '{' {
 		v.Input = json.RawMessage("{}")
@@ -326,8 +362,8 @@ func (s *Stream) toolStart(v *ToolStart) bool {
 		v.InputTruncated = true
 	}
 	v.Path = cutUTF8(v.Path, MaxFieldBytes)
-	s.open[id] = &openCall{id: id, name: v.Name, kind: v.Kind, at: s.now()}
-	s.openOrder = append(s.openOrder, id)
+	s.openSeq++
+	s.open[id] = &openCall{id: id, name: v.Name, kind: v.Kind, at: s.now(), start: v, n: s.openSeq}
 	s.toolCalls++
 	return true
 }
@@ -340,13 +376,17 @@ func (s *Stream) aliasOf(agentID string) string {
 }
 
 func (s *Stream) toolEnd(v *ToolEnd) {
+	if v.CallID == "" {
+		v.CallID = "call"
+	}
 	id := s.aliasOf(v.CallID)
 	c, ok := s.open[id]
 	if !ok {
 		// An end with no start: announce the call first, so the pair holds.
 		st := &ToolStart{CallID: v.CallID, Name: v.Name, Kind: v.Kind}
-		s.toolStart(st)
-		s.send(st)
+		if s.toolStart(st) {
+			s.send(st)
+		}
 		id = st.CallID
 		c = s.open[id]
 	}
@@ -378,12 +418,6 @@ func (s *Stream) toolEnd(v *ToolEnd) {
 		v.Paths = v.Paths[:MaxPaths]
 	}
 	delete(s.open, id)
-	for i, o := range s.openOrder {
-		if o == id {
-			s.openOrder = append(s.openOrder[:i], s.openOrder[i+1:]...)
-			break
-		}
-	}
 	s.closed[id] = true
 	// A later start that reuses the agent's id must get a fresh one.
 	delete(s.alias, id)
@@ -430,6 +464,9 @@ type Outcome struct {
 	NoProcess bool
 	// Lingered: the harness ended the agent after its final event.
 	Lingered bool
+	// Resumed is the session id the run was asked to resume; when the agent
+	// answered under another id, the result reports both.
+	Resumed string
 }
 
 // CodeNoTerminalEvent is the error code of a stream that ended without the
@@ -451,8 +488,7 @@ func (s *Stream) Finish(o Outcome) *Result {
 	if toolStatus == "" {
 		toolStatus = StatusCancelled
 	}
-	for len(s.openOrder) > 0 {
-		c := s.open[s.openOrder[0]]
+	for _, c := range s.openCalls() {
 		s.toolEnd(&ToolEnd{CallID: c.id, Name: c.name, Kind: c.kind, Status: toolStatus, Synthetic: true})
 	}
 	status := o.Status
@@ -530,6 +566,9 @@ func (s *Stream) buildResult(status string, o Outcome) *Result {
 	if r.SessionID == "" {
 		r.SessionID = s.session.SessionID
 	}
+	if o.Resumed != "" && r.SessionID != "" && r.SessionID != o.Resumed && r.ResumedSessionID == "" {
+		r.ResumedSessionID = o.Resumed
+	}
 	r.Stats = Stats{NativeLines: s.nativeN, UnparsedLines: s.unparsedN,
 		Events: s.seq + 1, ToolCalls: s.toolCalls}
 	return r
@@ -600,24 +639,4 @@ func firstNonEmpty(vals ...string) string {
 	return ""
 }
 
-func itoa(n int) string {
-	if n == 0 {
-		return "0"
-	}
-	neg := n < 0
-	if neg {
-		n = -n
-	}
-	var b [20]byte
-	i := len(b)
-	for n > 0 {
-		i--
-		b[i] = byte('0' + n%10)
-		n /= 10
-	}
-	if neg {
-		i--
-		b[i] = '-'
-	}
-	return string(b[i:])
-}
+func itoa(n int) string { return strconv.Itoa(n) }

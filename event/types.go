@@ -212,6 +212,8 @@ const (
 	WarnAgentStderr         = "agent_stderr"
 	WarnLingeredAfterResult = "lingered_after_result"
 	WarnConfig              = "config"
+	WarnAgentRetry          = "agent_retry"   // the agent retries a failed model call
+	WarnAgentWarning        = "agent_warning" // the agent reported a non-fatal problem
 )
 
 // Warning reports something the reader should know; the run goes on.

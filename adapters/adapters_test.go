@@ -1,0 +1,77 @@
+package adapters
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentharness/harness/event"
+)
+
+func TestClassifyError(t *testing.T) {
+	t.Parallel()
+	for text, want := range map[string]string{
+		"":                               "",
+		"something odd happened":         "",
+		"API Error: 529 Overloaded":      event.ClassOverloaded,
+		"Selected model is at capacity.": event.ClassOverloaded,
+		"We’re currently experiencing high demand": event.ClassOverloaded,
+		"429 Too Many Requests":                    event.ClassRateLimit,
+		"Invalid API key · Please run /login":      event.ClassAuth,
+		"HTTP 401":                                 event.ClassAuth,
+		"prompt is too long: 210000 tokens":        event.ClassContextOverflow,
+		"API Error: 500 internal server error":     event.ClassCrash,
+		"connect ECONNREFUSED 127.0.0.1:9":         event.ClassNetwork,
+		"stream disconnected before completion":    event.ClassNetwork,
+		"model not found":                          event.ClassBadRequest,
+		"took 15000 ms":                            "",
+		"status 5000":                              "",
+	} {
+		require.Equal(t, want, ClassifyError(text), text)
+	}
+}
+
+func TestClassifyStatus(t *testing.T) {
+	t.Parallel()
+	for code, want := range map[int]string{200: "", 401: event.ClassAuth, 403: event.ClassAuth, 404: event.ClassBadRequest,
+		413: event.ClassContextOverflow, 429: event.ClassRateLimit, 500: event.ClassCrash, 503: event.ClassOverloaded, 529: event.ClassOverloaded} {
+		require.Equal(t, want, ClassifyStatus(code), code)
+	}
+}
+
+func TestUnifiedDiff(t *testing.T) {
+	t.Parallel()
+	require.Empty(t, UnifiedDiff("a.txt", "same\n", "same\n"))
+	d := UnifiedDiff("/w/a.txt", "", "new\n")
+	require.Contains(t, d, "--- /dev/null")
+	require.Contains(t, d, "+++ b/w/a.txt")
+	require.Contains(t, d, "+new")
+	d = UnifiedDiff("a.txt", "old\nkeep\n", "new\nkeep\n")
+	require.Contains(t, d, "-old")
+	require.Contains(t, d, "+new")
+	require.Equal(t, "x\ny\n", JoinDiffs("x", "", "y\n"))
+}
+
+func TestRedactedArgv(t *testing.T) {
+	t.Parallel()
+	c := Command{Argv: []string{"agent", "-p", "secret prompt"}, PromptIndex: 2}
+	require.Equal(t, []string{"agent", "-p", "<prompt>"}, c.RedactedArgv())
+	require.Equal(t, "secret prompt", c.Argv[2], "the original is untouched")
+	c.PromptIndex = -1
+	require.Equal(t, c.Argv, c.RedactedArgv())
+}
+
+func TestLineTruncated(t *testing.T) {
+	t.Parallel()
+	w := LineTruncated(10, 5)
+	require.Equal(t, event.WarnLineTruncated, w.Code)
+	require.Equal(t, int64(15), w.Bytes)
+	require.True(t, strings.Contains(w.Message, "15 bytes"))
+}
+
+func BenchmarkClassifyError(b *testing.B) {
+	for b.Loop() {
+		ClassifyError("API Error: 500 mockllm: scripted internal server error. This is a server-side issue, usually temporary")
+	}
+}

@@ -1,0 +1,711 @@
+package claude
+
+import (
+	"strconv"
+	"strings"
+	"unsafe"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/agentharness/harness/adapters"
+	"github.com/agentharness/harness/event"
+)
+
+// WarnAgentRetry is the warning code of a failed API request that Claude
+// Code is about to retry (system/api_retry).
+const WarnAgentRetry = "agent_retry"
+
+// maxBlocks bounds the content block index a stream_event may name, so that
+// a hostile index cannot make the parser allocate.
+const maxBlocks = 1024
+
+// parser is the state of one Claude Code run.
+//
+// Claude prints one `assistant` line per content block, all lines of one API
+// message sharing message.id and repeating that message's usage snapshot.
+// With --include-partial-messages it also prints the raw SSE events as
+// stream_event lines, and the consolidated `assistant` line of a block comes
+// after the block's deltas but before its content_block_stop. The parser
+// therefore keeps, per stream (the main agent, and each sub-agent by its
+// parent_tool_use_id), the blocks of the message being streamed: the k-th
+// block of an `assistant` line for that message id is block k of the stream.
+type parser struct {
+	calls   map[string]*call        // tool_use id -> call, for tool_end's name and kind
+	counted map[string]*event.Usage // message id -> usage already emitted
+	streams []*stream
+	lastErr string // message of the last agent_error emitted, to not repeat it for the result
+}
+
+// stream is the partial-message state of one agent (main or sub-agent).
+type stream struct {
+	parent string
+	msgID  string
+	blocks []block
+	seen   int // content blocks of msgID's assistant lines matched so far
+}
+
+// Block types of a stream.
+const (
+	blockOther byte = iota
+	blockText
+	blockThinking
+	blockTool
+)
+
+type block struct {
+	typ      byte
+	id, name string
+	buf      []byte // the streamed text, thinking or partial input JSON
+	streamed bool   // deltas were emitted for it
+	done     bool   // its complete form (message, reasoning, tool_start) was emitted
+}
+
+func newParser() *parser {
+	return &parser{calls: map[string]*call{}, counted: map[string]*event.Usage{}}
+}
+
+// top holds the top-level fields of a line that dispatch needs.
+type top struct {
+	typ, subtype   string
+	event, message string // raw JSON
+	parent         string
+	apiMsgID       string
+	errCode        string // assistant.error
+	apiStatus      int64  // assistant.api_error_status
+	// system/init
+	session, model, cwd, version, tools string
+	// user: text Claude injected itself (skill bodies, reminders)
+	synthetic bool
+}
+
+// Parse implements adapters.Parser.
+func (p *parser) Parse(dst []event.Body, line []byte) ([]event.Body, bool) {
+	if !looksLikeObject(line) {
+		return dst, false
+	}
+	// gjson only reads s, during this call; every string kept past it is
+	// cloned.
+	s := unsafe.String(unsafe.SliceData(line), len(line))
+	var t top
+	eachField(s, func(k, v string) bool {
+		switch k {
+		case "type":
+			t.typ = strVal(v)
+		case "subtype":
+			t.subtype = strVal(v)
+		case "event":
+			t.event = v
+		case "message":
+			t.message = v
+		case "parent_tool_use_id":
+			t.parent = strVal(v)
+		case "api_message_id":
+			t.apiMsgID = strVal(v)
+		case "error":
+			t.errCode = strVal(v)
+		case "api_error_status":
+			t.apiStatus = intVal(v)
+		case "session_id":
+			t.session = v
+		case "model":
+			t.model = v
+		case "cwd":
+			t.cwd = v
+		case "claude_code_version":
+			t.version = v
+		case "tools":
+			t.tools = v
+		case "isSynthetic", "isMeta":
+			t.synthetic = t.synthetic || v == "true"
+		}
+		return true
+	})
+	switch t.typ {
+	case "stream_event":
+		return p.streamEvent(dst, &t), true
+	case "assistant":
+		return p.assistant(dst, &t), true
+	case "user":
+		return p.user(dst, s, &t), true
+	case "result":
+		return p.result(dst, s), true
+	case "system":
+		return p.system(dst, s, &t), true
+	case "rate_limit_event", "tool_progress", "tool_use_summary", "auth_status",
+		"prompt_suggestion", "control_request", "control_response", "control_cancel_request":
+		return dst, true
+	}
+	return dst, false
+}
+
+// looksLikeObject is a cheap guard against non-JSON and cut lines: a JSON
+// object starts with '{' and ends with '}'. Full validation would cost a
+// second pass over every line; gjson is lenient on the rest.
+func looksLikeObject(line []byte) bool {
+	i, j := 0, len(line)-1
+	for i <= j && isSpace(line[i]) {
+		i++
+	}
+	for j >= i && isSpace(line[j]) {
+		j--
+	}
+	return i < j && line[i] == '{' && line[j] == '}'
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
+
+// Flush implements adapters.Parser: blocks whose deltas were streamed but
+// whose complete form never came are emitted as assembled from the deltas.
+func (p *parser) Flush(dst []event.Body) []event.Body {
+	for _, st := range p.streams {
+		dst = p.finishBlocks(dst, st)
+	}
+	return dst
+}
+
+func (p *parser) stream(parent string, create bool) *stream {
+	for _, st := range p.streams {
+		if st.parent == parent {
+			return st
+		}
+	}
+	if !create {
+		return nil
+	}
+	st := &stream{parent: strings.Clone(parent)}
+	p.streams = append(p.streams, st)
+	return st
+}
+
+// streamEvent handles one raw SSE event of --include-partial-messages.
+func (p *parser) streamEvent(dst []event.Body, t *top) []event.Body {
+	var typ string
+	var index int64 = -1
+	var delta, cblock, message, usage string
+	eachField(t.event, func(k, v string) bool {
+		switch k {
+		case "type":
+			typ = strVal(v)
+		case "index":
+			index = intVal(v)
+		case "delta":
+			delta = v
+		case "content_block":
+			cblock = v
+		case "message":
+			message = v
+		case "usage":
+			usage = v
+		}
+		return true
+	})
+	switch typ {
+	case "content_block_delta":
+		st := p.stream(t.parent, true)
+		b := st.block(index)
+		if b == nil {
+			return dst
+		}
+		var dtype, text string
+		eachField(delta, func(k, v string) bool {
+			switch k {
+			case "type":
+				dtype = strVal(v)
+			case "text", "thinking", "partial_json":
+				text = strVal(v)
+			}
+			return true
+		})
+		switch dtype {
+		case "text_delta":
+			if b.typ == blockOther {
+				b.typ = blockText
+			}
+			b.buf = append(b.buf, text...)
+			b.streamed = true
+			if text != "" {
+				dst = append(dst, &event.TextDelta{Text: strings.Clone(text), MessageID: st.msgID})
+			}
+		case "thinking_delta":
+			if b.typ == blockOther {
+				b.typ = blockThinking
+			}
+			b.buf = append(b.buf, text...)
+			b.streamed = true
+			if text != "" {
+				dst = append(dst, &event.ReasoningDelta{Text: strings.Clone(text)})
+			}
+		case "input_json_delta":
+			b.buf = append(b.buf, text...)
+		}
+	case "content_block_start":
+		st := p.stream(t.parent, true)
+		b := st.block(index)
+		if b == nil {
+			return dst
+		}
+		*b = block{buf: b.buf[:0]}
+		cb := gjson.Parse(cblock)
+		switch cb.Get("type").Str {
+		case "text":
+			b.typ = blockText
+		case "thinking":
+			b.typ = blockThinking
+		case "tool_use", "server_tool_use":
+			b.typ = blockTool
+			b.id = strings.Clone(cb.Get("id").Str)
+			b.name = strings.Clone(cb.Get("name").Str)
+		}
+	case "content_block_stop":
+		// A tool's input is complete here. The assistant line, with the
+		// parsed input, normally came just before; if it did not, start
+		// the tool from the accumulated JSON.
+		if st := p.stream(t.parent, false); st != nil {
+			if b := st.block(index); b != nil && b.typ == blockTool && !b.done {
+				dst = p.startTool(dst, b.id, b.name, partialInput(b.buf))
+				b.done = true
+			}
+		}
+	case "message_start":
+		st := p.stream(t.parent, true)
+		dst = p.finishBlocks(dst, st)
+		m := gjson.Parse(message)
+		id := m.Get("id").Str
+		if id == "" {
+			id = t.apiMsgID
+		}
+		st.msgID = strings.Clone(id)
+		st.seen = 0
+		for i := range st.blocks {
+			st.blocks[i] = block{buf: st.blocks[i].buf[:0]}
+		}
+		st.blocks = st.blocks[:0]
+		dst = p.countUsage(dst, st.msgID, m.Get("usage").Raw)
+	case "message_delta":
+		id := t.apiMsgID
+		if st := p.stream(t.parent, false); st != nil && id == "" {
+			id = st.msgID
+		}
+		dst = p.countUsage(dst, id, usage)
+	case "message_stop":
+		if st := p.stream(t.parent, false); st != nil {
+			dst = p.finishBlocks(dst, st)
+		}
+	}
+	return dst
+}
+
+// block returns block i of the message being streamed, growing the list.
+func (st *stream) block(i int64) *block {
+	if i < 0 || i >= maxBlocks {
+		return nil
+	}
+	for int64(len(st.blocks)) <= i {
+		if len(st.blocks) < cap(st.blocks) {
+			st.blocks = st.blocks[:len(st.blocks)+1]
+			st.blocks[len(st.blocks)-1] = block{buf: st.blocks[len(st.blocks)-1].buf[:0]}
+		} else {
+			st.blocks = append(st.blocks, block{})
+		}
+	}
+	return &st.blocks[i]
+}
+
+// finishBlocks emits what the complete assistant lines did not: text and
+// thinking assembled from their deltas, and tools from their partial JSON.
+func (p *parser) finishBlocks(dst []event.Body, st *stream) []event.Body {
+	for i := range st.blocks {
+		b := &st.blocks[i]
+		if b.done {
+			continue
+		}
+		switch {
+		case b.typ == blockText && b.streamed:
+			dst = append(dst, &event.Message{Role: event.RoleAssistant, Text: string(b.buf), MessageID: st.msgID})
+		case b.typ == blockThinking && b.streamed:
+			dst = append(dst, &event.Reasoning{Text: string(b.buf)})
+		case b.typ == blockTool:
+			dst = p.startTool(dst, b.id, b.name, partialInput(b.buf))
+		default:
+			continue
+		}
+		b.done = true
+	}
+	return dst
+}
+
+func partialInput(buf []byte) string {
+	if len(buf) == 0 {
+		return "{}"
+	}
+	return string(buf)
+}
+
+// startTool emits a tool_start, once per tool_use id.
+func (p *parser) startTool(dst []event.Body, id, name, input string) []event.Body {
+	if _, ok := p.calls[id]; ok {
+		return dst
+	}
+	id, name = strings.Clone(id), strings.Clone(name)
+	if name == "" {
+		name = "unknown" // a tool_use without a name; the stream needs one
+	}
+	ts, c := toolStart(id, name, strings.Clone(input))
+	p.calls[id] = c
+	return append(dst, ts)
+}
+
+// countUsage emits the part of a usage snapshot of message id not yet
+// counted. Claude repeats a message's usage on each of its assistant lines
+// and message_delta reports running totals, so each field is counted up to
+// the largest value seen for the message.
+func (p *parser) countUsage(dst []event.Body, id string, u string) []event.Body {
+	if len(u) == 0 || u[0] != '{' {
+		return dst
+	}
+	c := p.counted[id]
+	if c == nil {
+		c = &event.Usage{}
+		p.counted[strings.Clone(id)] = c
+	}
+	var inc event.Usage
+	eachField(u, func(k, v string) bool {
+		switch k {
+		case "input_tokens":
+			inc.InputTokens = increase(&c.InputTokens, intVal(v))
+		case "output_tokens":
+			inc.OutputTokens = increase(&c.OutputTokens, intVal(v))
+		case "cache_read_input_tokens":
+			inc.CacheReadTokens = increase(&c.CacheReadTokens, intVal(v))
+		case "cache_creation_input_tokens":
+			inc.CacheWriteTokens = increase(&c.CacheWriteTokens, intVal(v))
+		}
+		return true
+	})
+	if inc.IsZero() {
+		return dst
+	}
+	return append(dst, &inc)
+}
+
+func increase(counted *int64, n int64) int64 {
+	if n <= *counted {
+		return 0
+	}
+	d := n - *counted
+	*counted = n
+	return d
+}
+
+// assistant handles an assistant line: usually one content block of an API
+// message, which may have been streamed already.
+func (p *parser) assistant(dst []event.Body, t *top) []event.Body {
+	msg := gjson.Parse(t.message)
+	msgID := msg.Get("id").Str
+	errCode := t.errCode
+	st := p.stream(t.parent, false)
+	matched := st != nil && st.msgID != "" && st.msgID == msgID
+	var errText string
+	msg.Get("content").ForEach(func(_, blk gjson.Result) bool {
+		var b *block
+		if matched {
+			b = st.block(int64(st.seen))
+			st.seen++
+		}
+		switch blk.Get("type").Str {
+		case "text":
+			text := blk.Get("text").Str
+			if errCode != "" {
+				// The synthetic "API Error: …" message is the error's text.
+				if errText == "" {
+					errText = text
+				}
+				return true
+			}
+			if b != nil && b.typ == blockText {
+				if b.done {
+					return true
+				}
+				b.done = true
+			}
+			if text != "" {
+				dst = append(dst, &event.Message{Role: event.RoleAssistant, Text: strings.Clone(text), MessageID: strings.Clone(msgID)})
+			}
+		case "thinking":
+			if b != nil && b.typ == blockThinking {
+				if b.done {
+					return true
+				}
+				b.done = true
+			}
+			if text := blk.Get("thinking").Str; text != "" {
+				dst = append(dst, &event.Reasoning{Text: strings.Clone(text)})
+			}
+		case "tool_use", "server_tool_use":
+			if b != nil && b.typ == blockTool {
+				b.done = true
+			}
+			input := blk.Get("input")
+			raw := input.Raw
+			if !input.IsObject() {
+				raw = "{}"
+			}
+			dst = p.startTool(dst, blk.Get("id").Str, blk.Get("name").Str, raw)
+		}
+		return true
+	})
+	dst = p.countUsage(dst, msgID, msg.Get("usage").Raw)
+	if errCode != "" {
+		if errText == "" {
+			errText = "Claude reported an error: " + errCode
+		}
+		e := &event.Error{Code: event.ErrAgentError, Message: strings.Clone(errText),
+			Class: assistantErrorClass(errCode, t.apiStatus, errText)}
+		p.lastErr = e.Message
+		dst = append(dst, e)
+	}
+	return dst
+}
+
+// assistantErrorClass maps assistant.error (and the HTTP status, where
+// given) to an error class.
+func assistantErrorClass(code string, status int64, text string) string {
+	if c := adapters.ClassifyStatus(int(status)); c != "" {
+		return c
+	}
+	switch code {
+	case "rate_limit":
+		return event.ClassRateLimit
+	case "authentication_failed", "billing_error":
+		return event.ClassAuth
+	case "invalid_request":
+		return event.ClassBadRequest
+	case "server_error":
+		if c := adapters.ClassifyError(text); c != "" {
+			return c
+		}
+		return event.ClassCrash
+	}
+	return adapters.ClassifyError(text)
+}
+
+// user handles tool results (and echoed user text).
+func (p *parser) user(dst []event.Body, s string, t *top) []event.Body {
+	content := gjson.Get(t.message, "content")
+	if content.Type == gjson.String {
+		if content.Str != "" && !t.synthetic {
+			dst = append(dst, &event.Message{Role: event.RoleUser, Text: strings.Clone(content.Str)})
+		}
+		return dst
+	}
+	content.ForEach(func(_, blk gjson.Result) bool {
+		switch blk.Get("type").Str {
+		case "tool_result":
+			dst = p.toolResult(dst, s, blk)
+		case "text":
+			if text := blk.Get("text").Str; text != "" && !t.synthetic {
+				dst = append(dst, &event.Message{Role: event.RoleUser, Text: strings.Clone(text)})
+			}
+		}
+		return true
+	})
+	return dst
+}
+
+func (p *parser) toolResult(dst []event.Body, s string, blk gjson.Result) []event.Body {
+	id := blk.Get("tool_use_id").Str
+	c := p.calls[id]
+	if c != nil && c.ended {
+		return dst // the same result twice
+	}
+	te := &event.ToolEnd{CallID: strings.Clone(id), Status: event.StatusOK, Name: "unknown", Kind: event.KindOther}
+	if c != nil {
+		te.Name, te.Kind = c.name, c.kind
+		c.ended = true
+	}
+	te.Output = resultText(blk.Get("content"))
+	if blk.Get("is_error").Bool() {
+		te.Status = event.StatusError
+		if code, ok := exitCode(te.Output); ok && te.Kind == event.KindShell {
+			te.ExitCode = event.Int(code)
+		} else if looksDenied(te.Output) {
+			te.Status = event.StatusDenied
+		}
+	}
+	if deniedByMeta(s, id) {
+		te.Status = event.StatusDenied
+	}
+	if c != nil && te.Status == event.StatusOK && (c.kind == event.KindWrite || c.kind == event.KindEdit) && c.input != "" {
+		fileChange(te, c, gjson.Get(s, "tool_use_result"))
+	}
+	if c != nil {
+		c.input = ""
+	}
+	return append(dst, te)
+}
+
+// deniedByMeta reports whether tool_result_meta records a refused
+// permission decision for id.
+func deniedByMeta(s, id string) bool {
+	meta := gjson.Get(s, "tool_result_meta")
+	if !meta.IsArray() {
+		return false
+	}
+	denied := false
+	meta.ForEach(func(_, m gjson.Result) bool {
+		if m.Get("id").Str != id {
+			return true
+		}
+		switch m.Get("permission_decision.decision").Str {
+		case "deny", "denied", "reject", "rejected":
+			denied = true
+		}
+		return false
+	})
+	return denied
+}
+
+// result handles the terminal line. Claude's is_error is the truth: an API
+// failure ends with subtype "success" and is_error true. A subtype error_*
+// is an error as well, whatever is_error says.
+func (p *parser) result(dst []event.Body, s string) []event.Body {
+	var (
+		isErr                  bool
+		subtype, text, session string
+		turns, durMS           int64
+		cost                   *float64
+		usage, errs, denials   gjson.Result
+		apiStatus              int64
+	)
+	eachField(s, func(k, raw string) bool {
+		switch k {
+		case "is_error":
+			isErr = raw == "true"
+		case "subtype":
+			subtype = strVal(raw)
+		case "result":
+			text = strVal(raw)
+		case "session_id":
+			session = strVal(raw)
+		case "num_turns":
+			turns = intVal(raw)
+		case "duration_ms":
+			durMS = intVal(raw)
+		case "total_cost_usd", "cost_usd":
+			if v := gjson.Parse(raw); v.Type == gjson.Number {
+				cost = event.Float(v.Num)
+			}
+		case "usage":
+			usage = gjson.Parse(raw)
+		case "errors":
+			errs = gjson.Parse(raw)
+		case "permission_denials":
+			denials = gjson.Parse(raw)
+		case "api_error_status":
+			apiStatus = intVal(raw)
+		}
+		return true
+	})
+	// Calls Claude refused and never answered with a tool_result.
+	denials.ForEach(func(_, d gjson.Result) bool {
+		id := d.Get("tool_use_id").Str
+		if c := p.calls[id]; c != nil && !c.ended {
+			c.ended = true
+			dst = append(dst, &event.ToolEnd{CallID: strings.Clone(id), Name: c.name, Kind: c.kind,
+				Status: event.StatusDenied, Output: "denied: listed in the result's permission_denials"})
+		}
+		return true
+	})
+	isErr = isErr || strings.HasPrefix(subtype, "error")
+	r := &event.Result{Status: event.ResultSuccess, Text: strings.Clone(text), SessionID: strings.Clone(session),
+		NumTurns: int(turns), DurationMS: durMS, CostUSD: cost, Usage: resultUsage(usage)}
+	if isErr {
+		r.Status = event.ResultError
+		msg := text
+		if msg == "" {
+			var parts []string
+			errs.ForEach(func(_, e gjson.Result) bool {
+				if e.String() != "" {
+					parts = append(parts, e.String())
+				}
+				return true
+			})
+			msg = strings.Join(parts, "; ")
+		}
+		if msg == "" {
+			msg = "Claude ended with " + firstNonEmpty(subtype, "an error")
+		}
+		if msg != p.lastErr {
+			class := adapters.ClassifyStatus(int(apiStatus))
+			if class == "" {
+				class = adapters.ClassifyError(msg)
+			}
+			dst = append(dst, &event.Error{Code: event.ErrAgentError, Message: strings.Clone(msg), Class: class})
+		}
+	}
+	return append(dst, r)
+}
+
+// resultUsage converts result.usage: Anthropic's input_tokens already leave
+// out the cache; thinking tokens are part of output_tokens.
+func resultUsage(u gjson.Result) event.Usage {
+	return event.Usage{
+		InputTokens:      u.Get("input_tokens").Int(),
+		OutputTokens:     u.Get("output_tokens").Int(),
+		CacheReadTokens:  u.Get("cache_read_input_tokens").Int(),
+		CacheWriteTokens: u.Get("cache_creation_input_tokens").Int(),
+		ReasoningTokens:  u.Get("output_tokens_details.thinking_tokens").Int(),
+	}
+}
+
+// system handles system lines: init opens the session, api_retry warns,
+// the other subtypes (status, hooks, compaction, tasks…) carry nothing the
+// unified stream has a place for.
+func (p *parser) system(dst []event.Body, s string, t *top) []event.Body {
+	switch t.subtype {
+	case "init":
+		ss := &event.SessionStart{Agent: "claude", SessionID: strings.Clone(strVal(t.session)),
+			Model: strings.Clone(strVal(t.model)), Cwd: strings.Clone(strVal(t.cwd)),
+			AgentVersion: strings.Clone(strVal(t.version))}
+		gjson.Parse(t.tools).ForEach(func(_, name gjson.Result) bool {
+			if name.Type == gjson.String && name.Str != "" {
+				ss.Tools = append(ss.Tools, strings.Clone(name.Str))
+			}
+			return true
+		})
+		return append(dst, ss)
+	case "api_retry":
+		return append(dst, retryWarning(s))
+	}
+	return dst
+}
+
+func retryWarning(s string) *event.Warning {
+	var b strings.Builder
+	b.WriteString("API request failed")
+	status := gjson.Get(s, "error_status")
+	errName := gjson.Get(s, "error").String()
+	switch {
+	case status.Type == gjson.Number && errName != "":
+		b.WriteString(" (HTTP " + status.Raw + ", " + errName + ")")
+	case status.Type == gjson.Number:
+		b.WriteString(" (HTTP " + status.Raw + ")")
+	case errName != "":
+		b.WriteString(" (" + errName + ")")
+	}
+	b.WriteString("; retry " + strconv.FormatInt(gjson.Get(s, "attempt").Int(), 10))
+	if m := gjson.Get(s, "max_retries"); m.Exists() {
+		b.WriteString(" of " + strconv.FormatInt(m.Int(), 10))
+	}
+	if d := gjson.Get(s, "retry_delay_ms"); d.Exists() {
+		b.WriteString(" in " + strconv.FormatInt(d.Int(), 10) + " ms")
+	}
+	return &event.Warning{Code: WarnAgentRetry, Message: b.String()}
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}

@@ -1,0 +1,81 @@
+// Package cursor adapts the Cursor CLI (cursor-agent, renamed agent) run
+// headless with --print --output-format stream-json: it builds the command
+// line for a task and turns the CLI's JSON lines — and the raw error text
+// Cursor prints on stdout — into unified events.
+package cursor
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/agentharness/harness/adapters"
+)
+
+// Adapter is the Cursor CLI. The zero value is ready to use; it holds no
+// state and is safe for concurrent use.
+type Adapter struct{}
+
+// New returns the Cursor adapter.
+func New() *Adapter { return &Adapter{} }
+
+// Name is the canonical agent id.
+func (*Adapter) Name() string { return "cursor" }
+
+// Binaries lists cursor-agent first: the newer name, agent, is also what
+// other CLIs (xAI's Grok Build) install, so it is only a fallback.
+func (*Adapter) Binaries() []string { return []string{"cursor-agent", "agent"} }
+
+// NewParser returns a parser for one run.
+func (*Adapter) NewParser() adapters.Parser { return newParser() }
+
+// Errors for task options the Cursor CLI has no flag for.
+var (
+	ErrMaxTurns     = errors.New("cursor: the Cursor CLI has no max-turns option")
+	ErrSystemPrompt = errors.New("cursor: the Cursor CLI has no system-prompt option (use rules in .cursor/rules or AGENTS.md)")
+)
+
+// Command builds
+//
+//	BINARY -p --output-format stream-json [--stream-partial-output]
+//	  [--model M] [--resume ID] PERMISSION --trust [--workspace CWD] [EXTRA…] -- PROMPT
+//
+// full-access is --force (run every tool without asking); read-only is
+// --mode ask, Cursor's question-answering mode, which neither edits files nor
+// runs commands (plan mode was not chosen: it raises interaction queries and
+// aims at writing a plan). Both pass --trust: without it a headless run in a
+// directory Cursor has not seen refuses to start, and exits 0. The prompt goes
+// after "--" because the CLI's parser (commander.js) reads any argument that
+// starts with "-" as an option, even after positionals.
+func (a *Adapter) Command(binary string, t adapters.Task) (adapters.Command, error) {
+	if t.MaxTurns != 0 {
+		return adapters.Command{}, ErrMaxTurns
+	}
+	if t.SystemPrompt != "" || t.AppendSystemPrompt != "" {
+		return adapters.Command{}, ErrSystemPrompt
+	}
+	argv := []string{binary, "-p", "--output-format", "stream-json"}
+	if !t.NoPartial {
+		argv = append(argv, "--stream-partial-output")
+	}
+	if t.Model != "" {
+		argv = append(argv, "--model", t.Model)
+	}
+	if t.Resume != "" {
+		argv = append(argv, "--resume", t.Resume)
+	}
+	switch t.Permissions {
+	case "", adapters.FullAccess:
+		argv = append(argv, "--force")
+	case adapters.ReadOnly:
+		argv = append(argv, "--mode", "ask")
+	default:
+		return adapters.Command{}, fmt.Errorf("cursor: unknown permission mode %q", t.Permissions)
+	}
+	argv = append(argv, "--trust")
+	if t.Cwd != "" {
+		argv = append(argv, "--workspace", t.Cwd)
+	}
+	argv = append(argv, t.ExtraArgs...)
+	argv = append(argv, "--", t.Prompt)
+	return adapters.Command{Argv: argv, PromptIndex: len(argv) - 1}, nil
+}

@@ -1,0 +1,331 @@
+package cursor
+
+import (
+	"bytes"
+	"regexp"
+	"strings"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/tidwall/gjson"
+
+	"github.com/agentharness/harness/adapters"
+	"github.com/agentharness/harness/event"
+)
+
+// maxErrorText caps the message of an error built from a raw stdout line.
+const maxErrorText = 8 << 10
+
+// parser holds one run's state.
+//
+// With --stream-partial-output Cursor sends each piece of assistant text as
+// an assistant event carrying timestamp_ms, then repeats the whole text once
+// more as a consolidated event (with model_call_id before tool calls, or
+// without timestamp_ms at the end). The parser turns the pieces into
+// text_delta events, emits one message per segment, and drops the repeat. A
+// segment ends at each tool call and at the result.
+type parser struct {
+	seg      strings.Builder  // text of the current segment's chunks
+	chunks   bool             // chunks were seen in the current segment and not yet closed into a message
+	lastSeg  string           // the text of the segment closed last, to drop its consolidated repeat
+	thinking strings.Builder  // reasoning deltas not yet closed by thinking/completed
+	started  map[string]int64 // call ids announced by tool_call/started and not yet completed: their timestamp_ms
+}
+
+func newParser() *parser { return &parser{started: map[string]int64{}} }
+
+// fields are the top-level members of a line the parser reads, collected
+// in one pass over the line (gjson's Get would scan it again for each).
+type fields struct {
+	typ, subtype, text, callID    string
+	sessionID, model, cwd, result string
+	timestamp                     int64
+	hasTimestamp, hasModelCall    bool
+	isError                       bool
+	durationMS                    int64
+	message, toolCall, usage, err gjson.Result
+}
+
+func readFields(root gjson.Result) fields {
+	var f fields
+	root.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "type":
+			f.typ = v.String()
+		case "subtype":
+			f.subtype = v.String()
+		case "text":
+			f.text = v.String()
+		case "call_id":
+			f.callID = v.String()
+		case "session_id":
+			f.sessionID = v.String()
+		case "model":
+			f.model = v.String()
+		case "cwd":
+			f.cwd = v.String()
+		case "result":
+			f.result = v.String()
+		case "timestamp_ms":
+			f.hasTimestamp, f.timestamp = true, v.Int()
+		case "model_call_id":
+			f.hasModelCall = true
+		case "is_error":
+			f.isError = v.Bool()
+		case "duration_ms":
+			f.durationMS = v.Int()
+		case "message":
+			f.message = v
+		case "tool_call":
+			f.toolCall = v
+		case "usage":
+			f.usage = v
+		case "error":
+			f.err = v
+		}
+		return true
+	})
+	return f
+}
+
+// Parse implements adapters.Parser.
+func (p *parser) Parse(dst []event.Body, line []byte) ([]event.Body, bool) {
+	trimmed := bytes.TrimSpace(line)
+	if len(trimmed) == 0 {
+		return dst, true
+	}
+	switch {
+	case trimmed[0] == '{':
+		// Not validated whole (that would cost a second pass): gjson
+		// reads malformed input without failing, and a line cut short
+		// does not end with its closing brace.
+		if trimmed[len(trimmed)-1] != '}' {
+			return dst, false
+		}
+	case gjson.ValidBytes(trimmed):
+		return dst, false // JSON, but not an event
+	default:
+		// Cursor prints its own errors as plain text on stdout.
+		if e := textError(trimmed); e != nil {
+			dst = append(dst, e)
+		}
+		return dst, true
+	}
+	f := readFields(gjson.ParseBytes(trimmed))
+	switch f.typ {
+	case "system":
+		if f.subtype != "init" {
+			return dst, false
+		}
+		return append(dst, &event.SessionStart{SessionID: f.sessionID, Model: f.model, Cwd: f.cwd}), true
+	case "user", "interaction_query":
+		// The prompt echo, and plan-mode queries the CLI answers itself.
+		return dst, true
+	case "thinking":
+		return p.thinkingEvent(dst, &f)
+	case "assistant":
+		return p.assistant(dst, &f), true
+	case "tool_call":
+		return p.toolCall(dst, &f)
+	case "result":
+		return p.result(dst, &f), true
+	}
+	return dst, false
+}
+
+// Flush implements adapters.Parser: it closes the segment and the reasoning
+// still open when the stream ended.
+func (p *parser) Flush(dst []event.Body) []event.Body {
+	dst = p.closeThinking(dst)
+	return p.closeSegment(dst)
+}
+
+func (p *parser) thinkingEvent(dst []event.Body, f *fields) ([]event.Body, bool) {
+	switch f.subtype {
+	case "delta":
+		text := f.text
+		if text == "" {
+			return dst, true
+		}
+		p.thinking.WriteString(text)
+		return append(dst, &event.ReasoningDelta{Text: text}), true
+	case "completed":
+		return p.closeThinking(dst), true
+	}
+	return dst, false
+}
+
+func (p *parser) closeThinking(dst []event.Body) []event.Body {
+	if p.thinking.Len() == 0 {
+		return dst
+	}
+	dst = append(dst, &event.Reasoning{Text: p.thinking.String()})
+	p.thinking.Reset()
+	return dst
+}
+
+func (p *parser) assistant(dst []event.Body, f *fields) []event.Body {
+	dst = p.closeThinking(dst)
+	text := messageText(f.message.Get("content"))
+	chunk := f.hasTimestamp && !f.hasModelCall
+	switch {
+	case chunk:
+		if text == "" {
+			return dst
+		}
+		p.chunks = true
+		p.seg.WriteString(text)
+		return append(dst, &event.TextDelta{Text: text})
+	case p.chunks:
+		// The consolidated repeat of the chunks: the segment is complete.
+		return p.closeSegment(dst)
+	case p.lastSeg != "" && text == p.lastSeg:
+		return dst // a second repeat of a segment already closed
+	case text == "":
+		return dst
+	}
+	return append(dst, &event.Message{Role: event.RoleAssistant, Text: text})
+}
+
+// closeSegment emits the message assembled from the current segment's chunks.
+func (p *parser) closeSegment(dst []event.Body) []event.Body {
+	if !p.chunks {
+		return dst
+	}
+	p.lastSeg = p.seg.String()
+	p.seg.Reset()
+	p.chunks = false
+	return append(dst, &event.Message{Role: event.RoleAssistant, Text: p.lastSeg})
+}
+
+// endSegment closes the segment at a tool call or the result.
+func (p *parser) endSegment(dst []event.Body) []event.Body {
+	dst = p.closeThinking(dst)
+	dst = p.closeSegment(dst)
+	p.lastSeg = ""
+	return dst
+}
+
+func messageText(content gjson.Result) string {
+	if content.Type == gjson.String {
+		return content.String()
+	}
+	var text string
+	n := 0
+	content.ForEach(func(_, block gjson.Result) bool {
+		if t := block.Get("type").String(); t == "text" || t == "" {
+			s := block.Get("text").String()
+			if n == 0 {
+				text = s
+			} else {
+				text += s
+			}
+			n++
+		}
+		return true
+	})
+	return text
+}
+
+func (p *parser) toolCall(dst []event.Body, f *fields) ([]event.Body, bool) {
+	if f.subtype != "started" && f.subtype != "completed" {
+		return dst, false
+	}
+	dst = p.endSegment(dst)
+	id := f.callID
+	if id == "" {
+		// event.Stream names an id-less start "call" but not an id-less
+		// end; naming both here keeps the pair together.
+		id = "call"
+	}
+	call := parseCall(f.toolCall)
+	ts := f.timestamp
+	if f.subtype == "started" {
+		p.started[id] = ts
+		return append(dst, call.start(id)), true
+	}
+	startTS, ok := p.started[id]
+	if !ok {
+		// Only the completion was seen: announce the call with its input.
+		dst = append(dst, call.start(id))
+	}
+	delete(p.started, id)
+	end := call.end(id)
+	if startTS > 0 && ts >= startTS {
+		// Newer CLIs stamp both lines: the agent's own duration beats
+		// the harness's clock, which only sees when lines were read.
+		end.DurationMS = max(ts-startTS, 0)
+	}
+	return append(dst, end), true
+}
+
+func (p *parser) result(dst []event.Body, f *fields) []event.Body {
+	dst = p.endSegment(dst)
+	isErr := f.isError || f.subtype == "error"
+	text := f.result
+	r := &event.Result{Status: event.ResultSuccess, SessionID: f.sessionID, DurationMS: f.durationMS}
+	if u := f.usage; u.IsObject() {
+		r.Usage = event.Usage{
+			InputTokens:      u.Get("inputTokens").Int(),
+			OutputTokens:     u.Get("outputTokens").Int(),
+			CacheReadTokens:  u.Get("cacheReadTokens").Int(),
+			CacheWriteTokens: u.Get("cacheWriteTokens").Int(),
+		}
+		if !r.Usage.IsZero() {
+			// Cursor reports usage once per run: it is both the only
+			// increment and the total.
+			u := r.Usage
+			dst = append(dst, &u)
+		}
+	}
+	if !isErr {
+		r.Text = text
+		return append(dst, r)
+	}
+	r.Status = event.ResultError
+	msg := text
+	if msg == "" {
+		msg = f.err.Get("message").String()
+	}
+	if msg == "" && f.err.Type == gjson.String {
+		msg = f.err.String()
+	}
+	if msg == "" {
+		msg = "cursor reported an error"
+		if f.subtype != "" {
+			msg += " (" + f.subtype + ")"
+		}
+	}
+	return append(dst, &event.Error{Code: event.ErrAgentError, Message: msg, Class: classify(msg)}, r)
+}
+
+// Cursor's own wording, checked before the shared rules: a model the plan
+// does not allow is a bad request (the shared rules would read "unavailable"
+// as overload), and the login prompt is an auth failure.
+var (
+	planLimit = regexp.MustCompile(`(?i)named models unavailable|free plans? can only use|upgrade (your )?plan`)
+	signIn    = regexp.MustCompile(`(?i)press any key to sign in|\bsign[ -]?in\b|\blog[ -]?in\b|cursor_api_key`)
+)
+
+func classify(text string) string {
+	if planLimit.MatchString(text) {
+		return event.ClassBadRequest
+	}
+	if c := adapters.ClassifyError(text); c != "" {
+		return c
+	}
+	if signIn.MatchString(text) {
+		return event.ClassAuth
+	}
+	return ""
+}
+
+// textError reports a plain-text stdout line (Cursor's raw error output),
+// or nil when nothing but terminal escapes is left of it.
+func textError(line []byte) *event.Error {
+	msg := strings.TrimSpace(ansi.Strip(string(line)))
+	if msg == "" {
+		return nil
+	}
+	msg, _ = event.Cut(msg, maxErrorText)
+	return &event.Error{Code: event.ErrAgentError, Message: msg, Class: classify(msg)}
+}

@@ -1,0 +1,81 @@
+// Package gemini adapts Google's Gemini CLI run headless as
+// `gemini --output-format stream-json`: the command line for a task, and a
+// parser from its init/message/tool_use/tool_result/error/result lines to
+// unified events.
+package gemini
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/agentharness/harness/adapters"
+)
+
+// Adapter is the Gemini CLI. The zero value is ready to use.
+type Adapter struct{}
+
+// New returns the Gemini adapter.
+func New() *Adapter { return &Adapter{} }
+
+// Name is the canonical agent id.
+func (*Adapter) Name() string { return "gemini" }
+
+// Binaries lists the executables to look for.
+func (*Adapter) Binaries() []string { return []string{"gemini"} }
+
+// NewParser returns a parser for one run.
+func (*Adapter) NewParser() adapters.Parser { return newParser() }
+
+// Errors for task options the Gemini CLI cannot honour from its command line.
+var (
+	ErrMaxTurns           = errors.New("gemini: no command-line max-turns option (only the model.maxSessionTurns setting in settings.json)")
+	ErrSystemPrompt       = errors.New("gemini: the system prompt can only be replaced from a file (GEMINI_SYSTEM_MD=PATH)")
+	ErrAppendSystemPrompt = errors.New("gemini: no option to append to the system prompt (use GEMINI.md context files)")
+)
+
+// Command builds `gemini --output-format stream-json … --prompt=<prompt>`.
+//
+// Every valued option uses the `--flag=value` form: yargs then takes the
+// value verbatim, so a prompt (or model, or session id) starting with "-" is
+// never read as a flag.
+//
+// full-access maps to --approval-mode=yolo (--yolo is deprecated and cannot
+// be combined with --approval-mode); read-only to --approval-mode=plan, the
+// CLI's read-only mode (the "default" mode asks for approval, which a
+// headless run turns into a denial of every write and shell call — plan
+// says what is meant). --skip-trust is always passed: in a folder the user
+// never trusted, a headless run otherwise exits 55 before any output, and
+// yolo is silently downgraded to default; harness was told to run there.
+// Gemini has no cwd flag (the caller sets the process's directory), no
+// max-turns flag, and takes a replacement system prompt only from a file,
+// so MaxTurns, SystemPrompt and AppendSystemPrompt are errors. It always
+// streams deltas and has no flag to stop, so NoPartial changes nothing.
+func (*Adapter) Command(binary string, t adapters.Task) (adapters.Command, error) {
+	argv := []string{binary, "--output-format", "stream-json"}
+	if t.Model != "" {
+		argv = append(argv, "--model="+t.Model)
+	}
+	switch t.Permissions {
+	case "", adapters.FullAccess:
+		argv = append(argv, "--approval-mode=yolo")
+	case adapters.ReadOnly:
+		argv = append(argv, "--approval-mode=plan")
+	default:
+		return adapters.Command{}, fmt.Errorf("gemini: unknown permission mode %q", t.Permissions)
+	}
+	switch {
+	case t.MaxTurns != 0:
+		return adapters.Command{}, ErrMaxTurns
+	case t.SystemPrompt != "":
+		return adapters.Command{}, ErrSystemPrompt
+	case t.AppendSystemPrompt != "":
+		return adapters.Command{}, ErrAppendSystemPrompt
+	}
+	argv = append(argv, "--skip-trust")
+	if t.Resume != "" {
+		argv = append(argv, "--resume="+t.Resume)
+	}
+	argv = append(argv, t.ExtraArgs...)
+	argv = append(argv, "--prompt="+t.Prompt)
+	return adapters.Command{Argv: argv, PromptIndex: len(argv) - 1}, nil
+}

@@ -1,0 +1,255 @@
+package gemini
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentharness/harness/adapters"
+	"github.com/agentharness/harness/adapters/adaptertest"
+	"github.com/agentharness/harness/event"
+)
+
+const testdata = "../../testdata/gemini"
+
+func TestGolden(t *testing.T) {
+	t.Parallel()
+	seen := adaptertest.Golden(t, New(), testdata)
+	for _, tp := range []event.Type{event.TypeSessionStart, event.TypeTextDelta, event.TypeMessage,
+		event.TypeToolStart, event.TypeToolEnd, event.TypeUsage, event.TypeWarning, event.TypeError, event.TypeResult} {
+		require.True(t, seen[tp], "no golden has a %s event", tp)
+	}
+}
+
+func TestCommand(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		task adapters.Task
+		want []string
+	}{
+		{"default-full-access", adapters.Task{Prompt: "hi"},
+			[]string{"gemini", "--output-format", "stream-json", "--approval-mode=yolo", "--skip-trust", "--prompt=hi"}},
+		{"read-only-model", adapters.Task{Prompt: "hi", Model: "gemini-2.5-pro", Permissions: adapters.ReadOnly, Cwd: "/w"},
+			[]string{"gemini", "--output-format", "stream-json", "--model=gemini-2.5-pro", "--approval-mode=plan", "--skip-trust", "--prompt=hi"}},
+		{"resume-and-extra", adapters.Task{Prompt: "more", Resume: "0677a893", ExtraArgs: []string{"--debug"}, NoPartial: true},
+			[]string{"gemini", "--output-format", "stream-json", "--approval-mode=yolo", "--skip-trust", "--resume=0677a893", "--debug", "--prompt=more"}},
+		{"prompt-starting-with-dash", adapters.Task{Prompt: "-p --yolo"},
+			[]string{"gemini", "--output-format", "stream-json", "--approval-mode=yolo", "--skip-trust", "--prompt=-p --yolo"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cmd, err := New().Command("gemini", tt.task)
+			require.NoError(t, err)
+			require.Equal(t, tt.want, cmd.Argv)
+			require.Equal(t, len(cmd.Argv)-1, cmd.PromptIndex)
+			require.Equal(t, "--prompt="+tt.task.Prompt, cmd.Argv[cmd.PromptIndex])
+			require.NotContains(t, strings.Join(cmd.RedactedArgv(), " "), tt.task.Prompt)
+		})
+	}
+}
+
+func TestCommandErrors(t *testing.T) {
+	t.Parallel()
+	for name, tc := range map[string]struct {
+		task adapters.Task
+		want error
+	}{
+		"max-turns":            {adapters.Task{Prompt: "x", MaxTurns: 2}, ErrMaxTurns},
+		"system-prompt":        {adapters.Task{Prompt: "x", SystemPrompt: "s"}, ErrSystemPrompt},
+		"append-system-prompt": {adapters.Task{Prompt: "x", AppendSystemPrompt: "s"}, ErrAppendSystemPrompt},
+		"bad-mode":             {adapters.Task{Prompt: "x", Permissions: "auto_edit"}, nil},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			_, err := New().Command("gemini", tc.task)
+			require.Error(t, err)
+			if tc.want != nil {
+				require.ErrorIs(t, err, tc.want)
+			}
+		})
+	}
+}
+
+func parse(t *testing.T, lines ...string) []event.Body {
+	t.Helper()
+	p := New().NewParser()
+	var out []event.Body
+	for _, l := range lines {
+		out, _ = p.Parse(out, []byte(l))
+	}
+	return p.Flush(out)
+}
+
+func delta(s string) string {
+	return `{"type":"message","role":"assistant","content":"` + s + `","delta":true}`
+}
+
+// texts returns the text of each delta, message and warning, tagged.
+func texts(bodies []event.Body) []string {
+	var out []string
+	for _, b := range bodies {
+		switch v := b.(type) {
+		case *event.TextDelta:
+			out = append(out, "d:"+v.Text)
+		case *event.Message:
+			out = append(out, "m:"+v.Text)
+		case *event.Warning:
+			out = append(out, "w:"+v.Code)
+		}
+	}
+	return out
+}
+
+func TestParseDeltas(t *testing.T) {
+	t.Parallel()
+	for name, tc := range map[string]struct {
+		lines []string
+		want  []string
+	}{
+		"run-ends-at-tool": {
+			[]string{delta("a"), delta("b"), `{"type":"tool_use","tool_name":"glob","tool_id":"g1","parameters":{"pattern":"*"}}`},
+			[]string{"d:a", "d:b", "m:ab"}},
+		"run-ends-at-flush": {[]string{delta("a"), delta("b")}, []string{"d:a", "d:b", "m:ab"}},
+		"non-delta-message": {[]string{delta("a"), `{"type":"message","role":"assistant","content":"whole"}`},
+			[]string{"d:a", "m:a", "m:whole"}},
+		"retry-replays-whole-attempt": {[]string{delta("x"), delta("y"), delta("x"), delta("y"), delta("x"), delta("y"), delta("z")},
+			[]string{"d:x", "d:y", "w:agent_retry", "d:z", "m:xyz"}},
+		"retry-cut-short": {[]string{delta("x"), delta("y"), delta("x")}, []string{"d:x", "d:y", "w:agent_retry", "m:xy"}},
+		"repeat-that-is-real-text": {[]string{delta("a"), delta("b"), delta("a"), delta("c")},
+			[]string{"d:a", "d:b", "d:a", "d:c", "m:abac"}},
+		"single-chunk-replayed": {[]string{delta("x"), delta("x")}, []string{"d:x", "w:agent_retry", "m:x"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			require.Equal(t, tc.want, texts(parse(t, tc.lines...)))
+		})
+	}
+}
+
+func TestParseTools(t *testing.T) {
+	t.Parallel()
+	bodies := parse(t,
+		`{"type":"tool_use","tool_name":"replace","tool_id":"r1","parameters":{"file_path":"/w/a.go","old_string":"x\n","new_string":"y\n"}}`,
+		`{"type":"tool_result","tool_id":"r1","status":"success","output":"ok"}`,
+		`{"type":"tool_use","tool_name":"run_shell_command","tool_id":"s1","parameters":{"command":"false"}}`,
+		`{"type":"tool_result","tool_id":"s1","status":"success","output":"Command: false\nExit Code: 1"}`,
+		`{"type":"tool_use","tool_name":"mcp_github_create_issue","tool_id":"m1","parameters":{}}`,
+		`{"type":"tool_result","tool_id":"m1","status":"error","error":{"type":"mcp_tool_error","message":"boom"}}`,
+		`{"type":"tool_result","tool_id":"unknown","status":"success","output":"late"}`)
+	require.Len(t, bodies, 7)
+	start := bodies[0].(*event.ToolStart)
+	require.Equal(t, event.KindEdit, start.Kind)
+	require.Equal(t, "/w/a.go", start.Path)
+	end := bodies[1].(*event.ToolEnd)
+	require.Equal(t, []string{"/w/a.go"}, end.Paths)
+	require.Equal(t, "--- a/w/a.go\n+++ b/w/a.go\n@@ -1 +1 @@\n-x\n+y\n", end.Diff)
+	require.Equal(t, "false", bodies[2].(*event.ToolStart).Command)
+	end = bodies[3].(*event.ToolEnd)
+	require.Equal(t, event.StatusError, end.Status, "a non-zero exit is an error")
+	require.Equal(t, event.Int(1), end.ExitCode)
+	require.Equal(t, event.KindMCP, bodies[4].(*event.ToolStart).Kind)
+	end = bodies[5].(*event.ToolEnd)
+	require.Equal(t, event.StatusError, end.Status)
+	require.Equal(t, "boom", end.Output)
+	end = bodies[6].(*event.ToolEnd)
+	require.Equal(t, "unknown", end.CallID, "an unmatched result is still reported; the stream pairs it")
+}
+
+func TestParseResult(t *testing.T) {
+	t.Parallel()
+	bodies := parse(t,
+		`{"type":"init","session_id":"s1","model":"m"}`,
+		delta("hi"),
+		`{"type":"result","status":"error","error":{"type":"unknown","message":"[API Error: {\"error\":{\"code\":429,\"message\":\"quota\"}}]"},"stats":{"total_tokens":30,"input_tokens":20,"output_tokens":10,"cached":5,"input":15,"duration_ms":7}}`)
+	require.Equal(t, &event.SessionStart{SessionID: "s1", Model: "m"}, bodies[0])
+	e := bodies[3].(*event.Error)
+	require.Equal(t, event.ClassRateLimit, e.Class)
+	require.Equal(t, 429, e.Status)
+	require.False(t, e.Fatal)
+	require.Equal(t, &event.Usage{InputTokens: 15, CacheReadTokens: 5, OutputTokens: 10}, bodies[4])
+	require.Equal(t, &event.Result{Status: event.ResultError, Text: "hi", SessionID: "s1", DurationMS: 7}, bodies[5])
+}
+
+func TestParseUnknown(t *testing.T) {
+	t.Parallel()
+	p := New().NewParser()
+	for _, l := range []string{"", "Ripgrep is not available.", "{", `{"type":"x"}`, `{"type":"message","role":"system"}`, `"s"`} {
+		out, known := p.Parse(nil, []byte(l))
+		require.Empty(t, out, "line %q", l)
+		require.False(t, known, "line %q", l)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	adaptertest.Seed(f, testdata)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		adaptertest.Fuzz(t, New(), data)
+	})
+}
+
+// benchStream builds a stream of about 4 MiB by repeating the cases.
+func benchStream(b *testing.B) []byte {
+	b.Helper()
+	files, err := filepath.Glob(filepath.Join(testdata, "*.jsonl"))
+	require.NoError(b, err)
+	var one bytes.Buffer
+	for _, f := range files {
+		// Leave out the cases that switch the parser off or leave a call
+		// open: repeated thousands of times they measure event.Stream's
+		// bookkeeping of open calls, not a run.
+		if base := filepath.Base(f); strings.HasPrefix(base, "garbage") || base == "legacy.jsonl" || base == "transitional.jsonl" {
+			continue
+		}
+		data, err := os.ReadFile(f)
+		require.NoError(b, err)
+		one.Write(data)
+	}
+	// Each repetition gets its own call ids, as one real run has: a stream
+	// that reuses one id thousands of times measures event.Stream's
+	// renaming of reused ids, not the parser.
+	var stream bytes.Buffer
+	for n := 0; stream.Len() < 4<<20; n++ {
+		stream.Write(bytes.ReplaceAll(one.Bytes(), []byte(`"tool_id":"`), fmt.Appendf(nil, `"tool_id":"r%d_`, n)))
+	}
+	return stream.Bytes()
+}
+
+func BenchmarkNormalize(b *testing.B) {
+	stream := benchStream(b)
+	a := New()
+	b.SetBytes(int64(len(stream)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		enc := event.NewEncoder(io.Discard)
+		s := event.NewStream(event.StreamConfig{Run: adaptertest.RunID, Start: event.SessionStart{Agent: a.Name()},
+			Sink: func(ev event.Event) { _ = enc.Encode(ev) }})
+		_ = adapters.Normalize(bytes.NewReader(stream), a.NewParser(), s, 0)
+		s.Finish(event.Outcome{NoProcess: true})
+	}
+}
+
+// BenchmarkParse measures the parser alone, without event.Stream and the
+// encoder, over the same input as BenchmarkNormalize.
+func BenchmarkParse(b *testing.B) {
+	stream := benchStream(b)
+	lines := bytes.Split(stream, []byte("\n"))
+	b.SetBytes(int64(len(stream)))
+	b.ReportAllocs()
+	var buf []event.Body
+	for b.Loop() {
+		p := New().NewParser()
+		for _, l := range lines {
+			buf, _ = p.Parse(buf[:0], l)
+		}
+		buf = p.Flush(buf[:0])
+	}
+}

@@ -1,0 +1,87 @@
+// Package opencode adapts OpenCode (opencode run --format json): it builds
+// the command line for a task and turns OpenCode's JSON lines — whole parts,
+// one tool_use per finished call, one step_finish per model call — into
+// unified events.
+package opencode
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/agentharness/harness/adapters"
+)
+
+// Adapter is OpenCode. The zero value is ready to use; it holds no state and
+// is safe for concurrent use.
+type Adapter struct{}
+
+// New returns the OpenCode adapter.
+func New() *Adapter { return &Adapter{} }
+
+// Name is the canonical agent id.
+func (*Adapter) Name() string { return "opencode" }
+
+// Binaries lists the executable names to look for.
+func (*Adapter) Binaries() []string { return []string{"opencode"} }
+
+// NewParser returns a parser for one run.
+func (*Adapter) NewParser() adapters.Parser { return newParser() }
+
+// Errors for task options opencode run has no flag for.
+var (
+	ErrMaxTurns     = errors.New("opencode: opencode run has no max-turns option (set agent steps in opencode.json)")
+	ErrSystemPrompt = errors.New("opencode: opencode run has no system-prompt option (use an agent's prompt in opencode.json or AGENTS.md)")
+)
+
+// readOnlyPermission is merged by OpenCode over its configured permission
+// rules (OPENCODE_PERMISSION is applied last, so it wins): file changes and
+// shell commands are denied, reads, searches and fetches keep their rules.
+// Whatever still asks is rejected, since read-only runs do not pass
+// --dangerously-skip-permissions.
+const readOnlyPermission = `{"edit":"deny","bash":"deny"}`
+
+// Command builds
+//
+//	BINARY run --format json [-m PROVIDER/MODEL] [-s SESSION] [--thinking]
+//	  [--dir CWD] [--dangerously-skip-permissions] [EXTRA…] -- PROMPT
+//
+// full-access passes --dangerously-skip-permissions, which auto-approves
+// every permission request not explicitly denied; it is accepted by every
+// build since it appeared (its newer spellings --auto and --yolo are not
+// known to older ones). read-only sets OPENCODE_PERMISSION instead: headless
+// runs reject whatever asks, and edits and shell commands are denied.
+// --thinking makes OpenCode print reasoning parts. The prompt follows "--":
+// yargs puts what comes after it in "--", which run.ts joins to the message,
+// so a prompt starting with "-" stays a prompt. Stdin stays empty: run.ts
+// reads a non-TTY stdin to EOF and appends it to the message.
+func (a *Adapter) Command(binary string, t adapters.Task) (adapters.Command, error) {
+	if t.MaxTurns != 0 {
+		return adapters.Command{}, ErrMaxTurns
+	}
+	if t.SystemPrompt != "" || t.AppendSystemPrompt != "" {
+		return adapters.Command{}, ErrSystemPrompt
+	}
+	argv := []string{binary, "run", "--format", "json"}
+	if t.Model != "" {
+		argv = append(argv, "-m", t.Model)
+	}
+	if t.Resume != "" {
+		argv = append(argv, "-s", t.Resume)
+	}
+	argv = append(argv, "--thinking")
+	if t.Cwd != "" {
+		argv = append(argv, "--dir", t.Cwd)
+	}
+	var env []string
+	switch t.Permissions {
+	case "", adapters.FullAccess:
+		argv = append(argv, "--dangerously-skip-permissions")
+	case adapters.ReadOnly:
+		env = append(env, "OPENCODE_PERMISSION="+readOnlyPermission)
+	default:
+		return adapters.Command{}, fmt.Errorf("opencode: unknown permission mode %q", t.Permissions)
+	}
+	argv = append(argv, t.ExtraArgs...)
+	argv = append(argv, "--", t.Prompt)
+	return adapters.Command{Argv: argv, Env: env, PromptIndex: len(argv) - 1}, nil
+}

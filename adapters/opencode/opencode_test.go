@@ -1,0 +1,354 @@
+package opencode
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentharness/harness/adapters"
+	"github.com/agentharness/harness/adapters/adaptertest"
+	"github.com/agentharness/harness/event"
+)
+
+const testdata = "../../testdata/opencode"
+
+var sessionID = regexp.MustCompile(`ses_[A-Za-z0-9]+`)
+
+func TestGolden(t *testing.T) {
+	t.Parallel()
+	seen := adaptertest.Golden(t, New(), testdata)
+	// OpenCode's JSON mode has no deltas: parts arrive whole.
+	for _, tp := range []event.Type{event.TypeSessionStart, event.TypeMessage, event.TypeReasoning,
+		event.TypeToolStart, event.TypeToolEnd, event.TypeUsage, event.TypeError, event.TypeResult, event.TypeNative} {
+		require.True(t, seen[tp], "no golden shows a %s event", tp)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	adaptertest.Seed(f, testdata)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		adaptertest.Fuzz(t, New(), data)
+	})
+}
+
+func TestAdapter(t *testing.T) {
+	t.Parallel()
+	a := New()
+	require.Equal(t, "opencode", a.Name())
+	require.Equal(t, []string{"opencode"}, a.Binaries())
+}
+
+func TestCommand(t *testing.T) {
+	t.Parallel()
+	base := []string{"opencode", "run", "--format", "json"}
+	cat := func(parts ...[]string) []string {
+		var out []string
+		for _, p := range parts {
+			out = append(out, p...)
+		}
+		return out
+	}
+	cases := []struct {
+		name    string
+		task    adapters.Task
+		want    []string
+		wantEnv []string
+	}{
+		{"default-full-access", adapters.Task{Prompt: "hi"},
+			cat(base, []string{"--thinking", "--dangerously-skip-permissions", "--", "hi"}), nil},
+		{"read-only", adapters.Task{Prompt: "hi", Permissions: adapters.ReadOnly},
+			cat(base, []string{"--thinking", "--", "hi"}), []string{`OPENCODE_PERMISSION={"edit":"deny","bash":"deny"}`}},
+		{"model-resume-cwd-extra", adapters.Task{Prompt: "go on", Model: "anthropic/claude-sonnet-4-5", Resume: "ses_abc",
+			Cwd: "/w", Permissions: adapters.FullAccess, ExtraArgs: []string{"--agent", "build"}, NoPartial: true},
+			cat(base, []string{"-m", "anthropic/claude-sonnet-4-5", "-s", "ses_abc", "--thinking", "--dir", "/w",
+				"--dangerously-skip-permissions", "--agent", "build", "--", "go on"}), nil},
+		{"prompt-starting-with-dash", adapters.Task{Prompt: "-m is not a flag here"},
+			cat(base, []string{"--thinking", "--dangerously-skip-permissions", "--", "-m is not a flag here"}), nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			cmd, err := New().Command("opencode", c.task)
+			require.NoError(t, err)
+			require.Equal(t, c.want, cmd.Argv)
+			require.Equal(t, c.wantEnv, cmd.Env)
+			require.Equal(t, len(cmd.Argv)-1, cmd.PromptIndex)
+			require.Equal(t, c.task.Prompt, cmd.Argv[cmd.PromptIndex])
+			require.Equal(t, "--", cmd.Argv[cmd.PromptIndex-1])
+			require.Empty(t, cmd.Stdin, "opencode reads a non-TTY stdin to EOF: it must get /dev/null")
+		})
+	}
+}
+
+func TestCommandErrors(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name string
+		task adapters.Task
+		want error
+	}{
+		{"max-turns", adapters.Task{Prompt: "x", MaxTurns: 3}, ErrMaxTurns},
+		{"system-prompt", adapters.Task{Prompt: "x", SystemPrompt: "be brief"}, ErrSystemPrompt},
+		{"append-system-prompt", adapters.Task{Prompt: "x", AppendSystemPrompt: "be brief"}, ErrSystemPrompt},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := New().Command("opencode", c.task)
+			require.ErrorIs(t, err, c.want)
+		})
+	}
+	t.Run("unknown-permission", func(t *testing.T) {
+		t.Parallel()
+		_, err := New().Command("opencode", adapters.Task{Prompt: "x", Permissions: "admin"})
+		require.ErrorContains(t, err, `unknown permission mode "admin"`)
+	})
+}
+
+func parseAll(t *testing.T, lines ...string) ([]event.Body, []bool) {
+	t.Helper()
+	p := newParser()
+	var out []event.Body
+	var known []bool
+	for _, l := range lines {
+		var k bool
+		out, k = p.Parse(out, []byte(l))
+		known = append(known, k)
+	}
+	return p.Flush(out), known
+}
+
+func TestUsageMeaning(t *testing.T) {
+	t.Parallel()
+	bodies, _ := parseAll(t,
+		`{"type":"step_finish","sessionID":"s","part":{"sessionID":"s","type":"step-finish","reason":"tool-calls","tokens":{"input":100,"output":20,"reasoning":7,"cache":{"read":50,"write":3}},"cost":0.25}}`)
+	require.Equal(t, []event.Body{
+		&event.SessionStart{SessionID: "s"},
+		&event.Usage{InputTokens: 100, OutputTokens: 27, ReasoningTokens: 7, CacheReadTokens: 50, CacheWriteTokens: 3, CostUSD: 0.25},
+	}, bodies)
+}
+
+func TestStopStepIsTheResult(t *testing.T) {
+	t.Parallel()
+	bodies, _ := parseAll(t,
+		`{"type":"step_start","sessionID":"s","part":{"sessionID":"s","type":"step-start"}}`,
+		`{"type":"text","sessionID":"s","part":{"sessionID":"s","type":"text","text":"a"}}`,
+		`{"type":"step_finish","sessionID":"s","part":{"sessionID":"s","reason":"tool-calls","tokens":{"input":1}}}`,
+		`{"type":"step_start","sessionID":"s","part":{"sessionID":"s","type":"step-start"}}`,
+		`{"type":"text","sessionID":"s","part":{"sessionID":"s","type":"text","text":"b"}}`,
+		`{"type":"text","sessionID":"s","part":{"sessionID":"s","type":"text","text":"c"}}`,
+		`{"type":"step_finish","sessionID":"s","part":{"sessionID":"s","reason":"stop","tokens":{"input":2}}}`,
+		`{"type":"done","sessionID":"s","reason":"idle","rejected":[]}`,
+	)
+	r := bodies[len(bodies)-1].(*event.Result)
+	require.Equal(t, &event.Result{Status: event.ResultSuccess, Text: "b\n\nc", SessionID: "s", NumTurns: 2}, r)
+	require.True(t, r.Usage.IsZero(), "the stream sums the usage events")
+	var results int
+	for _, b := range bodies {
+		if _, ok := b.(*event.Result); ok {
+			results++
+		}
+	}
+	require.Equal(t, 1, results, "done after a stop step adds no second result")
+}
+
+func TestDoneWithoutStop(t *testing.T) {
+	t.Parallel()
+	bodies, _ := parseAll(t,
+		`{"type":"step_start","sessionID":"s","part":{"sessionID":"s","type":"step-start"}}`,
+		`{"type":"text","sessionID":"s","part":{"sessionID":"s","type":"text","text":"x"}}`,
+		`{"type":"step_finish","sessionID":"s","part":{"sessionID":"s","tokens":{"input":2}}}`,
+		`{"type":"done","sessionID":"s","reason":"idle","rejected":[]}`,
+	)
+	require.Equal(t, &event.Result{Status: event.ResultSuccess, Text: "x", SessionID: "s", NumTurns: 1}, bodies[len(bodies)-1])
+}
+
+func TestToolStatus(t *testing.T) {
+	t.Parallel()
+	line := func(tool, state string) string {
+		return `{"type":"tool_use","sessionID":"s","part":{"type":"tool","tool":"` + tool + `","callID":"c","sessionID":"s","state":` + state + `}}`
+	}
+	cases := []struct {
+		name, tool, state string
+		status, output    string
+		exit              *int
+		kind              event.Kind
+	}{
+		{"bash-exit-2-completed", "bash", `{"status":"completed","input":{"command":"false"},"output":"x","metadata":{"exit":2},"time":{"start":10,"end":25}}`, event.StatusError, "x", event.Int(2), event.KindShell},
+		{"bash-exit-0", "bash", `{"status":"completed","input":{"command":"true"},"output":"","metadata":{"exit":0}}`, event.StatusOK, "", event.Int(0), event.KindShell},
+		{"error-state", "read", `{"status":"error","input":{"filePath":"/x"},"error":"File not found: /x"}`, event.StatusError, "File not found: /x", nil, event.KindRead},
+		{"rejected", "edit", `{"status":"error","input":{"filePath":"/x"},"error":"The user rejected permission to use this specific tool call."}`, event.StatusDenied, "The user rejected permission to use this specific tool call.", nil, event.KindEdit},
+		{"mcp-name", "github_get_issue", `{"status":"completed","input":{},"output":"ok"}`, event.StatusOK, "ok", nil, event.KindMCP},
+		{"unknown-tool", "frob", `{"status":"completed","input":{},"output":"ok"}`, event.StatusOK, "ok", nil, event.KindOther},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			bodies, known := parseAll(t, line(c.tool, c.state))
+			require.Equal(t, []bool{true}, known)
+			require.Len(t, bodies, 3) // session_start, tool_start, tool_end
+			st := bodies[1].(*event.ToolStart)
+			require.Equal(t, "c", st.CallID)
+			require.Equal(t, c.kind, st.Kind)
+			end := bodies[2].(*event.ToolEnd)
+			require.Equal(t, c.status, end.Status)
+			require.Equal(t, c.output, end.Output)
+			require.Equal(t, c.exit, end.ExitCode)
+		})
+	}
+	t.Run("duration-from-state-time", func(t *testing.T) {
+		t.Parallel()
+		bodies, _ := parseAll(t, line("bash", `{"status":"completed","input":{"command":"sleep 1"},"metadata":{"exit":0},"time":{"start":1000,"end":2250}}`))
+		require.EqualValues(t, 1250, bodies[2].(*event.ToolEnd).DurationMS)
+		require.Equal(t, "sleep 1", bodies[1].(*event.ToolStart).Command)
+	})
+	t.Run("running-only-opens", func(t *testing.T) {
+		t.Parallel()
+		bodies, _ := parseAll(t, line("bash", `{"status":"running","input":{"command":"sleep 9"}}`))
+		require.Len(t, bodies, 2)
+		require.IsType(t, &event.ToolStart{}, bodies[1])
+	})
+}
+
+func TestFileChanges(t *testing.T) {
+	t.Parallel()
+	tool := func(name, state string) *event.ToolEnd {
+		bodies, _ := parseAll(t, `{"type":"tool_use","sessionID":"s","part":{"type":"tool","tool":"`+name+`","callID":"c","sessionID":"s","state":`+state+`}}`)
+		return bodies[2].(*event.ToolEnd)
+	}
+	t.Run("edit-metadata-diff", func(t *testing.T) {
+		t.Parallel()
+		end := tool("edit", `{"status":"completed","input":{"filePath":"/a.go","oldString":"x","newString":"y"},"metadata":{"diff":"Index: /a.go\n--- /a.go\n+++ /a.go\n"}}`)
+		require.Equal(t, "Index: /a.go\n--- /a.go\n+++ /a.go\n", end.Diff)
+		require.Equal(t, []string{"/a.go"}, end.Paths)
+	})
+	t.Run("edit-built-from-strings", func(t *testing.T) {
+		t.Parallel()
+		end := tool("edit", `{"status":"completed","input":{"filePath":"/a.go","oldString":"x\n","newString":"y\n"},"metadata":{}}`)
+		require.Equal(t, adapters.UnifiedDiff("/a.go", "x\n", "y\n"), end.Diff)
+	})
+	t.Run("write-new-file", func(t *testing.T) {
+		t.Parallel()
+		end := tool("write", `{"status":"completed","input":{"filePath":"/n.txt","content":"n\n"},"metadata":{"exists":false}}`)
+		require.Equal(t, adapters.UnifiedDiff("/n.txt", "", "n\n"), end.Diff)
+		require.Equal(t, []string{"/n.txt"}, end.Paths)
+	})
+	t.Run("write-over-existing-file-has-no-made-up-diff", func(t *testing.T) {
+		t.Parallel()
+		end := tool("write", `{"status":"completed","input":{"filePath":"/o.txt","content":"n\n"},"metadata":{"exists":true}}`)
+		require.Empty(t, end.Diff)
+		require.Equal(t, []string{"/o.txt"}, end.Paths)
+		require.Equal(t, event.KindEdit, end.Kind, "changing a file is an edit, whatever the tool")
+	})
+	t.Run("failed-edit-touches-nothing", func(t *testing.T) {
+		t.Parallel()
+		end := tool("edit", `{"status":"error","input":{"filePath":"/a.go"},"error":"oldString not found"}`)
+		require.Empty(t, end.Paths)
+		require.Empty(t, end.Diff)
+	})
+	t.Run("patch-adding-files-is-a-write", func(t *testing.T) {
+		t.Parallel()
+		end := tool("apply_patch", `{"status":"completed","input":{"patchText":"p"},"metadata":{"files":[{"filePath":"/a","type":"add","diff":"+a\n"},{"filePath":"/b","type":"add","diff":"+b\n"}]}}`)
+		require.Equal(t, event.KindWrite, end.Kind)
+		require.Equal(t, []string{"/a", "/b"}, end.Paths)
+		require.Equal(t, "+a\n+b\n", end.Diff)
+	})
+}
+
+func TestSubAgentPartsAreSkipped(t *testing.T) {
+	t.Parallel()
+	bodies, known := parseAll(t,
+		`{"type":"step_start","sessionID":"parent","part":{"sessionID":"parent","type":"step-start"}}`,
+		`{"type":"text","sessionID":"parent","part":{"sessionID":"child","type":"text","text":"child answer"}}`,
+		`{"type":"step_finish","sessionID":"parent","part":{"sessionID":"child","reason":"stop","tokens":{"input":99},"cost":1}}`,
+	)
+	require.Equal(t, []bool{true, true, true}, known)
+	require.Equal(t, []event.Body{&event.SessionStart{SessionID: "parent"}}, bodies)
+}
+
+func TestErrorEvent(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, errJSON, msg, class string
+		status                    int
+	}{
+		{"api-500", `{"name":"APIError","data":{"message":"upstream failed","statusCode":500,"isRetryable":true}}`, "upstream failed", event.ClassCrash, 500},
+		{"api-429", `{"name":"APIError","data":{"message":"slow down","statusCode":429}}`, "slow down", event.ClassRateLimit, 429},
+		{"auth-by-name", `{"name":"ProviderAuthError","data":{"providerID":"anthropic","message":"token expired"}}`, "token expired", event.ClassAuth, 0},
+		{"unknown-by-text", `{"name":"UnknownError","data":{"message":"socket hang up"}}`, "socket hang up", event.ClassNetwork, 0},
+		{"name-only", `{"name":"MessageAbortedError"}`, "MessageAbortedError", "", 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			bodies, _ := parseAll(t, `{"type":"error","sessionID":"s","error":`+c.errJSON+`}`)
+			require.Equal(t, []event.Body{
+				&event.SessionStart{SessionID: "s"},
+				&event.Error{Code: event.ErrAgentError, Message: c.msg, Class: c.class, Status: c.status},
+				&event.Result{Status: event.ResultError, SessionID: "s"},
+			}, bodies)
+		})
+	}
+}
+
+func TestUnknownLines(t *testing.T) {
+	t.Parallel()
+	_, known := parseAll(t, "", "not json", `{"type":"text"`, `{"type":"session.status"}`, "[1]", `{"type":"step_start"}`)
+	require.Equal(t, []bool{false, false, false, false, false, true}, known)
+}
+
+// benchStream repeats the captures and cases to about size bytes as one
+// session (a stream's parts of other sessions are skipped), with fresh call
+// ids in each repetition.
+func benchStream(tb testing.TB, size int) []byte {
+	tb.Helper()
+	files, err := filepath.Glob(filepath.Join(testdata, "*.jsonl"))
+	require.NoError(tb, err)
+	var parts [][]byte
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		require.NoError(tb, err)
+		parts = append(parts, data)
+	}
+	var out bytes.Buffer
+	for i := 0; out.Len() < size; i++ {
+		data := parts[i%len(parts)]
+		data = sessionID.ReplaceAll(data, []byte("ses_bench"))
+		data = bytes.ReplaceAll(data, []byte(`"callID":"`), fmt.Appendf(nil, `"callID":"r%d_`, i))
+		out.Write(data)
+	}
+	return out.Bytes()
+}
+
+// BenchmarkNormalize measures a whole `harness parse` of a long OpenCode
+// stream: parser, event.Stream and encoder to io.Discard.
+func BenchmarkNormalize(b *testing.B) {
+	native := benchStream(b, 8<<20)
+	a := New()
+	b.SetBytes(int64(len(native)))
+	b.ReportAllocs()
+	for b.Loop() {
+		enc := event.NewEncoder(io.Discard)
+		s := event.NewStream(event.StreamConfig{Run: adaptertest.RunID,
+			Start: event.SessionStart{Agent: a.Name()},
+			Sink:  func(ev event.Event) { _ = enc.Encode(ev) }})
+		if err := adapters.Normalize(bytes.NewReader(native), a.NewParser(), s, 0); err != nil {
+			b.Fatal(err)
+		}
+		s.Finish(event.Outcome{NoProcess: true})
+	}
+}
+
+func TestBenchStreamIsValid(t *testing.T) {
+	t.Parallel()
+	out := adaptertest.Normalize(New(), benchStream(t, 64<<10), false)
+	adaptertest.CheckStream(t, out)
+	require.Greater(t, strings.Count(string(out), `"type":"tool_end"`), 10)
+}

@@ -1,0 +1,217 @@
+package opencode
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/agentharness/harness/adapters"
+	"github.com/agentharness/harness/event"
+)
+
+// builtinKinds maps OpenCode's built-in tools to kinds.
+var builtinKinds = map[string]event.Kind{
+	"bash": event.KindShell, "read": event.KindRead, "write": event.KindWrite,
+	"edit": event.KindEdit, "multiedit": event.KindEdit, "patch": event.KindEdit, "apply_patch": event.KindEdit,
+	"glob": event.KindSearch, "grep": event.KindSearch, "list": event.KindSearch, "ls": event.KindSearch,
+	"codesearch": event.KindSearch, "webfetch": event.KindWeb, "websearch": event.KindWeb,
+	"task": event.KindTask, "todowrite": event.KindTodo, "todoread": event.KindTodo,
+	"skill": event.KindOther, "lsp": event.KindOther, "batch": event.KindOther, "question": event.KindOther,
+	"invalid": event.KindOther, "plan_enter": event.KindOther, "plan_exit": event.KindOther,
+}
+
+// toolKind returns the kind of a tool. OpenCode names MCP tools
+// "<server>_<tool>" and never prefixes them otherwise, so a name outside the
+// built-in set that has an underscore is taken for an MCP tool; a plugin
+// tool named that way would be misread, which only costs its kind.
+func toolKind(name string) event.Kind {
+	if k, ok := builtinKinds[name]; ok {
+		return k
+	}
+	if i := strings.IndexByte(name, '_'); i > 0 && i < len(name)-1 {
+		return event.KindMCP
+	}
+	return event.KindOther
+}
+
+// denied tells the errors of a permission rule or a rejected request
+// (PermissionNext's DeniedError, RejectedError, CorrectedError) from other
+// tool failures.
+func denied(msg string) bool {
+	return strings.Contains(msg, "rejected permission") ||
+		strings.Contains(msg, "prevents you from using this specific tool call")
+}
+
+// toolUse turns one tool part, reported once when the call is over, into its
+// start and end. A part still pending or running (never printed by current
+// builds) only opens the call.
+func toolUse(dst []event.Body, part *part) []event.Body {
+	id := part.callID
+	if id == "" {
+		id = part.id
+	}
+	if id == "" {
+		id = "call"
+	}
+	name := part.tool
+	if name == "" {
+		name = "unknown"
+	}
+	kind := toolKind(name)
+	var status, output, errText string
+	var input, meta, times gjson.Result
+	part.state.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "status":
+			status = v.String()
+		case "input":
+			input = v
+		case "output":
+			output = v.String()
+		case "error":
+			errText = v.String()
+		case "metadata":
+			meta = v
+		case "time":
+			times = v
+		}
+		return true
+	})
+	switch {
+	case name == "patch" || name == "apply_patch":
+		kind = patchKind(meta.Get("files"))
+	case name == "write" && meta.Get("exists").Bool():
+		kind = event.KindEdit // the spec's rule: changing a file is an edit
+	}
+	st := &event.ToolStart{CallID: id, Name: name, Kind: kind}
+	if input.IsObject() {
+		st.Input = json.RawMessage(input.Raw)
+	}
+	switch kind {
+	case event.KindShell:
+		st.Command = input.Get("command").String()
+	case event.KindRead, event.KindWrite, event.KindEdit:
+		st.Path = input.Get("filePath").String()
+	}
+	dst = append(dst, st)
+	if status != "completed" && status != "error" {
+		return dst
+	}
+	end := &event.ToolEnd{CallID: id, Name: name, Kind: kind, Status: event.StatusOK}
+	if t0, t1 := times.Get("start").Int(), times.Get("end").Int(); t0 > 0 && t1 >= t0 {
+		end.DurationMS = t1 - t0
+	}
+	if status == "error" {
+		end.Status = event.StatusError
+		end.Output = errText
+		if denied(end.Output) {
+			end.Status = event.StatusDenied
+		}
+	} else {
+		end.Output = output
+		fileChange(end, st, input, meta)
+	}
+	if kind == event.KindShell {
+		if code := meta.Get("exit"); code.Type == gjson.Number {
+			// OpenCode reports a failed command as completed.
+			end.ExitCode = event.Int(int(code.Int()))
+			if code.Int() != 0 && end.Status == event.StatusOK {
+				end.Status = event.StatusError
+			}
+		}
+	}
+	return append(dst, end)
+}
+
+// fileChange sets the Paths and Diff of a completed write, edit or patch.
+func fileChange(end *event.ToolEnd, st *event.ToolStart, input, meta gjson.Result) {
+	path := st.Path
+	switch st.Name {
+	case "write":
+		if path == "" {
+			return
+		}
+		end.Paths = []string{path}
+		// The metadata says whether the file was there before; its old
+		// content is not reported, so only a new file gets a diff.
+		if !meta.Get("exists").Bool() {
+			end.Diff = adapters.UnifiedDiff(path, "", input.Get("content").String())
+		}
+	case "edit":
+		if path == "" {
+			path = meta.Get("filediff.file").String()
+		}
+		if path != "" {
+			end.Paths = []string{path}
+		}
+		end.Diff = meta.Get("diff").String()
+		if end.Diff == "" && input.Get("oldString").Exists() {
+			end.Diff = adapters.UnifiedDiff(path, input.Get("oldString").String(), input.Get("newString").String())
+		}
+	case "multiedit":
+		if path != "" {
+			end.Paths = []string{path}
+		}
+		end.Diff = meta.Get("diff").String()
+		if end.Diff == "" {
+			var diffs []string
+			meta.Get("results").ForEach(func(_, r gjson.Result) bool {
+				diffs = append(diffs, r.Get("diff").String())
+				return true
+			})
+			end.Diff = adapters.JoinDiffs(diffs...)
+		}
+		if end.Diff == "" {
+			var diffs []string
+			input.Get("edits").ForEach(func(_, e gjson.Result) bool {
+				diffs = append(diffs, adapters.UnifiedDiff(path, e.Get("oldString").String(), e.Get("newString").String()))
+				return true
+			})
+			end.Diff = adapters.JoinDiffs(diffs...)
+		}
+	case "patch", "apply_patch":
+		patchChange(end, meta)
+	}
+}
+
+func patchChange(end *event.ToolEnd, meta gjson.Result) {
+	var diffs []string
+	meta.Get("files").ForEach(func(_, f gjson.Result) bool {
+		if p := f.Get("filePath").String(); p != "" {
+			end.Paths = append(end.Paths, p)
+		}
+		if mp := f.Get("movePath").String(); mp != "" {
+			end.Paths = append(end.Paths, mp)
+		}
+		diffs = append(diffs, f.Get("diff").String())
+		return true
+	})
+	end.Diff = meta.Get("diff").String()
+	if end.Diff == "" {
+		end.Diff = adapters.JoinDiffs(diffs...)
+	}
+}
+
+// patchKind is write for a patch that only adds files, delete for one that
+// only removes files, else edit.
+func patchKind(files gjson.Result) event.Kind {
+	adds, deletes, n := 0, 0, 0
+	files.ForEach(func(_, f gjson.Result) bool {
+		switch f.Get("type").String() {
+		case "add":
+			adds++
+		case "delete":
+			deletes++
+		}
+		n++
+		return true
+	})
+	switch {
+	case n > 0 && adds == n:
+		return event.KindWrite
+	case n > 0 && deletes == n:
+		return event.KindDelete
+	}
+	return event.KindEdit
+}

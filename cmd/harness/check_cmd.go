@@ -1,0 +1,82 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/registry"
+)
+
+type checkCmd struct {
+	Agent  string `arg:"" help:"Agent to check."`
+	Binary string `help:"Path of the agent's executable."`
+}
+
+// Run is a doctor for one agent: binary, version, credentials, and the
+// flags harness relies on. Exit 0 when all is well, 1 on a problem, 127
+// when the agent is not installed.
+func (c *checkCmd) Run(e *env) error {
+	a, err := harness.Adapter(c.Agent)
+	if err != nil {
+		return withStatus(exitUsage, err)
+	}
+	info, _ := registry.Agent(a.Name())
+	ok := func(format string, args ...any) { fmt.Fprintf(e.Stdout, "ok    "+format+"\n", args...) }
+	bad := func(format string, args ...any) { fmt.Fprintf(e.Stdout, "FAIL  "+format+"\n", args...) }
+	path, err := harness.FindBinary(a, c.Binary, agentDirs(e), os.Environ())
+	if err != nil {
+		bad("binary: %v", err)
+		return withStatus(exitNotFound, nil)
+	}
+	ok("binary: %s", path)
+	problems := 0
+	if v := binaryVersion(path); v != "" {
+		ok("version: %s", v)
+	} else {
+		bad("version: %s --version printed nothing", path)
+		problems++
+	}
+	var creds []string
+	for _, k := range info.CredentialEnv {
+		if e.Getenv(k) != "" {
+			creds = append(creds, k)
+		}
+	}
+	if len(creds) > 0 {
+		ok("credentials: %s set", strings.Join(creds, ", "))
+	} else {
+		// Not a failure: the CLI may have its own login, or run on --mock.
+		fmt.Fprintf(e.Stdout, "warn  credentials: none of %s is set (fine if the CLI is logged in, or with --mock)\n", strings.Join(info.CredentialEnv, ", "))
+	}
+	help := helpText(path, info.Flags)
+	for _, f := range info.Flags {
+		if strings.Contains(help, f) {
+			ok("flag %s", f)
+		} else {
+			bad("flag %s: not in %s's --help", f, a.Name())
+			problems++
+		}
+	}
+	if problems > 0 {
+		return withStatus(exitAgentFailed, errors.New(fmt.Sprintf("check %s: %d problem(s)", a.Name(), problems)))
+	}
+	return nil
+}
+
+// helpText is the agent's --help, plus the --help of each subcommand
+// harness uses (a flag without a dash, like codex's exec).
+func helpText(path string, flags []string) string {
+	var b strings.Builder
+	out, _ := probe(path, "--help")
+	b.WriteString(out)
+	for _, f := range flags {
+		if !strings.HasPrefix(f, "-") {
+			sub, _ := probe(path, f, "--help")
+			b.WriteString(sub)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/registry"
+)
+
+type listCmd struct {
+	JSON bool `help:"Print JSON."`
+}
+
+type agentStatus struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Installed bool   `json:"installed"`
+	Path      string `json:"path,omitempty"`
+	Version   string `json:"version,omitempty"`
+}
+
+// Run lists every supported agent, installed or not.
+func (c *listCmd) Run(e *env) error {
+	var rows []agentStatus
+	for _, a := range harness.Adapters() {
+		info, _ := registry.Agent(a.Name())
+		st := agentStatus{ID: a.Name(), Name: info.Display}
+		if path, err := harness.FindBinary(a, "", agentDirs(e), os.Environ()); err == nil {
+			st.Installed, st.Path, st.Version = true, path, binaryVersion(path)
+		}
+		rows = append(rows, st)
+	}
+	if c.JSON {
+		enc := json.NewEncoder(e.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rows)
+	}
+	tw := tabwriter.NewWriter(e.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "AGENT\tNAME\tINSTALLED\tVERSION\tPATH")
+	for _, r := range rows {
+		inst := "no"
+		if r.Installed {
+			inst = "yes"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.ID, r.Name, inst, r.Version, r.Path)
+	}
+	return tw.Flush()
+}
+
+// binaryVersion runs "path --version" with a short timeout and returns its
+// first line.
+func binaryVersion(path string) string {
+	out, _ := probe(path, "--version")
+	line, _, _ := strings.Cut(strings.TrimSpace(out), "\n")
+	return strings.TrimSpace(line)
+}
+
+// probe runs the agent binary with args, stdin /dev/null, bounded in time
+// and output, and returns what it printed on stdout and stderr.
+func probe(path string, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, args...)
+	cmd.WaitDelay = time.Second
+	cmd.Env = append(os.Environ(), "NO_COLOR=1", "CI=1")
+	var out limitedBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	return out.String(), err
+}
+
+type limitedBuffer struct{ strings.Builder }
+
+func (b *limitedBuffer) Write(p []byte) (int, error) {
+	if room := 1<<20 - b.Len(); room > 0 {
+		if len(p) > room {
+			b.Builder.Write(p[:room])
+		} else {
+			b.Builder.Write(p)
+		}
+	}
+	return len(p), nil
+}

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/registry"
+)
+
+type modelsCmd struct {
+	List    modelsListCmd    `cmd:"" default:"1" help:"List model aliases and the id each agent uses."`
+	Resolve modelsResolveCmd `cmd:"" help:"Print the model id an agent gets for an alias."`
+	Prices  modelsPricesCmd  `cmd:"" help:"List per-model prices (USD per million tokens) used to estimate costs."`
+	Update  modelsUpdateCmd  `cmd:"" help:"Refresh the user model cache from a file or URL."`
+}
+
+type modelsListCmd struct {
+	JSON bool `help:"Print JSON."`
+}
+
+func (c *modelsListCmd) Run(e *env) error {
+	s, err := loadSettings(e, "")
+	if err != nil {
+		return err
+	}
+	entries := s.models.List()
+	if c.JSON {
+		return writeJSON(e, entries)
+	}
+	tw := tabwriter.NewWriter(e.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ALIAS\tAGENT MODEL IDS")
+	for _, en := range entries {
+		var ids []string
+		for _, agent := range slices.Sorted(maps.Keys(en.IDs)) {
+			ids = append(ids, agent+"="+en.IDs[agent])
+		}
+		fmt.Fprintf(tw, "%s\t%s\n", en.Alias, strings.Join(ids, " "))
+	}
+	return tw.Flush()
+}
+
+type modelsResolveCmd struct {
+	Alias string `arg:"" help:"Model alias or id."`
+	Agent string `short:"a" required:"" help:"Agent the model is for."`
+}
+
+func (c *modelsResolveCmd) Run(e *env) error {
+	a, err := harness.Adapter(c.Agent)
+	if err != nil {
+		return withStatus(exitUsage, err)
+	}
+	s, err := loadSettings(e, "")
+	if err != nil {
+		return err
+	}
+	id, _ := s.models.Resolve(c.Alias, a.Name())
+	_, err = fmt.Fprintln(e.Stdout, id)
+	return err
+}
+
+type modelsPricesCmd struct {
+	JSON bool `help:"Print JSON."`
+}
+
+func (c *modelsPricesCmd) Run(e *env) error {
+	s, err := loadSettings(e, "")
+	if err != nil {
+		return err
+	}
+	prices := s.models.Prices()
+	if c.JSON {
+		return writeJSON(e, prices)
+	}
+	tw := tabwriter.NewWriter(e.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "MODEL\tINPUT\tOUTPUT\tCACHE READ\tCACHE WRITE")
+	for _, p := range prices {
+		fmt.Fprintf(tw, "%s\t%g\t%g\t%g\t%g\n", p.ID, p.Price.Input, p.Price.Output, p.Price.CacheRead, p.Price.CacheWrite)
+	}
+	return tw.Flush()
+}
+
+type modelsUpdateCmd struct {
+	From string `required:"" help:"A models TOML file or an http(s) URL."`
+}
+
+func (c *modelsUpdateCmd) Run(e *env) error {
+	res, err := registry.Update(c.From, registry.DefaultCachePath(e.Getenv), nil)
+	if err != nil {
+		return withStatus(exitUsage, err)
+	}
+	_, err = fmt.Fprintf(e.Stdout, "updated %s: %d aliases, %d prices\n", res.Path, res.Aliases, res.Prices)
+	return err
+}
+
+func writeJSON(e *env, v any) error {
+	enc := json.NewEncoder(e.Stdout)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

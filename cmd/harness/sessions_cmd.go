@@ -1,0 +1,164 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"text/tabwriter"
+	"time"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/event"
+	"github.com/agentharness/harness/logger"
+)
+
+type sessionsCmd struct {
+	Dir     string             `help:"Session log directory (default: $XDG_DATA_HOME/harness/sessions)." type:"path"`
+	List    sessionsListCmd    `cmd:"" default:"1" help:"List stored runs, newest first."`
+	Show    sessionsShowCmd    `cmd:"" help:"Print a run's metadata."`
+	Replay  sessionsReplayCmd  `cmd:"" help:"Re-emit a run's event stream."`
+	Reparse sessionsReparseCmd `cmd:"" help:"Re-normalize a run's native lines with today's adapter."`
+	Export  sessionsExportCmd  `cmd:"" help:"Write a run's log files as a tar.gz."`
+	Prune   sessionsPruneCmd   `cmd:"" help:"Remove runs older than a duration."`
+}
+
+func (c *sessionsCmd) dir(e *env) (string, error) {
+	if c.Dir != "" {
+		return c.Dir, nil
+	}
+	s, err := loadSettings(e, "")
+	if err != nil {
+		return "", err
+	}
+	return s.logDir(e), nil
+}
+
+type sessionsListCmd struct {
+	JSON bool `help:"Print JSON."`
+}
+
+func (c *sessionsListCmd) Run(e *env, parent *sessionsCmd) error {
+	dir, err := parent.dir(e)
+	if err != nil {
+		return err
+	}
+	metas, err := logger.List(dir)
+	if err != nil {
+		return withStatus(exitAgentFailed, err)
+	}
+	if c.JSON {
+		return writeJSON(e, metas)
+	}
+	tw := tabwriter.NewWriter(e.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "RUN\tAGENT\tSTATUS\tSTART\tDURATION\tPROMPT")
+	for _, m := range metas {
+		dur := ""
+		if !m.End.IsZero() {
+			dur = formatDuration(m.End.Sub(m.Start))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", m.Run, m.Agent, m.Status, m.Start.Local().Format(time.DateTime), dur, oneLineCut(m.PromptPreview, 50))
+	}
+	return tw.Flush()
+}
+
+type sessionsShowCmd struct {
+	ID string `arg:"" name:"run" help:"Run id or unique prefix."`
+}
+
+func (c *sessionsShowCmd) Run(e *env, parent *sessionsCmd) error {
+	dir, err := parent.dir(e)
+	if err != nil {
+		return err
+	}
+	m, err := logger.Load(dir, c.ID)
+	if err != nil {
+		return withStatus(exitUsage, err)
+	}
+	return writeJSON(e, m)
+}
+
+type sessionsReplayCmd struct {
+	ID    string  `arg:"" name:"run" help:"Run id or unique prefix."`
+	Speed float64 `help:"Replay at this multiple of the original speed (1 = as recorded; 0 = at once)." default:"0"`
+}
+
+func (c *sessionsReplayCmd) Run(e *env, parent *sessionsCmd) error {
+	dir, err := parent.dir(e)
+	if err != nil {
+		return err
+	}
+	if err := logger.Replay(dir, c.ID, e.Stdout, c.Speed, time.Sleep); err != nil {
+		return withStatus(exitUsage, err)
+	}
+	return nil
+}
+
+type sessionsReparseCmd struct {
+	ID  string `arg:"" name:"run" help:"Run id or unique prefix."`
+	Raw bool   `help:"Also emit native events."`
+}
+
+func (c *sessionsReparseCmd) Run(e *env, parent *sessionsCmd) error {
+	dir, err := parent.dir(e)
+	if err != nil {
+		return err
+	}
+	m, err := logger.Load(dir, c.ID)
+	if err != nil {
+		return withStatus(exitUsage, err)
+	}
+	native, err := os.ReadFile(filepath.Join(dir, m.Run+".native.jsonl"))
+	if err != nil {
+		return withStatus(exitUsage, err)
+	}
+	enc := event.NewEncoder(e.Stdout)
+	_, err = harness.Parse(context.Background(), bytes.NewReader(native), m.Agent, func(ev event.Event) { enc.Encode(ev) }, harness.ParseOptions{Raw: c.Raw})
+	if err != nil {
+		return withStatus(exitAgentFailed, err)
+	}
+	return nil
+}
+
+type sessionsExportCmd struct {
+	ID     string `arg:"" name:"run" help:"Run id or unique prefix."`
+	Output string `short:"o" help:"Write to this file instead of stdout." type:"path"`
+}
+
+func (c *sessionsExportCmd) Run(e *env, parent *sessionsCmd) error {
+	dir, err := parent.dir(e)
+	if err != nil {
+		return err
+	}
+	w := e.Stdout
+	if c.Output != "" {
+		f, err := os.Create(c.Output)
+		if err != nil {
+			return withStatus(exitUsage, err)
+		}
+		defer f.Close()
+		w = f
+	}
+	if err := logger.Export(dir, c.ID, w); err != nil {
+		return withStatus(exitUsage, err)
+	}
+	return nil
+}
+
+type sessionsPruneCmd struct {
+	OlderThan time.Duration `required:"" help:"Remove runs that ended longer ago than this (e.g. 720h)."`
+}
+
+func (c *sessionsPruneCmd) Run(e *env, parent *sessionsCmd) error {
+	dir, err := parent.dir(e)
+	if err != nil {
+		return err
+	}
+	removed, err := logger.Prune(dir, c.OlderThan, time.Now())
+	if err != nil {
+		return withStatus(exitAgentFailed, err)
+	}
+	_, err = fmt.Fprintf(e.Stdout, "removed %d run(s)\n", len(removed))
+	return err
+}

@@ -1,0 +1,382 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/agentharness/harness/registry"
+	"github.com/pelletier/go-toml/v2"
+)
+
+// LoadOptions names everything Load reads. Zero fields read nothing, so a
+// test builds exactly the world it wants.
+type LoadOptions struct {
+	// Cwd is where the search for harness.toml starts; "" searches nothing.
+	Cwd string
+	// ProjectFile, when set, is used instead of searching (the CLI's
+	// --config); it must exist.
+	ProjectFile string
+	// UserFile is the user config; "" reads none (the CLI passes
+	// DefaultUserFile(os.Getenv)). A missing user file is not an error.
+	UserFile string
+	// Getenv reads HARNESS_* variables; nil reads none.
+	Getenv func(string) string
+}
+
+// FindProject returns the harness.toml nearest to dir, walking up to the
+// filesystem root, or "" when there is none.
+func FindProject(dir string) (string, error) {
+	if dir == "" {
+		return "", nil
+	}
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("config: %w", err)
+	}
+	for {
+		p := filepath.Join(dir, ProjectFileName)
+		fi, err := os.Stat(p)
+		if err == nil && !fi.IsDir() {
+			return p, nil
+		}
+		if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrPermission) {
+			return "", fmt.Errorf("config: %w", err)
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", nil
+		}
+		dir = parent
+	}
+}
+
+// Load merges defaults < user file < project file < HARNESS_* environment.
+// It returns the configuration, warnings (unknown keys, naming key and
+// file) and the first invalid value as an *Error. Config.Files lists the
+// files read.
+func Load(opts LoadOptions) (Config, []Warning, error) {
+	c := Defaults()
+	var warns []Warning
+	if opts.UserFile != "" {
+		if _, err := os.Stat(opts.UserFile); err == nil {
+			w, err := c.applyFile(opts.UserFile, opts.UserFile)
+			warns = append(warns, w...)
+			if err != nil {
+				return c, warns, err
+			}
+		}
+	}
+	project := opts.ProjectFile
+	if project == "" {
+		var err error
+		if project, err = FindProject(opts.Cwd); err != nil {
+			return c, warns, err
+		}
+	}
+	if project != "" {
+		w, err := c.applyFile(project, displayPath(opts.Cwd, project))
+		warns = append(warns, w...)
+		if err != nil {
+			return c, warns, err
+		}
+	}
+	if opts.Getenv != nil {
+		if err := c.applyEnv(opts.Getenv); err != nil {
+			return c, warns, err
+		}
+	}
+	return c, warns, c.check()
+}
+
+// displayPath shows path relative to cwd when that is shorter, so an error
+// reads "harness.toml: idle_timeout: …" in the project directory.
+func displayPath(cwd, path string) string {
+	if cwd == "" {
+		return path
+	}
+	abs, err := filepath.Abs(cwd)
+	if err != nil {
+		return path
+	}
+	if rel, err := filepath.Rel(abs, path); err == nil && len(rel) < len(path) {
+		return rel
+	}
+	return path
+}
+
+func (c *Config) applyEnv(getenv func(string) string) error {
+	for _, s := range settings {
+		if s.Env == "" {
+			continue
+		}
+		raw := getenv(s.Env)
+		if raw == "" {
+			continue
+		}
+		source := "env " + s.Env
+		if s.EnvInverts {
+			b, err := parseBool(raw)
+			if err != nil {
+				return &Error{Source: source, Key: s.Key, Value: raw, Quote: true, Err: err}
+			}
+			raw = strconv.FormatBool(!b)
+		}
+		if err := s.set(c, raw); err != nil {
+			return &Error{Source: source, Key: s.Key, Value: getenv(s.Env), Quote: true, Err: err}
+		}
+		c.Origins[s.Key] = source
+	}
+	return nil
+}
+
+// check validates what only makes sense across keys.
+func (c *Config) check() error {
+	pairs := [][2]string{{"mcp.idle_min", "mcp.idle_max"}, {"mcp.hard_min", "mcp.hard_max"}}
+	for _, p := range pairs {
+		lo, _ := Lookup(p[0])
+		hi, _ := Lookup(p[1])
+		l, _ := ParseDuration(lo.get(c))
+		h, _ := ParseDuration(hi.get(c))
+		if h != 0 && l > h {
+			return &Error{Source: c.Origins[p[0]], Key: p[0], Value: l.String(), Quote: true,
+				Err: fmt.Errorf("is greater than %s (%q, from %s)", p[1], h.String(), c.Origins[p[1]])}
+		}
+	}
+	return nil
+}
+
+// applyFile reads one config file over c. name is how errors name it.
+func (c *Config) applyFile(path, name string) ([]Warning, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &Error{Source: name, Err: err}
+	}
+	var tree map[string]any
+	if err := toml.Unmarshal(data, &tree); err != nil {
+		var de *toml.DecodeError
+		if errors.As(err, &de) {
+			row, col := de.Position()
+			return nil, &Error{Source: fmt.Sprintf("%s:%d:%d", name, row, col), Err: fmt.Errorf("%s", de.Error())}
+		}
+		return nil, &Error{Source: name, Err: err}
+	}
+	c.Files = append(c.Files, path)
+	var warns []Warning
+	for _, k := range slices.Sorted(maps.Keys(tree)) {
+		v := tree[k]
+		switch k {
+		case "agents":
+			w, err := c.applyAgents(name, v)
+			warns = append(warns, w...)
+			if err != nil {
+				return warns, err
+			}
+		case "models":
+			if err := c.applyModels(name, v); err != nil {
+				return warns, err
+			}
+		default:
+			w, err := c.applyTree(name, k, v)
+			warns = append(warns, w...)
+			if err != nil {
+				return warns, err
+			}
+		}
+	}
+	return warns, nil
+}
+
+// applyTree applies a scalar setting or descends into a table of them.
+func (c *Config) applyTree(name, key string, v any) ([]Warning, error) {
+	if sub, ok := v.(map[string]any); ok {
+		if !isTable(key) {
+			return []Warning{{Source: name, Key: key, Message: "unknown table (ignored)" + suggest(key)}}, nil
+		}
+		var warns []Warning
+		for _, k := range slices.Sorted(maps.Keys(sub)) {
+			w, err := c.applyTree(name, key+"."+k, sub[k])
+			warns = append(warns, w...)
+			if err != nil {
+				return warns, err
+			}
+		}
+		return warns, nil
+	}
+	s, ok := Lookup(key)
+	if !ok {
+		return []Warning{{Source: name, Key: key, Message: "unknown key (ignored)" + suggest(key)}}, nil
+	}
+	raw, err := scalarString(v)
+	if err != nil {
+		return nil, &Error{Source: name, Key: key, Err: err}
+	}
+	if err := s.set(c, raw); err != nil {
+		_, isString := v.(string)
+		return nil, &Error{Source: name, Key: key, Value: raw, Quote: isString || s.Kind != KindInt, Err: err}
+	}
+	c.Origins[key] = name
+	return nil, nil
+}
+
+func isTable(key string) bool {
+	for _, s := range settings {
+		if strings.HasPrefix(s.Key, key+".") {
+			return true
+		}
+	}
+	return false
+}
+
+// suggest names a setting close to an unknown key: the usual typo is a
+// dash for an underscore or a missing table.
+func suggest(key string) string {
+	norm := strings.ReplaceAll(strings.ToLower(key), "-", "_")
+	for _, s := range settings {
+		leaf := s.Key[strings.LastIndexByte(s.Key, '.')+1:]
+		if s.Key == norm || (leaf == norm && leaf != s.Key) {
+			return fmt.Sprintf("; did you mean %s?", s.Key)
+		}
+	}
+	return ""
+}
+
+func scalarString(v any) (string, error) {
+	switch x := v.(type) {
+	case string:
+		return x, nil
+	case bool:
+		return strconv.FormatBool(x), nil
+	case int64:
+		return strconv.FormatInt(x, 10), nil
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64), nil
+	}
+	return "", fmt.Errorf("is a %T, not a single value", v)
+}
+
+func (c *Config) applyAgents(name string, v any) ([]Warning, error) {
+	table, ok := v.(map[string]any)
+	if !ok {
+		return nil, &Error{Source: name, Key: "agents", Err: errors.New("must be a table of [agents.NAME] tables")}
+	}
+	var warns []Warning
+	for _, agent := range slices.Sorted(maps.Keys(table)) {
+		key := "agents." + agent
+		id, ok := registry.Canonical(agent)
+		if !ok {
+			return warns, &Error{Source: name, Key: key, Value: agent, Quote: true,
+				Err: fmt.Errorf("is not a known agent (known: %s)", strings.Join(registry.AgentIDs(), ", "))}
+		}
+		fields, ok := table[agent].(map[string]any)
+		if !ok {
+			return warns, &Error{Source: name, Key: key, Err: errors.New("must be a table")}
+		}
+		ac := c.Agents[id]
+		for _, f := range slices.Sorted(maps.Keys(fields)) {
+			fv := fields[f]
+			fkey := key + "." + f
+			var err error
+			switch f {
+			case "binary":
+				ac.Binary, err = asString(fv)
+			case "model":
+				ac.Model, err = asString(fv)
+			case "args":
+				ac.Args, err = asStrings(fv)
+			case "env":
+				ac.Env, err = asStringMap(fv)
+			default:
+				warns = append(warns, Warning{Source: name, Key: fkey, Message: "unknown key (ignored); known: binary, args, env, model"})
+				continue
+			}
+			if err != nil {
+				return warns, &Error{Source: name, Key: fkey, Err: err}
+			}
+		}
+		if c.Agents == nil {
+			c.Agents = map[string]AgentConfig{}
+		}
+		c.Agents[id] = ac
+	}
+	return warns, nil
+}
+
+func asString(v any) (string, error) {
+	s, ok := v.(string)
+	if !ok {
+		return "", fmt.Errorf("must be a string")
+	}
+	return s, nil
+}
+
+func asStrings(v any) ([]string, error) {
+	list, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Errorf("must be an array of strings")
+	}
+	out := make([]string, len(list))
+	for i, x := range list {
+		s, ok := x.(string)
+		if !ok {
+			return nil, fmt.Errorf("must be an array of strings")
+		}
+		out[i] = s
+	}
+	return out, nil
+}
+
+func asStringMap(v any) (map[string]string, error) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("must be a table of strings")
+	}
+	out := make(map[string]string, len(m))
+	for k, x := range m {
+		s, ok := x.(string)
+		if !ok {
+			return nil, fmt.Errorf("%s: must be a string", k)
+		}
+		out[k] = s
+	}
+	return out, nil
+}
+
+// applyModels decodes [models] with the registry's own strict parser, so
+// that a models table means the same in harness.toml and in models.toml.
+func (c *Config) applyModels(name string, v any) error {
+	table, ok := v.(map[string]any)
+	if !ok {
+		return &Error{Source: name, Key: "models", Err: errors.New("must be a table")}
+	}
+	data, err := toml.Marshal(table)
+	if err != nil {
+		return &Error{Source: name, Key: "models", Err: err}
+	}
+	f, err := registry.ParseFile(name+" [models]", data)
+	if err != nil {
+		return &Error{Source: name, Key: "models", Err: errors.New(strings.TrimPrefix(err.Error(), "registry: "+name+" [models]: "))}
+	}
+	for alias, ids := range f.Aliases {
+		if c.Models.Aliases == nil {
+			c.Models.Aliases = map[string]map[string]string{}
+		}
+		if c.Models.Aliases[alias] == nil {
+			c.Models.Aliases[alias] = map[string]string{}
+		}
+		maps.Copy(c.Models.Aliases[alias], ids)
+	}
+	for id, p := range f.Prices {
+		if c.Models.Prices == nil {
+			c.Models.Prices = map[string]registry.Price{}
+		}
+		c.Models.Prices[id] = p
+	}
+	return nil
+}

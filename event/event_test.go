@@ -1,0 +1,408 @@
+package event
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+const testRun = "run_01HARNESSTEST0000000000000"
+
+// samples holds one fully populated body of every type.
+func samples() []Body {
+	return []Body{
+		&SessionStart{Agent: "claude", AgentVersion: "2.1", Model: "m", SessionID: "s", Cwd: "/w", PID: 42, PTY: true, Argv: []string{"claude", "<prompt>"}, Tools: []string{"Bash"}},
+		&TextDelta{Text: "hé\n\"<&>\u2028", MessageID: "msg_1"},
+		&ReasoningDelta{Text: "think"},
+		&Message{Role: RoleAssistant, Text: "done", MessageID: "msg_1"},
+		&Reasoning{Text: "because"},
+		&ToolStart{CallID: "c1", Name: "Bash", Kind: KindShell, Input: json.RawMessage(`{"command":"ls"}`), Command: "ls"},
+		&ToolEnd{CallID: "c1", Name: "Bash", Kind: KindShell, Status: StatusError, Output: "x", ExitCode: Int(2), DurationMS: 5, Paths: []string{"a"}, Diff: "d"},
+		&Usage{InputTokens: 1, OutputTokens: 2, CacheReadTokens: 3, CacheWriteTokens: 4, ReasoningTokens: 1, CostUSD: 0.5, CostEstimated: true},
+		&Warning{Code: WarnIdle, Message: "quiet", IdleMS: 10, AbortInMS: 5},
+		&Error{Code: ErrIdleTimeout, Message: "idle", Fatal: true, Class: ClassNetwork, Killed: Bool(true), Signal: "SIGTERM", Hint: "h",
+			Partial: &Partial{StderrTail: "e", LastEvents: []EventSummary{{Seq: 1, Type: TypeSessionStart, Summary: "x"}}, Events: 3, LastActivityMSAgo: 7}},
+		&Result{Status: ResultSuccess, Text: "ok", SessionID: "s", DurationMS: 9, NumTurns: 2, Usage: Usage{InputTokens: 1}, CostUSD: Float(0.1), ExitCode: Int(0), Stats: Stats{NativeLines: 3, Events: 4}},
+		&Native{Line: json.RawMessage(`{"a":1}`), Stream: StreamStdout},
+	}
+}
+
+func TestSamplesCoverEveryType(t *testing.T) {
+	t.Parallel()
+	seen := map[Type]bool{}
+	for _, b := range samples() {
+		seen[b.EventType()] = true
+	}
+	for _, tp := range Types {
+		require.True(t, seen[tp], "no sample of %s", tp)
+		require.True(t, tp.Valid())
+		require.NotNil(t, NewBody(tp))
+	}
+	require.False(t, Type("nope").Valid())
+	require.Nil(t, NewBody("nope"))
+}
+
+func TestRoundTrip(t *testing.T) {
+	t.Parallel()
+	for i, b := range samples() {
+		t.Run(string(b.EventType()), func(t *testing.T) {
+			t.Parallel()
+			ev := Event{V: Version, Type: b.EventType(), Run: testRun, Seq: int64(i + 1), TS: 1000, Body: b}
+			line, err := AppendJSON(nil, ev)
+			require.NoError(t, err)
+			require.True(t, json.Valid(line), "%s", line)
+			got, err := Decode(line)
+			require.NoError(t, err)
+			require.Equal(t, ev, got)
+			// The envelope comes first and the type matches.
+			require.True(t, bytes.HasPrefix(line, []byte(`{"v":1,"type":"`+string(b.EventType())+`","run":"`)), "%s", line)
+		})
+	}
+}
+
+func TestOptionalFieldsOmitted(t *testing.T) {
+	t.Parallel()
+	line, err := AppendJSON(nil, Event{V: 1, Run: testRun, Seq: 1, Body: &ToolEnd{CallID: "c", Name: "n", Kind: KindRead, Status: StatusOK}})
+	require.NoError(t, err)
+	require.NotContains(t, string(line), "null")
+	require.NotContains(t, string(line), "exit_code")
+	require.Contains(t, string(line), `"duration_ms":0`)
+}
+
+func TestAppendStringMatchesEncodingJSON(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{"", "plain", "q\"b\\s", "\x00\x01\x1f\t\n\r", "ünïcødé 日本", "\u2028\u2029", "bad\xffutf8\xc3", "<html>&amp;", "\x7f"} {
+		var want bytes.Buffer
+		enc := json.NewEncoder(&want)
+		enc.SetEscapeHTML(false)
+		require.NoError(t, enc.Encode(s))
+		require.Equal(t, strings.TrimSuffix(want.String(), "\n"), string(AppendString(nil, s)), "%q", s)
+	}
+}
+
+func FuzzAppendString(f *testing.F) {
+	for _, s := range []string{"", "a\"b", "\xff", "\u2028", "日本"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out := AppendString(nil, s)
+		require.True(t, json.Valid(out), "%q", out)
+		var back string
+		require.NoError(t, json.Unmarshal(out, &back))
+		if json.Valid([]byte(`"`+s+`"`)) || !strings.ContainsRune(s, 0xFFFD) {
+			want, _ := json.Marshal(s)
+			var w string
+			_ = json.Unmarshal(want, &w)
+			require.Equal(t, w, back)
+		}
+	})
+}
+
+func TestDecodeErrors(t *testing.T) {
+	t.Parallel()
+	for _, in := range []string{``, `{`, `[]`, `{"type":"nope"}`, `{"type":"text_delta","text":5}`} {
+		_, err := Decode([]byte(in))
+		require.Error(t, err, in)
+	}
+}
+
+type collector struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+	enc *Encoder
+	evs []Event
+}
+
+func newStream(t *testing.T, raw bool) (*Stream, *collector) {
+	t.Helper()
+	c := &collector{}
+	c.enc = NewEncoder(&c.buf)
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	s := NewStream(StreamConfig{
+		Run: testRun, Raw: raw,
+		Now:   func() time.Time { clock = clock.Add(time.Millisecond); return clock },
+		Start: SessionStart{Agent: "fake", Cwd: "/work", Argv: []string{"fake", "<prompt>"}},
+		Sink: func(ev Event) {
+			c.evs = append(c.evs, ev)
+			require.NoError(t, c.enc.Encode(ev))
+		},
+	})
+	return s, c
+}
+
+func (c *collector) types() []Type {
+	out := make([]Type, len(c.evs))
+	for i, ev := range c.evs {
+		out[i] = ev.Type
+	}
+	return out
+}
+
+func TestStreamSynthesizesSessionStartAndResult(t *testing.T) {
+	t.Parallel()
+	s, c := newStream(t, false)
+	require.NoError(t, s.Emit(&TextDelta{Text: "hi"}))
+	r := s.Finish(Outcome{NoProcess: true})
+	require.Equal(t, []Type{TypeSessionStart, TypeTextDelta, TypeError, TypeResult}, c.types())
+	require.Equal(t, ResultError, r.Status, "no terminal event: error")
+	require.Equal(t, CodeNoTerminalEvent, c.evs[2].Body.(*Error).Code)
+	require.Equal(t, "hi", r.Text, "the deltas are the text when no message came")
+	ss := c.evs[0].Body.(*SessionStart)
+	require.Equal(t, "fake", ss.Agent)
+	require.Equal(t, []string{"fake", "<prompt>"}, ss.Argv)
+	require.NoError(t, CheckNDJSON(c.buf.Bytes()))
+	require.ErrorIs(t, s.Emit(&TextDelta{Text: "late"}), ErrFinished)
+	require.Same(t, r, s.Finish(Outcome{}), "Finish is idempotent")
+}
+
+func TestStreamMergesAgentSessionStart(t *testing.T) {
+	t.Parallel()
+	s, c := newStream(t, true)
+	require.NoError(t, s.Line(StreamStdout, []byte(`{"init":1}`), false,
+		[]Body{&SessionStart{Agent: "ignored", Model: "m1", SessionID: "sid", Tools: []string{"Bash"}, Cwd: "/elsewhere"}}))
+	require.NoError(t, s.Emit(&SessionStart{SessionID: "other"}))
+	require.NoError(t, s.Line(StreamStdout, []byte(`not json`), true, nil))
+	require.NoError(t, s.Emit(&Result{Status: ResultSuccess, Text: "done"}))
+	r := s.Finish(Outcome{ExitCode: Int(0)})
+	require.Equal(t, []Type{TypeSessionStart, TypeNative, TypeNative, TypeResult}, c.types())
+	ss := c.evs[0].Body.(*SessionStart)
+	require.Equal(t, "fake", ss.Agent, "the harness's canonical agent id wins")
+	require.Equal(t, "/work", ss.Cwd)
+	require.Equal(t, "m1", ss.Model)
+	require.Equal(t, "sid", ss.SessionID)
+	require.Equal(t, `{"init":1}`, string(c.evs[1].Body.(*Native).Line))
+	require.Equal(t, `"not json"`, string(c.evs[2].Body.(*Native).Line))
+	require.Equal(t, ResultSuccess, r.Status)
+	require.Equal(t, "sid", r.SessionID)
+	require.Equal(t, Stats{NativeLines: 2, UnparsedLines: 1, Events: 4}, r.Stats)
+	require.NoError(t, CheckNDJSON(c.buf.Bytes()))
+}
+
+func TestStreamToolPairing(t *testing.T) {
+	t.Parallel()
+	s, c := newStream(t, false)
+	require.NoError(t, s.Emit(
+		&ToolStart{CallID: "a", Name: "Bash", Kind: KindShell, Command: "ls"},
+		&ToolStart{CallID: "a", Name: "Bash", Kind: KindShell}, // repeated: dropped
+		&ToolEnd{CallID: "a", Status: StatusOK},
+		&ToolStart{CallID: "a", Name: "Bash", Kind: KindShell}, // id reused after close: renamed
+		&ToolEnd{CallID: "orphan", Name: "Read", Kind: KindRead},
+		&ToolStart{CallID: "open", Name: "Edit", Kind: "bogus"},
+	))
+	require.NoError(t, s.Emit(&Result{Status: ResultSuccess}))
+	r := s.Finish(Outcome{ToolStatus: StatusTimeout, Status: ResultTimeout})
+	require.NoError(t, CheckNDJSON(c.buf.Bytes()))
+	var ends []*ToolEnd
+	var starts []*ToolStart
+	for _, ev := range c.evs {
+		switch b := ev.Body.(type) {
+		case *ToolEnd:
+			ends = append(ends, b)
+		case *ToolStart:
+			starts = append(starts, b)
+		}
+	}
+	require.Len(t, starts, 4)
+	require.Equal(t, "a#2", starts[1].CallID)
+	require.Equal(t, "{}", string(starts[1].Input))
+	require.Equal(t, KindOther, starts[3].Kind)
+	require.Equal(t, "Bash", ends[0].Name, "tool_end gets the name from its start")
+	require.Equal(t, "orphan", starts[2].CallID, "an end without start gets a start")
+	require.Len(t, ends, 4)
+	require.True(t, ends[2].Synthetic)
+	require.Equal(t, StatusTimeout, ends[2].Status)
+	require.Equal(t, int64(4), r.Stats.ToolCalls)
+	require.Equal(t, ResultTimeout, r.Status)
+}
+
+func TestStreamUsageAndStatus(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name   string
+		agent  *Result
+		fatal  bool
+		out    Outcome
+		status string
+	}{
+		{"success", &Result{Status: ResultSuccess}, false, Outcome{ExitCode: Int(0)}, ResultSuccess},
+		{"agent-error", &Result{Status: ResultError}, false, Outcome{ExitCode: Int(0)}, ResultError},
+		{"nonzero-exit", &Result{Status: ResultSuccess}, false, Outcome{ExitCode: Int(1)}, ResultError},
+		{"signal", &Result{Status: ResultSuccess}, false, Outcome{Signal: "SIGKILL"}, ResultError},
+		{"lingered", &Result{Status: ResultSuccess}, false, Outcome{Lingered: true, Signal: "SIGTERM"}, ResultSuccess},
+		{"parse-ignores-exit", &Result{Status: ResultSuccess}, false, Outcome{NoProcess: true}, ResultSuccess},
+		{"fatal", &Result{Status: ResultSuccess}, true, Outcome{ExitCode: Int(0)}, ResultError},
+		{"forced", &Result{Status: ResultSuccess}, false, Outcome{Status: ResultCancelled}, ResultCancelled},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s, c := newStream(t, false)
+			require.NoError(t, s.Emit(&Usage{InputTokens: 10, CostUSD: 0.25, CostEstimated: true}, &Usage{OutputTokens: 5}))
+			if tc.fatal {
+				require.NoError(t, s.Emit(&Error{Code: ErrProcessExit, Message: "x", Fatal: true, Partial: &Partial{}}))
+			}
+			require.NoError(t, s.Emit(tc.agent))
+			r := s.Finish(tc.out)
+			require.Equal(t, tc.status, r.Status)
+			require.Equal(t, Usage{InputTokens: 10, OutputTokens: 5, CostUSD: 0.25, CostEstimated: true}, r.Usage)
+			require.True(t, r.CostEstimated)
+			require.NoError(t, CheckNDJSON(c.buf.Bytes()))
+			if tc.fatal {
+				p := c.evs[len(c.evs)-2].Body.(*Error).Partial
+				require.Equal(t, int64(3), p.Events)
+				require.Len(t, p.LastEvents, 3)
+			}
+		})
+	}
+}
+
+func TestStreamAgentTotalsWin(t *testing.T) {
+	t.Parallel()
+	s, _ := newStream(t, false)
+	require.NoError(t, s.Emit(&Usage{InputTokens: 1}, &Result{Status: ResultSuccess, Usage: Usage{InputTokens: 7, OutputTokens: 3}, CostUSD: Float(0.01), DurationMS: 1234}))
+	r := s.Finish(Outcome{NoProcess: true})
+	require.Equal(t, int64(7), r.Usage.InputTokens)
+	require.Equal(t, 0.01, *r.CostUSD)
+	require.Equal(t, int64(1234), r.DurationMS, "parse reports the agent's own duration")
+}
+
+func TestStreamCapsLongFields(t *testing.T) {
+	t.Parallel()
+	s, c := newStream(t, true)
+	big := strings.Repeat("é", MaxLineBytes)
+	require.NoError(t, s.Emit(&Message{Role: RoleAssistant, Text: big}))
+	require.NoError(t, s.Emit(&ToolStart{CallID: "c", Name: "Bash", Kind: KindShell, Command: big, Input: json.RawMessage(`{"x":"` + big + `"}`)}))
+	require.NoError(t, s.Emit(&ToolEnd{CallID: "c", Output: big, Diff: big}))
+	require.NoError(t, s.Line(StreamStdout, []byte(big), true, nil))
+	s.Finish(Outcome{NoProcess: true})
+	require.NoError(t, CheckNDJSON(c.buf.Bytes()))
+	require.True(t, c.evs[1].Body.(*Message).Truncated)
+	require.True(t, c.evs[2].Body.(*ToolStart).InputTruncated)
+	require.True(t, c.evs[3].Body.(*ToolEnd).OutputTruncated)
+	require.True(t, c.evs[4].Body.(*Native).Truncated)
+}
+
+func TestStreamConcurrentEmit(t *testing.T) {
+	t.Parallel()
+	s, c := newStream(t, false)
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 100 {
+				id := fmt.Sprintf("g%d-%d", g, i)
+				_ = s.Emit(&ToolStart{CallID: id, Name: "t", Kind: KindOther}, &Warning{Code: WarnIdle, Message: "x"}, &ToolEnd{CallID: id})
+			}
+		})
+	}
+	wg.Wait()
+	s.Finish(Outcome{Status: ResultCancelled})
+	require.NoError(t, CheckNDJSON(c.buf.Bytes()))
+	require.Len(t, c.evs, 1+8*100*3+1)
+}
+
+func TestCheckFindsViolations(t *testing.T) {
+	t.Parallel()
+	ev := func(seq int64, b Body) Event {
+		return Event{V: 1, Type: b.EventType(), Run: testRun, Seq: seq, TS: 1, Body: b}
+	}
+	start := &SessionStart{Agent: "a", Argv: []string{}}
+	result := &Result{Status: ResultSuccess}
+	cases := map[string][]Event{
+		"no-session-start":    {ev(1, &TextDelta{}), ev(2, result)},
+		"no-result":           {ev(1, start), ev(2, &TextDelta{})},
+		"seq-gap":             {ev(1, start), ev(3, result)},
+		"two-results":         {ev(1, start), ev(2, result), ev(3, result)},
+		"unclosed-tool":       {ev(1, start), ev(2, &ToolStart{CallID: "c", Name: "n", Kind: KindRead, Input: json.RawMessage("{}")}), ev(3, result)},
+		"end-without-start":   {ev(1, start), ev(2, &ToolEnd{CallID: "c", Name: "n", Kind: KindRead, Status: StatusOK}), ev(3, result)},
+		"timeout-not-timeout": {ev(1, start), ev(2, &Error{Code: ErrIdleTimeout, Fatal: true, Partial: &Partial{}}), ev(3, result)},
+		"bad-run-id":          {{V: 1, Type: TypeSessionStart, Run: "run_x", Seq: 1, Body: start}, ev(2, result)},
+		"ts-backwards":        {{V: 1, Type: TypeSessionStart, Run: testRun, Seq: 1, TS: 5, Body: start}, ev(2, result)},
+		"fatal-no-partial":    {ev(1, start), ev(2, &Error{Code: ErrProcessExit, Fatal: true}), ev(3, result)},
+	}
+	for name, evs := range cases {
+		require.Error(t, Check(evs), name)
+	}
+	require.Error(t, CheckNDJSON([]byte("{}\n")))
+	require.Error(t, CheckNDJSON([]byte("")))
+}
+
+func TestNewRunID(t *testing.T) {
+	t.Parallel()
+	a, b := NewRunID(), NewRunID()
+	require.NotEqual(t, a, b)
+	require.Regexp(t, runIDPattern, a)
+}
+
+func BenchmarkEncodeTextDelta(b *testing.B) {
+	enc := NewEncoder(io.Discard)
+	ev := Event{V: 1, Run: testRun, Seq: 1, TS: 1, Body: &TextDelta{Text: "some streamed text, a few words", MessageID: "msg_01ABC"}}
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = enc.Encode(ev)
+	}
+}
+
+func BenchmarkEncodeToolEnd(b *testing.B) {
+	enc := NewEncoder(io.Discard)
+	ev := Event{V: 1, Run: testRun, Seq: 1, TS: 1, Body: &ToolEnd{CallID: "toolu_1", Name: "Bash", Kind: KindShell, Status: StatusOK, Output: strings.Repeat("out ", 100), ExitCode: Int(0), DurationMS: 12}}
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = enc.Encode(ev)
+	}
+}
+
+func TestStreamOpenCalls(t *testing.T) {
+	t.Parallel()
+	s, _ := newStream(t, false)
+	require.NoError(t, s.Emit(&ToolStart{CallID: "a", Name: "Bash", Kind: KindShell, Command: "sleep 9"}, &ToolStart{CallID: "b", Name: "Read", Kind: KindRead}, &ToolEnd{CallID: "b"}))
+	open := s.OpenCalls()
+	require.Len(t, open, 1)
+	require.Equal(t, "sleep 9", open[0].Start.Command)
+	require.False(t, open[0].Since.IsZero())
+}
+
+func TestStreamEmptyAndReusedCallIDs(t *testing.T) {
+	t.Parallel()
+	s, c := newStream(t, false)
+	require.NoError(t, s.Emit(&ToolEnd{CallID: ""}, &ToolStart{Name: "x"}, &ToolEnd{}))
+	for range 3 {
+		require.NoError(t, s.Emit(&ToolStart{CallID: "r", Name: "x"}, &ToolEnd{CallID: "r"}))
+	}
+	s.Finish(Outcome{Status: ResultCancelled})
+	require.NoError(t, CheckNDJSON(c.buf.Bytes()))
+	var ids []string
+	for _, ev := range c.evs {
+		if st, ok := ev.Body.(*ToolStart); ok {
+			ids = append(ids, st.CallID)
+		}
+	}
+	require.Equal(t, []string{"call", "call#2", "r", "r#2", "r#3"}, ids)
+}
+
+// TestHandEncodedMatchesReflection keeps the hand-written encoders of the
+// hot types byte-identical to encoding/json's view of the same struct.
+func TestHandEncodedMatchesReflection(t *testing.T) {
+	t.Parallel()
+	bodies := []Body{
+		&TextDelta{Text: "a\"\n<é>"}, &TextDelta{Text: "x", MessageID: "m"}, &ReasoningDelta{Text: "r"},
+		&Message{Role: RoleAssistant, Text: "t"}, &Message{Role: RoleUser, Text: "", MessageID: "m", Truncated: true},
+		&Usage{}, &Usage{InputTokens: 1, OutputTokens: 2, CacheReadTokens: 3, CacheWriteTokens: 4, ReasoningTokens: 5, CostUSD: 0.000125, CostEstimated: true},
+		&Usage{CostUSD: 1e-9}, &Usage{CostUSD: 12345.5},
+	}
+	for _, b := range bodies {
+		ev := Event{V: 1, Run: testRun, Seq: 3, TS: 4, Body: b}
+		fast, err := AppendJSON(nil, ev)
+		require.NoError(t, err)
+		slow, err := appendBody(append([]byte(nil), fast[:bytes.Index(fast, []byte(`,"ts":4`))+len(`,"ts":4`)]...), b)
+		require.NoError(t, err)
+		require.JSONEq(t, string(slow), string(fast))
+		require.Equal(t, string(slow), string(fast))
+	}
+}

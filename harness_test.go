@@ -1,0 +1,286 @@
+package harness_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tidwall/gjson"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/adapters"
+	"github.com/agentharness/harness/adapters/adaptertest"
+	"github.com/agentharness/harness/event"
+	"github.com/agentharness/harness/internal/fakeagent"
+)
+
+func TestMain(m *testing.M) {
+	fakeagent.MaybeRun()
+	os.Exit(m.Run())
+}
+
+// fakeRun is one run of a named fake agent through the whole composition,
+// parsed as Claude output (the fakes print Claude-like stream-json).
+type fakeRun struct {
+	ndjson  []byte
+	events  []event.Event
+	result  *event.Result
+	err     error
+	elapsed time.Duration
+	pids    []int // processes the fake reported starting
+}
+
+func runFake(t *testing.T, name string, b harness.Budgets, during func(*harness.Run)) fakeRun {
+	t.Helper()
+	argv, env := fakeagent.Command(name)
+	var mu sync.Mutex
+	var out bytes.Buffer
+	task := harness.Task{
+		Agent: "claude", Binary: argv[0], BaseEnv: env, Raw: true,
+		Task:    adapters.Task{Prompt: "do it", Cwd: t.TempDir()},
+		Budgets: b,
+	}
+	start := time.Now()
+	run, err := harness.Start(context.Background(), task, harness.Options{OnLine: func(line []byte) {
+		mu.Lock()
+		out.Write(line)
+		mu.Unlock()
+	}})
+	require.NoError(t, err)
+	if during != nil {
+		during(run)
+	}
+	res, werr := run.Wait()
+	fr := fakeRun{result: res, err: werr, elapsed: time.Since(start)}
+	mu.Lock()
+	fr.ndjson = append([]byte(nil), out.Bytes()...)
+	mu.Unlock()
+	adaptertest.CheckStream(t, fr.ndjson)
+	fr.events, err = event.ReadAll(bytes.NewReader(fr.ndjson))
+	require.NoError(t, err)
+	for _, ev := range fr.events {
+		if n, ok := ev.Body.(*event.Native); ok {
+			if g := gjson.GetBytes(n.Line, "subtype"); g.String() == "fake_child" {
+				fr.pids = append(fr.pids, int(gjson.GetBytes(n.Line, "pid").Int()))
+			}
+		}
+	}
+	for _, pid := range fr.pids {
+		require.False(t, alive(pid), "process %d of the run is still alive", pid)
+	}
+	return fr
+}
+
+// alive reports whether pid is a live (not zombie) process.
+func alive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	fields := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	return len(fields) > 0 && fields[0] != "Z"
+}
+
+func (f fakeRun) find(typ event.Type) []event.Body {
+	var out []event.Body
+	for _, ev := range f.events {
+		if ev.Type == typ {
+			out = append(out, ev.Body)
+		}
+	}
+	return out
+}
+
+func (f fakeRun) errorCode() string {
+	for _, b := range f.find(event.TypeError) {
+		if e := b.(*event.Error); e.Fatal || e.Code == event.CodeNoTerminalEvent {
+			return e.Code
+		}
+	}
+	return ""
+}
+
+// quickIdle is for the scenarios that are meant to go idle.
+func quickIdle(b *harness.Budgets) { b.Idle, b.IdleWarning = 150*time.Millisecond, 50*time.Millisecond }
+
+func small() harness.Budgets {
+	// Idle is wide enough for a test binary to start on two busy cores;
+	// the scenarios about idleness set their own.
+	return harness.Budgets{Idle: 5 * time.Second, IdleWarning: 300 * time.Millisecond,
+		Hard: 20 * time.Second, Linger: 100 * time.Millisecond, KillGrace: 100 * time.Millisecond}
+}
+
+func TestFaults(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name    string
+		budgets func(*harness.Budgets)
+		during  func(*harness.Run)
+		status  string
+		code    string // the fatal (or no-terminal) error's code
+		errIs   error
+		bound   time.Duration
+		check   func(t *testing.T, f fakeRun)
+	}{
+		{name: "hang-silent", budgets: quickIdle, status: event.ResultTimeout, code: event.ErrIdleTimeout, errIs: harness.ErrIdleTimeout, bound: 3 * time.Second,
+			check: func(t *testing.T, f fakeRun) {
+				warns := f.find(event.TypeWarning)
+				require.NotEmpty(t, warns)
+				require.Equal(t, event.WarnIdle, warns[0].(*event.Warning).Code)
+			}},
+		{name: "hang-after-output", budgets: quickIdle, status: event.ResultTimeout, code: event.ErrIdleTimeout, errIs: harness.ErrIdleTimeout, bound: 3 * time.Second,
+			check: func(t *testing.T, f fakeRun) {
+				require.NotEmpty(t, f.find(event.TypeMessage), "lines before the hang are kept")
+			}},
+		{name: "ignore-sigterm", status: event.ResultTimeout, code: event.ErrIdleTimeout, errIs: harness.ErrIdleTimeout, bound: 5 * time.Second,
+			// The fake ignores SIGTERM only once it has started: idle must
+			// outlast its start-up, then SIGKILL is needed.
+			budgets: func(b *harness.Budgets) { b.Idle, b.IdleWarning = time.Second, 0 },
+			check: func(t *testing.T, f fakeRun) {
+				require.Positive(t, f.result.Stats.NativeLines, "the fake never started within the idle budget")
+				e := f.find(event.TypeError)[0].(*event.Error)
+				require.Equal(t, "SIGKILL", e.Signal)
+				require.True(t, *e.Killed)
+			}},
+		{name: "result-then-linger", status: event.ResultSuccess, bound: 3 * time.Second,
+			check: func(t *testing.T, f fakeRun) {
+				var codes []string
+				for _, w := range f.find(event.TypeWarning) {
+					codes = append(codes, w.(*event.Warning).Code)
+				}
+				require.Contains(t, codes, event.WarnLingeredAfterResult)
+			}},
+		{name: "exit-nonzero-with-stderr", status: event.ResultError, code: event.ErrProcessExit, errIs: harness.ErrAgentFailed, bound: 3 * time.Second,
+			check: func(t *testing.T, f fakeRun) {
+				e := f.find(event.TypeError)[0].(*event.Error)
+				require.NotEmpty(t, e.Partial.StderrTail)
+				require.Equal(t, 1, *e.ExitCode)
+			}},
+		{name: "exit-0-without-terminal-event", status: event.ResultError, code: event.CodeNoTerminalEvent, errIs: harness.ErrAgentFailed, bound: 3 * time.Second},
+		{name: "killed-by-signal", status: event.ResultError, code: event.ErrProcessExit, errIs: harness.ErrAgentFailed, bound: 3 * time.Second,
+			check: func(t *testing.T, f fakeRun) { require.NotEmpty(t, f.result.Signal) }},
+		{name: "slow-drip", status: event.ResultSuccess, bound: 5 * time.Second,
+			budgets: func(b *harness.Budgets) { b.Idle, b.IdleWarning = 300*time.Millisecond, 0 }},
+		{name: "long-silent-tool", status: event.ResultSuccess, bound: 5 * time.Second,
+			budgets: func(b *harness.Budgets) { b.Idle, b.IdleWarning = 300*time.Millisecond, 0 },
+			check:   func(t *testing.T, f fakeRun) { require.Len(t, f.find(event.TypeToolEnd), 1) }},
+		{name: "tool-past-budget", status: event.ResultSuccess, bound: 5 * time.Second,
+			budgets: func(b *harness.Budgets) { b.Tool = func(event.Kind) time.Duration { return 50 * time.Millisecond } },
+			check: func(t *testing.T, f fakeRun) {
+				n := 0
+				for _, w := range f.find(event.TypeWarning) {
+					if w.(*event.Warning).Code == event.WarnToolStalled {
+						n++
+					}
+				}
+				require.Equal(t, 1, n, "one tool_stalled warning per call")
+			}},
+		{name: "exit-mid-tool", status: event.ResultError, bound: 3 * time.Second,
+			check: func(t *testing.T, f fakeRun) {
+				ends := f.find(event.TypeToolEnd)
+				require.Len(t, ends, 1)
+				require.True(t, ends[0].(*event.ToolEnd).Synthetic)
+				require.Equal(t, event.StatusCancelled, ends[0].(*event.ToolEnd).Status)
+			}},
+		{name: "interrupt", status: event.ResultCancelled, code: event.ErrInterrupted, errIs: harness.ErrInterrupted, bound: 3 * time.Second,
+			budgets: func(b *harness.Budgets) { b.Idle = 0 },
+			during: func(r *harness.Run) {
+				deadline := time.Now().Add(5 * time.Second)
+				for len(r.InFlight()) == 0 && time.Now().Before(deadline) {
+					time.Sleep(5 * time.Millisecond) // polling a condition, not sleeping for it
+				}
+				r.Interrupt()
+			},
+			check: func(t *testing.T, f fakeRun) {
+				ends := f.find(event.TypeToolEnd)
+				require.Len(t, ends, 1)
+				require.Equal(t, event.StatusCancelled, ends[0].(*event.ToolEnd).Status)
+			}},
+		{name: "grandchild-holds-stdout", bound: 5 * time.Second},
+		{name: "setsid-escapee", budgets: quickIdle, status: event.ResultTimeout, bound: 5 * time.Second},
+		{name: "double-fork-daemon", bound: 5 * time.Second},
+		{name: "no-trailing-newline", status: event.ResultSuccess, bound: 3 * time.Second},
+		{name: "invalid-utf8", bound: 3 * time.Second},
+		{name: "non-json-lines", bound: 3 * time.Second,
+			check: func(t *testing.T, f fakeRun) { require.Positive(t, f.result.Stats.UnparsedLines) }},
+		{name: "stdin-reader", bound: 3 * time.Second},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			b := small()
+			if tc.budgets != nil {
+				tc.budgets(&b)
+			}
+			f := runFake(t, tc.name, b, tc.during)
+			require.Less(t, f.elapsed, tc.bound, "the run must end within its bound")
+			if tc.status != "" {
+				require.Equal(t, tc.status, f.result.Status, "%s", f.ndjson)
+			}
+			if tc.code != "" {
+				require.Equal(t, tc.code, f.errorCode(), "%s", f.ndjson)
+			}
+			if tc.errIs != nil {
+				require.ErrorIs(t, f.err, tc.errIs)
+			} else if tc.status == event.ResultSuccess {
+				require.NoError(t, f.err)
+			}
+			if tc.check != nil {
+				tc.check(t, f)
+			}
+		})
+	}
+}
+
+func TestNotInstalled(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	run, err := harness.Start(context.Background(), harness.Task{Agent: "codex", Binary: "/nonexistent/codex",
+		Task: adapters.Task{Prompt: "x"}}, harness.Options{OnLine: func(l []byte) { out.Write(l) }})
+	require.NoError(t, err)
+	res, err := run.Wait()
+	var nf *harness.NotInstalledError
+	require.ErrorAs(t, err, &nf)
+	require.Equal(t, event.ResultError, res.Status)
+	adaptertest.CheckStream(t, out.Bytes())
+	require.Contains(t, out.String(), `"code":"not_installed"`)
+	require.Contains(t, out.String(), "/nonexistent/codex")
+}
+
+func TestStartRejectsBadTasks(t *testing.T) {
+	t.Parallel()
+	for name, task := range map[string]harness.Task{
+		"unknown-agent": {Agent: "nope", Task: adapters.Task{Prompt: "x"}},
+		"bad-perms":     {Agent: "claude", Task: adapters.Task{Prompt: "x", Permissions: "root"}},
+		"bad-cwd":       {Agent: "claude", Task: adapters.Task{Prompt: "x", Cwd: "/nonexistent/dir"}},
+	} {
+		_, err := harness.Start(context.Background(), task, harness.Options{})
+		var te *harness.TaskError
+		require.ErrorAs(t, err, &te, name)
+	}
+}
+
+func TestResumeReportsBothSessionIDs(t *testing.T) {
+	t.Parallel()
+	argv, env := fakeagent.Command("result-then-linger")
+	var out bytes.Buffer
+	run, err := harness.Start(context.Background(), harness.Task{Agent: "claude", Binary: argv[0], BaseEnv: env,
+		Task: adapters.Task{Prompt: "x", Resume: "old-session"}, Budgets: small()},
+		harness.Options{OnLine: func(l []byte) { out.Write(l) }})
+	require.NoError(t, err)
+	res, err := run.Wait()
+	require.NoError(t, err)
+	require.Equal(t, fakeagent.SessionID, res.SessionID)
+	require.Equal(t, "old-session", res.ResumedSessionID)
+	last := bytes.Split(bytes.TrimSpace(out.Bytes()), []byte("\n"))
+	var r map[string]any
+	require.NoError(t, json.Unmarshal(last[len(last)-1], &r))
+	require.Equal(t, "old-session", r["resumed_session_id"])
+}

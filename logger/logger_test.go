@@ -1,0 +1,383 @@
+package logger
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentharness/harness/event"
+	"github.com/stretchr/testify/require"
+)
+
+var t0 = time.Date(2026, 11, 21, 5, 0, 0, 0, time.UTC)
+
+func fixedClock(ts ...time.Time) func() time.Time {
+	var mu sync.Mutex
+	i := 0
+	return func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		t := ts[min(i, len(ts)-1)]
+		i++
+		return t
+	}
+}
+
+func openTest(t *testing.T, dir, run string, meta Meta, opts ...Option) *Session {
+	t.Helper()
+	opts = append([]Option{WithRedactor(NewRedactor(testEnv))}, opts...)
+	s, err := Open(dir, run, meta, opts...)
+	require.NoError(t, err)
+	return s
+}
+
+func readMeta(t *testing.T, dir, run string) Meta {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, run+ExtMeta))
+	require.NoError(t, err)
+	var m Meta
+	require.NoError(t, json.Unmarshal(data, &m))
+	return m
+}
+
+func TestSessionFiles(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "a", "sessions")
+	run := "run_01JTEST0000000000000000001"
+	s := openTest(t, dir, run, Meta{Agent: "claude", Model: "claude-sonnet-4-5",
+		PromptPreview: strings.Repeat("é", 150) + " key sk-ant-api03-AbCdEf0123456789_xyz " + strings.Repeat("x", 100),
+		Cwd:           "/work", Argv: []string{"claude", "-p", "<prompt>", "--api-key", "sk-abcdefghij0123456789ABCDEFGH"}},
+		WithClock(fixedClock(t0, t0.Add(90*time.Second))))
+
+	require.NoError(t, s.WriteEvent([]byte(`{"v":1,"type":"session_start","run":"r","seq":1,"ts":1}`+"\n")))
+	require.NoError(t, s.WriteEvent([]byte(`{"v":1,"type":"text_delta","run":"r","seq":2,"ts":2,"text":"sk-abcdefghij0123456789ABCDEFGH"}`)))
+	require.NoError(t, s.WriteNative(event.StreamStdout, []byte(`{"type":"system","apiKey":"abcdef"}`)))
+	require.NoError(t, s.WriteNative(event.StreamStdout, []byte(`not json tok-0123456789abcdef`)))
+	require.NoError(t, s.WriteNative(event.StreamStderr, []byte(`warn: using ghp_1234567890abcdefghijABCDEFGHIJ123456`)))
+
+	t.Run("modes", func(t *testing.T) {
+		fi, err := os.Stat(dir)
+		require.NoError(t, err)
+		require.Equal(t, os.FileMode(0o700), fi.Mode().Perm())
+		for _, ext := range []string{ExtEvents, ExtNative, ExtStderr, ExtMeta} {
+			fi, err := os.Stat(filepath.Join(dir, run+ext))
+			require.NoError(t, err, ext)
+			require.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), ext)
+		}
+	})
+	t.Run("events-flushed-per-line", func(t *testing.T) {
+		data, err := os.ReadFile(filepath.Join(dir, run+ExtEvents))
+		require.NoError(t, err)
+		lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+		require.Len(t, lines, 2)
+		for _, l := range lines {
+			require.True(t, json.Valid([]byte(l)), l)
+		}
+		require.NotContains(t, string(data), "sk-abcdefghij")
+	})
+	t.Run("meta-at-open", func(t *testing.T) {
+		m := readMeta(t, dir, run)
+		require.Equal(t, run, m.Run)
+		require.Equal(t, StatusRunning, m.Status)
+		require.Equal(t, t0, m.Start.UTC())
+		require.True(t, m.End.IsZero())
+		require.Equal(t, PromptPreviewLen, len([]rune(m.PromptPreview)))
+		require.Contains(t, m.PromptPreview, Redacted)
+		require.NotContains(t, m.PromptPreview, "sk-ant")
+		require.Equal(t, Redacted, m.Argv[4])
+	})
+
+	require.NoError(t, s.Close(Meta{Status: event.ResultSuccess, ExitCode: event.Int(0), SessionID: "sess-1",
+		Usage: &event.Usage{InputTokens: 10, OutputTokens: 5}, CostUSD: event.Float(0.01)}))
+
+	t.Run("meta-rewritten-at-close", func(t *testing.T) {
+		m := readMeta(t, dir, run)
+		require.Equal(t, event.ResultSuccess, m.Status)
+		require.Equal(t, "claude", m.Agent, "fields from Open are kept")
+		require.Equal(t, "sess-1", m.SessionID)
+		require.Equal(t, t0.Add(90*time.Second), m.End.UTC())
+		require.Equal(t, 0, *m.ExitCode)
+		require.Equal(t, int64(5), m.Usage.OutputTokens)
+		entries, err := os.ReadDir(dir)
+		require.NoError(t, err)
+		require.Len(t, entries, 4, "no temporary meta file left")
+	})
+	t.Run("native-redacted", func(t *testing.T) {
+		data, err := os.ReadFile(filepath.Join(dir, run+ExtNative))
+		require.NoError(t, err)
+		require.Equal(t, `{"type":"system","apiKey":"[REDACTED]"}`+"\n"+"not json [REDACTED]\n", string(data))
+		data, err = os.ReadFile(filepath.Join(dir, run+ExtStderr))
+		require.NoError(t, err)
+		require.Equal(t, "warn: using [REDACTED]\n", string(data))
+	})
+	t.Run("closed", func(t *testing.T) {
+		require.ErrorIs(t, s.WriteEvent([]byte("{}")), ErrClosed)
+		require.ErrorIs(t, s.WriteNative(event.StreamStdout, []byte("{}")), ErrClosed)
+		require.ErrorIs(t, s.Close(Meta{}), ErrClosed)
+	})
+}
+
+func TestOpenErrors(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	t.Run("no-overwrite", func(t *testing.T) {
+		t.Parallel()
+		s := openTest(t, dir, "run_dup", Meta{})
+		require.NoError(t, s.Close(Meta{}))
+		_, err := Open(dir, "run_dup", Meta{}, WithRedactor(NewRedactor(nil)))
+		require.ErrorIs(t, err, os.ErrExist)
+	})
+	t.Run("bad-run-id", func(t *testing.T) {
+		t.Parallel()
+		for _, id := range []string{"", "..", "a/b", `a\b`} {
+			_, err := Open(dir, id, Meta{})
+			require.Error(t, err, id)
+		}
+	})
+	t.Run("unknown-stream", func(t *testing.T) {
+		t.Parallel()
+		s := openTest(t, dir, "run_stream", Meta{})
+		require.Error(t, s.WriteNative("stdin", []byte("x")))
+		require.NoError(t, s.Close(Meta{}))
+		_, err := os.Stat(filepath.Join(dir, "run_stream"+ExtStderr))
+		require.ErrorIs(t, err, os.ErrNotExist, "no stderr file without stderr lines")
+	})
+}
+
+func TestSessionConcurrent(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := openTest(t, dir, "run_conc", Meta{Agent: "codex"})
+	const writers, per = 8, 200
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for i := range per {
+				line := fmt.Sprintf(`{"v":1,"type":"text_delta","run":"run_conc","seq":%d,"ts":%d,"text":"w%d"}`, w*per+i, i, w)
+				require.NoError(t, s.WriteEvent([]byte(line)))
+				require.NoError(t, s.WriteNative(event.StreamStdout, []byte(line)))
+				if i%50 == 0 {
+					require.NoError(t, s.Flush())
+				}
+			}
+		})
+	}
+	wg.Wait()
+	require.NoError(t, s.Close(Meta{Status: "success"}))
+	for _, ext := range []string{ExtEvents, ExtNative} {
+		data, err := os.ReadFile(filepath.Join(dir, "run_conc"+ext))
+		require.NoError(t, err)
+		lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+		require.Len(t, lines, writers*per, ext)
+		for _, l := range lines {
+			require.True(t, json.Valid([]byte(l)), "interleaved line %q", l)
+		}
+	}
+}
+
+// writeRun makes a closed run with the given event lines and times.
+func writeRun(t *testing.T, dir, run string, start, end time.Time, lines ...string) {
+	t.Helper()
+	s := openTest(t, dir, run, Meta{Agent: "claude", Start: start})
+	for _, l := range lines {
+		require.NoError(t, s.WriteEvent([]byte(l)))
+	}
+	require.NoError(t, s.Close(Meta{Status: "success", End: end}))
+}
+
+func TestListLoadResolve(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeRun(t, dir, "run_01AAA", t0, t0.Add(time.Minute))
+	writeRun(t, dir, "run_01AAB", t0.Add(time.Hour), t0.Add(2*time.Hour))
+	writeRun(t, dir, "run_01BCC", t0.Add(-time.Hour), t0)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "run_01ZZZ"+ExtEvents), []byte("{}\n"), 0o600))
+
+	t.Run("list-newest-first", func(t *testing.T) {
+		t.Parallel()
+		metas, err := List(dir)
+		require.NoError(t, err)
+		var ids []string
+		for _, m := range metas {
+			ids = append(ids, m.Run)
+		}
+		require.Len(t, ids, 4)
+		require.Equal(t, []string{"run_01AAB", "run_01AAA", "run_01BCC"}, without(ids, "run_01ZZZ"))
+	})
+	t.Run("missing-dir", func(t *testing.T) {
+		t.Parallel()
+		metas, err := List(filepath.Join(dir, "nope"))
+		require.NoError(t, err)
+		require.Empty(t, metas)
+	})
+	t.Run("prefix", func(t *testing.T) {
+		t.Parallel()
+		for in, want := range map[string]string{"run_01AAA": "run_01AAA", "run_01B": "run_01BCC", "01AAB": "run_01AAB", "01Z": "run_01ZZZ"} {
+			got, err := Resolve(dir, in)
+			require.NoError(t, err, in)
+			require.Equal(t, want, got, in)
+		}
+		_, err := Resolve(dir, "run_01AA")
+		require.ErrorIs(t, err, ErrAmbiguous)
+		_, err = Resolve(dir, "run_9")
+		require.ErrorIs(t, err, ErrNotFound)
+		_, err = Resolve(dir, "")
+		require.ErrorIs(t, err, ErrNotFound)
+	})
+	t.Run("load", func(t *testing.T) {
+		t.Parallel()
+		m, err := Load(dir, "01BC")
+		require.NoError(t, err)
+		require.Equal(t, "run_01BCC", m.Run)
+		require.Equal(t, "success", m.Status)
+		m, err = Load(dir, "run_01ZZZ")
+		require.NoError(t, err, "a run without meta still loads")
+		require.Equal(t, "unknown", m.Status)
+	})
+}
+
+func without(ids []string, drop string) []string {
+	var out []string
+	for _, id := range ids {
+		if id != drop {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+func TestReplay(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	lines := []string{
+		`{"v":1,"type":"session_start","run":"run_r","seq":1,"ts":1000}`,
+		`{"v":1,"type":"text_delta","run":"run_r","seq":2,"ts":1500,"text":"a"}`,
+		`{"v":1,"type":"text_delta","run":"run_r","seq":3,"ts":1500,"text":"b"}`,
+		`{"v":1,"type":"result","run":"run_r","seq":4,"ts":3500}`,
+	}
+	writeRun(t, dir, "run_r", t0, t0)
+	// Rewrite the events directly: writeRun's lines would be the same.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "run_r"+ExtEvents), []byte(strings.Join(lines, "\n")+"\n"), 0o600))
+
+	type step struct {
+		written int
+		slept   time.Duration
+	}
+	for _, c := range []struct {
+		name  string
+		speed float64
+		want  []time.Duration
+	}{
+		{"as-fast-as-possible", 0, nil},
+		{"original-timing", 1, []time.Duration{500 * time.Millisecond, 2 * time.Second}},
+		{"double-speed", 2, []time.Duration{250 * time.Millisecond, time.Second}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			var out bytes.Buffer
+			var steps []step
+			err := Replay(dir, "run_r", &out, c.speed, func(d time.Duration) {
+				steps = append(steps, step{written: strings.Count(out.String(), "\n"), slept: d})
+			})
+			require.NoError(t, err)
+			require.Equal(t, strings.Join(lines, "\n")+"\n", out.String())
+			var slept []time.Duration
+			for _, s := range steps {
+				slept = append(slept, s.slept)
+			}
+			require.Equal(t, c.want, slept)
+			if c.speed > 0 {
+				// Each sleep happens after the earlier lines are out, before the next.
+				require.Equal(t, []step{{1, c.want[0]}, {3, c.want[1]}}, steps)
+			}
+		})
+	}
+	t.Run("negative-speed", func(t *testing.T) {
+		t.Parallel()
+		require.Error(t, Replay(dir, "run_r", io.Discard, -1, nil))
+	})
+	t.Run("unknown-run", func(t *testing.T) {
+		t.Parallel()
+		require.ErrorIs(t, Replay(dir, "run_x", io.Discard, 0, nil), ErrNotFound)
+	})
+}
+
+func TestPrune(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	now := t0.Add(30 * 24 * time.Hour)
+	writeRun(t, dir, "run_old", t0, t0.Add(time.Minute))
+	writeRun(t, dir, "run_new", now.Add(-time.Hour), now.Add(-time.Minute))
+	// A run that never closed: only its start counts.
+	s := openTest(t, dir, "run_crashed", Meta{Start: t0.Add(time.Hour)})
+	require.NoError(t, s.WriteNative(event.StreamStderr, []byte("boom")))
+	require.NoError(t, s.Flush())
+
+	removed, err := Prune(dir, 7*24*time.Hour, now)
+	require.NoError(t, err)
+	require.Equal(t, []string{"run_crashed", "run_old"}, removed)
+	left, err := List(dir)
+	require.NoError(t, err)
+	require.Len(t, left, 1)
+	require.Equal(t, "run_new", left[0].Run)
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, entries, 3, "every file of a pruned run is gone")
+
+	removed, err = Prune(dir, 0, now)
+	require.NoError(t, err)
+	require.Equal(t, []string{"run_new"}, removed)
+	_, err = Prune(dir, -time.Second, now)
+	require.Error(t, err)
+}
+
+func TestExport(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := openTest(t, dir, "run_exp", Meta{Agent: "gemini", Start: t0})
+	require.NoError(t, s.WriteEvent([]byte(`{"v":1,"type":"session_start","seq":1,"ts":1}`)))
+	require.NoError(t, s.WriteNative(event.StreamStdout, []byte(`{"type":"init"}`)))
+	require.NoError(t, s.Close(Meta{Status: "success"}))
+
+	var buf bytes.Buffer
+	require.NoError(t, Export(dir, "run_e", &buf))
+	zr, err := gzip.NewReader(&buf)
+	require.NoError(t, err)
+	tr := tar.NewReader(zr)
+	got := map[string]string{}
+	var names []string
+	for {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		require.NoError(t, err)
+		data, err := io.ReadAll(tr)
+		require.NoError(t, err)
+		got[hdr.Name] = string(data)
+		names = append(names, hdr.Name)
+	}
+	require.Equal(t, []string{"run_exp/run_exp.meta.json", "run_exp/run_exp.ndjson", "run_exp/run_exp.native.jsonl"}, names)
+	require.Equal(t, `{"type":"init"}`+"\n", got["run_exp/run_exp.native.jsonl"])
+	require.Contains(t, got["run_exp/run_exp.meta.json"], `"agent": "gemini"`)
+}
+
+func TestDefaultDir(t *testing.T) {
+	t.Parallel()
+	got := DefaultDir(func(k string) string {
+		if k == "XDG_DATA_HOME" {
+			return "/d"
+		}
+		return ""
+	})
+	require.Equal(t, "/d/harness/sessions", got)
+}

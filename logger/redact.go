@@ -1,0 +1,345 @@
+package logger
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/agentharness/harness/event"
+)
+
+// Redacted replaces every secret the Redactor finds.
+const Redacted = "[REDACTED]"
+
+// Redactor removes secrets from log lines before they are written. It is
+// immutable after construction and safe for concurrent use.
+//
+// It knows token shapes (OpenAI/Anthropic "sk-…", "Bearer …", GitHub
+// "ghp_…"/"github_pat_…", AWS "AKIA…", Google "AIza…"), "key=value" and
+// "key": "value" pairs whose key names a secret (api_key, password, secret,
+// token, …), and the values of secret-looking environment variables.
+//
+// A line is first checked against a table of trigger substrings in one pass;
+// only lines that contain one go through the regular expressions, so the
+// common line costs a scan. On a JSON line, only the contents of strings are
+// rewritten, and strings with escapes are decoded, redacted and re-encoded,
+// so the line stays valid JSON.
+type Redactor struct {
+	// triggers are lowercase needles indexed by their first byte; env holds
+	// secret values, matched case-sensitively.
+	triggers [256][]trigger
+	env      [][]byte
+	envFirst [256]bool
+}
+
+// trigger is a lowercase needle and the rules it calls for.
+type trigger struct {
+	needle string
+	rules  rule
+}
+
+// rule is a set of redaction rules a line may need.
+type rule uint8
+
+const (
+	ruleShape  rule = 1 << iota // tokenRE
+	ruleBearer                  // bearerRE
+	rulePair                    // pairRE and JSON secret keys
+	ruleEnv                     // a secret env value
+)
+
+// secret-shaped tokens. Each alternative starts with a literal trigger.
+var (
+	tokenRE = regexp.MustCompile(
+		`\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}` +
+			`|\b(?:ghp|gho|ghs|ghu|ghr)_[A-Za-z0-9]{20,}` +
+			`|\bgithub_pat_[A-Za-z0-9_]{20,}` +
+			`|\b(?:AKIA|ASIA)[A-Z0-9]{16}\b` +
+			`|\bAIza[0-9A-Za-z_-]{35}`)
+	bearerRE = regexp.MustCompile(`(?i)\b(bearer\s+)([A-Za-z0-9._~+/=-]{8,})`)
+	// pairRE matches key=value and "key": "value" inside text; group 2 is the value.
+	pairRE = regexp.MustCompile(`(?i)\b([a-z0-9_.-]*(?:api[_-]?key|apikey|password|passwd|secret|access[_-]?token|auth[_-]?token|token))["']?\s*[:=]\s*["']?([^\s"',;&}]+)`)
+)
+
+var baseTriggers = []trigger{
+	{"sk-", ruleShape}, {"ghp_", ruleShape}, {"gho_", ruleShape}, {"ghs_", ruleShape},
+	{"ghu_", ruleShape}, {"ghr_", ruleShape}, {"github_pat_", ruleShape},
+	{"akia", ruleShape}, {"asia", ruleShape}, {"aiza", ruleShape},
+	{"bearer", ruleBearer},
+	{"key", rulePair}, {"password", rulePair}, {"passwd", rulePair}, {"secret", rulePair},
+	{"token", rulePair}, {"authorization", rulePair}, {"credential", rulePair},
+}
+
+// secretKeySuffixes tell whether a JSON object key (lowercased, without
+// "_" and "-") names a secret value.
+var secretKeySuffixes = []string{"apikey", "password", "passwd", "secret", "token",
+	"authorization", "credential", "credentials", "privatekey", "accesskey"}
+
+func secretKey(key []byte) bool {
+	var buf [64]byte
+	k := buf[:0]
+	for _, c := range key {
+		switch {
+		case c == '_' || c == '-':
+			continue
+		case 'A' <= c && c <= 'Z':
+			c += 'a' - 'A'
+		}
+		k = append(k, c)
+	}
+	for _, suf := range secretKeySuffixes {
+		if bytes.HasSuffix(k, []byte(suf)) {
+			return true
+		}
+	}
+	return false
+}
+
+// NewRedactor returns a Redactor for the given environment (KEY=VALUE
+// pairs, as os.Environ returns). The values of variables whose names look
+// secret (*_KEY, *_TOKEN, *_SECRET, *PASSWORD*, *_API_KEY) and that are
+// longer than 8 characters are redacted wherever they appear.
+func NewRedactor(environ []string) *Redactor {
+	r := &Redactor{}
+	for _, t := range baseTriggers {
+		r.triggers[t.needle[0]] = append(r.triggers[t.needle[0]], t)
+	}
+	var vals []string
+	for _, kv := range environ {
+		name, val, ok := strings.Cut(kv, "=")
+		if !ok || len(val) <= 8 || !secretEnvName(name) {
+			continue
+		}
+		vals = append(vals, val)
+	}
+	// Longest first, so a value that contains another is replaced whole.
+	sort.Slice(vals, func(i, j int) bool { return len(vals[i]) > len(vals[j]) })
+	for _, v := range vals {
+		r.env = append(r.env, []byte(v))
+		r.envFirst[v[0]] = true
+	}
+	return r
+}
+
+func secretEnvName(name string) bool {
+	n := strings.ToUpper(name)
+	return strings.HasSuffix(n, "_KEY") || strings.HasSuffix(n, "_TOKEN") ||
+		strings.HasSuffix(n, "_SECRET") || strings.Contains(n, "PASSWORD")
+}
+
+var defaultRedactor = sync.OnceValue(func() *Redactor { return NewRedactor(os.Environ()) })
+
+// DefaultRedactor returns a Redactor for the process environment, built once.
+func DefaultRedactor() *Redactor { return defaultRedactor() }
+
+// scan returns the rules line calls for: one pass over the bytes looking
+// for trigger words, case-insensitively, and secret env values.
+func (r *Redactor) scan(line []byte) rule {
+	var rules rule
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		if r.envFirst[c] && rules&ruleEnv == 0 {
+			for _, v := range r.env {
+				if bytes.HasPrefix(line[i:], v) {
+					rules |= ruleEnv
+					break
+				}
+			}
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		for _, t := range r.triggers[c] {
+			if rules&t.rules == 0 && len(line)-i >= len(t.needle) && asciiEqualFold(line[i:i+len(t.needle)], t.needle) {
+				rules |= t.rules
+			}
+		}
+	}
+	return rules
+}
+
+func asciiEqualFold(b []byte, lower string) bool {
+	for i := 0; i < len(lower); i++ {
+		c := b[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Redact returns line with secrets replaced by [REDACTED]. It returns line
+// itself (no copy) when there is nothing to redact; otherwise a new slice.
+// A line that is a JSON object or array stays valid JSON.
+func (r *Redactor) Redact(line []byte) []byte {
+	if r == nil {
+		return line
+	}
+	rules := r.scan(line)
+	if rules == 0 {
+		return line
+	}
+	trimmed := bytes.TrimLeft(line, " \t")
+	if len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[') && json.Valid(line) {
+		return r.redactJSON(line)
+	}
+	return r.redactText(bytes.Clone(line), rules)
+}
+
+// RedactString is Redact for a string.
+func (r *Redactor) RedactString(s string) string {
+	out := r.Redact([]byte(s))
+	return string(out)
+}
+
+// redactText applies the given rules to plain text b, which it may modify.
+func (r *Redactor) redactText(b []byte, rules rule) []byte {
+	if rules&ruleEnv != 0 {
+		for _, v := range r.env {
+			if bytes.Contains(b, v) {
+				b = bytes.ReplaceAll(b, v, []byte(Redacted))
+			}
+		}
+	}
+	if rules&ruleShape != 0 {
+		b = tokenRE.ReplaceAllFunc(b, func(m []byte) []byte {
+			if bytes.HasPrefix(m, []byte("sk-")) && !hasDigitAndLetter(m[3:]) {
+				return m // "sk-learn-model-selection-guide" is prose, not a key
+			}
+			return []byte(Redacted)
+		})
+	}
+	if rules&ruleBearer != 0 {
+		b = replaceGroup(bearerRE, b, 2)
+	}
+	if rules&rulePair != 0 && bytes.ContainsAny(b, ":=") {
+		b = replaceGroup(pairRE, b, 2)
+	}
+	return b
+}
+
+func hasDigitAndLetter(b []byte) bool {
+	var d, l bool
+	for _, c := range b {
+		switch {
+		case '0' <= c && c <= '9':
+			d = true
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
+			l = true
+		}
+	}
+	return d && l
+}
+
+// replaceGroup replaces submatch g of every match of re with Redacted.
+func replaceGroup(re *regexp.Regexp, b []byte, g int) []byte {
+	locs := re.FindAllSubmatchIndex(b, -1)
+	if locs == nil {
+		return b
+	}
+	out := make([]byte, 0, len(b))
+	last := 0
+	for _, loc := range locs {
+		s, e := loc[2*g], loc[2*g+1]
+		if s < 0 || string(b[s:e]) == Redacted {
+			continue
+		}
+		out = append(out, b[last:s]...)
+		out = append(out, Redacted...)
+		last = e
+	}
+	return append(out, b[last:]...)
+}
+
+// redactJSON rewrites the strings of a valid JSON document: each string's
+// content is redacted as text, and a string value whose key names a secret
+// is replaced whole.
+func (r *Redactor) redactJSON(line []byte) []byte {
+	out := make([]byte, 0, len(line)+16)
+	var lastKey []byte // the key whose value starts at valueAt
+	valueAt := -1
+	i := 0
+	for i < len(line) {
+		c := line[i]
+		if c != '"' {
+			out = append(out, c)
+			i++
+			continue
+		}
+		end := stringEnd(line, i)
+		raw := line[i : end+1] // with quotes
+		// A string followed by ':' (after spaces) is a key.
+		j := end + 1
+		for j < len(line) && (line[j] == ' ' || line[j] == '\t' || line[j] == '\n' || line[j] == '\r') {
+			j++
+		}
+		isKey := j < len(line) && line[j] == ':'
+		if !isKey && i == valueAt && len(raw) > 2 && secretKey(lastKey) {
+			out = append(out, '"')
+			out = append(out, Redacted...)
+			out = append(out, '"')
+		} else {
+			out = r.appendRedactedString(out, raw)
+		}
+		if isKey {
+			lastKey = raw[1 : len(raw)-1]
+			valueAt = j + 1
+			for valueAt < len(line) && (line[valueAt] == ' ' || line[valueAt] == '\t' || line[valueAt] == '\n' || line[valueAt] == '\r') {
+				valueAt++
+			}
+		}
+		i = end + 1
+	}
+	return out
+}
+
+// stringEnd returns the index of the closing quote of the JSON string that
+// opens at line[start]. line is valid JSON, so the quote exists.
+func stringEnd(line []byte, start int) int {
+	for k := start + 1; k < len(line); k++ {
+		switch line[k] {
+		case '\\':
+			k++
+		case '"':
+			return k
+		}
+	}
+	return len(line) - 1
+}
+
+// appendRedactedString appends the JSON string raw (quotes included) with
+// its content redacted.
+func (r *Redactor) appendRedactedString(dst, raw []byte) []byte {
+	content := raw[1 : len(raw)-1]
+	escaped := bytes.IndexByte(content, '\\') >= 0
+	if !escaped {
+		rules := r.scan(content)
+		if rules == 0 {
+			return append(dst, raw...)
+		}
+		red := r.redactText(bytes.Clone(content), rules)
+		dst = append(dst, '"')
+		dst = append(dst, red...)
+		return append(dst, '"')
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return append(dst, raw...)
+	}
+	rules := r.scan([]byte(s))
+	if rules == 0 {
+		return append(dst, raw...)
+	}
+	red := r.redactText([]byte(s), rules)
+	if string(red) == s {
+		return append(dst, raw...)
+	}
+	return event.AppendString(dst, string(red))
+}

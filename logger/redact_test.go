@@ -1,0 +1,149 @@
+package logger
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+var testEnv = []string{
+	"MY_SERVICE_TOKEN=tok-0123456789abcdef",
+	"DB_PASSWORD=correct-horse-battery",
+	"SHORT_KEY=abc",                // too short: not a secret value
+	"HOME=/home/someone-long-path", // not a secret name
+}
+
+func TestRedactText(t *testing.T) {
+	t.Parallel()
+	r := NewRedactor(testEnv)
+	cases := []struct{ name, in, want string }{
+		{"openai-key", "key is sk-abcdefghij0123456789ABCDEFGH ok", "key is [REDACTED] ok"},
+		{"anthropic-key", "sk-ant-api03-AbCdEf0123456789_xyz-QRSTUV", "[REDACTED]"},
+		{"project-key", "export OPENAI=sk-proj-Z9y8X7w6V5u4T3s2R1q0PpOo", "export OPENAI=[REDACTED]"},
+		{"bearer", "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.payload.sig", "Authorization: Bearer [REDACTED]"},
+		{"bearer-lower", "curl -H 'authorization: bearer abcdefgh12345678'", "curl -H 'authorization: bearer [REDACTED]'"},
+		{"github-classic", "ghp_1234567890abcdefghijABCDEFGHIJ123456", "[REDACTED]"},
+		{"github-oauth", "token gho_abcdefghijklmnopqrstuvwxyz0123", "token [REDACTED]"},
+		{"github-server", "ghs_abcdefghijklmnopqrstuvwxyz0123", "[REDACTED]"},
+		{"github-pat", "github_pat_11ABCDEFG0123456789_abcdefghijklmnop", "[REDACTED]"},
+		{"aws-akia", "aws key AKIAIOSFODNN7EXAMPLE here", "aws key [REDACTED] here"},
+		{"aws-asia", "ASIAY34FZKBOKMUTVV7A", "[REDACTED]"},
+		{"google", "AIzaSyA-1234567890abcdefghijklmnopqrstu", "[REDACTED]"},
+		{"api-key-eq", "curl https://x.test/?api_key=abc123def&x=1", "curl https://x.test/?api_key=[REDACTED]&x=1"},
+		{"password-eq", "mysql -u root password=hunter2 db", "mysql -u root password=[REDACTED] db"},
+		{"json-in-text", `config {"apiKey": "s3cr3t-value"} loaded`, `config {"apiKey": "[REDACTED]"} loaded`},
+		{"env-value", "connecting with tok-0123456789abcdef now", "connecting with [REDACTED] now"},
+		{"env-password", "pw correct-horse-battery", "pw [REDACTED]"},
+		{"short-env-kept", "abc is fine", "abc is fine"},
+		{"non-secret-env-kept", "cd /home/someone-long-path", "cd /home/someone-long-path"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			require.Equal(t, c.want, string(r.Redact([]byte(c.in))))
+		})
+	}
+}
+
+func TestRedactNoFalsePositive(t *testing.T) {
+	t.Parallel()
+	r := NewRedactor(testEnv)
+	for _, s := range []string{
+		"task-manager", "sketch", "a risk-assessment-for-the-whole-project", "sk-learn-model-selection-guide",
+		"desk-0123456789abcdefghijklmnop", "tokenizer settings", "input_tokens: 240, output_tokens: 50",
+		`{"type":"result","usage":{"input_tokens":240,"cache_read_input_tokens":0,"output_tokens":50}}`,
+		`{"type":"text","part":{"text":"the key insight is that secrets matter"}}`,
+		"the keyboard and the password manager", "Bearer", "ASIAN food",
+	} {
+		t.Run(s, func(t *testing.T) {
+			t.Parallel()
+			require.Equal(t, s, string(r.Redact([]byte(s))))
+		})
+	}
+}
+
+func TestRedactJSON(t *testing.T) {
+	t.Parallel()
+	r := NewRedactor(testEnv)
+	cases := []struct {
+		name, in string
+		check    func(t *testing.T, v map[string]any)
+	}{
+		{"key-in-string", `{"type":"text_delta","text":"use sk-ant-api03-AbCdEf0123456789_xyz now"}`,
+			func(t *testing.T, v map[string]any) { require.Equal(t, "use [REDACTED] now", v["text"]) }},
+		{"secret-key-value", `{"env":{"apiKey":"abc","OPENAI_API_KEY":"plain-value","token":"t0k"},"n":1}`,
+			func(t *testing.T, v map[string]any) {
+				env := v["env"].(map[string]any)
+				require.Equal(t, Redacted, env["apiKey"])
+				require.Equal(t, Redacted, env["OPENAI_API_KEY"])
+				require.Equal(t, Redacted, env["token"])
+				require.EqualValues(t, 1, v["n"])
+			}},
+		{"escaped-newline-before-key", `{"output":"line1\nsk-abcdefghij0123456789ABCDEFGH\n\"quoted\""}`,
+			func(t *testing.T, v map[string]any) { require.Equal(t, "line1\n[REDACTED]\n\"quoted\"", v["output"]) }},
+		{"escaped-json-in-tool-output", `{"output":"{\"password\": \"hunter2\", \"user\": \"bob\"}"}`,
+			func(t *testing.T, v map[string]any) {
+				require.Equal(t, `{"password": "[REDACTED]", "user": "bob"}`, v["output"])
+			}},
+		{"numbers-not-touched", `{"password_len":12,"token_count":5,"x":"ok"}`,
+			func(t *testing.T, v map[string]any) { require.EqualValues(t, 12, v["password_len"]) }},
+		{"env-value-in-json", `{"cmd":"echo tok-0123456789abcdef"}`,
+			func(t *testing.T, v map[string]any) { require.Equal(t, "echo [REDACTED]", v["cmd"]) }},
+		{"unicode-kept", `{"text":"héllo \u2028 ghp_1234567890abcdefghijABCDEFGHIJ123456 ✓"}`,
+			func(t *testing.T, v map[string]any) { require.Equal(t, "héllo \u2028 [REDACTED] ✓", v["text"]) }},
+		{"array-after-secret-key", `{"secret":["a","b"],"name":"x"}`,
+			func(t *testing.T, v map[string]any) { require.Equal(t, []any{"a", "b"}, v["secret"]) }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			out := r.Redact([]byte(c.in))
+			require.True(t, json.Valid(out), "redacted line must stay JSON: %s", out)
+			var v map[string]any
+			require.NoError(t, json.Unmarshal(out, &v))
+			c.check(t, v)
+		})
+	}
+}
+
+func TestRedactUnchangedReturnsSameSlice(t *testing.T) {
+	t.Parallel()
+	r := NewRedactor(nil)
+	in := []byte(`{"type":"text_delta","text":"hello world"}`)
+	out := r.Redact(in)
+	require.Equal(t, &in[0], &out[0], "clean lines are not copied")
+}
+
+func FuzzRedactJSONStaysValid(f *testing.F) {
+	f.Add(`{"a":"sk-abcdefghij0123456789ABCDEFGH"}`)
+	f.Add(`{"password":"x\"y","b":["Bearer abcdefghijk"]}`)
+	f.Add(`["AKIAIOSFODNN7EXAMPLE", {"token": "\u00e9\ud83d\ude00"}]`)
+	r := NewRedactor(testEnv)
+	f.Fuzz(func(t *testing.T, s string) {
+		out := r.Redact([]byte(s))
+		if json.Valid([]byte(s)) && (strings.HasPrefix(strings.TrimLeft(s, " \t"), "{") || strings.HasPrefix(strings.TrimLeft(s, " \t"), "[")) {
+			require.True(t, json.Valid(out), "in %q out %q", s, out)
+		}
+	})
+}
+
+func BenchmarkRedact(b *testing.B) {
+	r := NewRedactor(append(testEnv, "ANTHROPIC_API_KEY=sk-ant-benchmark-0123456789"))
+	clean := []byte(`{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Here is the plan: first read the file, then edit the function so that it returns early."}},"session_id":"ce92f1d2-0000-4000-8000-000000000000"}`)
+	usage := []byte(`{"type":"result","subtype":"success","usage":{"input_tokens":240,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":50},"total_cost_usd":0.00147}`)
+	dirty := []byte(`{"type":"tool_end","output":"export OPENAI_API_KEY=sk-proj-Z9y8X7w6V5u4T3s2R1q0PpOo\nAuthorization: Bearer abcdefgh12345678"}`)
+	for _, c := range []struct {
+		name string
+		line []byte
+	}{{"clean", clean}, {"usage-line", usage}, {"secret", dirty}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(c.line)))
+			b.ReportAllocs()
+			for b.Loop() {
+				r.Redact(c.line)
+			}
+		})
+	}
+}

@@ -1,0 +1,366 @@
+// Package logger owns harness's session log: one directory holding, per
+// run, the normalized event stream (<run>.ndjson), the agent's own stdout
+// lines (<run>.native.jsonl), its stderr lines (<run>.stderr.log, created on
+// the first stderr line) and a summary (<run>.meta.json). It also lists,
+// loads, replays, prunes and exports those logs.
+//
+// Everything is redacted before it reaches the disk (see Redactor). The
+// directory is created 0700 and every file 0600: logs hold prompts, code
+// and tool output. The package never prints; it returns values and errors.
+package logger
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/adrg/xdg"
+	"github.com/agentharness/harness/event"
+)
+
+// File name suffixes of a run's log files.
+const (
+	ExtEvents = ".ndjson"
+	ExtNative = ".native.jsonl"
+	ExtStderr = ".stderr.log"
+	ExtMeta   = ".meta.json"
+)
+
+// PromptPreviewLen is how many characters of the prompt Meta keeps.
+const PromptPreviewLen = 200
+
+// Meta summarizes a run. It is written to <run>.meta.json when the session
+// opens and rewritten when it closes.
+type Meta struct {
+	Run            string       `json:"run"`
+	Agent          string       `json:"agent"`
+	AgentVersion   string       `json:"agent_version,omitempty"`
+	Model          string       `json:"model,omitempty"`
+	PromptPreview  string       `json:"prompt_preview,omitempty"` // first 200 characters, redacted
+	Cwd            string       `json:"cwd,omitempty"`
+	Argv           []string     `json:"argv,omitempty"` // the prompt replaced by "<prompt>"
+	Start          time.Time    `json:"start"`
+	End            time.Time    `json:"end,omitzero"`
+	Status         string       `json:"status,omitempty"` // "running" until Close, then the result status
+	ExitCode       *int         `json:"exit_code,omitempty"`
+	Signal         string       `json:"signal,omitempty"`
+	Usage          *event.Usage `json:"usage,omitempty"`
+	CostUSD        *float64     `json:"cost_usd,omitempty"`
+	CostEstimated  bool         `json:"cost_estimated,omitempty"`
+	SessionID      string       `json:"session_id,omitempty"`
+	HarnessVersion string       `json:"harness_version,omitempty"`
+}
+
+// StatusRunning is the status of a run whose session has not been closed:
+// still running, or the harness died before Close.
+const StatusRunning = "running"
+
+// DefaultDir returns $XDG_DATA_HOME/harness/sessions, with the platform's
+// data directory (adrg/xdg) when getenv reports no XDG_DATA_HOME.
+func DefaultDir(getenv func(string) string) string {
+	base := ""
+	if getenv != nil {
+		base = getenv("XDG_DATA_HOME")
+	}
+	if base == "" {
+		base = xdg.DataHome
+	}
+	return filepath.Join(base, "harness", "sessions")
+}
+
+// Option configures Open.
+type Option func(*Session)
+
+// WithRedactor sets the redactor (default: DefaultRedactor, built from the
+// process environment).
+func WithRedactor(r *Redactor) Option { return func(s *Session) { s.red = r } }
+
+// WithClock sets the clock used for Meta.Start and Meta.End (default time.Now).
+func WithClock(now func() time.Time) Option { return func(s *Session) { s.now = now } }
+
+// Session is the log of one run being written. Its methods are safe for
+// concurrent use; after Close they return ErrClosed.
+type Session struct {
+	dir, run string
+	red      *Redactor
+	now      func() time.Time
+
+	mu      sync.Mutex
+	meta    Meta
+	events  *os.File
+	native  *os.File
+	nativeW *bufio.Writer
+	stderr  *os.File
+	stderrW *bufio.Writer
+	buf     []byte
+	closed  bool
+}
+
+// ErrClosed is returned by a Session's methods after Close.
+var ErrClosed = errors.New("logger: session closed")
+
+// Open creates the log files of run in dir (creating dir 0700 if needed)
+// and writes meta, with Run set to run, Status "running" and Start set to
+// now when zero. It fails if the run already has logs there: a log is
+// never overwritten.
+func Open(dir, run string, meta Meta, opts ...Option) (*Session, error) {
+	if err := validRunID(run); err != nil {
+		return nil, err
+	}
+	s := &Session{dir: dir, run: run, now: time.Now}
+	for _, o := range opts {
+		o(s)
+	}
+	if s.red == nil {
+		s.red = DefaultRedactor()
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("logger: %w", err)
+	}
+	var err error
+	if s.events, err = createFile(s.path(ExtEvents)); err != nil {
+		return nil, err
+	}
+	if s.native, err = createFile(s.path(ExtNative)); err != nil {
+		s.events.Close()
+		return nil, err
+	}
+	s.nativeW = bufio.NewWriterSize(s.native, 64<<10)
+	meta.Run = run
+	if meta.Start.IsZero() {
+		meta.Start = s.now()
+	}
+	if meta.Status == "" {
+		meta.Status = StatusRunning
+	}
+	s.meta = meta
+	if err := s.writeMeta(); err != nil {
+		s.events.Close()
+		s.native.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func validRunID(run string) error {
+	if run == "" || run == "." || run == ".." || strings.ContainsAny(run, `/\`) || strings.ContainsRune(run, 0) {
+		return fmt.Errorf("logger: invalid run id %q", run)
+	}
+	return nil
+}
+
+func createFile(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("logger: %w", err)
+	}
+	return f, nil
+}
+
+func (s *Session) path(ext string) string { return filepath.Join(s.dir, s.run+ext) }
+
+// Run returns the run id.
+func (s *Session) Run() string { return s.run }
+
+// WriteEvent appends one encoded event line (without its newline) to
+// <run>.ndjson, redacted, and writes it through to the file at once, so a
+// crash of the harness loses no event already written.
+func (s *Session) WriteEvent(line []byte) error {
+	line = s.red.Redact(trimNewline(line))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	s.buf = append(append(s.buf[:0], line...), '\n')
+	if _, err := s.events.Write(s.buf); err != nil {
+		return fmt.Errorf("logger: write events: %w", err)
+	}
+	return nil
+}
+
+// WriteNative records one of the agent's own lines (without its newline),
+// redacted. stdout lines go to <run>.native.jsonl verbatim, one per line,
+// so that the file is exactly what the agent printed and `harness parse`
+// can normalize it again. stderr lines go to <run>.stderr.log, created on
+// the first one, so they never corrupt the JSONL capture. Native lines are
+// buffered; they reach the disk on Flush, when the buffer fills, and on
+// Close.
+func (s *Session) WriteNative(stream string, line []byte) error {
+	line = s.red.Redact(trimNewline(line))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	w := s.nativeW
+	switch stream {
+	case event.StreamStdout:
+	case event.StreamStderr:
+		if s.stderrW == nil {
+			f, err := createFile(s.path(ExtStderr))
+			if err != nil {
+				return err
+			}
+			s.stderr, s.stderrW = f, bufio.NewWriterSize(f, 16<<10)
+		}
+		w = s.stderrW
+	default:
+		return fmt.Errorf("logger: unknown stream %q", stream)
+	}
+	if _, err := w.Write(line); err != nil {
+		return fmt.Errorf("logger: write %s: %w", stream, err)
+	}
+	if err := w.WriteByte('\n'); err != nil {
+		return fmt.Errorf("logger: write %s: %w", stream, err)
+	}
+	return nil
+}
+
+func trimNewline(b []byte) []byte {
+	if n := len(b); n > 0 && b[n-1] == '\n' {
+		b = b[:n-1]
+		if n := len(b); n > 0 && b[n-1] == '\r' {
+			b = b[:n-1]
+		}
+	}
+	return b
+}
+
+// Flush writes buffered native lines to their files.
+func (s *Session) Flush() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	return s.flushLocked()
+}
+
+func (s *Session) flushLocked() error {
+	err := s.nativeW.Flush()
+	if s.stderrW != nil {
+		err = errors.Join(err, s.stderrW.Flush())
+	}
+	return err
+}
+
+// Close flushes and closes the files and rewrites <run>.meta.json with
+// final: its non-zero fields replace those given to Open, and End is set to
+// now when zero. Close is idempotent; later calls return ErrClosed.
+func (s *Session) Close(final Meta) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	s.closed = true
+	err := s.flushLocked()
+	err = errors.Join(err, s.events.Close(), s.native.Close())
+	if s.stderr != nil {
+		err = errors.Join(err, s.stderr.Close())
+	}
+	s.meta = mergeMeta(s.meta, final)
+	if s.meta.End.IsZero() {
+		s.meta.End = s.now()
+	}
+	if s.meta.Status == StatusRunning && final.Status == "" {
+		s.meta.Status = "unknown"
+	}
+	err = errors.Join(err, s.writeMeta())
+	if err != nil {
+		return fmt.Errorf("logger: close %s: %w", s.run, err)
+	}
+	return nil
+}
+
+func mergeMeta(m, f Meta) Meta {
+	set := func(dst *string, v string) {
+		if v != "" {
+			*dst = v
+		}
+	}
+	set(&m.Agent, f.Agent)
+	set(&m.AgentVersion, f.AgentVersion)
+	set(&m.Model, f.Model)
+	set(&m.PromptPreview, f.PromptPreview)
+	set(&m.Cwd, f.Cwd)
+	set(&m.Status, f.Status)
+	set(&m.Signal, f.Signal)
+	set(&m.SessionID, f.SessionID)
+	set(&m.HarnessVersion, f.HarnessVersion)
+	if f.Argv != nil {
+		m.Argv = f.Argv
+	}
+	if !f.Start.IsZero() {
+		m.Start = f.Start
+	}
+	if !f.End.IsZero() {
+		m.End = f.End
+	}
+	if f.ExitCode != nil {
+		m.ExitCode = f.ExitCode
+	}
+	if f.Usage != nil {
+		m.Usage = f.Usage
+	}
+	if f.CostUSD != nil {
+		m.CostUSD = f.CostUSD
+		m.CostEstimated = f.CostEstimated
+	}
+	return m
+}
+
+// writeMeta writes s.meta, redacted, to a temporary file and renames it over
+// <run>.meta.json, so a reader sees the old or the new summary, never half.
+func (s *Session) writeMeta() error {
+	m := s.meta
+	m.PromptPreview = preview(s.red.RedactString(m.PromptPreview)) // redact first: a cut must not hide a key from the patterns
+	if m.Argv != nil {
+		argv := make([]string, len(m.Argv))
+		for i, a := range m.Argv {
+			argv[i] = s.red.RedactString(a)
+		}
+		m.Argv = argv
+	}
+	data, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return fmt.Errorf("logger: encode meta: %w", err)
+	}
+	data = append(s.red.Redact(data), '\n')
+	tmp, err := os.CreateTemp(s.dir, "."+s.run+".meta-*")
+	if err != nil {
+		return fmt.Errorf("logger: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("logger: write meta: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("logger: write meta: %w", err)
+	}
+	return os.Rename(tmp.Name(), s.path(ExtMeta))
+}
+
+// preview cuts s to PromptPreviewLen characters, on a rune boundary.
+func preview(s string) string {
+	if utf8.RuneCountInString(s) <= PromptPreviewLen {
+		return s
+	}
+	n := 0
+	for i := range s {
+		if n == PromptPreviewLen {
+			return s[:i]
+		}
+		n++
+	}
+	return s
+}

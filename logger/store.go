@@ -1,0 +1,288 @@
+package logger
+
+import (
+	"archive/tar"
+	"bufio"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// ErrNotFound means no run in the directory matches the id or prefix.
+var ErrNotFound = errors.New("logger: no such run")
+
+// ErrAmbiguous means a run id prefix matches more than one run.
+var ErrAmbiguous = errors.New("logger: ambiguous run id prefix")
+
+var runExts = []string{ExtEvents, ExtNative, ExtStderr, ExtMeta}
+
+// runIDs returns the run ids that have at least one log file in dir.
+func runIDs(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("logger: %w", err)
+	}
+	seen := map[string]bool{}
+	var ids []string
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || strings.HasPrefix(name, ".") {
+			continue
+		}
+		for _, ext := range runExts {
+			if id, ok := strings.CutSuffix(name, ext); ok && id != "" && !seen[id] {
+				seen[id] = true
+				ids = append(ids, id)
+				break
+			}
+		}
+	}
+	return ids, nil
+}
+
+// Resolve returns the run id in dir that run names: the id itself, or a
+// prefix of exactly one id. The "run_" prefix may be left out. It returns
+// ErrNotFound or ErrAmbiguous (wrapped, with the candidates) otherwise.
+func Resolve(dir, run string) (string, error) {
+	if run == "" {
+		return "", fmt.Errorf("%w: empty run id", ErrNotFound)
+	}
+	ids, err := runIDs(dir)
+	if err != nil {
+		return "", err
+	}
+	for _, prefix := range []string{run, "run_" + run} {
+		if slices.Contains(ids, prefix) {
+			return prefix, nil
+		}
+		var matches []string
+		for _, id := range ids {
+			if strings.HasPrefix(id, prefix) {
+				matches = append(matches, id)
+			}
+		}
+		slices.Sort(matches)
+		switch len(matches) {
+		case 0:
+			continue
+		case 1:
+			return matches[0], nil
+		default:
+			return "", fmt.Errorf("%w: %q matches %s", ErrAmbiguous, run, strings.Join(matches, ", "))
+		}
+	}
+	return "", fmt.Errorf("%w: %q in %s", ErrNotFound, run, dir)
+}
+
+// Load returns the meta of the run named by run (an id or unique prefix).
+// A run whose meta file is missing or unreadable still loads, with Run set
+// and Start taken from its oldest file's modification time.
+func Load(dir, run string) (Meta, error) {
+	id, err := Resolve(dir, run)
+	if err != nil {
+		return Meta{}, err
+	}
+	return loadMeta(dir, id), nil
+}
+
+func loadMeta(dir, id string) Meta {
+	data, err := os.ReadFile(filepath.Join(dir, id+ExtMeta))
+	var m Meta
+	if err == nil && json.Unmarshal(data, &m) == nil && m.Run != "" {
+		return m
+	}
+	m = Meta{Run: id, Status: "unknown"}
+	for _, ext := range runExts {
+		if fi, err := os.Stat(filepath.Join(dir, id+ext)); err == nil {
+			if m.Start.IsZero() || fi.ModTime().Before(m.Start) {
+				m.Start = fi.ModTime()
+			}
+		}
+	}
+	return m
+}
+
+// List returns the meta of every run in dir, newest first (by Start, then
+// by id, which for ULID ids is creation order). A missing dir is no runs.
+func List(dir string) ([]Meta, error) {
+	ids, err := runIDs(dir)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Meta, 0, len(ids))
+	for _, id := range ids {
+		out = append(out, loadMeta(dir, id))
+	}
+	slices.SortFunc(out, func(a, b Meta) int {
+		if c := b.Start.Compare(a.Start); c != 0 {
+			return c
+		}
+		return strings.Compare(b.Run, a.Run)
+	})
+	return out, nil
+}
+
+// Replay writes the stored event stream of run to w, one line at a time.
+// speed 0 writes as fast as w takes it; speed s > 0 waits, between two
+// lines, the difference of their "ts" divided by s (1 = original timing),
+// by calling sleep (time.Sleep when nil). A line without a usable ts is
+// written without waiting.
+func Replay(dir, run string, w io.Writer, speed float64, sleep func(time.Duration)) error {
+	if speed < 0 {
+		return fmt.Errorf("logger: replay speed %v is negative", speed)
+	}
+	if sleep == nil {
+		sleep = time.Sleep
+	}
+	id, err := Resolve(dir, run)
+	if err != nil {
+		return err
+	}
+	f, err := os.Open(filepath.Join(dir, id+ExtEvents))
+	if err != nil {
+		return fmt.Errorf("logger: %w", err)
+	}
+	defer f.Close()
+	bw := bufio.NewWriter(w)
+	var prevTS int64 = -1
+	err = eachLine(f, func(line []byte) error {
+		if speed > 0 {
+			var env struct {
+				TS *int64 `json:"ts"`
+			}
+			if json.Unmarshal(line, &env) == nil && env.TS != nil {
+				if prevTS >= 0 && *env.TS > prevTS {
+					if err := bw.Flush(); err != nil {
+						return err
+					}
+					sleep(time.Duration(float64(*env.TS-prevTS) * float64(time.Millisecond) / speed))
+				}
+				prevTS = *env.TS
+			}
+		}
+		if _, err := bw.Write(line); err != nil {
+			return err
+		}
+		return bw.WriteByte('\n')
+	})
+	if err != nil {
+		return fmt.Errorf("logger: replay %s: %w", id, err)
+	}
+	return bw.Flush()
+}
+
+// Prune removes every run in dir that ended (or, when it has no end,
+// started) more than olderThan before now, and returns the removed ids,
+// sorted. A run still marked running is pruned only by its start time, so
+// a harness that crashed does not keep its logs forever.
+func Prune(dir string, olderThan time.Duration, now time.Time) ([]string, error) {
+	if olderThan < 0 {
+		return nil, fmt.Errorf("logger: prune age %v is negative", olderThan)
+	}
+	metas, err := List(dir)
+	if err != nil {
+		return nil, err
+	}
+	cutoff := now.Add(-olderThan)
+	var removed []string
+	var errs []error
+	for _, m := range metas {
+		at := m.End
+		if at.IsZero() {
+			at = m.Start
+		}
+		if !at.Before(cutoff) {
+			continue
+		}
+		ok := true
+		for _, ext := range runExts {
+			if err := os.Remove(filepath.Join(dir, m.Run+ext)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, err)
+				ok = false
+			}
+		}
+		if ok {
+			removed = append(removed, m.Run)
+		}
+	}
+	slices.Sort(removed)
+	if len(errs) > 0 {
+		return removed, fmt.Errorf("logger: prune: %w", errors.Join(errs...))
+	}
+	return removed, nil
+}
+
+// Export writes the log files of run to w as a gzip-compressed tar archive
+// whose entries are named <run>/<run><ext>, in the order meta, events,
+// native, stderr (the files that exist). Tar keeps each file byte for byte,
+// so an exported native capture can be fed to `harness parse` unchanged.
+func Export(dir, run string, w io.Writer) error {
+	id, err := Resolve(dir, run)
+	if err != nil {
+		return err
+	}
+	zw := gzip.NewWriter(w)
+	tw := tar.NewWriter(zw)
+	for _, ext := range []string{ExtMeta, ExtEvents, ExtNative, ExtStderr} {
+		if err := addFile(tw, filepath.Join(dir, id+ext), id+"/"+id+ext); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			return fmt.Errorf("logger: export %s: %w", id, err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return fmt.Errorf("logger: export %s: %w", id, err)
+	}
+	return zw.Close()
+}
+
+func addFile(tw *tar.Writer, path, name string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	hdr := &tar.Header{Name: name, Mode: 0o600, Size: fi.Size(), ModTime: fi.ModTime(), Typeflag: tar.TypeReg}
+	if err := tw.WriteHeader(hdr); err != nil {
+		return err
+	}
+	_, err = io.CopyN(tw, f, fi.Size())
+	return err
+}
+
+// eachLine calls fn with each line of r, without its newline; a last line
+// without one is delivered too. Lines are as long as they are: the stream
+// caps its own lines at 1 MiB.
+func eachLine(r io.Reader, fn func([]byte) error) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(line) > 0 {
+			if ferr := fn(trimNewline(line)); ferr != nil {
+				return ferr
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}

@@ -1,0 +1,121 @@
+package mockmodel
+
+import (
+	"net/http"
+	"strings"
+)
+
+// geminiAPI is the Gemini API (POST /v1beta/models/M:streamGenerateContent?alt=sse and
+// :generateContent) as the @google/genai SDK in Gemini CLI reads it: `data:` chunks of
+// GenerateContentResponse, the last one with finishReason and usageMetadata.
+type geminiAPI struct{}
+
+func (geminiAPI) name() string { return APIGemini }
+
+func (geminiAPI) parse(r *http.Request, body map[string]any) parsed {
+	p := parsed{Model: modelFromPath(r.URL.Path), Stream: strings.HasSuffix(r.URL.Path, ":streamGenerateContent")}
+	for _, t := range list(body["tools"]) {
+		for _, fd := range list(obj(t)["functionDeclarations"]) {
+			m := obj(fd)
+			schema := obj(m["parametersJsonSchema"])
+			if schema == nil {
+				schema = obj(m["parameters"])
+			}
+			if name := str(m["name"]); name != "" {
+				p.Tools = append(p.Tools, toolSpec{Name: name, Schema: schema})
+			}
+		}
+	}
+	for _, c := range list(body["contents"]) {
+		for _, part := range list(obj(c)["parts"]) {
+			if obj(part)["functionResponse"] != nil {
+				p.ToolResults++
+			}
+		}
+	}
+	return p
+}
+
+func (geminiAPI) errorStatus(t *Turn) int {
+	if t.Status != 0 {
+		return t.Status
+	}
+	return http.StatusServiceUnavailable
+}
+
+func (geminiAPI) errorBody(status int, overloaded bool) any {
+	st, msg := "INTERNAL", "mockmodel: scripted internal server error"
+	switch {
+	case overloaded:
+		st, msg = "UNAVAILABLE", "The model is overloaded. Please try again later."
+	case status == http.StatusTooManyRequests:
+		st, msg = "RESOURCE_EXHAUSTED", "mockmodel: scripted rate limit"
+	case status < 500:
+		st, msg = "INVALID_ARGUMENT", "mockmodel: bad request"
+	}
+	return map[string]any{"error": map[string]any{"code": status, "message": msg, "status": st}}
+}
+
+func (geminiAPI) usage(u Usage) map[string]any {
+	return map[string]any{
+		"promptTokenCount": u.InputTokens, "candidatesTokenCount": u.OutputTokens, "totalTokenCount": u.Total(),
+		"cachedContentTokenCount": u.CachedTokens, "thoughtsTokenCount": u.ReasoningTokens,
+	}
+}
+
+func (geminiAPI) callParts(p *plan) []any {
+	var parts []any
+	for _, c := range p.Calls {
+		args := argsOrEmpty(c)
+		if c.Custom {
+			args = map[string]any{"input": c.Input}
+		}
+		parts = append(parts, map[string]any{"functionCall": map[string]any{"name": c.Name, "args": args}})
+	}
+	return parts
+}
+
+func (g geminiAPI) chunk(p *plan, parts []any, final bool) map[string]any {
+	cand := map[string]any{"content": map[string]any{"role": "model", "parts": parts}, "index": 0}
+	m := map[string]any{"candidates": []any{cand}, "modelVersion": p.Model, "responseId": p.ID}
+	if final {
+		cand["finishReason"] = "STOP"
+		m["usageMetadata"] = g.usage(p.Usage)
+	}
+	return m
+}
+
+func (g geminiAPI) stream(sw *sse, p *plan) {
+	for _, text := range p.Text {
+		if !sw.pause(p.Delay) {
+			return
+		}
+		sw.event("", g.chunk(p, []any{map[string]any{"text": text}}, false))
+	}
+	if p.Hang {
+		sw.hang()
+		return
+	}
+	for range p.Calls {
+		if !sw.pause(p.Delay) {
+			return
+		}
+	}
+	parts := g.callParts(p)
+	if parts == nil {
+		parts = []any{map[string]any{"text": ""}}
+	}
+	sw.event("", g.chunk(p, parts, true))
+}
+
+func (g geminiAPI) complete(p *plan) any {
+	var parts []any
+	if text := joined(p.Text); text != "" {
+		parts = append(parts, map[string]any{"text": text})
+	}
+	parts = append(parts, g.callParts(p)...)
+	if parts == nil {
+		parts = []any{map[string]any{"text": ""}}
+	}
+	return g.chunk(p, parts, true)
+}

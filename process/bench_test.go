@@ -1,0 +1,35 @@
+package process
+
+import (
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/agentharness/harness/internal/fakeagent"
+)
+
+// BenchmarkStdoutThroughput measures reading ~1 KiB stdout lines through
+// the supervisor (spawn included), e.g.
+// go test -run '^$' -bench Stdout -benchmem ./process/
+func BenchmarkStdoutThroughput(b *testing.B) {
+	const size = 64 << 20
+	argv, env := fakeagent.Command("flood-stdout", strconv.Itoa(size))
+	b.SetBytes(size)
+	b.ReportAllocs()
+	var lines int64
+	for b.Loop() {
+		p, err := Start(b.Context(), Options{
+			Argv: argv, Env: env, Idle: 30 * time.Second, KillGrace: time.Second,
+			OnStdout: func([]byte, int64) {},
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		o := p.Wait()
+		if o.Reason != nil || o.ExitCode != 0 {
+			b.Fatalf("run failed: %+v", o)
+		}
+		lines = o.StdoutLines
+	}
+	b.ReportMetric(float64(lines), "lines/op")
+}

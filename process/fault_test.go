@@ -1,0 +1,350 @@
+package process
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentharness/harness/event"
+	"github.com/agentharness/harness/internal/fakeagent"
+)
+
+// onLine returns a hook calling fn for lines containing substr.
+func onLine(substr string, fn func(r *run)) hook {
+	return func(r *run, line string) {
+		if strings.Contains(line, substr) {
+			fn(r)
+		}
+	}
+}
+
+// toolHooks opens and closes the fake's tool call as the composition would.
+func toolHooks(r *run, line string) {
+	switch {
+	case strings.Contains(line, `"type":"tool_use"`):
+		r.p.ToolStartedNamed(fakeagent.ToolCallID, "Bash", event.KindShell)
+	case strings.Contains(line, `"type":"tool_result"`):
+		r.p.ToolEnded(fakeagent.ToolCallID)
+	case strings.Contains(line, `"type":"result"`):
+		r.p.AgentDone()
+	}
+}
+
+// TestFaults is the supervision fault suite: every scenario of
+// spec/supervision.md under tiny budgets, each checked for its bound, its
+// Outcome, its lines, and that nothing of the run is left alive.
+func TestFaults(t *testing.T) {
+	t.Parallel()
+	ms := time.Millisecond
+	cases := []struct {
+		name  string
+		fake  string
+		args  []string
+		opts  Options
+		hook  hook
+		boot  string // see startFake
+		bound time.Duration
+		check func(t *testing.T, r *run, o Outcome)
+	}{
+		{
+			name: "hang-silent", fake: "hang-silent",
+			opts: Options{Idle: 50 * ms, KillGrace: 2 * time.Second}, bound: 5 * time.Second,
+			check: func(t *testing.T, r *run, o Outcome) {
+				require.ErrorIs(t, o.Reason, ErrIdleTimeout)
+				require.Equal(t, -1, o.ExitCode)
+				require.Equal(t, "SIGTERM", o.Signal)
+				require.True(t, o.Killed)
+				require.Equal(t, "SIGTERM", o.KillSignal)
+				r.requireSeqs(t, 0)
+			},
+		},
+		{
+			name: "hang-silent-kill-grace-zero", fake: "hang-silent",
+			opts: Options{Idle: 50 * ms}, bound: 5 * time.Second,
+			check: func(t *testing.T, r *run, o Outcome) {
+				require.ErrorIs(t, o.Reason, ErrIdleTimeout)
+				require.Equal(t, "SIGKILL", o.Signal)
+				require.Equal(t, "SIGKILL", o.KillSignal)
+			},
+		},
+		{
+			name: "hang-after-output", boot: `"init"`, fake: "hang-after-output", args: []string{"650ms"},
+			opts:  Options{Idle: time.Second, IdleWarning: 700 * ms, KillGrace: time.Second},
+			bound: 6 * time.Second,
+			check: func(t *testing.T, r *run, o Outcome) {
+				require.ErrorIs(t, o.Reason, ErrIdleTimeout)
+				require.Equal(t, "SIGTERM", o.KillSignal)
+				r.requireSeqs(t, 3)
+				idle := r.warningsOf(event.WarnIdle)
+				require.Len(t, idle, 3, "one idle warning per silence")
+				for _, w := range idle {
+					require.GreaterOrEqual(t, w.IdleMS, int64(300))
+					require.LessOrEqual(t, w.AbortInMS, int64(700))
+					require.Positive(t, w.AbortInMS)
+				}
+			},
+		},
+		{
+			name: "ignore-sigterm", boot: `"init"`, fake: "ignore-sigterm",
+			opts: Options{Idle: 300 * ms, KillGrace: 100 * ms}, bound: 5 * time.Second,
+			check: func(t *testing.T, r *run, o Outcome) {
+				require.ErrorIs(t, o.Reason, ErrIdleTimeout)
+				require.Equal(t, "SIGKILL", o.Signal)
+				require.Equal(t, "SIGKILL", o.KillSignal)
+				require.GreaterOrEqual(t, o.Duration, 400*ms)
+				r.requireSeqs(t, 1)
+			},
+		},
+		{
+			name: "grandchild-holds-stdout", boot: `"result"`, fake: "grandchild-holds-stdout",
+			opts: Options{Idle: 5 * time.Second, KillGrace: 100 * ms}, bound: 10 * time.Second,
+			check: func(t *testing.T, r *run, o Outcome) {
+				require.NoError(t, o.Reason)
+				require.Equal(t, 0, o.ExitCode)
+				require.False(t, o.Killed)
+				require.GreaterOrEqual(t, o.Stragglers, 1)
+				require.Len(t, r.pids, 1)
+				r.requireSeqs(t, 3)
+			},
+		},
+		{
+			name: "setsid-escapee", boot: "fake_child", fake: "setsid-escapee",
+			opts: Options{Idle: 300 * ms, KillGrace: 100 * ms}, bound: 5 * time.Second,
+			check: func(t *testing.T, r *run, o Outcome) {
+				require.ErrorIs(t, o.Reason, ErrIdleTimeout)
+				require.Equal(t, "SIGTERM", o.Signal)
+				require.GreaterOrEqual(t, o.Stragglers, 1)
+				require.Len(t, r.pids, 1)
+				r.requireSeqs(t, 2)
+			},
+		},
+		{
+			name: "double-fork-daemon", boot: `"result"`, fake: "double-fork-daemon",
+			opts: Options{Idle: 5 * time.Second, KillGrace: 100 * ms}, bound: 10 * time.Second,
+			check: func(t *testing.T, r *run, o Outcome) {
+				require.NoError(t, o.Reason)
+				require.Equal(t, 0, o.ExitCode)
+				require.GreaterOrEqual(t, o.Stragglers, 1)
+				require.Len(t, r.pids, 1)
+				r.requireSeqs(t, 3)
+			},
+		},
+		{
+			name: "no-trailing-newline", fake: "no-trailing-newline",
+			opts: Options{Idle: 5 * time.Second}, bound: 5 * time.Second,
+			check: func(t *testing.T, r *run, o Outcome) {
+				require.NoError(t, o.Reason)
+				r.requireSeqs(t, 2)
+				require.True(t, strings.HasSuffix(r.lines[1], "}"))
+			},
+		},
+		{
+			name: "invalid-utf8", fake: "invalid-utf8",
+			opts: Options{Idle: 5 * time.Second}, bound: 5 * time.Second,
+			check: func(t *testing.T, r *run, o Outcome) {
+				require.NoError(t, o.Reason)
+				r.requireSeqs(t, 3)
+				require.Contains(t, r.lines[1], "bad \xff\xfe\xc3\x28 bytes")
+			},
+		},
+		{
+			name: "non-json-lines", fake: "non-json-lines",
+			opts: Options{Idle: 5 * time.Second}, bound: 5 * time.Second,
+			check: func(t *testing.T, r *run, o Outcome) {
+				require.NoError(t, o.Reason)
+				r.requireSeqs(t, 4)
+				require.Equal(t, "npm WARN deprecated inflight@1.0.6 seq=2", r.lines[1])
+				require.Equal(t, "\x00binary\x01 seq=3", r.lines[2])
+			},
+		},
+		{
+			name: "exit-mid-tool", fake: "exit-mid-tool", hook: toolHooks,
+			opts: Options{Idle: 5 * time.Second}, bound: 5 * time.Second,
+			check: func(t *testing.T, r *run, o Outcome) {
+				require.NoError(t, o.Reason)
+				require.Equal(t, 1, o.ExitCode)
+				require.Contains(t, string(o.StderrTail), "Error: socket hang up")
+				r.requireSeqs(t, 2)
+			},
+		},
+		{
+			name: "killed-by-signal", fake: "killed-by-signal",
+			opts: Options{Idle: 5 * time.Second}, bound: 5 * time.Second,
+			check: func(t *testing.T, r *run, o Outcome) {
+				require.NoError(t, o.Reason)
+				require.Equal(t, -1, o.ExitCode)
+				require.Equal(t, "SIGKILL", o.Signal)
+				require.False(t, o.Killed)
+				require.Empty(t, o.KillSignal)
+				r.requireSeqs(t, 2)
+			},
+		},
+		{
+			name: "result-then-linger", boot: `"init"`, fake: "result-then-linger", hook: toolHooks,
+			opts: Options{Idle: 5 * time.Second, Linger: 50 * ms, KillGrace: time.Second}, bound: 5 * time.Second,
+			check: func(t *testing.T, r *run, o Outcome) {
+				require.ErrorIs(t, o.Reason, ErrLingered)
+				require.True(t, o.Lingered)
+				require.Equal(t, "SIGTERM", o.KillSignal)
+				require.Equal(t, "SIGTERM", o.Signal)
+				require.Len(t, r.warningsOf(event.WarnLingeredAfterResult), 1)
+				r.requireSeqs(t, 4)
+			},
+		},
+		{
+			name: "slow-drip", boot: `"init"`, fake: "slow-drip", args: []string{"20ms", "2500ms"},
+			opts: Options{Idle: time.Second, KillGrace: 100 * ms}, bound: 6 * time.Second,
+			check: func(t *testing.T, r *run, o Outcome) {
+				require.NoError(t, o.Reason, "a slow but steady agent is not idle")
+				require.Equal(t, 0, o.ExitCode)
+				require.GreaterOrEqual(t, o.StdoutLines, int64(20))
+				r.requireSeqs(t, int(o.StdoutLines))
+			},
+		},
+		{
+			name: "hard-timeout", boot: `"init"`, fake: "slow-drip", args: []string{"10ms", "1m"},
+			opts: Options{Idle: 250 * ms, Hard: 300 * ms, KillGrace: 100 * ms}, bound: 5 * time.Second,
+			check: func(t *testing.T, r *run, o Outcome) {
+				require.ErrorIs(t, o.Reason, ErrHardTimeout)
+				require.Equal(t, "SIGTERM", o.Signal)
+				require.GreaterOrEqual(t, o.Duration, 300*ms)
+				r.requireSeqs(t, int(o.StdoutLines))
+			},
+		},
+		{
+			name: "long-silent-tool", boot: `"tool_use"`, fake: "long-silent-tool", args: []string{"1500ms"}, hook: toolHooks,
+			opts: Options{
+				Idle: 500 * ms, KillGrace: 100 * ms,
+				ToolBudget: func(event.Kind) time.Duration { return 5 * time.Second },
+			},
+			bound: 6 * time.Second,
+			check: func(t *testing.T, r *run, o Outcome) {
+				require.NoError(t, o.Reason, "a silent tool within its budget is not idle")
+				require.Empty(t, r.warningsOf(event.WarnToolStalled))
+				r.requireSeqs(t, 4)
+			},
+		},
+		{
+			name: "tool-past-budget", boot: `"tool_use"`, fake: "tool-past-budget", args: []string{"1200ms", "10ms"}, hook: toolHooks,
+			opts: Options{
+				Idle: time.Second, KillGrace: 100 * ms,
+				ToolBudget: func(event.Kind) time.Duration { return 200 * ms },
+			},
+			bound: 6 * time.Second,
+			check: func(t *testing.T, r *run, o Outcome) {
+				require.NoError(t, o.Reason)
+				stalled := r.warningsOf(event.WarnToolStalled)
+				require.Len(t, stalled, 1, "one tool_stalled warning per call")
+				require.Equal(t, fakeagent.ToolCallID, stalled[0].CallID)
+				require.Equal(t, "Bash", stalled[0].Name)
+				require.Equal(t, int64(200), stalled[0].BudgetMS)
+				require.GreaterOrEqual(t, stalled[0].ElapsedMS, int64(200))
+				require.Positive(t, r.errLines)
+				r.requireSeqs(t, 4)
+			},
+		},
+		{
+			name: "tool-past-budget-and-silent", boot: `"tool_use"`, fake: "long-silent-tool", args: []string{"1m"}, hook: toolHooks,
+			opts: Options{
+				Idle: 50 * ms, KillGrace: 100 * ms,
+				ToolBudget: func(event.Kind) time.Duration { return 200 * ms },
+			},
+			bound: 5 * time.Second,
+			check: func(t *testing.T, r *run, o Outcome) {
+				require.ErrorIs(t, o.Reason, ErrIdleTimeout, "past its budget a silent tool is idle")
+				require.Len(t, r.warningsOf(event.WarnToolStalled), 1)
+				require.GreaterOrEqual(t, o.Duration, 200*ms)
+			},
+		},
+		{
+			name: "stdin-reader", fake: "stdin-reader",
+			opts: Options{Idle: 5 * time.Second, Stdin: "hello\n-p --flag-looking\nlast"}, bound: 5 * time.Second,
+			check: func(t *testing.T, r *run, o Outcome) {
+				require.NoError(t, o.Reason)
+				r.requireSeqs(t, 5)
+				require.Contains(t, r.lines[1], `"text":"hello"`)
+				require.Contains(t, r.lines[2], `"text":"-p --flag-looking"`)
+				require.Contains(t, r.lines[3], `"text":"last"`)
+			},
+		},
+		{
+			name: "exit-nonzero-with-stderr", fake: "exit-nonzero-with-stderr", args: []string{"2"},
+			opts: Options{Idle: 5 * time.Second}, bound: 5 * time.Second,
+			check: func(t *testing.T, r *run, o Outcome) {
+				require.NoError(t, o.Reason)
+				require.Equal(t, 2, o.ExitCode)
+				require.Empty(t, o.Signal)
+				require.Equal(t, "Error: Invalid API key · Please run /login\n", string(o.StderrTail))
+				require.Equal(t, int64(len(o.StderrTail)), o.StderrBytes)
+				require.Equal(t, 1, r.errLines)
+			},
+		},
+		{
+			name: "exit-0-without-terminal-event", fake: "exit-0-without-terminal-event",
+			opts: Options{Idle: 5 * time.Second}, bound: 5 * time.Second,
+			check: func(t *testing.T, r *run, o Outcome) {
+				require.NoError(t, o.Reason)
+				require.Equal(t, 0, o.ExitCode)
+				require.True(t, o.Exited)
+				r.requireSeqs(t, 2)
+			},
+		},
+		{
+			name: "interrupt", fake: "interrupt", hook: onLine(`"tool_use"`, func(r *run) { r.p.Interrupt() }),
+			opts: Options{Idle: 5 * time.Second, KillGrace: 5 * time.Second}, bound: 5 * time.Second,
+			check: func(t *testing.T, r *run, o Outcome) {
+				require.ErrorIs(t, o.Reason, ErrInterrupted)
+				require.Equal(t, "SIGINT", o.KillSignal)
+				require.Equal(t, 130, o.ExitCode)
+				require.Len(t, r.pids, 1)
+				r.requireSeqs(t, 4)
+				require.Contains(t, r.lines[3], `"is_error":true`)
+			},
+		},
+		{
+			name: "interrupt-twice", fake: "ignore-sigterm",
+			hook: onLine(`"init"`, func(r *run) { r.p.Interrupt(); r.p.Interrupt() }),
+			opts: Options{KillGrace: 30 * time.Second}, bound: 5 * time.Second,
+			check: func(t *testing.T, r *run, o Outcome) {
+				require.ErrorIs(t, o.Reason, ErrInterrupted)
+				require.Equal(t, "SIGKILL", o.KillSignal)
+				require.Equal(t, "SIGKILL", o.Signal)
+			},
+		},
+		{
+			name: "interrupt-escalates", fake: "ignore-sigterm",
+			hook: onLine(`"init"`, func(r *run) { r.p.Interrupt() }),
+			opts: Options{KillGrace: 200 * ms}, bound: 5 * time.Second,
+			check: func(t *testing.T, r *run, o Outcome) {
+				require.ErrorIs(t, o.Reason, ErrInterrupted)
+				require.Equal(t, "SIGKILL", o.KillSignal)
+				require.Equal(t, "SIGKILL", o.Signal)
+				require.GreaterOrEqual(t, o.Duration, 200*ms)
+			},
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			r := startFake(t, t.Context(), c.fake, c.args, c.opts, c.hook, c.boot)
+			o := r.wait(t, c.bound)
+			require.True(t, o.Exited)
+			c.check(t, r, o)
+		})
+	}
+}
+
+func TestContextCancel(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(t.Context())
+	r := startFake(t, ctx, "hang-after-output", nil, Options{KillGrace: 2 * time.Second},
+		onLine(`"init"`, func(*run) { cancel() }), "")
+	o := r.wait(t, 3*time.Second)
+	require.ErrorIs(t, o.Reason, ErrInterrupted)
+	require.ErrorIs(t, o.Reason, context.Canceled)
+	require.Equal(t, "SIGINT", o.KillSignal)
+	require.Equal(t, "SIGINT", o.Signal)
+}

@@ -1,0 +1,470 @@
+package process
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/agentharness/harness/event"
+)
+
+// Options describes one run. The zero value of every budget turns it off.
+type Options struct {
+	// Argv[0] is an absolute path, a path relative to Dir, or a name looked
+	// up in the PATH of Env (of os.Environ when Env is nil).
+	Argv []string
+	// Env is the child's complete environment (nil: the harness's own).
+	// One variable is added: HARNESS_RUN_<token>=1, unique to the run, so
+	// that processes that escaped the tree can still be told apart from
+	// those of other runs (see Proc).
+	Env []string
+	// Dir must exist and be a directory; "" is the harness's directory.
+	Dir string
+	// Stdin is written to the child and then closed; "" gives /dev/null.
+	Stdin string
+	// PTY runs the child with a pseudo-terminal as stdout (and as stdin
+	// when Stdin is ""), in its own session, with a fixed 4096-column
+	// window; ANSI escapes and '\r' are removed from each line before
+	// OnStdout. stderr stays a separate pipe so diagnostics never land in
+	// the JSON stream.
+	PTY bool
+	// MaxLine caps a stdout line (0: linescan.DefaultMax, 16 MiB); the rest
+	// is dropped and reported through OnStdout's dropped.
+	MaxLine int
+
+	// Idle ends the run after this long without a byte on stdout or
+	// stderr while no tool call is open. IdleWarning is how long before
+	// Idle fires an idle warning is sent (not sent when IdleWarning >= the
+	// idle budget in force). Hard ends the run this long after spawn.
+	// Linger ends the run this long after AgentDone. KillGrace is the time
+	// between SIGTERM and SIGKILL (0: SIGKILL at once), and how long after
+	// the child's exit a process still holding its pipes is tolerated.
+	Idle, IdleWarning, Hard, Linger, KillGrace time.Duration
+
+	// ToolBudget gives the budget of an open tool call by kind (nil: the
+	// spec's defaults, DefaultToolBudget). 0 means no budget: no
+	// tool_stalled warning and no idle timeout while that call is open.
+	ToolBudget func(kind event.Kind) time.Duration
+
+	// OnStdout receives every stdout line in order, from one goroutine;
+	// line is valid only during the call. dropped counts bytes cut beyond
+	// MaxLine. The child is blocked while OnStdout runs once the pipe
+	// fills: keep it quick.
+	OnStdout func(line []byte, dropped int64)
+	// OnStderr, if set, receives every stderr line (cut at 64 KiB) from
+	// one goroutine. The tail is kept regardless.
+	OnStderr func(line []byte)
+	// OnWarning receives idle, tool_stalled, stderr_truncated and
+	// lingered_after_result warnings. Calls never overlap, but they come
+	// from the supervisor's or the stderr reader's goroutine.
+	OnWarning func(w *event.Warning)
+}
+
+// DefaultToolBudget is the spec's budget for a tool call of kind k: mcp
+// 120 s, read/search/todo 60 s, anything else 300 s.
+func DefaultToolBudget(k event.Kind) time.Duration {
+	switch k {
+	case event.KindMCP:
+		return 120 * time.Second
+	case event.KindRead, event.KindSearch, event.KindTodo:
+		return 60 * time.Second
+	default:
+		return 300 * time.Second
+	}
+}
+
+// Outcome is how a run ended. Killed and KillSignal are about signals the
+// harness sent to the agent's process group before it exited; processes
+// killed after the agent exited are only counted in Stragglers.
+type Outcome struct {
+	// Reason is nil when the child exited by itself, else ErrIdleTimeout,
+	// ErrHardTimeout, ErrInterrupted (also wrapping the context's cause
+	// when it came from the context) or ErrLingered.
+	Reason      error
+	Exited      bool   // the child was reaped
+	ExitCode    int    // -1 if it died by a signal
+	Signal      string // "SIGKILL", … when the child died by a signal
+	Killed      bool   // the harness signalled the group
+	KillSignal  string // strongest signal sent: "SIGINT", "SIGTERM" or "SIGKILL"
+	Lingered    bool   // ended by the linger timer after AgentDone
+	StderrTail  []byte // last 64 KiB of stderr
+	StderrBytes int64  // total stderr bytes seen
+	StdoutLines int64
+	// LastActivity is the time of the last byte on stdout or stderr (the
+	// spawn time if there was none).
+	LastActivity time.Time
+	// Stragglers counts processes of the run other than the child that the
+	// harness SIGKILLed one by one (re-parented, setsid'd, holding a pipe…).
+	Stragglers int
+	Duration   time.Duration
+}
+
+// Proc is one running agent process. Its methods are safe for concurrent
+// use; Wait may be called any number of times from any goroutine.
+//
+// Finding the run's processes at the end: the child's descendants are
+// walked in /proc while it runs (and remembered by pid and start time),
+// the harness is a child subreaper so orphans are re-parented to it, and a
+// process belongs to the run when it is in the child's process group (or
+// session, with PTY), was seen descending from the child, or is an orphan
+// of ours carrying the run's environment marker — and so are all of their
+// descendants. Processes of other runs never match, so concurrent runs in
+// one harness do not kill each other's processes.
+type Proc struct {
+	o       Options
+	cmd     *exec.Cmd
+	pid     int
+	start   time.Time
+	marker  []byte // "HARNESS_RUN_<token>=1\x00" as found in /proc/PID/environ
+	sid     int    // the child's own session (PTY), or 0
+	budgets func(event.Kind) time.Duration
+
+	stdoutR, stderrR, stdinW *os.File
+
+	lastAct     atomic.Int64 // nanoseconds since start of the last output byte
+	stdoutLines atomic.Int64
+
+	poke       chan struct{}
+	exited     chan struct{} // closed once the child is reaped
+	exitState  *os.ProcessState
+	stdoutDone chan struct{}
+	stderrDone chan struct{}
+	done       chan struct{}
+	out        Outcome
+
+	mu          sync.Mutex // guards the fields below
+	tools       map[string]*toolCall
+	toolRef     time.Time // last ToolStarted/ToolEnded
+	agentDoneAt time.Time
+	lastIntr    time.Time
+	intrReq     bool
+	killNow     bool
+	tracked     map[int]uint64 // pid → start time of processes seen in the tree
+	stragglers  map[int]uint64
+
+	warnMu sync.Mutex
+
+	tailMu     sync.Mutex
+	tail       *ring
+	tailWarned bool
+}
+
+type toolCall struct {
+	id, name string
+	kind     event.Kind
+	started  time.Time
+	budget   time.Duration
+	warned   bool
+}
+
+var subreaperOnce sync.Once
+
+// Start spawns the process described by o and supervises it until Wait
+// returns. Cancelling ctx acts like Interrupt. Errors: *NotFoundError,
+// ErrBadDir, ErrSpawn (wrapped with the cause), or ctx's error when it is
+// already done.
+func Start(ctx context.Context, o Options) (*Proc, error) {
+	if len(o.Argv) == 0 || o.Argv[0] == "" {
+		return nil, fmt.Errorf("%w: empty argv", ErrSpawn)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrSpawn, err)
+	}
+	if o.Dir != "" {
+		st, err := os.Stat(o.Dir)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrBadDir, err)
+		}
+		if !st.IsDir() {
+			return nil, fmt.Errorf("%w: %s is not a directory", ErrBadDir, o.Dir)
+		}
+	}
+	env := o.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	path, err := lookPath(o.Argv[0], o.Dir, env)
+	if err != nil {
+		return nil, err
+	}
+	subreaperOnce.Do(becomeSubreaper)
+
+	var tok [12]byte
+	_, _ = rand.Read(tok[:])
+	key := "HARNESS_RUN_" + strings.ToUpper(hex.EncodeToString(tok[:]))
+	p := &Proc{
+		o: o, budgets: o.ToolBudget,
+		marker:     []byte(key + "=1\x00"),
+		poke:       make(chan struct{}, 1),
+		exited:     make(chan struct{}),
+		stdoutDone: make(chan struct{}),
+		stderrDone: make(chan struct{}),
+		done:       make(chan struct{}),
+		tools:      map[string]*toolCall{},
+		tracked:    map[int]uint64{},
+		stragglers: map[int]uint64{},
+		tail:       newRing(tailSize),
+	}
+	if p.budgets == nil {
+		p.budgets = DefaultToolBudget
+	}
+	cmd := &exec.Cmd{Path: path, Args: o.Argv, Dir: o.Dir}
+	cmd.Env = append(append(make([]string, 0, len(env)+1), env...), key+"=1")
+	p.cmd = cmd
+	if err := p.spawn(); err != nil {
+		return nil, err
+	}
+	p.afterSpawn(ctx)
+	return p, nil
+}
+
+// spawn creates the pipes and starts the child on a locked OS thread.
+func (p *Proc) spawn() error {
+	var childEnds []*os.File
+	closeAll := func(fs ...*os.File) {
+		for _, f := range fs {
+			if f != nil {
+				_ = f.Close()
+			}
+		}
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrSpawn, err)
+	}
+	p.stderrR, p.cmd.Stderr = errR, errW
+	childEnds = append(childEnds, errW)
+	if p.o.Stdin != "" {
+		inR, inW, err := os.Pipe()
+		if err != nil {
+			closeAll(errR, errW)
+			return fmt.Errorf("%w: %w", ErrSpawn, err)
+		}
+		p.stdinW, p.cmd.Stdin = inW, inR
+		childEnds = append(childEnds, inR)
+	}
+	if p.o.PTY {
+		master, tty, err := openPTY()
+		if err != nil {
+			closeAll(append(childEnds, errR, p.stdinW)...)
+			return fmt.Errorf("%w: pty: %w", ErrSpawn, err)
+		}
+		p.stdoutR, p.cmd.Stdout = master, tty
+		ctty := 1
+		if p.o.Stdin == "" {
+			p.cmd.Stdin, ctty = tty, 0
+		}
+		childEnds = append(childEnds, tty)
+		p.cmd.SysProcAttr = sysAttrPTY(ctty)
+	} else {
+		outR, outW, err := os.Pipe()
+		if err != nil {
+			closeAll(append(childEnds, errR, p.stdinW)...)
+			return fmt.Errorf("%w: %w", ErrSpawn, err)
+		}
+		p.stdoutR, p.cmd.Stdout = outR, outW
+		childEnds = append(childEnds, outW)
+		p.cmd.SysProcAttr = sysAttr()
+	}
+
+	started := make(chan error, 1)
+	go p.startAndWait(started)
+	err = <-started
+	closeAll(childEnds...)
+	if err != nil {
+		closeAll(p.stdoutR, p.stderrR, p.stdinW)
+		return fmt.Errorf("%w: %w", ErrSpawn, err)
+	}
+	return nil
+}
+
+// startAndWait starts the child and waits for it on one goroutine locked
+// to its OS thread for the child's whole life. Linux delivers Pdeathsig
+// when the THREAD that forked the child exits, not the process, and the Go
+// runtime ends a thread whose locked goroutine returns; so the thread must
+// stay locked (and this goroutine alive) until the child is reaped, and
+// only then be unlocked (which returns it to the runtime's pool, alive).
+func (p *Proc) startAndWait(started chan<- error) {
+	runtime.LockOSThread()
+	p.start = time.Now()
+	if err := p.cmd.Start(); err != nil {
+		runtime.UnlockOSThread()
+		started <- err
+		return
+	}
+	p.pid = p.cmd.Process.Pid
+	if p.o.PTY {
+		p.sid = p.pid
+	}
+	started <- nil
+	_ = p.cmd.Wait() // the exit status is read from ProcessState
+	runtime.UnlockOSThread()
+	p.exitState = p.cmd.ProcessState
+	close(p.exited)
+}
+
+func (p *Proc) afterSpawn(ctx context.Context) {
+	if st, ok := readStat(p.pid); ok {
+		p.tracked[p.pid] = st.start
+	}
+	if p.stdinW != nil {
+		go func(w *os.File, s string) {
+			_, _ = io.WriteString(w, s)
+			_ = w.Close()
+		}(p.stdinW, p.o.Stdin)
+	}
+	go p.readStdout()
+	go p.readStderr()
+	go p.track()
+	go p.supervise(ctx)
+}
+
+// PID is the child's process id (also its process group id).
+func (p *Proc) PID() int { return p.pid }
+
+// ToolStarted tells the watchdogs that a tool call is open: while it is,
+// the idle budget is at least its tool budget, and past that budget one
+// tool_stalled warning is sent for the call.
+func (p *Proc) ToolStarted(callID string, kind event.Kind) { p.ToolStartedNamed(callID, "", kind) }
+
+// ToolStartedNamed is ToolStarted with the tool's name, repeated in the
+// tool_stalled warning.
+func (p *Proc) ToolStartedNamed(callID, name string, kind event.Kind) {
+	now := time.Now()
+	p.mu.Lock()
+	p.tools[callID] = &toolCall{id: callID, name: name, kind: kind, started: now, budget: p.budgets(kind)}
+	p.toolRef = now
+	p.mu.Unlock()
+	p.wake()
+}
+
+// ToolEnded closes a call opened by ToolStarted; unknown ids are ignored.
+func (p *Proc) ToolEnded(callID string) {
+	p.mu.Lock()
+	delete(p.tools, callID)
+	p.toolRef = time.Now()
+	p.mu.Unlock()
+	p.wake()
+}
+
+// AgentDone says the agent printed its terminal event: the linger timer
+// starts (only the first call counts).
+func (p *Proc) AgentDone() {
+	p.mu.Lock()
+	if p.agentDoneAt.IsZero() {
+		p.agentDoneAt = time.Now()
+	}
+	p.mu.Unlock()
+	p.wake()
+}
+
+// Interrupt ends the run like a user's Ctrl-C: SIGINT to the group, SIGTERM
+// half a grace later, SIGKILL at the grace. A second call within 2 s of the
+// first SIGKILLs the group and every straggler at once. After the run is
+// over it does nothing.
+func (p *Proc) Interrupt() { p.interrupt(time.Now()) }
+
+func (p *Proc) interrupt(now time.Time) {
+	p.mu.Lock()
+	if !p.lastIntr.IsZero() && now.Sub(p.lastIntr) < 2*time.Second {
+		p.killNow = true
+	} else {
+		p.intrReq = true
+	}
+	p.lastIntr = now
+	p.mu.Unlock()
+	p.wake()
+}
+
+// Wait blocks until the run is over — the child exited, both pipes are
+// done, every straggler is killed and reaped — and returns its Outcome.
+func (p *Proc) Wait() Outcome {
+	<-p.done
+	return p.out
+}
+
+func (p *Proc) wake() {
+	select {
+	case p.poke <- struct{}{}:
+	default:
+	}
+}
+
+func (p *Proc) touch() { p.lastAct.Store(int64(time.Since(p.start))) }
+
+func (p *Proc) lastActivity() time.Time { return p.start.Add(time.Duration(p.lastAct.Load())) }
+
+func (p *Proc) warn(w *event.Warning) {
+	if p.o.OnWarning == nil {
+		return
+	}
+	p.warnMu.Lock()
+	defer p.warnMu.Unlock()
+	p.o.OnWarning(w)
+}
+
+// lookPath resolves name like exec.LookPath, but in the child's PATH and
+// recording every candidate for NotFoundError.
+func lookPath(name, dir string, env []string) (string, error) {
+	if strings.ContainsRune(name, '/') {
+		path := name
+		if !filepath.IsAbs(path) && dir != "" {
+			path = filepath.Join(dir, path)
+		}
+		if isExecutable(path) {
+			return path, nil
+		}
+		return "", &NotFoundError{Name: name, Tried: []string{path}}
+	}
+	pathVar := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			pathVar = v // the last one wins, as in exec's dedup
+		}
+	}
+	nf := &NotFoundError{Name: name}
+	for _, d := range filepath.SplitList(pathVar) {
+		if d == "" || !filepath.IsAbs(d) {
+			continue // a relative PATH entry would depend on Dir: refuse it
+		}
+		path := filepath.Join(d, name)
+		nf.Tried = append(nf.Tried, path)
+		if isExecutable(path) {
+			return path, nil
+		}
+	}
+	if len(nf.Tried) == 0 {
+		nf.Tried = []string{"$PATH is empty"}
+	}
+	return "", nf
+}
+
+func isExecutable(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Mode().IsRegular() && st.Mode().Perm()&0o111 != 0
+}
+
+// exitInfo fills the exit fields of o from the child's wait status.
+func exitInfo(st *os.ProcessState, o *Outcome) {
+	if st == nil {
+		return
+	}
+	o.Exited = true
+	o.ExitCode = st.ExitCode()
+	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		o.ExitCode = -1
+		o.Signal = signalName(ws.Signal())
+	}
+}

@@ -1,0 +1,432 @@
+package process
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/agentharness/harness/event"
+	"github.com/agentharness/harness/linescan"
+)
+
+const (
+	// trackEvery is how often the child's descendants are walked in /proc
+	// while it runs, so that processes that later leave the tree are known.
+	trackEvery = 20 * time.Millisecond
+	// drainTimeout bounds the wait for the pipes after every process of the
+	// run is dead; only a holder we could not attribute can make it matter.
+	drainTimeout = 500 * time.Millisecond
+	// sweepTimeout bounds the kill-and-reap loop at the end of the run (a
+	// process in uninterruptible sleep cannot be reaped sooner).
+	sweepTimeout = 5 * time.Second
+	// stderrLineMax caps one line handed to OnStderr.
+	stderrLineMax = 64 << 10
+)
+
+// activityReader stamps the time of every byte read, and turns any read
+// error (EIO from a PTY master once the terminal is hung up, ErrClosed once
+// we gave up on the pipe) into EOF, so the last partial line is delivered.
+type activityReader struct {
+	r io.Reader
+	p *Proc
+}
+
+func (a activityReader) Read(b []byte) (int, error) {
+	n, err := a.r.Read(b)
+	if n > 0 {
+		a.p.touch()
+	}
+	if err != nil {
+		err = io.EOF
+	}
+	return n, err
+}
+
+func (p *Proc) readStdout() {
+	defer close(p.stdoutDone)
+	fn := func(line []byte, dropped int64) error {
+		p.stdoutLines.Add(1)
+		if p.o.PTY {
+			line = cleanPTYLine(line)
+		}
+		if p.o.OnStdout != nil {
+			p.o.OnStdout(line, dropped)
+		}
+		return nil
+	}
+	_ = linescan.Scan(activityReader{p.stdoutR, p}, p.o.MaxLine, fn)
+}
+
+// cleanPTYLine removes ANSI escape sequences and every '\r' a terminal
+// adds (ONLCR turns "\n" into "\r\n"; progress output uses bare '\r').
+func cleanPTYLine(line []byte) []byte {
+	s := ansi.Strip(string(line))
+	return []byte(strings.ReplaceAll(s, "\r", ""))
+}
+
+// tailWriter keeps the stderr tail and sends one stderr_truncated warning
+// the first time it overflows, so a consumer learns early that the tail in
+// the final error will not be the whole of stderr.
+type tailWriter struct{ p *Proc }
+
+func (t tailWriter) Write(b []byte) (int, error) {
+	p := t.p
+	p.tailMu.Lock()
+	_, _ = p.tail.Write(b)
+	first := p.tail.Overflowed() && !p.tailWarned
+	if first {
+		p.tailWarned = true
+	}
+	p.tailMu.Unlock()
+	if first {
+		p.warn(&event.Warning{
+			Code:    event.WarnStderrTruncated,
+			Message: fmt.Sprintf("agent stderr is longer than %d KiB: only its last %d KiB are kept", tailSize>>10, tailSize>>10),
+			Bytes:   tailSize,
+		})
+	}
+	return len(b), nil
+}
+
+func (p *Proc) readStderr() {
+	defer close(p.stderrDone)
+	src := io.TeeReader(activityReader{p.stderrR, p}, tailWriter{p})
+	if p.o.OnStderr == nil {
+		buf := make([]byte, 32<<10)
+		for {
+			if _, err := src.Read(buf); err != nil {
+				return
+			}
+		}
+	}
+	_ = linescan.Scan(src, stderrLineMax, func(line []byte, _ int64) error {
+		p.o.OnStderr(line)
+		return nil
+	})
+}
+
+// track remembers every process of the run while the child runs: its
+// descendants, and orphans of ours carrying the run's marker with their
+// descendants, so that they are still recognised (by pid and start time)
+// after they leave the tree, even as zombies, whose environment is gone.
+func (p *Proc) track() {
+	t := time.NewTicker(trackEvery)
+	defer t.Stop()
+	negative := map[int]uint64{} // our children already checked: not this run's
+	var orphans []int            // roots besides the child, walked each tick
+	for {
+		roots := append([]int{p.pid}, orphans...)
+		p.mu.Lock()
+		known := make(map[int]uint64, len(p.tracked)+len(negative))
+		for k, v := range p.tracked {
+			known[k] = v
+		}
+		p.mu.Unlock()
+		for k, v := range negative {
+			known[k] = v
+		}
+		ours, others := orphansOf(p.marker, known)
+		for _, o := range ours {
+			p.remember(o)
+			roots = append(roots, o.pid)
+			orphans = append(orphans, o.pid)
+		}
+		for _, o := range others {
+			negative[o.pid] = o.start
+		}
+		for _, r := range roots {
+			for _, d := range descendants(r) {
+				p.remember(d)
+			}
+		}
+		select {
+		case <-p.exited:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (p *Proc) remember(st procStat) {
+	p.mu.Lock()
+	if _, ok := p.tracked[st.pid]; !ok {
+		p.tracked[st.pid] = st.start
+	}
+	p.mu.Unlock()
+}
+
+// Escalation stages, in order of strength.
+const (
+	stageNone = iota
+	stageINT
+	stageTERM
+	stageKILL
+)
+
+// supervisor is the state only the supervise goroutine touches.
+type supervisor struct {
+	reason    error
+	stage     int
+	stageAt   time.Time // when the current escalation began
+	termAt    time.Time // SIGTERM due (from stageINT)
+	killAt    time.Time // SIGKILL due
+	warnedRef time.Time // the silence an idle warning was sent for
+	lingered  bool
+}
+
+// supervise runs the watchdogs and the escalation until the child exits,
+// then waits for the pipes (at most KillGrace), kills the stragglers and
+// builds the Outcome.
+func (p *Proc) supervise(ctx context.Context) {
+	var s supervisor
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	ctxDone := ctx.Done()
+	pipes := make(chan struct{})
+	go func() { <-p.stdoutDone; <-p.stderrDone; close(pipes) }()
+	exited, pipesDone := p.exited, (<-chan struct{})(pipes)
+	var graceEnd time.Time
+	for {
+		now := time.Now()
+		var next time.Time
+		if exited != nil {
+			next = p.watch(&s, now)
+		} else {
+			p.mu.Lock()
+			if p.killNow || p.intrReq {
+				graceEnd = now // a user interrupt after exit: stop waiting
+			}
+			p.killNow, p.intrReq = false, false
+			p.mu.Unlock()
+			if pipesDone == nil || !now.Before(graceEnd) {
+				break
+			}
+			next = graceEnd
+		}
+		if next.IsZero() {
+			next = now.Add(time.Hour)
+		}
+		timer.Reset(next.Sub(now))
+		select {
+		case <-timer.C:
+		case <-p.poke:
+		case <-ctxDone:
+			ctxDone = nil
+			p.interruptFromCtx(&s, ctx, now)
+		case <-exited:
+			exited = nil
+			graceEnd = time.Now().Add(p.o.KillGrace)
+			if s.stage == stageKILL {
+				graceEnd = time.Now()
+			}
+		case <-pipesDone:
+			pipesDone = nil
+		}
+	}
+	p.finish(&s)
+}
+
+func (p *Proc) interruptFromCtx(s *supervisor, ctx context.Context, now time.Time) {
+	if s.reason == nil {
+		s.reason = &interruptError{cause: context.Cause(ctx)}
+	}
+	p.interrupt(now)
+}
+
+// watch runs every watchdog once and returns when it must run again.
+func (p *Proc) watch(s *supervisor, now time.Time) time.Time {
+	var next time.Time
+	soonest := func(t time.Time) {
+		if !t.IsZero() && (next.IsZero() || t.Before(next)) {
+			next = t
+		}
+	}
+	var warnings []*event.Warning
+	p.mu.Lock()
+	intr, kill := p.intrReq, p.killNow
+	p.intrReq, p.killNow = false, false
+	if s.reason == nil {
+		ref := p.lastActivity()
+		if p.toolRef.After(ref) {
+			ref = p.toolRef
+		}
+		budget, unlimited := p.o.Idle, false
+		for _, c := range p.tools {
+			if c.budget <= 0 {
+				unlimited = true
+				continue
+			}
+			budget = max(budget, c.budget)
+			due := c.started.Add(c.budget)
+			if c.warned {
+				continue
+			}
+			if now.Before(due) {
+				soonest(due)
+				continue
+			}
+			c.warned = true
+			warnings = append(warnings, &event.Warning{
+				Code: event.WarnToolStalled, CallID: c.id, Name: c.name,
+				Message:   fmt.Sprintf("%s tool call %s still running after its %s budget", c.kind, c.id, c.budget),
+				ElapsedMS: now.Sub(c.started).Milliseconds(), BudgetMS: c.budget.Milliseconds(),
+			})
+		}
+		if p.o.Idle > 0 && !unlimited {
+			due := ref.Add(budget)
+			if !now.Before(due) {
+				s.reason = ErrIdleTimeout
+			} else {
+				soonest(due)
+				if w := p.o.IdleWarning; w > 0 && w < budget && !s.warnedRef.Equal(ref) {
+					if warnAt := due.Add(-w); now.Before(warnAt) {
+						soonest(warnAt)
+					} else {
+						s.warnedRef = ref
+						warnings = append(warnings, &event.Warning{
+							Code:   event.WarnIdle,
+							IdleMS: now.Sub(ref).Milliseconds(), AbortInMS: due.Sub(now).Milliseconds(),
+							Message: fmt.Sprintf("no output for %s; the run ends in %s unless some comes",
+								now.Sub(ref).Round(time.Millisecond), due.Sub(now).Round(time.Millisecond)),
+						})
+					}
+				}
+			}
+		}
+		if p.o.Hard > 0 && s.reason == nil {
+			due := p.start.Add(p.o.Hard)
+			if !now.Before(due) {
+				s.reason = ErrHardTimeout
+			} else {
+				soonest(due)
+			}
+		}
+		if p.o.Linger > 0 && !p.agentDoneAt.IsZero() && s.reason == nil {
+			due := p.agentDoneAt.Add(p.o.Linger)
+			if !now.Before(due) {
+				s.reason, s.lingered = ErrLingered, true
+				warnings = append(warnings, &event.Warning{
+					Code:      event.WarnLingeredAfterResult,
+					ElapsedMS: now.Sub(p.agentDoneAt).Milliseconds(),
+					Message:   fmt.Sprintf("the agent did not exit %s after its final event: ending it", p.o.Linger),
+				})
+			} else {
+				soonest(due)
+			}
+		}
+	}
+	p.mu.Unlock()
+	for _, w := range warnings {
+		p.warn(w)
+	}
+
+	switch {
+	case kill:
+		if s.reason == nil {
+			s.reason = ErrInterrupted
+		}
+		p.escalate(s, stageKILL, now)
+	case intr:
+		if s.reason == nil {
+			s.reason = ErrInterrupted
+		}
+		if s.stage == stageNone {
+			p.escalate(s, stageINT, now)
+		}
+	case s.reason != nil && s.stage == stageNone:
+		p.escalate(s, stageTERM, now)
+	}
+	switch {
+	case s.stage == stageINT && !now.Before(s.termAt):
+		p.escalate(s, stageTERM, now)
+	}
+	if (s.stage == stageINT || s.stage == stageTERM) && !now.Before(s.killAt) {
+		p.escalate(s, stageKILL, now)
+	}
+	switch s.stage {
+	case stageINT:
+		soonest(s.termAt)
+	case stageTERM:
+		soonest(s.killAt)
+	}
+	return next
+}
+
+// escalate moves to stage (never back) and sends its signal. With a zero
+// KillGrace the first stage is SIGKILL.
+func (p *Proc) escalate(s *supervisor, stage int, now time.Time) {
+	if stage <= s.stage {
+		return
+	}
+	if p.o.KillGrace <= 0 {
+		stage = stageKILL
+	}
+	if s.stage == stageNone {
+		s.stageAt = now
+		s.termAt = now.Add(p.o.KillGrace / 2)
+		s.killAt = now.Add(p.o.KillGrace)
+	}
+	if stage == stageTERM {
+		s.killAt = now.Add(p.o.KillGrace)
+		if s.stage == stageINT { // SIGINT already had part of the grace
+			s.killAt = s.stageAt.Add(p.o.KillGrace)
+		}
+	}
+	s.stage = stage
+	switch stage {
+	case stageINT:
+		p.signalGroup(syscall.SIGINT)
+	case stageTERM:
+		p.signalGroup(syscall.SIGTERM)
+	case stageKILL:
+		p.signalGroup(syscall.SIGKILL)
+		p.killRun(false)
+	}
+}
+
+// finish kills what is left of the run, drains the pipes, and publishes
+// the Outcome.
+func (p *Proc) finish(s *supervisor) {
+	p.killRun(true)
+	select {
+	case <-p.stdoutDone:
+	case <-time.After(drainTimeout):
+	}
+	select {
+	case <-p.stderrDone:
+	case <-time.After(drainTimeout):
+	}
+	_ = p.stdoutR.Close() // unblocks a reader still waiting on a foreign holder
+	_ = p.stderrR.Close()
+	if p.stdinW != nil {
+		_ = p.stdinW.Close()
+	}
+	<-p.stdoutDone
+	<-p.stderrDone
+
+	o := Outcome{Reason: s.reason, Lingered: s.lingered, Duration: time.Since(p.start)}
+	exitInfo(p.exitState, &o)
+	if s.stage != stageNone {
+		o.Killed = true
+		o.KillSignal = [...]string{"", "SIGINT", "SIGTERM", "SIGKILL"}[s.stage]
+	}
+	p.tailMu.Lock()
+	o.StderrTail, o.StderrBytes = p.tail.Bytes(), p.tail.total
+	p.tailMu.Unlock()
+	o.StdoutLines = p.stdoutLines.Load()
+	o.LastActivity = p.lastActivity()
+	p.mu.Lock()
+	for pid := range p.stragglers {
+		if pid != p.pid {
+			o.Stragglers++
+		}
+	}
+	p.mu.Unlock()
+	p.out = o
+	close(p.done)
+}

@@ -1,0 +1,338 @@
+//go:build linux
+
+package process
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
+)
+
+func sysAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+}
+
+// sysAttrPTY puts the child in a new session with the terminal (child fd
+// ctty) as its controlling terminal; as a session leader it also leads its
+// own process group (Setpgid would fail after setsid).
+func sysAttrPTY(ctty int) *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: ctty, Pdeathsig: syscall.SIGKILL}
+}
+
+// becomeSubreaper makes orphans of our descendants re-parent to this
+// process instead of init, so the end-of-run sweep can find and reap them.
+// It is process-wide and never undone; zombies of orphans that belong to no
+// run are left for their owner (we never wait for pids we did not
+// attribute, as that could steal another os/exec Wait's status).
+func becomeSubreaper() { _ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) }
+
+// openPTY opens a terminal pair with a wide fixed window. The master is
+// re-made non-blocking so that closing it unblocks a pending Read.
+func openPTY() (master, tty *os.File, err error) {
+	m, t, err := pty.Open()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := pty.Setsize(m, &pty.Winsize{Rows: 64, Cols: 4096}); err != nil {
+		_ = m.Close()
+		_ = t.Close()
+		return nil, nil, err
+	}
+	fd, err := unix.Dup(int(m.Fd()))
+	_ = m.Close()
+	if err == nil {
+		unix.CloseOnExec(fd)
+		err = unix.SetNonblock(fd, true)
+	}
+	if err != nil {
+		_ = t.Close()
+		return nil, nil, err
+	}
+	return os.NewFile(uintptr(fd), "/dev/ptmx"), t, nil
+}
+
+func signalName(s syscall.Signal) string {
+	if n := unix.SignalName(s); n != "" {
+		return n
+	}
+	return "signal " + strconv.Itoa(int(s))
+}
+
+// procStat is what we use of /proc/PID/stat.
+type procStat struct {
+	pid, ppid, pgrp, sid int
+	state                byte
+	start                uint64 // clock ticks after boot: tells a reused pid apart
+}
+
+func readStat(pid int) (procStat, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return procStat{}, false
+	}
+	return parseStat(pid, b)
+}
+
+// parseStat parses /proc/PID/stat; the command name (field 2) may contain
+// spaces and parentheses, so fields are counted after the last ')'.
+func parseStat(pid int, b []byte) (procStat, bool) {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return procStat{}, false
+	}
+	f := bytes.Fields(b[i+1:])
+	if len(f) < 20 || len(f[0]) != 1 {
+		return procStat{}, false
+	}
+	num := func(k int) int { n, _ := strconv.Atoi(string(f[k])); return n }
+	start, err := strconv.ParseUint(string(f[19]), 10, 64)
+	if err != nil {
+		return procStat{}, false
+	}
+	return procStat{pid: pid, state: f[0][0], ppid: num(1), pgrp: num(2), sid: num(3), start: start}, true
+}
+
+// allProcs reads the stat of every process visible in /proc.
+func allProcs() map[int]procStat {
+	out := map[int]procStat{}
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return out
+	}
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if st, ok := readStat(pid); ok {
+			out[pid] = st
+		}
+	}
+	return out
+}
+
+// childrenOf lists the children of pid from /proc/PID/task/*/children
+// (each thread has its own list). ok is false when the kernel lacks that
+// file (CONFIG_PROC_CHILDREN).
+func childrenOf(pid int) (kids []int, ok bool) {
+	dir := "/proc/" + strconv.Itoa(pid) + "/task/"
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, true // gone
+	}
+	for _, t := range tasks {
+		b, err := os.ReadFile(dir + t.Name() + "/children")
+		if os.IsNotExist(err) {
+			if _, serr := os.Stat(dir + t.Name()); serr == nil {
+				return nil, false
+			}
+			continue
+		}
+		for _, f := range bytes.Fields(b) {
+			if n, err := strconv.Atoi(string(f)); err == nil {
+				kids = append(kids, n)
+			}
+		}
+	}
+	return kids, true
+}
+
+// descendants returns every live descendant of root (root excluded).
+func descendants(root int) []procStat {
+	var out []procStat
+	queue := []int{root}
+	seen := map[int]bool{root: true}
+	for len(queue) > 0 {
+		pid := queue[0]
+		queue = queue[1:]
+		kids, ok := childrenOf(pid)
+		if !ok {
+			return descendantsByPPID(root)
+		}
+		for _, k := range kids {
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			if st, ok := readStat(k); ok {
+				out = append(out, st)
+				queue = append(queue, k)
+			}
+		}
+	}
+	return out
+}
+
+func descendantsByPPID(root int) []procStat {
+	procs := allProcs()
+	in := map[int]bool{root: true}
+	var out []procStat
+	for changed := true; changed; {
+		changed = false
+		for pid, st := range procs {
+			if !in[pid] && in[st.ppid] {
+				in[pid] = true
+				out = append(out, st)
+				changed = true
+			}
+		}
+	}
+	return out
+}
+
+// orphansOf sorts the live children of this process that are not in known
+// (pid → start time) into those that carry marker in their environment
+// (processes of the run re-parented to us, the subreaper, because their
+// parent died) and the others.
+func orphansOf(marker []byte, known map[int]uint64) (ours, others []procStat) {
+	kids, ok := childrenOf(os.Getpid())
+	if !ok {
+		return nil, nil
+	}
+	for _, k := range kids {
+		st, ok := readStat(k)
+		if !ok || st.state == 'Z' {
+			continue
+		}
+		if start, seen := known[k]; seen && start == st.start {
+			continue
+		}
+		if environHas(k, marker) {
+			ours = append(ours, st)
+		} else {
+			others = append(others, st)
+		}
+	}
+	return ours, others
+}
+
+// environHas reports whether pid's initial environment holds entry (a
+// "KEY=VALUE\x00" string).
+func environHas(pid int, entry []byte) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil {
+		return false
+	}
+	if bytes.HasPrefix(b, entry) {
+		return true
+	}
+	return bytes.Contains(b, append([]byte{0}, entry...))
+}
+
+// signalGroup signals the child's process group while the child is alive
+// (after it is reaped its pgid could in principle name someone else's
+// group, so the end-of-run sweep signals processes one by one instead).
+func (p *Proc) signalGroup(sig syscall.Signal) {
+	select {
+	case <-p.exited:
+		return
+	default:
+	}
+	_ = unix.Kill(-p.pid, sig) // ESRCH: nothing left in the group
+}
+
+// signalProc sends sig to the process pid only if it is still the process
+// that started at start, using a pidfd so a reused pid is never hit.
+func signalProc(pid int, start uint64, sig syscall.Signal) bool {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		if err == unix.ENOSYS {
+			if st, ok := readStat(pid); ok && st.start == start {
+				return unix.Kill(pid, sig) == nil
+			}
+		}
+		return false
+	}
+	defer unix.Close(fd)
+	if st, ok := readStat(pid); !ok || st.start != start {
+		return false
+	}
+	return unix.PidfdSendSignal(fd, sig, nil, 0) == nil
+}
+
+// attribute returns the processes of procs that belong to this run: in the
+// child's group (or session, with PTY), seen in its tree (same pid and start
+// time), or orphans re-parented to us carrying the run's marker; then every
+// descendant of those.
+func (p *Proc) attribute(procs map[int]procStat) map[int]procStat {
+	self := os.Getpid()
+	p.mu.Lock()
+	tracked := make(map[int]uint64, len(p.tracked)+len(p.stragglers))
+	for k, v := range p.tracked {
+		tracked[k] = v
+	}
+	for k, v := range p.stragglers { // so that their zombies get reaped
+		tracked[k] = v
+	}
+	p.mu.Unlock()
+	set := map[int]procStat{}
+	for pid, st := range procs {
+		if pid == self {
+			continue
+		}
+		start, seen := tracked[pid]
+		switch {
+		case st.pgrp == p.pid, p.sid != 0 && st.sid == p.sid, seen && start == st.start:
+		case st.ppid == self && st.state != 'Z' && environHas(pid, p.marker):
+		default:
+			continue
+		}
+		set[pid] = st
+	}
+	for changed := true; changed; {
+		changed = false
+		for pid, st := range procs {
+			if _, in := set[pid]; in || pid == self {
+				continue
+			}
+			if _, parentIn := set[st.ppid]; parentIn {
+				set[pid] = st
+				changed = true
+			}
+		}
+	}
+	return set
+}
+
+// killRun SIGKILLs every live process of the run. With reap it loops until
+// none is left, reaping the ones re-parented to us; without, it makes one
+// pass (used at the SIGKILL stage, while the child is still alive).
+func (p *Proc) killRun(reap bool) {
+	self := os.Getpid()
+	deadline := time.Now().Add(sweepTimeout)
+	pause := time.Millisecond
+	for {
+		set := p.attribute(allProcs())
+		pending := false
+		for pid, st := range set {
+			if st.state == 'Z' {
+				if reap && st.ppid == self && pid != p.pid {
+					var ws unix.WaitStatus
+					_, _ = unix.Wait4(pid, &ws, unix.WNOHANG, nil)
+					pending = true
+				} else if _, parentIn := set[st.ppid]; parentIn {
+					pending = true // reaped once its parent is gone
+				}
+				continue
+			}
+			if signalProc(pid, st.start, syscall.SIGKILL) {
+				p.mu.Lock()
+				p.stragglers[pid] = st.start
+				p.mu.Unlock()
+			}
+			pending = true
+		}
+		if !reap || !pending || time.Now().After(deadline) {
+			return
+		}
+		// Waiting on the kernel to finish killing, not on another
+		// goroutine: there is no event to wait for on a non-child.
+		time.Sleep(pause)
+		pause = min(2*pause, 20*time.Millisecond)
+	}
+}

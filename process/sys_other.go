@@ -1,0 +1,50 @@
+//go:build !linux
+
+package process
+
+import (
+	"errors"
+	"os"
+	"strconv"
+	"syscall"
+)
+
+// Outside Linux there is no /proc, no Pdeathsig and no subreaper: the
+// child's group is signalled, and processes that left it are not found.
+
+func sysAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
+
+func sysAttrPTY(ctty int) *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: ctty}
+}
+
+func becomeSubreaper() {}
+
+func openPTY() (master, tty *os.File, err error) {
+	return nil, nil, errors.New("pty: not supported on this system")
+}
+
+func signalName(s syscall.Signal) string { return "signal " + strconv.Itoa(int(s)) }
+
+type procStat struct {
+	pid, ppid, pgrp, sid int
+	state                byte
+	start                uint64
+}
+
+func readStat(int) (procStat, bool) { return procStat{}, false }
+
+func descendants(int) []procStat { return nil }
+
+func orphansOf([]byte, map[int]uint64) (ours, others []procStat) { return nil, nil }
+
+func (p *Proc) signalGroup(sig syscall.Signal) {
+	select {
+	case <-p.exited:
+		return
+	default:
+	}
+	_ = syscall.Kill(-p.pid, sig)
+}
+
+func (p *Proc) killRun(bool) { p.signalGroup(syscall.SIGKILL) }

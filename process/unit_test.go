@@ -1,0 +1,298 @@
+package process
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentharness/harness/event"
+	"github.com/agentharness/harness/internal/fakeagent"
+)
+
+func TestRing(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name   string
+		writes []string
+		want   string
+		over   bool
+	}{
+		{"empty", nil, "", false},
+		{"under", []string{"ab", "cd"}, "abcd", false},
+		{"exactly-full", []string{"abcd", "efgh"}, "abcdefgh", false},
+		{"wraps", []string{"abcde", "fghij"}, "cdefghij", true},
+		{"one-huge-write", []string{"0123456789abcdef"}, "89abcdef", true},
+		{"many-small", strings.Split("a,b,c,d,e,f,g,h,i,j,k", ","), "defghijk", true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			r := newRing(8)
+			var total int64
+			for _, w := range c.writes {
+				n, err := r.Write([]byte(w))
+				require.NoError(t, err)
+				require.Equal(t, len(w), n)
+				total += int64(len(w))
+			}
+			require.Equal(t, c.want, string(r.Bytes()))
+			require.Equal(t, c.over, r.Overflowed())
+			require.Equal(t, total, r.total)
+		})
+	}
+}
+
+func TestParseStat(t *testing.T) {
+	t.Parallel()
+	line := "4242 (a b) c)) S 1 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 1000 10\n"
+	st, ok := parseStat(4242, []byte(line))
+	require.True(t, ok)
+	require.Equal(t, procStat{pid: 4242, ppid: 1, pgrp: 4242, sid: 4242, state: 'S', start: 987654}, st)
+	_, ok = parseStat(1, []byte("garbage"))
+	require.False(t, ok)
+	_, ok = parseStat(1, []byte("1 (x) S 1 2"))
+	require.False(t, ok)
+	self, ok := readStat(os.Getpid())
+	require.True(t, ok)
+	require.Equal(t, os.Getppid(), self.ppid)
+}
+
+func TestCleanPTYLine(t *testing.T) {
+	t.Parallel()
+	cases := map[string]string{
+		"\x1b[1m\x1b[32m{\"a\":1}\x1b[0m\r": `{"a":1}`,
+		"\x1b]0;title\x07\x1b[2K\r{\"b\":2}": `{"b":2}`,
+		"plain":                              "plain",
+		"\r\r":                               "",
+	}
+	for in, want := range cases {
+		require.Equal(t, want, string(cleanPTYLine([]byte(in))), "%q", in)
+	}
+}
+
+// TestStragglerFinder checks the /proc walk and the attribution on a
+// live tree: a fake with a child in its group and one in a new session.
+func TestStragglerFinder(t *testing.T) {
+	t.Parallel()
+	r := startFake(t, t.Context(), "interrupt", nil, Options{KillGrace: time.Second}, nil, "")
+	var kids []int
+	require.Eventually(t, func() bool {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		kids = append([]int(nil), r.pids...)
+		return len(kids) == 1
+	}, 10*time.Second, 5*time.Millisecond)
+	desc := descendants(r.p.pid)
+	require.Len(t, desc, 1)
+	require.Equal(t, kids[0], desc[0].pid)
+	require.Equal(t, r.p.pid, desc[0].ppid)
+	byPPID := descendantsByPPID(r.p.pid)
+	require.Len(t, byPPID, 1)
+	require.Equal(t, kids[0], byPPID[0].pid)
+
+	set := r.p.attribute(allProcs())
+	require.Contains(t, set, r.p.pid)
+	require.Contains(t, set, kids[0])
+	require.NotContains(t, set, os.Getpid())
+	for pid := range set {
+		require.True(t, pid == r.p.pid || pid == kids[0], "foreign process %d attributed", pid)
+	}
+	r.p.Interrupt()
+	o := r.wait(t, 5*time.Second)
+	require.ErrorIs(t, o.Reason, ErrInterrupted)
+}
+
+// TestConcurrentRunsIsolated: the end-of-run sweep of one run must not
+// touch another run's processes, even ones re-parented to the harness.
+func TestConcurrentRunsIsolated(t *testing.T) {
+	t.Parallel()
+	other := startFake(t, t.Context(), "result-then-linger", nil, Options{KillGrace: time.Second}, nil, "")
+	require.Eventually(t, func() bool {
+		other.mu.Lock()
+		defer other.mu.Unlock()
+		return len(other.pids) == 1
+	}, 10*time.Second, 5*time.Millisecond)
+	a := startFake(t, t.Context(), "double-fork-daemon", nil, Options{KillGrace: 100 * time.Millisecond}, nil, "")
+	oa := a.wait(t, 10*time.Second)
+	require.GreaterOrEqual(t, oa.Stragglers, 1)
+
+	other.mu.Lock()
+	sleeper := other.pids[0]
+	other.mu.Unlock()
+	for _, pid := range []int{other.p.pid, sleeper} {
+		st, ok := readStat(pid)
+		require.True(t, ok, "process %d of the other run was killed", pid)
+		require.NotEqual(t, byte('Z'), st.state)
+	}
+	other.p.Interrupt()
+	oo := other.wait(t, 5*time.Second)
+	require.ErrorIs(t, oo.Reason, ErrInterrupted)
+}
+
+func TestSpawnErrors(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	require.NoError(t, os.WriteFile(file, []byte("x"), 0o644))
+	t.Run("not-found-in-path", func(t *testing.T) {
+		t.Parallel()
+		_, err := Start(t.Context(), Options{Argv: []string{"no-such-agent"}, Env: []string{"PATH=/nonexistent-a:" + dir}})
+		var nf *NotFoundError
+		require.ErrorAs(t, err, &nf)
+		require.Equal(t, "no-such-agent", nf.Name)
+		require.Equal(t, []string{"/nonexistent-a/no-such-agent", filepath.Join(dir, "no-such-agent")}, nf.Tried)
+		require.Contains(t, err.Error(), "/nonexistent-a/no-such-agent")
+	})
+	t.Run("not-found-path", func(t *testing.T) {
+		t.Parallel()
+		_, err := Start(t.Context(), Options{Argv: []string{"/nonexistent/claude"}})
+		var nf *NotFoundError
+		require.ErrorAs(t, err, &nf)
+		require.Equal(t, []string{"/nonexistent/claude"}, nf.Tried)
+	})
+	t.Run("not-executable", func(t *testing.T) {
+		t.Parallel()
+		_, err := Start(t.Context(), Options{Argv: []string{"file"}, Env: []string{"PATH=" + dir}})
+		var nf *NotFoundError
+		require.ErrorAs(t, err, &nf)
+	})
+	t.Run("bad-dir", func(t *testing.T) {
+		t.Parallel()
+		argv, env := fakeagent.Command("exit-0-without-terminal-event")
+		_, err := Start(t.Context(), Options{Argv: argv, Env: env, Dir: file})
+		require.ErrorIs(t, err, ErrBadDir)
+		_, err = Start(t.Context(), Options{Argv: argv, Env: env, Dir: filepath.Join(dir, "missing")})
+		require.ErrorIs(t, err, ErrBadDir)
+	})
+	t.Run("empty-argv", func(t *testing.T) {
+		t.Parallel()
+		_, err := Start(t.Context(), Options{})
+		require.ErrorIs(t, err, ErrSpawn)
+	})
+	t.Run("exec-format-error", func(t *testing.T) {
+		t.Parallel()
+		bad := filepath.Join(t.TempDir(), "agent")
+		require.NoError(t, os.WriteFile(bad, []byte("\x00\x01\x02garbage"), 0o755))
+		_, err := Start(t.Context(), Options{Argv: []string{bad}})
+		require.ErrorIs(t, err, ErrSpawn)
+	})
+	t.Run("cancelled-context", func(t *testing.T) {
+		t.Parallel()
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		argv, env := fakeagent.Command("exit-0-without-terminal-event")
+		_, err := Start(ctx, Options{Argv: argv, Env: env})
+		require.ErrorIs(t, err, context.Canceled)
+	})
+}
+
+func TestEnvAndDir(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	r := startFake(t, t.Context(), "stdin-reader", nil, Options{Dir: dir, Stdin: "x"}, nil, "")
+	o := r.wait(t, 5*time.Second)
+	require.NoError(t, o.Reason)
+	require.Equal(t, 0, o.ExitCode)
+	env, err := os.ReadFile("/proc/self/environ")
+	require.NoError(t, err)
+	require.NotContains(t, string(env), string(r.p.marker), "the marker is the child's only")
+	require.Equal(t, dir, r.p.cmd.Dir)
+}
+
+func TestPTY(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var lines []string
+	argv, env := fakeagent.Command("ansi-colors")
+	p, err := Start(t.Context(), Options{
+		Argv: argv, Env: env, PTY: true, KillGrace: time.Second,
+		OnStdout: func(l []byte, _ int64) { mu.Lock(); lines = append(lines, string(l)); mu.Unlock() },
+	})
+	require.NoError(t, err)
+	o := p.Wait()
+	require.NoError(t, o.Reason)
+	require.Equal(t, 0, o.ExitCode)
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, []string{
+		`{"type":"system","subtype":"init","tty":true,"seq":1}`,
+		`{"type":"result","subtype":"success","seq":2}`,
+	}, lines)
+}
+
+// TestStderrFlood floods stderr with 100 MiB: the tail is exactly its last
+// 64 KiB, one stderr_truncated warning, memory flat. Not parallel: it
+// measures the test process's peak RSS.
+func TestStderrFlood(t *testing.T) {
+	const size = 100 << 20
+	var r *run
+	var o Outcome
+	rss, heap := memGrowth(t, func() {
+		r = startFake(t, t.Context(), "flood-stderr", []string{"104857600"}, Options{Idle: 10 * time.Second, KillGrace: time.Second}, nil, "")
+		o = r.wait(t, 30*time.Second)
+	})
+	t.Logf("peak RSS grew by %d MiB, peak heap by %d MiB (race: %t)", rss>>20, heap>>20, raceEnabled)
+	require.NoError(t, o.Reason)
+	require.Equal(t, int64(size+len("stderr end\n")), o.StderrBytes)
+	require.Len(t, o.StderrTail, tailSize)
+	require.True(t, bytes.HasSuffix(o.StderrTail, []byte("\n"+strings.Repeat("e", 1023)+"\nstderr end\n")))
+	require.Len(t, r.warningsOf(event.WarnStderrTruncated), 1)
+	require.Equal(t, size/1024+1, r.errLines)
+	r.requireSeqs(t, 2)
+	requireMemBounded(t, rss, heap, 40<<20)
+}
+
+// TestHugeLine sends one 100 MiB stdout line: cut at the 16 MiB cap,
+// reported, and the next line still delivered; memory bounded.
+func TestHugeLine(t *testing.T) {
+	const size = 100 << 20
+	var r *run
+	var o Outcome
+	rss, heap := memGrowth(t, func() {
+		r = startFake(t, t.Context(), "huge-line", []string{"104857600"}, Options{Idle: 10 * time.Second, KillGrace: time.Second}, nil, "")
+		o = r.wait(t, 30*time.Second)
+	})
+	t.Logf("peak RSS grew by %d MiB, peak heap by %d MiB (race: %t)", rss>>20, heap>>20, raceEnabled)
+	require.NoError(t, o.Reason)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	require.Equal(t, []int{1, 2, 3}, r.seqs)
+	require.Equal(t, 16<<20, r.lens[1])
+	require.Greater(t, r.dropped[1], int64(size-16<<20))
+	require.Zero(t, r.dropped[2])
+	// linescan grows its long-line buffer by append (×1.25 steps: ~95 MiB
+	// allocated for a 16 MiB line), so the heap peaks near 3× the cap
+	// until linescan pre-sizes it (proposed; it then peaks at ~17 MiB).
+	requireMemBounded(t, rss, heap, 64<<20)
+}
+
+// TestStdoutFlood reads 1 GiB of stdout lines (only with -long).
+func TestStdoutFlood(t *testing.T) {
+	if !*long {
+		t.Skip("1 GiB flood: run with -long")
+	}
+	var r *run
+	var o Outcome
+	rss, heap := memGrowth(t, func() {
+		r = startFake(t, t.Context(), "flood-stdout", []string{"1073741824"}, Options{Idle: 10 * time.Second, KillGrace: time.Second}, nil, "")
+		o = r.wait(t, 120*time.Second)
+	})
+	t.Logf("peak RSS grew by %d MiB, peak heap by %d MiB, %d lines", rss>>20, heap>>20, o.StdoutLines)
+	require.NoError(t, o.Reason)
+	requireMemBounded(t, rss, heap, 40<<20)
+}
+
+func requireMemBounded(t *testing.T, rss, heap, bound int64) {
+	t.Helper()
+	require.Less(t, heap, bound, "peak heap growth")
+	if !raceEnabled {
+		require.Less(t, rss, bound, "peak RSS growth")
+	}
+}

@@ -1,0 +1,142 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/adrg/xdg"
+)
+
+// maxModelsFile bounds what Update reads: a models table is a few KB.
+const maxModelsFile = 4 << 20
+
+// UpdateResult says what Update installed.
+type UpdateResult struct {
+	Path    string // the cache file written
+	Aliases int
+	Prices  int
+}
+
+// Update replaces the user model cache at userCache with the models file
+// found at from: an http:// or https:// URL, fetched with fetch, or a local
+// path. The new file is validated (ParseFile) before anything is written,
+// then written to a temporary file in the cache's directory and renamed
+// over the cache, so a reader never sees a partial file and a bad download
+// leaves the old cache in place. fetch nil means a plain HTTP GET with a
+// 30 s timeout.
+func Update(from, userCache string, fetch func(url string) ([]byte, error)) (UpdateResult, error) {
+	if userCache == "" {
+		return UpdateResult{}, errors.New("registry: update: no cache path")
+	}
+	var data []byte
+	var err error
+	if strings.HasPrefix(from, "http://") || strings.HasPrefix(from, "https://") {
+		if fetch == nil {
+			fetch = httpGet
+		}
+		data, err = fetch(from)
+		if err == nil && len(data) > maxModelsFile {
+			err = fmt.Errorf("larger than %d bytes", maxModelsFile)
+		}
+	} else {
+		data, err = readCapped(from)
+	}
+	if err != nil {
+		return UpdateResult{}, fmt.Errorf("registry: update from %s: %w", from, err)
+	}
+	f, err := ParseFile(from, data)
+	if err != nil {
+		return UpdateResult{}, err
+	}
+	if len(f.Aliases) == 0 && len(f.Prices) == 0 {
+		return UpdateResult{}, fmt.Errorf("registry: update from %s: no aliases and no prices", from)
+	}
+	if err := writeAtomic(userCache, data); err != nil {
+		return UpdateResult{}, fmt.Errorf("registry: update: %w", err)
+	}
+	return UpdateResult{Path: userCache, Aliases: len(f.Aliases), Prices: len(f.Prices)}, nil
+}
+
+func readCapped(path string) ([]byte, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	data, err := io.ReadAll(io.LimitReader(fh, maxModelsFile+1))
+	if err == nil && len(data) > maxModelsFile {
+		err = fmt.Errorf("larger than %d bytes", maxModelsFile)
+	}
+	return data, err
+}
+
+func httpGet(url string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("HTTP %s", resp.Status)
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxModelsFile+1))
+	if err == nil && len(data) > maxModelsFile {
+		err = fmt.Errorf("larger than %d bytes", maxModelsFile)
+	}
+	return data, err
+}
+
+// HTTPFetch is the fetch function Update uses when given nil; exported so a
+// caller can wrap it (add a User-Agent, a proxy, …).
+func HTTPFetch(url string) ([]byte, error) { return httpGet(url) }
+
+func writeAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, ".models-*.toml")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // after a successful rename there is nothing to remove
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// DefaultCachePath returns where the user model cache lives:
+// $XDG_CACHE_HOME/harness/models.toml, with the platform's cache directory
+// (adrg/xdg) when getenv reports no XDG_CACHE_HOME.
+func DefaultCachePath(getenv func(string) string) string {
+	base := ""
+	if getenv != nil {
+		base = getenv("XDG_CACHE_HOME")
+	}
+	if base == "" {
+		base = xdg.CacheHome
+	}
+	return filepath.Join(base, "harness", "models.toml")
+}

@@ -1,0 +1,110 @@
+package harness
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/agentharness/harness/adapters"
+	"github.com/agentharness/harness/event"
+	"github.com/agentharness/harness/process"
+)
+
+// stderrTailBytes is how much of the agent's stderr a fatal error carries.
+const stderrTailBytes = 8 << 10
+
+// Wait blocks until the run is over — the agent has exited, its output is
+// read and every process it started is gone — and returns the result event.
+// The error is nil on success; otherwise it wraps ErrIdleTimeout,
+// ErrHardTimeout, ErrInterrupted, ErrAgentFailed, or a *NotInstalledError
+// or spawn error. Wait may be called more than once.
+func (r *Run) Wait() (*event.Result, error) {
+	r.waitOnce.Do(r.wait)
+	return r.result, r.err
+}
+
+func (r *Run) wait() {
+	if r.spawnErr != nil {
+		r.failSpawn()
+		return
+	}
+	out := r.proc.Wait()
+	r.flush()
+	o := event.Outcome{Lingered: errors.Is(out.Reason, process.ErrLingered), Signal: out.Signal, Resumed: r.task.Resume}
+	if out.Exited && out.ExitCode >= 0 {
+		o.ExitCode = event.Int(out.ExitCode)
+	}
+	fatal := &event.Error{Fatal: true, Partial: r.partial(out)}
+	if out.Killed {
+		fatal.Killed, fatal.Signal = event.Bool(true), out.KillSignal
+	}
+	switch {
+	case errors.Is(out.Reason, process.ErrIdleTimeout):
+		fatal.Code, fatal.Hint = event.ErrIdleTimeout, "the agent printed nothing for the idle budget; raise --idle-timeout if it works silently"
+		fatal.Message = fmt.Sprintf("no output for %s; the agent was stopped", r.task.Budgets.Idle)
+		o.Status, o.ToolStatus, r.err = event.ResultTimeout, event.StatusTimeout, ErrIdleTimeout
+	case errors.Is(out.Reason, process.ErrHardTimeout):
+		fatal.Code, fatal.Hint = event.ErrHardTimeout, "the run hit its wall-clock limit; raise --timeout for longer tasks"
+		fatal.Message = fmt.Sprintf("the run exceeded its %s limit; the agent was stopped", r.task.Budgets.Hard)
+		o.Status, o.ToolStatus, r.err = event.ResultTimeout, event.StatusTimeout, ErrHardTimeout
+	case errors.Is(out.Reason, process.ErrInterrupted):
+		fatal.Code, fatal.Message = event.ErrInterrupted, "interrupted; the agent was stopped"
+		fatal.Hint = "resume the agent's session with --resume to continue"
+		o.Status, o.ToolStatus, r.err = event.ResultCancelled, event.StatusCancelled, ErrInterrupted
+	case !o.Lingered && (out.Signal != "" || (o.ExitCode != nil && *o.ExitCode != 0)):
+		fatal.Code = event.ErrProcessExit
+		fatal.ExitCode = o.ExitCode
+		if out.Signal != "" {
+			fatal.Message = "the agent died by " + out.Signal
+			fatal.Signal = out.Signal
+			fatal.Class = event.ClassCrash
+		} else {
+			fatal.Message = fmt.Sprintf("the agent exited with status %d", *o.ExitCode)
+			fatal.Class = adapters.ClassifyError(string(out.StderrTail))
+		}
+		fatal.Hint = "see partial.stderr_tail and the session log"
+	default:
+		fatal = nil
+	}
+	if fatal != nil {
+		r.stream.Emit(fatal)
+	}
+	r.result = r.stream.Finish(o)
+	if r.err == nil && r.result.Status != event.ResultSuccess {
+		r.err = ErrAgentFailed
+	}
+}
+
+// partial is what a fatal error saves of the run; the stream adds the last
+// events.
+func (r *Run) partial(out process.Outcome) *event.Partial {
+	tail := out.StderrTail
+	if len(tail) > stderrTailBytes {
+		tail = tail[len(tail)-stderrTailBytes:]
+	}
+	p := &event.Partial{StderrTail: string(tail)}
+	if !out.LastActivity.IsZero() {
+		p.LastActivityMSAgo = time.Since(out.LastActivity).Milliseconds()
+	}
+	return p
+}
+
+func (r *Run) failSpawn() {
+	e := &event.Error{Fatal: true, Partial: &event.Partial{}, Message: r.spawnErr.Error()}
+	var nf *NotInstalledError
+	var pnf *process.NotFoundError
+	switch {
+	case errors.As(r.spawnErr, &nf):
+		e.Code, e.Tried = event.ErrNotInstalled, nf.Tried
+		e.Hint = "install it (make agents installs the pinned CLIs) or point --binary at it"
+	case errors.As(r.spawnErr, &pnf):
+		e.Code, e.Tried = event.ErrNotInstalled, pnf.Tried
+		r.spawnErr = &NotInstalledError{Agent: r.adapter.Name(), Tried: pnf.Tried}
+		e.Message = r.spawnErr.Error()
+	default:
+		e.Code = event.ErrSpawnFailed
+	}
+	r.stream.Emit(e)
+	r.result = r.stream.Finish(event.Outcome{Status: event.ResultError})
+	r.err = r.spawnErr
+}
