@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -151,7 +152,15 @@ func Prepare(t Task) (adapters.Adapter, adapters.Command, []string, error) {
 	if err != nil {
 		return nil, adapters.Command{}, nil, &TaskError{fmt.Errorf("%s: %w", a.Name(), err)}
 	}
-	full := mergeEnv(env, cmd.Env, t.Env)
+	// Some agents (OpenCode) take their project directory from $PWD rather
+	// than from the process's working directory.
+	var pwd []string
+	if t.Cwd != "" {
+		if abs, err := filepath.Abs(t.Cwd); err == nil {
+			pwd = []string{"PWD=" + abs}
+		}
+	}
+	full := mergeEnv(env, cmd.Env, pwd, t.Env)
 	return a, cmd, full, lookErr
 }
 

@@ -37,14 +37,13 @@ func AppendJSON(dst []byte, ev Event) ([]byte, error) {
 	case *TextDelta:
 		dst = append(dst, `,"text":`...)
 		dst = AppendString(dst, b.Text)
-		if b.MessageID != "" {
-			dst = append(dst, `,"message_id":`...)
-			dst = AppendString(dst, b.MessageID)
-		}
+		dst = appendStringField(dst, "message_id", b.MessageID)
+		dst = appendStringField(dst, "parent_call_id", b.ParentCallID)
 		return append(dst, '}'), nil
 	case *ReasoningDelta:
 		dst = append(dst, `,"text":`...)
 		dst = AppendString(dst, b.Text)
+		dst = appendStringField(dst, "parent_call_id", b.ParentCallID)
 		return append(dst, '}'), nil
 	case *Message:
 		dst = append(dst, `,"role":`...)
@@ -52,6 +51,7 @@ func AppendJSON(dst []byte, ev Event) ([]byte, error) {
 		dst = append(dst, `,"text":`...)
 		dst = AppendString(dst, b.Text)
 		dst = appendStringField(dst, "message_id", b.MessageID)
+		dst = appendStringField(dst, "parent_call_id", b.ParentCallID)
 		if b.Truncated {
 			dst = append(dst, `,"truncated":true`...)
 		}

@@ -391,7 +391,8 @@ func TestStreamEmptyAndReusedCallIDs(t *testing.T) {
 func TestHandEncodedMatchesReflection(t *testing.T) {
 	t.Parallel()
 	bodies := []Body{
-		&TextDelta{Text: "a\"\n<é>"}, &TextDelta{Text: "x", MessageID: "m"}, &ReasoningDelta{Text: "r"},
+		&TextDelta{Text: "a\"\n<é>"}, &TextDelta{Text: "x", MessageID: "m", ParentCallID: "p"}, &ReasoningDelta{Text: "r"}, &ReasoningDelta{Text: "r", ParentCallID: "p"},
+		&Message{Role: RoleAssistant, Text: "t", ParentCallID: "toolu_1"},
 		&Message{Role: RoleAssistant, Text: "t"}, &Message{Role: RoleUser, Text: "", MessageID: "m", Truncated: true},
 		&Usage{}, &Usage{InputTokens: 1, OutputTokens: 2, CacheReadTokens: 3, CacheWriteTokens: 4, ReasoningTokens: 5, CostUSD: 0.000125, CostEstimated: true},
 		&Usage{CostUSD: 1e-9}, &Usage{CostUSD: 12345.5},
@@ -405,4 +406,14 @@ func TestHandEncodedMatchesReflection(t *testing.T) {
 		require.JSONEq(t, string(slow), string(fast))
 		require.Equal(t, string(slow), string(fast))
 	}
+}
+
+func TestSubAgentTextIsNotTheResult(t *testing.T) {
+	t.Parallel()
+	s, _ := newStream(t, false)
+	require.NoError(t, s.Emit(&Message{Role: RoleAssistant, Text: "main answer"},
+		&TextDelta{Text: "sub", ParentCallID: "task1"}, &Message{Role: RoleAssistant, Text: "sub answer", ParentCallID: "task1"},
+		&Result{Status: ResultSuccess}))
+	r := s.Finish(Outcome{NoProcess: true})
+	require.Equal(t, "main answer", r.Text)
 }

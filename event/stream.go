@@ -260,14 +260,14 @@ func (s *Stream) emit(b Body) {
 		s.sawUsage = true
 	case *Message:
 		capText(&v.Text, &v.Truncated)
-		if v.Role == RoleAssistant {
+		if v.Role == RoleAssistant && v.ParentCallID == "" { // a sub-agent's answer is not the run's
 			s.lastText = v.Text
 			s.deltaText.Reset()
 		}
 	case *Reasoning:
 		capText(&v.Text, &v.Truncated)
 	case *TextDelta:
-		if s.deltaText.Len() < MaxTextBytes {
+		if v.ParentCallID == "" && s.deltaText.Len() < MaxTextBytes {
 			s.deltaText.WriteString(v.Text)
 		}
 	case *Error:

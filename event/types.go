@@ -81,13 +81,15 @@ type SessionStart struct {
 
 // TextDelta is a streamed piece of assistant text.
 type TextDelta struct {
-	Text      string `json:"text"`
-	MessageID string `json:"message_id,omitempty"`
+	Text         string `json:"text"`
+	MessageID    string `json:"message_id,omitempty"`
+	ParentCallID string `json:"parent_call_id,omitempty"` // set when a sub-agent (a task tool call) speaks
 }
 
 // ReasoningDelta is a streamed piece of reasoning text.
 type ReasoningDelta struct {
-	Text string `json:"text"`
+	Text         string `json:"text"`
+	ParentCallID string `json:"parent_call_id,omitempty"`
 }
 
 // Roles of a Message.
@@ -100,16 +102,18 @@ const (
 // Message is a complete message. The deltas of one message, when the agent
 // streamed them, concatenate to Text.
 type Message struct {
-	Role      string `json:"role"`
-	Text      string `json:"text"`
-	MessageID string `json:"message_id,omitempty"`
-	Truncated bool   `json:"truncated,omitempty"`
+	Role         string `json:"role"`
+	Text         string `json:"text"`
+	MessageID    string `json:"message_id,omitempty"`
+	ParentCallID string `json:"parent_call_id,omitempty"`
+	Truncated    bool   `json:"truncated,omitempty"`
 }
 
 // Reasoning is a complete reasoning block.
 type Reasoning struct {
-	Text      string `json:"text"`
-	Truncated bool   `json:"truncated,omitempty"`
+	Text         string `json:"text"`
+	ParentCallID string `json:"parent_call_id,omitempty"`
+	Truncated    bool   `json:"truncated,omitempty"`
 }
 
 // Kind is a tool call's normalized kind.
@@ -149,6 +153,7 @@ type ToolStart struct {
 	InputTruncated bool            `json:"input_truncated,omitempty"`
 	Command        string          `json:"command,omitempty"`
 	Path           string          `json:"path,omitempty"`
+	ParentCallID   string          `json:"parent_call_id,omitempty"` // the task call of the sub-agent that made this call
 }
 
 // Tool call statuses.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -73,8 +74,8 @@ func PrepareWith(agent, baseURL, home, workdir string, opts Options) (Setup, err
 		return Setup{}, fmt.Errorf("mockmodel: prepare: bad base URL %q", baseURL)
 	}
 	baseURL = strings.TrimSuffix(baseURL, "/")
-	if home == "" {
-		return Setup{}, errors.New("mockmodel: prepare: empty home")
+	if home == "" || workdir == "" {
+		return Setup{}, errors.New("mockmodel: prepare: empty home or workdir")
 	}
 	if home, err = filepath.Abs(home); err != nil {
 		return Setup{}, fmt.Errorf("mockmodel: prepare: %w", err)
@@ -103,7 +104,7 @@ func PrepareWith(agent, baseURL, home, workdir string, opts Options) (Setup, err
 	// OpenCode takes its project directory from $PWD, not from the process's cwd: an inherited
 	// PWD would make it run tools in the caller's directory.
 	p.env("PWD", workdir)
-	for _, k := range slices.Sorted(mapKeys(xdg)) {
+	for _, k := range slices.Sorted(maps.Keys(xdg)) {
 		p.mkdir(xdg[k])
 		p.env(k, xdg[k])
 	}
@@ -122,6 +123,8 @@ func PrepareWith(agent, baseURL, home, workdir string, opts Options) (Setup, err
 		p.env("CLAUDE_CODE_MAX_RETRIES", fmt.Sprint(opts.Retries))
 		p.env("CLAUDE_BYTE_STREAM_IDLE_TIMEOUT_MS", stallMS)
 		p.env("API_TIMEOUT_MS", stallMS)
+		// Without this a dropped stall is retried as a non-streaming request, which stalls too.
+		p.env("CLAUDE_CODE_DISABLE_NONSTREAMING_FALLBACK", "1")
 		p.s.Args = []string{"--model", model}
 	case "codex":
 		codexHome := filepath.Join(home, ".codex")
@@ -176,16 +179,6 @@ func (p *preparer) write(path string, data []byte) {
 	}
 	if p.err = os.WriteFile(path, data, 0o600); p.err == nil {
 		p.s.Files = append(p.s.Files, path)
-	}
-}
-
-func mapKeys(m map[string]string) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
 	}
 }
 

@@ -22,6 +22,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -83,7 +84,9 @@ type Server struct {
 	requests []Request
 	closed   bool
 	handlers sync.WaitGroup
-	ids      int
+	// active counts running handlers, so tests can see a hang end on client cancel.
+	active atomic.Int32
+	ids    int
 }
 
 // ErrNotLoopback is returned by Start for an address that is not a loopback address.
@@ -198,8 +201,10 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.handlers.Add(1)
+	s.active.Add(1)
 	s.mu.Unlock()
 	defer s.handlers.Done()
+	defer s.active.Add(-1)
 
 	path := r.URL.Path
 	full := r.URL.RequestURI()

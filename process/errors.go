@@ -35,6 +35,9 @@ type NotFoundError struct {
 }
 
 func (e *NotFoundError) Error() string {
+	if len(e.Tried) == 0 {
+		return fmt.Sprintf("process: %q not found (no directory in PATH)", e.Name)
+	}
 	return fmt.Sprintf("process: %q not found (tried %s)", e.Name, strings.Join(e.Tried, ", "))
 }
 

@@ -1,3 +1,5 @@
+//go:build linux
+
 package process
 
 import (
@@ -51,7 +53,7 @@ func TestFaults(t *testing.T) {
 	}{
 		{
 			name: "hang-silent", fake: "hang-silent",
-			opts: Options{Idle: 50 * ms, KillGrace: 2 * time.Second}, bound: 5 * time.Second,
+			opts: Options{Idle: 50 * ms, KillGrace: 2 * time.Second}, bound: 2 * time.Second,
 			check: func(t *testing.T, r *run, o Outcome) {
 				require.ErrorIs(t, o.Reason, ErrIdleTimeout)
 				require.Equal(t, -1, o.ExitCode)
@@ -63,7 +65,7 @@ func TestFaults(t *testing.T) {
 		},
 		{
 			name: "hang-silent-kill-grace-zero", fake: "hang-silent",
-			opts: Options{Idle: 50 * ms}, bound: 5 * time.Second,
+			opts: Options{Idle: 50 * ms}, bound: 2 * time.Second,
 			check: func(t *testing.T, r *run, o Outcome) {
 				require.ErrorIs(t, o.Reason, ErrIdleTimeout)
 				require.Equal(t, "SIGKILL", o.Signal)
@@ -73,7 +75,7 @@ func TestFaults(t *testing.T) {
 		{
 			name: "hang-after-output", boot: `"init"`, fake: "hang-after-output", args: []string{"650ms"},
 			opts:  Options{Idle: time.Second, IdleWarning: 700 * ms, KillGrace: time.Second},
-			bound: 6 * time.Second,
+			bound: 4 * time.Second,
 			check: func(t *testing.T, r *run, o Outcome) {
 				require.ErrorIs(t, o.Reason, ErrIdleTimeout)
 				require.Equal(t, "SIGTERM", o.KillSignal)
@@ -89,7 +91,7 @@ func TestFaults(t *testing.T) {
 		},
 		{
 			name: "ignore-sigterm", boot: `"init"`, fake: "ignore-sigterm",
-			opts: Options{Idle: 300 * ms, KillGrace: 100 * ms}, bound: 5 * time.Second,
+			opts: Options{Idle: 300 * ms, KillGrace: 100 * ms}, bound: 2 * time.Second,
 			check: func(t *testing.T, r *run, o Outcome) {
 				require.ErrorIs(t, o.Reason, ErrIdleTimeout)
 				require.Equal(t, "SIGKILL", o.Signal)
@@ -100,7 +102,7 @@ func TestFaults(t *testing.T) {
 		},
 		{
 			name: "grandchild-holds-stdout", boot: `"result"`, fake: "grandchild-holds-stdout",
-			opts: Options{Idle: 5 * time.Second, KillGrace: 100 * ms}, bound: 10 * time.Second,
+			opts: Options{Idle: time.Minute, KillGrace: 100 * ms}, bound: 3 * time.Second,
 			check: func(t *testing.T, r *run, o Outcome) {
 				require.NoError(t, o.Reason)
 				require.Equal(t, 0, o.ExitCode)
@@ -112,7 +114,7 @@ func TestFaults(t *testing.T) {
 		},
 		{
 			name: "setsid-escapee", boot: "fake_child", fake: "setsid-escapee",
-			opts: Options{Idle: 300 * ms, KillGrace: 100 * ms}, bound: 5 * time.Second,
+			opts: Options{Idle: 300 * ms, KillGrace: 100 * ms}, bound: 3 * time.Second,
 			check: func(t *testing.T, r *run, o Outcome) {
 				require.ErrorIs(t, o.Reason, ErrIdleTimeout)
 				require.Equal(t, "SIGTERM", o.Signal)
@@ -123,7 +125,7 @@ func TestFaults(t *testing.T) {
 		},
 		{
 			name: "double-fork-daemon", boot: `"result"`, fake: "double-fork-daemon",
-			opts: Options{Idle: 5 * time.Second, KillGrace: 100 * ms}, bound: 10 * time.Second,
+			opts: Options{Idle: time.Minute, KillGrace: 100 * ms}, bound: 8 * time.Second,
 			check: func(t *testing.T, r *run, o Outcome) {
 				require.NoError(t, o.Reason)
 				require.Equal(t, 0, o.ExitCode)
@@ -134,7 +136,7 @@ func TestFaults(t *testing.T) {
 		},
 		{
 			name: "no-trailing-newline", fake: "no-trailing-newline",
-			opts: Options{Idle: 5 * time.Second}, bound: 5 * time.Second,
+			opts: Options{Idle: time.Minute}, bound: 2 * time.Second,
 			check: func(t *testing.T, r *run, o Outcome) {
 				require.NoError(t, o.Reason)
 				r.requireSeqs(t, 2)
@@ -143,7 +145,7 @@ func TestFaults(t *testing.T) {
 		},
 		{
 			name: "invalid-utf8", fake: "invalid-utf8",
-			opts: Options{Idle: 5 * time.Second}, bound: 5 * time.Second,
+			opts: Options{Idle: time.Minute}, bound: 2 * time.Second,
 			check: func(t *testing.T, r *run, o Outcome) {
 				require.NoError(t, o.Reason)
 				r.requireSeqs(t, 3)
@@ -152,7 +154,7 @@ func TestFaults(t *testing.T) {
 		},
 		{
 			name: "non-json-lines", fake: "non-json-lines",
-			opts: Options{Idle: 5 * time.Second}, bound: 5 * time.Second,
+			opts: Options{Idle: time.Minute}, bound: 2 * time.Second,
 			check: func(t *testing.T, r *run, o Outcome) {
 				require.NoError(t, o.Reason)
 				r.requireSeqs(t, 4)
@@ -162,7 +164,7 @@ func TestFaults(t *testing.T) {
 		},
 		{
 			name: "exit-mid-tool", fake: "exit-mid-tool", hook: toolHooks,
-			opts: Options{Idle: 5 * time.Second}, bound: 5 * time.Second,
+			opts: Options{Idle: time.Minute}, bound: 2 * time.Second,
 			check: func(t *testing.T, r *run, o Outcome) {
 				require.NoError(t, o.Reason)
 				require.Equal(t, 1, o.ExitCode)
@@ -172,7 +174,7 @@ func TestFaults(t *testing.T) {
 		},
 		{
 			name: "killed-by-signal", fake: "killed-by-signal",
-			opts: Options{Idle: 5 * time.Second}, bound: 5 * time.Second,
+			opts: Options{Idle: time.Minute}, bound: 2 * time.Second,
 			check: func(t *testing.T, r *run, o Outcome) {
 				require.NoError(t, o.Reason)
 				require.Equal(t, -1, o.ExitCode)
@@ -184,7 +186,7 @@ func TestFaults(t *testing.T) {
 		},
 		{
 			name: "result-then-linger", boot: `"init"`, fake: "result-then-linger", hook: toolHooks,
-			opts: Options{Idle: 5 * time.Second, Linger: 50 * ms, KillGrace: time.Second}, bound: 5 * time.Second,
+			opts: Options{Idle: time.Minute, Linger: 50 * ms, KillGrace: time.Second}, bound: 2 * time.Second,
 			check: func(t *testing.T, r *run, o Outcome) {
 				require.ErrorIs(t, o.Reason, ErrLingered)
 				require.True(t, o.Lingered)
@@ -196,7 +198,7 @@ func TestFaults(t *testing.T) {
 		},
 		{
 			name: "slow-drip", boot: `"init"`, fake: "slow-drip", args: []string{"20ms", "2500ms"},
-			opts: Options{Idle: time.Second, KillGrace: 100 * ms}, bound: 6 * time.Second,
+			opts: Options{Idle: time.Second, KillGrace: 100 * ms}, bound: 5 * time.Second,
 			check: func(t *testing.T, r *run, o Outcome) {
 				require.NoError(t, o.Reason, "a slow but steady agent is not idle")
 				require.Equal(t, 0, o.ExitCode)
@@ -206,7 +208,7 @@ func TestFaults(t *testing.T) {
 		},
 		{
 			name: "hard-timeout", boot: `"init"`, fake: "slow-drip", args: []string{"10ms", "1m"},
-			opts: Options{Idle: 250 * ms, Hard: 300 * ms, KillGrace: 100 * ms}, bound: 5 * time.Second,
+			opts: Options{Idle: 250 * ms, Hard: 300 * ms, KillGrace: 100 * ms}, bound: 2 * time.Second,
 			check: func(t *testing.T, r *run, o Outcome) {
 				require.ErrorIs(t, o.Reason, ErrHardTimeout)
 				require.Equal(t, "SIGTERM", o.Signal)
@@ -220,7 +222,7 @@ func TestFaults(t *testing.T) {
 				Idle: 500 * ms, KillGrace: 100 * ms,
 				ToolBudget: func(event.Kind) time.Duration { return 5 * time.Second },
 			},
-			bound: 6 * time.Second,
+			bound: 4 * time.Second,
 			check: func(t *testing.T, r *run, o Outcome) {
 				require.NoError(t, o.Reason, "a silent tool within its budget is not idle")
 				require.Empty(t, r.warningsOf(event.WarnToolStalled))
@@ -233,7 +235,7 @@ func TestFaults(t *testing.T) {
 				Idle: time.Second, KillGrace: 100 * ms,
 				ToolBudget: func(event.Kind) time.Duration { return 200 * ms },
 			},
-			bound: 6 * time.Second,
+			bound: 4 * time.Second,
 			check: func(t *testing.T, r *run, o Outcome) {
 				require.NoError(t, o.Reason)
 				stalled := r.warningsOf(event.WarnToolStalled)
@@ -252,7 +254,7 @@ func TestFaults(t *testing.T) {
 				Idle: 50 * ms, KillGrace: 100 * ms,
 				ToolBudget: func(event.Kind) time.Duration { return 200 * ms },
 			},
-			bound: 5 * time.Second,
+			bound: 2 * time.Second,
 			check: func(t *testing.T, r *run, o Outcome) {
 				require.ErrorIs(t, o.Reason, ErrIdleTimeout, "past its budget a silent tool is idle")
 				require.Len(t, r.warningsOf(event.WarnToolStalled), 1)
@@ -261,7 +263,7 @@ func TestFaults(t *testing.T) {
 		},
 		{
 			name: "stdin-reader", fake: "stdin-reader",
-			opts: Options{Idle: 5 * time.Second, Stdin: "hello\n-p --flag-looking\nlast"}, bound: 5 * time.Second,
+			opts: Options{Idle: time.Minute, Stdin: "hello\n-p --flag-looking\nlast"}, bound: 2 * time.Second,
 			check: func(t *testing.T, r *run, o Outcome) {
 				require.NoError(t, o.Reason)
 				r.requireSeqs(t, 5)
@@ -272,7 +274,7 @@ func TestFaults(t *testing.T) {
 		},
 		{
 			name: "exit-nonzero-with-stderr", fake: "exit-nonzero-with-stderr", args: []string{"2"},
-			opts: Options{Idle: 5 * time.Second}, bound: 5 * time.Second,
+			opts: Options{Idle: time.Minute}, bound: 2 * time.Second,
 			check: func(t *testing.T, r *run, o Outcome) {
 				require.NoError(t, o.Reason)
 				require.Equal(t, 2, o.ExitCode)
@@ -284,7 +286,7 @@ func TestFaults(t *testing.T) {
 		},
 		{
 			name: "exit-0-without-terminal-event", fake: "exit-0-without-terminal-event",
-			opts: Options{Idle: 5 * time.Second}, bound: 5 * time.Second,
+			opts: Options{Idle: time.Minute}, bound: 2 * time.Second,
 			check: func(t *testing.T, r *run, o Outcome) {
 				require.NoError(t, o.Reason)
 				require.Equal(t, 0, o.ExitCode)
@@ -294,7 +296,7 @@ func TestFaults(t *testing.T) {
 		},
 		{
 			name: "interrupt", fake: "interrupt", hook: onLine(`"tool_use"`, func(r *run) { r.p.Interrupt() }),
-			opts: Options{Idle: 5 * time.Second, KillGrace: 5 * time.Second}, bound: 5 * time.Second,
+			opts: Options{Idle: time.Minute, KillGrace: 5 * time.Second}, bound: 2 * time.Second,
 			check: func(t *testing.T, r *run, o Outcome) {
 				require.ErrorIs(t, o.Reason, ErrInterrupted)
 				require.Equal(t, "SIGINT", o.KillSignal)
@@ -307,7 +309,7 @@ func TestFaults(t *testing.T) {
 		{
 			name: "interrupt-twice", fake: "ignore-sigterm",
 			hook: onLine(`"init"`, func(r *run) { r.p.Interrupt(); r.p.Interrupt() }),
-			opts: Options{KillGrace: 30 * time.Second}, bound: 5 * time.Second,
+			opts: Options{KillGrace: 30 * time.Second}, bound: 2 * time.Second,
 			check: func(t *testing.T, r *run, o Outcome) {
 				require.ErrorIs(t, o.Reason, ErrInterrupted)
 				require.Equal(t, "SIGKILL", o.KillSignal)
@@ -317,7 +319,7 @@ func TestFaults(t *testing.T) {
 		{
 			name: "interrupt-escalates", fake: "ignore-sigterm",
 			hook: onLine(`"init"`, func(r *run) { r.p.Interrupt() }),
-			opts: Options{KillGrace: 200 * ms}, bound: 5 * time.Second,
+			opts: Options{KillGrace: 200 * ms}, bound: 2 * time.Second,
 			check: func(t *testing.T, r *run, o Outcome) {
 				require.ErrorIs(t, o.Reason, ErrInterrupted)
 				require.Equal(t, "SIGKILL", o.KillSignal)
@@ -342,7 +344,7 @@ func TestContextCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	r := startFake(t, ctx, "hang-after-output", nil, Options{KillGrace: 2 * time.Second},
 		onLine(`"init"`, func(*run) { cancel() }), "")
-	o := r.wait(t, 3*time.Second)
+	o := r.wait(t, 2*time.Second)
 	require.ErrorIs(t, o.Reason, ErrInterrupted)
 	require.ErrorIs(t, o.Reason, context.Canceled)
 	require.Equal(t, "SIGINT", o.KillSignal)

@@ -1,7 +1,9 @@
 package process
 
 import (
+	"context"
 	"flag"
+	"fmt"
 	"os"
 	"testing"
 
@@ -11,6 +13,7 @@ import (
 var long = flag.Bool("long", false, "run the 1 GB stdout flood")
 
 func TestMain(m *testing.M) {
+	fakeagent.Register("mini-harness", miniHarness)
 	fakeagent.MaybeRun()
 	flag.Parse()
 	// These tests mostly wait on child processes: run more of them at once
@@ -21,4 +24,18 @@ func TestMain(m *testing.M) {
 		_ = flag.Set("test.parallel", "8")
 	}
 	os.Exit(m.Run())
+}
+
+// miniHarness is a harness in a fake: it supervises a sleeper, announces
+// the sleeper's pid, and waits to be killed (TestPdeathsig).
+func miniHarness([]string) int {
+	argv, env := fakeagent.Command("sleeper")
+	p, err := Start(context.Background(), Options{Argv: argv, Env: env})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Printf("{\"type\":\"system\",\"subtype\":\"fake_child\",\"pid\":%d,\"seq\":1}\n", p.PID())
+	p.Wait()
+	return 0
 }

@@ -69,6 +69,10 @@ type Options struct {
 	// OnWarning receives idle, tool_stalled, stderr_truncated and
 	// lingered_after_result warnings. Calls never overlap, but they come
 	// from the supervisor's or the stderr reader's goroutine.
+	// stderr_truncated is sent once, when stderr first outgrows the 64 KiB
+	// tail (not at the end), so a reader learns early that the tail in a
+	// final error is not the whole of stderr; Outcome.StderrBytes has the
+	// total.
 	OnWarning func(w *event.Warning)
 }
 
@@ -122,6 +126,13 @@ type Outcome struct {
 // of ours carrying the run's environment marker — and so are all of their
 // descendants. Processes of other runs never match, so concurrent runs in
 // one harness do not kill each other's processes.
+//
+// The end of a run: once the child has exited (by itself or escalation),
+// its pipes get until KillGrace after the exit to reach EOF (a grandchild's
+// output still arrives meanwhile); then every process left of the run is
+// SIGKILLed (no SIGTERM first: the agent is gone) and reaped, the pipes are
+// read to EOF — at most 500 ms more, which only a holder we could not
+// attribute makes us wait — and the Outcome is published.
 type Proc struct {
 	o       Options
 	cmd     *exec.Cmd
@@ -173,8 +184,12 @@ var subreaperOnce sync.Once
 
 // Start spawns the process described by o and supervises it until Wait
 // returns. Cancelling ctx acts like Interrupt. Errors: *NotFoundError,
-// ErrBadDir, ErrSpawn (wrapped with the cause), or ctx's error when it is
-// already done.
+// ErrBadDir, ErrSpawn (wrapped with the cause; also wrapping ctx's error
+// when it is already done).
+//
+// On Linux the first Start makes the calling process a child subreaper for
+// the rest of its life: orphans of any descendant are re-parented to it.
+// Those of a run are reaped at its end; others are left alone.
 func Start(ctx context.Context, o Options) (*Proc, error) {
 	if len(o.Argv) == 0 || o.Argv[0] == "" {
 		return nil, fmt.Errorf("%w: empty argv", ErrSpawn)
@@ -444,9 +459,6 @@ func lookPath(name, dir string, env []string) (string, error) {
 		if isExecutable(path) {
 			return path, nil
 		}
-	}
-	if len(nf.Tried) == 0 {
-		nf.Tried = []string{"$PATH is empty"}
 	}
 	return "", nf
 }

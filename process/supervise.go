@@ -17,7 +17,7 @@ import (
 const (
 	// trackEvery is how often the child's descendants are walked in /proc
 	// while it runs, so that processes that later leave the tree are known.
-	trackEvery = 20 * time.Millisecond
+	trackEvery = 50 * time.Millisecond
 	// drainTimeout bounds the wait for the pipes after every process of the
 	// run is dead; only a holder we could not attribute can make it matter.
 	drainTimeout = 500 * time.Millisecond
@@ -217,7 +217,10 @@ func (p *Proc) supervise(ctx context.Context) {
 		case <-p.poke:
 		case <-ctxDone:
 			ctxDone = nil
-			p.interruptFromCtx(&s, ctx, now)
+			if exited != nil && s.reason == nil { // not once it exited by itself
+				s.reason = &interruptError{cause: context.Cause(ctx)}
+			}
+			p.interrupt(time.Now())
 		case <-exited:
 			exited = nil
 			graceEnd = time.Now().Add(p.o.KillGrace)
@@ -229,13 +232,6 @@ func (p *Proc) supervise(ctx context.Context) {
 		}
 	}
 	p.finish(&s)
-}
-
-func (p *Proc) interruptFromCtx(s *supervisor, ctx context.Context, now time.Time) {
-	if s.reason == nil {
-		s.reason = &interruptError{cause: context.Cause(ctx)}
-	}
-	p.interrupt(now)
 }
 
 // watch runs every watchdog once and returns when it must run again.
@@ -341,8 +337,7 @@ func (p *Proc) watch(s *supervisor, now time.Time) time.Time {
 	case s.reason != nil && s.stage == stageNone:
 		p.escalate(s, stageTERM, now)
 	}
-	switch {
-	case s.stage == stageINT && !now.Before(s.termAt):
+	if s.stage == stageINT && !now.Before(s.termAt) {
 		p.escalate(s, stageTERM, now)
 	}
 	if (s.stage == stageINT || s.stage == stageTERM) && !now.Before(s.killAt) {

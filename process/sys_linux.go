@@ -43,10 +43,11 @@ func openPTY() (master, tty *os.File, err error) {
 		_ = t.Close()
 		return nil, nil, err
 	}
-	fd, err := unix.Dup(int(m.Fd()))
+	// F_DUPFD_CLOEXEC, not dup + FD_CLOEXEC: a concurrent fork in between
+	// would leak the master into another child.
+	fd, err := unix.FcntlInt(m.Fd(), unix.F_DUPFD_CLOEXEC, 0)
 	_ = m.Close()
 	if err == nil {
-		unix.CloseOnExec(fd)
 		err = unix.SetNonblock(fd, true)
 	}
 	if err != nil {

@@ -1,16 +1,22 @@
+//go:build linux
+
 package process
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/agentharness/harness/event"
 	"github.com/agentharness/harness/internal/fakeagent"
@@ -67,7 +73,7 @@ func TestParseStat(t *testing.T) {
 func TestCleanPTYLine(t *testing.T) {
 	t.Parallel()
 	cases := map[string]string{
-		"\x1b[1m\x1b[32m{\"a\":1}\x1b[0m\r": `{"a":1}`,
+		"\x1b[1m\x1b[32m{\"a\":1}\x1b[0m\r":  `{"a":1}`,
 		"\x1b]0;title\x07\x1b[2K\r{\"b\":2}": `{"b":2}`,
 		"plain":                              "plain",
 		"\r\r":                               "",
@@ -132,7 +138,7 @@ func TestConcurrentRunsIsolated(t *testing.T) {
 		require.NotEqual(t, byte('Z'), st.state)
 	}
 	other.p.Interrupt()
-	oo := other.wait(t, 5*time.Second)
+	oo := other.wait(t, 20*time.Second) // its bound counts the other run too
 	require.ErrorIs(t, oo.Reason, ErrInterrupted)
 }
 
@@ -204,27 +210,51 @@ func TestEnvAndDir(t *testing.T) {
 	require.NoError(t, err)
 	require.NotContains(t, string(env), string(r.p.marker), "the marker is the child's only")
 	require.Equal(t, dir, r.p.cmd.Dir)
+	require.Equal(t, o, r.p.Wait(), "Wait is idempotent")
+	r.p.Interrupt() // after the end: nothing to do
+	require.Equal(t, o, r.p.Wait())
 }
 
 func TestPTY(t *testing.T) {
 	t.Parallel()
-	var mu sync.Mutex
-	var lines []string
-	argv, env := fakeagent.Command("ansi-colors")
-	p, err := Start(t.Context(), Options{
-		Argv: argv, Env: env, PTY: true, KillGrace: time.Second,
-		OnStdout: func(l []byte, _ int64) { mu.Lock(); lines = append(lines, string(l)); mu.Unlock() },
-	})
-	require.NoError(t, err)
-	o := p.Wait()
-	require.NoError(t, o.Reason)
-	require.Equal(t, 0, o.ExitCode)
-	mu.Lock()
-	defer mu.Unlock()
-	require.Equal(t, []string{
-		`{"type":"system","subtype":"init","tty":true,"seq":1}`,
-		`{"type":"result","subtype":"success","seq":2}`,
-	}, lines)
+	cases := []struct {
+		name, fake, stdin string
+		want              []string
+	}{
+		{"ansi-and-crlf", "ansi-colors", "", []string{
+			`{"type":"system","subtype":"init","tty":true,"seq":1}`,
+			`{"type":"result","subtype":"success","seq":2}`,
+		}},
+		{"stdin-stays-a-pipe", "stdin-reader", "one\ntwo", nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			var mu sync.Mutex
+			var lines []string
+			argv, env := fakeagent.Command(c.fake)
+			p, err := Start(t.Context(), Options{
+				Argv: argv, Env: env, PTY: true, Stdin: c.stdin, KillGrace: time.Second,
+				OnStdout: func(l []byte, _ int64) { mu.Lock(); lines = append(lines, string(l)); mu.Unlock() },
+			})
+			require.NoError(t, err)
+			o := p.Wait()
+			require.NoError(t, o.Reason)
+			require.Equal(t, 0, o.ExitCode)
+			mu.Lock()
+			defer mu.Unlock()
+			if c.want != nil {
+				require.Equal(t, c.want, lines)
+				return
+			}
+			require.Len(t, lines, 4)
+			require.Contains(t, lines[1], `"text":"one"`)
+			require.Contains(t, lines[2], `"text":"two"`)
+			for _, l := range lines {
+				require.NotContains(t, l, "\r")
+			}
+		})
+	}
 }
 
 // TestStderrFlood floods stderr with 100 MiB: the tail is exactly its last
@@ -281,11 +311,13 @@ func TestStdoutFlood(t *testing.T) {
 	var r *run
 	var o Outcome
 	rss, heap := memGrowth(t, func() {
-		r = startFake(t, t.Context(), "flood-stdout", []string{"1073741824"}, Options{Idle: 10 * time.Second, KillGrace: time.Second}, nil, "")
+		r = startRun(t, t.Context(), &run{ready: make(chan struct{}), light: true}, "flood-stdout", []string{"1073741824"}, Options{Idle: 10 * time.Second, KillGrace: time.Second}, nil, "")
 		o = r.wait(t, 120*time.Second)
 	})
 	t.Logf("peak RSS grew by %d MiB, peak heap by %d MiB, %d lines", rss>>20, heap>>20, o.StdoutLines)
 	require.NoError(t, o.Reason)
+	require.Zero(t, r.badSeq, "lines lost or out of order")
+	require.Equal(t, int(o.StdoutLines), r.lastSeq)
 	requireMemBounded(t, rss, heap, 40<<20)
 }
 
@@ -295,4 +327,67 @@ func requireMemBounded(t *testing.T, rss, heap, bound int64) {
 	if !raceEnabled {
 		require.Less(t, rss, bound, "peak RSS growth")
 	}
+}
+
+// TestPdeathsig: a harness killed with SIGKILL (no chance to clean up)
+// does not leave its agent running: Pdeathsig, tied to the locked thread
+// that started the agent, kills it.
+func TestPdeathsig(t *testing.T) {
+	t.Parallel()
+	argv, env := fakeagent.Command("mini-harness")
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = env
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	line, err := bufio.NewReader(out).ReadString('\n')
+	require.NoError(t, err)
+	m := pidRe.FindStringSubmatch(line)
+	require.NotNil(t, m, line)
+	agent, _ := strconv.Atoi(m[1])
+	before, ok := readStat(agent)
+	require.True(t, ok)
+	require.Equal(t, cmd.Process.Pid, before.ppid)
+
+	require.NoError(t, cmd.Process.Kill())
+	_ = cmd.Wait()
+	// Polling the kernel, not another goroutine: the agent dies
+	// asynchronously and is then re-parented to us (or init) as a zombie.
+	require.Eventually(t, func() bool {
+		st, ok := readStat(agent)
+		if ok && st.start == before.start && st.state == 'Z' && st.ppid == os.Getpid() {
+			var ws unix.WaitStatus
+			_, _ = unix.Wait4(agent, &ws, unix.WNOHANG, nil)
+			return ws.Signaled() && ws.Signal() == unix.SIGKILL
+		}
+		return !ok || st.start != before.start || st.state == 'Z'
+	}, 10*time.Second, 5*time.Millisecond, "the agent outlived its harness")
+}
+
+// TestForeignPipeHolder: a process we cannot attribute to the run (here the
+// test process itself, through /proc/PID/fd/1) holds the agent's stdout
+// open after the agent exited: the run still ends, a grace and the drain
+// timeout later, with every line the agent wrote.
+func TestForeignPipeHolder(t *testing.T) {
+	t.Parallel()
+	var held *os.File
+	t.Cleanup(func() {
+		if held != nil {
+			_ = held.Close()
+		}
+	})
+	r := startFake(t, t.Context(), "interrupt", nil, Options{KillGrace: time.Second},
+		onLine(`"tool_use"`, func(r *run) {
+			f, err := os.OpenFile("/proc/"+strconv.Itoa(r.p.pid)+"/fd/1", os.O_WRONLY, 0)
+			if err == nil {
+				held = f
+			}
+			r.p.Interrupt()
+		}), "")
+	o := r.wait(t, 5*time.Second)
+	require.NotNil(t, held, "could not open the agent's stdout")
+	require.GreaterOrEqual(t, o.Duration, time.Second+drainTimeout, "the pipe was given up on, not closed by its holder")
+	require.ErrorIs(t, o.Reason, ErrInterrupted)
+	require.GreaterOrEqual(t, o.StdoutLines, int64(3))
+	r.requireSeqs(t, int(o.StdoutLines))
 }

@@ -56,8 +56,12 @@ if ! npm install --prefix "$dir" --no-audit --no-fund --save-exact; then
 	die "npm install failed (see the npm output above); $dir is left without a stamp"
 fi
 
-for bin in claude codex opencode gemini; do
-	[ -x "$dir/node_modules/.bin/$bin" ] || die "npm finished but $dir/node_modules/.bin/$bin is missing"
+# npm may succeed yet leave a different version (e.g. a stale lockfile): check every pin.
+for pin in "${pins[@]}"; do
+	name="${pin%@*}"
+	want="${pin##*@}"
+	got="$(node -p "require(process.argv[1]).version" "$dir/node_modules/$name/package.json" 2>/dev/null || true)"
+	[ "$got" = "$want" ] || die "npm finished but $dir/node_modules/$name is at version '${got:-missing}', want $want"
 done
 printf '%s\n' "$hash" >"$stamp"
 echo "agents.sh: done" >&2

@@ -224,7 +224,7 @@ func (p *parser) streamEvent(dst []event.Body, t *top) []event.Body {
 			b.buf = append(b.buf, text...)
 			b.streamed = true
 			if text != "" {
-				dst = append(dst, &event.TextDelta{Text: strings.Clone(text), MessageID: st.msgID})
+				dst = append(dst, &event.TextDelta{Text: strings.Clone(text), MessageID: st.msgID, ParentCallID: st.parent})
 			}
 		case "thinking_delta":
 			if b.typ == blockOther {
@@ -233,7 +233,7 @@ func (p *parser) streamEvent(dst []event.Body, t *top) []event.Body {
 			b.buf = append(b.buf, text...)
 			b.streamed = true
 			if text != "" {
-				dst = append(dst, &event.ReasoningDelta{Text: strings.Clone(text)})
+				dst = append(dst, &event.ReasoningDelta{Text: strings.Clone(text), ParentCallID: st.parent})
 			}
 		case "input_json_delta":
 			b.buf = append(b.buf, text...)
@@ -262,7 +262,7 @@ func (p *parser) streamEvent(dst []event.Body, t *top) []event.Body {
 		// the tool from the accumulated JSON.
 		if st := p.stream(t.parent, false); st != nil {
 			if b := st.block(index); b != nil && b.typ == blockTool && !b.done {
-				dst = p.startTool(dst, b.id, b.name, partialInput(b.buf))
+				dst = p.startTool(dst, b.id, b.name, partialInput(b.buf), st.parent)
 				b.done = true
 			}
 		}
@@ -321,11 +321,11 @@ func (p *parser) finishBlocks(dst []event.Body, st *stream) []event.Body {
 		}
 		switch {
 		case b.typ == blockText && b.streamed:
-			dst = append(dst, &event.Message{Role: event.RoleAssistant, Text: string(b.buf), MessageID: st.msgID})
+			dst = append(dst, &event.Message{Role: event.RoleAssistant, Text: string(b.buf), MessageID: st.msgID, ParentCallID: st.parent})
 		case b.typ == blockThinking && b.streamed:
-			dst = append(dst, &event.Reasoning{Text: string(b.buf)})
+			dst = append(dst, &event.Reasoning{Text: string(b.buf), ParentCallID: st.parent})
 		case b.typ == blockTool:
-			dst = p.startTool(dst, b.id, b.name, partialInput(b.buf))
+			dst = p.startTool(dst, b.id, b.name, partialInput(b.buf), st.parent)
 		default:
 			continue
 		}
@@ -342,7 +342,7 @@ func partialInput(buf []byte) string {
 }
 
 // startTool emits a tool_start, once per tool_use id.
-func (p *parser) startTool(dst []event.Body, id, name, input string) []event.Body {
+func (p *parser) startTool(dst []event.Body, id, name, input, parent string) []event.Body {
 	if _, ok := p.calls[id]; ok {
 		return dst
 	}
@@ -351,6 +351,7 @@ func (p *parser) startTool(dst []event.Body, id, name, input string) []event.Bod
 		name = "unknown" // a tool_use without a name; the stream needs one
 	}
 	ts, c := toolStart(id, name, strings.Clone(input))
+	ts.ParentCallID = strings.Clone(parent)
 	p.calls[id] = c
 	return append(dst, ts)
 }
@@ -429,7 +430,7 @@ func (p *parser) assistant(dst []event.Body, t *top) []event.Body {
 				b.done = true
 			}
 			if text != "" {
-				dst = append(dst, &event.Message{Role: event.RoleAssistant, Text: strings.Clone(text), MessageID: strings.Clone(msgID)})
+				dst = append(dst, &event.Message{Role: event.RoleAssistant, Text: strings.Clone(text), MessageID: strings.Clone(msgID), ParentCallID: strings.Clone(t.parent)})
 			}
 		case "thinking":
 			if b != nil && b.typ == blockThinking {
@@ -439,7 +440,7 @@ func (p *parser) assistant(dst []event.Body, t *top) []event.Body {
 				b.done = true
 			}
 			if text := blk.Get("thinking").Str; text != "" {
-				dst = append(dst, &event.Reasoning{Text: strings.Clone(text)})
+				dst = append(dst, &event.Reasoning{Text: strings.Clone(text), ParentCallID: strings.Clone(t.parent)})
 			}
 		case "tool_use", "server_tool_use":
 			if b != nil && b.typ == blockTool {
@@ -450,7 +451,7 @@ func (p *parser) assistant(dst []event.Body, t *top) []event.Body {
 			if !input.IsObject() {
 				raw = "{}"
 			}
-			dst = p.startTool(dst, blk.Get("id").Str, blk.Get("name").Str, raw)
+			dst = p.startTool(dst, blk.Get("id").Str, blk.Get("name").Str, raw, t.parent)
 		}
 		return true
 	})

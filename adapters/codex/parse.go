@@ -8,6 +8,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/agentharness/harness/adapters"
+	"github.com/agentharness/harness/adapters/internal/jsonscan"
 	"github.com/agentharness/harness/event"
 )
 
@@ -36,35 +37,74 @@ type parser struct {
 
 func newParser() *parser { return &parser{open: map[string]bool{}, warned: map[string]bool{}} }
 
-// Parse implements adapters.Parser.
-func (p *parser) Parse(dst []event.Body, line []byte) ([]event.Body, bool) {
-	line = bytes.TrimSpace(line)
-	if len(line) == 0 || line[0] != '{' || !gjson.ValidBytes(line) {
+// line holds the raw top-level fields of one line that the parser reads.
+// The first of duplicate keys wins, as with gjson.
+type line struct {
+	typ, threadID, err, message, item, delta, itemID, questions, usage, msg string
+}
+
+func set(dst *string, v string) {
+	if *dst == "" {
+		*dst = v
+	}
+}
+
+// Parse implements adapters.Parser. The line is walked once with jsonscan;
+// its strings are only valid during the call, so every string kept in a
+// body or in p is cloned.
+func (p *parser) Parse(dst []event.Body, raw []byte) ([]event.Body, bool) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '{' || !gjson.ValidBytes(raw) {
 		return dst, false
 	}
 	if p.foreign {
 		return dst, false
 	}
-	root := gjson.ParseBytes(line)
-	typ := root.Get("type")
-	if typ.Type != gjson.String {
-		if root.Get("msg.type").Exists() {
+	var l line
+	jsonscan.Each(jsonscan.Unsafe(raw), func(k, v string) bool {
+		switch k {
+		case "type":
+			set(&l.typ, v)
+		case "thread_id":
+			set(&l.threadID, v)
+		case "error":
+			set(&l.err, v)
+		case "message":
+			set(&l.message, v)
+		case "item":
+			set(&l.item, v)
+		case "delta":
+			set(&l.delta, v)
+		case "item_id":
+			set(&l.itemID, v)
+		case "questions":
+			set(&l.questions, v)
+		case "usage":
+			set(&l.usage, v)
+		case "msg":
+			set(&l.msg, v)
+		}
+		return true
+	})
+	if !jsonscan.IsString(l.typ) {
+		if jsonscan.Get(l.msg, "type") != "" {
 			return p.legacy(dst), false
 		}
 		return dst, false
 	}
-	switch typ.Str {
+	typ := jsonscan.Str(l.typ)
+	switch typ {
 	case "thread.started":
-		p.session = root.Get("thread_id").String()
+		p.session = jsonscan.Clone(l.threadID)
 		return append(dst, &event.SessionStart{SessionID: p.session}), true
 	case "turn.started":
 		p.lastText, p.lastErr = "", ""
 		clear(p.warned)
 		return dst, true
 	case "turn.completed":
-		return p.turnCompleted(dst, root), true
+		return p.turnCompleted(dst, l.usage), true
 	case "turn.failed":
-		msg := root.Get("error.message").String()
+		msg := jsonscan.Clone(jsonscan.Get(l.err, "message"))
 		if msg == "" {
 			msg = "turn failed"
 		}
@@ -77,29 +117,86 @@ func (p *parser) Parse(dst []event.Body, line []byte) ([]event.Body, bool) {
 		p.lastText, p.lastErr = "", ""
 		return dst, true
 	case "error":
-		return p.streamError(dst, root.Get("message").String()), true
+		return p.streamError(dst, jsonscan.Clone(l.message)), true
 	case "item.started", "item.updated", "item.completed":
-		item := root.Get("item")
-		it := item.Get("type")
-		if it.Type != gjson.String {
-			if item.Get("item_type").Exists() {
+		it := readItem(l.item)
+		if !jsonscan.IsString(it.typ) {
+			if it.itemType != "" {
 				return p.legacy(dst), false
 			}
 			return dst, false
 		}
-		return p.item(dst, typ.Str[len("item."):], it.Str, item)
+		return p.item(dst, typ[len("item."):], jsonscan.Str(it.typ), &it)
 	case "item.plan.delta":
-		if d := root.Get("delta").String(); d != "" {
-			dst = append(dst, &event.TextDelta{Text: d, MessageID: root.Get("item_id").String()})
+		if d := jsonscan.Str(l.delta); d != "" {
+			dst = append(dst, &event.TextDelta{Text: strings.Clone(d), MessageID: jsonscan.Clone(l.itemID)})
 		}
 		return dst, true
 	case "request_user_input":
 		return append(dst, &event.Warning{Code: WarnAgentWarning,
-			Message: "the agent asked for user input, which a headless run cannot give: " + questions(root.Get("questions"))}), true
+			Message: "the agent asked for user input, which a headless run cannot give: " + questions(l.questions)}), true
 	case "session.created":
 		return p.legacy(dst), false
 	}
 	return dst, false
+}
+
+// item holds the raw fields of an item object that the parser reads.
+type item struct {
+	id, typ, itemType, text, message, status                       string
+	command, aggregatedOutput, exitCode                            string
+	changes, server, tool, arguments, query, action, items, prompt string
+	receivers, err, result                                         string
+}
+
+func readItem(raw string) item {
+	var it item
+	jsonscan.Each(raw, func(k, v string) bool {
+		switch k {
+		case "id":
+			set(&it.id, v)
+		case "type":
+			set(&it.typ, v)
+		case "item_type":
+			set(&it.itemType, v)
+		case "text":
+			set(&it.text, v)
+		case "message":
+			set(&it.message, v)
+		case "status":
+			set(&it.status, v)
+		case "command":
+			set(&it.command, v)
+		case "aggregated_output":
+			set(&it.aggregatedOutput, v)
+		case "exit_code":
+			set(&it.exitCode, v)
+		case "changes":
+			set(&it.changes, v)
+		case "server":
+			set(&it.server, v)
+		case "tool":
+			set(&it.tool, v)
+		case "arguments":
+			set(&it.arguments, v)
+		case "query":
+			set(&it.query, v)
+		case "action":
+			set(&it.action, v)
+		case "items":
+			set(&it.items, v)
+		case "prompt":
+			set(&it.prompt, v)
+		case "receiver_thread_ids":
+			set(&it.receivers, v)
+		case "error":
+			set(&it.err, v)
+		case "result":
+			set(&it.result, v)
+		}
+		return true
+	})
+	return it
 }
 
 // legacy reports the old format once and switches the parser off.
@@ -112,17 +209,29 @@ func (p *parser) legacy(dst []event.Body) []event.Body {
 // Flush implements adapters.Parser: Codex holds nothing back.
 func (p *parser) Flush(dst []event.Body) []event.Body { return dst }
 
-func (p *parser) turnCompleted(dst []event.Body, root gjson.Result) []event.Body {
-	u := root.Get("usage")
-	in := u.Get("input_tokens").Int()
-	cached := u.Get("cached_input_tokens").Int()
-	written := u.Get("cache_write_input_tokens").Int()
-	out := u.Get("output_tokens").Int()
+func (p *parser) turnCompleted(dst []event.Body, u string) []event.Body {
+	var in, cached, written, out, reasoning string
+	jsonscan.Each(u, func(k, v string) bool {
+		switch k {
+		case "input_tokens":
+			set(&in, v)
+		case "cached_input_tokens":
+			set(&cached, v)
+		case "cache_write_input_tokens":
+			set(&written, v)
+		case "output_tokens":
+			set(&out, v)
+		case "reasoning_output_tokens":
+			set(&reasoning, v)
+		}
+		return true
+	})
+	nIn, nCached, nWritten, nOut := jsonscan.Int(in), jsonscan.Int(cached), jsonscan.Int(written), jsonscan.Int(out)
 	// OpenAI counts cached reads and cache writes inside input_tokens, and
 	// reasoning inside output_tokens.
-	usage := &event.Usage{InputTokens: max(in-cached-written, 0), OutputTokens: out,
-		CacheReadTokens: cached, CacheWriteTokens: written,
-		ReasoningTokens: min(u.Get("reasoning_output_tokens").Int(), out)}
+	usage := &event.Usage{InputTokens: max(nIn-nCached-nWritten, 0), OutputTokens: nOut,
+		CacheReadTokens: nCached, CacheWriteTokens: nWritten,
+		ReasoningTokens: min(jsonscan.Int(reasoning), nOut)}
 	if !usage.IsZero() {
 		dst = append(dst, usage)
 	}
@@ -143,94 +252,128 @@ func (p *parser) streamError(dst []event.Body, msg string) []event.Body {
 }
 
 // item handles one item.* line; phase is started, updated or completed.
-func (p *parser) item(dst []event.Body, phase, typ string, item gjson.Result) ([]event.Body, bool) {
-	id := item.Get("id").String()
-	if id == "" {
-		// event.Stream pairs an empty call id badly; give it one.
-		id = "item"
-	}
+func (p *parser) item(dst []event.Body, phase, typ string, it *item) ([]event.Body, bool) {
 	done := phase == "completed"
 	switch typ {
 	case "agent_message":
 		if done {
-			text := item.Get("text").String()
+			text := jsonscan.Clone(it.text)
 			p.lastText = text
-			dst = append(dst, &event.Message{Role: event.RoleAssistant, Text: text, MessageID: id})
+			dst = append(dst, &event.Message{Role: event.RoleAssistant, Text: text, MessageID: itemID(it)})
 		}
 		return dst, true
 	case "plan":
 		if done {
-			dst = append(dst, &event.Message{Role: event.RoleAssistant, Text: item.Get("text").String(), MessageID: id})
+			dst = append(dst, &event.Message{Role: event.RoleAssistant, Text: jsonscan.Clone(it.text), MessageID: itemID(it)})
 		}
 		return dst, true
 	case "reasoning":
 		if done {
-			dst = append(dst, &event.Reasoning{Text: item.Get("text").String()})
+			dst = append(dst, &event.Reasoning{Text: jsonscan.Clone(it.text)})
 		}
 		return dst, true
 	case "error":
 		// Non-fatal by Codex's own definition (e.g. missing model metadata).
 		// Reported once per item, whichever phases it shows up in.
+		id := jsonscan.Str(it.id)
+		if id == "" {
+			id = "item"
+		}
 		if !p.warned[id] {
-			p.warned[id] = true
-			dst = append(dst, &event.Warning{Code: WarnAgentWarning, Message: item.Get("message").String()})
+			p.warned[strings.Clone(id)] = true
+			dst = append(dst, &event.Warning{Code: WarnAgentWarning, Message: jsonscan.Clone(it.message)})
 		}
 		return dst, true
-	case "command_execution", "file_change", "mcp_tool_call", "web_search", "todo_list", "collab_tool_call":
+	case "command_execution":
+		typ = "command_execution"
+	case "file_change":
+		typ = "file_change"
+	case "mcp_tool_call":
+		typ = "mcp_tool_call"
+	case "web_search":
+		typ = "web_search"
+	case "todo_list":
+		typ = "todo_list"
+	case "collab_tool_call":
+		typ = "collab_tool_call"
 	default:
 		return dst, false
 	}
+	// typ is now a constant, not a view of the line.
+	id := jsonscan.Str(it.id)
+	if id == "" {
+		// event.Stream pairs an empty call id badly; give it one.
+		id = "item"
+	}
 	if !p.open[id] {
-		dst = append(dst, toolStart(id, typ, item))
+		id = strings.Clone(id)
+		dst = append(dst, toolStart(id, typ, it))
 		p.open[id] = true
 	}
 	if done {
-		dst = append(dst, toolEnd(id, typ, item))
+		if len(dst) == 0 || !isStart(dst[len(dst)-1], id) {
+			id = strings.Clone(id)
+		}
+		dst = append(dst, toolEnd(id, typ, it))
 		delete(p.open, id)
 	}
 	return dst, true
 }
 
-func toolStart(id, typ string, item gjson.Result) *event.ToolStart {
+func isStart(b event.Body, id string) bool {
+	ts, ok := b.(*event.ToolStart)
+	return ok && ts.CallID == id
+}
+
+// itemID returns a copy of the item's id, or "item" when it has none.
+func itemID(it *item) string {
+	if id := jsonscan.Clone(it.id); id != "" {
+		return id
+	}
+	return "item"
+}
+
+func toolStart(id, typ string, it *item) *event.ToolStart {
 	ts := &event.ToolStart{CallID: id, Name: typ}
 	switch typ {
 	case "command_execution":
 		ts.Kind = event.KindShell
-		ts.Command = item.Get("command").String()
-		ts.Input = object(item, "command")
+		ts.Command = jsonscan.Clone(it.command)
+		ts.Input = object(field{"command", it.command})
 	case "file_change":
-		ts.Kind = changeKind(item.Get("changes"))
-		ts.Path = item.Get("changes.0.path").String()
-		ts.Input = object(item, "changes")
+		ts.Kind = changeKind(it.changes)
+		ts.Path = jsonscan.Clone(jsonscan.Get(jsonscan.Elem(it.changes, "0"), "path"))
+		ts.Input = object(field{"changes", it.changes})
 	case "mcp_tool_call":
 		ts.Kind = event.KindMCP
-		ts.Input = object(item, "server", "tool", "arguments")
+		ts.Input = object(field{"server", it.server}, field{"tool", it.tool}, field{"arguments", it.arguments})
 	case "web_search":
 		ts.Kind = event.KindWeb
-		ts.Input = object(item, "query", "action")
+		ts.Input = object(field{"query", it.query}, field{"action", it.action})
 	case "todo_list":
 		ts.Kind = event.KindTodo
-		ts.Input = object(item, "items")
+		ts.Input = object(field{"items", it.items})
 	case "collab_tool_call":
 		ts.Kind = event.KindTask
-		ts.Input = object(item, "tool", "prompt", "receiver_thread_ids")
+		ts.Input = object(field{"tool", it.tool}, field{"prompt", it.prompt}, field{"receiver_thread_ids", it.receivers})
 	}
 	return ts
 }
 
-func toolEnd(id, typ string, item gjson.Result) *event.ToolEnd {
+func toolEnd(id, typ string, it *item) *event.ToolEnd {
 	te := &event.ToolEnd{CallID: id, Name: typ, Status: event.StatusOK}
-	status := item.Get("status").String()
+	status := jsonscan.Str(it.status)
 	if status == "failed" {
 		te.Status = event.StatusError
 	}
 	switch typ {
 	case "command_execution":
 		te.Kind = event.KindShell
-		te.Output = item.Get("aggregated_output").String()
-		if ec := item.Get("exit_code"); ec.Type == gjson.Number {
-			te.ExitCode = event.Int(int(ec.Int()))
-			if ec.Int() != 0 {
+		te.Output = jsonscan.Clone(it.aggregatedOutput)
+		if jsonscan.IsNumber(it.exitCode) {
+			ec := jsonscan.Int(it.exitCode)
+			te.ExitCode = event.Int(int(ec))
+			if ec != 0 {
 				te.Status = event.StatusError
 			}
 		}
@@ -238,37 +381,48 @@ func toolEnd(id, typ string, item gjson.Result) *event.ToolEnd {
 			te.Status = event.StatusDenied
 		}
 	case "file_change":
-		changes := item.Get("changes")
-		te.Kind = changeKind(changes)
+		te.Kind = changeKind(it.changes)
 		var diffs []string
-		changes.ForEach(func(_, c gjson.Result) bool {
-			if path := c.Get("path").String(); path != "" {
+		jsonscan.Values(it.changes, func(c string) bool {
+			var path, unified, diff string
+			jsonscan.Each(c, func(k, v string) bool {
+				switch k {
+				case "path":
+					set(&path, v)
+				case "unified_diff":
+					set(&unified, v)
+				case "diff":
+					set(&diff, v)
+				}
+				return true
+			})
+			if path := jsonscan.Clone(path); path != "" {
 				te.Paths = append(te.Paths, path)
 			}
 			// exec_events.rs carries no diff today; newer schemas (and the
 			// app-server's) put one per change.
-			for _, k := range [...]string{"unified_diff", "diff"} {
-				if d := c.Get(k); d.Type == gjson.String && d.Str != "" {
-					diffs = append(diffs, d.Str)
-					break
-				}
+			if d := jsonscan.StrOnly(unified); d != "" {
+				diffs = append(diffs, d)
+			} else if d := jsonscan.StrOnly(diff); d != "" {
+				diffs = append(diffs, d)
 			}
 			return true
 		})
-		te.Diff = adapters.JoinDiffs(diffs...)
+		// JoinDiffs builds a new string; the parts may be views of the line.
+		te.Diff = strings.Clone(adapters.JoinDiffs(diffs...))
 	case "mcp_tool_call":
 		te.Kind = event.KindMCP
-		if msg := item.Get("error.message"); msg.Exists() {
-			te.Output = msg.String()
+		if msg := jsonscan.Get(it.err, "message"); msg != "" {
+			te.Output = jsonscan.Clone(msg)
 			te.Status = event.StatusError
 		} else {
-			te.Output = mcpOutput(item.Get("result"))
+			te.Output = mcpOutput(it.result)
 		}
 	case "web_search":
 		te.Kind = event.KindWeb
 	case "todo_list":
 		te.Kind = event.KindTodo
-		te.Output = todoOutput(item.Get("items"))
+		te.Output = todoOutput(it.items)
 	case "collab_tool_call":
 		te.Kind = event.KindTask
 	}
@@ -277,11 +431,11 @@ func toolEnd(id, typ string, item gjson.Result) *event.ToolEnd {
 
 // changeKind maps a file_change's change kinds: all add → write, all
 // delete → delete, anything else (update, or a mix) → edit.
-func changeKind(changes gjson.Result) event.Kind {
+func changeKind(changes string) event.Kind {
 	kind := event.Kind("")
-	changes.ForEach(func(_, c gjson.Result) bool {
+	jsonscan.Values(changes, func(c string) bool {
 		k := event.KindEdit
-		switch c.Get("kind").String() {
+		switch jsonscan.Str(jsonscan.Get(c, "kind")) {
 		case "add":
 			k = event.KindWrite
 		case "delete":
@@ -300,69 +454,94 @@ func changeKind(changes gjson.Result) event.Kind {
 	return kind
 }
 
-// object builds a JSON object of the given fields of item, as Codex gave
-// them.
-func object(item gjson.Result, keys ...string) json.RawMessage {
-	buf := make([]byte, 0, 64)
+type field struct{ key, raw string }
+
+// object builds a JSON object of the given fields of an item, as Codex gave
+// them; missing fields are left out. The result is a fresh copy.
+func object(fields ...field) json.RawMessage {
+	n := 2
+	for _, f := range fields {
+		n += len(f.key) + len(f.raw) + 4
+	}
+	buf := make([]byte, 0, n)
 	buf = append(buf, '{')
-	n := 0
-	for _, k := range keys {
-		v := item.Get(k)
-		if !v.Exists() {
+	first := true
+	for _, f := range fields {
+		if f.raw == "" {
 			continue
 		}
-		if n > 0 {
+		if !first {
 			buf = append(buf, ',')
 		}
-		n++
-		buf = event.AppendString(buf, k)
+		first = false
+		buf = event.AppendString(buf, f.key)
 		buf = append(buf, ':')
-		buf = append(buf, v.Raw...)
+		buf = append(buf, f.raw...)
 	}
 	return append(buf, '}')
 }
 
 // mcpOutput joins the text blocks of an MCP result, or falls back to its
 // structured content as JSON.
-func mcpOutput(res gjson.Result) string {
+func mcpOutput(res string) string {
 	var b strings.Builder
-	res.Get("content").ForEach(func(_, c gjson.Result) bool {
-		if t := c.Get("text"); t.Type == gjson.String {
+	var content, structured string
+	jsonscan.Each(res, func(k, v string) bool {
+		switch k {
+		case "content":
+			set(&content, v)
+		case "structured_content":
+			set(&structured, v)
+		}
+		return true
+	})
+	jsonscan.Values(content, func(c string) bool {
+		if t := jsonscan.Get(c, "text"); jsonscan.IsString(t) {
 			if b.Len() > 0 {
 				b.WriteByte('\n')
 			}
-			b.WriteString(t.Str)
+			b.WriteString(jsonscan.Str(t))
 		}
 		return true
 	})
 	if b.Len() == 0 {
-		if sc := res.Get("structured_content"); sc.Exists() && sc.Type != gjson.Null {
-			return sc.Raw
+		if structured != "" && structured != "null" {
+			return strings.Clone(structured)
 		}
 	}
 	return b.String()
 }
 
 // todoOutput renders the final to-do list as a checklist.
-func todoOutput(items gjson.Result) string {
+func todoOutput(items string) string {
 	var b strings.Builder
-	items.ForEach(func(_, it gjson.Result) bool {
-		if it.Get("completed").Bool() {
+	jsonscan.Values(items, func(it string) bool {
+		var completed, text string
+		jsonscan.Each(it, func(k, v string) bool {
+			switch k {
+			case "completed":
+				set(&completed, v)
+			case "text":
+				set(&text, v)
+			}
+			return true
+		})
+		if jsonscan.Bool(completed) {
 			b.WriteString("[x] ")
 		} else {
 			b.WriteString("[ ] ")
 		}
-		b.WriteString(it.Get("text").String())
+		b.WriteString(jsonscan.Str(text))
 		b.WriteByte('\n')
 		return true
 	})
 	return b.String()
 }
 
-func questions(qs gjson.Result) string {
+func questions(qs string) string {
 	var parts []string
-	qs.ForEach(func(_, q gjson.Result) bool {
-		if t := q.Get("question").String(); t != "" {
+	jsonscan.Values(qs, func(q string) bool {
+		if t := jsonscan.Str(jsonscan.Get(q, "question")); t != "" {
 			parts = append(parts, t)
 		}
 		return true

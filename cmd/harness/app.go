@@ -34,6 +34,7 @@ type cli struct {
 	Models   modelsCmd   `cmd:"" help:"Model aliases, ids and prices."`
 	Config   configCmd   `cmd:"" help:"Show, locate or create the configuration."`
 	Sessions sessionsCmd `cmd:"" help:"Stored session logs: list, show, replay, reparse, export, prune."`
+	Mock     mockCmd     `cmd:"" help:"Serve the scripted model on 127.0.0.1 (for pointing agents at by hand)."`
 	Schema   schemaCmd   `cmd:"" help:"Print the JSON Schema of one event line."`
 	Vers     versionCmd  `cmd:"" name:"version" help:"Print the version."`
 }

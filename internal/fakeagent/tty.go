@@ -1,3 +1,5 @@
+//go:build unix
+
 package fakeagent
 
 import "golang.org/x/sys/unix"

@@ -1,0 +1,43 @@
+package adapters_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentharness/harness/adapters"
+	"github.com/agentharness/harness/adapters/claude"
+	"github.com/agentharness/harness/adapters/codex"
+	"github.com/agentharness/harness/adapters/cursor"
+	"github.com/agentharness/harness/adapters/gemini"
+	"github.com/agentharness/harness/adapters/opencode"
+	"github.com/agentharness/harness/event"
+)
+
+// TestEveryEventTypeHasAGolden fails when some event type appears in no
+// golden file of any agent: each type of the spec must be proven on real
+// (or realistic) native output.
+func TestEveryEventTypeHasAGolden(t *testing.T) {
+	t.Parallel()
+	seen := map[event.Type]bool{}
+	for _, a := range []adapters.Adapter{claude.New(), codex.New(), cursor.New(), opencode.New(), gemini.New()} {
+		goldens, err := filepath.Glob(filepath.Join("..", "testdata", a.Name(), "*.golden.ndjson"))
+		require.NoError(t, err)
+		require.NotEmpty(t, goldens, a.Name())
+		for _, g := range goldens {
+			data, err := os.ReadFile(g)
+			require.NoError(t, err)
+			evs, err := event.ReadAll(bytes.NewReader(data))
+			require.NoError(t, err, g)
+			for _, ev := range evs {
+				seen[ev.Type] = true
+			}
+		}
+	}
+	for _, tp := range event.Types {
+		require.True(t, seen[tp], "no golden file has a %s event", tp)
+	}
+}

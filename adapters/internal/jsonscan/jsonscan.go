@@ -1,0 +1,347 @@
+// Package jsonscan is a small JSON object walker for the adapters' hot
+// paths. Most native lines need a handful of fields out of a large object;
+// gjson's Get and ForEach parse every value they pass (ids, nested
+// objects, long texts) and re-walk the same bytes at each level, while
+// this walker only skips them. It never allocates and never panics on bad
+// input: a malformed object simply ends the walk. Values are handed out
+// raw, as slices of the input; Str, Int and Bool decode them with gjson's
+// semantics, so a parser moved from gjson to jsonscan behaves the same.
+//
+// The walker does not validate: callers that must reject malformed lines
+// check them first (gjson.Valid), as they did before.
+//
+// Strings returned share the input's memory. A parser whose input is only
+// valid during the call must clone what it keeps (Clone, or strings.Clone).
+package jsonscan
+
+import (
+	"strings"
+	"unsafe"
+
+	"github.com/tidwall/gjson"
+)
+
+// Unsafe returns b as a string without copying. The string is valid only as
+// long as b is neither modified nor reused.
+func Unsafe(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// Each calls fn with each key and raw value of the JSON object s, in order,
+// until fn returns false or the object ends. Keys are given as written
+// (escapes are not decoded). A value that is not an object yields nothing.
+func Each(s string, fn func(key, val string) bool) {
+	i := skipSpace(s, 0)
+	if i >= len(s) || s[i] != '{' {
+		return
+	}
+	i++
+	for {
+		i = skipSpace(s, i)
+		if i >= len(s) || s[i] != '"' {
+			return
+		}
+		end := skipString(s, i)
+		if end > len(s) || end-1 <= i || s[end-1] != '"' {
+			return
+		}
+		key := s[i+1 : end-1]
+		i = skipSpace(s, end)
+		if i >= len(s) || s[i] != ':' {
+			return
+		}
+		i = skipSpace(s, i+1)
+		if i >= len(s) {
+			return
+		}
+		vend := skipValue(s, i)
+		if !fn(key, s[i:vend]) {
+			return
+		}
+		i = skipSpace(s, vend)
+		if i >= len(s) || s[i] != ',' {
+			return
+		}
+		i++
+	}
+}
+
+// EachElem calls fn with each raw element of the JSON array s, in order,
+// until fn returns false or the array ends. A value that is not an array
+// yields nothing.
+func EachElem(s string, fn func(val string) bool) {
+	i := skipSpace(s, 0)
+	if i >= len(s) || s[i] != '[' {
+		return
+	}
+	i = skipSpace(s, i+1)
+	if i < len(s) && s[i] == ']' {
+		return
+	}
+	for {
+		i = skipSpace(s, i)
+		if i >= len(s) || s[i] == ']' || s[i] == ',' {
+			return
+		}
+		vend := skipValue(s, i)
+		if vend <= i || !fn(s[i:vend]) {
+			return
+		}
+		i = skipSpace(s, vend)
+		if i >= len(s) || s[i] != ',' {
+			return
+		}
+		i++
+	}
+}
+
+// Get returns the raw value of the first field of object s named key, or ""
+// when there is none.
+func Get(s, key string) string {
+	var out string
+	Each(s, func(k, v string) bool {
+		if k == key {
+			out = v
+			return false
+		}
+		return true
+	})
+	return out
+}
+
+// Path returns the raw value at the path of keys through nested objects,
+// or "" when some step is missing.
+func Path(s string, keys ...string) string {
+	for _, k := range keys {
+		s = Get(s, k)
+		if s == "" {
+			return ""
+		}
+	}
+	return s
+}
+
+// Index returns the raw n-th element (from 0) of array s, or "".
+func Index(s string, n int) string {
+	var out string
+	EachElem(s, func(v string) bool {
+		if n == 0 {
+			out = v
+			return false
+		}
+		n--
+		return true
+	})
+	return out
+}
+
+// IsString, IsObject and IsArray tell a raw value's type.
+func IsString(raw string) bool { return len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' }
+
+// IsObject reports whether raw is an object.
+func IsObject(raw string) bool { return len(raw) >= 2 && raw[0] == '{' }
+
+// IsArray reports whether raw is an array.
+func IsArray(raw string) bool { return len(raw) >= 2 && raw[0] == '[' }
+
+// IsNumber reports whether raw is a number.
+func IsNumber(raw string) bool {
+	return len(raw) > 0 && (raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9'))
+}
+
+// IsNull reports whether raw is null.
+func IsNull(raw string) bool { return raw == "null" }
+
+// Str decodes raw as gjson's Result.String does: a string's text (sharing
+// raw's memory when it has no escapes), a number's or object's raw text,
+// "true"/"false", and "" for null or nothing.
+func Str(raw string) string {
+	if IsString(raw) {
+		inner := raw[1 : len(raw)-1]
+		if strings.IndexByte(inner, '\\') < 0 {
+			return inner
+		}
+	} else if raw == "" || raw == "null" {
+		return ""
+	}
+	return gjson.Parse(raw).String()
+}
+
+// Clone is Str with a copy: the result never shares raw's memory.
+func Clone(raw string) string {
+	if IsString(raw) {
+		inner := raw[1 : len(raw)-1]
+		if strings.IndexByte(inner, '\\') < 0 {
+			return strings.Clone(inner)
+		}
+	} else if raw == "" || raw == "null" {
+		return ""
+	}
+	return strings.Clone(gjson.Parse(raw).String())
+}
+
+// StrOnly decodes raw only when it is a JSON string, as gjson code that
+// checks Type == gjson.String does; anything else is "". The result shares
+// raw's memory when there are no escapes.
+func StrOnly(raw string) string {
+	if !IsString(raw) {
+		return ""
+	}
+	return Str(raw)
+}
+
+// Int decodes raw as gjson's Result.Int does.
+func Int(raw string) int64 {
+	var n int64
+	if raw == "" {
+		return 0
+	}
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if c < '0' || c > '9' {
+			if i == 0 && c == '-' && len(raw) > 1 {
+				continue
+			}
+			return gjson.Parse(raw).Int()
+		}
+		if n > (1<<62)/10 {
+			return gjson.Parse(raw).Int()
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if raw[0] == '-' {
+		return -n
+	}
+	return n
+}
+
+// Bool decodes raw as gjson's Result.Bool does.
+func Bool(raw string) bool {
+	switch raw {
+	case "true":
+		return true
+	case "false", "", "null":
+		return false
+	}
+	return gjson.Parse(raw).Bool()
+}
+
+func skipSpace(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index just past the string starting at s[i] ('"'),
+// or len(s) when it does not end.
+func skipString(s string, i int) int {
+	j := i + 1
+	// Most strings are short (ids, keys): a plain loop beats a call to
+	// IndexByte there; long ones (text, tool output) go to IndexByte.
+	for end := min(j+32, len(s)); j < end; j++ {
+		switch s[j] {
+		case '"':
+			return j + 1
+		case '\\':
+			j++
+		}
+	}
+	if j >= len(s) {
+		return len(s)
+	}
+	for {
+		k := strings.IndexByte(s[j:], '"')
+		if k < 0 {
+			return len(s)
+		}
+		j += k
+		n := 0
+		for b := j - 1; b > i && s[b] == '\\'; b-- {
+			n++
+		}
+		if n%2 == 0 {
+			return j + 1
+		}
+		j++
+	}
+}
+
+// skipValue returns the index just past the value starting at s[i].
+func skipValue(s string, i int) int {
+	switch s[i] {
+	case '"':
+		return skipString(s, i)
+	case '{', '[':
+		return skipContainer(s, i)
+	}
+	j := i
+	for j < len(s) && s[j] != ',' && s[j] != '}' && s[j] != ']' && s[j] != ' ' && s[j] != '\n' && s[j] != '\t' && s[j] != '\r' {
+		j++
+	}
+	return j
+}
+
+// skipContainer returns the index just past the object or array starting
+// at s[i]. Strings inside are scanned in line: they are mostly short keys
+// and ids, where a call per string costs more than the scan; a long one
+// goes to skipString.
+func skipContainer(s string, i int) int {
+	depth := 0
+	for j := i; j < len(s); j++ {
+		switch s[j] {
+		case '"':
+			k := j + 1
+			for end := min(k+16, len(s)); k < end && s[k] != '"'; k++ {
+				if s[k] == '\\' {
+					k++
+				}
+			}
+			if k < len(s) && k < j+17 && s[k] == '"' {
+				j = k
+				continue
+			}
+			j = skipString(s, j) - 1
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				return j + 1
+			}
+		}
+	}
+	return len(s)
+}
+
+// Values calls fn with each value of raw as gjson's ForEach does: an
+// object's values, an array's elements, or, for any other value, that
+// value itself once. A missing value ("") yields nothing.
+func Values(raw string, fn func(val string) bool) {
+	switch {
+	case raw == "":
+	case raw[0] == '{':
+		Each(raw, func(_, v string) bool { return fn(v) })
+	case raw[0] == '[':
+		EachElem(raw, fn)
+	default:
+		fn(raw)
+	}
+}
+
+// Elem returns the raw value at key k of an object, or at index k (a
+// number) of an array, as one step of a gjson path does.
+func Elem(raw, k string) string {
+	if IsArray(raw) {
+		n := 0
+		for i := 0; i < len(k); i++ {
+			if k[i] < '0' || k[i] > '9' || n > 1<<20 {
+				return ""
+			}
+			n = n*10 + int(k[i]-'0')
+		}
+		if k == "" {
+			return ""
+		}
+		return Index(raw, n)
+	}
+	return Get(raw, k)
+}

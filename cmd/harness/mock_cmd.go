@@ -1,0 +1,60 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/mockmodel"
+)
+
+// mockCmd serves the scripted model until interrupted, for pointing agents
+// at by hand; 'harness run --mock' starts one in-process instead.
+type mockCmd struct {
+	Scenario string `arg:"" optional:"" default:"tool" help:"Built-in scenario (text, tool, edit, multi, hang, error, overloaded, slow) or a scenario TOML file."`
+	Addr     string `help:"Address to listen on (loopback only); port 0 picks a free one." default:"127.0.0.1:0"`
+	List     bool   `help:"List the built-in scenarios and exit."`
+}
+
+func (c *mockCmd) Run(e *env) error {
+	if c.List {
+		for _, n := range mockmodel.BuiltinNames() {
+			fmt.Fprintln(e.Stdout, n)
+		}
+		return nil
+	}
+	sc, err := harness.LoadScenario(c.Scenario)
+	if err != nil {
+		return withStatus(exitUsage, err)
+	}
+	srv, err := mockmodel.Start(mockmodel.Config{Scenario: sc, Addr: c.Addr})
+	if err != nil {
+		return withStatus(exitUsage, err)
+	}
+	defer srv.Close()
+	fmt.Fprintln(e.Stdout, srv.URL())
+	if f, ok := e.Stdout.(*os.File); ok {
+		f.Sync()
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	<-ctx.Done()
+	fmt.Fprintf(e.Stderr, "harness: mock served %d request(s)\n", len(srv.Requests()))
+	return nil
+}
+
+// attachMock starts a scripted model for one run and points the task at it.
+func attachMock(e *env, t *harness.Task, scenario string, _ *settings) (func(), error) {
+	m, err := harness.StartMock(scenario, "")
+	if err != nil {
+		return nil, withStatus(exitUsage, err)
+	}
+	if err := m.Point(t); err != nil {
+		m.Close()
+		return nil, withStatus(exitUsage, err)
+	}
+	return func() { m.Close() }, nil
+}
