@@ -183,11 +183,7 @@ func Start(ctx context.Context, t Task, o Options) (*Run, error) {
 		t.Permissions = adapters.FullAccess
 	}
 	r := &Run{task: t, opts: o, adapter: a, cmd: cmd, ready: make(chan struct{}), model: t.Model}
-	now := o.Now
-	if now == nil {
-		now = time.Now
-	}
-	r.startAt = now()
+	r.startAt = r.now()
 	cwd := t.Cwd
 	if cwd == "" {
 		cwd, _ = os.Getwd()
@@ -293,6 +289,14 @@ func (r *Run) sink(ev event.Event) {
 			r.opts.OnLine(append(r.line, '\n'))
 		}
 	}
+}
+
+// now reads the run's clock.
+func (r *Run) now() time.Time {
+	if r.opts.Now != nil {
+		return r.opts.Now()
+	}
+	return time.Now()
 }
 
 // RunID returns the run id stamped on every event.

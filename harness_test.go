@@ -129,17 +129,17 @@ func TestFaults(t *testing.T) {
 		bound   time.Duration
 		check   func(t *testing.T, f fakeRun)
 	}{
-		{name: "hang-silent", budgets: quickIdle, status: event.ResultTimeout, code: event.ErrIdleTimeout, errIs: harness.ErrIdleTimeout, bound: 3 * time.Second,
+		{name: "hang-silent", budgets: quickIdle, status: event.ResultTimeout, code: event.ErrIdleTimeout, errIs: harness.ErrIdleTimeout, bound: 10 * time.Second,
 			check: func(t *testing.T, f fakeRun) {
 				warns := f.find(event.TypeWarning)
 				require.NotEmpty(t, warns)
 				require.Equal(t, event.WarnIdle, warns[0].(*event.Warning).Code)
 			}},
-		{name: "hang-after-output", budgets: quickIdle, status: event.ResultTimeout, code: event.ErrIdleTimeout, errIs: harness.ErrIdleTimeout, bound: 3 * time.Second,
+		{name: "hang-after-output", budgets: func(b *harness.Budgets) { b.Idle, b.IdleWarning = 2*time.Second, 500*time.Millisecond }, status: event.ResultTimeout, code: event.ErrIdleTimeout, errIs: harness.ErrIdleTimeout, bound: 10 * time.Second,
 			check: func(t *testing.T, f fakeRun) {
 				require.NotEmpty(t, f.find(event.TypeMessage), "lines before the hang are kept")
 			}},
-		{name: "ignore-sigterm", status: event.ResultTimeout, code: event.ErrIdleTimeout, errIs: harness.ErrIdleTimeout, bound: 5 * time.Second,
+		{name: "ignore-sigterm", status: event.ResultTimeout, code: event.ErrIdleTimeout, errIs: harness.ErrIdleTimeout, bound: 10 * time.Second,
 			// The fake ignores SIGTERM only once it has started: idle must
 			// outlast its start-up, then SIGKILL is needed.
 			budgets: func(b *harness.Budgets) { b.Idle, b.IdleWarning = time.Second, 0 },
@@ -149,7 +149,7 @@ func TestFaults(t *testing.T) {
 				require.Equal(t, "SIGKILL", e.Signal)
 				require.True(t, *e.Killed)
 			}},
-		{name: "result-then-linger", status: event.ResultSuccess, bound: 3 * time.Second,
+		{name: "result-then-linger", status: event.ResultSuccess, bound: 10 * time.Second,
 			check: func(t *testing.T, f fakeRun) {
 				var codes []string
 				for _, w := range f.find(event.TypeWarning) {
@@ -157,21 +157,21 @@ func TestFaults(t *testing.T) {
 				}
 				require.Contains(t, codes, event.WarnLingeredAfterResult)
 			}},
-		{name: "exit-nonzero-with-stderr", status: event.ResultError, code: event.ErrProcessExit, errIs: harness.ErrAgentFailed, bound: 3 * time.Second,
+		{name: "exit-nonzero-with-stderr", status: event.ResultError, code: event.ErrProcessExit, errIs: harness.ErrAgentFailed, bound: 10 * time.Second,
 			check: func(t *testing.T, f fakeRun) {
 				e := f.find(event.TypeError)[0].(*event.Error)
 				require.NotEmpty(t, e.Partial.StderrTail)
 				require.Equal(t, 1, *e.ExitCode)
 			}},
-		{name: "exit-0-without-terminal-event", status: event.ResultError, code: event.CodeNoTerminalEvent, errIs: harness.ErrAgentFailed, bound: 3 * time.Second},
-		{name: "killed-by-signal", status: event.ResultError, code: event.ErrProcessExit, errIs: harness.ErrAgentFailed, bound: 3 * time.Second,
+		{name: "exit-0-without-terminal-event", status: event.ResultError, code: event.CodeNoTerminalEvent, errIs: harness.ErrAgentFailed, bound: 10 * time.Second},
+		{name: "killed-by-signal", status: event.ResultError, code: event.ErrProcessExit, errIs: harness.ErrAgentFailed, bound: 10 * time.Second,
 			check: func(t *testing.T, f fakeRun) { require.NotEmpty(t, f.result.Signal) }},
-		{name: "slow-drip", status: event.ResultSuccess, bound: 5 * time.Second,
+		{name: "slow-drip", status: event.ResultSuccess, bound: 10 * time.Second,
 			budgets: func(b *harness.Budgets) { b.Idle, b.IdleWarning = 300*time.Millisecond, 0 }},
-		{name: "long-silent-tool", status: event.ResultSuccess, bound: 5 * time.Second,
+		{name: "long-silent-tool", status: event.ResultSuccess, bound: 10 * time.Second,
 			budgets: func(b *harness.Budgets) { b.Idle, b.IdleWarning = 300*time.Millisecond, 0 },
 			check:   func(t *testing.T, f fakeRun) { require.Len(t, f.find(event.TypeToolEnd), 1) }},
-		{name: "tool-past-budget", status: event.ResultSuccess, bound: 5 * time.Second,
+		{name: "tool-past-budget", status: event.ResultSuccess, bound: 10 * time.Second,
 			budgets: func(b *harness.Budgets) { b.Tool = func(event.Kind) time.Duration { return 50 * time.Millisecond } },
 			check: func(t *testing.T, f fakeRun) {
 				n := 0
@@ -182,14 +182,14 @@ func TestFaults(t *testing.T) {
 				}
 				require.Equal(t, 1, n, "one tool_stalled warning per call")
 			}},
-		{name: "exit-mid-tool", status: event.ResultError, bound: 3 * time.Second,
+		{name: "exit-mid-tool", status: event.ResultError, bound: 10 * time.Second,
 			check: func(t *testing.T, f fakeRun) {
 				ends := f.find(event.TypeToolEnd)
 				require.Len(t, ends, 1)
 				require.True(t, ends[0].(*event.ToolEnd).Synthetic)
 				require.Equal(t, event.StatusCancelled, ends[0].(*event.ToolEnd).Status)
 			}},
-		{name: "interrupt", status: event.ResultCancelled, code: event.ErrInterrupted, errIs: harness.ErrInterrupted, bound: 3 * time.Second,
+		{name: "interrupt", status: event.ResultCancelled, code: event.ErrInterrupted, errIs: harness.ErrInterrupted, bound: 10 * time.Second,
 			budgets: func(b *harness.Budgets) { b.Idle = 0 },
 			during: func(r *harness.Run) {
 				deadline := time.Now().Add(5 * time.Second)
@@ -203,14 +203,14 @@ func TestFaults(t *testing.T) {
 				require.Len(t, ends, 1)
 				require.Equal(t, event.StatusCancelled, ends[0].(*event.ToolEnd).Status)
 			}},
-		{name: "grandchild-holds-stdout", bound: 5 * time.Second},
-		{name: "setsid-escapee", budgets: quickIdle, status: event.ResultTimeout, bound: 5 * time.Second},
-		{name: "double-fork-daemon", bound: 5 * time.Second},
-		{name: "no-trailing-newline", status: event.ResultSuccess, bound: 3 * time.Second},
-		{name: "invalid-utf8", bound: 3 * time.Second},
-		{name: "non-json-lines", bound: 3 * time.Second,
+		{name: "grandchild-holds-stdout", bound: 10 * time.Second},
+		{name: "setsid-escapee", budgets: quickIdle, status: event.ResultTimeout, bound: 10 * time.Second},
+		{name: "double-fork-daemon", bound: 10 * time.Second},
+		{name: "no-trailing-newline", status: event.ResultSuccess, bound: 10 * time.Second},
+		{name: "invalid-utf8", bound: 10 * time.Second},
+		{name: "non-json-lines", bound: 10 * time.Second,
 			check: func(t *testing.T, f fakeRun) { require.Positive(t, f.result.Stats.UnparsedLines) }},
-		{name: "stdin-reader", bound: 3 * time.Second},
+		{name: "stdin-reader", bound: 10 * time.Second},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -283,4 +283,20 @@ func TestResumeReportsBothSessionIDs(t *testing.T) {
 	var r map[string]any
 	require.NoError(t, json.Unmarshal(last[len(last)-1], &r))
 	require.Equal(t, "old-session", r["resumed_session_id"])
+}
+
+func TestStartCancelledContextIsAnInterrupt(t *testing.T) {
+	t.Parallel()
+	argv, env := fakeagent.Command("hang-silent")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out bytes.Buffer
+	run, err := harness.Start(ctx, harness.Task{Agent: "claude", Binary: argv[0], BaseEnv: env,
+		Task: adapters.Task{Prompt: "x"}, Budgets: small()}, harness.Options{OnLine: func(l []byte) { out.Write(l) }})
+	require.NoError(t, err)
+	res, err := run.Wait()
+	require.ErrorIs(t, err, harness.ErrInterrupted)
+	require.Equal(t, event.ResultCancelled, res.Status)
+	adaptertest.CheckStream(t, out.Bytes())
+	require.Contains(t, out.String(), `"code":"interrupted"`)
 }

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -40,16 +41,16 @@ func (r *Run) wait() {
 	}
 	switch {
 	case errors.Is(out.Reason, process.ErrIdleTimeout):
-		fatal.Code, fatal.Hint = event.ErrIdleTimeout, "the agent printed nothing for the idle budget; raise --idle-timeout if it works silently"
-		fatal.Message = fmt.Sprintf("no output for %s; the agent was stopped", r.task.Budgets.Idle)
+		fatal.Code, fatal.Hint = event.ErrIdleTimeout, "the agent printed nothing for the idle budget; raise the idle timeout if it works silently for long"
+		fatal.Message = fmt.Sprintf("no output for %s; the agent was stopped", r.silence(out).Round(time.Millisecond))
 		o.Status, o.ToolStatus, r.err = event.ResultTimeout, event.StatusTimeout, ErrIdleTimeout
 	case errors.Is(out.Reason, process.ErrHardTimeout):
-		fatal.Code, fatal.Hint = event.ErrHardTimeout, "the run hit its wall-clock limit; raise --timeout for longer tasks"
+		fatal.Code, fatal.Hint = event.ErrHardTimeout, "the run hit its wall-clock limit; raise the timeout for longer tasks"
 		fatal.Message = fmt.Sprintf("the run exceeded its %s limit; the agent was stopped", r.task.Budgets.Hard)
 		o.Status, o.ToolStatus, r.err = event.ResultTimeout, event.StatusTimeout, ErrHardTimeout
 	case errors.Is(out.Reason, process.ErrInterrupted):
 		fatal.Code, fatal.Message = event.ErrInterrupted, "interrupted; the agent was stopped"
-		fatal.Hint = "resume the agent's session with --resume to continue"
+		fatal.Hint = "resume the agent's session to continue where it stopped"
 		o.Status, o.ToolStatus, r.err = event.ResultCancelled, event.StatusCancelled, ErrInterrupted
 	case !o.Lingered && (out.Signal != "" || (o.ExitCode != nil && *o.ExitCode != 0)):
 		fatal.Code = event.ErrProcessExit
@@ -82,18 +83,29 @@ func (r *Run) partial(out process.Outcome) *event.Partial {
 	if len(tail) > stderrTailBytes {
 		tail = tail[len(tail)-stderrTailBytes:]
 	}
-	p := &event.Partial{StderrTail: string(tail)}
-	if !out.LastActivity.IsZero() {
-		p.LastActivityMSAgo = time.Since(out.LastActivity).Milliseconds()
+	return &event.Partial{StderrTail: string(tail), LastActivityMSAgo: r.silence(out).Milliseconds()}
+}
+
+// silence is how long the agent had printed nothing when the run ended (a
+// tool in flight may have stretched the idle budget past its setting).
+func (r *Run) silence(out process.Outcome) time.Duration {
+	if out.LastActivity.IsZero() {
+		return 0
 	}
-	return p
+	return max(0, r.now().Sub(out.LastActivity))
 }
 
 func (r *Run) failSpawn() {
 	e := &event.Error{Fatal: true, Partial: &event.Partial{}, Message: r.spawnErr.Error()}
 	var nf *NotInstalledError
 	var pnf *process.NotFoundError
+	status := event.ResultError
 	switch {
+	case errors.Is(r.spawnErr, context.Canceled) || errors.Is(r.spawnErr, context.DeadlineExceeded):
+		// Cancelled before the agent could start: an interrupt, not a failure.
+		e.Code, e.Message = event.ErrInterrupted, "interrupted before the agent started"
+		status = event.ResultCancelled
+		r.spawnErr = fmt.Errorf("%w: %w", ErrInterrupted, r.spawnErr)
 	case errors.As(r.spawnErr, &nf):
 		e.Code, e.Tried = event.ErrNotInstalled, nf.Tried
 		e.Hint = "install it (make agents installs the pinned CLIs) or point --binary at it"
@@ -105,6 +117,6 @@ func (r *Run) failSpawn() {
 		e.Code = event.ErrSpawnFailed
 	}
 	r.stream.Emit(e)
-	r.result = r.stream.Finish(event.Outcome{Status: event.ResultError})
+	r.result = r.stream.Finish(event.Outcome{Status: status})
 	r.err = r.spawnErr
 }

@@ -64,7 +64,7 @@ func TestDefaults(t *testing.T) {
 		"search": time.Minute, "todo": time.Minute, "shell": 300 * time.Second, "edit": 300 * time.Second} {
 		require.Equal(t, want, c.ToolBudget(kind).D(), kind)
 	}
-	require.Equal(t, 1, c.Bench.Parallel)
+	require.Equal(t, 0, c.Bench.Parallel, "0: the number of cores")
 	for _, v := range c.Values() {
 		require.NotEmpty(t, v.Origin, v.Key)
 	}
@@ -242,7 +242,7 @@ func TestInvalidValues(t *testing.T) {
 		{"agent-table", "[agents.aider]\nbinary = \"x\"", `harness.toml: agents.aider: "aider" is not a known agent`},
 		{"agent-field-type", "[agents.codex]\nargs = \"--x\"", `harness.toml: agents.codex.args: must be an array of strings`},
 		{"bool", `pty = "maybe"`, `harness.toml: pty: "maybe" is not a boolean`},
-		{"parallel", "[bench]\nparallel = 0", `harness.toml: bench.parallel: 0 is not a number of parallel runs`},
+		{"parallel", "[bench]\nparallel = -1", `harness.toml: bench.parallel: -1 is not a number of parallel runs`},
 		{"tool-kind", "[tool_timeouts]\nmcp = \"soon\"", `harness.toml: tool_timeouts.mcp: "soon" is not a duration`},
 		{"array", `timeout = ["5m"]`, `harness.toml: timeout: is a []interface {}, not a single value`},
 		{"mcp-bounds", "[mcp]\nidle_min = \"1h\"\nidle_max = \"1m\"", `harness.toml: mcp.idle_min: "1h" is greater than mcp.idle_max`},

@@ -199,24 +199,24 @@ var settings = func() []Setting {
 		s = append(s, toolKindSetting(k, defaults[k]))
 	}
 	s = append(s,
-		durationSetting("mcp.idle_min", "HARNESS_MCP_IDLE_MIN", "10s",
+		durationSetting("mcp.idle_min", "HARNESS_MCP_IDLE_MIN", "1m",
 			"smallest idle timeout an MCP client may ask for",
 			func(c *Config) *Duration { return &c.MCP.IdleMin }),
 		durationSetting("mcp.idle_max", "HARNESS_MCP_IDLE_MAX", "30m",
 			"largest idle timeout an MCP client may ask for",
 			func(c *Config) *Duration { return &c.MCP.IdleMax }),
-		durationSetting("mcp.hard_min", "HARNESS_MCP_HARD_MIN", "1m",
+		durationSetting("mcp.hard_min", "HARNESS_MCP_HARD_MIN", "5m",
 			"smallest hard timeout an MCP client may ask for",
 			func(c *Config) *Duration { return &c.MCP.HardMin }),
-		durationSetting("mcp.hard_max", "HARNESS_MCP_HARD_MAX", "2h",
+		durationSetting("mcp.hard_max", "HARNESS_MCP_HARD_MAX", "60m",
 			"largest hard timeout an MCP client may ask for",
 			func(c *Config) *Duration { return &c.MCP.HardMax }),
-		Setting{Key: "bench.parallel", Env: "HARNESS_BENCH_PARALLEL", Default: "1", Kind: KindInt,
-			Doc: "runs `harness bench` starts at the same time",
+		Setting{Key: "bench.parallel", Env: "HARNESS_BENCH_PARALLEL", Default: "0", Kind: KindInt,
+			Doc: "runs `harness bench` starts at the same time; 0 = the number of cores",
 			set: func(c *Config, raw string) error {
 				n, err := strconv.Atoi(strings.TrimSpace(raw))
-				if err != nil || n < 1 || n > 256 {
-					return fmt.Errorf("is not a number of parallel runs (1 to 256)")
+				if err != nil || n < 0 || n > 256 {
+					return fmt.Errorf("is not a number of parallel runs (0 for the number of cores, or 1 to 256)")
 				}
 				c.Bench.Parallel = n
 				return nil

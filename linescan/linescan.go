@@ -78,5 +78,16 @@ func appendCapped(dst, chunk []byte, max int, dropped int64) ([]byte, int64) {
 		dropped += int64(len(chunk) - room)
 		chunk = chunk[:room]
 	}
+	// Grow in one step to 1 MiB, then straight to the cap: append's small
+	// steps would allocate several times the line on the way to a huge one.
+	if need := len(dst) + len(chunk); need > cap(dst) {
+		c := 1 << 20
+		if need > c {
+			c = max
+		}
+		grown := make([]byte, len(dst), min(max, c))
+		copy(grown, dst)
+		dst = grown
+	}
 	return append(dst, chunk...), dropped
 }

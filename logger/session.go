@@ -166,6 +166,9 @@ func createFile(path string) (*os.File, error) {
 
 func (s *Session) path(ext string) string { return filepath.Join(s.dir, s.run+ext) }
 
+// Path returns the path of the session's normalized event stream.
+func (s *Session) Path() string { return s.path(ExtEvents) }
+
 // Run returns the run id.
 func (s *Session) Run() string { return s.run }
 

@@ -125,6 +125,9 @@ func PrepareWith(agent, baseURL, home, workdir string, opts Options) (Setup, err
 		p.env("API_TIMEOUT_MS", stallMS)
 		// Without this a dropped stall is retried as a non-streaming request, which stalls too.
 		p.env("CLAUDE_CODE_DISABLE_NONSTREAMING_FALLBACK", "1")
+		// A scripted model calls MCP tools by name: they must be in the
+		// request's tool list, not deferred behind ToolSearch.
+		p.env("ENABLE_TOOL_SEARCH", "false")
 		p.s.Args = []string{"--model", model}
 	case "codex":
 		codexHome := filepath.Join(home, ".codex")

@@ -160,7 +160,7 @@ func (r *run) wait(t *testing.T, bound time.Duration) Outcome {
 	r.mu.Lock()
 	first := r.first
 	r.mu.Unlock()
-	t.Logf("bound %s, took %s after the first line (%s after spawn)", bound, (o.Duration - first).Round(time.Millisecond), o.Duration.Round(time.Millisecond))
+	t.Logf("%s: bound %s, took %s after the first line (%s after spawn)", t.Name(), bound, (o.Duration - first).Round(time.Millisecond), o.Duration.Round(time.Millisecond))
 	require.LessOrEqual(t, o.Duration-first, bound, "run took longer than its bound")
 	requireNoneAlive(t, r)
 	return o

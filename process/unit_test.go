@@ -265,7 +265,7 @@ func TestStderrFlood(t *testing.T) {
 	var r *run
 	var o Outcome
 	rss, heap := memGrowth(t, func() {
-		r = startFake(t, t.Context(), "flood-stderr", []string{"104857600"}, Options{Idle: 10 * time.Second, KillGrace: time.Second}, nil, "")
+		r = startFake(t, t.Context(), "flood-stderr", []string{"104857600"}, Options{Idle: time.Minute, KillGrace: time.Second}, nil, "")
 		o = r.wait(t, 30*time.Second)
 	})
 	t.Logf("peak RSS grew by %d MiB, peak heap by %d MiB (race: %t)", rss>>20, heap>>20, raceEnabled)
@@ -286,7 +286,7 @@ func TestHugeLine(t *testing.T) {
 	var r *run
 	var o Outcome
 	rss, heap := memGrowth(t, func() {
-		r = startFake(t, t.Context(), "huge-line", []string{"104857600"}, Options{Idle: 10 * time.Second, KillGrace: time.Second}, nil, "")
+		r = startFake(t, t.Context(), "huge-line", []string{"104857600"}, Options{Idle: time.Minute, KillGrace: time.Second}, nil, "")
 		o = r.wait(t, 30*time.Second)
 	})
 	t.Logf("peak RSS grew by %d MiB, peak heap by %d MiB (race: %t)", rss>>20, heap>>20, raceEnabled)
@@ -299,8 +299,9 @@ func TestHugeLine(t *testing.T) {
 	require.Zero(t, r.dropped[2])
 	// linescan grows its long-line buffer by append (×1.25 steps: ~95 MiB
 	// allocated for a 16 MiB line), so the heap peaks near 3× the cap
-	// until linescan pre-sizes it (proposed; it then peaks at ~17 MiB).
-	requireMemBounded(t, rss, heap, 64<<20)
+	// until linescan pre-sizes it (proposed; it then peaks at ~17 MiB). The
+	// bound still fails if the line were kept whole (100 MiB).
+	requireMemBounded(t, rss, heap, 40<<20)
 }
 
 // TestStdoutFlood reads 1 GiB of stdout lines (only with -long).
@@ -311,7 +312,7 @@ func TestStdoutFlood(t *testing.T) {
 	var r *run
 	var o Outcome
 	rss, heap := memGrowth(t, func() {
-		r = startRun(t, t.Context(), &run{ready: make(chan struct{}), light: true}, "flood-stdout", []string{"1073741824"}, Options{Idle: 10 * time.Second, KillGrace: time.Second}, nil, "")
+		r = startRun(t, t.Context(), &run{ready: make(chan struct{}), light: true}, "flood-stdout", []string{"1073741824"}, Options{Idle: time.Minute, KillGrace: time.Second}, nil, "")
 		o = r.wait(t, 120*time.Second)
 	})
 	t.Logf("peak RSS grew by %d MiB, peak heap by %d MiB, %d lines", rss>>20, heap>>20, o.StdoutLines)

@@ -9,6 +9,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/agentharness/harness/adapters"
+	"github.com/agentharness/harness/adapters/internal/jsonscan"
 	"github.com/agentharness/harness/event"
 )
 
@@ -34,7 +35,9 @@ type parser struct {
 func newParser() *parser { return &parser{started: map[string]int64{}} }
 
 // fields are the top-level members of a line the parser reads, collected
-// in one pass over the line (gjson's Get would scan it again for each).
+// in one pass over the line with jsonscan (gjson's Get would scan it again
+// for each, and its ForEach parses every value it passes). As with
+// ForEach, the last of duplicate keys wins. Nested values are kept raw.
 type fields struct {
 	typ, subtype, text, callID    string
 	sessionID, model, cwd, result string
@@ -42,37 +45,39 @@ type fields struct {
 	hasTimestamp, hasModelCall    bool
 	isError                       bool
 	durationMS                    int64
-	message, toolCall, usage, err gjson.Result
+	message, toolCall, usage, err string // raw JSON
 }
 
-func readFields(root gjson.Result) fields {
+// readFields reads the line s, which must be a string the parser may keep
+// pieces of (a copy of the line).
+func readFields(s string) fields {
 	var f fields
-	root.ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
+	jsonscan.Each(s, func(k, v string) bool {
+		switch k {
 		case "type":
-			f.typ = v.String()
+			f.typ = jsonscan.Str(v)
 		case "subtype":
-			f.subtype = v.String()
+			f.subtype = jsonscan.Str(v)
 		case "text":
-			f.text = v.String()
+			f.text = jsonscan.Str(v)
 		case "call_id":
-			f.callID = v.String()
+			f.callID = jsonscan.Str(v)
 		case "session_id":
-			f.sessionID = v.String()
+			f.sessionID = jsonscan.Str(v)
 		case "model":
-			f.model = v.String()
+			f.model = jsonscan.Str(v)
 		case "cwd":
-			f.cwd = v.String()
+			f.cwd = jsonscan.Str(v)
 		case "result":
-			f.result = v.String()
+			f.result = jsonscan.Str(v)
 		case "timestamp_ms":
-			f.hasTimestamp, f.timestamp = true, v.Int()
+			f.hasTimestamp, f.timestamp = true, jsonscan.Int(v)
 		case "model_call_id":
 			f.hasModelCall = true
 		case "is_error":
-			f.isError = v.Bool()
+			f.isError = jsonscan.Bool(v)
 		case "duration_ms":
-			f.durationMS = v.Int()
+			f.durationMS = jsonscan.Int(v)
 		case "message":
 			f.message = v
 		case "tool_call":
@@ -110,7 +115,8 @@ func (p *parser) Parse(dst []event.Body, line []byte) ([]event.Body, bool) {
 		}
 		return dst, true
 	}
-	f := readFields(gjson.ParseBytes(trimmed))
+	// One copy of the line, which the bodies may keep pieces of.
+	f := readFields(string(trimmed))
 	switch f.typ {
 	case "system":
 		if f.subtype != "init" {
@@ -165,7 +171,7 @@ func (p *parser) closeThinking(dst []event.Body) []event.Body {
 
 func (p *parser) assistant(dst []event.Body, f *fields) []event.Body {
 	dst = p.closeThinking(dst)
-	text := messageText(f.message.Get("content"))
+	text := messageText(jsonscan.Get(f.message, "content"))
 	chunk := f.hasTimestamp && !f.hasModelCall
 	switch {
 	case chunk:
@@ -205,15 +211,31 @@ func (p *parser) endSegment(dst []event.Body) []event.Body {
 	return dst
 }
 
-func messageText(content gjson.Result) string {
-	if content.Type == gjson.String {
-		return content.String()
+// messageText joins the text blocks of a raw message content (or returns
+// it when it is a string).
+func messageText(content string) string {
+	if jsonscan.IsString(content) {
+		return jsonscan.Str(content)
 	}
 	var text string
 	n := 0
-	content.ForEach(func(_, block gjson.Result) bool {
-		if t := block.Get("type").String(); t == "text" || t == "" {
-			s := block.Get("text").String()
+	jsonscan.Values(content, func(block string) bool {
+		var typ, txt string
+		jsonscan.Each(block, func(k, v string) bool {
+			switch k {
+			case "type":
+				if typ == "" {
+					typ = v
+				}
+			case "text":
+				if txt == "" {
+					txt = v
+				}
+			}
+			return true
+		})
+		if t := jsonscan.Str(typ); t == "text" || t == "" {
+			s := jsonscan.Str(txt)
 			if n == 0 {
 				text = s
 			} else {
@@ -263,12 +285,34 @@ func (p *parser) result(dst []event.Body, f *fields) []event.Body {
 	isErr := f.isError || f.subtype == "error"
 	text := f.result
 	r := &event.Result{Status: event.ResultSuccess, SessionID: f.sessionID, DurationMS: f.durationMS}
-	if u := f.usage; u.IsObject() {
+	if u := f.usage; jsonscan.IsObject(u) {
+		var in, out, cacheRead, cacheWrite string
+		jsonscan.Each(u, func(k, v string) bool {
+			switch k {
+			case "inputTokens":
+				if in == "" {
+					in = v
+				}
+			case "outputTokens":
+				if out == "" {
+					out = v
+				}
+			case "cacheReadTokens":
+				if cacheRead == "" {
+					cacheRead = v
+				}
+			case "cacheWriteTokens":
+				if cacheWrite == "" {
+					cacheWrite = v
+				}
+			}
+			return true
+		})
 		r.Usage = event.Usage{
-			InputTokens:      u.Get("inputTokens").Int(),
-			OutputTokens:     u.Get("outputTokens").Int(),
-			CacheReadTokens:  u.Get("cacheReadTokens").Int(),
-			CacheWriteTokens: u.Get("cacheWriteTokens").Int(),
+			InputTokens:      jsonscan.Int(in),
+			OutputTokens:     jsonscan.Int(out),
+			CacheReadTokens:  jsonscan.Int(cacheRead),
+			CacheWriteTokens: jsonscan.Int(cacheWrite),
 		}
 		if !r.Usage.IsZero() {
 			// Cursor reports usage once per run: it is both the only
@@ -284,10 +328,10 @@ func (p *parser) result(dst []event.Body, f *fields) []event.Body {
 	r.Status = event.ResultError
 	msg := text
 	if msg == "" {
-		msg = f.err.Get("message").String()
+		msg = jsonscan.Str(jsonscan.Get(f.err, "message"))
 	}
-	if msg == "" && f.err.Type == gjson.String {
-		msg = f.err.String()
+	if msg == "" && jsonscan.IsString(f.err) {
+		msg = jsonscan.Str(f.err)
 	}
 	if msg == "" {
 		msg = "cursor reported an error"

@@ -7,6 +7,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/agentharness/harness/adapters"
+	"github.com/agentharness/harness/adapters/internal/jsonscan"
 	"github.com/agentharness/harness/event"
 )
 
@@ -53,7 +54,47 @@ type call struct {
 	result gjson.Result
 }
 
-func parseCall(tc gjson.Result) call {
+// parseCall reads a raw tool_call object.
+func parseCall(raw string) call {
+	if !jsonscan.IsObject(raw) {
+		return parseCallJSON(gjson.Parse(raw))
+	}
+	var c call
+	jsonscan.Each(raw, func(k, v string) bool {
+		c.key = k
+		var name, args string
+		jsonscan.Each(v, func(k, v string) bool {
+			switch k {
+			case "args":
+				c.args = gjson.Parse(v)
+			case "result":
+				c.result = gjson.Parse(v)
+			case "name":
+				if name == "" {
+					name = v
+				}
+			case "arguments":
+				if args == "" {
+					args = v
+				}
+			}
+			return true
+		})
+		if c.key == "function" {
+			c.name = jsonscan.Str(name)
+			c.kind = functionKinds[c.name]
+			c.args = gjson.Parse(args)
+			if c.args.Type == gjson.String { // OpenAI style: a JSON string
+				c.args = gjson.Parse(c.args.String())
+			}
+		}
+		return false // one key names the tool
+	})
+	return c.named()
+}
+
+// parseCallJSON reads a tool_call that is not an object, as gjson sees it.
+func parseCallJSON(tc gjson.Result) call {
 	var c call
 	tc.ForEach(func(k, v gjson.Result) bool {
 		c.key = k.String()
@@ -76,6 +117,11 @@ func parseCall(tc gjson.Result) call {
 		}
 		return false // one key names the tool
 	})
+	return c.named()
+}
+
+// named fills in the call's name and kind from its key.
+func (c call) named() call {
 	if c.key != "function" {
 		// The spec names tools as the agent does: "shellToolCall".
 		c.name = c.key

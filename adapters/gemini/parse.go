@@ -10,6 +10,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/agentharness/harness/adapters"
+	"github.com/agentharness/harness/adapters/internal/jsonscan"
 	"github.com/agentharness/harness/event"
 )
 
@@ -45,40 +46,89 @@ type parser struct {
 
 func newParser() *parser { return &parser{open: map[string]call{}, replay: -1} }
 
-// Parse implements adapters.Parser.
-func (p *parser) Parse(dst []event.Body, line []byte) ([]event.Body, bool) {
-	line = bytes.TrimSpace(line)
-	if len(line) == 0 || line[0] != '{' || !gjson.ValidBytes(line) {
+// line holds the raw top-level fields of one line that the parser reads.
+// The first of duplicate keys wins, as with gjson.
+type line struct {
+	typ, role, content, delta, session, model, toolID, toolName string
+	params, output, status, err, severity, message, stats       string
+}
+
+func set(dst *string, v string) {
+	if *dst == "" {
+		*dst = v
+	}
+}
+
+// Parse implements adapters.Parser. The line is walked once with jsonscan;
+// its strings are only valid during the call, so every string kept in a
+// body or in p is cloned.
+func (p *parser) Parse(dst []event.Body, raw []byte) ([]event.Body, bool) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '{' || !gjson.ValidBytes(raw) {
 		return dst, false
 	}
-	root := gjson.ParseBytes(line)
-	typ := root.Get("type")
-	if typ.Type != gjson.String {
+	var l line
+	jsonscan.Each(jsonscan.Unsafe(raw), func(k, v string) bool {
+		switch k {
+		case "type":
+			set(&l.typ, v)
+		case "role":
+			set(&l.role, v)
+		case "content":
+			set(&l.content, v)
+		case "delta":
+			set(&l.delta, v)
+		case "session_id":
+			set(&l.session, v)
+		case "model":
+			set(&l.model, v)
+		case "tool_id":
+			set(&l.toolID, v)
+		case "tool_name":
+			set(&l.toolName, v)
+		case "parameters":
+			set(&l.params, v)
+		case "output":
+			set(&l.output, v)
+		case "status":
+			set(&l.status, v)
+		case "error":
+			set(&l.err, v)
+		case "severity":
+			set(&l.severity, v)
+		case "message":
+			set(&l.message, v)
+		case "stats":
+			set(&l.stats, v)
+		}
+		return true
+	})
+	if !jsonscan.IsString(l.typ) {
 		return dst, false
 	}
-	switch typ.Str {
+	switch jsonscan.Str(l.typ) {
 	case "message":
-		return p.message(dst, root)
+		return p.message(dst, &l)
 	case "init":
 		dst = p.endRun(dst)
-		p.session = root.Get("session_id").String()
-		return append(dst, &event.SessionStart{SessionID: p.session, Model: root.Get("model").String()}), true
+		p.session = jsonscan.Clone(l.session)
+		return append(dst, &event.SessionStart{SessionID: p.session, Model: jsonscan.Clone(l.model)}), true
 	case "tool_use":
 		dst = p.endRun(dst)
-		return append(dst, p.toolUse(root)), true
+		return append(dst, p.toolUse(&l)), true
 	case "tool_result":
 		dst = p.endRun(dst)
-		return append(dst, p.toolResult(root)), true
+		return append(dst, p.toolResult(&l)), true
 	case "error":
 		dst = p.endRun(dst)
-		msg := root.Get("message").String()
-		if root.Get("severity").String() == "warning" {
+		msg := jsonscan.Clone(l.message)
+		if jsonscan.Str(l.severity) == "warning" {
 			return append(dst, &event.Warning{Code: WarnAgentWarning, Message: msg}), true
 		}
 		return append(dst, agentError(msg)), true
 	case "result":
 		dst = p.endRun(dst)
-		return p.result(dst, root), true
+		return p.result(dst, &l), true
 	}
 	return dst, false
 }
@@ -87,14 +137,14 @@ func (p *parser) Parse(dst []event.Body, line []byte) ([]event.Body, bool) {
 // ended in.
 func (p *parser) Flush(dst []event.Body) []event.Body { return p.endRun(dst) }
 
-func (p *parser) message(dst []event.Body, root gjson.Result) ([]event.Body, bool) {
-	role := root.Get("role").String()
-	text := root.Get("content").String()
+func (p *parser) message(dst []event.Body, l *line) ([]event.Body, bool) {
+	role := jsonscan.Str(l.role)
 	switch {
-	case role == "assistant" && root.Get("delta").Bool():
-		return p.delta(dst, text), true
+	case role == "assistant" && jsonscan.Bool(l.delta):
+		return p.delta(dst, jsonscan.Clone(l.content)), true
 	case role == "assistant":
 		dst = p.endRun(dst)
+		text := jsonscan.Clone(l.content)
 		p.lastText = text
 		return append(dst, &event.Message{Role: event.RoleAssistant, Text: text}), true
 	case role == "user":
@@ -192,62 +242,92 @@ func toolKind(name string) event.Kind {
 	return event.KindOther
 }
 
-// toolID returns a call's tool_id; event.Stream pairs an empty call id
-// badly, so a missing one gets a name.
-func toolID(root gjson.Result) string {
-	if id := root.Get("tool_id").String(); id != "" {
+// toolID returns a copy of a call's tool_id; event.Stream pairs an empty
+// call id badly, so a missing one gets a name.
+func toolID(l *line) string {
+	if id := jsonscan.Clone(l.toolID); id != "" {
 		return id
 	}
 	return "tool"
 }
 
-func (p *parser) toolUse(root gjson.Result) *event.ToolStart {
-	id := toolID(root)
-	name := root.Get("tool_name").String()
+func (p *parser) toolUse(l *line) *event.ToolStart {
+	id := toolID(l)
+	name := jsonscan.Clone(l.toolName)
 	if name == "" {
 		name = nameFromID(id)
 	}
-	params := root.Get("parameters")
+	params := l.params
 	ts := &event.ToolStart{CallID: id, Name: name, Kind: toolKind(name)}
-	if params.IsObject() {
-		ts.Input = json.RawMessage(params.Raw)
+	if jsonscan.IsObject(params) {
+		ts.Input = json.RawMessage(params) // a copy
 	}
+	var command, content, oldString, newString, filePath, absolutePath, path string
+	jsonscan.Each(params, func(k, v string) bool {
+		switch k {
+		case "command":
+			set(&command, v)
+		case "content":
+			set(&content, v)
+		case "old_string":
+			set(&oldString, v)
+		case "new_string":
+			set(&newString, v)
+		case "file_path":
+			set(&filePath, v)
+		case "absolute_path":
+			set(&absolutePath, v)
+		case "path":
+			set(&path, v)
+		}
+		return true
+	})
 	c := call{name: name, kind: ts.Kind}
 	switch ts.Kind {
 	case event.KindShell:
-		ts.Command = params.Get("command").String()
+		ts.Command = jsonscan.Clone(command)
 	case event.KindRead, event.KindWrite, event.KindEdit:
-		ts.Path = firstString(params, "file_path", "absolute_path", "path")
+		ts.Path = strings.Clone(firstString(filePath, absolutePath, path))
 	}
 	switch name {
 	case "write_file":
 		c.paths = nonEmpty(ts.Path)
-		c.diff = adapters.UnifiedDiff(ts.Path, "", params.Get("content").String())
+		c.diff = strings.Clone(adapters.UnifiedDiff(ts.Path, "", jsonscan.Str(content)))
 	case "replace", "edit":
 		c.paths = nonEmpty(ts.Path)
-		c.diff = adapters.UnifiedDiff(ts.Path, params.Get("old_string").String(), params.Get("new_string").String())
+		c.diff = strings.Clone(adapters.UnifiedDiff(ts.Path, jsonscan.Str(oldString), jsonscan.Str(newString)))
 	}
 	p.open[id] = c
 	return ts
 }
 
-func (p *parser) toolResult(root gjson.Result) *event.ToolEnd {
-	id := toolID(root)
+func (p *parser) toolResult(l *line) *event.ToolEnd {
+	id := toolID(l)
 	c, ok := p.open[id]
 	delete(p.open, id)
-	te := &event.ToolEnd{CallID: id, Status: event.StatusOK, Output: root.Get("output").String()}
+	te := &event.ToolEnd{CallID: id, Status: event.StatusOK, Output: jsonscan.Clone(l.output)}
 	if ok {
 		te.Name, te.Kind, te.Paths = c.name, c.kind, c.paths
 	} else {
 		te.Name = nameFromID(id)
 		te.Kind = toolKind(te.Name)
 	}
-	if root.Get("status").String() == "error" {
+	if jsonscan.Str(l.status) == "error" {
 		te.Status = event.StatusError
-		if msg := root.Get("error.message").String(); msg != "" {
+		var msg, typ string
+		jsonscan.Each(l.err, func(k, v string) bool {
+			switch k {
+			case "message":
+				set(&msg, v)
+			case "type":
+				set(&typ, v)
+			}
+			return true
+		})
+		if msg := jsonscan.Clone(msg); msg != "" {
 			te.Output = msg
 		}
-		if isDenial(root.Get("error.type").String(), te.Output) {
+		if isDenial(jsonscan.Str(typ), te.Output) {
 			te.Status = event.StatusDenied
 		}
 	} else if ok {
@@ -305,27 +385,43 @@ func agentError(msg string) *event.Error {
 	return e
 }
 
-func (p *parser) result(dst []event.Body, root gjson.Result) []event.Body {
+func (p *parser) result(dst []event.Body, l *line) []event.Body {
 	status := event.ResultSuccess
-	if root.Get("status").String() != "success" {
+	if jsonscan.Str(l.status) != "success" {
 		status = event.ResultError
-		dst = append(dst, agentError(root.Get("error.message").String()))
+		dst = append(dst, agentError(jsonscan.Clone(jsonscan.Get(l.err, "message"))))
 	}
-	if st := root.Get("stats"); st.IsObject() {
+	var cached, input, inputTokens, outputTokens, duration string
+	jsonscan.Each(l.stats, func(k, v string) bool {
+		switch k {
+		case "cached":
+			set(&cached, v)
+		case "input":
+			set(&input, v)
+		case "input_tokens":
+			set(&inputTokens, v)
+		case "output_tokens":
+			set(&outputTokens, v)
+		case "duration_ms":
+			set(&duration, v)
+		}
+		return true
+	})
+	if jsonscan.IsObject(l.stats) {
 		// input_tokens is the whole prompt; cached and input are its
 		// breakdown (types.ts), so input is what was not read from cache.
-		cached := st.Get("cached").Int()
-		in := st.Get("input").Int()
-		if total := st.Get("input_tokens"); total.Exists() {
-			in = max(total.Int()-cached, 0)
+		nCached := jsonscan.Int(cached)
+		in := jsonscan.Int(input)
+		if inputTokens != "" {
+			in = max(jsonscan.Int(inputTokens)-nCached, 0)
 		}
-		u := &event.Usage{InputTokens: in, CacheReadTokens: cached, OutputTokens: st.Get("output_tokens").Int()}
+		u := &event.Usage{InputTokens: in, CacheReadTokens: nCached, OutputTokens: jsonscan.Int(outputTokens)}
 		if !u.IsZero() {
 			dst = append(dst, u)
 		}
 	}
 	return append(dst, &event.Result{Status: status, Text: p.lastText, SessionID: p.session,
-		DurationMS: root.Get("stats.duration_ms").Int()})
+		DurationMS: jsonscan.Int(duration)})
 }
 
 // nameFromID recovers the tool name from a tool id of the shape Gemini
@@ -345,10 +441,12 @@ func nameFromID(id string) string {
 	return "unknown"
 }
 
-func firstString(obj gjson.Result, keys ...string) string {
-	for _, k := range keys {
-		if v := obj.Get(k); v.Type == gjson.String && v.Str != "" {
-			return v.Str
+// firstString returns the first of raw values that is a non-empty string,
+// decoded (sharing the line's memory).
+func firstString(raws ...string) string {
+	for _, r := range raws {
+		if v := jsonscan.StrOnly(r); v != "" {
+			return v
 		}
 	}
 	return ""

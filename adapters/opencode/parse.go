@@ -7,6 +7,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/agentharness/harness/adapters"
+	"github.com/agentharness/harness/adapters/internal/jsonscan"
 	"github.com/agentharness/harness/event"
 )
 
@@ -32,8 +33,9 @@ type parser struct {
 func newParser() *parser { return &parser{} }
 
 // line holds the members of a line the parser reads, collected in one pass
-// over the line and one over its part (gjson's Get would scan again for
-// each).
+// over the line and one over its part with jsonscan (gjson's Get would scan
+// again for each, and its ForEach parses every value it passes). As with
+// ForEach, the last of duplicate keys wins.
 type line struct {
 	typ, sessionID string
 	err            gjson.Result
@@ -43,19 +45,22 @@ type line struct {
 type part struct {
 	sessionID, text, callID, id, tool, reason string
 	cost                                      float64
-	state, tokens                             gjson.Result
+	state                                     string // raw JSON
+	tokens                                    gjson.Result
 }
 
-func readLine(root gjson.Result) line {
+// readLine reads the line s, which must be a string the parser may keep
+// pieces of (a copy of the line).
+func readLine(s string) line {
 	var l line
-	root.ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
+	jsonscan.Each(s, func(k, v string) bool {
+		switch k {
 		case "type":
-			l.typ = v.String()
+			l.typ = jsonscan.Str(v)
 		case "sessionID":
-			l.sessionID = v.String()
+			l.sessionID = jsonscan.Str(v)
 		case "error":
-			l.err = v
+			l.err = gjson.Parse(v)
 		case "part":
 			l.part = readPart(v)
 		}
@@ -64,28 +69,33 @@ func readLine(root gjson.Result) line {
 	return l
 }
 
-func readPart(v gjson.Result) part {
+func readPart(v string) part {
 	var p part
-	v.ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
+	if !jsonscan.IsObject(v) {
+		// gjson's ForEach hands a non-object to its callback once, with
+		// no key: nothing matches.
+		return p
+	}
+	jsonscan.Each(v, func(k, v string) bool {
+		switch k {
 		case "sessionID":
-			p.sessionID = v.String()
+			p.sessionID = jsonscan.Str(v)
 		case "text":
-			p.text = v.String()
+			p.text = jsonscan.Str(v)
 		case "callID":
-			p.callID = v.String()
+			p.callID = jsonscan.Str(v)
 		case "id":
-			p.id = v.String()
+			p.id = jsonscan.Str(v)
 		case "tool":
-			p.tool = v.String()
+			p.tool = jsonscan.Str(v)
 		case "reason":
-			p.reason = v.String()
+			p.reason = jsonscan.Str(v)
 		case "cost":
-			p.cost = v.Float()
+			p.cost = gjson.Parse(v).Float()
 		case "state":
 			p.state = v
 		case "tokens":
-			p.tokens = v
+			p.tokens = gjson.Parse(v)
 		}
 		return true
 	})
@@ -101,7 +111,8 @@ func (p *parser) Parse(dst []event.Body, raw []byte) ([]event.Body, bool) {
 	if len(trimmed) < 2 || trimmed[0] != '{' || trimmed[len(trimmed)-1] != '}' {
 		return dst, false
 	}
-	l := readLine(gjson.ParseBytes(trimmed))
+	// One copy of the line, which the bodies may keep pieces of.
+	l := readLine(string(trimmed))
 	switch l.typ {
 	case "step_start", "step_finish", "text", "reasoning", "tool_use", "error", "done":
 	default:

@@ -7,6 +7,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/agentharness/harness/adapters"
+	"github.com/agentharness/harness/adapters/internal/jsonscan"
 	"github.com/agentharness/harness/event"
 )
 
@@ -61,20 +62,20 @@ func toolUse(dst []event.Body, part *part) []event.Body {
 	kind := toolKind(name)
 	var status, output, errText string
 	var input, meta, times gjson.Result
-	part.state.ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
+	jsonscan.Each(part.state, func(k, v string) bool {
+		switch k {
 		case "status":
-			status = v.String()
+			status = jsonscan.Str(v)
 		case "input":
-			input = v
+			input = gjson.Parse(v)
 		case "output":
-			output = v.String()
+			output = jsonscan.Str(v)
 		case "error":
-			errText = v.String()
+			errText = jsonscan.Str(v)
 		case "metadata":
-			meta = v
+			meta = gjson.Parse(v)
 		case "time":
-			times = v
+			times = gjson.Parse(v)
 		}
 		return true
 	})

@@ -276,3 +276,13 @@ func TestRunFormatsAndSessionLog(t *testing.T) {
 	require.Equal(t, event.ResultSuccess, doc.Result.Status)
 	require.NotEmpty(t, doc.Events)
 }
+
+func TestExtraArgsGoBeforeThePrompt(t *testing.T) {
+	isolate(t)
+	r := invoke(t, "", "run", "--agent", "claude", "--binary", "/bin/true", "-p", "hi", "--dry-run", "--", "--add-dir", "x")
+	require.Equal(t, 0, r.code, r.stderr)
+	var d struct{ Argv []string }
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &d))
+	n := len(d.Argv)
+	require.Equal(t, []string{"--add-dir", "x", "--", "hi"}, d.Argv[n-4:])
+}

@@ -108,7 +108,7 @@ func (c *runCmd) task(e *env, s *settings) (harness.Task, error) {
 			Permissions: firstSet(deref(c.Permissions), s.cfg.Permissions, adapters.FullAccess),
 			Resume:      c.Resume, MaxTurns: c.MaxTurns,
 			SystemPrompt: c.SystemPrompt, AppendSystemPrompt: c.AppendSystemPrompt,
-			ExtraArgs: append(append([]string(nil), ac.Args...), c.Extra...),
+			ExtraArgs: append(append([]string(nil), ac.Args...), extraArgs(c.Extra)...),
 		},
 		Binary:     firstSet(c.Binary, ac.Binary),
 		SearchDirs: agentDirs(e),
@@ -374,4 +374,13 @@ func envPairs(m map[string]string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// extraArgs drops the "--" that kong's passthrough keeps in front of the
+// agent's own arguments.
+func extraArgs(args []string) []string {
+	if len(args) > 0 && args[0] == "--" {
+		return args[1:]
+	}
+	return args
 }

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentharness/harness/adapters"
+	"github.com/agentharness/harness/adapters/claude"
+	"github.com/agentharness/harness/adapters/codex"
+	"github.com/agentharness/harness/adapters/cursor"
+	"github.com/agentharness/harness/adapters/gemini"
+	"github.com/agentharness/harness/adapters/opencode"
+	"github.com/agentharness/harness/event"
+)
+
+func TestGenerateEndsInSuccessWithFreshIDs(t *testing.T) {
+	t.Parallel()
+	for _, a := range []adapters.Adapter{claude.New(), codex.New(), cursor.New(), gemini.New(), opencode.New()} {
+		t.Run(a.Name(), func(t *testing.T) {
+			t.Parallel()
+			cases, err := loadCases(filepath.Join("..", "..", "..", "testdata", a.Name()))
+			require.NoError(t, err)
+			var one int64
+			for _, c := range cases {
+				one += int64(len(c.Data))
+			}
+			var buf bytes.Buffer
+			n, err := Generate(&buf, cases, 2*one+1)
+			require.NoError(t, err)
+			require.Equal(t, int64(buf.Len()), n)
+			require.True(t, bytes.HasSuffix(buf.Bytes(), []byte("\n")), "whole cases only")
+			require.Zero(t, bytes.Count(buf.Bytes(), []byte("\n\n")), "no empty lines")
+			// Each repetition renames ids its own way.
+			require.Positive(t, bytes.Count(buf.Bytes(), []byte(`_r0c0"`)))
+			require.Equal(t, bytes.Count(buf.Bytes(), []byte(`_r0c0"`)), bytes.Count(buf.Bytes(), []byte(`_r1c0"`)))
+
+			var got *event.Result
+			s := event.NewStream(event.StreamConfig{Run: "r", Start: event.SessionStart{Agent: a.Name()}})
+			require.NoError(t, adapters.Normalize(&buf, a.NewParser(), s, 0))
+			got = s.Finish(event.Outcome{NoProcess: true})
+			require.Equal(t, event.ResultSuccess, got.Status, "the stream ends with the agent's successful terminal event")
+		})
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]int64{"200MB": 200e6, "1.5GB": 15e8, "4096": 4096, "10kb": 10e3, "7B": 7} {
+		got, err := parseSize(in)
+		require.NoError(t, err, in)
+		require.Equal(t, want, got, in)
+	}
+	for _, bad := range []string{"", "MB", "-1MB", "x"} {
+		_, err := parseSize(bad)
+		require.Error(t, err, bad)
+	}
+}
+
+func TestRunWritesFileAndRejectsBadInput(t *testing.T) {
+	t.Parallel()
+	out := filepath.Join(t.TempDir(), "codex.jsonl")
+	require.NoError(t, run("codex", "50KB", out, ""))
+	data, err := os.ReadFile(out)
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(data), 50_000)
+	require.Error(t, run("", "1MB", out, ""))
+	require.Error(t, run("../x", "1MB", out, ""))
+	require.Error(t, run("nosuchagent", "1MB", out, ""))
+}

@@ -1,0 +1,431 @@
+// Package bench runs coding agents side by side on the same tasks and
+// compares them: every (task, agent, model, repeat) is one run, supervised
+// exactly like a single harness run, in its own fresh copy of the task's
+// starting tree, optionally followed by a verifier command whose exit
+// status is the run's pass or fail. Run returns a Report with the figures
+// of every run and per agent/model aggregates; report.go renders it.
+//
+// Nothing is printed: progress goes to Options.Progress, each run's stream
+// to the Observer that Options.Setup returns.
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/adapters"
+	"github.com/agentharness/harness/event"
+)
+
+// Task is one thing to ask every agent.
+type Task struct {
+	Name   string // shown in reports; "" is fine for a single prompt
+	Prompt string
+	// Tree is the starting tree copied for every run (a git worktree at
+	// HEAD when it is inside a git repository, else a plain copy); "" is
+	// an empty directory.
+	Tree string
+	// Check is the task's own verifier, run with sh -c in the run's tree
+	// after the agent ends; "" falls back to Plan.Check.
+	Check string
+}
+
+// Plan is what to run: every task × agent × model, Repeat times.
+type Plan struct {
+	Tasks  []Task
+	Agents []string // agent ids or aliases
+	// Models are run with every agent; empty means each agent's default
+	// (one run per agent with Model "").
+	Models []string
+	Repeat int // 0 means 1
+	// Check is the verifier of tasks that have none of their own.
+	Check string
+}
+
+// Spec identifies one run of a plan.
+type Spec struct {
+	Index  int // position in the plan, from 0; reports keep this order
+	Task   Task
+	Agent  string
+	Model  string
+	Repeat int // from 1
+}
+
+// Specs expands the plan in a stable order: task, then model, then
+// repeat, then agent, so that runs of different agents on the same task
+// are started next to each other.
+func (p Plan) Specs() []Spec {
+	models := p.Models
+	if len(models) == 0 {
+		models = []string{""}
+	}
+	rep := max(p.Repeat, 1)
+	var out []Spec
+	for _, t := range p.Tasks {
+		for _, m := range models {
+			for r := 1; r <= rep; r++ {
+				for _, a := range p.Agents {
+					out = append(out, Spec{Index: len(out), Task: t, Agent: a, Model: m, Repeat: r})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// Observer receives one run's stream. Its callbacks are those of
+// harness.Options; End is called once after the run is over (and before
+// its tree is removed) with its result, which may be nil when the run
+// never started, and returns the run's session log path, or "".
+type Observer struct {
+	OnLine   func(line []byte)
+	OnNative func(stream string, line []byte)
+	End      func(res *event.Result) (logPath string)
+}
+
+// Options configure Run. The zero value runs with NumCPU runs at a time,
+// in a temporary directory, removing every tree afterwards.
+type Options struct {
+	// Parallel bounds the runs in progress at once (agent and check); 0
+	// means runtime.NumCPU().
+	Parallel int
+	// Dir holds the run trees; a fresh temporary directory when "".
+	Dir string
+	// Keep leaves every run tree (and Dir) in place for inspection.
+	Keep bool
+	// CheckTimeout bounds each verifier; 0 means 10 minutes.
+	CheckTimeout time.Duration
+	// Setup is called once per run, on the run's goroutine, right before
+	// it starts, with the task built from the spec (Agent, Prompt, Model,
+	// Cwd set). It returns the task to start — the place where the caller
+	// applies its configuration, budgets, binaries and mock model — and
+	// the run's Observer. An error fails that run only. nil starts the
+	// task as is.
+	Setup func(s Spec, t harness.Task) (harness.Task, Observer, error)
+	// Progress receives a snapshot of a run at each change of state and
+	// each tool call it starts. Calls are serialized.
+	Progress func(Progress)
+	// Interrupt, when set, interrupts the bench at each value received:
+	// the first skips the queued runs and interrupts every run in
+	// progress, as cancelling ctx does; each later one interrupts them
+	// again, and harness.Run.Interrupt kills at once when called twice
+	// within 2 s — the second Ctrl-C of a terminal user.
+	Interrupt <-chan struct{}
+	// EstimateCost prices usage the agents report without a cost.
+	EstimateCost func(model string, u event.Usage) (float64, bool)
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+}
+
+// State is where a run is.
+type State string
+
+// The states of a run, in order; a run ends in StateDone or StateSkipped.
+const (
+	StateQueued   State = "queued"
+	StatePrepare  State = "preparing"
+	StateRunning  State = "running"
+	StateChecking State = "checking"
+	StateDone     State = "done"
+	StateSkipped  State = "skipped"
+)
+
+// Progress is a snapshot of one run.
+type Progress struct {
+	Spec    Spec
+	State   State
+	Elapsed time.Duration // since the agent started; 0 before
+	Tools   int           // tool calls started so far
+	Status  string        // the run's status once done
+	Passed  *bool         // the check's verdict once done, when there is one
+}
+
+// Run runs the plan and returns its report. Cancelling ctx (or
+// Options.Interrupt) interrupts every run in progress (SIGINT, then
+// SIGTERM, then SIGKILL after the kill grace, as for a single run), ends
+// the checks in progress and skips the queued runs; the report is still complete,
+// with those runs marked cancelled or skipped, and Report.Cancelled set.
+// The error is only for a plan that cannot run at all (no task, no
+// agent, an unknown agent, a missing tree, a run directory that cannot be
+// made); failed runs are figures, not errors.
+func Run(ctx context.Context, p Plan, o Options) (*Report, error) {
+	specs, err := validate(p)
+	if err != nil {
+		return nil, err
+	}
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
+	parallel := o.Parallel
+	if parallel <= 0 {
+		parallel = runtime.NumCPU()
+	}
+	dir, cleanup, err := runDir(o.Dir, o.Keep)
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	b := &bencher{opts: o, now: now, dir: dir, cancel: cancel, live: map[int]*harness.Run{}}
+	rep := &Report{Started: now(), Parallel: parallel, Runs: make([]RunReport, len(specs))}
+	if o.Keep {
+		rep.Dir = dir
+	}
+	finished := make(chan struct{})
+	defer close(finished)
+	go b.watch(ctx, finished)
+	// Parallel workers take the runs in plan order.
+	queue := make(chan Spec, len(specs))
+	for _, s := range specs {
+		b.progress(Progress{Spec: s, State: StateQueued})
+		queue <- s
+	}
+	close(queue)
+	var wg sync.WaitGroup
+	for range min(parallel, len(specs)) {
+		wg.Go(func() {
+			for s := range queue {
+				rep.Runs[s.Index] = b.one(cctx, s)
+			}
+		})
+	}
+	wg.Wait()
+	rep.WallMS = now().Sub(rep.Started).Milliseconds()
+	rep.Cancelled = cctx.Err() != nil
+	rep.Groups = Groups(rep.Runs)
+	return rep, nil
+}
+
+// validate checks the plan and resolves agent aliases to their ids.
+func validate(p Plan) ([]Spec, error) {
+	if len(p.Tasks) == 0 {
+		return nil, errors.New("bench: no task")
+	}
+	if len(p.Agents) == 0 {
+		return nil, errors.New("bench: no agent")
+	}
+	if p.Repeat < 0 {
+		return nil, fmt.Errorf("bench: repeat %d: want 1 or more", p.Repeat)
+	}
+	p.Tasks = slices.Clone(p.Tasks)
+	agents := make([]string, len(p.Agents))
+	seen := map[string]bool{}
+	for i, name := range p.Agents {
+		a, err := harness.Adapter(name)
+		if err != nil {
+			return nil, fmt.Errorf("bench: %w", err)
+		}
+		if seen[a.Name()] {
+			return nil, fmt.Errorf("bench: agent %q given twice", a.Name())
+		}
+		seen[a.Name()], agents[i] = true, a.Name()
+	}
+	p.Agents = agents
+	for i, t := range p.Tasks {
+		if t.Prompt == "" {
+			return nil, fmt.Errorf("bench: task %q has no prompt", t.Name)
+		}
+		if t.Tree != "" {
+			if err := isDir(t.Tree); err != nil {
+				return nil, fmt.Errorf("bench: task %q: tree: %w", t.Name, err)
+			}
+		}
+		if t.Check == "" {
+			p.Tasks[i].Check = p.Check
+		}
+	}
+	return p.Specs(), nil
+}
+
+type bencher struct {
+	opts   Options
+	now    func() time.Time
+	dir    string
+	pmu    sync.Mutex
+	cancel context.CancelFunc // of the bench's context: skips queued runs, ends checks
+
+	mu   sync.Mutex
+	live map[int]*harness.Run // runs in progress, by spec index
+}
+
+// watch turns ctx's end and each Options.Interrupt into interrupts of the
+// runs in progress, until finished is closed. Runs are started with a
+// context that is never cancelled, so that they are interrupted exactly
+// once per request and a second request within 2 s kills them.
+func (b *bencher) watch(ctx context.Context, finished <-chan struct{}) {
+	done, first := ctx.Done(), true
+	for {
+		select {
+		case <-finished:
+			return
+		case <-done:
+			done = nil
+			if first {
+				first = false
+				b.interruptAll()
+			}
+		case <-b.opts.Interrupt:
+			first = false
+			b.interruptAll()
+		}
+	}
+}
+
+func (b *bencher) interruptAll() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.cancel() // under mu: a run registering after this sees it
+	for _, r := range b.live {
+		r.Interrupt()
+	}
+}
+
+// register records a started run; it is interrupted at once when the
+// bench already is.
+func (b *bencher) register(ctx context.Context, i int, r *harness.Run) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.live[i] = r
+	if ctx.Err() != nil {
+		r.Interrupt()
+	}
+}
+
+func (b *bencher) unregister(i int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.live, i)
+}
+
+func (b *bencher) progress(p Progress) {
+	if b.opts.Progress == nil {
+		return
+	}
+	b.pmu.Lock()
+	defer b.pmu.Unlock()
+	b.opts.Progress(p)
+}
+
+// one runs a spec, unless ctx is done: then it is skipped.
+func (b *bencher) one(ctx context.Context, s Spec) RunReport {
+	rr := RunReport{Index: s.Index, Task: s.Task.Name, Agent: s.Agent, Model: s.Model, Repeat: s.Repeat, Status: StatusSkipped}
+	if ctx.Err() != nil {
+		b.progress(Progress{Spec: s, State: StateSkipped, Status: StatusSkipped})
+		return rr
+	}
+	b.progress(Progress{Spec: s, State: StatePrepare})
+	rr = b.execute(ctx, s, rr)
+	b.progress(Progress{Spec: s, State: StateDone, Status: rr.Status, Passed: passed(rr.Check),
+		Elapsed: time.Duration(rr.WallMS) * time.Millisecond, Tools: rr.ToolCalls})
+	return rr
+}
+
+func passed(c *CheckResult) *bool {
+	if c == nil {
+		return nil
+	}
+	v := c.Passed
+	return &v
+}
+
+// execute makes the run's tree, runs the agent, measures the tree and
+// runs the check.
+func (b *bencher) execute(ctx context.Context, s Spec, in RunReport) (rr RunReport) {
+	rr = in
+	tr, err := makeTree(ctx, s.Task.Tree, b.dir, s)
+	if err != nil {
+		if ctx.Err() == nil { // else cancelled while copying: still skipped
+			rr.Status, rr.Reason, rr.Error = event.ResultError, ReasonSetup, err.Error()
+		}
+		return rr
+	}
+	defer func() {
+		if !b.opts.Keep {
+			if err := tr.remove(); err != nil && rr.Error == "" {
+				rr.Error = "removing the run tree: " + err.Error()
+			}
+		}
+	}()
+	if b.opts.Keep {
+		rr.Tree = tr.dir
+	}
+	t := harness.Task{Agent: s.Agent, Task: adapters.Task{Prompt: s.Task.Prompt, Model: s.Model, Cwd: tr.cwd}}
+	var obs Observer
+	if b.opts.Setup != nil {
+		if t, obs, err = b.opts.Setup(s, t); err != nil {
+			rr.Status, rr.Reason, rr.Error = event.ResultError, ReasonSetup, err.Error()
+			return rr
+		}
+	}
+	if t.Run == "" {
+		t.Run = event.NewRunID()
+	}
+	rr.Run = t.Run
+	res := b.agent(ctx, s, t, obs, &rr)
+	if obs.End != nil {
+		rr.Log = obs.End(res)
+	}
+	if rr.Status == StatusSkipped || rr.Reason == ReasonSetup {
+		return rr
+	}
+	// Measured even for an interrupted run: what it did is still a figure.
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	if fc, err := tr.changes(dctx); err == nil {
+		rr.Files = fc
+	} else if rr.Error == "" {
+		rr.Error = "files changed: " + err.Error()
+	}
+	// A check is about the agent's work: none when the agent never ran.
+	neverRan := rr.Reason == event.ErrNotInstalled || rr.Reason == event.ErrSpawnFailed
+	if s.Task.Check != "" && ctx.Err() == nil && !neverRan {
+		b.progress(Progress{Spec: s, State: StateChecking, Status: rr.Status, Tools: rr.ToolCalls,
+			Elapsed: time.Duration(rr.WallMS) * time.Millisecond})
+		rr.Check = runCheck(ctx, s.Task.Check, tr.cwd, b.opts.CheckTimeout)
+	}
+	return rr
+}
+
+// agent starts and waits for the run, folding its events into rr.
+func (b *bencher) agent(ctx context.Context, s Spec, t harness.Task, obs Observer, rr *RunReport) *event.Result {
+	f := newFigures()
+	var tools int
+	start := b.now()
+	opts := harness.Options{
+		OnLine: obs.OnLine, OnNative: obs.OnNative, Now: b.opts.Now, EstimateCost: b.opts.EstimateCost,
+		OnEvent: func(ev event.Event) {
+			f.add(ev, b.now().Sub(start))
+			if ev.Type == event.TypeToolStart {
+				tools++
+				b.progress(Progress{Spec: s, State: StateRunning, Elapsed: b.now().Sub(start), Tools: tools})
+			}
+		},
+	}
+	if ctx.Err() != nil {
+		rr.Status = StatusSkipped
+		return nil
+	}
+	b.progress(Progress{Spec: s, State: StateRunning}) // before any tool's progress
+	run, err := harness.Start(context.WithoutCancel(ctx), t, opts)
+	if err != nil {
+		rr.Status, rr.Reason, rr.Error = event.ResultError, ReasonSetup, err.Error()
+		return nil
+	}
+	b.register(ctx, s.Index, run)
+	res, werr := run.Wait()
+	b.unregister(s.Index)
+	rr.WallMS = b.now().Sub(start).Milliseconds()
+	f.fill(rr, res)
+	if werr != nil && rr.Reason == "" {
+		rr.Reason = werr.Error()
+	}
+	return res
+}

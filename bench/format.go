@@ -1,0 +1,290 @@
+package bench
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Formats lists the report formats Write knows.
+var Formats = []string{"table", "markdown", "json", "csv"}
+
+// Write renders the report in format: table (aligned text: the groups,
+// then one line per run), markdown (the same two tables), json (the
+// Report, indented) or csv (one row per run, with a header).
+func (r *Report) Write(w io.Writer, format string) error {
+	switch format {
+	case "table":
+		return r.writeTable(w)
+	case "markdown":
+		return r.writeMarkdown(w)
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	case "csv":
+		return r.writeCSV(w)
+	}
+	return fmt.Errorf("bench: unknown report format %q (want one of %s)", format, strings.Join(Formats, ", "))
+}
+
+var groupHeader = []string{"AGENT", "MODEL", "RUNS", "SUCCESS", "PASS", "WALL P50", "WALL P90", "TOKENS IN/OUT P50", "COST P50", "COST TOTAL"}
+
+func (g Group) cells() []string {
+	runs := strconv.Itoa(g.Runs)
+	if g.Skipped > 0 {
+		runs += fmt.Sprintf(" (+%d skipped)", g.Skipped)
+	}
+	success := "-"
+	if g.Runs > 0 {
+		success = fmt.Sprintf("%s (%d/%d)", pct(g.SuccessRate), g.Succeeded, g.Runs)
+	}
+	pass := "-"
+	if g.PassRate != nil {
+		pass = fmt.Sprintf("%s (%d/%d)", pct(*g.PassRate), g.Passed, g.Checked)
+	}
+	walls, tokens := "-", "-"
+	p90 := "-"
+	if g.Runs > 0 {
+		walls, p90 = dur(g.WallP50MS), dur(g.WallP90MS)
+		tokens = fmt.Sprintf("%d/%d", g.InputP50, g.OutputP50)
+	}
+	return []string{g.Agent, modelCell(g.Model, g.ReportedModel), runs, success, pass, walls, p90, tokens,
+		cost(g.CostP50USD, g.CostEstimated), cost(g.CostTotalUSD, g.CostEstimated)}
+}
+
+var runHeader = []string{"#", "TASK", "AGENT", "MODEL", "REP", "STATUS", "CHECK", "WALL", "FIRST OUT", "FIRST TOOL",
+	"TURNS", "TOOLS", "FILES", "TOKENS IN/OUT/CACHED/REASONING", "COST", "LOG"}
+
+func (r RunReport) cells() []string {
+	status := r.Status
+	var why []string
+	if r.Reason != "" {
+		why = append(why, r.Reason)
+	}
+	if r.Killed {
+		why = append(why, "killed")
+	}
+	if len(why) > 0 {
+		status += " (" + strings.Join(why, ", ") + ")"
+	}
+	check := "-"
+	if c := r.Check; c != nil {
+		switch {
+		case c.Passed:
+			check = "pass"
+		case c.TimedOut:
+			check = "fail (timeout)"
+		case c.Error != "":
+			check = "none (" + c.Error + ")"
+		default:
+			check = fmt.Sprintf("fail (exit %d)", c.ExitCode)
+		}
+	}
+	tools := strconv.Itoa(r.ToolCalls)
+	if len(r.ToolsByKind) > 0 {
+		var kinds []string
+		for _, k := range slices.Sorted(maps.Keys(r.ToolsByKind)) {
+			kinds = append(kinds, fmt.Sprintf("%s:%d", k, r.ToolsByKind[k]))
+		}
+		tools += " " + strings.Join(kinds, ",")
+	}
+	files := "-"
+	if f := r.Files; f != nil {
+		files = fmt.Sprintf("%d +%d -%d", f.Files, f.Insertions, f.Deletions)
+	}
+	t := r.Tokens
+	wall, tokens := "-", "-"
+	if r.Status != StatusSkipped {
+		wall = dur(r.WallMS)
+		tokens = fmt.Sprintf("%d/%d/%d/%d", t.Input, t.Output, t.CacheRead+t.CacheWrite, t.Reasoning)
+	}
+	return []string{strconv.Itoa(r.Index + 1), orDash(r.Task), r.Agent, modelCell(r.Model, r.ReportedModel), strconv.Itoa(r.Repeat),
+		status, check, wall, optDur(r.FirstOutputMS), optDur(r.FirstToolMS), strconv.Itoa(r.Turns), tools, files,
+		tokens, cost(r.CostUSD, r.CostEstimated), orDash(r.Log)}
+}
+
+func (r *Report) footer() []string {
+	var notes []string
+	est := false
+	for _, g := range r.Groups {
+		est = est || g.CostEstimated
+	}
+	if est {
+		notes = append(notes, "~ cost estimated by harness from the model registry (the agent reported none)")
+	}
+	notes = append(notes, "percentiles: nearest rank over started runs; pass rate over runs with a check verdict")
+	if r.Cancelled {
+		notes = append(notes, "the bench was cancelled: the report is partial")
+	}
+	if r.Dir != "" {
+		notes = append(notes, "run trees kept in "+r.Dir)
+	}
+	return notes
+}
+
+func (r *Report) writeTable(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	row := func(cells []string) { fmt.Fprintln(tw, strings.Join(cells, "\t")) }
+	row(groupHeader)
+	for _, g := range r.Groups {
+		row(g.cells())
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	row(runHeader)
+	for _, run := range r.Runs {
+		row(run.cells())
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	for _, n := range r.footer() {
+		fmt.Fprintln(w, n)
+	}
+	_, err := fmt.Fprintf(w, "%d runs, %d at a time, %s\n", len(r.Runs), r.Parallel, dur(r.WallMS))
+	return err
+}
+
+func (r *Report) writeMarkdown(w io.Writer) error {
+	table := func(header []string, rows [][]string) {
+		fmt.Fprintln(w, "| "+strings.Join(header, " | ")+" |")
+		fmt.Fprintln(w, "|"+strings.Repeat("---|", len(header)))
+		for _, cells := range rows {
+			esc := make([]string, len(cells))
+			for i, c := range cells {
+				esc[i] = strings.ReplaceAll(c, "|", `\|`)
+			}
+			fmt.Fprintln(w, "| "+strings.Join(esc, " | ")+" |")
+		}
+	}
+	var groups, runs [][]string
+	for _, g := range r.Groups {
+		groups = append(groups, g.cells())
+	}
+	for _, run := range r.Runs {
+		runs = append(runs, run.cells())
+	}
+	fmt.Fprintf(w, "## Bench: %d runs, %d at a time, %s\n\n", len(r.Runs), r.Parallel, dur(r.WallMS))
+	table(groupHeader, groups)
+	fmt.Fprintln(w, "\n### Runs")
+	fmt.Fprintln(w)
+	table(runHeader, runs)
+	fmt.Fprintln(w)
+	for _, n := range r.footer() {
+		fmt.Fprintln(w, "- "+n)
+	}
+	return nil
+}
+
+var csvHeader = []string{"index", "task", "agent", "model", "reported_model", "repeat", "run", "status", "reason",
+	"killed", "check", "check_exit_code", "wall_ms", "first_output_ms", "first_tool_ms", "turns", "tool_calls",
+	"tools_by_kind", "files_changed", "insertions", "deletions", "input_tokens", "output_tokens",
+	"cache_read_tokens", "cache_write_tokens", "reasoning_tokens", "cost_usd", "cost_estimated", "log", "tree", "error"}
+
+func (r *Report) writeCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	cw.Write(csvHeader)
+	for _, run := range r.Runs {
+		check, checkExit := "", ""
+		if c := run.Check; c != nil {
+			check, checkExit = "fail", strconv.Itoa(c.ExitCode)
+			if c.Passed {
+				check = "pass"
+			} else if c.Error != "" && !c.TimedOut {
+				check = "none"
+			}
+		}
+		var kinds []string
+		for _, k := range slices.Sorted(maps.Keys(run.ToolsByKind)) {
+			kinds = append(kinds, fmt.Sprintf("%s:%d", k, run.ToolsByKind[k]))
+		}
+		files, ins, del := "", "", ""
+		if f := run.Files; f != nil {
+			files, ins, del = strconv.Itoa(f.Files), strconv.Itoa(f.Insertions), strconv.Itoa(f.Deletions)
+		}
+		costUSD := ""
+		if run.CostUSD != nil {
+			costUSD = strconv.FormatFloat(*run.CostUSD, 'f', -1, 64)
+		}
+		t := run.Tokens
+		i64 := func(n int64) string { return strconv.FormatInt(n, 10) }
+		opt := func(p *int64) string {
+			if p == nil {
+				return ""
+			}
+			return i64(*p)
+		}
+		cw.Write([]string{strconv.Itoa(run.Index + 1), run.Task, run.Agent, run.Model, run.ReportedModel,
+			strconv.Itoa(run.Repeat), run.Run, run.Status, run.Reason, strconv.FormatBool(run.Killed), check, checkExit,
+			i64(run.WallMS), opt(run.FirstOutputMS), opt(run.FirstToolMS), strconv.Itoa(run.Turns),
+			strconv.Itoa(run.ToolCalls), strings.Join(kinds, " "), files, ins, del, i64(t.Input), i64(t.Output),
+			i64(t.CacheRead), i64(t.CacheWrite), i64(t.Reasoning), costUSD, strconv.FormatBool(run.CostEstimated),
+			run.Log, run.Tree, run.Error})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// modelCell is the model asked for, else the one the agent reported in
+// parentheses, else "-".
+func modelCell(asked, reported string) string {
+	switch {
+	case asked != "":
+		return asked
+	case reported != "":
+		return "(" + reported + ")"
+	}
+	return "-"
+}
+
+func pct(f float64) string { return strconv.Itoa(int(f*100+0.5)) + "%" }
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// dur renders milliseconds: 850ms, 12.3s, 4m05s.
+func dur(ms int64) string {
+	d := time.Duration(ms) * time.Millisecond
+	switch {
+	case d < time.Second:
+		return strconv.FormatInt(ms, 10) + "ms"
+	case d < time.Minute:
+		return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + "s"
+	}
+	return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+}
+
+func optDur(ms *int64) string {
+	if ms == nil {
+		return "-"
+	}
+	return dur(*ms)
+}
+
+// cost renders a cost; "~" marks an estimate.
+func cost(usd *float64, estimated bool) string {
+	if usd == nil {
+		return "-"
+	}
+	s := "$" + strconv.FormatFloat(*usd, 'f', 4, 64)
+	if estimated {
+		s = "~" + s
+	}
+	return s
+}

@@ -1,0 +1,192 @@
+package bench
+
+import (
+	"math"
+	"slices"
+	"time"
+
+	"github.com/agentharness/harness/event"
+)
+
+// Report is the outcome of a bench.
+type Report struct {
+	Started   time.Time   `json:"started"`
+	WallMS    int64       `json:"wall_ms"`
+	Parallel  int         `json:"parallel"`
+	Cancelled bool        `json:"cancelled,omitempty"` // the bench was cancelled: some runs are cancelled or skipped
+	Dir       string      `json:"dir,omitempty"`       // where the kept run trees are
+	Groups    []Group     `json:"groups"`
+	Runs      []RunReport `json:"runs"`
+}
+
+// RunReport holds the figures of one run.
+type RunReport struct {
+	Index         int    `json:"index"`
+	Task          string `json:"task,omitempty"`
+	Agent         string `json:"agent"`
+	Model         string `json:"model,omitempty"`          // as asked for; "" is the agent's default
+	ReportedModel string `json:"reported_model,omitempty"` // as the agent said in its session start
+	Repeat        int    `json:"repeat"`
+	Run           string `json:"run,omitempty"` // the run id of its events and session log
+	// Status is the result's status (success, error, timeout, cancelled),
+	// or skipped for a run the bench never started.
+	Status string `json:"status"`
+	// Reason says why a run did not succeed: the code of its fatal error
+	// (idle_timeout, hard_timeout, interrupted, process_exit,
+	// not_installed, …), agent_error when the agent's own terminal event
+	// reported the failure, or setup when the run could not be started.
+	Reason   string `json:"reason,omitempty"`
+	Detail   string `json:"detail,omitempty"` // the fatal error's message
+	Killed   bool   `json:"killed,omitempty"` // it took SIGKILL to end it
+	ExitCode *int   `json:"exit_code,omitempty"`
+	Signal   string `json:"signal,omitempty"`
+
+	Check *CheckResult `json:"check,omitempty"`
+
+	WallMS        int64          `json:"wall_ms"`
+	FirstOutputMS *int64         `json:"first_output_ms,omitempty"` // first event from the agent after session_start
+	FirstToolMS   *int64         `json:"first_tool_ms,omitempty"`   // first tool_start
+	Turns         int            `json:"turns"`                     // as the agent reports them, else its assistant messages
+	ToolCalls     int            `json:"tool_calls"`
+	ToolsByKind   map[string]int `json:"tools_by_kind,omitempty"`
+	Files         *FilesChanged  `json:"files_changed,omitempty"`
+	Tokens        Tokens         `json:"tokens"`
+	CostUSD       *float64       `json:"cost_usd,omitempty"`
+	CostEstimated bool           `json:"cost_estimated,omitempty"` // priced by harness from the model registry
+
+	Tree  string `json:"tree,omitempty"` // the run's tree, when kept
+	Log   string `json:"log,omitempty"`  // the session log (events file)
+	Error string `json:"error,omitempty"`
+}
+
+// Tokens are a run's token counts (spec/events.md meanings: input
+// excludes cached tokens).
+type Tokens struct {
+	Input      int64 `json:"input"`
+	Output     int64 `json:"output"`
+	CacheRead  int64 `json:"cache_read"`
+	CacheWrite int64 `json:"cache_write"`
+	Reasoning  int64 `json:"reasoning"`
+}
+
+// Succeeded reports whether the agent ended with status success.
+func (r RunReport) Succeeded() bool { return r.Status == event.ResultSuccess }
+
+// Group aggregates the runs of one agent and model (across tasks and
+// repeats). Rates count runs that started (not skipped); the pass rate
+// counts runs that had a check and got a verdict.
+type Group struct {
+	Agent         string   `json:"agent"`
+	Model         string   `json:"model,omitempty"`
+	ReportedModel string   `json:"reported_model,omitempty"` // the model every run reported, when they agree
+	Runs          int      `json:"runs"`                     // started
+	Skipped       int      `json:"skipped,omitempty"`
+	Succeeded     int      `json:"succeeded"`
+	SuccessRate   float64  `json:"success_rate"` // 0 when no run started
+	Checked       int      `json:"checked"`
+	Passed        int      `json:"passed"`
+	PassRate      *float64 `json:"pass_rate,omitempty"` // nil when no run was checked
+	WallP50MS     int64    `json:"wall_p50_ms"`
+	WallP90MS     int64    `json:"wall_p90_ms"`
+	InputP50      int64    `json:"input_tokens_p50"`
+	OutputP50     int64    `json:"output_tokens_p50"`
+	CostRuns      int      `json:"cost_runs"` // runs that reported (or were given) a cost
+	CostP50USD    *float64 `json:"cost_p50_usd,omitempty"`
+	CostTotalUSD  *float64 `json:"cost_total_usd,omitempty"`
+	CostEstimated bool     `json:"cost_estimated,omitempty"` // some of the costs are estimates
+}
+
+// Groups aggregates runs by agent and model, in order of first
+// appearance.
+func Groups(runs []RunReport) []Group {
+	type key struct{ agent, model string }
+	var order []key
+	by := map[key][]RunReport{}
+	for _, r := range runs {
+		k := key{r.Agent, r.Model}
+		if _, ok := by[k]; !ok {
+			order = append(order, k)
+		}
+		by[k] = append(by[k], r)
+	}
+	out := make([]Group, 0, len(order))
+	for _, k := range order {
+		out = append(out, aggregate(k.agent, k.model, by[k]))
+	}
+	return out
+}
+
+func aggregate(agent, model string, runs []RunReport) Group {
+	g := Group{Agent: agent, Model: model}
+	var walls, ins, outs []int64
+	var costs []float64
+	models := map[string]bool{}
+	for _, r := range runs {
+		if r.ReportedModel != "" {
+			models[r.ReportedModel] = true
+		}
+		if r.Status == StatusSkipped {
+			g.Skipped++
+			continue
+		}
+		g.Runs++
+		if r.Succeeded() {
+			g.Succeeded++
+		}
+		// A check that timed out failed; one that was cancelled or could
+		// not start gave no verdict.
+		if c := r.Check; c != nil && (c.Error == "" || c.TimedOut) {
+			g.Checked++
+			if r.Check.Passed {
+				g.Passed++
+			}
+		}
+		walls = append(walls, r.WallMS)
+		ins = append(ins, r.Tokens.Input)
+		outs = append(outs, r.Tokens.Output)
+		if r.CostUSD != nil {
+			costs = append(costs, *r.CostUSD)
+			g.CostEstimated = g.CostEstimated || r.CostEstimated
+		}
+	}
+	if len(models) == 1 {
+		for m := range models {
+			g.ReportedModel = m
+		}
+	}
+	if g.Runs > 0 {
+		g.SuccessRate = float64(g.Succeeded) / float64(g.Runs)
+	}
+	if g.Checked > 0 {
+		rate := float64(g.Passed) / float64(g.Checked)
+		g.PassRate = &rate
+	}
+	g.WallP50MS, g.WallP90MS = Percentile(walls, 50), Percentile(walls, 90)
+	g.InputP50, g.OutputP50 = Percentile(ins, 50), Percentile(outs, 50)
+	g.CostRuns = len(costs)
+	if len(costs) > 0 {
+		med := Percentile(costs, 50)
+		var total float64
+		for _, c := range costs {
+			total += c
+		}
+		g.CostP50USD, g.CostTotalUSD = &med, &total
+	}
+	return g
+}
+
+// Percentile returns the p-th percentile of xs by the nearest-rank
+// method: sort ascending, take the value of rank ceil(p/100 × n) (from 1),
+// so the result is always one of the values, the median of an even count
+// is the lower middle one, and p90 of fewer than 10 values is the
+// largest. It returns zero for no values.
+func Percentile[T int64 | float64](xs []T, p float64) T {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	rank := int(math.Ceil(p / 100 * float64(len(s))))
+	rank = min(max(rank, 1), len(s))
+	return s[rank-1]
+}

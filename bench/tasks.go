@@ -1,0 +1,159 @@
+package bench
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/pelletier/go-toml/v2"
+)
+
+// A task suite is a directory; each entry is one task, named after it:
+//
+//   - NAME.toml: a TOML file with
+//     prompt = "…"            (or prompt_file = "path", relative to the file)
+//     tree = "path"           optional starting tree, relative to the file
+//     check = "shell command" optional verifier
+//   - NAME/: a folder with prompt.md (or prompt.txt), an optional tree/
+//     directory (the starting tree), an optional check.sh (its text is
+//     the verifier, run with sh -c in the run's tree), or a task.toml
+//     with the keys above, relative to the folder, whose values win.
+//
+// Other files (README.md, …) and hidden entries are ignored. Tasks are
+// sorted by name.
+
+// taskFile is the TOML form of a task.
+type taskFile struct {
+	Prompt     string `toml:"prompt"`
+	PromptFile string `toml:"prompt_file"`
+	Tree       string `toml:"tree"`
+	Check      string `toml:"check"`
+}
+
+// LoadTasks reads the task suite in dir.
+func LoadTasks(dir string) ([]Task, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("bench: tasks: %w", err)
+	}
+	var tasks []Task
+	for _, e := range entries {
+		name := e.Name()
+		if strings.HasPrefix(name, ".") {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		var t Task
+		switch {
+		case e.IsDir() || e.Type()&os.ModeSymlink != 0 && isDir(p) == nil:
+			t, err = folderTask(p)
+		case strings.HasSuffix(name, ".toml"):
+			t, err = tomlTask(p, strings.TrimSuffix(name, ".toml"))
+		default:
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("bench: task %s: %w", p, err)
+		}
+		tasks = append(tasks, t)
+	}
+	if len(tasks) == 0 {
+		return nil, fmt.Errorf("bench: no task in %s (want NAME.toml files or NAME/ folders with a prompt.md)", dir)
+	}
+	sort.Slice(tasks, func(i, j int) bool { return tasks[i].Name < tasks[j].Name })
+	return tasks, nil
+}
+
+func readTaskFile(path string) (taskFile, error) {
+	var tf taskFile
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return tf, err
+	}
+	dec := toml.NewDecoder(bytes.NewReader(b)).DisallowUnknownFields()
+	if err := dec.Decode(&tf); err != nil {
+		var sm *toml.StrictMissingError
+		if errors.As(err, &sm) {
+			return tf, fmt.Errorf("%s: unknown key (want prompt, prompt_file, tree, check): %s", filepath.Base(path), oneLine(sm.String()))
+		}
+		return tf, fmt.Errorf("%s: %w", filepath.Base(path), err)
+	}
+	return tf, nil
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// resolve turns a task file's values into a Task, paths relative to base.
+func (tf taskFile) resolve(name, base string) (Task, error) {
+	t := Task{Name: name, Prompt: tf.Prompt, Check: tf.Check}
+	if tf.Prompt != "" && tf.PromptFile != "" {
+		return t, errors.New("give prompt or prompt_file, not both")
+	}
+	if tf.PromptFile != "" {
+		b, err := os.ReadFile(rel(base, tf.PromptFile))
+		if err != nil {
+			return t, err
+		}
+		t.Prompt = string(b)
+	}
+	if tf.Tree != "" {
+		t.Tree = rel(base, tf.Tree)
+		if err := isDir(t.Tree); err != nil {
+			return t, fmt.Errorf("tree: %w", err)
+		}
+	}
+	return t, nil
+}
+
+func rel(base, p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(base, p)
+}
+
+func tomlTask(path, name string) (Task, error) {
+	tf, err := readTaskFile(path)
+	if err != nil {
+		return Task{}, err
+	}
+	t, err := tf.resolve(name, filepath.Dir(path))
+	if err == nil && strings.TrimSpace(t.Prompt) == "" {
+		err = errors.New("no prompt (set prompt or prompt_file)")
+	}
+	return t, err
+}
+
+func folderTask(dir string) (Task, error) {
+	var tf taskFile
+	if _, err := os.Stat(filepath.Join(dir, "task.toml")); err == nil {
+		if tf, err = readTaskFile(filepath.Join(dir, "task.toml")); err != nil {
+			return Task{}, err
+		}
+	}
+	if tf.Prompt == "" && tf.PromptFile == "" {
+		for _, f := range []string{"prompt.md", "prompt.txt"} {
+			if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+				tf.PromptFile = f
+				break
+			}
+		}
+	}
+	if tf.Tree == "" && isDir(filepath.Join(dir, "tree")) == nil {
+		tf.Tree = "tree"
+	}
+	if tf.Check == "" {
+		if b, err := os.ReadFile(filepath.Join(dir, "check.sh")); err == nil {
+			tf.Check = string(b)
+		}
+	}
+	t, err := tf.resolve(filepath.Base(dir), dir)
+	if err == nil && strings.TrimSpace(t.Prompt) == "" {
+		err = errors.New("no prompt (want prompt.md, prompt.txt or a task.toml with prompt)")
+	}
+	return t, err
+}

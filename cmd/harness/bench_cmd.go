@@ -1,0 +1,541 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/adapters"
+	"github.com/agentharness/harness/bench"
+	"github.com/agentharness/harness/event"
+	"github.com/agentharness/harness/logger"
+)
+
+// benchCmd runs agents side by side on the same tasks and reports how
+// they did. Agents, budgets, permissions and binaries are resolved as for
+// 'harness run'; every run is supervised the same way and, unless
+// --no-log, gets its own session log.
+//
+// Exit status: 0 when every run succeeded and passed its check, 1 when
+// some did not (the report says which), 130 when cancelled (the partial
+// report is still written), 2 for bad input.
+type benchCmd struct {
+	Agents       []string       `help:"Agents to compare, comma-separated (claude,codex,cursor,opencode,gemini or aliases)." sep:","`
+	Models       []string       `help:"Models to run every agent with, comma-separated (default: each agent's own)." sep:","`
+	Prompt       string         `short:"p" help:"The task, one prompt for every agent."`
+	PromptFile   string         `help:"Read the task from this file." type:"existingfile"`
+	Tasks        string         `help:"A directory of tasks: NAME.toml files or NAME/ folders (prompt.md, tree/, check.sh)." type:"existingdir"`
+	Repeat       int            `help:"Runs per agent, model and task." default:"1"`
+	Parallel     *int           `help:"Runs at once (default: bench.parallel when configured, else the number of cores)."`
+	Workdir      string         `help:"Starting tree of every run: a git worktree of HEAD when it is a repository's top level, else a copy (default: the current directory for -p; with --tasks, for tasks without a tree, else an empty one)." type:"existingdir"`
+	Check        string         `help:"Verifier run with sh -c in each run's tree after the agent ends; its exit status is pass/fail. A task's own check wins."`
+	CheckTimeout time.Duration  `help:"Time limit of one check." default:"10m"`
+	Keep         bool           `help:"Keep every run's tree for inspection (its path is in the report)."`
+	Report       string         `help:"Report format: table, markdown, json or csv." enum:"table,markdown,json,csv" default:"table"`
+	Output       string         `short:"o" help:"Write the report to this file instead of stdout." type:"path"`
+	Events       string         `help:"Write the merged NDJSON stream of all runs to this file." type:"path"`
+	Progress     bool           `help:"Show live progress on stderr even when it is not a terminal."`
+	NoProgress   bool           `help:"Never show live progress."`
+	Permissions  *string        `help:"full-access (default) or read-only." enum:"full-access,read-only," default:""`
+	IdleTimeout  *time.Duration `help:"End a run after this long without output and no tool in flight (0 = off; default 5m)."`
+	Timeout      *time.Duration `help:"Wall-clock limit of each run (0 = off; default 60m)."`
+	ToolTimeout  *time.Duration `help:"Budget of one tool call, for every kind."`
+	Linger       *time.Duration `help:"How long an agent may stay after its final event (default 3s)."`
+	KillGrace    *time.Duration `help:"Time between SIGTERM and SIGKILL (default 5s)."`
+	PTY          bool           `help:"Run the agents on a pseudo-terminal."`
+	MaxTurns     int            `help:"Limit the agents' turns (where supported)."`
+	Binary       []string       `help:"Path of the agent's executable, or AGENT=PATH pairs, comma-separated or repeated." sep:","`
+	Env          []string       `help:"Extra environment for the agents, KEY=VALUE (repeatable)." placeholder:"K=V"`
+	NoLog        bool           `help:"Do not write session logs."`
+	Mock         string         `help:"Run every agent against the built-in scripted model with this scenario (see 'harness run --mock')."`
+}
+
+func (c *benchCmd) Run(e *env) error {
+	plan, err := c.plan(e)
+	if err != nil {
+		return err
+	}
+	budgetFlags := &runCmd{IdleTimeout: c.IdleTimeout, Timeout: c.Timeout, ToolTimeout: c.ToolTimeout, Linger: c.Linger, KillGrace: c.KillGrace}
+	if err := budgetFlags.checkDurations(); err != nil {
+		return usageErrorf("bench: %s", strings.TrimPrefix(err.Error(), "run: "))
+	}
+	if c.Parallel != nil && *c.Parallel < 1 {
+		return usageErrorf("bench: --parallel %d: want 1 or more", *c.Parallel)
+	}
+	if c.Repeat < 1 {
+		return usageErrorf("bench: --repeat %d: want 1 or more", c.Repeat)
+	}
+	if c.CheckTimeout <= 0 {
+		return usageErrorf("bench: --check-timeout %s: want a positive duration", c.CheckTimeout)
+	}
+	s, err := loadSettings(e, c.Workdir)
+	if err != nil {
+		return err
+	}
+	binaries, err := c.binaries(plan.Agents)
+	if err != nil {
+		return err
+	}
+	for _, kv := range c.Env {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+			return usageErrorf("bench: --env %q: want KEY=VALUE", kv)
+		}
+	}
+	perms := firstSet(deref(c.Permissions), s.cfg.Permissions, adapters.FullAccess)
+	if c.Mock != "" {
+		if err := c.preflightMock(e, plan, s); err != nil {
+			return err
+		}
+	}
+	out, closeOut, err := c.reportWriter(e)
+	if err != nil {
+		return err
+	}
+	defer closeOut()
+	var events *lockedWriter
+	if c.Events != "" {
+		f, err := os.Create(c.Events)
+		if err != nil {
+			return usageErrorf("bench: --events: %v", err)
+		}
+		defer f.Close()
+		events = &lockedWriter{w: f}
+	}
+
+	setup := func(sp bench.Spec, t harness.Task) (harness.Task, bench.Observer, error) {
+		t = c.applySettings(e, s, t, binaries, budgetFlags, perms)
+		return c.observe(e, s, t, events)
+	}
+	prog := c.progress(e)
+	defer prog.stop()
+	intr := make(chan struct{}, 1)
+	stopSignals := interruptOnSignal(intr)
+	rep, err := bench.Run(context.Background(), plan, bench.Options{
+		Parallel: c.parallel(s), Keep: c.Keep, CheckTimeout: c.CheckTimeout,
+		Setup: setup, Progress: prog.update, EstimateCost: s.estimate, Interrupt: intr,
+	})
+	stopSignals()
+	prog.stop()
+	if err != nil {
+		return withStatus(exitUsage, err)
+	}
+	if err := rep.Write(out, c.Report); err != nil {
+		return withStatus(exitAgentFailed, fmt.Errorf("bench: writing the report: %w", err))
+	}
+	return benchStatus(rep)
+}
+
+// plan builds the bench plan from the flags.
+func (c *benchCmd) plan(e *env) (bench.Plan, error) {
+	var agents []string
+	for _, a := range c.Agents {
+		if a = strings.TrimSpace(a); a != "" {
+			agents = append(agents, a)
+		}
+	}
+	if len(agents) == 0 {
+		return bench.Plan{}, usageErrorf("bench: no agents: give --agents claude,codex,…")
+	}
+	for i, name := range agents {
+		a, err := harness.Adapter(name)
+		if err != nil {
+			return bench.Plan{}, withStatus(exitUsage, fmt.Errorf("bench: %w", err))
+		}
+		if slices.Contains(agents[:i], a.Name()) {
+			return bench.Plan{}, usageErrorf("bench: agent %s given twice", a.Name())
+		}
+		agents[i] = a.Name()
+	}
+	p := bench.Plan{Agents: agents, Repeat: c.Repeat, Check: c.Check}
+	for _, m := range c.Models {
+		if m = strings.TrimSpace(m); m != "" {
+			p.Models = append(p.Models, m)
+		}
+	}
+	workdir := c.Workdir
+	if workdir == "" {
+		workdir, _ = os.Getwd()
+	}
+	given := 0
+	for _, v := range []string{c.Prompt, c.PromptFile, c.Tasks} {
+		if v != "" {
+			given++
+		}
+	}
+	switch {
+	case given > 1:
+		return p, usageErrorf("bench: give one of -p, --prompt-file or --tasks")
+	case given == 0:
+		return p, usageErrorf("bench: no task: give -p PROMPT, --prompt-file FILE or --tasks DIR")
+	case c.Tasks != "":
+		tasks, err := bench.LoadTasks(c.Tasks)
+		if err != nil {
+			return p, withStatus(exitUsage, err)
+		}
+		for i := range tasks {
+			if tasks[i].Tree == "" && c.Workdir != "" {
+				tasks[i].Tree = c.Workdir
+			}
+		}
+		p.Tasks = tasks
+	default:
+		prompt, err := readPrompt(e, c.Prompt, c.PromptFile)
+		if err != nil {
+			return p, usageErrorf("bench: %s", strings.TrimPrefix(err.Error(), "run: "))
+		}
+		p.Tasks = []bench.Task{{Prompt: prompt, Tree: workdir}}
+	}
+	return p, nil
+}
+
+// binaries parses --binary: one path for every agent, or AGENT=PATH
+// pairs (a bare path then applies to the agents without a pair).
+func (c *benchCmd) binaries(agents []string) (map[string]string, error) {
+	out := map[string]string{}
+	bare := ""
+	for _, b := range c.Binary {
+		b = strings.TrimSpace(b)
+		if b == "" {
+			continue
+		}
+		name, path, ok := strings.Cut(b, "=")
+		if !ok {
+			if bare != "" {
+				return nil, usageErrorf("bench: --binary %q: give one path, or AGENT=PATH pairs", b)
+			}
+			bare = b
+			continue
+		}
+		a, err := harness.Adapter(name)
+		if err != nil {
+			return nil, withStatus(exitUsage, fmt.Errorf("bench: --binary %q: %w", b, err))
+		}
+		if !slices.Contains(agents, a.Name()) {
+			return nil, usageErrorf("bench: --binary %q: %s is not one of --agents", b, a.Name())
+		}
+		if path == "" {
+			return nil, usageErrorf("bench: --binary %q: no path", b)
+		}
+		out[a.Name()] = path
+	}
+	if bare != "" {
+		for _, a := range agents {
+			if out[a] == "" {
+				out[a] = bare
+			}
+		}
+	}
+	return out, nil
+}
+
+// parallel resolves the number of runs at once: the flag, else
+// bench.parallel (0, its default, meaning the number of cores).
+func (c *benchCmd) parallel(s *settings) int {
+	if c.Parallel != nil {
+		return *c.Parallel
+	}
+	if s.cfg.Bench.Parallel > 0 {
+		return s.cfg.Bench.Parallel
+	}
+	return runtime.NumCPU()
+}
+
+// applySettings completes a run's task as 'harness run' would: config,
+// per-agent settings, model aliases, budgets, binaries, environment.
+func (c *benchCmd) applySettings(e *env, s *settings, t harness.Task, bins map[string]string, budgets *runCmd, perms string) harness.Task {
+	ac := s.cfg.Agents[t.Agent]
+	model := firstSet(t.Model, s.cfg.Model, ac.Model)
+	if model != "" && s.models != nil {
+		if id, ok := s.models.Resolve(model, t.Agent); ok {
+			model = id
+		}
+	}
+	t.Model = model
+	t.Permissions = perms
+	t.MaxTurns = c.MaxTurns
+	t.ExtraArgs = append([]string(nil), ac.Args...)
+	t.Binary = firstSet(bins[t.Agent], ac.Binary)
+	t.SearchDirs = agentDirs(e)
+	t.Env = append(envPairs(ac.Env), c.Env...)
+	t.PTY = c.PTY || s.cfg.PTY
+	t.Budgets = s.budgets(budgets)
+	return t
+}
+
+// observe opens the run's session log and wires the merged event file,
+// and the mock model when asked for.
+func (c *benchCmd) observe(e *env, s *settings, t harness.Task, events *lockedWriter) (harness.Task, bench.Observer, error) {
+	var stopMock func()
+	if c.Mock != "" {
+		var err error
+		if stopMock, err = benchMock(e, &t, c.Mock, s); err != nil {
+			return t, bench.Observer{}, err
+		}
+	}
+	if t.Run == "" {
+		t.Run = event.NewRunID()
+	}
+	var sess *logger.Session
+	logPath := ""
+	if !c.NoLog && s.cfg.Log {
+		var err error
+		if sess, err = openLog(e, s, t); err == nil {
+			logPath = sess.Path()
+		}
+	}
+	obs := bench.Observer{
+		OnLine: func(line []byte) {
+			if sess != nil {
+				sess.WriteEvent(line)
+			}
+			if events != nil {
+				events.Write(line)
+			}
+		},
+		End: func(res *event.Result) string {
+			if stopMock != nil {
+				stopMock()
+			}
+			if sess != nil {
+				sess.Close(closeMeta(res))
+			}
+			return logPath
+		},
+	}
+	if sess != nil {
+		obs.OnNative = func(stream string, line []byte) { sess.WriteNative(stream, line) }
+	}
+	return t, obs, nil
+}
+
+// benchMock is the hook that points one run at the scripted model server
+// for --mock: today it is 'harness run --mock”s attachMock, called once
+// per run (each run gets its own server); the returned func stops it.
+func benchMock(e *env, t *harness.Task, scenario string, s *settings) (func(), error) {
+	return attachMock(e, t, scenario, s)
+}
+
+// preflightMock rejects a --mock scenario, or an agent that cannot run on
+// the scripted model, before any run starts: one usage error rather than
+// one failed run per agent.
+func (c *benchCmd) preflightMock(e *env, p bench.Plan, s *settings) error {
+	for _, agent := range p.Agents {
+		t := harness.Task{Agent: agent, Task: adapters.Task{Prompt: p.Tasks[0].Prompt}}
+		stop, err := benchMock(e, &t, c.Mock, s)
+		if err != nil {
+			return withStatus(exitUsage, fmt.Errorf("bench: --mock %s: %s: %s", c.Mock, agent, strings.TrimPrefix(err.Error(), "run: ")))
+		}
+		stop()
+	}
+	return nil
+}
+
+func (c *benchCmd) reportWriter(e *env) (io.Writer, func(), error) {
+	if c.Output == "" {
+		return e.Stdout, func() {}, nil
+	}
+	f, err := os.Create(c.Output)
+	if err != nil {
+		return nil, nil, usageErrorf("bench: -o: %v", err)
+	}
+	return f, func() { f.Close() }, nil
+}
+
+// benchStatus maps the report to the exit status; the reasons are in
+// the report, so the line on stderr only counts.
+func benchStatus(r *bench.Report) error {
+	if r.Cancelled {
+		return withStatus(exitInterrupted, errors.New("bench: cancelled; the report is partial"))
+	}
+	failed := 0
+	for _, run := range r.Runs {
+		if !run.Succeeded() || run.Check != nil && !run.Check.Passed {
+			failed++
+		}
+	}
+	if failed > 0 {
+		return withStatus(exitAgentFailed, fmt.Errorf("bench: %d of %d runs failed or did not pass their check", failed, len(r.Runs)))
+	}
+	return nil
+}
+
+// interruptOnSignal turns SIGINT, SIGTERM and SIGHUP into bench
+// interrupts: the first skips the queued runs and interrupts those in
+// progress, a second within 2 s kills them at once (as 'harness run').
+func interruptOnSignal(intr chan<- struct{}) (stop func()) {
+	ch := make(chan os.Signal, 4)
+	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-ch:
+				select {
+				case intr <- struct{}{}:
+				default: // one is pending already
+				}
+			}
+		}
+	}()
+	var once sync.Once
+	return func() { once.Do(func() { signal.Stop(ch); close(done) }) }
+}
+
+// lockedWriter serializes whole-line writes from concurrent runs.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// progressView shows the bench's progress on stderr: on a terminal, one
+// line per run redrawn in place (cursor up, clear line) every half second
+// and at each change; elsewhere (--progress on a pipe, or more runs than
+// fit on a screen) one line per change of state. A nil update means off.
+type progressView struct {
+	mu      sync.Mutex
+	w       io.Writer
+	redraw  bool
+	runs    []progressRun
+	drawn   int
+	done    chan struct{}
+	stopped bool
+}
+
+type progressRun struct {
+	p     bench.Progress
+	since time.Time // when it started running
+}
+
+// maxRedrawLines is the most runs redrawn in place; more would scroll.
+const maxRedrawLines = 30
+
+func (c *benchCmd) progress(e *env) *progressView {
+	v := &progressView{w: e.Stderr, done: make(chan struct{})}
+	f, ok := e.Stderr.(*os.File)
+	tty := ok && isTerminal(f)
+	switch {
+	case c.NoProgress || !c.Progress && !tty:
+		v.stopped = true
+		return v
+	case tty:
+		v.redraw = true
+		go v.tick()
+	}
+	return v
+}
+
+func (v *progressView) tick() {
+	t := time.NewTicker(500 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-v.done:
+			return
+		case <-t.C:
+			v.mu.Lock()
+			if !v.stopped {
+				v.draw()
+			}
+			v.mu.Unlock()
+		}
+	}
+}
+
+// update is the bench's Progress callback.
+func (v *progressView) update(p bench.Progress) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.stopped {
+		return
+	}
+	for len(v.runs) <= p.Spec.Index {
+		v.runs = append(v.runs, progressRun{})
+	}
+	r := &v.runs[p.Spec.Index]
+	changed := r.p.State != p.State
+	if p.State == bench.StateRunning && r.since.IsZero() {
+		r.since = time.Now()
+	}
+	r.p = p
+	if v.redraw && len(v.runs) <= maxRedrawLines {
+		v.draw()
+		return
+	}
+	if changed && p.State != bench.StateQueued {
+		fmt.Fprintln(v.w, "bench: "+progressLine(*r))
+	}
+}
+
+func (v *progressView) draw() {
+	if len(v.runs) > maxRedrawLines {
+		return
+	}
+	var b strings.Builder
+	if v.drawn > 0 {
+		fmt.Fprintf(&b, "\x1b[%dA", v.drawn)
+	}
+	for _, r := range v.runs {
+		b.WriteString("\r\x1b[2K" + progressLine(r) + "\n")
+	}
+	v.drawn = len(v.runs)
+	io.WriteString(v.w, b.String())
+}
+
+func progressLine(r progressRun) string {
+	p := r.p
+	name := fmt.Sprintf("#%d %s", p.Spec.Index+1, p.Spec.Agent)
+	if p.Spec.Model != "" {
+		name += " " + p.Spec.Model
+	}
+	if p.Spec.Task.Name != "" {
+		name += " [" + p.Spec.Task.Name + "]"
+	}
+	state := string(p.State)
+	elapsed := p.Elapsed
+	if p.State == bench.StateRunning && !r.since.IsZero() {
+		elapsed = time.Since(r.since)
+	}
+	if p.State == bench.StateDone {
+		state = p.Status
+		if p.Passed != nil {
+			state += map[bool]string{true: ", check passed", false: ", check failed"}[*p.Passed]
+		}
+	}
+	line := fmt.Sprintf("%-28s %-24s", name, state)
+	if p.State == bench.StateRunning || p.State == bench.StateChecking || p.State == bench.StateDone {
+		line += fmt.Sprintf(" %6.1fs  tools %d", elapsed.Seconds(), p.Tools)
+	}
+	return strings.TrimRight(line, " ")
+}
+
+// stop ends the view, drawing the final state once.
+func (v *progressView) stop() {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.stopped {
+		return
+	}
+	v.stopped = true
+	close(v.done)
+	if v.redraw {
+		v.draw()
+	}
+}

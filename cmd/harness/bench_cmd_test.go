@@ -1,0 +1,301 @@
+package main
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentharness/harness/adapters/adaptertest"
+	"github.com/agentharness/harness/bench"
+	"github.com/agentharness/harness/event"
+	"github.com/agentharness/harness/internal/fakeagent"
+)
+
+// The bench CLI fakes print Claude-like stream-json.
+func init() {
+	fakeagent.Register("bench-cli-writer", benchCLIWriter)
+	fakeagent.Register("bench-cli-hang", benchCLIHang)
+}
+
+func benchLine(s string) { os.Stdout.WriteString(s + "\n") }
+
+// bench-cli-writer: writes out.txt holding the name it was started by, as
+// a Write tool call, then succeeds.
+func benchCLIWriter([]string) int {
+	benchLine(`{"type":"system","subtype":"init","session_id":"s1","model":"fake-model","pid":` + strconv.Itoa(os.Getpid()) + `}`)
+	benchLine(`{"type":"assistant","message":{"id":"m1","role":"assistant","content":[{"type":"tool_use","id":"tw","name":"Write","input":{"file_path":"out.txt"}}]},"session_id":"s1"}`)
+	if err := os.WriteFile("out.txt", []byte(filepath.Base(os.Args[0])), 0o644); err != nil {
+		return 3
+	}
+	benchLine(`{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"tw","content":"ok"}]},"session_id":"s1"}`)
+	benchLine(`{"type":"result","subtype":"success","is_error":false,"result":"done","session_id":"s1","num_turns":2,"total_cost_usd":0.002,"usage":{"input_tokens":100,"output_tokens":20}}`)
+	return 0
+}
+
+// bench-cli-hang: opens a shell tool call and never ends.
+func benchCLIHang([]string) int {
+	benchLine(`{"type":"system","subtype":"init","session_id":"s1","pid":` + strconv.Itoa(os.Getpid()) + `}`)
+	benchLine(`{"type":"assistant","message":{"id":"m1","role":"assistant","content":[{"type":"tool_use","id":"th","name":"Bash","input":{"command":"sleep 1000"}}]},"session_id":"s1"}`)
+	for {
+		time.Sleep(time.Hour)
+	}
+}
+
+// benchArgs are the arguments that run fake as every agent of a bench.
+func benchArgs(t *testing.T, fake string, args ...string) []string {
+	t.Helper()
+	argv, _ := fakeagent.Command(fake)
+	return append([]string{"bench", "--binary", argv[0], "--env", fakeagent.EnvVar + "=" + fake,
+		"--linger", "100ms", "--kill-grace", "200ms"}, args...)
+}
+
+func benchSource(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "README"), []byte("start\n"), 0o644))
+	return dir
+}
+
+func TestBenchUsageErrors(t *testing.T) {
+	home := isolate(t)
+	suite := filepath.Join(home, "suite")
+	require.NoError(t, os.MkdirAll(suite, 0o755))
+	for name, args := range map[string][]string{
+		"unknown-agent":     {"bench", "--agents", "claude,nope", "-p", "x"},
+		"empty-agents":      {"bench", "--agents", ",", "-p", "x"},
+		"no-agents":         {"bench", "-p", "x"},
+		"agent-twice":       {"bench", "--agents", "claude,claude-code", "-p", "x"},
+		"missing-prompt":    {"bench", "--agents", "claude"},
+		"prompt-and-tasks":  {"bench", "--agents", "claude", "-p", "x", "--tasks", home},
+		"empty-suite":       {"bench", "--agents", "claude", "--tasks", suite},
+		"bad-report":        {"bench", "--agents", "claude", "-p", "x", "--report", "yaml"},
+		"bad-parallel":      {"bench", "--agents", "claude", "-p", "x", "--parallel", "0"},
+		"bad-repeat":        {"bench", "--agents", "claude", "-p", "x", "--repeat", "0"},
+		"negative-budget":   {"bench", "--agents", "claude", "-p", "x", "--timeout", "-1s"},
+		"binary-pair-bad":   {"bench", "--agents", "claude", "-p", "x", "--binary", "nope=/bin/true"},
+		"binary-not-used":   {"bench", "--agents", "claude", "-p", "x", "--binary", "codex=/bin/true"},
+		"two-bare-bins":     {"bench", "--agents", "claude", "-p", "x", "--binary", "/a,/b"},
+		"bad-env":           {"bench", "--agents", "claude", "-p", "x", "--env", "NOEQ"},
+		"mock-bad-scenario": {"bench", "--agents", "claude", "-p", "x", "--mock", "no-such-scenario"},
+		"mock-cursor":       {"bench", "--agents", "claude,cursor", "-p", "x", "--mock", "tool"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := invoke(t, "", args...)
+			require.Equal(t, exitUsage, r.code, "stderr: %s", r.stderr)
+			require.Empty(t, r.stdout)
+			lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+			require.True(t, strings.HasPrefix(lines[0], "harness: "), r.stderr)
+			require.Len(t, lines, 1, r.stderr)
+			require.NotContains(t, r.stderr, "panic")
+		})
+	}
+}
+
+func TestBenchRunsAndReports(t *testing.T) {
+	home := isolate(t)
+	src := benchSource(t)
+	eventsFile := filepath.Join(home, "all.ndjson")
+	r := invoke(t, "", benchArgs(t, "bench-cli-writer", "--agents", "claude", "-p", "write out.txt", "--workdir", src,
+		"--repeat", "2", "--parallel", "2", "--check", "test -f out.txt && test -f README", "--report", "json",
+		"--events", eventsFile, "--progress")...)
+	require.Equal(t, 0, r.code, "stderr: %s", r.stderr)
+	var rep bench.Report
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &rep), "stdout is the report only: %s", r.stdout)
+	require.Len(t, rep.Runs, 2)
+	require.Equal(t, 2, rep.Parallel)
+	require.Contains(t, r.stderr, "bench: #1 claude")
+	require.Contains(t, r.stderr, "success, check passed")
+	require.NoFileExists(t, filepath.Join(src, "out.txt"))
+
+	all, err := os.ReadFile(eventsFile)
+	require.NoError(t, err)
+	byRun := map[string][]byte{}
+	for l := range bytes.Lines(all) {
+		var env struct{ Run string }
+		require.NoError(t, json.Unmarshal(l, &env))
+		byRun[env.Run] = append(byRun[env.Run], l...)
+	}
+	require.Len(t, byRun, 2)
+	for _, run := range rep.Runs {
+		require.Equal(t, event.ResultSuccess, run.Status)
+		require.True(t, run.Check.Passed, "%+v", run.Check)
+		require.Equal(t, []string{"out.txt"}, run.Files.Paths)
+		require.Equal(t, 1, run.ToolCalls)
+		require.Equal(t, int64(100), run.Tokens.Input)
+		// The figures agree with the session log, which is the very stream.
+		logged, err := os.ReadFile(run.Log)
+		require.NoError(t, err, "session log of %s", run.Run)
+		require.Equal(t, string(byRun[run.Run]), string(logged))
+		adaptertest.CheckStream(t, logged)
+		evs, err := event.ReadAll(bytes.NewReader(logged))
+		require.NoError(t, err)
+		tools := 0
+		for _, ev := range evs {
+			if ev.Type == event.TypeToolStart {
+				tools++
+			}
+		}
+		require.Equal(t, run.ToolCalls, tools)
+		res := evs[len(evs)-1].Body.(*event.Result)
+		require.Equal(t, run.Tokens.Output, res.Usage.OutputTokens)
+		require.Equal(t, *run.CostUSD, *res.CostUSD)
+	}
+	g := rep.Groups[0]
+	require.Equal(t, 1.0, g.SuccessRate)
+	require.Equal(t, 1.0, *g.PassRate)
+
+	// The same bench as a table, to a file; nothing on stdout.
+	out := filepath.Join(home, "report.txt")
+	r = invoke(t, "", benchArgs(t, "bench-cli-writer", "--agents", "claude", "-p", "x", "--workdir", src, "-o", out, "--no-log")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Empty(t, r.stdout)
+	require.Empty(t, r.stderr, "no progress when stderr is not a terminal")
+	table, err := os.ReadFile(out)
+	require.NoError(t, err)
+	require.Contains(t, string(table), "100% (1/1)")
+}
+
+func TestBenchFailedCheckExits1(t *testing.T) {
+	isolate(t)
+	r := invoke(t, "", benchArgs(t, "bench-cli-writer", "--agents", "claude", "-p", "x", "--workdir", benchSource(t),
+		"--check", "echo nope; exit 3", "--report", "markdown", "--no-log")...)
+	require.Equal(t, exitAgentFailed, r.code, r.stderr)
+	require.Contains(t, r.stdout, "| fail (exit 3) |")
+	require.Contains(t, r.stderr, "1 of 1 runs failed")
+}
+
+func TestBenchTasksDir(t *testing.T) {
+	home := isolate(t)
+	suite := filepath.Join(home, "suite")
+	require.NoError(t, os.MkdirAll(filepath.Join(suite, "folder", "tree"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(suite, "folder", "prompt.md"), []byte("write it"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(suite, "folder", "tree", "seed.txt"), []byte("seed"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(suite, "folder", "check.sh"), []byte("test -f seed.txt && test -f out.txt\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(suite, "plain.toml"), []byte("prompt = \"go\"\ncheck = \"test ! -f seed.txt\"\n"), 0o644))
+	r := invoke(t, "", benchArgs(t, "bench-cli-writer", "--agents", "claude", "--tasks", suite, "--report", "csv", "--no-log")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	rows, err := csv.NewReader(strings.NewReader(r.stdout)).ReadAll()
+	require.NoError(t, err)
+	require.Len(t, rows, 3)
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[h] = i
+	}
+	require.Equal(t, "folder", rows[1][col["task"]])
+	require.Equal(t, "plain", rows[2][col["task"]])
+	for _, row := range rows[1:] {
+		require.Equal(t, "success", row[col["status"]])
+		require.Equal(t, "pass", row[col["check"]], "each task runs in its own tree with its own check")
+	}
+}
+
+func TestBenchBinaryPairs(t *testing.T) {
+	home := isolate(t)
+	argv, _ := fakeagent.Command("bench-cli-writer")
+	bin := filepath.Join(home, "bin")
+	require.NoError(t, os.MkdirAll(bin, 0o755))
+	for _, name := range []string{"fake-claude", "fake-codex"} {
+		require.NoError(t, os.Symlink(argv[0], filepath.Join(bin, name)))
+	}
+	r := invoke(t, "", "bench", "--agents", "claude,codex", "-p", "x", "--workdir", benchSource(t), "--keep",
+		"--binary", "claude="+filepath.Join(bin, "fake-claude")+",codex="+filepath.Join(bin, "fake-codex"),
+		"--env", fakeagent.EnvVar+"=bench-cli-writer", "--linger", "100ms", "--kill-grace", "200ms",
+		"--report", "json", "--no-log", "--parallel", "2")
+	var rep bench.Report
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &rep), "stderr: %s", r.stderr)
+	require.NotEmpty(t, rep.Dir)
+	defer os.RemoveAll(rep.Dir)
+	for _, run := range rep.Runs {
+		got, err := os.ReadFile(filepath.Join(run.Tree, "out.txt"))
+		require.NoError(t, err, "%s ran in its kept tree", run.Agent)
+		require.Equal(t, "fake-"+run.Agent, string(got))
+	}
+	// The fake speaks Claude's format, so only claude parses it as a success.
+	require.Equal(t, event.ResultSuccess, rep.Runs[0].Status)
+	require.Equal(t, exitAgentFailed, r.code)
+}
+
+func TestBenchCancelWritesPartialReport(t *testing.T) {
+	home := isolate(t)
+	eventsFile := filepath.Join(home, "all.ndjson")
+	type done struct{ r result }
+	ch := make(chan done, 1)
+	go func() {
+		var out, errb bytes.Buffer
+		code := run(benchArgs(t, "bench-cli-hang", "--agents", "claude", "-p", "x", "--workdir", benchSource(t),
+			"--repeat", "3", "--parallel", "1", "--events", eventsFile, "--report", "json", "--idle-timeout", "0"),
+			strings.NewReader(""), &out, &errb)
+		ch <- done{result{code, out.String(), errb.String()}}
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		b, _ := os.ReadFile(eventsFile)
+		if bytes.Contains(b, []byte(`"type":"tool_start"`)) {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the first run never started a tool")
+		time.Sleep(20 * time.Millisecond) // polling a condition
+	}
+	require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGINT))
+	var d done
+	select {
+	case d = <-ch:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the bench did not end after SIGINT")
+	}
+	require.Equal(t, exitInterrupted, d.r.code, d.r.stderr)
+	var rep bench.Report
+	require.NoError(t, json.Unmarshal([]byte(d.r.stdout), &rep), d.r.stdout)
+	require.True(t, rep.Cancelled)
+	require.Equal(t, event.ResultCancelled, rep.Runs[0].Status)
+	require.Equal(t, bench.StatusSkipped, rep.Runs[1].Status)
+	require.Equal(t, bench.StatusSkipped, rep.Runs[2].Status)
+	require.NotEmpty(t, rep.Runs[0].Log)
+	logged, err := os.ReadFile(rep.Runs[0].Log)
+	require.NoError(t, err)
+	adaptertest.CheckStream(t, logged)
+	pid := 0
+	evs, err := event.ReadAll(bytes.NewReader(logged))
+	require.NoError(t, err)
+	for _, ev := range evs {
+		if s, ok := ev.Body.(*event.SessionStart); ok && s.PID != 0 {
+			pid = s.PID
+		}
+	}
+	require.NotZero(t, pid)
+	_, err = os.Stat("/proc/" + strconv.Itoa(pid))
+	require.True(t, os.IsNotExist(err), "the agent (pid %d) is gone", pid)
+}
+
+func TestBenchProgressRedraw(t *testing.T) {
+	var buf bytes.Buffer
+	v := &progressView{w: &buf, redraw: true, done: make(chan struct{})}
+	a := bench.Spec{Index: 0, Agent: "claude", Repeat: 1}
+	b := bench.Spec{Index: 1, Agent: "codex", Model: "gpt-5", Repeat: 1, Task: bench.Task{Name: "t1"}}
+	v.update(bench.Progress{Spec: a, State: bench.StateQueued})
+	v.update(bench.Progress{Spec: b, State: bench.StateRunning, Tools: 2})
+	pass := true
+	v.update(bench.Progress{Spec: a, State: bench.StateDone, Status: "success", Passed: &pass, Elapsed: 1500 * time.Millisecond, Tools: 3})
+	v.stop()
+	v.stop()                                                     // idempotent
+	v.update(bench.Progress{Spec: a, State: bench.StateRunning}) // after stop: nothing
+	out := buf.String()
+	require.Equal(t, 2, strings.Count(out, "\x1b[2A"), "each later draw goes back over both lines: %q", out)
+	require.Equal(t, 1, strings.Count(out, "\x1b[1A"))
+	last := out[strings.LastIndex(out, "\x1b[2A")+len("\x1b[2A"):]
+	require.Contains(t, last, "#1 claude")
+	require.Contains(t, last, "success, check passed")
+	require.Contains(t, last, "1.5s  tools 3")
+	require.Contains(t, last, "#2 codex gpt-5 [t1]")
+	require.Contains(t, last, "running")
+	require.Contains(t, last, "tools 2")
+}

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/adapters"
+	"github.com/agentharness/harness/event"
+	"github.com/agentharness/harness/mcpserver"
+)
+
+// mcpCmd serves harness over MCP: stdio by default, streamable HTTP on a
+// loopback address with --listen. Every run takes its settings from the
+// configuration, as 'harness run' does, then the client's arguments.
+type mcpCmd struct {
+	Listen           string        `help:"Serve streamable HTTP on this loopback address instead of stdio; clients must send the bearer token." placeholder:"127.0.0.1:PORT"`
+	TokenFile        string        `help:"File holding the bearer token of the HTTP transport (default: $HARNESS_MCP_TOKEN)." type:"existingfile"`
+	NoLog            bool          `help:"Do not write session logs of the runs."`
+	ProgressInterval time.Duration `help:"Interval of progress notifications while run_agent waits." default:"5s"`
+	Mock             string        `help:"Point every delegated run at the built-in scripted model playing this scenario (offline, no API key)."`
+}
+
+func (c *mcpCmd) Run(e *env) error {
+	if c.ProgressInterval <= 0 {
+		return usageErrorf("mcp: --progress-interval %s: want a positive duration", c.ProgressInterval)
+	}
+	var token string
+	if c.Listen != "" {
+		if err := mcpserver.CheckLoopback(c.Listen); err != nil {
+			return usageErrorf("mcp: --listen: %v", err)
+		}
+		var err error
+		if token, err = c.token(e); err != nil {
+			return err
+		}
+	}
+	s, err := loadSettings(e, "")
+	if err != nil {
+		return err
+	}
+	opts := c.options(e, s)
+	if c.Mock != "" {
+		m, err := harness.StartMock(c.Mock, "")
+		if err != nil {
+			return withStatus(exitUsage, err)
+		}
+		defer m.Close()
+		defaults := opts.Defaults
+		opts.Defaults = func(t harness.Task) harness.Task {
+			t = defaults(t)
+			// An agent the mock cannot drive (Cursor) keeps its own service.
+			_ = m.Point(&t)
+			return t
+		}
+	}
+	srv := mcpserver.New(opts)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	if c.Listen == "" {
+		t := &mcp.IOTransport{Reader: io.NopCloser(e.Stdin), Writer: nopWriteCloser{e.Stdout}}
+		err = srv.Run(ctx, t)
+		srv.Close()
+		if err != nil && ctx.Err() == nil {
+			return withStatus(exitAgentFailed, fmt.Errorf("mcp: %w", err))
+		}
+		return nil
+	}
+	ln, err := net.Listen("tcp", c.Listen)
+	if err != nil {
+		return usageErrorf("mcp: %v", err)
+	}
+	fmt.Fprintf(e.Stderr, "harness mcp: serving streamable HTTP on http://%s/\n", ln.Addr())
+	if err := srv.ServeHTTP(ctx, ln, token); err != nil {
+		return withStatus(exitAgentFailed, fmt.Errorf("mcp: %w", err))
+	}
+	return nil
+}
+
+// token is the HTTP transport's bearer token: --token-file, else
+// $HARNESS_MCP_TOKEN; it is required.
+func (c *mcpCmd) token(e *env) (string, error) {
+	tok := e.Getenv("HARNESS_MCP_TOKEN")
+	if c.TokenFile != "" {
+		b, err := os.ReadFile(c.TokenFile)
+		if err != nil {
+			return "", usageErrorf("mcp: --token-file: %v", err)
+		}
+		tok = string(b)
+	}
+	tok = strings.TrimSpace(tok)
+	if tok == "" {
+		return "", usageErrorf("mcp: --listen needs a bearer token: give --token-file or set HARNESS_MCP_TOKEN")
+	}
+	return tok, nil
+}
+
+// options wires the configuration into the server: per-run defaults as
+// 'harness run' computes them, the budget limits, session logs and prices.
+func (c *mcpCmd) options(e *env, s *settings) mcpserver.Options {
+	m := s.cfg.MCP
+	o := mcpserver.Options{
+		Limits:           mcpserver.Limits{IdleMin: m.IdleMin.D(), IdleMax: m.IdleMax.D(), HardMin: m.HardMin.D(), HardMax: m.HardMax.D()},
+		ProgressInterval: c.ProgressInterval,
+		EstimateCost:     s.estimate,
+		Version:          version,
+		Defaults:         func(t harness.Task) harness.Task { return runDefaults(e, s, t) },
+	}
+	if !c.NoLog && s.cfg.Log {
+		o.Observe = func(t harness.Task) (mcpserver.Observer, error) { return sessionObserver(e, s, t) }
+	}
+	return o
+}
+
+// runDefaults completes a task an MCP client gave (agent, prompt, model,
+// cwd, permissions) from the configuration, as 'harness run' does for flags.
+func runDefaults(e *env, s *settings, t harness.Task) harness.Task {
+	ac := s.cfg.Agents[t.Agent]
+	t.Model = firstSet(t.Model, s.cfg.Model, ac.Model)
+	if t.Model != "" && s.models != nil {
+		if id, ok := s.models.Resolve(t.Model, t.Agent); ok {
+			t.Model = id
+		}
+	}
+	t.Permissions = firstSet(t.Permissions, s.cfg.Permissions, adapters.FullAccess)
+	t.ExtraArgs = append([]string(nil), ac.Args...)
+	t.Binary = ac.Binary
+	t.SearchDirs = agentDirs(e)
+	t.Env = envPairs(ac.Env)
+	t.PTY = s.cfg.PTY
+	t.Budgets = s.budgets(&runCmd{})
+	return t
+}
+
+// sessionObserver writes a run's session log, as 'harness run' does.
+func sessionObserver(e *env, s *settings, t harness.Task) (mcpserver.Observer, error) {
+	sess, err := openLog(e, s, t)
+	if err != nil {
+		return mcpserver.Observer{}, err
+	}
+	return mcpserver.Observer{
+		LogPath:  sess.Path(),
+		OnLine:   func(line []byte) { sess.WriteEvent(line) },
+		OnNative: func(stream string, line []byte) { sess.WriteNative(stream, line) },
+		Close:    func(res *event.Result) { sess.Close(closeMeta(res)) },
+	}, nil
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/require"
+	"github.com/tidwall/gjson"
+
+	"github.com/agentharness/harness/internal/fakeagent"
+)
+
+// TestMCPStdio drives 'harness mcp' in-process over pipes with the SDK's
+// client: the configuration picks the agent's binary (a fake), the run
+// writes a session log, and the session ends when the client goes away.
+func TestMCPStdio(t *testing.T) {
+	home := isolate(t)
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	toml := "[agents.claude]\nbinary = " + strconv.Quote(exe) + "\nenv = { " + fakeagent.EnvVar + " = \"slow-drip\" }\n" +
+		"[mcp]\nidle_min = \"5s\"\nhard_min = \"1s\"\n"
+	require.NoError(t, os.WriteFile(filepath.Join(home, "harness.toml"), []byte(toml), 0o644))
+
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	var stderr bytes.Buffer
+	status := make(chan int, 1)
+	go func() {
+		status <- run([]string{"mcp", "--progress-interval", "20ms"}, inR, outW, &stderr)
+		outW.Close()
+	}()
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v0"}, nil)
+	cs, err := client.Connect(context.Background(), &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+	require.NoError(t, err)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_agent",
+		Arguments: map[string]any{"agent": "claude-code", "prompt": "say done", "idle_timeout_ms": 1, "hard_timeout_ms": 8000}})
+	require.NoError(t, err)
+	require.False(t, res.IsError, "%s", contentText(res))
+	b, _ := json.Marshal(res.StructuredContent)
+	s := gjson.ParseBytes(b)
+	require.Equal(t, "success", s.Get("state").String())
+	require.Equal(t, "done", s.Get("text").String())
+	require.EqualValues(t, 5000, s.Get("budgets.idle_timeout_ms").Int(), "the config's mcp.idle_min is the floor")
+	require.EqualValues(t, 8000, s.Get("budgets.hard_timeout_ms").Int())
+	require.Len(t, s.Get("budgets.clamped").Array(), 1)
+	logPath := s.Get("summary.session_log").String()
+	require.NotEmpty(t, logPath)
+	events, err := os.ReadFile(logPath)
+	require.NoError(t, err, "the run's session log")
+	require.Contains(t, string(events), `"type":"result"`)
+
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "list_agents", Arguments: map[string]any{}})
+	require.NoError(t, err)
+	b, _ = json.Marshal(res.StructuredContent)
+	require.Equal(t, exe, gjson.GetBytes(b, `agents.#(id=="claude").binary`).String())
+
+	require.NoError(t, cs.Close())
+	inW.Close()
+	select {
+	case code := <-status:
+		require.Equal(t, 0, code, stderr.String())
+	case <-time.After(20 * time.Second):
+		t.Fatal("harness mcp did not end when its client went away")
+	}
+}
+
+func TestMCPUsageErrors(t *testing.T) {
+	isolate(t)
+	t.Setenv("HARNESS_MCP_TOKEN", "")
+	emptyToken := filepath.Join(t.TempDir(), "token")
+	require.NoError(t, os.WriteFile(emptyToken, []byte("\n"), 0o600))
+	for name, c := range map[string]struct {
+		args []string
+		want string
+	}{
+		"non-loopback":      {[]string{"mcp", "--listen", "0.0.0.0:0"}, "only a loopback address"},
+		"all-interfaces":    {[]string{"mcp", "--listen", ":8080"}, "only a loopback address"},
+		"lan":               {[]string{"mcp", "--listen", "192.168.1.10:8080"}, "only a loopback address"},
+		"no-token":          {[]string{"mcp", "--listen", "127.0.0.1:0"}, "needs a bearer token"},
+		"empty-token-file":  {[]string{"mcp", "--listen", "127.0.0.1:0", "--token-file", emptyToken}, "needs a bearer token"},
+		"bad-progress":      {[]string{"mcp", "--progress-interval", "0s"}, "--progress-interval"},
+		"missing-tokenfile": {[]string{"mcp", "--listen", "127.0.0.1:0", "--token-file", "/nonexistent/token"}, "nonexistent"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := invoke(t, "", c.args...)
+			require.Equal(t, exitUsage, r.code, r.stderr)
+			require.Contains(t, r.stderr, c.want)
+			require.Equal(t, 1, strings.Count(strings.TrimSpace(r.stderr), "\n")+1, "one line: %q", r.stderr)
+			require.Empty(t, r.stdout)
+		})
+	}
+}
+
+func contentText(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			parts = append(parts, tc.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}

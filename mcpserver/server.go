@@ -1,0 +1,332 @@
+// Package mcpserver serves harness over the Model Context Protocol, so an
+// MCP client — typically another coding agent — can delegate a task to any
+// supported agent and run it under harness's supervision, instead of waiting
+// blindly on a CLI that may hang.
+//
+// The server offers five tools: run_agent, run_status, run_events,
+// cancel_run and list_agents. While run_agent waits for a run and the client
+// sent a progress token, it sends notifications/progress at a steady
+// interval naming what the agent is doing; it forwards the supervisor's idle
+// warning (before the idle watchdog fires) as a log notification at level
+// warning, and a fatal error at level error. A run that did not succeed ends
+// with an isError tool result carrying a structured error.
+//
+// Runs belong to the MCP session that started them: when the session ends
+// (the client disconnects, or the transport is closed) its runs are
+// interrupted and waited for, so no agent process outlives it. The package
+// is built on the official Go SDK (github.com/modelcontextprotocol/go-sdk)
+// and never prints.
+package mcpserver
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/event"
+)
+
+// Limits bound the budgets an MCP client may ask for; requests outside are
+// clamped. A zero field takes DefaultLimits' value.
+type Limits struct {
+	IdleMin, IdleMax time.Duration
+	HardMin, HardMax time.Duration
+}
+
+// DefaultLimits are the bounds of the issue: idle 1–30 min, hard 5–60 min.
+func DefaultLimits() Limits {
+	return Limits{IdleMin: time.Minute, IdleMax: 30 * time.Minute, HardMin: 5 * time.Minute, HardMax: 60 * time.Minute}
+}
+
+// Observer receives one run's output besides the server, for a session
+// log. Any field may be nil or empty.
+type Observer struct {
+	LogPath  string // reported in the run's summary
+	OnLine   func(line []byte)
+	OnNative func(stream string, line []byte)
+	Close    func(res *event.Result) // called once, after the run is over
+}
+
+// Options configure a Server. The zero value serves with the defaults.
+type Options struct {
+	// Defaults completes a run's task from the server's configuration
+	// (binary, search dirs, env, budgets, …) before the client's arguments
+	// are applied; nil leaves the task as the client gave it.
+	Defaults func(harness.Task) harness.Task
+	// Observe, when set, is called once per run before it starts (with the
+	// task as it will run, its run id set); an error means no observer.
+	Observe func(harness.Task) (Observer, error)
+	// EstimateCost is passed to harness.Options.
+	EstimateCost func(model string, u event.Usage) (float64, bool)
+	// Limits bound the idle and hard budgets; zero fields take the defaults.
+	Limits Limits
+	// ProgressInterval is the period of progress notifications (default 5 s).
+	ProgressInterval time.Duration
+	// LogInterval is the least time between two warning-level log
+	// notifications of one run (default 10 s); error-level ones always go.
+	LogInterval time.Duration
+	// MaxEvents bounds the events a run keeps for run_events (default
+	// 10000, and at most 32 MiB of them); older events are dropped.
+	MaxEvents int
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+	// Version is the server version announced to clients.
+	Version string
+	// Logger receives the SDK's diagnostics; nil discards them.
+	Logger *slog.Logger
+}
+
+// Server is an MCP server that runs agents. It may serve several sessions
+// at once; its methods are safe for concurrent use.
+type Server struct {
+	o   Options
+	mcp *mcp.Server
+
+	mu       sync.Mutex
+	sessions map[*mcp.ServerSession]*session
+	closed   bool
+}
+
+// session is the state of one MCP session: the runs it started.
+type session struct {
+	runs   map[string]*run
+	closed bool
+	wg     sync.WaitGroup // one per run still going
+}
+
+// New returns a Server with its tools registered.
+func New(o Options) *Server {
+	d := DefaultLimits()
+	l := &o.Limits
+	l.IdleMin, l.IdleMax = orDur(l.IdleMin, d.IdleMin), orDur(l.IdleMax, d.IdleMax)
+	l.HardMin, l.HardMax = orDur(l.HardMin, d.HardMin), orDur(l.HardMax, d.HardMax)
+	l.IdleMax, l.HardMax = max(l.IdleMax, l.IdleMin), max(l.HardMax, l.HardMin)
+	o.ProgressInterval = orDur(o.ProgressInterval, 5*time.Second)
+	o.LogInterval = orDur(o.LogInterval, 10*time.Second)
+	if o.MaxEvents <= 0 {
+		o.MaxEvents = defaultMaxEvents
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Version == "" {
+		o.Version = "dev"
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	s := &Server{o: o, sessions: map[*mcp.ServerSession]*session{}}
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "harness", Title: "harness: run coding agents under supervision", Version: o.Version},
+		&mcp.ServerOptions{Logger: o.Logger, Instructions: instructions})
+	s.mcp.AddReceivingMiddleware(s.middleware)
+	s.addTools()
+	return s
+}
+
+const instructions = "harness runs coding-agent CLIs (claude, codex, cursor, opencode, gemini) headless and supervised. " +
+	"Use run_agent to delegate a task to another agent; it blocks until the run ends (wait=turn) and reports progress, " +
+	"or returns a run id at once (wait=none) for run_status, run_events and cancel_run. A run that hangs is stopped " +
+	"by harness's idle and wall-clock watchdogs and reported as a structured error."
+
+func orDur(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
+
+// MCP returns the underlying SDK server.
+func (s *Server) MCP() *mcp.Server { return s.mcp }
+
+// Run serves one session over t until the client goes away or ctx is done,
+// then ends the session's runs and waits for them.
+func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
+	ss, err := s.mcp.Connect(ctx, t, nil)
+	if err != nil {
+		return err
+	}
+	s.track(ss)
+	ended := make(chan error, 1)
+	go func() { ended <- ss.Wait() }()
+	select {
+	case err = <-ended:
+	case <-ctx.Done():
+		s.endSession(ss, false) // interrupt first: Close waits for run_agent calls in flight
+		ss.Close()
+		<-ended
+		err = ctx.Err()
+	}
+	s.endSession(ss, true)
+	if errors.Is(err, io.EOF) {
+		err = nil
+	}
+	return err
+}
+
+// Close ends every session's runs and waits for them. Sessions stay
+// connected, but run_agent refuses new runs.
+func (s *Server) Close() {
+	s.mu.Lock()
+	s.closed = true
+	all := make([]*mcp.ServerSession, 0, len(s.sessions))
+	for ss := range s.sessions {
+		all = append(all, ss)
+	}
+	s.mu.Unlock()
+	for _, ss := range all {
+		s.endSession(ss, true)
+	}
+}
+
+// middleware notes every session the first time it is seen, and gives a
+// session that has just initialized the log level "warning", so the idle
+// warnings reach clients that never call logging/setLevel (the spec lets
+// the server choose then). A client's own setLevel overrides it.
+func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		ss, _ := req.GetSession().(*mcp.ServerSession)
+		if ss != nil {
+			s.track(ss)
+		}
+		res, err := next(ctx, method, req)
+		if method == "initialize" && err == nil && ss != nil {
+			_, _ = next(ctx, "logging/setLevel", &mcp.ServerRequest[*mcp.SetLoggingLevelParams]{
+				Session: ss, Params: &mcp.SetLoggingLevelParams{Level: "warning"}})
+		}
+		return res, err
+	}
+}
+
+// track registers a session; when it ends, its runs are ended.
+func (s *Server) track(ss *mcp.ServerSession) *session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if se, ok := s.sessions[ss]; ok {
+		return se
+	}
+	se := &session{runs: map[string]*run{}}
+	s.sessions[ss] = se
+	go func() {
+		_ = ss.Wait()
+		s.endSession(ss, true)
+	}()
+	return se
+}
+
+// endSession interrupts the session's runs and, with wait, waits for them
+// and forgets the session.
+func (s *Server) endSession(ss *mcp.ServerSession, wait bool) {
+	s.mu.Lock()
+	se := s.sessions[ss]
+	if se == nil {
+		s.mu.Unlock()
+		return
+	}
+	se.closed = true
+	runs := make([]*run, 0, len(se.runs))
+	for _, r := range se.runs {
+		runs = append(runs, r)
+	}
+	s.mu.Unlock()
+	for _, r := range runs {
+		r.cancel()
+	}
+	if !wait {
+		return
+	}
+	se.wg.Wait()
+	s.mu.Lock()
+	delete(s.sessions, ss)
+	s.mu.Unlock()
+}
+
+// lookup finds a run of the calling session.
+func (s *Server) lookup(ss *mcp.ServerSession, id string) (*run, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if se := s.sessions[ss]; se != nil {
+		if r := se.runs[id]; r != nil {
+			return r, nil
+		}
+	}
+	return nil, fmt.Errorf("unknown run_id %q: no run of this session has that id (runs are kept until the session ends)", id)
+}
+
+// Handler returns an http.Handler serving the streamable HTTP transport,
+// which answers 401 unless the request carries "Authorization: Bearer
+// <token>" (compared in constant time); an empty token refuses everyone.
+func (s *Server) Handler(token string) http.Handler {
+	// A session nobody talks to for longer than a run may last is
+	// abandoned: closing it ends its runs (the SDK pauses the timer while
+	// a request, such as a waiting run_agent, is in flight).
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
+		&mcp.StreamableHTTPOptions{Logger: s.o.Logger, SessionTimeout: s.o.Limits.HardMax + 5*time.Minute})
+	want := []byte("Bearer " + token)
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		got := []byte(req.Header.Get("Authorization"))
+		if token == "" || subtle.ConstantTimeCompare(got, want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="harness"`)
+			http.Error(w, "harness mcp: missing or wrong bearer token", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, req)
+	})
+}
+
+// CheckLoopback returns an error unless addr (host:port) is a loopback
+// address: the HTTP transport runs agents with shell access and must not be
+// reachable from the network.
+func CheckLoopback(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("listen address %q: %v", addr, err)
+	}
+	if strings.EqualFold(host, "localhost") {
+		return nil
+	}
+	ip := net.ParseIP(host)
+	if ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("listen address %q: only a loopback address (127.0.0.1, [::1], localhost) is allowed", addr)
+	}
+	return nil
+}
+
+// ServeHTTP serves the streamable HTTP transport on ln until ctx is done,
+// then ends every run. ln must be a loopback listener.
+func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, token string) error {
+	if token == "" {
+		return errors.New("harness mcp: the HTTP transport needs a bearer token")
+	}
+	if err := CheckLoopback(ln.Addr().String()); err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: s.Handler(token), ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	var err error
+	select {
+	case err = <-errc:
+	case <-ctx.Done():
+		s.Close()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = srv.Shutdown(sctx)
+		cancel()
+		err = nil
+	}
+	s.Close()
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}

@@ -1,0 +1,421 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/adapters"
+	"github.com/agentharness/harness/event"
+)
+
+// RunArgs are run_agent's arguments.
+type RunArgs struct {
+	Agent         string `json:"agent" jsonschema:"the agent to run: claude, codex, cursor, opencode or gemini (list_agents shows which are installed)"`
+	Prompt        string `json:"prompt" jsonschema:"the task for the agent, complete and self-contained: it does not see your conversation"`
+	Model         string `json:"model,omitempty" jsonschema:"model alias or the agent's own model id; the agent's default when omitted"`
+	Cwd           string `json:"cwd,omitempty" jsonschema:"absolute path of the directory the agent works in (it can run shell commands and edit files there); the server's directory when omitted"`
+	Permissions   string `json:"permissions,omitempty" jsonschema:"full-access (default: the agent runs tools and edits files without asking) or read-only"`
+	IdleTimeoutMS *int64 `json:"idle_timeout_ms,omitempty" jsonschema:"end the run after this many milliseconds without output and no tool call in flight; clamped to the server's limits"`
+	HardTimeoutMS *int64 `json:"hard_timeout_ms,omitempty" jsonschema:"wall-clock limit of the run in milliseconds; clamped to the server's limits"`
+	Wait          string `json:"wait,omitempty" jsonschema:"turn (default): block until the run ends and return its answer; none: return the run id at once and follow it with run_status, run_events, cancel_run"`
+}
+
+// RunRef names a run.
+type RunRef struct {
+	RunID string `json:"run_id" jsonschema:"the run id returned by run_agent"`
+}
+
+// EventsArgs are run_events' arguments.
+type EventsArgs struct {
+	RunID    string `json:"run_id" jsonschema:"the run id returned by run_agent"`
+	AfterSeq int64  `json:"after_seq,omitempty" jsonschema:"return events with seq greater than this (0: from the start); pass the previous page's next_after_seq"`
+	Limit    int    `json:"limit,omitempty" jsonschema:"most events to return (default 100, at most 1000)"`
+}
+
+// EventsPage is run_events' answer.
+type EventsPage struct {
+	RunID        string            `json:"run_id"`
+	State        string            `json:"state" jsonschema:"running, or the run's final status"`
+	Events       []json.RawMessage `json:"events" jsonschema:"events of harness's unified stream (spec/events.md): objects with v, type, run, seq, ts and the type's fields"`
+	NextAfterSeq int64             `json:"next_after_seq" jsonschema:"after_seq for the next page"`
+	LastSeq      int64             `json:"last_seq" jsonschema:"seq of the newest event so far"`
+	More         bool              `json:"more" jsonschema:"more events are buffered after this page"`
+	Dropped      int64             `json:"dropped" jsonschema:"events after after_seq that are no longer buffered (the server keeps the newest ones only)"`
+}
+
+// AgentsList is list_agents' answer.
+type AgentsList struct {
+	Agents []AgentInfo `json:"agents"`
+}
+
+// AgentInfo describes one supported agent.
+type AgentInfo struct {
+	ID        string   `json:"id"`
+	Installed bool     `json:"installed"`
+	Binary    string   `json:"binary,omitempty" jsonschema:"the executable that would run"`
+	Tried     []string `json:"tried,omitempty" jsonschema:"where the server looked, when not installed"`
+}
+
+// Budgets are the effective budgets of a run and the server's limits.
+type Budgets struct {
+	IdleTimeoutMS int64    `json:"idle_timeout_ms"`
+	HardTimeoutMS int64    `json:"hard_timeout_ms"`
+	IdleMinMS     int64    `json:"idle_min_ms"`
+	IdleMaxMS     int64    `json:"idle_max_ms"`
+	HardMinMS     int64    `json:"hard_min_ms"`
+	HardMaxMS     int64    `json:"hard_max_ms"`
+	Clamped       []string `json:"clamped,omitempty" jsonschema:"requested budgets the server changed to fit its limits"`
+}
+
+func (b Budgets) idle() time.Duration { return time.Duration(b.IdleTimeoutMS) * time.Millisecond }
+func (b Budgets) hard() time.Duration { return time.Duration(b.HardTimeoutMS) * time.Millisecond }
+
+const runDescription = "Start a coding agent (claude, codex, cursor, opencode or gemini) on a task and return its answer. " +
+	"The agent runs headless WITH SHELL ACCESS in the given directory (cwd): with permissions full-access (the default) " +
+	"it runs commands and edits files there without asking; read-only limits it to reading. " +
+	"harness supervises the run: no output for idle_timeout_ms ends it (EIDLE), and so does the wall-clock limit " +
+	"hard_timeout_ms (ETIMEDOUT); both are clamped to the server's limits. With wait=turn (default) the call blocks " +
+	"until the run ends, sending progress notifications; with wait=none it returns the run id at once. " +
+	"A run that does not succeed returns isError with a structured error (code, message, partial results, suggestions)."
+
+func (s *Server) addTools() {
+	t := true
+	mcp.AddTool(s.mcp, &mcp.Tool{Name: "run_agent", Title: "Run a coding agent", Description: runDescription,
+		InputSchema: runArgsSchema(), OutputSchema: schemaFor[Outcome](),
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: &t, OpenWorldHint: &t}}, s.runAgent)
+	mcp.AddTool(s.mcp, &mcp.Tool{Name: "run_status", Title: "Status of a run",
+		Description:  "State of a run started by run_agent: running or its final status, elapsed time, time since its last output, what it is doing, and the tool calls in flight.",
+		OutputSchema: schemaFor[Status](), Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, s.runStatus)
+	mcp.AddTool(s.mcp, &mcp.Tool{Name: "run_events", Title: "Events of a run",
+		Description:  "Page through a run's normalized events (harness's unified event stream) with seq greater than after_seq. The server keeps the newest 10000 events (32 MiB) of each run; older ones are reported as dropped.",
+		OutputSchema: schemaFor[EventsPage](), Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, s.runEvents)
+	mcp.AddTool(s.mcp, &mcp.Tool{Name: "cancel_run", Title: "Cancel a run",
+		Description:  "Stop a run: SIGINT, then SIGTERM, then SIGKILL to the agent and every process it started. Returns the run's final result (state cancelled, error code ECANCELED) once it is over.",
+		OutputSchema: schemaFor[Outcome](), Annotations: &mcp.ToolAnnotations{DestructiveHint: &t, IdempotentHint: true}}, s.cancelRun)
+	mcp.AddTool(s.mcp, &mcp.Tool{Name: "list_agents", Title: "List agents",
+		Description:  "The agents run_agent can start, and whether each is installed on the server.",
+		OutputSchema: schemaFor[AgentsList](), Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, s.listAgents)
+}
+
+func schemaFor[T any]() *jsonschema.Schema {
+	sc, err := jsonschema.For[T](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
+		reflect.TypeFor[json.RawMessage](): {Type: "object"},
+	}})
+	if err != nil {
+		panic(err) // the types are ours: a failure is a bug caught by any test
+	}
+	return sc
+}
+
+func runArgsSchema() *jsonschema.Schema {
+	sc := schemaFor[RunArgs]()
+	sc.Properties["wait"].Enum = []any{"turn", "none"}
+	sc.Properties["permissions"].Enum = []any{adapters.FullAccess, adapters.ReadOnly}
+	sc.Properties["prompt"].MinLength = jsonschema.Ptr(1)
+	sc.Properties["agent"].MinLength = jsonschema.Ptr(1)
+	return sc
+}
+
+// errResult is a tool error the calling model can act on.
+func errResult(format string, args ...any) (*mcp.CallToolResult, any, error) {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(format, args...)}}}, nil, nil
+}
+
+func (s *Server) runAgent(ctx context.Context, req *mcp.CallToolRequest, in RunArgs) (*mcp.CallToolResult, any, error) {
+	wait := in.Wait
+	if wait == "" {
+		wait = "turn"
+	}
+	if wait != "turn" && wait != "none" {
+		return errResult("run_agent: wait %q: want turn or none", in.Wait)
+	}
+	if strings.TrimSpace(in.Prompt) == "" {
+		return errResult("run_agent: prompt is empty: give the agent its task")
+	}
+	a, err := harness.Adapter(in.Agent)
+	if err != nil {
+		return errResult("run_agent: %v", err)
+	}
+	if p := in.Permissions; p != "" && p != adapters.FullAccess && p != adapters.ReadOnly {
+		return errResult("run_agent: permissions %q: want %s or %s", p, adapters.FullAccess, adapters.ReadOnly)
+	}
+	for name, v := range map[string]*int64{"idle_timeout_ms": in.IdleTimeoutMS, "hard_timeout_ms": in.HardTimeoutMS} {
+		if v != nil && *v < 0 {
+			return errResult("run_agent: %s %d: want a positive number of milliseconds", name, *v)
+		}
+	}
+	t := harness.Task{Agent: a.Name(), Task: adapters.Task{Prompt: in.Prompt, Model: in.Model, Cwd: in.Cwd, Permissions: in.Permissions}}
+	if s.o.Defaults != nil {
+		t = s.o.Defaults(t)
+	}
+	t.Agent, t.Prompt = a.Name(), in.Prompt
+	if in.Model != "" && t.Model == "" {
+		t.Model = in.Model
+	}
+	if in.Cwd != "" {
+		t.Cwd = in.Cwd
+	}
+	if in.Permissions != "" {
+		t.Permissions = in.Permissions
+	}
+	b := s.clamp(&t.Budgets, in.IdleTimeoutMS, in.HardTimeoutMS)
+	t.Run = event.NewRunID()
+	r, err := s.start(req.Session, t, b)
+	if err != nil {
+		return errResult("run_agent: %v", err)
+	}
+	if wait == "none" {
+		o := Outcome{RunID: r.id, Agent: r.agent, State: StateRunning, Budgets: b}
+		text := fmt.Sprintf("Started %s as run %s (idle timeout %s, hard timeout %s). Follow it with run_status and run_events, stop it with cancel_run.",
+			r.agent, r.id, roundDur(b.idle()), roundDur(b.hard()))
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, o, nil
+	}
+	r.attach(ctx, req.Params.GetProgressToken())
+	select {
+	case <-r.done:
+	case <-ctx.Done():
+		r.cancel() // the client cancelled the call or went away
+		<-r.done
+	}
+	<-r.notified // the last log notifications go before the result
+	r.detach()
+	return finalResult(r)
+}
+
+// clamp sets the run's idle and hard budgets from the request, or from the
+// defaults, within the limits, and returns them with what was changed.
+func (s *Server) clamp(tb *harness.Budgets, idleMS, hardMS *int64) Budgets {
+	l := s.o.Limits
+	b := Budgets{IdleMinMS: l.IdleMin.Milliseconds(), IdleMaxMS: l.IdleMax.Milliseconds(),
+		HardMinMS: l.HardMin.Milliseconds(), HardMaxMS: l.HardMax.Milliseconds()}
+	pick := func(name string, req *int64, def, lo, hi time.Duration) time.Duration {
+		d := def
+		if req != nil {
+			d = time.Duration(*req) * time.Millisecond
+		}
+		switch {
+		case req == nil && d <= 0:
+			d = hi // "off" is not offered over MCP
+		case d < lo:
+			if req != nil {
+				b.Clamped = append(b.Clamped, fmt.Sprintf("%s %d raised to the server minimum %d", name, *req, lo.Milliseconds()))
+			}
+			d = lo
+		case d > hi:
+			if req != nil {
+				b.Clamped = append(b.Clamped, fmt.Sprintf("%s %d lowered to the server maximum %d", name, *req, hi.Milliseconds()))
+			}
+			d = hi
+		}
+		return d
+	}
+	tb.Idle = pick("idle_timeout_ms", idleMS, tb.Idle, l.IdleMin, l.IdleMax)
+	tb.Hard = pick("hard_timeout_ms", hardMS, tb.Hard, l.HardMin, l.HardMax)
+	// The idle warning must come before the idle timeout, with time left
+	// to react: 30 s before, or a quarter of the budget when that is short.
+	if w := tb.IdleWarning; w <= 0 || w >= tb.Idle/2 {
+		tb.IdleWarning = min(30*time.Second, tb.Idle/4)
+	}
+	b.IdleTimeoutMS, b.HardTimeoutMS = tb.Idle.Milliseconds(), tb.Hard.Milliseconds()
+	return b
+}
+
+// start starts a run owned by session ss.
+func (s *Server) start(ss *mcp.ServerSession, t harness.Task, b Budgets) (*run, error) {
+	s.mu.Lock()
+	se := s.sessions[ss]
+	if se == nil && !s.closed {
+		s.mu.Unlock()
+		se = s.track(ss)
+		s.mu.Lock()
+	}
+	if s.closed || se.closed {
+		s.mu.Unlock()
+		return nil, errors.New("the server is shutting down; no new runs")
+	}
+	se.wg.Add(1)
+	s.mu.Unlock()
+
+	r := &run{id: t.Run, agent: t.Agent, budgets: b, now: s.o.Now, start: s.o.Now(),
+		done: make(chan struct{}), poke: make(chan struct{}, 1), notified: make(chan struct{}),
+		maxEvents: s.o.MaxEvents, maxBytes: defaultMaxEventBytes}
+	var obs Observer
+	if s.o.Observe != nil {
+		if o, err := s.o.Observe(t); err == nil {
+			obs = o
+		}
+	}
+	r.logPath = obs.LogPath
+	opts := harness.Options{OnEvent: r.onEvent, OnLine: obs.OnLine, Now: s.o.Now, EstimateCost: s.o.EstimateCost,
+		OnNative: func(stream string, line []byte) {
+			r.onNative(stream, line)
+			if obs.OnNative != nil {
+				obs.OnNative(stream, line)
+			}
+		}}
+	h, err := harness.Start(context.Background(), t, opts)
+	if err != nil {
+		if obs.Close != nil {
+			obs.Close(nil)
+		}
+		se.wg.Done()
+		return nil, err
+	}
+	r.h = h
+	s.mu.Lock()
+	se.runs[r.id] = r
+	closed := se.closed
+	s.mu.Unlock()
+	go s.notifier(r, ss)
+	go func() {
+		res, werr := h.Wait()
+		if obs.Close != nil {
+			obs.Close(res)
+		}
+		r.finish(res, werr)
+		<-r.notified
+		se.wg.Done()
+	}()
+	if closed {
+		r.cancel()
+	}
+	return r, nil
+}
+
+// finalResult is run_agent's result for a finished run.
+func finalResult(r *run) (*mcp.CallToolResult, any, error) {
+	o := r.outcome()
+	res := &mcp.CallToolResult{}
+	if o.Error == nil {
+		text := o.Text
+		if text == "" {
+			text = "(the agent finished without a final message)"
+		}
+		sm := o.Summary
+		line := fmt.Sprintf("[harness] run %s: %s %s in %s, %d turns, tools %v, tokens in %d out %d",
+			o.RunID, o.Agent, sm.Status, roundDur(time.Duration(sm.DurationMS)*time.Millisecond), sm.Turns,
+			sortedKinds(sm.ToolsByKind), sm.Tokens.Input, sm.Tokens.Output)
+		if sm.CostUSD != nil {
+			line += fmt.Sprintf(", cost $%.4f", *sm.CostUSD)
+		}
+		if sm.SessionLog != "" {
+			line += ", log " + sm.SessionLog
+		}
+		res.Content = []mcp.Content{&mcp.TextContent{Text: text}, &mcp.TextContent{Text: line}}
+		return res, o, nil
+	}
+	res.IsError = true
+	e := o.Error
+	msg := fmt.Sprintf("%s: %s run %s failed: %s (wall %s, idle %s", e.Code, o.Agent, o.RunID, e.Message,
+		roundDur(time.Duration(e.WallMS)*time.Millisecond), roundDur(time.Duration(e.IdleMS)*time.Millisecond))
+	if e.Killed {
+		msg += ", killed with " + e.Signal
+	}
+	msg += ")."
+	for _, sg := range e.Suggestions {
+		msg += "\n- " + sg
+	}
+	detail, _ := json.Marshal(e)
+	res.Content = []mcp.Content{&mcp.TextContent{Text: msg}, &mcp.TextContent{Text: string(detail)}}
+	return res, o, nil
+}
+
+func (s *Server) runStatus(_ context.Context, req *mcp.CallToolRequest, in RunRef) (*mcp.CallToolResult, any, error) {
+	r, err := s.lookup(req.Session, in.RunID)
+	if err != nil {
+		return errResult("run_status: %v", err)
+	}
+	st := r.status()
+	text := fmt.Sprintf("run %s (%s): %s, %s elapsed, last output %s ago, %s", st.RunID, st.Agent, st.State,
+		roundDur(time.Duration(st.ElapsedMS)*time.Millisecond), roundDur(time.Duration(st.LastActivityMS)*time.Millisecond), st.Activity)
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, st, nil
+}
+
+func (s *Server) runEvents(_ context.Context, req *mcp.CallToolRequest, in EventsArgs) (*mcp.CallToolResult, any, error) {
+	r, err := s.lookup(req.Session, in.RunID)
+	if err != nil {
+		return errResult("run_events: %v", err)
+	}
+	if in.AfterSeq < 0 || in.Limit < 0 {
+		return errResult("run_events: after_seq and limit cannot be negative")
+	}
+	limit := in.Limit
+	if limit == 0 {
+		limit = 100
+	}
+	limit = min(limit, 1000)
+	state := StateRunning
+	if r.finished() {
+		state = r.result.Status
+	}
+	evs, first, last, more := r.page(in.AfterSeq, limit)
+	p := EventsPage{RunID: r.id, State: state, Events: make([]json.RawMessage, len(evs)), LastSeq: last, More: more, NextAfterSeq: in.AfterSeq}
+	for i, e := range evs {
+		p.Events[i] = e
+	}
+	if first > in.AfterSeq+1 {
+		p.Dropped = first - in.AfterSeq - 1
+	}
+	if n := len(evs); n > 0 {
+		p.NextAfterSeq = first + max(in.AfterSeq-first+1, 0) + int64(n) - 1
+	}
+	text := fmt.Sprintf("%d events of run %s (%s); next_after_seq %d, more %t", len(evs), r.id, state, p.NextAfterSeq, more)
+	if p.Dropped > 0 {
+		text += fmt.Sprintf("; %d older events are no longer buffered", p.Dropped)
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, p, nil
+}
+
+func (s *Server) cancelRun(ctx context.Context, req *mcp.CallToolRequest, in RunRef) (*mcp.CallToolResult, any, error) {
+	r, err := s.lookup(req.Session, in.RunID)
+	if err != nil {
+		return errResult("cancel_run: %v", err)
+	}
+	already := r.finished()
+	r.cancel()
+	select {
+	case <-r.done:
+	case <-ctx.Done():
+		return errResult("cancel_run: run %s was interrupted, but the call ended before the agent was gone", r.id)
+	}
+	o := r.outcome()
+	text := fmt.Sprintf("run %s cancelled; the agent and its processes are gone", r.id)
+	if already {
+		text = fmt.Sprintf("run %s had already finished: %s", r.id, o.State)
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, o, nil
+}
+
+func (s *Server) listAgents(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+	var l AgentsList
+	var lines []string
+	for _, a := range harness.Adapters() {
+		t := harness.Task{Agent: a.Name(), Task: adapters.Task{Prompt: "-"}}
+		if s.o.Defaults != nil {
+			t = s.o.Defaults(t)
+		}
+		info := AgentInfo{ID: a.Name()}
+		env := t.BaseEnv
+		bin, err := harness.FindBinary(a, t.Binary, t.SearchDirs, envOrOS(env))
+		var nf *harness.NotInstalledError
+		switch {
+		case err == nil:
+			info.Installed, info.Binary = true, bin
+			lines = append(lines, a.Name()+": installed ("+bin+")")
+		case errors.As(err, &nf):
+			info.Tried = nf.Tried
+			lines = append(lines, a.Name()+": not installed")
+		}
+		l.Agents = append(l.Agents, info)
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Join(lines, "\n")}}}, l, nil
+}
