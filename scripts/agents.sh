@@ -39,6 +39,9 @@ if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$hash" ] && [ -d "$dir/node_modules
 fi
 
 mkdir -p "$dir" || die "cannot create $dir"
+# Absolute from here on: node's require() takes a relative path for a module name.
+dir="$(cd "$dir" && pwd)"
+stamp="$dir/.agents-stamp"
 rm -f "$stamp"
 cat >"$dir/package.json" <<JSON
 {
