@@ -142,7 +142,7 @@ func TestFaults(t *testing.T) {
 		{name: "ignore-sigterm", status: event.ResultTimeout, code: event.ErrIdleTimeout, errIs: harness.ErrIdleTimeout, bound: 10 * time.Second,
 			// The fake ignores SIGTERM only once it has started: idle must
 			// outlast its start-up, then SIGKILL is needed.
-			budgets: func(b *harness.Budgets) { b.Idle, b.IdleWarning = time.Second, 0 },
+			budgets: func(b *harness.Budgets) { b.Idle, b.IdleWarning = 3*time.Second, 0 },
 			check: func(t *testing.T, f fakeRun) {
 				require.Positive(t, f.result.Stats.NativeLines, "the fake never started within the idle budget")
 				e := f.find(event.TypeError)[0].(*event.Error)

@@ -275,23 +275,29 @@ func (p *Proc) watch(s *supervisor, now time.Time) time.Time {
 		}
 		if p.o.Idle > 0 && !unlimited {
 			due := ref.Add(budget)
-			if !now.Before(due) {
-				s.reason = ErrIdleTimeout
-			} else {
+			fire := !now.Before(due)
+			if !fire {
 				soonest(due)
-				if w := p.o.IdleWarning; w > 0 && w < budget && !s.warnedRef.Equal(ref) {
-					if warnAt := due.Add(-w); now.Before(warnAt) {
-						soonest(warnAt)
-					} else {
-						s.warnedRef = ref
-						warnings = append(warnings, &event.Warning{
-							Code:   event.WarnIdle,
-							IdleMS: now.Sub(ref).Milliseconds(), AbortInMS: due.Sub(now).Milliseconds(),
-							Message: fmt.Sprintf("no output for %s; the run ends in %s unless some comes",
-								now.Sub(ref).Round(time.Millisecond), due.Sub(now).Round(time.Millisecond)),
-						})
-					}
+			}
+			// The warning always comes before the timeout of the same
+			// silence, even when this goroutine woke too late to send it
+			// in time (a loaded machine): readers count on that order.
+			if w := p.o.IdleWarning; w > 0 && w < budget && !s.warnedRef.Equal(ref) {
+				if warnAt := due.Add(-w); now.Before(warnAt) {
+					soonest(warnAt)
+				} else {
+					s.warnedRef = ref
+					abortIn := max(0, due.Sub(now))
+					warnings = append(warnings, &event.Warning{
+						Code:   event.WarnIdle,
+						IdleMS: now.Sub(ref).Milliseconds(), AbortInMS: abortIn.Milliseconds(),
+						Message: fmt.Sprintf("no output for %s; the run ends in %s unless some comes",
+							now.Sub(ref).Round(time.Millisecond), abortIn.Round(time.Millisecond)),
+					})
 				}
+			}
+			if fire {
+				s.reason = ErrIdleTimeout
 			}
 		}
 		if p.o.Hard > 0 && s.reason == nil {
