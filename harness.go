@@ -214,9 +214,12 @@ func Start(ctx context.Context, t Task, o Options) (*Run, error) {
 			bodies = r.feed(parser, bodies, line)
 		},
 		OnStderr: func(line []byte) {
+			<-r.ready
 			if o.OnNative != nil {
-				<-r.ready
 				o.OnNative(event.StreamStderr, line)
+			}
+			if t.Raw {
+				r.stream.Line(event.StreamStderr, line, false, nil)
 			}
 		},
 		OnWarning: func(w *event.Warning) { r.stream.Emit(w) },

@@ -162,6 +162,13 @@ func TestFaults(t *testing.T) {
 				e := f.find(event.TypeError)[0].(*event.Error)
 				require.NotEmpty(t, e.Partial.StderrTail)
 				require.Equal(t, 1, *e.ExitCode)
+				var stderrLines int
+				for _, b := range f.find(event.TypeNative) {
+					if b.(*event.Native).Stream == event.StreamStderr {
+						stderrLines++
+					}
+				}
+				require.Equal(t, 1, stderrLines, "--raw shows stderr lines too")
 			}},
 		{name: "exit-0-without-terminal-event", status: event.ResultError, code: event.CodeNoTerminalEvent, errIs: harness.ErrAgentFailed, bound: 10 * time.Second},
 		{name: "killed-by-signal", status: event.ResultError, code: event.ErrProcessExit, errIs: harness.ErrAgentFailed, bound: 10 * time.Second,

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -285,4 +286,64 @@ func TestExtraArgsGoBeforeThePrompt(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &d))
 	n := len(d.Argv)
 	require.Equal(t, []string{"--add-dir", "x", "--", "hi"}, d.Argv[n-4:])
+}
+
+// signalOnLine is a stdout that runs fire once a line containing marker
+// has been written.
+type signalOnLine struct {
+	bytes.Buffer
+	marker string
+	fire   func()
+	fired  bool
+}
+
+func (w *signalOnLine) Write(p []byte) (int, error) {
+	n, err := w.Buffer.Write(p)
+	if !w.fired && bytes.Contains(p, []byte(w.marker)) {
+		w.fired = true
+		w.fire()
+	}
+	return n, err
+}
+
+func TestRunInterruptedBySIGINT(t *testing.T) {
+	isolate(t)
+	argv, _ := fakeagent.Command("interrupt")
+	out := &signalOnLine{marker: `"type":"tool_start"`, fire: func() { syscall.Kill(os.Getpid(), syscall.SIGINT) }}
+	var errb bytes.Buffer
+	code := run([]string{"run", "--agent", "claude", "--binary", argv[0], "--env", fakeagent.EnvVar + "=interrupt",
+		"-p", "go", "--no-log", "--kill-grace", "2s"}, strings.NewReader(""), out, &errb)
+	require.Equal(t, exitInterrupted, code, "stderr: %s", errb.String())
+	require.Contains(t, errb.String(), "tool still running at interrupt: Bash (call="+fakeagent.ToolCallID+", kind=shell, elapsed=")
+	require.Contains(t, errb.String(), "[command=npm install --legacy-peer-deps]")
+	adaptertest.CheckStream(t, out.Bytes())
+	require.Contains(t, out.String(), `"code":"interrupted"`)
+	require.Contains(t, out.String(), `"status":"cancelled"`)
+}
+
+// brokenStdout fails every write after the first, as a pipe whose reader
+// has gone (| head -1).
+type brokenStdout struct{ n int }
+
+func (w *brokenStdout) Write(p []byte) (int, error) {
+	w.n++
+	if w.n > 1 {
+		return 0, syscall.EPIPE
+	}
+	return len(p), nil
+}
+
+func TestRunStopsWhenStdoutGoes(t *testing.T) {
+	home := isolate(t)
+	argv, _ := fakeagent.Command("hang-after-output")
+	var errb bytes.Buffer
+	code := run([]string{"run", "--agent", "claude", "--binary", argv[0], "--env", fakeagent.EnvVar + "=hang-after-output",
+		"-p", "go", "--kill-grace", "1s"}, strings.NewReader(""), &brokenStdout{}, &errb)
+	require.Equal(t, exitInterrupted, code, "stderr: %s", errb.String())
+	logged, err := filepath.Glob(filepath.Join(home, ".local", "share", "harness", "sessions", "run_*.ndjson"))
+	require.NoError(t, err)
+	require.Len(t, logged, 1)
+	data, err := os.ReadFile(logged[0])
+	require.NoError(t, err)
+	adaptertest.CheckStream(t, data) // the session log still holds the whole stream
 }

@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -206,6 +207,24 @@ func execute(e *env, t harness.Task, s *settings, o runOutput) error {
 	}
 	var sess *logger.Session
 	opts := harness.Options{EstimateCost: s.estimate}
+	// When whoever reads stdout goes away (| head), the run is stopped as
+	// an interrupt would: the agent and its tools are cleaned up, and the
+	// session log keeps the whole stream.
+	var stdoutGone atomic.Bool
+	started := make(chan *harness.Run, 1)
+	writeOut := func(line []byte) {
+		if stdoutGone.Load() {
+			return
+		}
+		if _, err := e.Stdout.Write(line); err != nil && errors.Is(err, syscall.EPIPE) {
+			stdoutGone.Store(true)
+			go func() {
+				if r := <-started; r != nil {
+					r.Interrupt()
+				}
+			}()
+		}
+	}
 	var jsonEvents []json.RawMessage
 	text := &textRenderer{w: e.Stdout, color: colorOK(e, e.Stdout)}
 	opts.OnLine = func(line []byte) {
@@ -217,7 +236,7 @@ func execute(e *env, t harness.Task, s *settings, o runOutput) error {
 		}
 		switch o.format {
 		case "ndjson":
-			e.Stdout.Write(line) // a closed stdout must not stop the run: the log keeps it
+			writeOut(line)
 		case "json":
 			jsonEvents = append(jsonEvents, json.RawMessage(append([]byte(nil), line[:len(line)-1]...)))
 		}
@@ -237,16 +256,22 @@ func execute(e *env, t harness.Task, s *settings, o runOutput) error {
 			opts.OnNative = func(stream string, line []byte) { sess.WriteNative(stream, line) }
 		}
 	}
+	// Signals are caught before the agent exists, so an early Ctrl-C cannot
+	// end the harness and leave the agent unwatched.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
+	defer signal.Stop(sigs)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	run, err := harness.Start(ctx, t, opts)
+	started <- run
 	if err != nil {
 		if sess != nil {
 			sess.Close(logger.Meta{Status: event.ResultError})
 		}
 		return withStatus(exitUsage, err)
 	}
-	stopSignals := forwardSignals(e, run)
+	stopSignals := forwardSignals(e, run, sigs)
 	res, werr := run.Wait()
 	stopSignals()
 	if sess != nil {
@@ -285,9 +310,7 @@ func exitFor(err error) error {
 // forwardSignals turns SIGINT, SIGTERM and SIGHUP into an interrupt of the
 // run, reporting each tool call in flight on stderr; a second SIGINT within
 // 2 s kills at once.
-func forwardSignals(e *env, run *harness.Run) (stop func()) {
-	ch := make(chan os.Signal, 4)
-	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+func forwardSignals(e *env, run *harness.Run, ch <-chan os.Signal) (stop func()) {
 	done := make(chan struct{})
 	go func() {
 		first := true
@@ -295,7 +318,10 @@ func forwardSignals(e *env, run *harness.Run) (stop func()) {
 			select {
 			case <-done:
 				return
-			case <-ch:
+			case sig := <-ch:
+				if sig == syscall.SIGPIPE {
+					continue // a closed stdout is handled where it is written
+				}
 				if first {
 					for _, c := range run.InFlight() {
 						fmt.Fprintln(e.Stderr, inFlightLine(c, time.Now()))
@@ -306,7 +332,7 @@ func forwardSignals(e *env, run *harness.Run) (stop func()) {
 			}
 		}
 	}()
-	return func() { signal.Stop(ch); close(done) }
+	return func() { close(done) }
 }
 
 // inFlightLine is the stderr line for a tool call still running at an
