@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
 )
 
 // MaxLineBytes is the longest line the stream may carry (spec: 1 MiB).
@@ -52,6 +54,92 @@ func AppendJSON(dst []byte, ev Event) ([]byte, error) {
 		dst = AppendString(dst, b.Text)
 		dst = appendStringField(dst, "message_id", b.MessageID)
 		dst = appendStringField(dst, "parent_call_id", b.ParentCallID)
+		if b.Truncated {
+			dst = append(dst, `,"truncated":true`...)
+		}
+		return append(dst, '}'), nil
+	case *Reasoning:
+		dst = append(dst, `,"text":`...)
+		dst = AppendString(dst, b.Text)
+		dst = appendStringField(dst, "parent_call_id", b.ParentCallID)
+		if b.Truncated {
+			dst = append(dst, `,"truncated":true`...)
+		}
+		return append(dst, '}'), nil
+	case *ToolStart:
+		if len(b.Input) == 0 {
+			break // encoding/json's error
+		}
+		mark := len(dst)
+		dst = append(dst, `,"call_id":`...)
+		dst = AppendString(dst, b.CallID)
+		dst = append(dst, `,"name":`...)
+		dst = AppendString(dst, b.Name)
+		dst = append(dst, `,"kind":`...)
+		dst = AppendString(dst, string(b.Kind))
+		dst = append(dst, `,"input":`...)
+		var err error
+		if dst, err = appendCompact(dst, b.Input); err != nil {
+			dst = dst[:mark]
+			break
+		}
+		if b.InputTruncated {
+			dst = append(dst, `,"input_truncated":true`...)
+		}
+		dst = appendStringField(dst, "command", b.Command)
+		dst = appendStringField(dst, "path", b.Path)
+		dst = appendStringField(dst, "parent_call_id", b.ParentCallID)
+		return append(dst, '}'), nil
+	case *ToolEnd:
+		dst = append(dst, `,"call_id":`...)
+		dst = AppendString(dst, b.CallID)
+		dst = append(dst, `,"name":`...)
+		dst = AppendString(dst, b.Name)
+		dst = append(dst, `,"kind":`...)
+		dst = AppendString(dst, string(b.Kind))
+		dst = append(dst, `,"status":`...)
+		dst = AppendString(dst, b.Status)
+		dst = appendStringField(dst, "output", b.Output)
+		if b.OutputTruncated {
+			dst = append(dst, `,"output_truncated":true`...)
+		}
+		if b.ExitCode != nil {
+			dst = append(dst, `,"exit_code":`...)
+			dst = strconv.AppendInt(dst, int64(*b.ExitCode), 10)
+		}
+		dst = append(dst, `,"duration_ms":`...)
+		dst = strconv.AppendInt(dst, b.DurationMS, 10)
+		if b.Synthetic {
+			dst = append(dst, `,"synthetic":true`...)
+		}
+		if len(b.Paths) > 0 {
+			dst = append(dst, `,"paths":[`...)
+			for i, p := range b.Paths {
+				if i > 0 {
+					dst = append(dst, ',')
+				}
+				dst = AppendString(dst, p)
+			}
+			dst = append(dst, ']')
+		}
+		dst = appendStringField(dst, "diff", b.Diff)
+		if b.DiffTruncated {
+			dst = append(dst, `,"diff_truncated":true`...)
+		}
+		return append(dst, '}'), nil
+	case *Warning:
+		dst = append(dst, `,"code":`...)
+		dst = AppendString(dst, b.Code)
+		dst = append(dst, `,"message":`...)
+		dst = AppendString(dst, b.Message)
+		dst = appendIntField(dst, "idle_ms", b.IdleMS)
+		dst = appendIntField(dst, "abort_in_ms", b.AbortInMS)
+		dst = appendStringField(dst, "call_id", b.CallID)
+		dst = appendStringField(dst, "name", b.Name)
+		dst = appendIntField(dst, "elapsed_ms", b.ElapsedMS)
+		dst = appendIntField(dst, "budget_ms", b.BudgetMS)
+		dst = appendIntField(dst, "bytes", b.Bytes)
+		dst = appendStringField(dst, "line", b.Line)
 		if b.Truncated {
 			dst = append(dst, `,"truncated":true`...)
 		}
@@ -268,4 +356,49 @@ func (ev *Event) UnmarshalJSON(b []byte) error {
 	}
 	*ev = d
 	return nil
+}
+
+// appendCompact appends the JSON value raw compacted, as encoding/json
+// writes a RawMessage (no HTML escaping); invalid JSON is an error.
+func appendCompact(dst []byte, raw []byte) ([]byte, error) {
+	out, ok := AppendCompactJSON(dst, raw)
+	if !ok {
+		return dst, errors.New("event: invalid raw JSON")
+	}
+	return out, nil
+}
+
+// AppendCompactJSON appends the JSON value raw without insignificant white
+// space, as encoding/json's Compact does without HTML escaping; invalid
+// UTF-8 inside strings becomes U+FFFD. ok is false, and dst unchanged, when
+// raw is not valid JSON.
+func AppendCompactJSON(dst, raw []byte) (out []byte, ok bool) {
+	if !gjson.ValidBytes(raw) {
+		return dst, false
+	}
+	if !utf8.Valid(raw) {
+		raw = bytes.ToValidUTF8(raw, []byte("\uFFFD"))
+	}
+	inString, escaped, start := false, false, 0
+	for i, c := range raw {
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case ' ', '\t', '\r', '\n':
+			dst = append(dst, raw[start:i]...)
+			start = i + 1
+		}
+	}
+	return append(dst, raw[start:]...), true
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 )
@@ -396,6 +397,14 @@ func TestHandEncodedMatchesReflection(t *testing.T) {
 		&Message{Role: RoleAssistant, Text: "t"}, &Message{Role: RoleUser, Text: "", MessageID: "m", Truncated: true},
 		&Usage{}, &Usage{InputTokens: 1, OutputTokens: 2, CacheReadTokens: 3, CacheWriteTokens: 4, ReasoningTokens: 5, CostUSD: 0.000125, CostEstimated: true},
 		&Usage{CostUSD: 1e-9}, &Usage{CostUSD: 12345.5},
+		&Reasoning{Text: "r"}, &Reasoning{Text: "r", ParentCallID: "p", Truncated: true},
+		&ToolStart{CallID: "c", Name: "Bash", Kind: KindShell, Input: json.RawMessage(`{"command":"a && b <c>"}`), Command: "a && b <c>"},
+		&ToolStart{CallID: "c", Name: "W", Kind: KindWrite, Input: json.RawMessage("{ \"x\" : [1, 2],\n \"u\":\"\\u003c\u2028\" }"), Path: "p", InputTruncated: true, ParentCallID: "t"},
+		&ToolEnd{CallID: "c", Name: "n", Kind: KindEdit, Status: StatusError, Output: "o\x00\xff", OutputTruncated: true, ExitCode: Int(-1),
+			DurationMS: 7, Synthetic: true, Paths: []string{"a", "b\"c"}, Diff: "--- a\n+++ b\n", DiffTruncated: true},
+		&ToolEnd{CallID: "c", Name: "n", Kind: KindRead, Status: StatusOK},
+		&Warning{Code: WarnIdle, Message: "m", IdleMS: 1, AbortInMS: 2, CallID: "c", Name: "n", ElapsedMS: 3, BudgetMS: 4, Bytes: 5, Line: "l", Truncated: true},
+		&Warning{Code: WarnLineTruncated, Message: ""},
 	}
 	for _, b := range bodies {
 		ev := Event{V: 1, Run: testRun, Seq: 3, TS: 4, Body: b}
@@ -416,4 +425,25 @@ func TestSubAgentTextIsNotTheResult(t *testing.T) {
 		&Result{Status: ResultSuccess}))
 	r := s.Finish(Outcome{NoProcess: true})
 	require.Equal(t, "main answer", r.Text)
+}
+
+func FuzzAppendCompactJSON(f *testing.F) {
+	for _, s := range []string{`{}`, `{"a": [1, 2 ,3], "b" : "x y\t"}`, "{\"s\":\"\\\" \\\\\"}", `[1,`, `{"a":1}x`, "{\"u\":\"\xff\"}", `"\u2028 <&>"`, ` { } `, `{"a":1e5,"b":-0.5,"c":true,"d":null}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		out, ok := AppendCompactJSON([]byte("pre"), raw)
+		if !ok {
+			require.Equal(t, "pre", string(out), "dst unchanged on invalid input")
+			return
+		}
+		got := out[3:]
+		require.True(t, json.Valid(got), "output must be valid JSON: %q -> %q", raw, got)
+		require.True(t, utf8.Valid(got))
+		if utf8.Valid(raw) {
+			var want bytes.Buffer
+			require.NoError(t, json.Compact(&want, raw), "gjson accepted what encoding/json rejects: %q", raw)
+			require.Equal(t, want.String(), string(got))
+		}
+	})
 }

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/oklog/ulid/v2"
+	"github.com/tidwall/gjson"
 )
 
 // Limits on what one event may carry, so that a line stays under
@@ -81,6 +82,9 @@ type Stream struct {
 	last       [lastEventsKept]Event
 	lastAt     time.Time
 	resultSent *Result
+	// tick is the time of the call in progress (Emit, Line, Finish), read
+	// once: the events of one native line share it.
+	tick time.Time
 }
 
 type openCall struct {
@@ -120,6 +124,7 @@ func (s *Stream) Run() string { return s.cfg.Run }
 func (s *Stream) Emit(bodies ...Body) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.tick = s.now()
 	if s.finished {
 		return ErrFinished
 	}
@@ -135,6 +140,7 @@ func (s *Stream) Emit(bodies ...Body) error {
 func (s *Stream) Line(stream string, line []byte, unparsed bool, bodies []Body) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.tick = s.now()
 	if s.finished {
 		return ErrFinished
 	}
@@ -168,7 +174,7 @@ func NativeLine(stream string, line []byte) *Native {
 		line = line[:MaxNativeBytes]
 		n.Truncated = true
 	}
-	if !n.Truncated && json.Valid(line) {
+	if !n.Truncated && gjson.ValidBytes(line) && utf8.Valid(line) {
 		n.Line = append(json.RawMessage(nil), line...)
 	} else {
 		n.Line = AppendString(nil, string(line))
@@ -351,7 +357,7 @@ func (s *Stream) toolStart(v *ToolStart) bool {
 	if v.Name == "" {
 		v.Name = "unknown"
 	}
-	if len(v.Input) == 0 || !json.Valid(v.Input) || v.Input[0] != '{' {
+	if len(v.Input) == 0 || v.Input[0] != '{' || !gjson.ValidBytes(v.Input) {
 		v.Input = json.RawMessage("{}")
 	} else if len(v.Input) > MaxInputBytes {
 		v.Input = json.RawMessage("{}")
@@ -363,7 +369,7 @@ func (s *Stream) toolStart(v *ToolStart) bool {
 	}
 	v.Path = cutUTF8(v.Path, MaxFieldBytes)
 	s.openSeq++
-	s.open[id] = &openCall{id: id, name: v.Name, kind: v.Kind, at: s.now(), start: v, n: s.openSeq}
+	s.open[id] = &openCall{id: id, name: v.Name, kind: v.Kind, at: s.clock(), start: v, n: s.openSeq}
 	s.toolCalls++
 	return true
 }
@@ -401,7 +407,7 @@ func (s *Stream) toolEnd(v *ToolEnd) {
 		v.Status = StatusOK
 	}
 	if v.DurationMS <= 0 {
-		v.DurationMS = s.now().Sub(c.at).Milliseconds()
+		v.DurationMS = s.clock().Sub(c.at).Milliseconds()
 		if v.DurationMS < 0 {
 			v.DurationMS = 0
 		}
@@ -424,9 +430,17 @@ func (s *Stream) toolEnd(v *ToolEnd) {
 	s.send(v)
 }
 
+// clock is the time of the call in progress.
+func (s *Stream) clock() time.Time {
+	if s.tick.IsZero() {
+		return s.now()
+	}
+	return s.tick
+}
+
 func (s *Stream) send(b Body) {
 	s.seq++
-	ts := s.now().UnixMilli()
+	ts := s.clock().UnixMilli()
 	if ts < s.lastTS {
 		ts = s.lastTS
 	}
@@ -478,6 +492,7 @@ const CodeNoTerminalEvent = "no_terminal_event"
 func (s *Stream) Finish(o Outcome) *Result {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.tick = s.now()
 	if s.finished {
 		return s.resultSent
 	}
@@ -529,7 +544,7 @@ func (s *Stream) deriveStatus(o Outcome) string {
 
 func (s *Stream) buildResult(status string, o Outcome) *Result {
 	r := &Result{Status: status, ExitCode: o.ExitCode, Signal: o.Signal, LingeredAfterDone: o.Lingered}
-	r.DurationMS = s.now().Sub(s.startAt).Milliseconds()
+	r.DurationMS = s.clock().Sub(s.startAt).Milliseconds()
 	r.Usage = s.usage
 	if a := s.agent; a != nil {
 		r.Text = a.Text

@@ -6,9 +6,11 @@
 // It repeats the agent's captured cases from testdata/<agent>/ — those
 // whose golden output ends in a successful result, leaving out the .raw
 // copies — until the stream reaches the size. Every id-like string value
-// (keys ending in id/Id/ID) gets a suffix unique to its repetition, so
-// the parser's and event.Stream's pairing and dedup see fresh ids as in
-// one long run. The stream always ends with a whole case, and so with the
+// (keys ending in id/Id/ID) gets a suffix unique to its repetition and
+// case, so the parser's and event.Stream's pairing and dedup see fresh ids
+// as in one long run; and as one long run has one session, each case's
+// main session id (its first) becomes the same fixed id everywhere, while
+// other sessions (sub-agents') stay distinct. The stream always ends with a whole case, and so with the
 // agent's terminal event.
 package main
 
@@ -155,20 +157,53 @@ func endsInSuccess(golden []byte) bool {
 	return bytes.Contains(last, []byte(`"type":"result"`)) && bytes.Contains(last, []byte(`"status":"success"`))
 }
 
-// idValue matches a string value whose key ends in id, Id or ID; group 1
-// is everything up to the value's closing quote.
-var idValue = regexp.MustCompile(`("[A-Za-z_]*(?:id|Id|ID)"\s*:\s*"(?:[^"\\]|\\.)*)"`)
+// idValue matches a string value whose key ends in id, Id or ID: group 1
+// is the key, group 2 the value (without quotes).
+var idValue = regexp.MustCompile(`"([A-Za-z_]*(?:id|Id|ID))"\s*:\s*"((?:[^"\\]|\\.)*)"`)
+
+// BenchSession is the session id every case's main session gets: one long
+// run has one session (OpenCode takes parts of any other session for a
+// sub-agent's, and skips them).
+const BenchSession = "benchgen_session"
+
+func isSessionKey(k string) bool {
+	k = strings.ToLower(k)
+	return strings.Contains(k, "session") || k == "thread_id"
+}
+
+// edit is one id value of a case to rewrite: the bytes [start, end) are
+// the value; session values equal to the case's first are replaced with
+// BenchSession, every other id gets the repetition's suffix at end.
+type edit struct {
+	start, end int
+	main       bool
+}
+
+func edits(data []byte) []edit {
+	var out []edit
+	var first string
+	for _, m := range idValue.FindAllSubmatchIndex(data, -1) {
+		key, val := string(data[m[2]:m[3]]), string(data[m[4]:m[5]])
+		e := edit{start: m[4], end: m[5]}
+		if isSessionKey(key) && val != "" {
+			if first == "" {
+				first = val
+			}
+			e.main = val == first
+		}
+		out = append(out, e)
+	}
+	return out
+}
 
 // Generate writes whole repetitions of cases to w until at least size bytes
-// are written, each id of case c in repetition n suffixed with "_r<n>c<c>".
-// It returns the bytes written.
+// are written. Each id of case c in repetition n is suffixed with
+// "_r<n>c<c>", except the case's main session id, which becomes
+// BenchSession. It returns the bytes written.
 func Generate(w io.Writer, cases []Case, size int64) (int64, error) {
-	// Where each case's id values close, found once.
-	cuts := make([][]int, len(cases))
+	plans := make([][]edit, len(cases))
 	for i, c := range cases {
-		for _, m := range idValue.FindAllSubmatchIndex(c.Data, -1) {
-			cuts[i] = append(cuts[i], m[3]) // the closing quote
-		}
+		plans[i] = edits(c.Data)
 	}
 	var written int64
 	buf := make([]byte, 0, 64<<10)
@@ -177,10 +212,15 @@ func Generate(w io.Writer, cases []Case, size int64) (int64, error) {
 			suffix := "_r" + strconv.Itoa(rep) + "c" + strconv.Itoa(i)
 			buf = buf[:0]
 			prev := 0
-			for _, at := range cuts[i] {
-				buf = append(buf, c.Data[prev:at]...)
-				buf = append(buf, suffix...)
-				prev = at
+			for _, e := range plans[i] {
+				if e.main {
+					buf = append(buf, c.Data[prev:e.start]...)
+					buf = append(buf, BenchSession...)
+				} else {
+					buf = append(buf, c.Data[prev:e.end]...)
+					buf = append(buf, suffix...)
+				}
+				prev = e.end
 			}
 			buf = append(buf, c.Data[prev:]...)
 			n, err := w.Write(buf)

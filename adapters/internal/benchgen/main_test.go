@@ -47,6 +47,36 @@ func TestGenerateEndsInSuccessWithFreshIDs(t *testing.T) {
 	}
 }
 
+// events counts the events a's parser and event.Stream make of data.
+func events(t *testing.T, a adapters.Adapter, data []byte) int64 {
+	t.Helper()
+	s := event.NewStream(event.StreamConfig{Run: "r", Start: event.SessionStart{Agent: a.Name()}})
+	require.NoError(t, adapters.Normalize(bytes.NewReader(data), a.NewParser(), s, 0))
+	return s.Finish(event.Outcome{NoProcess: true}).Stats.Events
+}
+
+// Every repetition must count as much as the first: none of it may be
+// skipped as another session's, or dropped as a duplicate.
+func TestRepetitionsAreNotSkipped(t *testing.T) {
+	t.Parallel()
+	for _, a := range []adapters.Adapter{claude.New(), codex.New(), cursor.New(), gemini.New(), opencode.New()} {
+		t.Run(a.Name(), func(t *testing.T) {
+			t.Parallel()
+			cases, err := loadCases(filepath.Join("..", "..", "..", "testdata", a.Name()))
+			require.NoError(t, err)
+			var one, three bytes.Buffer
+			_, err = Generate(&one, cases, 1)
+			require.NoError(t, err)
+			_, err = Generate(&three, cases, int64(2*one.Len()+1))
+			require.NoError(t, err)
+			e1, e3 := events(t, a, one.Bytes()), events(t, a, three.Bytes())
+			require.Greater(t, e1, int64(10))
+			// session_start and result come once, whatever the length.
+			require.GreaterOrEqual(t, e3, 3*(e1-2), "one repetition gives %d events, three give %d", e1, e3)
+		})
+	}
+}
+
 func TestParseSize(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string]int64{"200MB": 200e6, "1.5GB": 15e8, "4096": 4096, "10kb": 10e3, "7B": 7} {

@@ -28,6 +28,12 @@ func Unsafe(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b))
 // Each calls fn with each key and raw value of the JSON object s, in order,
 // until fn returns false or the object ends. Keys are given as written
 // (escapes are not decoded). A value that is not an object yields nothing.
+//
+// On malformed input the walk is as lenient as gjson's ForEach, so that
+// parsers moved from it read damaged lines alike: each key is the next
+// string after the byte that follows the previous value (the comma, when
+// there is one), and spaces, commas and colons between a key and its value
+// are skipped.
 func Each(s string, fn func(key, val string) bool) {
 	i := skipSpace(s, 0)
 	if i >= len(s) || s[i] != '{' {
@@ -35,20 +41,20 @@ func Each(s string, fn func(key, val string) bool) {
 	}
 	i++
 	for {
-		i = skipSpace(s, i)
-		if i >= len(s) || s[i] != '"' {
+		k := strings.IndexByte(s[i:], '"')
+		if k < 0 {
 			return
 		}
+		i += k
 		end := skipString(s, i)
 		if end > len(s) || end-1 <= i || s[end-1] != '"' {
 			return
 		}
 		key := s[i+1 : end-1]
-		i = skipSpace(s, end)
-		if i >= len(s) || s[i] != ':' {
-			return
+		i = end
+		for i < len(s) && !isValueStart(s[i]) {
+			i++
 		}
-		i = skipSpace(s, i+1)
 		if i >= len(s) {
 			return
 		}
@@ -56,12 +62,22 @@ func Each(s string, fn func(key, val string) bool) {
 		if !fn(key, s[i:vend]) {
 			return
 		}
-		i = skipSpace(s, vend)
-		if i >= len(s) || s[i] != ',' {
+		// The byte after a value is the comma, or skipped as gjson skips
+		// it.
+		i = vend + 1
+		if i >= len(s) {
 			return
 		}
-		i++
 	}
+}
+
+// isValueStart tells the bytes gjson starts a value at; it skips others.
+func isValueStart(c byte) bool {
+	switch c {
+	case '"', '{', '[', '-', '+', 't', 'f', 'n', 'i', 'I', 'N':
+		return true
+	}
+	return c >= '0' && c <= '9'
 }
 
 // EachElem calls fn with each raw element of the JSON array s, in order,
@@ -272,9 +288,22 @@ func skipValue(s string, i int) int {
 		return skipString(s, i)
 	case '{', '[':
 		return skipContainer(s, i)
+	case 'n':
+		if i+1 < len(s) && s[i+1] != 'u' {
+			break // gjson reads "nan" and the like as a number
+		}
+		fallthrough
+	case 't', 'f':
+		// A literal is its letters, as gjson reads it.
+		j := i + 1
+		for j < len(s) && s[j] >= 'a' && s[j] <= 'z' {
+			j++
+		}
+		return j
 	}
-	j := i
-	for j < len(s) && s[j] != ',' && s[j] != '}' && s[j] != ']' && s[j] != ' ' && s[j] != '\n' && s[j] != '\t' && s[j] != '\r' {
+	// A number runs to a space, control byte, comma or closing bracket.
+	j := i + 1
+	for j < len(s) && s[j] > ' ' && s[j] != ',' && s[j] != '}' && s[j] != ']' {
 		j++
 	}
 	return j

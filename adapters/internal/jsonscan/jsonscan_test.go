@@ -71,7 +71,9 @@ func FuzzGet(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s, key string) {
 		v := Get(s, key)
-		if !gjson.Valid(s) || !gjson.Parse(s).IsObject() || strings.ContainsAny(key, `\"*?.|#@!`) || key == "" {
+		// Compare only where a gjson path is the plain key.
+		// Keys with escapes are compared as written, so leave them out.
+		if !gjson.Valid(s) || !gjson.Parse(s).IsObject() || !plainKey(key) || strings.ContainsRune(s, '\\') {
 			return
 		}
 		want := gjson.Get(s, key)
@@ -79,4 +81,13 @@ func FuzzGet(f *testing.F) {
 			t.Fatalf("Get(%q, %q) = %q, gjson %q", s, key, v, want.Raw)
 		}
 	})
+}
+
+func plainKey(k string) bool {
+	for _, c := range k {
+		if !(c == '_' || c == '-' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return k != ""
 }
