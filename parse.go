@@ -28,11 +28,16 @@ func Parse(ctx context.Context, r io.Reader, agent string, sink func(event.Event
 	if err != nil {
 		return nil, err
 	}
+	in := &chunkClock{r: ctxReader{ctx, r}, now: o.Now}
+	if in.now == nil {
+		in.now = time.Now
+	}
+	in.at = in.now()
 	s := event.NewStream(event.StreamConfig{
-		Run: o.Run, Now: o.Now, Raw: o.Raw, Sink: sink,
+		Run: o.Run, Now: in.time, Raw: o.Raw, Sink: sink,
 		Start: event.SessionStart{Agent: a.Name()},
 	})
-	readErr := adapters.Normalize(ctxReader{ctx, r}, a.NewParser(), s, o.MaxLine)
+	readErr := adapters.Normalize(in, a.NewParser(), s, o.MaxLine)
 	if readErr != nil {
 		s.Emit(&event.Error{Code: event.ErrParseError, Message: "reading the native stream: " + readErr.Error()})
 	}
@@ -51,3 +56,21 @@ func (c ctxReader) Read(p []byte) (int, error) {
 	}
 	return c.r.Read(p)
 }
+
+// chunkClock reads the clock once per read of the native stream rather than
+// once per event: the events of one chunk (64 KiB at most) exist within the
+// same millisecond or so, and a clock read per event costs more than the
+// event's encoding on event-dense streams.
+type chunkClock struct {
+	r   io.Reader
+	now func() time.Time
+	at  time.Time
+}
+
+func (c *chunkClock) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.at = c.now()
+	return n, err
+}
+
+func (c *chunkClock) time() time.Time { return c.at }

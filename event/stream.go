@@ -349,7 +349,11 @@ func (s *Stream) toolStart(v *ToolStart) bool {
 		s.reuses[agentID]++
 		id = agentID + "#" + itoa(s.reuses[agentID]+1)
 	}
-	s.alias[agentID] = id
+	if id != agentID {
+		s.alias[agentID] = id
+	} else if len(s.alias) > 0 {
+		delete(s.alias, agentID) // a stale rename of an earlier call
+	}
 	v.CallID = id
 	if v.Kind == "" || !v.Kind.Valid() {
 		v.Kind = KindOther
@@ -385,7 +389,8 @@ func (s *Stream) toolEnd(v *ToolEnd) {
 	if v.CallID == "" {
 		v.CallID = "call"
 	}
-	id := s.aliasOf(v.CallID)
+	agentID := v.CallID
+	id := s.aliasOf(agentID)
 	c, ok := s.open[id]
 	if !ok {
 		// An end with no start: announce the call first, so the pair holds.
@@ -425,8 +430,10 @@ func (s *Stream) toolEnd(v *ToolEnd) {
 	}
 	delete(s.open, id)
 	s.closed[id] = true
-	// A later start that reuses the agent's id must get a fresh one.
-	delete(s.alias, id)
+	if id != agentID {
+		// A later start that reuses the agent's id must get a fresh one.
+		delete(s.alias, agentID)
+	}
 	s.send(v)
 }
 

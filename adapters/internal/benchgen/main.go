@@ -34,14 +34,15 @@ func main() {
 	size := flag.String("size", "200MB", "at least this many bytes (suffixes KB, MB, GB; powers of 1000)")
 	out := flag.String("o", "", "output file (default stdout)")
 	dir := flag.String("testdata", "", "testdata directory (default: testdata/ of the enclosing module)")
+	cases := flag.String("cases", "*", "only the cases whose name matches this glob (e.g. 'partial-*' for Claude's partial-message captures)")
 	flag.Parse()
-	if err := run(*agent, *size, *out, *dir); err != nil {
+	if err := run(*agent, *size, *out, *dir, *cases); err != nil {
 		fmt.Fprintln(os.Stderr, "benchgen:", err)
 		os.Exit(1)
 	}
 }
 
-func run(agent, size, out, dir string) error {
+func run(agent, size, out, dir, pattern string) error {
 	if agent == "" || strings.ContainsAny(agent, `/\.`) {
 		return errors.New("-agent is required (claude, codex, cursor, gemini, opencode)")
 	}
@@ -55,6 +56,10 @@ func run(agent, size, out, dir string) error {
 		}
 	}
 	cases, err := loadCases(filepath.Join(dir, agent))
+	if err != nil {
+		return err
+	}
+	cases, err = matching(cases, pattern)
 	if err != nil {
 		return err
 	}
@@ -231,4 +236,22 @@ func Generate(w io.Writer, cases []Case, size int64) (int64, error) {
 		}
 	}
 	return written, nil
+}
+
+// matching keeps the cases whose name matches the glob pattern.
+func matching(cases []Case, pattern string) ([]Case, error) {
+	var out []Case
+	for _, c := range cases {
+		ok, err := filepath.Match(pattern, c.Name)
+		if err != nil {
+			return nil, fmt.Errorf("-cases %q: %w", pattern, err)
+		}
+		if ok {
+			out = append(out, c)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("-cases %q matches no usable case", pattern)
+	}
+	return out, nil
 }
