@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentharness/harness/adapters"
+	"github.com/agentharness/harness/adapters/internal/benchdata"
 	"github.com/agentharness/harness/event"
 )
 
@@ -172,4 +174,59 @@ func Fuzz(t *testing.T, a adapters.Adapter, data []byte) {
 			t.Fatalf("invalid JSON out: %q", line)
 		}
 	}
+}
+
+// BenchNormalize times the whole normalization of stream as harness parse
+// does it — parser, event.Stream, encoder — with MB/s and allocations.
+func BenchNormalize(b *testing.B, a adapters.Adapter, stream []byte) {
+	b.Helper()
+	if len(stream) == 0 {
+		b.Fatal("empty benchmark stream")
+	}
+	b.SetBytes(int64(len(stream)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		enc := event.NewEncoder(io.Discard)
+		s := event.NewStream(event.StreamConfig{Run: RunID, Start: event.SessionStart{Agent: a.Name()},
+			Sink: func(ev event.Event) { _ = enc.Encode(ev) }})
+		_ = adapters.Normalize(bytes.NewReader(stream), a.NewParser(), s, 0)
+		s.Finish(event.Outcome{NoProcess: true})
+	}
+}
+
+// BenchParse times the parser alone over stream, without event.Stream and
+// the encoder.
+func BenchParse(b *testing.B, a adapters.Adapter, stream []byte) {
+	b.Helper()
+	if len(stream) == 0 {
+		b.Fatal("empty benchmark stream")
+	}
+	lines := bytes.Split(stream, []byte("\n"))
+	b.SetBytes(int64(len(stream)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	var buf []event.Body
+	for b.Loop() {
+		p := a.NewParser()
+		for _, l := range lines {
+			buf, _ = p.Parse(buf[:0], l)
+		}
+		buf = p.Flush(buf[:0])
+	}
+}
+
+// BenchStream builds a native stream of at least size bytes from the
+// agent's testdata cases whose names match glob ("*" for all), with fresh
+// ids in every repetition, as make bench does (see benchdata.Generate).
+func BenchStream(tb testing.TB, agent string, size int64, glob string) []byte {
+	tb.Helper()
+	cases, err := benchdata.LoadCases(filepath.Join("..", "..", "testdata", agent))
+	require.NoError(tb, err)
+	cases, err = benchdata.Match(cases, glob)
+	require.NoError(tb, err)
+	var buf bytes.Buffer
+	_, err = benchdata.Generate(&buf, cases, size)
+	require.NoError(tb, err)
+	return buf.Bytes()
 }

@@ -8,12 +8,9 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/agentharness/harness/adapters"
+	"github.com/agentharness/harness/adapters/internal/jsonscan"
 	"github.com/agentharness/harness/event"
 )
-
-// WarnAgentRetry is the warning code of a failed API request that Claude
-// Code is about to retry (system/api_retry).
-const WarnAgentRetry = "agent_retry"
 
 // maxBlocks bounds the content block index a stream_event may name, so that
 // a hostile index cannot make the parser allocate.
@@ -87,24 +84,24 @@ func (p *parser) Parse(dst []event.Body, line []byte) ([]event.Body, bool) {
 	// cloned.
 	s := unsafe.String(unsafe.SliceData(line), len(line))
 	var t top
-	eachField(s, func(k, v string) bool {
+	jsonscan.Each(s, func(k, v string) bool {
 		switch k {
 		case "type":
-			t.typ = strVal(v)
+			t.typ = jsonscan.StrOnly(v)
 		case "subtype":
-			t.subtype = strVal(v)
+			t.subtype = jsonscan.StrOnly(v)
 		case "event":
 			t.event = v
 		case "message":
 			t.message = v
 		case "parent_tool_use_id":
-			t.parent = strVal(v)
+			t.parent = jsonscan.StrOnly(v)
 		case "api_message_id":
-			t.apiMsgID = strVal(v)
+			t.apiMsgID = jsonscan.StrOnly(v)
 		case "error":
-			t.errCode = strVal(v)
+			t.errCode = jsonscan.StrOnly(v)
 		case "api_error_status":
-			t.apiStatus = intVal(v)
+			t.apiStatus = jsonscan.Int(v)
 		case "session_id":
 			t.session = v
 		case "model":
@@ -182,12 +179,12 @@ func (p *parser) streamEvent(dst []event.Body, t *top) []event.Body {
 	var typ string
 	var index int64 = -1
 	var delta, cblock, message, usage string
-	eachField(t.event, func(k, v string) bool {
+	jsonscan.Each(t.event, func(k, v string) bool {
 		switch k {
 		case "type":
-			typ = strVal(v)
+			typ = jsonscan.StrOnly(v)
 		case "index":
-			index = intVal(v)
+			index = jsonscan.Int(v)
 		case "delta":
 			delta = v
 		case "content_block":
@@ -207,12 +204,12 @@ func (p *parser) streamEvent(dst []event.Body, t *top) []event.Body {
 			return dst
 		}
 		var dtype, text string
-		eachField(delta, func(k, v string) bool {
+		jsonscan.Each(delta, func(k, v string) bool {
 			switch k {
 			case "type":
-				dtype = strVal(v)
+				dtype = jsonscan.StrOnly(v)
 			case "text", "thinking", "partial_json":
-				text = strVal(v)
+				text = jsonscan.StrOnly(v)
 			}
 			return true
 		})
@@ -370,16 +367,16 @@ func (p *parser) countUsage(dst []event.Body, id string, u string) []event.Body 
 		p.counted[strings.Clone(id)] = c
 	}
 	var inc event.Usage
-	eachField(u, func(k, v string) bool {
+	jsonscan.Each(u, func(k, v string) bool {
 		switch k {
 		case "input_tokens":
-			inc.InputTokens = increase(&c.InputTokens, intVal(v))
+			inc.InputTokens = increase(&c.InputTokens, jsonscan.Int(v))
 		case "output_tokens":
-			inc.OutputTokens = increase(&c.OutputTokens, intVal(v))
+			inc.OutputTokens = increase(&c.OutputTokens, jsonscan.Int(v))
 		case "cache_read_input_tokens":
-			inc.CacheReadTokens = increase(&c.CacheReadTokens, intVal(v))
+			inc.CacheReadTokens = increase(&c.CacheReadTokens, jsonscan.Int(v))
 		case "cache_creation_input_tokens":
-			inc.CacheWriteTokens = increase(&c.CacheWriteTokens, intVal(v))
+			inc.CacheWriteTokens = increase(&c.CacheWriteTokens, jsonscan.Int(v))
 		}
 		return true
 	})
@@ -578,20 +575,20 @@ func (p *parser) result(dst []event.Body, s string) []event.Body {
 		usage, errs, denials   gjson.Result
 		apiStatus              int64
 	)
-	eachField(s, func(k, raw string) bool {
+	jsonscan.Each(s, func(k, raw string) bool {
 		switch k {
 		case "is_error":
 			isErr = raw == "true"
 		case "subtype":
-			subtype = strVal(raw)
+			subtype = jsonscan.StrOnly(raw)
 		case "result":
-			text = strVal(raw)
+			text = jsonscan.StrOnly(raw)
 		case "session_id":
-			session = strVal(raw)
+			session = jsonscan.StrOnly(raw)
 		case "num_turns":
-			turns = intVal(raw)
+			turns = jsonscan.Int(raw)
 		case "duration_ms":
-			durMS = intVal(raw)
+			durMS = jsonscan.Int(raw)
 		case "total_cost_usd", "cost_usd":
 			if v := gjson.Parse(raw); v.Type == gjson.Number {
 				cost = event.Float(v.Num)
@@ -603,7 +600,7 @@ func (p *parser) result(dst []event.Body, s string) []event.Body {
 		case "permission_denials":
 			denials = gjson.Parse(raw)
 		case "api_error_status":
-			apiStatus = intVal(raw)
+			apiStatus = jsonscan.Int(raw)
 		}
 		return true
 	})
@@ -665,9 +662,9 @@ func resultUsage(u gjson.Result) event.Usage {
 func (p *parser) system(dst []event.Body, s string, t *top) []event.Body {
 	switch t.subtype {
 	case "init":
-		ss := &event.SessionStart{Agent: "claude", SessionID: strings.Clone(strVal(t.session)),
-			Model: strings.Clone(strVal(t.model)), Cwd: strings.Clone(strVal(t.cwd)),
-			AgentVersion: strings.Clone(strVal(t.version))}
+		ss := &event.SessionStart{Agent: "claude", SessionID: strings.Clone(jsonscan.StrOnly(t.session)),
+			Model: strings.Clone(jsonscan.StrOnly(t.model)), Cwd: strings.Clone(jsonscan.StrOnly(t.cwd)),
+			AgentVersion: strings.Clone(jsonscan.StrOnly(t.version))}
 		gjson.Parse(t.tools).ForEach(func(_, name gjson.Result) bool {
 			if name.Type == gjson.String && name.Str != "" {
 				ss.Tools = append(ss.Tools, strings.Clone(name.Str))
@@ -701,7 +698,7 @@ func retryWarning(s string) *event.Warning {
 	if d := gjson.Get(s, "retry_delay_ms"); d.Exists() {
 		b.WriteString(" in " + strconv.FormatInt(d.Int(), 10) + " ms")
 	}
-	return &event.Warning{Code: WarnAgentRetry, Message: b.String()}
+	return &event.Warning{Code: event.WarnAgentRetry, Message: b.String()}
 }
 
 func firstNonEmpty(a, b string) string {

@@ -234,7 +234,7 @@ func TestSessionStartAndRetry(t *testing.T) {
 	require.Equal(t, event.SessionStart{Agent: "claude", AgentVersion: "2.1.7", Model: "claude-opus-4-5", SessionID: "sid", Cwd: "/w", Tools: []string{"Bash", "Read"}}, *ss[0])
 	ws := only[*event.Warning](out)
 	require.Len(t, ws, 1)
-	require.Equal(t, WarnAgentRetry, ws[0].Code)
+	require.Equal(t, event.WarnAgentRetry, ws[0].Code)
 	require.Contains(t, ws[0].Message, "529")
 	require.Contains(t, ws[0].Message, "retry 2 of 10")
 }

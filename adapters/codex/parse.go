@@ -12,16 +12,6 @@ import (
 	"github.com/agentharness/harness/event"
 )
 
-// Warning codes this adapter emits for what Codex itself reports.
-const (
-	// WarnAgentWarning is a non-fatal problem the agent reported (an item
-	// of type error, such as missing model metadata).
-	WarnAgentWarning = "agent_warning"
-	// WarnAgentRetry is the agent retrying a failed model request
-	// ("Reconnecting... n/5").
-	WarnAgentRetry = "agent_retry"
-)
-
 // LegacyMessage is the parse error reported, once, for a stream in a
 // format older than the thread/turn/item schema.
 const LegacyMessage = "this is the legacy codex --json format (codex ≤ 0.43, or the transitional 0.42 session.created stream), which harness does not parse; upgrade codex to 0.44 or later"
@@ -133,7 +123,7 @@ func (p *parser) Parse(dst []event.Body, raw []byte) ([]event.Body, bool) {
 		}
 		return dst, true
 	case "request_user_input":
-		return append(dst, &event.Warning{Code: WarnAgentWarning,
+		return append(dst, &event.Warning{Code: event.WarnAgentWarning,
 			Message: "the agent asked for user input, which a headless run cannot give: " + questions(l.questions)}), true
 	case "session.created":
 		return p.legacy(dst), false
@@ -242,7 +232,7 @@ func (p *parser) turnCompleted(dst []event.Body, u string) []event.Body {
 
 func (p *parser) streamError(dst []event.Body, msg string) []event.Body {
 	if strings.HasPrefix(msg, "Reconnecting...") {
-		return append(dst, &event.Warning{Code: WarnAgentRetry, Message: msg})
+		return append(dst, &event.Warning{Code: event.WarnAgentRetry, Message: msg})
 	}
 	if msg == "" {
 		msg = "codex reported an error"
@@ -281,7 +271,7 @@ func (p *parser) item(dst []event.Body, phase, typ string, it *item) ([]event.Bo
 		}
 		if !p.warned[id] {
 			p.warned[strings.Clone(id)] = true
-			dst = append(dst, &event.Warning{Code: WarnAgentWarning, Message: jsonscan.Clone(it.message)})
+			dst = append(dst, &event.Warning{Code: event.WarnAgentWarning, Message: jsonscan.Clone(it.message)})
 		}
 		return dst, true
 	case "command_execution":

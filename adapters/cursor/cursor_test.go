@@ -1,11 +1,6 @@
 package cursor
 
 import (
-	"bytes"
-	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -298,68 +293,12 @@ func TestThinking(t *testing.T) {
 	}, bodies)
 }
 
-// benchStream repeats the fixtures to about size bytes, with fresh call ids
-// in each repetition.
-func benchStream(tb testing.TB, size int) []byte {
-	tb.Helper()
-	files, err := filepath.Glob(filepath.Join(testdata, "0[1-6]_*.jsonl"))
-	require.NoError(tb, err)
-	var parts [][]byte
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		require.NoError(tb, err)
-		parts = append(parts, data)
-	}
-	var out bytes.Buffer
-	for i := 0; out.Len() < size; i++ {
-		data := parts[i%len(parts)]
-		data = bytes.ReplaceAll(data, []byte(`"call_id":"`), fmt.Appendf(nil, `"call_id":"r%d_`, i))
-		out.Write(data)
-	}
-	return out.Bytes()
-}
-
-// BenchmarkNormalize measures a whole `harness parse` of a long Cursor
-// stream: parser, event.Stream and encoder to io.Discard.
-func BenchmarkNormalize(b *testing.B) {
-	native := benchStream(b, 8<<20)
-	a := New()
-	b.SetBytes(int64(len(native)))
-	b.ReportAllocs()
-	for b.Loop() {
-		enc := event.NewEncoder(io.Discard)
-		s := event.NewStream(event.StreamConfig{Run: adaptertest.RunID,
-			Start: event.SessionStart{Agent: a.Name()},
-			Sink:  func(ev event.Event) { _ = enc.Encode(ev) }})
-		if err := adapters.Normalize(bytes.NewReader(native), a.NewParser(), s, 0); err != nil {
-			b.Fatal(err)
-		}
-		s.Finish(event.Outcome{NoProcess: true})
-	}
-}
-
 func TestBenchStreamIsValid(t *testing.T) {
 	t.Parallel()
-	native := benchStream(t, 64<<10)
+	native := adaptertest.BenchStream(t, "cursor", 64<<10, "*")
 	out := adaptertest.Normalize(New(), native, false)
 	adaptertest.CheckStream(t, out)
 	require.True(t, strings.Count(string(out), `"type":"tool_end"`) > 10)
-}
-
-// BenchmarkParse measures the parser alone over the same stream.
-func BenchmarkParse(b *testing.B) {
-	native := benchStream(b, 8<<20)
-	lines := bytes.Split(native, []byte("\n"))
-	b.SetBytes(int64(len(native)))
-	b.ReportAllocs()
-	for b.Loop() {
-		p := newParser()
-		var buf []event.Body
-		for _, l := range lines {
-			buf, _ = p.Parse(buf[:0], l)
-		}
-		p.Flush(buf[:0])
-	}
 }
 
 func TestToolDurationFromTimestamps(t *testing.T) {
@@ -393,4 +332,15 @@ func TestEmptyCallIDPairs(t *testing.T) {
 	require.Equal(t, "call", bodies[1].(*event.ToolEnd).CallID)
 	out := adaptertest.Normalize(New(), []byte(`{"type":"tool_call","subtype":"completed"}`), false)
 	adaptertest.CheckStream(t, out)
+}
+
+// BenchmarkNormalize times parser, event.Stream and encoder together on a
+// stream built from the testdata, as harness parse runs them.
+func BenchmarkNormalize(b *testing.B) {
+	adaptertest.BenchNormalize(b, New(), adaptertest.BenchStream(b, "cursor", 4<<20, "*"))
+}
+
+// BenchmarkParse times the parser alone on the same stream.
+func BenchmarkParse(b *testing.B) {
+	adaptertest.BenchParse(b, New(), adaptertest.BenchStream(b, "cursor", 4<<20, "*"))
 }

@@ -1,11 +1,6 @@
 package gemini
 
 import (
-	"bytes"
-	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -195,61 +190,22 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-// benchStream builds a stream of about 4 MiB by repeating the cases.
-func benchStream(b *testing.B) []byte {
-	b.Helper()
-	files, err := filepath.Glob(filepath.Join(testdata, "*.jsonl"))
-	require.NoError(b, err)
-	var one bytes.Buffer
-	for _, f := range files {
-		// Leave out the cases that switch the parser off or leave a call
-		// open: repeated thousands of times they measure event.Stream's
-		// bookkeeping of open calls, not a run.
-		if base := filepath.Base(f); strings.HasPrefix(base, "garbage") || base == "legacy.jsonl" || base == "transitional.jsonl" {
-			continue
-		}
-		data, err := os.ReadFile(f)
-		require.NoError(b, err)
-		one.Write(data)
-	}
-	// Each repetition gets its own call ids, as one real run has: a stream
-	// that reuses one id thousands of times measures event.Stream's
-	// renaming of reused ids, not the parser.
-	var stream bytes.Buffer
-	for n := 0; stream.Len() < 4<<20; n++ {
-		stream.Write(bytes.ReplaceAll(one.Bytes(), []byte(`"tool_id":"`), fmt.Appendf(nil, `"tool_id":"r%d_`, n)))
-	}
-	return stream.Bytes()
-}
-
+// BenchmarkNormalize times parser, event.Stream and encoder together on a
+// stream built from the testdata, as harness parse runs them.
 func BenchmarkNormalize(b *testing.B) {
-	stream := benchStream(b)
-	a := New()
-	b.SetBytes(int64(len(stream)))
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		enc := event.NewEncoder(io.Discard)
-		s := event.NewStream(event.StreamConfig{Run: adaptertest.RunID, Start: event.SessionStart{Agent: a.Name()},
-			Sink: func(ev event.Event) { _ = enc.Encode(ev) }})
-		_ = adapters.Normalize(bytes.NewReader(stream), a.NewParser(), s, 0)
-		s.Finish(event.Outcome{NoProcess: true})
-	}
+	adaptertest.BenchNormalize(b, New(), adaptertest.BenchStream(b, "gemini", 4<<20, "*"))
 }
 
-// BenchmarkParse measures the parser alone, without event.Stream and the
-// encoder, over the same input as BenchmarkNormalize.
+// BenchmarkParse times the parser alone on the same stream.
 func BenchmarkParse(b *testing.B) {
-	stream := benchStream(b)
-	lines := bytes.Split(stream, []byte("\n"))
-	b.SetBytes(int64(len(stream)))
-	b.ReportAllocs()
-	var buf []event.Body
-	for b.Loop() {
-		p := New().NewParser()
-		for _, l := range lines {
-			buf, _ = p.Parse(buf[:0], l)
-		}
-		buf = p.Flush(buf[:0])
-	}
+	adaptertest.BenchParse(b, New(), adaptertest.BenchStream(b, "gemini", 4<<20, "*"))
+}
+
+// TestBenchStreamIsValid keeps the benchmark honest: its input must
+// normalize to a valid stream with real work in it.
+func TestBenchStreamIsValid(t *testing.T) {
+	t.Parallel()
+	out := adaptertest.Normalize(New(), adaptertest.BenchStream(t, "gemini", 64<<10, "*"), false)
+	adaptertest.CheckStream(t, out)
+	require.Greater(t, strings.Count(string(out), `"type":"tool_end"`), 10)
 }

@@ -14,15 +14,6 @@ import (
 	"github.com/agentharness/harness/event"
 )
 
-// Warning codes this adapter emits for what Gemini itself reports.
-const (
-	// WarnAgentWarning is an error event of severity warning.
-	WarnAgentWarning = "agent_warning"
-	// WarnAgentRetry marks assistant text streamed again by a retried model
-	// request: Gemini replays the same deltas with no retry marker.
-	WarnAgentRetry = "agent_retry"
-)
-
 type call struct {
 	name  string
 	kind  event.Kind
@@ -123,7 +114,7 @@ func (p *parser) Parse(dst []event.Body, raw []byte) ([]event.Body, bool) {
 		dst = p.endRun(dst)
 		msg := jsonscan.Clone(l.message)
 		if jsonscan.Str(l.severity) == "warning" {
-			return append(dst, &event.Warning{Code: WarnAgentWarning, Message: msg}), true
+			return append(dst, &event.Warning{Code: event.WarnAgentWarning, Message: msg}), true
 		}
 		return append(dst, agentError(msg)), true
 	case "result":
@@ -190,7 +181,7 @@ func (p *parser) delta(dst []event.Body, text string) []event.Body {
 func (p *parser) replayed(dst []event.Body) []event.Body {
 	if p.replay == len(p.deltas) && !p.warned {
 		p.warned = true
-		dst = append(dst, &event.Warning{Code: WarnAgentRetry,
+		dst = append(dst, &event.Warning{Code: event.WarnAgentRetry,
 			Message: "the agent streamed the same text again (a retried model request); the repeat is not emitted"})
 	}
 	return dst
@@ -202,7 +193,7 @@ func (p *parser) endRun(dst []event.Body) []event.Body {
 		return dst
 	}
 	if p.replay > 0 && !p.warned {
-		dst = append(dst, &event.Warning{Code: WarnAgentRetry,
+		dst = append(dst, &event.Warning{Code: event.WarnAgentRetry,
 			Message: "the agent streamed part of its text again (a retried model request); the repeat is not emitted"})
 	}
 	text := strings.Join(p.deltas, "")

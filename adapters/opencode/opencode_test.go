@@ -1,11 +1,6 @@
 package opencode
 
 import (
-	"bytes"
-	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -304,51 +299,20 @@ func TestUnknownLines(t *testing.T) {
 	require.Equal(t, []bool{false, false, false, false, false, true}, known)
 }
 
-// benchStream repeats the captures and cases to about size bytes as one
-// session (a stream's parts of other sessions are skipped), with fresh call
-// ids in each repetition.
-func benchStream(tb testing.TB, size int) []byte {
-	tb.Helper()
-	files, err := filepath.Glob(filepath.Join(testdata, "*.jsonl"))
-	require.NoError(tb, err)
-	var parts [][]byte
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		require.NoError(tb, err)
-		parts = append(parts, data)
-	}
-	var out bytes.Buffer
-	for i := 0; out.Len() < size; i++ {
-		data := parts[i%len(parts)]
-		data = sessionID.ReplaceAll(data, []byte("ses_bench"))
-		data = bytes.ReplaceAll(data, []byte(`"callID":"`), fmt.Appendf(nil, `"callID":"r%d_`, i))
-		out.Write(data)
-	}
-	return out.Bytes()
-}
-
-// BenchmarkNormalize measures a whole `harness parse` of a long OpenCode
-// stream: parser, event.Stream and encoder to io.Discard.
-func BenchmarkNormalize(b *testing.B) {
-	native := benchStream(b, 8<<20)
-	a := New()
-	b.SetBytes(int64(len(native)))
-	b.ReportAllocs()
-	for b.Loop() {
-		enc := event.NewEncoder(io.Discard)
-		s := event.NewStream(event.StreamConfig{Run: adaptertest.RunID,
-			Start: event.SessionStart{Agent: a.Name()},
-			Sink:  func(ev event.Event) { _ = enc.Encode(ev) }})
-		if err := adapters.Normalize(bytes.NewReader(native), a.NewParser(), s, 0); err != nil {
-			b.Fatal(err)
-		}
-		s.Finish(event.Outcome{NoProcess: true})
-	}
-}
-
 func TestBenchStreamIsValid(t *testing.T) {
 	t.Parallel()
-	out := adaptertest.Normalize(New(), benchStream(t, 64<<10), false)
+	out := adaptertest.Normalize(New(), adaptertest.BenchStream(t, "opencode", 64<<10, "*"), false)
 	adaptertest.CheckStream(t, out)
 	require.Greater(t, strings.Count(string(out), `"type":"tool_end"`), 10)
+}
+
+// BenchmarkNormalize times parser, event.Stream and encoder together on a
+// stream built from the testdata, as harness parse runs them.
+func BenchmarkNormalize(b *testing.B) {
+	adaptertest.BenchNormalize(b, New(), adaptertest.BenchStream(b, "opencode", 4<<20, "*"))
+}
+
+// BenchmarkParse times the parser alone on the same stream.
+func BenchmarkParse(b *testing.B) {
+	adaptertest.BenchParse(b, New(), adaptertest.BenchStream(b, "opencode", 4<<20, "*"))
 }
