@@ -1,6 +1,7 @@
 package process
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -8,7 +9,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/charmbracelet/x/ansi"
+	"github.com/acarl005/stripansi"
 
 	"github.com/agentharness/harness/event"
 	"github.com/agentharness/harness/linescan"
@@ -65,7 +66,10 @@ func (p *Proc) readStdout() {
 // cleanPTYLine removes ANSI escape sequences and every '\r' a terminal
 // adds (ONLCR turns "\n" into "\r\n"; progress output uses bare '\r').
 func cleanPTYLine(line []byte) []byte {
-	s := ansi.Strip(string(line))
+	if bytes.IndexByte(line, 0x1b) < 0 && !bytes.Contains(line, []byte("\u009b")) {
+		return bytes.ReplaceAll(line, []byte("\r"), nil)
+	}
+	s := stripansi.Strip(string(line))
 	return []byte(strings.ReplaceAll(s, "\r", ""))
 }
 

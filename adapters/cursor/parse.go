@@ -5,7 +5,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/charmbracelet/x/ansi"
+	"github.com/acarl005/stripansi"
 	"github.com/tidwall/gjson"
 
 	"github.com/agentharness/harness/adapters"
@@ -366,7 +366,7 @@ func classify(text string) string {
 // textError reports a plain-text stdout line (Cursor's raw error output),
 // or nil when nothing but terminal escapes is left of it.
 func textError(line []byte) *event.Error {
-	msg := strings.TrimSpace(ansi.Strip(string(line)))
+	msg := strings.TrimSpace(stripansi.Strip(string(line)))
 	if msg == "" {
 		return nil
 	}
