@@ -6,7 +6,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 FUZZTIME ?= 4s
 
-.PHONY: all build test unit fuzz vet lint install agents demo bench clean
+.PHONY: all build test unit fuzz vet lint install agents demo bench bench-smoke bench-tools clean
 
 all: build
 
@@ -50,8 +50,18 @@ demo: build agents
 	HARNESS_AGENTS_DIR=$(CURDIR)/.agents ./$(BIN) run --no-log --agent claude --mock tool -f text -p "Create out.txt with the shell, then report." --cwd $$(mktemp -d)
 	HARNESS_AGENTS_DIR=$(CURDIR)/.agents ./$(BIN) run --no-log --agent codex --mock tool -p "Create out.txt with the shell, then report." --cwd $$(mktemp -d)
 
-bench:
-	$(GO) test -run='^$$' -bench=. -benchmem ./...
+# The figures of BENCHMARKS.md side by side on this machine: harness parse
+# vs jq and cat, added latency, wrap overhead, memory, kill latency,
+# start-up, and the go benchmarks (about 7 minutes).
+bench: bench-tools
+	$(GO) run ./internal/perf -o BENCHMARKS.md
+
+# The same measurements on tiny inputs: proves they still work (CI runs it).
+bench-smoke: bench-tools
+	$(GO) run ./internal/perf -smoke
+
+bench-tools:
+	@command -v jq >/dev/null && command -v hyperfine >/dev/null || { apt-get update && apt-get install -y jq hyperfine; }
 
 clean:
 	rm -rf bin

@@ -304,6 +304,9 @@ func (p *Proc) attribute(procs map[int]procStat) map[int]procStat {
 // none is left, reaping the ones re-parented to us; without, it makes one
 // pass (used at the SIGKILL stage, while the child is still alive).
 func (p *Proc) killRun(reap bool) {
+	if reap && p.runGone() {
+		return
+	}
 	self := os.Getpid()
 	deadline := time.Now().Add(sweepTimeout)
 	pause := time.Millisecond
@@ -336,4 +339,51 @@ func (p *Proc) killRun(reap bool) {
 		time.Sleep(pause)
 		pause = min(2*pause, 20*time.Millisecond)
 	}
+}
+
+// runGone reports, without reading all of /proc, that nothing of the run
+// is left once the child has been reaped: its group is empty, no process
+// seen in its tree is alive, and none of our children (we are the
+// subreaper, so the run's orphans are ours) carries the run's marker. Any
+// live process of the run descends from the child or from such an orphan,
+// so otherwise the full sweep runs. Tracked zombies that are ours are
+// reaped on the way.
+func (p *Proc) runGone() bool {
+	select {
+	case <-p.exited:
+	default:
+		return false
+	}
+	if err := unix.Kill(-p.pid, 0); err != unix.ESRCH {
+		return false
+	}
+	self := os.Getpid()
+	p.mu.Lock()
+	tracked := make(map[int]uint64, len(p.tracked)+len(p.stragglers))
+	for k, v := range p.tracked {
+		tracked[k] = v
+	}
+	for k, v := range p.stragglers {
+		tracked[k] = v
+	}
+	p.mu.Unlock()
+	for pid, start := range tracked {
+		if pid == p.pid {
+			continue
+		}
+		st, ok := readStat(pid)
+		if !ok || st.start != start {
+			continue
+		}
+		if st.state != 'Z' {
+			return false
+		}
+		if st.ppid != self {
+			return false // its parent, of the run, is still there to reap it
+		}
+		var ws unix.WaitStatus
+		_, _ = unix.Wait4(pid, &ws, unix.WNOHANG, nil)
+	}
+	ours, _ := orphansOf(p.marker, tracked)
+	return len(ours) == 0
 }

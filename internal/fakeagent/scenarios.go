@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unsafe"
 )
 
 // The scenarios of the supervision fault suite. Durations and sizes come
@@ -42,6 +43,9 @@ func init() {
 	Register("exit-0-without-terminal-event", exitWithoutTerminal)
 	Register("interrupt", interruptible)
 	Register("ansi-colors", ansiColors)
+	Register("latency-stamp", latencyStamp)
+	Register("print-lines", printLines)
+	Register("ignore-sigterm-tree", ignoreSigtermTree)
 }
 
 // SessionID is the session id every fake reports.
@@ -393,4 +397,66 @@ func ansiColors([]string) int {
 	seq++
 	fmt.Fprintf(os.Stdout, "\x1b]0;title\x07\x1b[2K\r{\"type\":\"result\",\"subtype\":\"success\",\"seq\":%d}\r\n", seq)
 	return 0
+}
+
+// MonotonicNS reads CLOCK_MONOTONIC in nanoseconds: the clock every process
+// of the machine shares, so a stamp written by one process can be compared
+// with the time another process reads it.
+func MonotonicNS() int64 {
+	var ts syscall.Timespec
+	// CLOCK_MONOTONIC is 1 on Linux.
+	if _, _, errno := syscall.RawSyscall(syscall.SYS_CLOCK_GETTIME, 1, uintptr(unsafe.Pointer(&ts)), 0); errno != 0 {
+		return 0
+	}
+	return ts.Nano()
+}
+
+// StampPrefix starts the text of each latency-stamp line: the text is
+// "lat:SEQ:NS", NS the CLOCK_MONOTONIC time just before the line's write.
+const StampPrefix = "lat:"
+
+// latency-stamp [lines] [interval]: that many text lines, each carrying
+// the monotonic time of its write, with interval between them; then a
+// result.
+func latencyStamp(args []string) int {
+	n, every := intArg(args, 0, 10000), durArg(args, 1, 100*time.Microsecond)
+	initLine()
+	for i := int64(1); i <= n; i++ {
+		if every > 0 {
+			time.Sleep(every)
+		}
+		seq++
+		line := `{"type":"assistant","message":{"id":"msg_lat` + strconv.FormatInt(i, 10) + `","role":"assistant","content":[{"type":"text","text":"` +
+			StampPrefix + strconv.FormatInt(i, 10) + ":" + strconv.FormatInt(MonotonicNS(), 10) + `"}]},"session_id":"` + SessionID + `","seq":` + strconv.Itoa(seq) + "}\n"
+		_, _ = os.Stdout.WriteString(line)
+	}
+	resultLine(false, "done")
+	return 0
+}
+
+// print-lines [lines]: that many text lines as fast as it can, then a
+// result.
+func printLines(args []string) int {
+	n := intArg(args, 0, 10000)
+	initLine()
+	w := bufio.NewWriterSize(os.Stdout, 64<<10)
+	for i := int64(1); i <= n; i++ {
+		seq++
+		_, _ = fmt.Fprintf(w, `{"type":"assistant","message":{"id":"msg_line%d","role":"assistant","content":[{"type":"text","text":"line %d of the flood"}]},"session_id":%q,"seq":%d}`+"\n", i, i, SessionID, seq)
+	}
+	_ = w.Flush()
+	resultLine(false, "done")
+	return 0
+}
+
+// ignore-sigterm-tree [children]: deaf to SIGTERM, with that many children
+// in its process group, equally deaf; it announces them, then hangs.
+func ignoreSigtermTree(args []string) int {
+	signal.Ignore(syscall.SIGTERM, syscall.SIGINT)
+	initLine()
+	for range intArg(args, 0, 2) {
+		c := start("sleeper", false, nil, "ignore-term")
+		childLine(c.Process.Pid)
+	}
+	return hang()
 }

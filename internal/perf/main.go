@@ -1,0 +1,224 @@
+// Command perf measures harness's cost in the pipe — parse throughput
+// against jq and cat, added latency, wrap overhead, peak memory, kill
+// latency, start-up — side by side on this machine, runs the in-process
+// go benchmarks, and writes the figures to BENCHMARKS.md (make bench):
+//
+//	go run ./internal/perf [-smoke] [-o BENCHMARKS.md]
+//
+// It needs jq and hyperfine on $PATH and installs nothing itself. Built
+// binaries and generated streams live in a temporary directory, removed
+// at the end. -smoke uses tiny inputs and few runs, to prove in CI that
+// the measurement still works; its figures are not comparable.
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// sizes are the knobs that -smoke turns down.
+type sizes struct {
+	Stream       string // benchgen -size
+	HFRuns       int    // hyperfine runs for throughput
+	LatLines     int
+	LatRuns      int
+	WrapLines    int
+	WrapRuns     int
+	FloodStdout  int64
+	FloodStderr  int64
+	HugeLine     int64
+	KillRuns     int
+	StartRuns    int
+	GoBenchFlags []string
+}
+
+var full = sizes{
+	Stream: "200MB", HFRuns: 5, LatLines: 10000, LatRuns: 3, WrapLines: 10000, WrapRuns: 20,
+	FloodStdout: 1 << 30, FloodStderr: 100 << 20, HugeLine: 100 << 20, KillRuns: 3, StartRuns: 40,
+}
+
+var smoke = sizes{
+	Stream: "3MB", HFRuns: 2, LatLines: 1000, LatRuns: 1, WrapLines: 1000, WrapRuns: 3,
+	FloodStdout: 8 << 20, FloodStderr: 2 << 20, HugeLine: 4 << 20, KillRuns: 1, StartRuns: 5,
+	GoBenchFlags: []string{"-benchtime=1x"},
+}
+
+// bench holds what every measurement needs.
+type bench struct {
+	root    string // module root
+	tmp     string
+	harness string // built binary
+	fake    string // built fakeagent
+	env     []string
+	sz      sizes
+	notes   []string
+	log     func(format string, args ...any)
+}
+
+func main() {
+	smokeFlag := flag.Bool("smoke", false, "tiny inputs and few runs (CI): proves the measurement works")
+	out := flag.String("o", "", "write the report here (default BENCHMARKS.md, or only stdout with -smoke)")
+	flag.Parse()
+	if err := run(*smokeFlag, *out); err != nil {
+		fmt.Fprintln(os.Stderr, "perf:", err)
+		os.Exit(1)
+	}
+}
+
+func run(smokeRun bool, out string) error {
+	for _, tool := range []string{"jq", "hyperfine"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			return fmt.Errorf("%s is not installed (apt-get install -y jq hyperfine)", tool)
+		}
+	}
+	if out == "" && !smokeRun {
+		out = "BENCHMARKS.md"
+	}
+	root, err := moduleRoot()
+	if err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "harness-perf-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	start := time.Now()
+	b := &bench{root: root, tmp: tmp, sz: full, log: func(f string, a ...any) {
+		fmt.Fprintf(os.Stderr, "perf [%5.1fs] %s\n", time.Since(start).Seconds(), fmt.Sprintf(f, a...))
+	}}
+	if smokeRun {
+		b.sz = smoke
+	}
+	m := describeMachine(root, smokeRun)
+	if err := b.build(); err != nil {
+		return err
+	}
+	var figs []row
+	figs = append(figs, b.throughput()...)
+	figs = append(figs, b.latency()...)
+	figs = append(figs, b.wrapOverhead())
+	figs = append(figs, b.memory()...)
+	figs = append(figs, b.killLatency())
+	figs = append(figs, b.startup()...)
+	b.initNote()
+	b.log("go test -bench")
+	benches, benchErr := b.goBenchmarks()
+
+	var buf bytes.Buffer
+	writeReport(&buf, m, figs, benches, benchErr, b.notes)
+	os.Stdout.Write(buf.Bytes())
+	if out != "" {
+		if !filepath.IsAbs(out) {
+			out = filepath.Join(root, out)
+		}
+		if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
+			return err
+		}
+		b.log("wrote %s", out)
+	}
+	if benchErr != nil {
+		return fmt.Errorf("go test -bench: %v", firstLine(benchErr.Error()))
+	}
+	for _, f := range figs {
+		if strings.HasPrefix(f.Value, "failed:") {
+			return fmt.Errorf("%s: %s", f.Figure, f.Value)
+		}
+	}
+	return nil
+}
+
+// build compiles harness (into bin/, as make build does), the fake agent
+// and benchgen, and sets up an isolated environment for the runs.
+func (b *bench) build() error {
+	b.harness = filepath.Join(b.root, "bin", "harness")
+	b.fake = filepath.Join(b.tmp, "fakeagent")
+	for _, t := range [][2]string{
+		{b.harness, "./cmd/harness"},
+		{b.fake, "./internal/fakeagent/cmd/fakeagent"},
+		{filepath.Join(b.tmp, "benchgen"), "./adapters/internal/benchgen"},
+	} {
+		b.log("go build %s", t[1])
+		cmd := exec.Command("go", "build", "-ldflags", "-s -w", "-o", t[0], t[1])
+		cmd.Dir = b.root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("go build %s: %v\n%s", t[1], err, out)
+		}
+	}
+	home := filepath.Join(b.tmp, "home")
+	if err := os.MkdirAll(home, 0o755); err != nil {
+		return err
+	}
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		switch {
+		case strings.HasPrefix(k, "HARNESS_"), strings.HasPrefix(k, "XDG_"), k == "HOME", k == "FAKEAGENT_CMD":
+		default:
+			b.env = append(b.env, kv)
+		}
+	}
+	b.env = append(b.env, "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
+		"XDG_DATA_HOME="+filepath.Join(home, ".local/share"), "XDG_CACHE_HOME="+filepath.Join(home, ".cache"))
+	return nil
+}
+
+// fakeEnv is the environment that makes the fake binary run fake spec.
+func (b *bench) fakeEnv(spec string) []string {
+	return append(append([]string(nil), b.env...), "FAKEAGENT_CMD="+spec)
+}
+
+// harnessRun is the argv of `harness run` with the fake as the agent.
+func (b *bench) harnessRun(extra ...string) []string {
+	return append([]string{b.harness, "run", "--no-log", "--agent", "claude", "--binary", b.fake, "-p", "bench"}, extra...)
+}
+
+func moduleRoot() (string, error) {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOMOD: %v", err)
+	}
+	mod := strings.TrimSpace(string(out))
+	if mod == "" || mod == os.DevNull {
+		return "", fmt.Errorf("run from inside the harness module")
+	}
+	return filepath.Dir(mod), nil
+}
+
+func describeMachine(root string, smokeRun bool) machine {
+	m := machine{Date: time.Now().UTC().Format("2006-01-02 15:04 MST"), NProc: runtime.NumCPU(), Smoke: smokeRun,
+		CPU: "unknown CPU", Load: "unknown", GoVersion: runtime.Version(), Commit: "unknown"}
+	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for l := range strings.Lines(string(data)) {
+			if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
+				m.CPU = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	if data, err := os.ReadFile("/proc/loadavg"); err == nil {
+		if f := strings.Fields(string(data)); len(f) >= 3 {
+			m.Load = strings.Join(f[:3], " ")
+		}
+	}
+	if out, err := exec.Command("go", "env", "GOVERSION").Output(); err == nil {
+		m.GoVersion = strings.TrimSpace(string(out))
+	}
+	cmd := exec.Command("git", "describe", "--always", "--dirty")
+	cmd.Dir = root
+	if out, err := cmd.Output(); err == nil {
+		m.Commit = strings.TrimSpace(string(out))
+	}
+	return m
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	return l
+}

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os/exec"
+	"syscall"
+)
+
+// memory measures the peak RSS of `harness run` while the fake floods it.
+func (b *bench) memory() []row {
+	cases := []struct{ figure, spec string }{
+		{fmt.Sprintf("memory: %s stdout in ~1 KiB lines", human(b.sz.FloodStdout)), fmt.Sprintf("flood-stdout %d", b.sz.FloodStdout)},
+		{fmt.Sprintf("memory: %s stderr", human(b.sz.FloodStderr)), fmt.Sprintf("flood-stderr %d", b.sz.FloodStderr)},
+		{fmt.Sprintf("memory: one %s line", human(b.sz.HugeLine)), fmt.Sprintf("huge-line %d", b.sz.HugeLine)},
+	}
+	var rows []row
+	for _, c := range cases {
+		b.log("%s", c.figure)
+		h, err := b.peakRSS(b.harnessRun(), c.spec)
+		if err != nil {
+			rows = append(rows, failedRow(c.figure, "≤ 50 MB", err))
+			continue
+		}
+		f, err := b.peakRSS([]string{b.fake}, c.spec)
+		if err != nil {
+			rows = append(rows, failedRow(c.figure, "≤ 50 MB", fmt.Errorf("fake alone: %w", err)))
+			continue
+		}
+		rows = append(rows, row{Figure: c.figure, Value: fmt.Sprintf("%.1f MB", h),
+			Reference: fmt.Sprintf("%.1f MB fake alone", f), Ratio: fmt.Sprintf("%.1f×", h/f),
+			Target: "≤ 50 MB", Met: metStr(h <= 50)})
+	}
+	return rows
+}
+
+// peakRSS runs argv with its output to /dev/null and returns its peak
+// resident set in MB (10^6 bytes): wait4's ru_maxrss, which on Linux is
+// the larger of the process's own peak and its reaped children's.
+func (b *bench) peakRSS(argv []string, spec string) (float64, error) {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = b.fakeEnv(spec)
+	cmd.Dir = b.tmp
+	var stderr bytes.Buffer
+	if len(argv) > 1 { // harness's own stderr; the fake's floods are its output
+		cmd.Stderr = &stderr
+	}
+	if err := cmd.Run(); err != nil {
+		return 0, fmt.Errorf("%v: %s", err, lastLines(stderr.String(), 3))
+	}
+	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if !ok {
+		return 0, fmt.Errorf("no rusage")
+	}
+	return float64(ru.Maxrss) * 1024 / 1e6, nil
+}
+
+// human prints a size in binary units.
+func human(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", n>>30)
+	case n >= 1<<20:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d B", n)
+}
