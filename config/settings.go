@@ -155,7 +155,7 @@ var settings = func() []Setting {
 			"what the agent may do without asking: full-access or read-only", "permission mode", Permissions,
 			func(c *Config) *string { return &c.Permissions }),
 		enumSetting("format", "HARNESS_FORMAT", "ndjson",
-			"output on stdout: ndjson (the event stream), text (the answer), json (the result event)", "format", Formats,
+			"output on stdout: ndjson (the event stream), text (a readable transcript), json (one document: every event and the result)", "format", Formats,
 			func(c *Config) *string { return &c.Format }),
 		boolSetting("pty", "HARNESS_PTY", "false", "run the agent on a pseudo-terminal",
 			func(c *Config) *bool { return &c.PTY }),
