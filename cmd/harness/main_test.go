@@ -347,3 +347,15 @@ func TestRunStopsWhenStdoutGoes(t *testing.T) {
 	require.NoError(t, err)
 	adaptertest.CheckStream(t, data) // the session log still holds the whole stream
 }
+
+func TestPromptFromStdinAndFile(t *testing.T) {
+	home := isolate(t)
+	r := invoke(t, "task from a pipe", "run", "--agent", "codex", "--binary", "/bin/true", "--dry-run")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, `"task from a pipe"`)
+	file := filepath.Join(home, "task.md")
+	require.NoError(t, os.WriteFile(file, []byte("task from a file"), 0o644))
+	r = invoke(t, "", "run", "--agent", "codex", "--binary", "/bin/true", "--prompt-file", file, "--dry-run")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, `"task from a file"`)
+}
