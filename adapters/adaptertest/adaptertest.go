@@ -230,3 +230,16 @@ func BenchStream(tb testing.TB, agent string, size int64, glob string) []byte {
 	require.NoError(tb, err)
 	return buf.Bytes()
 }
+
+// ParseLines runs lines through p, as one run's stdout, and returns every
+// body (Flush included) and whether each line was known.
+func ParseLines(p adapters.Parser, lines ...string) ([]event.Body, []bool) {
+	var out []event.Body
+	known := make([]bool, 0, len(lines))
+	for _, l := range lines {
+		var k bool
+		out, k = p.Parse(out, []byte(l))
+		known = append(known, k)
+	}
+	return p.Flush(out), known
+}

@@ -5,18 +5,15 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentharness/harness/adapters/adaptertest"
 	"github.com/agentharness/harness/event"
 )
 
 // feed parses lines with one parser and returns every body, Flush included.
 func feed(t *testing.T, lines ...string) []event.Body {
 	t.Helper()
-	p := newParser()
-	var out []event.Body
-	for _, l := range lines {
-		out, _ = p.Parse(out, []byte(l))
-	}
-	return p.Flush(out)
+	out, _ := adaptertest.ParseLines(newParser(), lines...)
+	return out
 }
 
 func only[T event.Body](bodies []event.Body) []T {

@@ -94,17 +94,7 @@ func TestTOMLString(t *testing.T) {
 // parse runs lines through one parser and returns every body.
 func parse(t *testing.T, lines ...string) ([]event.Body, []bool) {
 	t.Helper()
-	p := New().NewParser()
-	var out []event.Body
-	var known []bool
-	for _, l := range lines {
-		var k bool
-		var got []event.Body
-		got, k = p.Parse(nil, []byte(l))
-		out = append(out, got...)
-		known = append(known, k)
-	}
-	return p.Flush(out), known
+	return adaptertest.ParseLines(New().NewParser(), lines...)
 }
 
 func TestParseUsage(t *testing.T) {

@@ -100,15 +100,7 @@ func TestCommandErrors(t *testing.T) {
 // known flag of each line.
 func parseAll(t *testing.T, lines ...string) ([]event.Body, []bool) {
 	t.Helper()
-	p := newParser()
-	var out []event.Body
-	var known []bool
-	for _, l := range lines {
-		var k bool
-		out, k = p.Parse(out, []byte(l))
-		known = append(known, k)
-	}
-	return p.Flush(out), known
+	return adaptertest.ParseLines(newParser(), lines...)
 }
 
 func TestPartialOutputDedup(t *testing.T) {

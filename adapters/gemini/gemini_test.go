@@ -75,12 +75,8 @@ func TestCommandErrors(t *testing.T) {
 
 func parse(t *testing.T, lines ...string) []event.Body {
 	t.Helper()
-	p := New().NewParser()
-	var out []event.Body
-	for _, l := range lines {
-		out, _ = p.Parse(out, []byte(l))
-	}
-	return p.Flush(out)
+	out, _ := adaptertest.ParseLines(New().NewParser(), lines...)
+	return out
 }
 
 func delta(s string) string {
