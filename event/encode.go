@@ -227,6 +227,12 @@ func AppendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		// Eight plain bytes at a time: printable ASCII other than '"' and
+		// '\\' is copied as it is, and most of every string is that.
+		if i+8 <= len(s) && plain8(s[i:i+8]) {
+			i += 8
+			continue
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if c >= 0x20 && c != '"' && c != '\\' {
@@ -269,6 +275,25 @@ func AppendString(dst []byte, s string) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+const (
+	lsb8 = 0x0101010101010101
+	msb8 = 0x8080808080808080
+)
+
+// plain8 reports whether the 8 bytes of s need no escaping: none is a
+// control character, '"', '\\' or outside ASCII. It tests all eight at
+// once with the has-zero-byte trick.
+func plain8(s string) bool {
+	v := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+	hasZero := func(x uint64) uint64 { return (x - lsb8) &^ x & msb8 }
+	bad := v&msb8 | // non-ASCII
+		(v-0x20*lsb8)&^v&msb8 | // below 0x20
+		hasZero(v^('"'*lsb8)) |
+		hasZero(v^('\\'*lsb8))
+	return bad == 0
 }
 
 // Encoder writes events as NDJSON, one line per event, flushed at once.

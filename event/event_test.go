@@ -447,3 +447,25 @@ func FuzzAppendCompactJSON(f *testing.F) {
 		}
 	})
 }
+
+func TestPlain8(t *testing.T) {
+	t.Parallel()
+	require.True(t, plain8("abcdefgh"))
+	require.True(t, plain8(" ~!#$%&'"))
+	for _, bad := range []string{"abc\"efgh", "abcdefg\\", "\x00bcdefgh", "abc\x1fefgh", "abcdefg\x7f"[:8], "abcdefg\xc3"} {
+		if bad == "abcdefg\x7f"[:8] {
+			require.True(t, plain8(bad), "0x7f needs no escape")
+			continue
+		}
+		require.False(t, plain8(bad), "%q", bad)
+	}
+}
+
+func BenchmarkAppendStringLong(b *testing.B) {
+	s := strings.Repeat("some tool output, mostly plain ASCII text; ", 100)
+	buf := make([]byte, 0, 8192)
+	b.SetBytes(int64(len(s)))
+	for b.Loop() {
+		buf = AppendString(buf[:0], s)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"errors"
+	"hash/maphash"
 	"slices"
 	"strconv"
 	"strings"
@@ -64,11 +65,16 @@ type Stream struct {
 	started  bool
 	finished bool
 
-	session    SessionStart
-	open       map[string]*openCall // by the unique id in the stream
-	openSeq    int64                // orders open calls, oldest first
-	alias      map[string]string    // agent's call id -> unique id in the stream
-	closed     map[string]bool
+	session SessionStart
+	open    map[string]*openCall // by the unique id in the stream
+	openSeq int64                // orders open calls, oldest first
+	alias   map[string]string    // agent's call id -> unique id in the stream
+	// closed holds a hash of every call id already ended. Hashes keep
+	// the set free of pointers (the GC need not scan it in a run of a
+	// million calls); a collision only renames a call that needed no
+	// renaming, and never lets an id repeat.
+	closed     map[uint64]struct{}
+	seed       maphash.Seed
 	reuses     map[string]int // agent's call id -> the last "#n" suffix given
 	toolCalls  int64
 	usage      Usage
@@ -107,7 +113,7 @@ func NewStream(cfg StreamConfig) *Stream {
 		cfg.Run = NewRunID()
 	}
 	s := &Stream{cfg: cfg, now: cfg.Now, open: map[string]*openCall{},
-		alias: map[string]string{}, closed: map[string]bool{}, reuses: map[string]int{}}
+		alias: map[string]string{}, closed: map[uint64]struct{}{}, reuses: map[string]int{}, seed: maphash.MakeSeed()}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -345,7 +351,7 @@ func (s *Stream) toolStart(v *ToolStart) bool {
 		return false // the same call announced twice
 	}
 	id := agentID
-	for s.closed[id] {
+	for s.isClosed(id) {
 		s.reuses[agentID]++
 		id = agentID + "#" + itoa(s.reuses[agentID]+1)
 	}
@@ -429,12 +435,17 @@ func (s *Stream) toolEnd(v *ToolEnd) {
 		v.Paths = v.Paths[:MaxPaths]
 	}
 	delete(s.open, id)
-	s.closed[id] = true
+	s.closed[maphash.String(s.seed, id)] = struct{}{}
 	if id != agentID {
 		// A later start that reuses the agent's id must get a fresh one.
 		delete(s.alias, agentID)
 	}
 	s.send(v)
+}
+
+func (s *Stream) isClosed(id string) bool {
+	_, ok := s.closed[maphash.String(s.seed, id)]
+	return ok
 }
 
 // clock is the time of the call in progress.
