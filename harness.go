@@ -23,6 +23,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentharness/harness/adapters"
@@ -75,6 +76,13 @@ type Options struct {
 	// OnNative receives every native line the agent printed (stream is
 	// event.StreamStdout or event.StreamStderr), for session logs.
 	OnNative func(stream string, line []byte)
+	// Flush, if set, is called whenever no further event is imminent:
+	// before the harness waits for the agent's next output, after events
+	// it emits on its own (watchdog warnings, the end of the run). A
+	// writer may buffer what OnLine gives it and write it out here: every
+	// event still reaches it as soon as it exists, and a burst of lines
+	// costs one write instead of one per event.
+	Flush func()
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 	// EstimateCost prices a usage increment the agent reported without a
@@ -101,6 +109,11 @@ type Run struct {
 	err      error
 	spawnErr error
 	flush    func()
+
+	isReady    atomic.Bool
+	feeding    atomic.Bool  // a stdout line is being turned into events
+	chunkAt    atomic.Int64 // Unix ns at which the current stdout chunk arrived
+	chunkFresh bool         // chunkAt is for the current chunk; stdout goroutine only
 }
 
 // Typed reasons a run did not succeed, returned by Wait (wrapped).
@@ -189,7 +202,7 @@ func Start(ctx context.Context, t Task, o Options) (*Run, error) {
 		cwd, _ = os.Getwd()
 	}
 	r.stream = event.NewStream(event.StreamConfig{
-		Run: t.Run, Now: o.Now, Raw: t.Raw, Sink: r.sink,
+		Run: t.Run, Now: r.streamNow, Raw: t.Raw, Sink: r.sink,
 		Start: event.SessionStart{Agent: a.Name(), Model: t.Model, Cwd: cwd, PTY: t.PTY, Argv: cmd.RedactedArgv()},
 	})
 	if lookErr != nil {
@@ -204,7 +217,13 @@ func Start(ctx context.Context, t Task, o Options) (*Run, error) {
 		Idle: t.Budgets.Idle, IdleWarning: t.Budgets.IdleWarning, Hard: t.Budgets.Hard,
 		Linger: t.Budgets.Linger, KillGrace: t.Budgets.KillGrace, ToolBudget: t.Budgets.Tool,
 		OnStdout: func(line []byte, dropped int64) {
-			<-r.ready
+			r.waitReady()
+			if !r.chunkFresh {
+				// The clock is read once per chunk of output, not per
+				// event: a chunk's lines all arrived at that moment.
+				r.chunkAt.Store(r.now().UnixNano())
+				r.chunkFresh = true
+			}
 			if o.OnNative != nil {
 				o.OnNative(event.StreamStdout, line)
 			}
@@ -214,15 +233,23 @@ func Start(ctx context.Context, t Task, o Options) (*Run, error) {
 			bodies = r.feed(parser, bodies, line)
 		},
 		OnStderr: func(line []byte) {
-			<-r.ready
+			r.waitReady()
 			if o.OnNative != nil {
 				o.OnNative(event.StreamStderr, line)
 			}
 			if t.Raw {
 				r.stream.Line(event.StreamStderr, line, false, nil)
+				r.flushOut()
 			}
 		},
-		OnWarning: func(w *event.Warning) { r.stream.Emit(w) },
+		OnWarning: func(w *event.Warning) {
+			r.stream.Emit(w)
+			r.flushOut()
+		},
+		BeforeStdoutRead: func() {
+			r.chunkFresh = false
+			r.flushOut()
+		},
 		// The parser is flushed after the last stdout line and before the
 		// outcome is turned into events, by Wait.
 	})
@@ -233,6 +260,7 @@ func Start(ctx context.Context, t Task, o Options) (*Run, error) {
 	}
 	r.proc = proc
 	r.stream.SetPID(proc.PID())
+	r.isReady.Store(true)
 	close(r.ready)
 	r.flush = func() { r.stream.Emit(parser.Flush(nil)...) }
 	return r, nil
@@ -241,6 +269,8 @@ func Start(ctx context.Context, t Task, o Options) (*Run, error) {
 // feed parses one stdout line and tells the supervisor what it means for
 // the watchdogs: tool calls opening and closing, the agent being done.
 func (r *Run) feed(p adapters.Parser, buf []event.Body, line []byte) []event.Body {
+	r.feeding.Store(true)
+	defer r.feeding.Store(false)
 	out, known := p.Parse(buf[:0], line)
 	for _, b := range out {
 		switch v := b.(type) {
@@ -268,6 +298,29 @@ func (r *Run) feed(p adapters.Parser, buf []event.Body, line []byte) []event.Bod
 	}
 	clear(out)
 	return out[:0]
+}
+
+// waitReady waits until Start has the process (its pid is in the stream).
+func (r *Run) waitReady() {
+	if !r.isReady.Load() {
+		<-r.ready
+	}
+}
+
+// streamNow is the stream's clock: while a stdout line is being turned
+// into events, the time its chunk arrived; otherwise the run's clock.
+func (r *Run) streamNow() time.Time {
+	if r.feeding.Load() {
+		return time.Unix(0, r.chunkAt.Load())
+	}
+	return r.now()
+}
+
+// flushOut tells the writer that no further event is imminent.
+func (r *Run) flushOut() {
+	if r.opts.Flush != nil {
+		r.opts.Flush()
+	}
 }
 
 func (r *Run) estimate(u *event.Usage) {

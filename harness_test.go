@@ -308,3 +308,55 @@ func TestStartCancelledContextIsAnInterrupt(t *testing.T) {
 	adaptertest.CheckStream(t, out.Bytes())
 	require.Contains(t, out.String(), `"code":"interrupted"`)
 }
+
+// BenchmarkRunPrintLines is the wrap-overhead workload of make bench,
+// in-process: a fake agent prints 10k Claude-like lines through Start.
+func BenchmarkRunPrintLines(b *testing.B) {
+	argv, env := fakeagent.Command("print-lines", "10000")
+	for b.Loop() {
+		run, err := harness.Start(context.Background(), harness.Task{Agent: "claude", Binary: argv[0], BaseEnv: env,
+			Task: adapters.Task{Prompt: "x"}, Budgets: harness.DefaultBudgets()},
+			harness.Options{OnLine: func([]byte) {}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := run.Wait(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestFlushBeforeWaitingForOutput holds Options.Flush to its contract: an
+// event reaches a buffering writer's output before the harness waits for
+// more, so nothing sits in a buffer while the agent is silent.
+func TestFlushBeforeWaitingForOutput(t *testing.T) {
+	t.Parallel()
+	argv, env := fakeagent.Command("hang-after-output")
+	var mu sync.Mutex
+	var pending, visible bytes.Buffer
+	run, err := harness.Start(context.Background(), harness.Task{Agent: "claude", Binary: argv[0], BaseEnv: env,
+		Task: adapters.Task{Prompt: "x"}, Budgets: harness.Budgets{Hard: 20 * time.Second, KillGrace: time.Second}},
+		harness.Options{
+			OnLine: func(l []byte) { mu.Lock(); pending.Write(l); mu.Unlock() },
+			Flush:  func() { mu.Lock(); visible.Write(pending.Bytes()); pending.Reset(); mu.Unlock() },
+		})
+	require.NoError(t, err)
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		mu.Lock()
+		seen := bytes.Contains(visible.Bytes(), []byte(`"type":"message"`))
+		mu.Unlock()
+		if seen {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the agent's message was never flushed while it hung")
+		time.Sleep(10 * time.Millisecond) // polling for a condition, not waiting for time
+	}
+	run.Interrupt()
+	_, err = run.Wait()
+	require.ErrorIs(t, err, harness.ErrInterrupted)
+	mu.Lock()
+	defer mu.Unlock()
+	require.Zero(t, pending.Len(), "the end of the run is flushed too")
+	adaptertest.CheckStream(t, visible.Bytes())
+}

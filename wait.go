@@ -71,6 +71,7 @@ func (r *Run) wait() {
 		r.stream.Emit(fatal)
 	}
 	r.result = r.stream.Finish(o)
+	r.flushOut()
 	if r.err == nil && r.result.Status != event.ResultSuccess {
 		r.err = ErrAgentFailed
 	}
@@ -118,5 +119,6 @@ func (r *Run) failSpawn() {
 	}
 	r.stream.Emit(e)
 	r.result = r.stream.Finish(event.Outcome{Status: status})
+	r.flushOut()
 	r.err = r.spawnErr
 }

@@ -74,6 +74,11 @@ type Options struct {
 	// final error is not the whole of stderr; Outcome.StderrBytes has the
 	// total.
 	OnWarning func(w *event.Warning)
+	// BeforeStdoutRead, if set, is called on the stdout goroutine each
+	// time every line read so far has been handed to OnStdout and the
+	// reader is about to wait for more: the moment to flush what those
+	// lines produced.
+	BeforeStdoutRead func()
 }
 
 // DefaultToolBudget is the spec's budget for a tool call of kind k: mcp

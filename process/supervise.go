@@ -33,11 +33,15 @@ const (
 // error (EIO from a PTY master once the terminal is hung up, ErrClosed once
 // we gave up on the pipe) into EOF, so the last partial line is delivered.
 type activityReader struct {
-	r io.Reader
-	p *Proc
+	r      io.Reader
+	p      *Proc
+	before func() // called before each read (stdout: Options.BeforeStdoutRead)
 }
 
 func (a activityReader) Read(b []byte) (int, error) {
+	if a.before != nil {
+		a.before()
+	}
 	n, err := a.r.Read(b)
 	if n > 0 {
 		a.p.touch()
@@ -60,7 +64,7 @@ func (p *Proc) readStdout() {
 		}
 		return nil
 	}
-	_ = linescan.Scan(activityReader{p.stdoutR, p}, p.o.MaxLine, fn)
+	_ = linescan.Scan(activityReader{r: p.stdoutR, p: p, before: p.o.BeforeStdoutRead}, p.o.MaxLine, fn)
 }
 
 // cleanPTYLine removes ANSI escape sequences and every '\r' a terminal
@@ -99,7 +103,7 @@ func (t tailWriter) Write(b []byte) (int, error) {
 
 func (p *Proc) readStderr() {
 	defer close(p.stderrDone)
-	src := io.TeeReader(activityReader{p.stderrR, p}, tailWriter{p})
+	src := io.TeeReader(activityReader{r: p.stderrR, p: p}, tailWriter{p})
 	if p.o.OnStderr == nil {
 		buf := make([]byte, 32<<10)
 		for {

@@ -398,21 +398,50 @@ func increase(counted *int64, n int64) int64 {
 // assistant handles an assistant line: usually one content block of an API
 // message, which may have been streamed already.
 func (p *parser) assistant(dst []event.Body, t *top) []event.Body {
-	msg := gjson.Parse(t.message)
-	msgID := msg.Get("id").Str
+	// One walk of the message and one of each block: this is the line
+	// every turn of every agent run produces.
+	var msgID, content, usage string
+	jsonscan.Each(t.message, func(k, v string) bool {
+		switch k {
+		case "id":
+			msgID = jsonscan.StrOnly(v)
+		case "content":
+			content = v
+		case "usage":
+			usage = v
+		}
+		return true
+	})
 	errCode := t.errCode
 	st := p.stream(t.parent, false)
 	matched := st != nil && st.msgID != "" && st.msgID == msgID
 	var errText string
-	msg.Get("content").ForEach(func(_, blk gjson.Result) bool {
+	jsonscan.EachElem(content, func(raw string) bool {
+		var typ, text, thinking, id, name, input string
+		jsonscan.Each(raw, func(k, v string) bool {
+			switch k {
+			case "type":
+				typ = jsonscan.StrOnly(v)
+			case "text":
+				text = jsonscan.StrOnly(v)
+			case "thinking":
+				thinking = jsonscan.StrOnly(v)
+			case "id":
+				id = jsonscan.StrOnly(v)
+			case "name":
+				name = jsonscan.StrOnly(v)
+			case "input":
+				input = v
+			}
+			return true
+		})
 		var b *block
 		if matched {
 			b = st.block(int64(st.seen))
 			st.seen++
 		}
-		switch blk.Get("type").Str {
+		switch typ {
 		case "text":
-			text := blk.Get("text").Str
 			if errCode != "" {
 				// The synthetic "API Error: …" message is the error's text.
 				if errText == "" {
@@ -436,23 +465,21 @@ func (p *parser) assistant(dst []event.Body, t *top) []event.Body {
 				}
 				b.done = true
 			}
-			if text := blk.Get("thinking").Str; text != "" {
-				dst = append(dst, &event.Reasoning{Text: strings.Clone(text), ParentCallID: strings.Clone(t.parent)})
+			if thinking != "" {
+				dst = append(dst, &event.Reasoning{Text: strings.Clone(thinking), ParentCallID: strings.Clone(t.parent)})
 			}
 		case "tool_use", "server_tool_use":
 			if b != nil && b.typ == blockTool {
 				b.done = true
 			}
-			input := blk.Get("input")
-			raw := input.Raw
-			if !input.IsObject() {
-				raw = "{}"
+			if !jsonscan.IsObject(input) {
+				input = "{}"
 			}
-			dst = p.startTool(dst, blk.Get("id").Str, blk.Get("name").Str, raw, t.parent)
+			dst = p.startTool(dst, id, name, input, t.parent)
 		}
 		return true
 	})
-	dst = p.countUsage(dst, msgID, msg.Get("usage").Raw)
+	dst = p.countUsage(dst, msgID, usage)
 	if errCode != "" {
 		if errText == "" {
 			errText = "Claude reported an error: " + errCode

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"os/signal"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -212,12 +214,8 @@ func execute(e *env, t harness.Task, s *settings, o runOutput) error {
 	// session log keeps the whole stream.
 	var stdoutGone atomic.Bool
 	started := make(chan *harness.Run, 1)
-	writeOut := func(line []byte) {
-		if stdoutGone.Load() {
-			return
-		}
-		if _, err := e.Stdout.Write(line); err != nil && errors.Is(err, syscall.EPIPE) {
-			stdoutGone.Store(true)
+	onWriteErr := func(err error) {
+		if errors.Is(err, syscall.EPIPE) && !stdoutGone.Swap(true) {
 			go func() {
 				if r := <-started; r != nil {
 					r.Interrupt()
@@ -225,18 +223,34 @@ func execute(e *env, t harness.Task, s *settings, o runOutput) error {
 			}()
 		}
 	}
+	// Output is buffered and written out whenever the library says no
+	// further event is imminent (Options.Flush): every event leaves as
+	// soon as it exists, and a burst of lines costs one write.
+	out := &flushWriter{w: bufio.NewWriterSize(e.Stdout, 64<<10), onErr: onWriteErr}
+	var teeOut *flushWriter
+	if tee != nil {
+		teeOut = &flushWriter{w: bufio.NewWriterSize(tee, 64<<10)}
+	}
+	opts.Flush = func() {
+		out.Flush()
+		if teeOut != nil {
+			teeOut.Flush()
+		}
+	}
 	var jsonEvents []json.RawMessage
-	text := &textRenderer{w: e.Stdout, color: colorOK(e, e.Stdout)}
+	text := &textRenderer{w: out, color: colorOK(e, e.Stdout)}
 	opts.OnLine = func(line []byte) {
 		if sess != nil {
 			sess.WriteEvent(line)
 		}
-		if tee != nil {
-			tee.Write(line)
+		if teeOut != nil {
+			teeOut.Write(line)
 		}
 		switch o.format {
 		case "ndjson":
-			writeOut(line)
+			if !stdoutGone.Load() {
+				out.Write(line)
+			}
 		case "json":
 			jsonEvents = append(jsonEvents, json.RawMessage(append([]byte(nil), line[:len(line)-1]...)))
 		}
@@ -279,6 +293,7 @@ func execute(e *env, t harness.Task, s *settings, o runOutput) error {
 			fmt.Fprintf(e.Stderr, "harness: warning: session log: %v\n", err)
 		}
 	}
+	opts.Flush()
 	if o.format == "json" {
 		doc := map[string]any{"run": run.RunID(), "events": jsonEvents, "result": res}
 		enc := json.NewEncoder(e.Stdout)
@@ -409,4 +424,42 @@ func extraArgs(args []string) []string {
 		return args[1:]
 	}
 	return args
+}
+
+// flushWriter is a buffered writer shared by the event sink and the
+// flushes the library asks for; onErr learns of a failed write.
+type flushWriter struct {
+	mu    sync.Mutex
+	w     *bufio.Writer
+	onErr func(error)
+	err   error
+}
+
+func (f *flushWriter) Write(p []byte) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err != nil {
+		return 0, f.err
+	}
+	n, err := f.w.Write(p)
+	f.fail(err)
+	return n, err
+}
+
+// Flush writes out what is buffered.
+func (f *flushWriter) Flush() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err == nil && f.w.Buffered() > 0 {
+		f.fail(f.w.Flush())
+	}
+}
+
+func (f *flushWriter) fail(err error) {
+	if err != nil && f.err == nil {
+		f.err = err
+		if f.onErr != nil {
+			f.onErr(err)
+		}
+	}
 }
