@@ -1,11 +1,8 @@
 package codex
 
 import (
-	"bytes"
 	"encoding/json"
 	"strings"
-
-	"github.com/tidwall/gjson"
 
 	"github.com/agentharness/harness/adapters"
 	"github.com/agentharness/harness/adapters/internal/jsonscan"
@@ -43,15 +40,25 @@ func set(dst *string, v string) {
 // its strings are only valid during the call, so every string kept in a
 // body or in p is cloned.
 func (p *parser) Parse(dst []event.Body, raw []byte) ([]event.Body, bool) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || raw[0] != '{' || !gjson.ValidBytes(raw) {
+	raw, ok := jsonscan.Object(raw)
+	if !ok {
 		return dst, false
 	}
 	if p.foreign {
 		return dst, false
 	}
 	var l line
-	jsonscan.Each(jsonscan.Unsafe(raw), func(k, v string) bool {
+	var it item
+	// The item is read in the same pass as the line, not skipped and
+	// walked again.
+	jsonscan.Fields(jsonscan.Unsafe(raw), func(k, rest string) (int, bool) {
+		if k == "item" && l.item == "" {
+			if n := it.read(rest); n > 0 {
+				l.item = rest[:n]
+				return n, true
+			}
+		}
+		v := jsonscan.Value(rest)
 		switch k {
 		case "type":
 			set(&l.typ, v)
@@ -74,7 +81,7 @@ func (p *parser) Parse(dst []event.Body, raw []byte) ([]event.Body, bool) {
 		case "msg":
 			set(&l.msg, v)
 		}
-		return true
+		return len(v), true
 	})
 	if !jsonscan.IsString(l.typ) {
 		if jsonscan.Get(l.msg, "type") != "" {
@@ -109,7 +116,6 @@ func (p *parser) Parse(dst []event.Body, raw []byte) ([]event.Body, bool) {
 	case "error":
 		return p.streamError(dst, jsonscan.Clone(l.message)), true
 	case "item.started", "item.updated", "item.completed":
-		it := readItem(l.item)
 		if !jsonscan.IsString(it.typ) {
 			if it.itemType != "" {
 				return p.legacy(dst), false
@@ -137,11 +143,14 @@ type item struct {
 	command, aggregatedOutput, exitCode                            string
 	changes, server, tool, arguments, query, action, items, prompt string
 	receivers, err, result                                         string
+
+	kind event.Kind // changeKind of changes, once computed
 }
 
-func readItem(raw string) item {
-	var it item
-	jsonscan.Each(raw, func(k, v string) bool {
+// read reads the item object at the start of rest and returns its length
+// (0 when rest does not start with an object).
+func (it *item) read(rest string) int {
+	return jsonscan.EachEnd(rest, func(k, v string) bool {
 		switch k {
 		case "id":
 			set(&it.id, v)
@@ -186,7 +195,6 @@ func readItem(raw string) item {
 		}
 		return true
 	})
-	return it
 }
 
 // legacy reports the old format once and switches the parser off.
@@ -295,24 +303,21 @@ func (p *parser) item(dst []event.Body, phase, typ string, it *item) ([]event.Bo
 		// event.Stream pairs an empty call id badly; give it one.
 		id = "item"
 	}
+	started := false // the start is emitted by this line, with a copy of id
 	if !p.open[id] {
 		id = strings.Clone(id)
 		dst = append(dst, toolStart(id, typ, it))
 		p.open[id] = true
+		started = true
 	}
 	if done {
-		if len(dst) == 0 || !isStart(dst[len(dst)-1], id) {
+		if !started {
 			id = strings.Clone(id)
 		}
 		dst = append(dst, toolEnd(id, typ, it))
 		delete(p.open, id)
 	}
 	return dst, true
-}
-
-func isStart(b event.Body, id string) bool {
-	ts, ok := b.(*event.ToolStart)
-	return ok && ts.CallID == id
 }
 
 // itemID returns a copy of the item's id, or "item" when it has none.
@@ -331,7 +336,7 @@ func toolStart(id, typ string, it *item) *event.ToolStart {
 		ts.Command = jsonscan.Clone(it.command)
 		ts.Input = object(field{"command", it.command})
 	case "file_change":
-		ts.Kind = changeKind(it.changes)
+		ts.Kind = it.changeKind()
 		ts.Path = jsonscan.Clone(jsonscan.Get(jsonscan.Elem(it.changes, "0"), "path"))
 		ts.Input = object(field{"changes", it.changes})
 	case "mcp_tool_call":
@@ -371,7 +376,7 @@ func toolEnd(id, typ string, it *item) *event.ToolEnd {
 			te.Status = event.StatusDenied
 		}
 	case "file_change":
-		te.Kind = changeKind(it.changes)
+		te.Kind = it.changeKind()
 		var diffs []string
 		jsonscan.Values(it.changes, func(c string) bool {
 			var path, unified, diff string
@@ -417,6 +422,15 @@ func toolEnd(id, typ string, it *item) *event.ToolEnd {
 		te.Kind = event.KindTask
 	}
 	return te
+}
+
+// changeKind returns changeKind(it.changes), walking the changes once for
+// the start and the end of an item.
+func (it *item) changeKind() event.Kind {
+	if it.kind == "" {
+		it.kind = changeKind(it.changes)
+	}
+	return it.kind
 }
 
 // changeKind maps a file_change's change kinds: all add → write, all

@@ -46,13 +46,42 @@ type fields struct {
 	isError                       bool
 	durationMS                    int64
 	message, toolCall, usage, err string // raw JSON
+	content                       string // raw JSON: message.content, read with message
+	call                          call   // tool_call, read with the line when it is an object
+	hasCall                       bool
 }
 
 // readFields reads the line s, which must be a string the parser may keep
 // pieces of (a copy of the line).
 func readFields(s string) fields {
 	var f fields
-	jsonscan.Each(s, func(k, v string) bool {
+	// Nested values the parser reads (message, tool_call) are read in the
+	// same pass as the line, not skipped and walked again.
+	jsonscan.Fields(s, func(k, rest string) (int, bool) {
+		switch k {
+		case "message":
+			var content string
+			n := jsonscan.EachEnd(rest, func(k, v string) bool {
+				if k == "content" && content == "" {
+					content = v // first wins, as with Get
+				}
+				return true
+			})
+			if n == 0 {
+				n = len(jsonscan.Value(rest))
+			}
+			f.message, f.content = rest[:n], content
+			return n, true
+		case "tool_call":
+			f.call, f.hasCall = call{}, false
+			if n := f.call.read(rest); n > 0 {
+				f.toolCall, f.hasCall = rest[:n], true
+				return n, true
+			}
+			f.toolCall = jsonscan.Value(rest)
+			return len(f.toolCall), true
+		}
+		v := jsonscan.Value(rest)
 		switch k {
 		case "type":
 			f.typ = jsonscan.Str(v)
@@ -78,16 +107,12 @@ func readFields(s string) fields {
 			f.isError = jsonscan.Bool(v)
 		case "duration_ms":
 			f.durationMS = jsonscan.Int(v)
-		case "message":
-			f.message = v
-		case "tool_call":
-			f.toolCall = v
 		case "usage":
 			f.usage = v
 		case "error":
 			f.err = v
 		}
-		return true
+		return len(v), true
 	})
 	return f
 }
@@ -171,7 +196,7 @@ func (p *parser) closeThinking(dst []event.Body) []event.Body {
 
 func (p *parser) assistant(dst []event.Body, f *fields) []event.Body {
 	dst = p.closeThinking(dst)
-	text := messageText(jsonscan.Get(f.message, "content"))
+	text := messageText(f.content)
 	chunk := f.hasTimestamp && !f.hasModelCall
 	switch {
 	case chunk:
@@ -259,7 +284,12 @@ func (p *parser) toolCall(dst []event.Body, f *fields) ([]event.Body, bool) {
 		// end; naming both here keeps the pair together.
 		id = "call"
 	}
-	call := parseCall(f.toolCall)
+	call := f.call
+	if !f.hasCall {
+		call = parseCall(f.toolCall)
+	} else {
+		call = call.named()
+	}
 	ts := f.timestamp
 	if f.subtype == "started" {
 		p.started[id] = ts

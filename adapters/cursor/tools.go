@@ -50,8 +50,44 @@ type call struct {
 	key    string // the tool_call key, e.g. shellToolCall
 	name   string
 	kind   event.Kind
-	args   gjson.Result
-	result gjson.Result
+	args   string // raw JSON
+	result string // raw JSON
+	a      args   // the members of args the parser reads
+}
+
+// args holds the raw members of a call's args that the parser reads, read
+// in one walk; the first of duplicate keys wins, as with Get.
+type args struct {
+	path, targetFile, filePath, command, fileText, strReplace, multiStrReplace string
+}
+
+func readArgs(raw string) args {
+	var a args
+	set := func(dst *string, v string) {
+		if *dst == "" {
+			*dst = v
+		}
+	}
+	jsonscan.Each(raw, func(k, v string) bool {
+		switch k {
+		case "path":
+			set(&a.path, v)
+		case "target_file":
+			set(&a.targetFile, v)
+		case "file_path":
+			set(&a.filePath, v)
+		case "command":
+			set(&a.command, v)
+		case "fileText":
+			set(&a.fileText, v)
+		case "strReplace":
+			set(&a.strReplace, v)
+		case "multiStrReplace":
+			set(&a.multiStrReplace, v)
+		}
+		return true
+	})
+	return a
 }
 
 // parseCall reads a raw tool_call object.
@@ -60,15 +96,28 @@ func parseCall(raw string) call {
 		return parseCallJSON(gjson.Parse(raw))
 	}
 	var c call
-	jsonscan.Each(raw, func(k, v string) bool {
+	c.read(raw)
+	return c.named()
+}
+
+// read reads the tool_call object at the start of rest, without naming it
+// (named does), and returns its length (0 when rest does not start with
+// an object).
+func (c *call) read(rest string) int {
+	first := true
+	return jsonscan.Fields(rest, func(k, vrest string) (int, bool) {
+		if !first {
+			return 0, true // one key names the tool
+		}
+		first = false
 		c.key = k
 		var name, args string
-		jsonscan.Each(v, func(k, v string) bool {
+		n := jsonscan.EachEnd(vrest, func(k, v string) bool {
 			switch k {
 			case "args":
-				c.args = gjson.Parse(v)
+				c.args = v
 			case "result":
-				c.result = gjson.Parse(v)
+				c.result = v
 			case "name":
 				if name == "" {
 					name = v
@@ -83,14 +132,13 @@ func parseCall(raw string) call {
 		if c.key == "function" {
 			c.name = jsonscan.Str(name)
 			c.kind = functionKinds[c.name]
-			c.args = gjson.Parse(args)
-			if c.args.Type == gjson.String { // OpenAI style: a JSON string
-				c.args = gjson.Parse(c.args.String())
+			c.args = args
+			if jsonscan.IsString(args) { // OpenAI style: a JSON string
+				c.args = parse(jsonscan.Str(args))
 			}
 		}
-		return false // one key names the tool
+		return n, true
 	})
-	return c.named()
 }
 
 // parseCallJSON reads a tool_call that is not an object, as gjson sees it.
@@ -101,24 +149,44 @@ func parseCallJSON(tc gjson.Result) call {
 		v.ForEach(func(k, v gjson.Result) bool {
 			switch k.Str {
 			case "args":
-				c.args = v
+				c.args = v.Raw
 			case "result":
-				c.result = v
+				c.result = v.Raw
 			}
 			return true
 		})
 		if c.key == "function" {
 			c.name = v.Get("name").String()
 			c.kind = functionKinds[c.name]
-			c.args = v.Get("arguments")
-			if c.args.Type == gjson.String { // OpenAI style: a JSON string
-				c.args = gjson.Parse(c.args.String())
+			args := v.Get("arguments")
+			c.args = args.Raw
+			if args.Type == gjson.String { // OpenAI style: a JSON string
+				c.args = parse(args.String())
 			}
 		}
 		return false // one key names the tool
 	})
 	return c.named()
 }
+
+// parse returns the JSON value that s holds, as gjson.Parse(s).Raw does:
+// from its first byte above a space, to the end of s for an object or
+// array, else just that value.
+func parse(s string) string {
+	i := 0
+	for i < len(s) && s[i] <= ' ' {
+		i++
+	}
+	s = s[i:]
+	if s == "" || s[0] == '{' || s[0] == '[' {
+		return s
+	}
+	return gjson.Parse(s).Raw
+}
+
+// str decodes the member key of the raw object raw, as gjson's
+// Get(key).String() does.
+func str(raw, key string) string { return jsonscan.Str(jsonscan.Get(raw, key)) }
 
 // named fills in the call's name and kind from its key.
 func (c call) named() call {
@@ -133,14 +201,18 @@ func (c call) named() call {
 	if c.kind == "" {
 		c.kind = event.KindOther
 	}
+	switch c.kind {
+	case event.KindRead, event.KindWrite, event.KindEdit, event.KindDelete, event.KindShell:
+		c.a = readArgs(c.args)
+	}
 	return c
 }
 
 func (c call) path() string {
 	switch c.kind {
 	case event.KindRead, event.KindWrite, event.KindEdit, event.KindDelete:
-		for _, k := range [...]string{"path", "target_file", "file_path"} {
-			if p := c.args.Get(k).String(); p != "" {
+		for _, raw := range [...]string{c.a.path, c.a.targetFile, c.a.filePath} {
+			if p := jsonscan.Str(raw); p != "" {
 				return p
 			}
 		}
@@ -152,29 +224,29 @@ func (c call) command() string {
 	if c.kind != event.KindShell {
 		return ""
 	}
-	if cmd := c.args.Get("command").String(); cmd != "" {
+	if cmd := jsonscan.Str(c.a.command); cmd != "" {
 		return cmd
 	}
 	// A rejected call's completion has no args, only the envelope.
 	_, env := c.envelope()
-	return env.Get("command").String()
+	return str(env, "command")
 }
 
 func (c call) start(id string) *event.ToolStart {
 	st := &event.ToolStart{CallID: id, Name: c.name, Kind: c.kind, Path: c.path(), Command: c.command()}
-	if c.args.IsObject() {
-		st.Input = json.RawMessage(c.args.Raw)
+	if jsonscan.IsObject(c.args) {
+		st.Input = json.RawMessage(c.args)
 	}
 	return st
 }
 
 // envelope returns the result's variant (success, failure, rejected, error)
 // and its body.
-func (c call) envelope() (variant string, body gjson.Result) {
-	c.result.ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
+func (c call) envelope() (variant string, body string) {
+	jsonscan.Each(c.result, func(k, v string) bool {
+		switch k {
 		case "success", "failure", "rejected", "error":
-			variant, body = k.Str, v
+			variant, body = k, v
 			return false
 		}
 		return true
@@ -189,7 +261,7 @@ func (c call) end(id string) *event.ToolEnd {
 	case "success":
 		end.Status = event.StatusOK
 		end.Output = c.successOutput(env)
-		if c.kind == event.KindMCP && env.Get("isError").Bool() {
+		if c.kind == event.KindMCP && jsonscan.Bool(jsonscan.Get(env, "isError")) {
 			end.Status = event.StatusError
 		}
 		c.fileChange(end, env)
@@ -198,28 +270,29 @@ func (c call) end(id string) *event.ToolEnd {
 		end.Output = failureOutput(c, env)
 	case "rejected":
 		end.Status = event.StatusDenied
-		end.Output = env.Get("reason").String()
+		end.Output = str(env, "reason")
 		if end.Output == "" {
 			end.Output = "rejected"
 		}
 	case "error":
 		end.Status = event.StatusError
-		end.Output = env.Get("message").String()
+		end.Output = str(env, "message")
 		if end.Output == "" {
-			end.Output = env.Raw
+			end.Output = env
 		}
 	default:
 		end.Status = event.StatusError
-		if c.result.Exists() {
-			end.Output = c.result.Raw
+		if c.result != "" {
+			end.Output = c.result
 		} else {
 			end.Output = "the tool call completed without a result"
 		}
 	}
 	if c.kind == event.KindShell {
-		if code := env.Get("exitCode"); code.Type == gjson.Number {
-			end.ExitCode = event.Int(int(code.Int()))
-			if code.Int() != 0 && end.Status == event.StatusOK {
+		if code := jsonscan.Get(env, "exitCode"); jsonscan.IsNumber(code) {
+			n := jsonscan.Int(code)
+			end.ExitCode = event.Int(int(n))
+			if n != 0 && end.Status == event.StatusOK {
 				end.Status = event.StatusError
 			}
 		}
@@ -227,18 +300,32 @@ func (c call) end(id string) *event.ToolEnd {
 	return end
 }
 
-func failureOutput(c call, env gjson.Result) string {
+func failureOutput(c call, env string) string {
 	if c.kind == event.KindShell {
 		return shellOutput(env)
 	}
-	if m := env.Get("message").String(); m != "" {
+	if m := str(env, "message"); m != "" {
 		return m
 	}
-	return env.Raw
+	return env
 }
 
-func shellOutput(env gjson.Result) string {
-	out, errOut := env.Get("stdout").String(), env.Get("stderr").String()
+func shellOutput(env string) string {
+	var stdout, stderr string
+	jsonscan.Each(env, func(k, v string) bool {
+		switch k {
+		case "stdout":
+			if stdout == "" {
+				stdout = v // first wins, as with Get
+			}
+		case "stderr":
+			if stderr == "" {
+				stderr = v
+			}
+		}
+		return true
+	})
+	out, errOut := jsonscan.Str(stdout), jsonscan.Str(stderr)
 	switch {
 	case errOut == "":
 		return out
@@ -251,32 +338,33 @@ func shellOutput(env gjson.Result) string {
 }
 
 // successOutput is the short, useful part of a successful result.
-func (c call) successOutput(env gjson.Result) string {
+func (c call) successOutput(env string) string {
 	if c.kind == event.KindShell {
 		return shellOutput(env)
 	}
 	switch c.key {
 	case "readToolCall":
-		return env.Get("content").String()
+		return str(env, "content")
 	case "writeToolCall", "editToolCall", "deleteToolCall":
 		return ""
 	case "globToolCall":
-		return joinStrings(env.Get("files"))
+		return joinStrings(jsonscan.Get(env, "files"))
 	case "grepToolCall":
 		if out := grepOutput(env); out != "" {
 			return out
 		}
 	case "lsToolCall":
 		var b strings.Builder
-		listTree(&b, env.Get("directoryTreeRoot"), "", 0)
+		listTree(&b, jsonscan.Get(env, "directoryTreeRoot"), "", 0)
 		return b.String()
 	case "mcpToolCall":
 		var parts []string
-		env.Get("content").ForEach(func(_, v gjson.Result) bool {
-			if t := v.Get("text.text"); t.Exists() {
-				parts = append(parts, t.String())
-			} else if t := v.Get("text"); t.Type == gjson.String {
-				parts = append(parts, t.String())
+		jsonscan.Values(jsonscan.Get(env, "content"), func(v string) bool {
+			t := jsonscan.Get(v, "text")
+			if tt := jsonscan.Get(t, "text"); tt != "" {
+				parts = append(parts, jsonscan.Str(tt))
+			} else if jsonscan.IsString(t) {
+				parts = append(parts, jsonscan.Str(t))
 			}
 			return true
 		})
@@ -284,23 +372,23 @@ func (c call) successOutput(env gjson.Result) string {
 			return strings.Join(parts, "\n")
 		}
 	}
-	if env.Type == gjson.String {
-		return env.String()
+	if jsonscan.IsString(env) {
+		return jsonscan.Str(env)
 	}
-	if env.IsObject() && len(env.Raw) <= 2 {
+	if jsonscan.IsObject(env) && len(env) <= 2 {
 		return ""
 	}
-	return env.Raw
+	return env
 }
 
 // grepOutput renders grep matches as file:line:text, one a line.
-func grepOutput(env gjson.Result) string {
+func grepOutput(env string) string {
 	var b strings.Builder
-	env.Get("workspaceResults").ForEach(func(_, ws gjson.Result) bool {
-		ws.Get("content.matches").ForEach(func(_, file gjson.Result) bool {
-			name := file.Get("file").String()
-			file.Get("matches").ForEach(func(_, m gjson.Result) bool {
-				b.WriteString(name + ":" + m.Get("lineNumber").String() + ":" + m.Get("content").String() + "\n")
+	jsonscan.Values(jsonscan.Get(env, "workspaceResults"), func(ws string) bool {
+		jsonscan.Values(jsonscan.Path(ws, "content", "matches"), func(file string) bool {
+			name := str(file, "file")
+			jsonscan.Values(jsonscan.Get(file, "matches"), func(m string) bool {
+				b.WriteString(name + ":" + str(m, "lineNumber") + ":" + str(m, "content") + "\n")
 				return b.Len() < event.MaxOutputBytes
 			})
 			return b.Len() < event.MaxOutputBytes
@@ -310,10 +398,10 @@ func grepOutput(env gjson.Result) string {
 	return b.String()
 }
 
-func joinStrings(arr gjson.Result) string {
+func joinStrings(arr string) string {
 	var b strings.Builder
-	arr.ForEach(func(_, v gjson.Result) bool {
-		b.WriteString(v.String())
+	jsonscan.Values(arr, func(v string) bool {
+		b.WriteString(jsonscan.Str(v))
 		b.WriteByte('\n')
 		return true
 	})
@@ -322,33 +410,33 @@ func joinStrings(arr gjson.Result) string {
 
 // listTree renders an ls result, one entry a line, directories with a
 // trailing slash, a few levels deep.
-func listTree(b *strings.Builder, dir gjson.Result, indent string, depth int) {
+func listTree(b *strings.Builder, dir string, indent string, depth int) {
 	if depth > 8 || b.Len() > event.MaxOutputBytes {
 		return
 	}
-	dir.Get("childrenDirs").ForEach(func(_, d gjson.Result) bool {
-		name := d.Get("name").String()
+	jsonscan.Values(jsonscan.Get(dir, "childrenDirs"), func(d string) bool {
+		name := str(d, "name")
 		if name == "" {
-			name = d.Get("absPath").String()
+			name = str(d, "absPath")
 		}
 		b.WriteString(indent + name + "/\n")
 		listTree(b, d, indent+"  ", depth+1)
 		return true
 	})
-	dir.Get("childrenFiles").ForEach(func(_, f gjson.Result) bool {
-		b.WriteString(indent + f.Get("name").String() + "\n")
+	jsonscan.Values(jsonscan.Get(dir, "childrenFiles"), func(f string) bool {
+		b.WriteString(indent + str(f, "name") + "\n")
 		return true
 	})
 }
 
 // fileChange sets Paths and Diff of a successful write, edit or delete.
-func (c call) fileChange(end *event.ToolEnd, env gjson.Result) {
+func (c call) fileChange(end *event.ToolEnd, env string) {
 	switch c.kind {
 	case event.KindWrite, event.KindEdit, event.KindDelete:
 	default:
 		return
 	}
-	path := env.Get("path").String()
+	path := str(env, "path")
 	if path == "" {
 		path = c.path()
 	}
@@ -357,28 +445,40 @@ func (c call) fileChange(end *event.ToolEnd, env gjson.Result) {
 	}
 	switch c.kind {
 	case event.KindWrite:
-		if text := c.args.Get("fileText"); text.Exists() {
-			end.Diff = adapters.UnifiedDiff(path, "", text.String())
+		if text := c.a.fileText; text != "" {
+			end.Diff = adapters.UnifiedDiff(path, "", jsonscan.Str(text))
 		}
 	case event.KindEdit:
 		end.Diff = c.editDiff(path, env)
 	}
 }
 
-func (c call) editDiff(path string, env gjson.Result) string {
-	if d := env.Get("diffString").String(); d != "" {
+func (c call) editDiff(path string, env string) string {
+	var diff, before, after string
+	jsonscan.Each(env, func(k, v string) bool {
+		// First wins, as with Get.
+		switch {
+		case k == "diffString" && diff == "":
+			diff = v
+		case k == "beforeFullFileContent" && before == "":
+			before = v
+		case k == "afterFullFileContent" && after == "":
+			after = v
+		}
+		return true
+	})
+	if d := jsonscan.Str(diff); d != "" {
 		return d
 	}
-	before, after := env.Get("beforeFullFileContent"), env.Get("afterFullFileContent")
-	if before.Exists() && after.Exists() {
-		return adapters.UnifiedDiff(path, before.String(), after.String())
+	if before != "" && after != "" {
+		return adapters.UnifiedDiff(path, jsonscan.Str(before), jsonscan.Str(after))
 	}
-	if r := c.args.Get("strReplace"); r.Exists() {
-		return adapters.UnifiedDiff(path, r.Get("oldText").String(), r.Get("newText").String())
+	if r := c.a.strReplace; r != "" {
+		return adapters.UnifiedDiff(path, str(r, "oldText"), str(r, "newText"))
 	}
 	var diffs []string
-	c.args.Get("multiStrReplace.edits").ForEach(func(_, e gjson.Result) bool {
-		diffs = append(diffs, adapters.UnifiedDiff(path, e.Get("oldText").String(), e.Get("newText").String()))
+	jsonscan.Values(jsonscan.Get(c.a.multiStrReplace, "edits"), func(e string) bool {
+		diffs = append(diffs, adapters.UnifiedDiff(path, str(e, "oldText"), str(e, "newText")))
 		return true
 	})
 	return adapters.JoinDiffs(diffs...)

@@ -1,13 +1,10 @@
 package gemini
 
 import (
-	"bytes"
 	"encoding/json"
 	"regexp"
 	"strconv"
 	"strings"
-
-	"github.com/tidwall/gjson"
 
 	"github.com/agentharness/harness/adapters"
 	"github.com/agentharness/harness/adapters/internal/jsonscan"
@@ -42,6 +39,9 @@ func newParser() *parser { return &parser{open: map[string]call{}, replay: -1} }
 type line struct {
 	typ, role, content, delta, session, model, toolID, toolName string
 	params, output, status, err, severity, message, stats       string
+
+	// Fields of params, read with the line.
+	pCommand, pContent, pOldString, pNewString, pFilePath, pAbsolutePath, pPath string
 }
 
 func set(dst *string, v string) {
@@ -54,12 +54,21 @@ func set(dst *string, v string) {
 // its strings are only valid during the call, so every string kept in a
 // body or in p is cloned.
 func (p *parser) Parse(dst []event.Body, raw []byte) ([]event.Body, bool) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || raw[0] != '{' || !gjson.ValidBytes(raw) {
+	raw, ok := jsonscan.Object(raw)
+	if !ok {
 		return dst, false
 	}
 	var l line
-	jsonscan.Each(jsonscan.Unsafe(raw), func(k, v string) bool {
+	jsonscan.Fields(jsonscan.Unsafe(raw), func(k, rest string) (int, bool) {
+		if k == "parameters" && l.params == "" {
+			// Read in the same pass as the line, not skipped and walked
+			// again.
+			if n := l.readParams(rest); n > 0 {
+				l.params = rest[:n]
+				return n, true
+			}
+		}
+		v := jsonscan.Value(rest)
 		switch k {
 		case "type":
 			set(&l.typ, v)
@@ -92,7 +101,7 @@ func (p *parser) Parse(dst []event.Body, raw []byte) ([]event.Body, bool) {
 		case "stats":
 			set(&l.stats, v)
 		}
-		return true
+		return len(v), true
 	})
 	if !jsonscan.IsString(l.typ) {
 		return dst, false
@@ -242,6 +251,30 @@ func toolID(l *line) string {
 	return "tool"
 }
 
+// readParams reads the parameters object at the start of rest and returns
+// its length (0 when rest does not start with an object).
+func (l *line) readParams(rest string) int {
+	return jsonscan.EachEnd(rest, func(k, v string) bool {
+		switch k {
+		case "command":
+			set(&l.pCommand, v)
+		case "content":
+			set(&l.pContent, v)
+		case "old_string":
+			set(&l.pOldString, v)
+		case "new_string":
+			set(&l.pNewString, v)
+		case "file_path":
+			set(&l.pFilePath, v)
+		case "absolute_path":
+			set(&l.pAbsolutePath, v)
+		case "path":
+			set(&l.pPath, v)
+		}
+		return true
+	})
+}
+
 func (p *parser) toolUse(l *line) *event.ToolStart {
 	id := toolID(l)
 	name := jsonscan.Clone(l.toolName)
@@ -253,26 +286,8 @@ func (p *parser) toolUse(l *line) *event.ToolStart {
 	if jsonscan.IsObject(params) {
 		ts.Input = json.RawMessage(params) // a copy
 	}
-	var command, content, oldString, newString, filePath, absolutePath, path string
-	jsonscan.Each(params, func(k, v string) bool {
-		switch k {
-		case "command":
-			set(&command, v)
-		case "content":
-			set(&content, v)
-		case "old_string":
-			set(&oldString, v)
-		case "new_string":
-			set(&newString, v)
-		case "file_path":
-			set(&filePath, v)
-		case "absolute_path":
-			set(&absolutePath, v)
-		case "path":
-			set(&path, v)
-		}
-		return true
-	})
+	command, content, oldString, newString := l.pCommand, l.pContent, l.pOldString, l.pNewString
+	filePath, absolutePath, path := l.pFilePath, l.pAbsolutePath, l.pPath
 	c := call{name: name, kind: ts.Kind}
 	switch ts.Kind {
 	case event.KindShell:
@@ -283,10 +298,10 @@ func (p *parser) toolUse(l *line) *event.ToolStart {
 	switch name {
 	case "write_file":
 		c.paths = nonEmpty(ts.Path)
-		c.diff = strings.Clone(adapters.UnifiedDiff(ts.Path, "", jsonscan.Str(content)))
+		c.diff = adapters.UnifiedDiff(ts.Path, "", jsonscan.Str(content)) // a new string
 	case "replace", "edit":
 		c.paths = nonEmpty(ts.Path)
-		c.diff = strings.Clone(adapters.UnifiedDiff(ts.Path, jsonscan.Str(oldString), jsonscan.Str(newString)))
+		c.diff = adapters.UnifiedDiff(ts.Path, jsonscan.Str(oldString), jsonscan.Str(newString)) // a new string
 	}
 	p.open[id] = c
 	return ts
@@ -365,10 +380,13 @@ func agentError(msg string) *event.Error {
 		msg = "gemini reported an error"
 	}
 	e := &event.Error{Code: event.ErrAgentError, Message: msg}
-	if m := statusRE.FindStringSubmatch(msg); m != nil {
-		code, _ := strconv.Atoi(m[1] + m[2])
-		e.Status = code
-		e.Class = adapters.ClassifyStatus(code)
+	// The regexp needs one of these; most messages have neither.
+	if strings.Contains(msg, `"code":`) || strings.Contains(msg, "status ") {
+		if m := statusRE.FindStringSubmatch(msg); m != nil {
+			code, _ := strconv.Atoi(m[1] + m[2])
+			e.Status = code
+			e.Class = adapters.ClassifyStatus(code)
+		}
 	}
 	if e.Class == "" {
 		e.Class = adapters.ClassifyError(msg)

@@ -38,45 +38,56 @@ func newParser() *parser { return &parser{} }
 // ForEach, the last of duplicate keys wins.
 type line struct {
 	typ, sessionID string
-	err            gjson.Result
+	err            string // raw JSON
 	part           part
 }
 
 type part struct {
 	sessionID, text, callID, id, tool, reason string
 	cost                                      float64
-	state                                     string // raw JSON
-	tokens                                    gjson.Result
+	state, tokens                             string // raw JSON
 }
 
-// readLine reads the line s, which must be a string the parser may keep
-// pieces of (a copy of the line).
+// rebase makes the strings of l that bodies keep views of a copy of line,
+// the string l was read from, instead of views of line.
+func (l *line) rebase(line string) {
+	cp := strings.Clone(line)
+	for _, s := range []*string{&l.sessionID, &l.err, &l.part.text, &l.part.callID, &l.part.id, &l.part.tool, &l.part.state} {
+		*s = jsonscan.Rebase(*s, line, cp)
+	}
+}
+
+// readLine reads the line s. The strings read are views of s, or copies
+// where escapes were decoded.
 func readLine(s string) line {
 	var l line
-	jsonscan.Each(s, func(k, v string) bool {
+	// The part is read in the same pass as the line, not skipped and
+	// walked again.
+	jsonscan.Fields(s, func(k, rest string) (int, bool) {
+		if k == "part" {
+			// gjson's ForEach hands a non-object to its callback once,
+			// with no key: nothing matches.
+			l.part = part{}
+			return l.part.read(rest), true
+		}
+		v := jsonscan.Value(rest)
 		switch k {
 		case "type":
 			l.typ = jsonscan.Str(v)
 		case "sessionID":
 			l.sessionID = jsonscan.Str(v)
 		case "error":
-			l.err = gjson.Parse(v)
-		case "part":
-			l.part = readPart(v)
+			l.err = v
 		}
-		return true
+		return len(v), true
 	})
 	return l
 }
 
-func readPart(v string) part {
-	var p part
-	if !jsonscan.IsObject(v) {
-		// gjson's ForEach hands a non-object to its callback once, with
-		// no key: nothing matches.
-		return p
-	}
-	jsonscan.Each(v, func(k, v string) bool {
+// read reads the part object at the start of rest and returns its length
+// (0 when rest does not start with an object).
+func (p *part) read(rest string) int {
+	return jsonscan.EachEnd(rest, func(k, v string) bool {
 		switch k {
 		case "sessionID":
 			p.sessionID = jsonscan.Str(v)
@@ -95,11 +106,10 @@ func readPart(v string) part {
 		case "state":
 			p.state = v
 		case "tokens":
-			p.tokens = gjson.Parse(v)
+			p.tokens = v
 		}
 		return true
 	})
-	return p
 }
 
 // Parse implements adapters.Parser.
@@ -111,10 +121,18 @@ func (p *parser) Parse(dst []event.Body, raw []byte) ([]event.Body, bool) {
 	if len(trimmed) < 2 || trimmed[0] != '{' || trimmed[len(trimmed)-1] != '}' {
 		return dst, false
 	}
-	// One copy of the line, which the bodies may keep pieces of.
-	l := readLine(string(trimmed))
+	// The line is read in place; it is copied once, and what is read
+	// rebased onto the copy, only for a line whose bodies keep its strings
+	// (step_start, step_finish and done lines keep none).
+	line := jsonscan.Unsafe(trimmed)
+	l := readLine(line)
 	switch l.typ {
-	case "step_start", "step_finish", "text", "reasoning", "tool_use", "error", "done":
+	case "step_start", "step_finish", "done":
+		if p.session == "" && l.sessionID != "" {
+			l.rebase(line)
+		}
+	case "text", "reasoning", "tool_use", "error":
+		l.rebase(line)
 	default:
 		return dst, false
 	}
@@ -159,22 +177,51 @@ func (p *parser) Parse(dst []event.Body, raw []byte) ([]event.Body, bool) {
 	return dst, true
 }
 
+func set(dst *string, v string) {
+	if *dst == "" {
+		*dst = v
+	}
+}
+
 // Flush implements adapters.Parser; OpenCode's parts arrive whole, so
 // nothing is held back.
 func (p *parser) Flush(dst []event.Body) []event.Body { return dst }
 
 func (p *parser) stepFinish(dst []event.Body, part *part) []event.Body {
-	tok := part.tokens
-	reasoning := tok.Get("reasoning").Int()
+	// As with gjson's Get, the first of duplicate keys wins.
+	var in, out, reasoningRaw, cache, cacheRead, cacheWrite string
+	jsonscan.Each(part.tokens, func(k, v string) bool {
+		switch k {
+		case "input":
+			set(&in, v)
+		case "output":
+			set(&out, v)
+		case "reasoning":
+			set(&reasoningRaw, v)
+		case "cache":
+			set(&cache, v)
+		}
+		return true
+	})
+	jsonscan.Each(cache, func(k, v string) bool {
+		switch k {
+		case "read":
+			set(&cacheRead, v)
+		case "write":
+			set(&cacheWrite, v)
+		}
+		return true
+	})
+	reasoning := jsonscan.Int(reasoningRaw)
 	u := &event.Usage{
 		// OpenCode's input already excludes the cached part: its getUsage
 		// subtracts cache reads and writes for providers that include them.
-		InputTokens: tok.Get("input").Int(),
+		InputTokens: jsonscan.Int(in),
 		// Its output is net of reasoning, which it prices separately.
-		OutputTokens:     tok.Get("output").Int() + reasoning,
+		OutputTokens:     jsonscan.Int(out) + reasoning,
 		ReasoningTokens:  reasoning,
-		CacheReadTokens:  tok.Get("cache.read").Int(),
-		CacheWriteTokens: tok.Get("cache.write").Int(),
+		CacheReadTokens:  jsonscan.Int(cacheRead),
+		CacheWriteTokens: jsonscan.Int(cacheWrite),
 		CostUSD:          part.cost,
 	}
 	if !u.IsZero() {
@@ -205,11 +252,12 @@ var errorClasses = map[string]string{
 	"ContextOverflowError": event.ClassContextOverflow,
 }
 
-func (p *parser) agentError(dst []event.Body, e gjson.Result) []event.Body {
-	name := e.Get("name").String()
-	msg := e.Get("data.message").String()
+func (p *parser) agentError(dst []event.Body, e string) []event.Body {
+	name := jsonscan.Str(jsonscan.Get(e, "name"))
+	data := jsonscan.Get(e, "data")
+	msg := jsonscan.Str(jsonscan.Get(data, "message"))
 	if msg == "" {
-		msg = e.Get("message").String()
+		msg = jsonscan.Str(jsonscan.Get(e, "message"))
 	}
 	if msg == "" {
 		msg = name
@@ -217,7 +265,7 @@ func (p *parser) agentError(dst []event.Body, e gjson.Result) []event.Body {
 	if msg == "" {
 		msg = "opencode reported an error"
 	}
-	status := int(e.Get("data.statusCode").Int())
+	status := int(jsonscan.Int(jsonscan.Get(data, "statusCode")))
 	class := errorClasses[name]
 	if class == "" && status != 0 {
 		class = adapters.ClassifyStatus(status)

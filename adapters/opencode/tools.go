@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/agentharness/harness/adapters"
 	"github.com/agentharness/harness/adapters/internal/jsonscan"
 	"github.com/agentharness/harness/event"
@@ -61,46 +59,47 @@ func toolUse(dst []event.Body, part *part) []event.Body {
 	}
 	kind := toolKind(name)
 	var status, output, errText string
-	var input, meta, times gjson.Result
+	// Raw JSON; as with gjson's ForEach, the last of duplicate keys wins.
+	var input, meta, times string
 	jsonscan.Each(part.state, func(k, v string) bool {
 		switch k {
 		case "status":
 			status = jsonscan.Str(v)
 		case "input":
-			input = gjson.Parse(v)
+			input = v
 		case "output":
 			output = jsonscan.Str(v)
 		case "error":
 			errText = jsonscan.Str(v)
 		case "metadata":
-			meta = gjson.Parse(v)
+			meta = v
 		case "time":
-			times = gjson.Parse(v)
+			times = v
 		}
 		return true
 	})
 	switch {
 	case name == "patch" || name == "apply_patch":
-		kind = patchKind(meta.Get("files"))
-	case name == "write" && meta.Get("exists").Bool():
+		kind = patchKind(jsonscan.Get(meta, "files"))
+	case name == "write" && jsonscan.Bool(jsonscan.Get(meta, "exists")):
 		kind = event.KindEdit // the spec's rule: changing a file is an edit
 	}
 	st := &event.ToolStart{CallID: id, Name: name, Kind: kind}
-	if input.IsObject() {
-		st.Input = json.RawMessage(input.Raw)
+	if jsonscan.IsObject(input) {
+		st.Input = json.RawMessage(input)
 	}
 	switch kind {
 	case event.KindShell:
-		st.Command = input.Get("command").String()
+		st.Command = jsonscan.Str(jsonscan.Get(input, "command"))
 	case event.KindRead, event.KindWrite, event.KindEdit:
-		st.Path = input.Get("filePath").String()
+		st.Path = jsonscan.Str(jsonscan.Get(input, "filePath"))
 	}
 	dst = append(dst, st)
 	if status != "completed" && status != "error" {
 		return dst
 	}
 	end := &event.ToolEnd{CallID: id, Name: name, Kind: kind, Status: event.StatusOK}
-	if t0, t1 := times.Get("start").Int(), times.Get("end").Int(); t0 > 0 && t1 >= t0 {
+	if t0, t1 := jsonscan.Int(jsonscan.Get(times, "start")), jsonscan.Int(jsonscan.Get(times, "end")); t0 > 0 && t1 >= t0 {
 		end.DurationMS = t1 - t0
 	}
 	if status == "error" {
@@ -114,10 +113,11 @@ func toolUse(dst []event.Body, part *part) []event.Body {
 		fileChange(end, st, input, meta)
 	}
 	if kind == event.KindShell {
-		if code := meta.Get("exit"); code.Type == gjson.Number {
+		if code := jsonscan.Get(meta, "exit"); jsonscan.IsNumber(code) {
 			// OpenCode reports a failed command as completed.
-			end.ExitCode = event.Int(int(code.Int()))
-			if code.Int() != 0 && end.Status == event.StatusOK {
+			n := jsonscan.Int(code)
+			end.ExitCode = event.Int(int(n))
+			if n != 0 && end.Status == event.StatusOK {
 				end.Status = event.StatusError
 			}
 		}
@@ -126,7 +126,8 @@ func toolUse(dst []event.Body, part *part) []event.Body {
 }
 
 // fileChange sets the Paths and Diff of a completed write, edit or patch.
-func fileChange(end *event.ToolEnd, st *event.ToolStart, input, meta gjson.Result) {
+func fileChange(end *event.ToolEnd, st *event.ToolStart, input, meta string) {
+	get := func(raw, key string) string { return jsonscan.Str(jsonscan.Get(raw, key)) }
 	path := st.Path
 	switch st.Name {
 	case "write":
@@ -136,37 +137,37 @@ func fileChange(end *event.ToolEnd, st *event.ToolStart, input, meta gjson.Resul
 		end.Paths = []string{path}
 		// The metadata says whether the file was there before; its old
 		// content is not reported, so only a new file gets a diff.
-		if !meta.Get("exists").Bool() {
-			end.Diff = adapters.UnifiedDiff(path, "", input.Get("content").String())
+		if !jsonscan.Bool(jsonscan.Get(meta, "exists")) {
+			end.Diff = adapters.UnifiedDiff(path, "", get(input, "content"))
 		}
 	case "edit":
 		if path == "" {
-			path = meta.Get("filediff.file").String()
+			path = jsonscan.Str(jsonscan.Path(meta, "filediff", "file"))
 		}
 		if path != "" {
 			end.Paths = []string{path}
 		}
-		end.Diff = meta.Get("diff").String()
-		if end.Diff == "" && input.Get("oldString").Exists() {
-			end.Diff = adapters.UnifiedDiff(path, input.Get("oldString").String(), input.Get("newString").String())
+		end.Diff = get(meta, "diff")
+		if end.Diff == "" && jsonscan.Get(input, "oldString") != "" {
+			end.Diff = adapters.UnifiedDiff(path, get(input, "oldString"), get(input, "newString"))
 		}
 	case "multiedit":
 		if path != "" {
 			end.Paths = []string{path}
 		}
-		end.Diff = meta.Get("diff").String()
+		end.Diff = get(meta, "diff")
 		if end.Diff == "" {
 			var diffs []string
-			meta.Get("results").ForEach(func(_, r gjson.Result) bool {
-				diffs = append(diffs, r.Get("diff").String())
+			jsonscan.Values(jsonscan.Get(meta, "results"), func(r string) bool {
+				diffs = append(diffs, get(r, "diff"))
 				return true
 			})
 			end.Diff = adapters.JoinDiffs(diffs...)
 		}
 		if end.Diff == "" {
 			var diffs []string
-			input.Get("edits").ForEach(func(_, e gjson.Result) bool {
-				diffs = append(diffs, adapters.UnifiedDiff(path, e.Get("oldString").String(), e.Get("newString").String()))
+			jsonscan.Values(jsonscan.Get(input, "edits"), func(e string) bool {
+				diffs = append(diffs, adapters.UnifiedDiff(path, get(e, "oldString"), get(e, "newString")))
 				return true
 			})
 			end.Diff = adapters.JoinDiffs(diffs...)
@@ -176,19 +177,20 @@ func fileChange(end *event.ToolEnd, st *event.ToolStart, input, meta gjson.Resul
 	}
 }
 
-func patchChange(end *event.ToolEnd, meta gjson.Result) {
+func patchChange(end *event.ToolEnd, meta string) {
+	get := func(raw, key string) string { return jsonscan.Str(jsonscan.Get(raw, key)) }
 	var diffs []string
-	meta.Get("files").ForEach(func(_, f gjson.Result) bool {
-		if p := f.Get("filePath").String(); p != "" {
+	jsonscan.Values(jsonscan.Get(meta, "files"), func(f string) bool {
+		if p := get(f, "filePath"); p != "" {
 			end.Paths = append(end.Paths, p)
 		}
-		if mp := f.Get("movePath").String(); mp != "" {
+		if mp := get(f, "movePath"); mp != "" {
 			end.Paths = append(end.Paths, mp)
 		}
-		diffs = append(diffs, f.Get("diff").String())
+		diffs = append(diffs, get(f, "diff"))
 		return true
 	})
-	end.Diff = meta.Get("diff").String()
+	end.Diff = get(meta, "diff")
 	if end.Diff == "" {
 		end.Diff = adapters.JoinDiffs(diffs...)
 	}
@@ -196,10 +198,10 @@ func patchChange(end *event.ToolEnd, meta gjson.Result) {
 
 // patchKind is write for a patch that only adds files, delete for one that
 // only removes files, else edit.
-func patchKind(files gjson.Result) event.Kind {
+func patchKind(files string) event.Kind {
 	adds, deletes, n := 0, 0, 0
-	files.ForEach(func(_, f gjson.Result) bool {
-		switch f.Get("type").String() {
+	jsonscan.Values(files, func(f string) bool {
+		switch jsonscan.Str(jsonscan.Get(f, "type")) {
 		case "add":
 			adds++
 		case "delete":

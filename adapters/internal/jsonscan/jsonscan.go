@@ -7,14 +7,16 @@
 // raw, as slices of the input; Str, Int and Bool decode them with gjson's
 // semantics, so a parser moved from gjson to jsonscan behaves the same.
 //
-// The walker does not validate: callers that must reject malformed lines
-// check them first (gjson.Valid), as they did before.
+// The walker does not validate. Full validation would cost a second pass
+// over every line; parsers instead accept a line that looks like an object
+// (Object), which rejects a line cut short, and read anything else leniently.
 //
 // Strings returned share the input's memory. A parser whose input is only
 // valid during the call must clone what it keeps (Clone, or strings.Clone).
 package jsonscan
 
 import (
+	"math/bits"
 	"strings"
 	"unsafe"
 
@@ -24,6 +26,39 @@ import (
 // Unsafe returns b as a string without copying. The string is valid only as
 // long as b is neither modified nor reused.
 func Unsafe(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// Object trims spaces around line and reports whether what is left looks
+// like a JSON object: it starts with '{' and ends with '}'. It is the cheap
+// guard the parsers use instead of validating every line: the one realistic
+// corruption, a line cut at the length cap, does not end with its brace.
+func Object(line []byte) ([]byte, bool) {
+	i, j := 0, len(line)
+	for i < j && isSpace(line[i]) {
+		i++
+	}
+	for j > i && isSpace(line[j-1]) {
+		j--
+	}
+	line = line[i:j]
+	return line, len(line) >= 2 && line[0] == '{' && line[len(line)-1] == '}'
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
+
+// Rebase returns the string at s's place in to, a copy of from, when s
+// lies within from; else s itself (a string decoded from escapes is a copy
+// already). A parser reads a line without copying it, and copies it once
+// only when it emits bodies that keep its strings.
+func Rebase(s, from, to string) string {
+	if len(s) == 0 || len(to) != len(from) {
+		return s
+	}
+	off := uintptr(unsafe.Pointer(unsafe.StringData(s))) - uintptr(unsafe.Pointer(unsafe.StringData(from)))
+	if off >= uintptr(len(from)) || uintptr(len(s)) > uintptr(len(from))-off {
+		return s
+	}
+	return to[off : off+uintptr(len(s))]
+}
 
 // Each calls fn with each key and raw value of the JSON object s, in order,
 // until fn returns false or the object ends. Keys are given as written
@@ -69,6 +104,88 @@ func Each(s string, fn func(key, val string) bool) {
 			return
 		}
 	}
+}
+
+// Fields walks the object at the start of s (s may go on past it) as Each
+// does, for callers that read some nested values in the same pass instead
+// of having them skipped first and walked again: fn gets each key and the
+// rest of s from that key's value on, and returns how many bytes of rest
+// the value took (0 to have Fields skip the value itself) and whether to go
+// on. Fields returns the index just past the object's closing brace, len(s)
+// when it does not close, or 0 when s does not start with an object.
+//
+// Unlike Each, the walk ends at the object's closing brace; on malformed
+// input it is as lenient as Each within the object.
+func Fields(s string, fn func(key, rest string) (int, bool)) int {
+	start := skipSpace(s, 0)
+	if start >= len(s) || s[start] != '{' {
+		return 0
+	}
+	i := start + 1
+	for {
+		// The next key: the next string, unless the object closes first.
+		for i < len(s) && s[i] != '"' {
+			if s[i] == '}' {
+				return i + 1
+			}
+			i++
+		}
+		if i >= len(s) {
+			return len(s)
+		}
+		end := skipString(s, i)
+		if end > len(s) || end-1 <= i || s[end-1] != '"' {
+			return len(s)
+		}
+		key := s[i+1 : end-1]
+		i = end
+		for i < len(s) && !isValueStart(s[i]) {
+			if s[i] == '}' {
+				return i + 1
+			}
+			i++
+		}
+		if i >= len(s) {
+			return len(s)
+		}
+		n, more := fn(key, s[i:])
+		if n <= 0 || n > len(s)-i {
+			n = skipValue(s, i) - i
+		}
+		if !more {
+			return skipContainer(s, start)
+		}
+		i += n
+		i = skipSpace(s, i)
+		if i >= len(s) {
+			return len(s)
+		}
+		if s[i] == '}' {
+			return i + 1
+		}
+		// The byte after a value is the comma, or skipped as Each skips it.
+		i++
+	}
+}
+
+// EachEnd is Each on the object at the start of s (s may go on past it),
+// ending at its closing brace; it returns what Fields returns. It reads a
+// nested value from a Fields callback: return EachEnd(rest, ...) as the
+// length of the value.
+func EachEnd(s string, fn func(key, val string) bool) int {
+	return Fields(s, func(k, rest string) (int, bool) {
+		n := skipValue(rest, 0)
+		return n, fn(k, rest[:n])
+	})
+}
+
+// Value returns the raw value at the start of rest, as a Fields callback
+// gets it.
+func Value(rest string) string {
+	if rest == "" {
+		return ""
+	}
+	return rest[:skipValue(rest, 0)]
 }
 
 // isValueStart tells the bytes gjson starts a value at; it skips others.
@@ -251,9 +368,22 @@ func skipSpace(s string, i int) int {
 // or len(s) when it does not end.
 func skipString(s string, i int) int {
 	j := i + 1
-	// Most strings are short (ids, keys): a plain loop beats a call to
-	// IndexByte there; long ones (text, tool output) go to IndexByte.
-	for end := min(j+32, len(s)); j < end; j++ {
+	// Most strings are short (ids, keys): eight bytes at a time beats a
+	// call to IndexByte there; long ones (text, tool output) go to
+	// IndexByte.
+	for end := min(j+64, len(s)); j+8 <= end; {
+		m := special(load8(s, j))
+		if m == 0 {
+			j += 8
+			continue
+		}
+		j += bits.TrailingZeros64(m) >> 3
+		if s[j] == '"' {
+			return j + 1
+		}
+		j += 2 // a backslash and the byte it escapes
+	}
+	for end := min(j+8, len(s)); j < end; j++ {
 		switch s[j] {
 		case '"':
 			return j + 1
@@ -279,6 +409,28 @@ func skipString(s string, i int) int {
 		}
 		j++
 	}
+}
+
+// load8 returns the eight bytes of s at i (i+8 <= len(s)), the first in
+// the lowest byte.
+func load8(s string, i int) uint64 {
+	s = s[i : i+8]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+const (
+	ones   = 0x0101010101010101
+	highs  = 0x8080808080808080
+	quotes = ones * '"'
+	slashs = ones * '\\'
+)
+
+// special returns x's bytes that are '"' or '\\' as their high bits; the
+// lowest set bit is exact (bits above it may be false positives).
+func special(x uint64) uint64 {
+	q, b := x^quotes, x^slashs
+	return ((q - ones) &^ q & highs) | ((b - ones) &^ b & highs)
 }
 
 // skipValue returns the index just past the value starting at s[i].
@@ -310,24 +462,12 @@ func skipValue(s string, i int) int {
 }
 
 // skipContainer returns the index just past the object or array starting
-// at s[i]. Strings inside are scanned in line: they are mostly short keys
-// and ids, where a call per string costs more than the scan; a long one
-// goes to skipString.
+// at s[i].
 func skipContainer(s string, i int) int {
 	depth := 0
 	for j := i; j < len(s); j++ {
 		switch s[j] {
 		case '"':
-			k := j + 1
-			for end := min(k+16, len(s)); k < end && s[k] != '"'; k++ {
-				if s[k] == '\\' {
-					k++
-				}
-			}
-			if k < len(s) && k < j+17 && s[k] == '"' {
-				j = k
-				continue
-			}
 			j = skipString(s, j) - 1
 		case '{', '[':
 			depth++

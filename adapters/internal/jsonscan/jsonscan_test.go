@@ -3,6 +3,7 @@ package jsonscan
 import (
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
@@ -62,7 +63,73 @@ func TestBadInputNeverPanics(t *testing.T) {
 		EachElem(s, func(v string) bool { _ = Get(v, "a"); return true })
 		_ = Path(s, "a", "b")
 		_ = Index(s, 3)
+		_ = Fields(s, func(_, rest string) (int, bool) {
+			return EachEnd(rest, func(string, string) bool { return true }), true
+		})
+		_, _ = Object([]byte(s))
 	}
+}
+
+// TestFieldsMatchesEach: on valid objects Fields and EachEnd give Each's
+// fields, and end just past the object, whatever follows it.
+func TestFieldsMatchesEach(t *testing.T) {
+	t.Parallel()
+	for _, s := range samples {
+		var want []string
+		Each(s, func(k, v string) bool { want = append(want, k, v); return true })
+		obj := strings.TrimRight(s, " ")
+		for _, tail := range []string{"", `,"x":{"y":1}}`, "}]", ` "z"`} {
+			var got []string
+			end := EachEnd(obj+tail, func(k, v string) bool { got = append(got, k, v); return true })
+			require.Equal(t, want, got, s)
+			require.Equal(t, len(obj), end, s+tail)
+			got = got[:0]
+			end = Fields(obj+tail, func(k, rest string) (int, bool) {
+				v := Value(rest)
+				got = append(got, k, v)
+				if IsObject(v) {
+					// Read nested objects in the same pass.
+					n := EachEnd(rest, func(string, string) bool { return true })
+					require.Equal(t, len(v), n)
+					return n, true
+				}
+				return 0, true
+			})
+			require.Equal(t, want, got, s)
+			require.Equal(t, len(obj), end, s+tail)
+		}
+	}
+	require.Equal(t, 0, EachEnd(`[1]`, func(string, string) bool { return true }))
+	stopped := EachEnd(samples[0]+`,"more"}`, func(string, string) bool { return false })
+	require.Equal(t, len(samples[0]), stopped, "a stopped walk still ends at the object's end")
+}
+
+func FuzzFields(f *testing.F) {
+	for _, s := range samples {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var rec func(string) int
+		rec = func(s string) int {
+			return Fields(s, func(k, rest string) (int, bool) {
+				if len(rest) == 0 {
+					t.Fatal("empty rest")
+				}
+				if rest[0] == '{' {
+					return rec(rest), true
+				}
+				_ = Str(Value(rest))
+				return 0, true
+			})
+		}
+		end := rec(s)
+		if end < 0 || end > len(s) {
+			t.Fatalf("end %d out of [0,%d]", end, len(s))
+		}
+		if gjson.Valid(s) && gjson.Parse(s).IsObject() && end != len(strings.TrimRight(s, " \t\r\n")) {
+			t.Fatalf("end %d of valid %q", end, s)
+		}
+	})
 }
 
 func FuzzGet(f *testing.F) {
@@ -90,4 +157,49 @@ func plainKey(k string) bool {
 		}
 	}
 	return k != ""
+}
+
+// TestSkipStringMatchesNaive checks the word-at-a-time scan against a byte
+// loop, with quotes and escapes at every offset around its word edges.
+func TestSkipStringMatchesNaive(t *testing.T) {
+	t.Parallel()
+	naive := func(s string, i int) int {
+		for j := i + 1; j < len(s); j++ {
+			switch s[j] {
+			case '"':
+				return j + 1
+			case '\\':
+				j++
+			}
+		}
+		return len(s)
+	}
+	for n := 0; n < 150; n++ {
+		for _, ins := range []string{`\"`, `\\`, `\\\"`, `"`, `\`, `\\"`} {
+			for at := 0; at <= n; at += 1 + n/20 {
+				body := strings.Repeat("x", at) + ins + strings.Repeat("y", n-at)
+				for _, s := range []string{`"` + body, `"` + body + `"`, `"` + body + `","k":1}`} {
+					require.Equal(t, naive(s, 0), skipString(s, 0), "%q", s)
+				}
+			}
+		}
+	}
+}
+
+func TestRebase(t *testing.T) {
+	t.Parallel()
+	line := `{"a":"xyz","b":"q\"r"}`
+	cp := strings.Clone(line)
+	a := Str(Get(line, "a"))
+	got := Rebase(a, line, cp)
+	require.Equal(t, "xyz", got)
+	require.Equal(t, unsafe.StringData(cp[6:]), unsafe.StringData(got), "a view of the copy")
+	b := Str(Get(line, "b")) // decoded: not within the line
+	require.Equal(t, `q"r`, Rebase(b, line, cp))
+	require.Equal(t, unsafe.StringData(b), unsafe.StringData(Rebase(b, line, cp)))
+	require.Equal(t, "", Rebase("", line, cp))
+	require.Equal(t, line, Rebase(line, line, cp))
+	require.Equal(t, unsafe.StringData(cp), unsafe.StringData(Rebase(line, line, cp)))
+	other := strings.Clone(line)
+	require.Equal(t, unsafe.StringData(other), unsafe.StringData(Rebase(other, line, cp)))
 }
