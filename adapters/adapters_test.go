@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	udiff "github.com/aymanbagabas/go-udiff"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentharness/harness/event"
@@ -74,4 +76,17 @@ func BenchmarkClassifyError(b *testing.B) {
 	for b.Loop() {
 		ClassifyError("API Error: 500 mockllm: scripted internal server error. This is a server-side issue, usually temporary")
 	}
+}
+
+func FuzzWholeFileMatchesUdiff(f *testing.F) {
+	for _, s := range []string{"a\nb\n", "a\nb", "x", "\n", "\n\n", "line\r\nwith crlf\r\n", "é\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		if text == "" {
+			return
+		}
+		require.Equal(t, udiff.Unified("/dev/null", "b/f.txt", "", text), UnifiedDiff("f.txt", "", text), "new file %q", text)
+		require.Equal(t, udiff.Unified("a/f.txt", "/dev/null", text, ""), UnifiedDiff("f.txt", text, ""), "removed file %q", text)
+	})
 }
