@@ -36,11 +36,16 @@ test: lint agents
 unit:
 	$(GO) test -race -count=1 ./...
 
+# A short fuzz of every fuzz target. A target that fails is run once more:
+# a real finding is saved under testdata/fuzz and fails again at once,
+# while a hiccup of the fuzzing engine (no input saved) does not.
 fuzz:
 	@set -e; for pkg in $$($(GO) list ./...); do \
 	  for f in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
 	    echo "fuzz $$pkg $$f"; \
-	    $(GO) test -run='^$$' -fuzz="^$$f\$$" -fuzztime=$(FUZZTIME) $$pkg >/dev/null; \
+	    $(GO) test -run='^$$' -fuzz="^$$f\$$" -fuzztime=$(FUZZTIME) $$pkg >/tmp/harness-fuzz.log 2>&1 || \
+	    $(GO) test -run='^$$' -fuzz="^$$f\$$" -fuzztime=$(FUZZTIME) $$pkg >/tmp/harness-fuzz.log 2>&1 || \
+	    { cat /tmp/harness-fuzz.log; exit 1; }; \
 	  done; \
 	done
 
