@@ -1,0 +1,17 @@
+package claude
+
+import (
+	"testing"
+
+	"github.com/agentharness/harness/adapters/adaptertest"
+)
+
+func TestHostileLines(t *testing.T) {
+	t.Parallel()
+	adaptertest.HostileLines(t, New(), "../../testdata/claude")
+}
+
+func TestBodiesOwnTheirStrings(t *testing.T) {
+	t.Parallel()
+	adaptertest.BodiesOwnTheirStrings(t, New(), "../../testdata/claude")
+}
