@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -335,10 +336,14 @@ func (w *brokenStdout) Write(p []byte) (int, error) {
 
 func TestRunStopsWhenStdoutGoes(t *testing.T) {
 	home := isolate(t)
-	argv, _ := fakeagent.Command("hang-after-output")
+	// The agent keeps printing, so a write soon finds the reader gone (a
+	// silent agent would only be noticed at its next output).
+	argv, _ := fakeagent.Command("slow-drip")
 	var errb bytes.Buffer
-	code := run([]string{"run", "--agent", "claude", "--binary", argv[0], "--env", fakeagent.EnvVar + "=hang-after-output",
+	start := time.Now()
+	code := run([]string{"run", "--agent", "claude", "--binary", argv[0], "--env", fakeagent.EnvVar + "=slow-drip",
 		"-p", "go", "--kill-grace", "1s"}, strings.NewReader(""), &brokenStdout{}, &errb)
+	require.Less(t, time.Since(start), 30*time.Second, "the run must stop once stdout is gone")
 	require.Equal(t, exitInterrupted, code, "stderr: %s", errb.String())
 	logged, err := filepath.Glob(filepath.Join(home, ".local", "share", "harness", "sessions", "run_*.ndjson"))
 	require.NoError(t, err)
