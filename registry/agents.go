@@ -25,8 +25,6 @@ type AgentInfo struct {
 	// Aliases are other names accepted for ID on the command line and in
 	// config files, lowercase.
 	Aliases []string
-	// Binaries are the executable names to look for, in order.
-	Binaries []string
 	// NPMPackage is the npm package that installs the CLI, or "" when the
 	// CLI is not distributed on npm.
 	NPMPackage string
@@ -49,7 +47,6 @@ var agents = []AgentInfo{
 	{
 		ID: "claude", Display: "Claude Code",
 		Aliases:       []string{"claude-code", "claudecode"},
-		Binaries:      []string{"claude"},
 		NPMPackage:    "@anthropic-ai/claude-code",
 		CredentialEnv: []string{"ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN"},
 		Flags: []string{"--print", "--output-format", "--verbose", "--include-partial-messages",
@@ -58,7 +55,6 @@ var agents = []AgentInfo{
 	{
 		ID: "codex", Display: "OpenAI Codex CLI",
 		Aliases:       []string{"openai-codex"},
-		Binaries:      []string{"codex"},
 		NPMPackage:    "@openai/codex",
 		CredentialEnv: []string{"OPENAI_API_KEY", "CODEX_API_KEY"},
 		Flags: []string{"exec", "--json", "--skip-git-repo-check", "--model", "--sandbox",
@@ -66,8 +62,7 @@ var agents = []AgentInfo{
 	},
 	{
 		ID: "cursor", Display: "Cursor CLI",
-		Aliases:  []string{"cursor-agent", "agent"},
-		Binaries: []string{"cursor-agent", "agent"},
+		Aliases: []string{"cursor-agent", "agent"},
 		// Cursor ships an installer script (cursor.com/install), not an npm package.
 		NPMPackage:    "",
 		CredentialEnv: []string{"CURSOR_API_KEY"},
@@ -76,7 +71,6 @@ var agents = []AgentInfo{
 	{
 		ID: "opencode", Display: "OpenCode",
 		Aliases:    []string{"open-code"},
-		Binaries:   []string{"opencode"},
 		NPMPackage: "opencode-ai",
 		CredentialEnv: []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY",
 			"GOOGLE_GENERATIVE_AI_API_KEY", "OPENROUTER_API_KEY"},
@@ -86,7 +80,6 @@ var agents = []AgentInfo{
 	{
 		ID: "gemini", Display: "Gemini CLI",
 		Aliases:       []string{"gemini-cli"},
-		Binaries:      []string{"gemini"},
 		NPMPackage:    "@google/gemini-cli",
 		CredentialEnv: []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"},
 		Flags:         []string{"--prompt", "--output-format", "--model", "--yolo", "--approval-mode", "--resume"},
@@ -132,7 +125,6 @@ func AgentIDs() []string {
 
 func (a AgentInfo) clone() AgentInfo {
 	a.Aliases = slices.Clone(a.Aliases)
-	a.Binaries = slices.Clone(a.Binaries)
 	a.CredentialEnv = slices.Clone(a.CredentialEnv)
 	a.Flags = slices.Clone(a.Flags)
 	return a

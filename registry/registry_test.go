@@ -28,7 +28,6 @@ func TestAgent(t *testing.T) {
 			require.True(t, ok)
 			require.Equal(t, want, a.ID)
 			require.NotEmpty(t, a.Display)
-			require.NotEmpty(t, a.Binaries)
 			require.NotEmpty(t, a.CredentialEnv)
 			require.NotEmpty(t, a.Flags)
 		})
