@@ -100,7 +100,8 @@ type Run struct {
 	proc    *process.Proc
 	ready   chan struct{}
 	line    []byte
-	encMu   sync.Mutex
+	enc     event.Appender
+	encMu   sync.Mutex // guards line and enc
 	model   string
 	startAt time.Time
 
@@ -340,7 +341,7 @@ func (r *Run) sink(ev event.Event) {
 		r.encMu.Lock()
 		defer r.encMu.Unlock()
 		var err error
-		r.line, err = event.AppendJSON(r.line[:0], ev)
+		r.line, err = r.enc.Append(r.line[:0], ev)
 		if err == nil {
 			r.opts.OnLine(append(r.line, '\n'))
 		}

@@ -15,10 +15,16 @@ type ParseOptions struct {
 	MaxLine int              // line cap; 0 = 16 MiB
 	Run     string           // run id; a fresh one when empty
 	Now     func() time.Time // clock; time.Now when nil
+	// Flush, if set, is called whenever every line read so far has been
+	// turned into events and more input must be read: a sink that buffers
+	// its output writes it out here, so a live pipe sees each event as soon
+	// as its line is read and a file is written in large blocks.
+	Flush func()
 }
 
 // Parse normalizes a captured native stdout stream of agent read from r,
-// as a live run would, and sends each event to sink in order. The agent's
+// as a live run would, and sends each event to sink in order, on the
+// calling goroutine (reading and parsing run a little ahead on another). The agent's
 // terminal event decides the result's status; a stream without one ends
 // with an error event and status error. Parse returns the result, or an
 // error for an unknown agent or a failed read (the events read before a
@@ -28,16 +34,24 @@ func Parse(ctx context.Context, r io.Reader, agent string, sink func(event.Event
 	if err != nil {
 		return nil, err
 	}
-	in := &chunkClock{r: ctxReader{ctx, r}, now: o.Now}
-	if in.now == nil {
-		in.now = time.Now
+	now := o.Now
+	if now == nil {
+		now = time.Now
 	}
-	in.at = in.now()
+	// The clock is read once per batch of lines rather than once per
+	// event: a batch is read within a millisecond or so, and a clock read
+	// per event costs more than its encoding on event-dense streams.
+	at := now()
 	s := event.NewStream(event.StreamConfig{
-		Run: o.Run, Now: in.time, Raw: o.Raw, Sink: sink,
+		Run: o.Run, Now: func() time.Time { return at }, Raw: o.Raw, Sink: sink,
 		Start: event.SessionStart{Agent: a.Name()},
 	})
-	readErr := adapters.Normalize(in, a.NewParser(), s, o.MaxLine)
+	readErr := adapters.Normalize(ctxReader{ctx, r}, a.NewParser(), s, adapters.NormalizeOptions{
+		MaxLine: o.MaxLine,
+		Batch:   func() { at = now() },
+		Idle:    o.Flush,
+	})
+	at = now()
 	if readErr != nil {
 		s.Emit(&event.Error{Code: event.ErrParseError, Message: "reading the native stream: " + readErr.Error()})
 	}
@@ -56,21 +70,3 @@ func (c ctxReader) Read(p []byte) (int, error) {
 	}
 	return c.r.Read(p)
 }
-
-// chunkClock reads the clock once per read of the native stream rather than
-// once per event: the events of one chunk (64 KiB at most) exist within the
-// same millisecond or so, and a clock read per event costs more than the
-// event's encoding on event-dense streams.
-type chunkClock struct {
-	r   io.Reader
-	now func() time.Time
-	at  time.Time
-}
-
-func (c *chunkClock) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.at = c.now()
-	return n, err
-}
-
-func (c *chunkClock) time() time.Time { return c.at }

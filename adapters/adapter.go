@@ -10,10 +10,8 @@ package adapters
 
 import (
 	"fmt"
-	"io"
 
 	"github.com/agentharness/harness/event"
-	"github.com/agentharness/harness/linescan"
 )
 
 // Permission modes of a Task.
@@ -101,31 +99,6 @@ type Adapter interface {
 type Parser interface {
 	Parse(dst []event.Body, line []byte) (out []event.Body, known bool)
 	Flush(dst []event.Body) []event.Body
-}
-
-// Feed parses one stdout line with p and hands the result to s.
-func Feed(s *event.Stream, p Parser, buf []event.Body, line []byte) []event.Body {
-	out, known := p.Parse(buf[:0], line)
-	s.Line(event.StreamStdout, line, !known, out)
-	clear(out)
-	return out[:0]
-}
-
-// Normalize reads a whole native stdout stream from r and writes what p
-// makes of it to s, then flushes p. Lines longer than maxLine (0: the
-// default 16 MiB) are cut and reported with a line_truncated warning. It
-// returns a read error, never a content error, and does not Finish s.
-func Normalize(r io.Reader, p Parser, s *event.Stream, maxLine int) error {
-	var buf []event.Body
-	err := linescan.Scan(r, maxLine, func(line []byte, dropped int64) error {
-		if dropped > 0 {
-			s.Emit(LineTruncated(len(line), dropped))
-		}
-		buf = Feed(s, p, buf, line)
-		return nil
-	})
-	s.Emit(p.Flush(nil)...)
-	return err
 }
 
 // LineTruncated is the warning for a native line cut at kept bytes.

@@ -3,6 +3,7 @@ package event
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,21 +22,60 @@ const MaxLineBytes = 1 << 20
 // AppendJSON appends ev as one JSON object (no newline) to dst. Strings are
 // written as valid UTF-8 (invalid bytes become U+FFFD) without HTML escaping.
 func AppendJSON(dst []byte, ev Event) ([]byte, error) {
+	return (*Appender)(nil).Append(dst, ev)
+}
+
+// Appender is AppendJSON for a sequence of events: it keeps the encoding of
+// the run id and the timestamp, which repeat from one event to the next.
+// The zero value is ready to use, and so is a nil *Appender (it keeps
+// nothing). An Appender is not safe for concurrent use.
+type Appender struct {
+	run    string
+	runEnc []byte // run as a JSON string
+	ts     int64
+	tsEnc  []byte
+}
+
+// Append appends ev as AppendJSON does.
+func (a *Appender) Append(dst []byte, ev Event) ([]byte, error) {
 	if ev.Body == nil {
 		return dst, errors.New("event: nil body")
 	}
-	dst = append(dst, `{"v":`...)
-	dst = strconv.AppendInt(dst, int64(ev.V), 10)
-	dst = append(dst, `,"type":"`...)
+	if ev.V == Version {
+		dst = append(dst, `{"v":1,"type":"`...)
+	} else {
+		dst = append(dst, `{"v":`...)
+		dst = strconv.AppendInt(dst, int64(ev.V), 10)
+		dst = append(dst, `,"type":"`...)
+	}
 	dst = append(dst, ev.Body.EventType()...)
 	dst = append(dst, `","run":`...)
-	dst = AppendString(dst, ev.Run)
+	if a == nil {
+		dst = AppendString(dst, ev.Run)
+	} else {
+		if a.runEnc == nil || ev.Run != a.run {
+			a.run, a.runEnc = ev.Run, AppendString(a.runEnc[:0], ev.Run)
+		}
+		dst = append(dst, a.runEnc...)
+	}
 	dst = append(dst, `,"seq":`...)
 	dst = strconv.AppendInt(dst, ev.Seq, 10)
 	dst = append(dst, `,"ts":`...)
-	dst = strconv.AppendInt(dst, ev.TS, 10)
-	// The deltas are most of a streaming run's events: encode them by hand.
-	switch b := ev.Body.(type) {
+	if a == nil {
+		dst = strconv.AppendInt(dst, ev.TS, 10)
+	} else {
+		if a.tsEnc == nil || ev.TS != a.ts {
+			a.ts, a.tsEnc = ev.TS, strconv.AppendInt(a.tsEnc[:0], ev.TS, 10)
+		}
+		dst = append(dst, a.tsEnc...)
+	}
+	return appendBody(dst, ev.Body)
+}
+
+// appendBody appends the fields of b and the closing brace.
+func appendBody(dst []byte, b Body) ([]byte, error) {
+	// Every body a run emits often is encoded by hand.
+	switch b := b.(type) {
 	case *TextDelta:
 		dst = append(dst, `,"text":`...)
 		dst = AppendString(dst, b.Text)
@@ -78,10 +118,14 @@ func AppendJSON(dst []byte, ev Event) ([]byte, error) {
 		dst = append(dst, `,"kind":`...)
 		dst = AppendString(dst, string(b.Kind))
 		dst = append(dst, `,"input":`...)
-		var err error
-		if dst, err = appendCompact(dst, b.Input); err != nil {
-			dst = dst[:mark]
-			break
+		if b.inputCompact {
+			dst = append(dst, b.Input...) // checked and compacted by the Stream
+		} else {
+			var err error
+			if dst, err = appendCompact(dst, b.Input); err != nil {
+				dst = dst[:mark]
+				break
+			}
 		}
 		if b.InputTruncated {
 			dst = append(dst, `,"input_truncated":true`...)
@@ -159,7 +203,7 @@ func AppendJSON(dst []byte, ev Event) ([]byte, error) {
 		}
 		return append(dst, '}'), nil
 	}
-	return appendBody(dst, ev.Body)
+	return appendReflected(dst, b)
 }
 
 func appendStringField(dst []byte, key, v string) []byte {
@@ -200,9 +244,9 @@ func appendFloat(dst []byte, f float64) []byte {
 
 var bodyBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
-// appendBody encodes the rarer bodies with encoding/json and splices their
-// fields after the envelope.
-func appendBody(dst []byte, b Body) ([]byte, error) {
+// appendReflected encodes the rarer bodies with encoding/json and splices
+// their fields after the envelope.
+func appendReflected(dst []byte, b Body) ([]byte, error) {
 	buf := bodyBufs.Get().(*bytes.Buffer)
 	defer bodyBufs.Put(buf)
 	buf.Reset()
@@ -224,11 +268,37 @@ const hexDigits = "0123456789abcdef"
 // AppendString appends s as a JSON string, as encoding/json does without HTML
 // escaping: invalid UTF-8 becomes U+FFFD and U+2028/U+2029 are escaped.
 func AppendString(dst []byte, s string) []byte {
+	// Most strings need no escaping at all: check eight bytes at a time
+	// (the last eight again, overlapping, for the tail) and copy s whole.
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		if !plain8(s[i : i+8]) {
+			return appendEscaped(append(dst, '"'), s, i)
+		}
+	}
+	if i < len(s) {
+		if len(s) >= 8 {
+			if !plain8(s[len(s)-8:]) {
+				return appendEscaped(append(dst, '"'), s, i)
+			}
+		} else {
+			for j := i; j < len(s); j++ {
+				if c := s[j]; c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
+					return appendEscaped(append(dst, '"'), s, j)
+				}
+			}
+		}
+	}
 	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"')
+}
+
+// appendEscaped appends the rest of the JSON string s, from i on (s[:i]
+// needs no escaping), and its closing quote.
+func appendEscaped(dst []byte, s string, i int) []byte {
 	start := 0
-	for i := 0; i < len(s); {
-		// Eight plain bytes at a time: printable ASCII other than '"' and
-		// '\\' is copied as it is, and most of every string is that.
+	for i < len(s) {
 		if i+8 <= len(s) && plain8(s[i:i+8]) {
 			i += 8
 			continue
@@ -249,6 +319,10 @@ func AppendString(dst []byte, s string) []byte {
 				dst = append(dst, '\\', 'r')
 			case '\t':
 				dst = append(dst, '\\', 't')
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
 			default:
 				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
 			}
@@ -282,18 +356,17 @@ const (
 	msb8 = 0x8080808080808080
 )
 
-// plain8 reports whether the 8 bytes of s need no escaping: none is a
-// control character, '"', '\\' or outside ASCII. It tests all eight at
-// once with the has-zero-byte trick.
+// plain8 reports whether the 8 bytes of s (len(s) == 8) need no escaping:
+// none is a control character, '"', '\\' or outside ASCII. It tests all
+// eight at once with the has-zero-byte trick.
 func plain8(s string) bool {
-	v := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
-	hasZero := func(x uint64) uint64 { return (x - lsb8) &^ x & msb8 }
-	bad := v&msb8 | // non-ASCII
-		(v-0x20*lsb8)&^v&msb8 | // below 0x20
-		hasZero(v^('"'*lsb8)) |
-		hasZero(v^('\\'*lsb8))
-	return bad == 0
+	v := binary.LittleEndian.Uint64([]byte(s)) // no copy: the compiler sees through it
+	q, b := v^('"'*lsb8), v^('\\'*lsb8)
+	bad := v | // non-ASCII
+		(v - 0x20*lsb8) &^ v | // below 0x20
+		(q-lsb8)&^q |
+		(b-lsb8)&^b
+	return bad&msb8 == 0
 }
 
 // Encoder writes events as NDJSON, one line per event, flushed at once.
@@ -302,6 +375,7 @@ type Encoder struct {
 	mu  sync.Mutex
 	w   io.Writer
 	buf []byte
+	app Appender
 }
 
 // NewEncoder returns an Encoder writing to w. Each Encode is a single Write
@@ -313,7 +387,7 @@ func (e *Encoder) Encode(ev Event) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	var err error
-	e.buf, err = AppendJSON(e.buf[:0], ev)
+	e.buf, err = e.app.Append(e.buf[:0], ev)
 	if err != nil {
 		return err
 	}
@@ -404,26 +478,74 @@ func AppendCompactJSON(dst, raw []byte) (out []byte, ok bool) {
 	if !utf8.Valid(raw) {
 		raw = bytes.ToValidUTF8(raw, []byte("\uFFFD"))
 	}
-	inString, escaped, start := false, false, 0
-	for i, c := range raw {
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-			continue
-		}
-		switch c {
+	return appendCompactValid(dst, raw), true
+}
+
+// compactJSON returns the valid JSON value raw as AppendCompactJSON writes
+// it: raw itself when it is already so, else a compacted copy. ok is false
+// when raw is not valid JSON.
+func compactJSON(raw []byte) (out []byte, ok bool) {
+	if !gjson.ValidBytes(raw) {
+		return raw, false
+	}
+	if !utf8.Valid(raw) {
+		raw = bytes.ToValidUTF8(raw, []byte("\uFFFD"))
+	}
+	if spaceAt(raw) < 0 {
+		return raw, true
+	}
+	return appendCompactValid(nil, raw), true
+}
+
+// spaceAt returns the index of the first white space outside strings in
+// the valid JSON raw, or -1.
+func spaceAt(raw []byte) int {
+	for i := 0; i < len(raw); i++ {
+		switch raw[i] {
+		case ' ', '\t', '\r', '\n':
+			return i
 		case '"':
-			inString = true
+			i = stringEnd(raw, i+1) - 1
+		}
+	}
+	return -1
+}
+
+// stringEnd returns the index just past the closing quote of the string
+// whose content starts at raw[i], skipping eight plain bytes at a time.
+func stringEnd(raw []byte, i int) int {
+	for i < len(raw) {
+		if i+8 <= len(raw) {
+			v := binary.LittleEndian.Uint64(raw[i:])
+			q, b := v^('"'*lsb8), v^('\\'*lsb8)
+			if ((q-lsb8)&^q|(b-lsb8)&^b)&msb8 == 0 {
+				i += 8
+				continue
+			}
+		}
+		switch raw[i] {
+		case '"':
+			return i + 1
+		case '\\':
+			i++
+		}
+		i++
+	}
+	return len(raw)
+}
+
+// appendCompactValid appends the valid JSON raw without white space
+// outside strings.
+func appendCompactValid(dst, raw []byte) []byte {
+	start := 0
+	for i := 0; i < len(raw); i++ {
+		switch raw[i] {
 		case ' ', '\t', '\r', '\n':
 			dst = append(dst, raw[start:i]...)
 			start = i + 1
+		case '"':
+			i = stringEnd(raw, i+1) - 1
 		}
 	}
-	return append(dst, raw[start:]...), true
+	return append(dst, raw[start:]...)
 }

@@ -89,20 +89,16 @@ func TestAppendStringMatchesEncodingJSON(t *testing.T) {
 }
 
 func FuzzAppendString(f *testing.F) {
-	for _, s := range []string{"", "a\"b", "\xff", "\u2028", "日本"} {
+	for _, s := range []string{"", "a\"b", "\xff", "\u2028", "日本", "12345678\n", "abcdefghi\x01", "abcdefg\xe6\x97"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		out := AppendString(nil, s)
-		require.True(t, json.Valid(out), "%q", out)
-		var back string
-		require.NoError(t, json.Unmarshal(out, &back))
-		if json.Valid([]byte(`"`+s+`"`)) || !strings.ContainsRune(s, 0xFFFD) {
-			want, _ := json.Marshal(s)
-			var w string
-			_ = json.Unmarshal(want, &w)
-			require.Equal(t, w, back)
-		}
+		// Byte for byte what encoding/json writes without HTML escaping.
+		var want bytes.Buffer
+		enc := json.NewEncoder(&want)
+		enc.SetEscapeHTML(false)
+		require.NoError(t, enc.Encode(s))
+		require.Equal(t, strings.TrimSuffix(want.String(), "\n"), string(AppendString([]byte("x"), s))[1:], "%q", s)
 	})
 }
 
@@ -406,14 +402,37 @@ func TestHandEncodedMatchesReflection(t *testing.T) {
 		&Warning{Code: WarnIdle, Message: "m", IdleMS: 1, AbortInMS: 2, CallID: "c", Name: "n", ElapsedMS: 3, BudgetMS: 4, Bytes: 5, Line: "l", Truncated: true},
 		&Warning{Code: WarnLineTruncated, Message: ""},
 	}
+	// A tool call's input after the Stream, which checked and compacted it.
+	streamed := &ToolStart{CallID: "c", Name: "W", Kind: KindWrite, Input: json.RawMessage("{ \"x\" : [1, 2],\n \"u\":\"\\u003c\u2028 \\\" \" }")}
+	require.NoError(t, NewStream(StreamConfig{Run: testRun}).Emit(streamed))
+	require.True(t, streamed.inputCompact)
+	bodies = append(bodies, streamed)
+	var app Appender
 	for _, b := range bodies {
-		ev := Event{V: 1, Run: testRun, Seq: 3, TS: 4, Body: b}
-		fast, err := AppendJSON(nil, ev)
+		for _, v := range []int{1, 2} {
+			ev := Event{V: v, Run: testRun, Seq: 3, TS: 4, Body: b}
+			fast, err := AppendJSON(nil, ev)
+			require.NoError(t, err)
+			kept, err := app.Append(nil, ev)
+			require.NoError(t, err)
+			require.Equal(t, string(fast), string(kept), "an Appender writes what AppendJSON writes")
+			slow, err := appendReflected(append([]byte(nil), fast[:bytes.Index(fast, []byte(`,"ts":4`))+len(`,"ts":4`)]...), b)
+			require.NoError(t, err)
+			require.JSONEq(t, string(slow), string(fast))
+			require.Equal(t, string(slow), string(fast))
+			want, err := json.Marshal(struct {
+				V int `json:"v"`
+			}{v})
+			require.NoError(t, err)
+			require.Equal(t, string(want[:len(want)-1]), string(fast[:len(want)-1]))
+		}
+	}
+	for _, ev := range []Event{{V: 1, Run: "run_2", Seq: 1, TS: 99, Body: &Usage{}}, {V: 1, Run: "run_2", Seq: 2, TS: 100, Body: &Usage{}}} {
+		kept, err := app.Append(nil, ev)
 		require.NoError(t, err)
-		slow, err := appendBody(append([]byte(nil), fast[:bytes.Index(fast, []byte(`,"ts":4`))+len(`,"ts":4`)]...), b)
+		fresh, err := AppendJSON(nil, ev)
 		require.NoError(t, err)
-		require.JSONEq(t, string(slow), string(fast))
-		require.Equal(t, string(slow), string(fast))
+		require.Equal(t, string(fresh), string(kept), "a new run id or timestamp is not taken from the memory")
 	}
 }
 
@@ -438,6 +457,10 @@ func FuzzAppendCompactJSON(f *testing.F) {
 			return
 		}
 		got := out[3:]
+		// The Stream's one-pass form gives the same bytes.
+		same, sameOK := compactJSON(raw)
+		require.True(t, sameOK)
+		require.Equal(t, string(got), string(same))
 		require.True(t, json.Valid(got), "output must be valid JSON: %q -> %q", raw, got)
 		require.True(t, utf8.Valid(got))
 		if utf8.Valid(raw) {

@@ -125,6 +125,10 @@ func NewStream(cfg StreamConfig) *Stream {
 // Run returns the run id.
 func (s *Stream) Run() string { return s.cfg.Run }
 
+// Raw reports whether the stream emits native events, which need the lines
+// given to Line.
+func (s *Stream) Raw() bool { return s.cfg.Raw }
+
 // Emit stamps and sends each body, enforcing the invariants. A Result body
 // is the agent's terminal report: it is kept for Finish, not sent.
 func (s *Stream) Emit(bodies ...Body) error {
@@ -367,12 +371,21 @@ func (s *Stream) toolStart(v *ToolStart) bool {
 	if v.Name == "" {
 		v.Name = "unknown"
 	}
-	if len(v.Input) == 0 || v.Input[0] != '{' || !gjson.ValidBytes(v.Input) {
+	switch {
+	case len(v.Input) == 0 || v.Input[0] != '{':
 		v.Input = json.RawMessage("{}")
-	} else if len(v.Input) > MaxInputBytes {
-		v.Input = json.RawMessage("{}")
-		v.InputTruncated = true
+	default:
+		in, ok := compactJSON(v.Input)
+		switch {
+		case !ok:
+			in = json.RawMessage("{}")
+		case len(in) > MaxInputBytes:
+			in = json.RawMessage("{}")
+			v.InputTruncated = true
+		}
+		v.Input = in
 	}
+	v.inputCompact = true
 	if len(v.Command) > MaxOutputBytes {
 		v.Command = cutUTF8(v.Command, MaxOutputBytes)
 		v.InputTruncated = true

@@ -154,6 +154,10 @@ type ToolStart struct {
 	Command        string          `json:"command,omitempty"`
 	Path           string          `json:"path,omitempty"`
 	ParentCallID   string          `json:"parent_call_id,omitempty"` // the task call of the sub-agent that made this call
+
+	// inputCompact: the Stream found Input valid and made it compact, so
+	// the encoder copies it as it is.
+	inputCompact bool
 }
 
 // Tool call statuses.

@@ -20,8 +20,8 @@ const DefaultMax = 16 << 20
 type Func func(line []byte, dropped int64) error
 
 // Scan reads r to EOF, calling fn for each line. A final line without a
-// newline is still delivered. It returns nil at EOF, or the first read error
-// or error from fn.
+// newline is still delivered, also when a read error cuts it short. It
+// returns nil at EOF, or the first read error or error from fn.
 func Scan(r io.Reader, max int, fn Func) error {
 	if max <= 0 {
 		max = DefaultMax
@@ -32,7 +32,9 @@ func Scan(r io.Reader, max int, fn Func) error {
 	for {
 		chunk, err := br.ReadSlice('\n')
 		switch {
-		case err == nil || (errors.Is(err, io.EOF) && (len(chunk) > 0 || len(long) > 0 || dropped > 0)):
+		case err == nil || (!errors.Is(err, bufio.ErrBufferFull) && (len(chunk) > 0 || len(long) > 0 || dropped > 0)):
+			// A line, or what was read of the last one before the end of
+			// input or a read error: nothing read is lost.
 			line := chunk
 			if len(chunk) > 0 && chunk[len(chunk)-1] == '\n' {
 				line = chunk[:len(chunk)-1]
@@ -53,8 +55,11 @@ func Scan(r io.Reader, max int, fn Func) error {
 			if cap(long) > 1<<20 { // don't pin a huge line's memory
 				long = nil
 			}
-			if err != nil {
+			if errors.Is(err, io.EOF) {
 				return nil
+			}
+			if err != nil {
+				return err
 			}
 		case errors.Is(err, bufio.ErrBufferFull):
 			if long == nil {

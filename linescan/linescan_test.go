@@ -2,6 +2,7 @@ package linescan
 
 import (
 	"bytes"
+	"io"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -66,6 +67,13 @@ func TestScanReadError(t *testing.T) {
 	t.Parallel()
 	err := Scan(iotest.ErrReader(iotest.ErrTimeout), 0, func([]byte, int64) error { return nil })
 	require.ErrorIs(t, err, iotest.ErrTimeout)
+
+	// What was read before the error is delivered, the cut line too.
+	var got []string
+	r := io.MultiReader(strings.NewReader("a\nhalf a li"), iotest.ErrReader(iotest.ErrTimeout))
+	err = Scan(r, 0, func(l []byte, _ int64) error { got = append(got, string(l)); return nil })
+	require.ErrorIs(t, err, iotest.ErrTimeout)
+	require.Equal(t, []string{"a", "half a li"}, got)
 }
 
 func BenchmarkScan(b *testing.B) {

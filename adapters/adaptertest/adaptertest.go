@@ -53,7 +53,7 @@ func Normalize(a adapters.Adapter, native []byte, raw bool) []byte {
 		Start: event.SessionStart{Agent: a.Name()},
 		Sink:  func(ev event.Event) { _ = enc.Encode(ev) },
 	})
-	_ = adapters.Normalize(bytes.NewReader(native), a.NewParser(), s, 0)
+	_ = adapters.Normalize(bytes.NewReader(native), a.NewParser(), s, adapters.NormalizeOptions{})
 	s.Finish(event.Outcome{NoProcess: true})
 	return out.Bytes()
 }
@@ -190,7 +190,7 @@ func BenchNormalize(b *testing.B, a adapters.Adapter, stream []byte) {
 		enc := event.NewEncoder(io.Discard)
 		s := event.NewStream(event.StreamConfig{Run: RunID, Start: event.SessionStart{Agent: a.Name()},
 			Sink: func(ev event.Event) { _ = enc.Encode(ev) }})
-		_ = adapters.Normalize(bytes.NewReader(stream), a.NewParser(), s, 0)
+		_ = adapters.Normalize(bytes.NewReader(stream), a.NewParser(), s, adapters.NormalizeOptions{})
 		s.Finish(event.Outcome{NoProcess: true})
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/event"
@@ -26,6 +27,12 @@ func (c *parseCmd) Run(e *env) error {
 	if _, err := harness.Adapter(c.Agent); err != nil {
 		return withStatus(exitUsage, err)
 	}
+	if os.Getenv("GOGC") == "" {
+		// What a parse keeps is small (a few MB) and nearly everything it
+		// allocates dies within a line: at the default the collector
+		// would run every 4 MB of a stream that may be gigabytes.
+		debug.SetGCPercent(400)
+	}
 	in := e.Stdin
 	if c.File != "-" {
 		f, err := os.Open(c.File)
@@ -44,24 +51,38 @@ func (c *parseCmd) Run(e *env) error {
 		defer f.Close()
 		out = f
 	}
-	// Lines go out whole, one Write each, as soon as they exist.
+	// Events are buffered and written out whenever the parse waits for
+	// input (Flush), and at the end.
 	w := bufio.NewWriterSize(out, 64<<10)
 	enc := event.NewEncoder(w)
+	// A failed write stops the reading: nobody would see the rest.
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
 	var writeErr error
-	sink := func(ev event.Event) {
-		if writeErr == nil {
-			writeErr = enc.Encode(ev)
+	failed := func(err error) {
+		if err != nil && writeErr == nil {
+			writeErr = err
+			stop()
 		}
 	}
-	// Flush whenever more input is needed: a live pipe sees each event as
-	// soon as its line is read, a file is written in large blocks.
-	in = flushBeforeRead{in, w}
-	res, err := harness.Parse(context.Background(), in, c.Agent, sink, harness.ParseOptions{Raw: c.Raw})
+	sink := func(ev event.Event) {
+		if writeErr == nil {
+			failed(enc.Encode(ev))
+		}
+	}
+	flush := func() {
+		if writeErr == nil && w.Buffered() > 0 {
+			failed(w.Flush())
+		}
+	}
+	res, err := harness.Parse(ctx, in, c.Agent, sink, harness.ParseOptions{Raw: c.Raw, Flush: flush})
 	if ferr := w.Flush(); writeErr == nil {
 		writeErr = ferr
 	}
 	switch {
-	case writeErr != nil && !errors.Is(writeErr, io.ErrClosedPipe):
+	case errors.Is(writeErr, io.ErrClosedPipe):
+		return withStatus(exitAgentFailed, nil) // the reader left; it can't be told
+	case writeErr != nil:
 		return withStatus(exitAgentFailed, fmt.Errorf("parse: writing: %w", writeErr))
 	case err != nil:
 		return withStatus(exitAgentFailed, fmt.Errorf("parse: %w", err))
@@ -69,18 +90,4 @@ func (c *parseCmd) Run(e *env) error {
 		return withStatus(exitAgentFailed, nil)
 	}
 	return nil
-}
-
-type flushBeforeRead struct {
-	r io.Reader
-	w *bufio.Writer
-}
-
-func (f flushBeforeRead) Read(p []byte) (int, error) {
-	if f.w.Buffered() > 0 {
-		if err := f.w.Flush(); err != nil {
-			return 0, err
-		}
-	}
-	return f.r.Read(p)
 }

@@ -39,7 +39,7 @@ func TestGenerateEndsInSuccessWithFreshIDs(t *testing.T) {
 
 			var got *event.Result
 			s := event.NewStream(event.StreamConfig{Run: "r", Start: event.SessionStart{Agent: a.Name()}})
-			require.NoError(t, adapters.Normalize(&buf, a.NewParser(), s, 0))
+			require.NoError(t, adapters.Normalize(&buf, a.NewParser(), s, adapters.NormalizeOptions{}))
 			got = s.Finish(event.Outcome{NoProcess: true})
 			require.Equal(t, event.ResultSuccess, got.Status, "the stream ends with the agent's successful terminal event")
 		})
@@ -50,7 +50,7 @@ func TestGenerateEndsInSuccessWithFreshIDs(t *testing.T) {
 func events(t *testing.T, a adapters.Adapter, data []byte) int64 {
 	t.Helper()
 	s := event.NewStream(event.StreamConfig{Run: "r", Start: event.SessionStart{Agent: a.Name()}})
-	require.NoError(t, adapters.Normalize(bytes.NewReader(data), a.NewParser(), s, 0))
+	require.NoError(t, adapters.Normalize(bytes.NewReader(data), a.NewParser(), s, adapters.NormalizeOptions{}))
 	return s.Finish(event.Outcome{NoProcess: true}).Stats.Events
 }
 

@@ -1,0 +1,158 @@
+package adapters
+
+import (
+	"io"
+
+	"github.com/agentharness/harness/event"
+	"github.com/agentharness/harness/linescan"
+)
+
+// NormalizeOptions configures Normalize. The zero value is usable.
+type NormalizeOptions struct {
+	MaxLine int // line cap; 0 = linescan.DefaultMax
+	// Batch, if set, is called before the events of each batch of lines
+	// reach the Stream: a caller that reads its clock once per batch
+	// rather than once per event reads it here.
+	Batch func()
+	// Idle, if set, is called when every line read so far has reached the
+	// Stream and Normalize must wait for more input: a writer that buffers
+	// the events writes them out here, so a live pipe sees each event as
+	// soon as its line was read.
+	Idle func()
+}
+
+// Limits of one batch of parsed lines; a batch also ends whenever the
+// input must be read again, so a live stream is never held back.
+const (
+	batchLines   = 1024
+	batchBytes   = 1 << 20 // of lines kept for native events
+	batchesAhead = 2
+)
+
+// Normalize reads a whole native stdout stream from r and writes what p
+// makes of it to s, then flushes p. Lines longer than MaxLine are cut and
+// reported with a line_truncated warning. It returns a read error, never a
+// content error, and does not Finish s.
+//
+// Reading and parsing run on their own goroutine, a batch of lines ahead of
+// the Stream and its sink, which run on the caller's: on a file the two
+// halves of the work share the machine's cores. The Stream sees exactly
+// what a line-by-line Feed would give it, in the same order.
+func Normalize(r io.Reader, p Parser, s *event.Stream, o NormalizeOptions) error {
+	full := make(chan *batch, batchesAhead)
+	free := make(chan *batch, batchesAhead+1)
+	var readErr error
+	go func() {
+		defer close(full)
+		readErr = parseBatches(r, p, s.Raw(), o.MaxLine, full, free)
+	}()
+	for {
+		var b *batch
+		select {
+		case b = <-full:
+		default:
+			if o.Idle != nil {
+				o.Idle()
+			}
+			b = <-full
+		}
+		if b == nil {
+			break
+		}
+		if o.Batch != nil {
+			o.Batch()
+		}
+		b.emit(s)
+		b.reset()
+		select {
+		case free <- b:
+		default:
+		}
+	}
+	// The producer is done (full is closed): p is ours again.
+	s.Emit(p.Flush(nil)...)
+	return readErr
+}
+
+// parseBatches reads r line by line, parses each line with p into the
+// current batch and hands batches to full: when one is full, and before
+// every read of r that may wait.
+func parseBatches(r io.Reader, p Parser, keepLines bool, maxLine int, full, free chan *batch) error {
+	cur := &batch{}
+	send := func() {
+		if len(cur.lines) == 0 {
+			return
+		}
+		full <- cur
+		select {
+		case cur = <-free:
+		default:
+			cur = &batch{}
+		}
+	}
+	in := beforeRead{r: r, hook: send}
+	err := linescan.Scan(in, maxLine, func(line []byte, dropped int64) error {
+		pl := parsedLine{from: len(cur.bodies)}
+		if dropped > 0 {
+			pl.truncated = LineTruncated(len(line), dropped)
+		}
+		var known bool
+		cur.bodies, known = p.Parse(cur.bodies, line)
+		pl.to, pl.unparsed = len(cur.bodies), !known
+		if keepLines {
+			pl.lineFrom = len(cur.text)
+			cur.text = append(cur.text, line...)
+			pl.lineTo = len(cur.text)
+		}
+		cur.lines = append(cur.lines, pl)
+		if len(cur.lines) >= batchLines || len(cur.text) >= batchBytes {
+			send()
+		}
+		return nil
+	})
+	send()
+	return err
+}
+
+// batch is what the parsing goroutine made of consecutive lines.
+type batch struct {
+	lines  []parsedLine
+	bodies []event.Body
+	text   []byte // the lines themselves, when the Stream emits native events
+}
+
+type parsedLine struct {
+	from, to         int // its bodies
+	lineFrom, lineTo int // its text
+	unparsed         bool
+	truncated        *event.Warning // the line was cut
+}
+
+func (b *batch) emit(s *event.Stream) {
+	for _, pl := range b.lines {
+		if pl.truncated != nil {
+			s.Emit(pl.truncated)
+		}
+		s.Line(event.StreamStdout, b.text[pl.lineFrom:pl.lineTo], pl.unparsed, b.bodies[pl.from:pl.to])
+	}
+}
+
+func (b *batch) reset() {
+	clear(b.bodies) // the Stream holds the bodies now; don't pin them
+	b.bodies, b.lines = b.bodies[:0], b.lines[:0]
+	b.text = b.text[:0]
+	if cap(b.text) > 4*batchBytes { // don't pin one huge line
+		b.text = nil
+	}
+}
+
+// beforeRead calls hook before each read of r.
+type beforeRead struct {
+	r    io.Reader
+	hook func()
+}
+
+func (b beforeRead) Read(p []byte) (int, error) {
+	b.hook()
+	return b.r.Read(p)
+}

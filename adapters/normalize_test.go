@@ -1,0 +1,186 @@
+package adapters_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"testing/iotest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentharness/harness/adapters"
+	"github.com/agentharness/harness/adapters/adaptertest"
+	"github.com/agentharness/harness/event"
+)
+
+// echoParser turns each line into a text delta of the line, calls a line
+// starting with "?" unknown, and flushes a message counting the lines.
+type echoParser struct{ n int }
+
+func (p *echoParser) Parse(dst []event.Body, line []byte) ([]event.Body, bool) {
+	p.n++
+	if bytes.HasPrefix(line, []byte("?")) {
+		return dst, false
+	}
+	return append(dst, &event.TextDelta{Text: string(line)}), true
+}
+
+func (p *echoParser) Flush(dst []event.Body) []event.Body {
+	return append(dst, &event.Message{Role: event.RoleAssistant, Text: fmt.Sprint(p.n, " lines")})
+}
+
+func normalizeTo(t *testing.T, r io.Reader, raw bool, o adapters.NormalizeOptions) (string, error) {
+	t.Helper()
+	var out bytes.Buffer
+	enc := event.NewEncoder(&out)
+	s := event.NewStream(event.StreamConfig{Run: adaptertest.RunID, Start: event.SessionStart{Agent: "echo"}, Now: func() time.Time { return time.UnixMilli(1) }, Raw: raw,
+		Sink: func(ev event.Event) { require.NoError(t, enc.Encode(ev)) }})
+	err := adapters.Normalize(r, &echoParser{}, s, o)
+	s.Finish(event.Outcome{NoProcess: true})
+	return out.String(), err
+}
+
+// lineByLine is what Normalize must give: each line to the Stream in turn.
+func lineByLine(t *testing.T, in string, raw bool, maxLine int) string {
+	t.Helper()
+	var out bytes.Buffer
+	enc := event.NewEncoder(&out)
+	s := event.NewStream(event.StreamConfig{Run: adaptertest.RunID, Start: event.SessionStart{Agent: "echo"}, Now: func() time.Time { return time.UnixMilli(1) }, Raw: raw,
+		Sink: func(ev event.Event) { require.NoError(t, enc.Encode(ev)) }})
+	p := &echoParser{}
+	lines := strings.Split(in, "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	for _, l := range lines {
+		l = strings.TrimSuffix(l, "\r")
+		if len(l) > maxLine {
+			require.NoError(t, s.Emit(adapters.LineTruncated(maxLine, int64(len(l)-maxLine))))
+			l = l[:maxLine]
+		}
+		bodies, known := p.Parse(nil, []byte(l))
+		require.NoError(t, s.Line(event.StreamStdout, []byte(l), !known, bodies))
+	}
+	require.NoError(t, s.Emit(p.Flush(nil)...))
+	s.Finish(event.Outcome{NoProcess: true})
+	return out.String()
+}
+
+func TestNormalizeGivesTheStreamEachLineInOrder(t *testing.T) {
+	t.Parallel()
+	// Enough lines to fill several batches, some long enough to end a
+	// batch by size, unknown lines, CRLF, and one line over the cap.
+	var b strings.Builder
+	for i := range 5000 {
+		switch {
+		case i%997 == 0:
+			b.WriteString(strings.Repeat("L", 300<<10) + "\n")
+		case i%13 == 0:
+			b.WriteString("?unknown " + fmt.Sprint(i) + "\n")
+		case i%7 == 0:
+			b.WriteString("crlf " + fmt.Sprint(i) + "\r\n")
+		default:
+			b.WriteString("line " + fmt.Sprint(i) + "\n")
+		}
+	}
+	b.WriteString("no final newline")
+	in := b.String()
+	const maxLine = 200 << 10
+	for _, raw := range []bool{false, true} {
+		want := lineByLine(t, in, raw, maxLine)
+		readers := map[string]func() io.Reader{
+			"whole":    func() io.Reader { return strings.NewReader(in) },
+			"half":     func() io.Reader { return iotest.HalfReader(strings.NewReader(in)) },
+			"one-byte": func() io.Reader { return iotest.OneByteReader(strings.NewReader(in[:64<<10])) },
+		}
+		for name, r := range readers {
+			t.Run(fmt.Sprint(name, " raw=", raw), func(t *testing.T) {
+				exp := want
+				if name == "one-byte" {
+					exp = lineByLine(t, in[:64<<10], raw, maxLine)
+				}
+				got, err := normalizeTo(t, r(), raw, adapters.NormalizeOptions{MaxLine: maxLine})
+				require.NoError(t, err)
+				require.Equal(t, exp, got)
+				require.NoError(t, event.CheckNDJSON([]byte(got)))
+			})
+		}
+	}
+}
+
+func TestNormalizeKeepsWhatWasReadBeforeAnError(t *testing.T) {
+	t.Parallel()
+	boom := errors.New("disk on fire")
+	r := io.MultiReader(strings.NewReader("a\nb\n?c\npartial"), iotest.ErrReader(boom))
+	got, err := normalizeTo(t, r, false, adapters.NormalizeOptions{})
+	require.ErrorIs(t, err, boom)
+	require.Equal(t, lineByLine(t, "a\nb\n?c\npartial\n", false, 1<<20), got, "every line read, the cut one too, and the flush")
+}
+
+// TestNormalizeHoldsNothingBackOnALivePipe: each line's events reach the
+// Stream, and Idle is called, before the next line is written.
+func TestNormalizeHoldsNothingBackOnALivePipe(t *testing.T) {
+	t.Parallel()
+	pr, pw := io.Pipe()
+	seen := make(chan string, 10)
+	idle := make(chan struct{}, 10)
+	s := event.NewStream(event.StreamConfig{Run: adaptertest.RunID, Start: event.SessionStart{Agent: "echo"}, Sink: func(ev event.Event) {
+		if d, ok := ev.Body.(*event.TextDelta); ok {
+			seen <- d.Text
+		}
+	}})
+	var batches int
+	done := make(chan error, 1)
+	go func() {
+		done <- adapters.Normalize(pr, &echoParser{}, s, adapters.NormalizeOptions{
+			Batch: func() { batches++ },
+			Idle:  func() { idle <- struct{}{} },
+		})
+	}()
+	for i := range 3 {
+		line := fmt.Sprint("live ", i)
+		_, err := io.WriteString(pw, line+"\n")
+		require.NoError(t, err)
+		select {
+		case got := <-seen:
+			require.Equal(t, line, got)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("line %d was held back", i)
+		}
+		select {
+		case <-idle:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("Idle was not called after line %d", i)
+		}
+	}
+	require.NoError(t, pw.Close())
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Normalize did not return at the end of input")
+	}
+	require.Equal(t, 3, batches, "one batch per line read alone")
+}
+
+// TestNormalizeConcurrentRuns: each Normalize has its own goroutine and
+// state; many at once share nothing (run under -race).
+func TestNormalizeConcurrentRuns(t *testing.T) {
+	t.Parallel()
+	in := strings.Repeat("x\n?y\n", 3000)
+	want := lineByLine(t, in, true, 1<<20)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			got, err := normalizeTo(t, strings.NewReader(in), true, adapters.NormalizeOptions{})
+			require.NoError(t, err)
+			require.Equal(t, want, got)
+		})
+	}
+	wg.Wait()
+}
