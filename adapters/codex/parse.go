@@ -20,6 +20,7 @@ type parser struct {
 	lastErr  string          // message of the last top-level error of the turn
 	open     map[string]bool // item ids whose tool_start was emitted
 	warned   map[string]bool // error item ids already reported
+	lines    jsonscan.Lines  // copies of the lines, which bodies and p keep pieces of
 }
 
 func newParser() *parser { return &parser{open: map[string]bool{}, warned: map[string]bool{}} }
@@ -36,9 +37,9 @@ func set(dst *string, v string) {
 	}
 }
 
-// Parse implements adapters.Parser. The line is walked once with jsonscan;
-// its strings are only valid during the call, so every string kept in a
-// body or in p is cloned.
+// Parse implements adapters.Parser. The line is copied once (into blocks
+// shared with other lines) and walked once with jsonscan; bodies and p keep
+// pieces of the copy.
 func (p *parser) Parse(dst []event.Body, raw []byte) ([]event.Body, bool) {
 	raw, ok := jsonscan.Object(raw)
 	if !ok {
@@ -51,7 +52,7 @@ func (p *parser) Parse(dst []event.Body, raw []byte) ([]event.Body, bool) {
 	var it item
 	// The item is read in the same pass as the line, not skipped and
 	// walked again.
-	jsonscan.Fields(jsonscan.Unsafe(raw), func(k, rest string) (int, bool) {
+	jsonscan.Fields(p.lines.Copy(raw), func(k, rest string) (int, bool) {
 		if k == "item" && l.item == "" {
 			if n := it.read(rest); n > 0 {
 				l.item = rest[:n]
@@ -92,7 +93,7 @@ func (p *parser) Parse(dst []event.Body, raw []byte) ([]event.Body, bool) {
 	typ := jsonscan.Str(l.typ)
 	switch typ {
 	case "thread.started":
-		p.session = jsonscan.Clone(l.threadID)
+		p.session = jsonscan.Str(l.threadID)
 		return append(dst, &event.SessionStart{SessionID: p.session}), true
 	case "turn.started":
 		p.lastText, p.lastErr = "", ""
@@ -101,7 +102,7 @@ func (p *parser) Parse(dst []event.Body, raw []byte) ([]event.Body, bool) {
 	case "turn.completed":
 		return p.turnCompleted(dst, l.usage), true
 	case "turn.failed":
-		msg := jsonscan.Clone(jsonscan.Get(l.err, "message"))
+		msg := jsonscan.Str(jsonscan.Get(l.err, "message"))
 		if msg == "" {
 			msg = "turn failed"
 		}
@@ -114,7 +115,7 @@ func (p *parser) Parse(dst []event.Body, raw []byte) ([]event.Body, bool) {
 		p.lastText, p.lastErr = "", ""
 		return dst, true
 	case "error":
-		return p.streamError(dst, jsonscan.Clone(l.message)), true
+		return p.streamError(dst, jsonscan.Str(l.message)), true
 	case "item.started", "item.updated", "item.completed":
 		if !jsonscan.IsString(it.typ) {
 			if it.itemType != "" {
@@ -125,7 +126,7 @@ func (p *parser) Parse(dst []event.Body, raw []byte) ([]event.Body, bool) {
 		return p.item(dst, typ[len("item."):], jsonscan.Str(it.typ), &it)
 	case "item.plan.delta":
 		if d := jsonscan.Str(l.delta); d != "" {
-			dst = append(dst, &event.TextDelta{Text: strings.Clone(d), MessageID: jsonscan.Clone(l.itemID)})
+			dst = append(dst, &event.TextDelta{Text: d, MessageID: jsonscan.Str(l.itemID)})
 		}
 		return dst, true
 	case "request_user_input":
@@ -255,19 +256,19 @@ func (p *parser) item(dst []event.Body, phase, typ string, it *item) ([]event.Bo
 	switch typ {
 	case "agent_message":
 		if done {
-			text := jsonscan.Clone(it.text)
+			text := jsonscan.Str(it.text)
 			p.lastText = text
 			dst = append(dst, &event.Message{Role: event.RoleAssistant, Text: text, MessageID: itemID(it)})
 		}
 		return dst, true
 	case "plan":
 		if done {
-			dst = append(dst, &event.Message{Role: event.RoleAssistant, Text: jsonscan.Clone(it.text), MessageID: itemID(it)})
+			dst = append(dst, &event.Message{Role: event.RoleAssistant, Text: jsonscan.Str(it.text), MessageID: itemID(it)})
 		}
 		return dst, true
 	case "reasoning":
 		if done {
-			dst = append(dst, &event.Reasoning{Text: jsonscan.Clone(it.text)})
+			dst = append(dst, &event.Reasoning{Text: jsonscan.Str(it.text)})
 		}
 		return dst, true
 	case "error":
@@ -278,8 +279,8 @@ func (p *parser) item(dst []event.Body, phase, typ string, it *item) ([]event.Bo
 			id = "item"
 		}
 		if !p.warned[id] {
-			p.warned[strings.Clone(id)] = true
-			dst = append(dst, &event.Warning{Code: event.WarnAgentWarning, Message: jsonscan.Clone(it.message)})
+			p.warned[id] = true
+			dst = append(dst, &event.Warning{Code: event.WarnAgentWarning, Message: jsonscan.Str(it.message)})
 		}
 		return dst, true
 	case "command_execution":
@@ -303,26 +304,20 @@ func (p *parser) item(dst []event.Body, phase, typ string, it *item) ([]event.Bo
 		// event.Stream pairs an empty call id badly; give it one.
 		id = "item"
 	}
-	started := false // the start is emitted by this line, with a copy of id
 	if !p.open[id] {
-		id = strings.Clone(id)
 		dst = append(dst, toolStart(id, typ, it))
 		p.open[id] = true
-		started = true
 	}
 	if done {
-		if !started {
-			id = strings.Clone(id)
-		}
 		dst = append(dst, toolEnd(id, typ, it))
 		delete(p.open, id)
 	}
 	return dst, true
 }
 
-// itemID returns a copy of the item's id, or "item" when it has none.
+// itemID returns the item's id, or "item" when it has none.
 func itemID(it *item) string {
-	if id := jsonscan.Clone(it.id); id != "" {
+	if id := jsonscan.Str(it.id); id != "" {
 		return id
 	}
 	return "item"
@@ -333,11 +328,11 @@ func toolStart(id, typ string, it *item) *event.ToolStart {
 	switch typ {
 	case "command_execution":
 		ts.Kind = event.KindShell
-		ts.Command = jsonscan.Clone(it.command)
+		ts.Command = jsonscan.Str(it.command)
 		ts.Input = object(field{"command", it.command})
 	case "file_change":
 		ts.Kind = it.changeKind()
-		ts.Path = jsonscan.Clone(jsonscan.Get(jsonscan.Elem(it.changes, "0"), "path"))
+		ts.Path = jsonscan.Str(jsonscan.Get(jsonscan.Elem(it.changes, "0"), "path"))
 		ts.Input = object(field{"changes", it.changes})
 	case "mcp_tool_call":
 		ts.Kind = event.KindMCP
@@ -364,7 +359,7 @@ func toolEnd(id, typ string, it *item) *event.ToolEnd {
 	switch typ {
 	case "command_execution":
 		te.Kind = event.KindShell
-		te.Output = jsonscan.Clone(it.aggregatedOutput)
+		te.Output = jsonscan.Str(it.aggregatedOutput)
 		if jsonscan.IsNumber(it.exitCode) {
 			ec := jsonscan.Int(it.exitCode)
 			te.ExitCode = event.Int(int(ec))
@@ -391,7 +386,7 @@ func toolEnd(id, typ string, it *item) *event.ToolEnd {
 				}
 				return true
 			})
-			if path := jsonscan.Clone(path); path != "" {
+			if path := jsonscan.Str(path); path != "" {
 				te.Paths = append(te.Paths, path)
 			}
 			// exec_events.rs carries no diff today; newer schemas (and the
@@ -403,12 +398,11 @@ func toolEnd(id, typ string, it *item) *event.ToolEnd {
 			}
 			return true
 		})
-		// JoinDiffs builds a new string; the parts may be views of the line.
-		te.Diff = strings.Clone(adapters.JoinDiffs(diffs...))
+		te.Diff = adapters.JoinDiffs(diffs...)
 	case "mcp_tool_call":
 		te.Kind = event.KindMCP
 		if msg := jsonscan.Get(it.err, "message"); msg != "" {
-			te.Output = jsonscan.Clone(msg)
+			te.Output = jsonscan.Str(msg)
 			te.Status = event.StatusError
 		} else {
 			te.Output = mcpOutput(it.result)
@@ -510,7 +504,7 @@ func mcpOutput(res string) string {
 	})
 	if b.Len() == 0 {
 		if structured != "" && structured != "null" {
-			return strings.Clone(structured)
+			return structured
 		}
 	}
 	return b.String()

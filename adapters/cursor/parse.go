@@ -30,6 +30,7 @@ type parser struct {
 	lastSeg  string           // the text of the segment closed last, to drop its consolidated repeat
 	thinking strings.Builder  // reasoning deltas not yet closed by thinking/completed
 	started  map[string]int64 // call ids announced by tool_call/started and not yet completed: their timestamp_ms
+	lines    jsonscan.Lines   // copies of the lines
 }
 
 func newParser() *parser { return &parser{started: map[string]int64{}} }
@@ -140,8 +141,9 @@ func (p *parser) Parse(dst []event.Body, line []byte) ([]event.Body, bool) {
 		}
 		return dst, true
 	}
-	// One copy of the line, which the bodies may keep pieces of.
-	f := readFields(string(trimmed))
+	// One copy of the line (into blocks shared with other lines), which
+	// the bodies may keep pieces of.
+	f := readFields(p.lines.Copy(trimmed))
 	switch f.typ {
 	case "system":
 		if f.subtype != "init" {

@@ -1,6 +1,8 @@
 package gemini
 
 import (
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -204,4 +206,30 @@ func TestBenchStreamIsValid(t *testing.T) {
 	out := adaptertest.Normalize(New(), adaptertest.BenchStream(t, "gemini", 64<<10, "*"), false)
 	adaptertest.CheckStream(t, out)
 	require.Greater(t, strings.Count(string(out), `"type":"tool_end"`), 10)
+}
+
+// exitRE is what exitCode reads, as a regexp: the reference it is fuzzed
+// against.
+var exitRE = regexp.MustCompile(`(?m)(?:^Exit Code|exited with code):? (-?\d+)`)
+
+func exitCodeByRegexp(out string) (int, bool) {
+	m := exitRE.FindStringSubmatch(out)
+	if m == nil {
+		return 0, false
+	}
+	n, err := strconv.Atoi(m[1])
+	return n, err == nil
+}
+
+func FuzzExitCode(f *testing.F) {
+	for _, s := range []string{"", "Exit Code: 1", "x\nExit Code: -2\n", "Command exited with code: 127", "a Exit Code: 3",
+		"exited with code 4", "Exit Code:5", "Exit Code: x\nExit Code: 6", "exited with code: 99999999999999999999", "xit", "Exit Code: -"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, out string) {
+		n, ok := exitCode(out)
+		wn, wok := exitCodeByRegexp(out)
+		require.Equal(t, wok, ok, "%q", out)
+		require.Equal(t, wn, n, "%q", out)
+	})
 }

@@ -357,20 +357,56 @@ func isDenial(typ, msg string) bool {
 		strings.Contains(msg, "denied by policy") || strings.Contains(msg, "requires user confirmation")
 }
 
-var exitRE = regexp.MustCompile(`(?m)(?:^Exit Code|exited with code):? (-?\d+)`)
-
-// exitCode finds the exit status the shell tool printed: "Exit Code: N" in
-// what it tells the model, "Command exited with code: N" in its display.
+// exitCode finds the exit status the shell tool printed: "Exit Code: N" at
+// the start of a line of what it tells the model, "Command exited with
+// code: N" in its display. It reads what the regexp
+// `(?m)(?:^Exit Code|exited with code):? (-?\d+)` matches first, without a
+// regexp: it runs on every tool output.
 func exitCode(out string) (int, bool) {
-	if !strings.Contains(out, "xit") {
-		return 0, false
+	for from := 0; ; {
+		k := strings.Index(out[from:], "xit")
+		if k < 0 {
+			return 0, false
+		}
+		k += from
+		from = k + 1
+		if k == 0 {
+			continue
+		}
+		at := k - 1 // at the 'E' or 'e'
+		var rest string
+		switch {
+		case strings.HasPrefix(out[at:], "Exit Code") && (at == 0 || out[at-1] == '\n'):
+			rest = out[at+len("Exit Code"):]
+		case strings.HasPrefix(out[at:], "exited with code"):
+			rest = out[at+len("exited with code"):]
+		}
+		if digits, ok := codeAfter(rest); ok {
+			n, err := strconv.Atoi(digits)
+			return n, err == nil
+		}
 	}
-	m := exitRE.FindStringSubmatch(out)
-	if m == nil {
-		return 0, false
+}
+
+// codeAfter returns the number in ":? (-?\d+)" at the start of rest.
+func codeAfter(rest string) (string, bool) {
+	rest = strings.TrimPrefix(rest, ":")
+	if !strings.HasPrefix(rest, " ") {
+		return "", false
 	}
-	n, err := strconv.Atoi(m[1])
-	return n, err == nil
+	rest = rest[1:]
+	n := 0
+	if strings.HasPrefix(rest, "-") {
+		n = 1
+	}
+	d := n
+	for d < len(rest) && rest[d] >= '0' && rest[d] <= '9' {
+		d++
+	}
+	if d == n {
+		return "", false
+	}
+	return rest[:d], true
 }
 
 var statusRE = regexp.MustCompile(`"code":\s*(\d{3})\b|\bstatus (\d{3})\b`)

@@ -514,3 +514,28 @@ func Elem(raw, k string) string {
 	}
 	return Get(raw, k)
 }
+
+// Lines keeps copies of a parser's lines in shared blocks, so that the
+// parser can keep pieces of a line (in the bodies it emits, or in its own
+// state) with Str instead of an allocation per piece. Nothing in a block
+// is written twice, so a piece stays valid for as long as it is used; it
+// keeps its block (16 KiB at most) alive that long.
+type Lines struct{ block []byte }
+
+const linesBlock = 16 << 10
+
+// Copy returns a copy of line that the parser may keep pieces of.
+func (l *Lines) Copy(line []byte) string {
+	if len(line) == 0 {
+		return ""
+	}
+	if len(line) > linesBlock/4 {
+		return string(line) // a long line gets its own copy, not a share of a block
+	}
+	if cap(l.block)-len(l.block) < len(line) {
+		l.block = make([]byte, 0, linesBlock)
+	}
+	start := len(l.block)
+	l.block = append(l.block, line...)
+	return unsafe.String(&l.block[start], len(line))
+}

@@ -203,3 +203,21 @@ func TestRebase(t *testing.T) {
 	other := strings.Clone(line)
 	require.Equal(t, unsafe.StringData(other), unsafe.StringData(Rebase(other, line, cp)))
 }
+
+func TestLinesCopiesAreStable(t *testing.T) {
+	t.Parallel()
+	var l Lines
+	buf := []byte("first line")
+	a := l.Copy(buf)
+	copy(buf, "XXXXXXXXXX")
+	var kept []string
+	for i := range 5000 { // several blocks, and lines too long for one
+		line := []byte(strings.Repeat(string(rune('a'+i%26)), i%5000))
+		kept = append(kept, l.Copy(line))
+	}
+	require.Equal(t, "first line", a, "a copy does not share the caller's buffer")
+	for i, s := range kept {
+		require.Equal(t, strings.Repeat(string(rune('a'+i%26)), i%5000), s, "copy %d changed", i)
+	}
+	require.Empty(t, l.Copy(nil))
+}
