@@ -48,16 +48,31 @@ func (b *bench) throughputOf(agent string, need float64) (row, error) {
 	}
 	mb := float64(st.Size()) / 1e6
 	b.log("throughput %s: %.0f MB, hyperfine", agent, mb)
-	// jq is slow: fewer runs of it keep the whole run within minutes.
-	res, err := b.hyperfine(1, b.sz.HFRuns, b.env,
-		b.harness+" parse --agent "+agent+" "+file, "cat "+file)
-	if err != nil {
-		return row{}, err
+	// harness, cat and jq take turns, round by round, so that all three
+	// see the same moods of a shared machine; jq is slow, so it runs once
+	// a round. Medians over all rounds.
+	rounds := max(2, b.sz.HFRuns-2)
+	var hTimes, cTimes, jTimes []float64
+	for round := range rounds {
+		warmup := 0
+		if round == 0 {
+			warmup = 1
+		}
+		res, err := b.hyperfine(warmup, max(1, (b.sz.HFRuns+rounds-1)/rounds), b.env,
+			b.harness+" parse --agent "+agent+" "+file, "cat "+file)
+		if err != nil {
+			return row{}, err
+		}
+		jq, err := b.hyperfine(0, 1, b.env, "jq -c . "+file)
+		if err != nil {
+			return row{}, err
+		}
+		hTimes = append(hTimes, res[0].Times...)
+		cTimes = append(cTimes, res[1].Times...)
+		jTimes = append(jTimes, jq[0].Times...)
 	}
-	jq, err := b.hyperfine(1, max(2, b.sz.HFRuns-2), b.env, "jq -c . "+file)
-	if err != nil {
-		return row{}, err
-	}
+	res := []hfResult{{Median: median(hTimes)}, {Median: median(cTimes)}}
+	jq := []hfResult{{Median: median(jTimes)}}
 	h, c, j := mb/res[0].Median, mb/res[1].Median, mb/jq[0].Median
 	ratio := h / j
 	return row{
