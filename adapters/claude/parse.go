@@ -73,6 +73,61 @@ type top struct {
 	session, model, cwd, version, tools string
 	// user: text Claude injected itself (skill bodies, reminders)
 	synthetic bool
+	// user: raw JSON of the tool results' extra fields
+	toolUseResult, toolResultMeta string
+	// result (the last of duplicate keys wins)
+	isError                        bool
+	result, cost, usage, errs, den string // raw JSON
+	numTurns, durationMS           int64
+	ev                            streamEv // the event of a stream_event, read with the line
+}
+
+// streamEv holds the fields of a stream_event's event that the parser reads.
+type streamEv struct {
+	typ                           string
+	index                         int64
+	delta, cblock, message, usage string // raw JSON
+	dtype, dtext                  string // delta.type and its text
+}
+
+// read reads the event object at the start of rest, in the pass over the
+// line, and returns its length (0 when rest does not start with one).
+func (e *streamEv) read(rest string) int {
+	*e = streamEv{index: -1}
+	return jsonscan.Fields(rest, func(k, rest string) (int, bool) {
+		if k == "delta" {
+			e.dtype, e.dtext = "", "" // the last delta wins, as a whole
+			n := jsonscan.EachEnd(rest, func(k, v string) bool {
+				switch k {
+				case "type":
+					e.dtype = jsonscan.StrOnly(v)
+				case "text", "thinking", "partial_json":
+					e.dtext = jsonscan.StrOnly(v)
+				}
+				return true
+			})
+			if n > 0 {
+				e.delta = rest[:n]
+				return n, true
+			}
+		}
+		v := jsonscan.Value(rest)
+		switch k {
+		case "type":
+			e.typ = jsonscan.StrOnly(v)
+		case "index":
+			e.index = jsonscan.Int(v)
+		case "delta":
+			e.delta = v
+		case "content_block":
+			e.cblock = v
+		case "message":
+			e.message = v
+		case "usage":
+			e.usage = v
+		}
+		return len(v), true
+	})
 }
 
 // Parse implements adapters.Parser.
@@ -84,7 +139,17 @@ func (p *parser) Parse(dst []event.Body, line []byte) ([]event.Body, bool) {
 	// cloned.
 	s := unsafe.String(unsafe.SliceData(line), len(line))
 	var t top
-	jsonscan.Each(s, func(k, v string) bool {
+	// Nested values read here (the event of a stream_event) are read in
+	// the same pass as the line, not skipped and walked again.
+	jsonscan.Fields(s, func(k, rest string) (int, bool) {
+		if k == "event" {
+			if n := t.ev.read(rest); n > 0 {
+				t.event = rest[:n]
+				return n, true
+			}
+			t.ev = streamEv{index: -1}
+		}
+		v := jsonscan.Value(rest)
 		switch k {
 		case "type":
 			t.typ = jsonscan.StrOnly(v)
@@ -114,8 +179,34 @@ func (p *parser) Parse(dst []event.Body, line []byte) ([]event.Body, bool) {
 			t.tools = v
 		case "isSynthetic", "isMeta":
 			t.synthetic = t.synthetic || v == "true"
+		case "tool_use_result":
+			if t.toolUseResult == "" { // the first, as gjson.Get finds it
+				t.toolUseResult = v
+			}
+		case "tool_result_meta":
+			if t.toolResultMeta == "" {
+				t.toolResultMeta = v
+			}
+		case "is_error":
+			t.isError = v == "true"
+		case "result":
+			t.result = v
+		case "num_turns":
+			t.numTurns = jsonscan.Int(v)
+		case "duration_ms":
+			t.durationMS = jsonscan.Int(v)
+		case "total_cost_usd", "cost_usd":
+			if gjson.Parse(v).Type == gjson.Number { // the last number wins
+				t.cost = v
+			}
+		case "usage":
+			t.usage = v
+		case "errors":
+			t.errs = v
+		case "permission_denials":
+			t.den = v
 		}
-		return true
+		return len(v), true
 	})
 	switch t.typ {
 	case "stream_event":
@@ -123,9 +214,9 @@ func (p *parser) Parse(dst []event.Body, line []byte) ([]event.Body, bool) {
 	case "assistant":
 		return p.assistant(dst, &t), true
 	case "user":
-		return p.user(dst, s, &t), true
+		return p.user(dst, &t), true
 	case "result":
-		return p.result(dst, s), true
+		return p.result(dst, &t), true
 	case "system":
 		return p.system(dst, s, &t), true
 	case "rate_limit_event", "tool_progress", "tool_use_summary", "auth_status",
@@ -150,6 +241,13 @@ func looksLikeObject(line []byte) bool {
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
+
+// first sets *dst to the raw value v unless a value was set before.
+func first(dst *string, v string) {
+	if *dst == "" {
+		*dst = v
+	}
+}
 
 // Flush implements adapters.Parser: blocks whose deltas were streamed but
 // whose complete form never came are emitted as assembled from the deltas.
@@ -176,26 +274,8 @@ func (p *parser) stream(parent string, create bool) *stream {
 
 // streamEvent handles one raw SSE event of --include-partial-messages.
 func (p *parser) streamEvent(dst []event.Body, t *top) []event.Body {
-	var typ string
-	var index int64 = -1
-	var delta, cblock, message, usage string
-	jsonscan.Each(t.event, func(k, v string) bool {
-		switch k {
-		case "type":
-			typ = jsonscan.StrOnly(v)
-		case "index":
-			index = jsonscan.Int(v)
-		case "delta":
-			delta = v
-		case "content_block":
-			cblock = v
-		case "message":
-			message = v
-		case "usage":
-			usage = v
-		}
-		return true
-	})
+	e := &t.ev
+	typ, index, cblock, message, usage := e.typ, e.index, e.cblock, e.message, e.usage
 	switch typ {
 	case "content_block_delta":
 		st := p.stream(t.parent, true)
@@ -203,16 +283,7 @@ func (p *parser) streamEvent(dst []event.Body, t *top) []event.Body {
 		if b == nil {
 			return dst
 		}
-		var dtype, text string
-		jsonscan.Each(delta, func(k, v string) bool {
-			switch k {
-			case "type":
-				dtype = jsonscan.StrOnly(v)
-			case "text", "thinking", "partial_json":
-				text = jsonscan.StrOnly(v)
-			}
-			return true
-		})
+		dtype, text := e.dtype, e.dtext
 		switch dtype {
 		case "text_delta":
 			if b.typ == blockOther {
@@ -242,16 +313,27 @@ func (p *parser) streamEvent(dst []event.Body, t *top) []event.Body {
 			return dst
 		}
 		*b = block{buf: b.buf[:0]}
-		cb := gjson.Parse(cblock)
-		switch cb.Get("type").Str {
+		var ctype, id, name string
+		jsonscan.Each(cblock, func(k, v string) bool {
+			switch k { // the first of duplicate keys, as gjson's Get
+			case "type":
+				first(&ctype, v)
+			case "id":
+				first(&id, v)
+			case "name":
+				first(&name, v)
+			}
+			return true
+		})
+		switch jsonscan.StrOnly(ctype) {
 		case "text":
 			b.typ = blockText
 		case "thinking":
 			b.typ = blockThinking
 		case "tool_use", "server_tool_use":
 			b.typ = blockTool
-			b.id = strings.Clone(cb.Get("id").Str)
-			b.name = strings.Clone(cb.Get("name").Str)
+			b.id = strings.Clone(jsonscan.StrOnly(id))
+			b.name = strings.Clone(jsonscan.StrOnly(name))
 		}
 	case "content_block_stop":
 		// A tool's input is complete here. The assistant line, with the
@@ -266,8 +348,17 @@ func (p *parser) streamEvent(dst []event.Body, t *top) []event.Body {
 	case "message_start":
 		st := p.stream(t.parent, true)
 		dst = p.finishBlocks(dst, st)
-		m := gjson.Parse(message)
-		id := m.Get("id").Str
+		var rawID, msgUsage string
+		jsonscan.Each(message, func(k, v string) bool {
+			switch k {
+			case "id":
+				first(&rawID, v)
+			case "usage":
+				first(&msgUsage, v)
+			}
+			return true
+		})
+		id := jsonscan.StrOnly(rawID)
 		if id == "" {
 			id = t.apiMsgID
 		}
@@ -277,7 +368,7 @@ func (p *parser) streamEvent(dst []event.Body, t *top) []event.Body {
 			st.blocks[i] = block{buf: st.blocks[i].buf[:0]}
 		}
 		st.blocks = st.blocks[:0]
-		dst = p.countUsage(dst, st.msgID, m.Get("usage").Raw)
+		dst = p.countUsage(dst, st.msgID, msgUsage)
 	case "message_delta":
 		id := t.apiMsgID
 		if st := p.stream(t.parent, false); st != nil && id == "" {
@@ -515,7 +606,7 @@ func assistantErrorClass(code string, status int64, text string) string {
 }
 
 // user handles tool results (and echoed user text).
-func (p *parser) user(dst []event.Body, s string, t *top) []event.Body {
+func (p *parser) user(dst []event.Body, t *top) []event.Body {
 	content := gjson.Get(t.message, "content")
 	if content.Type == gjson.String {
 		if content.Str != "" && !t.synthetic {
@@ -526,7 +617,7 @@ func (p *parser) user(dst []event.Body, s string, t *top) []event.Body {
 	content.ForEach(func(_, blk gjson.Result) bool {
 		switch blk.Get("type").Str {
 		case "tool_result":
-			dst = p.toolResult(dst, s, blk)
+			dst = p.toolResult(dst, t, blk)
 		case "text":
 			if text := blk.Get("text").Str; text != "" && !t.synthetic {
 				dst = append(dst, &event.Message{Role: event.RoleUser, Text: strings.Clone(text)})
@@ -537,7 +628,7 @@ func (p *parser) user(dst []event.Body, s string, t *top) []event.Body {
 	return dst
 }
 
-func (p *parser) toolResult(dst []event.Body, s string, blk gjson.Result) []event.Body {
+func (p *parser) toolResult(dst []event.Body, t *top, blk gjson.Result) []event.Body {
 	id := blk.Get("tool_use_id").Str
 	c := p.calls[id]
 	if c != nil && c.ended {
@@ -557,11 +648,11 @@ func (p *parser) toolResult(dst []event.Body, s string, blk gjson.Result) []even
 			te.Status = event.StatusDenied
 		}
 	}
-	if deniedByMeta(s, id) {
+	if deniedByMeta(t.toolResultMeta, id) {
 		te.Status = event.StatusDenied
 	}
 	if c != nil && te.Status == event.StatusOK && (c.kind == event.KindWrite || c.kind == event.KindEdit) && c.input != "" {
-		fileChange(te, c, gjson.Get(s, "tool_use_result"))
+		fileChange(te, c, gjson.Parse(t.toolUseResult))
 	}
 	if c != nil {
 		c.input = ""
@@ -569,10 +660,10 @@ func (p *parser) toolResult(dst []event.Body, s string, blk gjson.Result) []even
 	return append(dst, te)
 }
 
-// deniedByMeta reports whether tool_result_meta records a refused
+// deniedByMeta reports whether tool_result_meta (raw) records a refused
 // permission decision for id.
-func deniedByMeta(s, id string) bool {
-	meta := gjson.Get(s, "tool_result_meta")
+func deniedByMeta(raw, id string) bool {
+	meta := gjson.Parse(raw)
 	if !meta.IsArray() {
 		return false
 	}
@@ -593,44 +684,14 @@ func deniedByMeta(s, id string) bool {
 // result handles the terminal line. Claude's is_error is the truth: an API
 // failure ends with subtype "success" and is_error true. A subtype error_*
 // is an error as well, whatever is_error says.
-func (p *parser) result(dst []event.Body, s string) []event.Body {
-	var (
-		isErr                  bool
-		subtype, text, session string
-		turns, durMS           int64
-		cost                   *float64
-		usage, errs, denials   gjson.Result
-		apiStatus              int64
-	)
-	jsonscan.Each(s, func(k, raw string) bool {
-		switch k {
-		case "is_error":
-			isErr = raw == "true"
-		case "subtype":
-			subtype = jsonscan.StrOnly(raw)
-		case "result":
-			text = jsonscan.StrOnly(raw)
-		case "session_id":
-			session = jsonscan.StrOnly(raw)
-		case "num_turns":
-			turns = jsonscan.Int(raw)
-		case "duration_ms":
-			durMS = jsonscan.Int(raw)
-		case "total_cost_usd", "cost_usd":
-			if v := gjson.Parse(raw); v.Type == gjson.Number {
-				cost = event.Float(v.Num)
-			}
-		case "usage":
-			usage = gjson.Parse(raw)
-		case "errors":
-			errs = gjson.Parse(raw)
-		case "permission_denials":
-			denials = gjson.Parse(raw)
-		case "api_error_status":
-			apiStatus = jsonscan.Int(raw)
-		}
-		return true
-	})
+func (p *parser) result(dst []event.Body, t *top) []event.Body {
+	isErr, subtype, text, session := t.isError, t.subtype, jsonscan.StrOnly(t.result), jsonscan.StrOnly(t.session)
+	turns, durMS, apiStatus := t.numTurns, t.durationMS, t.apiStatus
+	var cost *float64
+	if v := gjson.Parse(t.cost); v.Type == gjson.Number {
+		cost = event.Float(v.Num)
+	}
+	usage, errs, denials := gjson.Parse(t.usage), gjson.Parse(t.errs), gjson.Parse(t.den)
 	// Calls Claude refused and never answered with a tool_result.
 	denials.ForEach(func(_, d gjson.Result) bool {
 		id := d.Get("tool_use_id").Str
@@ -692,9 +753,9 @@ func (p *parser) system(dst []event.Body, s string, t *top) []event.Body {
 		ss := &event.SessionStart{Agent: "claude", SessionID: strings.Clone(jsonscan.StrOnly(t.session)),
 			Model: strings.Clone(jsonscan.StrOnly(t.model)), Cwd: strings.Clone(jsonscan.StrOnly(t.cwd)),
 			AgentVersion: strings.Clone(jsonscan.StrOnly(t.version))}
-		gjson.Parse(t.tools).ForEach(func(_, name gjson.Result) bool {
-			if name.Type == gjson.String && name.Str != "" {
-				ss.Tools = append(ss.Tools, strings.Clone(name.Str))
+		jsonscan.Values(t.tools, func(v string) bool {
+			if name := jsonscan.StrOnly(v); name != "" {
+				ss.Tools = append(ss.Tools, strings.Clone(name))
 			}
 			return true
 		})
