@@ -30,6 +30,8 @@ type parser struct {
 	deltas []string
 	replay int
 	warned bool
+
+	lines jsonscan.Lines // copies of the lines, which bodies and p keep pieces of
 }
 
 func newParser() *parser { return &parser{open: map[string]call{}, replay: -1} }
@@ -50,16 +52,16 @@ func set(dst *string, v string) {
 	}
 }
 
-// Parse implements adapters.Parser. The line is walked once with jsonscan;
-// its strings are only valid during the call, so every string kept in a
-// body or in p is cloned.
+// Parse implements adapters.Parser. The line is copied once (into blocks
+// shared with other lines) and walked once with jsonscan; bodies and p keep
+// pieces of the copy.
 func (p *parser) Parse(dst []event.Body, raw []byte) ([]event.Body, bool) {
 	raw, ok := jsonscan.Object(raw)
 	if !ok {
 		return dst, false
 	}
 	var l line
-	jsonscan.Fields(jsonscan.Unsafe(raw), func(k, rest string) (int, bool) {
+	jsonscan.Fields(p.lines.Copy(raw), func(k, rest string) (int, bool) {
 		if k == "parameters" && l.params == "" {
 			// Read in the same pass as the line, not skipped and walked
 			// again.
@@ -111,8 +113,8 @@ func (p *parser) Parse(dst []event.Body, raw []byte) ([]event.Body, bool) {
 		return p.message(dst, &l)
 	case "init":
 		dst = p.endRun(dst)
-		p.session = jsonscan.Clone(l.session)
-		return append(dst, &event.SessionStart{SessionID: p.session, Model: jsonscan.Clone(l.model)}), true
+		p.session = jsonscan.Str(l.session)
+		return append(dst, &event.SessionStart{SessionID: p.session, Model: jsonscan.Str(l.model)}), true
 	case "tool_use":
 		dst = p.endRun(dst)
 		return append(dst, p.toolUse(&l)), true
@@ -121,7 +123,7 @@ func (p *parser) Parse(dst []event.Body, raw []byte) ([]event.Body, bool) {
 		return append(dst, p.toolResult(&l)), true
 	case "error":
 		dst = p.endRun(dst)
-		msg := jsonscan.Clone(l.message)
+		msg := jsonscan.Str(l.message)
 		if jsonscan.Str(l.severity) == "warning" {
 			return append(dst, &event.Warning{Code: event.WarnAgentWarning, Message: msg}), true
 		}
@@ -141,10 +143,10 @@ func (p *parser) message(dst []event.Body, l *line) ([]event.Body, bool) {
 	role := jsonscan.Str(l.role)
 	switch {
 	case role == "assistant" && jsonscan.Bool(l.delta):
-		return p.delta(dst, jsonscan.Clone(l.content)), true
+		return p.delta(dst, jsonscan.Str(l.content)), true
 	case role == "assistant":
 		dst = p.endRun(dst)
-		text := jsonscan.Clone(l.content)
+		text := jsonscan.Str(l.content)
 		p.lastText = text
 		return append(dst, &event.Message{Role: event.RoleAssistant, Text: text}), true
 	case role == "user":
@@ -242,10 +244,10 @@ func toolKind(name string) event.Kind {
 	return event.KindOther
 }
 
-// toolID returns a copy of a call's tool_id; event.Stream pairs an empty
+// toolID returns a call's tool_id; event.Stream pairs an empty
 // call id badly, so a missing one gets a name.
 func toolID(l *line) string {
-	if id := jsonscan.Clone(l.toolID); id != "" {
+	if id := jsonscan.Str(l.toolID); id != "" {
 		return id
 	}
 	return "tool"
@@ -277,7 +279,7 @@ func (l *line) readParams(rest string) int {
 
 func (p *parser) toolUse(l *line) *event.ToolStart {
 	id := toolID(l)
-	name := jsonscan.Clone(l.toolName)
+	name := jsonscan.Str(l.toolName)
 	if name == "" {
 		name = nameFromID(id)
 	}
@@ -291,9 +293,9 @@ func (p *parser) toolUse(l *line) *event.ToolStart {
 	c := call{name: name, kind: ts.Kind}
 	switch ts.Kind {
 	case event.KindShell:
-		ts.Command = jsonscan.Clone(command)
+		ts.Command = jsonscan.Str(command)
 	case event.KindRead, event.KindWrite, event.KindEdit:
-		ts.Path = strings.Clone(firstString(filePath, absolutePath, path))
+		ts.Path = firstString(filePath, absolutePath, path)
 	}
 	switch name {
 	case "write_file":
@@ -311,7 +313,7 @@ func (p *parser) toolResult(l *line) *event.ToolEnd {
 	id := toolID(l)
 	c, ok := p.open[id]
 	delete(p.open, id)
-	te := &event.ToolEnd{CallID: id, Status: event.StatusOK, Output: jsonscan.Clone(l.output)}
+	te := &event.ToolEnd{CallID: id, Status: event.StatusOK, Output: jsonscan.Str(l.output)}
 	if ok {
 		te.Name, te.Kind, te.Paths = c.name, c.kind, c.paths
 	} else {
@@ -330,7 +332,7 @@ func (p *parser) toolResult(l *line) *event.ToolEnd {
 			}
 			return true
 		})
-		if msg := jsonscan.Clone(msg); msg != "" {
+		if msg := jsonscan.Str(msg); msg != "" {
 			te.Output = msg
 		}
 		if isDenial(jsonscan.Str(typ), te.Output) {
@@ -434,7 +436,7 @@ func (p *parser) result(dst []event.Body, l *line) []event.Body {
 	status := event.ResultSuccess
 	if jsonscan.Str(l.status) != "success" {
 		status = event.ResultError
-		dst = append(dst, agentError(jsonscan.Clone(jsonscan.Get(l.err, "message"))))
+		dst = append(dst, agentError(jsonscan.Str(jsonscan.Get(l.err, "message"))))
 	}
 	var cached, input, inputTokens, outputTokens, duration string
 	jsonscan.Each(l.stats, func(k, v string) bool {

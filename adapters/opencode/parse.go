@@ -45,14 +45,46 @@ type line struct {
 type part struct {
 	sessionID, text, callID, id, tool, reason string
 	cost                                      float64
-	state, tokens                             string // raw JSON
+	tokens                                    string // raw JSON
+	state                                     state
+}
+
+// state holds the raw fields of a tool part's state, read with the line.
+// As with gjson's ForEach, the last of duplicate keys wins.
+type state struct {
+	status, input, output, err, meta, time string
+}
+
+// read reads the state object at the start of rest and returns its length
+// (0 when rest does not start with an object).
+func (st *state) read(rest string) int {
+	*st = state{}
+	return jsonscan.EachEnd(rest, func(k, v string) bool {
+		switch k {
+		case "status":
+			st.status = v
+		case "input":
+			st.input = v
+		case "output":
+			st.output = v
+		case "error":
+			st.err = v
+		case "metadata":
+			st.meta = v
+		case "time":
+			st.time = v
+		}
+		return true
+	})
 }
 
 // rebase makes the strings of l that bodies keep views of a copy of line,
 // the string l was read from, instead of views of line.
 func (l *line) rebase(line string) {
 	cp := strings.Clone(line)
-	for _, s := range []*string{&l.sessionID, &l.err, &l.part.text, &l.part.callID, &l.part.id, &l.part.tool, &l.part.state} {
+	st := &l.part.state
+	for _, s := range []*string{&l.sessionID, &l.err, &l.part.text, &l.part.callID, &l.part.id, &l.part.tool,
+		&st.status, &st.input, &st.output, &st.err, &st.meta, &st.time} {
 		*s = jsonscan.Rebase(*s, line, cp)
 	}
 }
@@ -87,7 +119,15 @@ func readLine(s string) line {
 // read reads the part object at the start of rest and returns its length
 // (0 when rest does not start with an object).
 func (p *part) read(rest string) int {
-	return jsonscan.EachEnd(rest, func(k, v string) bool {
+	return jsonscan.Fields(rest, func(k, rest string) (int, bool) {
+		if k == "state" {
+			// Read in the same pass, not skipped and walked again.
+			if n := p.state.read(rest); n > 0 {
+				return n, true
+			}
+			p.state = state{}
+		}
+		v := jsonscan.Value(rest)
 		switch k {
 		case "sessionID":
 			p.sessionID = jsonscan.Str(v)
@@ -103,12 +143,10 @@ func (p *part) read(rest string) int {
 			p.reason = jsonscan.Str(v)
 		case "cost":
 			p.cost = gjson.Parse(v).Float()
-		case "state":
-			p.state = v
 		case "tokens":
 			p.tokens = v
 		}
-		return true
+		return len(v), true
 	})
 }
 

@@ -58,26 +58,9 @@ func toolUse(dst []event.Body, part *part) []event.Body {
 		name = "unknown"
 	}
 	kind := toolKind(name)
-	var status, output, errText string
-	// Raw JSON; as with gjson's ForEach, the last of duplicate keys wins.
-	var input, meta, times string
-	jsonscan.Each(part.state, func(k, v string) bool {
-		switch k {
-		case "status":
-			status = jsonscan.Str(v)
-		case "input":
-			input = v
-		case "output":
-			output = jsonscan.Str(v)
-		case "error":
-			errText = jsonscan.Str(v)
-		case "metadata":
-			meta = v
-		case "time":
-			times = v
-		}
-		return true
-	})
+	state := &part.state
+	status, output, errText := jsonscan.Str(state.status), jsonscan.Str(state.output), jsonscan.Str(state.err)
+	input, meta, times := state.input, state.meta, state.time // raw JSON
 	switch {
 	case name == "patch" || name == "apply_patch":
 		kind = patchKind(jsonscan.Get(meta, "files"))
