@@ -363,7 +363,7 @@ func plain8(s string) bool {
 	v := binary.LittleEndian.Uint64([]byte(s)) // no copy: the compiler sees through it
 	q, b := v^('"'*lsb8), v^('\\'*lsb8)
 	bad := v | // non-ASCII
-		(v - 0x20*lsb8) &^ v | // below 0x20
+		(v-0x20*lsb8)&^v | // below 0x20
 		(q-lsb8)&^q |
 		(b-lsb8)&^b
 	return bad&msb8 == 0

@@ -127,6 +127,15 @@ func (p *Proc) track() {
 	defer t.Stop()
 	negative := map[int]uint64{} // our children already checked: not this run's
 	var orphans []int            // roots besides the child, walked each tick
+	// The first look is after one tick, not at the spawn: the child has
+	// barely started then, and a run that ends sooner never pays for a
+	// walk of /proc (whatever escaped by then is caught at the end, where
+	// our orphans are checked for the run's marker).
+	select {
+	case <-p.exited:
+		return
+	case <-t.C:
+	}
 	for {
 		roots := append([]int{p.pid}, orphans...)
 		p.mu.Lock()

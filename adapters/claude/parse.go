@@ -79,7 +79,14 @@ type top struct {
 	isError                        bool
 	result, cost, usage, errs, den string // raw JSON
 	numTurns, durationMS           int64
-	ev                            streamEv // the event of a stream_event, read with the line
+	ev                             streamEv // the event of a stream_event, read with the line
+	msg                            msgFields
+}
+
+// msgFields are the fields of an assistant message, read with the line.
+type msgFields struct {
+	id             string // decoded
+	content, usage string // raw JSON
 }
 
 // streamEv holds the fields of a stream_event's event that the parser reads.
@@ -142,12 +149,30 @@ func (p *parser) Parse(dst []event.Body, line []byte) ([]event.Body, bool) {
 	// Nested values read here (the event of a stream_event) are read in
 	// the same pass as the line, not skipped and walked again.
 	jsonscan.Fields(s, func(k, rest string) (int, bool) {
-		if k == "event" {
+		switch k {
+		case "event":
 			if n := t.ev.read(rest); n > 0 {
 				t.event = rest[:n]
 				return n, true
 			}
 			t.ev = streamEv{index: -1}
+		case "message":
+			t.msg = msgFields{}
+			n := jsonscan.EachEnd(rest, func(k, v string) bool {
+				switch k {
+				case "id":
+					t.msg.id = jsonscan.StrOnly(v)
+				case "content":
+					t.msg.content = v
+				case "usage":
+					t.msg.usage = v
+				}
+				return true
+			})
+			if n > 0 {
+				t.message = rest[:n]
+				return n, true
+			}
 		}
 		v := jsonscan.Value(rest)
 		switch k {
@@ -489,20 +514,9 @@ func increase(counted *int64, n int64) int64 {
 // assistant handles an assistant line: usually one content block of an API
 // message, which may have been streamed already.
 func (p *parser) assistant(dst []event.Body, t *top) []event.Body {
-	// One walk of the message and one of each block: this is the line
-	// every turn of every agent run produces.
-	var msgID, content, usage string
-	jsonscan.Each(t.message, func(k, v string) bool {
-		switch k {
-		case "id":
-			msgID = jsonscan.StrOnly(v)
-		case "content":
-			content = v
-		case "usage":
-			usage = v
-		}
-		return true
-	})
+	// The message was read with the line; one walk of each block: this is
+	// the line every turn of every agent run produces.
+	msgID, content, usage := t.msg.id, t.msg.content, t.msg.usage
 	errCode := t.errCode
 	st := p.stream(t.parent, false)
 	matched := st != nil && st.msgID != "" && st.msgID == msgID
