@@ -10,11 +10,13 @@ FUZZTIME ?= 4s
 
 all: build
 
+# Static (CGO_ENABLED=0: net and os/user have pure-Go versions): no dynamic
+# loader at start-up, which is a millisecond of every run.
 build:
-	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/harness
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/harness
 
 install:
-	$(GO) install -trimpath -ldflags '$(LDFLAGS)' ./cmd/harness
+	CGO_ENABLED=0 $(GO) install -trimpath -ldflags '$(LDFLAGS)' ./cmd/harness
 
 # The pinned agent CLIs (Claude Code, Codex, OpenCode, Gemini CLI), into
 # .agents/ (gitignored). A re-run with the same pins does nothing.

@@ -3,7 +3,6 @@ package claude
 import (
 	"strconv"
 	"strings"
-	"unsafe"
 
 	"github.com/tidwall/gjson"
 
@@ -30,7 +29,8 @@ type parser struct {
 	calls   map[string]*call        // tool_use id -> call, for tool_end's name and kind
 	counted map[string]*event.Usage // message id -> usage already emitted
 	streams []*stream
-	lastErr string // message of the last agent_error emitted, to not repeat it for the result
+	lastErr string         // message of the last agent_error emitted, to not repeat it for the result
+	lines   jsonscan.Lines // copies of the lines, which bodies and p keep pieces of
 }
 
 // stream is the partial-message state of one agent (main or sub-agent).
@@ -142,9 +142,9 @@ func (p *parser) Parse(dst []event.Body, line []byte) ([]event.Body, bool) {
 	if !looksLikeObject(line) {
 		return dst, false
 	}
-	// gjson only reads s, during this call; every string kept past it is
-	// cloned.
-	s := unsafe.String(unsafe.SliceData(line), len(line))
+	// One copy of the line (into blocks shared with other lines): bodies
+	// and p keep pieces of it.
+	s := p.lines.Copy(line)
 	var t top
 	// Nested values read here (the event of a stream_event) are read in
 	// the same pass as the line, not skipped and walked again.
@@ -292,7 +292,7 @@ func (p *parser) stream(parent string, create bool) *stream {
 	if !create {
 		return nil
 	}
-	st := &stream{parent: strings.Clone(parent)}
+	st := &stream{parent: parent}
 	p.streams = append(p.streams, st)
 	return st
 }
@@ -317,7 +317,7 @@ func (p *parser) streamEvent(dst []event.Body, t *top) []event.Body {
 			b.buf = append(b.buf, text...)
 			b.streamed = true
 			if text != "" {
-				dst = append(dst, &event.TextDelta{Text: strings.Clone(text), MessageID: st.msgID, ParentCallID: st.parent})
+				dst = append(dst, &event.TextDelta{Text: text, MessageID: st.msgID, ParentCallID: st.parent})
 			}
 		case "thinking_delta":
 			if b.typ == blockOther {
@@ -326,7 +326,7 @@ func (p *parser) streamEvent(dst []event.Body, t *top) []event.Body {
 			b.buf = append(b.buf, text...)
 			b.streamed = true
 			if text != "" {
-				dst = append(dst, &event.ReasoningDelta{Text: strings.Clone(text), ParentCallID: st.parent})
+				dst = append(dst, &event.ReasoningDelta{Text: text, ParentCallID: st.parent})
 			}
 		case "input_json_delta":
 			b.buf = append(b.buf, text...)
@@ -357,8 +357,8 @@ func (p *parser) streamEvent(dst []event.Body, t *top) []event.Body {
 			b.typ = blockThinking
 		case "tool_use", "server_tool_use":
 			b.typ = blockTool
-			b.id = strings.Clone(jsonscan.StrOnly(id))
-			b.name = strings.Clone(jsonscan.StrOnly(name))
+			b.id = jsonscan.StrOnly(id)
+			b.name = jsonscan.StrOnly(name)
 		}
 	case "content_block_stop":
 		// A tool's input is complete here. The assistant line, with the
@@ -387,7 +387,7 @@ func (p *parser) streamEvent(dst []event.Body, t *top) []event.Body {
 		if id == "" {
 			id = t.apiMsgID
 		}
-		st.msgID = strings.Clone(id)
+		st.msgID = id
 		st.seen = 0
 		for i := range st.blocks {
 			st.blocks[i] = block{buf: st.blocks[i].buf[:0]}
@@ -459,12 +459,11 @@ func (p *parser) startTool(dst []event.Body, id, name, input, parent string) []e
 	if _, ok := p.calls[id]; ok {
 		return dst
 	}
-	id, name = strings.Clone(id), strings.Clone(name)
 	if name == "" {
 		name = "unknown" // a tool_use without a name; the stream needs one
 	}
-	ts, c := toolStart(id, name, strings.Clone(input))
-	ts.ParentCallID = strings.Clone(parent)
+	ts, c := toolStart(id, name, input)
+	ts.ParentCallID = parent
 	p.calls[id] = c
 	return append(dst, ts)
 }
@@ -480,7 +479,7 @@ func (p *parser) countUsage(dst []event.Body, id string, u string) []event.Body 
 	c := p.counted[id]
 	if c == nil {
 		c = &event.Usage{}
-		p.counted[strings.Clone(id)] = c
+		p.counted[id] = c
 	}
 	var inc event.Usage
 	jsonscan.Each(u, func(k, v string) bool {
@@ -561,7 +560,7 @@ func (p *parser) assistant(dst []event.Body, t *top) []event.Body {
 				b.done = true
 			}
 			if text != "" {
-				dst = append(dst, &event.Message{Role: event.RoleAssistant, Text: strings.Clone(text), MessageID: strings.Clone(msgID), ParentCallID: strings.Clone(t.parent)})
+				dst = append(dst, &event.Message{Role: event.RoleAssistant, Text: text, MessageID: msgID, ParentCallID: t.parent})
 			}
 		case "thinking":
 			if b != nil && b.typ == blockThinking {
@@ -571,7 +570,7 @@ func (p *parser) assistant(dst []event.Body, t *top) []event.Body {
 				b.done = true
 			}
 			if thinking != "" {
-				dst = append(dst, &event.Reasoning{Text: strings.Clone(thinking), ParentCallID: strings.Clone(t.parent)})
+				dst = append(dst, &event.Reasoning{Text: thinking, ParentCallID: t.parent})
 			}
 		case "tool_use", "server_tool_use":
 			if b != nil && b.typ == blockTool {
@@ -589,7 +588,7 @@ func (p *parser) assistant(dst []event.Body, t *top) []event.Body {
 		if errText == "" {
 			errText = "Claude reported an error: " + errCode
 		}
-		e := &event.Error{Code: event.ErrAgentError, Message: strings.Clone(errText),
+		e := &event.Error{Code: event.ErrAgentError, Message: errText,
 			Class: assistantErrorClass(errCode, t.apiStatus, errText)}
 		p.lastErr = e.Message
 		dst = append(dst, e)
@@ -624,7 +623,7 @@ func (p *parser) user(dst []event.Body, t *top) []event.Body {
 	content := gjson.Get(t.message, "content")
 	if content.Type == gjson.String {
 		if content.Str != "" && !t.synthetic {
-			dst = append(dst, &event.Message{Role: event.RoleUser, Text: strings.Clone(content.Str)})
+			dst = append(dst, &event.Message{Role: event.RoleUser, Text: content.Str})
 		}
 		return dst
 	}
@@ -634,7 +633,7 @@ func (p *parser) user(dst []event.Body, t *top) []event.Body {
 			dst = p.toolResult(dst, t, blk)
 		case "text":
 			if text := blk.Get("text").Str; text != "" && !t.synthetic {
-				dst = append(dst, &event.Message{Role: event.RoleUser, Text: strings.Clone(text)})
+				dst = append(dst, &event.Message{Role: event.RoleUser, Text: text})
 			}
 		}
 		return true
@@ -648,7 +647,7 @@ func (p *parser) toolResult(dst []event.Body, t *top, blk gjson.Result) []event.
 	if c != nil && c.ended {
 		return dst // the same result twice
 	}
-	te := &event.ToolEnd{CallID: strings.Clone(id), Status: event.StatusOK, Name: "unknown", Kind: event.KindOther}
+	te := &event.ToolEnd{CallID: id, Status: event.StatusOK, Name: "unknown", Kind: event.KindOther}
 	if c != nil {
 		te.Name, te.Kind = c.name, c.kind
 		c.ended = true
@@ -711,13 +710,13 @@ func (p *parser) result(dst []event.Body, t *top) []event.Body {
 		id := d.Get("tool_use_id").Str
 		if c := p.calls[id]; c != nil && !c.ended {
 			c.ended = true
-			dst = append(dst, &event.ToolEnd{CallID: strings.Clone(id), Name: c.name, Kind: c.kind,
+			dst = append(dst, &event.ToolEnd{CallID: id, Name: c.name, Kind: c.kind,
 				Status: event.StatusDenied, Output: "denied: listed in the result's permission_denials"})
 		}
 		return true
 	})
 	isErr = isErr || strings.HasPrefix(subtype, "error")
-	r := &event.Result{Status: event.ResultSuccess, Text: strings.Clone(text), SessionID: strings.Clone(session),
+	r := &event.Result{Status: event.ResultSuccess, Text: text, SessionID: session,
 		NumTurns: int(turns), DurationMS: durMS, CostUSD: cost, Usage: resultUsage(usage)}
 	if isErr {
 		r.Status = event.ResultError
@@ -740,7 +739,7 @@ func (p *parser) result(dst []event.Body, t *top) []event.Body {
 			if class == "" {
 				class = adapters.ClassifyError(msg)
 			}
-			dst = append(dst, &event.Error{Code: event.ErrAgentError, Message: strings.Clone(msg), Class: class})
+			dst = append(dst, &event.Error{Code: event.ErrAgentError, Message: msg, Class: class})
 		}
 	}
 	return append(dst, r)
@@ -764,12 +763,12 @@ func resultUsage(u gjson.Result) event.Usage {
 func (p *parser) system(dst []event.Body, s string, t *top) []event.Body {
 	switch t.subtype {
 	case "init":
-		ss := &event.SessionStart{Agent: "claude", SessionID: strings.Clone(jsonscan.StrOnly(t.session)),
-			Model: strings.Clone(jsonscan.StrOnly(t.model)), Cwd: strings.Clone(jsonscan.StrOnly(t.cwd)),
-			AgentVersion: strings.Clone(jsonscan.StrOnly(t.version))}
+		ss := &event.SessionStart{Agent: "claude", SessionID: jsonscan.StrOnly(t.session),
+			Model: jsonscan.StrOnly(t.model), Cwd: jsonscan.StrOnly(t.cwd),
+			AgentVersion: jsonscan.StrOnly(t.version)}
 		jsonscan.Values(t.tools, func(v string) bool {
 			if name := jsonscan.StrOnly(v); name != "" {
-				ss.Tools = append(ss.Tools, strings.Clone(name))
+				ss.Tools = append(ss.Tools, name)
 			}
 			return true
 		})

@@ -146,8 +146,9 @@ func (b *bench) build() error {
 		{filepath.Join(b.tmp, "benchgen"), "./adapters/internal/benchgen"},
 	} {
 		b.log("go build %s", t[1])
-		cmd := exec.Command("go", "build", "-ldflags", "-s -w", "-o", t[0], t[1])
+		cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", t[0], t[1])
 		cmd.Dir = b.root
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // static, as make build does
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("go build %s: %v\n%s", t[1], err, out)
 		}
