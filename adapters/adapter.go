@@ -101,6 +101,25 @@ type Parser interface {
 	Flush(dst []event.Body) []event.Body
 }
 
+// ReadAhead is implemented by a Parser whose reading of a line (finding
+// its fields: most of the work) needs none of its state. Normalize then
+// reads lines on one goroutine, ahead of another that applies them in
+// order with the state, and the two share the machine's cores. For every
+// line, Read then Apply must give what Parse gives.
+type ReadAhead interface {
+	Parser
+	// Slots returns room for n read lines.
+	Slots(n int) Slots
+	// Read reads line into slot i. It may run on another goroutine than
+	// Apply and Parse, ahead of them, and touches nothing they use.
+	Read(s Slots, i int, line []byte)
+	// Apply turns slot i, read earlier, into bodies and empties it.
+	Apply(dst []event.Body, s Slots, i int) (out []event.Body, known bool)
+}
+
+// Slots is a ReadAhead parser's room for read lines.
+type Slots any
+
 // LineTruncated is the warning for a native line cut at kept bytes.
 func LineTruncated(kept int, dropped int64) *event.Warning {
 	return &event.Warning{Code: event.WarnLineTruncated,

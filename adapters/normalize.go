@@ -39,6 +39,7 @@ const (
 // halves of the work share the machine's cores. The Stream sees exactly
 // what a line-by-line Feed would give it, in the same order.
 func Normalize(r io.Reader, p Parser, s *event.Stream, o NormalizeOptions) error {
+	ra, _ := p.(ReadAhead)
 	full := make(chan *batch, batchesAhead)
 	free := make(chan *batch, batchesAhead+1)
 	var readErr error
@@ -62,7 +63,7 @@ func Normalize(r io.Reader, p Parser, s *event.Stream, o NormalizeOptions) error
 		if o.Batch != nil {
 			o.Batch()
 		}
-		b.emit(s)
+		b.emit(s, ra)
 		b.reset()
 		select {
 		case free <- b:
@@ -78,6 +79,7 @@ func Normalize(r io.Reader, p Parser, s *event.Stream, o NormalizeOptions) error
 // current batch and hands batches to full: when one is full, and before
 // every read of r that may wait.
 func parseBatches(r io.Reader, p Parser, keepLines bool, maxLine int, full, free chan *batch) error {
+	ra, _ := p.(ReadAhead)
 	cur := &batch{}
 	send := func() {
 		if len(cur.lines) == 0 {
@@ -96,9 +98,17 @@ func parseBatches(r io.Reader, p Parser, keepLines bool, maxLine int, full, free
 		if dropped > 0 {
 			pl.truncated = LineTruncated(len(line), dropped)
 		}
-		var known bool
-		cur.bodies, known = p.Parse(cur.bodies, line)
-		pl.to, pl.unparsed = len(cur.bodies), !known
+		if ra != nil {
+			// Only read here; applied in order on the other side.
+			if cur.slots == nil {
+				cur.slots = ra.Slots(batchLines)
+			}
+			ra.Read(cur.slots, len(cur.lines), line)
+		} else {
+			var known bool
+			cur.bodies, known = p.Parse(cur.bodies, line)
+			pl.to, pl.unparsed = len(cur.bodies), !known
+		}
 		if keepLines {
 			pl.lineFrom = len(cur.text)
 			cur.text = append(cur.text, line...)
@@ -119,6 +129,7 @@ type batch struct {
 	lines  []parsedLine
 	bodies []event.Body
 	text   []byte // the lines themselves, when the Stream emits native events
+	slots  Slots  // the lines as read, for a ReadAhead parser (bodies is then the consumer's buffer)
 }
 
 type parsedLine struct {
@@ -128,12 +139,20 @@ type parsedLine struct {
 	truncated        *event.Warning // the line was cut
 }
 
-func (b *batch) emit(s *event.Stream) {
-	for _, pl := range b.lines {
+func (b *batch) emit(s *event.Stream, ra ReadAhead) {
+	for i, pl := range b.lines {
 		if pl.truncated != nil {
 			s.Emit(pl.truncated)
 		}
-		s.Line(event.StreamStdout, b.text[pl.lineFrom:pl.lineTo], pl.unparsed, b.bodies[pl.from:pl.to])
+		line := b.text[pl.lineFrom:pl.lineTo]
+		if ra != nil {
+			var known bool
+			b.bodies, known = ra.Apply(b.bodies[:0], b.slots, i)
+			s.Line(event.StreamStdout, line, !known, b.bodies)
+			clear(b.bodies)
+			continue
+		}
+		s.Line(event.StreamStdout, line, pl.unparsed, b.bodies[pl.from:pl.to])
 	}
 }
 

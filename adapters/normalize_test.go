@@ -34,13 +34,38 @@ func (p *echoParser) Flush(dst []event.Body) []event.Body {
 	return append(dst, &event.Message{Role: event.RoleAssistant, Text: fmt.Sprint(p.n, " lines")})
 }
 
+// readAheadEcho is echoParser read ahead: Read keeps a copy of the line,
+// Apply parses it.
+type readAheadEcho struct{ echoParser }
+
+func (p *readAheadEcho) Slots(n int) adapters.Slots { s := make([]string, n); return &s }
+
+func (p *readAheadEcho) Read(s adapters.Slots, i int, line []byte) {
+	(*s.(*[]string))[i] = string(line)
+}
+
+func (p *readAheadEcho) Apply(dst []event.Body, s adapters.Slots, i int) ([]event.Body, bool) {
+	line := (*s.(*[]string))[i]
+	(*s.(*[]string))[i] = ""
+	return p.Parse(dst, []byte(line))
+}
+
+var parsers = map[string]func() adapters.Parser{
+	"parse":      func() adapters.Parser { return &echoParser{} },
+	"read-ahead": func() adapters.Parser { return &readAheadEcho{} },
+}
+
 func normalizeTo(t *testing.T, r io.Reader, raw bool, o adapters.NormalizeOptions) (string, error) {
+	return normalizeWith(t, &echoParser{}, r, raw, o)
+}
+
+func normalizeWith(t *testing.T, p adapters.Parser, r io.Reader, raw bool, o adapters.NormalizeOptions) (string, error) {
 	t.Helper()
 	var out bytes.Buffer
 	enc := event.NewEncoder(&out)
 	s := event.NewStream(event.StreamConfig{Run: adaptertest.RunID, Start: event.SessionStart{Agent: "echo"}, Now: func() time.Time { return time.UnixMilli(1) }, Raw: raw,
 		Sink: func(ev event.Event) { require.NoError(t, enc.Encode(ev)) }})
-	err := adapters.Normalize(r, &echoParser{}, s, o)
+	err := adapters.Normalize(r, p, s, o)
 	s.Finish(event.Outcome{NoProcess: true})
 	return out.String(), err
 }
@@ -99,16 +124,18 @@ func TestNormalizeGivesTheStreamEachLineInOrder(t *testing.T) {
 			"one-byte": func() io.Reader { return iotest.OneByteReader(strings.NewReader(in[:64<<10])) },
 		}
 		for name, r := range readers {
-			t.Run(fmt.Sprint(name, " raw=", raw), func(t *testing.T) {
-				exp := want
-				if name == "one-byte" {
-					exp = lineByLine(t, in[:64<<10], raw, maxLine)
-				}
-				got, err := normalizeTo(t, r(), raw, adapters.NormalizeOptions{MaxLine: maxLine})
-				require.NoError(t, err)
-				require.Equal(t, exp, got)
-				require.NoError(t, event.CheckNDJSON([]byte(got)))
-			})
+			for kind, newParser := range parsers {
+				t.Run(fmt.Sprint(name, " ", kind, " raw=", raw), func(t *testing.T) {
+					exp := want
+					if name == "one-byte" {
+						exp = lineByLine(t, in[:64<<10], raw, maxLine)
+					}
+					got, err := normalizeWith(t, newParser(), r(), raw, adapters.NormalizeOptions{MaxLine: maxLine})
+					require.NoError(t, err)
+					require.Equal(t, exp, got)
+					require.NoError(t, event.CheckNDJSON([]byte(got)))
+				})
+			}
 		}
 	}
 }
@@ -175,9 +202,13 @@ func TestNormalizeConcurrentRuns(t *testing.T) {
 	in := strings.Repeat("x\n?y\n", 3000)
 	want := lineByLine(t, in, true, 1<<20)
 	var wg sync.WaitGroup
-	for range 8 {
+	for i := range 8 {
 		wg.Go(func() {
-			got, err := normalizeTo(t, strings.NewReader(in), true, adapters.NormalizeOptions{})
+			newParser := parsers["parse"]
+			if i%2 == 1 {
+				newParser = parsers["read-ahead"]
+			}
+			got, err := normalizeWith(t, newParser(), strings.NewReader(in), true, adapters.NormalizeOptions{})
 			require.NoError(t, err)
 			require.Equal(t, want, got)
 		})

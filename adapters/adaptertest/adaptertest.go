@@ -21,6 +21,7 @@ import (
 	"github.com/agentharness/harness/adapters"
 	"github.com/agentharness/harness/adapters/internal/benchdata"
 	"github.com/agentharness/harness/event"
+	"github.com/agentharness/harness/linescan"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -168,12 +169,42 @@ func Fuzz(t *testing.T, a adapters.Adapter, data []byte) {
 	if err := event.CheckNDJSON(out); err != nil {
 		t.Fatalf("invariants broken for input %q: %v", data, err)
 	}
+	// adapters.Normalize (two goroutines, a ReadAhead parser's Read and
+	// Apply) gives what a live run's line-by-line Parse gives.
+	if live := normalizeLive(a, data); !bytes.Equal(out, live) {
+		t.Fatalf("Normalize and Parse line by line differ for input %q:\n%s\n%s", data, out, live)
+	}
 	// A valid line must also decode into JSON objects only.
 	for _, line := range bytes.Split(bytes.TrimSuffix(out, []byte("\n")), []byte("\n")) {
 		if !json.Valid(line) {
 			t.Fatalf("invalid JSON out: %q", line)
 		}
 	}
+}
+
+// normalizeLive is Normalize as a live run does it: each line parsed with
+// Parse and given to the stream in turn, on one goroutine.
+func normalizeLive(a adapters.Adapter, native []byte) []byte {
+	var out bytes.Buffer
+	enc := event.NewEncoder(&out)
+	s := event.NewStream(event.StreamConfig{
+		Run: RunID, Now: Clock(), Start: event.SessionStart{Agent: a.Name()},
+		Sink: func(ev event.Event) { _ = enc.Encode(ev) },
+	})
+	p := a.NewParser()
+	var buf []event.Body
+	_ = linescan.Scan(bytes.NewReader(native), 0, func(line []byte, dropped int64) error {
+		if dropped > 0 {
+			s.Emit(adapters.LineTruncated(len(line), dropped))
+		}
+		var known bool
+		buf, known = p.Parse(buf[:0], line)
+		s.Line(event.StreamStdout, line, !known, buf)
+		return nil
+	})
+	s.Emit(p.Flush(nil)...)
+	s.Finish(event.Outcome{NoProcess: true})
+	return out.Bytes()
 }
 
 // BenchNormalize times the whole normalization of stream as harness parse

@@ -63,6 +63,8 @@ func newParser() *parser {
 
 // top holds the top-level fields of a line that dispatch needs.
 type top struct {
+	bad            bool   // not a JSON object
+	line           string // the copy of the line the fields are pieces of
 	typ, subtype   string
 	event, message string // raw JSON
 	parent         string
@@ -139,13 +141,42 @@ func (e *streamEv) read(rest string) int {
 
 // Parse implements adapters.Parser.
 func (p *parser) Parse(dst []event.Body, line []byte) ([]event.Body, bool) {
+	var t top
+	p.read(&t, line)
+	return p.apply(dst, &t)
+}
+
+// Slots implements adapters.ReadAhead.
+func (p *parser) Slots(n int) adapters.Slots {
+	tops := make([]top, n)
+	return &tops
+}
+
+// Read implements adapters.ReadAhead.
+func (p *parser) Read(slots adapters.Slots, i int, line []byte) {
+	p.read(&(*slots.(*[]top))[i], line)
+}
+
+// Apply implements adapters.ReadAhead.
+func (p *parser) Apply(dst []event.Body, slots adapters.Slots, i int) ([]event.Body, bool) {
+	t := &(*slots.(*[]top))[i]
+	dst, known := p.apply(dst, t)
+	*t = top{} // don't pin the line
+	return dst, known
+}
+
+// read reads line into t: the fields the parser needs, in one pass. It
+// uses nothing of the parser's state but p.lines, which nothing else uses.
+func (p *parser) read(t *top, line []byte) {
+	*t = top{}
 	if !looksLikeObject(line) {
-		return dst, false
+		t.bad = true
+		return
 	}
 	// One copy of the line (into blocks shared with other lines): bodies
 	// and p keep pieces of it.
 	s := p.lines.Copy(line)
-	var t top
+	t.line = s
 	// Nested values read here (the event of a stream_event) are read in
 	// the same pass as the line, not skipped and walked again.
 	jsonscan.Fields(s, func(k, rest string) (int, bool) {
@@ -233,17 +264,24 @@ func (p *parser) Parse(dst []event.Body, line []byte) ([]event.Body, bool) {
 		}
 		return len(v), true
 	})
+}
+
+// apply turns a line read by read into bodies, with the parser's state.
+func (p *parser) apply(dst []event.Body, t *top) ([]event.Body, bool) {
+	if t.bad {
+		return dst, false
+	}
 	switch t.typ {
 	case "stream_event":
-		return p.streamEvent(dst, &t), true
+		return p.streamEvent(dst, t), true
 	case "assistant":
-		return p.assistant(dst, &t), true
+		return p.assistant(dst, t), true
 	case "user":
-		return p.user(dst, &t), true
+		return p.user(dst, t), true
 	case "result":
-		return p.result(dst, &t), true
+		return p.result(dst, t), true
 	case "system":
-		return p.system(dst, s, &t), true
+		return p.system(dst, t.line, t), true
 	case "rate_limit_event", "tool_progress", "tool_use_summary", "auth_status",
 		"prompt_suggestion", "control_request", "control_response", "control_cancel_request":
 		return dst, true

@@ -28,6 +28,7 @@ type parser struct {
 	steps    int             // step_start lines seen
 	stepText strings.Builder // text parts of the current step
 	terminal bool            // a Result was emitted
+	lines    jsonscan.Lines  // copies of the lines, which bodies and p keep pieces of
 }
 
 func newParser() *parser { return &parser{} }
@@ -76,17 +77,6 @@ func (st *state) read(rest string) int {
 		}
 		return true
 	})
-}
-
-// rebase makes the strings of l that bodies keep views of a copy of line,
-// the string l was read from, instead of views of line.
-func (l *line) rebase(line string) {
-	cp := strings.Clone(line)
-	st := &l.part.state
-	for _, s := range []*string{&l.sessionID, &l.err, &l.part.text, &l.part.callID, &l.part.id, &l.part.tool,
-		&st.status, &st.input, &st.output, &st.err, &st.meta, &st.time} {
-		*s = jsonscan.Rebase(*s, line, cp)
-	}
 }
 
 // readLine reads the line s. The strings read are views of s, or copies
@@ -152,28 +142,64 @@ func (p *part) read(rest string) int {
 
 // Parse implements adapters.Parser.
 func (p *parser) Parse(dst []event.Body, raw []byte) ([]event.Body, bool) {
+	var r read
+	p.read(&r, raw)
+	return p.apply(dst, &r)
+}
+
+// read is a line as read by parser.read.
+type read struct {
+	bad bool // not a JSON object, or of a type the parser does not know
+	l   line
+}
+
+// Slots implements adapters.ReadAhead.
+func (p *parser) Slots(n int) adapters.Slots {
+	reads := make([]read, n)
+	return &reads
+}
+
+// Read implements adapters.ReadAhead.
+func (p *parser) Read(slots adapters.Slots, i int, line []byte) {
+	p.read(&(*slots.(*[]read))[i], line)
+}
+
+// Apply implements adapters.ReadAhead.
+func (p *parser) Apply(dst []event.Body, slots adapters.Slots, i int) ([]event.Body, bool) {
+	r := &(*slots.(*[]read))[i]
+	dst, known := p.apply(dst, r)
+	*r = read{} // don't pin the line
+	return dst, known
+}
+
+// read reads raw into r, in one pass. It uses nothing of the parser's
+// state but p.lines, which nothing else uses.
+func (p *parser) read(r *read, raw []byte) {
+	*r = read{}
 	trimmed := bytes.TrimSpace(raw)
 	// Not validated whole (that would cost a second pass): gjson reads
 	// malformed input without failing, and a line cut short does not end
 	// with its closing brace.
 	if len(trimmed) < 2 || trimmed[0] != '{' || trimmed[len(trimmed)-1] != '}' {
-		return dst, false
+		r.bad = true
+		return
 	}
-	// The line is read in place; it is copied once, and what is read
-	// rebased onto the copy, only for a line whose bodies keep its strings
-	// (step_start, step_finish and done lines keep none).
-	line := jsonscan.Unsafe(trimmed)
-	l := readLine(line)
-	switch l.typ {
-	case "step_start", "step_finish", "done":
-		if p.session == "" && l.sessionID != "" {
-			l.rebase(line)
-		}
-	case "text", "reasoning", "tool_use", "error":
-		l.rebase(line)
+	// One copy of the line (into blocks shared with other lines): bodies
+	// and p keep pieces of it.
+	r.l = readLine(p.lines.Copy(trimmed))
+	switch r.l.typ {
+	case "step_start", "step_finish", "done", "text", "reasoning", "tool_use", "error":
 	default:
+		r.bad = true
+	}
+}
+
+// apply turns a line read by read into bodies, with the parser's state.
+func (p *parser) apply(dst []event.Body, r *read) ([]event.Body, bool) {
+	if r.bad {
 		return dst, false
 	}
+	l := &r.l
 	if p.session == "" && l.sessionID != "" {
 		p.session = l.sessionID
 		dst = append(dst, &event.SessionStart{SessionID: l.sessionID})
