@@ -111,7 +111,9 @@ type ReadAhead interface {
 	// Slots returns room for n read lines.
 	Slots(n int) Slots
 	// Read reads line into slot i. It may run on another goroutine than
-	// Apply and Parse, ahead of them, and touches nothing they use.
+	// Apply and Parse, ahead of them, and touches nothing they use. line
+	// stays valid until Apply of slot i returns (Apply must copy what it
+	// keeps).
 	Read(s Slots, i int, line []byte)
 	// Apply turns slot i, read earlier, into bodies and empties it.
 	Apply(dst []event.Body, s Slots, i int) (out []event.Body, known bool)

@@ -25,7 +25,7 @@ type NormalizeOptions struct {
 // input must be read again, so a live stream is never held back.
 const (
 	batchLines   = 1024
-	batchBytes   = 1 << 20 // of lines kept for native events
+	batchBytes   = 1 << 20 // of lines kept (for native events, or a ReadAhead parser)
 	batchesAhead = 2
 )
 
@@ -99,17 +99,21 @@ func parseBatches(r io.Reader, p Parser, keepLines bool, maxLine int, full, free
 			pl.truncated = LineTruncated(len(line), dropped)
 		}
 		if ra != nil {
-			// Only read here; applied in order on the other side.
+			// Only read here; applied in order on the other side. The
+			// batch's copy of the line stays as it is until then.
 			if cur.slots == nil {
 				cur.slots = ra.Slots(batchLines)
 			}
-			ra.Read(cur.slots, len(cur.lines), line)
+			from := len(cur.text)
+			cur.text = append(cur.text, line...)
+			pl.lineFrom, pl.lineTo = from, len(cur.text)
+			ra.Read(cur.slots, len(cur.lines), cur.text[from:])
 		} else {
 			var known bool
 			cur.bodies, known = p.Parse(cur.bodies, line)
 			pl.to, pl.unparsed = len(cur.bodies), !known
 		}
-		if keepLines {
+		if keepLines && ra == nil {
 			pl.lineFrom = len(cur.text)
 			cur.text = append(cur.text, line...)
 			pl.lineTo = len(cur.text)

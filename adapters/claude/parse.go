@@ -3,6 +3,7 @@ package claude
 import (
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 
@@ -29,8 +30,7 @@ type parser struct {
 	calls   map[string]*call        // tool_use id -> call, for tool_end's name and kind
 	counted map[string]*event.Usage // message id -> usage already emitted
 	streams []*stream
-	lastErr string         // message of the last agent_error emitted, to not repeat it for the result
-	lines   jsonscan.Lines // copies of the lines, which bodies and p keep pieces of
+	lastErr string // message of the last agent_error emitted, to not repeat it for the result
 }
 
 // stream is the partial-message state of one agent (main or sub-agent).
@@ -165,17 +165,16 @@ func (p *parser) Apply(dst []event.Body, slots adapters.Slots, i int) ([]event.B
 	return dst, known
 }
 
-// read reads line into t: the fields the parser needs, in one pass. It
-// uses nothing of the parser's state but p.lines, which nothing else uses.
+// read reads line into t: the fields the parser needs, in one pass, as
+// views of line. It uses nothing of the parser's state.
 func (p *parser) read(t *top, line []byte) {
 	*t = top{}
 	if !looksLikeObject(line) {
 		t.bad = true
 		return
 	}
-	// One copy of the line (into blocks shared with other lines): bodies
-	// and p keep pieces of it.
-	s := p.lines.Copy(line)
+	// The fields are views of line: apply clones what it keeps.
+	s := unsafe.String(unsafe.SliceData(line), len(line))
 	t.line = s
 	// Nested values read here (the event of a stream_event) are read in
 	// the same pass as the line, not skipped and walked again.
@@ -330,7 +329,7 @@ func (p *parser) stream(parent string, create bool) *stream {
 	if !create {
 		return nil
 	}
-	st := &stream{parent: parent}
+	st := &stream{parent: strings.Clone(parent)}
 	p.streams = append(p.streams, st)
 	return st
 }
@@ -355,7 +354,7 @@ func (p *parser) streamEvent(dst []event.Body, t *top) []event.Body {
 			b.buf = append(b.buf, text...)
 			b.streamed = true
 			if text != "" {
-				dst = append(dst, &event.TextDelta{Text: text, MessageID: st.msgID, ParentCallID: st.parent})
+				dst = append(dst, &event.TextDelta{Text: strings.Clone(text), MessageID: st.msgID, ParentCallID: st.parent})
 			}
 		case "thinking_delta":
 			if b.typ == blockOther {
@@ -364,7 +363,7 @@ func (p *parser) streamEvent(dst []event.Body, t *top) []event.Body {
 			b.buf = append(b.buf, text...)
 			b.streamed = true
 			if text != "" {
-				dst = append(dst, &event.ReasoningDelta{Text: text, ParentCallID: st.parent})
+				dst = append(dst, &event.ReasoningDelta{Text: strings.Clone(text), ParentCallID: st.parent})
 			}
 		case "input_json_delta":
 			b.buf = append(b.buf, text...)
@@ -395,8 +394,8 @@ func (p *parser) streamEvent(dst []event.Body, t *top) []event.Body {
 			b.typ = blockThinking
 		case "tool_use", "server_tool_use":
 			b.typ = blockTool
-			b.id = jsonscan.StrOnly(id)
-			b.name = jsonscan.StrOnly(name)
+			b.id = strings.Clone(jsonscan.StrOnly(id))
+			b.name = strings.Clone(jsonscan.StrOnly(name))
 		}
 	case "content_block_stop":
 		// A tool's input is complete here. The assistant line, with the
@@ -425,7 +424,7 @@ func (p *parser) streamEvent(dst []event.Body, t *top) []event.Body {
 		if id == "" {
 			id = t.apiMsgID
 		}
-		st.msgID = id
+		st.msgID = strings.Clone(id)
 		st.seen = 0
 		for i := range st.blocks {
 			st.blocks[i] = block{buf: st.blocks[i].buf[:0]}
@@ -497,11 +496,12 @@ func (p *parser) startTool(dst []event.Body, id, name, input, parent string) []e
 	if _, ok := p.calls[id]; ok {
 		return dst
 	}
+	id, name = strings.Clone(id), strings.Clone(name)
 	if name == "" {
 		name = "unknown" // a tool_use without a name; the stream needs one
 	}
-	ts, c := toolStart(id, name, input)
-	ts.ParentCallID = parent
+	ts, c := toolStart(id, name, strings.Clone(input))
+	ts.ParentCallID = strings.Clone(parent)
 	p.calls[id] = c
 	return append(dst, ts)
 }
@@ -517,7 +517,7 @@ func (p *parser) countUsage(dst []event.Body, id string, u string) []event.Body 
 	c := p.counted[id]
 	if c == nil {
 		c = &event.Usage{}
-		p.counted[id] = c
+		p.counted[strings.Clone(id)] = c
 	}
 	var inc event.Usage
 	jsonscan.Each(u, func(k, v string) bool {
@@ -598,7 +598,7 @@ func (p *parser) assistant(dst []event.Body, t *top) []event.Body {
 				b.done = true
 			}
 			if text != "" {
-				dst = append(dst, &event.Message{Role: event.RoleAssistant, Text: text, MessageID: msgID, ParentCallID: t.parent})
+				dst = append(dst, &event.Message{Role: event.RoleAssistant, Text: strings.Clone(text), MessageID: strings.Clone(msgID), ParentCallID: strings.Clone(t.parent)})
 			}
 		case "thinking":
 			if b != nil && b.typ == blockThinking {
@@ -608,7 +608,7 @@ func (p *parser) assistant(dst []event.Body, t *top) []event.Body {
 				b.done = true
 			}
 			if thinking != "" {
-				dst = append(dst, &event.Reasoning{Text: thinking, ParentCallID: t.parent})
+				dst = append(dst, &event.Reasoning{Text: strings.Clone(thinking), ParentCallID: strings.Clone(t.parent)})
 			}
 		case "tool_use", "server_tool_use":
 			if b != nil && b.typ == blockTool {
@@ -626,7 +626,7 @@ func (p *parser) assistant(dst []event.Body, t *top) []event.Body {
 		if errText == "" {
 			errText = "Claude reported an error: " + errCode
 		}
-		e := &event.Error{Code: event.ErrAgentError, Message: errText,
+		e := &event.Error{Code: event.ErrAgentError, Message: strings.Clone(errText),
 			Class: assistantErrorClass(errCode, t.apiStatus, errText)}
 		p.lastErr = e.Message
 		dst = append(dst, e)
@@ -661,7 +661,7 @@ func (p *parser) user(dst []event.Body, t *top) []event.Body {
 	content := gjson.Get(t.message, "content")
 	if content.Type == gjson.String {
 		if content.Str != "" && !t.synthetic {
-			dst = append(dst, &event.Message{Role: event.RoleUser, Text: content.Str})
+			dst = append(dst, &event.Message{Role: event.RoleUser, Text: strings.Clone(content.Str)})
 		}
 		return dst
 	}
@@ -671,7 +671,7 @@ func (p *parser) user(dst []event.Body, t *top) []event.Body {
 			dst = p.toolResult(dst, t, blk)
 		case "text":
 			if text := blk.Get("text").Str; text != "" && !t.synthetic {
-				dst = append(dst, &event.Message{Role: event.RoleUser, Text: text})
+				dst = append(dst, &event.Message{Role: event.RoleUser, Text: strings.Clone(text)})
 			}
 		}
 		return true
@@ -685,7 +685,7 @@ func (p *parser) toolResult(dst []event.Body, t *top, blk gjson.Result) []event.
 	if c != nil && c.ended {
 		return dst // the same result twice
 	}
-	te := &event.ToolEnd{CallID: id, Status: event.StatusOK, Name: "unknown", Kind: event.KindOther}
+	te := &event.ToolEnd{CallID: strings.Clone(id), Status: event.StatusOK, Name: "unknown", Kind: event.KindOther}
 	if c != nil {
 		te.Name, te.Kind = c.name, c.kind
 		c.ended = true
@@ -748,13 +748,13 @@ func (p *parser) result(dst []event.Body, t *top) []event.Body {
 		id := d.Get("tool_use_id").Str
 		if c := p.calls[id]; c != nil && !c.ended {
 			c.ended = true
-			dst = append(dst, &event.ToolEnd{CallID: id, Name: c.name, Kind: c.kind,
+			dst = append(dst, &event.ToolEnd{CallID: strings.Clone(id), Name: c.name, Kind: c.kind,
 				Status: event.StatusDenied, Output: "denied: listed in the result's permission_denials"})
 		}
 		return true
 	})
 	isErr = isErr || strings.HasPrefix(subtype, "error")
-	r := &event.Result{Status: event.ResultSuccess, Text: text, SessionID: session,
+	r := &event.Result{Status: event.ResultSuccess, Text: strings.Clone(text), SessionID: strings.Clone(session),
 		NumTurns: int(turns), DurationMS: durMS, CostUSD: cost, Usage: resultUsage(usage)}
 	if isErr {
 		r.Status = event.ResultError
@@ -777,7 +777,7 @@ func (p *parser) result(dst []event.Body, t *top) []event.Body {
 			if class == "" {
 				class = adapters.ClassifyError(msg)
 			}
-			dst = append(dst, &event.Error{Code: event.ErrAgentError, Message: msg, Class: class})
+			dst = append(dst, &event.Error{Code: event.ErrAgentError, Message: strings.Clone(msg), Class: class})
 		}
 	}
 	return append(dst, r)
@@ -801,12 +801,12 @@ func resultUsage(u gjson.Result) event.Usage {
 func (p *parser) system(dst []event.Body, s string, t *top) []event.Body {
 	switch t.subtype {
 	case "init":
-		ss := &event.SessionStart{Agent: "claude", SessionID: jsonscan.StrOnly(t.session),
-			Model: jsonscan.StrOnly(t.model), Cwd: jsonscan.StrOnly(t.cwd),
-			AgentVersion: jsonscan.StrOnly(t.version)}
+		ss := &event.SessionStart{Agent: "claude", SessionID: strings.Clone(jsonscan.StrOnly(t.session)),
+			Model: strings.Clone(jsonscan.StrOnly(t.model)), Cwd: strings.Clone(jsonscan.StrOnly(t.cwd)),
+			AgentVersion: strings.Clone(jsonscan.StrOnly(t.version))}
 		jsonscan.Values(t.tools, func(v string) bool {
 			if name := jsonscan.StrOnly(v); name != "" {
-				ss.Tools = append(ss.Tools, name)
+				ss.Tools = append(ss.Tools, strings.Clone(name))
 			}
 			return true
 		})

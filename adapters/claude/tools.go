@@ -105,7 +105,7 @@ func fileChange(te *event.ToolEnd, c *call, toolUseResult gjson.Result) {
 func resultText(content gjson.Result) string {
 	switch {
 	case content.Type == gjson.String:
-		return content.Str
+		return strings.Clone(content.Str)
 	case content.IsArray():
 		var b strings.Builder
 		content.ForEach(func(_, blk gjson.Result) bool {
