@@ -58,7 +58,7 @@ func git(ctx context.Context, dir string, args ...string) (string, error) {
 	return strings.TrimSpace(out.String()), nil
 }
 
-var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+var unsafeChars = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9._-]+`) })
 
 // treeName names a run's directory after its spec, e.g. 003-claude-sonnet-r2.
 func treeName(s Spec) string {
@@ -71,7 +71,7 @@ func treeName(s Spec) string {
 		parts = append(parts, s.Model)
 	}
 	parts = append(parts, "r"+strconv.Itoa(s.Repeat))
-	name := unsafeChars.ReplaceAllString(strings.Join(parts, "-"), "_")
+	name := unsafeChars().ReplaceAllString(strings.Join(parts, "-"), "_")
 	if len(name) > 100 {
 		name = name[:100]
 	}

@@ -5,9 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"sync"
 )
 
-var runIDPattern = regexp.MustCompile(`^run_[0-9A-HJKMNP-TV-Z]{26}$`)
+var runIDPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^run_[0-9A-HJKMNP-TV-Z]{26}$`) })
 
 // CheckNDJSON checks a whole NDJSON stream against the stream invariants of
 // spec/events.md, framing included (every line parses, none is blank or over
@@ -79,7 +80,7 @@ func (c *checker) event(i int, ev Event, n int) {
 	}
 	if i == 0 {
 		c.run = ev.Run
-		if !runIDPattern.MatchString(ev.Run) {
+		if !runIDPattern().MatchString(ev.Run) {
 			c.fail(ev, "run id %q is not run_ + a ULID", ev.Run)
 		}
 	} else if ev.Run != c.run {

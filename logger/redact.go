@@ -54,16 +54,22 @@ const (
 
 // secret-shaped tokens. Each alternative starts with a literal trigger.
 var (
-	tokenRE = regexp.MustCompile(
+	// Compiled when first needed, not at every start-up of harness.
+	tokenRE = lazyRE(
 		`\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}` +
 			`|\b(?:ghp|gho|ghs|ghu|ghr)_[A-Za-z0-9]{20,}` +
 			`|\bgithub_pat_[A-Za-z0-9_]{20,}` +
 			`|\b(?:AKIA|ASIA)[A-Z0-9]{16}\b` +
 			`|\bAIza[0-9A-Za-z_-]{35}`)
-	bearerRE = regexp.MustCompile(`(?i)\b(bearer\s+)([A-Za-z0-9._~+/=-]{8,})`)
+	bearerRE = lazyRE(`(?i)\b(bearer\s+)([A-Za-z0-9._~+/=-]{8,})`)
 	// pairRE matches key=value and "key": "value" inside text; group 2 is the value.
-	pairRE = regexp.MustCompile(`(?i)\b([a-z0-9_.-]*(?:api[_-]?key|apikey|password|passwd|secret|access[_-]?token|auth[_-]?token|token))["']?\s*[:=]\s*["']?([^\s"',;&}]+)`)
+	pairRE = lazyRE(`(?i)\b([a-z0-9_.-]*(?:api[_-]?key|apikey|password|passwd|secret|access[_-]?token|auth[_-]?token|token))["']?\s*[:=]\s*["']?([^\s"',;&}]+)`)
 )
+
+// lazyRE compiles expr the first time it is used.
+func lazyRE(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
 
 var baseTriggers = []trigger{
 	{"sk-", ruleShape}, {"ghp_", ruleShape}, {"gho_", ruleShape}, {"ghs_", ruleShape},
@@ -209,7 +215,7 @@ func (r *Redactor) redactText(b []byte, rules rule) []byte {
 		}
 	}
 	if rules&ruleShape != 0 {
-		b = tokenRE.ReplaceAllFunc(b, func(m []byte) []byte {
+		b = tokenRE().ReplaceAllFunc(b, func(m []byte) []byte {
 			if bytes.HasPrefix(m, []byte("sk-")) && !hasDigitAndLetter(m[3:]) {
 				return m // "sk-learn-model-selection-guide" is prose, not a key
 			}
@@ -217,10 +223,10 @@ func (r *Redactor) redactText(b []byte, rules rule) []byte {
 		})
 	}
 	if rules&ruleBearer != 0 {
-		b = replaceGroup(bearerRE, b, 2)
+		b = replaceGroup(bearerRE(), b, 2)
 	}
 	if rules&rulePair != 0 && bytes.ContainsAny(b, ":=") {
-		b = replaceGroup(pairRE, b, 2)
+		b = replaceGroup(pairRE(), b, 2)
 	}
 	return b
 }

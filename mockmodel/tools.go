@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // toolSpec is one tool offered in a request, whatever the API.
@@ -246,10 +247,12 @@ func fillRequired(schema map[string]any, args map[string]any) {
 
 // cwdPattern finds the working directory CLIs state in their system prompts ("Working
 // directory: /x" for Claude Code and OpenCode; Gemini CLI says "working directory ... /x").
-var cwdPattern = regexp.MustCompile(`(?i)working directory:?\s*(?:is\s*)?(/[^\s"'\\<>]+)`)
+var cwdPattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)working directory:?\s*(?:is\s*)?(/[^\s"'\\<>]+)`)
+})
 
 func findCwd(body []byte) string {
-	m := cwdPattern.FindSubmatch(body)
+	m := cwdPattern().FindSubmatch(body)
 	if m == nil {
 		return ""
 	}

@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/acarl005/stripansi"
+	"github.com/agentharness/harness/internal/ansi"
 
 	"github.com/agentharness/harness/event"
 	"github.com/agentharness/harness/linescan"
@@ -73,7 +73,7 @@ func cleanPTYLine(line []byte) []byte {
 	if bytes.IndexByte(line, 0x1b) < 0 && !bytes.Contains(line, []byte("\u009b")) {
 		return bytes.ReplaceAll(line, []byte("\r"), nil)
 	}
-	s := stripansi.Strip(string(line))
+	s := ansi.Strip(string(line))
 	return []byte(strings.ReplaceAll(s, "\r", ""))
 }
 

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/agentharness/harness/event"
 	"github.com/pelletier/go-toml/v2"
@@ -185,7 +186,7 @@ func (m *Models) Resolve(alias, agent string) (id string, ok bool) {
 
 // datedSuffix matches the snapshot dates providers append to model ids:
 // "-20250929", "-2025-08-07", "@20250929" (Vertex), and "-latest".
-var datedSuffix = regexp.MustCompile(`(?:[-@]\d{8}|-\d{4}-\d{2}-\d{2}|-latest)$`)
+var datedSuffix = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?:[-@]\d{8}|-\d{4}-\d{2}-\d{2}|-latest)$`) })
 
 // Price returns the price of modelID. Lookup is case-insensitive and fuzzy
 // in ways that cannot pick a different model's price: a "provider/" prefix,
@@ -239,7 +240,7 @@ func candidates(id string) []string {
 		id = id[:i]
 		out = append(out, id)
 	}
-	if loc := datedSuffix.FindStringIndex(id); loc != nil {
+	if loc := datedSuffix().FindStringIndex(id); loc != nil {
 		out = append(out, id[:loc[0]])
 	}
 	return out

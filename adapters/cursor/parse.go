@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"regexp"
 	"strings"
+	"sync"
 
-	"github.com/acarl005/stripansi"
+	"github.com/agentharness/harness/internal/ansi"
 	"github.com/tidwall/gjson"
 
 	"github.com/agentharness/harness/adapters"
@@ -378,18 +379,22 @@ func (p *parser) result(dst []event.Body, f *fields) []event.Body {
 // does not allow is a bad request (the shared rules would read "unavailable"
 // as overload), and the login prompt is an auth failure.
 var (
-	planLimit = regexp.MustCompile(`(?i)named models unavailable|free plans? can only use|upgrade (your )?plan`)
-	signIn    = regexp.MustCompile(`(?i)press any key to sign in|\bsign[ -]?in\b|\blog[ -]?in\b|cursor_api_key`)
+	planLimit = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)named models unavailable|free plans? can only use|upgrade (your )?plan`)
+	})
+	signIn = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)press any key to sign in|\bsign[ -]?in\b|\blog[ -]?in\b|cursor_api_key`)
+	})
 )
 
 func classify(text string) string {
-	if planLimit.MatchString(text) {
+	if planLimit().MatchString(text) {
 		return event.ClassBadRequest
 	}
 	if c := adapters.ClassifyError(text); c != "" {
 		return c
 	}
-	if signIn.MatchString(text) {
+	if signIn().MatchString(text) {
 		return event.ClassAuth
 	}
 	return ""
@@ -398,7 +403,7 @@ func classify(text string) string {
 // textError reports a plain-text stdout line (Cursor's raw error output),
 // or nil when nothing but terminal escapes is left of it.
 func textError(line []byte) *event.Error {
-	msg := strings.TrimSpace(stripansi.Strip(string(line)))
+	msg := strings.TrimSpace(ansi.Strip(string(line)))
 	if msg == "" {
 		return nil
 	}

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/agentharness/harness/adapters"
 	"github.com/agentharness/harness/adapters/internal/jsonscan"
@@ -411,7 +412,7 @@ func codeAfter(rest string) (string, bool) {
 	return rest[:d], true
 }
 
-var statusRE = regexp.MustCompile(`"code":\s*(\d{3})\b|\bstatus (\d{3})\b`)
+var statusRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`"code":\s*(\d{3})\b|\bstatus (\d{3})\b`) })
 
 func agentError(msg string) *event.Error {
 	if msg == "" {
@@ -420,7 +421,7 @@ func agentError(msg string) *event.Error {
 	e := &event.Error{Code: event.ErrAgentError, Message: msg}
 	// The regexp needs one of these; most messages have neither.
 	if strings.Contains(msg, `"code":`) || strings.Contains(msg, "status ") {
-		if m := statusRE.FindStringSubmatch(msg); m != nil {
+		if m := statusRE().FindStringSubmatch(msg); m != nil {
 			code, _ := strconv.Atoi(m[1] + m[2])
 			e.Status = code
 			e.Class = adapters.ClassifyStatus(code)
