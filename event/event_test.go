@@ -334,7 +334,7 @@ func TestNewRunID(t *testing.T) {
 	t.Parallel()
 	a, b := NewRunID(), NewRunID()
 	require.NotEqual(t, a, b)
-	require.Regexp(t, runIDPattern, a)
+	require.Regexp(t, runIDPattern(), a)
 }
 
 func BenchmarkEncodeTextDelta(b *testing.B) {
