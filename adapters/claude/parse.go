@@ -87,8 +87,61 @@ type top struct {
 
 // msgFields are the fields of an assistant message, read with the line.
 type msgFields struct {
-	id             string // decoded
-	content, usage string // raw JSON
+	id     string // decoded
+	usage  string // raw JSON
+	blocks int    // content blocks
+	first  [3]blockFields
+	more   []blockFields // blocks after the first three
+}
+
+// blockFields are the fields of a content block; the strings are decoded,
+// input is raw JSON.
+type blockFields struct {
+	typ, text, thinking, id, name, input string
+}
+
+// block returns content block i.
+func (m *msgFields) block(i int) *blockFields {
+	if i < len(m.first) {
+		return &m.first[i]
+	}
+	return &m.more[i-len(m.first)]
+}
+
+// readContent reads the content array at the start of rest, every block
+// in the same pass, and returns its length (0 when rest does not start
+// with an array).
+func (m *msgFields) readContent(rest string) int {
+	m.blocks, m.more = 0, nil
+	return jsonscan.Elems(rest, func(rest string) int {
+		var b *blockFields
+		if m.blocks < len(m.first) {
+			b = &m.first[m.blocks]
+			*b = blockFields{}
+		} else {
+			m.more = append(m.more, blockFields{})
+			b = &m.more[len(m.more)-1]
+		}
+		m.blocks++
+		// A block that is not an object has no fields, as with Each.
+		return jsonscan.EachEnd(rest, func(k, v string) bool {
+			switch k {
+			case "type":
+				b.typ = jsonscan.StrOnly(v)
+			case "text":
+				b.text = jsonscan.StrOnly(v)
+			case "thinking":
+				b.thinking = jsonscan.StrOnly(v)
+			case "id":
+				b.id = jsonscan.StrOnly(v)
+			case "name":
+				b.name = jsonscan.StrOnly(v)
+			case "input":
+				b.input = v
+			}
+			return true
+		})
+	})
 }
 
 // streamEv holds the fields of a stream_event's event that the parser reads.
@@ -188,16 +241,21 @@ func (p *parser) read(t *top, line []byte) {
 			t.ev = streamEv{index: -1}
 		case "message":
 			t.msg = msgFields{}
-			n := jsonscan.EachEnd(rest, func(k, v string) bool {
+			n := jsonscan.Fields(rest, func(k, rest string) (int, bool) {
+				if k == "content" {
+					if n := t.msg.readContent(rest); n > 0 {
+						return n, true
+					}
+					t.msg.blocks, t.msg.more = 0, nil // not an array: no blocks
+				}
+				v := jsonscan.Value(rest)
 				switch k {
 				case "id":
 					t.msg.id = jsonscan.StrOnly(v)
-				case "content":
-					t.msg.content = v
 				case "usage":
 					t.msg.usage = v
 				}
-				return true
+				return len(v), true
 			})
 			if n > 0 {
 				t.message = rest[:n]
@@ -551,32 +609,16 @@ func increase(counted *int64, n int64) int64 {
 // assistant handles an assistant line: usually one content block of an API
 // message, which may have been streamed already.
 func (p *parser) assistant(dst []event.Body, t *top) []event.Body {
-	// The message was read with the line; one walk of each block: this is
-	// the line every turn of every agent run produces.
-	msgID, content, usage := t.msg.id, t.msg.content, t.msg.usage
+	// The message and its blocks were read with the line, in one pass:
+	// this is the line every turn of every agent run produces.
+	msgID, usage := t.msg.id, t.msg.usage
 	errCode := t.errCode
 	st := p.stream(t.parent, false)
 	matched := st != nil && st.msgID != "" && st.msgID == msgID
 	var errText string
-	jsonscan.EachElem(content, func(raw string) bool {
-		var typ, text, thinking, id, name, input string
-		jsonscan.Each(raw, func(k, v string) bool {
-			switch k {
-			case "type":
-				typ = jsonscan.StrOnly(v)
-			case "text":
-				text = jsonscan.StrOnly(v)
-			case "thinking":
-				thinking = jsonscan.StrOnly(v)
-			case "id":
-				id = jsonscan.StrOnly(v)
-			case "name":
-				name = jsonscan.StrOnly(v)
-			case "input":
-				input = v
-			}
-			return true
-		})
+	for i := range t.msg.blocks {
+		blk := t.msg.block(i)
+		typ, text, thinking, id, name, input := blk.typ, blk.text, blk.thinking, blk.id, blk.name, blk.input
 		var b *block
 		if matched {
 			b = st.block(int64(st.seen))
@@ -589,11 +631,11 @@ func (p *parser) assistant(dst []event.Body, t *top) []event.Body {
 				if errText == "" {
 					errText = text
 				}
-				return true
+				continue
 			}
 			if b != nil && b.typ == blockText {
 				if b.done {
-					return true
+					continue
 				}
 				b.done = true
 			}
@@ -603,7 +645,7 @@ func (p *parser) assistant(dst []event.Body, t *top) []event.Body {
 		case "thinking":
 			if b != nil && b.typ == blockThinking {
 				if b.done {
-					return true
+					continue
 				}
 				b.done = true
 			}
@@ -619,8 +661,7 @@ func (p *parser) assistant(dst []event.Body, t *top) []event.Body {
 			}
 			dst = p.startTool(dst, id, name, input, t.parent)
 		}
-		return true
-	})
+	}
 	dst = p.countUsage(dst, msgID, usage)
 	if errCode != "" {
 		if errText == "" {

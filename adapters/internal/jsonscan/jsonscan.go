@@ -76,11 +76,14 @@ func Each(s string, fn func(key, val string) bool) {
 	}
 	i++
 	for {
-		k := strings.IndexByte(s[i:], '"')
-		if k < 0 {
-			return
+		// The next key usually starts right here, after the comma.
+		if i >= len(s) || s[i] != '"' {
+			k := strings.IndexByte(s[i:], '"')
+			if k < 0 {
+				return
+			}
+			i += k
 		}
-		i += k
 		end := skipString(s, i)
 		if end > len(s) || end-1 <= i || s[end-1] != '"' {
 			return
@@ -195,6 +198,51 @@ func isValueStart(c byte) bool {
 		return true
 	}
 	return c >= '0' && c <= '9'
+}
+
+// Elems walks the array at the start of s (s may go on past it) as
+// EachElem does, for callers that read each element in the same pass: fn
+// gets the rest of s from each element on and returns how many bytes the
+// element took (0 to have Elems skip it). Elems returns the index just past
+// the array's closing bracket, len(s) when it does not close, or 0 when s
+// does not start with an array.
+func Elems(s string, fn func(rest string) int) int {
+	start := skipSpace(s, 0)
+	if start >= len(s) || s[start] != '[' {
+		return 0
+	}
+	i := skipSpace(s, start+1)
+	if i < len(s) && s[i] == ']' {
+		return i + 1
+	}
+	for {
+		i = skipSpace(s, i)
+		if i >= len(s) {
+			return len(s)
+		}
+		if s[i] == ']' || s[i] == ',' {
+			return skipContainer(s, start) // malformed: EachElem stops here
+		}
+		n := fn(s[i:])
+		if n <= 0 || n > len(s)-i {
+			n = skipValue(s, i) - i
+		}
+		if n <= 0 {
+			return skipContainer(s, start)
+		}
+		i = skipSpace(s, i+n)
+		if i >= len(s) {
+			return len(s)
+		}
+		switch s[i] {
+		case ']':
+			return i + 1
+		case ',':
+			i++
+		default:
+			return skipContainer(s, start)
+		}
+	}
 }
 
 // EachElem calls fn with each raw element of the JSON array s, in order,

@@ -221,3 +221,32 @@ func TestLinesCopiesAreStable(t *testing.T) {
 	}
 	require.Empty(t, l.Copy(nil))
 }
+
+// FuzzElems holds Elems to EachElem: the same elements, in order, and the
+// end of a valid array.
+func FuzzElems(f *testing.F) {
+	for _, s := range []string{`[]`, `[1,2,3]`, `[{"a":1},"x",[2]]`, `[1 2]`, `[,]`, `[1,`, `["a\"]"]`, ` [ {} ] tail`, `{}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var want, got []string
+		EachElem(s, func(v string) bool { want = append(want, v); return true })
+		odd := false
+		end := Elems(s, func(rest string) int {
+			n := len(Value(rest))
+			got = append(got, rest[:n])
+			odd = !odd
+			if odd {
+				return 0 // Elems skips it itself
+			}
+			return n
+		})
+		require.Equal(t, want, got, "%q", s)
+		if end < 0 || end > len(s) {
+			t.Fatalf("end %d out of [0,%d]", end, len(s))
+		}
+		if gjson.Valid(s) && gjson.Parse(s).IsArray() && end != len(strings.TrimRight(s, " \t\r\n")) {
+			t.Fatalf("end %d of valid %q", end, s)
+		}
+	})
+}
