@@ -122,6 +122,15 @@ type ReadAhead interface {
 // Slots is a ReadAhead parser's room for read lines.
 type Slots any
 
+// SlotsOf returns room for n read lines of type R.
+func SlotsOf[R any](n int) Slots {
+	s := make([]R, n)
+	return &s
+}
+
+// Slot returns slot i of s, made by SlotsOf[R].
+func Slot[R any](s Slots, i int) *R { return &(*s.(*[]R))[i] }
+
 // LineTruncated is the warning for a native line cut at kept bytes.
 func LineTruncated(kept int, dropped int64) *event.Warning {
 	return &event.Warning{Code: event.WarnLineTruncated,

@@ -38,15 +38,16 @@ func (p *echoParser) Flush(dst []event.Body) []event.Body {
 // Apply parses it.
 type readAheadEcho struct{ echoParser }
 
-func (p *readAheadEcho) Slots(n int) adapters.Slots { s := make([]string, n); return &s }
+func (p *readAheadEcho) Slots(n int) adapters.Slots { return adapters.SlotsOf[string](n) }
 
 func (p *readAheadEcho) Read(s adapters.Slots, i int, line []byte) {
-	(*s.(*[]string))[i] = string(line)
+	*adapters.Slot[string](s, i) = string(line)
 }
 
 func (p *readAheadEcho) Apply(dst []event.Body, s adapters.Slots, i int) ([]event.Body, bool) {
-	line := (*s.(*[]string))[i]
-	(*s.(*[]string))[i] = ""
+	slot := adapters.Slot[string](s, i)
+	line := *slot
+	*slot = ""
 	return p.Parse(dst, []byte(line))
 }
 

@@ -200,19 +200,14 @@ func (p *parser) Parse(dst []event.Body, line []byte) ([]event.Body, bool) {
 }
 
 // Slots implements adapters.ReadAhead.
-func (p *parser) Slots(n int) adapters.Slots {
-	tops := make([]top, n)
-	return &tops
-}
+func (p *parser) Slots(n int) adapters.Slots { return adapters.SlotsOf[top](n) }
 
 // Read implements adapters.ReadAhead.
-func (p *parser) Read(slots adapters.Slots, i int, line []byte) {
-	p.read(&(*slots.(*[]top))[i], line)
-}
+func (p *parser) Read(s adapters.Slots, i int, line []byte) { p.read(adapters.Slot[top](s, i), line) }
 
 // Apply implements adapters.ReadAhead.
-func (p *parser) Apply(dst []event.Body, slots adapters.Slots, i int) ([]event.Body, bool) {
-	t := &(*slots.(*[]top))[i]
+func (p *parser) Apply(dst []event.Body, s adapters.Slots, i int) ([]event.Body, bool) {
+	t := adapters.Slot[top](s, i)
 	dst, known := p.apply(dst, t)
 	*t = top{} // don't pin the line
 	return dst, known

@@ -154,19 +154,14 @@ type read struct {
 }
 
 // Slots implements adapters.ReadAhead.
-func (p *parser) Slots(n int) adapters.Slots {
-	reads := make([]read, n)
-	return &reads
-}
+func (p *parser) Slots(n int) adapters.Slots { return adapters.SlotsOf[read](n) }
 
 // Read implements adapters.ReadAhead.
-func (p *parser) Read(slots adapters.Slots, i int, line []byte) {
-	p.read(&(*slots.(*[]read))[i], line)
-}
+func (p *parser) Read(s adapters.Slots, i int, line []byte) { p.read(adapters.Slot[read](s, i), line) }
 
 // Apply implements adapters.ReadAhead.
-func (p *parser) Apply(dst []event.Body, slots adapters.Slots, i int) ([]event.Body, bool) {
-	r := &(*slots.(*[]read))[i]
+func (p *parser) Apply(dst []event.Body, s adapters.Slots, i int) ([]event.Body, bool) {
+	r := adapters.Slot[read](s, i)
 	dst, known := p.apply(dst, r)
 	*r = read{} // don't pin the line
 	return dst, known
