@@ -36,16 +36,30 @@ const (
 //
 // Reading and parsing run on their own goroutine, a batch of lines ahead of
 // the Stream and its sink, which run on the caller's: on a file the two
-// halves of the work share the machine's cores. The Stream sees exactly
-// what a line-by-line Feed would give it, in the same order.
+// halves of the work share the machine's cores. A ReadAhead parser's
+// reading and applying run on two goroutines. The Stream sees exactly what
+// a line-by-line Parse would give it, in the same order.
 func Normalize(r io.Reader, p Parser, s *event.Stream, o NormalizeOptions) error {
-	ra, _ := p.(ReadAhead)
 	full := make(chan *batch, batchesAhead)
-	free := make(chan *batch, batchesAhead+1)
+	free := make(chan *batch, 2*batchesAhead+2)
 	var readErr error
+	read := full
+	if ra, ok := p.(ReadAhead); ok {
+		// A third goroutine applies what the first read: three stages,
+		// which the scheduler spreads over the cores as their loads
+		// come.
+		read = make(chan *batch, batchesAhead)
+		go func() {
+			defer close(full)
+			for b := range read {
+				b.apply(ra)
+				full <- b
+			}
+		}()
+	}
 	go func() {
-		defer close(full)
-		readErr = parseBatches(r, p, s.Raw(), o.MaxLine, full, free)
+		defer close(read)
+		readErr = parseBatches(r, p, s.Raw(), o.MaxLine, read, free)
 	}()
 	for {
 		var b *batch
@@ -63,7 +77,7 @@ func Normalize(r io.Reader, p Parser, s *event.Stream, o NormalizeOptions) error
 		if o.Batch != nil {
 			o.Batch()
 		}
-		b.emit(s, ra)
+		b.emit(s)
 		b.reset()
 		select {
 		case free <- b:
@@ -133,7 +147,7 @@ type batch struct {
 	lines  []parsedLine
 	bodies []event.Body
 	text   []byte // the lines themselves, when the Stream emits native events
-	slots  Slots  // the lines as read, for a ReadAhead parser (bodies is then the consumer's buffer)
+	slots  Slots  // the lines as read, for a ReadAhead parser
 }
 
 type parsedLine struct {
@@ -143,20 +157,23 @@ type parsedLine struct {
 	truncated        *event.Warning // the line was cut
 }
 
-func (b *batch) emit(s *event.Stream, ra ReadAhead) {
-	for i, pl := range b.lines {
+func (b *batch) emit(s *event.Stream) {
+	for _, pl := range b.lines {
 		if pl.truncated != nil {
 			s.Emit(pl.truncated)
 		}
-		line := b.text[pl.lineFrom:pl.lineTo]
-		if ra != nil {
-			var known bool
-			b.bodies, known = ra.Apply(b.bodies[:0], b.slots, i)
-			s.Line(event.StreamStdout, line, !known, b.bodies)
-			clear(b.bodies)
-			continue
-		}
-		s.Line(event.StreamStdout, line, pl.unparsed, b.bodies[pl.from:pl.to])
+		s.Line(event.StreamStdout, b.text[pl.lineFrom:pl.lineTo], pl.unparsed, b.bodies[pl.from:pl.to])
+	}
+}
+
+// apply turns the lines a ReadAhead parser read into bodies, in order.
+func (b *batch) apply(ra ReadAhead) {
+	for i := range b.lines {
+		pl := &b.lines[i]
+		pl.from = len(b.bodies)
+		var known bool
+		b.bodies, known = ra.Apply(b.bodies, b.slots, i)
+		pl.to, pl.unparsed = len(b.bodies), !known
 	}
 }
 

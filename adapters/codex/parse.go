@@ -37,19 +37,46 @@ func set(dst *string, v string) {
 	}
 }
 
-// Parse implements adapters.Parser. The line is copied once (into blocks
-// shared with other lines) and walked once with jsonscan; bodies and p keep
-// pieces of the copy.
+// Parse implements adapters.Parser.
 func (p *parser) Parse(dst []event.Body, raw []byte) ([]event.Body, bool) {
+	var r read
+	p.read(&r, raw)
+	return p.apply(dst, &r)
+}
+
+// read is a line as read by parser.read.
+type read struct {
+	bad bool // not a JSON object
+	l   line
+	it  item
+}
+
+// Slots implements adapters.ReadAhead.
+func (p *parser) Slots(n int) adapters.Slots { return adapters.SlotsOf[read](n) }
+
+// Read implements adapters.ReadAhead.
+func (p *parser) Read(s adapters.Slots, i int, raw []byte) { p.read(adapters.Slot[read](s, i), raw) }
+
+// Apply implements adapters.ReadAhead.
+func (p *parser) Apply(dst []event.Body, s adapters.Slots, i int) ([]event.Body, bool) {
+	r := adapters.Slot[read](s, i)
+	dst, known := p.apply(dst, r)
+	*r = read{} // don't pin the line
+	return dst, known
+}
+
+// read reads raw into r. The line is copied once (into blocks shared with
+// other lines) and walked once with jsonscan; bodies and p keep pieces of
+// the copy. It uses nothing of the parser's state but p.lines, which
+// nothing else uses.
+func (p *parser) read(r *read, raw []byte) {
+	*r = read{}
 	raw, ok := jsonscan.Object(raw)
 	if !ok {
-		return dst, false
+		r.bad = true
+		return
 	}
-	if p.foreign {
-		return dst, false
-	}
-	var l line
-	var it item
+	l, it := &r.l, &r.it
 	// The item is read in the same pass as the line, not skipped and
 	// walked again.
 	jsonscan.Fields(p.lines.Copy(raw), func(k, rest string) (int, bool) {
@@ -84,6 +111,14 @@ func (p *parser) Parse(dst []event.Body, raw []byte) ([]event.Body, bool) {
 		}
 		return len(v), true
 	})
+}
+
+// apply turns a line read by read into bodies, with the parser's state.
+func (p *parser) apply(dst []event.Body, r *read) ([]event.Body, bool) {
+	if r.bad || p.foreign {
+		return dst, false
+	}
+	l, it := &r.l, &r.it
 	if !jsonscan.IsString(l.typ) {
 		if jsonscan.Get(l.msg, "type") != "" {
 			return p.legacy(dst), false
@@ -123,7 +158,7 @@ func (p *parser) Parse(dst []event.Body, raw []byte) ([]event.Body, bool) {
 			}
 			return dst, false
 		}
-		return p.item(dst, typ[len("item."):], jsonscan.Str(it.typ), &it)
+		return p.item(dst, typ[len("item."):], jsonscan.Str(it.typ), it)
 	case "item.plan.delta":
 		if d := jsonscan.Str(l.delta); d != "" {
 			dst = append(dst, &event.TextDelta{Text: d, MessageID: jsonscan.Str(l.itemID)})

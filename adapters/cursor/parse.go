@@ -121,30 +121,81 @@ func readFields(s string) fields {
 
 // Parse implements adapters.Parser.
 func (p *parser) Parse(dst []event.Body, line []byte) ([]event.Body, bool) {
+	var r read
+	p.read(&r, line)
+	return p.apply(dst, &r)
+}
+
+// read is a line as read by parser.read.
+type read struct {
+	what    int          // one of the line kinds below
+	textErr *event.Error // lineText: the error it reports, if any
+	f       fields       // lineObject
+}
+
+// Kinds of lines.
+const (
+	lineBlank   = iota
+	lineUnknown // not an event
+	lineText    // Cursor's own plain-text output
+	lineObject
+)
+
+// Slots implements adapters.ReadAhead.
+func (p *parser) Slots(n int) adapters.Slots { return adapters.SlotsOf[read](n) }
+
+// Read implements adapters.ReadAhead.
+func (p *parser) Read(s adapters.Slots, i int, line []byte) { p.read(adapters.Slot[read](s, i), line) }
+
+// Apply implements adapters.ReadAhead.
+func (p *parser) Apply(dst []event.Body, s adapters.Slots, i int) ([]event.Body, bool) {
+	r := adapters.Slot[read](s, i)
+	dst, known := p.apply(dst, r)
+	*r = read{} // don't pin the line
+	return dst, known
+}
+
+// read reads line into r. It uses nothing of the parser's state but
+// p.lines, which nothing else uses.
+func (p *parser) read(r *read, line []byte) {
+	*r = read{}
 	trimmed := bytes.TrimSpace(line)
-	if len(trimmed) == 0 {
-		return dst, true
-	}
 	switch {
+	case len(trimmed) == 0:
+		r.what = lineBlank
 	case trimmed[0] == '{':
 		// Not validated whole (that would cost a second pass): gjson
 		// reads malformed input without failing, and a line cut short
 		// does not end with its closing brace.
 		if trimmed[len(trimmed)-1] != '}' {
-			return dst, false
+			r.what = lineUnknown
+			return
 		}
+		// One copy of the line (into blocks shared with other lines),
+		// which the bodies may keep pieces of.
+		r.what, r.f = lineObject, readFields(p.lines.Copy(trimmed))
 	case gjson.ValidBytes(trimmed):
-		return dst, false // JSON, but not an event
+		r.what = lineUnknown // JSON, but not an event
 	default:
 		// Cursor prints its own errors as plain text on stdout.
-		if e := textError(trimmed); e != nil {
-			dst = append(dst, e)
+		r.what, r.textErr = lineText, textError(trimmed)
+	}
+}
+
+// apply turns a line read by read into bodies, with the parser's state.
+func (p *parser) apply(dst []event.Body, r *read) ([]event.Body, bool) {
+	switch r.what {
+	case lineBlank:
+		return dst, true
+	case lineUnknown:
+		return dst, false
+	case lineText:
+		if r.textErr != nil {
+			dst = append(dst, r.textErr)
 		}
 		return dst, true
 	}
-	// One copy of the line (into blocks shared with other lines), which
-	// the bodies may keep pieces of.
-	f := readFields(p.lines.Copy(trimmed))
+	f := &r.f
 	switch f.typ {
 	case "system":
 		if f.subtype != "init" {
@@ -155,13 +206,13 @@ func (p *parser) Parse(dst []event.Body, line []byte) ([]event.Body, bool) {
 		// The prompt echo, and plan-mode queries the CLI answers itself.
 		return dst, true
 	case "thinking":
-		return p.thinkingEvent(dst, &f)
+		return p.thinkingEvent(dst, f)
 	case "assistant":
-		return p.assistant(dst, &f), true
+		return p.assistant(dst, f), true
 	case "tool_call":
-		return p.toolCall(dst, &f)
+		return p.toolCall(dst, f)
 	case "result":
-		return p.result(dst, &f), true
+		return p.result(dst, f), true
 	}
 	return dst, false
 }

@@ -40,6 +40,7 @@ func newParser() *parser { return &parser{open: map[string]call{}, replay: -1} }
 // line holds the raw top-level fields of one line that the parser reads.
 // The first of duplicate keys wins, as with gjson.
 type line struct {
+	bad                                                         bool // not a JSON object
 	typ, role, content, delta, session, model, toolID, toolName string
 	params, output, status, err, severity, message, stats       string
 
@@ -53,15 +54,38 @@ func set(dst *string, v string) {
 	}
 }
 
-// Parse implements adapters.Parser. The line is copied once (into blocks
-// shared with other lines) and walked once with jsonscan; bodies and p keep
-// pieces of the copy.
+// Parse implements adapters.Parser.
 func (p *parser) Parse(dst []event.Body, raw []byte) ([]event.Body, bool) {
+	var l line
+	p.read(&l, raw)
+	return p.apply(dst, &l)
+}
+
+// Slots implements adapters.ReadAhead.
+func (p *parser) Slots(n int) adapters.Slots { return adapters.SlotsOf[line](n) }
+
+// Read implements adapters.ReadAhead.
+func (p *parser) Read(s adapters.Slots, i int, raw []byte) { p.read(adapters.Slot[line](s, i), raw) }
+
+// Apply implements adapters.ReadAhead.
+func (p *parser) Apply(dst []event.Body, s adapters.Slots, i int) ([]event.Body, bool) {
+	l := adapters.Slot[line](s, i)
+	dst, known := p.apply(dst, l)
+	*l = line{} // don't pin the line
+	return dst, known
+}
+
+// read reads raw into l. The line is copied once (into blocks shared with
+// other lines) and walked once with jsonscan; bodies and p keep pieces of
+// the copy. It uses nothing of the parser's state but p.lines, which
+// nothing else uses.
+func (p *parser) read(l *line, raw []byte) {
+	*l = line{}
 	raw, ok := jsonscan.Object(raw)
 	if !ok {
-		return dst, false
+		l.bad = true
+		return
 	}
-	var l line
 	jsonscan.Fields(p.lines.Copy(raw), func(k, rest string) (int, bool) {
 		if k == "parameters" && l.params == "" {
 			// Read in the same pass as the line, not skipped and walked
@@ -106,22 +130,26 @@ func (p *parser) Parse(dst []event.Body, raw []byte) ([]event.Body, bool) {
 		}
 		return len(v), true
 	})
-	if !jsonscan.IsString(l.typ) {
+}
+
+// apply turns a line read by read into bodies, with the parser's state.
+func (p *parser) apply(dst []event.Body, l *line) ([]event.Body, bool) {
+	if l.bad || !jsonscan.IsString(l.typ) {
 		return dst, false
 	}
 	switch jsonscan.Str(l.typ) {
 	case "message":
-		return p.message(dst, &l)
+		return p.message(dst, l)
 	case "init":
 		dst = p.endRun(dst)
 		p.session = jsonscan.Str(l.session)
 		return append(dst, &event.SessionStart{SessionID: p.session, Model: jsonscan.Str(l.model)}), true
 	case "tool_use":
 		dst = p.endRun(dst)
-		return append(dst, p.toolUse(&l)), true
+		return append(dst, p.toolUse(l)), true
 	case "tool_result":
 		dst = p.endRun(dst)
-		return append(dst, p.toolResult(&l)), true
+		return append(dst, p.toolResult(l)), true
 	case "error":
 		dst = p.endRun(dst)
 		msg := jsonscan.Str(l.message)
@@ -131,7 +159,7 @@ func (p *parser) Parse(dst []event.Body, raw []byte) ([]event.Body, bool) {
 		return append(dst, agentError(msg)), true
 	case "result":
 		dst = p.endRun(dst)
-		return p.result(dst, &l), true
+		return p.result(dst, l), true
 	}
 	return dst, false
 }
