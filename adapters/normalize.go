@@ -14,10 +14,10 @@ type NormalizeOptions struct {
 	// reach the Stream: a caller that reads its clock once per batch
 	// rather than once per event reads it here.
 	Batch func()
-	// Idle, if set, is called when every line read so far has reached the
-	// Stream and Normalize must wait for more input: a writer that buffers
-	// the events writes them out here, so a live pipe sees each event as
-	// soon as its line was read.
+	// Idle, if set, is called whenever Normalize is about to wait for the
+	// next events (every line read so far has reached the Stream, or is
+	// being parsed): a writer that buffers the events writes them out
+	// here, so a live pipe sees each event as soon as its line was read.
 	Idle func()
 }
 
@@ -121,7 +121,7 @@ func parseBatches(r io.Reader, p Parser, keepLines bool, maxLine int, full, free
 			from := len(cur.text)
 			cur.text = append(cur.text, line...)
 			pl.lineFrom, pl.lineTo = from, len(cur.text)
-			ra.Read(cur.slots, len(cur.lines), cur.text[from:])
+			ra.Read(cur.slots, len(cur.lines), cur.text[from:len(cur.text):len(cur.text)])
 		} else {
 			var known bool
 			cur.bodies, known = p.Parse(cur.bodies, line)
