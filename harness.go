@@ -112,7 +112,7 @@ type Run struct {
 	flush    func()
 
 	isReady    atomic.Bool
-	feeding    atomic.Bool  // a stdout line is being turned into events
+	feeding    atomic.Bool  // a stdout chunk is being turned into events
 	chunkAt    atomic.Int64 // Unix ns at which the current stdout chunk arrived
 	chunkFresh bool         // chunkAt is for the current chunk; stdout goroutine only
 }
@@ -223,6 +223,7 @@ func Start(ctx context.Context, t Task, o Options) (*Run, error) {
 				// The clock is read once per chunk of output, not per
 				// event: a chunk's lines all arrived at that moment.
 				r.chunkAt.Store(r.now().UnixNano())
+				r.feeding.Store(true)
 				r.chunkFresh = true
 			}
 			if o.OnNative != nil {
@@ -248,7 +249,10 @@ func Start(ctx context.Context, t Task, o Options) (*Run, error) {
 			r.flushOut()
 		},
 		BeforeStdoutRead: func() {
-			r.chunkFresh = false
+			if r.chunkFresh {
+				r.feeding.Store(false)
+				r.chunkFresh = false
+			}
 			r.flushOut()
 		},
 		// The parser is flushed after the last stdout line and before the
@@ -263,15 +267,16 @@ func Start(ctx context.Context, t Task, o Options) (*Run, error) {
 	r.stream.SetPID(proc.PID())
 	r.isReady.Store(true)
 	close(r.ready)
-	r.flush = func() { r.stream.Emit(parser.Flush(nil)...) }
+	r.flush = func() {
+		r.feeding.Store(false) // stdout is done, its last chunk too
+		r.stream.Emit(parser.Flush(nil)...)
+	}
 	return r, nil
 }
 
 // feed parses one stdout line and tells the supervisor what it means for
 // the watchdogs: tool calls opening and closing, the agent being done.
 func (r *Run) feed(p adapters.Parser, buf []event.Body, line []byte) []event.Body {
-	r.feeding.Store(true)
-	defer r.feeding.Store(false)
 	out, known := p.Parse(buf[:0], line)
 	for _, b := range out {
 		switch v := b.(type) {
@@ -308,8 +313,8 @@ func (r *Run) waitReady() {
 	}
 }
 
-// streamNow is the stream's clock: while a stdout line is being turned
-// into events, the time its chunk arrived; otherwise the run's clock.
+// streamNow is the stream's clock: while a stdout chunk is being turned
+// into events, the time it arrived; otherwise the run's clock.
 func (r *Run) streamNow() time.Time {
 	if r.feeding.Load() {
 		return time.Unix(0, r.chunkAt.Load())
