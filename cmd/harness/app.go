@@ -127,7 +127,8 @@ func grammar(c *cli, args []string) any {
 	}
 	t := reflect.TypeOf(*c)
 	var fields []reflect.StructField
-	found := false
+	// `harness --version` alone needs the flags and no command.
+	found := len(args) == 1 && (args[0] == "--version" || args[0] == "-V")
 	for i := range t.NumField() {
 		f := t.Field(i)
 		if _, isCmd := f.Tag.Lookup("cmd"); isCmd {

@@ -376,7 +376,7 @@ func TestOneCommandGrammarChangesNothing(t *testing.T) {
 		{"parse", "--help"}, {"parse"}, {"parse", "-a", "codex", "/nonexistent"},
 		{"list"}, {"check", "--help"}, {"models", "--help"}, {"models", "list"}, {"models", "bogus"},
 		{"config", "path"}, {"sessions", "--help"}, {"mock", "--help"}, {"schema"}, {"mcp", "--help"},
-		{"bench", "--help"}, {"version"}, {"--version"}, {"--help"}, {"nope"}, {"Run"},
+		{"bench", "--help"}, {"version"}, {"--version"}, {"-V"}, {"--version", "--help"}, {"--help"}, {"nope"}, {"Run"},
 	} {
 		var wantOut, wantErr, gotOut, gotErr bytes.Buffer
 		want := runGrammar(whole, args, strings.NewReader(""), &wantOut, &wantErr)
