@@ -131,6 +131,37 @@ func SlotsOf[R any](n int) Slots {
 // Slot returns slot i of s, made by SlotsOf[R].
 func Slot[R any](s Slots, i int) *R { return &(*s.(*[]R))[i] }
 
+// TwoStep gives a parser that reads a line into an R (ReadLine: no parser
+// state) and then applies it (ApplyLine: in order, with the state) the
+// methods Parse, Slots, Read and Apply of a ReadAhead parser. Embed it and
+// set both functions.
+type TwoStep[R any] struct {
+	ReadLine  func(r *R, line []byte)
+	ApplyLine func(dst []event.Body, r *R) ([]event.Body, bool)
+}
+
+// Parse implements Parser: ReadLine, then ApplyLine.
+func (t TwoStep[R]) Parse(dst []event.Body, line []byte) ([]event.Body, bool) {
+	var r R
+	t.ReadLine(&r, line)
+	return t.ApplyLine(dst, &r)
+}
+
+// Slots implements ReadAhead.
+func (t TwoStep[R]) Slots(n int) Slots { return SlotsOf[R](n) }
+
+// Read implements ReadAhead.
+func (t TwoStep[R]) Read(s Slots, i int, line []byte) { t.ReadLine(Slot[R](s, i), line) }
+
+// Apply implements ReadAhead; it empties the slot, so it pins nothing.
+func (t TwoStep[R]) Apply(dst []event.Body, s Slots, i int) ([]event.Body, bool) {
+	r := Slot[R](s, i)
+	dst, known := t.ApplyLine(dst, r)
+	var zero R
+	*r = zero
+	return dst, known
+}
+
 // LineTruncated is the warning for a native line cut at kept bytes.
 func LineTruncated(kept int, dropped int64) *event.Warning {
 	return &event.Warning{Code: event.WarnLineTruncated,

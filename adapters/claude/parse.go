@@ -27,6 +27,8 @@ const maxBlocks = 1024
 // parent_tool_use_id), the blocks of the message being streamed: the k-th
 // block of an `assistant` line for that message id is block k of the stream.
 type parser struct {
+	adapters.TwoStep[top] // Parse, and ReadAhead: read then apply
+
 	calls   map[string]*call        // tool_use id -> call, for tool_end's name and kind
 	counted map[string]*event.Usage // message id -> usage already emitted
 	streams []*stream
@@ -58,7 +60,9 @@ type block struct {
 }
 
 func newParser() *parser {
-	return &parser{calls: map[string]*call{}, counted: map[string]*event.Usage{}}
+	p := &parser{calls: map[string]*call{}, counted: map[string]*event.Usage{}}
+	p.TwoStep = adapters.TwoStep[top]{ReadLine: p.read, ApplyLine: p.apply}
+	return p
 }
 
 // top holds the top-level fields of a line that dispatch needs.
@@ -190,27 +194,6 @@ func (e *streamEv) read(rest string) int {
 		}
 		return len(v), true
 	})
-}
-
-// Parse implements adapters.Parser.
-func (p *parser) Parse(dst []event.Body, line []byte) ([]event.Body, bool) {
-	var t top
-	p.read(&t, line)
-	return p.apply(dst, &t)
-}
-
-// Slots implements adapters.ReadAhead.
-func (p *parser) Slots(n int) adapters.Slots { return adapters.SlotsOf[top](n) }
-
-// Read implements adapters.ReadAhead.
-func (p *parser) Read(s adapters.Slots, i int, line []byte) { p.read(adapters.Slot[top](s, i), line) }
-
-// Apply implements adapters.ReadAhead.
-func (p *parser) Apply(dst []event.Body, s adapters.Slots, i int) ([]event.Body, bool) {
-	t := adapters.Slot[top](s, i)
-	dst, known := p.apply(dst, t)
-	*t = top{} // don't pin the line
-	return dst, known
 }
 
 // read reads line into t: the fields the parser needs, in one pass, as

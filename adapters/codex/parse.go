@@ -14,6 +14,8 @@ import (
 const LegacyMessage = "this is the legacy codex --json format (codex ≤ 0.43, or the transitional 0.42 session.created stream), which harness does not parse; upgrade codex to 0.44 or later"
 
 type parser struct {
+	adapters.TwoStep[read] // Parse, and ReadAhead: read then apply
+
 	foreign  bool            // a legacy or transitional line was seen: nothing more is parsed
 	session  string          // thread id
 	lastText string          // last agent_message of the current turn
@@ -23,7 +25,11 @@ type parser struct {
 	lines    jsonscan.Lines  // copies of the lines, which bodies and p keep pieces of
 }
 
-func newParser() *parser { return &parser{open: map[string]bool{}, warned: map[string]bool{}} }
+func newParser() *parser {
+	p := &parser{open: map[string]bool{}, warned: map[string]bool{}}
+	p.TwoStep = adapters.TwoStep[read]{ReadLine: p.read, ApplyLine: p.apply}
+	return p
+}
 
 // line holds the raw top-level fields of one line that the parser reads.
 // The first of duplicate keys wins, as with gjson.
@@ -37,32 +43,11 @@ func set(dst *string, v string) {
 	}
 }
 
-// Parse implements adapters.Parser.
-func (p *parser) Parse(dst []event.Body, raw []byte) ([]event.Body, bool) {
-	var r read
-	p.read(&r, raw)
-	return p.apply(dst, &r)
-}
-
 // read is a line as read by parser.read.
 type read struct {
 	bad bool // not a JSON object
 	l   line
 	it  item
-}
-
-// Slots implements adapters.ReadAhead.
-func (p *parser) Slots(n int) adapters.Slots { return adapters.SlotsOf[read](n) }
-
-// Read implements adapters.ReadAhead.
-func (p *parser) Read(s adapters.Slots, i int, raw []byte) { p.read(adapters.Slot[read](s, i), raw) }
-
-// Apply implements adapters.ReadAhead.
-func (p *parser) Apply(dst []event.Body, s adapters.Slots, i int) ([]event.Body, bool) {
-	r := adapters.Slot[read](s, i)
-	dst, known := p.apply(dst, r)
-	*r = read{} // don't pin the line
-	return dst, known
 }
 
 // read reads raw into r. The line is copied once (into blocks shared with

@@ -26,6 +26,8 @@ const maxErrorText = 8 << 10
 // text_delta events, emits one message per segment, and drops the repeat. A
 // segment ends at each tool call and at the result.
 type parser struct {
+	adapters.TwoStep[read] // Parse, and ReadAhead: read then apply
+
 	seg      strings.Builder  // text of the current segment's chunks
 	chunks   bool             // chunks were seen in the current segment and not yet closed into a message
 	lastSeg  string           // the text of the segment closed last, to drop its consolidated repeat
@@ -34,7 +36,11 @@ type parser struct {
 	lines    jsonscan.Lines   // copies of the lines
 }
 
-func newParser() *parser { return &parser{started: map[string]int64{}} }
+func newParser() *parser {
+	p := &parser{started: map[string]int64{}}
+	p.TwoStep = adapters.TwoStep[read]{ReadLine: p.read, ApplyLine: p.apply}
+	return p
+}
 
 // fields are the top-level members of a line the parser reads, collected
 // in one pass over the line with jsonscan (gjson's Get would scan it again
@@ -119,13 +125,6 @@ func readFields(s string) fields {
 	return f
 }
 
-// Parse implements adapters.Parser.
-func (p *parser) Parse(dst []event.Body, line []byte) ([]event.Body, bool) {
-	var r read
-	p.read(&r, line)
-	return p.apply(dst, &r)
-}
-
 // read is a line as read by parser.read.
 type read struct {
 	what    int          // one of the line kinds below
@@ -140,20 +139,6 @@ const (
 	lineText    // Cursor's own plain-text output
 	lineObject
 )
-
-// Slots implements adapters.ReadAhead.
-func (p *parser) Slots(n int) adapters.Slots { return adapters.SlotsOf[read](n) }
-
-// Read implements adapters.ReadAhead.
-func (p *parser) Read(s adapters.Slots, i int, line []byte) { p.read(adapters.Slot[read](s, i), line) }
-
-// Apply implements adapters.ReadAhead.
-func (p *parser) Apply(dst []event.Body, s adapters.Slots, i int) ([]event.Body, bool) {
-	r := adapters.Slot[read](s, i)
-	dst, known := p.apply(dst, r)
-	*r = read{} // don't pin the line
-	return dst, known
-}
 
 // read reads line into r. It uses nothing of the parser's state but
 // p.lines, which nothing else uses.

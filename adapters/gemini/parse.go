@@ -20,6 +20,8 @@ type call struct {
 }
 
 type parser struct {
+	adapters.TwoStep[line] // Parse, and ReadAhead: read then apply
+
 	session  string
 	open     map[string]call // by tool_id
 	lastText string          // the last complete assistant message
@@ -35,7 +37,11 @@ type parser struct {
 	lines jsonscan.Lines // copies of the lines, which bodies and p keep pieces of
 }
 
-func newParser() *parser { return &parser{open: map[string]call{}, replay: -1} }
+func newParser() *parser {
+	p := &parser{open: map[string]call{}, replay: -1}
+	p.TwoStep = adapters.TwoStep[line]{ReadLine: p.read, ApplyLine: p.apply}
+	return p
+}
 
 // line holds the raw top-level fields of one line that the parser reads.
 // The first of duplicate keys wins, as with gjson.
@@ -52,27 +58,6 @@ func set(dst *string, v string) {
 	if *dst == "" {
 		*dst = v
 	}
-}
-
-// Parse implements adapters.Parser.
-func (p *parser) Parse(dst []event.Body, raw []byte) ([]event.Body, bool) {
-	var l line
-	p.read(&l, raw)
-	return p.apply(dst, &l)
-}
-
-// Slots implements adapters.ReadAhead.
-func (p *parser) Slots(n int) adapters.Slots { return adapters.SlotsOf[line](n) }
-
-// Read implements adapters.ReadAhead.
-func (p *parser) Read(s adapters.Slots, i int, raw []byte) { p.read(adapters.Slot[line](s, i), raw) }
-
-// Apply implements adapters.ReadAhead.
-func (p *parser) Apply(dst []event.Body, s adapters.Slots, i int) ([]event.Body, bool) {
-	l := adapters.Slot[line](s, i)
-	dst, known := p.apply(dst, l)
-	*l = line{} // don't pin the line
-	return dst, known
 }
 
 // read reads raw into l. The line is copied once (into blocks shared with

@@ -24,6 +24,8 @@ import (
 // call itself, with the sub-agent's answer as output, is in the run's
 // session.
 type parser struct {
+	adapters.TwoStep[read] // Parse, and ReadAhead: read then apply
+
 	session  string          // the run's session id
 	steps    int             // step_start lines seen
 	stepText strings.Builder // text parts of the current step
@@ -31,7 +33,11 @@ type parser struct {
 	lines    jsonscan.Lines  // copies of the lines, which bodies and p keep pieces of
 }
 
-func newParser() *parser { return &parser{} }
+func newParser() *parser {
+	p := &parser{}
+	p.TwoStep = adapters.TwoStep[read]{ReadLine: p.read, ApplyLine: p.apply}
+	return p
+}
 
 // line holds the members of a line the parser reads, collected in one pass
 // over the line and one over its part with jsonscan (gjson's Get would scan
@@ -140,31 +146,10 @@ func (p *part) read(rest string) int {
 	})
 }
 
-// Parse implements adapters.Parser.
-func (p *parser) Parse(dst []event.Body, raw []byte) ([]event.Body, bool) {
-	var r read
-	p.read(&r, raw)
-	return p.apply(dst, &r)
-}
-
 // read is a line as read by parser.read.
 type read struct {
 	bad bool // not a JSON object, or of a type the parser does not know
 	l   line
-}
-
-// Slots implements adapters.ReadAhead.
-func (p *parser) Slots(n int) adapters.Slots { return adapters.SlotsOf[read](n) }
-
-// Read implements adapters.ReadAhead.
-func (p *parser) Read(s adapters.Slots, i int, line []byte) { p.read(adapters.Slot[read](s, i), line) }
-
-// Apply implements adapters.ReadAhead.
-func (p *parser) Apply(dst []event.Body, s adapters.Slots, i int) ([]event.Body, bool) {
-	r := adapters.Slot[read](s, i)
-	dst, known := p.apply(dst, r)
-	*r = read{} // don't pin the line
-	return dst, known
 }
 
 // read reads raw into r, in one pass. It uses nothing of the parser's
