@@ -131,32 +131,39 @@ func SlotsOf[R any](n int) Slots {
 // Slot returns slot i of s, made by SlotsOf[R].
 func Slot[R any](s Slots, i int) *R { return &(*s.(*[]R))[i] }
 
-// TwoStep gives a parser that reads a line into an R (ReadLine: no parser
-// state) and then applies it (ApplyLine: in order, with the state) the
-// methods Parse, Slots, Read and Apply of a ReadAhead parser. Embed it and
-// set both functions.
+// TwoStep gives a parser that reads a line into an R (no parser state)
+// and then applies it (in order, with the state) the methods Parse, Slots,
+// Read and Apply of a ReadAhead parser. Embed one made by NewTwoStep.
 type TwoStep[R any] struct {
-	ReadLine  func(r *R, line []byte)
-	ApplyLine func(dst []event.Body, r *R) ([]event.Body, bool)
+	readLine  func(r *R, line []byte)
+	applyLine func(dst []event.Body, r *R) ([]event.Body, bool)
+	scratch   *R // Parse's reading: a parser is used by one goroutine at a time
 }
 
-// Parse implements Parser: ReadLine, then ApplyLine.
+// NewTwoStep returns the TwoStep of read, which must set all of *r, and
+// apply.
+func NewTwoStep[R any](read func(r *R, line []byte), apply func(dst []event.Body, r *R) ([]event.Body, bool)) TwoStep[R] {
+	return TwoStep[R]{readLine: read, applyLine: apply, scratch: new(R)}
+}
+
+// Parse implements Parser: read, then apply. It reads into memory of its
+// own, kept from call to call: a fresh R each line would be allocated on
+// the heap (it goes through a function value), a kilobyte a line for some.
 func (t TwoStep[R]) Parse(dst []event.Body, line []byte) ([]event.Body, bool) {
-	var r R
-	t.ReadLine(&r, line)
-	return t.ApplyLine(dst, &r)
+	t.readLine(t.scratch, line)
+	return t.applyLine(dst, t.scratch)
 }
 
 // Slots implements ReadAhead.
 func (t TwoStep[R]) Slots(n int) Slots { return SlotsOf[R](n) }
 
 // Read implements ReadAhead.
-func (t TwoStep[R]) Read(s Slots, i int, line []byte) { t.ReadLine(Slot[R](s, i), line) }
+func (t TwoStep[R]) Read(s Slots, i int, line []byte) { t.readLine(Slot[R](s, i), line) }
 
 // Apply implements ReadAhead; it empties the slot, so it pins nothing.
 func (t TwoStep[R]) Apply(dst []event.Body, s Slots, i int) ([]event.Body, bool) {
 	r := Slot[R](s, i)
-	dst, known := t.ApplyLine(dst, r)
+	dst, known := t.applyLine(dst, r)
 	var zero R
 	*r = zero
 	return dst, known

@@ -61,7 +61,7 @@ type block struct {
 
 func newParser() *parser {
 	p := &parser{calls: map[string]*call{}, counted: map[string]*event.Usage{}}
-	p.TwoStep = adapters.TwoStep[top]{ReadLine: p.read, ApplyLine: p.apply}
+	p.TwoStep = adapters.NewTwoStep(p.read, p.apply)
 	return p
 }
 

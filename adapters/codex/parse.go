@@ -27,7 +27,7 @@ type parser struct {
 
 func newParser() *parser {
 	p := &parser{open: map[string]bool{}, warned: map[string]bool{}}
-	p.TwoStep = adapters.TwoStep[read]{ReadLine: p.read, ApplyLine: p.apply}
+	p.TwoStep = adapters.NewTwoStep(p.read, p.apply)
 	return p
 }
 

@@ -38,7 +38,7 @@ type parser struct {
 
 func newParser() *parser {
 	p := &parser{started: map[string]int64{}}
-	p.TwoStep = adapters.TwoStep[read]{ReadLine: p.read, ApplyLine: p.apply}
+	p.TwoStep = adapters.NewTwoStep(p.read, p.apply)
 	return p
 }
 

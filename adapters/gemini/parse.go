@@ -39,7 +39,7 @@ type parser struct {
 
 func newParser() *parser {
 	p := &parser{open: map[string]call{}, replay: -1}
-	p.TwoStep = adapters.TwoStep[line]{ReadLine: p.read, ApplyLine: p.apply}
+	p.TwoStep = adapters.NewTwoStep(p.read, p.apply)
 	return p
 }
 

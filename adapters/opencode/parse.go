@@ -35,7 +35,7 @@ type parser struct {
 
 func newParser() *parser {
 	p := &parser{}
-	p.TwoStep = adapters.TwoStep[read]{ReadLine: p.read, ApplyLine: p.apply}
+	p.TwoStep = adapters.NewTwoStep(p.read, p.apply)
 	return p
 }
 
