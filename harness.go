@@ -111,10 +111,9 @@ type Run struct {
 	spawnErr error
 	flush    func()
 
-	isReady    atomic.Bool
-	feeding    atomic.Bool  // a stdout chunk is being turned into events
-	chunkAt    atomic.Int64 // Unix ns at which the current stdout chunk arrived
-	chunkFresh bool         // chunkAt is for the current chunk; stdout goroutine only
+	isReady atomic.Bool
+	feeding atomic.Bool  // a stdout chunk is being turned into events (set by the stdout goroutine)
+	chunkAt atomic.Int64 // Unix ns at which that chunk arrived
 }
 
 // Typed reasons a run did not succeed, returned by Wait (wrapped).
@@ -219,12 +218,11 @@ func Start(ctx context.Context, t Task, o Options) (*Run, error) {
 		Linger: t.Budgets.Linger, KillGrace: t.Budgets.KillGrace, ToolBudget: t.Budgets.Tool,
 		OnStdout: func(line []byte, dropped int64) {
 			r.waitReady()
-			if !r.chunkFresh {
+			if !r.feeding.Load() {
 				// The clock is read once per chunk of output, not per
 				// event: a chunk's lines all arrived at that moment.
 				r.chunkAt.Store(r.now().UnixNano())
 				r.feeding.Store(true)
-				r.chunkFresh = true
 			}
 			if o.OnNative != nil {
 				o.OnNative(event.StreamStdout, line)
@@ -249,9 +247,8 @@ func Start(ctx context.Context, t Task, o Options) (*Run, error) {
 			r.flushOut()
 		},
 		BeforeStdoutRead: func() {
-			if r.chunkFresh {
+			if r.feeding.Load() {
 				r.feeding.Store(false)
-				r.chunkFresh = false
 			}
 			r.flushOut()
 		},

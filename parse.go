@@ -15,20 +15,20 @@ type ParseOptions struct {
 	MaxLine int              // line cap; 0 = 16 MiB
 	Run     string           // run id; a fresh one when empty
 	Now     func() time.Time // clock; time.Now when nil
-	// Flush, if set, is called whenever every line read so far has been
-	// turned into events and more input must be read: a sink that buffers
-	// its output writes it out here, so a live pipe sees each event as soon
-	// as its line is read and a file is written in large blocks.
+	// Flush, if set, is called whenever Parse is about to wait for the
+	// next events: a sink that buffers its output writes it out here, so a
+	// live pipe sees each event as soon as its line is read and a file is
+	// written in large blocks.
 	Flush func()
 }
 
 // Parse normalizes a captured native stdout stream of agent read from r,
 // as a live run would, and sends each event to sink in order, on the
-// calling goroutine (reading and parsing run a little ahead on another). The agent's
-// terminal event decides the result's status; a stream without one ends
-// with an error event and status error. Parse returns the result, or an
-// error for an unknown agent or a failed read (the events read before a
-// read error are still sent, and the stream still ends with a result).
+// calling goroutine (reading and parsing run a little ahead on others).
+// The agent's terminal event decides the result's status; a stream without
+// one ends with an error event and status error. Parse returns the result,
+// or an error for an unknown agent or a failed read (the events read before
+// a read error are still sent, and the stream still ends with a result).
 func Parse(ctx context.Context, r io.Reader, agent string, sink func(event.Event), o ParseOptions) (*event.Result, error) {
 	a, err := Adapter(agent)
 	if err != nil {

@@ -111,12 +111,7 @@ func appendBody(dst []byte, b Body) ([]byte, error) {
 			break // encoding/json's error
 		}
 		mark := len(dst)
-		dst = append(dst, `,"call_id":`...)
-		dst = AppendString(dst, b.CallID)
-		dst = append(dst, `,"name":`...)
-		dst = AppendString(dst, b.Name)
-		dst = append(dst, `,"kind":`...)
-		dst = AppendString(dst, string(b.Kind))
+		dst = appendCall(dst, b.CallID, b.Name, b.Kind)
 		dst = append(dst, `,"input":`...)
 		if b.inputCompact {
 			dst = append(dst, b.Input...) // checked and compacted by the Stream
@@ -135,12 +130,7 @@ func appendBody(dst []byte, b Body) ([]byte, error) {
 		dst = appendStringField(dst, "parent_call_id", b.ParentCallID)
 		return append(dst, '}'), nil
 	case *ToolEnd:
-		dst = append(dst, `,"call_id":`...)
-		dst = AppendString(dst, b.CallID)
-		dst = append(dst, `,"name":`...)
-		dst = AppendString(dst, b.Name)
-		dst = append(dst, `,"kind":`...)
-		dst = AppendString(dst, string(b.Kind))
+		dst = appendCall(dst, b.CallID, b.Name, b.Kind)
 		dst = append(dst, `,"status":`...)
 		dst = AppendString(dst, b.Status)
 		dst = appendStringField(dst, "output", b.Output)
@@ -204,6 +194,17 @@ func appendBody(dst []byte, b Body) ([]byte, error) {
 		return append(dst, '}'), nil
 	}
 	return appendReflected(dst, b)
+}
+
+// appendCall appends the fields that name a tool call, first in both of
+// its events.
+func appendCall(dst []byte, callID, name string, kind Kind) []byte {
+	dst = append(dst, `,"call_id":`...)
+	dst = AppendString(dst, callID)
+	dst = append(dst, `,"name":`...)
+	dst = AppendString(dst, name)
+	dst = append(dst, `,"kind":`...)
+	return AppendString(dst, string(kind))
 }
 
 func appendStringField(dst []byte, key, v string) []byte {

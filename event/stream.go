@@ -371,21 +371,18 @@ func (s *Stream) toolStart(v *ToolStart) bool {
 	if v.Name == "" {
 		v.Name = "unknown"
 	}
-	switch {
-	case len(v.Input) == 0 || v.Input[0] != '{':
-		v.Input = json.RawMessage("{}")
-	default:
-		in, ok := compactJSON(v.Input)
-		switch {
-		case !ok:
-			in = json.RawMessage("{}")
-		case len(in) > MaxInputBytes:
-			in = json.RawMessage("{}")
-			v.InputTruncated = true
-		}
-		v.Input = in
+	in, ok := v.Input, len(v.Input) > 0 && v.Input[0] == '{'
+	if ok {
+		in, ok = compactJSON(in)
 	}
-	v.inputCompact = true
+	switch {
+	case !ok:
+		in = json.RawMessage("{}")
+	case len(in) > MaxInputBytes:
+		in = json.RawMessage("{}")
+		v.InputTruncated = true
+	}
+	v.Input, v.inputCompact = in, true
 	if len(v.Command) > MaxOutputBytes {
 		v.Command = cutUTF8(v.Command, MaxOutputBytes)
 		v.InputTruncated = true

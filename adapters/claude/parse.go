@@ -67,14 +67,14 @@ func newParser() *parser {
 
 // top holds the top-level fields of a line that dispatch needs.
 type top struct {
-	bad            bool   // not a JSON object
-	line           string // the copy of the line the fields are pieces of
-	typ, subtype   string
-	event, message string // raw JSON
-	parent         string
-	apiMsgID       string
-	errCode        string // assistant.error
-	apiStatus      int64  // assistant.api_error_status
+	bad          bool   // not a JSON object
+	line         string // the copy of the line the fields are pieces of
+	typ, subtype string
+	message      string // raw JSON
+	parent       string
+	apiMsgID     string
+	errCode      string // assistant.error
+	apiStatus    int64  // assistant.api_error_status
 	// system/init
 	session, model, cwd, version, tools string
 	// user: text Claude injected itself (skill bodies, reminders)
@@ -150,10 +150,10 @@ func (m *msgFields) readContent(rest string) int {
 
 // streamEv holds the fields of a stream_event's event that the parser reads.
 type streamEv struct {
-	typ                           string
-	index                         int64
-	delta, cblock, message, usage string // raw JSON
-	dtype, dtext                  string // delta.type and its text
+	typ                    string
+	index                  int64
+	cblock, message, usage string // raw JSON
+	dtype, dtext           string // delta.type and its text
 }
 
 // read reads the event object at the start of rest, in the pass over the
@@ -173,7 +173,6 @@ func (e *streamEv) read(rest string) int {
 				return true
 			})
 			if n > 0 {
-				e.delta = rest[:n]
 				return n, true
 			}
 		}
@@ -183,8 +182,6 @@ func (e *streamEv) read(rest string) int {
 			e.typ = jsonscan.StrOnly(v)
 		case "index":
 			e.index = jsonscan.Int(v)
-		case "delta":
-			e.delta = v
 		case "content_block":
 			e.cblock = v
 		case "message":
@@ -213,7 +210,6 @@ func (p *parser) read(t *top, line []byte) {
 		switch k {
 		case "event":
 			if n := t.ev.read(rest); n > 0 {
-				t.event = rest[:n]
 				return n, true
 			}
 			t.ev = streamEv{index: -1}
@@ -246,8 +242,6 @@ func (p *parser) read(t *top, line []byte) {
 			t.typ = jsonscan.StrOnly(v)
 		case "subtype":
 			t.subtype = jsonscan.StrOnly(v)
-		case "event":
-			t.event = v
 		case "message":
 			t.message = v
 		case "parent_tool_use_id":
