@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentharness/harness/adapters"
+	"github.com/agentharness/harness/adapters/adaptertest"
 	"github.com/agentharness/harness/adapters/claude"
 	"github.com/agentharness/harness/adapters/codex"
 	"github.com/agentharness/harness/adapters/cursor"
@@ -17,13 +18,30 @@ import (
 	"github.com/agentharness/harness/event"
 )
 
+// all is every agent's adapter.
+var all = []adapters.Adapter{claude.New(), codex.New(), cursor.New(), opencode.New(), gemini.New()}
+
+// TestHostileLinesAndOwnedStrings holds every parser to huge, deep, cut
+// and non-UTF-8 lines, and its bodies to owning their strings.
+func TestHostileLinesAndOwnedStrings(t *testing.T) {
+	t.Parallel()
+	for _, a := range all {
+		dir := filepath.Join("..", "testdata", a.Name())
+		t.Run(a.Name(), func(t *testing.T) {
+			t.Parallel()
+			adaptertest.HostileLines(t, a, dir)
+			adaptertest.BodiesOwnTheirStrings(t, a, dir)
+		})
+	}
+}
+
 // TestEveryEventTypeHasAGolden fails when some event type appears in no
 // golden file of any agent: each type of the spec must be proven on real
 // (or realistic) native output.
 func TestEveryEventTypeHasAGolden(t *testing.T) {
 	t.Parallel()
 	seen := map[event.Type]bool{}
-	for _, a := range []adapters.Adapter{claude.New(), codex.New(), cursor.New(), opencode.New(), gemini.New()} {
+	for _, a := range all {
 		goldens, err := filepath.Glob(filepath.Join("..", "testdata", a.Name(), "*.golden.ndjson"))
 		require.NoError(t, err)
 		require.NotEmpty(t, goldens, a.Name())

@@ -56,6 +56,14 @@ var parsers = map[string]func() adapters.Parser{
 	"read-ahead": func() adapters.Parser { return &readAheadEcho{} },
 }
 
+// echoStream is the stream both sides of a comparison write into.
+func echoStream(t *testing.T, raw bool, out *bytes.Buffer) *event.Stream {
+	enc := event.NewEncoder(out)
+	return event.NewStream(event.StreamConfig{Run: adaptertest.RunID, Start: event.SessionStart{Agent: "echo"},
+		Now: func() time.Time { return time.UnixMilli(1) }, Raw: raw,
+		Sink: func(ev event.Event) { require.NoError(t, enc.Encode(ev)) }})
+}
+
 func normalizeTo(t *testing.T, r io.Reader, raw bool, o adapters.NormalizeOptions) (string, error) {
 	return normalizeWith(t, &echoParser{}, r, raw, o)
 }
@@ -63,9 +71,7 @@ func normalizeTo(t *testing.T, r io.Reader, raw bool, o adapters.NormalizeOption
 func normalizeWith(t *testing.T, p adapters.Parser, r io.Reader, raw bool, o adapters.NormalizeOptions) (string, error) {
 	t.Helper()
 	var out bytes.Buffer
-	enc := event.NewEncoder(&out)
-	s := event.NewStream(event.StreamConfig{Run: adaptertest.RunID, Start: event.SessionStart{Agent: "echo"}, Now: func() time.Time { return time.UnixMilli(1) }, Raw: raw,
-		Sink: func(ev event.Event) { require.NoError(t, enc.Encode(ev)) }})
+	s := echoStream(t, raw, &out)
 	err := adapters.Normalize(r, p, s, o)
 	s.Finish(event.Outcome{NoProcess: true})
 	return out.String(), err
@@ -75,9 +81,7 @@ func normalizeWith(t *testing.T, p adapters.Parser, r io.Reader, raw bool, o ada
 func lineByLine(t *testing.T, in string, raw bool, maxLine int) string {
 	t.Helper()
 	var out bytes.Buffer
-	enc := event.NewEncoder(&out)
-	s := event.NewStream(event.StreamConfig{Run: adaptertest.RunID, Start: event.SessionStart{Agent: "echo"}, Now: func() time.Time { return time.UnixMilli(1) }, Raw: raw,
-		Sink: func(ev event.Event) { require.NoError(t, enc.Encode(ev)) }})
+	s := echoStream(t, raw, &out)
 	p := &echoParser{}
 	lines := strings.Split(in, "\n")
 	if lines[len(lines)-1] == "" {

@@ -48,15 +48,21 @@ func Clock() func() time.Time {
 // parse does, with the test clock and run id, and returns the NDJSON.
 func Normalize(a adapters.Adapter, native []byte, raw bool) []byte {
 	var out bytes.Buffer
-	enc := event.NewEncoder(&out)
-	s := event.NewStream(event.StreamConfig{
+	s := testStream(a, raw, &out)
+	_ = adapters.Normalize(bytes.NewReader(native), a.NewParser(), s, adapters.NormalizeOptions{})
+	s.Finish(event.Outcome{NoProcess: true})
+	return out.Bytes()
+}
+
+// testStream is a stream of a's events with the test clock and run id,
+// encoded into out.
+func testStream(a adapters.Adapter, raw bool, out *bytes.Buffer) *event.Stream {
+	enc := event.NewEncoder(out)
+	return event.NewStream(event.StreamConfig{
 		Run: RunID, Now: Clock(), Raw: raw,
 		Start: event.SessionStart{Agent: a.Name()},
 		Sink:  func(ev event.Event) { _ = enc.Encode(ev) },
 	})
-	_ = adapters.Normalize(bytes.NewReader(native), a.NewParser(), s, adapters.NormalizeOptions{})
-	s.Finish(event.Outcome{NoProcess: true})
-	return out.Bytes()
 }
 
 // Golden normalizes every dir/*.jsonl with a and compares the result with
@@ -186,11 +192,7 @@ func Fuzz(t *testing.T, a adapters.Adapter, data []byte) {
 // Parse and given to the stream in turn, on one goroutine.
 func normalizeLive(a adapters.Adapter, native []byte) []byte {
 	var out bytes.Buffer
-	enc := event.NewEncoder(&out)
-	s := event.NewStream(event.StreamConfig{
-		Run: RunID, Now: Clock(), Start: event.SessionStart{Agent: a.Name()},
-		Sink: func(ev event.Event) { _ = enc.Encode(ev) },
-	})
+	s := testStream(a, false, &out)
 	p := a.NewParser()
 	var buf []event.Body
 	_ = linescan.Scan(bytes.NewReader(native), 0, func(line []byte, dropped int64) error {
