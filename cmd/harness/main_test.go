@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -385,5 +387,56 @@ func TestOneCommandGrammarChangesNothing(t *testing.T) {
 		require.Equal(t, want, got, "%q: status", args)
 		require.Equal(t, wantOut.String(), gotOut.String(), "%q: stdout", args)
 		require.Equal(t, wantErr.String(), gotErr.String(), "%q: stderr", args)
+	}
+}
+
+// failingWriter fails every write with err.
+type failingWriter struct{ err error }
+
+func (w failingWriter) Write([]byte) (int, error) { return 0, w.err }
+
+// countingReader serves n copies of line and counts the bytes read.
+type countingReader struct {
+	line []byte
+	n    int
+	read int
+	buf  []byte
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	for len(c.buf) < len(p) && c.n > 0 {
+		c.buf = append(c.buf, c.line...)
+		c.n--
+	}
+	if len(c.buf) == 0 {
+		return 0, io.EOF
+	}
+	k := copy(p, c.buf)
+	c.buf = c.buf[k:]
+	c.read += k
+	return k, nil
+}
+
+// TestParseStopsWhenWritingFails: a failed write ends the parse with its
+// error (a reader that left, a closed pipe, silently) instead of reading
+// the rest of the input for nobody.
+func TestParseStopsWhenWritingFails(t *testing.T) {
+	isolate(t)
+	line := []byte(`{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"hi"}},"session_id":"s"}` + "\n")
+	const lines = 200000 // about 25 MB
+	for _, tc := range []struct {
+		err    error
+		stderr string
+	}{{errors.New("disk full"), "parse: writing: disk full"}, {io.ErrClosedPipe, ""}} {
+		in := &countingReader{line: line, n: lines}
+		var errb bytes.Buffer
+		code := run([]string{"parse", "--agent", "claude"}, in, failingWriter{tc.err}, &errb)
+		require.Equal(t, exitAgentFailed, code)
+		if tc.stderr == "" {
+			require.Empty(t, errb.String())
+		} else {
+			require.Contains(t, errb.String(), tc.stderr)
+		}
+		require.Less(t, in.read, lines*len(line)/2, "the input is not read to the end")
 	}
 }
