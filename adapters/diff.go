@@ -1,33 +1,74 @@
 package adapters
 
 import (
+	"path/filepath"
 	"strconv"
 	"strings"
 
 	udiff "github.com/aymanbagabas/go-udiff"
 )
 
-// UnifiedDiff returns a unified diff of a file at path going from before to
-// after. An empty before is a new file (diffed against /dev/null), an empty
-// after a removed one. It returns "" when nothing changed.
-func UnifiedDiff(path, before, after string) string {
+// File is a file's content at one moment. The zero File is a file that
+// does not exist, which is not the same as an empty one: a diff from an
+// absent file is a creation (--- /dev/null), from an empty one an edit.
+type File struct {
+	Text   string
+	Exists bool
+}
+
+// Present returns the File of an existing file holding text.
+func Present(text string) File { return File{Text: text, Exists: true} }
+
+// Diff returns the unified diff of the file at path going from before to
+// after, in the form git apply and patch take: headers --- a/PATH and
+// +++ b/PATH, /dev/null for a file created or removed. path is printed as
+// given (see DisplayPath). It returns "" when nothing changed.
+func Diff(path string, before, after File) string {
 	if before == after {
 		return ""
 	}
-	from, to := "a/"+strings.TrimPrefix(path, "/"), "b/"+strings.TrimPrefix(path, "/")
-	if before == "" {
-		from = "/dev/null"
-	}
-	if after == "" {
-		to = "/dev/null"
-	}
+	name := strings.TrimPrefix(filepath.ToSlash(path), "/")
+	from, to := "a/"+name, "b/"+name
 	switch {
-	case before == "": // a new file: one hunk, no diffing needed
-		return wholeFile(from, to, '+', after)
-	case after == "":
-		return wholeFile(from, to, '-', before)
+	case !before.Exists && !after.Exists:
+		return ""
+	case !before.Exists:
+		if after.Text == "" {
+			return "" // creating an empty file has no hunk to show
+		}
+		return wholeFile("/dev/null", to, '+', after.Text)
+	case !after.Exists:
+		if before.Text == "" {
+			return ""
+		}
+		return wholeFile(from, "/dev/null", '-', before.Text)
 	}
-	return udiff.Unified(from, to, before, after)
+	return udiff.Unified(from, to, before.Text, after.Text)
+}
+
+// UnifiedDiff is Diff for callers that know no more than two strings: an
+// empty before is taken for a file that did not exist, an empty after for
+// one removed. Prefer Diff where existence is known.
+func UnifiedDiff(path, before, after string) string {
+	return Diff(path, File{before, before != ""}, File{after, after != ""})
+}
+
+// DisplayPath is how a diff header names the file at path: relative to cwd
+// where the path is inside it, else the path itself. An empty cwd leaves
+// path as it is.
+func DisplayPath(cwd, path string) string {
+	if cwd == "" || path == "" {
+		return path
+	}
+	abs := path
+	if !filepath.IsAbs(abs) {
+		abs = filepath.Join(cwd, abs)
+	}
+	rel, err := filepath.Rel(cwd, abs)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return path
+	}
+	return rel
 }
 
 // wholeFile writes the diff of a file created or removed whole, exactly as
