@@ -160,6 +160,7 @@ func appendBody(dst []byte, b Body) ([]byte, error) {
 		if b.DiffTruncated {
 			dst = append(dst, `,"diff_truncated":true`...)
 		}
+		dst = appendStringField(dst, "diff_skipped", b.DiffSkipped)
 		return append(dst, '}'), nil
 	case *Warning:
 		dst = append(dst, `,"code":`...)

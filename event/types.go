@@ -183,7 +183,17 @@ type ToolEnd struct {
 	Paths           []string `json:"paths,omitempty"`
 	Diff            string   `json:"diff,omitempty"`
 	DiffTruncated   bool     `json:"diff_truncated,omitempty"`
+	// DiffSkipped says why a write/edit/delete call has no diff although
+	// one was looked for (DiffSkipped* reasons): never a wrong diff.
+	DiffSkipped string `json:"diff_skipped,omitempty"`
 }
+
+// Why a file tool's diff was left out (ToolEnd.DiffSkipped).
+const (
+	DiffSkippedTooLarge = "too_large" // a file over the harness's size cap
+	DiffSkippedBinary   = "binary"    // a file that is not text
+	DiffSkippedUnknown  = "unknown"   // the content before or after the call could not be known
+)
 
 // Usage is an increment of token use and cost: one per model call or step.
 // Token fields follow the meanings of spec/events.md (input excludes cache).
@@ -262,6 +272,9 @@ const (
 	ClassBadRequest      = "bad_request"
 	ClassNetwork         = "network"
 	ClassCrash           = "crash"
+	// ClassServerError: the model's server failed (HTTP 5xx other than
+	// 503/529, which are overloaded); the error carries http_status.
+	ClassServerError = "server_error"
 )
 
 // Error reports a failure. A fatal error ends the run and carries Partial.
