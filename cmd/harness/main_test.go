@@ -440,3 +440,34 @@ func TestParseStopsWhenWritingFails(t *testing.T) {
 		require.Less(t, in.read, lines*len(line)/2, "the input is not read to the end")
 	}
 }
+
+// TestMisspelledFlagIsNotTheAgents: only what follows "--" reaches the
+// agent; a misspelled harness flag before it is a usage error naming it,
+// never an agent argument (which would also drop the setting it meant).
+func TestMisspelledFlagIsNotTheAgents(t *testing.T) {
+	isolate(t)
+	for name, tc := range map[string]struct {
+		args []string
+		want []string
+	}{
+		"long":       {[]string{"--permisions", "read-only"}, []string{"--permisions", `"--permissions"`}},
+		"long-value": {[]string{"--permisions=read-only"}, []string{"--permisions", `"--permissions"`}},
+		"short":      {[]string{"-Z"}, []string{"-Z"}},
+		"bare-word":  {[]string{"read-only"}, []string{`"read-only"`, "--"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			args := append([]string{"run", "-a", "claude", "-p", "x", "--binary", "/bin/true"}, tc.args...)
+			r := invoke(t, "", append(args, "--dry-run")...)
+			require.Equal(t, exitUsage, r.code, "stdout: %s", r.stdout)
+			require.Empty(t, r.stdout, "nothing runs")
+			for _, w := range tc.want {
+				require.Contains(t, r.stderr, w)
+			}
+		})
+	}
+	r := invoke(t, "", "run", "-a", "claude", "-p", "x", "--binary", "/bin/true", "--dry-run", "--", "--permisions", "read-only")
+	require.Equal(t, 0, r.code, r.stderr)
+	var d struct{ Argv []string }
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &d))
+	require.Contains(t, d.Argv, "--permisions", "after -- it is the agent's")
+}

@@ -50,7 +50,17 @@ type runCmd struct {
 	Env                []string       `help:"Extra environment for the agent, KEY=VALUE (repeatable)." placeholder:"K=V"`
 	DryRun             bool           `help:"Print the resolved binary, argv, environment keys and cwd; run nothing."`
 	Mock               string         `help:"Run against the built-in scripted model with this scenario (text, tool, edit, multi, hang, error, overloaded, slow) or a scenario TOML file: no API key, no network."`
-	Extra              []string       `arg:"" optional:"" passthrough:"" help:"Extra arguments for the agent, after --."`
+	Extra              []string       `arg:"" optional:"" passthrough:"partial" help:"Extra arguments for the agent, after -- (only there: an unknown flag before -- is an error)."`
+}
+
+// Validate refuses agent arguments not behind "--": kong's partial
+// passthrough already refuses unknown flags, and a bare word before "--"
+// would otherwise reach the agent as one of its arguments.
+func (c *runCmd) Validate() error {
+	if len(c.Extra) > 0 && c.Extra[0] != "--" {
+		return fmt.Errorf("run: unexpected argument %q: the task goes in -p, the agent's own arguments after --", c.Extra[0])
+	}
+	return nil
 }
 
 func (c *runCmd) Run(e *env) error {
