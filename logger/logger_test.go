@@ -381,3 +381,29 @@ func TestDefaultDir(t *testing.T) {
 	})
 	require.Equal(t, "/d/harness/sessions", got)
 }
+
+// TestOpenTightensLooseDir: logs hold prompts and tool output, so a
+// sessions directory others may enter is tightened, or refused when it is
+// shared and not ours to change.
+func TestOpenTightensLooseDir(t *testing.T) {
+	t.Parallel()
+	loose := filepath.Join(t.TempDir(), "sessions")
+	require.NoError(t, os.Mkdir(loose, 0o755))
+	require.NoError(t, os.Chmod(loose, 0o755))
+	s := openTest(t, loose, "run_loose", Meta{})
+	require.NoError(t, s.Close(Meta{}))
+	st, err := os.Stat(loose)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o700), st.Mode().Perm())
+
+	shared := filepath.Join(t.TempDir(), "tmp")
+	require.NoError(t, os.Mkdir(shared, 0o700))
+	require.NoError(t, os.Chmod(shared, 0o777|os.ModeSticky))
+	_, err = Open(shared, "run_shared", Meta{}, WithRedactor(NewRedactor(nil)))
+	require.ErrorContains(t, err, "open to other users")
+	st, err = os.Stat(shared)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o777), st.Mode().Perm(), "a shared directory is not changed")
+	_, err = os.Stat(filepath.Join(shared, "run_shared"+ExtEvents))
+	require.ErrorIs(t, err, os.ErrNotExist)
+}

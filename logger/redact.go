@@ -19,9 +19,13 @@ const Redacted = "[REDACTED]"
 // immutable after construction and safe for concurrent use.
 //
 // It knows token shapes (OpenAI/Anthropic "sk-…", "Bearer …", GitHub
-// "ghp_…"/"github_pat_…", AWS "AKIA…", Google "AIza…"), "key=value" and
-// "key": "value" pairs whose key names a secret (api_key, password, secret,
-// token, …), and the values of secret-looking environment variables.
+// "ghp_…"/"github_pat_…", GitLab "glpat-…", Stripe "sk_live_…", Slack
+// "xox…-", npm "npm_…", AWS "AKIA…", Google "AIza…"), the credentials of
+// an "Authorization:" header whatever its scheme, passwords in URLs
+// ("scheme://user:password@host"), "key=value" and "key": "value" pairs
+// whose key names a secret (api_key, password, secret, token,
+// aws_secret_access_key, …), the values of secret-looking environment
+// variables, and the values given to WithEnv, by value.
 //
 // A line is first checked against a table of trigger substrings in one pass;
 // only lines that contain one go through the regular expressions, so the
@@ -50,6 +54,8 @@ const (
 	ruleBearer                  // bearerRE
 	rulePair                    // pairRE and JSON secret keys
 	ruleEnv                     // a secret env value
+	ruleAuth                    // authRE
+	ruleURL                     // urlRE
 )
 
 // secret-shaped tokens. Each alternative starts with a literal trigger.
@@ -59,11 +65,21 @@ var (
 		`\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}` +
 			`|\b(?:ghp|gho|ghs|ghu|ghr)_[A-Za-z0-9]{20,}` +
 			`|\bgithub_pat_[A-Za-z0-9_]{20,}` +
+			`|\bgl(?:pat|dt|rt|ptt|cbt)-[A-Za-z0-9_-]{20,}` +
+			`|\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,}` +
+			`|\bxox[abposr]-[A-Za-z0-9-]{10,}` +
+			`|\bnpm_[A-Za-z0-9]{36}\b` +
 			`|\b(?:AKIA|ASIA)[A-Z0-9]{16}\b` +
 			`|\bAIza[0-9A-Za-z_-]{35}`)
 	bearerRE = lazyRE(`(?i)\b(bearer\s+)([A-Za-z0-9._~+/=-]{8,})`)
+	// authRE matches an Authorization header (or Proxy-Authorization) with
+	// or without its scheme (Basic, Token, …); group 2 is the credentials,
+	// "[" and "]" in it so that what bearerRE redacted is skipped.
+	authRE = lazyRE(`(?i)\b(authorization["']?\s*[:=]\s*["']?(?:[a-z]+[ \t]+)?)([\[\]A-Za-z0-9._~+/=:-]{4,})`)
+	// urlRE matches the password of a URL's user info; group 2 is it.
+	urlRE = lazyRE(`(?i)\b([a-z][a-z0-9+.-]*://[^\s:/@"'<>]*:)([^\s/@"'<>]+)@`)
 	// pairRE matches key=value and "key": "value" inside text; group 2 is the value.
-	pairRE = lazyRE(`(?i)\b([a-z0-9_.-]*(?:api[_-]?key|apikey|password|passwd|secret|access[_-]?token|auth[_-]?token|token))["']?\s*[:=]\s*["']?([^\s"',;&}]+)`)
+	pairRE = lazyRE(`(?i)\b([a-z0-9_.-]*(?:api[_-]?key|apikey|access[_-]?key|secret[_-]?key|private[_-]?key|password|passwd|secret|access[_-]?token|auth[_-]?token|token|credentials?))["']?\s*[:=]\s*["']?([^\s"',;&}]+)`)
 )
 
 // lazyRE compiles expr the first time it is used.
@@ -74,16 +90,19 @@ func lazyRE(expr string) func() *regexp.Regexp {
 var baseTriggers = []trigger{
 	{"sk-", ruleShape}, {"ghp_", ruleShape}, {"gho_", ruleShape}, {"ghs_", ruleShape},
 	{"ghu_", ruleShape}, {"ghr_", ruleShape}, {"github_pat_", ruleShape},
+	{"glpat-", ruleShape}, {"gldt-", ruleShape}, {"glrt-", ruleShape}, {"glptt-", ruleShape}, {"glcbt-", ruleShape},
+	{"sk_", ruleShape}, {"rk_", ruleShape}, {"xox", ruleShape}, {"npm_", ruleShape},
+	{"://", ruleURL}, {`:\/\/`, ruleURL}, // JSON may escape "/"
 	{"akia", ruleShape}, {"asia", ruleShape}, {"aiza", ruleShape},
 	{"bearer", ruleBearer},
 	{"key", rulePair}, {"password", rulePair}, {"passwd", rulePair}, {"secret", rulePair},
-	{"token", rulePair}, {"authorization", rulePair}, {"credential", rulePair},
+	{"token", rulePair}, {"authorization", rulePair | ruleAuth}, {"credential", rulePair},
 }
 
 // secretKeySuffixes tell whether a JSON object key (lowercased, without
 // "_" and "-") names a secret value.
 var secretKeySuffixes = []string{"apikey", "password", "passwd", "secret", "token",
-	"authorization", "credential", "credentials", "privatekey", "accesskey"}
+	"authorization", "credential", "credentials", "privatekey", "accesskey", "secretkey"}
 
 func secretKey(key []byte) bool {
 	var buf [64]byte
@@ -122,13 +141,94 @@ func NewRedactor(environ []string) *Redactor {
 		}
 		vals = append(vals, val)
 	}
-	// Longest first, so a value that contains another is replaced whole.
-	sort.Slice(vals, func(i, j int) bool { return len(vals[i]) > len(vals[j]) })
+	r.addValues(vals)
+	return r
+}
+
+// Least lengths of a value given to WithEnv: shorter ones are too common
+// in text to be replaced everywhere (and too short to be worth stealing).
+const (
+	MinSecretValueLen = 4 // of a variable whose name looks secret
+	MinValueLen       = 6 // of any other
+)
+
+// WithEnv returns a copy of r that also redacts, wherever they appear, the
+// values of pairs (KEY=VALUE): the environment the user handed the agent
+// through harness's own settings (--env, a config env table), whatever the
+// names. A value shorter than MinValueLen bytes (MinSecretValueLen when its
+// name looks secret: *KEY*, *TOKEN*, *SECRET*, *PASS*, *PWD*, *AUTH*,
+// *CRED*) is kept. r is not changed.
+func (r *Redactor) WithEnv(pairs []string) *Redactor {
+	var vals []string
+	for _, kv := range pairs {
+		name, val, _ := strings.Cut(kv, "=")
+		n := MinValueLen
+		if looseSecretName(name) {
+			n = MinSecretValueLen
+		}
+		if len(val) >= n {
+			vals = append(vals, val)
+		}
+	}
+	if len(vals) == 0 {
+		return r
+	}
+	c := &Redactor{triggers: r.triggers, envFirst: r.envFirst}
+	for _, v := range r.env {
+		vals = append(vals, string(v))
+	}
+	c.addValues(vals)
+	return c
+}
+
+func looseSecretName(name string) bool {
+	n := strings.ToUpper(name)
+	for _, w := range []string{"KEY", "TOKEN", "SECRET", "PASS", "PWD", "AUTH", "CRED"} {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// addValues sets the values redacted by value: each, and the forms a JSON
+// encoder may give it inside a string (so the scan of a raw JSON line
+// finds it; redactJSON then matches the decoded string).
+func (r *Redactor) addValues(vals []string) {
+	seen := map[string]bool{}
+	var all []string
 	for _, v := range vals {
+		for _, f := range []string{v, jsonForm(v, false), jsonForm(v, true)} {
+			if f != "" && !seen[f] {
+				seen[f] = true
+				all = append(all, f)
+			}
+		}
+	}
+	// Longest first, so a value that contains another is replaced whole.
+	sort.Slice(all, func(i, j int) bool { return len(all[i]) > len(all[j]) })
+	r.env = r.env[:0:0]
+	for _, v := range all {
 		r.env = append(r.env, []byte(v))
 		r.envFirst[v[0]] = true
 	}
-	return r
+}
+
+// jsonForm is v as the inside of a JSON string, with HTML characters
+// escaped or not (Go escapes them by default, most encoders do not).
+func jsonForm(v string, html bool) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(html)
+	if enc.Encode(v) != nil {
+		return ""
+	}
+	out := bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+	out = bytes.TrimSpace(out)
+	if len(out) < 2 {
+		return ""
+	}
+	return string(out[1 : len(out)-1])
 }
 
 func secretEnvName(name string) bool {
@@ -224,6 +324,12 @@ func (r *Redactor) redactText(b []byte, rules rule) []byte {
 	}
 	if rules&ruleBearer != 0 {
 		b = replaceGroup(bearerRE(), b, 2)
+	}
+	if rules&ruleAuth != 0 {
+		b = replaceGroup(authRE(), b, 2)
+	}
+	if rules&ruleURL != 0 && bytes.IndexByte(b, '@') >= 0 {
+		b = replaceGroup(urlRE(), b, 2)
 	}
 	if rules&rulePair != 0 && bytes.ContainsAny(b, ":=") {
 		b = replaceGroup(pairRE(), b, 2)

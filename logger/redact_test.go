@@ -147,3 +147,59 @@ func BenchmarkRedact(b *testing.B) {
 		})
 	}
 }
+
+// TestRedactMoreShapes: credentials the first redactor let through.
+func TestRedactMoreShapes(t *testing.T) {
+	t.Parallel()
+	r := NewRedactor(nil)
+	for _, c := range []struct{ name, in, want string }{
+		{"basic-auth", "curl -H 'Authorization: Basic dXNlcjpodW50ZXIy' x", "curl -H 'Authorization: Basic [REDACTED]' x"},
+		{"proxy-auth", "Proxy-Authorization: Basic dXNlcjpodW50ZXIy", "Proxy-Authorization: Basic [REDACTED]"},
+		{"auth-token-scheme", "authorization: token 0123abcd4567", "authorization: token [REDACTED]"},
+		{"bearer-kept-once", "Authorization: Bearer abcdefgh12345678", "Authorization: Bearer [REDACTED]"},
+		{"aws-ini", "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "aws_secret_access_key = [REDACTED]"},
+		{"aws-env", "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "AWS_SECRET_ACCESS_KEY=[REDACTED]"},
+		{"stripe-live", "key sk_live_4eC39HqLyjWDarjtT1zdp7dc ok", "key [REDACTED] ok"},
+		{"stripe-test", "rk_test_4eC39HqLyjWDarjtT1zdp7dc", "[REDACTED]"},
+		{"gitlab-pat", "glpat-xYz0123456789abcdefGH", "[REDACTED]"},
+		{"slack", "xoxb-123456789012-abcdefghijkl", "[REDACTED]"},
+		{"url-password", "git clone https://bob:hunter2pw@git.example.com/x.git", "git clone https://bob:[REDACTED]@git.example.com/x.git"},
+		{"url-token-no-user", "postgres://:s3cr3t@db:5432/app", "postgres://:[REDACTED]@db:5432/app"},
+		{"url-port-kept", "see https://example.com:8080/path and user@example.com", "see https://example.com:8080/path and user@example.com"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			require.Equal(t, c.want, string(r.Redact([]byte(c.in))))
+		})
+	}
+	// In JSON, with "/" escaped as some encoders do.
+	out := r.Redact([]byte(`{"cmd":"git clone https:\/\/bob:hunter2pw@git.example.com\/x.git"}`))
+	require.True(t, json.Valid(out), "%s", out)
+	require.NotContains(t, string(out), "hunter2pw")
+}
+
+// TestRedactWithEnv: every value the user handed the agent is redacted
+// by value, whatever its name, in text and inside JSON strings (escaped
+// or not), and the line stays JSON.
+func TestRedactWithEnv(t *testing.T) {
+	t.Parallel()
+	base := NewRedactor(nil)
+	r := base.WithEnv([]string{"FOO=plain-value-1", "X_PASS=pw12", "QUOTE=a\"b<c>d", "DEBUG=1", "MODE=short"})
+	for _, c := range []struct{ in, gone string }{
+		{"using plain-value-1 now", "plain-value-1"},
+		{`{"text":"the value is plain-value-1."}`, "plain-value-1"},
+		{`{"text":"pw is pw12"}`, "pw12"},
+		{`{"text":"q=a\"b\u003cc\u003ed"}`, `a\"b\u003cc\u003ed`},
+		{`{"text":"q=a\"b<c>d"}`, `a\"b<c>d`},
+		{`{"plain-value-1":1}`, "plain-value-1"},
+	} {
+		out := r.Redact([]byte(c.in))
+		require.NotContains(t, string(out), c.gone, c.in)
+		require.Contains(t, string(out), Redacted, c.in)
+		if strings.HasPrefix(c.in, "{") {
+			require.True(t, json.Valid(out), "%s", out)
+		}
+	}
+	require.Equal(t, "DEBUG=1 MODE=short", string(r.Redact([]byte("DEBUG=1 MODE=short"))), "short values are kept")
+	require.Equal(t, "using plain-value-1", string(base.Redact([]byte("using plain-value-1"))), "the base is unchanged")
+}

@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -109,7 +110,9 @@ var ErrClosed = errors.New("logger: session closed")
 // Open creates the log files of run in dir (creating dir 0700 if needed)
 // and writes meta, with Run set to run, Status "running" and Start set to
 // now when zero. It fails if the run already has logs there: a log is
-// never overwritten.
+// never overwritten. An existing dir that others may enter is tightened
+// to the user's bits alone, or refused when shared (sticky, or not the
+// user's).
 func Open(dir, run string, meta Meta, opts ...Option) (*Session, error) {
 	if err := validRunID(run); err != nil {
 		return nil, err
@@ -123,6 +126,9 @@ func Open(dir, run string, meta Meta, opts ...Option) (*Session, error) {
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("logger: %w", err)
+	}
+	if err := privateDir(dir); err != nil {
+		return nil, err
 	}
 	var err error
 	if s.events, err = createFile(s.path(ExtEvents)); err != nil {
@@ -147,6 +153,32 @@ func Open(dir, run string, meta Meta, opts ...Option) (*Session, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// privateDir makes sure only the user can enter dir: a directory of
+// theirs open to others (made by hand, or by an older harness) is
+// tightened to drop the group's and others' bits; a shared one (sticky,
+// as /tmp, or someone else's) is refused rather than changed.
+func privateDir(dir string) error {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("logger: %w", err)
+	}
+	perm := st.Mode().Perm()
+	if perm&0o077 == 0 {
+		return nil
+	}
+	refuse := fmt.Errorf("logger: session directory %s is open to other users (mode %04o) and shared, so not ours to tighten: chmod 700 it or choose another log_dir", dir, perm)
+	if st.Mode()&os.ModeSticky != 0 {
+		return refuse
+	}
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok && int(sys.Uid) != os.Getuid() {
+		return refuse
+	}
+	if err := os.Chmod(dir, perm&^0o077); err != nil {
+		return fmt.Errorf("logger: session directory %s is open to other users (mode %04o) and could not be tightened: %w", dir, perm, err)
+	}
+	return nil
 }
 
 func validRunID(run string) error {
