@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -213,8 +214,9 @@ func toAny(rs []gjson.Result) []any {
 
 func TestRunTurnSuccess(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, nil)
-	res := f.call(t, "run_agent", map[string]any{"agent": "claude", "prompt": "long-silent-tool", "cwd": t.TempDir()}, "tok-1")
+	dir := t.TempDir()
+	f := newFixture(t, func(o *mcpserver.Options) { o.Roots = []string{dir} })
+	res := f.call(t, "run_agent", map[string]any{"agent": "claude", "prompt": "long-silent-tool", "cwd": dir}, "tok-1")
 	require.False(t, res.IsError, text(res))
 	require.Equal(t, "done", res.Content[0].(*mcp.TextContent).Text, "the agent's final text comes first")
 	s := structured(t, res)
@@ -454,8 +456,9 @@ func TestWaitNoneStatusEventsCancel(t *testing.T) {
 
 func TestBadArguments(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, nil)
-	file := t.TempDir() + "/file"
+	root := t.TempDir()
+	f := newFixture(t, func(o *mcpserver.Options) { o.Roots = []string{root} })
+	file := root + "/file"
 	require.NoError(t, os.WriteFile(file, nil, 0o644))
 	cases := []struct {
 		name string
@@ -469,7 +472,7 @@ func TestBadArguments(t *testing.T) {
 		{"bad-permissions", "run_agent", map[string]any{"agent": "claude", "prompt": "x", "permissions": "root"}, "permissions"},
 		{"bad-wait", "run_agent", map[string]any{"agent": "claude", "prompt": "x", "wait": "forever"}, "wait"},
 		{"negative-idle", "run_agent", map[string]any{"agent": "claude", "prompt": "x", "idle_timeout_ms": -5}, "idle_timeout_ms -5"},
-		{"cwd-missing", "run_agent", map[string]any{"agent": "claude", "prompt": "slow-drip", "cwd": "/nonexistent/dir"}, "is not a directory"},
+		{"cwd-missing", "run_agent", map[string]any{"agent": "claude", "prompt": "slow-drip", "cwd": "nonexistent/dir"}, "is not a directory"},
 		{"cwd-file", "run_agent", map[string]any{"agent": "claude", "prompt": "slow-drip", "cwd": file}, "is not a directory"},
 		{"unknown-field", "run_agent", map[string]any{"agent": "claude", "prompt": "x", "colour": "red"}, "colour"},
 		{"unknown-run", "run_status", map[string]any{"run_id": "run_nope"}, `unknown run_id "run_nope"`},
@@ -588,12 +591,12 @@ func TestHTTP(t *testing.T) {
 		tk.Binary, tk.BaseEnv = argv[0], env
 		return tk
 	}})
-	ts := httptest.NewServer(srv.Handler("s3cret"))
+	ts := httptest.NewServer(srv.Handler("s3cret-0123456789abcdef"))
 	t.Cleanup(func() { ts.Close(); srv.Close() })
 
 	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v0"}, nil)
 	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL,
-		HTTPClient: &http.Client{Transport: bearer{"s3cret", http.DefaultTransport}}, DisableStandaloneSSE: true}, nil)
+		HTTPClient: &http.Client{Transport: bearer{"s3cret-0123456789abcdef", http.DefaultTransport}}, DisableStandaloneSSE: true}, nil)
 	require.NoError(t, err)
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "list_agents", Arguments: map[string]any{}})
 	require.NoError(t, err)
@@ -606,7 +609,7 @@ func TestHTTP(t *testing.T) {
 	require.NoError(t, cs.Close())
 
 	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
-	for name, auth := range map[string]string{"missing": "", "wrong": "Bearer nope", "no-scheme": "s3cret"} {
+	for name, auth := range map[string]string{"missing": "", "wrong": "Bearer nope", "no-scheme": "s3cret-0123456789abcdef"} {
 		req, _ := http.NewRequest("POST", ts.URL, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
@@ -631,7 +634,7 @@ func TestServeHTTP(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- srv.ServeHTTP(ctx, ln, "tok") }()
+	go func() { done <- srv.ServeHTTP(ctx, ln, "tok-0123456789abcdef") }()
 	req, _ := http.NewRequest("POST", "http://"+ln.Addr().String(), strings.NewReader("{}"))
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
@@ -741,4 +744,69 @@ func TestCallCancelled(t *testing.T) {
 	require.Equal(t, "cancelled", f.closed[0].Status)
 	f.mu.Unlock()
 	f.checkNoOrphans(t)
+}
+
+// TestCwdConfined: a client's cwd stays inside the server's roots,
+// however it is spelled; a relative one is taken from the first root.
+func TestCwdConfined(t *testing.T) {
+	t.Parallel()
+	root, other := t.TempDir(), t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(root, "sub"), 0o755))
+	require.NoError(t, os.Symlink("/etc", filepath.Join(root, "etc-link")))
+	require.NoError(t, os.Symlink(filepath.Join(root, "sub"), filepath.Join(other, "into-root")))
+	var mu sync.Mutex
+	var cwds []string
+	f := newFixture(t, func(o *mcpserver.Options) {
+		o.Roots = []string{root}
+		o.Observe = func(tk harness.Task) (mcpserver.Observer, error) {
+			mu.Lock()
+			cwds = append(cwds, tk.Cwd)
+			mu.Unlock()
+			return mcpserver.Observer{}, nil
+		}
+	})
+	for _, cwd := range []string{"../../../../etc", "/etc", "etc-link", "sub/../..", other, filepath.Join(root, "etc-link")} {
+		res := f.call(t, "run_agent", map[string]any{"agent": "claude", "prompt": "slow-drip", "cwd": cwd}, nil)
+		require.True(t, res.IsError, "%s: %s", cwd, text(res))
+		require.Contains(t, text(res), "outside the directories this server runs agents in", cwd)
+	}
+	real, err := filepath.EvalSymlinks(root)
+	require.NoError(t, err)
+	for cwd, want := range map[string]string{"": real, "sub": filepath.Join(real, "sub"), "sub/../sub": filepath.Join(real, "sub"),
+		filepath.Join(root, "sub"): filepath.Join(real, "sub"), filepath.Join(other, "into-root"): filepath.Join(real, "sub")} {
+		mu.Lock()
+		cwds = nil
+		mu.Unlock()
+		res := f.call(t, "run_agent", map[string]any{"agent": "claude", "prompt": "slow-drip", "cwd": cwd}, nil)
+		require.False(t, res.IsError, "%s: %s", cwd, text(res))
+		mu.Lock()
+		require.Equal(t, []string{want}, cwds, cwd)
+		mu.Unlock()
+	}
+}
+
+// TestTokenNotInherited: the bearer token that lets a client start runs
+// never reaches the agents those runs start, read-only or not.
+func TestTokenNotInherited(t *testing.T) {
+	t.Setenv("HARNESS_MCP_TOKEN", "mcp-token-0123456789abcdef")
+	t.Setenv(fakeagent.EchoVars, "HARNESS_MCP_TOKEN,HOME")
+	f := newFixture(t, nil)
+	for _, perm := range []string{"full-access", "read-only"} {
+		res := f.call(t, "run_agent", map[string]any{"agent": "claude", "prompt": "echo-env", "permissions": perm}, nil)
+		require.False(t, res.IsError, text(res))
+		require.Contains(t, text(res), "HARNESS_MCP_TOKEN unset", perm)
+		require.Contains(t, text(res), "HOME="+os.Getenv("HOME"), "%s: the rest of the environment is kept", perm)
+		require.NotContains(t, text(res), "mcp-token-0123456789abcdef", perm)
+	}
+}
+
+func TestShortTokenRefused(t *testing.T) {
+	t.Parallel()
+	require.ErrorContains(t, mcpserver.CheckToken("short-token"), "at least 16")
+	require.NoError(t, mcpserver.CheckToken("0123456789abcdef"))
+	srv := mcpserver.New(mcpserver.Options{})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	require.ErrorContains(t, srv.ServeHTTP(context.Background(), ln, "tok"), "at least 16")
 }

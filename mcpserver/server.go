@@ -71,6 +71,11 @@ type Options struct {
 	EstimateCost func(model string, u event.Usage) (float64, bool)
 	// Limits bound the idle and hard budgets; zero fields take the defaults.
 	Limits Limits
+	// Roots are the directories run_agent's cwd must lie in, symlinks
+	// resolved; a relative cwd is taken from the first, and so is an
+	// omitted one. Empty: the server's working directory when New is
+	// called.
+	Roots []string
 	// ProgressInterval is the period of progress notifications (default 5 s).
 	ProgressInterval time.Duration
 	// LogInterval is the least time between two warning-level log
@@ -90,8 +95,11 @@ type Options struct {
 // Server is an MCP server that runs agents. It may serve several sessions
 // at once; its methods are safe for concurrent use.
 type Server struct {
-	o   Options
-	mcp *mcp.Server
+	o     Options
+	mcp   *mcp.Server
+	roots []string // Options.Roots, absolute with symlinks resolved
+	// rootErr is why a root could not be resolved: every run is refused.
+	rootErr error
 
 	mu       sync.Mutex
 	sessions map[*mcp.ServerSession]*session
@@ -127,6 +135,7 @@ func New(o Options) *Server {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	s := &Server{o: o, sessions: map[*mcp.ServerSession]*session{}}
+	s.roots, s.rootErr = resolveRoots(o.Roots)
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "harness", Title: "harness: run coding agents under supervision", Version: o.Version},
 		&mcp.ServerOptions{Logger: o.Logger, Instructions: instructions})
 	s.mcp.AddReceivingMiddleware(s.middleware)
@@ -263,9 +272,25 @@ func (s *Server) lookup(ss *mcp.ServerSession, id string) (*run, error) {
 	return nil, fmt.Errorf("unknown run_id %q: no run of this session has that id (runs are kept until the session ends)", id)
 }
 
+// MinTokenLen is the least length in bytes of a bearer token: a shorter
+// one could be guessed by a local process that tries tokens.
+const MinTokenLen = 16
+
+// CheckToken returns an error unless token is long enough to serve with.
+func CheckToken(token string) error {
+	if token == "" {
+		return errors.New("the HTTP transport needs a bearer token")
+	}
+	if len(token) < MinTokenLen {
+		return fmt.Errorf("the bearer token is %d bytes: it must be at least %d (for example: head -c 32 /dev/urandom | base64)", len(token), MinTokenLen)
+	}
+	return nil
+}
+
 // Handler returns an http.Handler serving the streamable HTTP transport,
 // which answers 401 unless the request carries "Authorization: Bearer
-// <token>" (compared in constant time); an empty token refuses everyone.
+// <token>" (compared in constant time); a token that CheckToken refuses
+// (empty, shorter than MinTokenLen) refuses everyone.
 func (s *Server) Handler(token string) http.Handler {
 	// A session nobody talks to for longer than a run may last is
 	// abandoned: closing it ends its runs (the SDK pauses the timer while
@@ -275,7 +300,7 @@ func (s *Server) Handler(token string) http.Handler {
 	want := []byte("Bearer " + token)
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		got := []byte(req.Header.Get("Authorization"))
-		if token == "" || subtle.ConstantTimeCompare(got, want) != 1 {
+		if CheckToken(token) != nil || subtle.ConstantTimeCompare(got, want) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="harness"`)
 			http.Error(w, "harness mcp: missing or wrong bearer token", http.StatusUnauthorized)
 			return
@@ -303,10 +328,11 @@ func CheckLoopback(addr string) error {
 }
 
 // ServeHTTP serves the streamable HTTP transport on ln until ctx is done,
-// then ends every run. ln must be a loopback listener.
+// then ends every run. ln must be a loopback listener, and token pass
+// CheckToken.
 func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, token string) error {
-	if token == "" {
-		return errors.New("harness mcp: the HTTP transport needs a bearer token")
+	if err := CheckToken(token); err != nil {
+		return fmt.Errorf("harness mcp: %w", err)
 	}
 	if err := CheckLoopback(ln.Addr().String()); err != nil {
 		return err

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/adapters"
+	"github.com/agentharness/harness/config"
 	"github.com/agentharness/harness/event"
 )
 
@@ -22,7 +23,7 @@ type RunArgs struct {
 	Agent         string `json:"agent" jsonschema:"the agent to run: claude, codex, cursor, opencode or gemini (list_agents shows which are installed)"`
 	Prompt        string `json:"prompt" jsonschema:"the task for the agent, complete and self-contained: it does not see your conversation"`
 	Model         string `json:"model,omitempty" jsonschema:"model alias or the agent's own model id; the agent's default when omitted"`
-	Cwd           string `json:"cwd,omitempty" jsonschema:"absolute path of the directory the agent works in (it can run shell commands and edit files there); the server's directory when omitted"`
+	Cwd           string `json:"cwd,omitempty" jsonschema:"directory the agent works in (it can run shell commands and edit files there): absolute, or relative to the server's root; it must lie inside the server's roots (its working directory unless started with --root); the first root when omitted"`
 	Permissions   string `json:"permissions,omitempty" jsonschema:"full-access (default: the agent runs tools and edits files without asking) or read-only"`
 	IdleTimeoutMS *int64 `json:"idle_timeout_ms,omitempty" jsonschema:"end the run after this many milliseconds without output and no tool call in flight; clamped to the server's limits"`
 	HardTimeoutMS *int64 `json:"hard_timeout_ms,omitempty" jsonschema:"wall-clock limit of the run in milliseconds; clamped to the server's limits"`
@@ -125,6 +126,9 @@ func runArgsSchema() *jsonschema.Schema {
 	return sc
 }
 
+// MaxPromptBytes is the largest prompt a run takes, as 'harness run' does.
+const MaxPromptBytes = 16 << 20
+
 // errResult is a tool error the calling model can act on.
 func errResult(format string, args ...any) (*mcp.CallToolResult, any, error) {
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(format, args...)}}}, nil, nil
@@ -140,6 +144,9 @@ func (s *Server) runAgent(ctx context.Context, req *mcp.CallToolRequest, in RunA
 	}
 	if strings.TrimSpace(in.Prompt) == "" {
 		return errResult("run_agent: prompt is empty: give the agent its task")
+	}
+	if len(in.Prompt) > MaxPromptBytes {
+		return errResult("run_agent: the prompt is %d bytes, over the %d MiB limit", len(in.Prompt), MaxPromptBytes>>20)
 	}
 	a, err := harness.Adapter(in.Agent)
 	if err != nil {
@@ -158,11 +165,18 @@ func (s *Server) runAgent(ctx context.Context, req *mcp.CallToolRequest, in RunA
 		t = s.o.Defaults(t)
 	}
 	t.Agent, t.Prompt = a.Name(), in.Prompt
+	// harness's own secrets (the bearer token clients use to reach this
+	// server) never reach an agent: it could call back with them.
+	t.BaseEnv = config.AgentEnviron(envOrOS(t.BaseEnv))
 	if in.Model != "" && t.Model == "" {
 		t.Model = in.Model
 	}
-	if in.Cwd != "" {
-		t.Cwd = in.Cwd
+	if in.Cwd != "" || t.Cwd == "" {
+		cwd, err := s.resolveCwd(in.Cwd)
+		if err != nil {
+			return errResult("run_agent: %v", err)
+		}
+		t.Cwd = cwd
 	}
 	if in.Permissions != "" {
 		t.Permissions = in.Permissions

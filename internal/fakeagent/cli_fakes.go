@@ -1,0 +1,119 @@
+package fakeagent
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+)
+
+// Fakes of the command-line tests (cmd/harness, mcpserver): what reaches
+// the agent (its environment, its prompt) and what it can print at the
+// user's terminal.
+func init() {
+	Register("echo-env", echoEnv)
+	Register("terminal-escapes", terminalEscapes)
+	Register("terminal-escapes-interrupt", terminalEscapesInterrupt)
+	Register("prompt-echo", promptEcho)
+}
+
+// EchoVars names the variable that lists, comma-separated, the variables
+// echo-env prints.
+const EchoVars = "FAKE_ECHO_VARS"
+
+// SecretShapes is a line of credentials in the shapes a session log must
+// redact, which echo-env prints besides the variables.
+const SecretShapes = "Authorization: Basic dXNlcjpodW50ZXIyaHVudGVy" +
+	" aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY" +
+	" sk_live_4eC39HqLyjWDarjtT1zdp7dc glpat-xYz0123456789abcdefGH" +
+	" https://bob:urlpassw0rd@git.example.com/x.git"
+
+// echo-env: prints "NAME=value" (or "NAME unset") for each variable named
+// by $FAKE_ECHO_VARS, and SecretShapes, everywhere an agent's words go:
+// assistant text, a tool call's command and output, stderr and the final
+// result.
+func echoEnv([]string) int {
+	var parts []string
+	for _, name := range strings.Split(os.Getenv(EchoVars), ",") {
+		if name == "" {
+			continue
+		}
+		if v, ok := os.LookupEnv(name); ok {
+			parts = append(parts, name+"="+v)
+		} else {
+			parts = append(parts, name+" unset")
+		}
+	}
+	all := strings.Join(append(parts, SecretShapes), " ")
+	initLine()
+	textLine(all)
+	toolUseLine("echo " + all)
+	toolResultLine(all)
+	fmt.Fprintln(os.Stderr, "debug: "+all)
+	resultLine(false, all)
+	return 0
+}
+
+// TerminalAttack is agent text that would drive a terminal printed raw: an
+// OSC 52 clipboard write, a window title, a screen clear and cursor home,
+// an 8-bit CSI, a carriage return that overwrites the line.
+const TerminalAttack = "\x1b]52;c;cm0gLXJmIH4vKg==\x07\x1b]0;pwned\x07\x1b[2J\x1b[Hhello\u009b2J\rworld"
+
+// terminal-escapes: TerminalAttack in text, a tool call and the result.
+func terminalEscapes([]string) int {
+	initLine()
+	textLine(TerminalAttack)
+	toolUseLine("printf '" + TerminalAttack + "'")
+	toolResultLine(TerminalAttack)
+	resultLine(false, TerminalAttack)
+	return 0
+}
+
+// terminal-escapes-interrupt: opens a tool call whose command carries
+// TerminalAttack, then waits for SIGINT (so the harness reports the call
+// still running) and ends as interrupted.
+func terminalEscapesInterrupt([]string) int {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT)
+	initLine()
+	toolUseLine("printf '" + TerminalAttack + "'")
+	<-sigs
+	resultLine(true, "interrupted")
+	return 130
+}
+
+// prompt-echo: reports where its prompt came from. The result's text is
+// "stdin=N:SHA argv=M:SHA": the bytes read from stdin and the argument
+// after "--" (or the value of a --prompt= argument), with the hex SHA-256
+// of each.
+func promptEcho(args []string) int {
+	in, err := io.ReadAll(os.Stdin)
+	if err != nil {
+		return 4
+	}
+	var arg string
+	for i, a := range args {
+		if a == "--" && i+1 < len(args) {
+			arg = args[i+1]
+			break
+		}
+		if p, ok := strings.CutPrefix(a, "--prompt="); ok {
+			arg = p
+		}
+	}
+	initLine()
+	resultLine(false, fmt.Sprintf("stdin=%d:%s argv=%d:%s", len(in), sum(string(in)), len(arg), sum(arg)))
+	return 0
+}
+
+// PromptSum is the hex SHA-256 of s, as prompt-echo reports it.
+func PromptSum(s string) string { return sum(s) }
+
+func sum(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:8])
+}
