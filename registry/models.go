@@ -105,9 +105,19 @@ func (f File) Validate(name string) error {
 	return nil
 }
 
+// CacheError is Load's error for a user cache it cannot read or parse; a
+// caller may load again without the cache.
+type CacheError struct {
+	Path string
+	Err  error
+}
+
+func (e *CacheError) Error() string { return e.Err.Error() }
+func (e *CacheError) Unwrap() error { return e.Err }
+
 // Load builds the model table: the builtin models.toml, then the user cache
 // at userCache (skipped when "" or missing; an unreadable or invalid cache is
-// an error naming it), then project. A later layer replaces an alias's id
+// a *CacheError naming it), then project. A later layer replaces an alias's id
 // for the agents it names and a model's whole price.
 func Load(userCache string, project *File) (*Models, error) {
 	m := &Models{aliases: map[string]map[string]string{}, prices: map[string]Price{}}
@@ -121,11 +131,11 @@ func Load(userCache string, project *File) (*Models, error) {
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 		case err != nil:
-			return nil, fmt.Errorf("registry: read model cache: %w", err)
+			return nil, &CacheError{Path: userCache, Err: fmt.Errorf("registry: read model cache: %w", err)}
 		default:
 			f, err := ParseFile(userCache, data)
 			if err != nil {
-				return nil, err
+				return nil, &CacheError{Path: userCache, Err: err}
 			}
 			m.merge(f, userCache)
 		}

@@ -205,6 +205,11 @@ output = 30
 		_, err := Load(bad, nil)
 		require.ErrorContains(t, err, bad)
 		require.ErrorContains(t, err, "prises")
+		var ce *CacheError
+		require.ErrorAs(t, err, &ce, "a bad cache is told apart, so callers can fall back")
+		require.Equal(t, bad, ce.Path)
+		_, err = Load("", &File{Prices: map[string]Price{"m": {Input: -1}}})
+		require.False(t, errors.As(err, &ce), "a bad project table is not the cache's fault")
 	})
 	t.Run("bad-project", func(t *testing.T) {
 		t.Parallel()
