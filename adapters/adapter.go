@@ -51,6 +51,12 @@ type Command struct {
 	PromptIndex int
 }
 
+// ArgPromptMax is the longest prompt an adapter puts on the command line.
+// Linux caps one argument at 128 KiB (MAX_ARG_STRLEN: exec fails with
+// E2BIG), so a longer prompt goes on the agent's stdin (Command.Stdin)
+// where the CLI reads one, and is an error where it does not.
+const ArgPromptMax = 100 << 10
+
 // RedactedArgv returns Argv with the prompt replaced by "<prompt>".
 func (c Command) RedactedArgv() []string {
 	out := append([]string(nil), c.Argv...)
