@@ -59,6 +59,9 @@ const readOnlyDenied = "Bash,Edit,MultiEdit,Write,NotebookEdit"
 // that flag ("cannot be used with root/sudo privileges") and exits 1 unless
 // IS_SANDBOX=1 is in its environment, so Command adds that variable then,
 // and only then: harness already runs the agent in the place the user chose.
+//
+// A prompt longer than adapters.ArgPromptMax goes on stdin instead of after
+// "--": `claude -p` with no prompt argument reads it from there.
 func (a *Adapter) Command(binary string, t adapters.Task) (adapters.Command, error) {
 	if binary == "" {
 		return adapters.Command{}, errors.New("claude: empty binary path")
@@ -103,6 +106,9 @@ func (a *Adapter) Command(binary string, t adapters.Task) (adapters.Command, err
 			t.Permissions, adapters.FullAccess, adapters.ReadOnly)
 	}
 	argv = append(argv, t.ExtraArgs...)
+	if len(t.Prompt) > adapters.ArgPromptMax {
+		return adapters.Command{Argv: argv, Env: env, Stdin: t.Prompt, PromptIndex: -1}, nil
+	}
 	argv = append(argv, "--", t.Prompt)
 	return adapters.Command{Argv: argv, Env: env, PromptIndex: len(argv) - 1}, nil
 }

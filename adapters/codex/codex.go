@@ -48,7 +48,9 @@ var (
 // config key, sent as a developer-role message. Codex has no max-turns
 // option and replaces its system prompt only from a file, so MaxTurns and
 // SystemPrompt are errors. Codex never streams text deltas, so NoPartial
-// changes nothing.
+// changes nothing. A prompt longer than adapters.ArgPromptMax goes on
+// stdin, the prompt argument being "-" (exec reads the prompt from stdin
+// then).
 func (*Adapter) Command(binary string, t adapters.Task) (adapters.Command, error) {
 	argv := []string{binary, "exec", "--json", "--skip-git-repo-check"}
 	if t.Model != "" {
@@ -77,6 +79,10 @@ func (*Adapter) Command(binary string, t adapters.Task) (adapters.Command, error
 	argv = append(argv, t.ExtraArgs...)
 	if t.Resume != "" {
 		argv = append(argv, "resume", t.Resume)
+	}
+	if len(t.Prompt) > adapters.ArgPromptMax {
+		argv = append(argv, "--", "-")
+		return adapters.Command{Argv: argv, Stdin: t.Prompt, PromptIndex: -1}, nil
 	}
 	argv = append(argv, "--", t.Prompt)
 	return adapters.Command{Argv: argv, PromptIndex: len(argv) - 1}, nil

@@ -45,7 +45,9 @@ var (
 // aims at writing a plan). Both pass --trust: without it a headless run in a
 // directory Cursor has not seen refuses to start, and exits 0. The prompt goes
 // after "--" because the CLI's parser (commander.js) reads any argument that
-// starts with "-" as an option, even after positionals.
+// starts with "-" as an option, even after positionals. A prompt longer
+// than adapters.ArgPromptMax goes on stdin, with no prompt argument: the
+// CLI reads its prompt from there then.
 func (a *Adapter) Command(binary string, t adapters.Task) (adapters.Command, error) {
 	if t.MaxTurns != 0 {
 		return adapters.Command{}, ErrMaxTurns
@@ -76,6 +78,9 @@ func (a *Adapter) Command(binary string, t adapters.Task) (adapters.Command, err
 		argv = append(argv, "--workspace", t.Cwd)
 	}
 	argv = append(argv, t.ExtraArgs...)
+	if len(t.Prompt) > adapters.ArgPromptMax {
+		return adapters.Command{Argv: argv, Stdin: t.Prompt, PromptIndex: -1}, nil
+	}
 	argv = append(argv, "--", t.Prompt)
 	return adapters.Command{Argv: argv, PromptIndex: len(argv) - 1}, nil
 }

@@ -31,7 +31,12 @@ var (
 	ErrMaxTurns           = errors.New("gemini: no command-line max-turns option (only the model.maxSessionTurns setting in settings.json)")
 	ErrSystemPrompt       = errors.New("gemini: the system prompt can only be replaced from a file (GEMINI_SYSTEM_MD=PATH)")
 	ErrAppendSystemPrompt = errors.New("gemini: no option to append to the system prompt (use GEMINI.md context files)")
+	ErrPromptTooLong      = fmt.Errorf("gemini: the prompt is over %d MiB, the most the CLI reads from stdin (it cuts the rest)", stdinPromptMax>>20)
 )
+
+// stdinPromptMax is what the Gemini CLI reads of its stdin; it drops the
+// rest with only a debug-log warning.
+const stdinPromptMax = 8 << 20
 
 // Command builds `gemini --output-format stream-json … --prompt=<prompt>`.
 //
@@ -50,6 +55,11 @@ var (
 // max-turns flag, and takes a replacement system prompt only from a file,
 // so MaxTurns, SystemPrompt and AppendSystemPrompt are errors. It always
 // streams deltas and has no flag to stop, so NoPartial changes nothing.
+//
+// A prompt longer than adapters.ArgPromptMax goes on stdin with no
+// --prompt: a headless run (stdin not a terminal) takes stdin as its
+// input. The CLI reads at most 8 MiB there, so a longer prompt is
+// ErrPromptTooLong.
 func (*Adapter) Command(binary string, t adapters.Task) (adapters.Command, error) {
 	argv := []string{binary, "--output-format", "stream-json"}
 	if t.Model != "" {
@@ -76,6 +86,12 @@ func (*Adapter) Command(binary string, t adapters.Task) (adapters.Command, error
 		argv = append(argv, "--resume="+t.Resume)
 	}
 	argv = append(argv, t.ExtraArgs...)
+	if len(t.Prompt) > adapters.ArgPromptMax {
+		if len(t.Prompt) > stdinPromptMax {
+			return adapters.Command{}, ErrPromptTooLong
+		}
+		return adapters.Command{Argv: argv, Stdin: t.Prompt, PromptIndex: -1}, nil
+	}
 	argv = append(argv, "--prompt="+t.Prompt)
 	return adapters.Command{Argv: argv, PromptIndex: len(argv) - 1}, nil
 }

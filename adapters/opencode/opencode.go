@@ -53,7 +53,9 @@ const readOnlyPermission = `{"edit":"deny","bash":"deny"}`
 // --thinking makes OpenCode print reasoning parts. The prompt follows "--":
 // yargs puts what comes after it in "--", which run.ts joins to the message,
 // so a prompt starting with "-" stays a prompt. Stdin stays empty: run.ts
-// reads a non-TTY stdin to EOF and appends it to the message.
+// reads a non-TTY stdin to EOF and appends it to the message — which is
+// how a prompt longer than adapters.ArgPromptMax is given, with no message
+// argument.
 func (a *Adapter) Command(binary string, t adapters.Task) (adapters.Command, error) {
 	if t.MaxTurns != 0 {
 		return adapters.Command{}, ErrMaxTurns
@@ -82,6 +84,9 @@ func (a *Adapter) Command(binary string, t adapters.Task) (adapters.Command, err
 		return adapters.Command{}, fmt.Errorf("opencode: unknown permission mode %q", t.Permissions)
 	}
 	argv = append(argv, t.ExtraArgs...)
+	if len(t.Prompt) > adapters.ArgPromptMax {
+		return adapters.Command{Argv: argv, Env: env, Stdin: t.Prompt, PromptIndex: -1}, nil
+	}
 	argv = append(argv, "--", t.Prompt)
 	return adapters.Command{Argv: argv, Env: env, PromptIndex: len(argv) - 1}, nil
 }
