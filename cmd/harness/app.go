@@ -165,7 +165,9 @@ func report(err error, stderr io.Writer) int {
 	return code
 }
 
+// oneLine is s on one line, fit for a terminal: an error may quote what
+// an agent printed.
 func oneLine(s string) string {
-	s = strings.TrimSpace(s)
+	s = strings.TrimSpace(termSafe(s))
 	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
 }

@@ -55,7 +55,7 @@ type benchCmd struct {
 	PTY          bool           `help:"Run the agents on a pseudo-terminal."`
 	MaxTurns     int            `help:"Limit the agents' turns (where supported)."`
 	Binary       []string       `help:"Path of the agent's executable, or AGENT=PATH pairs, comma-separated or repeated." sep:","`
-	Env          []string       `help:"Extra environment for the agents, KEY=VALUE (repeatable)." placeholder:"K=V"`
+	Env          []string       `help:"Extra environment for the agents, KEY=VALUE (repeatable; the value may hold commas). Values are redacted from session logs." placeholder:"K=V" sep:"none"`
 	NoLog        bool           `help:"Do not write session logs."`
 	Mock         string         `help:"Run every agent against the built-in scripted model with this scenario (see 'harness run --mock')."`
 }
@@ -267,6 +267,7 @@ func (c *benchCmd) applySettings(e *env, s *settings, t harness.Task, bins map[s
 	t.Binary = firstSet(bins[t.Agent], ac.Binary)
 	t.SearchDirs = agentDirs(e)
 	t.Env = append(envPairs(ac.Env), c.Env...)
+	t.BaseEnv = agentEnviron()
 	t.PTY = c.PTY || s.cfg.PTY
 	t.Budgets = s.budgets(budgets)
 	return t

@@ -55,11 +55,11 @@ func (c *listCmd) Run(e *env) error {
 }
 
 // binaryVersion runs "path --version" with a short timeout and returns its
-// first line.
+// first line, fit for a terminal.
 func binaryVersion(path string) string {
 	out, _ := probe(path, "--version")
 	line, _, _ := strings.Cut(strings.TrimSpace(out), "\n")
-	return strings.TrimSpace(line)
+	return strings.TrimSpace(termSafe(line))
 }
 
 // probe runs the agent binary with args, stdin /dev/null, bounded in time
@@ -69,7 +69,7 @@ func probe(path string, args ...string) (string, error) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, path, args...)
 	cmd.WaitDelay = time.Second
-	cmd.Env = append(os.Environ(), "NO_COLOR=1", "CI=1")
+	cmd.Env = append(agentEnviron(), "NO_COLOR=1", "CI=1")
 	var out limitedBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()

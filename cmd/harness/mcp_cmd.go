@@ -28,6 +28,7 @@ type mcpCmd struct {
 	NoLog            bool          `help:"Do not write session logs of the runs."`
 	ProgressInterval time.Duration `help:"Interval of progress notifications while run_agent waits." default:"5s"`
 	Mock             string        `help:"Point every delegated run at the built-in scripted model playing this scenario (offline, no API key)."`
+	Root             []string      `help:"Directory a client's run_agent cwd must lie in (repeatable; a relative cwd is taken from the first). Default: the current directory." type:"existingdir" placeholder:"DIR"`
 }
 
 func (c *mcpCmd) Run(e *env) error {
@@ -101,6 +102,9 @@ func (c *mcpCmd) token(e *env) (string, error) {
 	if tok == "" {
 		return "", usageErrorf("mcp: --listen needs a bearer token: give --token-file or set HARNESS_MCP_TOKEN")
 	}
+	if err := mcpserver.CheckToken(tok); err != nil {
+		return "", usageErrorf("mcp: %v", err)
+	}
 	return tok, nil
 }
 
@@ -113,6 +117,7 @@ func (c *mcpCmd) options(e *env, s *settings) mcpserver.Options {
 		ProgressInterval: c.ProgressInterval,
 		EstimateCost:     s.estimate,
 		Version:          version,
+		Roots:            c.Root,
 		Defaults:         func(t harness.Task) harness.Task { return runDefaults(e, s, t) },
 	}
 	if !c.NoLog && s.cfg.Log {
@@ -136,6 +141,7 @@ func runDefaults(e *env, s *settings, t harness.Task) harness.Task {
 	t.Binary = ac.Binary
 	t.SearchDirs = agentDirs(e)
 	t.Env = envPairs(ac.Env)
+	t.BaseEnv = agentEnviron()
 	t.PTY = s.cfg.PTY
 	t.Budgets = s.budgets(&runCmd{})
 	return t

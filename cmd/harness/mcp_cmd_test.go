@@ -61,6 +61,13 @@ func TestMCPStdio(t *testing.T) {
 	require.NoError(t, err, "the run's session log")
 	require.Contains(t, string(events), `"type":"result"`)
 
+	// The server's directory (home here) bounds where a client may run.
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_agent",
+		Arguments: map[string]any{"agent": "claude", "prompt": "x", "cwd": "../../../../etc"}})
+	require.NoError(t, err)
+	require.True(t, res.IsError)
+	require.Contains(t, contentText(res), "outside the directories this server runs agents in")
+
 	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "list_agents", Arguments: map[string]any{}})
 	require.NoError(t, err)
 	b, _ = json.Marshal(res.StructuredContent)
@@ -81,6 +88,8 @@ func TestMCPUsageErrors(t *testing.T) {
 	t.Setenv("HARNESS_MCP_TOKEN", "")
 	emptyToken := filepath.Join(t.TempDir(), "token")
 	require.NoError(t, os.WriteFile(emptyToken, []byte("\n"), 0o600))
+	shortToken := filepath.Join(t.TempDir(), "short")
+	require.NoError(t, os.WriteFile(shortToken, []byte("0123456789abcde\n"), 0o600))
 	for name, c := range map[string]struct {
 		args []string
 		want string
@@ -90,6 +99,7 @@ func TestMCPUsageErrors(t *testing.T) {
 		"lan":               {[]string{"mcp", "--listen", "192.168.1.10:8080"}, "only a loopback address"},
 		"no-token":          {[]string{"mcp", "--listen", "127.0.0.1:0"}, "needs a bearer token"},
 		"empty-token-file":  {[]string{"mcp", "--listen", "127.0.0.1:0", "--token-file", emptyToken}, "needs a bearer token"},
+		"short-token":       {[]string{"mcp", "--listen", "127.0.0.1:0", "--token-file", shortToken}, "at least 16"},
 		"bad-progress":      {[]string{"mcp", "--progress-interval", "0s"}, "--progress-interval"},
 		"missing-tokenfile": {[]string{"mcp", "--listen", "127.0.0.1:0", "--token-file", "/nonexistent/token"}, "nonexistent"},
 	} {
@@ -111,4 +121,13 @@ func contentText(res *mcp.CallToolResult) string {
 		}
 	}
 	return strings.Join(parts, "\n")
+}
+
+// TestMCPShortTokenFromEnv: a short $HARNESS_MCP_TOKEN is refused too.
+func TestMCPShortTokenFromEnv(t *testing.T) {
+	isolate(t)
+	t.Setenv("HARNESS_MCP_TOKEN", "short")
+	r := invoke(t, "", "mcp", "--listen", "127.0.0.1:0")
+	require.Equal(t, exitUsage, r.code, r.stderr)
+	require.Contains(t, r.stderr, "the bearer token is 5 bytes: it must be at least 16")
 }

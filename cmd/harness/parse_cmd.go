@@ -17,12 +17,14 @@ type parseCmd struct {
 	Agent  string `short:"a" required:"" help:"Agent that produced the stream (claude, codex, cursor, opencode, gemini, or an alias)."`
 	Raw    bool   `help:"Also emit each native line as a native event, before the events derived from it."`
 	Output string `short:"o" help:"Write the stream to this file instead of stdout." type:"path"`
-	File   string `arg:"" optional:"" default:"-" help:"Native stream to read; - or nothing for stdin."`
+	File   string `arg:"" optional:"" default:"-" help:"Native stream to read (one file, not a directory); - or nothing for stdin."`
 }
 
 // Run normalizes the stream. Exit status: 0 when the agent's stream ends in
-// success, 1 when it reports an error or ends without its terminal event,
-// 2 for an unknown agent or an unreadable file.
+// success, 1 when it reports an error or ends without its terminal event
+// or its output cannot be written, 2 for an unknown agent or an unreadable
+// file (a directory among them: one run is one stream, and parsing several
+// files as one would mix their runs).
 func (c *parseCmd) Run(e *env) error {
 	if _, err := harness.Adapter(c.Agent); err != nil {
 		return withStatus(exitUsage, err)
@@ -40,11 +42,14 @@ func (c *parseCmd) Run(e *env) error {
 			return usageErrorf("parse: %v", err)
 		}
 		defer f.Close()
+		if st, err := f.Stat(); err == nil && st.IsDir() {
+			return usageErrorf("parse: %s is a directory: give one captured stream (a .jsonl file), or - for stdin", c.File)
+		}
 		in = f
 	}
 	out := e.Stdout
 	if c.Output != "" {
-		f, err := os.Create(c.Output)
+		f, err := createPrivate(c.Output)
 		if err != nil {
 			return usageErrorf("parse: %v", err)
 		}

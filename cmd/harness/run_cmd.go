@@ -28,8 +28,8 @@ import (
 type runCmd struct {
 	Agent              string         `short:"a" help:"Agent to run: claude, codex, cursor, opencode, gemini (or an alias)."`
 	Model              string         `short:"m" help:"Model alias (see 'harness models list') or the agent's own model id."`
-	Prompt             string         `short:"p" help:"The task. Also --prompt-file, or stdin when it is piped."`
-	PromptFile         string         `help:"Read the task from this file." type:"existingfile"`
+	Prompt             string         `short:"p" help:"The task. Also --prompt-file, or stdin when it is piped (at most 16 MiB; over 100 KiB it reaches claude, codex, cursor and opencode on their stdin, gemini up to its 8 MiB)."`
+	PromptFile         string         `help:"Read the task from this file (at most 16 MiB)." type:"existingfile"`
 	Cwd                string         `help:"Directory the agent works in (default: the current one)." type:"existingdir"`
 	Permissions        *string        `help:"full-access (default: a headless run has nobody to approve a tool) or read-only." enum:"full-access,read-only," default:""`
 	IdleTimeout        *time.Duration `help:"End the run after this long without output and no tool in flight (0 = off; default 5m)."`
@@ -47,7 +47,7 @@ type runCmd struct {
 	SystemPrompt       string         `help:"Replace the agent's system prompt (where supported)."`
 	AppendSystemPrompt string         `help:"Append to the agent's system prompt (where supported)."`
 	Binary             string         `help:"Path of the agent's executable."`
-	Env                []string       `help:"Extra environment for the agent, KEY=VALUE (repeatable)." placeholder:"K=V"`
+	Env                []string       `help:"Extra environment for the agent, KEY=VALUE (repeatable; the value may hold commas). Values are redacted from session logs." placeholder:"K=V" sep:"none"`
 	DryRun             bool           `help:"Print the resolved binary, argv, environment keys and cwd; run nothing."`
 	Mock               string         `help:"Run against the built-in scripted model with this scenario (text, tool, edit, multi, hang, error, overloaded, slow) or a scenario TOML file: no API key, no network."`
 	Extra              []string       `arg:"" optional:"" passthrough:"partial" help:"Extra arguments for the agent, after -- (only there: an unknown flag before -- is an error)."`
@@ -126,6 +126,7 @@ func (c *runCmd) task(e *env, s *settings) (harness.Task, error) {
 		Binary:     firstSet(c.Binary, ac.Binary),
 		SearchDirs: agentDirs(e),
 		Env:        append(envPairs(ac.Env), c.Env...),
+		BaseEnv:    agentEnviron(),
 		PTY:        c.PTY || s.cfg.PTY,
 		Raw:        c.Raw || s.cfg.Raw,
 		Budgets:    s.budgets(c),
@@ -133,7 +134,12 @@ func (c *runCmd) task(e *env, s *settings) (harness.Task, error) {
 	return t, nil
 }
 
-// readPrompt takes the prompt from -p, --prompt-file or piped stdin.
+// maxPrompt caps a prompt: more is a mistake (--prompt-file /dev/zero)
+// that would otherwise grow without bound.
+const maxPrompt = 16 << 20
+
+// readPrompt takes the prompt from -p, --prompt-file or piped stdin, at
+// most maxPrompt bytes of it (reading one more to know).
 func readPrompt(e *env, prompt, file string) (string, error) {
 	switch {
 	case prompt != "" && file != "":
@@ -141,21 +147,30 @@ func readPrompt(e *env, prompt, file string) (string, error) {
 	case prompt != "":
 		return prompt, nil
 	case file != "":
-		b, err := os.ReadFile(file)
+		f, err := os.Open(file)
 		if err != nil {
 			return "", usageErrorf("run: %v", err)
 		}
-		return string(b), nil
+		defer f.Close()
+		return readPromptFrom(f, "--prompt-file "+file)
 	}
 	if f, ok := e.Stdin.(*os.File); ok && isTerminal(f) {
 		return "", usageErrorf("run: no prompt: give -p, --prompt-file, or pipe it on stdin")
 	}
-	b, err := io.ReadAll(io.LimitReader(e.Stdin, 16<<20))
-	if err != nil {
-		return "", usageErrorf("run: reading the prompt from stdin: %v", err)
-	}
-	if strings.TrimSpace(string(b)) == "" {
+	p, err := readPromptFrom(e.Stdin, "stdin")
+	if err == nil && strings.TrimSpace(p) == "" {
 		return "", usageErrorf("run: no prompt: give -p, --prompt-file, or pipe it on stdin")
+	}
+	return p, err
+}
+
+func readPromptFrom(r io.Reader, from string) (string, error) {
+	b, err := io.ReadAll(io.LimitReader(r, maxPrompt+1))
+	if err != nil {
+		return "", usageErrorf("run: reading the prompt from %s: %v", from, err)
+	}
+	if len(b) > maxPrompt {
+		return "", usageErrorf("run: the prompt from %s is over %d MiB", from, maxPrompt>>20)
 	}
 	return string(b), nil
 }
@@ -210,7 +225,7 @@ type runOutput struct {
 func execute(e *env, t harness.Task, s *settings, o runOutput) error {
 	var tee *os.File
 	if o.file != "" {
-		f, err := os.Create(o.file)
+		f, err := createPrivate(o.file)
 		if err != nil {
 			return usageErrorf("run: %v", err)
 		}
@@ -219,19 +234,27 @@ func execute(e *env, t harness.Task, s *settings, o runOutput) error {
 	}
 	var sess *logger.Session
 	opts := harness.Options{EstimateCost: s.estimate}
-	// When whoever reads stdout goes away (| head), the run is stopped as
-	// an interrupt would: the agent and its tools are cleaned up, and the
-	// session log keeps the whole stream.
+	// When stdout cannot be written — whoever reads it went away (| head),
+	// the disk is full, it was closed — the run is stopped as an interrupt
+	// would: the agent and its tools are cleaned up, and the session log
+	// keeps the whole stream. A reader that left ends the run quietly (130,
+	// as the interrupt it is); any other failure exits 1 with its line.
 	var stdoutGone atomic.Bool
+	var stdoutErr error // set once, before stdoutGone
 	started := make(chan *harness.Run, 1)
 	onWriteErr := func(err error) {
-		if errors.Is(err, syscall.EPIPE) && !stdoutGone.Swap(true) {
-			go func() {
-				if r := <-started; r != nil {
-					r.Interrupt()
-				}
-			}()
+		if stdoutGone.Load() {
+			return
 		}
+		if !errors.Is(err, syscall.EPIPE) {
+			stdoutErr = err
+		}
+		stdoutGone.Store(true)
+		go func() {
+			if r := <-started; r != nil {
+				r.Interrupt()
+			}
+		}()
 	}
 	// Output is buffered and written out whenever the library says no
 	// further event is imminent (Options.Flush): every event leaves as
@@ -239,6 +262,8 @@ func execute(e *env, t harness.Task, s *settings, o runOutput) error {
 	out := &flushWriter{w: bufio.NewWriterSize(e.Stdout, 64<<10), onErr: onWriteErr}
 	var teeOut *flushWriter
 	if tee != nil {
+		// A file that cannot be written does not stop the run (stdout
+		// still has the stream); the run exits 1 with its line.
 		teeOut = &flushWriter{w: bufio.NewWriterSize(tee, 64<<10)}
 	}
 	opts.Flush = func() {
@@ -304,13 +329,34 @@ func execute(e *env, t harness.Task, s *settings, o runOutput) error {
 		}
 	}
 	opts.Flush()
-	if o.format == "json" {
+	if o.format == "json" && !stdoutGone.Load() {
 		doc := map[string]any{"run": run.RunID(), "events": jsonEvents, "result": res}
 		enc := json.NewEncoder(e.Stdout)
 		enc.SetEscapeHTML(false)
-		enc.Encode(doc)
+		if err := enc.Encode(doc); err != nil && !errors.Is(err, syscall.EPIPE) {
+			stdoutErr = err
+		}
+	}
+	// stdoutErr is read after stdoutGone, which its writer sets after it
+	// (or, for json, on this goroutine).
+	if gone := stdoutGone.Load(); (gone || o.format == "json") && stdoutErr != nil {
+		return withStatus(exitAgentFailed, fmt.Errorf("run: writing the output: %w", stdoutErr))
+	}
+	if tee != nil {
+		if err := teeOut.Err(); err != nil {
+			return withStatus(exitAgentFailed, fmt.Errorf("run: -o: %w", err))
+		}
+		if err := tee.Close(); err != nil {
+			return withStatus(exitAgentFailed, fmt.Errorf("run: -o: %w", err))
+		}
 	}
 	return exitFor(werr)
+}
+
+// createPrivate creates (or truncates) a file only the user can read: the
+// stream holds prompts, code and tool output.
+func createPrivate(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 }
 
 // exitFor maps the run's end to the spec's exit status. The stream already
@@ -361,7 +407,8 @@ func forwardSignals(e *env, run *harness.Run, ch <-chan os.Signal) (stop func())
 }
 
 // inFlightLine is the stderr line for a tool call still running at an
-// interrupt.
+// interrupt. Its names and input are the agent's: termSafe keeps them from
+// driving the terminal.
 func inFlightLine(c event.OpenCall, now time.Time) string {
 	s := c.Start
 	line := fmt.Sprintf("tool still running at interrupt: %s (call=%s, kind=%s, elapsed=%.1fs)",
@@ -369,7 +416,7 @@ func inFlightLine(c event.OpenCall, now time.Time) string {
 	if in := inputSummary(s); in != "" {
 		line += " [" + in + "]"
 	}
-	return line
+	return termSafe(line)
 }
 
 // inputSummary cuts a tool's input for one line: shell commands at 300
@@ -463,6 +510,13 @@ func (f *flushWriter) Flush() {
 	if f.err == nil && f.w.Buffered() > 0 {
 		f.fail(f.w.Flush())
 	}
+}
+
+// Err returns the first write error.
+func (f *flushWriter) Err() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.err
 }
 
 func (f *flushWriter) fail(err error) {

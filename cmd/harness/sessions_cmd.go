@@ -58,7 +58,7 @@ func (c *sessionsListCmd) Run(e *env, parent *sessionsCmd) error {
 		if !m.End.IsZero() {
 			dur = formatDuration(m.End.Sub(m.Start))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", m.Run, m.Agent, m.Status, m.Start.Local().Format(time.DateTime), dur, oneLineCut(m.PromptPreview, 50))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", termSafe(m.Run), termSafe(m.Agent), termSafe(m.Status), m.Start.Local().Format(time.DateTime), dur, termSafe(oneLineCut(m.PromptPreview, 50)))
 	}
 	return tw.Flush()
 }

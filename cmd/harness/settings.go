@@ -36,6 +36,13 @@ func loadSettings(e *env, cwd string) (*settings, error) {
 		fmt.Fprintf(e.Stderr, "harness: warning: %s\n", w)
 	}
 	models, err := registry.Load(registry.DefaultCachePath(e.Getenv), &cfg.Models)
+	var ce *registry.CacheError
+	if errors.As(err, &ce) {
+		// A damaged download must not stop every run: the built-in table
+		// (and the project's) still resolve aliases.
+		fmt.Fprintf(e.Stderr, "harness: warning: %v; using the built-in model registry (refresh it with 'harness models update' or delete it)\n", oneLine(err.Error()))
+		models, err = registry.Load("", &cfg.Models)
+	}
 	if err != nil {
 		return nil, withStatus(exitUsage, err)
 	}
@@ -107,6 +114,10 @@ func agentDirs(e *env) []string {
 	return dirs
 }
 
+// agentEnviron is the environment agents start from: harness's own,
+// without its secrets (the MCP bearer token, …).
+func agentEnviron() []string { return config.AgentEnviron(os.Environ()) }
+
 // logDir is where session logs go.
 func (s *settings) logDir(e *env) string {
 	if s.cfg.LogDir != "" {
@@ -125,10 +136,12 @@ func openLog(e *env, s *settings, t harness.Task) (*logger.Session, error) {
 	if cwd == "" {
 		cwd, _ = os.Getwd()
 	}
+	// What the user handed the agent through --env and config env tables
+	// is redacted by value, whatever its name, wherever it shows.
 	return logger.Open(s.logDir(e), t.Run, logger.Meta{
 		Run: t.Run, Agent: t.Agent, Model: t.Model, PromptPreview: t.Prompt, Cwd: cwd,
 		Argv: cmd.RedactedArgv(), Start: time.Now(), Status: logger.StatusRunning, HarnessVersion: version,
-	})
+	}, logger.WithRedactor(logger.DefaultRedactor().WithEnv(t.Env)))
 }
 
 // closeMeta is the final meta of a run from its result.

@@ -11,6 +11,8 @@ import (
 
 // textRenderer writes a live transcript for a person: assistant text as it
 // streams, one line per tool call, warnings and errors, a closing summary.
+// Every string that comes from the agent goes through termSafe (paint
+// does it for what it colors), so agent output cannot drive the terminal.
 type textRenderer struct {
 	w         io.Writer
 	color     bool
@@ -30,6 +32,7 @@ const (
 )
 
 func (t *textRenderer) paint(code, s string) string {
+	s = termSafe(s)
 	if !t.color {
 		return s
 	}
@@ -73,7 +76,7 @@ func (t *textRenderer) Render(ev event.Event) {
 			t.endLine()
 			t.reasoning = false
 		}
-		t.write(b.Text)
+		t.write(termSafe(b.Text))
 		t.streamed = true
 	case *event.ReasoningDelta:
 		t.write(t.paint(ansiDim, b.Text))
@@ -89,7 +92,7 @@ func (t *textRenderer) Render(ev event.Event) {
 			return
 		}
 		if !t.streamed {
-			t.write(b.Text)
+			t.write(termSafe(b.Text))
 		}
 		t.endLine()
 		t.streamed = false
@@ -122,13 +125,13 @@ func (t *textRenderer) toolLine(b *event.ToolEnd) string {
 	default:
 		mark, code = "✗", ansiRed
 	}
-	s := fmt.Sprintf("  %s %s [%s] %s", t.paint(code, mark), t.paint(ansiCyan, b.Name), b.Kind, b.Status)
+	s := fmt.Sprintf("  %s %s [%s] %s", t.paint(code, mark), t.paint(ansiCyan, b.Name), termSafe(string(b.Kind)), termSafe(string(b.Status)))
 	if b.ExitCode != nil {
 		s += fmt.Sprintf(" (exit %d)", *b.ExitCode)
 	}
 	s += " " + t.paint(ansiDim, formatDuration(time.Duration(b.DurationMS)*time.Millisecond))
 	if len(b.Paths) > 0 {
-		s += " " + strings.Join(b.Paths, ", ")
+		s += " " + termSafe(strings.Join(b.Paths, ", "))
 	}
 	if b.Synthetic {
 		s += t.paint(ansiDim, " (closed by harness)")
@@ -178,7 +181,7 @@ func (t *textRenderer) summary(r *event.Result) string {
 		parts = append(parts, fmt.Sprintf("exit %d", *r.ExitCode))
 	}
 	if r.Signal != "" {
-		parts = append(parts, r.Signal)
+		parts = append(parts, termSafe(r.Signal))
 	}
 	return "— " + strings.Join(parts, " · ")
 }

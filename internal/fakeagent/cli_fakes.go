@@ -3,6 +3,7 @@ package fakeagent
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -50,11 +51,11 @@ func echoEnv([]string) int {
 	}
 	all := strings.Join(append(parts, SecretShapes), " ")
 	initLine()
-	textLine(all)
-	toolUseLine("echo " + all)
-	toolResultLine(all)
+	jsonText(all)
+	jsonToolUse("echo " + all)
+	jsonToolResult(all)
 	fmt.Fprintln(os.Stderr, "debug: "+all)
-	resultLine(false, all)
+	jsonResult(all)
 	return 0
 }
 
@@ -66,10 +67,10 @@ const TerminalAttack = "\x1b]52;c;cm0gLXJmIH4vKg==\x07\x1b]0;pwned\x07\x1b[2J\x1
 // terminal-escapes: TerminalAttack in text, a tool call and the result.
 func terminalEscapes([]string) int {
 	initLine()
-	textLine(TerminalAttack)
-	toolUseLine("printf '" + TerminalAttack + "'")
-	toolResultLine(TerminalAttack)
-	resultLine(false, TerminalAttack)
+	jsonText(TerminalAttack)
+	jsonToolUse("printf '" + TerminalAttack + "'")
+	jsonToolResult(TerminalAttack)
+	jsonResult(TerminalAttack)
 	return 0
 }
 
@@ -80,7 +81,7 @@ func terminalEscapesInterrupt([]string) int {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT)
 	initLine()
-	toolUseLine("printf '" + TerminalAttack + "'")
+	jsonToolUse("printf '" + TerminalAttack + "'")
 	<-sigs
 	resultLine(true, "interrupted")
 	return 130
@@ -106,12 +107,36 @@ func promptEcho(args []string) int {
 		}
 	}
 	initLine()
-	resultLine(false, fmt.Sprintf("stdin=%d:%s argv=%d:%s", len(in), sum(string(in)), len(arg), sum(arg)))
+	jsonResult(fmt.Sprintf("stdin=%d:%s argv=%d:%s", len(in), sum(string(in)), len(arg), sum(arg)))
 	return 0
 }
 
 // PromptSum is the hex SHA-256 of s, as prompt-echo reports it.
 func PromptSum(s string) string { return sum(s) }
+
+// The lines of the fakes above, with their strings encoded as JSON (the
+// shared helpers quote them Go's way, which is not JSON for control
+// characters).
+func jsonText(text string) {
+	emit(`{"type":"assistant","message":{"id":"msg_cli` + fmt.Sprint(seq+1) + `","role":"assistant","content":[{"type":"text","text":` + jsonString(text) + `}]},"session_id":"` + SessionID + `"}`)
+}
+
+func jsonToolUse(command string) {
+	emit(`{"type":"assistant","message":{"id":"msg_cli_tool","role":"assistant","content":[{"type":"tool_use","id":"` + ToolCallID + `","name":"Bash","input":{"command":` + jsonString(command) + `}}]},"session_id":"` + SessionID + `"}`)
+}
+
+func jsonToolResult(out string) {
+	emit(`{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"` + ToolCallID + `","content":` + jsonString(out) + `,"is_error":false}]},"session_id":"` + SessionID + `"}`)
+}
+
+func jsonResult(text string) {
+	emit(`{"type":"result","subtype":"success","is_error":false,"result":` + jsonString(text) + `,"session_id":"` + SessionID + `","num_turns":1,"duration_ms":12,"total_cost_usd":0.00147,"usage":{"input_tokens":240,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":50}}`)
+}
+
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
 
 func sum(s string) string {
 	h := sha256.Sum256([]byte(s))
