@@ -129,10 +129,25 @@ func (c *benchCmd) Run(e *env) error {
 	if err != nil {
 		return withStatus(exitUsage, err)
 	}
-	if err := rep.Write(out, c.Report); err != nil {
+	if err := writeReport(out, rep, c.Report); err != nil {
 		return withStatus(exitAgentFailed, fmt.Errorf("bench: writing the report: %w", err))
 	}
 	return benchStatus(rep)
+}
+
+// writeReport writes the report; the table and markdown, read on a
+// terminal, quote what agents said (errors, model names), so they go
+// through termSafe. json and csv are data and stay as they are.
+func writeReport(w io.Writer, rep *bench.Report, format string) error {
+	if format != "table" && format != "markdown" {
+		return rep.Write(w, format)
+	}
+	var b strings.Builder
+	if err := rep.Write(&b, format); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, termSafe(b.String()))
+	return err
 }
 
 // plan builds the bench plan from the flags.
