@@ -374,6 +374,7 @@ func TestOneCommandGrammarChangesNothing(t *testing.T) {
 	whole := func(c *cli, _ []string) any { return c }
 	for _, args := range [][]string{
 		{"run", "--help"}, {"run"}, {"run", "--bogus"}, {"run", "-a", "nope", "-p", "x", "--dry-run"},
+		{"run", "-a", "claude", "-p", "x", "--permisions", "read-only", "--dry-run"}, {"run", "-p", "x", "stray", "--", "--y"},
 		{"run", "-a", "claude", "-p", "-starts with a dash", "--dry-run", "--binary", "/bin/true"},
 		{"parse", "--help"}, {"parse"}, {"parse", "-a", "codex", "/nonexistent"},
 		{"list"}, {"check", "--help"}, {"models", "--help"}, {"models", "list"}, {"models", "bogus"},
