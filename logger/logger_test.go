@@ -407,3 +407,23 @@ func TestOpenTightensLooseDir(t *testing.T) {
 	_, err = os.Stat(filepath.Join(shared, "run_shared"+ExtEvents))
 	require.ErrorIs(t, err, os.ErrNotExist)
 }
+
+// TestMetaKeepsHarnessNames: a redacted value that equals the agent's id
+// or a status does not erase them from the summary ('sessions list' and
+// 'reparse' read them), while the fields others wrote are redacted.
+func TestMetaKeepsHarnessNames(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	red := NewRedactor(nil).WithEnv([]string{"A=claude", "B=success", "C=/work/secret-project", "D=model-secret"})
+	s, err := Open(dir, "run_names", Meta{Agent: "claude", Model: "model-secret", Cwd: "/work/secret-project",
+		Argv: []string{"claude", "--add-dir=/work/secret-project"}, SessionID: "model-secret-session"}, WithRedactor(red))
+	require.NoError(t, err)
+	require.NoError(t, s.Close(Meta{Status: "success"}))
+	m := readMeta(t, dir, "run_names")
+	require.Equal(t, "claude", m.Agent)
+	require.Equal(t, "success", m.Status)
+	require.Equal(t, Redacted, m.Model)
+	require.Equal(t, Redacted, m.Cwd)
+	require.Equal(t, "--add-dir="+Redacted, m.Argv[1])
+	require.Equal(t, Redacted+"-session", m.SessionID)
+}

@@ -365,11 +365,18 @@ func (s *Session) writeMeta() error {
 		}
 		m.Argv = argv
 	}
+	// Every field the agent or the user wrote is redacted; what harness
+	// itself names (run id, agent id, status, version) is not, so that a
+	// value that happens to equal one (--env A=claude) cannot break
+	// 'sessions list' and 'reparse'.
+	for _, f := range []*string{&m.AgentVersion, &m.Model, &m.Cwd, &m.Signal, &m.SessionID} {
+		*f = s.red.RedactString(*f)
+	}
 	data, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return fmt.Errorf("logger: encode meta: %w", err)
 	}
-	data = append(s.red.Redact(data), '\n')
+	data = append(data, '\n')
 	tmp, err := os.CreateTemp(s.dir, "."+s.run+".meta-*")
 	if err != nil {
 		return fmt.Errorf("logger: %w", err)
