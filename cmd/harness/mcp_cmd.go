@@ -28,7 +28,7 @@ type mcpCmd struct {
 	NoLog            bool          `help:"Do not write session logs of the runs."`
 	ProgressInterval time.Duration `help:"Interval of progress notifications while run_agent waits." default:"5s"`
 	Mock             string        `help:"Point every delegated run at the built-in scripted model playing this scenario (offline, no API key)."`
-	Root             []string      `help:"Directory a client's run_agent cwd must lie in (repeatable; a relative cwd is taken from the first). Default: the current directory." type:"existingdir" placeholder:"DIR"`
+	Root             []string      `help:"Directory a client's run_agent cwd must lie in (repeatable; a relative cwd is taken from the first). Default: the current directory." type:"existingdir" placeholder:"DIR" sep:"none"`
 }
 
 func (c *mcpCmd) Run(e *env) error {
