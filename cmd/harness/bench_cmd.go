@@ -104,7 +104,7 @@ func (c *benchCmd) Run(e *env) error {
 	defer closeOut()
 	var events *lockedWriter
 	if c.Events != "" {
-		f, err := os.Create(c.Events)
+		f, err := createPrivate(c.Events)
 		if err != nil {
 			return usageErrorf("bench: --events: %v", err)
 		}

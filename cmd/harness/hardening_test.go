@@ -72,7 +72,8 @@ func TestSessionLogRedactsWhatTheUserHanded(t *testing.T) {
 	}
 }
 
-// TestOutputFilesArePrivate: -o (of run and parse) creates its file 0600,
+// TestOutputFilesArePrivate: -o (of run, parse and sessions export)
+// creates its file 0600,
 // and a sessions directory others may enter is tightened before a log is
 // written there.
 func TestOutputFilesArePrivate(t *testing.T) {
@@ -89,6 +90,16 @@ func TestOutputFilesArePrivate(t *testing.T) {
 	st, err = os.Stat(sessions)
 	require.NoError(t, err)
 	require.Equal(t, os.FileMode(0o700), st.Mode().Perm())
+
+	logged, err := filepath.Glob(filepath.Join(sessions, "run_*.ndjson"))
+	require.NoError(t, err)
+	require.Len(t, logged, 1)
+	export := filepath.Join(home, "export.tar.gz")
+	r = invoke(t, "", "sessions", "export", strings.TrimSuffix(filepath.Base(logged[0]), ".ndjson"), "-o", export)
+	require.Equal(t, 0, r.code, r.stderr)
+	st, err = os.Stat(export)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), st.Mode().Perm(), "an export holds the logs")
 
 	parsed := filepath.Join(home, "parsed.ndjson")
 	r = invoke(t, "", "parse", "-a", "claude", "-o", parsed, filepath.Join(repoRoot(t), "testdata", "claude", "tool.jsonl"))

@@ -133,7 +133,7 @@ func (c *sessionsExportCmd) Run(e *env, parent *sessionsCmd) error {
 	}
 	w := e.Stdout
 	if c.Output != "" {
-		f, err := os.Create(c.Output)
+		f, err := createPrivate(c.Output)
 		if err != nil {
 			return withStatus(exitUsage, err)
 		}
