@@ -489,7 +489,7 @@ func BenchmarkHugeBlock(b *testing.B) {
 
 // TestDurations: in harness parse a tool's duration is Cursor's own (its
 // stamps on the call, or the lines' timestamp_ms, or a shell's
-// executionTime); a live run measures it itself (WallClock).
+// executionTime); a live run measures it itself (UseWallClock).
 func TestDurations(t *testing.T) {
 	t.Parallel()
 	stamped := []string{
@@ -505,8 +505,11 @@ func TestDurations(t *testing.T) {
 	require.EqualValues(t, 42, e.DurationMS)
 	require.EqualValues(t, 7, end(newParser(), `{"type":"tool_call","subtype":"completed","call_id":"c","tool_call":{"shellToolCall":{"args":{"command":"ls"},"result":{"success":{"exitCode":0,"executionTime":7}}}}}`).DurationMS)
 	live := newParser()
-	live.WallClock()
+	live.UseWallClock()
 	require.Zero(t, end(live, stamped...).DurationMS, "live: the harness's clock decides")
+	parse := newParser()
+	parse.NativeDurations()
+	require.EqualValues(t, 42, end(parse, stamped...).DurationMS)
 }
 
 func TestHTTPStatus(t *testing.T) {

@@ -48,8 +48,8 @@ type parser struct {
 	sawText bool
 	cwd     string // the run's directory (system/init), for diff headers
 	files   files  // file contents the stream showed exactly
-	// wallClock leaves tool durations to the harness's clock (live runs);
-	// harness parse takes them from Cursor's timestamps.
+	// wallClock leaves tool durations to the harness's clock (live runs,
+	// UseWallClock); harness parse takes them from Cursor's timestamps.
 	wallClock bool
 }
 
@@ -59,11 +59,18 @@ func newParser() *parser {
 	return p
 }
 
-// WallClock makes the parser leave tool_end durations to the caller's
-// clock instead of Cursor's timestamps: a live run measures them itself,
-// while harness parse, which has no clock of the run, reads them from the
-// lines. Call it before the first line.
-func (p *parser) WallClock() { p.wallClock = true }
+// UseWallClock makes the parser leave tool_end durations to the caller's
+// clock instead of Cursor's own: a live run measures them itself, while
+// harness parse, which has no clock of the run, reads them from the lines
+// (the default). Call it before the first line. (The name is the one the
+// gemini and opencode parsers use, so that one call in the live run serves
+// them all.)
+func (p *parser) UseWallClock() { p.wallClock = true }
+
+// NativeDurations makes durations come from the lines, as they do by
+// default; it answers the seam harness.Parse may call (the claude parser
+// is wall-clock by default and opts in there).
+func (p *parser) NativeDurations() { p.wallClock = false }
 
 // capped is text kept up to keepText bytes; what is over is counted, not
 // kept.
@@ -469,6 +476,11 @@ func (p *parser) result(dst []event.Body, f *fields) []event.Body {
 			}
 			return true
 		})
+		// The CLI's inputTokens leave the cache out already, as the spec
+		// counts them: real results report more cacheReadTokens than
+		// inputTokens (paperclipai/paperclip#12908: 229382 in, 2158080
+		// read). (@cursor/sdk's inputTokens include the cache; the CLI's
+		// result does not.) Cursor reports no reasoning count.
 		r.Usage = event.Usage{
 			InputTokens:      jsonscan.Int(in),
 			OutputTokens:     jsonscan.Int(out),
