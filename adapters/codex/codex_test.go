@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -419,4 +420,27 @@ func gitApply(t *testing.T, dir, diff string) {
 	cmd.Stdin = strings.NewReader(diff)
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "git apply failed: %s\n%s", out, diff)
+}
+
+// BenchmarkHugeBlock streams one plan of 256 MiB as item.plan.delta lines
+// of 64 KiB (the only text Codex streams) and reports the heap in use at
+// the end (MB-heap): the parser keeps nothing of the deltas, so it stays
+// flat whatever the size.
+func BenchmarkHugeBlock(b *testing.B) {
+	line := []byte(`{"type":"item.plan.delta","item_id":"item_0","delta":"` + strings.Repeat("x", 64<<10) + `"}`)
+	var peak uint64
+	for b.Loop() {
+		p := New().NewParser()
+		var buf []event.Body
+		for range 4096 {
+			buf, _ = p.Parse(buf[:0], line)
+		}
+		var ms runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		peak = max(peak, ms.HeapInuse)
+		runtime.KeepAlive(p)
+	}
+	b.SetBytes(int64(len(line)) * 4096)
+	b.ReportMetric(float64(peak)/(1<<20), "MB-heap")
 }
