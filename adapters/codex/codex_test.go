@@ -1,10 +1,16 @@
 package codex
 
 import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tidwall/gjson"
 
 	"github.com/agentharness/harness/adapters"
 	"github.com/agentharness/harness/adapters/adaptertest"
@@ -107,7 +113,49 @@ func TestParseUsage(t *testing.T) {
 	require.Equal(t, []bool{true, true, true, true}, known)
 	require.Len(t, bodies, 4)
 	require.Equal(t, &event.Usage{InputTokens: 300, CacheReadTokens: 600, CacheWriteTokens: 100, OutputTokens: 50, ReasoningTokens: 20}, bodies[2])
-	require.Equal(t, &event.Result{Status: event.ResultSuccess, Text: "final"}, bodies[3])
+	require.Equal(t, &event.Result{Status: event.ResultSuccess, Text: "final",
+		Usage: event.Usage{InputTokens: 300, CacheReadTokens: 600, CacheWriteTokens: 100, OutputTokens: 50, ReasoningTokens: 20}}, bodies[3])
+}
+
+// TestParseUsageIsTheThreadTotal: turn.completed reports the thread's
+// running total (codex exec's usage_from_last_total), so a second turn in
+// one stream counts only what it added, and the usage events sum to the
+// result's totals.
+func TestParseUsageIsTheThreadTotal(t *testing.T) {
+	t.Parallel()
+	bodies, _ := parse(t,
+		`{"type":"turn.started"}`,
+		`{"type":"turn.completed","usage":{"input_tokens":100,"cached_input_tokens":0,"output_tokens":10}}`,
+		`{"type":"turn.started"}`,
+		`{"type":"turn.completed","usage":{"input_tokens":300,"cached_input_tokens":100,"output_tokens":30,"reasoning_output_tokens":5}}`)
+	var sum event.Usage
+	var last *event.Result
+	for _, b := range bodies {
+		switch b := b.(type) {
+		case *event.Usage:
+			sum.Add(*b)
+		case *event.Result:
+			last = b
+		}
+	}
+	require.Equal(t, &event.Usage{InputTokens: 100, CacheReadTokens: 100, OutputTokens: 20, ReasoningTokens: 5}, bodies[2])
+	require.Equal(t, event.Usage{InputTokens: 200, CacheReadTokens: 100, OutputTokens: 30, ReasoningTokens: 5}, sum)
+	require.Equal(t, sum, last.Usage)
+}
+
+// TestInterimCommentaryIsNotTheAnswer: a message followed by a tool call
+// was commentary; a turn that ends without a later message has no answer.
+func TestInterimCommentaryIsNotTheAnswer(t *testing.T) {
+	t.Parallel()
+	bodies, _ := parse(t,
+		`{"type":"turn.started"}`,
+		`{"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":"Let me check."}}`,
+		`{"type":"item.started","item":{"id":"item_1","type":"command_execution","command":"ls","status":"in_progress"}}`,
+		`{"type":"item.completed","item":{"id":"item_1","type":"command_execution","command":"ls","exit_code":0,"status":"completed"}}`,
+		`{"type":"turn.failed","error":{"message":"stream disconnected before completion"}}`)
+	r := bodies[len(bodies)-1].(*event.Result)
+	require.Equal(t, event.ResultError, r.Status)
+	require.Empty(t, r.Text)
 }
 
 func TestParseCommandStatus(t *testing.T) {
@@ -138,11 +186,41 @@ func TestParseCommandStatus(t *testing.T) {
 
 func TestParseFileChangeDiff(t *testing.T) {
 	t.Parallel()
-	bodies, _ := parse(t, `{"type":"item.completed","item":{"id":"i","type":"file_change","changes":[{"path":"a.go","kind":"update","unified_diff":"--- a/a.go\n+++ b/a.go\n@@ -1 +1 @@\n-x\n+y\n"},{"path":"b.go","kind":"update"}],"status":"completed"}}`)
-	te := bodies[1].(*event.ToolEnd)
-	require.Equal(t, event.KindEdit, te.Kind)
-	require.Equal(t, []string{"a.go", "b.go"}, te.Paths)
-	require.Equal(t, "--- a/a.go\n+++ b/a.go\n@@ -1 +1 @@\n-x\n+y\n", te.Diff)
+	end := func(changes string) *event.ToolEnd {
+		bodies, _ := parse(t, `{"type":"item.completed","item":{"id":"i","type":"file_change","changes":`+changes+`,"status":"completed"}}`)
+		return bodies[1].(*event.ToolEnd)
+	}
+	for name, tc := range map[string]struct{ changes, diff, skipped string }{
+		"add-is-the-new-file": {`[{"path":"/w/a.go","kind":"add","diff":"x\n"}]`, "--- /dev/null\n+++ b/w/a.go\n@@ -0,0 +1 @@\n+x\n", ""},
+		"delete-is-the-old-file": {`[{"path":"a.go","kind":"delete","diff":"x"}]`,
+			"--- a/a.go\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n\\ No newline at end of file\n", ""},
+		"update-hunks-get-headers": {`[{"path":"a.go","kind":{"type":"update","move_path":null},"unified_diff":"@@ -1 +1 @@\n-x\n+y"}]`,
+			"--- a/a.go\n+++ b/a.go\n@@ -1 +1 @@\n-x\n+y\n", ""},
+		"a-move-has-no-diff":         {`[{"path":"a.go","kind":"update","diff":"@@ -1 +1 @@\n-x\n+y\n\n\nMoved to: b.go"}]`, "", event.DiffSkippedUnknown},
+		"hunk-counts-must-hold":      {`[{"path":"a.go","kind":"update","diff":"@@ -1,2 +1 @@\n-x\n+y\n"}]`, "", event.DiffSkippedUnknown},
+		"a-full-diff-is-not-trusted": {`[{"path":"a.go","kind":"update","diff":"--- a/b.go\n+++ b/b.go\n@@ -1 +1 @@\n-x\n+y\n"}]`, "", event.DiffSkippedUnknown},
+		"no-text-no-diff":            {`[{"path":"a.go","kind":"update"}]`, "", event.DiffSkippedUnknown},
+		"one-unknown-change-no-diff": {`[{"path":"a.go","kind":"add","diff":"x\n"},{"path":"b.go","kind":"update"}]`, "", event.DiffSkippedUnknown},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			te := end(tc.changes)
+			require.Equal(t, tc.diff, te.Diff)
+			require.Equal(t, tc.skipped, te.DiffSkipped)
+			require.NotEmpty(t, te.Paths)
+		})
+	}
+}
+
+// TestFileChangeStartNamesThePaths: the live harness reads the files a
+// change will touch at tool_start, before Codex applies the patch.
+func TestFileChangeStartNamesThePaths(t *testing.T) {
+	t.Parallel()
+	bodies, _ := parse(t, `{"type":"item.started","item":{"id":"i","type":"file_change","changes":[{"path":"/w/a.go","kind":"update"},{"path":"/w/b.go","kind":"add"}],"status":"in_progress"}}`)
+	require.Len(t, bodies, 1)
+	ts := bodies[0].(*event.ToolStart)
+	require.Equal(t, "/w/a.go", ts.Path)
+	require.JSONEq(t, `{"changes":[{"path":"/w/a.go","kind":"update"},{"path":"/w/b.go","kind":"add"}]}`, string(ts.Input))
 }
 
 func TestParseTodoLifecycle(t *testing.T) {
@@ -166,12 +244,53 @@ func TestParseErrors(t *testing.T) {
 	require.Equal(t, event.WarnAgentRetry, bodies[0].(*event.Warning).Code)
 	e := bodies[1].(*event.Error)
 	require.Equal(t, event.ClassRateLimit, e.Class)
-	require.False(t, e.Fatal)
+	require.Equal(t, 429, e.Status)
+	require.False(t, e.Fatal, "an error that no turn.failed followed is not the terminal one")
 	require.Equal(t, event.WarnAgentWarning, bodies[2].(*event.Warning).Code)
 	e = bodies[3].(*event.Error)
 	require.Equal(t, event.ErrAgentError, e.Code)
 	require.Equal(t, event.ClassNetwork, e.Class)
+	require.True(t, e.Fatal, "the terminal error of a failed run")
+	require.NotNil(t, e.Partial)
 	require.Equal(t, event.ResultError, bodies[4].(*event.Result).Status)
+	require.Len(t, bodies, 5)
+}
+
+// TestTerminalErrorShape: the same failure has the same shape on every
+// agent. Codex words an HTTP 500 "high demand" (CodexErr::InternalServerError,
+// raised for status 500 only): a server error with http_status 500, once,
+// fatal, and no error text in the result.
+func TestTerminalErrorShape(t *testing.T) {
+	t.Parallel()
+	const demand = "We’re currently experiencing high demand, which may cause temporary errors."
+	for name, tc := range map[string]struct {
+		msg, class string
+		status     int
+	}{
+		"500-high-demand":   {demand, event.ClassServerError, 500},
+		"502-unexpected":    {"unexpected status 502 Bad Gateway: upstream, request id: r1", event.ClassServerError, 502},
+		"503-at-capacity":   {"Selected model is at capacity. Please try a different model.", event.ClassOverloaded, 0},
+		"retry-limit-429":   {"exceeded retry limit, last status: 429 Too Many Requests", event.ClassRateLimit, 429},
+		"no-status-network": {"stream disconnected before completion: idle timeout waiting for SSE", event.ClassNetwork, 0},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			bodies, _ := parse(t,
+				`{"type":"turn.started"}`,
+				`{"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":"Working on it."}}`,
+				`{"type":"error","message":"`+tc.msg+`"}`,
+				`{"type":"turn.failed","error":{"message":"`+tc.msg+`"}}`)
+			require.Len(t, bodies, 3, "the message, one error, the result")
+			e := bodies[1].(*event.Error)
+			require.Equal(t, tc.class, e.Class)
+			require.Equal(t, tc.status, e.Status)
+			require.True(t, e.Fatal)
+			require.NotNil(t, e.Partial)
+			r := bodies[2].(*event.Result)
+			require.Equal(t, event.ResultError, r.Status)
+			require.Equal(t, "Working on it.", r.Text, "the last complete answer, never the error")
+		})
+	}
 }
 
 func TestParseLegacyReportedOnce(t *testing.T) {
@@ -231,4 +350,97 @@ func TestBenchStreamIsValid(t *testing.T) {
 	out := adaptertest.Normalize(New(), adaptertest.BenchStream(t, "codex", 64<<10, "*"), false)
 	adaptertest.CheckStream(t, out)
 	require.Greater(t, strings.Count(string(out), `"type":"tool_end"`), 10)
+}
+
+// TestGoldenDiffsApply replays every diff of the goldens with git apply,
+// in order, on a directory that starts empty: a file a diff creates or
+// removes comes from Codex's own content, and an update must apply to what
+// the earlier diffs left. After each diff, every file whose content the
+// native line states (added: the new file; deleted: gone) is checked.
+func TestGoldenDiffsApply(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Fatal("git is needed to check the diffs")
+	}
+	goldens, _ := filepath.Glob(filepath.Join(testdata, "*.golden.ndjson"))
+	applied := 0
+	for _, golden := range goldens {
+		native, err := os.ReadFile(strings.TrimSuffix(golden, ".golden.ndjson") + ".jsonl")
+		require.NoError(t, err)
+		changes := map[string]gjson.Result{}
+		for _, l := range strings.Split(string(native), "\n") {
+			if it := gjson.Get(l, "item"); gjson.Get(l, "type").Str == "item.completed" && it.Get("type").Str == "file_change" {
+				changes[it.Get("id").Str] = it.Get("changes")
+			}
+		}
+		out, err := os.ReadFile(golden)
+		require.NoError(t, err)
+		evs, err := event.ReadAll(bytes.NewReader(out))
+		require.NoError(t, err)
+		dir := t.TempDir()
+		for _, ev := range evs {
+			te, ok := ev.Body.(*event.ToolEnd)
+			if !ok || te.Diff == "" {
+				continue
+			}
+			for _, c := range changes[te.CallID].Array() {
+				if c.Get("kind").Str == "delete" { // the removed file, as Codex read it
+					writeFile(t, dir, c.Get("path").Str, c.Get("diff").Str)
+				}
+			}
+			gitApply(t, dir, te.Diff)
+			applied++
+			for _, c := range changes[te.CallID].Array() {
+				got, err := os.ReadFile(filepath.Join(dir, c.Get("path").Str))
+				switch c.Get("kind").Str {
+				case "add":
+					require.NoError(t, err, golden)
+					require.Equal(t, c.Get("diff").Str, string(got), golden)
+				case "delete":
+					require.ErrorIs(t, err, os.ErrNotExist, golden)
+				}
+			}
+		}
+	}
+	require.Positive(t, applied, "no golden has a diff")
+}
+
+func writeFile(t *testing.T, dir, path, text string) {
+	t.Helper()
+	p := filepath.Join(dir, path)
+	require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+	require.NoError(t, os.WriteFile(p, []byte(text), 0o644))
+}
+
+// gitApply applies diff in dir as a user would: git apply, paths a/ b/.
+func gitApply(t *testing.T, dir, diff string) {
+	t.Helper()
+	cmd := exec.Command("git", "apply", "-")
+	cmd.Dir = dir
+	cmd.Stdin = strings.NewReader(diff)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "git apply failed: %s\n%s", out, diff)
+}
+
+// BenchmarkHugeBlock streams one plan of 256 MiB as item.plan.delta lines
+// of 64 KiB (the only text Codex streams) and reports the heap in use at
+// the end (MB-heap): the parser keeps nothing of the deltas, so it stays
+// flat whatever the size.
+func BenchmarkHugeBlock(b *testing.B) {
+	line := []byte(`{"type":"item.plan.delta","item_id":"item_0","delta":"` + strings.Repeat("x", 64<<10) + `"}`)
+	var peak uint64
+	for b.Loop() {
+		p := New().NewParser()
+		var buf []event.Body
+		for range 4096 {
+			buf, _ = p.Parse(buf[:0], line)
+		}
+		var ms runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		peak = max(peak, ms.HeapInuse)
+		runtime.KeepAlive(p)
+	}
+	b.SetBytes(int64(len(line)) * 4096)
+	b.ReportMetric(float64(peak)/(1<<20), "MB-heap")
 }

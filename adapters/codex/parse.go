@@ -16,13 +16,22 @@ const LegacyMessage = "this is the legacy codex --json format (codex ≤ 0.43, o
 type parser struct {
 	adapters.TwoStep[read] // Parse, and ReadAhead: read then apply
 
-	foreign  bool            // a legacy or transitional line was seen: nothing more is parsed
-	session  string          // thread id
-	lastText string          // last agent_message of the current turn
-	lastErr  string          // message of the last top-level error of the turn
-	open     map[string]bool // item ids whose tool_start was emitted
-	warned   map[string]bool // error item ids already reported
-	lines    jsonscan.Lines  // copies of the lines, which bodies and p keep pieces of
+	foreign bool   // a legacy or transitional line was seen: nothing more is parsed
+	session string // thread id
+	// lastText is the last agent_message of the current turn that no tool
+	// call followed: interim commentary before a tool call is not the
+	// final answer.
+	lastText string
+	// pending is the last top-level error, held back one line: Codex sends
+	// a failure as an error line and then turn.failed with the same text,
+	// and only then is it known to be the run's terminal, fatal error.
+	pending *event.Error
+	// total is the thread's usage as the last turn.completed reported it:
+	// Codex reports the thread's running total, not the turn's.
+	total  event.Usage
+	open   map[string]bool // item ids whose tool_start was emitted
+	warned map[string]bool // error item ids already reported
+	lines  jsonscan.Lines  // copies of the lines, which bodies and p keep pieces of
 }
 
 func newParser() *parser {
@@ -106,34 +115,26 @@ func (p *parser) apply(dst []event.Body, r *read) ([]event.Body, bool) {
 	l, it := &r.l, &r.it
 	if !jsonscan.IsString(l.typ) {
 		if jsonscan.Get(l.msg, "type") != "" {
-			return p.legacy(dst), false
+			return p.legacy(p.release(dst)), false
 		}
 		return dst, false
 	}
 	typ := jsonscan.Str(l.typ)
+	if typ != "turn.failed" {
+		dst = p.release(dst)
+	}
 	switch typ {
 	case "thread.started":
 		p.session = jsonscan.Str(l.threadID)
 		return append(dst, &event.SessionStart{SessionID: p.session}), true
 	case "turn.started":
-		p.lastText, p.lastErr = "", ""
+		p.lastText = ""
 		clear(p.warned)
 		return dst, true
 	case "turn.completed":
 		return p.turnCompleted(dst, l.usage), true
 	case "turn.failed":
-		msg := jsonscan.Str(jsonscan.Get(l.err, "message"))
-		if msg == "" {
-			msg = "turn failed"
-		}
-		// Codex usually sends the failure twice: a top-level error, then
-		// turn.failed with the same text. Report it once.
-		if msg != p.lastErr {
-			dst = append(dst, &event.Error{Code: event.ErrAgentError, Message: msg, Class: adapters.ClassifyError(msg)})
-		}
-		dst = append(dst, &event.Result{Status: event.ResultError, Text: p.lastText, SessionID: p.session})
-		p.lastText, p.lastErr = "", ""
-		return dst, true
+		return p.turnFailed(dst, jsonscan.Str(jsonscan.Get(l.err, "message"))), true
 	case "error":
 		return p.streamError(dst, jsonscan.Str(l.message)), true
 	case "item.started", "item.updated", "item.completed":
@@ -225,8 +226,38 @@ func (p *parser) legacy(dst []event.Body) []event.Body {
 		Hint: "run `codex --version`; harness reads the thread.*/turn.*/item.* events of codex exec --json"})
 }
 
-// Flush implements adapters.Parser: Codex holds nothing back.
-func (p *parser) Flush(dst []event.Body) []event.Body { return dst }
+// Flush implements adapters.Parser: it releases a top-level error that no
+// turn.failed followed (the run ended without its terminal event).
+func (p *parser) Flush(dst []event.Body) []event.Body { return p.release(dst) }
+
+// release emits the held-back top-level error as it is: not the terminal
+// one, as a line other than turn.failed came next.
+func (p *parser) release(dst []event.Body) []event.Body {
+	if p.pending != nil {
+		dst = append(dst, p.pending)
+		p.pending = nil
+	}
+	return dst
+}
+
+// turnFailed ends the turn with the terminal error, fatal, and a result
+// whose text is the last final answer (never the error message).
+func (p *parser) turnFailed(dst []event.Body, msg string) []event.Body {
+	if msg == "" {
+		msg = "turn failed"
+	}
+	// Codex usually sends the failure twice: a top-level error, then
+	// turn.failed with the same text. Report it once.
+	if p.pending != nil && p.pending.Message != msg {
+		dst = p.release(dst)
+	}
+	p.pending = nil
+	e := agentError(msg)
+	e.Fatal, e.Partial = true, &event.Partial{}
+	dst = append(dst, e, &event.Result{Status: event.ResultError, Text: p.lastText, SessionID: p.session, Usage: p.total})
+	p.lastText = ""
+	return dst
+}
 
 func (p *parser) turnCompleted(dst []event.Body, u string) []event.Body {
 	var in, cached, written, out, reasoning string
@@ -248,14 +279,27 @@ func (p *parser) turnCompleted(dst []event.Body, u string) []event.Body {
 	nIn, nCached, nWritten, nOut := jsonscan.Int(in), jsonscan.Int(cached), jsonscan.Int(written), jsonscan.Int(out)
 	// OpenAI counts cached reads and cache writes inside input_tokens, and
 	// reasoning inside output_tokens.
-	usage := &event.Usage{InputTokens: max(nIn-nCached-nWritten, 0), OutputTokens: nOut,
+	total := event.Usage{InputTokens: max(nIn-nCached-nWritten, 0), OutputTokens: nOut,
 		CacheReadTokens: nCached, CacheWriteTokens: nWritten,
 		ReasoningTokens: min(jsonscan.Int(reasoning), nOut)}
-	if !usage.IsZero() {
-		dst = append(dst, usage)
+	// The usage is the thread's total so far (exec's usage_from_last_total),
+	// so a second turn in one stream reports the first one's tokens again:
+	// the increment is the difference. A total that went down is no running
+	// total of this stream; it is counted whole.
+	inc, prev := total, p.total
+	if total.InputTokens >= prev.InputTokens && total.OutputTokens >= prev.OutputTokens &&
+		total.CacheReadTokens >= prev.CacheReadTokens && total.CacheWriteTokens >= prev.CacheWriteTokens &&
+		total.ReasoningTokens >= prev.ReasoningTokens {
+		inc = event.Usage{InputTokens: total.InputTokens - prev.InputTokens, OutputTokens: total.OutputTokens - prev.OutputTokens,
+			CacheReadTokens: total.CacheReadTokens - prev.CacheReadTokens, CacheWriteTokens: total.CacheWriteTokens - prev.CacheWriteTokens,
+			ReasoningTokens: total.ReasoningTokens - prev.ReasoningTokens}
 	}
-	dst = append(dst, &event.Result{Status: event.ResultSuccess, Text: p.lastText, SessionID: p.session})
-	p.lastText, p.lastErr = "", ""
+	p.total.Add(inc)
+	if !inc.IsZero() {
+		dst = append(dst, &inc)
+	}
+	dst = append(dst, &event.Result{Status: event.ResultSuccess, Text: p.lastText, SessionID: p.session, Usage: p.total})
+	p.lastText = ""
 	return dst
 }
 
@@ -266,8 +310,8 @@ func (p *parser) streamError(dst []event.Body, msg string) []event.Body {
 	if msg == "" {
 		msg = "codex reported an error"
 	}
-	p.lastErr = msg
-	return append(dst, &event.Error{Code: event.ErrAgentError, Message: msg, Class: adapters.ClassifyError(msg)})
+	p.pending = agentError(msg)
+	return dst
 }
 
 // item handles one item.* line; phase is started, updated or completed.
@@ -327,6 +371,8 @@ func (p *parser) item(dst []event.Body, phase, typ string, it *item) ([]event.Bo
 	if !p.open[id] {
 		dst = append(dst, toolStart(id, typ, it))
 		p.open[id] = true
+		// A message before a tool call was commentary, not the answer.
+		p.lastText = ""
 	}
 	if done {
 		dst = append(dst, toolEnd(id, typ, it))
@@ -392,33 +438,7 @@ func toolEnd(id, typ string, it *item) *event.ToolEnd {
 		}
 	case "file_change":
 		te.Kind = it.changeKind()
-		var diffs []string
-		jsonscan.Values(it.changes, func(c string) bool {
-			var path, unified, diff string
-			jsonscan.Each(c, func(k, v string) bool {
-				switch k {
-				case "path":
-					set(&path, v)
-				case "unified_diff":
-					set(&unified, v)
-				case "diff":
-					set(&diff, v)
-				}
-				return true
-			})
-			if path := jsonscan.Str(path); path != "" {
-				te.Paths = append(te.Paths, path)
-			}
-			// exec_events.rs carries no diff today; newer schemas (and the
-			// app-server's) put one per change.
-			if d := jsonscan.StrOnly(unified); d != "" {
-				diffs = append(diffs, d)
-			} else if d := jsonscan.StrOnly(diff); d != "" {
-				diffs = append(diffs, d)
-			}
-			return true
-		})
-		te.Diff = adapters.JoinDiffs(diffs...)
+		fileChange(te, it.changes, "")
 	case "mcp_tool_call":
 		te.Kind = event.KindMCP
 		if msg := jsonscan.Get(it.err, "message"); msg != "" {

@@ -1,10 +1,16 @@
 package cursor
 
 import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tidwall/gjson"
 
 	"github.com/agentharness/harness/adapters"
 	"github.com/agentharness/harness/adapters/adaptertest"
@@ -118,8 +124,7 @@ func TestPartialOutputDedup(t *testing.T) {
 		&event.TextDelta{Text: "B"},
 		&event.Message{Role: event.RoleAssistant, Text: "AB"},
 		&event.ToolStart{CallID: "c1", Name: "readToolCall", Kind: event.KindRead, Input: []byte(`{"path":"x"}`), Path: "x"},
-		&event.TextDelta{Text: "C"},
-		&event.Message{Role: event.RoleAssistant, Text: "C"}, // closed by Flush
+		&event.TextDelta{Text: "C"}, // never completed: a delta, not a message
 	}, bodies)
 }
 
@@ -196,33 +201,57 @@ func TestToolKeys(t *testing.T) {
 
 func TestFileChanges(t *testing.T) {
 	t.Parallel()
-	t.Run("write-diff-from-empty", func(t *testing.T) {
+	end := func(t *testing.T, lines ...string) *event.ToolEnd {
+		t.Helper()
+		bodies, _ := parseAll(t, lines...)
+		return bodies[len(bodies)-1].(*event.ToolEnd)
+	}
+	const init = `{"type":"system","subtype":"init","cwd":"/p","session_id":"s"}`
+	t.Run("edit-from-full-contents", func(t *testing.T) {
 		t.Parallel()
-		bodies, _ := parseAll(t, `{"type":"tool_call","subtype":"completed","call_id":"w","tool_call":{"writeToolCall":{"args":{"path":"a.txt","fileText":"hi\n"},"result":{"success":{"path":"/p/a.txt"}}}}}`)
-		end := bodies[1].(*event.ToolEnd)
-		require.Equal(t, []string{"/p/a.txt"}, end.Paths)
-		require.Equal(t, adapters.UnifiedDiff("/p/a.txt", "", "hi\n"), end.Diff)
-		require.Contains(t, end.Diff, "+hi")
+		e := end(t, init, `{"type":"tool_call","subtype":"completed","call_id":"e","tool_call":{"editToolCall":{"args":{"path":"a"},"result":{"success":{"path":"/p/a","diffString":"--- a\n+++ b\n","beforeFullFileContent":"x\n","afterFullFileContent":"y\n"}}}}}`)
+		require.Equal(t, "--- a/a\n+++ b/a\n@@ -1 +1 @@\n-x\n+y\n", e.Diff, "headers name the file, relative to the run's directory")
+		require.Equal(t, []string{"/p/a"}, e.Paths)
 	})
-	t.Run("edit-diffString-wins", func(t *testing.T) {
+	t.Run("edit-creating-a-file", func(t *testing.T) {
 		t.Parallel()
-		bodies, _ := parseAll(t, `{"type":"tool_call","subtype":"completed","call_id":"e","tool_call":{"editToolCall":{"args":{"path":"a","strReplace":{"oldText":"x","newText":"y"}},"result":{"success":{"diffString":"--- a\n+++ b\n"}}}}}`)
-		end := bodies[1].(*event.ToolEnd)
-		require.Equal(t, "--- a\n+++ b\n", end.Diff)
-		require.Equal(t, []string{"a"}, end.Paths)
+		e := end(t, `{"type":"tool_call","subtype":"completed","call_id":"e","tool_call":{"editToolCall":{"args":{"path":"/q/n.md"},"result":{"success":{"diffString":"--- /dev/null\n+++ b/n.md\n@@ -0,0 +1 @@\n+n","afterFullFileContent":"n"}}}}}`)
+		require.Equal(t, adapters.Diff("/q/n.md", adapters.File{}, adapters.Present("n")), e.Diff)
 	})
-	t.Run("edit-from-strReplace", func(t *testing.T) {
+	t.Run("delete-from-prevContent", func(t *testing.T) {
 		t.Parallel()
-		bodies, _ := parseAll(t, `{"type":"tool_call","subtype":"completed","call_id":"e","tool_call":{"editToolCall":{"args":{"path":"a","strReplace":{"oldText":"x\n","newText":"y\n"}},"result":{"success":{}}}}}`)
-		end := bodies[1].(*event.ToolEnd)
-		require.Equal(t, adapters.UnifiedDiff("a", "x\n", "y\n"), end.Diff)
+		e := end(t, init, `{"type":"tool_call","subtype":"completed","call_id":"d","tool_call":{"deleteToolCall":{"args":{"path":"/p/o.txt"},"result":{"success":{"path":"/p/o.txt","prevContent":"gone\n"}}}}}`)
+		require.Equal(t, "--- a/o.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-gone\n", e.Diff)
+	})
+	for name, line := range map[string]string{
+		"write-over-an-unknown-file":  `{"type":"tool_call","subtype":"completed","call_id":"w","tool_call":{"writeToolCall":{"args":{"path":"a.txt","fileText":"hi\n"},"result":{"success":{"path":"/p/a.txt"}}}}}`,
+		"edit-with-only-a-diffString": `{"type":"tool_call","subtype":"completed","call_id":"e","tool_call":{"editToolCall":{"args":{"path":"a","strReplace":{"oldText":"x","newText":"y"}},"result":{"success":{"diffString":"--- a\n+++ b\n@@ -1 +1 @@\n-x\n+y"}}}}}`,
+		"edit-from-strReplace":        `{"type":"tool_call","subtype":"completed","call_id":"e","tool_call":{"editToolCall":{"args":{"path":"a","strReplace":{"oldText":"x\n","newText":"y\n"}},"result":{"success":{}}}}}`,
+		"after-without-before":        `{"type":"tool_call","subtype":"completed","call_id":"e","tool_call":{"editToolCall":{"args":{"path":"a"},"result":{"success":{"afterFullFileContent":"y\n"}}}}}`,
+		"delete-without-prevContent":  `{"type":"tool_call","subtype":"completed","call_id":"d","tool_call":{"deleteToolCall":{"args":{"path":"a"},"result":{"success":{}}}}}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			e := end(t, init, line)
+			require.Empty(t, e.Diff, "no exact data: no diff")
+			require.Equal(t, event.DiffSkippedUnknown, e.DiffSkipped)
+			require.NotEmpty(t, e.Paths)
+		})
+	}
+	t.Run("write-over-a-content-the-stream-showed", func(t *testing.T) {
+		t.Parallel()
+		edit := `{"type":"tool_call","subtype":"completed","call_id":"e","tool_call":{"editToolCall":{"args":{"path":"/p/a"},"result":{"success":{"beforeFullFileContent":"x\n","afterFullFileContent":"y\n"}}}}}`
+		write := `{"type":"tool_call","subtype":"completed","call_id":"w","tool_call":{"writeToolCall":{"args":{"path":"a","fileText":"z\n"},"result":{"success":{"path":"/p/a"}}}}}`
+		shell := `{"type":"tool_call","subtype":"completed","call_id":"s","tool_call":{"shellToolCall":{"args":{"command":"echo q > a"},"result":{"success":{"exitCode":0}}}}}`
+		require.Equal(t, "--- a/a\n+++ b/a\n@@ -1 +1 @@\n-y\n+z\n", end(t, init, edit, write).Diff)
+		require.Empty(t, end(t, init, edit, shell, write).Diff, "a shell command may have changed the file")
 	})
 	t.Run("failed-edit-has-no-paths", func(t *testing.T) {
 		t.Parallel()
-		bodies, _ := parseAll(t, `{"type":"tool_call","subtype":"completed","call_id":"e","tool_call":{"editToolCall":{"args":{"path":"a"},"result":{"failure":{"message":"no match"}}}}}`)
-		end := bodies[1].(*event.ToolEnd)
-		require.Empty(t, end.Paths)
-		require.Empty(t, end.Diff)
+		e := end(t, `{"type":"tool_call","subtype":"completed","call_id":"e","tool_call":{"editToolCall":{"args":{"path":"a"},"result":{"failure":{"message":"no match"}}}}}`)
+		require.Empty(t, e.Paths)
+		require.Empty(t, e.Diff)
+		require.Empty(t, e.DiffSkipped)
 	})
 }
 
@@ -260,7 +289,8 @@ func TestResult(t *testing.T) {
 		t.Parallel()
 		bodies, _ := parseAll(t, `{"type":"result","subtype":"error","is_error":true,"result":"Unauthorized: invalid API key","session_id":"s"}`)
 		require.Equal(t, []event.Body{
-			&event.Error{Code: event.ErrAgentError, Message: "Unauthorized: invalid API key", Class: event.ClassAuth},
+			&event.Error{Code: event.ErrAgentError, Message: "Unauthorized: invalid API key", Class: event.ClassAuth,
+				Fatal: true, Partial: &event.Partial{}},
 			&event.Result{Status: event.ResultError, SessionID: "s"},
 		}, bodies)
 	})
@@ -281,7 +311,7 @@ func TestThinking(t *testing.T) {
 	)
 	require.Equal(t, []event.Body{
 		&event.ReasoningDelta{Text: "a"}, &event.ReasoningDelta{Text: "b"}, &event.Reasoning{Text: "ab"},
-		&event.ReasoningDelta{Text: "c"}, &event.Reasoning{Text: "c"},
+		&event.ReasoningDelta{Text: "c"}, // never completed
 	}, bodies)
 }
 
@@ -335,4 +365,235 @@ func BenchmarkNormalize(b *testing.B) {
 // BenchmarkParse times the parser alone on the same stream.
 func BenchmarkParse(b *testing.B) {
 	adaptertest.BenchParse(b, New(), adaptertest.BenchStream(b, "cursor", 4<<20, "*"))
+}
+
+// TestResultTextIsTheFinalAnswer: Cursor's result runs every assistant
+// segment together; the answer is the text after the last tool call, and
+// an error's text is never the answer.
+func TestResultTextIsTheFinalAnswer(t *testing.T) {
+	t.Parallel()
+	const (
+		tool   = `{"type":"tool_call","subtype":"completed","call_id":"c","tool_call":{"readToolCall":{"args":{"path":"x"},"result":{"success":{"content":"c"}}}}}`
+		result = `{"type":"result","subtype":"success","is_error":false,"result":"Looking.Found it. Done."}`
+	)
+	msg := func(text string) string {
+		return `{"type":"assistant","message":{"content":[{"type":"text","text":"` + text + `"}]}}`
+	}
+	last := func(lines ...string) *event.Result {
+		bodies, _ := parseAll(t, lines...)
+		return bodies[len(bodies)-1].(*event.Result)
+	}
+	require.Equal(t, "Found it. Done.", last(msg("Looking."), tool, msg("Found it."), msg(" Done."), result).Text)
+	require.Empty(t, last(msg("Looking."), tool, result).Text, "commentary before a tool call is no answer")
+	require.Equal(t, "Looking.Found it. Done.", last(result).Text, "no assistant lines: the result's own text")
+	r := last(msg("Partial answer."), `{"type":"result","subtype":"error","is_error":true,"result":"boom"}`)
+	require.Equal(t, "Partial answer.", r.Text)
+}
+
+// TestUnfinishedTextIsNotAMessage: streamed text and reasoning that the
+// end of the stream or a failure cut off stay deltas.
+func TestUnfinishedTextIsNotAMessage(t *testing.T) {
+	t.Parallel()
+	chunk := func(text string) string {
+		return `{"type":"assistant","message":{"content":[{"type":"text","text":"` + text + `"}]},"timestamp_ms":1}`
+	}
+	for name, end := range map[string]string{
+		"stream-ends":  "",
+		"error-result": `{"type":"result","subtype":"error","is_error":true,"result":"request failed with status 500"}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			bodies, _ := parseAll(t, `{"type":"thinking","subtype":"delta","text":"hm"}`, chunk("All tests"), chunk(" pass, bec"), end)
+			for _, b := range bodies {
+				if m, ok := b.(*event.Message); ok {
+					t.Fatalf("unfinished text became a message: %q", m.Text)
+				}
+				if r, ok := b.(*event.Result); ok {
+					require.Empty(t, r.Text)
+				}
+			}
+			require.Contains(t, bodies, event.Body(&event.TextDelta{Text: " pass, bec"}))
+		})
+	}
+}
+
+// TestHugeBlockIsCapped: what the parser keeps of one streamed block for
+// its complete message is capped and the cut marked, while every delta is
+// still streamed whole.
+func TestHugeBlockIsCapped(t *testing.T) {
+	t.Parallel()
+	piece := strings.Repeat("x", 64<<10)
+	lines := make([]string, 0, 12)
+	for range 10 { // 640 KiB, over event.MaxTextBytes
+		lines = append(lines, `{"type":"thinking","subtype":"delta","text":"`+piece+`"}`)
+	}
+	lines = append(lines, `{"type":"thinking","subtype":"completed"}`)
+	for range 10 {
+		lines = append(lines, `{"type":"assistant","message":{"content":[{"type":"text","text":"`+piece+`"}]},"timestamp_ms":1}`)
+	}
+	lines = append(lines, `{"type":"result","subtype":"success","is_error":false,"result":"r"}`)
+	bodies, _ := parseAll(t, lines...)
+	deltas := 0
+	for _, b := range bodies {
+		switch b := b.(type) {
+		case *event.TextDelta:
+			require.Len(t, b.Text, len(piece))
+			deltas++
+		case *event.Message:
+			require.LessOrEqual(t, len(b.Text), event.MaxTextBytes+1)
+			require.True(t, b.Truncated)
+		case *event.Reasoning:
+			require.LessOrEqual(t, len(b.Text), event.MaxTextBytes+1)
+			require.True(t, b.Truncated)
+		}
+	}
+	require.Equal(t, 10, deltas)
+	out := adaptertest.Normalize(New(), []byte(strings.Join(lines, "\n")+"\n"), false)
+	adaptertest.CheckStream(t, out)
+	evs, err := event.ReadAll(bytes.NewReader(out))
+	require.NoError(t, err)
+	for _, ev := range evs {
+		switch b := ev.Body.(type) {
+		case *event.Message:
+			require.Len(t, b.Text, event.MaxTextBytes)
+			require.True(t, b.Truncated)
+		case *event.Result:
+			require.Len(t, b.Text, event.MaxTextBytes)
+			require.True(t, b.TextTruncated)
+		}
+	}
+}
+
+// BenchmarkHugeBlock streams one text block of 256 MiB in 64 KiB chunks
+// through the parser and reports the heap in use at the end (MB-heap):
+// what is kept of the block is capped, so it stays flat whatever the size.
+func BenchmarkHugeBlock(b *testing.B) {
+	line := []byte(`{"type":"assistant","message":{"content":[{"type":"text","text":"` + strings.Repeat("x", 64<<10) + `"}]},"timestamp_ms":1}`)
+	var peak uint64
+	for b.Loop() {
+		p := New().NewParser()
+		var buf []event.Body
+		for range 4096 {
+			buf, _ = p.Parse(buf[:0], line)
+		}
+		var ms runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		peak = max(peak, ms.HeapInuse)
+		buf, _ = p.Parse(buf[:0], []byte(`{"type":"result","subtype":"success","result":"r"}`))
+		runtime.KeepAlive(p)
+	}
+	b.SetBytes(int64(len(line)) * 4096)
+	b.ReportMetric(float64(peak)/(1<<20), "MB-heap")
+}
+
+// TestDurations: in harness parse a tool's duration is Cursor's own (its
+// stamps on the call, or the lines' timestamp_ms, or a shell's
+// executionTime); a live run measures it itself (UseWallClock).
+func TestDurations(t *testing.T) {
+	t.Parallel()
+	stamped := []string{
+		`{"type":"tool_call","subtype":"started","call_id":"c","tool_call":{"toolCallId":"c","shellToolCall":{"args":{"command":"ls"}},"startedAtMs":"5000"},"timestamp_ms":1000}`,
+		`{"type":"tool_call","subtype":"completed","call_id":"c","tool_call":{"toolCallId":"c","shellToolCall":{"args":{"command":"ls"},"result":{"success":{"exitCode":0,"executionTime":7}}},"startedAtMs":"5000","completedAtMs":5042},"timestamp_ms":1116}`,
+	}
+	end := func(p adapters.Parser, lines ...string) *event.ToolEnd {
+		bodies, _ := adaptertest.ParseLines(p, lines...)
+		return bodies[len(bodies)-1].(*event.ToolEnd)
+	}
+	e := end(newParser(), stamped...)
+	require.Equal(t, "shellToolCall", e.Name, "bookkeeping members do not name the tool")
+	require.EqualValues(t, 42, e.DurationMS)
+	require.EqualValues(t, 7, end(newParser(), `{"type":"tool_call","subtype":"completed","call_id":"c","tool_call":{"shellToolCall":{"args":{"command":"ls"},"result":{"success":{"exitCode":0,"executionTime":7}}}}}`).DurationMS)
+	live := newParser()
+	live.UseWallClock()
+	require.Zero(t, end(live, stamped...).DurationMS, "live: the harness's clock decides")
+	parse := newParser()
+	parse.NativeDurations()
+	require.EqualValues(t, 42, end(parse, stamped...).DurationMS)
+}
+
+func TestHTTPStatus(t *testing.T) {
+	t.Parallel()
+	for text, want := range map[string]struct {
+		status int
+		class  string
+	}{
+		"Error: request failed with status 500: Internal Server Error": {500, event.ClassServerError},
+		"HTTP 502 Bad Gateway":                        {502, event.ClassServerError},
+		"request failed with status code 529":         {529, event.ClassOverloaded},
+		"Error: request failed with status 429: slow": {429, event.ClassRateLimit},
+		"exit status 2":                               {0, ""},
+		"took 15000 ms":                               {0, ""},
+	} {
+		e := agentError(text)
+		require.Equal(t, want.status, e.Status, text)
+		require.Equal(t, want.class, e.Class, text)
+	}
+}
+
+// TestGoldenDiffsApply applies every diff of the goldens with git apply,
+// in order, in a directory that starts empty: the file before each call is
+// what Cursor's line states (beforeFullFileContent, prevContent) or what
+// the earlier diffs left; after it, the file must be what the line states
+// (afterFullFileContent, fileText, gone).
+func TestGoldenDiffsApply(t *testing.T) {
+	t.Parallel()
+	goldens, _ := filepath.Glob(filepath.Join(testdata, "*.golden.ndjson"))
+	applied := 0
+	for _, golden := range goldens {
+		native, err := os.ReadFile(strings.TrimSuffix(golden, ".golden.ndjson") + ".jsonl")
+		require.NoError(t, err)
+		calls, cwd := map[string]gjson.Result{}, ""
+		for _, l := range strings.Split(string(native), "\n") {
+			if gjson.Get(l, "subtype").Str == "init" {
+				cwd = gjson.Get(l, "cwd").Str
+			}
+			if gjson.Get(l, "subtype").Str == "completed" {
+				calls[gjson.Get(l, "call_id").Str] = gjson.Get(l, "tool_call")
+			}
+		}
+		out, err := os.ReadFile(golden)
+		require.NoError(t, err)
+		evs, err := event.ReadAll(bytes.NewReader(out))
+		require.NoError(t, err)
+		dir := t.TempDir()
+		for _, ev := range evs {
+			te, ok := ev.Body.(*event.ToolEnd)
+			if !ok || te.Diff == "" {
+				continue
+			}
+			var tool gjson.Result
+			calls[te.CallID].ForEach(func(k, v gjson.Result) bool {
+				if strings.HasSuffix(k.Str, "ToolCall") {
+					tool = v
+				}
+				return true
+			})
+			res := tool.Get("result.success")
+			file := filepath.Join(dir, adapters.DisplayPath(cwd, te.Paths[0]))
+			for _, before := range []gjson.Result{res.Get("beforeFullFileContent"), res.Get("prevContent")} {
+				if before.Exists() {
+					require.NoError(t, os.MkdirAll(filepath.Dir(file), 0o755))
+					require.NoError(t, os.WriteFile(file, []byte(before.Str), 0o644))
+				}
+			}
+			cmd := exec.Command("git", "apply", "-")
+			cmd.Dir, cmd.Stdin = dir, strings.NewReader(te.Diff)
+			msg, err := cmd.CombinedOutput()
+			require.NoError(t, err, "%s: git apply: %s\n%s", golden, msg, te.Diff)
+			applied++
+			got, err := os.ReadFile(file)
+			switch {
+			case res.Get("afterFullFileContent").Exists():
+				require.NoError(t, err)
+				require.Equal(t, res.Get("afterFullFileContent").Str, string(got), golden)
+			case tool.Get("args.fileText").Exists():
+				require.NoError(t, err)
+				require.Equal(t, tool.Get("args.fileText").Str, string(got), golden)
+			default:
+				require.ErrorIs(t, err, os.ErrNotExist, "%s: a deleted file is gone", golden)
+			}
+		}
+	}
+	require.Positive(t, applied, "no golden has a diff")
 }

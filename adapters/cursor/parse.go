@@ -17,6 +17,12 @@ import (
 // maxErrorText caps the message of an error built from a raw stdout line.
 const maxErrorText = 8 << 10
 
+// keepText caps what the parser keeps of one streamed block (a segment's
+// text, a reasoning block) for its complete message: one byte over what
+// the Stream emits, so that the Stream cuts it there and marks the cut,
+// whatever the size of the block. The deltas are all streamed.
+const keepText = event.MaxTextBytes + 1
+
 // parser holds one run's state.
 //
 // With --stream-partial-output Cursor sends each piece of assistant text as
@@ -28,18 +34,69 @@ const maxErrorText = 8 << 10
 type parser struct {
 	adapters.TwoStep[read] // Parse, and ReadAhead: read then apply
 
-	seg      strings.Builder  // text of the current segment's chunks
+	seg      capped           // text of the current segment's chunks
 	chunks   bool             // chunks were seen in the current segment and not yet closed into a message
-	lastSeg  string           // the text of the segment closed last, to drop its consolidated repeat
-	thinking strings.Builder  // reasoning deltas not yet closed by thinking/completed
+	lastSeg  capped           // the text of the segment closed last, to drop its consolidated repeat
+	thinking capped           // reasoning deltas not yet closed by thinking/completed
 	started  map[string]int64 // call ids announced by tool_call/started and not yet completed: their timestamp_ms
 	lines    jsonscan.Lines   // copies of the lines
+
+	// final is the final answer so far: the complete assistant text since
+	// the last tool call (text before a tool call is commentary). sawText
+	// is set once any assistant text was seen.
+	final   capped
+	sawText bool
+	cwd     string // the run's directory (system/init), for diff headers
+	files   files  // file contents the stream showed exactly
+	// wallClock leaves tool durations to the harness's clock (live runs,
+	// UseWallClock); harness parse takes them from Cursor's timestamps.
+	wallClock bool
 }
 
 func newParser() *parser {
 	p := &parser{started: map[string]int64{}}
 	p.TwoStep = adapters.NewTwoStep(p.read, p.apply)
 	return p
+}
+
+// UseWallClock makes the parser leave tool_end durations to the caller's
+// clock instead of Cursor's own: a live run measures them itself, while
+// harness parse, which has no clock of the run, reads them from the lines
+// (the default). Call it before the first line. (The name is the one the
+// gemini and opencode parsers use, so that one call in the live run serves
+// them all.)
+func (p *parser) UseWallClock() { p.wallClock = true }
+
+// NativeDurations makes durations come from the lines, as they do by
+// default; it answers the seam harness.Parse may call (the claude parser
+// is wall-clock by default and opts in there).
+func (p *parser) NativeDurations() { p.wallClock = false }
+
+// capped is text kept up to keepText bytes; what is over is counted, not
+// kept.
+type capped struct {
+	b   strings.Builder
+	len int // the whole text's length
+}
+
+func (c *capped) WriteString(s string) {
+	c.len += len(s)
+	if room := keepText - c.b.Len(); room > 0 {
+		c.b.WriteString(s[:min(room, len(s))])
+	}
+}
+
+func (c *capped) String() string { return c.b.String() }
+func (c *capped) Len() int       { return c.len }
+func (c *capped) Cut() bool      { return c.len > c.b.Len() }
+func (c *capped) Reset()         { c.b.Reset(); c.len = 0 }
+
+// Set makes c hold s (already capped) standing for a text of n bytes.
+func (c *capped) Set(s string, n int) { c.Reset(); c.b.WriteString(s); c.len = n }
+
+// Is reports whether text is the text c stands for.
+func (c *capped) Is(text string) bool {
+	return len(text) == c.len && strings.HasPrefix(text, c.b.String())
 }
 
 // fields are the top-level members of a line the parser reads, collected
@@ -186,6 +243,9 @@ func (p *parser) apply(dst []event.Body, r *read) ([]event.Body, bool) {
 		if f.subtype != "init" {
 			return dst, false
 		}
+		if p.cwd == "" {
+			p.cwd = f.cwd
+		}
 		return append(dst, &event.SessionStart{SessionID: f.sessionID, Model: f.model, Cwd: f.cwd}), true
 	case "user", "interaction_query":
 		// The prompt echo, and plan-mode queries the CLI answers itself.
@@ -202,11 +262,14 @@ func (p *parser) apply(dst []event.Body, r *read) ([]event.Body, bool) {
 	return dst, false
 }
 
-// Flush implements adapters.Parser: it closes the segment and the reasoning
-// still open when the stream ended.
+// Flush implements adapters.Parser. Text and reasoning still open when
+// the stream ended were never completed: their deltas went out, but they
+// are not complete messages, so Flush emits nothing.
 func (p *parser) Flush(dst []event.Body) []event.Body {
-	dst = p.closeThinking(dst)
-	return p.closeSegment(dst)
+	p.thinking.Reset()
+	p.seg.Reset()
+	p.chunks = false
+	return dst
 }
 
 func (p *parser) thinkingEvent(dst []event.Body, f *fields) ([]event.Body, bool) {
@@ -228,7 +291,7 @@ func (p *parser) closeThinking(dst []event.Body) []event.Body {
 	if p.thinking.Len() == 0 {
 		return dst
 	}
-	dst = append(dst, &event.Reasoning{Text: p.thinking.String()})
+	dst = append(dst, &event.Reasoning{Text: p.thinking.String(), Truncated: p.thinking.Cut()})
 	p.thinking.Reset()
 	return dst
 }
@@ -248,12 +311,21 @@ func (p *parser) assistant(dst []event.Body, f *fields) []event.Body {
 	case p.chunks:
 		// The consolidated repeat of the chunks: the segment is complete.
 		return p.closeSegment(dst)
-	case p.lastSeg != "" && text == p.lastSeg:
+	case p.lastSeg.Len() > 0 && p.lastSeg.Is(text):
 		return dst // a second repeat of a segment already closed
 	case text == "":
 		return dst
 	}
+	p.answer(text, len(text))
 	return append(dst, &event.Message{Role: event.RoleAssistant, Text: text})
+}
+
+// answer adds complete assistant text, of whole bytes before any cut, to
+// the final answer.
+func (p *parser) answer(text string, whole int) {
+	p.sawText = true
+	p.final.WriteString(text)
+	p.final.len += whole - len(text)
 }
 
 // closeSegment emits the message assembled from the current segment's chunks.
@@ -261,17 +333,19 @@ func (p *parser) closeSegment(dst []event.Body) []event.Body {
 	if !p.chunks {
 		return dst
 	}
-	p.lastSeg = p.seg.String()
+	p.lastSeg.Set(p.seg.String(), p.seg.Len())
+	m := &event.Message{Role: event.RoleAssistant, Text: p.seg.String(), Truncated: p.seg.Cut()}
+	p.answer(m.Text, p.seg.Len())
 	p.seg.Reset()
 	p.chunks = false
-	return append(dst, &event.Message{Role: event.RoleAssistant, Text: p.lastSeg})
+	return append(dst, m)
 }
 
 // endSegment closes the segment at a tool call or the result.
 func (p *parser) endSegment(dst []event.Body) []event.Body {
 	dst = p.closeThinking(dst)
 	dst = p.closeSegment(dst)
-	p.lastSeg = ""
+	p.lastSeg.Reset()
 	return dst
 }
 
@@ -329,6 +403,8 @@ func (p *parser) toolCall(dst []event.Body, f *fields) ([]event.Body, bool) {
 	} else {
 		call = call.named()
 	}
+	// Text before a tool call was commentary, not the final answer.
+	p.final.Reset()
 	ts := f.timestamp
 	if f.subtype == "started" {
 		p.started[id] = ts
@@ -341,17 +417,40 @@ func (p *parser) toolCall(dst []event.Body, f *fields) ([]event.Body, bool) {
 	}
 	delete(p.started, id)
 	end := call.end(id)
-	if startTS > 0 && ts >= startTS {
-		// Newer CLIs stamp both lines: the agent's own duration beats
-		// the harness's clock, which only sees when lines were read.
-		end.DurationMS = max(ts-startTS, 0)
+	p.fileDiff(call, end)
+	if !p.wallClock {
+		end.DurationMS = nativeDuration(call, startTS, ts)
 	}
 	return append(dst, end), true
 }
 
+// nativeDuration is a call's duration by Cursor's own clock, or 0 when
+// the lines do not tell: the tool call's startedAtMs/completedAtMs, else
+// the timestamp_ms of its started and completed lines, else a shell's
+// executionTime.
+func nativeDuration(c call, startTS, endTS int64) int64 {
+	if c.startedAt > 0 && c.completedAt >= c.startedAt {
+		return c.completedAt - c.startedAt
+	}
+	if startTS > 0 && endTS >= startTS {
+		return endTS - startTS
+	}
+	if c.kind == event.KindShell {
+		_, env := c.envelope()
+		if t := jsonscan.Get(env, "executionTime"); jsonscan.IsNumber(t) {
+			return max(jsonscan.Int(t), 0)
+		}
+	}
+	return 0
+}
+
 func (p *parser) result(dst []event.Body, f *fields) []event.Body {
-	dst = p.endSegment(dst)
 	isErr := f.isError || f.subtype == "error"
+	if isErr {
+		// Text and reasoning the failure cut off were never completed.
+		dst = p.Flush(dst)
+	}
+	dst = p.endSegment(dst)
 	text := f.result
 	r := &event.Result{Status: event.ResultSuccess, SessionID: f.sessionID, DurationMS: f.durationMS}
 	if u := f.usage; jsonscan.IsObject(u) {
@@ -377,6 +476,11 @@ func (p *parser) result(dst []event.Body, f *fields) []event.Body {
 			}
 			return true
 		})
+		// The CLI's inputTokens leave the cache out already, as the spec
+		// counts them: real results report more cacheReadTokens than
+		// inputTokens (paperclipai/paperclip#12908: 229382 in, 2158080
+		// read). (@cursor/sdk's inputTokens include the cache; the CLI's
+		// result does not.) Cursor reports no reasoning count.
 		r.Usage = event.Usage{
 			InputTokens:      jsonscan.Int(in),
 			OutputTokens:     jsonscan.Int(out),
@@ -391,10 +495,17 @@ func (p *parser) result(dst []event.Body, f *fields) []event.Body {
 		}
 	}
 	if !isErr {
+		// Cursor's result runs every assistant segment together; the
+		// answer is the text after the last tool call. A stream with no
+		// assistant lines at all has only the result's own text.
 		r.Text = text
+		if p.sawText {
+			r.Text = p.final.String()
+		}
 		return append(dst, r)
 	}
 	r.Status = event.ResultError
+	r.Text = p.final.String() // the last complete answer, if any: never the error
 	msg := text
 	if msg == "" {
 		msg = jsonscan.Str(jsonscan.Get(f.err, "message"))
@@ -408,7 +519,10 @@ func (p *parser) result(dst []event.Body, f *fields) []event.Body {
 			msg += " (" + f.subtype + ")"
 		}
 	}
-	return append(dst, &event.Error{Code: event.ErrAgentError, Message: msg, Class: classify(msg)}, r)
+	// The run's terminal error: fatal, and never the result's text.
+	e := agentError(msg)
+	e.Fatal, e.Partial = true, &event.Partial{}
+	return append(dst, e, r)
 }
 
 // Cursor's own wording, checked before the shared rules: a model the plan
@@ -444,5 +558,52 @@ func textError(line []byte) *event.Error {
 		return nil
 	}
 	msg, _ = event.Cut(msg, maxErrorText)
-	return &event.Error{Code: event.ErrAgentError, Message: msg, Class: classify(msg)}
+	return agentError(msg)
 }
+
+// agentError is the error event of a message Cursor reported, with its
+// class and the HTTP status where the text names one.
+func agentError(msg string) *event.Error {
+	e := &event.Error{Code: event.ErrAgentError, Message: msg, Status: httpStatus(msg)}
+	if e.Status != 0 {
+		e.Class = classifyStatus(e.Status)
+	}
+	if e.Class == "" {
+		e.Class = classify(msg)
+	}
+	return e
+}
+
+// classifyStatus is the class of an HTTP status: a 5xx other than the
+// overload codes 503 and 529 is the server's failure.
+func classifyStatus(code int) string {
+	if code >= 500 && code <= 599 && code != 503 && code != 529 {
+		return event.ClassServerError
+	}
+	return adapters.ClassifyStatus(code)
+}
+
+// httpStatus finds an HTTP status in an error text: a three-digit number
+// after "status", "status code" or "HTTP" ("request failed with status
+// 429: …", "HTTP 500"), or 0.
+func httpStatus(msg string) int {
+	lower := strings.ToLower(msg)
+	for _, marker := range [...]string{"status code ", "status code: ", "status ", "status: ", "http "} {
+		for i := 0; ; {
+			j := strings.Index(lower[i:], marker)
+			if j < 0 {
+				break
+			}
+			rest := lower[i+j+len(marker):]
+			if len(rest) >= 3 && isDigit(rest[0]) && isDigit(rest[1]) && isDigit(rest[2]) && (len(rest) == 3 || !isDigit(rest[3])) {
+				if code := int(rest[0]-'0')*100 + int(rest[1]-'0')*10 + int(rest[2]-'0'); code >= 400 && code <= 599 {
+					return code
+				}
+			}
+			i += j + len(marker)
+		}
+	}
+	return 0
+}
+
+func isDigit(b byte) bool { return b >= '0' && b <= '9' }

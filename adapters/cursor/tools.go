@@ -6,7 +6,6 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/agentharness/harness/adapters"
 	"github.com/agentharness/harness/adapters/internal/jsonscan"
 	"github.com/agentharness/harness/event"
 )
@@ -53,6 +52,9 @@ type call struct {
 	args   string // raw JSON
 	result string // raw JSON
 	a      args   // the members of args the parser reads
+	// startedAt and completedAt are Cursor's own stamps of the call, in
+	// Unix ms, where the tool_call object carries them next to the tool.
+	startedAt, completedAt int64
 }
 
 // args holds the raw members of a call's args that the parser reads, read
@@ -102,15 +104,34 @@ func parseCall(raw string) call {
 
 // read reads the tool_call object at the start of rest, without naming it
 // (named does), and returns its length (0 when rest does not start with
-// an object).
+// an object). The tool is the member named …ToolCall or function; other
+// members are bookkeeping (toolCallId, startedAtMs, …), and only when no
+// member has such a name is the first object-valued one taken.
 func (c *call) read(rest string) int {
-	first := true
+	tool := false // c.key is a …ToolCall or function member
 	return jsonscan.Fields(rest, func(k, vrest string) (int, bool) {
-		if !first {
-			return 0, true // one key names the tool
+		switch k {
+		case "startedAtMs":
+			c.startedAt = stamp(jsonscan.Value(vrest))
+			return 0, true
+		case "completedAtMs":
+			c.completedAt = stamp(jsonscan.Value(vrest))
+			return 0, true
 		}
-		first = false
-		c.key = k
+		named := strings.HasSuffix(k, "ToolCall") || k == "function"
+		take := false
+		switch {
+		case tool: // the tool was found: the rest is bookkeeping
+		case named:
+			take = true
+		case c.key == "": // a stand-in until a named member comes
+			take = jsonscan.IsObject(jsonscan.Value(vrest))
+		}
+		if !take {
+			return 0, true
+		}
+		tool = named
+		c.key, c.name, c.kind, c.args, c.result = k, "", "", "", ""
 		var name, args string
 		n := jsonscan.EachEnd(vrest, func(k, v string) bool {
 			switch k {
@@ -139,6 +160,17 @@ func (c *call) read(rest string) int {
 		}
 		return n, true
 	})
+}
+
+// stamp reads a Unix-ms stamp given as a number or a numeric string.
+func stamp(raw string) int64 {
+	if jsonscan.IsString(raw) {
+		raw = jsonscan.Str(raw)
+	}
+	if raw == "" || !jsonscan.IsNumber(raw) {
+		return 0
+	}
+	return max(jsonscan.Int(raw), 0)
 }
 
 // parseCallJSON reads a tool_call that is not an object, as gjson sees it.
@@ -429,57 +461,24 @@ func listTree(b *strings.Builder, dir string, indent string, depth int) {
 	})
 }
 
-// fileChange sets Paths and Diff of a successful write, edit or delete.
+// fileChange sets Paths of a successful write, edit or delete; the diff
+// is the parser's (it knows the run's directory and earlier contents).
 func (c call) fileChange(end *event.ToolEnd, env string) {
 	switch c.kind {
 	case event.KindWrite, event.KindEdit, event.KindDelete:
 	default:
 		return
 	}
-	path := str(env, "path")
-	if path == "" {
-		path = c.path()
-	}
-	if path != "" {
+	if path := c.changedPath(env); path != "" {
 		end.Paths = []string{path}
-	}
-	switch c.kind {
-	case event.KindWrite:
-		if text := c.a.fileText; text != "" {
-			end.Diff = adapters.UnifiedDiff(path, "", jsonscan.Str(text))
-		}
-	case event.KindEdit:
-		end.Diff = c.editDiff(path, env)
 	}
 }
 
-func (c call) editDiff(path string, env string) string {
-	var diff, before, after string
-	jsonscan.Each(env, func(k, v string) bool {
-		// First wins, as with Get.
-		switch {
-		case k == "diffString" && diff == "":
-			diff = v
-		case k == "beforeFullFileContent" && before == "":
-			before = v
-		case k == "afterFullFileContent" && after == "":
-			after = v
-		}
-		return true
-	})
-	if d := jsonscan.Str(diff); d != "" {
-		return d
+// changedPath is the file a write, edit or delete changed: the result's
+// path, else the one in the arguments.
+func (c call) changedPath(env string) string {
+	if path := str(env, "path"); path != "" {
+		return path
 	}
-	if before != "" && after != "" {
-		return adapters.UnifiedDiff(path, jsonscan.Str(before), jsonscan.Str(after))
-	}
-	if r := c.a.strReplace; r != "" {
-		return adapters.UnifiedDiff(path, str(r, "oldText"), str(r, "newText"))
-	}
-	var diffs []string
-	jsonscan.Values(jsonscan.Get(c.a.multiStrReplace, "edits"), func(e string) bool {
-		diffs = append(diffs, adapters.UnifiedDiff(path, str(e, "oldText"), str(e, "newText")))
-		return true
-	})
-	return adapters.JoinDiffs(diffs...)
+	return c.path()
 }

@@ -1,0 +1,186 @@
+package codex
+
+import (
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/agentharness/harness/adapters"
+	"github.com/agentharness/harness/adapters/internal/jsonscan"
+	"github.com/agentharness/harness/event"
+)
+
+// change is one entry of a file_change item's changes.
+type change struct {
+	path, kind string
+	diff       string // decoded: the new file (add), the old one (delete), hunks (update)
+	hasDiff    bool
+}
+
+// readChange reads one raw change. kind is a string in exec's JSON
+// ("add"), an object with a type in the app-server's ({"type":"update",
+// "move_path":…}). The text is "diff" (exec, app-server) or, in older
+// shapes, "unified_diff".
+func readChange(raw string) change {
+	var path, kind, diff, unified string
+	jsonscan.Each(raw, func(k, v string) bool {
+		switch k {
+		case "path":
+			set(&path, v)
+		case "kind":
+			set(&kind, v)
+		case "diff":
+			set(&diff, v)
+		case "unified_diff":
+			set(&unified, v)
+		}
+		return true
+	})
+	c := change{path: jsonscan.Str(path), kind: jsonscan.StrOnly(kind)}
+	if jsonscan.IsObject(kind) {
+		c.kind = jsonscan.Str(jsonscan.Get(kind, "type"))
+	}
+	switch {
+	case jsonscan.IsString(diff):
+		c.diff, c.hasDiff = jsonscan.Str(diff), true
+	case jsonscan.IsString(unified):
+		c.diff, c.hasDiff = jsonscan.Str(unified), true
+	}
+	return c
+}
+
+// fileDiff is the diff of a change, from Codex's own data only: an added
+// file's content is the whole new file and a deleted file's content the
+// whole old one (format_file_change_diff in codex-rs); an update carries
+// the hunks apply_patch computed from the file on disk, to which the
+// headers are added. Codex gives no cwd, so headers name the path as
+// given (absolute: a/tmp/work/x.go). A move (the update text then ends "Moved to: …") or
+// anything not a well-formed set of hunks gives "": no diff rather than a
+// wrong one.
+func (c change) fileDiff(cwd string) string {
+	if !c.hasDiff || c.path == "" {
+		return ""
+	}
+	name := adapters.DisplayPath(cwd, c.path)
+	switch c.kind {
+	case "add":
+		return adapters.Diff(name, adapters.File{}, adapters.Present(c.diff))
+	case "delete":
+		return adapters.Diff(name, adapters.Present(c.diff), adapters.File{})
+	case "update":
+		if !wellFormedHunks(c.diff) {
+			return ""
+		}
+		hunks := c.diff
+		if !strings.HasSuffix(hunks, "\n") {
+			hunks += "\n"
+		}
+		// The headers adapters.Diff writes.
+		name = strings.TrimPrefix(filepath.ToSlash(name), "/")
+		return "--- a/" + name + "\n+++ b/" + name + "\n" + hunks
+	}
+	return ""
+}
+
+// wellFormedHunks reports whether s is one or more unified-diff hunks and
+// nothing else, each with as many lines as its header counts.
+func wellFormedHunks(s string) bool {
+	lines := strings.SplitAfter(s, "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	if len(lines) == 0 {
+		return false
+	}
+	for i := 0; i < len(lines); {
+		oldN, newN, ok := hunkHeader(lines[i])
+		if !ok {
+			return false
+		}
+		i++
+		for oldN > 0 || newN > 0 {
+			if i >= len(lines) || lines[i] == "" {
+				return false
+			}
+			switch lines[i][0] {
+			case ' ':
+				oldN--
+				newN--
+			case '-':
+				oldN--
+			case '+':
+				newN--
+			default:
+				return false
+			}
+			i++
+			if i < len(lines) && strings.HasPrefix(lines[i], `\ No newline at end of file`) {
+				i++
+			}
+		}
+		if oldN != 0 || newN != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// hunkHeader reads "@@ -a[,b] +c[,d] @@…" and returns b and d (1 when
+// left out).
+func hunkHeader(line string) (oldN, newN int, ok bool) {
+	rest, found := strings.CutPrefix(line, "@@ -")
+	if !found {
+		return 0, 0, false
+	}
+	oldRange, rest, found := strings.Cut(rest, " +")
+	if !found {
+		return 0, 0, false
+	}
+	newRange, _, found := strings.Cut(rest, " @@")
+	if !found {
+		return 0, 0, false
+	}
+	oldN, ok1 := rangeCount(oldRange)
+	newN, ok2 := rangeCount(newRange)
+	return oldN, newN, ok1 && ok2
+}
+
+func rangeCount(r string) (int, bool) {
+	start, count, hasCount := strings.Cut(r, ",")
+	if _, err := strconv.ParseUint(start, 10, 31); err != nil {
+		return 0, false
+	}
+	if !hasCount {
+		return 1, true
+	}
+	n, err := strconv.ParseUint(count, 10, 31)
+	return int(n), err == nil
+}
+
+// fileChange fills a completed file_change's paths and diff. The diff is
+// given only when every change of a successful item has an exact one;
+// otherwise diff_skipped says it could not be known.
+func fileChange(te *event.ToolEnd, changes, cwd string) {
+	var diffs []string
+	complete := true
+	jsonscan.Values(changes, func(raw string) bool {
+		c := readChange(raw)
+		if c.path != "" {
+			te.Paths = append(te.Paths, c.path)
+		}
+		d := c.fileDiff(cwd)
+		if d == "" {
+			complete = false
+		}
+		diffs = append(diffs, d)
+		return true
+	})
+	if te.Status != event.StatusOK || len(te.Paths) == 0 {
+		return
+	}
+	if complete {
+		te.Diff = adapters.JoinDiffs(diffs...)
+	} else {
+		te.DiffSkipped = event.DiffSkippedUnknown
+	}
+}

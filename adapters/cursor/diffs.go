@@ -1,0 +1,149 @@
+package cursor
+
+import (
+	"path/filepath"
+	"strings"
+
+	"github.com/agentharness/harness/adapters"
+	"github.com/agentharness/harness/adapters/internal/jsonscan"
+	"github.com/agentharness/harness/event"
+)
+
+// Limits of what the parser remembers of files, to diff a later write
+// against: a file over maxKnownFile is forgotten, and all are once their
+// total passes maxKnownBytes.
+const (
+	maxKnownFile  = 1 << 20
+	maxKnownBytes = 8 << 20
+)
+
+// files are contents the stream showed exactly, by absolute path: what an
+// edit left (afterFullFileContent), what a write wrote, that a delete
+// removed the file. They hold only while nothing else could have changed
+// the files: any call but a read, search, write, edit or delete (a shell
+// command, a sub-agent, an MCP tool) forgets them all.
+type files struct {
+	known map[string]adapters.File
+	bytes int
+}
+
+func (fs *files) get(path string) (adapters.File, bool) {
+	f, ok := fs.known[path]
+	return f, ok
+}
+
+func (fs *files) set(path string, f adapters.File) {
+	if fs.known == nil {
+		fs.known = map[string]adapters.File{}
+	}
+	fs.drop(path)
+	if len(f.Text) > maxKnownFile || fs.bytes+len(f.Text) > maxKnownBytes {
+		return
+	}
+	fs.known[path] = f
+	fs.bytes += len(f.Text)
+}
+
+// drop forgets path.
+func (fs *files) drop(path string) {
+	if old, ok := fs.known[path]; ok {
+		fs.bytes -= len(old.Text)
+		delete(fs.known, path)
+	}
+}
+
+func (fs *files) forget() {
+	clear(fs.known)
+	fs.bytes = 0
+}
+
+// fileDiff sets the diff of a completed write, edit or delete from exact
+// data only: an edit's full contents before and after
+// (beforeFullFileContent, afterFullFileContent; a new file has no before,
+// and Cursor's own diffString then starts from /dev/null), a delete's
+// prevContent, a write's fileText over a content this stream showed
+// earlier. Cursor's diffString names no file and a strReplace gives no
+// line numbers, so neither is used. A successful call without such data
+// gets diff_skipped "unknown". Headers name the file relative to the
+// run's directory.
+func (p *parser) fileDiff(c call, end *event.ToolEnd) {
+	switch c.kind {
+	case event.KindRead, event.KindSearch, event.KindTodo, event.KindWeb:
+		return
+	case event.KindWrite, event.KindEdit, event.KindDelete:
+	default:
+		p.files.forget()
+		return
+	}
+	path := c.changedPath("")
+	if len(end.Paths) > 0 {
+		path = end.Paths[0]
+	}
+	abs := path
+	if !filepath.IsAbs(abs) && p.cwd != "" {
+		abs = filepath.Join(p.cwd, abs)
+	}
+	if end.Status != event.StatusOK || path == "" {
+		p.files.drop(abs) // a failed call may have changed it all the same
+		return
+	}
+	_, env := c.envelope()
+	before, after, ok := c.contents(env)
+	if !ok && c.kind == event.KindWrite {
+		before, ok = p.files.get(abs)
+	}
+	if after.Exists || c.kind == event.KindDelete {
+		p.files.set(abs, after)
+	} else {
+		p.files.drop(abs)
+	}
+	if !ok {
+		end.DiffSkipped = event.DiffSkippedUnknown
+		return
+	}
+	end.Diff = adapters.Diff(adapters.DisplayPath(p.cwd, path), before, after)
+}
+
+// contents returns the file before and after the call as the call's own
+// data states them, and whether the before is known.
+func (c call) contents(env string) (before, after adapters.File, ok bool) {
+	var diff, beforeRaw, afterRaw, prev string
+	jsonscan.Each(env, func(k, v string) bool {
+		// First wins, as with Get.
+		switch {
+		case k == "diffString" && diff == "":
+			diff = v
+		case k == "beforeFullFileContent" && beforeRaw == "":
+			beforeRaw = v
+		case k == "afterFullFileContent" && afterRaw == "":
+			afterRaw = v
+		case k == "prevContent" && prev == "":
+			prev = v
+		}
+		return true
+	})
+	switch c.kind {
+	case event.KindDelete:
+		if jsonscan.IsString(prev) {
+			return adapters.Present(jsonscan.Str(prev)), adapters.File{}, true
+		}
+		return adapters.File{}, adapters.File{}, false
+	case event.KindWrite:
+		if text := c.a.fileText; jsonscan.IsString(text) {
+			after = adapters.Present(jsonscan.Str(text))
+		}
+		return adapters.File{}, after, false
+	}
+	if !jsonscan.IsString(afterRaw) {
+		return adapters.File{}, adapters.File{}, false
+	}
+	after = adapters.Present(jsonscan.Str(afterRaw))
+	switch {
+	case jsonscan.IsString(beforeRaw):
+		return adapters.Present(jsonscan.Str(beforeRaw)), after, true
+	case strings.HasPrefix(jsonscan.Str(diff), "--- /dev/null"):
+		// A new file: Cursor leaves the before out and diffs from nothing.
+		return adapters.File{}, after, true
+	}
+	return adapters.File{}, after, false
+}
