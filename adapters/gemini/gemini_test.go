@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 
@@ -143,7 +144,8 @@ func TestParseTools(t *testing.T) {
 	require.Equal(t, "/w/a.go", start.Path)
 	end := bodies[1].(*event.ToolEnd)
 	require.Equal(t, []string{"/w/a.go"}, end.Paths)
-	require.Equal(t, "--- a/w/a.go\n+++ b/w/a.go\n@@ -1 +1 @@\n-x\n+y\n", end.Diff)
+	require.Empty(t, end.Diff, "the file's content is unknown: no diff from old_string alone")
+	require.Equal(t, event.DiffSkippedUnknown, end.DiffSkipped)
 	require.Equal(t, "false", bodies[2].(*event.ToolStart).Command)
 	end = bodies[3].(*event.ToolEnd)
 	require.Equal(t, event.StatusError, end.Status, "a non-zero exit is an error")
@@ -161,14 +163,131 @@ func TestParseResult(t *testing.T) {
 	bodies := parse(t,
 		`{"type":"init","session_id":"s1","model":"m"}`,
 		delta("hi"),
-		`{"type":"result","status":"error","error":{"type":"unknown","message":"[API Error: {\"error\":{\"code\":429,\"message\":\"quota\"}}]"},"stats":{"total_tokens":30,"input_tokens":20,"output_tokens":10,"cached":5,"input":15,"duration_ms":7}}`)
+		`{"type":"result","status":"error","error":{"type":"unknown","message":"[API Error: {\"error\":{\"code\":429,\"message\":\"quota\"}}]"},"stats":{"total_tokens":34,"input_tokens":20,"output_tokens":10,"cached":5,"input":15,"duration_ms":7}}`)
 	require.Equal(t, &event.SessionStart{SessionID: "s1", Model: "m"}, bodies[0])
 	e := bodies[3].(*event.Error)
 	require.Equal(t, event.ClassRateLimit, e.Class)
 	require.Equal(t, 429, e.Status)
+	require.True(t, e.Fatal, "the error that ends the run is fatal")
+	require.NotNil(t, e.Partial)
+	// 34 total - 20 prompt - 10 candidates = 4 thought tokens, which the
+	// spec's output includes.
+	u := event.Usage{InputTokens: 15, CacheReadTokens: 5, OutputTokens: 14, ReasoningTokens: 4}
+	require.Equal(t, &u, bodies[4])
+	require.Equal(t, &event.Result{Status: event.ResultError, Text: "hi", SessionID: "s1", DurationMS: 7, Usage: u}, bodies[5])
+}
+
+func TestParseErrorClasses(t *testing.T) {
+	t.Parallel()
+	for name, tc := range map[string]struct {
+		code  string
+		class string
+	}{
+		"500": {"500", event.ClassServerError},
+		"502": {"502", event.ClassServerError},
+		"503": {"503", event.ClassOverloaded},
+		"529": {"529", event.ClassOverloaded},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			bodies := parse(t, `{"type":"result","status":"error","error":{"type":"unknown","message":"[API Error: {\"error\":{\"code\":`+tc.code+`,\"message\":\"x\"}}]"}}`)
+			e := bodies[0].(*event.Error)
+			require.Equal(t, tc.class, e.Class)
+			require.Equal(t, tc.code, strconv.Itoa(e.Status))
+			require.True(t, e.Fatal)
+			require.Empty(t, bodies[1].(*event.Result).Text, "no error message as the answer")
+		})
+	}
+	// An error line is not the end of the run.
+	e := parse(t, `{"type":"error","severity":"error","message":"loop detected"}`)[0].(*event.Error)
 	require.False(t, e.Fatal)
-	require.Equal(t, &event.Usage{InputTokens: 15, CacheReadTokens: 5, OutputTokens: 10}, bodies[4])
-	require.Equal(t, &event.Result{Status: event.ResultError, Text: "hi", SessionID: "s1", DurationMS: 7}, bodies[5])
+}
+
+func TestParseDurations(t *testing.T) {
+	t.Parallel()
+	lines := []string{
+		`{"type":"init","timestamp":"2026-11-21T05:20:36.956Z","session_id":"s"}`,
+		`{"type":"tool_use","timestamp":"2026-11-21T05:20:37.036Z","tool_name":"glob","tool_id":"g1","parameters":{}}`,
+		`{"type":"tool_result","timestamp":"2026-11-21T05:20:37.119Z","tool_id":"g1","status":"success","output":""}`,
+		`{"type":"result","timestamp":"2026-11-21T05:20:37.195Z","status":"success"}`,
+	}
+	bodies := parse(t, lines...)
+	require.Equal(t, int64(83), bodies[2].(*event.ToolEnd).DurationMS, "from the native timestamps")
+	require.Equal(t, int64(239), bodies[3].(*event.Result).DurationMS, "init to result when stats has none")
+
+	// A live run measures durations itself.
+	p := newParser()
+	p.UseWallClock()
+	bodies, _ = adaptertest.ParseLines(p, lines...)
+	require.Zero(t, bodies[2].(*event.ToolEnd).DurationMS)
+	require.Zero(t, bodies[3].(*event.Result).DurationMS)
+}
+
+func TestParseWriteThenReplace(t *testing.T) {
+	t.Parallel()
+	write := `{"type":"tool_use","tool_name":"write_file","tool_id":"w","parameters":{"file_path":"/w/a.txt","content":"x\nx\n"}}`
+	created := `{"type":"tool_result","tool_id":"w","status":"success","output":"Successfully created and wrote to new file: /w/a.txt."}`
+	replace := func(id, params string) string {
+		return `{"type":"tool_use","tool_name":"replace","tool_id":"` + id + `","parameters":{"file_path":"/w/a.txt",` + params + `}}`
+	}
+	modified := func(id string) string {
+		return `{"type":"tool_result","tool_id":"` + id + `","status":"success","output":"Successfully modified file: /w/a.txt (2 replacements)."}`
+	}
+	for name, tc := range map[string]struct {
+		lines []string
+		diff  string
+	}{
+		"all-occurrences": {[]string{write, created, replace("r", `"old_string":"x","new_string":"y","allow_multiple":true`), modified("r")},
+			"--- a/w/a.txt\n+++ b/w/a.txt\n@@ -1,2 +1,2 @@\n-x\n-x\n+y\n+y\n"},
+		"ambiguous-without-allow-multiple": {[]string{write, created, replace("r", `"old_string":"x","new_string":"y"`), modified("r")}, ""},
+		"after-a-shell-command": {[]string{write, created,
+			`{"type":"tool_use","tool_name":"run_shell_command","tool_id":"s","parameters":{"command":"sed -i s/x/z/ /w/a.txt"}}`,
+			`{"type":"tool_result","tool_id":"s","status":"success","output":""}`,
+			replace("r", `"old_string":"x","new_string":"y","allow_multiple":true`), modified("r")}, ""},
+		"over-escaped-content": {[]string{strings.Replace(write, `x\nx\n`, `x\\nx`, 1), created}, ""},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var last *event.ToolEnd
+			for _, b := range parse(t, tc.lines...) {
+				if te, ok := b.(*event.ToolEnd); ok {
+					last = te
+				}
+			}
+			require.Equal(t, strings.ReplaceAll(tc.diff, `\n`, "\n"), last.Diff)
+			if tc.diff == "" {
+				require.Equal(t, event.DiffSkippedUnknown, last.DiffSkipped)
+			}
+		})
+	}
+}
+
+// TestMessageTextCapped holds one endless message to a bounded kept
+// text: every delta is streamed, the complete message is cut and marked.
+func TestMessageTextCapped(t *testing.T) {
+	t.Parallel()
+	p := New().NewParser()
+	chunk := strings.Repeat("é", 1000) // 2000 bytes, after a distinct number
+	var out []event.Body
+	var streamed, sent int
+	for i := range 3 * event.MaxTextBytes / len(chunk) {
+		c := strconv.Itoa(100000+i) + chunk
+		sent += len(c)
+		out, _ = p.Parse(out[:0], []byte(delta(c)))
+		for _, b := range out {
+			streamed += len(b.(*event.TextDelta).Text)
+		}
+	}
+	require.Equal(t, sent, streamed, "every delta is streamed")
+	msg := p.Flush(nil)[0].(*event.Message)
+	require.True(t, msg.Truncated)
+	require.LessOrEqual(t, len(msg.Text), event.MaxTextBytes)
+	require.Greater(t, len(msg.Text), event.MaxTextBytes-4)
+	require.True(t, utf8.ValidString(msg.Text), "cut on a character boundary")
+	out, _ = p.Parse(nil, []byte(`{"type":"result","status":"success"}`))
+	r := out[0].(*event.Result)
+	require.True(t, r.TextTruncated)
+	require.Equal(t, msg.Text, r.Text)
 }
 
 func TestParseUnknown(t *testing.T) {

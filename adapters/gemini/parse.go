@@ -6,17 +6,20 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/agentharness/harness/adapters"
 	"github.com/agentharness/harness/adapters/internal/jsonscan"
 	"github.com/agentharness/harness/event"
 )
 
+// call is a tool call between its tool_use and its tool_result.
 type call struct {
-	name  string
-	kind  event.Kind
-	paths []string
-	diff  string
+	name    string
+	kind    event.Kind
+	paths   []string
+	startMS int64 // the tool_use's timestamp, 0 when unknown
+	edit    edit  // what a write_file or replace asked for
 }
 
 type parser struct {
@@ -25,12 +28,16 @@ type parser struct {
 	session  string
 	open     map[string]call // by tool_id
 	lastText string          // the last complete assistant message
+	lastCut  bool            // lastText was cut at event.MaxTextBytes
+	initMS   int64           // the init line's timestamp
+	wall     bool            // durations are left to the caller's clock (UseWallClock)
+	files    files           // file contents the stream showed in full
 
 	// The current run of assistant deltas, as one attempt of the model:
 	// deltas holds its chunks, replay the position reached by a stream
 	// that restarted from the first chunk (-1: none), warned whether the
 	// replay was reported.
-	deltas []string
+	deltas chunks
 	replay int
 	warned bool
 
@@ -49,9 +56,11 @@ type line struct {
 	bad                                                         bool // not a JSON object
 	typ, role, content, delta, session, model, toolID, toolName string
 	params, output, status, err, severity, message, stats       string
+	timestamp                                                   string
 
 	// Fields of params, read with the line.
 	pCommand, pContent, pOldString, pNewString, pFilePath, pAbsolutePath, pPath string
+	pAllowMultiple, pExpected, pModifiedByUser                                  string
 }
 
 func set(dst *string, v string) {
@@ -112,6 +121,8 @@ func (p *parser) read(l *line, raw []byte) {
 			set(&l.message, v)
 		case "stats":
 			set(&l.stats, v)
+		case "timestamp":
+			set(&l.timestamp, v)
 		}
 		return len(v), true
 	})
@@ -128,9 +139,12 @@ func (p *parser) apply(dst []event.Body, l *line) ([]event.Body, bool) {
 	case "init":
 		dst = p.endRun(dst)
 		p.session = jsonscan.Str(l.session)
+		p.initMS = millis(l.timestamp)
 		return append(dst, &event.SessionStart{SessionID: p.session, Model: jsonscan.Str(l.model)}), true
 	case "tool_use":
 		dst = p.endRun(dst)
+		// Text before a tool call is commentary, not the final answer.
+		p.lastText, p.lastCut = "", false
 		return append(dst, p.toolUse(l)), true
 	case "tool_result":
 		dst = p.endRun(dst)
@@ -141,7 +155,8 @@ func (p *parser) apply(dst []event.Body, l *line) ([]event.Body, bool) {
 		if jsonscan.Str(l.severity) == "warning" {
 			return append(dst, &event.Warning{Code: event.WarnAgentWarning, Message: msg}), true
 		}
-		return append(dst, agentError(msg)), true
+		// An error line does not end the run: the result that follows does.
+		return append(dst, agentError(msg, false)), true
 	case "result":
 		dst = p.endRun(dst)
 		return p.result(dst, l), true
@@ -161,7 +176,7 @@ func (p *parser) message(dst []event.Body, l *line) ([]event.Body, bool) {
 	case role == "assistant":
 		dst = p.endRun(dst)
 		text := jsonscan.Str(l.content)
-		p.lastText = text
+		p.lastText, p.lastCut = text, false
 		return append(dst, &event.Message{Role: event.RoleAssistant, Text: text}), true
 	case role == "user":
 		// The prompt echoed back: the caller knows it already.
@@ -175,36 +190,38 @@ func (p *parser) message(dst []event.Body, l *line) ([]event.Body, bool) {
 // the current attempt are held back, and emitted late only if the stream
 // turns out to diverge (then they were real text, not a replay).
 func (p *parser) delta(dst []event.Body, text string) []event.Body {
+	d := &p.deltas
 	if p.replay >= 0 {
 		switch {
-		case p.replay < len(p.deltas) && p.deltas[p.replay] == text:
+		case p.replay < d.n() && d.is(p.replay, text):
 			p.replay++
 			return p.replayed(dst)
-		case p.replay == len(p.deltas) && text == p.deltas[0]:
+		case p.replay == d.n() && d.is(0, text):
 			p.replay = 1 // yet another attempt
 			return p.replayed(dst)
-		case p.replay == len(p.deltas):
-			// The retry goes on past where the earlier attempt stopped.
+		case p.replay == d.n():
+			// The retry goes on past where the earlier attempt stopped
+			// (or past what was kept of it).
 			p.replay = -1
 		default:
 			// Not a replay after all: the held-back chunks were text.
-			held := strings.Join(p.deltas[:p.replay], "")
-			p.deltas = append(p.deltas, p.deltas[:p.replay]...)
+			held := d.upTo(p.replay)
+			d.repeat(p.replay)
 			p.replay = -1
 			dst = append(dst, &event.TextDelta{Text: held})
 		}
-	} else if len(p.deltas) > 0 && text == p.deltas[0] {
+	} else if d.n() > 0 && d.is(0, text) {
 		p.replay = 1
 		return p.replayed(dst)
 	}
-	p.deltas = append(p.deltas, text)
+	d.add(text)
 	return append(dst, &event.TextDelta{Text: text})
 }
 
 // replayed reports, once per run, a replay that repeated the whole
 // attempt so far.
 func (p *parser) replayed(dst []event.Body) []event.Body {
-	if p.replay == len(p.deltas) && !p.warned {
+	if p.replay == p.deltas.n() && !p.warned {
 		p.warned = true
 		dst = append(dst, &event.Warning{Code: event.WarnAgentRetry,
 			Message: "the agent streamed the same text again (a retried model request); the repeat is not emitted"})
@@ -214,17 +231,18 @@ func (p *parser) replayed(dst []event.Body) []event.Body {
 
 // endRun emits the message a run of deltas made, if one is open.
 func (p *parser) endRun(dst []event.Body) []event.Body {
-	if len(p.deltas) == 0 {
+	if p.deltas.empty() {
 		return dst
 	}
 	if p.replay > 0 && !p.warned {
 		dst = append(dst, &event.Warning{Code: event.WarnAgentRetry,
 			Message: "the agent streamed part of its text again (a retried model request); the repeat is not emitted"})
 	}
-	text := strings.Join(p.deltas, "")
-	p.deltas, p.replay, p.warned = p.deltas[:0], -1, false
-	p.lastText = text
-	return append(dst, &event.Message{Role: event.RoleAssistant, Text: text})
+	text, cut := string(p.deltas.buf), p.deltas.cut
+	p.deltas.reset()
+	p.replay, p.warned = -1, false
+	p.lastText, p.lastCut = text, cut
+	return append(dst, &event.Message{Role: event.RoleAssistant, Text: text, Truncated: cut})
 }
 
 // kinds maps Gemini's built-in tool names to kinds.
@@ -286,6 +304,12 @@ func (l *line) readParams(rest string) int {
 			set(&l.pAbsolutePath, v)
 		case "path":
 			set(&l.pPath, v)
+		case "allow_multiple":
+			set(&l.pAllowMultiple, v)
+		case "expected_replacements":
+			set(&l.pExpected, v)
+		case "modified_by_user":
+			set(&l.pModifiedByUser, v)
 		}
 		return true
 	})
@@ -302,22 +326,25 @@ func (p *parser) toolUse(l *line) *event.ToolStart {
 	if jsonscan.IsObject(params) {
 		ts.Input = json.RawMessage(params) // a copy
 	}
-	command, content, oldString, newString := l.pCommand, l.pContent, l.pOldString, l.pNewString
-	filePath, absolutePath, path := l.pFilePath, l.pAbsolutePath, l.pPath
 	c := call{name: name, kind: ts.Kind}
+	if !p.wall {
+		c.startMS = millis(l.timestamp)
+	}
 	switch ts.Kind {
 	case event.KindShell:
-		ts.Command = jsonscan.Str(command)
+		ts.Command = jsonscan.Str(l.pCommand)
 	case event.KindRead, event.KindWrite, event.KindEdit:
-		ts.Path = firstString(filePath, absolutePath, path)
+		ts.Path = firstString(l.pFilePath, l.pAbsolutePath, l.pPath)
 	}
 	switch name {
-	case "write_file":
+	case "write_file", "replace", "edit":
 		c.paths = nonEmpty(ts.Path)
-		c.diff = adapters.UnifiedDiff(ts.Path, "", jsonscan.Str(content)) // a new string
-	case "replace", "edit":
-		c.paths = nonEmpty(ts.Path)
-		c.diff = adapters.UnifiedDiff(ts.Path, jsonscan.Str(oldString), jsonscan.Str(newString)) // a new string
+		c.edit = readEdit(name, ts.Path, l)
+	}
+	if mayChangeFiles(ts.Kind) {
+		// A shell command or another agent's tool may change any file:
+		// what was seen of them no longer holds.
+		p.files.forget()
 	}
 	p.open[id] = c
 	return ts
@@ -330,6 +357,9 @@ func (p *parser) toolResult(l *line) *event.ToolEnd {
 	te := &event.ToolEnd{CallID: id, Status: event.StatusOK, Output: jsonscan.Str(l.output)}
 	if ok {
 		te.Name, te.Kind, te.Paths = c.name, c.kind, c.paths
+		if end := millis(l.timestamp); !p.wall && c.startMS > 0 && end >= c.startMS {
+			te.DurationMS = end - c.startMS
+		}
 	} else {
 		te.Name = nameFromID(id)
 		te.Kind = toolKind(te.Name)
@@ -352,8 +382,11 @@ func (p *parser) toolResult(l *line) *event.ToolEnd {
 		if isDenial(jsonscan.Str(typ), te.Output) {
 			te.Status = event.StatusDenied
 		}
-	} else if ok {
-		te.Diff = c.diff
+	}
+	if ok && c.edit.name != "" {
+		p.files.apply(te, c.edit)
+	} else if !ok || mayChangeFiles(te.Kind) {
+		p.files.forget()
 	}
 	if te.Kind == event.KindShell {
 		if code, found := exitCode(te.Output); found {
@@ -427,17 +460,22 @@ func codeAfter(rest string) (string, bool) {
 
 var statusRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`"code":\s*(\d{3})\b|\bstatus (\d{3})\b`) })
 
-func agentError(msg string) *event.Error {
+// agentError is the error event of an error Gemini reported; fatal for
+// the one that ended the run.
+func agentError(msg string, fatal bool) *event.Error {
 	if msg == "" {
 		msg = "gemini reported an error"
 	}
-	e := &event.Error{Code: event.ErrAgentError, Message: msg}
+	e := &event.Error{Code: event.ErrAgentError, Message: msg, Fatal: fatal}
+	if fatal {
+		e.Partial = &event.Partial{} // the stream adds the last events
+	}
 	// The regexp needs one of these; most messages have neither.
 	if strings.Contains(msg, `"code":`) || strings.Contains(msg, "status ") {
 		if m := statusRE().FindStringSubmatch(msg); m != nil {
 			code, _ := strconv.Atoi(m[1] + m[2])
 			e.Status = code
-			e.Class = adapters.ClassifyStatus(code)
+			e.Class = statusClass(code)
 		}
 	}
 	if e.Class == "" {
@@ -450,11 +488,13 @@ func (p *parser) result(dst []event.Body, l *line) []event.Body {
 	status := event.ResultSuccess
 	if jsonscan.Str(l.status) != "success" {
 		status = event.ResultError
-		dst = append(dst, agentError(jsonscan.Str(jsonscan.Get(l.err, "message"))))
+		dst = append(dst, agentError(jsonscan.Str(jsonscan.Get(l.err, "message")), true))
 	}
-	var cached, input, inputTokens, outputTokens, duration string
+	var total, cached, input, inputTokens, outputTokens, duration string
 	jsonscan.Each(l.stats, func(k, v string) bool {
 		switch k {
+		case "total_tokens":
+			set(&total, v)
 		case "cached":
 			set(&cached, v)
 		case "input":
@@ -468,22 +508,62 @@ func (p *parser) result(dst []event.Body, l *line) []event.Body {
 		}
 		return true
 	})
+	r := &event.Result{Status: status, Text: p.lastText, TextTruncated: p.lastCut, SessionID: p.session}
+	if !p.wall {
+		r.DurationMS = jsonscan.Int(duration)
+		if end := millis(l.timestamp); r.DurationMS <= 0 && p.initMS > 0 && end >= p.initMS {
+			r.DurationMS = end - p.initMS
+		}
+	}
 	if jsonscan.IsObject(l.stats) {
-		// input_tokens is the whole prompt; cached and input are its
+		// Gemini reports the run's totals only: one usage event for the
+		// run. input_tokens is the whole prompt; cached and input are its
 		// breakdown (types.ts), so input is what was not read from cache.
 		nCached := jsonscan.Int(cached)
 		in := jsonscan.Int(input)
+		out := jsonscan.Int(outputTokens)
+		u := event.Usage{CacheReadTokens: nCached}
 		if inputTokens != "" {
 			in = max(jsonscan.Int(inputTokens)-nCached, 0)
+			// output_tokens counts candidates only: the thoughts are the
+			// rest of total_tokens (totalTokenCount), and the spec's
+			// output includes them.
+			if total != "" {
+				u.ReasoningTokens = max(jsonscan.Int(total)-jsonscan.Int(inputTokens)-out, 0)
+			}
 		}
-		u := &event.Usage{InputTokens: in, CacheReadTokens: nCached, OutputTokens: jsonscan.Int(outputTokens)}
+		u.InputTokens, u.OutputTokens = in, out+u.ReasoningTokens
 		if !u.IsZero() {
-			dst = append(dst, u)
+			dst = append(dst, &u)
+			r.Usage = u
 		}
 	}
-	return append(dst, &event.Result{Status: status, Text: p.lastText, SessionID: p.session,
-		DurationMS: jsonscan.Int(duration)})
+	return append(dst, r)
 }
+
+// statusClass is the error class of an HTTP status: a 5xx that is not an
+// overload is a server error.
+func statusClass(code int) string {
+	if code >= 500 && code != 503 && code != 529 {
+		return event.ClassServerError
+	}
+	return adapters.ClassifyStatus(code)
+}
+
+// millis reads an ISO 8601 timestamp as Unix milliseconds, 0 when it is
+// missing or malformed.
+func millis(raw string) int64 {
+	t, err := time.Parse(time.RFC3339Nano, jsonscan.StrOnly(raw))
+	if err != nil || t.UnixMilli() <= 0 {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+// UseWallClock makes the parser leave durations (tool_end and result) to
+// the caller's clock: a live run measures them itself, while harness parse
+// has only the agent's timestamps.
+func (p *parser) UseWallClock() { p.wall = true }
 
 // nameFromID recovers the tool name from a tool id of the shape Gemini
 // 0.61 gives, `<name>__<name>_<ms>_<n>`, for a result whose tool_use was

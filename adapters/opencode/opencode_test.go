@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 
@@ -210,21 +211,29 @@ func TestFileChanges(t *testing.T) {
 		bodies, _ := parseAll(t, `{"type":"tool_use","sessionID":"s","part":{"type":"tool","tool":"`+name+`","callID":"c","sessionID":"s","state":`+state+`}}`)
 		return bodies[2].(*event.ToolEnd)
 	}
-	t.Run("edit-metadata-diff", func(t *testing.T) {
+	t.Run("edit-patch-text-only", func(t *testing.T) {
 		t.Parallel()
-		end := tool("edit", `{"status":"completed","input":{"filePath":"/a.go","oldString":"x","newString":"y"},"metadata":{"diff":"Index: /a.go\n--- /a.go\n+++ /a.go\n"}}`)
-		require.Equal(t, "Index: /a.go\n--- /a.go\n+++ /a.go\n", end.Diff)
+		// OpenCode's own patch has common indentation trimmed: not used.
+		end := tool("edit", `{"status":"completed","input":{"filePath":"/a.go","oldString":"\tx","newString":"\ty"},"metadata":{"diff":"Index: /a.go\n--- /a.go\n+++ /a.go\n@@ -1,1 +1,1 @@\n-x\n+y\n","filediff":{"file":"/a.go","patch":"","additions":1,"deletions":1}}}`)
+		require.Empty(t, end.Diff)
+		require.Equal(t, event.DiffSkippedUnknown, end.DiffSkipped)
 		require.Equal(t, []string{"/a.go"}, end.Paths)
 	})
-	t.Run("edit-built-from-strings", func(t *testing.T) {
+	t.Run("edit-not-built-from-strings", func(t *testing.T) {
 		t.Parallel()
 		end := tool("edit", `{"status":"completed","input":{"filePath":"/a.go","oldString":"x\n","newString":"y\n"},"metadata":{}}`)
-		require.Equal(t, adapters.UnifiedDiff("/a.go", "x\n", "y\n"), end.Diff)
+		require.Empty(t, end.Diff)
+		require.Equal(t, event.DiffSkippedUnknown, end.DiffSkipped)
+	})
+	t.Run("edit-filediff-before-after", func(t *testing.T) {
+		t.Parallel()
+		end := tool("edit", `{"status":"completed","input":{"filePath":"/a.go","oldString":"b","newString":"c"},"metadata":{"filediff":{"file":"/a.go","before":"a\nb","after":"a\nc"}}}`)
+		require.Equal(t, "--- a/a.go\n+++ b/a.go\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+c\n\\ No newline at end of file\n", end.Diff)
 	})
 	t.Run("write-new-file", func(t *testing.T) {
 		t.Parallel()
 		end := tool("write", `{"status":"completed","input":{"filePath":"/n.txt","content":"n\n"},"metadata":{"exists":false}}`)
-		require.Equal(t, adapters.UnifiedDiff("/n.txt", "", "n\n"), end.Diff)
+		require.Equal(t, adapters.Diff("/n.txt", adapters.File{}, adapters.Present("n\n")), end.Diff)
 		require.Equal(t, []string{"/n.txt"}, end.Paths)
 	})
 	t.Run("write-over-existing-file-has-no-made-up-diff", func(t *testing.T) {
@@ -242,10 +251,10 @@ func TestFileChanges(t *testing.T) {
 	})
 	t.Run("patch-adding-files-is-a-write", func(t *testing.T) {
 		t.Parallel()
-		end := tool("apply_patch", `{"status":"completed","input":{"patchText":"p"},"metadata":{"files":[{"filePath":"/a","type":"add","diff":"+a\n"},{"filePath":"/b","type":"add","diff":"+b\n"}]}}`)
+		end := tool("apply_patch", `{"status":"completed","input":{"patchText":"p"},"metadata":{"files":[{"filePath":"/a","type":"add","before":"","after":"a\n"},{"filePath":"/b","type":"add","before":"","after":"b\n"}]}}`)
 		require.Equal(t, event.KindWrite, end.Kind)
 		require.Equal(t, []string{"/a", "/b"}, end.Paths)
-		require.Equal(t, "+a\n+b\n", end.Diff)
+		require.Equal(t, "--- /dev/null\n+++ b/a\n@@ -0,0 +1 @@\n+a\n--- /dev/null\n+++ b/b\n@@ -0,0 +1 @@\n+b\n", end.Diff)
 	})
 }
 
@@ -266,7 +275,8 @@ func TestErrorEvent(t *testing.T) {
 		name, errJSON, msg, class string
 		status                    int
 	}{
-		{"api-500", `{"name":"APIError","data":{"message":"upstream failed","statusCode":500,"isRetryable":true}}`, "upstream failed", event.ClassCrash, 500},
+		{"api-500", `{"name":"APIError","data":{"message":"upstream failed","statusCode":500,"isRetryable":true}}`, "upstream failed", event.ClassServerError, 500},
+		{"api-503", `{"name":"APIError","data":{"message":"busy","statusCode":503}}`, "busy", event.ClassOverloaded, 503},
 		{"api-429", `{"name":"APIError","data":{"message":"slow down","statusCode":429}}`, "slow down", event.ClassRateLimit, 429},
 		{"auth-by-name", `{"name":"ProviderAuthError","data":{"providerID":"anthropic","message":"token expired"}}`, "token expired", event.ClassAuth, 0},
 		{"unknown-by-text", `{"name":"UnknownError","data":{"message":"socket hang up"}}`, "socket hang up", event.ClassNetwork, 0},
@@ -278,11 +288,57 @@ func TestErrorEvent(t *testing.T) {
 			bodies, _ := parseAll(t, `{"type":"error","sessionID":"s","error":`+c.errJSON+`}`)
 			require.Equal(t, []event.Body{
 				&event.SessionStart{SessionID: "s"},
-				&event.Error{Code: event.ErrAgentError, Message: c.msg, Class: c.class, Status: c.status},
+				&event.Error{Code: event.ErrAgentError, Message: c.msg, Class: c.class, Status: c.status, Fatal: true, Partial: &event.Partial{}},
 				&event.Result{Status: event.ResultError, SessionID: "s"},
 			}, bodies)
 		})
 	}
+}
+
+func TestRetriedStepIsOneTurn(t *testing.T) {
+	t.Parallel()
+	start := func(msg string) string {
+		return `{"type":"step_start","timestamp":1000,"sessionID":"s","part":{"messageID":"` + msg + `","sessionID":"s","type":"step-start"}}`
+	}
+	finish := func(msg, reason string) string {
+		return `{"type":"step_finish","timestamp":1900,"sessionID":"s","part":{"messageID":"` + msg + `","sessionID":"s","type":"step-finish","reason":"` + reason + `","tokens":{"input":10,"output":2}}}`
+	}
+	bodies, _ := parseAll(t, start("m1"), start("m1"), start("m1"), finish("m1", "tool-calls"), start("m2"), finish("m2", "stop"))
+	r := bodies[len(bodies)-1].(*event.Result)
+	require.Equal(t, 2, r.NumTurns, "two model calls, the first retried twice")
+	require.EqualValues(t, 900, r.DurationMS, "from the native timestamps")
+
+	p := newParser()
+	p.UseWallClock()
+	bodies, _ = adaptertest.ParseLines(p, start("m1"), finish("m1", "stop"))
+	require.Zero(t, bodies[len(bodies)-1].(*event.Result).DurationMS, "a live run measures it")
+}
+
+// TestStepTextCapped holds the text kept for the result to
+// event.MaxTextBytes, marked, however many text parts a step has; every
+// part is still emitted whole.
+func TestStepTextCapped(t *testing.T) {
+	t.Parallel()
+	p := newParser()
+	part := `{"type":"text","sessionID":"s","part":{"sessionID":"s","type":"text","text":"` + strings.Repeat("ü", 50000) + `"}}`
+	var out []event.Body
+	messages := 0
+	for range 10 {
+		out, _ = p.Parse(out[:0], []byte(part))
+		for _, b := range out {
+			if m, ok := b.(*event.Message); ok {
+				require.Len(t, m.Text, 100000)
+				messages++
+			}
+		}
+	}
+	require.Equal(t, 10, messages)
+	out, _ = p.Parse(out[:0], []byte(`{"type":"step_finish","sessionID":"s","part":{"sessionID":"s","reason":"stop"}}`))
+	r := out[len(out)-1].(*event.Result)
+	require.True(t, r.TextTruncated)
+	require.LessOrEqual(t, len(r.Text), event.MaxTextBytes)
+	require.Greater(t, len(r.Text), event.MaxTextBytes-2)
+	require.True(t, utf8.ValidString(r.Text))
 }
 
 func TestUnknownLines(t *testing.T) {

@@ -3,6 +3,7 @@ package opencode
 import (
 	"bytes"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 
@@ -27,11 +28,21 @@ type parser struct {
 	adapters.TwoStep[read] // Parse, and ReadAhead: read then apply
 
 	session  string          // the run's session id
-	steps    int             // step_start lines seen
-	stepText strings.Builder // text parts of the current step
+	steps    int             // model calls seen (a retried call counts once)
+	stepMsg  string          // the message id of the step in progress
+	stepOpen bool            // a step started and has not finished
+	stepText strings.Builder // text parts of the current step, at most event.MaxTextBytes
+	textCut  bool            // stepText was cut
 	terminal bool            // a Result was emitted
+	firstMS  int64           // the first line's timestamp
+	wall     bool            // durations are left to the caller's clock (UseWallClock)
 	lines    jsonscan.Lines  // copies of the lines, which bodies and p keep pieces of
 }
+
+// UseWallClock makes the parser leave durations (tool_end and result) to
+// the caller's clock: a live run measures them itself, while harness parse
+// has only the agent's timestamps.
+func (p *parser) UseWallClock() { p.wall = true }
 
 func newParser() *parser {
 	p := &parser{}
@@ -46,14 +57,15 @@ func newParser() *parser {
 type line struct {
 	typ, sessionID string
 	err            string // raw JSON
+	timestamp      int64  // Unix ms
 	part           part
 }
 
 type part struct {
-	sessionID, text, callID, id, tool, reason string
-	cost                                      float64
-	tokens                                    string // raw JSON
-	state                                     state
+	sessionID, text, callID, id, tool, reason, messageID string
+	cost                                                 float64
+	tokens                                               string // raw JSON
+	state                                                state
 }
 
 // state holds the raw fields of a tool part's state, read with the line.
@@ -106,6 +118,8 @@ func readLine(s string) line {
 			l.sessionID = jsonscan.Str(v)
 		case "error":
 			l.err = v
+		case "timestamp":
+			l.timestamp = jsonscan.Int(v)
 		}
 		return len(v), true
 	})
@@ -137,6 +151,8 @@ func (p *part) read(rest string) int {
 			p.tool = jsonscan.Str(v)
 		case "reason":
 			p.reason = jsonscan.Str(v)
+		case "messageID":
+			p.messageID = jsonscan.Str(v)
 		case "cost":
 			p.cost = gjson.Parse(v).Float()
 		case "tokens":
@@ -180,6 +196,9 @@ func (p *parser) apply(dst []event.Body, r *read) ([]event.Body, bool) {
 		return dst, false
 	}
 	l := &r.l
+	if p.firstMS == 0 && l.timestamp > 0 {
+		p.firstMS = l.timestamp
+	}
 	if p.session == "" && l.sessionID != "" {
 		p.session = l.sessionID
 		dst = append(dst, &event.SessionStart{SessionID: l.sessionID})
@@ -190,35 +209,70 @@ func (p *parser) apply(dst []event.Body, r *read) ([]event.Body, bool) {
 	}
 	switch l.typ {
 	case "step_start":
-		p.steps++
+		// A step that starts again in the same message before it finished
+		// is the same model call retried (OpenCode keeps the assistant
+		// message across retries), not another turn.
+		if !p.stepOpen || part.messageID == "" || part.messageID != p.stepMsg {
+			p.steps++
+		}
+		p.stepOpen, p.stepMsg = true, strings.Clone(part.messageID)
 		p.stepText.Reset()
+		p.textCut = false
 	case "text":
 		if part.text == "" {
 			return dst, true
 		}
 		if p.stepText.Len() > 0 {
-			p.stepText.WriteString("\n\n")
+			p.keepText("\n\n")
 		}
-		p.stepText.WriteString(part.text)
+		p.keepText(part.text)
 		dst = append(dst, &event.Message{Role: event.RoleAssistant, Text: part.text})
 	case "reasoning":
 		if part.text != "" {
 			dst = append(dst, &event.Reasoning{Text: part.text})
 		}
 	case "tool_use":
-		dst = toolUse(dst, part)
+		dst = toolUse(dst, part, p.wall)
 	case "step_finish":
-		dst = p.stepFinish(dst, part)
+		p.stepOpen = false
+		dst = p.stepFinish(dst, part, l.timestamp)
 	case "error":
-		dst = p.agentError(dst, l.err)
+		dst = p.agentError(dst, l.err, l.timestamp)
 	case "done":
 		if !p.terminal {
 			p.terminal = true
-			dst = append(dst, &event.Result{Status: event.ResultSuccess, Text: p.stepText.String(),
-				SessionID: p.session, NumTurns: p.steps})
+			dst = append(dst, p.result(event.ResultSuccess, p.stepText.String(), l.timestamp))
 		}
 	}
 	return dst, true
+}
+
+// keepText adds s to the step's text, up to event.MaxTextBytes: the
+// answer is kept for the result, and no longer than the stream would let
+// it be, whatever the agent sends.
+func (p *parser) keepText(s string) {
+	room := event.MaxTextBytes - p.stepText.Len()
+	if len(s) > room {
+		for room > 0 && !utf8.RuneStart(s[room]) {
+			room--
+		}
+		s = s[:room]
+		p.textCut = true
+	}
+	p.stepText.WriteString(s)
+}
+
+// result is the run's Result, its duration from the first line's
+// timestamp to the terminal line's (OpenCode reports none of its own).
+func (p *parser) result(status, text string, endMS int64) *event.Result {
+	r := &event.Result{Status: status, Text: text, SessionID: p.session, NumTurns: p.steps}
+	if text != "" {
+		r.TextTruncated = p.textCut
+	}
+	if !p.wall && p.firstMS > 0 && endMS >= p.firstMS {
+		r.DurationMS = endMS - p.firstMS
+	}
+	return r
 }
 
 func set(dst *string, v string) {
@@ -231,7 +285,7 @@ func set(dst *string, v string) {
 // nothing is held back.
 func (p *parser) Flush(dst []event.Body) []event.Body { return dst }
 
-func (p *parser) stepFinish(dst []event.Body, part *part) []event.Body {
+func (p *parser) stepFinish(dst []event.Body, part *part, ts int64) []event.Body {
 	// As with gjson's Get, the first of duplicate keys wins.
 	var in, out, reasoningRaw, cache, cacheRead, cacheWrite string
 	jsonscan.Each(part.tokens, func(k, v string) bool {
@@ -274,8 +328,7 @@ func (p *parser) stepFinish(dst []event.Body, part *part) []event.Body {
 	switch reason := part.reason; reason {
 	case "stop":
 		p.terminal = true
-		dst = append(dst, &event.Result{Status: event.ResultSuccess, Text: p.stepText.String(),
-			SessionID: p.session, NumTurns: p.steps})
+		dst = append(dst, p.result(event.ResultSuccess, p.stepText.String(), ts))
 	case "length", "content-filter", "error":
 		// The model call ended abnormally and OpenCode's loop stops.
 		p.terminal = true
@@ -283,8 +336,9 @@ func (p *parser) stepFinish(dst []event.Body, part *part) []event.Body {
 		if reason == "length" {
 			msg += " (output token limit)"
 		}
-		dst = append(dst, &event.Error{Code: event.ErrAgentError, Message: msg},
-			&event.Result{Status: event.ResultError, Text: p.stepText.String(), SessionID: p.session, NumTurns: p.steps})
+		// The text of a call cut short is not a final answer.
+		dst = append(dst, &event.Error{Code: event.ErrAgentError, Message: msg, Fatal: true, Partial: &event.Partial{}},
+			p.result(event.ResultError, "", ts))
 	}
 	return dst
 }
@@ -296,7 +350,7 @@ var errorClasses = map[string]string{
 	"ContextOverflowError": event.ClassContextOverflow,
 }
 
-func (p *parser) agentError(dst []event.Body, e string) []event.Body {
+func (p *parser) agentError(dst []event.Body, e string, ts int64) []event.Body {
 	name := jsonscan.Str(jsonscan.Get(e, "name"))
 	data := jsonscan.Get(e, "data")
 	msg := jsonscan.Str(jsonscan.Get(data, "message"))
@@ -312,7 +366,7 @@ func (p *parser) agentError(dst []event.Body, e string) []event.Body {
 	status := int(jsonscan.Int(jsonscan.Get(data, "statusCode")))
 	class := errorClasses[name]
 	if class == "" && status != 0 {
-		class = adapters.ClassifyStatus(status)
+		class = statusClass(status)
 	}
 	if class == "" {
 		class = adapters.ClassifyError(msg)
@@ -321,6 +375,16 @@ func (p *parser) agentError(dst []event.Body, e string) []event.Body {
 		class = adapters.ClassifyError(name)
 	}
 	p.terminal = true
-	return append(dst, &event.Error{Code: event.ErrAgentError, Message: msg, Class: class, Status: status},
-		&event.Result{Status: event.ResultError, SessionID: p.session, NumTurns: p.steps})
+	// OpenCode ends the run on an error event: the error is fatal.
+	return append(dst, &event.Error{Code: event.ErrAgentError, Message: msg, Class: class, Status: status,
+		Fatal: true, Partial: &event.Partial{}}, p.result(event.ResultError, "", ts))
+}
+
+// statusClass is the error class of an HTTP status: a 5xx that is not an
+// overload is a server error.
+func statusClass(code int) string {
+	if code >= 500 && code != 503 && code != 529 {
+		return event.ClassServerError
+	}
+	return adapters.ClassifyStatus(code)
 }

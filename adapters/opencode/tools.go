@@ -45,7 +45,7 @@ func denied(msg string) bool {
 // toolUse turns one tool part, reported once when the call is over, into its
 // start and end. A part still pending or running (never printed by current
 // builds) only opens the call.
-func toolUse(dst []event.Body, part *part) []event.Body {
+func toolUse(dst []event.Body, part *part, wall bool) []event.Body {
 	id := part.callID
 	if id == "" {
 		id = part.id
@@ -82,7 +82,7 @@ func toolUse(dst []event.Body, part *part) []event.Body {
 		return dst
 	}
 	end := &event.ToolEnd{CallID: id, Name: name, Kind: kind, Status: event.StatusOK}
-	if t0, t1 := jsonscan.Int(jsonscan.Get(times, "start")), jsonscan.Int(jsonscan.Get(times, "end")); t0 > 0 && t1 >= t0 {
+	if t0, t1 := jsonscan.Int(jsonscan.Get(times, "start")), jsonscan.Int(jsonscan.Get(times, "end")); !wall && t0 > 0 && t1 >= t0 {
 		end.DurationMS = t1 - t0
 	}
 	if status == "error" {
@@ -109,6 +109,12 @@ func toolUse(dst []event.Body, part *part) []event.Body {
 }
 
 // fileChange sets the Paths and Diff of a completed write, edit or patch.
+// A diff is made only from the file's full content before and after, as
+// OpenCode reports it (edit's filediff in builds that include before and
+// after, apply_patch's files), or for a file written new. OpenCode's own
+// patch text is not used: it has the indentation common to its lines
+// trimmed and line ends normalized, so it may not apply to the file.
+// Anything else gets no diff, and says so.
 func fileChange(end *event.ToolEnd, st *event.ToolStart, input, meta string) {
 	get := func(raw, key string) string { return jsonscan.Str(jsonscan.Get(raw, key)) }
 	path := st.Path
@@ -118,63 +124,66 @@ func fileChange(end *event.ToolEnd, st *event.ToolStart, input, meta string) {
 			return
 		}
 		end.Paths = []string{path}
+		content := jsonscan.Get(input, "content")
 		// The metadata says whether the file was there before; its old
 		// content is not reported, so only a new file gets a diff.
-		if !jsonscan.Bool(jsonscan.Get(meta, "exists")) {
-			end.Diff = adapters.UnifiedDiff(path, "", get(input, "content"))
+		if exists := jsonscan.Get(meta, "exists"); exists == "false" && jsonscan.IsString(content) {
+			end.Diff = adapters.Diff(path, adapters.File{}, adapters.Present(jsonscan.Str(content)))
 		}
-	case "edit":
+	case "edit", "multiedit":
+		fd := jsonscan.Get(meta, "filediff")
 		if path == "" {
-			path = jsonscan.Str(jsonscan.Path(meta, "filediff", "file"))
+			path = get(fd, "file")
 		}
 		if path != "" {
 			end.Paths = []string{path}
 		}
-		end.Diff = get(meta, "diff")
-		if end.Diff == "" && jsonscan.Get(input, "oldString") != "" {
-			end.Diff = adapters.UnifiedDiff(path, get(input, "oldString"), get(input, "newString"))
-		}
-	case "multiedit":
-		if path != "" {
-			end.Paths = []string{path}
-		}
-		end.Diff = get(meta, "diff")
-		if end.Diff == "" {
-			var diffs []string
-			jsonscan.Values(jsonscan.Get(meta, "results"), func(r string) bool {
-				diffs = append(diffs, get(r, "diff"))
-				return true
-			})
-			end.Diff = adapters.JoinDiffs(diffs...)
-		}
-		if end.Diff == "" {
-			var diffs []string
-			jsonscan.Values(jsonscan.Get(input, "edits"), func(e string) bool {
-				diffs = append(diffs, adapters.UnifiedDiff(path, get(e, "oldString"), get(e, "newString")))
-				return true
-			})
-			end.Diff = adapters.JoinDiffs(diffs...)
+		before, after := jsonscan.Get(fd, "before"), jsonscan.Get(fd, "after")
+		if path != "" && jsonscan.IsString(before) && jsonscan.IsString(after) {
+			end.Diff = adapters.Diff(path, adapters.Present(jsonscan.Str(before)), adapters.Present(jsonscan.Str(after)))
 		}
 	case "patch", "apply_patch":
 		patchChange(end, meta)
 	}
+	if end.Diff == "" && len(end.Paths) > 0 {
+		end.DiffSkipped = event.DiffSkippedUnknown
+	}
 }
 
+// patchChange diffs each file of a patch from its before and after
+// content; without them for every file, the patch gets no diff.
 func patchChange(end *event.ToolEnd, meta string) {
 	get := func(raw, key string) string { return jsonscan.Str(jsonscan.Get(raw, key)) }
 	var diffs []string
+	exact := true
 	jsonscan.Values(jsonscan.Get(meta, "files"), func(f string) bool {
-		if p := get(f, "filePath"); p != "" {
+		p, mp := get(f, "filePath"), get(f, "movePath")
+		if p != "" {
 			end.Paths = append(end.Paths, p)
 		}
-		if mp := get(f, "movePath"); mp != "" {
+		if mp != "" {
 			end.Paths = append(end.Paths, mp)
 		}
-		diffs = append(diffs, get(f, "diff"))
+		rawBefore, rawAfter := jsonscan.Get(f, "before"), jsonscan.Get(f, "after")
+		if p == "" || !jsonscan.IsString(rawBefore) || !jsonscan.IsString(rawAfter) {
+			exact = false
+			return true
+		}
+		before, after := adapters.Present(jsonscan.Str(rawBefore)), adapters.Present(jsonscan.Str(rawAfter))
+		switch get(f, "type") {
+		case "add":
+			before = adapters.File{}
+		case "delete":
+			after = adapters.File{}
+		}
+		if mp != "" && mp != p {
+			diffs = append(diffs, adapters.Diff(p, before, adapters.File{}), adapters.Diff(mp, adapters.File{}, after))
+		} else {
+			diffs = append(diffs, adapters.Diff(p, before, after))
+		}
 		return true
 	})
-	end.Diff = get(meta, "diff")
-	if end.Diff == "" {
+	if exact {
 		end.Diff = adapters.JoinDiffs(diffs...)
 	}
 }
