@@ -21,10 +21,11 @@ import (
 // structuredPatch, checked line by line against it, and the edit strings
 // where they apply (both must agree). Without such data there is no diff.
 
-// Bounds of the contents kept for later diffs.
+// Bounds of the contents kept for later diffs, and of the files diffed.
 const (
 	maxKnownFile  = 1 << 20
 	maxKnownBytes = 16 << 20
+	maxDiffInput  = 4 << 20 // before and after together
 )
 
 // files holds contents of files the stream showed in full, by path.
@@ -87,9 +88,14 @@ func (p *parser) fileChange(te *event.ToolEnd, c *call, tur gjson.Result) {
 	}
 	if !ok {
 		p.files.forget(path)
+		te.DiffSkipped = event.DiffSkippedUnknown
 		return
 	}
 	p.files.set(path, after)
+	if len(before.Text)+len(after.Text) > maxDiffInput {
+		te.DiffSkipped = event.DiffSkippedTooLarge
+		return
+	}
 	te.Diff = adapters.Diff(adapters.DisplayPath(p.cwd, path), before, after)
 }
 

@@ -180,6 +180,11 @@ func TestToolResults(t *testing.T) {
 			require.Equal(t, c.kind, ends[0].Kind)
 			require.NotEmpty(t, ends[0].Name)
 			require.Equal(t, c.diff, ends[0].Diff != "")
+			if c.status == event.StatusOK && (c.kind == event.KindWrite || c.kind == event.KindEdit) && !c.diff {
+				require.Equal(t, event.DiffSkippedUnknown, ends[0].DiffSkipped)
+			} else {
+				require.Empty(t, ends[0].DiffSkipped)
+			}
 			if c.diff {
 				require.Equal(t, []string{"/a.go"}, ends[0].Paths)
 				require.Equal(t, "--- a/a.go\n+++ b/a.go\n@@ -1,3 +1,3 @@\n w\n-x\n+y\n z\n", ends[0].Diff)
