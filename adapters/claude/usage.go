@@ -77,7 +77,7 @@ func readUsage(raw string) (u event.Usage, mask int) {
 	return u, mask
 }
 
-// call returns the usage state of message id, creating it.
+// callUsage returns the usage state of message id, creating it.
 func (p *parser) callUsage(id string) *callUsage {
 	cu := p.usage[id]
 	if cu == nil {
