@@ -84,7 +84,7 @@ func TestUsagePerCall(t *testing.T) {
 			{InputTokens: 700, OutputTokens: 200, CacheReadTokens: 300},
 			{InputTokens: 300, OutputTokens: 150, CacheReadTokens: 1200},
 			{InputTokens: 300, OutputTokens: 250, CacheReadTokens: 1500},
-		}, usages("partial-multi"))
+		}, usages("multi-partial"))
 	})
 	t.Run("default-mode-input-per-call-output-from-the-totals", func(t *testing.T) {
 		t.Parallel()
@@ -233,7 +233,7 @@ func TestFailureShapes(t *testing.T) {
 	}{
 		"error.maxretries1":      {event.ClassServerError, 500},
 		"overloaded.maxretries1": {event.ClassOverloaded, 529},
-		"partial-abandoned":      {event.ClassNetwork, 0},
+		"abandoned-partial":      {event.ClassNetwork, 0},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -251,7 +251,7 @@ func TestFailureShapes(t *testing.T) {
 	}
 	t.Run("abandoned-text-is-no-message", func(t *testing.T) {
 		t.Parallel()
-		evs := normalized(t, "partial-abandoned")
+		evs := normalized(t, "abandoned-partial")
 		require.Empty(t, bodies[*event.Message](evs))
 		require.Len(t, bodies[*event.TextDelta](evs), 3)
 	})
