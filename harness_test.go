@@ -99,12 +99,21 @@ func (f fakeRun) find(typ event.Type) []event.Body {
 }
 
 func (f fakeRun) errorCode() string {
+	// The harness's own error (interrupted, idle_timeout, …) says how the
+	// run ended; the agent's terminal agent_error, fatal too, may come
+	// before it (a SIGINT'ed Claude still prints its error result).
+	code := ""
 	for _, b := range f.find(event.TypeError) {
 		if e := b.(*event.Error); e.Fatal || e.Code == event.CodeNoTerminalEvent {
-			return e.Code
+			if e.Code != event.ErrAgentError {
+				return e.Code
+			}
+			if code == "" {
+				code = e.Code
+			}
 		}
 	}
-	return ""
+	return code
 }
 
 // quickIdle is for the scenarios that are meant to go idle.

@@ -29,10 +29,17 @@ const maxBlocks = 1024
 type parser struct {
 	adapters.TwoStep[top] // Parse, and ReadAhead: read then apply
 
-	calls   map[string]*call        // tool_use id -> call, for tool_end's name and kind
-	counted map[string]*event.Usage // message id -> usage already emitted
+	calls   map[string]*call      // tool_use id -> call, for tool_end's name and kind
+	usage   map[string]*callUsage // message id -> its usage so far (see usage.go)
+	emitted event.Usage           // the sum of the usage events emitted
 	streams []*stream
-	lastErr string // message of the last agent_error emitted, to not repeat it for the result
+	// pendingErr is an assistant line's API error, held until the next
+	// line says whether it ends the run: the result's terminal error is
+	// then this one, fatal.
+	pendingErr *event.Error
+	cwd        string // the run's directory (system/init), for diff headers
+	files      files  // file contents the stream showed in full, for diffs
+	native     bool   // tool durations from the lines' timestamps (NativeDurations)
 }
 
 // stream is the partial-message state of one agent (main or sub-agent).
@@ -54,16 +61,56 @@ const (
 type block struct {
 	typ      byte
 	id, name string
-	buf      []byte // the streamed text, thinking or partial input JSON
+	buf      []byte // the streamed text, thinking or partial input JSON, cut at its cap
+	cut      bool   // buf was cut: the deltas held more
 	streamed bool   // deltas were emitted for it
-	done     bool   // its complete form (message, reasoning, tool_start) was emitted
+	stopped  bool   // its content_block_stop came
+	done     bool   // its complete form (message, reasoning, tool_start) was emitted, or dropped
+}
+
+// Caps of what one block accumulates for its complete form, whatever the
+// size of its deltas (which are all streamed): the Stream cuts a message or
+// reasoning at event.MaxTextBytes, and an input object over
+// event.MaxInputBytes becomes {} with input_truncated.
+const (
+	maxBlockText  = event.MaxTextBytes
+	maxBlockInput = event.MaxInputBytes + 1
+)
+
+// add appends s to the block's buffer up to max bytes.
+func (b *block) add(s string, max int) {
+	if b.cut {
+		return
+	}
+	if room := max - len(b.buf); len(s) > room {
+		b.buf = append(b.buf, s[:room]...)
+		b.cut = true
+		return
+	}
+	b.buf = append(b.buf, s...)
+}
+
+// reset empties the block, keeping a small buffer for reuse.
+func (b *block) reset() {
+	buf := b.buf[:0]
+	if cap(buf) > 64<<10 {
+		buf = nil // don't pin a long block's memory
+	}
+	*b = block{buf: buf}
 }
 
 func newParser() *parser {
-	p := &parser{calls: map[string]*call{}, counted: map[string]*event.Usage{}}
+	p := &parser{calls: map[string]*call{}, usage: map[string]*callUsage{}}
 	p.TwoStep = adapters.NewTwoStep(p.read, p.apply)
 	return p
 }
+
+// NativeDurations makes tool_end durations come from the lines' own
+// timestamps (a tool_use's assistant line to its tool_result's user line)
+// rather than from the time the lines are read. harness parse asks for it;
+// a live run keeps the wall clock of the harness, which sees the lines as
+// they happen.
+func (p *parser) NativeDurations() { p.native = true }
 
 // top holds the top-level fields of a line that dispatch needs.
 type top struct {
@@ -81,6 +128,8 @@ type top struct {
 	synthetic bool
 	// user: raw JSON of the tool results' extra fields
 	toolUseResult, toolResultMeta string
+	timestamp                     string // raw JSON
+	abandoned                     string // message_stop's abandoned_blocks, raw JSON
 	// result (the last of duplicate keys wins)
 	isError                        bool
 	result, cost, usage, errs, den string // raw JSON
@@ -272,6 +321,10 @@ func (p *parser) read(t *top, line []byte) {
 			if t.toolResultMeta == "" {
 				t.toolResultMeta = v
 			}
+		case "timestamp":
+			t.timestamp = v
+		case "abandoned_blocks":
+			t.abandoned = v
 		case "is_error":
 			t.isError = v == "true"
 		case "result":
@@ -304,8 +357,10 @@ func (p *parser) apply(dst []event.Body, t *top) ([]event.Body, bool) {
 	case "stream_event":
 		return p.streamEvent(dst, t), true
 	case "assistant":
+		dst = p.releaseErr(dst)
 		return p.assistant(dst, t), true
 	case "user":
+		dst = p.releaseErr(dst)
 		return p.user(dst, t), true
 	case "result":
 		return p.result(dst, t), true
@@ -316,6 +371,15 @@ func (p *parser) apply(dst []event.Body, t *top) ([]event.Body, bool) {
 		return dst, true
 	}
 	return dst, false
+}
+
+// releaseErr emits the held API error as it was: the run went on after it.
+func (p *parser) releaseErr(dst []event.Body) []event.Body {
+	if e := p.pendingErr; e != nil {
+		p.pendingErr = nil
+		dst = append(dst, e)
+	}
+	return dst
 }
 
 // looksLikeObject is a cheap guard against non-JSON and cut lines: a JSON
@@ -341,13 +405,15 @@ func first(dst *string, v string) {
 	}
 }
 
-// Flush implements adapters.Parser: blocks whose deltas were streamed but
-// whose complete form never came are emitted as assembled from the deltas.
+// Flush implements adapters.Parser: a block that was streamed to its
+// content_block_stop but whose complete form never came is emitted as
+// assembled from its deltas; a block the stream left unfinished is not
+// (its deltas stay the only record of it). A held API error is emitted.
 func (p *parser) Flush(dst []event.Body) []event.Body {
 	for _, st := range p.streams {
 		dst = p.finishBlocks(dst, st)
 	}
-	return dst
+	return p.releaseErr(dst)
 }
 
 func (p *parser) stream(parent string, create bool) *stream {
@@ -381,7 +447,7 @@ func (p *parser) streamEvent(dst []event.Body, t *top) []event.Body {
 			if b.typ == blockOther {
 				b.typ = blockText
 			}
-			b.buf = append(b.buf, text...)
+			b.add(text, maxBlockText)
 			b.streamed = true
 			if text != "" {
 				dst = append(dst, &event.TextDelta{Text: strings.Clone(text), MessageID: st.msgID, ParentCallID: st.parent})
@@ -390,13 +456,13 @@ func (p *parser) streamEvent(dst []event.Body, t *top) []event.Body {
 			if b.typ == blockOther {
 				b.typ = blockThinking
 			}
-			b.buf = append(b.buf, text...)
+			b.add(text, maxBlockText)
 			b.streamed = true
 			if text != "" {
 				dst = append(dst, &event.ReasoningDelta{Text: strings.Clone(text), ParentCallID: st.parent})
 			}
 		case "input_json_delta":
-			b.buf = append(b.buf, text...)
+			b.add(text, maxBlockInput)
 		}
 	case "content_block_start":
 		st := p.stream(t.parent, true)
@@ -404,7 +470,7 @@ func (p *parser) streamEvent(dst []event.Body, t *top) []event.Body {
 		if b == nil {
 			return dst
 		}
-		*b = block{buf: b.buf[:0]}
+		b.reset()
 		var ctype, id, name string
 		jsonscan.Each(cblock, func(k, v string) bool {
 			switch k { // the first of duplicate keys, as gjson's Get
@@ -428,13 +494,13 @@ func (p *parser) streamEvent(dst []event.Body, t *top) []event.Body {
 			b.name = strings.Clone(jsonscan.StrOnly(name))
 		}
 	case "content_block_stop":
-		// A tool's input is complete here. The assistant line, with the
-		// parsed input, normally came just before; if it did not, start
-		// the tool from the accumulated JSON.
+		// The block is complete, unless Claude gave up on the message: it
+		// then sends this stop itself, before a message_stop that names
+		// the abandoned blocks. So a block's complete form, when its
+		// assistant line did not bring it, waits for the message_stop.
 		if st := p.stream(t.parent, false); st != nil {
-			if b := st.block(index); b != nil && b.typ == blockTool && !b.done {
-				dst = p.startTool(dst, b.id, b.name, partialInput(b.buf), st.parent)
-				b.done = true
+			if b := st.block(index); b != nil {
+				b.stopped = true
 			}
 		}
 	case "message_start":
@@ -457,22 +523,45 @@ func (p *parser) streamEvent(dst []event.Body, t *top) []event.Body {
 		st.msgID = strings.Clone(id)
 		st.seen = 0
 		for i := range st.blocks {
-			st.blocks[i] = block{buf: st.blocks[i].buf[:0]}
+			st.blocks[i].reset()
 		}
 		st.blocks = st.blocks[:0]
-		dst = p.countUsage(dst, st.msgID, msgUsage)
-	case "message_delta":
-		id := t.apiMsgID
-		if st := p.stream(t.parent, false); st != nil && id == "" {
-			id = st.msgID
+		if t.parent == "" {
+			p.usageStart(st.msgID, msgUsage)
 		}
-		dst = p.countUsage(dst, id, usage)
+	case "message_delta":
+		if t.parent == "" {
+			p.usageDelta(p.streamMsgID(t), usage)
+		}
 	case "message_stop":
+		abandoned := jsonscan.IsObject(t.abandoned)
 		if st := p.stream(t.parent, false); st != nil {
+			if abandoned {
+				from := jsonscan.Int(jsonscan.Get(t.abandoned, "from_block_index"))
+				for i := range st.blocks {
+					if int64(i) >= from {
+						st.blocks[i].done = true
+					}
+				}
+			}
 			dst = p.finishBlocks(dst, st)
+		}
+		if t.parent == "" {
+			dst = p.usageStop(dst, p.streamMsgID(t), abandoned)
 		}
 	}
 	return dst
+}
+
+// streamMsgID is the id of the message a stream_event belongs to.
+func (p *parser) streamMsgID(t *top) string {
+	if t.apiMsgID != "" {
+		return t.apiMsgID
+	}
+	if st := p.stream(t.parent, false); st != nil {
+		return st.msgID
+	}
+	return ""
 }
 
 // block returns block i of the message being streamed, growing the list.
@@ -483,7 +572,7 @@ func (st *stream) block(i int64) *block {
 	for int64(len(st.blocks)) <= i {
 		if len(st.blocks) < cap(st.blocks) {
 			st.blocks = st.blocks[:len(st.blocks)+1]
-			st.blocks[len(st.blocks)-1] = block{buf: st.blocks[len(st.blocks)-1].buf[:0]}
+			st.blocks[len(st.blocks)-1].reset()
 		} else {
 			st.blocks = append(st.blocks, block{})
 		}
@@ -491,34 +580,48 @@ func (st *stream) block(i int64) *block {
 	return &st.blocks[i]
 }
 
-// finishBlocks emits what the complete assistant lines did not: text and
-// thinking assembled from their deltas, and tools from their partial JSON.
+// finishBlocks ends the blocks of the message being streamed. Those that
+// reached their content_block_stop and whose assistant line did not come
+// are emitted from their deltas: text, thinking, a tool from its input
+// JSON. Unfinished ones are dropped: text the model never completed is not
+// a message, and a tool whose input JSON is incomplete never ran. (A tool
+// input longer than the cap is started, with input_truncated.)
 func (p *parser) finishBlocks(dst []event.Body, st *stream) []event.Body {
 	for i := range st.blocks {
 		b := &st.blocks[i]
 		if b.done {
 			continue
 		}
-		switch {
-		case b.typ == blockText && b.streamed:
-			dst = append(dst, &event.Message{Role: event.RoleAssistant, Text: string(b.buf), MessageID: st.msgID, ParentCallID: st.parent})
-		case b.typ == blockThinking && b.streamed:
-			dst = append(dst, &event.Reasoning{Text: string(b.buf), ParentCallID: st.parent})
-		case b.typ == blockTool:
-			dst = p.startTool(dst, b.id, b.name, partialInput(b.buf), st.parent)
-		default:
+		b.done = true
+		if !b.stopped {
 			continue
 		}
-		b.done = true
+		switch {
+		case b.typ == blockText && b.streamed:
+			text, cut := event.Cut(string(b.buf), maxBlockText)
+			dst = append(dst, &event.Message{Role: event.RoleAssistant, Text: text, Truncated: cut || b.cut, MessageID: st.msgID, ParentCallID: st.parent})
+		case b.typ == blockThinking && b.streamed:
+			text, cut := event.Cut(string(b.buf), maxBlockText)
+			dst = append(dst, &event.Reasoning{Text: text, Truncated: cut || b.cut, ParentCallID: st.parent})
+		case b.typ == blockTool && (b.cut || len(b.buf) == 0 || gjson.ValidBytes(b.buf)):
+			dst = p.startTool(dst, b.id, b.name, partialInput(b), st.parent)
+			if b.cut {
+				if ts, ok := dst[len(dst)-1].(*event.ToolStart); ok && ts.CallID == b.id {
+					ts.InputTruncated = true
+				}
+			}
+		}
 	}
 	return dst
 }
 
-func partialInput(buf []byte) string {
-	if len(buf) == 0 {
+// partialInput is the input object a tool block's deltas spelled, or {}
+// when they spelled none or were cut.
+func partialInput(b *block) string {
+	if b.cut || !gjson.ValidBytes(b.buf) || !jsonscan.IsObject(string(b.buf)) {
 		return "{}"
 	}
-	return string(buf)
+	return string(b.buf)
 }
 
 // startTool emits a tool_start, once per tool_use id.
@@ -533,49 +636,8 @@ func (p *parser) startTool(dst []event.Body, id, name, input, parent string) []e
 	ts, c := toolStart(id, name, strings.Clone(input))
 	ts.ParentCallID = strings.Clone(parent)
 	p.calls[id] = c
+	p.files.touchedBy(c.kind)
 	return append(dst, ts)
-}
-
-// countUsage emits the part of a usage snapshot of message id not yet
-// counted. Claude repeats a message's usage on each of its assistant lines
-// and message_delta reports running totals, so each field is counted up to
-// the largest value seen for the message.
-func (p *parser) countUsage(dst []event.Body, id string, u string) []event.Body {
-	if len(u) == 0 || u[0] != '{' {
-		return dst
-	}
-	c := p.counted[id]
-	if c == nil {
-		c = &event.Usage{}
-		p.counted[strings.Clone(id)] = c
-	}
-	var inc event.Usage
-	jsonscan.Each(u, func(k, v string) bool {
-		switch k {
-		case "input_tokens":
-			inc.InputTokens = increase(&c.InputTokens, jsonscan.Int(v))
-		case "output_tokens":
-			inc.OutputTokens = increase(&c.OutputTokens, jsonscan.Int(v))
-		case "cache_read_input_tokens":
-			inc.CacheReadTokens = increase(&c.CacheReadTokens, jsonscan.Int(v))
-		case "cache_creation_input_tokens":
-			inc.CacheWriteTokens = increase(&c.CacheWriteTokens, jsonscan.Int(v))
-		}
-		return true
-	})
-	if inc.IsZero() {
-		return dst
-	}
-	return append(dst, &inc)
-}
-
-func increase(counted *int64, n int64) int64 {
-	if n <= *counted {
-		return 0
-	}
-	d := n - *counted
-	*counted = n
-	return d
 }
 
 // assistant handles an assistant line: usually one content block of an API
@@ -632,25 +694,30 @@ func (p *parser) assistant(dst []event.Body, t *top) []event.Body {
 				input = "{}"
 			}
 			dst = p.startTool(dst, id, name, input, t.parent)
+			if c := p.calls[id]; c != nil && c.startedAt.IsZero() && p.native {
+				c.startedAt = parseTime(t.timestamp)
+			}
 		}
 	}
-	dst = p.countUsage(dst, msgID, usage)
-	if errCode != "" {
-		if errText == "" {
-			errText = "Claude reported an error: " + errCode
+	if errCode == "" {
+		if t.parent == "" {
+			dst = p.usageLine(dst, msgID, usage)
 		}
-		e := &event.Error{Code: event.ErrAgentError, Message: strings.Clone(errText),
-			Class: assistantErrorClass(errCode, t.apiStatus, errText)}
-		p.lastErr = e.Message
-		dst = append(dst, e)
+		return dst
 	}
+	if errText == "" {
+		errText = "Claude reported an error: " + errCode
+	}
+	status := t.apiStatus
+	p.pendingErr = &event.Error{Code: event.ErrAgentError, Message: strings.Clone(errText),
+		Class: assistantErrorClass(errCode, status, errText), Status: httpStatus(status)}
 	return dst
 }
 
 // assistantErrorClass maps assistant.error (and the HTTP status, where
 // given) to an error class.
 func assistantErrorClass(code string, status int64, text string) string {
-	if c := adapters.ClassifyStatus(int(status)); c != "" {
+	if c := statusClass(status, text); c != "" {
 		return c
 	}
 	switch code {
@@ -661,12 +728,55 @@ func assistantErrorClass(code string, status int64, text string) string {
 	case "invalid_request":
 		return event.ClassBadRequest
 	case "server_error":
-		if c := adapters.ClassifyError(text); c != "" {
+		if c := adapters.ClassifyError(text); c != "" && c != event.ClassCrash {
 			return c
 		}
-		return event.ClassCrash
+		return event.ClassServerError
 	}
 	return adapters.ClassifyError(text)
+}
+
+// statusClass is the class of an API error's HTTP status: the status
+// given, else the one Claude's "API Error: NNN …" text names. Overload
+// (503, 529) is overloaded; any other 5xx is server_error.
+func statusClass(status int64, text string) string {
+	if status == 0 {
+		status = textStatus(text)
+	}
+	switch {
+	case status == 503 || status == 529:
+		return event.ClassOverloaded
+	case status >= 500 && status < 600:
+		return event.ClassServerError
+	}
+	return adapters.ClassifyStatus(int(status))
+}
+
+// textStatus reads the status of Claude's "API Error: NNN …" message.
+func textStatus(text string) int64 {
+	const prefix = "API Error: "
+	if !strings.HasPrefix(text, prefix) || len(text) < len(prefix)+3 {
+		return 0
+	}
+	n := int64(0)
+	for _, c := range []byte(text[len(prefix) : len(prefix)+3]) {
+		if c < '0' || c > '9' {
+			return 0
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if len(text) > len(prefix)+3 && text[len(prefix)+3] >= '0' && text[len(prefix)+3] <= '9' {
+		return 0
+	}
+	return n
+}
+
+// httpStatus is the status to report: an HTTP error status, else 0.
+func httpStatus(status int64) int {
+	if status >= 400 && status < 600 {
+		return int(status)
+	}
+	return 0
 }
 
 // user handles tool results (and echoed user text).
@@ -716,10 +826,15 @@ func (p *parser) toolResult(dst []event.Body, t *top, blk gjson.Result) []event.
 		te.Status = event.StatusDenied
 	}
 	if c != nil && te.Status == event.StatusOK && (c.kind == event.KindWrite || c.kind == event.KindEdit) && c.input != "" {
-		fileChange(te, c, gjson.Parse(t.toolUseResult))
+		p.fileChange(te, c, gjson.Parse(t.toolUseResult))
 	}
 	if c != nil {
 		c.input = ""
+		if p.native && !c.startedAt.IsZero() {
+			if end := parseTime(t.timestamp); end.After(c.startedAt) {
+				te.DurationMS = end.Sub(c.startedAt).Milliseconds()
+			}
+		}
 	}
 	return append(dst, te)
 }
@@ -747,7 +862,10 @@ func deniedByMeta(raw, id string) bool {
 
 // result handles the terminal line. Claude's is_error is the truth: an API
 // failure ends with subtype "success" and is_error true. A subtype error_*
-// is an error as well, whatever is_error says.
+// is an error as well, whatever is_error says. The usage events emitted so
+// far are topped up to Claude's totals. A failed run's terminal error is
+// fatal, and its result text (Claude puts the error message there) is
+// empty: the error event carries the message.
 func (p *parser) result(dst []event.Body, t *top) []event.Body {
 	isErr, subtype, text, session := t.isError, t.subtype, jsonscan.StrOnly(t.result), jsonscan.StrOnly(t.session)
 	turns, durMS, apiStatus := t.numTurns, t.durationMS, t.apiStatus
@@ -755,7 +873,7 @@ func (p *parser) result(dst []event.Body, t *top) []event.Body {
 	if v := gjson.Parse(t.cost); v.Type == gjson.Number {
 		cost = event.Float(v.Num)
 	}
-	usage, errs, denials := gjson.Parse(t.usage), gjson.Parse(t.errs), gjson.Parse(t.den)
+	errs, denials := gjson.Parse(t.errs), gjson.Parse(t.den)
 	// Calls Claude refused and never answered with a tool_result.
 	denials.ForEach(func(_, d gjson.Result) bool {
 		id := d.Get("tool_use_id").Str
@@ -766,11 +884,19 @@ func (p *parser) result(dst []event.Body, t *top) []event.Body {
 		}
 		return true
 	})
+	total := resultUsage(t.usage)
+	dst = p.usageRest(dst, total)
 	isErr = isErr || strings.HasPrefix(subtype, "error")
 	r := &event.Result{Status: event.ResultSuccess, Text: strings.Clone(text), SessionID: strings.Clone(session),
-		NumTurns: int(turns), DurationMS: durMS, CostUSD: cost, Usage: resultUsage(usage)}
-	if isErr {
-		r.Status = event.ResultError
+		NumTurns: int(turns), DurationMS: durMS, CostUSD: cost, Usage: total}
+	if !isErr {
+		dst = p.releaseErr(dst)
+		return append(dst, r)
+	}
+	r.Status, r.Text = event.ResultError, ""
+	e := p.pendingErr
+	p.pendingErr = nil
+	if e == nil {
 		msg := text
 		if msg == "" {
 			var parts []string
@@ -785,27 +911,28 @@ func (p *parser) result(dst []event.Body, t *top) []event.Body {
 		if msg == "" {
 			msg = "Claude ended with " + firstNonEmpty(subtype, "an error")
 		}
-		if msg != p.lastErr {
-			class := adapters.ClassifyStatus(int(apiStatus))
-			if class == "" {
-				class = adapters.ClassifyError(msg)
-			}
-			dst = append(dst, &event.Error{Code: event.ErrAgentError, Message: strings.Clone(msg), Class: class})
+		class := statusClass(apiStatus, msg)
+		if class == "" {
+			class = adapters.ClassifyError(msg)
 		}
+		e = &event.Error{Code: event.ErrAgentError, Message: strings.Clone(msg), Class: class}
 	}
+	if e.Status == 0 {
+		e.Status = httpStatus(apiStatus)
+	}
+	if s := statusClass(int64(e.Status), ""); s != "" {
+		e.Class = s
+	}
+	e.Fatal, e.Partial = true, &event.Partial{}
+	dst = append(dst, e)
 	return append(dst, r)
 }
 
-// resultUsage converts result.usage: Anthropic's input_tokens already leave
-// out the cache; thinking tokens are part of output_tokens.
-func resultUsage(u gjson.Result) event.Usage {
-	return event.Usage{
-		InputTokens:      u.Get("input_tokens").Int(),
-		OutputTokens:     u.Get("output_tokens").Int(),
-		CacheReadTokens:  u.Get("cache_read_input_tokens").Int(),
-		CacheWriteTokens: u.Get("cache_creation_input_tokens").Int(),
-		ReasoningTokens:  u.Get("output_tokens_details.thinking_tokens").Int(),
-	}
+// resultUsage converts result.usage (raw JSON), which is in the unified
+// meaning already.
+func resultUsage(raw string) event.Usage {
+	u, _ := readUsage(raw)
+	return u
 }
 
 // system handles system lines: init opens the session, api_retry warns,
@@ -814,8 +941,9 @@ func resultUsage(u gjson.Result) event.Usage {
 func (p *parser) system(dst []event.Body, s string, t *top) []event.Body {
 	switch t.subtype {
 	case "init":
+		p.cwd = strings.Clone(jsonscan.StrOnly(t.cwd))
 		ss := &event.SessionStart{Agent: "claude", SessionID: strings.Clone(jsonscan.StrOnly(t.session)),
-			Model: strings.Clone(jsonscan.StrOnly(t.model)), Cwd: strings.Clone(jsonscan.StrOnly(t.cwd)),
+			Model: strings.Clone(jsonscan.StrOnly(t.model)), Cwd: p.cwd,
 			AgentVersion: strings.Clone(jsonscan.StrOnly(t.version))}
 		jsonscan.Values(t.tools, func(v string) bool {
 			if name := jsonscan.StrOnly(v); name != "" {

@@ -72,21 +72,38 @@ func TestPartialMessages(t *testing.T) {
 		require.Equal(t, event.KindShell, starts[0].Kind)
 		require.JSONEq(t, `{"command":"ls -la"}`, string(starts[0].Input))
 	})
-	t.Run("usage-counted-once-and-cumulative-delta-as-increment", func(t *testing.T) {
+	t.Run("one-usage-per-call-with-its-final-counts", func(t *testing.T) {
 		t.Parallel()
 		out := feed(t, msgStart, textStart, delta1, textFull, textStop, toolFull, msgDelta, msgStop)
-		var sum event.Usage
-		for _, u := range only[*event.Usage](out) {
-			sum.Add(*u)
-		}
-		require.Equal(t, event.Usage{InputTokens: 10, OutputTokens: 30, CacheReadTokens: 100, CacheWriteTokens: 5}, sum)
+		us := only[*event.Usage](out)
+		require.Len(t, us, 1)
+		require.Equal(t, event.Usage{InputTokens: 10, OutputTokens: 30, CacheReadTokens: 100, CacheWriteTokens: 5}, *us[0])
 	})
-	t.Run("flush-assembles-message-of-a-cut-stream", func(t *testing.T) {
+	t.Run("cut-stream-keeps-deltas-but-no-message", func(t *testing.T) {
 		t.Parallel()
 		out := feed(t, msgStart, textStart, delta1, delta2)
+		require.Empty(t, only[*event.Message](out))
+		require.Len(t, only[*event.TextDelta](out), 2)
+	})
+	t.Run("stopped-block-without-assistant-line-is-assembled-at-message-stop", func(t *testing.T) {
+		t.Parallel()
+		out := feed(t, msgStart, textStart, delta1, delta2, textStop, msgDelta, msgStop)
 		msgs := only[*event.Message](out)
 		require.Len(t, msgs, 1)
 		require.Equal(t, `Hello "x"`, msgs[0].Text)
+	})
+	t.Run("abandoned-block-is-no-message-and-its-call-no-usage", func(t *testing.T) {
+		t.Parallel()
+		// Claude's idle timeout: it stops the block itself, repeats the
+		// snapshot in a message_delta and names the abandoned blocks.
+		abandon := `{"type":"stream_event","event":{"type":"message_stop"},"parent_tool_use_id":null,"api_message_id":"msg_1","abandoned_blocks":{"api_message_id":"msg_1","from_block_index":0}}`
+		snapshot := `{"type":"stream_event","event":{"type":"message_delta","delta":{"stop_reason":null},"usage":{"input_tokens":10,"output_tokens":1}},"parent_tool_use_id":null}`
+		out := feed(t, msgStart, textStart, delta1, delta2, toolStartEv, toolDelta1,
+			textStop, toolStop, snapshot, abandon)
+		require.Empty(t, only[*event.Message](out))
+		require.Empty(t, only[*event.Usage](out))
+		require.Empty(t, only[*event.ToolStart](out), "a tool block cut short never ran")
+		require.Len(t, only[*event.TextDelta](out), 2)
 	})
 	t.Run("thinking-deltas-and-block", func(t *testing.T) {
 		t.Parallel()
@@ -111,11 +128,17 @@ func TestNonPartialUsageDedup(t *testing.T) {
 	out := feed(t, line(`{"type":"text","text":"a"}`), line(`{"type":"tool_use","id":"t1","name":"Read","input":{"file_path":"/x"}}`))
 	us := only[*event.Usage](out)
 	require.Len(t, us, 1)
-	require.Equal(t, event.Usage{InputTokens: 4, OutputTokens: 2, CacheReadTokens: 11292, CacheWriteTokens: 5355}, *us[0])
+	// output_tokens on these lines is message_start's placeholder, not a count.
+	require.Equal(t, event.Usage{InputTokens: 4, CacheReadTokens: 11292, CacheWriteTokens: 5355}, *us[0])
 	ts := only[*event.ToolStart](out)
 	require.Len(t, ts, 1)
 	require.Equal(t, "/x", ts[0].Path)
 	require.Equal(t, event.KindRead, ts[0].Kind)
+}
+
+// withResult adds a tool_use_result (raw JSON) to a user line.
+func withResult(line, toolUseResult string) string {
+	return line[:len(line)-1] + `,"tool_use_result":` + toolUseResult + `}`
 }
 
 func TestToolResults(t *testing.T) {
@@ -141,7 +164,9 @@ func TestToolResults(t *testing.T) {
 		{"bash-exit-code-2", []string{use("b", "Bash", `{"command":"false"}`), res("b", `"Exit code 2\nboom"`, true)}, event.StatusError, event.Int(2), event.KindShell, false},
 		{"bash-ok-has-no-invented-exit-code", []string{use("b", "Bash", `{"command":"true"}`), res("b", `"done"`, false)}, event.StatusOK, nil, event.KindShell, false},
 		{"write-not-granted-is-denied", []string{use("w", "Write", `{"file_path":"/a","content":"x"}`), res("w", `"Claude requested permissions to write to /a, but you haven't granted it yet."`, true)}, event.StatusDenied, nil, event.KindWrite, false},
-		{"edit-ok-carries-diff", []string{use("e", "Edit", `{"file_path":"/a.go","old_string":"x","new_string":"y"}`), res("e", `[{"type":"text","text":"updated"}]`, false)}, event.StatusOK, nil, event.KindEdit, true},
+		{"edit-ok-with-original-file-carries-diff", []string{use("e", "Edit", `{"file_path":"/a.go","old_string":"x","new_string":"y"}`),
+			withResult(res("e", `[{"type":"text","text":"updated"}]`, false), `{"filePath":"/a.go","originalFile":"w\nx\nz\n"}`)}, event.StatusOK, nil, event.KindEdit, true},
+		{"edit-ok-without-the-file-has-no-diff", []string{use("e", "Edit", `{"file_path":"/a.go","old_string":"x","new_string":"y"}`), res("e", `[{"type":"text","text":"updated"}]`, false)}, event.StatusOK, nil, event.KindEdit, false},
 		{"edit-error-has-no-diff", []string{use("e", "Edit", `{"file_path":"/a.go","old_string":"x","new_string":"y"}`), res("e", `"<tool_use_error>String to replace not found in file.</tool_use_error>"`, true)}, event.StatusError, nil, event.KindEdit, false},
 		{"result-without-tool-use", []string{res("zz", `"?"`, false)}, event.StatusOK, nil, event.KindOther, false},
 	}
@@ -155,10 +180,14 @@ func TestToolResults(t *testing.T) {
 			require.Equal(t, c.kind, ends[0].Kind)
 			require.NotEmpty(t, ends[0].Name)
 			require.Equal(t, c.diff, ends[0].Diff != "")
+			if c.status == event.StatusOK && (c.kind == event.KindWrite || c.kind == event.KindEdit) && !c.diff {
+				require.Equal(t, event.DiffSkippedUnknown, ends[0].DiffSkipped)
+			} else {
+				require.Empty(t, ends[0].DiffSkipped)
+			}
 			if c.diff {
 				require.Equal(t, []string{"/a.go"}, ends[0].Paths)
-				require.Contains(t, ends[0].Diff, "-x\n")
-				require.Contains(t, ends[0].Diff, "+y\n")
+				require.Equal(t, "--- a/a.go\n+++ b/a.go\n@@ -1,3 +1,3 @@\n w\n-x\n+y\n z\n", ends[0].Diff)
 			}
 		})
 	}
@@ -173,11 +202,14 @@ func TestResult(t *testing.T) {
 		require.Len(t, errs, 1)
 		require.Equal(t, event.ErrAgentError, errs[0].Code)
 		require.Equal(t, event.ClassOverloaded, errs[0].Class)
-		require.False(t, errs[0].Fatal)
+		require.Equal(t, 529, errs[0].Status)
+		require.True(t, errs[0].Fatal, "the terminal error of a failed run")
+		require.NotNil(t, errs[0].Partial)
 		rs := only[*event.Result](out)
 		require.Len(t, rs, 1)
 		require.Equal(t, event.ResultError, rs[0].Status)
 		require.Equal(t, int64(686), rs[0].DurationMS)
+		require.Empty(t, rs[0].Text, "the error message is the error event's, not the answer")
 		require.Equal(t, "s1", rs[0].SessionID)
 		require.NotNil(t, rs[0].CostUSD)
 	})

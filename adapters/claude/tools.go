@@ -2,10 +2,10 @@ package claude
 
 import (
 	"strings"
+	"time"
 
 	"github.com/tidwall/gjson"
 
-	"github.com/agentharness/harness/adapters"
 	"github.com/agentharness/harness/event"
 )
 
@@ -37,10 +37,11 @@ func toolKind(name string) event.Kind {
 
 // call is what the parser remembers of a tool_use until its tool_result.
 type call struct {
-	name  string
-	kind  event.Kind
-	input string // the input object, kept only for write/edit tools (diffs)
-	ended bool
+	name      string
+	kind      event.Kind
+	input     string    // the input object, kept only for write/edit tools (diffs)
+	startedAt time.Time // its assistant line's timestamp (native durations only)
+	ended     bool
 }
 
 // toolStart builds the tool_start of a tool_use with the given input object
@@ -67,37 +68,6 @@ func filePath(in gjson.Result) string {
 		return p.Str
 	}
 	return in.Get("notebook_path").String()
-}
-
-// fileChange fills Paths and Diff of a successful write/edit call from its
-// input: Write diffs from the original file when Claude reports it (an
-// overwrite), else from nothing; Edit diffs old_string to new_string;
-// MultiEdit joins the diffs of its edits. The hunks of an Edit are those of
-// the strings, not of the whole file: Claude does not print the file.
-func fileChange(te *event.ToolEnd, c *call, toolUseResult gjson.Result) {
-	in := gjson.Parse(c.input)
-	path := filePath(in)
-	if path == "" {
-		return
-	}
-	te.Paths = []string{path}
-	switch c.name {
-	case "Write":
-		before := ""
-		if o := toolUseResult.Get("originalFile"); o.Type == gjson.String {
-			before = o.Str
-		}
-		te.Diff = adapters.UnifiedDiff(path, before, in.Get("content").String())
-	case "Edit":
-		te.Diff = adapters.UnifiedDiff(path, in.Get("old_string").String(), in.Get("new_string").String())
-	case "MultiEdit":
-		var diffs []string
-		in.Get("edits").ForEach(func(_, e gjson.Result) bool {
-			diffs = append(diffs, adapters.UnifiedDiff(path, e.Get("old_string").String(), e.Get("new_string").String()))
-			return true
-		})
-		te.Diff = adapters.JoinDiffs(diffs...)
-	}
 }
 
 // resultText returns a tool_result's content: a string, or the text blocks
