@@ -211,6 +211,9 @@ func Start(ctx context.Context, t Task, o Options) (*Run, error) {
 		return r, nil
 	}
 	parser := a.NewParser()
+	if w, ok := parser.(adapters.WallClocked); ok {
+		w.UseWallClock()
+	}
 	var bodies []event.Body
 	proc, err := process.Start(ctx, process.Options{
 		Argv: cmd.Argv, Env: env, Dir: t.Cwd, Stdin: cmd.Stdin, PTY: t.PTY, MaxLine: t.MaxLine,

@@ -46,14 +46,9 @@ func Parse(ctx context.Context, r io.Reader, agent string, sink func(event.Event
 		Run: o.Run, Now: func() time.Time { return at }, Raw: o.Raw, Sink: sink,
 		Start: event.SessionStart{Agent: a.Name()},
 	})
-	p := a.NewParser()
-	// A capture has no clock of its own: a parser that can time tool
-	// calls from the lines' timestamps does so (a live run keeps the
-	// harness's wall clock, which sees the lines as they happen).
-	if nd, ok := p.(interface{ NativeDurations() }); ok {
-		nd.NativeDurations()
-	}
-	readErr := adapters.Normalize(ctxReader{ctx, r}, p, s, adapters.NormalizeOptions{
+	// A capture has no clock of its own: parsers time tool calls from the
+	// lines' timestamps by default (adapters.WallClocked).
+	readErr := adapters.Normalize(ctxReader{ctx, r}, a.NewParser(), s, adapters.NormalizeOptions{
 		MaxLine: o.MaxLine,
 		Batch:   func() { at = now() },
 		Idle:    o.Flush,

@@ -107,6 +107,15 @@ type Parser interface {
 	Flush(dst []event.Body) []event.Body
 }
 
+// WallClocked is implemented by a parser that times tool calls (and, where
+// it reports one, the run) from the agent's own timestamps, which is all a
+// capture has and what it does by default. A live run calls UseWallClock
+// before the first line: the harness sees the lines as they happen, and its
+// wall clock is the truth there (the Stream fills in durations left zero).
+type WallClocked interface {
+	UseWallClock()
+}
+
 // ReadAhead is implemented by a Parser whose reading of a line (finding
 // its fields: most of the work) needs none of its state. Normalize then
 // reads lines on one goroutine, ahead of another that applies them in

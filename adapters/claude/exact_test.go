@@ -193,8 +193,8 @@ func diffPath(t *testing.T, diff string) string {
 	return ""
 }
 
-// TestNativeDurations: with NativeDurations a tool_end's duration is the
-// time from its tool_use's line to its tool_result's line; without it the
+// TestNativeDurations: by default a tool_end's duration is the time from
+// its tool_use's line to its tool_result's line; with UseWallClock the
 // parser leaves the duration to the Stream's clock (a live run).
 func TestNativeDurations(t *testing.T) {
 	t.Parallel()
@@ -203,8 +203,8 @@ func TestNativeDurations(t *testing.T) {
 	lines := strings.Split(string(data), "\n")
 	durations := func(native bool) map[string]int64 {
 		p := newParser()
-		if native {
-			p.NativeDurations()
+		if !native {
+			p.UseWallClock()
 		}
 		out, _ := adaptertest.ParseLines(p, lines...)
 		got := map[string]int64{}

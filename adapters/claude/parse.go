@@ -39,7 +39,7 @@ type parser struct {
 	pendingErr *event.Error
 	cwd        string // the run's directory (system/init), for diff headers
 	files      files  // file contents the stream showed in full, for diffs
-	native     bool   // tool durations from the lines' timestamps (NativeDurations)
+	wallClock  bool   // tool durations left to the caller's clock (UseWallClock)
 }
 
 // stream is the partial-message state of one agent (main or sub-agent).
@@ -105,12 +105,11 @@ func newParser() *parser {
 	return p
 }
 
-// NativeDurations makes tool_end durations come from the lines' own
-// timestamps (a tool_use's assistant line to its tool_result's user line)
-// rather than from the time the lines are read. harness parse asks for it;
-// a live run keeps the wall clock of the harness, which sees the lines as
-// they happen.
-func (p *parser) NativeDurations() { p.native = true }
+// UseWallClock implements adapters.WallClocked: tool_end durations are
+// left to the caller's clock. By default they come from the lines' own
+// timestamps (a tool_use's assistant line to its tool_result's user line),
+// which is all a capture has.
+func (p *parser) UseWallClock() { p.wallClock = true }
 
 // top holds the top-level fields of a line that dispatch needs.
 type top struct {
@@ -694,7 +693,7 @@ func (p *parser) assistant(dst []event.Body, t *top) []event.Body {
 				input = "{}"
 			}
 			dst = p.startTool(dst, id, name, input, t.parent)
-			if c := p.calls[id]; c != nil && c.startedAt.IsZero() && p.native {
+			if c := p.calls[id]; c != nil && c.startedAt.IsZero() && !p.wallClock {
 				c.startedAt = parseTime(t.timestamp)
 			}
 		}
@@ -830,7 +829,7 @@ func (p *parser) toolResult(dst []event.Body, t *top, blk gjson.Result) []event.
 	}
 	if c != nil {
 		c.input = ""
-		if p.native && !c.startedAt.IsZero() {
+		if !p.wallClock && !c.startedAt.IsZero() {
 			if end := parseTime(t.timestamp); end.After(c.startedAt) {
 				te.DurationMS = end.Sub(c.startedAt).Milliseconds()
 			}

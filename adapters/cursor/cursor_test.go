@@ -507,9 +507,6 @@ func TestDurations(t *testing.T) {
 	live := newParser()
 	live.UseWallClock()
 	require.Zero(t, end(live, stamped...).DurationMS, "live: the harness's clock decides")
-	parse := newParser()
-	parse.NativeDurations()
-	require.EqualValues(t, 42, end(parse, stamped...).DurationMS)
 }
 
 func TestHTTPStatus(t *testing.T) {

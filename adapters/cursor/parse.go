@@ -59,18 +59,10 @@ func newParser() *parser {
 	return p
 }
 
-// UseWallClock makes the parser leave tool_end durations to the caller's
-// clock instead of Cursor's own: a live run measures them itself, while
-// harness parse, which has no clock of the run, reads them from the lines
-// (the default). Call it before the first line. (The name is the one the
-// gemini and opencode parsers use, so that one call in the live run serves
-// them all.)
+// UseWallClock implements adapters.WallClocked: tool_end durations are
+// left to the caller's clock instead of Cursor's own (the default, read
+// from the lines).
 func (p *parser) UseWallClock() { p.wallClock = true }
-
-// NativeDurations makes durations come from the lines, as they do by
-// default; it answers the seam harness.Parse may call (the claude parser
-// is wall-clock by default and opts in there).
-func (p *parser) NativeDurations() { p.wallClock = false }
 
 // capped is text kept up to keepText bytes; what is over is counted, not
 // kept.
