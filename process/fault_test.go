@@ -197,6 +197,20 @@ func TestFaults(t *testing.T) {
 			},
 		},
 		{
+			// After the final event only the linger rule applies: an idle
+			// budget equal to the linger (or shorter) must not turn a
+			// finished answer into a timeout.
+			name: "result-then-linger-idle-equal", boot: `"init"`, fake: "result-then-linger", hook: toolHooks,
+			opts: Options{Idle: 300 * ms, IdleWarning: 200 * ms, Linger: 300 * ms, KillGrace: time.Second}, bound: 2 * time.Second,
+			check: func(t *testing.T, r *run, o Outcome) {
+				require.ErrorIs(t, o.Reason, ErrLingered)
+				require.True(t, o.Lingered)
+				require.Len(t, r.warningsOf(event.WarnLingeredAfterResult), 1)
+				require.Empty(t, r.warningsOf(event.WarnIdle), "no idle warning after the final event")
+				r.requireSeqs(t, 4)
+			},
+		},
+		{
 			name: "slow-drip", boot: `"init"`, fake: "slow-drip", args: []string{"20ms", "2500ms"},
 			opts: Options{Idle: time.Second, KillGrace: 100 * ms}, bound: 5 * time.Second,
 			check: func(t *testing.T, r *run, o Outcome) {

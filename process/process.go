@@ -48,7 +48,9 @@ type Options struct {
 	// stderr while no tool call is open. IdleWarning is how long before
 	// Idle fires an idle warning is sent (not sent when IdleWarning >= the
 	// idle budget in force). Hard ends the run this long after spawn.
-	// Linger ends the run this long after AgentDone. KillGrace is the time
+	// Linger ends the run this long after AgentDone; from AgentDone on,
+	// when Linger > 0, it is the only rule (idle, tool and hard budgets no
+	// longer apply: the answer is complete). KillGrace is the time
 	// between SIGTERM and SIGKILL (0: SIGKILL at once), and how long after
 	// the child's exit a process still holding its pipes is tolerated.
 	Idle, IdleWarning, Hard, Linger, KillGrace time.Duration
@@ -380,7 +382,9 @@ func (p *Proc) ToolEnded(callID string) {
 }
 
 // AgentDone says the agent printed its terminal event: the linger timer
-// starts (only the first call counts).
+// starts (only the first call counts) and, with a linger budget, the idle,
+// tool and hard watchdogs stop, so a run that ends now ends as lingered
+// (keeping the agent's status), never as a timeout.
 func (p *Proc) AgentDone() {
 	p.mu.Lock()
 	if p.agentDoneAt.IsZero() {

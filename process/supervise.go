@@ -263,7 +263,12 @@ func (p *Proc) watch(s *supervisor, now time.Time) time.Time {
 	p.mu.Lock()
 	intr, kill := p.intrReq, p.killNow
 	p.intrReq, p.killNow = false, false
-	if s.reason == nil {
+	// After the agent's final event only the linger rule applies: the
+	// answer is complete, so neither silence nor the clock may turn it into
+	// a timeout (with the linger off, the other budgets still bound a hung
+	// agent).
+	final := p.o.Linger > 0 && !p.agentDoneAt.IsZero()
+	if s.reason == nil && !final {
 		ref := p.lastActivity()
 		if p.toolRef.After(ref) {
 			ref = p.toolRef
@@ -325,18 +330,18 @@ func (p *Proc) watch(s *supervisor, now time.Time) time.Time {
 				soonest(due)
 			}
 		}
-		if p.o.Linger > 0 && !p.agentDoneAt.IsZero() && s.reason == nil {
-			due := p.agentDoneAt.Add(p.o.Linger)
-			if !now.Before(due) {
-				s.reason, s.lingered = ErrLingered, true
-				warnings = append(warnings, &event.Warning{
-					Code:      event.WarnLingeredAfterResult,
-					ElapsedMS: now.Sub(p.agentDoneAt).Milliseconds(),
-					Message:   fmt.Sprintf("the agent did not exit %s after its final event: ending it", p.o.Linger),
-				})
-			} else {
-				soonest(due)
-			}
+	}
+	if final && s.reason == nil {
+		due := p.agentDoneAt.Add(p.o.Linger)
+		if !now.Before(due) {
+			s.reason, s.lingered = ErrLingered, true
+			warnings = append(warnings, &event.Warning{
+				Code:      event.WarnLingeredAfterResult,
+				ElapsedMS: now.Sub(p.agentDoneAt).Milliseconds(),
+				Message:   fmt.Sprintf("the agent did not exit %s after its final event: ending it", p.o.Linger),
+			})
+		} else {
+			soonest(due)
 		}
 	}
 	p.mu.Unlock()
