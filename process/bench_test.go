@@ -35,3 +35,20 @@ func BenchmarkStdoutThroughput(b *testing.B) {
 	}
 	b.ReportMetric(float64(lines), "lines/op")
 }
+
+// BenchmarkOpenToolCalls measures opening b.N tool calls that are never
+// closed, with the watchdogs run after each one as the supervisor does
+// when woken: the cost per call must not grow with the calls already open.
+// go test -run '^$' -bench OpenToolCalls -benchtime 100000x ./process/
+func BenchmarkOpenToolCalls(b *testing.B) {
+	p := newIdleProc(Options{Idle: time.Minute})
+	var s supervisor
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		p.ToolStarted("call"+strconv.Itoa(i), "shell")
+		p.watch(&s, time.Now())
+		i++
+	}
+	b.ReportMetric(float64(s.visits)/float64(max(i, 1)), "visits/call")
+}

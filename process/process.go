@@ -163,7 +163,7 @@ type Proc struct {
 	out        Outcome
 
 	mu          sync.Mutex // guards the fields below
-	tools       map[string]*toolCall
+	tools       *toolSet
 	toolRef     time.Time // last ToolStarted/ToolEnded
 	agentDoneAt time.Time
 	lastIntr    time.Time
@@ -177,14 +177,6 @@ type Proc struct {
 	tailMu     sync.Mutex
 	tail       *ring
 	tailWarned bool
-}
-
-type toolCall struct {
-	id, name string
-	kind     event.Kind
-	started  time.Time
-	budget   time.Duration
-	warned   bool
 }
 
 var subreaperOnce sync.Once
@@ -234,7 +226,7 @@ func Start(ctx context.Context, o Options) (*Proc, error) {
 		stdoutDone: make(chan struct{}),
 		stderrDone: make(chan struct{}),
 		done:       make(chan struct{}),
-		tools:      map[string]*toolCall{},
+		tools:      newToolSet(),
 		tracked:    map[int]uint64{},
 		stragglers: map[int]uint64{},
 		tail:       newRing(tailSize),
@@ -366,7 +358,7 @@ func (p *Proc) ToolStarted(callID string, kind event.Kind) { p.ToolStartedNamed(
 func (p *Proc) ToolStartedNamed(callID, name string, kind event.Kind) {
 	now := time.Now()
 	p.mu.Lock()
-	p.tools[callID] = &toolCall{id: callID, name: name, kind: kind, started: now, budget: p.budgets(kind)}
+	p.tools.add(&toolCall{id: callID, name: name, kind: kind, started: now, budget: p.budgets(kind)})
 	p.toolRef = now
 	p.mu.Unlock()
 	p.wake()
@@ -375,7 +367,7 @@ func (p *Proc) ToolStartedNamed(callID, name string, kind event.Kind) {
 // ToolEnded closes a call opened by ToolStarted; unknown ids are ignored.
 func (p *Proc) ToolEnded(callID string) {
 	p.mu.Lock()
-	delete(p.tools, callID)
+	p.tools.remove(callID)
 	p.toolRef = time.Now()
 	p.mu.Unlock()
 	p.wake()

@@ -194,6 +194,7 @@ type supervisor struct {
 	killAt    time.Time // SIGKILL due
 	warnedRef time.Time // the silence an idle warning was sent for
 	lingered  bool
+	visits    int64 // tool calls looked at by the watchdogs (tests count work)
 }
 
 // supervise runs the watchdogs and the escalation until the child exits,
@@ -273,22 +274,11 @@ func (p *Proc) watch(s *supervisor, now time.Time) time.Time {
 		if p.toolRef.After(ref) {
 			ref = p.toolRef
 		}
-		budget, unlimited := p.o.Idle, false
-		for _, c := range p.tools {
-			if c.budget <= 0 {
-				unlimited = true
-				continue
-			}
-			budget = max(budget, c.budget)
-			due := c.started.Add(c.budget)
-			if c.warned {
-				continue
-			}
-			if now.Before(due) {
-				soonest(due)
-				continue
-			}
-			c.warned = true
+		budget, unlimited := p.tools.maxBudget()
+		budget = max(budget, p.o.Idle)
+		stalled, due := p.tools.stalled(now, &s.visits)
+		soonest(due)
+		for _, c := range stalled {
 			warnings = append(warnings, &event.Warning{
 				Code: event.WarnToolStalled, CallID: c.id, Name: c.name,
 				Message:   fmt.Sprintf("%s tool call %s still running after its %s budget", c.kind, c.id, c.budget),

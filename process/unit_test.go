@@ -392,3 +392,64 @@ func TestForeignPipeHolder(t *testing.T) {
 	require.GreaterOrEqual(t, o.StdoutLines, int64(3))
 	r.requireSeqs(t, int(o.StdoutLines))
 }
+
+// newIdleProc is a Proc with no process behind it, for driving the
+// watchdogs (Proc.watch) directly.
+func newIdleProc(o Options) *Proc {
+	p := &Proc{
+		o: o, budgets: o.ToolBudget, start: time.Now(),
+		poke: make(chan struct{}, 1), exited: make(chan struct{}),
+		tracked: map[int]uint64{}, stragglers: map[int]uint64{},
+	}
+	if p.budgets == nil {
+		p.budgets = DefaultToolBudget
+	}
+	p.tools = newToolSet()
+	close(p.exited) // so that no signal can ever be sent: there is no group
+	return p
+}
+
+// TestOpenToolCallsLinear: opening n calls that never close, with the
+// watchdogs run after each (as the supervisor is woken by each), does work
+// linear in n, and the budgets and warnings still come out right.
+func TestOpenToolCallsLinear(t *testing.T) {
+	t.Parallel()
+	const n = 4000
+	p := newIdleProc(Options{Idle: time.Hour, ToolBudget: func(k event.Kind) time.Duration {
+		if k == event.KindRead {
+			return 2 * time.Second
+		}
+		return 10 * time.Second
+	}})
+	var s supervisor
+	for i := range n {
+		kind := event.KindShell
+		if i%2 == 0 {
+			kind = event.KindRead
+		}
+		p.ToolStarted("call"+strconv.Itoa(i), kind)
+		next := p.watch(&s, time.Now())
+		require.Equal(t, p.tools.calls["call0"].started.Add(2*time.Second), next, "the first read call's budget is the next thing due")
+	}
+	require.LessOrEqual(t, s.visits, int64(4*n), "watchdog work per wake grows with the open calls")
+	require.NoError(t, s.reason)
+
+	// Past the read budget: one tool_stalled warning per read call, once.
+	base := time.Now()
+	var warned []*event.Warning
+	p.o.OnWarning = func(w *event.Warning) { warned = append(warned, w) }
+	p.watch(&s, base.Add(2500*time.Millisecond))
+	require.Equal(t, n/2, len(warned))
+	for _, w := range warned {
+		require.Equal(t, int64(2000), w.BudgetMS)
+	}
+	p.watch(&s, base.Add(2600*time.Millisecond))
+	require.Equal(t, n/2, len(warned), "a call is warned about once")
+	for i := 0; i < n; i += 2 {
+		p.ToolEnded("call" + strconv.Itoa(i))
+	}
+	p.watch(&s, base.Add(10500*time.Millisecond))
+	require.Equal(t, n, len(warned), "then the shell calls past their budget")
+	require.Equal(t, int64(10000), warned[n-1].BudgetMS)
+	require.NoError(t, s.reason)
+}
