@@ -221,6 +221,20 @@ func TestFaults(t *testing.T) {
 			},
 		},
 		{
+			// A slow consumer of our output: the callback blocks far
+			// longer than the idle budget while the agent keeps printing.
+			// Time spent in our own callbacks is not the agent's silence.
+			name: "slow-consumer", boot: `"init"`, fake: "slow-drip", args: []string{"20ms", "1500ms"},
+			hook: onLine(`"seq":3}`, func(*run) { time.Sleep(900 * ms) }),
+			opts: Options{Idle: 300 * ms, IdleWarning: 200 * ms, KillGrace: 100 * ms}, bound: 5 * time.Second,
+			check: func(t *testing.T, r *run, o Outcome) {
+				require.NoError(t, o.Reason, "an agent blocked on our output is not idle")
+				require.Equal(t, 0, o.ExitCode)
+				require.Empty(t, r.warningsOf(event.WarnIdle))
+				r.requireSeqs(t, int(o.StdoutLines))
+			},
+		},
+		{
 			name: "hard-timeout", boot: `"init"`, fake: "slow-drip", args: []string{"10ms", "1m"},
 			opts: Options{Idle: 250 * ms, Hard: 300 * ms, KillGrace: 100 * ms}, bound: 2 * time.Second,
 			check: func(t *testing.T, r *run, o Outcome) {

@@ -45,7 +45,9 @@ type Options struct {
 	MaxLine int
 
 	// Idle ends the run after this long without a byte on stdout or
-	// stderr while no tool call is open. IdleWarning is how long before
+	// stderr while no tool call is open; time a reader spends inside
+	// OnStdout, OnStderr or BeforeStdoutRead is not silence (the agent may
+	// be blocked writing to us meanwhile). IdleWarning is how long before
 	// Idle fires an idle warning is sent (not sent when IdleWarning >= the
 	// idle budget in force). Hard ends the run this long after spawn.
 	// Linger ends the run this long after AgentDone; from AgentDone on,
@@ -63,7 +65,8 @@ type Options struct {
 	// OnStdout receives every stdout line in order, from one goroutine;
 	// line is valid only during the call. dropped counts bytes cut beyond
 	// MaxLine. The child is blocked while OnStdout runs once the pipe
-	// fills: keep it quick.
+	// fills (backpressure: memory stays bounded), but that time never
+	// counts towards the idle budget.
 	OnStdout func(line []byte, dropped int64)
 	// OnStderr, if set, receives every stderr line (cut at 64 KiB) from
 	// one goroutine. The tail is kept regardless.
@@ -153,6 +156,7 @@ type Proc struct {
 
 	lastAct     atomic.Int64 // nanoseconds since start of the last output byte
 	stdoutLines atomic.Int64
+	busy        atomic.Int32 // reader goroutines inside a callback of Options
 
 	poke       chan struct{}
 	exited     chan struct{} // closed once the child is reaped

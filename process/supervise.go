@@ -40,7 +40,7 @@ type activityReader struct {
 
 func (a activityReader) Read(b []byte) (int, error) {
 	if a.before != nil {
-		a.before()
+		a.p.inCallback(a.before)
 	}
 	n, err := a.r.Read(b)
 	if n > 0 {
@@ -60,7 +60,7 @@ func (p *Proc) readStdout() {
 			line = cleanPTYLine(line)
 		}
 		if p.o.OnStdout != nil {
-			p.o.OnStdout(line, dropped)
+			p.inCallback(func() { p.o.OnStdout(line, dropped) })
 		}
 		return nil
 	}
@@ -113,9 +113,24 @@ func (p *Proc) readStderr() {
 		}
 	}
 	_ = linescan.Scan(src, stderrLineMax, func(line []byte, _ int64) error {
-		p.o.OnStderr(line)
+		p.inCallback(func() { p.o.OnStderr(line) })
 		return nil
 	})
+}
+
+// inCallback runs fn, a callback of the caller's on a reader goroutine, as
+// time that is not the agent's silence: while that reader is inside our
+// own code (blocked writing our output to a slow consumer, say) it does
+// not read the agent, which may well be printing into a full pipe. So the
+// idle watchdog holds while any callback runs, and the silence starts
+// afresh when it returns. The agent still feels the backpressure.
+func (p *Proc) inCallback(fn func()) {
+	p.busy.Add(1)
+	defer func() {
+		p.touch() // before busy drops, so the watchdog never sees stale activity
+		p.busy.Add(-1)
+	}()
+	fn()
 }
 
 // track remembers every process of the run while the child runs: its
@@ -273,6 +288,9 @@ func (p *Proc) watch(s *supervisor, now time.Time) time.Time {
 		ref := p.lastActivity()
 		if p.toolRef.After(ref) {
 			ref = p.toolRef
+		}
+		if p.busy.Load() > 0 {
+			ref = now // a reader is in our callbacks: not the agent's silence
 		}
 		budget, unlimited := p.tools.maxBudget()
 		budget = max(budget, p.o.Idle)
