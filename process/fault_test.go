@@ -135,6 +135,19 @@ func TestFaults(t *testing.T) {
 			},
 		},
 		{
+			// Double fork, new session, emptied environment: only the
+			// run's reaper can tell the daemon belongs to the run.
+			name: "env-i-setsid-daemon", boot: `"result"`, fake: "env-i-setsid-daemon",
+			opts: Options{Idle: time.Minute, KillGrace: 100 * ms}, bound: 8 * time.Second,
+			check: func(t *testing.T, r *run, o Outcome) {
+				require.NoError(t, o.Reason)
+				require.Equal(t, 0, o.ExitCode)
+				require.GreaterOrEqual(t, o.Stragglers, 1)
+				require.Len(t, r.pids, 1)
+				r.requireSeqs(t, 3)
+			},
+		},
+		{
 			name: "no-trailing-newline", fake: "no-trailing-newline",
 			opts: Options{Idle: time.Minute}, bound: 2 * time.Second,
 			check: func(t *testing.T, r *run, o Outcome) {

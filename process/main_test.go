@@ -13,6 +13,7 @@ import (
 var long = flag.Bool("long", false, "run the 1 GB stdout flood")
 
 func TestMain(m *testing.M) {
+	MaybeReap() // first: a re-executed test binary may be a run's reaper
 	fakeagent.Register("mini-harness", miniHarness)
 	fakeagent.MaybeRun()
 	flag.Parse()

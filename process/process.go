@@ -159,8 +159,10 @@ type Proc struct {
 	busy        atomic.Int32 // reader goroutines inside a callback of Options
 
 	poke       chan struct{}
-	exited     chan struct{} // closed once the child is reaped
-	exitState  *os.ProcessState
+	exited     chan struct{}      // closed once the child is reaped
+	exitStatus syscall.WaitStatus // valid once exited is closed, if haveStatus
+	haveStatus bool
+	rp         *reaperConn // the run's own reaper, nil without the hook (MaybeReap)
 	stdoutDone chan struct{}
 	stderrDone chan struct{}
 	done       chan struct{}
@@ -239,8 +241,12 @@ func Start(ctx context.Context, o Options) (*Proc, error) {
 		p.budgets = DefaultToolBudget
 	}
 	cmd := &exec.Cmd{Path: path, Args: o.Argv, Dir: o.Dir}
-	cmd.Env = append(append(make([]string, 0, len(env)+1), env...), key+"=1")
+	cmd.Env = append(append(make([]string, 0, len(env)+2), env...), key+"=1")
 	p.cmd = cmd
+	if exe := reaperExe; exe != "" {
+		p.rp = &reaperConn{agentPath: path, ctty: -1, done: make(chan struct{})}
+		cmd.Path = exe
+	}
 	if err := p.spawn(); err != nil {
 		return nil, err
 	}
@@ -286,6 +292,10 @@ func (p *Proc) spawn() error {
 		}
 		childEnds = append(childEnds, tty)
 		p.cmd.SysProcAttr = sysAttrPTY(ctty)
+		if p.rp != nil {
+			p.rp.ctty = ctty // the reaper makes the agent's session, not its own
+			p.cmd.SysProcAttr = sysAttr()
+		}
 	} else {
 		outR, outW, err := os.Pipe()
 		if err != nil {
@@ -297,12 +307,23 @@ func (p *Proc) spawn() error {
 		p.cmd.SysProcAttr = sysAttr()
 	}
 
+	if p.rp != nil {
+		ends, err := p.rp.prepare(p.cmd)
+		if err != nil {
+			closeAll(append(childEnds, p.stdoutR, p.stderrR, p.stdinW)...)
+			return fmt.Errorf("%w: %w", ErrSpawn, err)
+		}
+		childEnds = append(childEnds, ends...)
+	}
+
 	started := make(chan error, 1)
-	go p.startAndWait(started)
+	go p.startAndWait(started, childEnds)
 	err = <-started
-	closeAll(childEnds...)
 	if err != nil {
 		closeAll(p.stdoutR, p.stderrR, p.stdinW)
+		if p.rp != nil {
+			p.rp.close()
+		}
 		return fmt.Errorf("%w: %w", ErrSpawn, err)
 	}
 	return nil
@@ -314,22 +335,49 @@ func (p *Proc) spawn() error {
 // runtime ends a thread whose locked goroutine returns; so the thread must
 // stay locked (and this goroutine alive) until the child is reaped, and
 // only then be unlocked (which returns it to the runtime's pool, alive).
-func (p *Proc) startAndWait(started chan<- error) {
+//
+// With a reaper, the child is the reaper: the agent's pid and then its
+// wait status come from the reaper's reports, and the thread stays locked
+// until the reaper itself is reaped, at the end of the run.
+func (p *Proc) startAndWait(started chan<- error, childEnds []*os.File) {
 	runtime.LockOSThread()
 	p.start = time.Now()
-	if err := p.cmd.Start(); err != nil {
+	err := p.cmd.Start()
+	for _, f := range childEnds { // ours would keep the pipes from EOF
+		_ = f.Close()
+	}
+	if err != nil {
 		runtime.UnlockOSThread()
 		started <- err
 		return
 	}
 	p.pid = p.cmd.Process.Pid
+	if p.rp != nil {
+		p.rp.pid = p.pid
+		if p.pid, err = p.rp.agentPID(); err != nil {
+			p.rp.close()
+			_ = p.cmd.Wait()
+			runtime.UnlockOSThread()
+			started <- err
+			return
+		}
+	}
 	if p.o.PTY {
 		p.sid = p.pid
 	}
 	started <- nil
+	if p.rp != nil {
+		p.exitStatus, p.haveStatus = p.rp.agentExit()
+		close(p.exited)
+		p.rp.wait(p.cmd)
+		runtime.UnlockOSThread()
+		return
+	}
 	_ = p.cmd.Wait() // the exit status is read from ProcessState
 	runtime.UnlockOSThread()
-	p.exitState = p.cmd.ProcessState
+	if st := p.cmd.ProcessState; st != nil {
+		p.exitStatus, p.haveStatus = st.Sys().(syscall.WaitStatus)
+	}
 	close(p.exited)
 }
 
@@ -473,14 +521,14 @@ func isExecutable(path string) bool {
 	return err == nil && st.Mode().IsRegular() && st.Mode().Perm()&0o111 != 0
 }
 
-// exitInfo fills the exit fields of o from the child's wait status.
-func exitInfo(st *os.ProcessState, o *Outcome) {
-	if st == nil {
+// exitInfo fills the exit fields of o from the agent's wait status.
+func exitInfo(ws syscall.WaitStatus, ok bool, o *Outcome) {
+	if !ok {
 		return
 	}
 	o.Exited = true
-	o.ExitCode = st.ExitCode()
-	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+	o.ExitCode = ws.ExitStatus()
+	if ws.Signaled() {
 		o.ExitCode = -1
 		o.Signal = signalName(ws.Signal())
 	}

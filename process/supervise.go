@@ -441,7 +441,7 @@ func (p *Proc) finish(s *supervisor) {
 	<-p.stderrDone
 
 	o := Outcome{Reason: s.reason, Lingered: s.lingered, Duration: time.Since(p.start)}
-	exitInfo(p.exitState, &o)
+	exitInfo(p.exitStatus, p.haveStatus, &o)
 	if s.stage != stageNone {
 		o.Killed = true
 		o.KillSignal = [...]string{"", "SIGINT", "SIGTERM", "SIGKILL"}[s.stage]
@@ -458,6 +458,9 @@ func (p *Proc) finish(s *supervisor) {
 		}
 	}
 	p.mu.Unlock()
+	if p.rp != nil {
+		o.Stragglers += p.rp.killed
+	}
 	p.out = o
 	close(p.done)
 }

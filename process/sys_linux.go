@@ -273,8 +273,8 @@ func (p *Proc) attribute(procs map[int]procStat) map[int]procStat {
 	p.mu.Unlock()
 	set := map[int]procStat{}
 	for pid, st := range procs {
-		if pid == self {
-			continue
+		if pid == self || p.rp != nil && pid == p.rp.pid {
+			continue // the run's reaper is ended by its own protocol
 		}
 		start, seen := tracked[pid]
 		switch {
@@ -304,6 +304,13 @@ func (p *Proc) attribute(procs map[int]procStat) map[int]procStat {
 // none is left, reaping the ones re-parented to us; without, it makes one
 // pass (used at the SIGKILL stage, while the child is still alive).
 func (p *Proc) killRun(reap bool) {
+	if p.rp != nil { // the reaper kills its tree: all of the run, exactly
+		if reap {
+			p.rp.finish()
+		} else {
+			p.rp.killNow()
+		}
+	}
 	if reap && p.runGone() {
 		return
 	}

@@ -142,6 +142,41 @@ func TestConcurrentRunsIsolated(t *testing.T) {
 	require.ErrorIs(t, oo.Reason, ErrInterrupted)
 }
 
+// TestConcurrentDaemonsIsolated: two runs in one process each start a
+// daemon that double-forks into a new session with an emptied environment
+// (nothing ties it to its run but its ancestry): the end of each run kills
+// its own daemon and only that one.
+func TestConcurrentDaemonsIsolated(t *testing.T) {
+	t.Parallel()
+	pidOf := func(r *run) int {
+		var pid int
+		require.Eventually(t, func() bool {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			if len(r.pids) == 1 {
+				pid = r.pids[0]
+			}
+			return pid != 0
+		}, 20*time.Second, 5*time.Millisecond)
+		return pid
+	}
+	a := startFake(t, t.Context(), "env-i-setsid-daemon", []string{"hang"}, Options{KillGrace: time.Second}, nil, "")
+	daemonA := pidOf(a)
+	b := startFake(t, t.Context(), "env-i-setsid-daemon", nil, Options{KillGrace: 100 * time.Millisecond}, nil, "")
+	daemonB := pidOf(b)
+	ob := b.wait(t, 10*time.Second) // checks that daemonB is gone
+	require.NoError(t, ob.Reason)
+	require.GreaterOrEqual(t, ob.Stragglers, 1)
+
+	st, ok := readStat(daemonA)
+	require.True(t, ok, "the other run's daemon %d was killed", daemonA)
+	require.NotEqual(t, byte('Z'), st.state, "the other run's daemon %d was killed", daemonA)
+	require.NotEqual(t, daemonA, daemonB)
+	a.p.Interrupt()
+	oa := a.wait(t, 20*time.Second) // checks that daemonA is gone
+	require.ErrorIs(t, oa.Reason, ErrInterrupted)
+}
+
 func TestSpawnErrors(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -332,7 +367,8 @@ func requireMemBounded(t *testing.T, rss, heap, bound int64) {
 
 // TestPdeathsig: a harness killed with SIGKILL (no chance to clean up)
 // does not leave its agent running: Pdeathsig, tied to the locked thread
-// that started the agent, kills it.
+// that started the reaper, kills the reaper, and the reaper's kills the
+// agent.
 func TestPdeathsig(t *testing.T) {
 	t.Parallel()
 	argv, env := fakeagent.Command("mini-harness")
@@ -348,7 +384,11 @@ func TestPdeathsig(t *testing.T) {
 	agent, _ := strconv.Atoi(m[1])
 	before, ok := readStat(agent)
 	require.True(t, ok)
-	require.Equal(t, cmd.Process.Pid, before.ppid)
+	// The mini-harness installed the reaper hook (it is this test binary):
+	// the agent's parent is the run's reaper, a child of the mini-harness.
+	reaper, ok := readStat(before.ppid)
+	require.True(t, ok)
+	require.Equal(t, cmd.Process.Pid, reaper.ppid)
 
 	require.NoError(t, cmd.Process.Kill())
 	_ = cmd.Wait()

@@ -26,6 +26,7 @@ func init() {
 	Register("grandchild-holds-stdout", grandchildHoldsStdout)
 	Register("setsid-escapee", setsidEscapee)
 	Register("double-fork-daemon", doubleForkDaemon)
+	Register("env-i-setsid-daemon", envISetsidDaemon)
 	Register("flood-stderr", floodStderr)
 	Register("huge-line", hugeLine)
 	Register("flood-stdout", floodStdout)
@@ -194,6 +195,28 @@ func doubleForkDaemon([]string) int {
 	_ = c.Wait()
 	seq++ // the line daemonize printed
 	resultLine(false, "done")
+	return 0
+}
+
+// env-i-setsid-daemon [hang]: a shell starts a daemon the way
+// `( env -i setsid sh -c '…' & )` does: double-forked, in a new session,
+// with an emptied environment (no marker of the run), so nothing but its
+// ancestry ties it to the run. The daemon (a sleep) is announced, then the
+// agent finishes normally, or with "hang" prints its result and stays.
+func envISetsidDaemon(args []string) int {
+	initLine()
+	out, err := exec.Command("sh", "-c",
+		`( env -i setsid sh -c 'echo $$; exec sleep 300 </dev/null >/dev/null 2>&1' & )`).Output()
+	pid, perr := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil || perr != nil {
+		fmt.Fprintln(os.Stderr, "fakeagent: daemon:", err, perr)
+		return 3
+	}
+	childLine(pid)
+	resultLine(false, "done")
+	if len(args) > 0 && args[0] == "hang" {
+		return hang()
+	}
 	return 0
 }
 
