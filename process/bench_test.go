@@ -52,3 +52,34 @@ func BenchmarkOpenToolCalls(b *testing.B) {
 	}
 	b.ReportMetric(float64(s.visits)/float64(max(i, 1)), "visits/call")
 }
+
+// BenchmarkShortRun measures a whole short run (spawn, one line, exit,
+// end-of-run sweep), with and without the per-run reaper, e.g.
+// go test -run '^$' -bench ShortRun ./process/ (under -race the reaper, a
+// re-executed race-enabled test binary, starts far slower than harness).
+func BenchmarkShortRun(b *testing.B) {
+	for _, reaper := range []bool{false, true} {
+		name := "no-reaper"
+		if reaper {
+			name = "reaper"
+		}
+		b.Run(name, func(b *testing.B) {
+			argv, env := fakeagent.Command("exit-0-without-terminal-event")
+			for b.Loop() {
+				p, err := Start(b.Context(), Options{
+					Argv: argv, Env: env, Idle: 30 * time.Second, KillGrace: time.Second,
+					OnStdout: func([]byte, int64) {}, noReaper: !reaper,
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if o := p.Wait(); o.Reason != nil || o.ExitCode != 0 {
+					b.Fatalf("run failed: %+v", o)
+				}
+				if (p.rp != nil) != reaper {
+					b.Fatal("reaper use not as asked")
+				}
+			}
+		})
+	}
+}

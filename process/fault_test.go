@@ -369,6 +369,12 @@ func TestFaults(t *testing.T) {
 			},
 		},
 	}
+	// These also run without the per-run reaper (the hook not installed):
+	// /proc walks and the run's marker must still find their processes.
+	hookless := map[string]bool{
+		"grandchild-holds-stdout": true, "setsid-escapee": true, "double-fork-daemon": true,
+		"killed-by-signal": true, "stdin-reader": true, "interrupt": true,
+	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -377,6 +383,18 @@ func TestFaults(t *testing.T) {
 			require.True(t, o.Exited)
 			c.check(t, r, o)
 		})
+		if hookless[c.name] {
+			t.Run(c.name+"-no-reaper", func(t *testing.T) {
+				t.Parallel()
+				opts := c.opts
+				opts.noReaper = true
+				r := startFake(t, t.Context(), c.fake, c.args, opts, c.hook, c.boot)
+				require.Nil(t, r.p.rp)
+				o := r.wait(t, c.bound)
+				require.True(t, o.Exited)
+				c.check(t, r, o)
+			})
+		}
 	}
 }
 

@@ -84,6 +84,11 @@ type Options struct {
 	// reader is about to wait for more: the moment to flush what those
 	// lines produced.
 	BeforeStdoutRead func()
+
+	// noReaper runs without the per-run reaper even when the hook is
+	// installed: tests keep checking the hookless path, and benchmarks
+	// compare the two.
+	noReaper bool
 }
 
 // DefaultToolBudget is the spec's budget for a tool call of kind k: mcp
@@ -243,9 +248,11 @@ func Start(ctx context.Context, o Options) (*Proc, error) {
 	cmd := &exec.Cmd{Path: path, Args: o.Argv, Dir: o.Dir}
 	cmd.Env = append(append(make([]string, 0, len(env)+2), env...), key+"=1")
 	p.cmd = cmd
-	if exe := reaperExe; exe != "" {
-		p.rp = &reaperConn{agentPath: path, ctty: -1, done: make(chan struct{})}
-		cmd.Path = exe
+	if exe := reaperExe; exe != "" && !o.noReaper {
+		// The reaper adds the marker to the agent's environment itself:
+		// it is not a process of the run, and must not look like one.
+		p.rp = &reaperConn{agentPath: path, marker: key + "=1", ctty: -1, done: make(chan struct{})}
+		cmd.Path, cmd.Env = exe, cmd.Env[:len(cmd.Env)-1]
 	}
 	if err := p.spawn(); err != nil {
 		return nil, err
@@ -361,6 +368,7 @@ func (p *Proc) startAndWait(started chan<- error, childEnds []*os.File) {
 			started <- err
 			return
 		}
+		p.start = time.Now() // the agent's spawn: the reaper's start-up is not the agent's time
 	}
 	if p.o.PTY {
 		p.sid = p.pid

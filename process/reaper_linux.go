@@ -21,8 +21,9 @@ import (
 
 // reaperEnv, in the environment of a re-executed harness binary, makes
 // MaybeReap run the per-run reaper instead of returning. Its value is
-// "CTTY:PATH": the agent's executable, and the fd (0 or 1) that becomes
-// its controlling terminal in a new session, or -1 for a new process group.
+// "CTTY:MARKER:PATH": the fd (0 or 1) that becomes the agent's controlling
+// terminal in a new session (-1: a new process group), the run's marker
+// to add to the agent's environment, and the agent's executable.
 const reaperEnv = "HARNESS_PROCESS_REAPER"
 
 // The reaper's two pipes, inherited as these fds: it reports on the first
@@ -79,9 +80,10 @@ func runReaper(spec string) int {
 	syscall.CloseOnExec(reaperStatusFD)
 	syscall.CloseOnExec(reaperControlFD)
 	report := func(format string, args ...any) { _, _ = fmt.Fprintf(status, format+"\n", args...) }
-	ctty, path, ok := strings.Cut(spec, ":")
+	ctty, rest, ok1 := strings.Cut(spec, ":")
+	marker, path, ok2 := strings.Cut(rest, ":")
 	n, err := strconv.Atoi(ctty)
-	if !ok || err != nil {
+	if !ok1 || !ok2 || err != nil || !strings.Contains(marker, "=") {
 		report("err bad reaper spec %q", spec)
 		return 125
 	}
@@ -93,12 +95,13 @@ func runReaper(spec string) int {
 	if n >= 0 {
 		sys = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: n, Pdeathsig: syscall.SIGKILL}
 	}
-	env := make([]string, 0, len(os.Environ()))
+	env := make([]string, 0, len(os.Environ())+1)
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, reaperEnv+"=") {
 			env = append(env, kv)
 		}
 	}
+	env = append(env, marker)
 	agent, err := syscall.ForkExec(path, os.Args, &syscall.ProcAttr{Env: env, Files: []uintptr{0, 1, 2}, Sys: sys})
 	if err != nil {
 		report("err %v", err)
@@ -187,8 +190,9 @@ func killTree(killed *sync.Map, deadline time.Time) {
 // spawned instead of the agent.
 type reaperConn struct {
 	agentPath string
-	ctty      int // the agent's controlling terminal fd, or -1
-	pid       int // the reaper's own pid
+	marker    string // KEY=VALUE the reaper adds to the agent's environment
+	ctty      int    // the agent's controlling terminal fd, or -1
+	pid       int    // the reaper's own pid
 	status    *bufio.Reader
 	statusR   *os.File
 	control   *os.File
@@ -213,7 +217,7 @@ func (r *reaperConn) prepare(cmd *exec.Cmd) ([]*os.File, error) {
 	}
 	r.statusR, r.status, r.control = sr, bufio.NewReader(sr), cw
 	cmd.ExtraFiles = []*os.File{sw, cr} // fds 3 and 4
-	cmd.Env = append(cmd.Env, reaperEnv+"="+strconv.Itoa(r.ctty)+":"+r.agentPath)
+	cmd.Env = append(cmd.Env, reaperEnv+"="+strconv.Itoa(r.ctty)+":"+r.marker+":"+r.agentPath)
 	return []*os.File{sw, cr}, nil
 }
 
@@ -255,16 +259,23 @@ func (r *reaperConn) agentExit() (ws syscall.WaitStatus, ok bool) {
 	}
 }
 
-// wait reads the reaper's last report and reaps it.
+// wait reads the reaper's last report and reaps it. The run is over
+// (done is closed) at the report: nothing of the run is left then, and
+// the reaper, no process of the run, is only exiting.
 func (r *reaperConn) wait(cmd *exec.Cmd) {
+	reported := false
 	for l := r.line(); l != ""; l = r.line() {
-		if v, ok := strings.CutPrefix(l, "done "); ok {
+		if v, ok := strings.CutPrefix(l, "done "); ok && !reported {
 			r.killed, _ = strconv.Atoi(v)
+			reported = true
+			close(r.done)
 		}
 	}
 	_ = cmd.Wait()
 	_ = r.statusR.Close()
-	close(r.done)
+	if !reported {
+		close(r.done)
+	}
 }
 
 // killNow asks the reaper to SIGKILL the whole run at once.

@@ -18,7 +18,7 @@ var reaperExe string
 func MaybeReap() {}
 
 type reaperConn struct {
-	agentPath         string
+	agentPath, marker string
 	ctty, pid, killed int
 	done              chan struct{}
 }
