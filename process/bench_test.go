@@ -54,21 +54,27 @@ func BenchmarkOpenToolCalls(b *testing.B) {
 }
 
 // BenchmarkShortRun measures a whole short run (spawn, one line, exit,
-// end-of-run sweep), with and without the per-run reaper, e.g.
-// go test -run '^$' -bench ShortRun ./process/ (under -race the reaper, a
-// re-executed race-enabled test binary, starts far slower than harness).
+// end-of-run sweep) by how the run's processes are found: /proc walks
+// only, the run's cgroup, the run's reaper, e.g.
+// go test -run '^$' -bench ShortRun ./process/ (not under -race: there the
+// reaper, a re-executed race-enabled test binary, starts far slower than a
+// harness binary).
 func BenchmarkShortRun(b *testing.B) {
-	for _, reaper := range []bool{false, true} {
-		name := "no-reaper"
-		if reaper {
-			name = "reaper"
-		}
-		b.Run(name, func(b *testing.B) {
+	modes := []struct {
+		name               string
+		noCgroup, noReaper bool
+	}{
+		{"walks", true, true},
+		{"cgroup", false, true},
+		{"reaper", true, false},
+	}
+	for _, m := range modes {
+		b.Run(m.name, func(b *testing.B) {
 			argv, env := fakeagent.Command("exit-0-without-terminal-event")
 			for b.Loop() {
 				p, err := Start(b.Context(), Options{
 					Argv: argv, Env: env, Idle: 30 * time.Second, KillGrace: time.Second,
-					OnStdout: func([]byte, int64) {}, noReaper: !reaper,
+					OnStdout: func([]byte, int64) {}, noCgroup: m.noCgroup, noReaper: m.noReaper,
 				})
 				if err != nil {
 					b.Fatal(err)
@@ -76,8 +82,8 @@ func BenchmarkShortRun(b *testing.B) {
 				if o := p.Wait(); o.Reason != nil || o.ExitCode != 0 {
 					b.Fatalf("run failed: %+v", o)
 				}
-				if (p.rp != nil) != reaper {
-					b.Fatal("reaper use not as asked")
+				if (p.rp != nil) == m.noReaper || (p.cg != nil) == m.noCgroup {
+					b.Fatalf("%s: not run as asked (cgroups writable here?)", m.name)
 				}
 			}
 		})

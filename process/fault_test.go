@@ -369,11 +369,15 @@ func TestFaults(t *testing.T) {
 			},
 		},
 	}
-	// These also run without the per-run reaper (the hook not installed):
-	// /proc walks and the run's marker must still find their processes.
-	hookless := map[string]bool{
+	// Runs get their processes' cgroup where cgroup v2 is writable (as
+	// here, as root), else the run's reaper (the hook is installed in
+	// TestMain), else only /proc walks and the run's marker. These cases
+	// also run with the two fallbacks; the last cannot catch an escapee
+	// that emptied its environment (env-i-setsid-daemon).
+	fallbacks := map[string]bool{
 		"grandchild-holds-stdout": true, "setsid-escapee": true, "double-fork-daemon": true,
-		"killed-by-signal": true, "stdin-reader": true, "interrupt": true,
+		"env-i-setsid-daemon": true, "killed-by-signal": true, "stdin-reader": true,
+		"interrupt": true, "ignore-sigterm": true,
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -383,18 +387,33 @@ func TestFaults(t *testing.T) {
 			require.True(t, o.Exited)
 			c.check(t, r, o)
 		})
-		if hookless[c.name] {
-			t.Run(c.name+"-no-reaper", func(t *testing.T) {
-				t.Parallel()
-				opts := c.opts
-				opts.noReaper = true
-				r := startFake(t, t.Context(), c.fake, c.args, opts, c.hook, c.boot)
-				require.Nil(t, r.p.rp)
-				o := r.wait(t, c.bound)
-				require.True(t, o.Exited)
-				c.check(t, r, o)
-			})
+		if !fallbacks[c.name] {
+			continue
 		}
+		t.Run(c.name+"-reaper", func(t *testing.T) {
+			t.Parallel()
+			opts := c.opts
+			opts.noCgroup = true
+			r := startFake(t, t.Context(), c.fake, c.args, opts, c.hook, c.boot)
+			require.NotNil(t, r.p.rp)
+			o := r.wait(t, c.bound)
+			require.True(t, o.Exited)
+			c.check(t, r, o)
+		})
+		if c.name == "env-i-setsid-daemon" {
+			continue
+		}
+		t.Run(c.name+"-walks", func(t *testing.T) {
+			t.Parallel()
+			opts := c.opts
+			opts.noCgroup, opts.noReaper = true, true
+			r := startFake(t, t.Context(), c.fake, c.args, opts, c.hook, c.boot)
+			require.Nil(t, r.p.rp)
+			require.Nil(t, r.p.cg)
+			o := r.wait(t, c.bound)
+			require.True(t, o.Exited)
+			c.check(t, r, o)
+		})
 	}
 }
 

@@ -27,11 +27,13 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// miniHarness is a harness in a fake: it supervises a sleeper, announces
+// miniHarness [reaper]: a harness in a fake: it supervises a sleeper
+// (through the run's reaper rather than a cgroup with "reaper"), announces
 // the sleeper's pid, and waits to be killed (TestPdeathsig).
-func miniHarness([]string) int {
+func miniHarness(args []string) int {
 	argv, env := fakeagent.Command("sleeper")
-	p, err := Start(context.Background(), Options{Argv: argv, Env: env})
+	reaper := len(args) > 0 && args[0] == "reaper"
+	p, err := Start(context.Background(), Options{Argv: argv, Env: env, noCgroup: reaper})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

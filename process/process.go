@@ -89,6 +89,8 @@ type Options struct {
 	// installed: tests keep checking the hookless path, and benchmarks
 	// compare the two.
 	noReaper bool
+	// noCgroup likewise runs without the run's own cgroup.
+	noCgroup bool
 }
 
 // DefaultToolBudget is the spec's budget for a tool call of kind k: mcp
@@ -167,7 +169,8 @@ type Proc struct {
 	exited     chan struct{}      // closed once the child is reaped
 	exitStatus syscall.WaitStatus // valid once exited is closed, if haveStatus
 	haveStatus bool
-	rp         *reaperConn // the run's own reaper, nil without the hook (MaybeReap)
+	rp         *reaperConn // the run's own reaper, nil without the hook (MaybeReap) or with cg
+	cg         *runCgroup  // the run's own cgroup v2, nil where there is none
 	stdoutDone chan struct{}
 	stderrDone chan struct{}
 	done       chan struct{}
@@ -228,7 +231,8 @@ func Start(ctx context.Context, o Options) (*Proc, error) {
 
 	var tok [12]byte
 	_, _ = rand.Read(tok[:])
-	key := "HARNESS_RUN_" + strings.ToUpper(hex.EncodeToString(tok[:]))
+	token := hex.EncodeToString(tok[:])
+	key := "HARNESS_RUN_" + strings.ToUpper(token)
 	p := &Proc{
 		o: o, budgets: o.ToolBudget,
 		marker:     []byte(key + "=1\x00"),
@@ -245,16 +249,39 @@ func Start(ctx context.Context, o Options) (*Proc, error) {
 	if p.budgets == nil {
 		p.budgets = DefaultToolBudget
 	}
-	cmd := &exec.Cmd{Path: path, Args: o.Argv, Dir: o.Dir}
-	cmd.Env = append(append(make([]string, 0, len(env)+2), env...), key+"=1")
-	p.cmd = cmd
-	if exe := reaperExe; exe != "" && !o.noReaper {
-		// The reaper adds the marker to the agent's environment itself:
-		// it is not a process of the run, and must not look like one.
-		p.rp = &reaperConn{agentPath: path, marker: key + "=1", ctty: -1, done: make(chan struct{})}
-		cmd.Path, cmd.Env = exe, cmd.Env[:len(cmd.Env)-1]
+	// Every process of the run is found at its end by the first of: the
+	// run's own cgroup (exact, free), the run's own reaper (exact, one
+	// re-exec of the harness binary), /proc walks and the marker.
+	if !o.noCgroup {
+		p.cg = newRunCgroup(token)
 	}
-	if err := p.spawn(); err != nil {
+	newCmd := func() {
+		cmd := &exec.Cmd{Path: path, Args: o.Argv, Dir: o.Dir}
+		cmd.Env = append(append(make([]string, 0, len(env)+2), env...), key+"=1")
+		p.cmd, p.rp = cmd, nil
+		if exe := reaperExe; exe != "" && !o.noReaper && p.cg == nil {
+			// The reaper adds the marker to the agent's environment
+			// itself: it is not a process of the run, and must not look
+			// like one.
+			p.rp = &reaperConn{agentPath: path, marker: key + "=1", ctty: -1, done: make(chan struct{})}
+			cmd.Path, cmd.Env = exe, cmd.Env[:len(cmd.Env)-1]
+		}
+	}
+	newCmd()
+	err = p.spawn()
+	if err != nil && p.cg != nil {
+		// Perhaps clone3 into the cgroup was refused (an old kernel, a
+		// threaded or controller-enabled cgroup): try without it, and if
+		// that works, do without cgroups from now on.
+		cg := p.cg
+		p.cg = nil
+		cg.remove()
+		newCmd()
+		if err = p.spawn(); err == nil {
+			disableCgroups()
+		}
+	}
+	if err != nil {
 		return nil, err
 	}
 	p.afterSpawn(ctx)
@@ -321,6 +348,10 @@ func (p *Proc) spawn() error {
 			return fmt.Errorf("%w: %w", ErrSpawn, err)
 		}
 		childEnds = append(childEnds, ends...)
+	}
+
+	if p.cg != nil {
+		p.cg.attr(p.cmd.SysProcAttr)
 	}
 
 	started := make(chan error, 1)

@@ -176,6 +176,13 @@ func (p *Proc) track() {
 				p.remember(d)
 			}
 		}
+		if p.cg != nil {
+			for _, pid := range p.cg.procs() {
+				if st, ok := readStat(pid); ok {
+					p.remember(st)
+				}
+			}
+		}
 		select {
 		case <-p.exited:
 			return

@@ -304,12 +304,15 @@ func (p *Proc) attribute(procs map[int]procStat) map[int]procStat {
 // none is left, reaping the ones re-parented to us; without, it makes one
 // pass (used at the SIGKILL stage, while the child is still alive).
 func (p *Proc) killRun(reap bool) {
-	if p.rp != nil { // the reaper kills its tree: all of the run, exactly
-		if reap {
-			p.rp.finish()
-		} else {
-			p.rp.killNow()
-		}
+	switch {
+	case p.cg != nil && reap: // the cgroup holds all of the run, exactly
+		p.emptyCgroup()
+	case p.cg != nil:
+		p.cg.kill()
+	case p.rp != nil && reap: // so does the reaper's tree
+		p.rp.finish()
+	case p.rp != nil:
+		p.rp.killNow()
 	}
 	if reap && p.runGone() {
 		return
@@ -393,4 +396,19 @@ func (p *Proc) runGone() bool {
 	}
 	ours, _ := orphansOf(p.marker, tracked)
 	return len(ours) == 0
+}
+
+// emptyCgroup kills everything in the run's cgroup, counts what it killed
+// besides the agent as stragglers, remembers them so that the sweep reaps
+// their zombies (re-parented to us), and removes the cgroup.
+func (p *Proc) emptyCgroup() {
+	killed := p.cg.empty(time.Now().Add(sweepTimeout))
+	p.mu.Lock()
+	for pid, start := range killed {
+		if pid != p.pid {
+			p.stragglers[pid] = start
+		}
+	}
+	p.mu.Unlock()
+	p.cg.remove()
 }

@@ -148,6 +148,15 @@ func TestConcurrentRunsIsolated(t *testing.T) {
 // its own daemon and only that one.
 func TestConcurrentDaemonsIsolated(t *testing.T) {
 	t.Parallel()
+	for _, mode := range []string{"cgroup", "reaper"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			testConcurrentDaemonsIsolated(t, Options{noCgroup: mode == "reaper"})
+		})
+	}
+}
+
+func testConcurrentDaemonsIsolated(t *testing.T, o Options) {
 	pidOf := func(r *run) int {
 		var pid int
 		require.Eventually(t, func() bool {
@@ -160,21 +169,23 @@ func TestConcurrentDaemonsIsolated(t *testing.T) {
 		}, 20*time.Second, 5*time.Millisecond)
 		return pid
 	}
-	a := startFake(t, t.Context(), "env-i-setsid-daemon", []string{"hang"}, Options{KillGrace: time.Second}, nil, "")
+	oa, ob := o, o
+	oa.KillGrace, ob.KillGrace = time.Second, 100*time.Millisecond
+	a := startFake(t, t.Context(), "env-i-setsid-daemon", []string{"hang"}, oa, nil, "")
 	daemonA := pidOf(a)
-	b := startFake(t, t.Context(), "env-i-setsid-daemon", nil, Options{KillGrace: 100 * time.Millisecond}, nil, "")
+	b := startFake(t, t.Context(), "env-i-setsid-daemon", nil, ob, nil, "")
 	daemonB := pidOf(b)
-	ob := b.wait(t, 10*time.Second) // checks that daemonB is gone
-	require.NoError(t, ob.Reason)
-	require.GreaterOrEqual(t, ob.Stragglers, 1)
+	outB := b.wait(t, 10*time.Second) // checks that daemonB is gone
+	require.NoError(t, outB.Reason)
+	require.GreaterOrEqual(t, outB.Stragglers, 1)
 
 	st, ok := readStat(daemonA)
 	require.True(t, ok, "the other run's daemon %d was killed", daemonA)
 	require.NotEqual(t, byte('Z'), st.state, "the other run's daemon %d was killed", daemonA)
 	require.NotEqual(t, daemonA, daemonB)
 	a.p.Interrupt()
-	oa := a.wait(t, 20*time.Second) // checks that daemonA is gone
-	require.ErrorIs(t, oa.Reason, ErrInterrupted)
+	outA := a.wait(t, 20*time.Second) // checks that daemonA is gone
+	require.ErrorIs(t, outA.Reason, ErrInterrupted)
 }
 
 func TestSpawnErrors(t *testing.T) {
@@ -367,42 +378,58 @@ func requireMemBounded(t *testing.T, rss, heap, bound int64) {
 
 // TestPdeathsig: a harness killed with SIGKILL (no chance to clean up)
 // does not leave its agent running: Pdeathsig, tied to the locked thread
-// that started the reaper, kills the reaper, and the reaper's kills the
-// agent.
+// that started the agent (or the run's reaper, whose own Pdeathsig then
+// kills the agent), kills it.
 func TestPdeathsig(t *testing.T) {
 	t.Parallel()
-	argv, env := fakeagent.Command("mini-harness")
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = env
-	out, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	line, err := bufio.NewReader(out).ReadString('\n')
-	require.NoError(t, err)
-	m := pidRe.FindStringSubmatch(line)
-	require.NotNil(t, m, line)
-	agent, _ := strconv.Atoi(m[1])
-	before, ok := readStat(agent)
-	require.True(t, ok)
-	// The mini-harness installed the reaper hook (it is this test binary):
-	// the agent's parent is the run's reaper, a child of the mini-harness.
-	reaper, ok := readStat(before.ppid)
-	require.True(t, ok)
-	require.Equal(t, cmd.Process.Pid, reaper.ppid)
+	for _, mode := range []string{"direct", "reaper"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			argv, env := fakeagent.Command("mini-harness", mode)
+			cmd := exec.Command(argv[0], argv[1:]...)
+			cmd.Env = env
+			out, err := cmd.StdoutPipe()
+			require.NoError(t, err)
+			require.NoError(t, cmd.Start())
+			t.Cleanup(func() { // also when an assertion failed
+				if cmd.ProcessState == nil {
+					_ = cmd.Process.Kill()
+					_ = cmd.Wait()
+				}
+			})
+			line, err := bufio.NewReader(out).ReadString('\n')
+			require.NoError(t, err)
+			m := pidRe.FindStringSubmatch(line)
+			require.NotNil(t, m, line)
+			agent, _ := strconv.Atoi(m[1])
+			before, ok := readStat(agent)
+			require.True(t, ok)
+			parent := before.ppid
+			if mode == "reaper" || !cgroupsUsable() {
+				// The agent's parent is the run's reaper, a child of the
+				// mini-harness (this test binary, which installs the hook).
+				reaper, ok := readStat(before.ppid)
+				require.True(t, ok)
+				parent = reaper.ppid
+			}
+			require.Equal(t, cmd.Process.Pid, parent)
 
-	require.NoError(t, cmd.Process.Kill())
-	_ = cmd.Wait()
-	// Polling the kernel, not another goroutine: the agent dies
-	// asynchronously and is then re-parented to us (or init) as a zombie.
-	require.Eventually(t, func() bool {
-		st, ok := readStat(agent)
-		if ok && st.start == before.start && st.state == 'Z' && st.ppid == os.Getpid() {
-			var ws unix.WaitStatus
-			_, _ = unix.Wait4(agent, &ws, unix.WNOHANG, nil)
-			return ws.Signaled() && ws.Signal() == unix.SIGKILL
-		}
-		return !ok || st.start != before.start || st.state == 'Z'
-	}, 10*time.Second, 5*time.Millisecond, "the agent outlived its harness")
+			require.NoError(t, cmd.Process.Kill())
+			_ = cmd.Wait()
+			// Polling the kernel, not another goroutine: the agent dies
+			// asynchronously and is then re-parented to us (or init) as a
+			// zombie.
+			require.Eventually(t, func() bool {
+				st, ok := readStat(agent)
+				if ok && st.start == before.start && st.state == 'Z' && st.ppid == os.Getpid() {
+					var ws unix.WaitStatus
+					_, _ = unix.Wait4(agent, &ws, unix.WNOHANG, nil)
+					return ws.Signaled() && ws.Signal() == unix.SIGKILL
+				}
+				return !ok || st.start != before.start || st.state == 'Z'
+			}, 10*time.Second, 5*time.Millisecond, "the agent outlived its harness")
+		})
+	}
 }
 
 // TestForeignPipeHolder: a process we cannot attribute to the run (here the
