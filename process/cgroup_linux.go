@@ -187,13 +187,27 @@ func (c *runCgroup) empty(deadline time.Time) map[int]uint64 {
 	}
 }
 
-// remove deletes the (emptied) cgroup.
+// remove deletes the (emptied) cgroup, and the cgroups a harness run
+// inside it made and could not remove (it was killed with the run).
 func (c *runCgroup) remove() {
 	_ = unix.Close(c.fd)
 	for range 50 { // the last exits may still be leaving it
-		if err := unix.Rmdir(c.dir); err == nil || !errors.Is(err, unix.EBUSY) {
+		err := rmdirTree(c.dir)
+		if err == nil || !errors.Is(err, unix.EBUSY) {
 			return
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
+}
+
+// rmdirTree removes the cgroup dir after its child cgroups (a cgroup's
+// files cannot be removed, only its directory once it has no children).
+func rmdirTree(dir string) error {
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if e.IsDir() {
+			_ = rmdirTree(filepath.Join(dir, e.Name()))
+		}
+	}
+	return unix.Rmdir(dir)
 }

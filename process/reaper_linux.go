@@ -104,7 +104,12 @@ func runReaper(spec string) int {
 	env = append(env, marker)
 	agent, err := syscall.ForkExec(path, os.Args, &syscall.ProcAttr{Env: env, Files: []uintptr{0, 1, 2}, Sys: sys})
 	if err != nil {
-		report("err %v", err)
+		var errno syscall.Errno
+		if errors.As(err, &errno) {
+			report("errno %d", uintptr(errno))
+		} else {
+			report("err %v", err)
+		}
 		return 126
 	}
 	// Our copies of the agent's stdio would keep its pipes open past the
@@ -236,6 +241,11 @@ func (r *reaperConn) agentPID() (int, error) {
 	if v, ok := strings.CutPrefix(l, "pid "); ok {
 		if n, err := strconv.Atoi(v); err == nil && n > 0 {
 			return n, nil
+		}
+	}
+	if v, ok := strings.CutPrefix(l, "errno "); ok {
+		if n, err := strconv.ParseUint(v, 10, 16); err == nil {
+			return 0, syscall.Errno(n) // as a direct spawn reports it
 		}
 	}
 	if msg, ok := strings.CutPrefix(l, "err "); ok {

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -228,13 +229,16 @@ func TestSpawnErrors(t *testing.T) {
 		_, err := Start(t.Context(), Options{})
 		require.ErrorIs(t, err, ErrSpawn)
 	})
-	t.Run("exec-format-error", func(t *testing.T) {
-		t.Parallel()
-		bad := filepath.Join(t.TempDir(), "agent")
-		require.NoError(t, os.WriteFile(bad, []byte("\x00\x01\x02garbage"), 0o755))
-		_, err := Start(t.Context(), Options{Argv: []string{bad}})
-		require.ErrorIs(t, err, ErrSpawn)
-	})
+	for _, mode := range []string{"", "-reaper"} {
+		t.Run("exec-format-error"+mode, func(t *testing.T) {
+			t.Parallel()
+			bad := filepath.Join(t.TempDir(), "agent")
+			require.NoError(t, os.WriteFile(bad, []byte("\x00\x01\x02garbage"), 0o755))
+			_, err := Start(t.Context(), Options{Argv: []string{bad}, noCgroup: mode != ""})
+			require.ErrorIs(t, err, ErrSpawn)
+			require.ErrorIs(t, err, syscall.ENOEXEC)
+		})
+	}
 	t.Run("cancelled-context", func(t *testing.T) {
 		t.Parallel()
 		ctx, cancel := context.WithCancel(t.Context())
@@ -274,32 +278,36 @@ func TestPTY(t *testing.T) {
 		{"stdin-stays-a-pipe", "stdin-reader", "one\ntwo", nil},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			var mu sync.Mutex
-			var lines []string
-			argv, env := fakeagent.Command(c.fake)
-			p, err := Start(t.Context(), Options{
-				Argv: argv, Env: env, PTY: true, Stdin: c.stdin, KillGrace: time.Second,
-				OnStdout: func(l []byte, _ int64) { mu.Lock(); lines = append(lines, string(l)); mu.Unlock() },
+		for _, mode := range []string{"", "-reaper"} {
+			t.Run(c.name+mode, func(t *testing.T) {
+				t.Parallel()
+				var mu sync.Mutex
+				var lines []string
+				argv, env := fakeagent.Command(c.fake)
+				p, err := Start(t.Context(), Options{
+					Argv: argv, Env: env, PTY: true, Stdin: c.stdin, KillGrace: time.Second,
+					OnStdout: func(l []byte, _ int64) { mu.Lock(); lines = append(lines, string(l)); mu.Unlock() },
+					noCgroup: mode != "",
+				})
+				require.NoError(t, err)
+				require.Equal(t, mode != "", p.rp != nil)
+				o := p.Wait()
+				require.NoError(t, o.Reason)
+				require.Equal(t, 0, o.ExitCode)
+				mu.Lock()
+				defer mu.Unlock()
+				if c.want != nil {
+					require.Equal(t, c.want, lines)
+					return
+				}
+				require.Len(t, lines, 4)
+				require.Contains(t, lines[1], `"text":"one"`)
+				require.Contains(t, lines[2], `"text":"two"`)
+				for _, l := range lines {
+					require.NotContains(t, l, "\r")
+				}
 			})
-			require.NoError(t, err)
-			o := p.Wait()
-			require.NoError(t, o.Reason)
-			require.Equal(t, 0, o.ExitCode)
-			mu.Lock()
-			defer mu.Unlock()
-			if c.want != nil {
-				require.Equal(t, c.want, lines)
-				return
-			}
-			require.Len(t, lines, 4)
-			require.Contains(t, lines[1], `"text":"one"`)
-			require.Contains(t, lines[2], `"text":"two"`)
-			for _, l := range lines {
-				require.NotContains(t, l, "\r")
-			}
-		})
+		}
 	}
 }
 
@@ -519,4 +527,22 @@ func TestOpenToolCallsLinear(t *testing.T) {
 	require.Equal(t, n, len(warned), "then the shell calls past their budget")
 	require.Equal(t, int64(10000), warned[n-1].BudgetMS)
 	require.NoError(t, s.reason)
+}
+
+// TestRunCgroupRemove: the end of a run removes its cgroup, with the
+// cgroups a nested harness made inside it (killed with the run, it could
+// not remove them); where cgroup v2 is not writable there is none.
+func TestRunCgroupRemove(t *testing.T) {
+	t.Parallel()
+	cg := newRunCgroup("test" + strconv.Itoa(os.Getpid()))
+	if !cgroupsUsable() {
+		require.Nil(t, cg)
+		return
+	}
+	require.NotNil(t, cg)
+	nested := filepath.Join(cg.dir, "harness-run-nested", "harness-run-deeper")
+	require.NoError(t, os.MkdirAll(nested, 0o755))
+	cg.remove()
+	_, err := os.Stat(cg.dir)
+	require.ErrorIs(t, err, os.ErrNotExist)
 }
