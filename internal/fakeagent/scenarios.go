@@ -46,6 +46,7 @@ func init() {
 	Register("ansi-colors", ansiColors)
 	Register("latency-stamp", latencyStamp)
 	Register("print-lines", printLines)
+	Register("open-tool-calls", openToolCalls)
 	Register("ignore-sigterm-tree", ignoreSigtermTree)
 }
 
@@ -482,4 +483,19 @@ func ignoreSigtermTree(args []string) int {
 		childLine(c.Process.Pid)
 	}
 	return hang()
+}
+
+// open-tool-calls [calls]: that many tool calls, each with its own id,
+// none ever closed, as fast as it can; then a result.
+func openToolCalls(args []string) int {
+	n := intArg(args, 0, 10000)
+	initLine()
+	w := bufio.NewWriterSize(os.Stdout, 64<<10)
+	for i := int64(1); i <= n; i++ {
+		seq++
+		_, _ = fmt.Fprintf(w, `{"type":"assistant","message":{"id":"msg_call%d","role":"assistant","content":[{"type":"tool_use","id":"toolu_open%d","name":"Bash","input":{"command":"true"}}]},"session_id":%q,"seq":%d}`+"\n", i, i, SessionID, seq)
+	}
+	_ = w.Flush()
+	resultLine(false, "done")
+	return 0
 }
