@@ -135,14 +135,17 @@ type Outcome struct {
 // Proc is one running agent process. Its methods are safe for concurrent
 // use; Wait may be called any number of times from any goroutine.
 //
-// Finding the run's processes at the end: the child's descendants are
-// walked in /proc while it runs (and remembered by pid and start time),
-// the harness is a child subreaper so orphans are re-parented to it, and a
-// process belongs to the run when it is in the child's process group (or
-// session, with PTY), was seen descending from the child, or is an orphan
-// of ours carrying the run's environment marker — and so are all of their
-// descendants. Processes of other runs never match, so concurrent runs in
-// one harness do not kill each other's processes.
+// Finding the run's processes at the end (see the package doc): the
+// run's own cgroup holds them all where cgroup v2 is writable; else the
+// run's own reaper (when MaybeReap installed the hook) has them all in its
+// tree. In any case, as a last resort, the child's descendants are walked
+// in /proc while it runs (and remembered by pid and start time), the
+// harness is a child subreaper, and a process belongs to the run when it
+// is in the child's process group (or session, with PTY), was seen
+// descending from the child, or is an orphan of ours carrying the run's
+// environment marker — and so are all of their descendants. Processes of
+// other runs never match, so concurrent runs in one harness do not kill
+// each other's processes.
 //
 // The end of a run: once the child has exited (by itself or escalation),
 // its pipes get until KillGrace after the exit to reach EOF (a grandchild's
@@ -202,7 +205,9 @@ var subreaperOnce sync.Once
 //
 // On Linux the first Start makes the calling process a child subreaper for
 // the rest of its life: orphans of any descendant are re-parented to it.
-// Those of a run are reaped at its end; others are left alone.
+// Those of a run are reaped at its end; others are left alone. Where the
+// process's cgroup v2 is writable, each run gets a child cgroup of it
+// (harness-run-<token>), removed at the run's end.
 func Start(ctx context.Context, o Options) (*Proc, error) {
 	if len(o.Argv) == 0 || o.Argv[0] == "" {
 		return nil, fmt.Errorf("%w: empty argv", ErrSpawn)
