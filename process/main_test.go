@@ -38,7 +38,11 @@ func miniHarness(args []string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	fmt.Printf("{\"type\":\"system\",\"subtype\":\"fake_child\",\"pid\":%d,\"seq\":1}\n", p.PID())
+	cg := ""
+	if p.cg != nil {
+		cg = p.cg.dir
+	}
+	fmt.Printf("{\"type\":\"system\",\"subtype\":\"fake_child\",\"pid\":%d,\"cgroup\":%q,\"seq\":1}\n", p.PID(), cg)
 	p.Wait()
 	return 0
 }

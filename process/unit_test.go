@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -410,6 +411,10 @@ func TestPdeathsig(t *testing.T) {
 			m := pidRe.FindStringSubmatch(line)
 			require.NotNil(t, m, line)
 			agent, _ := strconv.Atoi(m[1])
+			if cg := regexp.MustCompile(`"cgroup":"([^"]+)"`).FindStringSubmatch(line); cg != nil {
+				// Killed, the mini-harness cannot remove its run's cgroup.
+				t.Cleanup(func() { (&runCgroup{dir: cg[1], fd: -1}).remove() })
+			}
 			before, ok := readStat(agent)
 			require.True(t, ok)
 			parent := before.ppid
