@@ -254,13 +254,14 @@ func (r *reaperConn) agentPID() (int, error) {
 	return 0, fmt.Errorf("the run's reaper failed before starting the agent (%q)", l)
 }
 
-// agentExit waits for the agent's wait status; ok is false when the
-// reaper died first (the agent then died of its Pdeathsig).
+// agentExit waits for the agent's wait status. A reaper that died before
+// reporting it (killed from outside) took the agent with it: its
+// Pdeathsig is SIGKILL, and that is what is reported.
 func (r *reaperConn) agentExit() (ws syscall.WaitStatus, ok bool) {
 	for {
 		l := r.line()
 		if l == "" {
-			return 0, false
+			return syscall.WaitStatus(syscall.SIGKILL), true // "killed by signal 9"
 		}
 		if v, found := strings.CutPrefix(l, "exit "); found {
 			n, err := strconv.ParseUint(v, 10, 32)

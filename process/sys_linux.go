@@ -325,7 +325,9 @@ func (p *Proc) killRun(reap bool) {
 		pending := false
 		for pid, st := range set {
 			if st.state == 'Z' {
-				if reap && st.ppid == self && pid != p.pid {
+				// The agent is reaped by its Wait, unless the reaper that
+				// was its parent died first: then it is ours too.
+				if reap && st.ppid == self && (pid != p.pid || p.rp != nil) {
 					var ws unix.WaitStatus
 					_, _ = unix.Wait4(pid, &ws, unix.WNOHANG, nil)
 					pending = true

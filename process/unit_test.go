@@ -551,3 +551,20 @@ func TestRunCgroupRemove(t *testing.T) {
 	_, err := os.Stat(cg.dir)
 	require.ErrorIs(t, err, os.ErrNotExist)
 }
+
+// TestReaperKilled: a run whose reaper is killed from outside ends at
+// once, its agent dead of the reaper's Pdeathsig (reported as SIGKILL), and
+// what the agent started is still found (re-parented to us, with the
+// run's marker) and killed.
+func TestReaperKilled(t *testing.T) {
+	t.Parallel()
+	r := startFake(t, t.Context(), "interrupt", nil, Options{KillGrace: time.Second, noCgroup: true},
+		onLine(`"tool_use"`, func(r *run) { require.NoError(t, unix.Kill(r.p.rp.pid, unix.SIGKILL)) }), "")
+	require.NotNil(t, r.p.rp)
+	o := r.wait(t, 5*time.Second)
+	require.NoError(t, o.Reason)
+	require.True(t, o.Exited)
+	require.Equal(t, -1, o.ExitCode)
+	require.Equal(t, "SIGKILL", o.Signal)
+	require.Len(t, r.pids, 1)
+}
