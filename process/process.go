@@ -365,7 +365,7 @@ func (p *Proc) spawn() error {
 	if err != nil {
 		closeAll(p.stdoutR, p.stderrR, p.stdinW)
 		if p.rp != nil {
-			p.rp.close()
+			p.rp.abandon()
 		}
 		return fmt.Errorf("%w: %w", ErrSpawn, err)
 	}

@@ -295,6 +295,12 @@ func (r *reaperConn) killNow() { _, _ = r.control.Write([]byte{'k'}) }
 // close asks the reaper to kill the whole run and exit.
 func (r *reaperConn) close() { r.closeOnce.Do(func() { _ = r.control.Close() }) }
 
+// abandon closes both pipes of a reaper that failed to start the agent.
+func (r *reaperConn) abandon() {
+	r.close()
+	_ = r.statusR.Close()
+}
+
 // finish closes the reaper and waits for it to be reaped; one that does
 // not exit in time is SIGKILLed (what is left of the run is then ours,
 // re-parented, for the sweep that follows).

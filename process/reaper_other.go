@@ -30,3 +30,4 @@ func (r *reaperConn) agentPID() (int, error)                { return 0, errNoRea
 func (r *reaperConn) agentExit() (syscall.WaitStatus, bool) { return 0, false }
 func (r *reaperConn) wait(*exec.Cmd)                        { close(r.done) }
 func (r *reaperConn) close()                                {}
+func (r *reaperConn) abandon()                              {}
