@@ -19,9 +19,11 @@ import (
 	"github.com/agentharness/harness/adapters/adaptertest"
 	"github.com/agentharness/harness/event"
 	"github.com/agentharness/harness/internal/fakeagent"
+	"github.com/agentharness/harness/process"
 )
 
 func TestMain(m *testing.M) {
+	process.MaybeReap() // first: a re-executed test binary may be a run's reaper
 	fakeagent.MaybeRun()
 	os.Exit(m.Run())
 }
@@ -130,6 +132,7 @@ func TestFaults(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		name    string
+		fake    string // the fake to run; name when empty
 		budgets func(*harness.Budgets)
 		during  func(*harness.Run)
 		status  string
@@ -165,6 +168,19 @@ func TestFaults(t *testing.T) {
 					codes = append(codes, w.(*event.Warning).Code)
 				}
 				require.Contains(t, codes, event.WarnLingeredAfterResult)
+			}},
+		// After the final event only the linger rule applies: an idle
+		// budget equal to the linger must not make a finished answer a
+		// timeout. (Wide budgets: idle counts the fake's start-up.)
+		{name: "result-then-linger-idle-equal", fake: "result-then-linger", status: event.ResultSuccess, bound: 15 * time.Second,
+			budgets: func(b *harness.Budgets) { b.Idle, b.IdleWarning, b.Linger = 3*time.Second, 0, 3*time.Second },
+			check: func(t *testing.T, f fakeRun) {
+				require.NoError(t, f.err)
+				var codes []string
+				for _, w := range f.find(event.TypeWarning) {
+					codes = append(codes, w.(*event.Warning).Code)
+				}
+				require.Equal(t, []string{event.WarnLingeredAfterResult}, codes)
 			}},
 		{name: "exit-nonzero-with-stderr", status: event.ResultError, code: event.ErrProcessExit, errIs: harness.ErrAgentFailed, bound: 10 * time.Second,
 			check: func(t *testing.T, f fakeRun) {
@@ -223,6 +239,8 @@ func TestFaults(t *testing.T) {
 		{name: "grandchild-holds-stdout", bound: 10 * time.Second},
 		{name: "setsid-escapee", budgets: quickIdle, status: event.ResultTimeout, bound: 10 * time.Second},
 		{name: "double-fork-daemon", bound: 10 * time.Second},
+		{name: "env-i-setsid-daemon", status: event.ResultSuccess, bound: 10 * time.Second,
+			check: func(t *testing.T, f fakeRun) { require.Len(t, f.pids, 1) }},
 		{name: "no-trailing-newline", status: event.ResultSuccess, bound: 10 * time.Second},
 		{name: "invalid-utf8", bound: 10 * time.Second},
 		{name: "non-json-lines", bound: 10 * time.Second,
@@ -236,7 +254,11 @@ func TestFaults(t *testing.T) {
 			if tc.budgets != nil {
 				tc.budgets(&b)
 			}
-			f := runFake(t, tc.name, b, tc.during)
+			fake := tc.fake
+			if fake == "" {
+				fake = tc.name
+			}
+			f := runFake(t, fake, b, tc.during)
 			require.Less(t, f.elapsed, tc.bound, "the run must end within its bound")
 			if tc.status != "" {
 				require.Equal(t, tc.status, f.result.Status, "%s", f.ndjson)

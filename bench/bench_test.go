@@ -19,9 +19,11 @@ import (
 	"github.com/agentharness/harness/bench"
 	"github.com/agentharness/harness/event"
 	"github.com/agentharness/harness/internal/fakeagent"
+	"github.com/agentharness/harness/process"
 )
 
 func TestMain(m *testing.M) {
+	process.MaybeReap() // first: a re-executed test binary may be a run's reaper
 	fakeagent.MaybeRun()
 	os.Exit(m.Run())
 }

@@ -135,6 +135,19 @@ func TestFaults(t *testing.T) {
 			},
 		},
 		{
+			// Double fork, new session, emptied environment: only the
+			// run's reaper can tell the daemon belongs to the run.
+			name: "env-i-setsid-daemon", boot: `"result"`, fake: "env-i-setsid-daemon",
+			opts: Options{Idle: time.Minute, KillGrace: 100 * ms}, bound: 8 * time.Second,
+			check: func(t *testing.T, r *run, o Outcome) {
+				require.NoError(t, o.Reason)
+				require.Equal(t, 0, o.ExitCode)
+				require.GreaterOrEqual(t, o.Stragglers, 1)
+				require.Len(t, r.pids, 1)
+				r.requireSeqs(t, 3)
+			},
+		},
+		{
 			name: "no-trailing-newline", fake: "no-trailing-newline",
 			opts: Options{Idle: time.Minute}, bound: 2 * time.Second,
 			check: func(t *testing.T, r *run, o Outcome) {
@@ -197,12 +210,38 @@ func TestFaults(t *testing.T) {
 			},
 		},
 		{
+			// After the final event only the linger rule applies: an idle
+			// budget equal to the linger (or shorter) must not turn a
+			// finished answer into a timeout.
+			name: "result-then-linger-idle-equal", boot: `"init"`, fake: "result-then-linger", hook: toolHooks,
+			opts: Options{Idle: 300 * ms, Linger: 300 * ms, KillGrace: time.Second}, bound: 2 * time.Second,
+			check: func(t *testing.T, r *run, o Outcome) {
+				require.ErrorIs(t, o.Reason, ErrLingered)
+				require.True(t, o.Lingered)
+				require.Len(t, r.warningsOf(event.WarnLingeredAfterResult), 1)
+				r.requireSeqs(t, 4)
+			},
+		},
+		{
 			name: "slow-drip", boot: `"init"`, fake: "slow-drip", args: []string{"20ms", "2500ms"},
 			opts: Options{Idle: time.Second, KillGrace: 100 * ms}, bound: 5 * time.Second,
 			check: func(t *testing.T, r *run, o Outcome) {
 				require.NoError(t, o.Reason, "a slow but steady agent is not idle")
 				require.Equal(t, 0, o.ExitCode)
 				require.GreaterOrEqual(t, o.StdoutLines, int64(20))
+				r.requireSeqs(t, int(o.StdoutLines))
+			},
+		},
+		{
+			// A slow consumer of our output: the callback blocks far
+			// longer than the idle budget while the agent keeps printing.
+			// Time spent in our own callbacks is not the agent's silence.
+			name: "slow-consumer", boot: `"init"`, fake: "slow-drip", args: []string{"20ms", "2500ms"},
+			hook: onLine(`"seq":3}`, func(*run) { time.Sleep(1500 * ms) }),
+			opts: Options{Idle: 500 * ms, KillGrace: 100 * ms}, bound: 6 * time.Second,
+			check: func(t *testing.T, r *run, o Outcome) {
+				require.NoError(t, o.Reason, "an agent blocked on our output is not idle")
+				require.Equal(t, 0, o.ExitCode)
 				r.requireSeqs(t, int(o.StdoutLines))
 			},
 		},
@@ -328,10 +367,47 @@ func TestFaults(t *testing.T) {
 			},
 		},
 	}
+	// Runs get their processes' cgroup where cgroup v2 is writable (as
+	// here, as root), else the run's reaper (the hook is installed in
+	// TestMain), else only /proc walks and the run's marker. These cases
+	// also run with the two fallbacks; the last cannot catch an escapee
+	// that emptied its environment (env-i-setsid-daemon).
+	fallbacks := map[string]bool{
+		"grandchild-holds-stdout": true, "setsid-escapee": true, "double-fork-daemon": true,
+		"env-i-setsid-daemon": true, "killed-by-signal": true, "stdin-reader": true,
+		"interrupt": true, "ignore-sigterm": true,
+	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			r := startFake(t, t.Context(), c.fake, c.args, c.opts, c.hook, c.boot)
+			o := r.wait(t, c.bound)
+			require.True(t, o.Exited)
+			c.check(t, r, o)
+		})
+		if !fallbacks[c.name] {
+			continue
+		}
+		t.Run(c.name+"-reaper", func(t *testing.T) {
+			t.Parallel()
+			opts := c.opts
+			opts.noCgroup = true
+			r := startFake(t, t.Context(), c.fake, c.args, opts, c.hook, c.boot)
+			require.NotNil(t, r.p.rp)
+			o := r.wait(t, c.bound)
+			require.True(t, o.Exited)
+			c.check(t, r, o)
+		})
+		if c.name == "env-i-setsid-daemon" {
+			continue
+		}
+		t.Run(c.name+"-walks", func(t *testing.T) {
+			t.Parallel()
+			opts := c.opts
+			opts.noCgroup, opts.noReaper = true, true
+			r := startFake(t, t.Context(), c.fake, c.args, opts, c.hook, c.boot)
+			require.Nil(t, r.p.rp)
+			require.Nil(t, r.p.cg)
 			o := r.wait(t, c.bound)
 			require.True(t, o.Exited)
 			c.check(t, r, o)

@@ -13,6 +13,7 @@ import (
 var long = flag.Bool("long", false, "run the 1 GB stdout flood")
 
 func TestMain(m *testing.M) {
+	MaybeReap() // first: a re-executed test binary may be a run's reaper
 	fakeagent.Register("mini-harness", miniHarness)
 	fakeagent.MaybeRun()
 	flag.Parse()
@@ -26,16 +27,22 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// miniHarness is a harness in a fake: it supervises a sleeper, announces
+// miniHarness [reaper]: a harness in a fake: it supervises a sleeper
+// (through the run's reaper rather than a cgroup with "reaper"), announces
 // the sleeper's pid, and waits to be killed (TestPdeathsig).
-func miniHarness([]string) int {
+func miniHarness(args []string) int {
 	argv, env := fakeagent.Command("sleeper")
-	p, err := Start(context.Background(), Options{Argv: argv, Env: env})
+	reaper := len(args) > 0 && args[0] == "reaper"
+	p, err := Start(context.Background(), Options{Argv: argv, Env: env, noCgroup: reaper})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	fmt.Printf("{\"type\":\"system\",\"subtype\":\"fake_child\",\"pid\":%d,\"seq\":1}\n", p.PID())
+	cg := ""
+	if p.cg != nil {
+		cg = p.cg.dir
+	}
+	fmt.Printf("{\"type\":\"system\",\"subtype\":\"fake_child\",\"pid\":%d,\"cgroup\":%q,\"seq\":1}\n", p.PID(), cg)
 	p.Wait()
 	return 0
 }

@@ -45,10 +45,14 @@ type Options struct {
 	MaxLine int
 
 	// Idle ends the run after this long without a byte on stdout or
-	// stderr while no tool call is open. IdleWarning is how long before
+	// stderr while no tool call is open; time a reader spends inside
+	// OnStdout, OnStderr or BeforeStdoutRead is not silence (the agent may
+	// be blocked writing to us meanwhile). IdleWarning is how long before
 	// Idle fires an idle warning is sent (not sent when IdleWarning >= the
 	// idle budget in force). Hard ends the run this long after spawn.
-	// Linger ends the run this long after AgentDone. KillGrace is the time
+	// Linger ends the run this long after AgentDone; from AgentDone on,
+	// when Linger > 0, it is the only rule (idle, tool and hard budgets no
+	// longer apply: the answer is complete). KillGrace is the time
 	// between SIGTERM and SIGKILL (0: SIGKILL at once), and how long after
 	// the child's exit a process still holding its pipes is tolerated.
 	Idle, IdleWarning, Hard, Linger, KillGrace time.Duration
@@ -61,7 +65,8 @@ type Options struct {
 	// OnStdout receives every stdout line in order, from one goroutine;
 	// line is valid only during the call. dropped counts bytes cut beyond
 	// MaxLine. The child is blocked while OnStdout runs once the pipe
-	// fills: keep it quick.
+	// fills (backpressure: memory stays bounded), but that time never
+	// counts towards the idle budget.
 	OnStdout func(line []byte, dropped int64)
 	// OnStderr, if set, receives every stderr line (cut at 64 KiB) from
 	// one goroutine. The tail is kept regardless.
@@ -79,6 +84,13 @@ type Options struct {
 	// reader is about to wait for more: the moment to flush what those
 	// lines produced.
 	BeforeStdoutRead func()
+
+	// noReaper runs without the per-run reaper even when the hook is
+	// installed: tests keep checking the hookless path, and benchmarks
+	// compare the two.
+	noReaper bool
+	// noCgroup likewise runs without the run's own cgroup.
+	noCgroup bool
 }
 
 // DefaultToolBudget is the spec's budget for a tool call of kind k: mcp
@@ -123,14 +135,17 @@ type Outcome struct {
 // Proc is one running agent process. Its methods are safe for concurrent
 // use; Wait may be called any number of times from any goroutine.
 //
-// Finding the run's processes at the end: the child's descendants are
-// walked in /proc while it runs (and remembered by pid and start time),
-// the harness is a child subreaper so orphans are re-parented to it, and a
-// process belongs to the run when it is in the child's process group (or
-// session, with PTY), was seen descending from the child, or is an orphan
-// of ours carrying the run's environment marker — and so are all of their
-// descendants. Processes of other runs never match, so concurrent runs in
-// one harness do not kill each other's processes.
+// Finding the run's processes at the end (see the package doc): the
+// run's own cgroup holds them all where cgroup v2 is writable; else the
+// run's own reaper (when MaybeReap installed the hook) has them all in its
+// tree. In any case, as a last resort, the child's descendants are walked
+// in /proc while it runs (and remembered by pid and start time), the
+// harness is a child subreaper, and a process belongs to the run when it
+// is in the child's process group (or session, with PTY), was seen
+// descending from the child, or is an orphan of ours carrying the run's
+// environment marker — and so are all of their descendants. Processes of
+// other runs never match, so concurrent runs in one harness do not kill
+// each other's processes.
 //
 // The end of a run: once the child has exited (by itself or escalation),
 // its pipes get until KillGrace after the exit to reach EOF (a grandchild's
@@ -151,17 +166,21 @@ type Proc struct {
 
 	lastAct     atomic.Int64 // nanoseconds since start of the last output byte
 	stdoutLines atomic.Int64
+	busy        atomic.Int32 // reader goroutines inside a callback of Options
 
 	poke       chan struct{}
-	exited     chan struct{} // closed once the child is reaped
-	exitState  *os.ProcessState
+	exited     chan struct{}      // closed once the child is reaped
+	exitStatus syscall.WaitStatus // valid once exited is closed, if haveStatus
+	haveStatus bool
+	rp         *reaperConn // the run's own reaper, nil without the hook (MaybeReap) or with cg
+	cg         *runCgroup  // the run's own cgroup v2, nil where there is none
 	stdoutDone chan struct{}
 	stderrDone chan struct{}
 	done       chan struct{}
 	out        Outcome
 
 	mu          sync.Mutex // guards the fields below
-	tools       map[string]*toolCall
+	tools       *toolSet
 	toolRef     time.Time // last ToolStarted/ToolEnded
 	agentDoneAt time.Time
 	lastIntr    time.Time
@@ -177,14 +196,6 @@ type Proc struct {
 	tailWarned bool
 }
 
-type toolCall struct {
-	id, name string
-	kind     event.Kind
-	started  time.Time
-	budget   time.Duration
-	warned   bool
-}
-
 var subreaperOnce sync.Once
 
 // Start spawns the process described by o and supervises it until Wait
@@ -194,7 +205,9 @@ var subreaperOnce sync.Once
 //
 // On Linux the first Start makes the calling process a child subreaper for
 // the rest of its life: orphans of any descendant are re-parented to it.
-// Those of a run are reaped at its end; others are left alone.
+// Those of a run are reaped at its end; others are left alone. Where the
+// process's cgroup v2 is writable, each run gets a child cgroup of it
+// (harness-run-<token>), removed at the run's end.
 func Start(ctx context.Context, o Options) (*Proc, error) {
 	if len(o.Argv) == 0 || o.Argv[0] == "" {
 		return nil, fmt.Errorf("%w: empty argv", ErrSpawn)
@@ -223,7 +236,8 @@ func Start(ctx context.Context, o Options) (*Proc, error) {
 
 	var tok [12]byte
 	_, _ = rand.Read(tok[:])
-	key := "HARNESS_RUN_" + strings.ToUpper(hex.EncodeToString(tok[:]))
+	token := hex.EncodeToString(tok[:])
+	key := "HARNESS_RUN_" + strings.ToUpper(token)
 	p := &Proc{
 		o: o, budgets: o.ToolBudget,
 		marker:     []byte(key + "=1\x00"),
@@ -232,7 +246,7 @@ func Start(ctx context.Context, o Options) (*Proc, error) {
 		stdoutDone: make(chan struct{}),
 		stderrDone: make(chan struct{}),
 		done:       make(chan struct{}),
-		tools:      map[string]*toolCall{},
+		tools:      newToolSet(),
 		tracked:    map[int]uint64{},
 		stragglers: map[int]uint64{},
 		tail:       newRing(tailSize),
@@ -240,10 +254,39 @@ func Start(ctx context.Context, o Options) (*Proc, error) {
 	if p.budgets == nil {
 		p.budgets = DefaultToolBudget
 	}
-	cmd := &exec.Cmd{Path: path, Args: o.Argv, Dir: o.Dir}
-	cmd.Env = append(append(make([]string, 0, len(env)+1), env...), key+"=1")
-	p.cmd = cmd
-	if err := p.spawn(); err != nil {
+	// Every process of the run is found at its end by the first of: the
+	// run's own cgroup (exact, free), the run's own reaper (exact, one
+	// re-exec of the harness binary), /proc walks and the marker.
+	if !o.noCgroup {
+		p.cg = newRunCgroup(token)
+	}
+	newCmd := func() {
+		cmd := &exec.Cmd{Path: path, Args: o.Argv, Dir: o.Dir}
+		cmd.Env = append(append(make([]string, 0, len(env)+2), env...), key+"=1")
+		p.cmd, p.rp = cmd, nil
+		if exe := reaperExe; exe != "" && !o.noReaper && p.cg == nil {
+			// The reaper adds the marker to the agent's environment
+			// itself: it is not a process of the run, and must not look
+			// like one.
+			p.rp = &reaperConn{agentPath: path, marker: key + "=1", ctty: -1, done: make(chan struct{})}
+			cmd.Path, cmd.Env = exe, cmd.Env[:len(cmd.Env)-1]
+		}
+	}
+	newCmd()
+	err = p.spawn()
+	if err != nil && p.cg != nil {
+		// Perhaps clone3 into the cgroup was refused (an old kernel, a
+		// threaded or controller-enabled cgroup): try without it, and if
+		// that works, do without cgroups from now on.
+		cg := p.cg
+		p.cg = nil
+		cg.remove()
+		newCmd()
+		if err = p.spawn(); err == nil {
+			disableCgroups()
+		}
+	}
+	if err != nil {
 		return nil, err
 	}
 	p.afterSpawn(ctx)
@@ -288,6 +331,10 @@ func (p *Proc) spawn() error {
 		}
 		childEnds = append(childEnds, tty)
 		p.cmd.SysProcAttr = sysAttrPTY(ctty)
+		if p.rp != nil {
+			p.rp.ctty = ctty // the reaper makes the agent's session, not its own
+			p.cmd.SysProcAttr = sysAttr()
+		}
 	} else {
 		outR, outW, err := os.Pipe()
 		if err != nil {
@@ -299,12 +346,27 @@ func (p *Proc) spawn() error {
 		p.cmd.SysProcAttr = sysAttr()
 	}
 
+	if p.rp != nil {
+		ends, err := p.rp.prepare(p.cmd)
+		if err != nil {
+			closeAll(append(childEnds, p.stdoutR, p.stderrR, p.stdinW)...)
+			return fmt.Errorf("%w: %w", ErrSpawn, err)
+		}
+		childEnds = append(childEnds, ends...)
+	}
+
+	if p.cg != nil {
+		p.cg.attr(p.cmd.SysProcAttr)
+	}
+
 	started := make(chan error, 1)
-	go p.startAndWait(started)
+	go p.startAndWait(started, childEnds)
 	err = <-started
-	closeAll(childEnds...)
 	if err != nil {
 		closeAll(p.stdoutR, p.stderrR, p.stdinW)
+		if p.rp != nil {
+			p.rp.abandon()
+		}
 		return fmt.Errorf("%w: %w", ErrSpawn, err)
 	}
 	return nil
@@ -316,22 +378,50 @@ func (p *Proc) spawn() error {
 // runtime ends a thread whose locked goroutine returns; so the thread must
 // stay locked (and this goroutine alive) until the child is reaped, and
 // only then be unlocked (which returns it to the runtime's pool, alive).
-func (p *Proc) startAndWait(started chan<- error) {
+//
+// With a reaper, the child is the reaper: the agent's pid and then its
+// wait status come from the reaper's reports, and the thread stays locked
+// until the reaper itself is reaped, at the end of the run.
+func (p *Proc) startAndWait(started chan<- error, childEnds []*os.File) {
 	runtime.LockOSThread()
 	p.start = time.Now()
-	if err := p.cmd.Start(); err != nil {
+	err := p.cmd.Start()
+	for _, f := range childEnds { // ours would keep the pipes from EOF
+		_ = f.Close()
+	}
+	if err != nil {
 		runtime.UnlockOSThread()
 		started <- err
 		return
 	}
 	p.pid = p.cmd.Process.Pid
+	if p.rp != nil {
+		p.rp.pid = p.pid
+		if p.pid, err = p.rp.agentPID(); err != nil {
+			p.rp.close()
+			_ = p.cmd.Wait()
+			runtime.UnlockOSThread()
+			started <- err
+			return
+		}
+		p.start = time.Now() // the agent's spawn: the reaper's start-up is not the agent's time
+	}
 	if p.o.PTY {
 		p.sid = p.pid
 	}
 	started <- nil
+	if p.rp != nil {
+		p.exitStatus, p.haveStatus = p.rp.agentExit()
+		close(p.exited)
+		p.rp.wait(p.cmd)
+		runtime.UnlockOSThread()
+		return
+	}
 	_ = p.cmd.Wait() // the exit status is read from ProcessState
 	runtime.UnlockOSThread()
-	p.exitState = p.cmd.ProcessState
+	if st := p.cmd.ProcessState; st != nil {
+		p.exitStatus, p.haveStatus = st.Sys().(syscall.WaitStatus)
+	}
 	close(p.exited)
 }
 
@@ -364,7 +454,7 @@ func (p *Proc) ToolStarted(callID string, kind event.Kind) { p.ToolStartedNamed(
 func (p *Proc) ToolStartedNamed(callID, name string, kind event.Kind) {
 	now := time.Now()
 	p.mu.Lock()
-	p.tools[callID] = &toolCall{id: callID, name: name, kind: kind, started: now, budget: p.budgets(kind)}
+	p.tools.add(&toolCall{id: callID, name: name, kind: kind, started: now, budget: p.budgets(kind)})
 	p.toolRef = now
 	p.mu.Unlock()
 	p.wake()
@@ -373,14 +463,16 @@ func (p *Proc) ToolStartedNamed(callID, name string, kind event.Kind) {
 // ToolEnded closes a call opened by ToolStarted; unknown ids are ignored.
 func (p *Proc) ToolEnded(callID string) {
 	p.mu.Lock()
-	delete(p.tools, callID)
+	p.tools.remove(callID)
 	p.toolRef = time.Now()
 	p.mu.Unlock()
 	p.wake()
 }
 
 // AgentDone says the agent printed its terminal event: the linger timer
-// starts (only the first call counts).
+// starts (only the first call counts) and, with a linger budget, the idle,
+// tool and hard watchdogs stop, so a run that ends now ends as lingered
+// (keeping the agent's status), never as a timeout.
 func (p *Proc) AgentDone() {
 	p.mu.Lock()
 	if p.agentDoneAt.IsZero() {
@@ -473,14 +565,14 @@ func isExecutable(path string) bool {
 	return err == nil && st.Mode().IsRegular() && st.Mode().Perm()&0o111 != 0
 }
 
-// exitInfo fills the exit fields of o from the child's wait status.
-func exitInfo(st *os.ProcessState, o *Outcome) {
-	if st == nil {
+// exitInfo fills the exit fields of o from the agent's wait status.
+func exitInfo(ws syscall.WaitStatus, ok bool, o *Outcome) {
+	if !ok {
 		return
 	}
 	o.Exited = true
-	o.ExitCode = st.ExitCode()
-	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+	o.ExitCode = ws.ExitStatus()
+	if ws.Signaled() {
 		o.ExitCode = -1
 		o.Signal = signalName(ws.Signal())
 	}

@@ -40,7 +40,7 @@ type activityReader struct {
 
 func (a activityReader) Read(b []byte) (int, error) {
 	if a.before != nil {
-		a.before()
+		a.p.inCallback(a.before)
 	}
 	n, err := a.r.Read(b)
 	if n > 0 {
@@ -60,7 +60,7 @@ func (p *Proc) readStdout() {
 			line = cleanPTYLine(line)
 		}
 		if p.o.OnStdout != nil {
-			p.o.OnStdout(line, dropped)
+			p.inCallback(func() { p.o.OnStdout(line, dropped) })
 		}
 		return nil
 	}
@@ -113,9 +113,24 @@ func (p *Proc) readStderr() {
 		}
 	}
 	_ = linescan.Scan(src, stderrLineMax, func(line []byte, _ int64) error {
-		p.o.OnStderr(line)
+		p.inCallback(func() { p.o.OnStderr(line) })
 		return nil
 	})
+}
+
+// inCallback runs fn, a callback of the caller's on a reader goroutine, as
+// time that is not the agent's silence: while that reader is inside our
+// own code (blocked writing our output to a slow consumer, say) it does
+// not read the agent, which may well be printing into a full pipe. So the
+// idle watchdog holds while any callback runs, and the silence starts
+// afresh when it returns. The agent still feels the backpressure.
+func (p *Proc) inCallback(fn func()) {
+	p.busy.Add(1)
+	defer func() {
+		p.touch() // before busy drops, so the watchdog never sees stale activity
+		p.busy.Add(-1)
+	}()
+	fn()
 }
 
 // track remembers every process of the run while the child runs: its
@@ -161,6 +176,13 @@ func (p *Proc) track() {
 				p.remember(d)
 			}
 		}
+		if p.cg != nil {
+			for _, pid := range p.cg.procs() {
+				if st, ok := readStat(pid); ok {
+					p.remember(st)
+				}
+			}
+		}
 		select {
 		case <-p.exited:
 			return
@@ -194,6 +216,7 @@ type supervisor struct {
 	killAt    time.Time // SIGKILL due
 	warnedRef time.Time // the silence an idle warning was sent for
 	lingered  bool
+	visits    int64 // tool calls looked at by the watchdogs (tests count work)
 }
 
 // supervise runs the watchdogs and the escalation until the child exits,
@@ -263,27 +286,24 @@ func (p *Proc) watch(s *supervisor, now time.Time) time.Time {
 	p.mu.Lock()
 	intr, kill := p.intrReq, p.killNow
 	p.intrReq, p.killNow = false, false
-	if s.reason == nil {
+	// After the agent's final event only the linger rule applies: the
+	// answer is complete, so neither silence nor the clock may turn it into
+	// a timeout (with the linger off, the other budgets still bound a hung
+	// agent).
+	final := p.o.Linger > 0 && !p.agentDoneAt.IsZero()
+	if s.reason == nil && !final {
 		ref := p.lastActivity()
 		if p.toolRef.After(ref) {
 			ref = p.toolRef
 		}
-		budget, unlimited := p.o.Idle, false
-		for _, c := range p.tools {
-			if c.budget <= 0 {
-				unlimited = true
-				continue
-			}
-			budget = max(budget, c.budget)
-			due := c.started.Add(c.budget)
-			if c.warned {
-				continue
-			}
-			if now.Before(due) {
-				soonest(due)
-				continue
-			}
-			c.warned = true
+		if p.busy.Load() > 0 {
+			ref = now // a reader is in our callbacks: not the agent's silence
+		}
+		budget, unlimited := p.tools.maxBudget()
+		budget = max(budget, p.o.Idle)
+		stalled, due := p.tools.stalled(now, &s.visits)
+		soonest(due)
+		for _, c := range stalled {
 			warnings = append(warnings, &event.Warning{
 				Code: event.WarnToolStalled, CallID: c.id, Name: c.name,
 				Message:   fmt.Sprintf("%s tool call %s still running after its %s budget", c.kind, c.id, c.budget),
@@ -325,18 +345,18 @@ func (p *Proc) watch(s *supervisor, now time.Time) time.Time {
 				soonest(due)
 			}
 		}
-		if p.o.Linger > 0 && !p.agentDoneAt.IsZero() && s.reason == nil {
-			due := p.agentDoneAt.Add(p.o.Linger)
-			if !now.Before(due) {
-				s.reason, s.lingered = ErrLingered, true
-				warnings = append(warnings, &event.Warning{
-					Code:      event.WarnLingeredAfterResult,
-					ElapsedMS: now.Sub(p.agentDoneAt).Milliseconds(),
-					Message:   fmt.Sprintf("the agent did not exit %s after its final event: ending it", p.o.Linger),
-				})
-			} else {
-				soonest(due)
-			}
+	}
+	if final && s.reason == nil {
+		due := p.agentDoneAt.Add(p.o.Linger)
+		if !now.Before(due) {
+			s.reason, s.lingered = ErrLingered, true
+			warnings = append(warnings, &event.Warning{
+				Code:      event.WarnLingeredAfterResult,
+				ElapsedMS: now.Sub(p.agentDoneAt).Milliseconds(),
+				Message:   fmt.Sprintf("the agent did not exit %s after its final event: ending it", p.o.Linger),
+			})
+		} else {
+			soonest(due)
 		}
 	}
 	p.mu.Unlock()
@@ -428,7 +448,7 @@ func (p *Proc) finish(s *supervisor) {
 	<-p.stderrDone
 
 	o := Outcome{Reason: s.reason, Lingered: s.lingered, Duration: time.Since(p.start)}
-	exitInfo(p.exitState, &o)
+	exitInfo(p.exitStatus, p.haveStatus, &o)
 	if s.stage != stageNone {
 		o.Killed = true
 		o.KillSignal = [...]string{"", "SIGINT", "SIGTERM", "SIGKILL"}[s.stage]
@@ -445,6 +465,9 @@ func (p *Proc) finish(s *supervisor) {
 		}
 	}
 	p.mu.Unlock()
+	if p.rp != nil {
+		o.Stragglers += p.rp.killed
+	}
 	p.out = o
 	close(p.done)
 }

@@ -273,8 +273,8 @@ func (p *Proc) attribute(procs map[int]procStat) map[int]procStat {
 	p.mu.Unlock()
 	set := map[int]procStat{}
 	for pid, st := range procs {
-		if pid == self {
-			continue
+		if pid == self || p.rp != nil && pid == p.rp.pid {
+			continue // the run's reaper is ended by its own protocol
 		}
 		start, seen := tracked[pid]
 		switch {
@@ -304,6 +304,16 @@ func (p *Proc) attribute(procs map[int]procStat) map[int]procStat {
 // none is left, reaping the ones re-parented to us; without, it makes one
 // pass (used at the SIGKILL stage, while the child is still alive).
 func (p *Proc) killRun(reap bool) {
+	switch {
+	case p.cg != nil && reap: // the cgroup holds all of the run, exactly
+		p.emptyCgroup()
+	case p.cg != nil:
+		p.cg.kill()
+	case p.rp != nil && reap: // so does the reaper's tree
+		p.rp.finish()
+	case p.rp != nil:
+		p.rp.killNow()
+	}
 	if reap && p.runGone() {
 		return
 	}
@@ -315,7 +325,9 @@ func (p *Proc) killRun(reap bool) {
 		pending := false
 		for pid, st := range set {
 			if st.state == 'Z' {
-				if reap && st.ppid == self && pid != p.pid {
+				// The agent is reaped by its Wait, unless the reaper that
+				// was its parent died first: then it is ours too.
+				if reap && st.ppid == self && (pid != p.pid || p.rp != nil) {
 					var ws unix.WaitStatus
 					_, _ = unix.Wait4(pid, &ws, unix.WNOHANG, nil)
 					pending = true
@@ -386,4 +398,19 @@ func (p *Proc) runGone() bool {
 	}
 	ours, _ := orphansOf(p.marker, tracked)
 	return len(ours) == 0
+}
+
+// emptyCgroup kills everything in the run's cgroup, counts what it killed
+// besides the agent as stragglers, remembers them so that the sweep reaps
+// their zombies (re-parented to us), and removes the cgroup.
+func (p *Proc) emptyCgroup() {
+	killed := p.cg.empty(time.Now().Add(sweepTimeout))
+	p.mu.Lock()
+	for pid, start := range killed {
+		if pid != p.pid {
+			p.stragglers[pid] = start
+		}
+	}
+	p.mu.Unlock()
+	p.cg.remove()
 }

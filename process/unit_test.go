@@ -9,9 +9,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -142,6 +144,52 @@ func TestConcurrentRunsIsolated(t *testing.T) {
 	require.ErrorIs(t, oo.Reason, ErrInterrupted)
 }
 
+// TestConcurrentDaemonsIsolated: two runs in one process each start a
+// daemon that double-forks into a new session with an emptied environment
+// (nothing ties it to its run but its ancestry): the end of each run kills
+// its own daemon and only that one.
+func TestConcurrentDaemonsIsolated(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []string{"cgroup", "reaper"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			testConcurrentDaemonsIsolated(t, Options{noCgroup: mode == "reaper"})
+		})
+	}
+}
+
+func testConcurrentDaemonsIsolated(t *testing.T, o Options) {
+	pidOf := func(r *run) int {
+		var pid int
+		require.Eventually(t, func() bool {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			if len(r.pids) == 1 {
+				pid = r.pids[0]
+			}
+			return pid != 0
+		}, 20*time.Second, 5*time.Millisecond)
+		return pid
+	}
+	oa, ob := o, o
+	oa.KillGrace, ob.KillGrace = time.Second, 100*time.Millisecond
+	a := startFake(t, t.Context(), "env-i-setsid-daemon", []string{"hang"}, oa, nil, "")
+	daemonA := pidOf(a)
+	b := startFake(t, t.Context(), "env-i-setsid-daemon", nil, ob, nil, "")
+	daemonB := pidOf(b)
+	outB := b.wait(t, 10*time.Second) // checks that daemonB is gone
+	require.NoError(t, outB.Reason)
+	require.GreaterOrEqual(t, outB.Stragglers, 1)
+
+	st, ok := readStat(daemonA)
+	require.True(t, ok, "the other run's daemon %d was killed", daemonA)
+	require.NotEqual(t, byte('Z'), st.state, "the other run's daemon %d was killed", daemonA)
+	require.NotEqual(t, daemonA, daemonB)
+	a.p.Interrupt()
+	outA := a.wait(t, 20*time.Second) // checks that daemonA is gone
+	require.ErrorIs(t, outA.Reason, ErrInterrupted)
+}
+
 func TestSpawnErrors(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -182,13 +230,16 @@ func TestSpawnErrors(t *testing.T) {
 		_, err := Start(t.Context(), Options{})
 		require.ErrorIs(t, err, ErrSpawn)
 	})
-	t.Run("exec-format-error", func(t *testing.T) {
-		t.Parallel()
-		bad := filepath.Join(t.TempDir(), "agent")
-		require.NoError(t, os.WriteFile(bad, []byte("\x00\x01\x02garbage"), 0o755))
-		_, err := Start(t.Context(), Options{Argv: []string{bad}})
-		require.ErrorIs(t, err, ErrSpawn)
-	})
+	for _, mode := range []string{"", "-reaper"} {
+		t.Run("exec-format-error"+mode, func(t *testing.T) {
+			t.Parallel()
+			bad := filepath.Join(t.TempDir(), "agent")
+			require.NoError(t, os.WriteFile(bad, []byte("\x00\x01\x02garbage"), 0o755))
+			_, err := Start(t.Context(), Options{Argv: []string{bad}, noCgroup: mode != ""})
+			require.ErrorIs(t, err, ErrSpawn)
+			require.ErrorIs(t, err, syscall.ENOEXEC)
+		})
+	}
 	t.Run("cancelled-context", func(t *testing.T) {
 		t.Parallel()
 		ctx, cancel := context.WithCancel(t.Context())
@@ -228,32 +279,36 @@ func TestPTY(t *testing.T) {
 		{"stdin-stays-a-pipe", "stdin-reader", "one\ntwo", nil},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			var mu sync.Mutex
-			var lines []string
-			argv, env := fakeagent.Command(c.fake)
-			p, err := Start(t.Context(), Options{
-				Argv: argv, Env: env, PTY: true, Stdin: c.stdin, KillGrace: time.Second,
-				OnStdout: func(l []byte, _ int64) { mu.Lock(); lines = append(lines, string(l)); mu.Unlock() },
+		for _, mode := range []string{"", "-reaper"} {
+			t.Run(c.name+mode, func(t *testing.T) {
+				t.Parallel()
+				var mu sync.Mutex
+				var lines []string
+				argv, env := fakeagent.Command(c.fake)
+				p, err := Start(t.Context(), Options{
+					Argv: argv, Env: env, PTY: true, Stdin: c.stdin, KillGrace: time.Second,
+					OnStdout: func(l []byte, _ int64) { mu.Lock(); lines = append(lines, string(l)); mu.Unlock() },
+					noCgroup: mode != "",
+				})
+				require.NoError(t, err)
+				require.Equal(t, mode != "", p.rp != nil)
+				o := p.Wait()
+				require.NoError(t, o.Reason)
+				require.Equal(t, 0, o.ExitCode)
+				mu.Lock()
+				defer mu.Unlock()
+				if c.want != nil {
+					require.Equal(t, c.want, lines)
+					return
+				}
+				require.Len(t, lines, 4)
+				require.Contains(t, lines[1], `"text":"one"`)
+				require.Contains(t, lines[2], `"text":"two"`)
+				for _, l := range lines {
+					require.NotContains(t, l, "\r")
+				}
 			})
-			require.NoError(t, err)
-			o := p.Wait()
-			require.NoError(t, o.Reason)
-			require.Equal(t, 0, o.ExitCode)
-			mu.Lock()
-			defer mu.Unlock()
-			if c.want != nil {
-				require.Equal(t, c.want, lines)
-				return
-			}
-			require.Len(t, lines, 4)
-			require.Contains(t, lines[1], `"text":"one"`)
-			require.Contains(t, lines[2], `"text":"two"`)
-			for _, l := range lines {
-				require.NotContains(t, l, "\r")
-			}
-		})
+		}
 	}
 }
 
@@ -332,37 +387,62 @@ func requireMemBounded(t *testing.T, rss, heap, bound int64) {
 
 // TestPdeathsig: a harness killed with SIGKILL (no chance to clean up)
 // does not leave its agent running: Pdeathsig, tied to the locked thread
-// that started the agent, kills it.
+// that started the agent (or the run's reaper, whose own Pdeathsig then
+// kills the agent), kills it.
 func TestPdeathsig(t *testing.T) {
 	t.Parallel()
-	argv, env := fakeagent.Command("mini-harness")
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = env
-	out, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	line, err := bufio.NewReader(out).ReadString('\n')
-	require.NoError(t, err)
-	m := pidRe.FindStringSubmatch(line)
-	require.NotNil(t, m, line)
-	agent, _ := strconv.Atoi(m[1])
-	before, ok := readStat(agent)
-	require.True(t, ok)
-	require.Equal(t, cmd.Process.Pid, before.ppid)
+	for _, mode := range []string{"direct", "reaper"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			argv, env := fakeagent.Command("mini-harness", mode)
+			cmd := exec.Command(argv[0], argv[1:]...)
+			cmd.Env = env
+			out, err := cmd.StdoutPipe()
+			require.NoError(t, err)
+			require.NoError(t, cmd.Start())
+			t.Cleanup(func() { // also when an assertion failed
+				if cmd.ProcessState == nil {
+					_ = cmd.Process.Kill()
+					_ = cmd.Wait()
+				}
+			})
+			line, err := bufio.NewReader(out).ReadString('\n')
+			require.NoError(t, err)
+			m := pidRe.FindStringSubmatch(line)
+			require.NotNil(t, m, line)
+			agent, _ := strconv.Atoi(m[1])
+			if cg := regexp.MustCompile(`"cgroup":"([^"]+)"`).FindStringSubmatch(line); cg != nil {
+				// Killed, the mini-harness cannot remove its run's cgroup.
+				t.Cleanup(func() { (&runCgroup{dir: cg[1], fd: -1}).remove() })
+			}
+			before, ok := readStat(agent)
+			require.True(t, ok)
+			parent := before.ppid
+			if mode == "reaper" || !cgroupsUsable() {
+				// The agent's parent is the run's reaper, a child of the
+				// mini-harness (this test binary, which installs the hook).
+				reaper, ok := readStat(before.ppid)
+				require.True(t, ok)
+				parent = reaper.ppid
+			}
+			require.Equal(t, cmd.Process.Pid, parent)
 
-	require.NoError(t, cmd.Process.Kill())
-	_ = cmd.Wait()
-	// Polling the kernel, not another goroutine: the agent dies
-	// asynchronously and is then re-parented to us (or init) as a zombie.
-	require.Eventually(t, func() bool {
-		st, ok := readStat(agent)
-		if ok && st.start == before.start && st.state == 'Z' && st.ppid == os.Getpid() {
-			var ws unix.WaitStatus
-			_, _ = unix.Wait4(agent, &ws, unix.WNOHANG, nil)
-			return ws.Signaled() && ws.Signal() == unix.SIGKILL
-		}
-		return !ok || st.start != before.start || st.state == 'Z'
-	}, 10*time.Second, 5*time.Millisecond, "the agent outlived its harness")
+			require.NoError(t, cmd.Process.Kill())
+			_ = cmd.Wait()
+			// Polling the kernel, not another goroutine: the agent dies
+			// asynchronously and is then re-parented to us (or init) as a
+			// zombie.
+			require.Eventually(t, func() bool {
+				st, ok := readStat(agent)
+				if ok && st.start == before.start && st.state == 'Z' && st.ppid == os.Getpid() {
+					var ws unix.WaitStatus
+					_, _ = unix.Wait4(agent, &ws, unix.WNOHANG, nil)
+					return ws.Signaled() && ws.Signal() == unix.SIGKILL
+				}
+				return !ok || st.start != before.start || st.state == 'Z'
+			}, 10*time.Second, 5*time.Millisecond, "the agent outlived its harness")
+		})
+	}
 }
 
 // TestForeignPipeHolder: a process we cannot attribute to the run (here the
@@ -391,4 +471,100 @@ func TestForeignPipeHolder(t *testing.T) {
 	require.ErrorIs(t, o.Reason, ErrInterrupted)
 	require.GreaterOrEqual(t, o.StdoutLines, int64(3))
 	r.requireSeqs(t, int(o.StdoutLines))
+}
+
+// newIdleProc is a Proc with no process behind it, for driving the
+// watchdogs (Proc.watch) directly.
+func newIdleProc(o Options) *Proc {
+	p := &Proc{
+		o: o, budgets: o.ToolBudget, start: time.Now(),
+		poke: make(chan struct{}, 1), exited: make(chan struct{}),
+		tracked: map[int]uint64{}, stragglers: map[int]uint64{},
+	}
+	if p.budgets == nil {
+		p.budgets = DefaultToolBudget
+	}
+	p.tools = newToolSet()
+	close(p.exited) // so that no signal can ever be sent: there is no group
+	return p
+}
+
+// TestOpenToolCallsLinear: opening n calls that never close, with the
+// watchdogs run after each (as the supervisor is woken by each), does work
+// linear in n, and the budgets and warnings still come out right.
+func TestOpenToolCallsLinear(t *testing.T) {
+	t.Parallel()
+	const n = 4000
+	p := newIdleProc(Options{Idle: time.Hour, ToolBudget: func(k event.Kind) time.Duration {
+		if k == event.KindRead {
+			return 2 * time.Second
+		}
+		return 10 * time.Second
+	}})
+	var s supervisor
+	for i := range n {
+		kind := event.KindShell
+		if i%2 == 0 {
+			kind = event.KindRead
+		}
+		p.ToolStarted("call"+strconv.Itoa(i), kind)
+		next := p.watch(&s, time.Now())
+		require.Equal(t, p.tools.calls["call0"].started.Add(2*time.Second), next, "the first read call's budget is the next thing due")
+	}
+	require.LessOrEqual(t, s.visits, int64(4*n), "watchdog work per wake grows with the open calls")
+	require.NoError(t, s.reason)
+
+	// Past the read budget: one tool_stalled warning per read call, once.
+	base := time.Now()
+	var warned []*event.Warning
+	p.o.OnWarning = func(w *event.Warning) { warned = append(warned, w) }
+	p.watch(&s, base.Add(2500*time.Millisecond))
+	require.Equal(t, n/2, len(warned))
+	for _, w := range warned {
+		require.Equal(t, int64(2000), w.BudgetMS)
+	}
+	p.watch(&s, base.Add(2600*time.Millisecond))
+	require.Equal(t, n/2, len(warned), "a call is warned about once")
+	for i := 0; i < n; i += 2 {
+		p.ToolEnded("call" + strconv.Itoa(i))
+	}
+	p.watch(&s, base.Add(10500*time.Millisecond))
+	require.Equal(t, n, len(warned), "then the shell calls past their budget")
+	require.Equal(t, int64(10000), warned[n-1].BudgetMS)
+	require.NoError(t, s.reason)
+}
+
+// TestRunCgroupRemove: the end of a run removes its cgroup, with the
+// cgroups a nested harness made inside it (killed with the run, it could
+// not remove them); where cgroup v2 is not writable there is none.
+func TestRunCgroupRemove(t *testing.T) {
+	t.Parallel()
+	cg := newRunCgroup("test" + strconv.Itoa(os.Getpid()))
+	if !cgroupsUsable() {
+		require.Nil(t, cg)
+		return
+	}
+	require.NotNil(t, cg)
+	nested := filepath.Join(cg.dir, "harness-run-nested", "harness-run-deeper")
+	require.NoError(t, os.MkdirAll(nested, 0o755))
+	cg.remove()
+	_, err := os.Stat(cg.dir)
+	require.ErrorIs(t, err, os.ErrNotExist)
+}
+
+// TestReaperKilled: a run whose reaper is killed from outside ends at
+// once, its agent dead of the reaper's Pdeathsig (reported as SIGKILL), and
+// what the agent started is still found (re-parented to us, with the
+// run's marker) and killed.
+func TestReaperKilled(t *testing.T) {
+	t.Parallel()
+	r := startFake(t, t.Context(), "interrupt", nil, Options{KillGrace: time.Second, noCgroup: true},
+		onLine(`"tool_use"`, func(r *run) { require.NoError(t, unix.Kill(r.p.rp.pid, unix.SIGKILL)) }), "")
+	require.NotNil(t, r.p.rp)
+	o := r.wait(t, 5*time.Second)
+	require.NoError(t, o.Reason)
+	require.True(t, o.Exited)
+	require.Equal(t, -1, o.ExitCode)
+	require.Equal(t, "SIGKILL", o.Signal)
+	require.Len(t, r.pids, 1)
 }

@@ -2,8 +2,13 @@
 // turns their native output into one unified NDJSON event stream.
 package main
 
-import "os"
+import (
+	"os"
+
+	"github.com/agentharness/harness/process"
+)
 
 func main() {
+	process.MaybeReap() // first: this binary is also each run's reaper
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/agentharness/harness/adapters/adaptertest"
 	"github.com/agentharness/harness/event"
 	"github.com/agentharness/harness/internal/fakeagent"
+	"github.com/agentharness/harness/process"
 )
 
 // updating reports -update, which adaptertest defines for every golden test.
@@ -31,6 +32,7 @@ func updating() bool {
 var pkgDir, _ = os.Getwd()
 
 func TestMain(m *testing.M) {
+	process.MaybeReap() // first: a re-executed test binary may be a run's reaper
 	fakeagent.MaybeRun()
 	os.Exit(m.Run())
 }

@@ -26,6 +26,7 @@ func init() {
 	Register("grandchild-holds-stdout", grandchildHoldsStdout)
 	Register("setsid-escapee", setsidEscapee)
 	Register("double-fork-daemon", doubleForkDaemon)
+	Register("env-i-setsid-daemon", envISetsidDaemon)
 	Register("flood-stderr", floodStderr)
 	Register("huge-line", hugeLine)
 	Register("flood-stdout", floodStdout)
@@ -45,6 +46,7 @@ func init() {
 	Register("ansi-colors", ansiColors)
 	Register("latency-stamp", latencyStamp)
 	Register("print-lines", printLines)
+	Register("open-tool-calls", openToolCalls)
 	Register("ignore-sigterm-tree", ignoreSigtermTree)
 }
 
@@ -194,6 +196,28 @@ func doubleForkDaemon([]string) int {
 	_ = c.Wait()
 	seq++ // the line daemonize printed
 	resultLine(false, "done")
+	return 0
+}
+
+// env-i-setsid-daemon [hang]: a shell starts a daemon the way
+// `( env -i setsid sh -c '…' & )` does: double-forked, in a new session,
+// with an emptied environment (no marker of the run), so nothing but its
+// ancestry ties it to the run. The daemon (a sleep) is announced, then the
+// agent finishes normally, or with "hang" prints its result and stays.
+func envISetsidDaemon(args []string) int {
+	initLine()
+	out, err := exec.Command("sh", "-c",
+		`( env -i setsid sh -c 'echo $$; exec sleep 300 </dev/null >/dev/null 2>&1' & )`).Output()
+	pid, perr := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil || perr != nil {
+		fmt.Fprintln(os.Stderr, "fakeagent: daemon:", err, perr)
+		return 3
+	}
+	childLine(pid)
+	resultLine(false, "done")
+	if len(args) > 0 && args[0] == "hang" {
+		return hang()
+	}
 	return 0
 }
 
@@ -459,4 +483,19 @@ func ignoreSigtermTree(args []string) int {
 		childLine(c.Process.Pid)
 	}
 	return hang()
+}
+
+// open-tool-calls [calls]: that many tool calls, each with its own id,
+// none ever closed, as fast as it can; then a result.
+func openToolCalls(args []string) int {
+	n := intArg(args, 0, 10000)
+	initLine()
+	w := bufio.NewWriterSize(os.Stdout, 64<<10)
+	for i := int64(1); i <= n; i++ {
+		seq++
+		_, _ = fmt.Fprintf(w, `{"type":"assistant","message":{"id":"msg_call%d","role":"assistant","content":[{"type":"tool_use","id":"toolu_open%d","name":"Bash","input":{"command":"true"}}]},"session_id":%q,"seq":%d}`+"\n", i, i, SessionID, seq)
+	}
+	_ = w.Flush()
+	resultLine(false, "done")
+	return 0
 }

@@ -1,0 +1,316 @@
+//go:build linux
+
+package process
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// reaperEnv, in the environment of a re-executed harness binary, makes
+// MaybeReap run the per-run reaper instead of returning. Its value is
+// "CTTY:MARKER:PATH": the fd (0 or 1) that becomes the agent's controlling
+// terminal in a new session (-1: a new process group), the run's marker
+// to add to the agent's environment, and the agent's executable.
+const reaperEnv = "HARNESS_PROCESS_REAPER"
+
+// The reaper's two pipes, inherited as these fds: it reports on the first
+// and reads requests from the second.
+const (
+	reaperStatusFD  = 3
+	reaperControlFD = 4
+)
+
+var (
+	reaperOnce sync.Once
+	reaperExe  string // the binary to re-execute as the reaper; "" when the hook is not installed
+)
+
+// MaybeReap installs the per-run reaper hook. A binary that runs agents
+// calls it first thing in main (test binaries in TestMain, before anything
+// else that re-executes the binary): in a process started as a run's
+// reaper it runs the reaper and exits; otherwise it returns at once, and
+// from then on every Start of this process puts a reaper of its own
+// between the harness and the agent (see the package doc). Without the
+// hook, runs are supervised as before: by /proc walks and the environment
+// marker, which a process that empties its environment can escape.
+func MaybeReap() {
+	if spec, ok := os.LookupEnv(reaperEnv); ok {
+		os.Exit(runReaper(spec))
+	}
+	reaperOnce.Do(func() {
+		if exe, err := os.Executable(); err == nil {
+			if _, err := os.Stat("/proc/self/exe"); err == nil {
+				exe = "/proc/self/exe" // still there if the binary is replaced mid-run
+			}
+			reaperExe = exe
+		}
+	})
+}
+
+// runReaper is the reaper's main. It is a child subreaper: every orphan
+// of the agent's tree is re-parented to it, so every process of this run
+// that is still alive descends from it, and no process of another run
+// does. It starts the agent, reports "pid N", then "exit STATUS" (the raw
+// wait status) when the agent is reaped, reaps every orphan meanwhile,
+// and on request kills its whole tree: a byte on the control pipe kills
+// it now; EOF kills it and exits once it has no child left, after
+// reporting "done N" (the processes other than the agent it killed).
+func runReaper(spec string) int {
+	// Pdeathsig of the agent is tied to the thread that forks it: that
+	// thread must live as long as we do.
+	runtime.LockOSThread()
+	status := os.NewFile(reaperStatusFD, "reaper-status")
+	control := os.NewFile(reaperControlFD, "reaper-control")
+	if status == nil || control == nil {
+		return 125
+	}
+	syscall.CloseOnExec(reaperStatusFD)
+	syscall.CloseOnExec(reaperControlFD)
+	report := func(format string, args ...any) { _, _ = fmt.Fprintf(status, format+"\n", args...) }
+	ctty, rest, ok1 := strings.Cut(spec, ":")
+	marker, path, ok2 := strings.Cut(rest, ":")
+	n, err := strconv.Atoi(ctty)
+	if !ok1 || !ok2 || err != nil || !strings.Contains(marker, "=") {
+		report("err bad reaper spec %q", spec)
+		return 125
+	}
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		report("err subreaper: %v", err)
+		return 125
+	}
+	sys := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if n >= 0 {
+		sys = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: n, Pdeathsig: syscall.SIGKILL}
+	}
+	env := make([]string, 0, len(os.Environ())+1)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, reaperEnv+"=") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, marker)
+	agent, err := syscall.ForkExec(path, os.Args, &syscall.ProcAttr{Env: env, Files: []uintptr{0, 1, 2}, Sys: sys})
+	if err != nil {
+		var errno syscall.Errno
+		if errors.As(err, &errno) {
+			report("errno %d", uintptr(errno))
+		} else {
+			report("err %v", err)
+		}
+		return 126
+	}
+	// Our copies of the agent's stdio would keep its pipes open past the
+	// agent's tree, and a terminal from hanging up.
+	if null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0); err == nil {
+		for fd := range 3 {
+			_ = unix.Dup2(int(null.Fd()), fd)
+		}
+		_ = null.Close()
+	}
+	report("pid %d", agent)
+
+	var exiting atomic.Bool
+	exitReq, killDone := make(chan struct{}), make(chan struct{})
+	var killed sync.Map // pid → start time of the processes we killed
+	go func() {
+		defer close(killDone)
+		r := bufio.NewReader(control)
+		for {
+			if _, err := r.ReadByte(); err != nil {
+				break
+			}
+			killTree(&killed, time.Now().Add(sweepTimeout))
+		}
+		exiting.Store(true)
+		close(exitReq)
+		killTree(&killed, time.Now().Add(sweepTimeout))
+	}()
+	for {
+		var ws unix.WaitStatus
+		pid, err := unix.Wait4(-1, &ws, 0, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil { // ECHILD: nothing of the run is left
+			if exiting.Load() {
+				break
+			}
+			<-exitReq
+			continue // the kill may have raced with a last fork: look again
+		}
+		if pid == agent {
+			report("exit %d", uint32(ws))
+		}
+	}
+	<-killDone // its last kills may be reaped before it recorded them
+	count := 0
+	killed.Range(func(k, _ any) bool {
+		if k.(int) != agent {
+			count++
+		}
+		return true
+	})
+	report("done %d", count)
+	return 0
+}
+
+// killTree SIGKILLs every descendant of this process until none is left
+// alive or deadline passes. Zombies are left to the reaper's wait loop.
+func killTree(killed *sync.Map, deadline time.Time) {
+	self := os.Getpid()
+	pause := time.Millisecond
+	for {
+		live := 0
+		for _, st := range descendants(self) {
+			if st.state == 'Z' {
+				continue
+			}
+			live++
+			if signalProc(st.pid, st.start, syscall.SIGKILL) {
+				killed.Store(st.pid, st.start)
+			}
+		}
+		if live == 0 || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(pause) // waiting on the kernel to finish the kills
+		pause = min(2*pause, 20*time.Millisecond)
+	}
+}
+
+// reaperConn is the harness's side of a run's reaper: the child it
+// spawned instead of the agent.
+type reaperConn struct {
+	agentPath string
+	marker    string // KEY=VALUE the reaper adds to the agent's environment
+	ctty      int    // the agent's controlling terminal fd, or -1
+	pid       int    // the reaper's own pid
+	status    *bufio.Reader
+	statusR   *os.File
+	control   *os.File
+	closeOnce sync.Once
+	killed    int           // processes other than the agent it killed; read after done
+	done      chan struct{} // closed once the reaper is reaped
+}
+
+// prepare makes cmd start the reaper: its environment names the agent, and
+// it gets the two pipes. It returns the child's ends, to be closed once
+// the reaper is started.
+func (r *reaperConn) prepare(cmd *exec.Cmd) ([]*os.File, error) {
+	sr, sw, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	cr, cw, err := os.Pipe()
+	if err != nil {
+		_ = sr.Close()
+		_ = sw.Close()
+		return nil, err
+	}
+	r.statusR, r.status, r.control = sr, bufio.NewReader(sr), cw
+	cmd.ExtraFiles = []*os.File{sw, cr} // fds 3 and 4
+	cmd.Env = append(cmd.Env, reaperEnv+"="+strconv.Itoa(r.ctty)+":"+r.marker+":"+r.agentPath)
+	return []*os.File{sw, cr}, nil
+}
+
+// line reads the reaper's next report, "" once it is gone.
+func (r *reaperConn) line() string {
+	l, err := r.status.ReadString('\n')
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSuffix(l, "\n")
+}
+
+// agentPID waits for the reaper to have started the agent.
+func (r *reaperConn) agentPID() (int, error) {
+	l := r.line()
+	if v, ok := strings.CutPrefix(l, "pid "); ok {
+		if n, err := strconv.Atoi(v); err == nil && n > 0 {
+			return n, nil
+		}
+	}
+	if v, ok := strings.CutPrefix(l, "errno "); ok {
+		if n, err := strconv.ParseUint(v, 10, 16); err == nil {
+			return 0, syscall.Errno(n) // as a direct spawn reports it
+		}
+	}
+	if msg, ok := strings.CutPrefix(l, "err "); ok {
+		return 0, errors.New(msg)
+	}
+	return 0, fmt.Errorf("the run's reaper failed before starting the agent (%q)", l)
+}
+
+// agentExit waits for the agent's wait status. A reaper that died before
+// reporting it (killed from outside) took the agent with it: its
+// Pdeathsig is SIGKILL, and that is what is reported.
+func (r *reaperConn) agentExit() (ws syscall.WaitStatus, ok bool) {
+	for {
+		l := r.line()
+		if l == "" {
+			return syscall.WaitStatus(syscall.SIGKILL), true // "killed by signal 9"
+		}
+		if v, found := strings.CutPrefix(l, "exit "); found {
+			n, err := strconv.ParseUint(v, 10, 32)
+			return syscall.WaitStatus(n), err == nil
+		}
+	}
+}
+
+// wait reads the reaper's last report and reaps it. The run is over
+// (done is closed) at the report: nothing of the run is left then, and
+// the reaper, no process of the run, is only exiting.
+func (r *reaperConn) wait(cmd *exec.Cmd) {
+	reported := false
+	for l := r.line(); l != ""; l = r.line() {
+		if v, ok := strings.CutPrefix(l, "done "); ok && !reported {
+			r.killed, _ = strconv.Atoi(v)
+			reported = true
+			close(r.done)
+		}
+	}
+	_ = cmd.Wait()
+	_ = r.statusR.Close()
+	if !reported {
+		close(r.done)
+	}
+}
+
+// killNow asks the reaper to SIGKILL the whole run at once.
+func (r *reaperConn) killNow() { _, _ = r.control.Write([]byte{'k'}) }
+
+// close asks the reaper to kill the whole run and exit.
+func (r *reaperConn) close() { r.closeOnce.Do(func() { _ = r.control.Close() }) }
+
+// abandon closes both pipes of a reaper that failed to start the agent.
+func (r *reaperConn) abandon() {
+	r.close()
+	_ = r.statusR.Close()
+}
+
+// finish closes the reaper and waits for it to be reaped; one that does
+// not exit in time is SIGKILLed (what is left of the run is then ours,
+// re-parented, for the sweep that follows).
+func (r *reaperConn) finish() {
+	r.close()
+	select {
+	case <-r.done:
+		return
+	case <-time.After(sweepTimeout + time.Second):
+	}
+	_ = unix.Kill(r.pid, unix.SIGKILL)
+	<-r.done
+}
