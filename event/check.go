@@ -47,7 +47,7 @@ func CheckNDJSON(data []byte) error {
 // Check checks decoded events against the stream invariants. It returns
 // every violation found, joined, or nil.
 func Check(evs []Event) error {
-	c := checker{starts: map[string]int64{}, ended: map[string]bool{}}
+	c := checker{starts: map[string]int64{}, ended: map[string]bool{}, files: map[string]*knownFile{}}
 	for i, ev := range evs {
 		c.event(i, ev, len(evs))
 	}
@@ -64,6 +64,8 @@ type checker struct {
 	toolCalls int64
 	timeout   bool // a fatal idle/hard timeout error was seen
 	interrupt bool
+	usage     Usage                 // the sum of the usage events
+	files     map[string]*knownFile // by diff header path: what earlier diffs showed
 }
 
 func (c *checker) fail(ev Event, format string, args ...any) {
@@ -147,6 +149,9 @@ func (c *checker) body(ev Event) {
 		if len(b.Output) > MaxOutputBytes || len(b.Diff) > MaxOutputBytes {
 			c.fail(ev, "output or diff over 64 KiB")
 		}
+		c.replay(ev, b)
+	case *Usage:
+		c.usage.Add(*b)
 	case *Error:
 		if b.Code == "" {
 			c.fail(ev, "error without a code")
@@ -193,6 +198,9 @@ func (c *checker) result(ev Event, r *Result) {
 	}
 	if r.Stats.UnparsedLines > r.Stats.NativeLines {
 		c.fail(ev, "more unparsed lines than native lines")
+	}
+	if sum, tot := c.usage.tokens(), r.Usage.tokens(); sum != tot {
+		c.fail(ev, "usage %+v is not the sum of the usage events %+v", tot, sum)
 	}
 }
 
