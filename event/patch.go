@@ -25,9 +25,10 @@ type Hunk struct {
 }
 
 // ParsePatch parses a unified diff of one or more files, in the form diff
-// -u, git diff and adapters.Diff write. Git's extended header lines (diff
-// --git, index, new file mode, …) are allowed and ignored. Every hunk must
-// hold exactly the lines its header counts.
+// -u, git diff and adapters.Diff write. Lines outside the file patches
+// (git's extended headers such as diff --git and index, jsdiff's Index:
+// and ===) are ignored, as git apply ignores them. Every hunk must hold
+// exactly the lines its header counts.
 func ParsePatch(diff string) ([]FilePatch, error) {
 	if diff == "" {
 		return nil, nil
@@ -47,25 +48,14 @@ func ParsePatch(diff string) ([]FilePatch, error) {
 			}
 			out = append(out, fp)
 			i = next
-		case gitHeader(l):
-			i++
 		default:
-			return nil, fmt.Errorf("diff line %d: %q is not part of a unified diff", i+1, strings.TrimSuffix(l, "\n"))
+			i++ // text around the patches, as git apply and patch allow
 		}
 	}
 	if len(out) == 0 {
 		return nil, errors.New("diff has no file header")
 	}
 	return out, nil
-}
-
-func gitHeader(l string) bool {
-	for _, p := range []string{"diff ", "index ", "new file mode ", "deleted file mode ", "old mode ", "new mode ", "similarity index ", "rename from ", "rename to ", "Only in "} {
-		if strings.HasPrefix(l, p) {
-			return true
-		}
-	}
-	return false
 }
 
 func parseFile(lines []string, i int) (FilePatch, int, error) {

@@ -226,6 +226,7 @@ func TestApplyPatchIsExact(t *testing.T) {
 		"remove-partly":      "--- a/f\n+++ /dev/null\n@@ -1,2 +0,0 @@\n-a\n-b\n",
 		"no-header":          "@@ -4,3 +4,3 @@\n d\n-e\n+E\n f\n",
 		"garbage":            "hello\n",
+		"preamble-only":      "Index: f\n===\n",
 		"no-hunk":            "--- a/f\n+++ b/f\n",
 		"cut-inside-a-line":  "--- a/f\n+++ b/f\n@@ -4,3 +4,3 @@\n d\n-e\n+E\n f",
 		"bad-header-numbers": "--- a/f\n+++ b/f\n@@ -x,3 +4,3 @@\n d\n-e\n+E\n f\n",
@@ -239,7 +240,7 @@ func TestApplyPatchIsExact(t *testing.T) {
 // extended headers.
 func TestApplyPatchMultiFile(t *testing.T) {
 	t.Parallel()
-	diff := "diff --git a/x b/x\nnew file mode 100644\nindex 0000000..1111111\n--- /dev/null\n+++ b/x\n@@ -0,0 +1 @@\n+new\n" +
+	diff := "Index: x\n===================================================================\ndiff --git a/x b/x\nnew file mode 100644\nindex 0000000..1111111\n--- /dev/null\n+++ b/x\n@@ -0,0 +1 @@\n+new\n" +
 		"diff --git a/y b/y\ndeleted file mode 100644\n--- a/y\n+++ /dev/null\n@@ -1 +0,0 @@\n-old\n"
 	ps, err := ParsePatch(diff)
 	require.NoError(t, err)
