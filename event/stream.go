@@ -205,7 +205,7 @@ func (s *Stream) hold(b Body) {
 // unparsedWarning is the warning of the nth unparsed line.
 func unparsedWarning(line []byte, n int64) *Warning {
 	w := &Warning{Code: WarnUnparsedLine, Bytes: int64(len(line)),
-		Message: "the adapter did not understand a line of the agent's output; it is counted in stats.unparsed_lines"}
+		Message: "a line of the agent's output was not understood"}
 	w.Line, w.Truncated = Cut(strings.ToValidUTF8(string(line), "\uFFFD"), linePreview)
 	if n == UnparsedWarnings {
 		w.Message += "; further unparsed lines are only counted, in one warning at the end"
