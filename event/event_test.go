@@ -24,7 +24,7 @@ func samples() []Body {
 		&ReasoningDelta{Text: "think"},
 		&Message{Role: RoleAssistant, Text: "done", MessageID: "msg_1"},
 		&Reasoning{Text: "because"},
-		&ToolStart{CallID: "c1", Name: "Bash", Kind: KindShell, Input: json.RawMessage(`{"command":"ls"}`), Command: "ls"},
+		&ToolStart{CallID: "c1", Name: "Bash", Kind: KindShell, Input: json.RawMessage(`{"command":"ls"}`), Command: "ls", Path: "a", Paths: []string{"a", "b"}},
 		&ToolEnd{CallID: "c1", Name: "Bash", Kind: KindShell, Status: StatusError, Output: "x", ExitCode: Int(2), DurationMS: 5, Paths: []string{"a"}, Diff: "d"},
 		&Usage{InputTokens: 1, OutputTokens: 2, CacheReadTokens: 3, CacheWriteTokens: 4, ReasoningTokens: 1, CostUSD: 0.5, CostEstimated: true},
 		&Warning{Code: WarnIdle, Message: "quiet", IdleMS: 10, AbortInMS: 5},

@@ -442,6 +442,9 @@ func (s *Stream) toolStart(v *ToolStart) bool {
 		v.InputTruncated = true
 	}
 	v.Path = cutUTF8(v.Path, MaxFieldBytes)
+	if len(v.Paths) > MaxPaths {
+		v.Paths = v.Paths[:MaxPaths]
+	}
 	s.openSeq++
 	s.open[id] = &openCall{id: id, name: v.Name, kind: v.Kind, at: s.clock(), start: v, n: s.openSeq}
 	s.toolCalls++

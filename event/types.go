@@ -153,7 +153,10 @@ type ToolStart struct {
 	InputTruncated bool            `json:"input_truncated,omitempty"`
 	Command        string          `json:"command,omitempty"`
 	Path           string          `json:"path,omitempty"`
-	ParentCallID   string          `json:"parent_call_id,omitempty"` // the task call of the sub-agent that made this call
+	// Paths lists every file a write/edit/delete call will touch when it
+	// touches more than Path (a Codex change set); Path is the first.
+	Paths        []string `json:"paths,omitempty"`
+	ParentCallID string   `json:"parent_call_id,omitempty"` // the task call of the sub-agent that made this call
 
 	// inputCompact: the Stream found Input valid and made it compact, so
 	// the encoder copies it as it is.
