@@ -104,6 +104,7 @@ type Run struct {
 	encMu   sync.Mutex // guards line and enc
 	model   string
 	startAt time.Time
+	files   *fileDiffs // used by the stdout goroutine only
 
 	waitOnce sync.Once
 	result   *event.Result
@@ -201,6 +202,7 @@ func Start(ctx context.Context, t Task, o Options) (*Run, error) {
 	if cwd == "" {
 		cwd, _ = os.Getwd()
 	}
+	r.files = newFileDiffs(cwd)
 	r.stream = event.NewStream(event.StreamConfig{
 		Run: t.Run, Now: r.streamNow, Raw: t.Raw, Sink: r.sink,
 		Start: event.SessionStart{Agent: a.Name(), Model: t.Model, Cwd: cwd, PTY: t.PTY, Argv: cmd.RedactedArgv()},
@@ -271,8 +273,9 @@ func Start(ctx context.Context, t Task, o Options) (*Run, error) {
 	return r, nil
 }
 
-// feed parses one stdout line and tells the supervisor what it means for
-// the watchdogs: tool calls opening and closing, the agent being done.
+// feed parses one stdout line, puts the disk's diff on the file tools that
+// end there, and tells the supervisor what the line means for the
+// watchdogs: tool calls opening and closing, the agent being done.
 func (r *Run) feed(p adapters.Parser, buf []event.Body, line []byte) []event.Body {
 	out, known := p.Parse(buf[:0], line)
 	for _, b := range out {
@@ -287,12 +290,13 @@ func (r *Run) feed(p adapters.Parser, buf []event.Body, line []byte) []event.Bod
 			r.estimate(&v.Usage)
 		}
 	}
+	r.files.observe(out)
 	r.stream.Line(event.StreamStdout, line, !known, out)
 	// The stream has given each call its unique id by now.
 	for _, b := range out {
 		switch v := b.(type) {
 		case *event.ToolStart:
-			r.proc.ToolStarted(v.CallID, v.Kind)
+			r.proc.ToolStartedNamed(v.CallID, v.Name, v.Kind)
 		case *event.ToolEnd:
 			r.proc.ToolEnded(v.CallID)
 		case *event.Result:
