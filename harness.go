@@ -1,5 +1,5 @@
 // Package harness runs one coding-agent CLI headless under supervision and
-// delivers its output as the unified event stream of spec/events.md. It is
+// delivers its output as the unified event stream of docs/events.md. It is
 // the composition layer: it ties an adapter (argv, env, native parsing), the
 // process supervisor (spawn, watchdogs, kill) and the session log together.
 // The harness command is a client of this package.
@@ -31,7 +31,7 @@ import (
 	"github.com/agentharness/harness/process"
 )
 
-// Budgets bound a run in time (supervision.md). A zero duration turns a
+// Budgets bound a run in time (docs/supervision.md). A zero duration turns a
 // budget off, except KillGrace, where zero means SIGKILL at once.
 type Budgets struct {
 	Idle        time.Duration

@@ -3,7 +3,7 @@
 // orders a run's events and enforces the stream invariants at the source, the
 // invariant checker every package's tests use, and the stream's JSON Schema.
 //
-// The normative contract is spec/events.md; this package is its code form.
+// The normative contract is docs/events.md; this package is its code form.
 // It imports nothing else of harness.
 package event
 
@@ -199,7 +199,7 @@ const (
 )
 
 // Usage is an increment of token use and cost: one per model call or step.
-// Token fields follow the meanings of spec/events.md (input excludes cache).
+// Token fields follow the meanings of docs/events.md (input excludes cache).
 type Usage struct {
 	InputTokens      int64   `json:"input_tokens,omitempty"`
 	OutputTokens     int64   `json:"output_tokens,omitempty"`
