@@ -3,10 +3,12 @@ package harness
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/agentharness/harness/adapters"
@@ -86,6 +88,7 @@ func (d *fileDiffs) observe(bodies []event.Body) {
 				if v.Diff == "" && v.DiffSkipped == "" && v.Status == event.StatusOK {
 					v.DiffSkipped = event.DiffSkippedUnknown
 				}
+				v.Diff = d.relativize(v.Diff)
 				continue
 			}
 			d.end(v, before)
@@ -188,4 +191,43 @@ func (d *fileDiffs) read(path string) snapshot {
 		s.file = adapters.Present(string(data))
 	}
 	return s
+}
+
+// relativize rewrites the headers of an adapter's diff to name files
+// relative to the run's cwd, as every diff of the stream does: an adapter
+// that does not know the cwd (OpenCode's stream never says it) names a
+// file by its absolute path, without the leading slash. A diff that does
+// not parse is left as it is.
+func (d *fileDiffs) relativize(diff string) string {
+	ps, err := event.ParsePatch(diff)
+	if err != nil || len(ps) == 0 {
+		return diff
+	}
+	var b strings.Builder
+	for _, p := range ps {
+		b.WriteString("--- " + d.header("a/", p.From) + "\n+++ " + d.header("b/", p.To) + "\n")
+		for _, h := range p.Hunks {
+			fmt.Fprintf(&b, "@@ -%d,%d +%d,%d @@\n", h.OldStart, h.OldCount, h.NewStart, h.NewCount)
+			for _, l := range h.Lines {
+				b.WriteString(l)
+				if !strings.HasSuffix(l, "\n") {
+					b.WriteString("\n\\ No newline at end of file\n")
+				}
+			}
+		}
+	}
+	return b.String()
+}
+
+// header is a diff header's path: relative to the cwd when the path, taken
+// as absolute, is inside it.
+func (d *fileDiffs) header(prefix, name string) string {
+	if name == "" {
+		return "/dev/null"
+	}
+	abs := "/" + strings.TrimPrefix(name, "/")
+	if rel := adapters.DisplayPath(d.cwd, abs); rel != abs {
+		name = rel
+	}
+	return prefix + strings.TrimPrefix(name, "/")
 }

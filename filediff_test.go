@@ -147,6 +147,15 @@ func TestLiveDiffsComeFromTheDisk(t *testing.T) {
 		d.observe([]event.Body{start2, end2})
 		require.Empty(t, end2.Diff)
 		require.Equal(t, event.DiffSkippedUnknown, end2.DiffSkipped)
+		// OpenCode never says its cwd: its adapter names files by their
+		// absolute paths, which the live run makes relative.
+		abs := strings.TrimPrefix(filepath.Join(cwd, "oc.txt"), "/")
+		start3 := &event.ToolStart{CallID: "oc3", Name: "write", Kind: event.KindWrite, Path: "/" + abs}
+		end3 := &event.ToolEnd{CallID: "oc3", Kind: event.KindWrite, Status: event.StatusOK,
+			Diff: "Index: /" + abs + "\n====\n--- /dev/null\n+++ b/" + abs + "\n@@ -0,0 +1 @@\n+x\n\\ No newline at end of file\n"}
+		d.observe([]event.Body{start3, end3})
+		require.Equal(t, "--- /dev/null\n+++ b/oc.txt\n@@ -0,0 +1,1 @@\n+x\n\\ No newline at end of file\n", end3.Diff)
+		gitApplies(t, end3.Diff, map[string]string{}, map[string]string{"oc.txt": "x"})
 	})
 	t.Run("other-kinds-untouched", func(t *testing.T) {
 		end := call(d, &event.ToolStart{CallID: "s1", Name: "Bash", Kind: event.KindShell, Command: "ls"},
