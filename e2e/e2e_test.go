@@ -183,6 +183,82 @@ func requireUsage(t *testing.T, o outcome, calls int) {
 	require.Equal(t, out, o.result.Usage.OutputTokens, "output tokens\n%s", o)
 }
 
+// requireUsagePerCall holds the usage events to what the scripted model
+// sent for each of its calls: every event is the final count of one model
+// call, or of several consecutive ones where the agent reports usage per
+// turn (Codex), never a snapshot taken mid-call; together they are every
+// call of the script, and the result's totals are their sum.
+func requireUsagePerCall(t *testing.T, o outcome, scenario string) {
+	t.Helper()
+	sc, err := mockmodel.Builtin(scenario)
+	require.NoError(t, err)
+	var sum event.Usage
+	next := 0 // the first call of the script not yet accounted for
+	for _, b := range o.all(event.TypeUsage) {
+		u := *b.(*event.Usage)
+		sum.Add(u)
+		var want mockmodel.Usage
+		for next < len(sc.Turns) && (int64(want.InputTokens) < u.InputTokens+u.CacheReadTokens+u.CacheWriteTokens || want.InputTokens == 0) {
+			want.InputTokens += sc.Turns[next].Usage.InputTokens
+			want.OutputTokens += sc.Turns[next].Usage.OutputTokens
+			next++
+		}
+		require.Equal(t, int64(want.InputTokens), u.InputTokens+u.CacheReadTokens+u.CacheWriteTokens,
+			"usage event %+v: input of model calls up to %d of the script\n%s", u, next, o)
+		require.Equal(t, int64(want.OutputTokens), u.OutputTokens, "usage event %+v: output of model calls up to %d of the script\n%s", u, next, o)
+	}
+	require.Equal(t, len(sc.Turns), next, "the usage events cover %d of the script's %d model calls\n%s", next, len(sc.Turns), o)
+	sum.CostUSD, sum.CostEstimated = 0, false
+	tot := o.result.Usage
+	tot.CostUSD, tot.CostEstimated = 0, false
+	require.Equal(t, sum, tot, "result.usage is the sum of the usage events")
+}
+
+// requireDiffsApply holds every file tool's diff to the real files: git
+// apply takes the diffs, in order, on the run's directory as it was before
+// (before: relative path -> content; a file not listed did not exist), and
+// the files come out as the run left them.
+func requireDiffsApply(t *testing.T, o outcome, before map[string]string) {
+	t.Helper()
+	dir := t.TempDir()
+	for p, text := range before {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, p), []byte(text), 0o644))
+	}
+	touched := map[string]bool{}
+	n := 0
+	for _, e := range o.toolEnds() {
+		if e.Kind != event.KindWrite && e.Kind != event.KindEdit && e.Kind != event.KindDelete {
+			continue
+		}
+		n++
+		require.Empty(t, e.DiffSkipped, "a small text file's diff is never skipped\n%s", o)
+		require.NotEmpty(t, e.Diff, "%s call %s has no diff\n%s", e.Name, e.CallID, o)
+		ps, err := event.ParsePatch(e.Diff)
+		require.NoError(t, err)
+		for _, p := range ps {
+			touched[p.From], touched[p.To] = true, true
+		}
+		cmd := exec.Command("git", "apply", "--verbose", "-")
+		cmd.Dir, cmd.Stdin = dir, strings.NewReader(e.Diff)
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "git apply refused the diff of %s:\n%s\n%s", e.Name, e.Diff, out)
+	}
+	require.Positive(t, n, "no file tool call\n%s", o)
+	delete(touched, "")
+	for p := range touched {
+		want, werr := os.ReadFile(filepath.Join(o.workdir, p))
+		got, gerr := os.ReadFile(filepath.Join(dir, p))
+		if os.IsNotExist(werr) {
+			require.True(t, os.IsNotExist(gerr), "%s: the run removed it, the diffs did not", p)
+			continue
+		}
+		require.NoError(t, werr, "%s (diff headers must be relative to the run's cwd)", p)
+		require.NoError(t, gerr, p)
+		require.Equal(t, string(want), string(got), "%s after the diffs is not the file the run left", p)
+	}
+}
+
 func readFile(t *testing.T, path string) string {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -234,6 +310,8 @@ func TestRealAgents(t *testing.T) {
 				require.Contains(t, ends[0].Paths[0], mockmodel.EditPath)
 				require.Equal(t, mockmodel.EditAnswer, o.result.Text)
 				requireUsage(t, o, 2)
+				// The scenario starts from an empty directory: out.txt does not exist.
+				requireDiffsApply(t, o, map[string]string{})
 			})
 			t.Run("multi", func(t *testing.T) {
 				o := run(t, agent, "multi")
@@ -247,6 +325,7 @@ func TestRealAgents(t *testing.T) {
 				}
 				require.Equal(t, mockmodel.MultiAnswer, o.result.Text)
 				requireUsage(t, o, 3)
+				requireUsagePerCall(t, o, "multi")
 			})
 			t.Run("hang", func(t *testing.T) {
 				o := run(t, agent, "hang", "--idle-timeout", "3s")
