@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -270,7 +271,12 @@ func readFile(t *testing.T, path string) string {
 // directory, with small budgets.
 func run(t *testing.T, agent, scenario string, extra ...string) outcome {
 	t.Helper()
-	workdir := t.TempDir()
+	return runIn(t, t.TempDir(), agent, scenario, extra...)
+}
+
+// runIn is run in a directory the test prepared.
+func runIn(t *testing.T, workdir, agent, scenario string, extra ...string) outcome {
+	t.Helper()
 	args := append([]string{"run", "--agent", agent, "--mock", scenario, "--cwd", workdir,
 		"-p", "Follow the script.", "--idle-timeout", "30s", "--timeout", "2m", "--kill-grace", "2s"}, extra...)
 	return harness(t, workdir, args...)
@@ -312,6 +318,18 @@ func TestRealAgents(t *testing.T) {
 				requireUsage(t, o, 2)
 				// The scenario starts from an empty directory: out.txt does not exist.
 				requireDiffsApply(t, o, map[string]string{})
+			})
+			t.Run("edit-existing", func(t *testing.T) {
+				// A change in the middle of a file that exists: the diff must
+				// name its real lines, not the edit's strings at line 1.
+				workdir := t.TempDir()
+				path := filepath.Join(workdir, notesPath)
+				require.NoError(t, os.WriteFile(path, []byte(notesBefore), 0o644))
+				o := runIn(t, workdir, agent, editExistingScenario(t, agent, path))
+				require.Equal(t, 0, o.code, "%s", o)
+				require.Equal(t, notesAfter, readFile(t, path), "%s", o)
+				require.Equal(t, mockmodel.EditAnswer, o.result.Text)
+				requireDiffsApply(t, o, map[string]string{notesPath: notesBefore})
 			})
 			t.Run("multi", func(t *testing.T) {
 				o := run(t, agent, "multi")
@@ -376,6 +394,53 @@ func TestRealAgents(t *testing.T) {
 			})
 		})
 	}
+}
+
+// The file the edit-existing scenario changes, before and after.
+const (
+	notesPath   = "notes.md"
+	notesBefore = "# Notes\n\nalpha\nbeta\ngamma\ndelta\nepsilon\nzeta\neta\ntheta\n"
+	notesAfter  = "# Notes\n\nalpha\nbeta\ngamma\nDELTA\nepsilon\nzeta\neta\ntheta\n"
+	notesOld    = "gamma\ndelta\nepsilon\n"
+	notesNew    = "gamma\nDELTA\nepsilon\n"
+)
+
+// editExistingScenario writes the scenario that changes delta to DELTA in
+// path with agent's own edit tool, after reading the file where the agent
+// refuses to edit a file it has not read (Claude Code, OpenCode).
+func editExistingScenario(t *testing.T, agent, path string) string {
+	t.Helper()
+	q := func(s string) string { return strconv.Quote(s) }
+	var tools []string
+	switch agent {
+	case "claude":
+		tools = []string{
+			`kind = "Read"` + "\nargs = { file_path = " + q(path) + " }",
+			`kind = "Edit"` + "\nargs = { file_path = " + q(path) + ", old_string = " + q(notesOld) + ", new_string = " + q(notesNew) + " }",
+		}
+	case "opencode":
+		tools = []string{
+			`kind = "read"` + "\nargs = { filePath = " + q(path) + " }",
+			`kind = "edit"` + "\nargs = { filePath = " + q(path) + ", oldString = " + q(notesOld) + ", newString = " + q(notesNew) + " }",
+		}
+	case "gemini":
+		tools = []string{`kind = "replace"` + "\nargs = { file_path = " + q(path) + ", instruction = \"Change delta to DELTA.\", old_string = " +
+			q(notesOld) + ", new_string = " + q(notesNew) + " }"}
+	case "codex":
+		patch := "*** Begin Patch\n*** Update File: " + notesPath + "\n@@\n gamma\n-delta\n+DELTA\n epsilon\n*** End Patch"
+		tools = []string{`kind = "apply_patch"` + "\ncontent = " + q(patch) + "\nargs = { input = " + q(patch) + " }"}
+	default:
+		t.Fatalf("no edit tool known for %s", agent)
+	}
+	var b strings.Builder
+	b.WriteString("name = \"edit-existing\"\n")
+	for _, tool := range tools {
+		b.WriteString("[[turn]]\ntext = [\"Working on it.\"]\nusage = { input = 120, output = 25 }\n[[turn.tool]]\n" + tool + "\n")
+	}
+	b.WriteString("[[turn]]\ntext = [" + q(mockmodel.EditAnswer) + "]\nusage = { input = 120, output = 25 }\n")
+	file := filepath.Join(t.TempDir(), "edit-existing.toml")
+	require.NoError(t, os.WriteFile(file, []byte(b.String()), 0o644))
+	return file
 }
 
 // midToolScenario writes a scenario whose tool never finishes by itself.
