@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/agentharness/harness/adapters"
@@ -30,9 +31,29 @@ const MaxDiffFileBytes = 1 << 20
 // or gets diff_skipped unknown when there is none.
 //
 // It is used by the stdout goroutine only.
+//
+// An agent may start changing a file as soon as it has printed the call's
+// start (Codex applies its patch within a millisecond of item.started),
+// so a file may already be changing when the harness reads it. A file
+// modified after the previous chunk of the agent's output arrived (less a
+// margin for the file system's coarse clock) was changed by the call now
+// starting, not before it: its content before is unknown, and the call
+// gets diff_skipped unknown rather than a diff from a half-written file.
 type fileDiffs struct {
 	cwd    string
 	before map[string][]snapshot // by the agent's call id
+	// prevChunk and chunk are when the previous and the current chunk of
+	// stdout arrived (wall clock, as file times are).
+	prevChunk, chunk time.Time
+}
+
+// mtimeSlack allows for file times that lag the wall clock: Linux stamps
+// files with a clock that ticks once per scheduler tick (up to 10 ms).
+const mtimeSlack = 25 * time.Millisecond
+
+// arrived records that a chunk of stdout arrived at t.
+func (d *fileDiffs) arrived(t time.Time) {
+	d.prevChunk, d.chunk = d.chunk, t
 }
 
 // snapshot is one file as read at a moment: its content, or why it cannot
@@ -47,7 +68,8 @@ func newFileDiffs(cwd string) *fileDiffs {
 	if abs, err := filepath.Abs(cwd); err == nil {
 		cwd = abs
 	}
-	return &fileDiffs{cwd: cwd, before: map[string][]snapshot{}}
+	now := time.Now()
+	return &fileDiffs{cwd: cwd, before: map[string][]snapshot{}, prevChunk: now, chunk: now}
 }
 
 func isFileKind(k event.Kind) bool {
@@ -72,7 +94,7 @@ func (d *fileDiffs) observe(bodies []event.Body) {
 			if paths := startPaths(v); len(paths) > 0 {
 				snaps := make([]snapshot, len(paths))
 				for i, p := range paths {
-					snaps[i] = d.read(p)
+					snaps[i] = d.read(p, d.prevChunk.Add(-mtimeSlack))
 				}
 				d.before[v.CallID] = snaps
 			}
@@ -129,7 +151,7 @@ func (d *fileDiffs) end(v *event.ToolEnd, before []snapshot) {
 	}
 	diffs := make([]string, 0, len(before))
 	for _, b := range before {
-		a := d.read(b.path)
+		a := d.read(b.path, time.Time{})
 		if skip := cmpSkip(b.skip, a.skip); skip != "" {
 			v.Diff, v.DiffSkipped = "", skip
 			return
@@ -158,8 +180,9 @@ func (d *fileDiffs) abs(path string) string {
 }
 
 // read reads one file, bounded: a file over MaxDiffFileBytes or not text is
-// not kept.
-func (d *fileDiffs) read(path string) snapshot {
+// not kept. A file modified after changedAfter (when not zero), or while
+// it was read, is unknown.
+func (d *fileDiffs) read(path string, changedAfter time.Time) snapshot {
 	s := snapshot{path: path}
 	f, err := os.Open(d.abs(path))
 	if errors.Is(err, fs.ErrNotExist) {
@@ -189,6 +212,13 @@ func (d *fileDiffs) read(path string) snapshot {
 		s.skip = event.DiffSkippedBinary
 	default:
 		s.file = adapters.Present(string(data))
+	}
+	if s.skip == "" {
+		again, err := f.Stat()
+		if err != nil || !again.ModTime().Equal(st.ModTime()) || again.Size() != st.Size() ||
+			(!changedAfter.IsZero() && again.ModTime().After(changedAfter)) {
+			s.file, s.skip = adapters.File{}, event.DiffSkippedUnknown
+		}
 	}
 	return s
 }

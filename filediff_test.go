@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -46,15 +47,20 @@ func gitApplies(t *testing.T, diff string, before, after map[string]string) {
 	}
 }
 
+// write writes a file last changed an hour ago: before the agent's
+// previous output arrived, so it is not taken for a change in progress.
 func write(t *testing.T, path, text string) {
 	t.Helper()
 	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
 	require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
+	old := time.Now().Add(-time.Hour)
+	require.NoError(t, os.Chtimes(path, old, old))
 }
 
 // call runs one file tool call through d: its start, then change, then its
 // end carrying the adapter's diff.
 func call(d *fileDiffs, start *event.ToolStart, change func(), end *event.ToolEnd) *event.ToolEnd {
+	d.arrived(time.Now())
 	d.observe([]event.Body{start})
 	change()
 	d.observe([]event.Body{end})
@@ -156,6 +162,24 @@ func TestLiveDiffsComeFromTheDisk(t *testing.T) {
 		d.observe([]event.Body{start3, end3})
 		require.Equal(t, "--- /dev/null\n+++ b/oc.txt\n@@ -0,0 +1,1 @@\n+x\n\\ No newline at end of file\n", end3.Diff)
 		gitApplies(t, end3.Diff, map[string]string{}, map[string]string{"oc.txt": "x"})
+	})
+	t.Run("changing-when-read", func(t *testing.T) {
+		// Codex applies its patch as soon as it has printed item.started:
+		// a file changed since the agent's previous output may be half
+		// written when the harness reads it.
+		racy := filepath.Join(cwd, "racy.txt")
+		write(t, racy, "one\ntwo\n")
+		d.arrived(time.Now())
+		start := &event.ToolStart{CallID: "r1", Name: "file_change", Kind: event.KindEdit, Path: racy}
+		require.NoError(t, os.WriteFile(racy, nil, 0o644)) // truncated, about to be written
+		d.arrived(time.Now())
+		d.observe([]event.Body{start})
+		require.NoError(t, os.WriteFile(racy, []byte("one\nTWO\n"), 0o644))
+		end := &event.ToolEnd{CallID: "r1", Kind: event.KindEdit, Status: event.StatusOK}
+		d.arrived(time.Now())
+		d.observe([]event.Body{end})
+		require.Empty(t, end.Diff, "a diff from a half-written file would be wrong")
+		require.Equal(t, event.DiffSkippedUnknown, end.DiffSkipped)
 	})
 	t.Run("other-kinds-untouched", func(t *testing.T) {
 		end := call(d, &event.ToolStart{CallID: "s1", Name: "Bash", Kind: event.KindShell, Command: "ls"},

@@ -225,6 +225,7 @@ func Start(ctx context.Context, t Task, o Options) (*Run, error) {
 				// event: a chunk's lines all arrived at that moment.
 				r.chunkAt.Store(r.now().UnixNano())
 				r.feeding.Store(true)
+				r.files.arrived(time.Now())
 			}
 			if o.OnNative != nil {
 				o.OnNative(event.StreamStdout, line)
