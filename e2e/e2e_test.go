@@ -364,6 +364,7 @@ func TestRealAgents(t *testing.T) {
 					codes = append(codes, b.(*event.Error).Code)
 				}
 				require.Contains(t, codes, event.ErrIdleTimeout)
+				require.Empty(t, o.result.Text, "an answer cut off mid-sentence is not the answer\n%s", o)
 			})
 			t.Run("error", func(t *testing.T) {
 				o := run(t, agent, "error")
@@ -394,6 +395,7 @@ func TestRealAgents(t *testing.T) {
 					codes = append(codes, b.(*event.Error).Code)
 				}
 				require.Contains(t, codes, event.ErrIdleTimeout)
+				require.Empty(t, o.result.Text, "what the agent said before its tool call is not an answer\n%s", o)
 				// OpenCode reports a tool only once it completes; the others
 				// announce it, and its end is the agent's own (Claude ends its
 				// tool on SIGTERM) or the harness's.
