@@ -95,3 +95,18 @@ func TestCheckDiffsApply(t *testing.T) {
 		}
 	}
 }
+
+// FuzzCheckReplaysDiffs: whatever the diffs of a stream, Check answers
+// without panicking, and a diff it accepts on a fresh stream parses.
+func FuzzCheckReplaysDiffs(f *testing.F) {
+	f.Add("--- /dev/null\n+++ b/f\n@@ -0,0 +1,2 @@\n+a\n+b\n", "--- a/f\n+++ b/f\n@@ -2 +2 @@\n-b\n+c\n")
+	f.Add("--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n x\n-y\n+z\n w\n", "--- a/f\n+++ /dev/null\n@@ -1,3 +0,0 @@\n-x\n-z\n-w\n")
+	f.Add("Index: f\n===\n--- a/f\n+++ b/f\n@@ -5,0 +6 @@\n+n\n\\ No newline at end of file\n", "x")
+	f.Fuzz(func(t *testing.T, first, second string) {
+		err := checkBodies(&Result{Status: ResultSuccess}, edit("a", KindEdit, first), edit("b", KindWrite, second))
+		if err == nil && first != "" {
+			_, perr := ParsePatch(first)
+			require.NoError(t, perr)
+		}
+	})
+}
