@@ -30,8 +30,10 @@ const (
 	// UnparsedWarnings is how many unparsed lines get a warning of their
 	// own; the rest are counted in one last warning before the result.
 	UnparsedWarnings = 10
-	// maxPending bounds what waits for the session_start (see pending).
-	maxPending  = 64
+	// maxPending bounds what waits for the session_start (see pending):
+	// past it the session_start is synthesized, so memory stays bounded
+	// whatever an agent prints before announcing itself.
+	maxPending  = 256
 	linePreview = 200 // bytes of an unparsed line shown in its warning
 )
 
