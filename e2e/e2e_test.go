@@ -1,7 +1,8 @@
 // Package e2e runs the real agent CLIs (installed by 'make agents') through
 // the built harness binary against the scripted model on 127.0.0.1, and
 // holds what comes out to the stream invariants and to each scenario's
-// facts: the tool ran, kinds and statuses, exact token totals, final text,
+// facts: the tool ran, kinds and statuses, exact token totals and per-call
+// usage, diffs that git apply takes on the files as they were, final text,
 // timeouts and error classes, and no process of the run left alive.
 //
 // Nothing here is skipped: a missing CLI fails the suite and says why.
