@@ -1,5 +1,5 @@
 // Package harness runs one coding-agent CLI headless under supervision and
-// delivers its output as the unified event stream of spec/events.md. It is
+// delivers its output as the unified event stream of docs/events.md. It is
 // the composition layer: it ties an adapter (argv, env, native parsing), the
 // process supervisor (spawn, watchdogs, kill) and the session log together.
 // The harness command is a client of this package.
@@ -31,7 +31,7 @@ import (
 	"github.com/agentharness/harness/process"
 )
 
-// Budgets bound a run in time (supervision.md). A zero duration turns a
+// Budgets bound a run in time (docs/supervision.md). A zero duration turns a
 // budget off, except KillGrace, where zero means SIGKILL at once.
 type Budgets struct {
 	Idle        time.Duration
@@ -104,6 +104,7 @@ type Run struct {
 	encMu   sync.Mutex // guards line and enc
 	model   string
 	startAt time.Time
+	files   *fileDiffs // used by the stdout goroutine only
 
 	waitOnce sync.Once
 	result   *event.Result
@@ -201,6 +202,7 @@ func Start(ctx context.Context, t Task, o Options) (*Run, error) {
 	if cwd == "" {
 		cwd, _ = os.Getwd()
 	}
+	r.files = newFileDiffs(cwd)
 	r.stream = event.NewStream(event.StreamConfig{
 		Run: t.Run, Now: r.streamNow, Raw: t.Raw, Sink: r.sink,
 		Start: event.SessionStart{Agent: a.Name(), Model: t.Model, Cwd: cwd, PTY: t.PTY, Argv: cmd.RedactedArgv()},
@@ -226,6 +228,7 @@ func Start(ctx context.Context, t Task, o Options) (*Run, error) {
 				// event: a chunk's lines all arrived at that moment.
 				r.chunkAt.Store(r.now().UnixNano())
 				r.feeding.Store(true)
+				r.files.arrived(time.Now())
 			}
 			if o.OnNative != nil {
 				o.OnNative(event.StreamStdout, line)
@@ -274,8 +277,9 @@ func Start(ctx context.Context, t Task, o Options) (*Run, error) {
 	return r, nil
 }
 
-// feed parses one stdout line and tells the supervisor what it means for
-// the watchdogs: tool calls opening and closing, the agent being done.
+// feed parses one stdout line, puts the disk's diff on the file tools that
+// end there, and tells the supervisor what the line means for the
+// watchdogs: tool calls opening and closing, the agent being done.
 func (r *Run) feed(p adapters.Parser, buf []event.Body, line []byte) []event.Body {
 	out, known := p.Parse(buf[:0], line)
 	for _, b := range out {
@@ -290,12 +294,13 @@ func (r *Run) feed(p adapters.Parser, buf []event.Body, line []byte) []event.Bod
 			r.estimate(&v.Usage)
 		}
 	}
+	r.files.observe(out)
 	r.stream.Line(event.StreamStdout, line, !known, out)
 	// The stream has given each call its unique id by now.
 	for _, b := range out {
 		switch v := b.(type) {
 		case *event.ToolStart:
-			r.proc.ToolStarted(v.CallID, v.Kind)
+			r.proc.ToolStartedNamed(v.CallID, v.Name, v.Kind)
 		case *event.ToolEnd:
 			r.proc.ToolEnded(v.CallID)
 		case *event.Result:

@@ -208,9 +208,11 @@ func TestFaults(t *testing.T) {
 			budgets: func(b *harness.Budgets) { b.Tool = func(event.Kind) time.Duration { return 50 * time.Millisecond } },
 			check: func(t *testing.T, f fakeRun) {
 				n := 0
+				name := f.find(event.TypeToolStart)[0].(*event.ToolStart).Name
 				for _, w := range f.find(event.TypeWarning) {
-					if w.(*event.Warning).Code == event.WarnToolStalled {
+					if w := w.(*event.Warning); w.Code == event.WarnToolStalled {
 						n++
+						require.Equal(t, name, w.Name, "the warning names the tool")
 					}
 				}
 				require.Equal(t, 1, n, "one tool_stalled warning per call")

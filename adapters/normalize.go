@@ -127,7 +127,8 @@ func parseBatches(r io.Reader, p Parser, keepLines bool, maxLine int, full, free
 			cur.bodies, known = p.Parse(cur.bodies, line)
 			pl.to, pl.unparsed = len(cur.bodies), !known
 		}
-		if keepLines && ra == nil {
+		// An unparsed line's text goes into its warning (a preview).
+		if (keepLines || pl.unparsed) && ra == nil {
 			pl.lineFrom = len(cur.text)
 			cur.text = append(cur.text, line...)
 			pl.lineTo = len(cur.text)

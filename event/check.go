@@ -11,7 +11,7 @@ import (
 var runIDPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^run_[0-9A-HJKMNP-TV-Z]{26}$`) })
 
 // CheckNDJSON checks a whole NDJSON stream against the stream invariants of
-// spec/events.md, framing included (every line parses, none is blank or over
+// docs/events.md, framing included (every line parses, none is blank or over
 // MaxLineBytes, the stream ends with a newline). It returns every violation
 // found, joined, or nil.
 func CheckNDJSON(data []byte) error {
@@ -44,10 +44,22 @@ func CheckNDJSON(data []byte) error {
 	return errors.Join(errs...)
 }
 
-// Check checks decoded events against the stream invariants. It returns
-// every violation found, joined, or nil.
+// Check checks decoded events against the stream invariants of
+// docs/events.md. It returns every violation found, joined, or nil.
+//
+// Two of them replay the stream. Usage: the usage events must sum to
+// result.usage, token field by token field (not cost). No flag says
+// whether the agent reported totals: the Stream puts the agent's totals in
+// result.usage when it reports them and the sum of the events when it does
+// not, so the sum must equal result.usage either way; a run with no usage
+// has zero totals. Diffs: every tool_end diff must apply exactly
+// (ParsePatch, ApplyPatch) to its files as the earlier diffs showed them;
+// a diff on a file never shown whole must be consistent with itself and
+// with the lines earlier diffs showed. A call that may change files
+// without a diff (a shell command, an MCP tool, a sub-agent, a file tool
+// without a whole diff) makes Check forget what it knew of every file.
 func Check(evs []Event) error {
-	c := checker{starts: map[string]int64{}, ended: map[string]bool{}}
+	c := checker{starts: map[string]int64{}, ended: map[string]bool{}, files: map[string]*knownFile{}}
 	for i, ev := range evs {
 		c.event(i, ev, len(evs))
 	}
@@ -64,6 +76,8 @@ type checker struct {
 	toolCalls int64
 	timeout   bool // a fatal idle/hard timeout error was seen
 	interrupt bool
+	usage     Usage                 // the sum of the usage events
+	files     map[string]*knownFile // by diff header path: what earlier diffs showed
 }
 
 func (c *checker) fail(ev Event, format string, args ...any) {
@@ -147,6 +161,9 @@ func (c *checker) body(ev Event) {
 		if len(b.Output) > MaxOutputBytes || len(b.Diff) > MaxOutputBytes {
 			c.fail(ev, "output or diff over 64 KiB")
 		}
+		c.replay(ev, b)
+	case *Usage:
+		c.usage.Add(*b)
 	case *Error:
 		if b.Code == "" {
 			c.fail(ev, "error without a code")
@@ -193,6 +210,9 @@ func (c *checker) result(ev Event, r *Result) {
 	}
 	if r.Stats.UnparsedLines > r.Stats.NativeLines {
 		c.fail(ev, "more unparsed lines than native lines")
+	}
+	if sum, tot := c.usage.tokens(), r.Usage.tokens(); sum != tot {
+		c.fail(ev, "usage %+v is not the sum of the usage events %+v", tot, sum)
 	}
 }
 

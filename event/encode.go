@@ -127,6 +127,7 @@ func appendBody(dst []byte, b Body) ([]byte, error) {
 		}
 		dst = appendStringField(dst, "command", b.Command)
 		dst = appendStringField(dst, "path", b.Path)
+		dst = appendPaths(dst, b.Paths)
 		dst = appendStringField(dst, "parent_call_id", b.ParentCallID)
 		return append(dst, '}'), nil
 	case *ToolEnd:
@@ -146,16 +147,7 @@ func appendBody(dst []byte, b Body) ([]byte, error) {
 		if b.Synthetic {
 			dst = append(dst, `,"synthetic":true`...)
 		}
-		if len(b.Paths) > 0 {
-			dst = append(dst, `,"paths":[`...)
-			for i, p := range b.Paths {
-				if i > 0 {
-					dst = append(dst, ',')
-				}
-				dst = AppendString(dst, p)
-			}
-			dst = append(dst, ']')
-		}
+		dst = appendPaths(dst, b.Paths)
 		dst = appendStringField(dst, "diff", b.Diff)
 		if b.DiffTruncated {
 			dst = append(dst, `,"diff_truncated":true`...)
@@ -550,4 +542,18 @@ func appendCompactValid(dst, raw []byte) []byte {
 		}
 	}
 	return append(dst, raw[start:]...)
+}
+
+func appendPaths(dst []byte, paths []string) []byte {
+	if len(paths) == 0 {
+		return dst
+	}
+	dst = append(dst, `,"paths":[`...)
+	for i, p := range paths {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = AppendString(dst, p)
+	}
+	return append(dst, ']')
 }

@@ -24,7 +24,7 @@ func samples() []Body {
 		&ReasoningDelta{Text: "think"},
 		&Message{Role: RoleAssistant, Text: "done", MessageID: "msg_1"},
 		&Reasoning{Text: "because"},
-		&ToolStart{CallID: "c1", Name: "Bash", Kind: KindShell, Input: json.RawMessage(`{"command":"ls"}`), Command: "ls"},
+		&ToolStart{CallID: "c1", Name: "Bash", Kind: KindShell, Input: json.RawMessage(`{"command":"ls"}`), Command: "ls", Path: "a", Paths: []string{"a", "b"}},
 		&ToolEnd{CallID: "c1", Name: "Bash", Kind: KindShell, Status: StatusError, Output: "x", ExitCode: Int(2), DurationMS: 5, Paths: []string{"a"}, Diff: "d"},
 		&Usage{InputTokens: 1, OutputTokens: 2, CacheReadTokens: 3, CacheWriteTokens: 4, ReasoningTokens: 1, CostUSD: 0.5, CostEstimated: true},
 		&Warning{Code: WarnIdle, Message: "quiet", IdleMS: 10, AbortInMS: 5},
@@ -150,7 +150,7 @@ func TestStreamSynthesizesSessionStartAndResult(t *testing.T) {
 	require.Equal(t, []Type{TypeSessionStart, TypeTextDelta, TypeError, TypeResult}, c.types())
 	require.Equal(t, ResultError, r.Status, "no terminal event: error")
 	require.Equal(t, CodeNoTerminalEvent, c.evs[2].Body.(*Error).Code)
-	require.Equal(t, "hi", r.Text, "the deltas are the text when no message came")
+	require.Empty(t, r.Text, "the deltas of a run cut off are not an answer")
 	ss := c.evs[0].Body.(*SessionStart)
 	require.Equal(t, "fake", ss.Agent)
 	require.Equal(t, []string{"fake", "<prompt>"}, ss.Argv)
@@ -168,7 +168,8 @@ func TestStreamMergesAgentSessionStart(t *testing.T) {
 	require.NoError(t, s.Line(StreamStdout, []byte(`not json`), true, nil))
 	require.NoError(t, s.Emit(&Result{Status: ResultSuccess, Text: "done"}))
 	r := s.Finish(Outcome{ExitCode: Int(0)})
-	require.Equal(t, []Type{TypeSessionStart, TypeNative, TypeNative, TypeResult}, c.types())
+	require.Equal(t, []Type{TypeSessionStart, TypeNative, TypeNative, TypeWarning, TypeResult}, c.types())
+	require.Equal(t, "not json", c.evs[3].Body.(*Warning).Line)
 	ss := c.evs[0].Body.(*SessionStart)
 	require.Equal(t, "fake", ss.Agent, "the harness's canonical agent id wins")
 	require.Equal(t, "/work", ss.Cwd)
@@ -178,7 +179,7 @@ func TestStreamMergesAgentSessionStart(t *testing.T) {
 	require.Equal(t, `"not json"`, string(c.evs[2].Body.(*Native).Line))
 	require.Equal(t, ResultSuccess, r.Status)
 	require.Equal(t, "sid", r.SessionID)
-	require.Equal(t, Stats{NativeLines: 2, UnparsedLines: 1, Events: 4}, r.Stats)
+	require.Equal(t, Stats{NativeLines: 2, UnparsedLines: 1, Events: 5}, r.Stats)
 	require.NoError(t, CheckNDJSON(c.buf.Bytes()))
 }
 
@@ -491,4 +492,120 @@ func BenchmarkAppendStringLong(b *testing.B) {
 	for b.Loop() {
 		buf = AppendString(buf[:0], s)
 	}
+}
+
+// nonNative returns the events of a stream without its native events,
+// renumbered, as JSON lines without ts: what --raw must leave alone.
+func nonNative(t *testing.T, evs []Event) []string {
+	t.Helper()
+	var out []string
+	for _, ev := range evs {
+		if ev.Type == TypeNative {
+			continue
+		}
+		if r, ok := ev.Body.(*Result); ok {
+			cp := *r
+			cp.Stats.Events = 0
+			ev.Body = &cp
+		}
+		ev.Seq, ev.TS = 0, 0
+		var b bytes.Buffer
+		require.NoError(t, NewEncoder(&b).Encode(ev))
+		out = append(out, b.String())
+	}
+	return out
+}
+
+// TestRawChangesNothingElse: Gemini on a PTY prints a line the adapter
+// does not understand before its init; with or without native events,
+// the session_start is the agent's (its session id and model), and every
+// other event is the same.
+func TestRawChangesNothingElse(t *testing.T) {
+	t.Parallel()
+	lines := []struct {
+		line     string
+		unparsed bool
+		bodies   func() []Body
+	}{
+		{"\x1b[?25l", true, func() []Body { return nil }},
+		{`{"type":"init"}`, false, func() []Body { return []Body{&SessionStart{SessionID: "s1", Model: "gemini-x"}} }},
+		{"noise", true, func() []Body { return nil }},
+		{`{"type":"tool"}`, false, func() []Body {
+			return []Body{&ToolStart{CallID: "c", Name: "run_shell_command", Kind: KindShell}, &ToolEnd{CallID: "c", Status: StatusOK}}
+		}},
+		{`{"type":"message"}`, false, func() []Body { return []Body{&Message{Role: RoleAssistant, Text: "done"}} }},
+		{`{"type":"result"}`, false, func() []Body { return []Body{&Usage{InputTokens: 3}, &Result{Status: ResultSuccess}} }},
+	}
+	var got [2][]string
+	for i, raw := range []bool{false, true} {
+		s, c := newStream(t, raw)
+		for _, l := range lines {
+			require.NoError(t, s.Line(StreamStdout, []byte(l.line), l.unparsed, l.bodies()))
+		}
+		require.NoError(t, s.Line(StreamStderr, []byte("a warning"), false, nil))
+		s.Finish(Outcome{ExitCode: Int(0)})
+		require.NoError(t, CheckNDJSON(c.buf.Bytes()))
+		ss := c.evs[0].Body.(*SessionStart)
+		require.Equal(t, "s1", ss.SessionID, "raw=%v", raw)
+		require.Equal(t, "gemini-x", ss.Model, "raw=%v", raw)
+		got[i] = nonNative(t, c.evs)
+	}
+	require.Equal(t, got[0], got[1])
+}
+
+func TestUnparsedLinesWarnRateLimited(t *testing.T) {
+	t.Parallel()
+	s, c := newStream(t, false)
+	for i := range UnparsedWarnings + 15 {
+		require.NoError(t, s.Line(StreamStdout, []byte(fmt.Sprintf("garbage %d %s", i, strings.Repeat("x", 300))), true, nil))
+	}
+	require.NoError(t, s.Line(StreamStdout, []byte(`{"ok":1}`), false, nil))
+	r := s.Finish(Outcome{NoProcess: true})
+	require.NoError(t, CheckNDJSON(c.buf.Bytes()))
+	var warns []*Warning
+	for _, ev := range c.evs {
+		if w, ok := ev.Body.(*Warning); ok {
+			require.Equal(t, WarnUnparsedLine, w.Code)
+			warns = append(warns, w)
+		}
+	}
+	require.Len(t, warns, UnparsedWarnings+1)
+	require.True(t, strings.HasPrefix(warns[0].Line, "garbage 0 xxx"))
+	require.True(t, warns[0].Truncated)
+	require.LessOrEqual(t, len(warns[0].Line), 200)
+	require.Equal(t, int64(310), warns[0].Bytes)
+	require.Contains(t, warns[UnparsedWarnings].Message, "15 more unparsed lines")
+	require.Equal(t, int64(UnparsedWarnings+15), r.Stats.UnparsedLines)
+}
+
+// TestUnfinishedRunText: the result of a run without the agent's terminal
+// event holds its last complete answer, never commentary before a tool
+// call nor text that never completed.
+func TestUnfinishedRunText(t *testing.T) {
+	t.Parallel()
+	say := func(text string) Body { return &Message{Role: RoleAssistant, Text: text} }
+	tool := func(id string) []Body {
+		return []Body{&ToolStart{CallID: id, Name: "Bash", Kind: KindShell}, &ToolEnd{CallID: id, Status: StatusOK}}
+	}
+	cases := map[string]struct {
+		bodies []Body
+		want   string
+	}{
+		"commentary-then-killed-in-tool": {[]Body{say("Let me run the tests."), &ToolStart{CallID: "c", Name: "Bash", Kind: KindShell}}, ""},
+		"commentary-tool-then-killed":    {append([]Body{say("Let me look.")}, tool("c")...), ""},
+		"answer-after-tool":              {append(append([]Body{say("Let me look.")}, tool("c")...), say("All green.")), "All green."},
+		"half-said":                      {[]Body{&TextDelta{Text: "The answer is"}}, ""},
+		"answer-then-half-said":          {[]Body{say("First answer."), &TextDelta{Text: "And also"}}, "First answer."},
+		"sub-agent-tool-keeps-answer":    {[]Body{say("Answer."), &ToolStart{CallID: "s", Name: "Read", Kind: KindRead, ParentCallID: "task"}}, "Answer."},
+	}
+	for name, tc := range cases {
+		s, _ := newStream(t, false)
+		require.NoError(t, s.Emit(tc.bodies...))
+		r := s.Finish(Outcome{Status: ResultTimeout, ToolStatus: StatusTimeout})
+		require.Equal(t, tc.want, r.Text, name)
+	}
+	// An agent that finished and streamed its answer only as deltas.
+	s, _ := newStream(t, false)
+	require.NoError(t, s.Emit(&TextDelta{Text: "Done"}, &TextDelta{Text: "."}, &Result{Status: ResultSuccess}))
+	require.Equal(t, "Done.", s.Finish(Outcome{NoProcess: true}).Text)
 }

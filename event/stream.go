@@ -27,6 +27,14 @@ const (
 	MaxFieldBytes  = 4 << 10   // short fields: names, paths, ids
 	MaxPaths       = 1000
 	lastEventsKept = 8
+	// UnparsedWarnings is how many unparsed lines get a warning of their
+	// own; the rest are counted in one last warning before the result.
+	UnparsedWarnings = 10
+	// maxPending bounds what waits for the session_start (see pending):
+	// past it the session_start is synthesized, so memory stays bounded
+	// whatever an agent prints before announcing itself.
+	maxPending  = 256
+	linePreview = 200 // bytes of an unparsed line shown in its warning
 )
 
 // NewRunID returns a fresh run id: "run_" and a 26-character ULID.
@@ -73,20 +81,27 @@ type Stream struct {
 	// the set free of pointers (the GC need not scan it in a run of a
 	// million calls); a collision only renames a call that needed no
 	// renaming, and never lets an id repeat.
-	closed     map[uint64]struct{}
-	seed       maphash.Seed
-	reuses     map[string]int // agent's call id -> the last "#n" suffix given
-	toolCalls  int64
-	usage      Usage
-	sawUsage   bool
-	agent      *Result // the agent's own terminal report, latest wins
-	fatal      bool
-	lastText   string
-	deltaText  strings.Builder
-	nativeN    int64
-	unparsedN  int64
-	last       [lastEventsKept]Event
-	lastAt     time.Time
+	closed    map[uint64]struct{}
+	seed      maphash.Seed
+	reuses    map[string]int // agent's call id -> the last "#n" suffix given
+	toolCalls int64
+	usage     Usage
+	sawUsage  bool
+	agent     *Result // the agent's own terminal report, latest wins
+	fatal     bool
+	lastText  string
+	deltaText strings.Builder
+	nativeN   int64
+	unparsedN int64
+	last      [lastEventsKept]Event
+	lastAt    time.Time
+	// pending holds what a line the agent printed before its own
+	// session_start gave rise to without saying anything of the session
+	// (native events, unparsed_line warnings), until a session_start goes
+	// out: emitting them at once would send a session_start synthesized
+	// before the agent's, without its session id and model, and only
+	// under --raw.
+	pending    []Body
 	resultSent *Result
 	// tick is the time of the call in progress (Emit, Line, Finish), read
 	// once: the events of one native line share it.
@@ -154,6 +169,7 @@ func (s *Stream) Line(stream string, line []byte, unparsed bool, bodies []Body) 
 	if s.finished {
 		return ErrFinished
 	}
+	unparsed = unparsed && stream == StreamStdout
 	if stream == StreamStdout {
 		s.nativeN++
 		if unparsed {
@@ -168,12 +184,35 @@ func (s *Stream) Line(stream string, line []byte, unparsed bool, bodies []Body) 
 		}
 	}
 	if s.cfg.Raw {
-		s.emit(NativeLine(stream, line))
+		s.hold(NativeLine(stream, line))
+	}
+	if unparsed && s.unparsedN <= UnparsedWarnings {
+		s.hold(unparsedWarning(line, s.unparsedN))
 	}
 	for _, b := range bodies {
 		s.emit(b)
 	}
 	return nil
+}
+
+// hold emits b, or keeps it until the session_start goes out (pending).
+func (s *Stream) hold(b Body) {
+	if s.started || len(s.pending) >= maxPending {
+		s.emit(b)
+		return
+	}
+	s.pending = append(s.pending, b)
+}
+
+// unparsedWarning is the warning of the nth unparsed line.
+func unparsedWarning(line []byte, n int64) *Warning {
+	w := &Warning{Code: WarnUnparsedLine, Bytes: int64(len(line)),
+		Message: "a line of the agent's output was not understood"}
+	w.Line, w.Truncated = Cut(strings.ToValidUTF8(string(line), "\uFFFD"), linePreview)
+	if n == UnparsedWarnings {
+		w.Message += "; further unparsed lines are only counted, in one warning at the end"
+	}
+	return w
 }
 
 // NativeLine builds a native event for line: as JSON when it is valid JSON,
@@ -252,6 +291,7 @@ func (s *Stream) emit(b Body) {
 		s.started = true
 		ss := s.session
 		s.send(&ss)
+		s.sendPending()
 		return
 	case *Result:
 		s.keepResult(v)
@@ -262,11 +302,18 @@ func (s *Stream) emit(b Body) {
 		s.mergeSession(&SessionStart{})
 		ss := s.session
 		s.send(&ss)
+		s.sendPending()
 	}
 	switch v := b.(type) {
 	case *ToolStart:
 		if !s.toolStart(v) {
 			return
+		}
+		if v.ParentCallID == "" {
+			// What the agent said before a tool call was commentary, not
+			// its final answer.
+			s.lastText = ""
+			s.deltaText.Reset()
 		}
 	case *ToolEnd:
 		s.toolEnd(v)
@@ -296,6 +343,15 @@ func (s *Stream) emit(b Body) {
 		}
 	}
 	s.send(b)
+}
+
+// sendPending emits what waited for the session_start.
+func (s *Stream) sendPending() {
+	p := s.pending
+	s.pending = nil
+	for _, b := range p {
+		s.emit(b)
+	}
 }
 
 func capText(text *string, truncated *bool) {
@@ -388,6 +444,9 @@ func (s *Stream) toolStart(v *ToolStart) bool {
 		v.InputTruncated = true
 	}
 	v.Path = cutUTF8(v.Path, MaxFieldBytes)
+	if len(v.Paths) > MaxPaths {
+		v.Paths = v.Paths[:MaxPaths]
+	}
 	s.openSeq++
 	s.open[id] = &openCall{id: id, name: v.Name, kind: v.Kind, at: s.clock(), start: v, n: s.openSeq}
 	s.toolCalls++
@@ -531,8 +590,13 @@ func (s *Stream) Finish(o Outcome) *Result {
 	if toolStatus == "" {
 		toolStatus = StatusCancelled
 	}
+	s.sendPending()
 	for _, c := range s.openCalls() {
 		s.toolEnd(&ToolEnd{CallID: c.id, Name: c.name, Kind: c.kind, Status: toolStatus, Synthetic: true})
+	}
+	if n := s.unparsedN - UnparsedWarnings; n > 0 {
+		s.emit(&Warning{Code: WarnUnparsedLine, Message: itoa(int(n)) + " more unparsed lines, not shown one by one (" +
+			itoa(int(s.unparsedN)) + " in all; stats.unparsed_lines counts them)"})
 	}
 	status := o.Status
 	if status == "" {
@@ -600,8 +664,10 @@ func (s *Stream) buildResult(status string, o Outcome) *Result {
 	}
 	r.CostEstimated = r.Usage.CostEstimated
 	if r.Text == "" {
+		// The last complete answer. Deltas count only when the agent
+		// finished: in a run cut off they may be a sentence half said.
 		r.Text = s.lastText
-		if r.Text == "" {
+		if r.Text == "" && s.agent != nil {
 			r.Text = s.deltaText.String()
 		}
 	}

@@ -3,7 +3,7 @@
 // orders a run's events and enforces the stream invariants at the source, the
 // invariant checker every package's tests use, and the stream's JSON Schema.
 //
-// The normative contract is spec/events.md; this package is its code form.
+// The normative contract is docs/events.md; this package is its code form.
 // It imports nothing else of harness.
 package event
 
@@ -153,7 +153,10 @@ type ToolStart struct {
 	InputTruncated bool            `json:"input_truncated,omitempty"`
 	Command        string          `json:"command,omitempty"`
 	Path           string          `json:"path,omitempty"`
-	ParentCallID   string          `json:"parent_call_id,omitempty"` // the task call of the sub-agent that made this call
+	// Paths lists every file a write/edit/delete call will touch when it
+	// touches more than Path (a Codex change set); Path is the first.
+	Paths        []string `json:"paths,omitempty"`
+	ParentCallID string   `json:"parent_call_id,omitempty"` // the task call of the sub-agent that made this call
 
 	// inputCompact: the Stream found Input valid and made it compact, so
 	// the encoder copies it as it is.
@@ -196,7 +199,7 @@ const (
 )
 
 // Usage is an increment of token use and cost: one per model call or step.
-// Token fields follow the meanings of spec/events.md (input excludes cache).
+// Token fields follow the meanings of docs/events.md (input excludes cache).
 type Usage struct {
 	InputTokens      int64   `json:"input_tokens,omitempty"`
 	OutputTokens     int64   `json:"output_tokens,omitempty"`

@@ -1,0 +1,309 @@
+package event
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// FilePatch is one file's part of a unified diff: the paths of its
+// --- and +++ headers (with the a/ and b/ prefixes removed; "" for
+// /dev/null, a file that did not exist or no longer does) and its hunks.
+type FilePatch struct {
+	From, To string
+	Hunks    []Hunk
+}
+
+// Hunk is one @@ -OldStart,OldCount +NewStart,NewCount @@ block. Lines
+// keep their sign (' ', '-', '+') first and their newline last; a line
+// followed by "\ No newline at end of file" has none.
+type Hunk struct {
+	OldStart, OldCount int
+	NewStart, NewCount int
+	Lines              []string
+}
+
+// ParsePatch parses a unified diff of one or more files, in the form diff
+// -u, git diff and adapters.Diff write. Lines outside the file patches
+// (git's extended headers such as diff --git and index, jsdiff's Index:
+// and ===) are ignored, as git apply ignores them. Every hunk must hold
+// exactly the lines its header counts.
+func ParsePatch(diff string) ([]FilePatch, error) {
+	if diff == "" {
+		return nil, nil
+	}
+	lines := strings.SplitAfter(diff, "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	var out []FilePatch
+	for i := 0; i < len(lines); {
+		l := lines[i]
+		switch {
+		case strings.HasPrefix(l, "--- "):
+			fp, next, err := parseFile(lines, i)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, fp)
+			i = next
+		default:
+			i++ // text around the patches, as git apply and patch allow
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.New("diff has no file header")
+	}
+	return out, nil
+}
+
+func parseFile(lines []string, i int) (FilePatch, int, error) {
+	var fp FilePatch
+	if i+1 >= len(lines) || !strings.HasPrefix(lines[i+1], "+++ ") {
+		return fp, 0, fmt.Errorf("diff line %d: --- without +++", i+1)
+	}
+	fp.From = headerPath(lines[i][4:], "a/")
+	fp.To = headerPath(lines[i+1][4:], "b/")
+	if fp.From == "" && fp.To == "" {
+		return fp, 0, fmt.Errorf("diff line %d: both sides are /dev/null", i+1)
+	}
+	i += 2
+	for i < len(lines) && strings.HasPrefix(lines[i], "@@ ") {
+		h, next, err := parseHunk(lines, i)
+		if err != nil {
+			return fp, 0, err
+		}
+		fp.Hunks = append(fp.Hunks, h)
+		i = next
+	}
+	if len(fp.Hunks) == 0 {
+		return fp, 0, fmt.Errorf("diff line %d: file %q has no hunk", i, fp.To+fp.From)
+	}
+	return fp, i, nil
+}
+
+// headerPath is the path of a --- or +++ header: a timestamp after a tab
+// (diff -u) is dropped, and so is git's a/ or b/ prefix.
+func headerPath(h, prefix string) string {
+	h = strings.TrimSuffix(h, "\n")
+	if tab := strings.IndexByte(h, '\t'); tab >= 0 {
+		h = h[:tab]
+	}
+	if h == "/dev/null" {
+		return ""
+	}
+	return strings.TrimPrefix(h, prefix)
+}
+
+func parseHunk(lines []string, i int) (Hunk, int, error) {
+	var h Hunk
+	if err := parseRange(lines[i], &h); err != nil {
+		return h, 0, fmt.Errorf("diff line %d: %w", i+1, err)
+	}
+	old, new := 0, 0
+	i++
+	for i < len(lines) && (old < h.OldCount || new < h.NewCount) {
+		l := lines[i]
+		switch l[0] {
+		case ' ':
+			old++
+			new++
+		case '-':
+			old++
+		case '+':
+			new++
+		case '\\':
+			return h, 0, fmt.Errorf("diff line %d: a no-newline mark before the hunk's last line", i+1)
+		default:
+			return h, 0, fmt.Errorf("diff line %d: hunk holds fewer lines than its header counts", i+1)
+		}
+		if !strings.HasSuffix(l, "\n") {
+			return h, 0, fmt.Errorf("diff line %d: the diff ends inside a line", i+1)
+		}
+		h.Lines = append(h.Lines, l)
+		i++
+		// The mark may follow any of the last lines of either side.
+		if i < len(lines) && strings.HasPrefix(lines[i], `\`) {
+			h.Lines[len(h.Lines)-1] = strings.TrimSuffix(l, "\n")
+			i++
+		}
+	}
+	if old != h.OldCount || new != h.NewCount {
+		return h, 0, fmt.Errorf("hunk at -%d,%d: holds %d old and %d new lines", h.OldStart, h.OldCount, old, new)
+	}
+	if i < len(lines) && len(lines[i]) > 0 && strings.ContainsRune(" -+\\", rune(lines[i][0])) && !strings.HasPrefix(lines[i], "--- ") {
+		return h, 0, fmt.Errorf("diff line %d: hunk holds more lines than its header counts", i+1)
+	}
+	return h, i, nil
+}
+
+// parseRange reads "@@ -a,b +c,d @@" (a count of one may be left out).
+func parseRange(l string, h *Hunk) error {
+	f := strings.Fields(l)
+	if len(f) < 4 || f[3] != "@@" || !strings.HasPrefix(f[1], "-") || !strings.HasPrefix(f[2], "+") {
+		return fmt.Errorf("bad hunk header %q", strings.TrimSuffix(l, "\n"))
+	}
+	var err1, err2 error
+	h.OldStart, h.OldCount, err1 = parseSpan(f[1][1:])
+	h.NewStart, h.NewCount, err2 = parseSpan(f[2][1:])
+	if err := errors.Join(err1, err2); err != nil {
+		return fmt.Errorf("bad hunk header %q: %w", strings.TrimSuffix(l, "\n"), err)
+	}
+	return nil
+}
+
+func parseSpan(s string) (start, count int, err error) {
+	a, b, ok := strings.Cut(s, ",")
+	count = 1
+	if ok {
+		if count, err = strconv.Atoi(b); err != nil || count < 0 {
+			return 0, 0, fmt.Errorf("count %q", b)
+		}
+	}
+	if start, err = strconv.Atoi(a); err != nil || start < 0 || (start == 0 && count > 0) {
+		return 0, 0, fmt.Errorf("start %q", a)
+	}
+	return start, count, nil
+}
+
+// at is the index (0-based) of the first line a span covers; an empty
+// span -N,0 sits after line N.
+func at(start, count int) int {
+	if count == 0 {
+		return start
+	}
+	return start - 1
+}
+
+// ApplyPatch applies one file's patch to the file's content, exactly: each
+// hunk at the line its header names, its context and removed lines equal
+// to the file's, no fuzz, no offset. exists says whether the file existed;
+// a patch from /dev/null needs a file that did not, a patch to /dev/null
+// must remove all of it. It returns the content after and whether the file
+// still exists.
+func ApplyPatch(p FilePatch, content string, exists bool) (string, bool, error) {
+	if p.From == "" && exists {
+		return "", false, fmt.Errorf("%s: created by the diff but it already exists", p.To)
+	}
+	if p.From != "" && !exists {
+		return "", false, fmt.Errorf("%s: the diff changes a file that does not exist", p.From)
+	}
+	old := splitLines(content)
+	var out []string
+	next := 0 // first line of old not yet copied
+	delta := 0
+	for _, h := range p.Hunks {
+		i := at(h.OldStart, h.OldCount)
+		if i < next || i > len(old) {
+			return "", false, fmt.Errorf("%s: hunk -%d,%d is out of order or past the end (%d lines)", name(p), h.OldStart, h.OldCount, len(old))
+		}
+		if want := at(h.NewStart, h.NewCount); i+delta != want {
+			return "", false, fmt.Errorf("%s: hunk -%d,%d +%d,%d: new start should be line %d", name(p), h.OldStart, h.OldCount, h.NewStart, h.NewCount, i+delta+1)
+		}
+		out = append(out, old[next:i]...)
+		for _, l := range h.Lines {
+			switch l[0] {
+			case ' ', '-':
+				if i >= len(old) || old[i] != l[1:] {
+					return "", false, fmt.Errorf("%s: hunk -%d,%d: line %d is %q in the file, %q in the diff", name(p), h.OldStart, h.OldCount, i+1, lineAt(old, i), l[1:])
+				}
+				i++
+				if l[0] == ' ' {
+					out = append(out, l[1:])
+				}
+			case '+':
+				out = append(out, l[1:])
+			}
+		}
+		next = i
+		delta += h.NewCount - h.OldCount
+	}
+	out = append(out, old[next:]...)
+	for k := 0; k < len(out)-1; k++ {
+		if !strings.HasSuffix(out[k], "\n") {
+			return "", false, fmt.Errorf("%s: a line without newline is not the last one", name(p))
+		}
+	}
+	after := strings.Join(out, "")
+	if p.To == "" {
+		if after != "" {
+			return "", false, fmt.Errorf("%s: removed by the diff but %d lines remain", p.From, len(out))
+		}
+		return "", false, nil
+	}
+	return after, true, nil
+}
+
+func name(p FilePatch) string {
+	if p.To != "" {
+		return p.To
+	}
+	return p.From
+}
+
+func lineAt(lines []string, i int) string {
+	if i < len(lines) {
+		return lines[i]
+	}
+	return "(end of file)"
+}
+
+// splitLines splits text into lines that keep their newline.
+func splitLines(text string) []string {
+	if text == "" {
+		return nil
+	}
+	lines := strings.SplitAfter(text, "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	return lines
+}
+
+// partialFile is what is known of a file whose whole content is not: some
+// of its lines, by index.
+type partialFile map[int]string
+
+// applyPartial checks p against what is known of the file (its hunks in
+// order, their new starts consistent, their context and removed lines
+// equal to the known ones) and returns what is known after it.
+func applyPartial(p FilePatch, known partialFile) (partialFile, error) {
+	after := partialFile{}
+	next, delta := 0, 0
+	for _, h := range p.Hunks {
+		i := at(h.OldStart, h.OldCount)
+		if i < next {
+			return nil, fmt.Errorf("%s: hunk -%d,%d is out of order", name(p), h.OldStart, h.OldCount)
+		}
+		if want := at(h.NewStart, h.NewCount); i+delta != want {
+			return nil, fmt.Errorf("%s: hunk -%d,%d +%d,%d: new start should be line %d", name(p), h.OldStart, h.OldCount, h.NewStart, h.NewCount, i+delta+1)
+		}
+		for k, l := range known {
+			if k >= next && k < i {
+				after[k+delta] = l
+			}
+		}
+		j := i + delta
+		for _, l := range h.Lines {
+			if l[0] != '+' {
+				if have, ok := known[i]; ok && have != l[1:] {
+					return nil, fmt.Errorf("%s: hunk -%d,%d: line %d was %q, the diff says %q", name(p), h.OldStart, h.OldCount, i+1, have, l[1:])
+				}
+				i++
+			}
+			if l[0] != '-' {
+				after[j] = l[1:]
+				j++
+			}
+		}
+		next = i
+		delta += h.NewCount - h.OldCount
+	}
+	for k, l := range known {
+		if k >= next {
+			after[k+delta] = l
+		}
+	}
+	return after, nil
+}

@@ -1,0 +1,263 @@
+package harness
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentharness/harness/adapters"
+	"github.com/agentharness/harness/event"
+)
+
+// MaxDiffFileBytes is the largest file a live run diffs; a larger one gets
+// diff_skipped too_large.
+const MaxDiffFileBytes = 1 << 20
+
+// fileDiffs gives the file tools of a live run the diff of what really
+// changed on disk: the files a write/edit/delete call names are read when
+// it starts and again when it ends, and the diff of the two replaces the
+// adapter's. The adapter's diff is built from what the agent said it would
+// do; the disk says what was done.
+//
+// A call the agent reports only once it is complete (OpenCode: its start
+// and end on one line) cannot be read before: it keeps the adapter's diff,
+// or gets diff_skipped unknown when there is none.
+//
+// It is used by the stdout goroutine only.
+//
+// An agent may start changing a file as soon as it has printed the call's
+// start (Codex applies its patch within a millisecond of item.started),
+// so a file may already be changing when the harness reads it. A file
+// modified after the previous chunk of the agent's output arrived (less a
+// margin for the file system's coarse clock) was changed by the call now
+// starting, not before it: its content before is unknown, and the call
+// gets diff_skipped unknown rather than a diff from a half-written file.
+type fileDiffs struct {
+	cwd    string
+	before map[string][]snapshot // by the agent's call id
+	// prevChunk and chunk are when the previous and the current chunk of
+	// stdout arrived (wall clock, as file times are).
+	prevChunk, chunk time.Time
+}
+
+// mtimeSlack allows for file times that lag the wall clock: Linux stamps
+// files with a clock that ticks once per scheduler tick (up to 10 ms).
+const mtimeSlack = 25 * time.Millisecond
+
+// arrived records that a chunk of stdout arrived at t.
+func (d *fileDiffs) arrived(t time.Time) {
+	d.prevChunk, d.chunk = d.chunk, t
+}
+
+// snapshot is one file as read at a moment: its content, or why it cannot
+// be diffed.
+type snapshot struct {
+	path string // as the agent named it
+	file adapters.File
+	skip string // an event.DiffSkipped* reason
+}
+
+func newFileDiffs(cwd string) *fileDiffs {
+	if abs, err := filepath.Abs(cwd); err == nil {
+		cwd = abs
+	}
+	now := time.Now()
+	return &fileDiffs{cwd: cwd, before: map[string][]snapshot{}, prevChunk: now, chunk: now}
+}
+
+func isFileKind(k event.Kind) bool {
+	return k == event.KindWrite || k == event.KindEdit || k == event.KindDelete
+}
+
+// observe reads the files of the calls that start in bodies (the events of
+// one native line) and sets the diff of the calls that end there. It runs
+// before the Stream sees the bodies, on the agent's own call ids.
+func (d *fileDiffs) observe(bodies []event.Body) {
+	var startedHere map[string]bool
+	for _, b := range bodies {
+		switch v := b.(type) {
+		case *event.ToolStart:
+			if !isFileKind(v.Kind) {
+				continue
+			}
+			if startedHere == nil {
+				startedHere = map[string]bool{}
+			}
+			startedHere[v.CallID] = true
+			if paths := startPaths(v); len(paths) > 0 {
+				snaps := make([]snapshot, len(paths))
+				for i, p := range paths {
+					snaps[i] = d.read(p, d.prevChunk.Add(-mtimeSlack))
+				}
+				d.before[v.CallID] = snaps
+			}
+		case *event.ToolEnd:
+			before, tracked := d.before[v.CallID]
+			delete(d.before, v.CallID)
+			if !isFileKind(v.Kind) && !tracked {
+				continue
+			}
+			if !tracked || startedHere[v.CallID] {
+				// Read after the fact (or never): the disk cannot say what
+				// the file was before.
+				if v.Diff == "" && v.DiffSkipped == "" && v.Status == event.StatusOK {
+					v.DiffSkipped = event.DiffSkippedUnknown
+				}
+				v.Diff = d.relativize(v.Diff)
+				continue
+			}
+			d.end(v, before)
+		}
+	}
+}
+
+// startPaths are the files a call names when it starts.
+func startPaths(v *event.ToolStart) []string {
+	if len(v.Paths) > 0 {
+		return v.Paths
+	}
+	if v.Path != "" {
+		return []string{v.Path}
+	}
+	return nil
+}
+
+// end sets v's diff from the files as they were at the start and are now.
+// A file named only at the end was not read before: the call's diff is
+// then unknown, never a partial one.
+func (d *fileDiffs) end(v *event.ToolEnd, before []snapshot) {
+	v.Diff, v.DiffTruncated, v.DiffSkipped = "", false, ""
+	known := map[string]bool{}
+	for _, s := range before {
+		known[d.abs(s.path)] = true
+	}
+	for _, p := range v.Paths {
+		if !known[d.abs(p)] {
+			v.DiffSkipped = event.DiffSkippedUnknown
+			return
+		}
+	}
+	if len(v.Paths) == 0 {
+		for _, s := range before {
+			v.Paths = append(v.Paths, s.path)
+		}
+	}
+	diffs := make([]string, 0, len(before))
+	for _, b := range before {
+		a := d.read(b.path, time.Time{})
+		if skip := cmpSkip(b.skip, a.skip); skip != "" {
+			v.Diff, v.DiffSkipped = "", skip
+			return
+		}
+		diffs = append(diffs, adapters.Diff(adapters.DisplayPath(d.cwd, d.abs(b.path)), b.file, a.file))
+	}
+	v.Diff = adapters.JoinDiffs(diffs...)
+}
+
+// cmpSkip is the reason to skip a file's diff given both readings: too
+// large wins over binary, binary over unknown.
+func cmpSkip(a, b string) string {
+	for _, r := range []string{event.DiffSkippedTooLarge, event.DiffSkippedBinary, event.DiffSkippedUnknown} {
+		if a == r || b == r {
+			return r
+		}
+	}
+	return ""
+}
+
+func (d *fileDiffs) abs(path string) string {
+	if filepath.IsAbs(path) {
+		return filepath.Clean(path)
+	}
+	return filepath.Join(d.cwd, path)
+}
+
+// read reads one file, bounded: a file over MaxDiffFileBytes or not text is
+// not kept. A file modified after changedAfter (when not zero), or while
+// it was read, is unknown.
+func (d *fileDiffs) read(path string, changedAfter time.Time) snapshot {
+	s := snapshot{path: path}
+	f, err := os.Open(d.abs(path))
+	if errors.Is(err, fs.ErrNotExist) {
+		return s // absent: the zero File
+	}
+	if err != nil {
+		s.skip = event.DiffSkippedUnknown
+		return s
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	switch {
+	case err != nil || !st.Mode().IsRegular():
+		s.skip = event.DiffSkippedUnknown
+		return s
+	case st.Size() > MaxDiffFileBytes:
+		s.skip = event.DiffSkippedTooLarge
+		return s
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxDiffFileBytes+1))
+	switch {
+	case err != nil:
+		s.skip = event.DiffSkippedUnknown
+	case len(data) > MaxDiffFileBytes:
+		s.skip = event.DiffSkippedTooLarge
+	case bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data):
+		s.skip = event.DiffSkippedBinary
+	default:
+		s.file = adapters.Present(string(data))
+	}
+	if s.skip == "" {
+		again, err := f.Stat()
+		if err != nil || !again.ModTime().Equal(st.ModTime()) || again.Size() != st.Size() ||
+			(!changedAfter.IsZero() && again.ModTime().After(changedAfter)) {
+			s.file, s.skip = adapters.File{}, event.DiffSkippedUnknown
+		}
+	}
+	return s
+}
+
+// relativize rewrites the headers of an adapter's diff to name files
+// relative to the run's cwd, as every diff of the stream does: an adapter
+// that does not know the cwd (OpenCode's stream never says it) names a
+// file by its absolute path, without the leading slash. A diff that does
+// not parse is left as it is.
+func (d *fileDiffs) relativize(diff string) string {
+	ps, err := event.ParsePatch(diff)
+	if err != nil || len(ps) == 0 {
+		return diff
+	}
+	var b strings.Builder
+	for _, p := range ps {
+		b.WriteString("--- " + d.header("a/", p.From) + "\n+++ " + d.header("b/", p.To) + "\n")
+		for _, h := range p.Hunks {
+			fmt.Fprintf(&b, "@@ -%d,%d +%d,%d @@\n", h.OldStart, h.OldCount, h.NewStart, h.NewCount)
+			for _, l := range h.Lines {
+				b.WriteString(l)
+				if !strings.HasSuffix(l, "\n") {
+					b.WriteString("\n\\ No newline at end of file\n")
+				}
+			}
+		}
+	}
+	return b.String()
+}
+
+// header is a diff header's path: relative to the cwd when the path, taken
+// as absolute, is inside it.
+func (d *fileDiffs) header(prefix, name string) string {
+	if name == "" {
+		return "/dev/null"
+	}
+	abs := "/" + strings.TrimPrefix(name, "/")
+	if rel := adapters.DisplayPath(d.cwd, abs); rel != abs {
+		name = rel
+	}
+	return prefix + strings.TrimPrefix(name, "/")
+}

@@ -1,0 +1,190 @@
+package harness
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentharness/harness/event"
+)
+
+// gitApplies checks that diff, applied by git apply to files holding
+// before (absent when missing from the map), gives after.
+func gitApplies(t *testing.T, diff string, before, after map[string]string) {
+	t.Helper()
+	dir := t.TempDir()
+	for p, text := range before {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, p), []byte(text), 0o644))
+	}
+	cmd := exec.Command("git", "apply", "-")
+	cmd.Dir, cmd.Stdin = dir, strings.NewReader(diff)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "git apply: %s\n%s", out, diff)
+	for p := range before {
+		if _, ok := after[p]; !ok {
+			require.NoFileExists(t, filepath.Join(dir, p))
+		}
+	}
+	for p, text := range after {
+		got, err := os.ReadFile(filepath.Join(dir, p))
+		require.NoError(t, err)
+		require.Equal(t, text, string(got), p)
+	}
+	// The stream's own checker agrees.
+	ps, err := event.ParsePatch(diff)
+	require.NoError(t, err)
+	for _, fp := range ps {
+		b, exists := before[fp.From]
+		text, _, err := event.ApplyPatch(fp, b, exists)
+		require.NoError(t, err)
+		require.Equal(t, after[fp.To], text)
+	}
+}
+
+// write writes a file last changed an hour ago: before the agent's
+// previous output arrived, so it is not taken for a change in progress.
+func write(t *testing.T, path, text string) {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
+	old := time.Now().Add(-time.Hour)
+	require.NoError(t, os.Chtimes(path, old, old))
+}
+
+// call runs one file tool call through d: its start, then change, then its
+// end carrying the adapter's diff.
+func call(d *fileDiffs, start *event.ToolStart, change func(), end *event.ToolEnd) *event.ToolEnd {
+	d.arrived(time.Now())
+	d.observe([]event.Body{start})
+	change()
+	d.observe([]event.Body{end})
+	return end
+}
+
+func TestLiveDiffsComeFromTheDisk(t *testing.T) {
+	t.Parallel()
+	cwd := t.TempDir()
+	d := newFileDiffs(cwd)
+	notes := filepath.Join(cwd, "docs", "notes.md")
+	before := "# Notes\n\n- one\n- two\n- three\n\nend\n"
+	after := "# Notes\n\n- one\n- TWO\n- three\n\nend\n"
+	write(t, notes, before)
+
+	t.Run("edit-replaces-the-adapters-diff", func(t *testing.T) {
+		end := call(d, &event.ToolStart{CallID: "e1", Name: "Edit", Kind: event.KindEdit, Path: notes},
+			func() { write(t, notes, after) },
+			&event.ToolEnd{CallID: "e1", Kind: event.KindEdit, Status: event.StatusOK, Paths: []string{notes},
+				Diff: "--- a/docs/notes.md\n+++ b/docs/notes.md\n@@ -1 +1 @@\n-- two\n+- TWO\n\\ No newline at end of file\n"})
+		require.Empty(t, end.DiffSkipped)
+		require.Contains(t, end.Diff, "--- a/docs/notes.md\n+++ b/docs/notes.md\n@@ -1,7 +1,7 @@")
+		gitApplies(t, end.Diff, map[string]string{"docs/notes.md": before}, map[string]string{"docs/notes.md": after})
+	})
+	t.Run("create-relative-path", func(t *testing.T) {
+		end := call(d, &event.ToolStart{CallID: "w1", Name: "write_file", Kind: event.KindWrite, Path: "new/file.txt"},
+			func() { write(t, filepath.Join(cwd, "new", "file.txt"), "a\nb") },
+			&event.ToolEnd{CallID: "w1", Kind: event.KindWrite, Status: event.StatusOK})
+		require.Equal(t, []string{"new/file.txt"}, end.Paths)
+		require.True(t, strings.HasPrefix(end.Diff, "--- /dev/null\n+++ b/new/file.txt\n"), end.Diff)
+		gitApplies(t, end.Diff, map[string]string{}, map[string]string{"new/file.txt": "a\nb"})
+	})
+	t.Run("delete", func(t *testing.T) {
+		gone := filepath.Join(cwd, "gone.txt")
+		write(t, gone, "bye\n")
+		end := call(d, &event.ToolStart{CallID: "d1", Name: "rm", Kind: event.KindDelete, Path: gone},
+			func() { require.NoError(t, os.Remove(gone)) },
+			&event.ToolEnd{CallID: "d1", Kind: event.KindDelete, Status: event.StatusOK})
+		gitApplies(t, end.Diff, map[string]string{"gone.txt": "bye\n"}, map[string]string{})
+	})
+	t.Run("change-set", func(t *testing.T) {
+		a, b := filepath.Join(cwd, "a.go"), filepath.Join(cwd, "b.go")
+		write(t, a, "package a\n")
+		end := call(d, &event.ToolStart{CallID: "p1", Name: "file_change", Kind: event.KindEdit, Path: a, Paths: []string{a, b}},
+			func() { write(t, a, "package a // changed\n"); write(t, b, "package b\n") },
+			&event.ToolEnd{CallID: "p1", Kind: event.KindEdit, Status: event.StatusOK, Paths: []string{a, b}})
+		gitApplies(t, end.Diff, map[string]string{"a.go": "package a\n"}, map[string]string{"a.go": "package a // changed\n", "b.go": "package b\n"})
+	})
+	t.Run("a-file-named-only-at-the-end", func(t *testing.T) {
+		a, c := filepath.Join(cwd, "a2.go"), filepath.Join(cwd, "c2.go")
+		end := call(d, &event.ToolStart{CallID: "p2", Name: "file_change", Kind: event.KindEdit, Path: a},
+			func() { write(t, a, "x\n"); write(t, c, "y\n") },
+			&event.ToolEnd{CallID: "p2", Kind: event.KindEdit, Status: event.StatusOK, Paths: []string{a, c}, Diff: "adapter's"})
+		require.Empty(t, end.Diff, "half a change set is not its diff")
+		require.Equal(t, event.DiffSkippedUnknown, end.DiffSkipped)
+	})
+	t.Run("outside-cwd", func(t *testing.T) {
+		other := filepath.Join(t.TempDir(), "o.txt")
+		end := call(d, &event.ToolStart{CallID: "o1", Name: "Write", Kind: event.KindWrite, Path: other},
+			func() { write(t, other, "o\n") },
+			&event.ToolEnd{CallID: "o1", Kind: event.KindWrite, Status: event.StatusOK})
+		require.Contains(t, end.Diff, "+++ b/"+strings.TrimPrefix(other, "/")+"\n")
+	})
+	t.Run("too-large", func(t *testing.T) {
+		big := filepath.Join(cwd, "big.txt")
+		write(t, big, strings.Repeat("x\n", MaxDiffFileBytes))
+		end := call(d, &event.ToolStart{CallID: "b1", Name: "Edit", Kind: event.KindEdit, Path: big},
+			func() { write(t, big, "small\n") },
+			&event.ToolEnd{CallID: "b1", Kind: event.KindEdit, Status: event.StatusOK, Diff: "--- a/big.txt\n"})
+		require.Empty(t, end.Diff)
+		require.Equal(t, event.DiffSkippedTooLarge, end.DiffSkipped)
+	})
+	t.Run("binary", func(t *testing.T) {
+		bin := filepath.Join(cwd, "img.png")
+		write(t, bin, "\x89PNG\x00\x01")
+		end := call(d, &event.ToolStart{CallID: "i1", Name: "Write", Kind: event.KindWrite, Path: bin},
+			func() { write(t, bin, "\x89PNG\x00\x02") },
+			&event.ToolEnd{CallID: "i1", Kind: event.KindWrite, Status: event.StatusOK})
+		require.Empty(t, end.Diff)
+		require.Equal(t, event.DiffSkippedBinary, end.DiffSkipped)
+	})
+	t.Run("reported-complete-keeps-the-adapters-diff", func(t *testing.T) {
+		// OpenCode: start and end on one line, after the fact.
+		start := &event.ToolStart{CallID: "oc1", Name: "edit", Kind: event.KindEdit, Path: notes}
+		end := &event.ToolEnd{CallID: "oc1", Kind: event.KindEdit, Status: event.StatusOK, Diff: "exact diff from the agent"}
+		d.observe([]event.Body{start, end})
+		require.Equal(t, "exact diff from the agent", end.Diff)
+		start2 := &event.ToolStart{CallID: "oc2", Name: "edit", Kind: event.KindEdit, Path: notes}
+		end2 := &event.ToolEnd{CallID: "oc2", Kind: event.KindEdit, Status: event.StatusOK}
+		d.observe([]event.Body{start2, end2})
+		require.Empty(t, end2.Diff)
+		require.Equal(t, event.DiffSkippedUnknown, end2.DiffSkipped)
+		// OpenCode never says its cwd: its adapter names files by their
+		// absolute paths, which the live run makes relative.
+		abs := strings.TrimPrefix(filepath.Join(cwd, "oc.txt"), "/")
+		start3 := &event.ToolStart{CallID: "oc3", Name: "write", Kind: event.KindWrite, Path: "/" + abs}
+		end3 := &event.ToolEnd{CallID: "oc3", Kind: event.KindWrite, Status: event.StatusOK,
+			Diff: "Index: /" + abs + "\n====\n--- /dev/null\n+++ b/" + abs + "\n@@ -0,0 +1 @@\n+x\n\\ No newline at end of file\n"}
+		d.observe([]event.Body{start3, end3})
+		require.Equal(t, "--- /dev/null\n+++ b/oc.txt\n@@ -0,0 +1,1 @@\n+x\n\\ No newline at end of file\n", end3.Diff)
+		gitApplies(t, end3.Diff, map[string]string{}, map[string]string{"oc.txt": "x"})
+	})
+	t.Run("changing-when-read", func(t *testing.T) {
+		// Codex applies its patch as soon as it has printed item.started:
+		// a file changed since the agent's previous output may be half
+		// written when the harness reads it.
+		racy := filepath.Join(cwd, "racy.txt")
+		write(t, racy, "one\ntwo\n")
+		d.arrived(time.Now())
+		start := &event.ToolStart{CallID: "r1", Name: "file_change", Kind: event.KindEdit, Path: racy}
+		require.NoError(t, os.WriteFile(racy, nil, 0o644)) // truncated, about to be written
+		d.arrived(time.Now())
+		d.observe([]event.Body{start})
+		require.NoError(t, os.WriteFile(racy, []byte("one\nTWO\n"), 0o644))
+		end := &event.ToolEnd{CallID: "r1", Kind: event.KindEdit, Status: event.StatusOK}
+		d.arrived(time.Now())
+		d.observe([]event.Body{end})
+		require.Empty(t, end.Diff, "a diff from a half-written file would be wrong")
+		require.Equal(t, event.DiffSkippedUnknown, end.DiffSkipped)
+	})
+	t.Run("other-kinds-untouched", func(t *testing.T) {
+		end := call(d, &event.ToolStart{CallID: "s1", Name: "Bash", Kind: event.KindShell, Command: "ls"},
+			func() {}, &event.ToolEnd{CallID: "s1", Kind: event.KindShell, Status: event.StatusOK})
+		require.Empty(t, end.Diff)
+		require.Empty(t, end.DiffSkipped)
+	})
+}
