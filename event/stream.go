@@ -598,6 +598,7 @@ func (s *Stream) Finish(o Outcome) *Result {
 		s.emit(&Warning{Code: WarnUnparsedLine, Message: itoa(int(n)) + " more unparsed lines, not shown one by one (" +
 			itoa(int(s.unparsedN)) + " in all; stats.unparsed_lines counts them)"})
 	}
+	s.settleUsage()
 	status := o.Status
 	if status == "" {
 		status = s.deriveStatus(o)
@@ -607,6 +608,34 @@ func (s *Stream) Finish(o Outcome) *Result {
 	s.resultSent = r
 	s.send(r)
 	return r
+}
+
+// settleUsage makes the usage events add up to the totals the agent
+// reported (invariant 6 of docs/events.md). Where the totals exceed what
+// the events said — a model call whose final count only the totals carry
+// — one last usage event gives the difference. Where they fall short in
+// any field — a repeated terminal event, numbers that contradict each
+// other — no event can be negative, so the sum of the events becomes the
+// total and a usage_mismatch warning says so.
+func (s *Stream) settleUsage() {
+	a := s.agent
+	if a == nil || a.Usage.IsZero() {
+		return
+	}
+	total, sum := a.Usage.tokens(), s.usage.tokens()
+	d := Usage{InputTokens: total.InputTokens - sum.InputTokens, OutputTokens: total.OutputTokens - sum.OutputTokens,
+		CacheReadTokens: total.CacheReadTokens - sum.CacheReadTokens, CacheWriteTokens: total.CacheWriteTokens - sum.CacheWriteTokens,
+		ReasoningTokens: total.ReasoningTokens - sum.ReasoningTokens}
+	if d.InputTokens < 0 || d.OutputTokens < 0 || d.CacheReadTokens < 0 || d.CacheWriteTokens < 0 || d.ReasoningTokens < 0 {
+		s.emit(&Warning{Code: WarnUsageMismatch, Message: "the agent's usage totals are below the sum of its per-call usage; the result reports the sum"})
+		cost, est := a.Usage.CostUSD, a.Usage.CostEstimated
+		a.Usage = sum
+		a.Usage.CostUSD, a.Usage.CostEstimated = cost, est
+		return
+	}
+	if !d.IsZero() {
+		s.emit(&d)
+	}
 }
 
 func (s *Stream) deriveStatus(o Outcome) string {

@@ -231,6 +231,7 @@ const (
 	WarnStderrTruncated     = "stderr_truncated"
 	WarnLineTruncated       = "line_truncated"
 	WarnUnparsedLine        = "unparsed_line"
+	WarnUsageMismatch       = "usage_mismatch" // the agent's totals fall short of its per-call usage
 	WarnAgentStderr         = "agent_stderr"
 	WarnLingeredAfterResult = "lingered_after_result"
 	WarnConfig              = "config"

@@ -89,8 +89,13 @@ func (p *parser) fileDiff(c call, end *event.ToolEnd) {
 	}
 	_, env := c.envelope()
 	before, after, ok := c.contents(env)
-	if !ok && c.kind == event.KindWrite {
-		before, ok = p.files.get(abs)
+	if known, has := p.files.get(abs); !ok && c.kind == event.KindWrite {
+		before, ok = known, has
+	} else if ok && has && known != before {
+		// The call's own data contradicts what this stream showed of the
+		// file (a line repeated, a change made out of sight): no diff
+		// rather than a wrong one.
+		ok = false
 	}
 	if after.Exists || c.kind == event.KindDelete {
 		p.files.set(abs, after)

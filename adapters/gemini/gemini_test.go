@@ -104,6 +104,7 @@ func texts(bodies []event.Body) []string {
 
 func TestParseDeltas(t *testing.T) {
 	t.Parallel()
+	const result = `{"type":"result","status":"success"}`
 	for name, tc := range map[string]struct {
 		lines []string
 		want  []string
@@ -111,15 +112,17 @@ func TestParseDeltas(t *testing.T) {
 		"run-ends-at-tool": {
 			[]string{delta("a"), delta("b"), `{"type":"tool_use","tool_name":"glob","tool_id":"g1","parameters":{"pattern":"*"}}`},
 			[]string{"d:a", "d:b", "m:ab"}},
-		"run-ends-at-flush": {[]string{delta("a"), delta("b")}, []string{"d:a", "d:b", "m:ab"}},
+		"run-ends-at-result": {[]string{delta("a"), delta("b"), result}, []string{"d:a", "d:b", "m:ab"}},
+		// Text the output ended in was never completed: deltas only.
+		"run-ends-at-flush": {[]string{delta("a"), delta("b")}, []string{"d:a", "d:b"}},
 		"non-delta-message": {[]string{delta("a"), `{"type":"message","role":"assistant","content":"whole"}`},
 			[]string{"d:a", "m:a", "m:whole"}},
-		"retry-replays-whole-attempt": {[]string{delta("x"), delta("y"), delta("x"), delta("y"), delta("x"), delta("y"), delta("z")},
+		"retry-replays-whole-attempt": {[]string{delta("x"), delta("y"), delta("x"), delta("y"), delta("x"), delta("y"), delta("z"), result},
 			[]string{"d:x", "d:y", "w:agent_retry", "d:z", "m:xyz"}},
-		"retry-cut-short": {[]string{delta("x"), delta("y"), delta("x")}, []string{"d:x", "d:y", "w:agent_retry", "m:xy"}},
-		"repeat-that-is-real-text": {[]string{delta("a"), delta("b"), delta("a"), delta("c")},
+		"retry-cut-short": {[]string{delta("x"), delta("y"), delta("x"), result}, []string{"d:x", "d:y", "w:agent_retry", "m:xy"}},
+		"repeat-that-is-real-text": {[]string{delta("a"), delta("b"), delta("a"), delta("c"), result},
 			[]string{"d:a", "d:b", "d:a", "d:c", "m:abac"}},
-		"single-chunk-replayed": {[]string{delta("x"), delta("x")}, []string{"d:x", "w:agent_retry", "m:x"}},
+		"single-chunk-replayed": {[]string{delta("x"), delta("x"), result}, []string{"d:x", "w:agent_retry", "m:x"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -279,13 +282,13 @@ func TestMessageTextCapped(t *testing.T) {
 		}
 	}
 	require.Equal(t, sent, streamed, "every delta is streamed")
-	msg := p.Flush(nil)[0].(*event.Message)
+	out, _ = p.Parse(nil, []byte(`{"type":"result","status":"success"}`))
+	msg := out[0].(*event.Message)
 	require.True(t, msg.Truncated)
 	require.LessOrEqual(t, len(msg.Text), event.MaxTextBytes)
 	require.Greater(t, len(msg.Text), event.MaxTextBytes-4)
 	require.True(t, utf8.ValidString(msg.Text), "cut on a character boundary")
-	out, _ = p.Parse(nil, []byte(`{"type":"result","status":"success"}`))
-	r := out[0].(*event.Result)
+	r := out[len(out)-1].(*event.Result)
 	require.True(t, r.TextTruncated)
 	require.Equal(t, msg.Text, r.Text)
 }

@@ -164,9 +164,13 @@ func (p *parser) apply(dst []event.Body, l *line) ([]event.Body, bool) {
 	return dst, false
 }
 
-// Flush implements adapters.Parser: it closes a run of deltas the stream
-// ended in.
-func (p *parser) Flush(dst []event.Body) []event.Body { return p.endRun(dst) }
+// Flush implements adapters.Parser. Text still streaming when the output
+// ends was never completed (the run died or was cut off): its deltas went
+// out, but it is no message.
+func (p *parser) Flush(dst []event.Body) []event.Body {
+	p.deltas.reset()
+	return dst
+}
 
 func (p *parser) message(dst []event.Body, l *line) ([]event.Body, bool) {
 	role := jsonscan.Str(l.role)
