@@ -107,6 +107,12 @@ func (d *fileDiffs) observe(bodies []event.Body) {
 			if !tracked || startedHere[v.CallID] {
 				// Read after the fact (or never): the disk cannot say what
 				// the file was before.
+				if v.Diff == "" && v.AgentPatch != "" && v.Status == event.StatusOK {
+					if diff, ok := d.verify(v.AgentPatch); ok {
+						v.Diff, v.DiffSkipped = diff, ""
+						continue
+					}
+				}
 				if v.Diff == "" && v.DiffSkipped == "" && v.Status == event.StatusOK {
 					v.DiffSkipped = event.DiffSkippedUnknown
 				}
@@ -159,6 +165,42 @@ func (d *fileDiffs) end(v *event.ToolEnd, before []snapshot) {
 		diffs = append(diffs, adapters.Diff(adapters.DisplayPath(d.cwd, d.abs(b.path)), b.file, a.file))
 	}
 	v.Diff = adapters.JoinDiffs(diffs...)
+}
+
+// verify makes the diff of a call the harness could not read before from
+// the agent's own patch: each file as the call left it is read, the patch
+// is applied in reverse, exactly (no fuzz, no offset), and the diff is made
+// from the two contents. A patch that does not undo exactly — trimmed
+// indentation, a later change, a file too large — gives no diff.
+func (d *fileDiffs) verify(patch string) (string, bool) {
+	ps, err := event.ParsePatch(patch)
+	if err != nil || len(ps) == 0 {
+		return "", false
+	}
+	diffs := make([]string, 0, len(ps))
+	for _, p := range ps {
+		name := p.To
+		if name == "" {
+			name = p.From
+		}
+		path := d.abs(name)
+		if !filepath.IsAbs(name) {
+			if _, err := os.Stat(path); err != nil {
+				path = "/" + name // a header of an absolute path, its slash cut
+			}
+		}
+		after := d.read(path, time.Time{})
+		if after.skip != "" {
+			return "", false
+		}
+		text, exists, err := event.ApplyPatch(p.Reverse(), after.file.Text, after.file.Exists)
+		if err != nil {
+			return "", false
+		}
+		before := adapters.File{Text: text, Exists: exists}
+		diffs = append(diffs, adapters.Diff(adapters.DisplayPath(d.cwd, path), before, after.file))
+	}
+	return adapters.JoinDiffs(diffs...), true
 }
 
 // cmpSkip is the reason to skip a file's diff given both readings: too

@@ -188,3 +188,33 @@ func TestLiveDiffsComeFromTheDisk(t *testing.T) {
 		require.Empty(t, end.DiffSkipped)
 	})
 }
+
+// TestAgentPatchCheckedAgainstTheDisk: a call reported only once complete
+// (OpenCode) gets its diff from the agent's own patch only when the patch,
+// reversed, applies exactly to the file the call left; a patch with its
+// common indentation trimmed (as OpenCode's may be) gives no diff.
+func TestAgentPatchCheckedAgainstTheDisk(t *testing.T) {
+	t.Parallel()
+	cwd := t.TempDir()
+	main := filepath.Join(cwd, "main.go")
+	before := "package main\n\nfunc main() {\n\tprintln(\"hi\")\n}\n"
+	after := "package main\n\nfunc main() {\n\tprintln(\"hello\")\n}\n"
+	write(t, main, after)
+	d := newFileDiffs(cwd)
+	opencode := "Index: " + main + "\n===================================================================\n--- " + main + "\n+++ " + main +
+		"\n@@ -1,5 +1,5 @@\n package main\n \n func main() {\n-\tprintln(\"hi\")\n+\tprintln(\"hello\")\n }\n"
+	end := func(patch string) *event.ToolEnd {
+		e := &event.ToolEnd{CallID: "c", Name: "edit", Kind: event.KindEdit, Status: event.StatusOK, Paths: []string{main}, AgentPatch: patch}
+		d.observe([]event.Body{&event.ToolStart{CallID: "c", Name: "edit", Kind: event.KindEdit, Path: main}, e})
+		return e
+	}
+	got := end(opencode)
+	require.Empty(t, got.DiffSkipped)
+	require.Contains(t, got.Diff, "--- a/main.go\n+++ b/main.go\n")
+	gitApplies(t, got.Diff, map[string]string{"main.go": before}, map[string]string{"main.go": after})
+
+	trimmed := "--- " + main + "\n+++ " + main + "\n@@ -4,1 +4,1 @@\n-println(\"hi\")\n+println(\"hello\")\n"
+	got = end(trimmed)
+	require.Empty(t, got.Diff, "a patch that does not undo exactly is no diff")
+	require.Equal(t, event.DiffSkippedUnknown, got.DiffSkipped)
+}

@@ -67,6 +67,12 @@ func (r *Run) wait() {
 	default:
 		fatal = nil
 	}
+	if fatal != nil && fatal.Code == event.ErrProcessExit && r.stream.Fatal() {
+		// The agent already reported why it failed (its own fatal
+		// agent_error): the exit status that follows is a detail of that
+		// failure, not a second one.
+		fatal.Fatal, fatal.Partial = false, nil
+	}
 	if fatal != nil {
 		r.stream.Emit(fatal)
 	}

@@ -16,7 +16,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -371,10 +370,19 @@ func TestRealAgents(t *testing.T) {
 				o := run(t, agent, "error")
 				require.Equal(t, 1, o.code, "%s", o)
 				require.Equal(t, event.ResultError, o.result.Status)
-				// The class follows the agent's own words: Codex calls a 500
-				// "high demand" (overloaded); the others report the status.
-				classes := o.errorClasses()
-				require.True(t, slices.ContainsFunc(classes, func(c string) bool { return c == event.ClassCrash || c == event.ClassOverloaded }), "%v\n%s", classes, o)
+				// The scripted model answers HTTP 500: the same shape on every
+				// agent, one fatal error of class server_error with the status
+				// (Codex's "high demand" text is its fixed wording of a 500).
+				var fatal []*event.Error
+				for _, b := range o.all(event.TypeError) {
+					if e := b.(*event.Error); e.Fatal {
+						fatal = append(fatal, e)
+					}
+				}
+				require.Len(t, fatal, 1, "%s", o)
+				require.Equal(t, event.ClassServerError, fatal[0].Class, "%s", o)
+				require.Equal(t, 500, fatal[0].Status, "%s", o)
+				require.Empty(t, o.result.Text, "the error's message is the error event's, not the answer")
 			})
 			t.Run("overloaded", func(t *testing.T) {
 				o := run(t, agent, "overloaded")
@@ -548,7 +556,7 @@ text = ["Codex finished the job."]
 usage = { input = 120, output = 25 }
 `, delegate)), 0o644))
 	mcpConfig, err := json.Marshal(map[string]any{"mcpServers": map[string]any{"harness": map[string]any{
-		"command": harnessBin, "args": []string{"mcp", "--mock", "tool", "--no-log"},
+		"command": harnessBin, "args": []string{"mcp", "--mock", "tool", "--no-log", "--root", delegate},
 		"env": map[string]string{"HARNESS_AGENTS_DIR": agentsDir, "XDG_CONFIG_HOME": t.TempDir()},
 	}}})
 	require.NoError(t, err)

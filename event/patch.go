@@ -235,6 +235,26 @@ func ApplyPatch(p FilePatch, content string, exists bool) (string, bool, error) 
 	return after, true, nil
 }
 
+// Reverse returns the patch that undoes p: applied to the file p gives, it
+// gives the file p was applied to.
+func (p FilePatch) Reverse() FilePatch {
+	r := FilePatch{From: p.To, To: p.From, Hunks: make([]Hunk, len(p.Hunks))}
+	for i, h := range p.Hunks {
+		rh := Hunk{OldStart: h.NewStart, OldCount: h.NewCount, NewStart: h.OldStart, NewCount: h.OldCount, Lines: make([]string, len(h.Lines))}
+		for j, l := range h.Lines {
+			switch l[0] {
+			case '+':
+				l = "-" + l[1:]
+			case '-':
+				l = "+" + l[1:]
+			}
+			rh.Lines[j] = l
+		}
+		r.Hunks[i] = rh
+	}
+	return r
+}
+
 func name(p FilePatch) string {
 	if p.To != "" {
 		return p.To

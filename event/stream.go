@@ -574,6 +574,13 @@ type Outcome struct {
 // agent's terminal event.
 const CodeNoTerminalEvent = "no_terminal_event"
 
+// Fatal reports whether a fatal error has been emitted.
+func (s *Stream) Fatal() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.fatal
+}
+
 // Finish closes open tool calls, emits the result and ends the stream. It
 // returns the result; a second call returns the first result again.
 func (s *Stream) Finish(o Outcome) *Result {

@@ -189,6 +189,12 @@ type ToolEnd struct {
 	// DiffSkipped says why a write/edit/delete call has no diff although
 	// one was looked for (DiffSkipped* reasons): never a wrong diff.
 	DiffSkipped string `json:"diff_skipped,omitempty"`
+	// AgentPatch is a patch the agent printed that the stream alone cannot
+	// hold to be exact (OpenCode's edit metadata: its common indentation
+	// may have been trimmed). It is never emitted: a live run checks it
+	// against the file on disk and makes the diff from it only when the
+	// patch, reversed, applies exactly to the file as the call left it.
+	AgentPatch string `json:"-"`
 }
 
 // Why a file tool's diff was left out (ToolEnd.DiffSkipped).

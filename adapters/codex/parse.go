@@ -398,7 +398,19 @@ func toolStart(id, typ string, it *item) *event.ToolStart {
 		ts.Input = object(field{"command", it.command})
 	case "file_change":
 		ts.Kind = it.changeKind()
-		ts.Path = jsonscan.Str(jsonscan.Get(jsonscan.Elem(it.changes, "0"), "path"))
+		var paths []string
+		jsonscan.Values(it.changes, func(c string) bool {
+			if p := jsonscan.Str(jsonscan.Get(c, "path")); p != "" {
+				paths = append(paths, p)
+			}
+			return true
+		})
+		if len(paths) > 0 {
+			ts.Path = paths[0]
+		}
+		if len(paths) > 1 {
+			ts.Paths = paths // a change set: the live run reads every file before the change
+		}
 		ts.Input = object(field{"changes", it.changes})
 	case "mcp_tool_call":
 		ts.Kind = event.KindMCP

@@ -322,18 +322,25 @@ func TestStepTextCapped(t *testing.T) {
 	p := newParser()
 	part := `{"type":"text","sessionID":"s","part":{"sessionID":"s","type":"text","text":"` + strings.Repeat("ü", 50000) + `"}}`
 	var out []event.Body
-	messages := 0
+	deltas, messages := 0, 0
 	for range 10 {
 		out, _ = p.Parse(out[:0], []byte(part))
 		for _, b := range out {
-			if m, ok := b.(*event.Message); ok {
-				require.Len(t, m.Text, 100000)
-				messages++
+			if d, ok := b.(*event.TextDelta); ok {
+				require.Len(t, d.Text, 100000)
+				deltas++
 			}
 		}
 	}
-	require.Equal(t, 10, messages)
+	require.Equal(t, 10, deltas)
 	out, _ = p.Parse(out[:0], []byte(`{"type":"step_finish","sessionID":"s","part":{"sessionID":"s","reason":"stop"}}`))
+	for _, b := range out {
+		if m, ok := b.(*event.Message); ok {
+			require.Len(t, m.Text, 100000)
+			messages++
+		}
+	}
+	require.Equal(t, 10, messages, "the step's end makes each part a complete message")
 	r := out[len(out)-1].(*event.Result)
 	require.True(t, r.TextTruncated)
 	require.LessOrEqual(t, len(r.Text), event.MaxTextBytes)

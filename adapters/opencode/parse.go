@@ -33,6 +33,7 @@ type parser struct {
 	stepOpen bool            // a step started and has not finished
 	stepText strings.Builder // text parts of the current step, at most event.MaxTextBytes
 	textCut  bool            // stepText was cut
+	held     []string        // text parts of the step not yet known to be complete messages
 	terminal bool            // a Result was emitted
 	firstMS  int64           // the first line's timestamp
 	wall     bool            // durations are left to the caller's clock (UseWallClock)
@@ -215,6 +216,7 @@ func (p *parser) apply(dst []event.Body, r *read) ([]event.Body, bool) {
 		if !p.stepOpen || part.messageID == "" || part.messageID != p.stepMsg {
 			p.steps++
 		}
+		dst = p.unfinished(dst) // a step cut short and started again
 		p.stepOpen, p.stepMsg = true, strings.Clone(part.messageID)
 		p.stepText.Reset()
 		p.textCut = false
@@ -226,19 +228,24 @@ func (p *parser) apply(dst []event.Body, r *read) ([]event.Body, bool) {
 			p.keepText("\n\n")
 		}
 		p.keepText(part.text)
-		dst = append(dst, &event.Message{Role: event.RoleAssistant, Text: part.text})
+		p.held = append(p.held, part.text)
+		dst = append(dst, &event.TextDelta{Text: part.text})
 	case "reasoning":
 		if part.text != "" {
 			dst = append(dst, &event.Reasoning{Text: part.text})
 		}
 	case "tool_use":
+		dst = p.release(dst)
 		dst = toolUse(dst, part, p.wall)
 	case "step_finish":
 		p.stepOpen = false
+		dst = p.release(dst)
 		dst = p.stepFinish(dst, part, l.timestamp)
 	case "error":
+		dst = p.unfinished(dst)
 		dst = p.agentError(dst, l.err, l.timestamp)
 	case "done":
+		dst = p.release(dst)
 		if !p.terminal {
 			p.terminal = true
 			dst = append(dst, p.result(event.ResultSuccess, p.stepText.String(), l.timestamp))
@@ -281,9 +288,31 @@ func set(dst *string, v string) {
 	}
 }
 
-// Flush implements adapters.Parser; OpenCode's parts arrive whole, so
-// nothing is held back.
-func (p *parser) Flush(dst []event.Body) []event.Body { return dst }
+// A text part arrives whole and goes out at once as a delta, but whether
+// it is a complete message is known only when its step goes on: a tool
+// call or the step's end makes it one (the commentary before a tool, or
+// the answer). Text of a step the output ended in — a run cut off while
+// the step's tool was still running — was never completed: it stays a
+// delta, and is no answer.
+
+// release emits the held text parts as complete messages.
+func (p *parser) release(dst []event.Body) []event.Body {
+	for _, t := range p.held {
+		dst = append(dst, &event.Message{Role: event.RoleAssistant, Text: t})
+	}
+	p.held = p.held[:0]
+	return dst
+}
+
+// unfinished drops the held text parts: their deltas went out already.
+func (p *parser) unfinished(dst []event.Body) []event.Body {
+	p.held = p.held[:0]
+	return dst
+}
+
+// Flush implements adapters.Parser: text of a step that never finished
+// stays deltas.
+func (p *parser) Flush(dst []event.Body) []event.Body { return p.unfinished(dst) }
 
 func (p *parser) stepFinish(dst []event.Body, part *part, ts int64) []event.Body {
 	// As with gjson's Get, the first of duplicate keys wins.

@@ -141,6 +141,8 @@ func fileChange(end *event.ToolEnd, st *event.ToolStart, input, meta string) {
 		before, after := jsonscan.Get(fd, "before"), jsonscan.Get(fd, "after")
 		if path != "" && jsonscan.IsString(before) && jsonscan.IsString(after) {
 			end.Diff = adapters.Diff(path, adapters.Present(jsonscan.Str(before)), adapters.Present(jsonscan.Str(after)))
+		} else {
+			end.AgentPatch = get(meta, "diff") // for a live run to check against the disk
 		}
 	case "patch", "apply_patch":
 		patchChange(end, meta)
