@@ -34,6 +34,7 @@ type sizes struct {
 	FloodStdout  int64
 	FloodStderr  int64
 	HugeLine     int64
+	OneBlock     int64 // one streamed content block (deltas of a single message)
 	KillRuns     int
 	StartRuns    int
 	GoBenchFlags []string
@@ -41,12 +42,12 @@ type sizes struct {
 
 var full = sizes{
 	Stream: "200MB", HFRuns: 5, LatLines: 10000, LatRuns: 3, WrapLines: 10000, WrapRuns: 20,
-	FloodStdout: 1 << 30, FloodStderr: 100 << 20, HugeLine: 100 << 20, KillRuns: 3, StartRuns: 40,
+	FloodStdout: 1 << 30, FloodStderr: 100 << 20, HugeLine: 100 << 20, OneBlock: 256 << 20, KillRuns: 3, StartRuns: 40,
 }
 
 var smoke = sizes{
 	Stream: "3MB", HFRuns: 2, LatLines: 1000, LatRuns: 1, WrapLines: 1000, WrapRuns: 3,
-	FloodStdout: 8 << 20, FloodStderr: 2 << 20, HugeLine: 4 << 20, KillRuns: 1, StartRuns: 5,
+	FloodStdout: 8 << 20, FloodStderr: 2 << 20, HugeLine: 4 << 20, OneBlock: 4 << 20, KillRuns: 1, StartRuns: 5,
 	GoBenchFlags: []string{"-benchtime=1x"},
 }
 

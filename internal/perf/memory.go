@@ -13,6 +13,7 @@ func (b *bench) memory() []row {
 		{fmt.Sprintf("memory: %s stdout in ~1 KiB lines", human(b.sz.FloodStdout)), fmt.Sprintf("flood-stdout %d", b.sz.FloodStdout)},
 		{fmt.Sprintf("memory: %s stderr", human(b.sz.FloodStderr)), fmt.Sprintf("flood-stderr %d", b.sz.FloodStderr)},
 		{fmt.Sprintf("memory: one %s line", human(b.sz.HugeLine)), fmt.Sprintf("huge-line %d", b.sz.HugeLine)},
+		{fmt.Sprintf("memory: one %s streamed block", human(b.sz.OneBlock)), fmt.Sprintf("long-block %d", b.sz.OneBlock)},
 	}
 	var rows []row
 	for _, c := range cases {
