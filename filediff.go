@@ -138,7 +138,15 @@ func startPaths(v *event.ToolStart) []string {
 // end sets v's diff from the files as they were at the start and are now.
 // A file named only at the end was not read before: the call's diff is
 // then unknown, never a partial one.
+//
+// Where a file's content before is unknown (it was already changing when
+// read), the agent's own patch, if any, may still say it exactly: it is
+// checked against the disk as verify does.
 func (d *fileDiffs) end(v *event.ToolEnd, before []snapshot) {
+	candidate := v.AgentPatch
+	if candidate == "" && !v.DiffTruncated {
+		candidate = v.Diff
+	}
 	v.Diff, v.DiffTruncated, v.DiffSkipped = "", false, ""
 	known := map[string]bool{}
 	for _, s := range before {
@@ -159,6 +167,12 @@ func (d *fileDiffs) end(v *event.ToolEnd, before []snapshot) {
 	for _, b := range before {
 		a := d.read(b.path, time.Time{})
 		if skip := cmpSkip(b.skip, a.skip); skip != "" {
+			if skip == event.DiffSkippedUnknown && candidate != "" {
+				if diff, ok := d.verify(candidate); ok {
+					v.Diff = diff
+					return
+				}
+			}
 			v.Diff, v.DiffSkipped = "", skip
 			return
 		}

@@ -180,6 +180,22 @@ func TestLiveDiffsComeFromTheDisk(t *testing.T) {
 		d.observe([]event.Body{end})
 		require.Empty(t, end.Diff, "a diff from a half-written file would be wrong")
 		require.Equal(t, event.DiffSkippedUnknown, end.DiffSkipped)
+
+		// The same race, but the agent's own diff says what it did: it is
+		// held to the file on disk, and kept only when it undoes exactly.
+		write(t, racy, "one\nTWO\n")
+		d.arrived(time.Now())
+		start = &event.ToolStart{CallID: "r2", Name: "file_change", Kind: event.KindEdit, Path: racy}
+		require.NoError(t, os.WriteFile(racy, nil, 0o644))
+		d.arrived(time.Now())
+		d.observe([]event.Body{start})
+		require.NoError(t, os.WriteFile(racy, []byte("one\nthree\n"), 0o644))
+		own := "--- a/racy.txt\n+++ b/racy.txt\n@@ -1,2 +1,2 @@\n one\n-TWO\n+three\n"
+		end = &event.ToolEnd{CallID: "r2", Kind: event.KindEdit, Status: event.StatusOK, Diff: own}
+		d.arrived(time.Now())
+		d.observe([]event.Body{end})
+		require.Empty(t, end.DiffSkipped)
+		gitApplies(t, end.Diff, map[string]string{"racy.txt": "one\nTWO\n"}, map[string]string{"racy.txt": "one\nthree\n"})
 	})
 	t.Run("other-kinds-untouched", func(t *testing.T) {
 		end := call(d, &event.ToolStart{CallID: "s1", Name: "Bash", Kind: event.KindShell, Command: "ls"},
