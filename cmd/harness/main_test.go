@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentharness/harness/adapters/adaptertest"
@@ -34,7 +35,8 @@ var pkgDir, _ = os.Getwd()
 func TestMain(m *testing.M) {
 	process.MaybeReap() // first: a re-executed test binary may be a run's reaper
 	fakeagent.MaybeRun()
-	os.Exit(m.Run())
+	testscript.Main(m, scriptCommands) // runs harness or a fake when started as one, else the tests
+
 }
 
 type result struct {
