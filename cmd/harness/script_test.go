@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
@@ -47,8 +48,9 @@ import (
 // run has reached it), delivered as a real signal to the real process.
 //
 // Every script gets HOME, XDG_* and the working directory in $WORK, and a
-// PATH of the harness binaries, $WORK/bin and the system directories, so
-// nothing reads or writes the user's files or finds a real agent.
+// PATH of the harness binaries ($HARNESSBIN), $WORK/bin and the system
+// directories, so nothing reads or writes the user's files or finds a real
+// agent; $REPO is the repository, to compare with its files.
 //
 // go test -update rewrites the golden files of the scripts (the second
 // argument of a failing cmp); read the diff before committing it.
@@ -160,7 +162,10 @@ func scriptSetup(e *testscript.Env) error {
 	e.Setenv("XDG_STATE_HOME", filepath.Join(work, "home", ".local", "state"))
 	e.Setenv("PATH", strings.Join([]string{bin, filepath.Join(work, "bin"), "/usr/bin", "/bin"}, string(filepath.ListSeparator)))
 	e.Setenv("HARNESSBIN", bin)
-	e.Setenv("NO_COLOR", "")
+	e.Setenv("REPO", filepath.Join(pkgDir, "..", ".."))
+	// A race-enabled binary sleeps 1 s at exit by default: every harness
+	// and fake of a script would.
+	e.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	return os.MkdirAll(filepath.Join(work, "home"), 0o755)
 }
 
@@ -198,16 +203,35 @@ var unstable = []struct {
 }{
 	{regexp.MustCompile(`run_[0-9A-HJKMNP-TV-Z]{26}`), "run_ID"},
 	{regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)`), "TIME"},
-	{regexp.MustCompile(`"(pid|duration_ms|elapsed_ms|last_activity_ms_ago|ts)":\d+`), `"$1":N`},
+	{regexp.MustCompile(`"(pid|ts|\w+_ms|\w+_ms_ago)":\d+`), `"$1":N`},
 	// Durations of the text transcript's summary and of interrupt lines.
 	{regexp.MustCompile(`(· |elapsed=|no output for )\d[\dhm.]*m?s\b`), "${1}DUR"},
 }
 
-// cmdNormalize: normalize SRC DST writes SRC (a file, stdout or stderr)
-// to DST with what changes between runs made stable.
+// anyDuration is a duration as formatDuration and time.Duration print it.
+var anyDuration = regexp.MustCompile(`\b\d+(\.\d+)?(ms|s)\b|\b\d+m(\d+(\.\d+)?s)?\b|\b\d+h(\d+m)?(\d+(\.\d+)?s)?\b`)
+
+// cmdNormalize: normalize [-durations] [-csv] SRC DST writes SRC (a file,
+// stdout or stderr) to DST with what changes between runs made stable:
+// run ids, RFC 3339 times, pids, "ts" and "*_ms" JSON numbers, measured
+// durations of the text transcript, the paths of $WORK and of the
+// harness binary. -durations also makes every duration DUR (a report's
+// timings); -csv makes every column whose header ends in _ms N.
 func cmdNormalize(ts *testscript.TestScript, neg bool, args []string) {
+	durations, csvMS := false, false
+	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
+		switch args[0] {
+		case "-durations":
+			durations = true
+		case "-csv":
+			csvMS = true
+		default:
+			ts.Fatalf("normalize: unknown flag %s", args[0])
+		}
+		args = args[1:]
+	}
 	if neg || len(args) != 2 {
-		ts.Fatalf("usage: normalize src dst")
+		ts.Fatalf("usage: normalize [-durations] [-csv] src dst")
 	}
 	s := ts.ReadFile(args[0])
 	bin := ts.Getenv("HARNESSBIN")
@@ -218,7 +242,36 @@ func cmdNormalize(ts *testscript.TestScript, neg bool, args []string) {
 	for _, u := range unstable {
 		s = u.re.ReplaceAllString(s, u.with)
 	}
+	if durations {
+		s = anyDuration.ReplaceAllString(s, "DUR")
+	}
+	if csvMS {
+		s = csvTimes(ts, s)
+	}
 	ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(s), 0o644))
+}
+
+// csvTimes replaces the values of the columns named *_ms with N.
+func csvTimes(ts *testscript.TestScript, s string) string {
+	rows, err := csv.NewReader(strings.NewReader(s)).ReadAll()
+	ts.Check(err)
+	if len(rows) == 0 {
+		return s
+	}
+	for i, h := range rows[0] {
+		if !strings.HasSuffix(h, "_ms") {
+			continue
+		}
+		for _, row := range rows[1:] {
+			if row[i] != "" {
+				row[i] = "N"
+			}
+		}
+	}
+	var b strings.Builder
+	w := csv.NewWriter(&b)
+	ts.Check(w.WriteAll(rows))
+	return b.String()
 }
 
 // cmdCheckStream: checkstream SRC holds the event stream SRC to the
