@@ -116,7 +116,6 @@ func TestBenchRunsAndReports(t *testing.T) {
 	g := rep.Groups[0]
 	require.Equal(t, 1.0, g.SuccessRate)
 	require.Equal(t, 1.0, *g.PassRate)
-
 }
 
 func TestBenchBinaryPairs(t *testing.T) {

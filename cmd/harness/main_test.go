@@ -67,13 +67,6 @@ func isolate(t *testing.T) string {
 	return home
 }
 
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := filepath.Abs(filepath.Join(pkgDir, "..", ".."))
-	require.NoError(t, err)
-	return dir
-}
-
 // runFake runs a fake agent through 'harness run' as the claude adapter.
 func runFake(t *testing.T, fake string, args ...string) result {
 	t.Helper()
@@ -85,24 +78,6 @@ func runFake(t *testing.T, fake string, args ...string) result {
 	}
 	full := append([]string{"run", "--agent", "claude", "--binary", argv[0], "--env", fakeagent.EnvVar + "=" + fake, "-p", "go"}, args...)
 	return invoke(t, "", full...)
-}
-
-// signalOnLine is a stdout that runs fire once a line containing marker
-// has been written.
-type signalOnLine struct {
-	bytes.Buffer
-	marker string
-	fire   func()
-	fired  bool
-}
-
-func (w *signalOnLine) Write(p []byte) (int, error) {
-	n, err := w.Buffer.Write(p)
-	if !w.fired && bytes.Contains(p, []byte(w.marker)) {
-		w.fired = true
-		w.fire()
-	}
-	return n, err
 }
 
 // brokenStdout fails every write after the first, as a pipe whose reader

@@ -204,8 +204,10 @@ var unstable = []struct {
 	{regexp.MustCompile(`run_[0-9A-HJKMNP-TV-Z]{26}`), "run_ID"},
 	{regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)`), "TIME"},
 	{regexp.MustCompile(`"(pid|ts|\w+_ms|\w+_ms_ago)":\d+`), `"$1":N`},
-	// Durations of the text transcript's summary and of interrupt lines.
+	// Measured durations of the text transcript (summary, tool lines) and
+	// of interrupt and idle messages.
 	{regexp.MustCompile(`(· |elapsed=|no output for )\d[\dhm.]*m?s\b`), "${1}DUR"},
+	{regexp.MustCompile(`(?m)^(  [✓⊘✗] .*\] \S+( \(exit -?\d+\))?) \d[\dhm.]*m?s\b`), "$1 DUR"},
 }
 
 // anyDuration is a duration as formatDuration and time.Duration print it.
