@@ -138,10 +138,9 @@ func replay(args []string) int {
 func TestScripts(t *testing.T) {
 	sch := adaptertest.Schema(t)
 	testscript.Run(t, testscript.Params{
-		Dir:                 filepath.Join("testdata", "script"),
-		UpdateScripts:       updating(),
-		RequireExplicitExec: false,
-		Setup:               scriptSetup,
+		Dir:           filepath.Join("testdata", "script"),
+		UpdateScripts: updating(),
+		Setup:         scriptSetup,
 		Cmds: map[string]func(*testscript.TestScript, bool, []string){
 			"status":      cmdStatus,
 			"normalize":   cmdNormalize,
