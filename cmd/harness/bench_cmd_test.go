@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/csv"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -65,41 +64,6 @@ func benchSource(t *testing.T) string {
 	return dir
 }
 
-func TestBenchUsageErrors(t *testing.T) {
-	home := isolate(t)
-	suite := filepath.Join(home, "suite")
-	require.NoError(t, os.MkdirAll(suite, 0o755))
-	for name, args := range map[string][]string{
-		"unknown-agent":     {"bench", "--agents", "claude,nope", "-p", "x"},
-		"empty-agents":      {"bench", "--agents", ",", "-p", "x"},
-		"no-agents":         {"bench", "-p", "x"},
-		"agent-twice":       {"bench", "--agents", "claude,claude-code", "-p", "x"},
-		"missing-prompt":    {"bench", "--agents", "claude"},
-		"prompt-and-tasks":  {"bench", "--agents", "claude", "-p", "x", "--tasks", home},
-		"empty-suite":       {"bench", "--agents", "claude", "--tasks", suite},
-		"bad-report":        {"bench", "--agents", "claude", "-p", "x", "--report", "yaml"},
-		"bad-parallel":      {"bench", "--agents", "claude", "-p", "x", "--parallel", "0"},
-		"bad-repeat":        {"bench", "--agents", "claude", "-p", "x", "--repeat", "0"},
-		"negative-budget":   {"bench", "--agents", "claude", "-p", "x", "--timeout", "-1s"},
-		"binary-pair-bad":   {"bench", "--agents", "claude", "-p", "x", "--binary", "nope=/bin/true"},
-		"binary-not-used":   {"bench", "--agents", "claude", "-p", "x", "--binary", "codex=/bin/true"},
-		"two-bare-bins":     {"bench", "--agents", "claude", "-p", "x", "--binary", "/a,/b"},
-		"bad-env":           {"bench", "--agents", "claude", "-p", "x", "--env", "NOEQ"},
-		"mock-bad-scenario": {"bench", "--agents", "claude", "-p", "x", "--mock", "no-such-scenario"},
-		"mock-cursor":       {"bench", "--agents", "claude,cursor", "-p", "x", "--mock", "tool"},
-	} {
-		t.Run(name, func(t *testing.T) {
-			r := invoke(t, "", args...)
-			require.Equal(t, exitUsage, r.code, "stderr: %s", r.stderr)
-			require.Empty(t, r.stdout)
-			lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
-			require.True(t, strings.HasPrefix(lines[0], "harness: "), r.stderr)
-			require.Len(t, lines, 1, r.stderr)
-			require.NotContains(t, r.stderr, "panic")
-		})
-	}
-}
-
 func TestBenchRunsAndReports(t *testing.T) {
 	home := isolate(t)
 	src := benchSource(t)
@@ -152,50 +116,6 @@ func TestBenchRunsAndReports(t *testing.T) {
 	g := rep.Groups[0]
 	require.Equal(t, 1.0, g.SuccessRate)
 	require.Equal(t, 1.0, *g.PassRate)
-
-	// The same bench as a table, to a file; nothing on stdout.
-	out := filepath.Join(home, "report.txt")
-	r = invoke(t, "", benchArgs(t, "bench-cli-writer", "--agents", "claude", "-p", "x", "--workdir", src, "-o", out, "--no-log")...)
-	require.Equal(t, 0, r.code, r.stderr)
-	require.Empty(t, r.stdout)
-	require.Empty(t, r.stderr, "no progress when stderr is not a terminal")
-	table, err := os.ReadFile(out)
-	require.NoError(t, err)
-	require.Contains(t, string(table), "100% (1/1)")
-}
-
-func TestBenchFailedCheckExits1(t *testing.T) {
-	isolate(t)
-	r := invoke(t, "", benchArgs(t, "bench-cli-writer", "--agents", "claude", "-p", "x", "--workdir", benchSource(t),
-		"--check", "echo nope; exit 3", "--report", "markdown", "--no-log")...)
-	require.Equal(t, exitAgentFailed, r.code, r.stderr)
-	require.Contains(t, r.stdout, "| fail (exit 3) |")
-	require.Contains(t, r.stderr, "1 of 1 runs failed")
-}
-
-func TestBenchTasksDir(t *testing.T) {
-	home := isolate(t)
-	suite := filepath.Join(home, "suite")
-	require.NoError(t, os.MkdirAll(filepath.Join(suite, "folder", "tree"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(suite, "folder", "prompt.md"), []byte("write it"), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(suite, "folder", "tree", "seed.txt"), []byte("seed"), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(suite, "folder", "check.sh"), []byte("test -f seed.txt && test -f out.txt\n"), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(suite, "plain.toml"), []byte("prompt = \"go\"\ncheck = \"test ! -f seed.txt\"\n"), 0o644))
-	r := invoke(t, "", benchArgs(t, "bench-cli-writer", "--agents", "claude", "--tasks", suite, "--report", "csv", "--no-log")...)
-	require.Equal(t, 0, r.code, r.stderr)
-	rows, err := csv.NewReader(strings.NewReader(r.stdout)).ReadAll()
-	require.NoError(t, err)
-	require.Len(t, rows, 3)
-	col := map[string]int{}
-	for i, h := range rows[0] {
-		col[h] = i
-	}
-	require.Equal(t, "folder", rows[1][col["task"]])
-	require.Equal(t, "plain", rows[2][col["task"]])
-	for _, row := range rows[1:] {
-		require.Equal(t, "success", row[col["status"]])
-		require.Equal(t, "pass", row[col["check"]], "each task runs in its own tree with its own check")
-	}
 }
 
 func TestBenchBinaryPairs(t *testing.T) {

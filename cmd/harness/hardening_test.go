@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -69,105 +68,6 @@ func TestSessionLogRedactsWhatTheUserHanded(t *testing.T) {
 		case strings.HasSuffix(name, ".meta.json"):
 			require.True(t, json.Valid(data), "%s", data)
 		}
-	}
-}
-
-// TestOutputFilesArePrivate: -o (of run, parse and sessions export)
-// creates its file 0600,
-// and a sessions directory others may enter is tightened before a log is
-// written there.
-func TestOutputFilesArePrivate(t *testing.T) {
-	home := isolate(t)
-	sessions := filepath.Join(home, ".local", "share", "harness", "sessions")
-	require.NoError(t, os.MkdirAll(sessions, 0o755))
-	require.NoError(t, os.Chmod(sessions, 0o755))
-	out := filepath.Join(home, "out.ndjson")
-	r := runFake(t, "result-then-linger", "--linger", "100ms", "-o", out)
-	require.Equal(t, 0, r.code, r.stderr)
-	st, err := os.Stat(out)
-	require.NoError(t, err)
-	require.Equal(t, os.FileMode(0o600), st.Mode().Perm())
-	st, err = os.Stat(sessions)
-	require.NoError(t, err)
-	require.Equal(t, os.FileMode(0o700), st.Mode().Perm())
-
-	logged, err := filepath.Glob(filepath.Join(sessions, "run_*.ndjson"))
-	require.NoError(t, err)
-	require.Len(t, logged, 1)
-	export := filepath.Join(home, "export.tar.gz")
-	r = invoke(t, "", "sessions", "export", strings.TrimSuffix(filepath.Base(logged[0]), ".ndjson"), "-o", export)
-	require.Equal(t, 0, r.code, r.stderr)
-	st, err = os.Stat(export)
-	require.NoError(t, err)
-	require.Equal(t, os.FileMode(0o600), st.Mode().Perm(), "an export holds the logs")
-
-	parsed := filepath.Join(home, "parsed.ndjson")
-	r = invoke(t, "", "parse", "-a", "claude", "-o", parsed, filepath.Join(repoRoot(t), "testdata", "claude", "tool.jsonl"))
-	require.Equal(t, 0, r.code, r.stderr)
-	st, err = os.Stat(parsed)
-	require.NoError(t, err)
-	require.Equal(t, os.FileMode(0o600), st.Mode().Perm())
-}
-
-// TestHarnessSecretsStayWithHarness: the MCP bearer token in harness's
-// environment is not the agent's, in a full-access run or a read-only one.
-func TestHarnessSecretsStayWithHarness(t *testing.T) {
-	isolate(t)
-	t.Setenv("HARNESS_MCP_TOKEN", "mcp-token-0123456789abcdef")
-	t.Setenv("SOME_OTHER_VAR", "kept-value")
-	for _, perm := range []string{"full-access", "read-only"} {
-		r := runFake(t, "echo-env", "--env", fakeagent.EchoVars+"=HARNESS_MCP_TOKEN,SOME_OTHER_VAR",
-			"--permissions", perm, "--linger", "100ms", "--no-log")
-		require.Equal(t, 0, r.code, r.stderr)
-		require.Contains(t, r.stdout, "HARNESS_MCP_TOKEN unset", perm)
-		require.Contains(t, r.stdout, "SOME_OTHER_VAR=kept-value", perm)
-		require.NotContains(t, r.stdout, "mcp-token-0123456789abcdef", perm)
-	}
-}
-
-// TestTextOutputCannotDriveTheTerminal: -f text shows what the agent said
-// without the escape sequences it sent (clipboard, title, clear screen,
-// carriage return), while NDJSON keeps them, JSON-escaped.
-func TestTextOutputCannotDriveTheTerminal(t *testing.T) {
-	isolate(t)
-	r := runFake(t, "terminal-escapes", "-f", "text", "--linger", "100ms", "--no-log")
-	require.Equal(t, 0, r.code, r.stderr)
-	require.Contains(t, r.stdout, "helloworld")
-	for _, c := range []string{"\x1b", "\u009b", "\a", "\r", "52;c;", "pwned"} {
-		require.NotContains(t, r.stdout, c)
-	}
-
-	r = runFake(t, "terminal-escapes", "--linger", "100ms", "--no-log")
-	require.Equal(t, 0, r.code, r.stderr)
-	adaptertest.CheckStream(t, []byte(r.stdout))
-	require.NotContains(t, r.stdout, "\x1b", "NDJSON escapes control characters")
-	require.Contains(t, r.stdout, `\u001b]52;c;cm0gLXJmIH4vKg==\u0007`)
-	found := false
-	for l := range strings.Lines(r.stdout) {
-		var ev struct{ Type, Role, Text string }
-		require.NoError(t, json.Unmarshal([]byte(l), &ev))
-		if ev.Type == "message" && ev.Role == "assistant" {
-			require.Equal(t, fakeagent.TerminalAttack, ev.Text, "byte-faithful")
-			found = true
-		}
-	}
-	require.True(t, found)
-}
-
-// TestInterruptLineCannotDriveTheTerminal: the "tool still running" line
-// quotes the agent's command without its escape sequences.
-func TestInterruptLineCannotDriveTheTerminal(t *testing.T) {
-	isolate(t)
-	argv, _ := fakeagent.Command("terminal-escapes-interrupt")
-	out := &signalOnLine{marker: `"type":"tool_start"`, fire: func() { syscall.Kill(os.Getpid(), syscall.SIGINT) }}
-	var errb bytes.Buffer
-	code := run([]string{"run", "--agent", "claude", "--binary", argv[0], "--env", fakeagent.EnvVar + "=terminal-escapes-interrupt",
-		"-p", "go", "--no-log", "--kill-grace", "2s"}, strings.NewReader(""), out, &errb)
-	require.Equal(t, exitInterrupted, code, "stderr: %s", errb.String())
-	require.Contains(t, errb.String(), "tool still running at interrupt: Bash")
-	require.Contains(t, errb.String(), "[command=printf 'hello world']")
-	for _, c := range []string{"\x1b", "\u009b", "\a", "\r"} {
-		require.NotContains(t, errb.String(), c)
 	}
 }
 
@@ -270,31 +170,4 @@ func TestPromptIsCapped(t *testing.T) {
 	require.Equal(t, exitUsage, code)
 	require.Contains(t, errb.String(), "the prompt from stdin is over 16 MiB")
 	require.LessOrEqual(t, in.read, 16<<20+64<<10, "read no further than the cap")
-}
-
-// TestCorruptModelCacheFallsBack: a damaged user model cache is a warning
-// and the built-in registry, not a failure of every run.
-func TestCorruptModelCacheFallsBack(t *testing.T) {
-	home := isolate(t)
-	cache := filepath.Join(home, ".cache", "harness", "models.toml")
-	require.NoError(t, os.MkdirAll(filepath.Dir(cache), 0o700))
-	require.NoError(t, os.WriteFile(cache, []byte("this is [not toml\x00"), 0o600))
-	r := invoke(t, "", "run", "-a", "claude", "-m", "sonnet", "-p", "x", "--binary", "/bin/true", "--dry-run")
-	require.Equal(t, 0, r.code, r.stderr)
-	require.Contains(t, r.stderr, "warning")
-	require.Contains(t, r.stderr, cache)
-	require.Contains(t, r.stderr, "built-in model registry")
-	require.Equal(t, 1, strings.Count(strings.TrimSpace(r.stderr), "\n")+1, "one line: %q", r.stderr)
-	require.Contains(t, r.stdout, "--model=claude-sonnet", "the built-in alias still resolves")
-}
-
-// TestParseDirectory: a directory is a usage error with one clear line,
-// nothing on stdout.
-func TestParseDirectory(t *testing.T) {
-	home := isolate(t)
-	r := invoke(t, "", "parse", "-a", "claude", home)
-	require.Equal(t, exitUsage, r.code)
-	require.Contains(t, r.stderr, home+" is a directory")
-	require.Equal(t, 1, strings.Count(strings.TrimSpace(r.stderr), "\n")+1, "one line: %q", r.stderr)
-	require.Empty(t, r.stdout)
 }
