@@ -58,7 +58,7 @@ type runCmd struct {
 // would otherwise reach the agent as one of its arguments.
 func (c *runCmd) Validate() error {
 	if len(c.Extra) > 0 && c.Extra[0] != "--" {
-		return fmt.Errorf("run: unexpected argument %q: the task goes in -p, the agent's own arguments after --", c.Extra[0])
+		return fmt.Errorf("unexpected argument %q: the task goes in -p, the agent's own arguments after --", c.Extra[0])
 	}
 	return nil
 }
