@@ -200,7 +200,7 @@ func Run(ctx context.Context, p Plan, o Options) (*Report, error) {
 	wg.Wait()
 	rep.WallMS = now().Sub(rep.Started).Milliseconds()
 	rep.Cancelled = cctx.Err() != nil
-	rep.Groups = Groups(rep.Runs)
+	Summarize(rep)
 	return rep, nil
 }
 
