@@ -45,20 +45,45 @@ func (g Group) cells() []string {
 	}
 	success := "-"
 	if g.Runs > 0 {
-		success = fmt.Sprintf("%s (%d/%d)", pct(g.SuccessRate), g.Succeeded, g.Runs)
+		success = fmt.Sprintf("%s (%d/%d) [%s–%s]", pct(g.SuccessRate), g.Succeeded, g.Runs, pct(g.SuccessCILow), pct(g.SuccessCIHigh))
 	}
 	pass := "-"
 	if g.PassRate != nil {
 		pass = fmt.Sprintf("%s (%d/%d)", pct(*g.PassRate), g.Passed, g.Checked)
+		if g.PassCILow != nil && g.PassCIHigh != nil {
+			pass += fmt.Sprintf(" [%s–%s]", pct(*g.PassCILow), pct(*g.PassCIHigh))
+		}
 	}
 	walls, tokens := "-", "-"
 	p90 := "-"
 	if g.Runs > 0 {
-		walls, p90 = dur(g.WallP50MS), dur(g.WallP90MS)
+		walls, p90 = fmt.Sprintf("%s [%s–%s]", dur(g.WallP50MS), dur(g.WallP50CILowMS), dur(g.WallP50CIHighMS)), dur(g.WallP90MS)
 		tokens = fmt.Sprintf("%d/%d", g.InputP50, g.OutputP50)
 	}
 	return []string{g.Agent, modelCell(g.Model, g.ReportedModel), runs, success, pass, walls, p90, tokens,
 		cost(g.CostP50USD, g.CostEstimated), cost(g.CostTotalUSD, g.CostEstimated)}
+}
+
+var compHeader = []string{"A VS B", "ON", "PAIRS", "ONLY A/ONLY B", "Δ RATE [95% CI]", "P", "WINNER"}
+
+func (c Comparison) cells() []string {
+	name := func(agent, model string) string {
+		if model != "" {
+			return agent + " " + model
+		}
+		return agent
+	}
+	a, b := name(c.AgentA, c.ModelA), name(c.AgentB, c.ModelB)
+	winner := "-"
+	switch c.Winner {
+	case "a":
+		winner = a
+	case "b":
+		winner = b
+	}
+	return []string{a + " vs " + b, c.Metric, strconv.Itoa(c.Pairs), fmt.Sprintf("%d/%d", c.OnlyA, c.OnlyB),
+		fmt.Sprintf("%+.0f%% [%+.0f%%, %+.0f%%]", c.Diff*100, c.DiffCILow*100, c.DiffCIHigh*100),
+		strconv.FormatFloat(c.PValue, 'g', 3, 64), winner}
 }
 
 var runHeader = []string{"#", "TASK", "AGENT", "MODEL", "REP", "STATUS", "CHECK", "WALL", "FIRST OUT", "FIRST TOOL",
@@ -122,6 +147,16 @@ func (r *Report) footer() []string {
 		notes = append(notes, "~ cost estimated by harness from the model registry (the agent reported none)")
 	}
 	notes = append(notes, "percentiles: nearest rank over started runs; pass rate over runs with a check verdict")
+	notes = append(notes, "[low–high]: 95% intervals: Wilson for rates, bootstrap (seeded) for medians")
+	if len(r.Comparisons) > 0 {
+		notes = append(notes, "A vs B: paired on the same task and repeat; Δ = A − B with Newcombe's 95% interval, p from the exact McNemar test; a winner only when the interval excludes zero and p < 0.05")
+	}
+	if r.Shard != nil {
+		notes = append(notes, fmt.Sprintf("shard %s of plan %s: %d of its %d runs", r.Shard, short(r.PlanID), len(r.Runs), r.Planned))
+	}
+	if len(r.Missing) > 0 || len(r.Duplicates) > 0 {
+		notes = append(notes, fmt.Sprintf("merged plan %s: %d missing, %d duplicate runs", short(r.PlanID), len(r.Missing), len(r.Duplicates)))
+	}
 	if r.Cancelled {
 		notes = append(notes, "the bench was cancelled: the report is partial")
 	}
@@ -142,6 +177,16 @@ func (r *Report) writeTable(w io.Writer) error {
 		return err
 	}
 	fmt.Fprintln(w)
+	if len(r.Comparisons) > 0 {
+		row(compHeader)
+		for _, c := range r.Comparisons {
+			row(c.cells())
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		fmt.Fprintln(w)
+	}
 	row(runHeader)
 	for _, run := range r.Runs {
 		row(run.cells())
@@ -178,6 +223,15 @@ func (r *Report) writeMarkdown(w io.Writer) error {
 	}
 	fmt.Fprintf(w, "## Bench: %d runs, %d at a time, %s\n\n", len(r.Runs), r.Parallel, dur(r.WallMS))
 	table(groupHeader, groups)
+	if len(r.Comparisons) > 0 {
+		var comps [][]string
+		for _, c := range r.Comparisons {
+			comps = append(comps, c.cells())
+		}
+		fmt.Fprintln(w, "\n### Paired comparisons")
+		fmt.Fprintln(w)
+		table(compHeader, comps)
+	}
 	fmt.Fprintln(w, "\n### Runs")
 	fmt.Fprintln(w)
 	table(runHeader, runs)

@@ -76,9 +76,12 @@ type RunReport struct {
 	CostUSD       *float64       `json:"cost_usd,omitempty"`
 	CostEstimated bool           `json:"cost_estimated,omitempty"` // priced by harness from the model registry
 
-	Tree  string `json:"tree,omitempty"` // the run's tree, when kept
-	Log   string `json:"log,omitempty"`  // the session log (events file)
-	Error string `json:"error,omitempty"`
+	Tree string `json:"tree,omitempty"` // the run's tree, when kept
+	Log  string `json:"log,omitempty"`  // the session log (events file)
+	// Resumed marks a run recorded in the results directory by an
+	// earlier bench of the same plan, taken as it was, not run again.
+	Resumed bool   `json:"resumed,omitempty"`
+	Error   string `json:"error,omitempty"`
 }
 
 // Tokens are a run's token counts (spec/events.md meanings: input
