@@ -245,12 +245,34 @@ func (r *Report) writeMarkdown(w io.Writer) error {
 var csvHeader = []string{"index", "task", "agent", "model", "reported_model", "repeat", "run", "status", "reason",
 	"killed", "check", "check_exit_code", "wall_ms", "first_output_ms", "first_tool_ms", "turns", "tool_calls",
 	"tools_by_kind", "files_changed", "insertions", "deletions", "input_tokens", "output_tokens",
-	"cache_read_tokens", "cache_write_tokens", "reasoning_tokens", "cost_usd", "cost_estimated", "log", "tree", "error"}
+	"cache_read_tokens", "cache_write_tokens", "reasoning_tokens", "cost_usd", "cost_estimated", "log", "tree", "error",
+	"resumed", "plan_id", "group_success_rate", "group_success_ci_low", "group_success_ci_high",
+	"group_pass_rate", "group_pass_ci_low", "group_pass_ci_high"}
 
 func (r *Report) writeCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	cw.Write(csvHeader)
+	type gk struct{ agent, model string }
+	groups := map[gk]Group{}
+	for _, g := range r.Groups {
+		groups[gk{g.Agent, g.Model}] = g
+	}
+	num := func(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+	optNum := func(f *float64) string {
+		if f == nil {
+			return ""
+		}
+		return num(*f)
+	}
 	for _, run := range r.Runs {
+		g, hasGroup := groups[gk{run.Agent, run.Model}]
+		gcells := make([]string, 6)
+		if hasGroup && g.Runs > 0 {
+			gcells[0], gcells[1], gcells[2] = num(g.SuccessRate), num(g.SuccessCILow), num(g.SuccessCIHigh)
+		}
+		if hasGroup {
+			gcells[3], gcells[4], gcells[5] = optNum(g.PassRate), optNum(g.PassCILow), optNum(g.PassCIHigh)
+		}
 		check, checkExit := "", ""
 		if c := run.Check; c != nil {
 			check, checkExit = "fail", strconv.Itoa(c.ExitCode)
@@ -280,12 +302,12 @@ func (r *Report) writeCSV(w io.Writer) error {
 			}
 			return i64(*p)
 		}
-		cw.Write([]string{strconv.Itoa(run.Index + 1), run.Task, run.Agent, run.Model, run.ReportedModel,
+		cw.Write(append([]string{strconv.Itoa(run.Index + 1), run.Task, run.Agent, run.Model, run.ReportedModel,
 			strconv.Itoa(run.Repeat), run.Run, run.Status, run.Reason, strconv.FormatBool(run.Killed), check, checkExit,
 			i64(run.WallMS), opt(run.FirstOutputMS), opt(run.FirstToolMS), strconv.Itoa(run.Turns),
 			strconv.Itoa(run.ToolCalls), strings.Join(kinds, " "), files, ins, del, i64(t.Input), i64(t.Output),
 			i64(t.CacheRead), i64(t.CacheWrite), i64(t.Reasoning), costUSD, strconv.FormatBool(run.CostEstimated),
-			run.Log, run.Tree, run.Error})
+			run.Log, run.Tree, run.Error, strconv.FormatBool(run.Resumed), r.PlanID}, gcells...))
 	}
 	cw.Flush()
 	return cw.Error()

@@ -530,10 +530,15 @@ func (v *progressView) draw() {
 	if v.drawn > 0 {
 		fmt.Fprintf(&b, "\x1b[%dA", v.drawn)
 	}
+	drawn := 0
 	for _, r := range v.runs {
+		if r.p.State == "" {
+			continue // not in this shard
+		}
 		b.WriteString("\r\x1b[2K" + progressLine(r) + "\n")
+		drawn++
 	}
-	v.drawn = len(v.runs)
+	v.drawn = drawn
 	io.WriteString(v.w, b.String())
 }
 
