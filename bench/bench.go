@@ -185,6 +185,9 @@ func Run(ctx context.Context, p Plan, o Options) (*Report, error) {
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	b := &bencher{opts: o, now: now, dir: dir, cancel: cancel, live: map[int]*harness.Run{}}
+	if !o.Shard.valid() {
+		return nil, fmt.Errorf("bench: shard %s: want 0 <= I < N", o.Shard)
+	}
 	all := specs
 	specs = o.Shard.Of(all)
 	var results *Results

@@ -157,6 +157,8 @@ func (r *Report) footer() []string {
 	if len(r.Missing) > 0 || len(r.Duplicates) > 0 {
 		notes = append(notes, fmt.Sprintf("merged plan %s: %d missing, %d duplicate runs", short(r.PlanID), len(r.Missing), len(r.Duplicates)))
 	}
+	notes = append(notes, keyList("missing", r.Missing)...)
+	notes = append(notes, keyList("duplicate", r.Duplicates)...)
 	if r.Cancelled {
 		notes = append(notes, "the bench was cancelled: the report is partial")
 	}
@@ -198,7 +200,7 @@ func (r *Report) writeTable(w io.Writer) error {
 	for _, n := range r.footer() {
 		fmt.Fprintln(w, n)
 	}
-	_, err := fmt.Fprintf(w, "%d runs, %d at a time, %s\n", len(r.Runs), r.Parallel, dur(r.WallMS))
+	_, err := fmt.Fprintln(w, r.summary())
 	return err
 }
 
@@ -221,7 +223,7 @@ func (r *Report) writeMarkdown(w io.Writer) error {
 	for _, run := range r.Runs {
 		runs = append(runs, run.cells())
 	}
-	fmt.Fprintf(w, "## Bench: %d runs, %d at a time, %s\n\n", len(r.Runs), r.Parallel, dur(r.WallMS))
+	fmt.Fprintf(w, "## Bench: %s\n\n", r.summary())
 	table(groupHeader, groups)
 	if len(r.Comparisons) > 0 {
 		var comps [][]string
@@ -363,4 +365,28 @@ func cost(usd *float64, estimated bool) string {
 		s = "~" + s
 	}
 	return s
+}
+
+// keyList names up to 10 runs, one note.
+func keyList(what string, keys []RunKey) []string {
+	if len(keys) == 0 {
+		return nil
+	}
+	var names []string
+	for _, k := range keys[:min(10, len(keys))] {
+		names = append(names, k.String())
+	}
+	if len(keys) > 10 {
+		names = append(names, fmt.Sprintf("… %d more", len(keys)-10))
+	}
+	return []string{what + ": " + strings.Join(names, ", ")}
+}
+
+// summary is the report's one-line size: runs, parallelism, wall time (a
+// merged report ran at no one parallelism).
+func (r *Report) summary() string {
+	if r.Parallel == 0 {
+		return fmt.Sprintf("%d runs, %s", len(r.Runs), dur(r.WallMS))
+	}
+	return fmt.Sprintf("%d runs, %d at a time, %s", len(r.Runs), r.Parallel, dur(r.WallMS))
 }

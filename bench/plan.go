@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math/bits"
 	"strconv"
 	"strings"
 
@@ -43,8 +44,19 @@ func (s Shard) Of(specs []Spec) []Spec {
 	if s.Count <= 1 {
 		return specs
 	}
-	n := len(specs)
-	return specs[s.Index*n/s.Count : (s.Index+1)*n/s.Count]
+	return specs[s.bound(s.Index, len(specs)):s.bound(s.Index+1, len(specs))]
+}
+
+// bound is i·n/Count without overflow, for 0 <= i <= Count.
+func (s Shard) bound(i, n int) int {
+	hi, lo := bits.Mul64(uint64(i), uint64(n))
+	q, _ := bits.Div64(hi, lo, uint64(s.Count)) // hi < Count as i·n/Count <= n
+	return int(q)
+}
+
+// valid reports whether s is the whole plan (zero) or a shard of it.
+func (s Shard) valid() bool {
+	return s == Shard{} || s.Count >= 1 && s.Index >= 0 && s.Index < s.Count
 }
 
 // RunKey identifies a run of a plan across shards and machines.
@@ -57,6 +69,9 @@ type RunKey struct {
 }
 
 func (k RunKey) String() string {
+	if k.Agent == "" { // only its index is known
+		return fmt.Sprintf("#%d", k.Index+1)
+	}
 	s := fmt.Sprintf("#%d %s", k.Index+1, k.Agent)
 	if k.Model != "" {
 		s += " " + k.Model

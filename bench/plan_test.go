@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -222,6 +223,18 @@ func TestShardsMergeToThePlan(t *testing.T) {
 			missing = append(missing, k.Index)
 		}
 		require.Equal(t, []int{2, 3, 4}, missing)
+		var out strings.Builder
+		require.NoError(t, m.Write(&out, "table"))
+		require.Contains(t, out.String(), "missing: #3, #4, #5\n", "reports name the missing runs by index only")
+		require.Contains(t, out.String(), "duplicate: #1 claude [one] repeat 1")
+	})
+	t.Run("missing-from-a-directory", func(t *testing.T) {
+		row := filepath.Join(dir, "runs", "000005.json")
+		require.NoError(t, os.Rename(row, row+".away"))
+		defer os.Rename(row+".away", row)
+		m, err := bench.Merge([]string{dir})
+		require.NoError(t, err)
+		require.Equal(t, []bench.RunKey{{Index: 5, Task: "two", Agent: "codex", Repeat: 1}}, m.Missing)
 	})
 	t.Run("bad-input", func(t *testing.T) {
 		_, err := bench.Merge([]string{t.TempDir()})
@@ -243,4 +256,39 @@ func TestShardsMergeToThePlan(t *testing.T) {
 		require.ErrorIs(t, err, bench.ErrPlanMismatch)
 	})
 	require.True(t, slices.IsSortedFunc(whole.Runs, func(a, b bench.RunReport) int { return a.Index - b.Index }))
+}
+
+func FuzzParseShard(f *testing.F) {
+	for _, s := range []string{"0/3", "3/3", "x", "", "-1/2", "1/0", "9999999999999999999/1", " 1/2 ", "922337203685477580/922337203685477581"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		sh, err := bench.ParseShard(s)
+		if err != nil {
+			return
+		}
+		if sh.Index < 0 || sh.Index >= sh.Count {
+			t.Fatalf("%q gave %+v", s, sh)
+		}
+		specs := make([]bench.Spec, 10)
+		if len(sh.Of(specs)) > 10 {
+			t.Fatal("a shard larger than the plan")
+		}
+	})
+}
+
+// FuzzResultsRow: whatever a row file holds, opening the directory
+// refuses it or takes it, never panics.
+func FuzzResultsRow(f *testing.F) {
+	f.Add([]byte(`{"plan_id":"x","run":{"index":0,"agent":"claude","status":"success"}}`))
+	f.Add([]byte(`{"plan_id":`))
+	f.Add([]byte(`null`))
+	plan := bench.Plan{Tasks: []bench.Task{{Prompt: "p"}}, Agents: []string{"claude"}}
+	f.Fuzz(func(t *testing.T, row []byte) {
+		dir := t.TempDir()
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, "runs"), 0o700))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "runs", "000000.json"), row, 0o600))
+		_, _ = bench.OpenResults(dir, plan.Specs())
+		_, _ = bench.Merge([]string{dir})
+	})
 }
