@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/agentharness/harness/event"
 )
@@ -51,7 +50,6 @@ type Results struct {
 	dir    string
 	planID string
 	shard  *Shard
-	mu     sync.Mutex
 	prior  map[int]RunReport
 }
 

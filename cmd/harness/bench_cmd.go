@@ -26,9 +26,10 @@ import (
 // 'harness run'; every run is supervised the same way and, unless
 // --no-log, gets its own session log.
 //
-// Exit status: 0 when every run succeeded and passed its check, 1 when
-// some did not (the report says which), 130 when cancelled (the partial
-// report is still written), 2 for bad input.
+// Exit status: 0 when every run succeeded and passed its check (or
+// --exit-zero), 1 when some did not (the report says which), 130 when
+// cancelled (the partial report is still written), 2 for bad input.
+// Sub-commands (compare, merge, k8s-job) are in bench_*_cmd.go.
 type benchCmd struct {
 	Agents       []string       `help:"Agents to compare, comma-separated (claude,codex,cursor,opencode,gemini or aliases)." sep:","`
 	Models       []string       `help:"Models to run every agent with, comma-separated (default: each agent's own)." sep:","`
