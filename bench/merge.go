@@ -17,7 +17,9 @@ var ErrPlanMismatch = errors.New("bench: not the same plan")
 // aggregates recomputed (seed: the first input's). A run recorded by
 // more than one input is kept once (the first) and listed in Duplicates;
 // a run of the plan no input holds is listed in Missing (with its task,
-// agent, model and repeat when a results directory names them). Inputs
+// agent, model and repeat when a results directory names them); a run a
+// report holds as skipped, cancelled or never started counts as missing,
+// as it would in a results directory. Inputs
 // of different plans give ErrPlanMismatch; an input that is not a
 // results directory or a report, or holds no run, is an error naming it.
 func Merge(inputs []string) (*Report, error) {
@@ -127,7 +129,7 @@ func (m *merger) file(path string) error {
 	}
 	m.span(r.Started, r.Started.Add(time.Duration(r.WallMS)*time.Millisecond))
 	for _, rr := range r.Runs {
-		if rr.Status != StatusSkipped { // a skipped run is missing, not run
+		if final(rr) { // as in a results directory: the others are missing
 			m.add(rr)
 		}
 	}

@@ -149,6 +149,22 @@ func TestResultsResume(t *testing.T) {
 		}
 		require.Equal(t, []int{0, 2}, resumed)
 	})
+	t.Run("never-started", func(t *testing.T) {
+		dir := t.TempDir()
+		broken := func(s bench.Spec, t harness.Task) (harness.Task, bench.Observer, error) {
+			t.Agent, t.Binary, t.Budgets = "claude", "/nonexistent/claude", small()
+			return t, bench.Observer{}, nil
+		}
+		rep, err := bench.Run(context.Background(), resumePlan(), bench.Options{Results: dir, Setup: broken})
+		require.NoError(t, err)
+		require.Equal(t, "not_installed", rep.Runs[0].Reason)
+		rows, _ := filepath.Glob(filepath.Join(dir, "runs", "*.json"))
+		require.Empty(t, rows, "a run whose agent never started says nothing: it runs again")
+		var started atomic.Int32
+		rep, err = bench.Run(context.Background(), resumePlan(), bench.Options{Results: dir, Setup: counting(&started, writers)})
+		require.NoError(t, err)
+		require.Equal(t, int32(4), started.Load())
+	})
 	t.Run("other-plan", func(t *testing.T) {
 		dir := t.TempDir()
 		var started atomic.Int32

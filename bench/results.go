@@ -143,9 +143,17 @@ func readRecords(dir, planID string) ([]RunRecord, error) {
 }
 
 // final reports whether a run's row is worth keeping: a run that was
-// skipped or cancelled (the bench was interrupted) is run again.
+// skipped or cancelled (the bench was interrupted), or whose agent never
+// started (setup failed, not installed), says nothing about the agent and
+// is run again.
 func final(rr RunReport) bool {
-	return rr.Status != StatusSkipped && rr.Status != event.ResultCancelled
+	switch {
+	case rr.Status == StatusSkipped, rr.Status == event.ResultCancelled:
+		return false
+	case rr.Reason == ReasonSetup, rr.Reason == event.ErrNotInstalled, rr.Reason == event.ErrSpawnFailed:
+		return false
+	}
+	return true
 }
 
 // done returns the row recorded for s by an earlier bench, if final.
