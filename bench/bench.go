@@ -121,6 +121,16 @@ type Options struct {
 	EstimateCost func(model string, u event.Usage) (float64, bool)
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
+	// Shard runs only that part of the plan (Shard.Of); the zero value
+	// runs all of it. Reports keep every run's index in the whole plan.
+	Shard Shard
+	// Results, when not "", is a directory where each run's row (and a
+	// copy of its session log) is written as soon as the run ends; runs
+	// already recorded there for the same plan are not run again (see
+	// OpenResults).
+	Results string
+	// Seed seeds the report's bootstrap intervals; 0 means DefaultSeed.
+	Seed uint64
 }
 
 // State is where a run is.
@@ -175,32 +185,64 @@ func Run(ctx context.Context, p Plan, o Options) (*Report, error) {
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	b := &bencher{opts: o, now: now, dir: dir, cancel: cancel, live: map[int]*harness.Run{}}
-	rep := &Report{Started: now(), Parallel: parallel, Runs: make([]RunReport, len(specs))}
+	if !o.Shard.valid() {
+		return nil, fmt.Errorf("bench: shard %s: want 0 <= I < N", o.Shard)
+	}
+	all := specs
+	specs = o.Shard.Of(all)
+	var results *Results
+	if o.Results != "" {
+		if results, err = OpenResults(o.Results, all); err != nil {
+			return nil, err
+		}
+	}
+	rep := &Report{Started: now(), Parallel: parallel, Runs: make([]RunReport, len(specs)),
+		PlanID: specsID(all), Planned: len(all), Seed: o.Seed}
+	if o.Shard.Count > 1 {
+		sh := o.Shard
+		rep.Shard = &sh
+	}
+	if results != nil {
+		results.shard = rep.Shard
+	}
 	if o.Keep {
 		rep.Dir = dir
 	}
 	finished := make(chan struct{})
 	defer close(finished)
 	go b.watch(ctx, finished)
-	// Parallel workers take the runs in plan order.
-	queue := make(chan Spec, len(specs))
-	for _, s := range specs {
+	// Parallel workers take the runs in plan order; runs recorded by an
+	// earlier bench in the results directory are taken as they are.
+	type job struct {
+		pos int
+		s   Spec
+	}
+	queue := make(chan job, len(specs))
+	for pos, s := range specs {
+		if rr, ok := results.done(s); ok {
+			rep.Runs[pos] = rr
+			b.progress(Progress{Spec: s, State: StateDone, Status: rr.Status, Passed: passed(rr.Check),
+				Elapsed: time.Duration(rr.WallMS) * time.Millisecond, Tools: rr.ToolCalls})
+			continue
+		}
 		b.progress(Progress{Spec: s, State: StateQueued})
-		queue <- s
+		queue <- job{pos, s}
 	}
 	close(queue)
 	var wg sync.WaitGroup
-	for range min(parallel, len(specs)) {
+	for range min(parallel, len(queue)) {
 		wg.Go(func() {
-			for s := range queue {
-				rep.Runs[s.Index] = b.one(cctx, s)
+			for j := range queue {
+				rr := b.one(cctx, j.s)
+				results.record(&rr)
+				rep.Runs[j.pos] = rr
 			}
 		})
 	}
 	wg.Wait()
 	rep.WallMS = now().Sub(rep.Started).Milliseconds()
 	rep.Cancelled = cctx.Err() != nil
-	rep.Groups = Groups(rep.Runs)
+	Summarize(rep)
 	return rep, nil
 }
 

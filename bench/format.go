@@ -45,20 +45,45 @@ func (g Group) cells() []string {
 	}
 	success := "-"
 	if g.Runs > 0 {
-		success = fmt.Sprintf("%s (%d/%d)", pct(g.SuccessRate), g.Succeeded, g.Runs)
+		success = fmt.Sprintf("%s (%d/%d) [%s–%s]", pct(g.SuccessRate), g.Succeeded, g.Runs, pct(g.SuccessCILow), pct(g.SuccessCIHigh))
 	}
 	pass := "-"
 	if g.PassRate != nil {
 		pass = fmt.Sprintf("%s (%d/%d)", pct(*g.PassRate), g.Passed, g.Checked)
+		if g.PassCILow != nil && g.PassCIHigh != nil {
+			pass += fmt.Sprintf(" [%s–%s]", pct(*g.PassCILow), pct(*g.PassCIHigh))
+		}
 	}
 	walls, tokens := "-", "-"
 	p90 := "-"
 	if g.Runs > 0 {
-		walls, p90 = dur(g.WallP50MS), dur(g.WallP90MS)
+		walls, p90 = fmt.Sprintf("%s [%s–%s]", dur(g.WallP50MS), dur(g.WallP50CILowMS), dur(g.WallP50CIHighMS)), dur(g.WallP90MS)
 		tokens = fmt.Sprintf("%d/%d", g.InputP50, g.OutputP50)
 	}
 	return []string{g.Agent, modelCell(g.Model, g.ReportedModel), runs, success, pass, walls, p90, tokens,
 		cost(g.CostP50USD, g.CostEstimated), cost(g.CostTotalUSD, g.CostEstimated)}
+}
+
+var compHeader = []string{"A VS B", "ON", "PAIRS", "ONLY A/ONLY B", "Δ RATE [95% CI]", "P", "WINNER"}
+
+func (c Comparison) cells() []string {
+	name := func(agent, model string) string {
+		if model != "" {
+			return agent + " " + model
+		}
+		return agent
+	}
+	a, b := name(c.AgentA, c.ModelA), name(c.AgentB, c.ModelB)
+	winner := "-"
+	switch c.Winner {
+	case "a":
+		winner = a
+	case "b":
+		winner = b
+	}
+	return []string{a + " vs " + b, c.Metric, strconv.Itoa(c.Pairs), fmt.Sprintf("%d/%d", c.OnlyA, c.OnlyB),
+		fmt.Sprintf("%+.0f%% [%+.0f%%, %+.0f%%]", c.Diff*100, c.DiffCILow*100, c.DiffCIHigh*100),
+		strconv.FormatFloat(c.PValue, 'g', 3, 64), winner}
 }
 
 var runHeader = []string{"#", "TASK", "AGENT", "MODEL", "REP", "STATUS", "CHECK", "WALL", "FIRST OUT", "FIRST TOOL",
@@ -122,6 +147,18 @@ func (r *Report) footer() []string {
 		notes = append(notes, "~ cost estimated by harness from the model registry (the agent reported none)")
 	}
 	notes = append(notes, "percentiles: nearest rank over started runs; pass rate over runs with a check verdict")
+	notes = append(notes, "[low–high]: 95% intervals: Wilson for rates, bootstrap (seeded) for medians")
+	if len(r.Comparisons) > 0 {
+		notes = append(notes, "A vs B: paired on the same task and repeat; Δ = A − B with Newcombe's 95% interval, p from the exact McNemar test; a winner only when the interval excludes zero and p < 0.05")
+	}
+	if r.Shard != nil {
+		notes = append(notes, fmt.Sprintf("shard %s of plan %s: %d of its %d runs", r.Shard, short(r.PlanID), len(r.Runs), r.Planned))
+	}
+	if len(r.Missing) > 0 || len(r.Duplicates) > 0 {
+		notes = append(notes, fmt.Sprintf("merged plan %s: %d missing, %d duplicate runs", short(r.PlanID), len(r.Missing), len(r.Duplicates)))
+	}
+	notes = append(notes, keyList("missing", r.Missing)...)
+	notes = append(notes, keyList("duplicate", r.Duplicates)...)
 	if r.Cancelled {
 		notes = append(notes, "the bench was cancelled: the report is partial")
 	}
@@ -142,6 +179,16 @@ func (r *Report) writeTable(w io.Writer) error {
 		return err
 	}
 	fmt.Fprintln(w)
+	if len(r.Comparisons) > 0 {
+		row(compHeader)
+		for _, c := range r.Comparisons {
+			row(c.cells())
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		fmt.Fprintln(w)
+	}
 	row(runHeader)
 	for _, run := range r.Runs {
 		row(run.cells())
@@ -153,7 +200,7 @@ func (r *Report) writeTable(w io.Writer) error {
 	for _, n := range r.footer() {
 		fmt.Fprintln(w, n)
 	}
-	_, err := fmt.Fprintf(w, "%d runs, %d at a time, %s\n", len(r.Runs), r.Parallel, dur(r.WallMS))
+	_, err := fmt.Fprintln(w, r.summary())
 	return err
 }
 
@@ -176,8 +223,17 @@ func (r *Report) writeMarkdown(w io.Writer) error {
 	for _, run := range r.Runs {
 		runs = append(runs, run.cells())
 	}
-	fmt.Fprintf(w, "## Bench: %d runs, %d at a time, %s\n\n", len(r.Runs), r.Parallel, dur(r.WallMS))
+	fmt.Fprintf(w, "## Bench: %s\n\n", r.summary())
 	table(groupHeader, groups)
+	if len(r.Comparisons) > 0 {
+		var comps [][]string
+		for _, c := range r.Comparisons {
+			comps = append(comps, c.cells())
+		}
+		fmt.Fprintln(w, "\n### Paired comparisons")
+		fmt.Fprintln(w)
+		table(compHeader, comps)
+	}
 	fmt.Fprintln(w, "\n### Runs")
 	fmt.Fprintln(w)
 	table(runHeader, runs)
@@ -191,12 +247,34 @@ func (r *Report) writeMarkdown(w io.Writer) error {
 var csvHeader = []string{"index", "task", "agent", "model", "reported_model", "repeat", "run", "status", "reason",
 	"killed", "check", "check_exit_code", "wall_ms", "first_output_ms", "first_tool_ms", "turns", "tool_calls",
 	"tools_by_kind", "files_changed", "insertions", "deletions", "input_tokens", "output_tokens",
-	"cache_read_tokens", "cache_write_tokens", "reasoning_tokens", "cost_usd", "cost_estimated", "log", "tree", "error"}
+	"cache_read_tokens", "cache_write_tokens", "reasoning_tokens", "cost_usd", "cost_estimated", "log", "tree", "error",
+	"resumed", "plan_id", "group_success_rate", "group_success_ci_low", "group_success_ci_high",
+	"group_pass_rate", "group_pass_ci_low", "group_pass_ci_high"}
 
 func (r *Report) writeCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	cw.Write(csvHeader)
+	type gk struct{ agent, model string }
+	groups := map[gk]Group{}
+	for _, g := range r.Groups {
+		groups[gk{g.Agent, g.Model}] = g
+	}
+	num := func(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+	optNum := func(f *float64) string {
+		if f == nil {
+			return ""
+		}
+		return num(*f)
+	}
 	for _, run := range r.Runs {
+		g, hasGroup := groups[gk{run.Agent, run.Model}]
+		gcells := make([]string, 6)
+		if hasGroup && g.Runs > 0 {
+			gcells[0], gcells[1], gcells[2] = num(g.SuccessRate), num(g.SuccessCILow), num(g.SuccessCIHigh)
+		}
+		if hasGroup {
+			gcells[3], gcells[4], gcells[5] = optNum(g.PassRate), optNum(g.PassCILow), optNum(g.PassCIHigh)
+		}
 		check, checkExit := "", ""
 		if c := run.Check; c != nil {
 			check, checkExit = "fail", strconv.Itoa(c.ExitCode)
@@ -226,12 +304,12 @@ func (r *Report) writeCSV(w io.Writer) error {
 			}
 			return i64(*p)
 		}
-		cw.Write([]string{strconv.Itoa(run.Index + 1), run.Task, run.Agent, run.Model, run.ReportedModel,
+		cw.Write(append([]string{strconv.Itoa(run.Index + 1), run.Task, run.Agent, run.Model, run.ReportedModel,
 			strconv.Itoa(run.Repeat), run.Run, run.Status, run.Reason, strconv.FormatBool(run.Killed), check, checkExit,
 			i64(run.WallMS), opt(run.FirstOutputMS), opt(run.FirstToolMS), strconv.Itoa(run.Turns),
 			strconv.Itoa(run.ToolCalls), strings.Join(kinds, " "), files, ins, del, i64(t.Input), i64(t.Output),
 			i64(t.CacheRead), i64(t.CacheWrite), i64(t.Reasoning), costUSD, strconv.FormatBool(run.CostEstimated),
-			run.Log, run.Tree, run.Error})
+			run.Log, run.Tree, run.Error, strconv.FormatBool(run.Resumed), r.PlanID}, gcells...))
 	}
 	cw.Flush()
 	return cw.Error()
@@ -287,4 +365,28 @@ func cost(usd *float64, estimated bool) string {
 		s = "~" + s
 	}
 	return s
+}
+
+// keyList names up to 10 runs, one note.
+func keyList(what string, keys []RunKey) []string {
+	if len(keys) == 0 {
+		return nil
+	}
+	var names []string
+	for _, k := range keys[:min(10, len(keys))] {
+		names = append(names, k.String())
+	}
+	if len(keys) > 10 {
+		names = append(names, fmt.Sprintf("… %d more", len(keys)-10))
+	}
+	return []string{what + ": " + strings.Join(names, ", ")}
+}
+
+// summary is the report's one-line size: runs, parallelism, wall time (a
+// merged report ran at no one parallelism).
+func (r *Report) summary() string {
+	if r.Parallel == 0 {
+		return fmt.Sprintf("%d runs, %s", len(r.Runs), dur(r.WallMS))
+	}
+	return fmt.Sprintf("%d runs, %d at a time, %s", len(r.Runs), r.Parallel, dur(r.WallMS))
 }

@@ -10,13 +10,35 @@ import (
 
 // Report is the outcome of a bench.
 type Report struct {
-	Started   time.Time   `json:"started"`
-	WallMS    int64       `json:"wall_ms"`
-	Parallel  int         `json:"parallel"`
-	Cancelled bool        `json:"cancelled,omitempty"` // the bench was cancelled: some runs are cancelled or skipped
-	Dir       string      `json:"dir,omitempty"`       // where the kept run trees are
-	Groups    []Group     `json:"groups"`
-	Runs      []RunReport `json:"runs"`
+	// ID names the stored report (SaveReport); "" until it is stored.
+	ID string `json:"id,omitempty"`
+	// PlanID is the hash of what defines the plan (PlanID), the same on
+	// every shard and every machine; Planned is the number of runs of the
+	// whole plan, all shards.
+	PlanID  string `json:"plan_id,omitempty"`
+	Planned int    `json:"planned,omitempty"`
+	// Shard is the part of the plan this report ran; nil for all of it
+	// (or a merge of every shard).
+	Shard *Shard `json:"shard,omitempty"`
+	// Missing and Duplicates are filled by Merge: runs of the plan no
+	// input recorded, and runs recorded more than once (the first kept).
+	Missing    []RunKey `json:"missing,omitempty"`
+	Duplicates []RunKey `json:"duplicates,omitempty"`
+	// Seed seeds the bootstrap intervals, so a report's numbers are
+	// reproducible from its runs.
+	Seed      uint64    `json:"seed"`
+	Started   time.Time `json:"started"`
+	WallMS    int64     `json:"wall_ms"`
+	Parallel  int       `json:"parallel"`
+	Cancelled bool      `json:"cancelled,omitempty"` // the bench was cancelled: some runs are cancelled or skipped
+	Dir       string    `json:"dir,omitempty"`       // where the kept run trees are
+	Groups    []Group   `json:"groups"`
+	// TaskGroups are the groups split by task too (agent × model × task).
+	TaskGroups []Group `json:"task_groups,omitempty"`
+	// Comparisons pair every two groups on the runs of the same task and
+	// repeat (stats.go).
+	Comparisons []Comparison `json:"comparisons,omitempty"`
+	Runs        []RunReport  `json:"runs"`
 }
 
 // RunReport holds the figures of one run.
@@ -54,9 +76,12 @@ type RunReport struct {
 	CostUSD       *float64       `json:"cost_usd,omitempty"`
 	CostEstimated bool           `json:"cost_estimated,omitempty"` // priced by harness from the model registry
 
-	Tree  string `json:"tree,omitempty"` // the run's tree, when kept
-	Log   string `json:"log,omitempty"`  // the session log (events file)
-	Error string `json:"error,omitempty"`
+	Tree string `json:"tree,omitempty"` // the run's tree, when kept
+	Log  string `json:"log,omitempty"`  // the session log (events file)
+	// Resumed marks a run recorded in the results directory by an
+	// earlier bench of the same plan, taken as it was, not run again.
+	Resumed bool   `json:"resumed,omitempty"`
+	Error   string `json:"error,omitempty"`
 }
 
 // Tokens are a run's token counts (spec/events.md meanings: input
@@ -78,6 +103,7 @@ func (r RunReport) Succeeded() bool { return r.Status == event.ResultSuccess }
 type Group struct {
 	Agent         string   `json:"agent"`
 	Model         string   `json:"model,omitempty"`
+	Task          string   `json:"task,omitempty"`           // in Report.TaskGroups only
 	ReportedModel string   `json:"reported_model,omitempty"` // the model every run reported, when they agree
 	Runs          int      `json:"runs"`                     // started
 	Skipped       int      `json:"skipped,omitempty"`
@@ -94,26 +120,27 @@ type Group struct {
 	CostP50USD    *float64 `json:"cost_p50_usd,omitempty"`
 	CostTotalUSD  *float64 `json:"cost_total_usd,omitempty"`
 	CostEstimated bool     `json:"cost_estimated,omitempty"` // some of the costs are estimates
+
+	// Wilson 95 % intervals of the rates (0 and 1 when there is no run).
+	SuccessCILow  float64  `json:"success_ci_low"`
+	SuccessCIHigh float64  `json:"success_ci_high"`
+	PassCILow     *float64 `json:"pass_ci_low,omitempty"`
+	PassCIHigh    *float64 `json:"pass_ci_high,omitempty"`
+	// Bootstrap 95 % intervals of the medians (Report.Seed). Tokens are
+	// input + output per run.
+	WallP50CILowMS   int64    `json:"wall_p50_ci_low_ms"`
+	WallP50CIHighMS  int64    `json:"wall_p50_ci_high_ms"`
+	TokensP50        int64    `json:"tokens_p50"`
+	TokensP50CILow   int64    `json:"tokens_p50_ci_low"`
+	TokensP50CIHigh  int64    `json:"tokens_p50_ci_high"`
+	CostP50CILowUSD  *float64 `json:"cost_p50_ci_low_usd,omitempty"`
+	CostP50CIHighUSD *float64 `json:"cost_p50_ci_high_usd,omitempty"`
 }
 
 // Groups aggregates runs by agent and model, in order of first
-// appearance.
+// appearance, with their intervals (bootstrap seeded by DefaultSeed).
 func Groups(runs []RunReport) []Group {
-	type key struct{ agent, model string }
-	var order []key
-	by := map[key][]RunReport{}
-	for _, r := range runs {
-		k := key{r.Agent, r.Model}
-		if _, ok := by[k]; !ok {
-			order = append(order, k)
-		}
-		by[k] = append(by[k], r)
-	}
-	out := make([]Group, 0, len(order))
-	for _, k := range order {
-		out = append(out, aggregate(k.agent, k.model, by[k]))
-	}
-	return out
+	return summarize(runs, DefaultSeed, false)
 }
 
 func aggregate(agent, model string, runs []RunReport) Group {

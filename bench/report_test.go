@@ -109,8 +109,10 @@ func TestGroups(t *testing.T) {
 
 func sampleReport() *bench.Report {
 	runs := sampleRuns()
-	return &bench.Report{Started: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), WallMS: 310000, Parallel: 2,
-		Cancelled: true, Groups: bench.Groups(runs), Runs: runs}
+	r := &bench.Report{Started: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), WallMS: 310000, Parallel: 2,
+		Cancelled: true, Runs: runs}
+	bench.Summarize(r)
+	return r
 }
 
 func TestFormatsGolden(t *testing.T) {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -101,6 +103,7 @@ func runGrammar(grammar func(*cli, []string) any, args []string, stdin io.Reader
 		kong.Vars{"version": "harness " + version},
 		kong.UsageOnError(),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+		kong.Help(listBranchCommands),
 		kong.Bind(e),
 	)
 	if err != nil {
@@ -170,4 +173,37 @@ func report(err error, stderr io.Writer) int {
 func oneLine(s string) string {
 	s = strings.TrimSpace(termSafe(s))
 	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
+}
+
+// listBranchCommands is kong's help with one addition: kong lists only the
+// leaves of the command tree, so a command that runs by itself and also has
+// sub-commands (bench, with compare, merge and k8s-job) would be missing
+// from the top-level list. It gets its own line before its sub-commands.
+func listBranchCommands(options kong.HelpOptions, ctx *kong.Context) error {
+	var buf bytes.Buffer
+	out := ctx.Stdout
+	ctx.Stdout = &buf
+	err := kong.DefaultHelpPrinter(options, ctx)
+	ctx.Stdout = out
+	text := buf.String()
+	if ctx.Selected() == nil {
+		for _, n := range ctx.Model.Children {
+			// A branch with flags of its own runs by itself (models,
+			// config and sessions have none: they only group).
+			if len(n.Children) == 0 || len(n.Flags) == 0 || n.Hidden {
+				continue
+			}
+			first := "\n  " + n.Name + " " + n.Children[0].Name + " "
+			i := strings.Index(text, first)
+			if i < 0 {
+				continue
+			}
+			rest := text[i+len(first):]
+			column := len(first) - 1 + len(rest) - len(strings.TrimLeft(rest, " "))
+			line := "\n  " + n.Name + strings.Repeat(" ", column-len(n.Name)-2) + n.Help
+			text = text[:i] + line + text[i:]
+		}
+	}
+	_, werr := io.WriteString(out, text)
+	return cmp.Or(err, werr)
 }

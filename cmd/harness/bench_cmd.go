@@ -26,9 +26,10 @@ import (
 // 'harness run'; every run is supervised the same way and, unless
 // --no-log, gets its own session log.
 //
-// Exit status: 0 when every run succeeded and passed its check, 1 when
-// some did not (the report says which), 130 when cancelled (the partial
-// report is still written), 2 for bad input.
+// Exit status: 0 when every run succeeded and passed its check (or
+// --exit-zero), 1 when some did not (the report says which), 130 when
+// cancelled (the partial report is still written), 2 for bad input.
+// Sub-commands (compare, merge, k8s-job) are in bench_*_cmd.go.
 type benchCmd struct {
 	Agents       []string       `help:"Agents to compare, comma-separated (claude,codex,cursor,opencode,gemini or aliases)." sep:","`
 	Models       []string       `help:"Models to run every agent with, comma-separated (default: each agent's own)." sep:","`
@@ -58,10 +59,27 @@ type benchCmd struct {
 	Env          []string       `help:"Extra environment for the agents, KEY=VALUE (repeatable; the value may hold commas). Values are redacted from session logs." placeholder:"K=V" sep:"none"`
 	NoLog        bool           `help:"Do not write session logs."`
 	Mock         string         `help:"Run every agent against the built-in scripted model with this scenario (see 'harness run --mock')."`
+
+	benchScaleFlags `embed:""`
+
+	Compare benchCompareCmd `cmd:"" help:"Compare two bench reports (or results directories): the regression gate. Exit 1 when NEW is worse, 2 when not comparable."`
+	Merge   benchMergeCmd   `cmd:"" help:"Merge the shards of a plan (results directories or JSON reports) into one report."`
+	K8sJob  benchK8sJobCmd  `cmd:"" name:"k8s-job" help:"Print a Kubernetes Indexed Job that runs this bench's plan as --shards shards."`
+
+	// subRan is set by a sub-command: kong then calls bench's own Run
+	// too (it runs every Run up the command path), which must do nothing.
+	subRan bool `kong:"-"`
 }
 
 func (c *benchCmd) Run(e *env) error {
+	if c.subRan {
+		return nil
+	}
 	plan, err := c.plan(e)
+	if err != nil {
+		return err
+	}
+	shard, err := c.shard()
 	if err != nil {
 		return err
 	}
@@ -123,14 +141,19 @@ func (c *benchCmd) Run(e *env) error {
 	rep, err := bench.Run(context.Background(), plan, bench.Options{
 		Parallel: c.parallel(s), Keep: c.Keep, CheckTimeout: c.CheckTimeout,
 		Setup: setup, Progress: prog.update, EstimateCost: s.estimate, Interrupt: intr,
+		Shard: shard, Results: c.Results, Seed: c.Seed,
 	})
 	stopSignals()
 	prog.stop()
 	if err != nil {
 		return withStatus(exitUsage, err)
 	}
+	c.store(e, rep)
 	if err := writeReport(out, rep, c.Report); err != nil {
 		return withStatus(exitAgentFailed, fmt.Errorf("bench: writing the report: %w", err))
+	}
+	if c.ExitZero && !rep.Cancelled {
+		return nil
 	}
 	return benchStatus(rep)
 }
@@ -508,10 +531,15 @@ func (v *progressView) draw() {
 	if v.drawn > 0 {
 		fmt.Fprintf(&b, "\x1b[%dA", v.drawn)
 	}
+	drawn := 0
 	for _, r := range v.runs {
+		if r.p.State == "" {
+			continue // not in this shard
+		}
 		b.WriteString("\r\x1b[2K" + progressLine(r) + "\n")
+		drawn++
 	}
-	v.drawn = len(v.runs)
+	v.drawn = drawn
 	io.WriteString(v.w, b.String())
 }
 

@@ -1,0 +1,136 @@
+package bench
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math/bits"
+	"strconv"
+	"strings"
+
+	"github.com/agentharness/harness"
+)
+
+// Shard is part I (from 0) of N of a plan.
+type Shard struct {
+	Index int `json:"index"`
+	Count int `json:"count"`
+}
+
+// String is the flag form, I/N.
+func (s Shard) String() string { return fmt.Sprintf("%d/%d", s.Index, s.Count) }
+
+// ParseShard parses I/N (0 <= I < N).
+func ParseShard(s string) (Shard, error) {
+	i, n, ok := strings.Cut(strings.TrimSpace(s), "/")
+	idx, err1 := strconv.Atoi(i)
+	count, err2 := strconv.Atoi(n)
+	if !ok || err1 != nil || err2 != nil {
+		return Shard{}, fmt.Errorf("bench: shard %q: want I/N, e.g. 0/3", s)
+	}
+	if count < 1 || idx < 0 || idx >= count {
+		return Shard{}, fmt.Errorf("bench: shard %q: want 0 <= I < N (shards are numbered from 0)", s)
+	}
+	return Shard{Index: idx, Count: count}, nil
+}
+
+// Of returns the specs of this shard: a contiguous block of the plan's
+// stable order, so that the runs of every agent on one task and repeat
+// stay together on one machine. Every process that expands the same plan
+// agrees on the partition; the blocks of the N shards cover the plan
+// once. The zero Shard is the whole plan.
+func (s Shard) Of(specs []Spec) []Spec {
+	if s.Count <= 1 {
+		return specs
+	}
+	return specs[s.bound(s.Index, len(specs)):s.bound(s.Index+1, len(specs))]
+}
+
+// bound is i·n/Count without overflow, for 0 <= i <= Count.
+func (s Shard) bound(i, n int) int {
+	hi, lo := bits.Mul64(uint64(i), uint64(n))
+	q, _ := bits.Div64(hi, lo, uint64(s.Count)) // hi < Count as i·n/Count <= n
+	return int(q)
+}
+
+// valid reports whether s is the whole plan (zero) or a shard of it.
+func (s Shard) valid() bool {
+	return s == Shard{} || s.Count >= 1 && s.Index >= 0 && s.Index < s.Count
+}
+
+// RunKey identifies a run of a plan across shards and machines.
+type RunKey struct {
+	Index  int    `json:"index"`
+	Task   string `json:"task,omitempty"`
+	Agent  string `json:"agent"`
+	Model  string `json:"model,omitempty"`
+	Repeat int    `json:"repeat"`
+}
+
+func (k RunKey) String() string {
+	if k.Agent == "" { // only its index is known
+		return fmt.Sprintf("#%d", k.Index+1)
+	}
+	s := fmt.Sprintf("#%d %s", k.Index+1, k.Agent)
+	if k.Model != "" {
+		s += " " + k.Model
+	}
+	if k.Task != "" {
+		s += " [" + k.Task + "]"
+	}
+	return s + fmt.Sprintf(" repeat %d", k.Repeat)
+}
+
+// Key is the run's key.
+func (r RunReport) Key() RunKey {
+	return RunKey{Index: r.Index, Task: r.Task, Agent: r.Agent, Model: r.Model, Repeat: r.Repeat}
+}
+
+// Key is the spec's key.
+func (s Spec) Key() RunKey {
+	return RunKey{Index: s.Index, Task: s.Task.Name, Agent: s.Agent, Model: s.Model, Repeat: s.Repeat}
+}
+
+// ID returns the plan's id: a hash of what defines it, the expanded runs
+// in their order, each with its task's name, prompt and check (the plan's
+// check for tasks without one), agent (aliases resolved), model and
+// repeat. The starting trees' paths and contents are not part of it (the
+// same plan runs from different checkouts), nor are budgets, binaries or
+// parallelism. An unknown agent keeps its name as given.
+func (p Plan) ID() string {
+	q := p
+	q.Agents = make([]string, len(p.Agents))
+	for i, a := range p.Agents {
+		q.Agents[i] = a
+		if ad, err := harness.Adapter(a); err == nil {
+			q.Agents[i] = ad.Name()
+		}
+	}
+	q.Tasks = make([]Task, len(p.Tasks))
+	for i, t := range p.Tasks {
+		if t.Check == "" {
+			t.Check = p.Check
+		}
+		q.Tasks[i] = t
+	}
+	return specsID(q.Specs())
+}
+
+// specsID hashes the expanded plan (see Plan.ID).
+func specsID(specs []Spec) string {
+	type row struct {
+		Task, Prompt, Check, Agent, Model string
+		Repeat                            int
+	}
+	rows := make([]row, len(specs))
+	for i, s := range specs {
+		rows[i] = row{s.Task.Name, s.Task.Prompt, s.Task.Check, s.Agent, s.Model, s.Repeat}
+	}
+	data, _ := json.Marshal(struct {
+		V    int
+		Runs []row
+	}{1, rows})
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:16])
+}

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/agentharness/harness/bench"
+)
+
+// benchCompareCmd is the regression gate: NEW against BASE, per agent ×
+// model and per task, with intervals. It uses bench's --report (table,
+// markdown or json) and -o.
+//
+// Exit status: 0 when NEW is not shown worse, 1 when it is (pass or
+// success rate lower with the interval below zero, or median cost or
+// wall time grown beyond the limit with the interval above zero), 2 when
+// the two were not run on comparable plans or cannot be read.
+type benchCompareCmd struct {
+	Base          string `arg:"" help:"The base: a JSON report, a results directory or a stored report id."`
+	New           string `arg:"" help:"The new one, likewise."`
+	MaxCostGrowth string `help:"Growth of the median cost that fails the gate, e.g. 20% or 0.2." default:"20%"`
+	MaxTimeGrowth string `help:"Growth of the median wall time that fails the gate." default:"20%"`
+}
+
+func (c *benchCompareCmd) Run(e *env, parent *benchCmd) error {
+	parent.subRan = true
+	cost, err := growthFlag("--max-cost-growth", c.MaxCostGrowth)
+	if err != nil {
+		return err
+	}
+	wall, err := growthFlag("--max-time-growth", c.MaxTimeGrowth)
+	if err != nil {
+		return err
+	}
+	if parent.Report == "csv" {
+		return usageErrorf("bench: compare: --report csv: want table, markdown or json")
+	}
+	base, err := loadReport(c.Base)
+	if err != nil {
+		return withStatus(exitUsage, err)
+	}
+	next, err := loadReport(c.New)
+	if err != nil {
+		return withStatus(exitUsage, err)
+	}
+	d, err := bench.Diff(base, next, bench.DiffOptions{MaxCostGrowth: cost, MaxTimeGrowth: wall, Seed: parent.Seed})
+	if err != nil { // bench.ErrNotComparable, the one error Diff has
+		return withStatus(exitUsage, err)
+	}
+	out, closeOut, err := parent.reportWriter(e)
+	if err != nil {
+		return err
+	}
+	defer closeOut()
+	var b strings.Builder
+	if err := d.Write(&b, parent.Report); err != nil {
+		return withStatus(exitUsage, err)
+	}
+	text := b.String()
+	if parent.Report != "json" {
+		text = termSafe(text)
+	}
+	if _, err := fmt.Fprint(out, text); err != nil {
+		return withStatus(exitAgentFailed, fmt.Errorf("bench: compare: writing: %w", err))
+	}
+	if d.Regressed {
+		var worse []string
+		for _, r := range d.Rows {
+			name := strings.TrimSpace(r.Agent + " " + r.Model)
+			if r.Task != "" {
+				name += " [" + r.Task + "]"
+			}
+			if r.Verdict == "worse" {
+				worse = append(worse, name)
+			}
+		}
+		return withStatus(exitAgentFailed, fmt.Errorf("bench: compare: NEW is worse (%s); the table says where", strings.Join(worse, ", ")))
+	}
+	return nil
+}
+
+// growthFlag parses 20% or 0.2.
+func growthFlag(name, v string) (float64, error) {
+	s := strings.TrimSpace(v)
+	div := 1.0
+	if t, ok := strings.CutSuffix(s, "%"); ok {
+		s, div = t, 100
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f < 0 {
+		return 0, usageErrorf("bench: compare: %s %q: want a growth like 20%% or 0.2", name, v)
+	}
+	return f / div, nil
+}

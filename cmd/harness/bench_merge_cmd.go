@@ -1,0 +1,42 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/agentharness/harness/bench"
+)
+
+// benchMergeCmd combines the shards of one plan into one report, in
+// every format, with bench's --report, -o and --no-store.
+//
+// Exit status: 0 when the plan is complete and every run succeeded and
+// passed, 1 when runs are missing or failed, 2 for bad input (no input,
+// not a results directory or report, a corrupt row, mixed plans).
+type benchMergeCmd struct {
+	Inputs []string `arg:"" help:"Results directories (--results) or JSON reports of the shards." type:"path"`
+}
+
+func (m *benchMergeCmd) Run(e *env, parent *benchCmd) error {
+	parent.subRan = true
+	rep, err := bench.Merge(m.Inputs)
+	if err != nil {
+		return withStatus(exitUsage, err)
+	}
+	out, closeOut, err := parent.reportWriter(e)
+	if err != nil {
+		return err
+	}
+	defer closeOut()
+	parent.store(e, rep)
+	if err := writeReport(out, rep, parent.Report); err != nil {
+		return withStatus(exitAgentFailed, fmt.Errorf("bench: writing the report: %w", err))
+	}
+	if len(rep.Missing) > 0 || len(rep.Duplicates) > 0 {
+		return withStatus(exitAgentFailed, fmt.Errorf("bench: merge: plan %s: %d of %d runs missing, %d duplicate (the report lists them)",
+			rep.PlanID, len(rep.Missing), rep.Planned, len(rep.Duplicates)))
+	}
+	if parent.ExitZero {
+		return nil
+	}
+	return benchStatus(rep)
+}

@@ -1,0 +1,364 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/alecthomas/kong"
+	"github.com/stretchr/testify/require"
+	batchv1 "k8s.io/api/batch/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/agentharness/harness/bench"
+	"github.com/agentharness/harness/internal/fakeagent"
+)
+
+func init() {
+	// harness-main is harness itself, in another process: the shards of a
+	// plan run as separate processes, and a bench can be killed.
+	fakeagent.Register("harness-main", func(args []string) int {
+		return run(args, os.Stdin, os.Stdout, os.Stderr)
+	})
+	fakeagent.Register("bench-cli-counted", benchCLICounted)
+}
+
+// bench-cli-counted: appends a line to $BENCH_COUNT_FILE, then acts as
+// bench-cli-writer; the start numbered $BENCH_HANG_AT instead hangs until
+// its parent is gone (so a killed bench leaves nothing behind).
+func benchCLICounted(args []string) int {
+	f, err := os.OpenFile(os.Getenv("BENCH_COUNT_FILE"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return 3
+	}
+	f.WriteString("start\n")
+	f.Close()
+	data, _ := os.ReadFile(os.Getenv("BENCH_COUNT_FILE"))
+	if n := strings.Count(string(data), "\n"); strconv.Itoa(n) == os.Getenv("BENCH_HANG_AT") {
+		benchLine(`{"type":"system","subtype":"init","session_id":"s1","pid":` + strconv.Itoa(os.Getpid()) + `}`)
+		parent := os.Getppid()
+		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline) && os.Getppid() == parent; {
+			time.Sleep(20 * time.Millisecond)
+		}
+		return 1
+	}
+	return benchCLIWriter(args)
+}
+
+// harnessProc starts harness with args in another process.
+func harnessProc(t *testing.T, env []string, args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
+	t.Helper()
+	argv, fenv := fakeagent.Command("harness-main", args...)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(fenv, env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	require.NoError(t, cmd.Start())
+	return cmd, &out, &errb
+}
+
+func runKeys(runs []bench.RunReport) []bench.RunKey {
+	var out []bench.RunKey
+	for _, r := range runs {
+		out = append(out, r.Key())
+	}
+	return out
+}
+
+func decodeReport(t *testing.T, s string) bench.Report {
+	t.Helper()
+	var rep bench.Report
+	require.NoError(t, json.Unmarshal([]byte(s), &rep), "%s", s)
+	return rep
+}
+
+func TestBenchShardsInThreeProcessesMerge(t *testing.T) {
+	home := isolate(t)
+	src := benchSource(t)
+	plan := benchArgs(t, "bench-cli-writer", "--agents", "claude", "--models", "m1,m2", "-p", "write out.txt", "--workdir", src,
+		"--repeat", "3", "--check", "test -f out.txt", "--report", "json", "--parallel", "1")
+	whole := invoke(t, "", plan...)
+	require.Equal(t, 0, whole.code, whole.stderr)
+	wrep := decodeReport(t, whole.stdout)
+	require.Len(t, wrep.Runs, 6)
+	require.Len(t, wrep.PlanID, 32)
+
+	results := filepath.Join(home, "results")
+	var wg sync.WaitGroup
+	for i := range 3 {
+		cmd, out, errb := harnessProc(t, nil, append(plan, "--shard", strconv.Itoa(i)+"/3", "--results", results)...)
+		wg.Go(func() {
+			require.NoError(t, cmd.Wait(), "shard %d: %s", i, errb)
+			rep := decodeReport(t, out.String())
+			require.Equal(t, &bench.Shard{Index: i, Count: 3}, rep.Shard)
+			require.Len(t, rep.Runs, 2)
+			require.Equal(t, wrep.PlanID, rep.PlanID)
+		})
+	}
+	wg.Wait()
+	logs, _ := filepath.Glob(filepath.Join(results, "logs", "*.ndjson"))
+	require.Len(t, logs, 6, "each row has its session log copied")
+
+	m := invoke(t, "", "bench", "merge", "--report", "json", results)
+	require.Equal(t, 0, m.code, m.stderr)
+	mrep := decodeReport(t, m.stdout)
+	require.Equal(t, runKeys(wrep.Runs), runKeys(mrep.Runs), "same rows, none missing, no duplicate")
+	require.Empty(t, mrep.Missing)
+	require.Empty(t, mrep.Duplicates)
+	require.Equal(t, wrep.PlanID, mrep.PlanID)
+	for _, r := range mrep.Runs {
+		require.Equal(t, "success", r.Status)
+		require.True(t, r.Check.Passed)
+	}
+
+	// Every report was stored, the shards' too (same XDG_DATA_HOME).
+	stored, err := bench.ListReports()
+	require.NoError(t, err)
+	require.Len(t, stored, 5, "whole, 3 shards, merge")
+	got, err := bench.LoadReport(mrep.ID)
+	require.NoError(t, err)
+	require.Equal(t, runKeys(mrep.Runs), runKeys(got.Runs))
+
+	md := invoke(t, "", "bench", "merge", "--report", "markdown", results)
+	require.Equal(t, 0, md.code, md.stderr)
+	require.Contains(t, md.stdout, "### Paired comparisons")
+}
+
+func TestBenchKilledResumes(t *testing.T) {
+	home := isolate(t)
+	src := benchSource(t)
+	count := filepath.Join(home, "count")
+	results := filepath.Join(home, "results")
+	args := benchArgs(t, "bench-cli-counted", "--agents", "claude", "--models", "m1,m2", "-p", "write out.txt", "--workdir", src,
+		"--repeat", "2", "--parallel", "1", "--report", "json", "--results", results,
+		"--env", "BENCH_COUNT_FILE="+count, "--no-progress")
+
+	// The second run hangs: kill the bench (SIGKILL, no chance to clean
+	// up) once the first run's row is there.
+	cmd, _, errb := harnessProc(t, nil, append(args, "--env", "BENCH_HANG_AT=2")...)
+	require.Eventually(t, func() bool {
+		data, _ := os.ReadFile(count)
+		_, err := os.Stat(filepath.Join(results, "runs", "000000.json"))
+		return err == nil && strings.Count(string(data), "\n") == 2
+	}, 30*time.Second, 10*time.Millisecond, "stderr: %s", errb)
+	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+	_ = cmd.Wait()
+	rows, _ := filepath.Glob(filepath.Join(results, "runs", "*.json"))
+	require.Len(t, rows, 1)
+
+	r := invoke(t, "", args...)
+	require.Equal(t, 0, r.code, r.stderr)
+	rep := decodeReport(t, r.stdout)
+	require.Len(t, rep.Runs, 4)
+	require.True(t, rep.Runs[0].Resumed)
+	for _, run := range rep.Runs[1:] {
+		require.False(t, run.Resumed)
+		require.Equal(t, "success", run.Status)
+	}
+	data, _ := os.ReadFile(count)
+	require.Equal(t, 2+3, strings.Count(string(data), "\n"), "only the three missing runs ran again")
+}
+
+func TestBenchScaleBadInput(t *testing.T) {
+	home := isolate(t)
+	src := benchSource(t)
+	results := filepath.Join(home, "results")
+	plan := benchArgs(t, "bench-cli-writer", "--agents", "claude", "-p", "write out.txt", "--workdir", src, "--report", "json")
+	r := invoke(t, "", append(plan, "--results", results)...)
+	require.Equal(t, 0, r.code, r.stderr)
+	row := filepath.Join(results, "runs", "000000.json")
+	good, err := os.ReadFile(row)
+	require.NoError(t, err)
+	empty := filepath.Join(home, "empty")
+	require.NoError(t, os.Mkdir(empty, 0o755))
+	corrupt := filepath.Join(home, "corrupt")
+	require.NoError(t, os.MkdirAll(filepath.Join(corrupt, "runs"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(corrupt, "plan.json"), []byte("{\"plan_id\": 3"), 0o644))
+	junk := filepath.Join(home, "junk.json")
+	require.NoError(t, os.WriteFile(junk, []byte("not json"), 0o644))
+
+	for name, args := range map[string][]string{
+		"shard-3-of-3":        append(plan, "--shard", "3/3"),
+		"shard-x":             append(plan, "--shard", "x"),
+		"merge-empty-dir":     {"bench", "merge", empty},
+		"merge-nothing":       {"bench", "merge"},
+		"merge-corrupt-plan":  {"bench", "merge", corrupt},
+		"merge-junk-report":   {"bench", "merge", junk},
+		"compare-junk":        {"bench", "compare", junk, junk},
+		"compare-bad-growth":  {"bench", "compare", "--max-cost-growth", "lots", results, results},
+		"k8s-env-inline":      {"bench", "--agents", "claude", "-p", "x", "--env", "ANTHROPIC_API_KEY=sk-secret", "k8s-job", "--shards", "2", "--image", "i"},
+		"k8s-no-shards":       {"bench", "--agents", "claude", "-p", "x", "k8s-job", "--shards", "0", "--image", "i"},
+		"k8s-bad-secret-name": {"bench", "--agents", "claude", "-p", "x", "k8s-job", "--shards", "2", "--image", "i", "--env-from-secret", "Bad_Name"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := invoke(t, "", args...)
+			require.Equal(t, exitUsage, r.code, "stdout: %s stderr: %s", r.stdout, r.stderr)
+			lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+			require.True(t, strings.HasPrefix(lines[0], "harness: "), r.stderr)
+			require.Len(t, lines, 1, r.stderr)
+			require.NotContains(t, r.stdout, "sk-secret")
+		})
+	}
+
+	// A corrupt row: the bench refuses to resume, the merge too; every
+	// file stays as it was.
+	require.NoError(t, os.WriteFile(row, good[:len(good)/2], 0o600))
+	for _, args := range [][]string{append(plan, "--results", results), {"bench", "merge", results}} {
+		r := invoke(t, "", args...)
+		require.Equal(t, exitUsage, r.code, r.stderr)
+		require.Contains(t, r.stderr, "000000.json: not a run record")
+		require.Equal(t, 1, strings.Count(strings.TrimSpace(r.stderr), "\n")+1, r.stderr)
+		now, err := os.ReadFile(row)
+		require.NoError(t, err)
+		require.Equal(t, good[:len(good)/2], now, "nothing already written is lost")
+	}
+}
+
+func TestBenchCompareCLI(t *testing.T) {
+	home := isolate(t)
+	src := benchSource(t)
+	report := func(name string, extra ...string) string {
+		t.Helper()
+		out := filepath.Join(home, name+".json")
+		args := benchArgs(t, "bench-cli-writer", append([]string{"--agents", "claude", "-p", "write out.txt", "--workdir", src,
+			"--repeat", "8", "--report", "json", "-o", out}, extra...)...)
+		r := invoke(t, "", args...)
+		require.Contains(t, []int{0, 1}, r.code, r.stderr)
+		return out
+	}
+	pass := report("pass", "--check", "true")
+	fail := report("fail", "--check", "false")
+	other := report("other", "--check", "true", "--models", "m1")
+
+	r := invoke(t, "", "bench", "compare", pass, pass)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, "no difference shown")
+
+	r = invoke(t, "", "bench", "compare", pass, fail)
+	require.Equal(t, exitAgentFailed, r.code, r.stdout)
+	require.Contains(t, r.stdout, "worse: pass rate 100% → 0%")
+	require.Contains(t, r.stderr, "NEW is worse")
+
+	// Between different benches the fakes' wall times differ by noise:
+	// the time limit is lifted where the verdict must not depend on it.
+	r = invoke(t, "", "bench", "compare", "--report", "json", "--max-time-growth", "10000%", fail, pass)
+	require.Equal(t, 0, r.code, r.stderr)
+	var d bench.DiffReport
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &d))
+	require.Equal(t, "better", d.Rows[0].Verdict)
+
+	r = invoke(t, "", "bench", "compare", pass, other)
+	require.Equal(t, exitUsage, r.code, r.stdout)
+	require.Contains(t, r.stderr, "not comparable")
+
+	// Stored reports are found by id.
+	stored, err := bench.ListReports()
+	require.NoError(t, err)
+	require.Len(t, stored, 3)
+	r = invoke(t, "", "bench", "compare", "--max-time-growth", "10000%", stored[0].ID, other)
+	require.Equal(t, 0, r.code, r.stderr)
+}
+
+func TestBenchK8sJob(t *testing.T) {
+	home := isolate(t)
+	suite := filepath.Join(home, "suite", "hello")
+	require.NoError(t, os.MkdirAll(suite, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(suite, "prompt.md"), []byte("say hello\n"), 0o644))
+	planFlags := []string{"--agents", "claude,codex", "--models", "sonnet", "--tasks", "suite", "--repeat", "3",
+		"--check", "test -f out.txt", "--timeout", "20m", "--parallel", "2"}
+	r := invoke(t, "", append(append([]string{"bench"}, planFlags...), "k8s-job", "--shards", "4", "--image", "ghcr.io/x/harness:1",
+		"--parallelism", "2", "--results-claim", "bench-results", "--env-from-secret", "agent-keys", "--env-from-secret", "more-keys")...)
+	require.Equal(t, 0, r.code, r.stderr)
+
+	var job batchv1.Job
+	require.NoError(t, yaml.UnmarshalStrict([]byte(r.stdout), &job), "decodes strictly: no unknown field\n%s", r.stdout)
+	require.Equal(t, "batch/v1", job.APIVersion)
+	require.Equal(t, "Job", job.Kind)
+	require.Equal(t, batchv1.IndexedCompletion, *job.Spec.CompletionMode)
+	require.Equal(t, int32(4), *job.Spec.Completions)
+	require.Equal(t, int32(2), *job.Spec.Parallelism)
+	pod := job.Spec.Template.Spec
+	require.Len(t, pod.Containers, 1)
+	c := pod.Containers[0]
+	require.Equal(t, "ghcr.io/x/harness:1", c.Image)
+	require.Equal(t, []string{"harness"}, c.Command)
+	require.Len(t, c.EnvFrom, 2)
+	require.Equal(t, "agent-keys", c.EnvFrom[0].SecretRef.Name)
+	require.Equal(t, "more-keys", c.EnvFrom[1].SecretRef.Name)
+	for _, ev := range c.Env {
+		require.Empty(t, ev.Value, "no value inline: %s", ev.Name)
+	}
+	require.Equal(t, "bench-results", pod.Volumes[0].PersistentVolumeClaim.ClaimName)
+	require.Equal(t, bench.ResultsMount, c.VolumeMounts[0].MountPath)
+
+	// The pods' arguments give the same plan (and shard I of 4).
+	want := bench.Plan{}
+	{
+		var cl cli
+		p, err := kong.New(&cl, kong.Exit(func(int) { t.Fatal("exit") }))
+		require.NoError(t, err)
+		_, err = p.Parse(append([]string{"bench"}, planFlags...))
+		require.NoError(t, err)
+		want, err = cl.Bench.plan(&env{Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}, Getenv: os.Getenv})
+		require.NoError(t, err)
+	}
+	require.Equal(t, want.ID()[:12], job.Labels["harness.dev/plan"])
+	args := strings.ReplaceAll(strings.Join(c.Args, "\x00"), "$(JOB_COMPLETION_INDEX)", "1")
+	var cl cli
+	p, err := kong.New(&cl, kong.Exit(func(int) { t.Fatal("exit") }))
+	require.NoError(t, err)
+	_, err = p.Parse(strings.Split(args, "\x00"))
+	require.NoError(t, err, "%q", c.Args)
+	got, err := cl.Bench.plan(&env{Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}, Getenv: os.Getenv})
+	require.NoError(t, err)
+	require.Equal(t, want.ID(), got.ID())
+	require.Equal(t, "suite", cl.Bench.Tasks[len(cl.Bench.Tasks)-len("suite"):], "the suite's path")
+	sh, err := cl.Bench.shard()
+	require.NoError(t, err)
+	require.Equal(t, bench.Shard{Index: 1, Count: 4}, sh)
+	require.Equal(t, bench.ResultsMount, cl.Bench.Results)
+	require.True(t, cl.Bench.ExitZero)
+	require.Equal(t, "20m0s", cl.Bench.Timeout.String())
+	require.Contains(t, c.Args, "suite", "a path under the current directory travels relative")
+
+	// Without a claim, the results are on an emptyDir.
+	r = invoke(t, "", append(append([]string{"bench"}, planFlags...), "k8s-job", "--shards", "2", "--image", "i")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	job = batchv1.Job{}
+	require.NoError(t, yaml.UnmarshalStrict([]byte(r.stdout), &job))
+	require.NotNil(t, job.Spec.Template.Spec.Volumes[0].EmptyDir)
+	require.Equal(t, int32(2), *job.Spec.Parallelism)
+}
+
+// TestBenchSubcommandsThroughOneCommandGrammar: bench's sub-commands
+// parse, fail and help the same through grammar()'s one-command parser
+// as through the whole command tree.
+func TestBenchSubcommandsThroughOneCommandGrammar(t *testing.T) {
+	isolate(t)
+	whole := func(c *cli, _ []string) any { return c }
+	for _, args := range [][]string{
+		{"bench", "compare", "--help"}, {"bench", "merge", "--help"}, {"bench", "k8s-job", "--help"},
+		{"bench", "merge"}, {"bench", "compare", "a"}, {"bench", "k8s-job"}, {"bench", "k8s-job", "--shards", "2"},
+		{"bench", "merge", "/nonexistent"}, {"bench", "nope"},
+	} {
+		var wantOut, wantErr, gotOut, gotErr bytes.Buffer
+		want := runGrammar(whole, args, strings.NewReader(""), &wantOut, &wantErr)
+		got := runGrammar(grammar, args, strings.NewReader(""), &gotOut, &gotErr)
+		require.NotEmpty(t, wantOut.String()+wantErr.String(), "%q says something", args)
+		require.Equal(t, want, got, "%q: status", args)
+		require.Equal(t, wantOut.String(), gotOut.String(), "%q: stdout", args)
+		require.Equal(t, wantErr.String(), gotErr.String(), "%q: stderr", args)
+		if !slices.Contains(args, "--help") {
+			require.Equal(t, exitUsage, got, "%q: %s", args, gotErr.String())
+		}
+	}
+}
