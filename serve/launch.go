@@ -144,6 +144,11 @@ var (
 // launch opens the session log, starts the run and watches it to its end
 // in the background. It returns the run id once the run started.
 func (s *Server) launch(t harness.Task, mock string) (string, error) {
+	// The launcher's settings first: the mock then points the task at
+	// itself over them (its env and model win).
+	if s.cfg.Launcher.Adjust != nil {
+		s.cfg.Launcher.Adjust(&t)
+	}
 	var stopMock func()
 	if mock != "" {
 		m, err := harness.StartMock(mock, "")
@@ -155,9 +160,6 @@ func (s *Server) launch(t harness.Task, mock string) (string, error) {
 			return "", fmt.Errorf("%w: %v", errBadMock, err)
 		}
 		stopMock = func() { m.Close() }
-	}
-	if s.cfg.Launcher.Adjust != nil {
-		s.cfg.Launcher.Adjust(&t)
 	}
 	lr := newLiveRun(nil)
 	s.mu.Lock()

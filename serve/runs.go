@@ -128,7 +128,7 @@ func (sc *scan) add(line []byte) {
 		}
 		sc.byKind[gjson.GetBytes(line, "kind").Str]++
 	case "tool_end":
-		if st := gjson.GetBytes(line, "status").Str; st != "success" {
+		if st := gjson.GetBytes(line, "status").Str; st != event.StatusOK {
 			sc.failed++
 		}
 	case "warning":

@@ -231,7 +231,7 @@ function runView(id) {
         if (e.exit_code !== undefined) bits.push("exit " + e.exit_code);
         if (e.synthetic) bits.push("synthetic");
         row.querySelector(".st").textContent = bits.join(" · ");
-        if (e.output) row.append(el("details", { open: e.status !== "success" }, el("summary", { class: "pill", text: "output" + (e.output_truncated ? " (cut)" : "") }), el("pre", { class: "output", text: e.output })));
+        if (e.output) row.append(el("details", { open: e.status !== "ok" }, el("summary", { class: "pill", text: "output" + (e.output_truncated ? " (cut)" : "") }), el("pre", { class: "output", text: e.output })));
         if (e.diff) row.append(el("details", { open: true }, el("summary", { class: "pill", text: "diff " + (e.paths || []).join(", ") + (e.diff_truncated ? " (cut)" : "") }), diffView(e.diff)));
         else if (e.diff_skipped) row.append(el("div", { class: "pill", text: "no diff: " + e.diff_skipped }));
         break;
