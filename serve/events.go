@@ -54,7 +54,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	bw := bufio.NewWriterSize(w, 32<<10)
 	last := after
 	lastWrite := s.cfg.Now()
-	following := false // caught up with the disk once: from then on, lag counts
+	var caughtUp time.Time // when the reader last had every line on the disk
 	flush := func() error {
 		if bw.Buffered() == 0 {
 			return nil
@@ -67,14 +67,14 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		return rc.Flush()
 	}
 	opts.CaughtUp = func() error {
-		following = true
+		caughtUp = s.cfg.Now()
 		if !ndjson && bw.Buffered() == 0 && s.cfg.Now().Sub(lastWrite) >= keepAlive {
 			bw.WriteString(": keep-alive\n\n")
 		}
 		return flush()
 	}
 	err = logger.Follow(r.Context(), s.cfg.Dir, id, opts, func(seq int64, line []byte) error {
-		if following && lr != nil && lr.headSeq()-seq > s.cfg.MaxLag {
+		if lr != nil && !caughtUp.IsZero() && lr.headSeq()-seq > s.cfg.MaxLag && s.cfg.Now().Sub(caughtUp) > s.cfg.SlowAfter {
 			return errDropped
 		}
 		if ndjson {

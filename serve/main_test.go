@@ -69,6 +69,10 @@ func gated([]string) int {
 		}
 	}
 	claudeToolResult("toolu_1", "total 0\ndrwxr-xr-x 2 u u 40 .\n")
+	n, _ := strconv.Atoi(os.Getenv("SERVE_TEST_LINES"))
+	for i := range n {
+		claudeText("msg_n"+strconv.Itoa(i), "more "+strconv.Itoa(i))
+	}
 	claudeText("msg_2", "The tree is empty. Done.")
 	claudeResult("The tree is empty. Done.")
 	return 0
@@ -98,6 +102,10 @@ type fixture struct {
 }
 
 func newFixture(t *testing.T, fake string, env ...string) *fixture {
+	return newFixtureWith(t, fake, nil, env...)
+}
+
+func newFixtureWith(t *testing.T, fake string, tune func(*serve.Config), env ...string) *fixture {
 	t.Helper()
 	root := t.TempDir()
 	f := &fixture{dir: filepath.Join(root, "sessions"), bench: filepath.Join(root, "bench"), gate: filepath.Join(root, "gate"),
@@ -105,13 +113,17 @@ func newFixture(t *testing.T, fake string, env ...string) *fixture {
 	argv, fenv := fakeagent.Command(fake)
 	fenv = append(fenv, "SERVE_TEST_GATE="+f.gate)
 	fenv = append(fenv, env...)
-	f.srv = serve.New(serve.Config{
+	cfg := serve.Config{
 		Dir: f.dir, Bench: serve.DirStore{Dir: f.bench}, Token: f.token, Open: true,
 		Launcher: serve.Launcher{
 			Budgets: harness.Budgets{Idle: time.Minute, Hard: 2 * time.Minute, Linger: time.Second, KillGrace: time.Second},
 			Adjust:  func(t *harness.Task) { t.Binary, t.BaseEnv = argv[0], fenv },
 		},
-	})
+	}
+	if tune != nil {
+		tune(&cfg)
+	}
+	f.srv = serve.New(cfg)
 	f.http = httptest.NewServer(f.srv)
 	t.Cleanup(func() {
 		os.WriteFile(f.gate, nil, 0o600) // let a gated run end

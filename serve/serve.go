@@ -38,9 +38,13 @@ type Config struct {
 	Open bool
 	// Launcher starts the runs of POST /api/runs.
 	Launcher Launcher
-	// MaxLag is how many events a live subscriber may fall behind the run
-	// before it is dropped with a reconnect event (default 4096).
-	MaxLag int64
+	// MaxLag and SlowAfter define a slow subscriber: one more than MaxLag
+	// events behind a live run (default 4096) when it last caught up with
+	// the log more than SlowAfter ago (default 10 s). It is dropped with a
+	// reconnect event; a burst that a reader soon catches up with is not
+	// slowness.
+	MaxLag    int64
+	SlowAfter time.Duration
 	// WriteTimeout bounds one write to a client (default 30 s): a client
 	// that takes no bytes for that long is disconnected.
 	WriteTimeout time.Duration
@@ -68,6 +72,9 @@ type Server struct {
 func New(cfg Config) *Server {
 	if cfg.MaxLag <= 0 {
 		cfg.MaxLag = 4096
+	}
+	if cfg.SlowAfter <= 0 {
+		cfg.SlowAfter = 10 * time.Second
 	}
 	if cfg.WriteTimeout <= 0 {
 		cfg.WriteTimeout = 30 * time.Second
