@@ -100,7 +100,7 @@ function runList() {
 function runRow(r) {
   const tools = Object.entries(r.tools_by_kind || {}).map(([k, v]) => k + " " + v).join(", ");
   return el("tr", { "data-run": r.run },
-    el("td", { class: "mono" }, el("a", { href: "/runs/" + encodeURIComponent(r.run), text: r.run.slice(0, 14) + "…" })),
+    el("td", { class: "mono" }, el("a", { href: "/runs/" + encodeURIComponent(r.run), text: r.run })),
     el("td", { text: r.agent }), el("td", { class: "mono", text: r.model || "" }),
     el("td", {}, el("span", { class: "status " + r.status, text: r.status + (r.live ? " ●" : "") })),
     el("td", { text: fmt.time(r.start) }), el("td", { class: "num", text: fmt.ms(r.duration_ms) }),
@@ -267,7 +267,11 @@ function runView(id) {
       last = Number(m.lastEventId) || last;
       try { add(JSON.parse(m.data)); } catch (err) { console.error(err); }
     };
-    es.addEventListener("end", () => { es.close(); st.ended = true; document.body.dataset.stream = "ended"; renderCards(); if (debug) showDebug(); });
+    es.addEventListener("end", () => {
+      es.close(); st.ended = true; document.body.dataset.stream = "ended";
+      const c = document.getElementById("cancel"); if (c) c.remove();
+      renderCards(); if (debug) showDebug();
+    });
     es.addEventListener("reconnect", () => { es.close(); connect(); }); // we fell behind: resume from our last id
     es.onerror = () => { if (!st.ended) document.body.dataset.stream = "retrying"; }; // EventSource retries with Last-Event-ID
   }
