@@ -2,6 +2,7 @@ package logger
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -88,8 +89,13 @@ func (t *Tail) Offset() int64 { return t.offset }
 func (t *Tail) Close() error { return t.f.Close() }
 
 // LineSeq returns the seq and type of an event line; seq is -1 when the
-// line has none.
+// line has none. Lines harness wrote start with the envelope in its order
+// (v, type, run, seq), read without a JSON parser; any other line is
+// parsed.
 func LineSeq(line []byte) (seq int64, typ string) {
+	if seq, typ, ok := envelope(line); ok {
+		return seq, typ
+	}
 	res := gjson.GetManyBytes(line, "seq", "type")
 	seq = -1
 	if res[0].Type == gjson.Number {
@@ -196,4 +202,40 @@ func Follow(ctx context.Context, dir, run string, o FollowOptions, fn func(seq i
 		case <-timer.C:
 		}
 	}
+}
+
+// envelope reads {"v":1,"type":"T","run":"R","seq":N, at the start of
+// line; ok is false for anything else.
+func envelope(line []byte) (seq int64, typ string, ok bool) {
+	const head = `{"v":1,"type":"`
+	if !bytes.HasPrefix(line, []byte(head)) {
+		return 0, "", false
+	}
+	rest := line[len(head):]
+	i := bytes.IndexByte(rest, '"')
+	if i < 0 {
+		return 0, "", false
+	}
+	typ, rest = string(rest[:i]), rest[i+1:]
+	if !bytes.HasPrefix(rest, []byte(`,"run":"`)) {
+		return 0, "", false
+	}
+	rest = rest[len(`,"run":"`):]
+	if i = bytes.IndexByte(rest, '"'); i < 0 {
+		return 0, "", false
+	}
+	rest = rest[i+1:]
+	if !bytes.HasPrefix(rest, []byte(`,"seq":`)) {
+		return 0, "", false
+	}
+	rest = rest[len(`,"seq":`):]
+	n := 0
+	for n < len(rest) && n < 19 && rest[n] >= '0' && rest[n] <= '9' {
+		seq = seq*10 + int64(rest[n]-'0')
+		n++
+	}
+	if n == 0 || n == len(rest) || (rest[n] != ',' && rest[n] != '}') {
+		return 0, "", false
+	}
+	return seq, typ, true
 }

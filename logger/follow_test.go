@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tidwall/gjson"
 )
 
 // TestFollowTornWrites: a log appended to in pieces (a line split across
@@ -82,4 +83,24 @@ func TestEventHook(t *testing.T) {
 	require.NoError(t, s.WriteEvent([]byte(`{"seq":1}`)))
 	require.NoError(t, s.Close(Meta{}))
 	require.Equal(t, []string{"{\"seq\":1}\n"}, seen)
+}
+
+// FuzzLineSeq: the envelope fast path agrees with a JSON parser on every
+// line it accepts, and nothing panics.
+func FuzzLineSeq(f *testing.F) {
+	f.Add([]byte(`{"v":1,"type":"result","run":"run_x","seq":42,"ts":1}`))
+	f.Add([]byte(`{"v":1,"type":"x","run":"r","seq":7}`))
+	f.Add([]byte(`{"seq":3,"type":"usage"}`))
+	f.Add([]byte(`{"v":1,"type":"x","run":"r","seq":99999999999999999999}`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		seq, typ, ok := envelope(line)
+		if !ok || !gjson.ValidBytes(line) {
+			LineSeq(line)
+			return
+		}
+		res := gjson.GetManyBytes(line, "seq", "type")
+		if res[0].Int() != seq || res[1].Str != typ {
+			t.Fatalf("%q: fast path %d %q, parser %d %q", line, seq, typ, res[0].Int(), res[1].Str)
+		}
+	})
 }

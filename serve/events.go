@@ -51,7 +51,8 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 
 	rc := http.NewResponseController(w)
-	bw := bufio.NewWriterSize(w, 32<<10)
+	bw := bufio.NewWriterSize(w, 64<<10)
+	var idBuf []byte
 	last := after
 	lastWrite := s.cfg.Now()
 	var caughtUp time.Time // when the reader last had every line on the disk
@@ -82,7 +83,8 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 			bw.WriteByte('\n')
 		} else {
 			if seq >= 0 {
-				fmt.Fprintf(bw, "id: %d\n", seq)
+				idBuf = strconv.AppendInt(append(idBuf[:0], "id: "...), seq, 10)
+				bw.Write(append(idBuf, '\n'))
 			}
 			bw.WriteString("data: ")
 			bw.Write(line)
@@ -91,7 +93,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		if seq >= 0 {
 			last = seq
 		}
-		if bw.Available() < 4<<10 {
+		if bw.Available() < 8<<10 {
 			return flush()
 		}
 		return nil
