@@ -95,6 +95,11 @@ func TestBrowserLiveRun(t *testing.T) {
 	require.Equal(t, 1, eval[int](t, ctx, `document.querySelectorAll("#runs tbody tr").length`))
 	screenshot(t, ctx, filepath.Join(dir, "runs.png"))
 
+	// /runs/latest is the newest run, by its id.
+	do(t, ctx, chromedp.Navigate(f.http.URL+"/runs/latest"))
+	poll(t, ctx, `location.pathname === "/runs/`+run+`" && document.body.dataset.stream === "ended"`)
+	require.Contains(t, text(t, ctx, `#result`), "The tree is empty. Done.")
+
 	writeReport(t, f.bench, "b1")
 	do(t, ctx, chromedp.Navigate(f.http.URL+"/bench/b1"))
 	poll(t, ctx, `document.body.dataset.charts === "ready"`)

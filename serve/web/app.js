@@ -134,6 +134,11 @@ function newRunForm() {
 // ---- run view -----------------------------------------------------------
 
 function runView(id) {
+  if (id === "latest") { // the newest run, named by its id from then on
+    api("/api/runs/latest").then((r) => { history.replaceState(null, "", "/runs/" + encodeURIComponent(r.run) + location.search); route(); })
+      .catch((err) => main.append(el("div", { class: "error", text: err.message })));
+    return;
+  }
   const debug = new URLSearchParams(location.search).has("debug");
   const title = el("h1", {}, "Run ", el("span", { class: "mono", text: id }));
   const cards = el("div", { class: "cards", id: "cards" });
