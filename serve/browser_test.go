@@ -100,6 +100,11 @@ func TestBrowserLiveRun(t *testing.T) {
 	poll(t, ctx, `location.pathname === "/runs/`+run+`" && document.body.dataset.stream === "ended"`)
 	require.Contains(t, text(t, ctx, `#result`), "The tree is empty. Done.")
 
+	// An unknown run says so, and does not retry.
+	do(t, ctx, chromedp.Navigate(f.http.URL+"/runs/run_nope"))
+	poll(t, ctx, `document.body.dataset.stream === "failed"`)
+	require.Contains(t, text(t, ctx, `main`), "no such run")
+
 	writeReport(t, f.bench, "b1")
 	do(t, ctx, chromedp.Navigate(f.http.URL+"/bench/b1"))
 	poll(t, ctx, `document.body.dataset.charts === "ready"`)

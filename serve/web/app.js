@@ -245,9 +245,13 @@ function runView(id) {
         for (const k of ["input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens"]) st.usage[k] = (st.usage[k] || 0) + (e[k] || 0);
         if (e.cost_usd) { st.cost += e.cost_usd; st.costEst = st.costEst || !!e.cost_estimated; }
         break;
-      case "warning":
+      case "warning": {
         st.warnings++;
-        conv.append(el("div", { class: "warning" }, el("b", { text: e.code + ": " }), e.message)); break;
+        conv.append(el("div", { class: "warning" }, el("b", { text: e.code + ": " }), e.message));
+        const row = e.call_id && calls.get(e.call_id); // a stalled tool: say so on its row too
+        if (row) row.append(el("div", { class: "warning", text: e.code + ": " + e.message }));
+        break;
+      }
       case "error":
         conv.append(el("div", { class: "error" }, el("b", { text: e.code + (e.fatal ? " (fatal)" : "") + ": " }), e.message, e.hint ? el("div", { class: "muted", text: e.hint }) : null)); break;
       case "result": {
@@ -278,7 +282,13 @@ function runView(id) {
       renderCards(); if (debug) showDebug();
     });
     es.addEventListener("reconnect", () => { es.close(); connect(); }); // we fell behind: resume from our last id
-    es.onerror = () => { if (!st.ended) document.body.dataset.stream = "retrying"; }; // EventSource retries with Last-Event-ID
+    es.onerror = () => {
+      if (st.ended) return;
+      if (es.readyState === EventSource.CLOSED) { // refused (unknown run, no token): no retry
+        document.body.dataset.stream = "failed";
+        main.prepend(el("div", { class: "error", text: "The event stream of this run could not be opened." }));
+      } else document.body.dataset.stream = "retrying"; // EventSource retries with Last-Event-ID
+    };
   }
   connect();
   cleanup.push(() => es && es.close());
