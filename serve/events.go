@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -31,6 +33,10 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	}
 	id := s.resolve(w, r.PathValue("run"))
 	if id == "" {
+		return
+	}
+	if _, err := os.Stat(filepath.Join(s.cfg.Dir, id+logger.ExtEvents)); err != nil {
+		jsonError(w, http.StatusNotFound, "run "+id+" has no event log")
 		return
 	}
 	ndjson := strings.Contains(r.Header.Get("Accept"), "application/x-ndjson")

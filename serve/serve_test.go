@@ -169,6 +169,7 @@ func TestBadInput(t *testing.T) {
 	f.openGate(t)
 	run := f.start(t)
 	waitStatus(t, f, run)
+	require.NoError(t, os.WriteFile(filepath.Join(f.dir, "run_metaonly.meta.json"), []byte(`{"run":"run_metaonly","agent":"claude"}`), 0o600))
 	for name, tc := range map[string]struct {
 		method, path, body string
 		hdr                map[string]string
@@ -192,6 +193,7 @@ func TestBadInput(t *testing.T) {
 		"unknown-bench":        {"GET", "/api/bench/nope", "", nil, 404, "no such bench report"},
 		"bench-path-traversal": {"GET", "/api/bench/..%2fsessions", "", nil, 404, "no such bench report"},
 		"unknown-endpoint":     {"GET", "/api/nope", "", nil, 404, "no such endpoint"},
+		"no-event-log":         {"GET", "/api/runs/run_metaonly/events", "", nil, 404, "no event log"},
 		"rebinding-host":       {"GET", "/api/runs", "", map[string]string{"Host": "evil.example:80"}, 401, "token"},
 	} {
 		t.Run(name, func(t *testing.T) {
