@@ -77,6 +77,9 @@ func TestBrowserLiveRun(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`.msg.assistant`)))
 	require.Contains(t, text(t, ctx, `#conversation`), "Let me look at the tree first.")
 	require.Equal(t, "running", text(t, ctx, `#status`))
+	// Reasoning is there, folded.
+	require.Equal(t, "The user wants a listing.", eval[string](t, ctx, `document.querySelector("details.reasoning pre").textContent`))
+	require.False(t, eval[bool](t, ctx, `document.querySelector("details.reasoning").open`))
 	require.Zero(t, eval[int](t, ctx, `document.querySelectorAll("#result").length`), "no result while the run works")
 	screenshot(t, ctx, filepath.Join(dir, "run-live.png"))
 

@@ -60,6 +60,7 @@ func claudeResult(text string) {
 // sees the run live for as long as it needs.
 func gated([]string) int {
 	claudeInit()
+	emit(`{"type":"assistant","message":{"id":"msg_0","role":"assistant","content":[{"type":"thinking","thinking":"The user wants a listing.","signature":"x"}]},"session_id":"` + sessionID + `"}`)
 	claudeText("msg_1", "Let me look at the tree first.")
 	claudeTool("toolu_1", "ls -la")
 	gate := os.Getenv("SERVE_TEST_GATE")
