@@ -6,7 +6,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 FUZZTIME ?= 4s
 
-.PHONY: all build test unit fuzz vet lint install agents demo bench bench-smoke bench-tools clean
+.PHONY: all build test unit fuzz vet lint install agents browser demo view-demo bench bench-smoke bench-tools clean
 
 all: build
 
@@ -29,9 +29,15 @@ vet:
 lint: vet
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
+# Debian's Chromium, for the browser tests of 'harness serve' (headless,
+# driven by chromedp). Installed only when missing.
+browser:
+	@command -v chromium >/dev/null || { apt-get update && apt-get install -y chromium; }
+
 # Every test: vet and gofmt, the race-checked unit and end-to-end suites
-# (real agent CLIs against the scripted model), and a short fuzz of every parser.
-test: lint agents
+# (real agent CLIs against the scripted model, the live view in a headless
+# browser), and a short fuzz of every parser.
+test: lint agents browser
 	HARNESS_AGENTS_DIR=$(CURDIR)/.agents $(GO) test -race -count=1 ./...
 	$(MAKE) fuzz
 
@@ -56,6 +62,13 @@ fuzz:
 demo: build agents
 	HARNESS_AGENTS_DIR=$(CURDIR)/.agents ./$(BIN) run --no-log --agent claude --mock tool -f text -p "Create out.txt with the shell, then report." --cwd $$(mktemp -d)
 	HARNESS_AGENTS_DIR=$(CURDIR)/.agents ./$(BIN) run --no-log --agent codex --mock tool -p "Create out.txt with the shell, then report." --cwd $$(mktemp -d)
+
+# The live view of a demo run: a real Claude Code run against the scripted
+# model, logged, then 'harness serve' on http://127.0.0.1:7777 (Ctrl-C ends it).
+view-demo: build agents
+	HARNESS_AGENTS_DIR=$(CURDIR)/.agents ./$(BIN) run --agent claude --mock edit -p "Create out.txt, then report." --cwd $$(mktemp -d) >/dev/null
+	@echo "open http://127.0.0.1:7777/runs/latest"
+	HARNESS_AGENTS_DIR=$(CURDIR)/.agents ./$(BIN) serve
 
 # The figures of BENCHMARKS.md side by side on this machine: harness parse
 # vs jq and cat, added latency, wrap overhead, memory, kill latency,

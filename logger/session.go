@@ -102,6 +102,7 @@ type Session struct {
 	stderrW *bufio.Writer
 	buf     []byte
 	closed  bool
+	onEvent func(line []byte) // see WithEventHook
 }
 
 // ErrClosed is returned by a Session's methods after Close.
@@ -217,6 +218,9 @@ func (s *Session) WriteEvent(line []byte) error {
 	s.buf = append(append(s.buf[:0], line...), '\n')
 	if _, err := s.events.Write(s.buf); err != nil {
 		return fmt.Errorf("logger: write events: %w", err)
+	}
+	if s.onEvent != nil {
+		s.onEvent(s.buf)
 	}
 	return nil
 }

@@ -41,6 +41,7 @@ type cli struct {
 	Schema   schemaCmd   `cmd:"" help:"Print the JSON Schema of one event line."`
 	MCP      mcpCmd      `cmd:"" name:"mcp" help:"Serve harness over MCP (stdio, or streamable HTTP on loopback) so agents can delegate to other agents."`
 	Bench    benchCmd    `cmd:"" help:"Run agents side by side on the same task and compare them."`
+	Serve    serveCmd    `cmd:"" help:"Serve the HTTP API and live web view of runs and bench reports."`
 	Vers     versionCmd  `cmd:"" name:"version" help:"Print the version."`
 }
 

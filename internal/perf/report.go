@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -92,7 +94,7 @@ func writeReport(w io.Writer, m machine, figs []row, benches []goBench, benchErr
 	renderTable(w, []string{"figure", "value", "reference", "ratio", "target", "met?"}, rows)
 	fmt.Fprintln(w, "\n## In-process benchmarks")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "`go test -run '^$' -bench . -benchmem ./event ./linescan ./adapters/... ./process`. Allocs/line uses the")
+	fmt.Fprintln(w, "`go test -run '^$' -bench . -benchmem ./event ./linescan ./adapters/... ./process ./serve`. Allocs/line uses the")
 	fmt.Fprintln(w, "benchmark's own lines/op when it reports one, else (≈) bytes/op over the mean line length of that agent's benchmark stream.")
 	fmt.Fprintln(w)
 	if benchErr != nil {
@@ -108,6 +110,17 @@ func writeReport(w io.Writer, m machine, figs []row, benches []goBench, benchErr
 			fmt.Sprintf("%.0f", b.BPerOp), fmt.Sprintf("%.0f", b.AllocsOp), b.PerLine})
 	}
 	renderTable(w, []string{"package", "benchmark", "ns/op", "MB/s", "B/op", "allocs/op", "allocs/line"}, brows)
+	// Figures a benchmark reports itself (latency percentiles, RSS).
+	first := true
+	for _, b := range benches {
+		if other := otherMetrics(b.Metrics); other != "" {
+			if first {
+				fmt.Fprint(w, "\nTheir own figures:\n\n")
+				first = false
+			}
+			fmt.Fprintf(w, "- %s %s: %s\n", b.Pkg, b.Name, other)
+		}
+	}
 	if len(notes) > 0 {
 		fmt.Fprintln(w, "\n## Notes")
 		fmt.Fprintln(w)
@@ -128,4 +141,21 @@ func writeReport(w io.Writer, m machine, figs []row, benches []goBench, benchErr
 	fmt.Fprintln(w, "to the reader; memory is the peak RSS (wait4 ru_maxrss) of `harness run`, which also covers the fake it reaps,")
 	fmt.Fprintln(w, "so the fake alone is given as the reference; kill latency runs from the moment the idle watchdog is due (last")
 	fmt.Fprintln(w, "output + idle budget, as the reader saw it) until no process of the agent's group is left (zombies count as gone).")
+}
+
+// otherMetrics lists a benchmark's own figures (p99-ms, rss-MB, …),
+// sorted by unit, lines/op left out (it feeds allocs/line).
+func otherMetrics(m map[string]float64) string {
+	units := make([]string, 0, len(m))
+	for u := range m {
+		if u != "lines/op" {
+			units = append(units, u)
+		}
+	}
+	sort.Strings(units)
+	parts := make([]string, 0, len(units))
+	for _, u := range units {
+		parts = append(parts, strconv.FormatFloat(m[u], 'g', 4, 64)+" "+u)
+	}
+	return strings.Join(parts, ", ")
 }

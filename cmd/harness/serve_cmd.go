@@ -1,0 +1,115 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/mcpserver"
+	"github.com/agentharness/harness/serve"
+)
+
+// serveCmd serves the HTTP API and the live web view (docs/serve.md).
+type serveCmd struct {
+	Listen    string `help:"Address to listen on. One that is not loopback needs --token-file." default:"127.0.0.1:7777" placeholder:"HOST:PORT"`
+	TokenFile string `help:"File holding the bearer token that starting and cancelling runs need (and every request, off loopback). Created with a fresh token when missing." type:"path"`
+}
+
+// serveContext is what serve runs under until a signal ends it; tests
+// replace it to stop the server.
+var serveContext = context.Background
+
+func (c *serveCmd) Run(e *env) error {
+	s, err := loadSettings(e, "")
+	if err != nil {
+		return err
+	}
+	token, err := c.token()
+	if err != nil {
+		return err
+	}
+	open := serve.IsLoopback(c.Listen)
+	if !open && token == "" {
+		return usageErrorf("serve: --listen %s is not a loopback address: give --token-file so that only holders of the token can read and start runs", c.Listen)
+	}
+	srv := serve.New(serve.Config{
+		Dir:   s.logDir(e),
+		Bench: serve.DirStore{Dir: serve.BenchDir(e.Getenv)},
+		Token: token,
+		Open:  open,
+		Launcher: serve.Launcher{
+			SearchDirs:   agentDirs(e),
+			BaseEnv:      agentEnviron(),
+			EstimateCost: s.estimate,
+			Budgets:      s.budgets(&runCmd{}),
+			Version:      version,
+			// Settings as 'harness run' applies them (config model,
+			// binary, env, args); the request's budgets stay.
+			Adjust: func(t *harness.Task) {
+				b := t.Budgets
+				*t = runDefaults(e, s, *t)
+				t.Budgets = b
+			},
+		},
+	})
+	ln, err := net.Listen("tcp", c.Listen)
+	if err != nil {
+		return usageErrorf("serve: %v", err)
+	}
+	ctx, stop := signal.NotifyContext(serveContext(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
+	fmt.Fprintf(e.Stderr, "harness serve: http://%s/\n", ln.Addr())
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err = <-errc:
+	case <-ctx.Done():
+	}
+	// Streams end with the base context; the runs this server started are
+	// interrupted and their logs closed before it exits.
+	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	hs.Shutdown(shut)
+	srv.Close()
+	if err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return withStatus(exitAgentFailed, fmt.Errorf("serve: %w", err))
+	}
+	return nil
+}
+
+// token reads --token-file, creating it (0600, a fresh token) when it does
+// not exist; no file is no token.
+func (c *serveCmd) token() (string, error) {
+	if c.TokenFile == "" {
+		return "", nil
+	}
+	b, err := os.ReadFile(c.TokenFile)
+	if errors.Is(err, os.ErrNotExist) {
+		var raw [32]byte
+		rand.Read(raw[:])
+		tok := hex.EncodeToString(raw[:])
+		if err := os.WriteFile(c.TokenFile, []byte(tok+"\n"), 0o600); err != nil {
+			return "", usageErrorf("serve: --token-file: %v", err)
+		}
+		return tok, nil
+	}
+	if err != nil {
+		return "", usageErrorf("serve: --token-file: %v", err)
+	}
+	tok := strings.TrimSpace(string(b))
+	if err := mcpserver.CheckToken(tok); err != nil {
+		return "", usageErrorf("serve: --token-file %s: %v", c.TokenFile, err)
+	}
+	return tok, nil
+}

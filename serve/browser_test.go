@@ -1,0 +1,202 @@
+package serve_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentharness/harness/serve"
+)
+
+// chromium is Debian's chromium, which the Makefile installs.
+const chromium = "/usr/bin/chromium"
+
+// browser starts a headless Chromium with a fresh profile and returns a
+// context driving one tab of it.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	if _, err := exec.LookPath(chromium); err != nil {
+		t.Fatalf("%s is not installed: 'make test' installs it (apt-get install chromium)", chromium)
+	}
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromium), chromedp.UserDataDir(t.TempDir()),
+		chromedp.Flag("headless", true), chromedp.Flag("no-sandbox", true), chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-quic", true), chromedp.Flag("no-first-run", true),
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.WindowSize(1280, 900),
+	}
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelB := chromedp.NewContext(actx)
+	ctx, cancelC := context.WithTimeout(ctx, 90*time.Second)
+	t.Cleanup(func() { cancelC(); cancelB(); cancelA() })
+	require.NoError(t, chromedp.Do(ctx)) // start the browser now
+	return ctx
+}
+
+// artifacts is where screenshots go: $HARNESS_ARTIFACTS, else a temp dir
+// that outlives the test, printed.
+func artifacts(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("HARNESS_ARTIFACTS")
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "harness-serve-screens")
+	}
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	t.Logf("screenshots in %s", dir)
+	return dir
+}
+
+func screenshot(t *testing.T, ctx context.Context, path string) {
+	t.Helper()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)) // quality 100: PNG
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, png, 0o644))
+}
+
+// TestBrowserLiveRun opens a run's page while the run works: the message
+// and the open tool call show, then, as it ends, the tool's end and the
+// result. Then a bench report's charts, one series per agent.
+func TestBrowserLiveRun(t *testing.T) {
+	f := newFixture(t, "serve-gated")
+	ctx := browser(t)
+	dir := artifacts(t)
+	run := f.start(t)
+
+	do(t, ctx,
+		chromedp.Navigate(f.http.URL+"/runs/"+run),
+		chromedp.WaitVisible(chromedp.CSS(`.tool-row[data-status="running"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`.msg.assistant`)))
+	require.Contains(t, text(t, ctx, `#conversation`), "Let me look at the tree first.")
+	require.Equal(t, "running", text(t, ctx, `#status`))
+	// Reasoning is there, folded.
+	require.Equal(t, "The user wants a listing.", eval[string](t, ctx, `document.querySelector("details.reasoning pre").textContent`))
+	require.False(t, eval[bool](t, ctx, `document.querySelector("details.reasoning").open`))
+	require.Zero(t, eval[int](t, ctx, `document.querySelectorAll("#result").length`), "no result while the run works")
+	screenshot(t, ctx, filepath.Join(dir, "run-live.png"))
+
+	f.openGate(t)
+	do(t, ctx, chromedp.WaitVisible(chromedp.CSS(`#result`)), chromedp.WaitVisible(chromedp.CSS(`.tool-row[data-status="ok"]`)))
+	poll(t, ctx, `document.body.dataset.stream === "ended"`)
+	resText := text(t, ctx, `#result`)
+	require.Contains(t, resText, "success")
+	require.Contains(t, resText, "The tree is empty. Done.")
+	require.Contains(t, text(t, ctx, `.tool-row .st`), "ok")
+	require.Contains(t, text(t, ctx, `#conversation`), "The tree is empty. Done.")
+	screenshot(t, ctx, filepath.Join(dir, "run-done.png"))
+
+	// The run list shows it.
+	do(t, ctx, chromedp.Navigate(f.http.URL+"/"), chromedp.WaitVisible(chromedp.CSS(`#runs tbody tr[data-run="`+run+`"]`)))
+	require.Equal(t, 1, eval[int](t, ctx, `document.querySelectorAll("#runs tbody tr").length`))
+	screenshot(t, ctx, filepath.Join(dir, "runs.png"))
+
+	// /runs/latest is the newest run, by its id.
+	do(t, ctx, chromedp.Navigate(f.http.URL+"/runs/latest"))
+	poll(t, ctx, `location.pathname === "/runs/`+run+`" && document.body.dataset.stream === "ended"`)
+	require.Contains(t, text(t, ctx, `#result`), "The tree is empty. Done.")
+
+	// An unknown run says so, and does not retry.
+	do(t, ctx, chromedp.Navigate(f.http.URL+"/runs/run_nope"))
+	poll(t, ctx, `document.body.dataset.stream === "failed"`)
+	require.Contains(t, text(t, ctx, `main`), "no such run")
+
+	writeReport(t, f.bench, "b1")
+	do(t, ctx, chromedp.Navigate(f.http.URL+"/bench/b1"))
+	poll(t, ctx, `document.body.dataset.charts === "ready"`)
+	series := eval[map[string]int](t, ctx, `Object.fromEntries(Object.entries(window.harnessCharts).map(([k, c]) => [k, c.data.datasets.length]))`)
+	require.Equal(t, map[string]int{"pass": 2, "wall": 2, "cost": 2, "firstTool": 2, "tasks": 2}, series, "one series per agent")
+	require.Equal(t, []string{"claude", "codex"}, eval[[]string](t, ctx, `window.harnessCharts.wall.data.datasets.map(d => d.label)`))
+	screenshot(t, ctx, filepath.Join(dir, "bench.png"))
+}
+
+// TestBrowserRealCLI: one run of a real agent CLI (Claude Code) against
+// the scripted model, started from the page's form, watched to its end.
+func TestBrowserRealCLI(t *testing.T) {
+	agents := os.Getenv("HARNESS_AGENTS_DIR")
+	if agents == "" {
+		agents, _ = filepath.Abs("../.agents")
+	}
+	bin := filepath.Join(agents, "node_modules", ".bin")
+	if _, err := os.Stat(filepath.Join(bin, "claude")); err != nil {
+		t.Fatalf("the real agent CLIs are not installed in %s: run 'make agents' (make test does) or set HARNESS_AGENTS_DIR", agents)
+	}
+	root := t.TempDir()
+	token := "browser-token-0123456789abcdef"
+	srv := serve.New(serve.Config{Dir: filepath.Join(root, "sessions"), Token: token, Open: true,
+		Launcher: serve.Launcher{SearchDirs: []string{bin}}})
+	hs := newHTTP(t, srv)
+	ctx := browser(t)
+	dir := artifacts(t)
+	work := t.TempDir()
+
+	do(t, ctx,
+		chromedp.Navigate(hs+"/"),
+		chromedp.WaitVisible(chromedp.CSS(`form.newrun`)),
+		chromedp.SetValue(chromedp.CSS(`#token`), token),
+		chromedp.Evaluate[chromedp.Void](`localStorage.setItem("harness-token", document.getElementById("token").value)`),
+		chromedp.SetValue(chromedp.CSS(`form.newrun select[name=agent]`), "claude"),
+		chromedp.SetValue(chromedp.CSS(`form.newrun input[name=mock]`), "edit"),
+		chromedp.SetValue(chromedp.CSS(`form.newrun input[name=cwd]`), work),
+		chromedp.SetValue(chromedp.CSS(`form.newrun textarea[name=prompt]`), "Create out.txt, then report."),
+		chromedp.Click(chromedp.CSS(`form.newrun button`)),
+		chromedp.WaitVisible(chromedp.CSS(`.tool-row`)),
+		chromedp.WaitVisible(chromedp.CSS(`#result`)))
+	require.Contains(t, text(t, ctx, `#result`), "success")
+	require.Contains(t, eval[[]string](t, ctx, `[...document.querySelectorAll(".tool-row .kind")].map(e => e.textContent)`), "write")
+	// The file tool's diff, rendered as one: the added line marked added.
+	want, err := os.ReadFile(filepath.Join(work, "out.txt"))
+	require.NoError(t, err)
+	require.Equal(t, "+"+strings.TrimSpace(string(want)), text(t, ctx, `.tool-row .diff .add`))
+	require.Equal(t, "+++ b/out.txt", text(t, ctx, `.tool-row .diff .meta:nth-child(2)`))
+	screenshot(t, ctx, filepath.Join(dir, "real-cli.png"))
+
+	// The debug view adds the agent's own lines.
+	poll(t, ctx, `document.body.dataset.stream === "ended"`)
+	url := eval[string](t, ctx, `location.href`)
+	do(t, ctx, chromedp.Navigate(url+"?debug=1"), chromedp.WaitVisible(chromedp.CSS(`#native`)))
+	require.Contains(t, text(t, ctx, `#native`), `"type":"system"`)
+	screenshot(t, ctx, filepath.Join(dir, "real-cli-debug.png"))
+	require.Zero(t, eval[int](t, ctx, `document.querySelectorAll("#cancel").length`), "no cancel button on a finished run")
+}
+
+func newHTTP(t *testing.T, srv *serve.Server) string {
+	t.Helper()
+	hs := httptestServer(srv)
+	t.Cleanup(func() { hs.Close(); srv.Close() })
+	return strings.TrimSuffix(hs.URL, "/")
+}
+
+func httptestServer(h http.Handler) *httptest.Server { return httptest.NewServer(h) }
+
+func do(t *testing.T, ctx context.Context, steps ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	require.NoError(t, chromedp.Do(ctx, steps...))
+}
+
+func text(t *testing.T, ctx context.Context, sel string) string {
+	t.Helper()
+	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+	require.NoError(t, err)
+	return s
+}
+
+func eval[T any](t *testing.T, ctx context.Context, expr string) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
+	require.NoError(t, err)
+	return v
+}
+
+func poll(t *testing.T, ctx context.Context, expr string) {
+	t.Helper()
+	_, err := chromedp.Run(ctx, chromedp.Poll[bool](expr))
+	require.NoError(t, err, "waiting for %s", expr)
+}

@@ -1,0 +1,310 @@
+// Package serve is harness's HTTP API and live web view (docs/serve.md):
+// the runs of the session store, live and finished, including runs other
+// harness processes are writing; each run's unified stream as Server-Sent
+// Events or NDJSON, resumable from any seq; starting and cancelling runs;
+// and the stored bench reports. The page it serves is embedded (web/) and
+// needs no network.
+//
+// A stream is always read from the session log on disk, by every
+// subscriber on its own: a run writes its log and wakes its readers, and
+// never waits for any of them, so a slow client cannot slow a run or the
+// other clients.
+package serve
+
+import (
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentharness/harness/logger"
+)
+
+// Config is what a Server serves from.
+type Config struct {
+	// Dir is the session store ($XDG_DATA_HOME/harness/sessions).
+	Dir string
+	// Bench is where the bench reports are read from; nil serves none.
+	Bench ReportStore
+	// Token, when set, is the bearer token of the mutating endpoints, and
+	// of every endpoint when Open is false. With no token, runs cannot be
+	// started or cancelled through the API.
+	Token string
+	// Open lets reads through without the token (a loopback listener).
+	Open bool
+	// Launcher starts the runs of POST /api/runs.
+	Launcher Launcher
+	// MaxLag and SlowAfter define a slow subscriber: one more than MaxLag
+	// events behind a live run (default 4096) when it last caught up with
+	// the log more than SlowAfter ago (default 10 s). It is dropped with a
+	// reconnect event; a burst that a reader soon catches up with is not
+	// slowness.
+	MaxLag    int64
+	SlowAfter time.Duration
+	// WriteTimeout bounds one write to a client (default 30 s): a client
+	// that takes no bytes for that long is disconnected.
+	WriteTimeout time.Duration
+	// Poll is how often the disk is read for runs of other processes
+	// (default 100 ms).
+	Poll time.Duration
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+}
+
+// Server serves the API and the page. Its methods are safe for concurrent
+// use.
+type Server struct {
+	cfg     Config
+	mux     *http.ServeMux
+	summary summaries
+
+	mu     sync.Mutex
+	live   map[string]*liveRun
+	closed bool
+	wg     sync.WaitGroup
+}
+
+// New returns a Server for cfg.
+func New(cfg Config) *Server {
+	if cfg.MaxLag <= 0 {
+		cfg.MaxLag = 4096
+	}
+	if cfg.SlowAfter <= 0 {
+		cfg.SlowAfter = 10 * time.Second
+	}
+	if cfg.WriteTimeout <= 0 {
+		cfg.WriteTimeout = 30 * time.Second
+	}
+	if cfg.Poll <= 0 {
+		cfg.Poll = 100 * time.Millisecond
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	s := &Server{cfg: cfg, live: map[string]*liveRun{}}
+	s.summary.dir = cfg.Dir
+	m := http.NewServeMux()
+	m.HandleFunc("GET /api/runs", s.read(s.listRuns))
+	m.HandleFunc("GET /api/runs/{run}", s.read(s.getRun))
+	m.HandleFunc("GET /api/runs/{run}/events", s.read(s.events))
+	m.HandleFunc("GET /api/runs/{run}/native", s.read(s.native))
+	m.HandleFunc("POST /api/runs", s.write(s.startRun))
+	m.HandleFunc("POST /api/runs/{run}/cancel", s.write(s.cancelRun))
+	m.HandleFunc("GET /api/bench", s.read(s.listBench))
+	m.HandleFunc("GET /api/bench/{id}", s.read(s.getBench))
+	m.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
+		jsonError(w, http.StatusNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path)
+	})
+	s.routePage(m)
+	s.mux = m
+	return s
+}
+
+// ServeHTTP serves the API and the page.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// Close interrupts the runs the server started and waits for them to end
+// (their logs closed). Streams of other clients end on their own when
+// their runs do; the HTTP server's shutdown ends the rest.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	for _, lr := range s.live {
+		if !lr.ended() {
+			lr.interrupt()
+		}
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	return nil
+}
+
+// IsLoopback reports whether a listen address (host:port) only accepts
+// connections from this machine.
+func IsLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// read guards an endpoint that only reads: open on a loopback listener
+// (for a Host naming this machine, so a page of another site cannot reach
+// it by rebinding its name to 127.0.0.1), else the token.
+func (s *Server) read(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if s.cfg.Open && localHost(r.Host) {
+			h(w, r)
+			return
+		}
+		s.write(h)(w, r)
+	}
+}
+
+// write guards a mutating endpoint: the bearer token, always.
+func (s *Server) write(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if s.cfg.Token == "" {
+			jsonError(w, http.StatusForbidden, "this server has no token: start it with --token-file to allow this")
+			return
+		}
+		if !s.authorized(r) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="harness"`)
+			jsonError(w, http.StatusUnauthorized, "missing or wrong bearer token")
+			return
+		}
+		h(w, r)
+	}
+}
+
+// authorized compares the request's token with ours in constant time. The
+// token comes from the Authorization header, or, for EventSource, which
+// cannot set headers, from ?token= on reads.
+func (s *Server) authorized(r *http.Request) bool {
+	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok && r.Method == http.MethodGet {
+		got, ok = r.URL.Query().Get("token"), true
+	}
+	return ok && subtle.ConstantTimeCompare([]byte(got), []byte(s.cfg.Token)) == 1
+}
+
+func localHost(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.Trim(host, "[]")
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// apiError is the body of every error response.
+type apiError struct {
+	Error string `json:"error"`
+}
+
+func jsonError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, apiError{Error: msg})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}
+
+// resolve maps a run path value to a stored run id: an id, a unique
+// prefix, or "latest" (the newest run). It writes the error response and
+// returns "" when there is none.
+func (s *Server) resolve(w http.ResponseWriter, name string) string {
+	if name == "latest" {
+		metas, err := logger.List(s.cfg.Dir)
+		if err == nil && len(metas) > 0 {
+			return metas[0].Run
+		}
+		jsonError(w, http.StatusNotFound, "no runs yet")
+		return ""
+	}
+	id, err := logger.Resolve(s.cfg.Dir, name)
+	switch {
+	case errors.Is(err, logger.ErrNotFound):
+		jsonError(w, http.StatusNotFound, "no such run: "+name)
+	case errors.Is(err, logger.ErrAmbiguous):
+		jsonError(w, http.StatusBadRequest, err.Error())
+	case err != nil:
+		jsonError(w, http.StatusInternalServerError, err.Error())
+	default:
+		return id
+	}
+	return ""
+}
+
+// liveRun is a run this server started and its session log's writer.
+type liveRun struct {
+	mu   sync.Mutex
+	run  runHandle     // nil until the run started
+	head int64         // seq of the last line written
+	wake chan struct{} // closed and replaced at each line
+	done bool
+}
+
+// runHandle is what the server needs of a started run.
+type runHandle interface {
+	Interrupt()
+}
+
+func newLiveRun(r runHandle) *liveRun { return &liveRun{run: r, wake: make(chan struct{})} }
+
+func (l *liveRun) setRun(r runHandle) {
+	l.mu.Lock()
+	l.run = r
+	l.mu.Unlock()
+}
+
+func (l *liveRun) interrupt() {
+	l.mu.Lock()
+	r := l.run
+	l.mu.Unlock()
+	if r != nil {
+		r.Interrupt()
+	}
+}
+
+// wrote is the session hook: the log grew by line. It never blocks.
+func (l *liveRun) wrote(line []byte) {
+	seq, _ := logger.LineSeq(line)
+	l.mu.Lock()
+	if seq > l.head {
+		l.head = seq
+	}
+	close(l.wake)
+	l.wake = make(chan struct{})
+	l.mu.Unlock()
+}
+
+func (l *liveRun) waitChan() <-chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.wake
+}
+
+func (l *liveRun) headSeq() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.head
+}
+
+func (l *liveRun) finish() {
+	l.mu.Lock()
+	l.done = true
+	close(l.wake)
+	l.wake = make(chan struct{})
+	l.mu.Unlock()
+}
+
+func (l *liveRun) ended() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.done
+}
+
+func (s *Server) liveRun(id string) *liveRun {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.live[id]
+}

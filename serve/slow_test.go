@@ -1,0 +1,115 @@
+package serve_test
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentharness/harness/serve"
+)
+
+// stuckWriter is a client that takes no bytes until released.
+type stuckWriter struct {
+	hdr     http.Header
+	release chan struct{}
+	entered chan struct{} // closed at the first write
+	once    sync.Once
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	status  int
+}
+
+func (w *stuckWriter) Header() http.Header { return w.hdr }
+func (w *stuckWriter) WriteHeader(s int)   { w.status = s }
+func (w *stuckWriter) Flush()              {}
+func (w *stuckWriter) Write(p []byte) (int, error) {
+	w.once.Do(func() { close(w.entered) })
+	<-w.release
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.Write(p)
+}
+
+// TestSlowSubscriber: a client that stops reading neither holds up the
+// run nor another client; when it reads again it is told to reconnect,
+// after the last event it got, and a reconnect from there gets the rest.
+func TestSlowSubscriber(t *testing.T) {
+	var clock atomic.Int64 // the server's clock: moved on by hand
+	clock.Store(time.Now().UnixNano())
+	f := newFixtureWith(t, "serve-gated", func(c *serve.Config) {
+		c.MaxLag, c.SlowAfter = 4, time.Minute
+		c.Now = func() time.Time { return time.Unix(0, clock.Load()) }
+	}, "SERVE_TEST_LINES=40")
+	run := f.start(t)
+
+	// The fast client reads everything as it comes.
+	fast := f.stream(t, context.Background(), run, nil)
+	defer fast.Body.Close()
+	var fastGot strings.Builder
+	fastDone := make(chan struct{})
+	go func() {
+		defer close(fastDone)
+		readSSE(t, fast.Body, func(m sse) bool {
+			if m.event == "" {
+				fastGot.WriteString(m.data + "\n")
+			}
+			return m.event != "end"
+		})
+	}()
+
+	slow := &stuckWriter{hdr: http.Header{}, release: make(chan struct{}), entered: make(chan struct{})}
+	req := httptest.NewRequest("GET", "/api/runs/"+run+"/events", nil)
+	req.Host = "127.0.0.1"
+	handled := make(chan struct{})
+	go func() { f.srv.ServeHTTP(slow, req); close(handled) }()
+
+	// The slow client is stuck on its first write; the run goes on to its
+	// end regardless.
+	<-slow.entered
+	f.openGate(t)
+	m := waitStatus(t, f, run)
+	require.Equal(t, "success", m["status"])
+	<-fastDone
+	log := f.logOf(t, run)
+	require.Equal(t, log, fastGot.String(), "the fast client got every event")
+
+	clock.Add(int64(2 * time.Minute)) // the slow client has not caught up for 2 minutes
+	close(slow.release)
+	select {
+	case <-handled:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the slow client's stream did not end")
+	}
+	out := slow.buf.String()
+	i := strings.LastIndex(out, "event: reconnect\n")
+	require.GreaterOrEqual(t, i, 0, "the slow client is told to reconnect:\n%s", out)
+	var got strings.Builder
+	last := ""
+	readSSE(t, strings.NewReader(out), func(m sse) bool {
+		if m.event == "" {
+			got.WriteString(m.data + "\n")
+			last = m.id
+		}
+		return true
+	})
+	require.Contains(t, out, `"last_event_id":`+last+`}`)
+	require.NotEqual(t, log, got.String(), "the slow client was cut short")
+
+	res := f.stream(t, context.Background(), run, map[string]string{"Last-Event-ID": last})
+	defer res.Body.Close()
+	readSSE(t, res.Body, func(m sse) bool {
+		if m.event == "" {
+			got.WriteString(m.data + "\n")
+		}
+		return m.event != "end"
+	})
+	require.Equal(t, log, got.String())
+}
