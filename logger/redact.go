@@ -162,6 +162,9 @@ func (r *Redactor) WithEnv(pairs []string) *Redactor {
 	var vals []string
 	for _, kv := range pairs {
 		name, val, _ := strings.Cut(kv, "=")
+		if notSecret[name] {
+			continue
+		}
 		n := MinValueLen
 		if looseSecretName(name) {
 			n = MinSecretValueLen
@@ -180,6 +183,10 @@ func (r *Redactor) WithEnv(pairs []string) *Redactor {
 	c.addValues(vals)
 	return c
 }
+
+// notSecret names variables that say where, never who: their values are
+// paths that fill every log line (PWD is no password).
+var notSecret = map[string]bool{"PWD": true, "OLDPWD": true, "HOME": true, "TMPDIR": true}
 
 func looseSecretName(name string) bool {
 	n := strings.ToUpper(name)

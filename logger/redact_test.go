@@ -201,5 +201,7 @@ func TestRedactWithEnv(t *testing.T) {
 		}
 	}
 	require.Equal(t, "DEBUG=1 MODE=short", string(r.Redact([]byte("DEBUG=1 MODE=short"))), "short values are kept")
+	where := base.WithEnv([]string{"PWD=/tmp/work-dir", "HOME=/tmp/home-dir"})
+	require.Equal(t, `{"cwd":"/tmp/work-dir","home":"/tmp/home-dir"}`, string(where.Redact([]byte(`{"cwd":"/tmp/work-dir","home":"/tmp/home-dir"}`))), "paths are not secrets")
 	require.Equal(t, "using plain-value-1", string(base.Redact([]byte("using plain-value-1"))), "the base is unchanged")
 }
