@@ -26,11 +26,17 @@ func Adapters() []adapters.Adapter { return slices.Clone(adapterList) }
 type UnknownAgentError struct{ Name string }
 
 func (e *UnknownAgentError) Error() string {
+	return fmt.Sprintf("unknown agent %q (known: %v)", e.Name, AgentNames())
+}
+
+// AgentNames returns the canonical ids of the supported agents, in display
+// order.
+func AgentNames() []string {
 	names := make([]string, len(adapterList))
 	for i, a := range adapterList {
 		names[i] = a.Name()
 	}
-	return fmt.Sprintf("unknown agent %q (known: %v)", e.Name, names)
+	return names
 }
 
 // Adapter returns the adapter for an agent id or alias ("claude-code",

@@ -13,8 +13,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentharness/harness"
-	"github.com/agentharness/harness/adapters"
-	"github.com/agentharness/harness/config"
 	"github.com/agentharness/harness/event"
 )
 
@@ -120,7 +118,7 @@ func schemaFor[T any]() *jsonschema.Schema {
 func runArgsSchema() *jsonschema.Schema {
 	sc := schemaFor[RunArgs]()
 	sc.Properties["wait"].Enum = []any{"turn", "none"}
-	sc.Properties["permissions"].Enum = []any{adapters.FullAccess, adapters.ReadOnly}
+	sc.Properties["permissions"].Enum = []any{harness.FullAccess, harness.ReadOnly}
 	sc.Properties["prompt"].MinLength = jsonschema.Ptr(1)
 	sc.Properties["agent"].MinLength = jsonschema.Ptr(1)
 	return sc
@@ -152,38 +150,31 @@ func (s *Server) runAgent(ctx context.Context, req *mcp.CallToolRequest, in RunA
 	if err != nil {
 		return errResult("run_agent: %v", err)
 	}
-	if p := in.Permissions; p != "" && p != adapters.FullAccess && p != adapters.ReadOnly {
-		return errResult("run_agent: permissions %q: want %s or %s", p, adapters.FullAccess, adapters.ReadOnly)
+	if p := in.Permissions; p != "" && p != harness.FullAccess && p != harness.ReadOnly {
+		return errResult("run_agent: permissions %q: want %s or %s", p, harness.FullAccess, harness.ReadOnly)
 	}
 	for name, v := range map[string]*int64{"idle_timeout_ms": in.IdleTimeoutMS, "hard_timeout_ms": in.HardTimeoutMS} {
 		if v != nil && *v < 0 {
 			return errResult("run_agent: %s %d: want a positive number of milliseconds", name, *v)
 		}
 	}
-	t := harness.Task{Agent: a.Name(), Task: adapters.Task{Prompt: in.Prompt, Model: in.Model, Cwd: in.Cwd, Permissions: in.Permissions}}
-	if s.o.Defaults != nil {
-		t = s.o.Defaults(t)
+	cwd, err := s.resolveCwd(in.Cwd)
+	if err != nil {
+		return errResult("run_agent: %v", err)
 	}
-	t.Agent, t.Prompt = a.Name(), in.Prompt
-	// harness's own secrets (the bearer token clients use to reach this
-	// server) never reach an agent: it could call back with them.
-	t.BaseEnv = config.AgentEnviron(envOrOS(t.BaseEnv))
-	if in.Model != "" && t.Model == "" {
-		t.Model = in.Model
+	// The library fills what the client left unset from the settings, and
+	// keeps harness's own secrets (the bearer token clients use to reach
+	// this server) from the agent: it could call back with them.
+	t := harness.Task{Agent: a.Name(), Prompt: in.Prompt, Model: in.Model, Cwd: cwd, Permissions: in.Permissions,
+		Run: event.NewRunID()}
+	tb := s.settings().Budgets()
+	b := s.clamp(&tb, in.IdleTimeoutMS, in.HardTimeoutMS)
+	t.Budgets = &tb
+	var obs harness.Observer
+	if s.o.Setup != nil {
+		obs = s.o.Setup(&t)
 	}
-	if in.Cwd != "" || t.Cwd == "" {
-		cwd, err := s.resolveCwd(in.Cwd)
-		if err != nil {
-			return errResult("run_agent: %v", err)
-		}
-		t.Cwd = cwd
-	}
-	if in.Permissions != "" {
-		t.Permissions = in.Permissions
-	}
-	b := s.clamp(&t.Budgets, in.IdleTimeoutMS, in.HardTimeoutMS)
-	t.Run = event.NewRunID()
-	r, err := s.start(req.Session, t, b)
+	r, err := s.start(req.Session, t, b, obs)
 	if err != nil {
 		return errResult("run_agent: %v", err)
 	}
@@ -244,7 +235,15 @@ func (s *Server) clamp(tb *harness.Budgets, idleMS, hardMS *int64) Budgets {
 }
 
 // start starts a run owned by session ss.
-func (s *Server) start(ss *mcp.ServerSession, t harness.Task, b Budgets) (*run, error) {
+// settings are the Settings runs start with.
+func (s *Server) settings() *harness.Settings {
+	if s.o.Settings == nil {
+		return &harness.Settings{}
+	}
+	return s.o.Settings
+}
+
+func (s *Server) start(ss *mcp.ServerSession, t harness.Task, b Budgets, obs harness.Observer) (*run, error) {
 	s.mu.Lock()
 	se := s.sessions[ss]
 	if se == nil && !s.closed {
@@ -262,29 +261,14 @@ func (s *Server) start(ss *mcp.ServerSession, t harness.Task, b Budgets) (*run, 
 	r := &run{id: t.Run, agent: t.Agent, budgets: b, now: s.o.Now, start: s.o.Now(),
 		done: make(chan struct{}), poke: make(chan struct{}, 1), notified: make(chan struct{}),
 		maxEvents: s.o.MaxEvents, maxBytes: defaultMaxEventBytes}
-	var obs Observer
-	if s.o.Observe != nil {
-		if o, err := s.o.Observe(t); err == nil {
-			obs = o
-		}
-	}
-	r.logPath = obs.LogPath
-	opts := harness.Options{OnEvent: r.onEvent, OnLine: obs.OnLine, Now: s.o.Now, EstimateCost: s.o.EstimateCost,
-		OnNative: func(stream string, line []byte) {
-			r.onNative(stream, line)
-			if obs.OnNative != nil {
-				obs.OnNative(stream, line)
-			}
-		}}
-	h, err := harness.Start(context.Background(), t, opts)
+	opts := harness.Options{OnEvent: r.onEvent, OnNative: r.onNative, Now: s.o.Now, Observers: []harness.Observer{obs}}
+	h, err := s.settings().Start(context.Background(), t, opts)
 	if err != nil {
-		if obs.Close != nil {
-			obs.Close(nil)
-		}
 		se.wg.Done()
 		return nil, err
 	}
 	r.h = h
+	r.logPath, _ = h.SessionLog()
 	s.mu.Lock()
 	se.runs[r.id] = r
 	closed := se.closed
@@ -292,9 +276,6 @@ func (s *Server) start(ss *mcp.ServerSession, t harness.Task, b Budgets) (*run, 
 	go s.notifier(r, ss)
 	go func() {
 		res, werr := h.Wait()
-		if obs.Close != nil {
-			obs.Close(res)
-		}
 		r.finish(res, werr)
 		<-r.notified
 		se.wg.Done()
@@ -412,22 +393,22 @@ func (s *Server) cancelRun(ctx context.Context, req *mcp.CallToolRequest, in Run
 func (s *Server) listAgents(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 	var l AgentsList
 	var lines []string
-	for _, a := range harness.Adapters() {
-		t := harness.Task{Agent: a.Name(), Task: adapters.Task{Prompt: "-"}}
-		if s.o.Defaults != nil {
-			t = s.o.Defaults(t)
+	for _, id := range harness.AgentNames() {
+		t := harness.Task{Agent: id, Prompt: "-"}
+		if s.o.Setup != nil {
+			s.o.Setup(&t)
 		}
-		info := AgentInfo{ID: a.Name()}
-		env := t.BaseEnv
-		bin, err := harness.FindBinary(a, t.Binary, t.SearchDirs, envOrOS(env))
-		var nf *harness.NotInstalledError
+		info := AgentInfo{ID: id}
+		c, err := s.settings().Prepare(t)
 		switch {
-		case err == nil:
-			info.Installed, info.Binary = true, bin
-			lines = append(lines, a.Name()+": installed ("+bin+")")
-		case errors.As(err, &nf):
-			info.Tried = nf.Tried
-			lines = append(lines, a.Name()+": not installed")
+		case err != nil:
+			lines = append(lines, id+": "+err.Error())
+		case c.NotInstalled == nil:
+			info.Installed, info.Binary = true, c.Binary
+			lines = append(lines, id+": installed ("+c.Binary+")")
+		default:
+			info.Tried = c.NotInstalled.Tried
+			lines = append(lines, id+": not installed")
 		}
 		l.Agents = append(l.Agents, info)
 	}

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -228,7 +229,7 @@ func Start(ctx context.Context, o Options) (*Proc, error) {
 	if env == nil {
 		env = os.Environ()
 	}
-	path, err := lookPath(o.Argv[0], o.Dir, env)
+	path, err := LookPath(o.Argv[:1], nil, o.Dir, env)
 	if err != nil {
 		return nil, err
 	}
@@ -527,34 +528,45 @@ func (p *Proc) warn(w *event.Warning) {
 	p.o.OnWarning(w)
 }
 
-// lookPath resolves name like exec.LookPath, but in the child's PATH and
-// recording every candidate for NotFoundError.
-func lookPath(name, dir string, env []string) (string, error) {
-	if strings.ContainsRune(name, '/') {
-		path := name
-		if !filepath.IsAbs(path) && dir != "" {
-			path = filepath.Join(dir, path)
-		}
-		if isExecutable(path) {
-			return path, nil
-		}
-		return "", &NotFoundError{Name: name, Tried: []string{path}}
-	}
+// LookPath finds the executable to run: the first of names that is
+// found, each looked for in dirs and then in the PATH of env (absolute
+// entries only: a relative one would depend on the working directory). A
+// name holding a slash is a path, taken relative to cwd when relative. A
+// miss is a *NotFoundError naming names[0] and every path looked at, in
+// order. It is the one lookup of harness: Start resolves Argv[0] with it.
+func LookPath(names, dirs []string, cwd string, env []string) (string, error) {
 	pathVar := ""
 	for _, kv := range env {
 		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
 			pathVar = v // the last one wins, as in exec's dedup
 		}
 	}
-	nf := &NotFoundError{Name: name}
-	for _, d := range filepath.SplitList(pathVar) {
-		if d == "" || !filepath.IsAbs(d) {
-			continue // a relative PATH entry would depend on Dir: refuse it
+	nf := &NotFoundError{}
+	for _, name := range names {
+		if nf.Name == "" {
+			nf.Name = name
 		}
-		path := filepath.Join(d, name)
-		nf.Tried = append(nf.Tried, path)
-		if isExecutable(path) {
-			return path, nil
+		if strings.ContainsRune(name, '/') {
+			path := name
+			if !filepath.IsAbs(path) && cwd != "" {
+				path = filepath.Join(cwd, path)
+			}
+			if isExecutable(path) {
+				return path, nil
+			}
+			nf.Tried = append(nf.Tried, path)
+			continue
+		}
+		search := append(slices.Clip(dirs), filepath.SplitList(pathVar)...)
+		for _, d := range search {
+			if d == "" || !filepath.IsAbs(d) {
+				continue
+			}
+			path := filepath.Join(d, name)
+			nf.Tried = append(nf.Tried, path)
+			if isExecutable(path) {
+				return path, nil
+			}
 		}
 	}
 	return "", nf

@@ -1,4 +1,4 @@
-package harness
+package mockmodel
 
 import (
 	"errors"
@@ -9,41 +9,39 @@ import (
 	"sync"
 
 	"github.com/adrg/xdg"
-
-	"github.com/agentharness/harness/mockmodel"
 )
 
 // Mock is a scripted model server on 127.0.0.1 that runs can be pointed at,
 // so a real agent CLI works offline with no API key. It owns the throwaway
 // homes it gives each run and removes them on Close.
 type Mock struct {
-	srv  *mockmodel.Server
+	srv  *Server
 	root string
 
 	mu    sync.Mutex
 	homes int
 }
 
-// LoadScenario returns a built-in scenario by name, or one from a TOML file.
-func LoadScenario(nameOrFile string) (*mockmodel.Scenario, error) {
-	if sc, err := mockmodel.Builtin(nameOrFile); err == nil {
+// FindScenario returns a built-in scenario by name, or one from a TOML file.
+func FindScenario(nameOrFile string) (*Scenario, error) {
+	if sc, err := Builtin(nameOrFile); err == nil {
 		return sc, nil
 	}
 	if st, err := os.Stat(nameOrFile); err == nil && !st.IsDir() {
-		return mockmodel.LoadScenario(nameOrFile)
+		return LoadScenario(nameOrFile)
 	}
 	return nil, fmt.Errorf("mock: %q is neither a built-in scenario (%s) nor a scenario file",
-		nameOrFile, strings.Join(mockmodel.BuiltinNames(), ", "))
+		nameOrFile, strings.Join(BuiltinNames(), ", "))
 }
 
 // StartMock starts a scripted model server playing scenario (a built-in
 // name or a TOML file) on addr ("" = 127.0.0.1 and a free port).
 func StartMock(scenario, addr string) (*Mock, error) {
-	sc, err := LoadScenario(scenario)
+	sc, err := FindScenario(scenario)
 	if err != nil {
 		return nil, err
 	}
-	srv, err := mockmodel.Start(mockmodel.Config{Scenario: sc, Addr: addr})
+	srv, err := Start(Config{Scenario: sc, Addr: addr})
 	if err != nil {
 		return nil, err
 	}
@@ -65,38 +63,29 @@ func StartMock(scenario, addr string) (*Mock, error) {
 // URL is the server's base URL.
 func (m *Mock) URL() string { return m.srv.URL() }
 
-// Server is the scripted model server, for tests that read its requests.
-func (m *Mock) Server() *mockmodel.Server { return m.srv }
-
-// Point sets t up to talk to the mock: a throwaway HOME and config for the
-// agent, dummy keys, the base URL, the mock's model id, and the agent's own
-// retries and stall timeouts turned down. The user's real configuration is
-// neither read nor written. Env given in t wins over the mock's.
-func (m *Mock) Point(t *Task) error {
-	a, err := Adapter(t.Agent)
-	if err != nil {
-		return err
-	}
+// Point returns what a run of agent (a canonical id) in workdir needs to
+// talk to the mock: the mock's model id, and the environment (a throwaway
+// HOME and config for the agent, dummy keys, the base URL, the agent's own
+// retries and stall timeouts turned down). The user's real configuration
+// is neither read nor written. The caller adds its own env after this.
+func (m *Mock) Point(agent, workdir string) (model string, env []string, err error) {
 	m.mu.Lock()
 	m.homes++
-	home := filepath.Join(m.root, fmt.Sprintf("%s-%d", a.Name(), m.homes))
+	home := filepath.Join(m.root, fmt.Sprintf("%s-%d", agent, m.homes))
 	m.mu.Unlock()
-	workdir := t.Cwd
 	if workdir == "" {
 		if workdir, err = os.Getwd(); err != nil {
-			return err
+			return "", nil, err
 		}
 	}
-	setup, err := mockmodel.Prepare(a.Name(), m.srv.URL(), home, workdir)
-	if errors.Is(err, mockmodel.ErrUnknownAgent) {
-		return fmt.Errorf("mock: %s cannot run on the scripted model (it talks to its own service only)", a.Name())
+	setup, err := Prepare(agent, m.srv.URL(), home, workdir)
+	if errors.Is(err, ErrUnknownAgent) {
+		return "", nil, fmt.Errorf("mock: %s cannot run on the scripted model (it talks to its own service only)", agent)
 	}
 	if err != nil {
-		return err
+		return "", nil, err
 	}
-	t.Model = setup.Model
-	t.Env = append(append([]string(nil), setup.Env...), t.Env...)
-	return nil
+	return setup.Model, setup.Env, nil
 }
 
 // Close stops the server and removes the homes it handed out.
