@@ -3,6 +3,7 @@ package harness
 import (
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/agentharness/harness/adapters"
 	"github.com/agentharness/harness/adapters/claude"
@@ -13,13 +14,49 @@ import (
 	"github.com/agentharness/harness/registry"
 )
 
-// adapterList holds one adapter per supported agent, in display order.
-var adapterList = []adapters.Adapter{
-	claude.New(), codex.New(), cursor.New(), opencode.New(), gemini.New(),
+// Agent is one supported agent CLI, everything harness knows of it in one
+// value: who it is (Info: canonical id, aliases, product name, the npm
+// package whose line in agents.lock pins its version, the credential
+// variables and flags 'harness check' verifies) and how it is driven
+// (Adapter: its binaries, its command line, its native output, one-shot
+// or a session over stdio). docs/adding-an-agent.md walks through one.
+type Agent struct {
+	Info    registry.AgentInfo
+	Adapter adapters.Adapter
+}
+
+var (
+	agentsMu sync.RWMutex
+	// adapterList holds one adapter per supported agent, in display
+	// order: the built-in five (whose Info is registry's built-in table),
+	// then those registered.
+	adapterList = []adapters.Adapter{claude.New(), codex.New(), cursor.New(), opencode.New(), gemini.New()}
+)
+
+// Register adds an agent: from then on runs, bench, mcp, 'harness list'
+// and 'check', the configuration and every help string that lists agents
+// know it. Info.ID must be the adapter's Name; an id or alias already
+// taken is an error. Register is meant for a program's start (an init
+// function, a test's TestMain), before runs start.
+func Register(a Agent) error {
+	if a.Adapter == nil || a.Info.ID != a.Adapter.Name() {
+		return fmt.Errorf("harness: register: Info.ID %q must be the adapter's name", a.Info.ID)
+	}
+	agentsMu.Lock()
+	defer agentsMu.Unlock()
+	if err := registry.Register(a.Info); err != nil {
+		return fmt.Errorf("harness: register: %w", err)
+	}
+	adapterList = append(adapterList, a.Adapter)
+	return nil
 }
 
 // Adapters returns the adapters of every supported agent.
-func Adapters() []adapters.Adapter { return slices.Clone(adapterList) }
+func Adapters() []adapters.Adapter {
+	agentsMu.RLock()
+	defer agentsMu.RUnlock()
+	return slices.Clone(adapterList)
+}
 
 // UnknownAgentError is returned for an agent name that is neither a
 // canonical id nor an alias.
@@ -32,8 +69,9 @@ func (e *UnknownAgentError) Error() string {
 // AgentNames returns the canonical ids of the supported agents, in display
 // order.
 func AgentNames() []string {
-	names := make([]string, len(adapterList))
-	for i, a := range adapterList {
+	as := Adapters()
+	names := make([]string, len(as))
+	for i, a := range as {
 		names[i] = a.Name()
 	}
 	return names
@@ -46,7 +84,7 @@ func Adapter(name string) (adapters.Adapter, error) {
 	if info, ok := registry.Agent(name); ok {
 		id = info.ID
 	}
-	for _, a := range adapterList {
+	for _, a := range Adapters() {
 		if a.Name() == id {
 			return a, nil
 		}

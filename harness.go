@@ -195,9 +195,12 @@ type Command struct {
 	// NotInstalled is set when no binary was found: the run would end at
 	// once with a not_installed error.
 	NotInstalled *NotInstalledError
-	promptIndex  int
-	adapter      adapters.Adapter
-	task         Task
+	// Session is set for an agent that speaks a session protocol over
+	// stdio (adapters.Session): its stdin stays open for the harness.
+	Session     bool
+	promptIndex int
+	adapter     adapters.Adapter
+	task        Task
 }
 
 // RedactedArgv returns Argv with the prompt replaced by "<prompt>", for
@@ -250,7 +253,7 @@ func Prepare(t Task) (*Command, error) {
 		pwd = []string{"PWD=" + cwd}
 	}
 	c := &Command{Agent: a.Name(), Binary: bin, Argv: ac.Argv, AddedEnv: mergeEnv(nil, ac.Env, t.Env),
-		Env: mergeEnv(base, ac.Env, pwd, t.Env), Stdin: ac.Stdin, Cwd: cwd,
+		Env: mergeEnv(base, ac.Env, pwd, t.Env), Stdin: ac.Stdin, Cwd: cwd, Session: ac.Session,
 		promptIndex: ac.PromptIndex, adapter: a, task: t}
 	errors.As(lookErr, &c.NotInstalled)
 	return c, nil
@@ -291,10 +294,19 @@ func (c *Command) Start(ctx context.Context, o Options) *Run {
 	if w, ok := parser.(adapters.WallClocked); ok {
 		w.UseWallClock()
 	}
+	var session adapters.Session
+	if c.Session {
+		var ok bool
+		if session, ok = parser.(adapters.Session); !ok {
+			close(r.ready)
+			r.spawnErr = fmt.Errorf("harness: %s: a session agent's parser must implement adapters.Session", c.Agent)
+			return r
+		}
+	}
 	var bodies []event.Body
 	b := t.Budgets
 	proc, err := process.Start(ctx, process.Options{
-		Argv: c.Argv, Env: c.Env, Dir: t.Cwd, Stdin: c.Stdin, PTY: t.PTY, MaxLine: t.MaxLine,
+		Argv: c.Argv, Env: c.Env, Dir: t.Cwd, Stdin: c.Stdin, KeepStdin: c.Session, PTY: t.PTY, MaxLine: t.MaxLine,
 		Idle: b.Idle, IdleWarning: b.IdleWarning, Hard: b.Hard,
 		Linger: b.Linger, KillGrace: b.KillGrace, ToolBudget: b.Tool,
 		OnStdout: func(line []byte, dropped int64) {
@@ -311,6 +323,9 @@ func (c *Command) Start(ctx context.Context, o Options) *Run {
 				r.stream.Emit(adapters.LineTruncated(len(line), dropped))
 			}
 			bodies = r.feed(parser, bodies, line)
+			if session != nil && session.Done() {
+				r.proc.Stdin().Close() // the session is over: the agent exits
+			}
 		},
 		OnStderr: func(line []byte) {
 			r.waitReady()
@@ -340,6 +355,13 @@ func (c *Command) Start(ctx context.Context, o Options) *Run {
 	}
 	r.proc = proc
 	r.stream.SetPID(proc.PID())
+	if session != nil {
+		// Before the first line is parsed: OnStdout waits for ready.
+		if err := session.Begin(proc.Stdin(), t.adapterTask()); err != nil {
+			r.stream.Emit(&event.Error{Code: event.ErrSpawnFailed, Message: "opening the agent's session: " + err.Error()})
+			proc.Interrupt()
+		}
+	}
 	r.isReady.Store(true)
 	close(r.ready)
 	r.flush = func() {

@@ -10,6 +10,7 @@ package adapters
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/agentharness/harness/event"
 )
@@ -49,6 +50,11 @@ type Command struct {
 	// PromptIndex is the index in Argv of the prompt text, or -1 when the
 	// prompt is not on the command line. Logs show "<prompt>" there.
 	PromptIndex int
+	// Session marks an agent that speaks a session protocol over stdio
+	// rather than a one-shot CLI: the harness keeps its stdin open and
+	// the run's Parser, which must implement Session, writes there.
+	// Stdin must be "" (the prompt goes in the session's requests).
+	Session bool
 }
 
 // ArgPromptMax is the longest prompt an adapter puts on the command line.
@@ -105,6 +111,42 @@ type Adapter interface {
 type Parser interface {
 	Parse(dst []event.Body, line []byte) (out []event.Body, known bool)
 	Flush(dst []event.Body) []event.Body
+}
+
+// Session is the Parser of an agent that speaks a session protocol over
+// stdio (its Command has Session set): the second transport, beside the
+// one-shot CLI whose stdin is the prompt and whose stdout is the whole
+// conversation. Here the conversation goes both ways: the harness sends
+// requests (open a session, the prompt) and answers the agent's own
+// requests (a permission to write, to run a command), and the agent
+// answers and notifies on its stdout, a message a line.
+//
+// The harness runs a Session exactly as it runs any Parser — Parse once
+// per stdout line, in order, on one goroutine; Flush once after the last
+// line; the same watchdogs, budgets and session log — and in addition:
+//
+//   - Begin is called once, after the agent started and before the first
+//     Parse, with the agent's stdin and the task (its prompt, its
+//     permission mode). It writes the opening requests and
+//     may keep stdin for later writes from Parse (never from another
+//     goroutine: Begin, Parse and Done are never called concurrently).
+//     Writes never block (the harness queues them) and fail once the
+//     agent is gone. An error ends the run as an interrupt would.
+//   - Parse answers the agent's requests by writing to stdin before it
+//     returns; its bodies are the events the line means, as for a CLI.
+//     The turn's end yields an *event.Result, which starts the linger
+//     budget as a CLI's terminal event does.
+//   - Done is asked after each Parse; once it reports true, the harness
+//     closes stdin: the session is over, and the agent is expected to
+//     exit (if it does not, linger, then the kill, end it).
+//
+// The harness decides nothing on the agent's behalf: which requests to
+// grant (per the task's permission mode) is the Session's protocol
+// knowledge, stated in its adapter.
+type Session interface {
+	Parser
+	Begin(stdin io.Writer, t Task) error
+	Done() bool
 }
 
 // WallClocked is implemented by a parser that times tool calls (and, where

@@ -33,10 +33,16 @@ type Options struct {
 	Env []string
 	// Dir must exist and be a directory; "" is the harness's directory.
 	Dir string
-	// Stdin is written to the child and then closed; "" gives /dev/null.
+	// Stdin is written to the child and then closed; "" gives /dev/null
+	// (unless KeepStdin).
 	Stdin string
+	// KeepStdin gives the child a stdin pipe that stays open for the
+	// caller to write to (Proc.Stdin) until it closes it or the run ends:
+	// the transport of an agent that speaks a session protocol over
+	// stdio. Stdin must then be "".
+	KeepStdin bool
 	// PTY runs the child with a pseudo-terminal as stdout (and as stdin
-	// when Stdin is ""), in its own session, with a fixed 4096-column
+	// when Stdin is "" and KeepStdin is off), in its own session, with a fixed 4096-column
 	// window; ANSI escapes and '\r' are removed from each line before
 	// OnStdout. stderr stays a separate pipe so diagnostics never land in
 	// the JSON stream.
@@ -164,6 +170,7 @@ type Proc struct {
 	budgets func(event.Kind) time.Duration
 
 	stdoutR, stderrR, stdinW *os.File
+	stdin                    *stdinQueue // with KeepStdin
 
 	lastAct     atomic.Int64 // nanoseconds since start of the last output byte
 	stdoutLines atomic.Int64
@@ -213,6 +220,9 @@ func Start(ctx context.Context, o Options) (*Proc, error) {
 	if len(o.Argv) == 0 || o.Argv[0] == "" {
 		return nil, fmt.Errorf("%w: empty argv", ErrSpawn)
 	}
+	if o.KeepStdin && o.Stdin != "" {
+		return nil, fmt.Errorf("%w: Stdin and KeepStdin are exclusive", ErrSpawn)
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrSpawn, err)
 	}
@@ -251,6 +261,7 @@ func Start(ctx context.Context, o Options) (*Proc, error) {
 		tracked:    map[int]uint64{},
 		stragglers: map[int]uint64{},
 		tail:       newRing(tailSize),
+		stdin:      newStdinQueue(o.KeepStdin),
 	}
 	if p.budgets == nil {
 		p.budgets = DefaultToolBudget
@@ -310,7 +321,7 @@ func (p *Proc) spawn() error {
 	}
 	p.stderrR, p.cmd.Stderr = errR, errW
 	childEnds = append(childEnds, errW)
-	if p.o.Stdin != "" {
+	if p.o.Stdin != "" || p.o.KeepStdin {
 		inR, inW, err := os.Pipe()
 		if err != nil {
 			closeAll(errR, errW)
@@ -327,7 +338,7 @@ func (p *Proc) spawn() error {
 		}
 		p.stdoutR, p.cmd.Stdout = master, tty
 		ctty := 1
-		if p.o.Stdin == "" {
+		if p.o.Stdin == "" && !p.o.KeepStdin {
 			p.cmd.Stdin, ctty = tty, 0
 		}
 		childEnds = append(childEnds, tty)
@@ -430,7 +441,11 @@ func (p *Proc) afterSpawn(ctx context.Context) {
 	if st, ok := readStat(p.pid); ok {
 		p.tracked[p.pid] = st.start
 	}
-	if p.stdinW != nil {
+	switch {
+	case p.stdin != nil:
+		p.stdin.w = p.stdinW
+		go p.stdin.run()
+	case p.stdinW != nil:
 		go func(w *os.File, s string) {
 			_, _ = io.WriteString(w, s)
 			_ = w.Close()
