@@ -127,13 +127,14 @@ func New(o Options) *Server {
 	s := &Server{o: o, sessions: map[*mcp.ServerSession]*session{}}
 	s.roots, s.rootErr = resolveRoots(o.Roots)
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "harness", Title: "harness: run coding agents under supervision", Version: o.Version},
-		&mcp.ServerOptions{Logger: o.Logger, Instructions: instructions})
+		&mcp.ServerOptions{Logger: o.Logger, Instructions: fmt.Sprintf(instructions, agentList())})
 	s.mcp.AddReceivingMiddleware(s.middleware)
 	s.addTools()
 	return s
 }
 
-const instructions = "harness runs coding-agent CLIs (claude, codex, cursor, opencode, gemini) headless and supervised. " +
+// instructions are the server's instructions to clients; %s is the agents.
+const instructions = "harness runs coding-agent CLIs (%s) headless and supervised. " +
 	"Use run_agent to delegate a task to another agent; it blocks until the run ends (wait=turn) and reports progress, " +
 	"or returns a run id at once (wait=none) for run_status, run_events and cancel_run. A run that hangs is stopped " +
 	"by harness's idle and wall-clock watchdogs and reported as a structured error."

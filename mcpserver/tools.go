@@ -18,7 +18,7 @@ import (
 
 // RunArgs are run_agent's arguments.
 type RunArgs struct {
-	Agent         string `json:"agent" jsonschema:"the agent to run: claude, codex, cursor, opencode or gemini (list_agents shows which are installed)"`
+	Agent         string `json:"agent" jsonschema:"the agent to run (list_agents shows which are installed)"`
 	Prompt        string `json:"prompt" jsonschema:"the task for the agent, complete and self-contained: it does not see your conversation"`
 	Model         string `json:"model,omitempty" jsonschema:"model alias or the agent's own model id; the agent's default when omitted"`
 	Cwd           string `json:"cwd,omitempty" jsonschema:"directory the agent works in (it can run shell commands and edit files there): absolute, or relative to the server's root; it must lie inside the server's roots (its working directory unless started with --root); the first root when omitted"`
@@ -78,7 +78,8 @@ type Budgets struct {
 func (b Budgets) idle() time.Duration { return time.Duration(b.IdleTimeoutMS) * time.Millisecond }
 func (b Budgets) hard() time.Duration { return time.Duration(b.HardTimeoutMS) * time.Millisecond }
 
-const runDescription = "Start a coding agent (claude, codex, cursor, opencode or gemini) on a task and return its answer. " +
+// runDescription is the run_agent tool's description; %s is the agents.
+const runDescription = "Start a coding agent (%s) on a task and return its answer. " +
 	"The agent runs headless WITH SHELL ACCESS in the given directory (cwd): with permissions full-access (the default) " +
 	"it runs commands and edits files there without asking; read-only limits it to reading. " +
 	"harness supervises the run: no output for idle_timeout_ms ends it (EIDLE), and so does the wall-clock limit " +
@@ -88,7 +89,7 @@ const runDescription = "Start a coding agent (claude, codex, cursor, opencode or
 
 func (s *Server) addTools() {
 	t := true
-	mcp.AddTool(s.mcp, &mcp.Tool{Name: "run_agent", Title: "Run a coding agent", Description: runDescription,
+	mcp.AddTool(s.mcp, &mcp.Tool{Name: "run_agent", Title: "Run a coding agent", Description: fmt.Sprintf(runDescription, agentList()),
 		InputSchema: runArgsSchema(), OutputSchema: schemaFor[Outcome](),
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: &t, OpenWorldHint: &t}}, s.runAgent)
 	mcp.AddTool(s.mcp, &mcp.Tool{Name: "run_status", Title: "Status of a run",
@@ -121,8 +122,12 @@ func runArgsSchema() *jsonschema.Schema {
 	sc.Properties["permissions"].Enum = []any{harness.FullAccess, harness.ReadOnly}
 	sc.Properties["prompt"].MinLength = jsonschema.Ptr(1)
 	sc.Properties["agent"].MinLength = jsonschema.Ptr(1)
+	sc.Properties["agent"].Description = "the agent to run: " + agentList() + " (list_agents shows which are installed)"
 	return sc
 }
+
+// agentList names the supported agents, for descriptions.
+func agentList() string { return strings.Join(harness.AgentNames(), ", ") }
 
 // MaxPromptBytes is the largest prompt a run takes, as 'harness run' does.
 const MaxPromptBytes = 16 << 20

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/alecthomas/kong"
+
+	"github.com/agentharness/harness"
 )
 
 // Exit statuses of harness (spec/events.md), mapped from errors in one place.
@@ -98,7 +100,7 @@ func runGrammar(grammar func(*cli, []string) any, args []string, stdin io.Reader
 		kong.Description("Run any coding agent headless, supervised, with one unified NDJSON event stream."),
 		kong.Writers(stdout, stderr),
 		kong.Exit(func(code int) { panic(kongExit{code}) }),
-		kong.Vars{"version": "harness " + version},
+		kong.Vars{"version": "harness " + version, "agents": strings.Join(harness.AgentNames(), ", ")},
 		kong.UsageOnError(),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
 		kong.Bind(e),

@@ -28,7 +28,7 @@ import (
 // some did not (the report says which), 130 when cancelled (the partial
 // report is still written), 2 for bad input.
 type benchCmd struct {
-	Agents       []string      `help:"Agents to compare, comma-separated (claude,codex,cursor,opencode,gemini or aliases)." sep:","`
+	Agents       []string      `help:"Agents to compare, comma-separated (${agents}, or aliases)." sep:","`
 	Models       []string      `help:"Models to run every agent with, comma-separated (default: each agent's own)." sep:","`
 	Prompt       string        `short:"p" help:"The task, one prompt for every agent."`
 	PromptFile   string        `help:"Read the task from this file." type:"existingfile"`

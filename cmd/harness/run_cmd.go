@@ -25,7 +25,7 @@ import (
 // HARNESS_* variables, then harness.toml, then the user's config, then the
 // defaults.
 type runCmd struct {
-	Agent              string  `short:"a" help:"Agent to run: claude, codex, cursor, opencode, gemini (or an alias)."`
+	Agent              string  `short:"a" help:"Agent to run: ${agents} (or an alias)."`
 	Model              string  `short:"m" help:"Model alias (see 'harness models list') or the agent's own model id."`
 	Prompt             string  `short:"p" help:"The task. Also --prompt-file, or stdin when it is piped (at most 16 MiB; over 100 KiB it reaches claude, codex, cursor and opencode on their stdin, gemini up to its 8 MiB)."`
 	PromptFile         string  `help:"Read the task from this file (at most 16 MiB)." type:"existingfile"`
