@@ -654,13 +654,6 @@ func TestServeHTTP(t *testing.T) {
 	}
 }
 
-func dumpLogs(f *fixture) string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	b, _ := json.Marshal(f.logs)
-	return string(b)
-}
-
 // recorder notes the order in which messages reach the client on the wire
 // (the SDK may run notification handlers after it delivers a response).
 type recorder struct {

@@ -60,9 +60,6 @@ func StartMock(scenario, addr string) (*Mock, error) {
 	return &Mock{srv: srv, root: root}, nil
 }
 
-// URL is the server's base URL.
-func (m *Mock) URL() string { return m.srv.URL() }
-
 // Point returns what a run of agent (a canonical id) in workdir needs to
 // talk to the mock: the mock's model id, and the environment (a throwaway
 // HOME and config for the agent, dummy keys, the base URL, the agent's own
