@@ -10,8 +10,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -254,7 +256,8 @@ func BenchParse(b *testing.B, a adapters.Adapter, stream []byte) {
 // ids in every repetition, as make bench does (see benchdata.Generate).
 func BenchStream(tb testing.TB, agent string, size int64, glob string) []byte {
 	tb.Helper()
-	cases, err := benchdata.LoadCases(filepath.Join("..", "..", "testdata", agent))
+	_, self, _, _ := runtime.Caller(0) // adapters/adaptertest/adaptertest.go
+	cases, err := benchdata.LoadCases(filepath.Join(filepath.Dir(self), "..", "..", "testdata", agent))
 	require.NoError(tb, err)
 	cases, err = benchdata.Match(cases, glob)
 	require.NoError(tb, err)
@@ -262,6 +265,83 @@ func BenchStream(tb testing.TB, agent string, size int64, glob string) []byte {
 	_, err = benchdata.Generate(&buf, cases, size)
 	require.NoError(tb, err)
 	return buf.Bytes()
+}
+
+// BenchPeakHeap normalizes n generated lines (line(i) of about size
+// bytes each, never held together) as one run and reports the peak heap
+// in use, sampled every 5 ms (peak-heap-MiB): what a parser keeps of one
+// huge message must be capped, so the heap stays flat whatever n is.
+func BenchPeakHeap(b *testing.B, a adapters.Adapter, n, size int, line func(i int) string) {
+	var peak atomic.Uint64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			peak.Store(max(peak.Load(), heapInUse()))
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	})
+	b.SetBytes(int64(n * size))
+	for b.Loop() {
+		s := event.NewStream(event.StreamConfig{Sink: func(event.Event) {}})
+		_ = adapters.Normalize(&lineReader{n: n, line: line}, a.NewParser(), s, adapters.NormalizeOptions{})
+		s.Finish(event.Outcome{NoProcess: true})
+	}
+	close(stop)
+	wg.Wait()
+	b.ReportMetric(float64(peak.Load())/(1<<20), "peak-heap-MiB")
+}
+
+// BenchHeldHeap parses line n times as one run, then the end lines, and
+// reports the heap in use after a GC (MB-heap): what the parser holds of
+// the repeated line must not grow with n.
+func BenchHeldHeap(b *testing.B, a adapters.Adapter, line []byte, n int, end ...string) {
+	var peak uint64
+	for b.Loop() {
+		p := a.NewParser()
+		var buf []event.Body
+		for range n {
+			buf, _ = p.Parse(buf[:0], line)
+		}
+		runtime.GC()
+		peak = max(peak, heapInUse())
+		for _, l := range end {
+			buf, _ = p.Parse(buf[:0], []byte(l))
+		}
+		runtime.KeepAlive(p)
+	}
+	b.SetBytes(int64(len(line)) * int64(n))
+	b.ReportMetric(float64(peak)/(1<<20), "MB-heap")
+}
+
+func heapInUse() uint64 {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapInuse
+}
+
+// lineReader reads n generated lines, never holding more than one.
+type lineReader struct {
+	n, i int
+	line func(i int) string
+	buf  []byte
+}
+
+func (r *lineReader) Read(p []byte) (int, error) {
+	for len(r.buf) == 0 {
+		if r.i == r.n {
+			return 0, io.EOF
+		}
+		r.buf = []byte(r.line(r.i) + "\n")
+		r.i++
+	}
+	n := copy(p, r.buf)
+	r.buf = r.buf[n:]
+	return n, nil
 }
 
 // ParseLines runs lines through p, as one run's stdout, and returns every

@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -469,22 +468,7 @@ func TestHugeBlockIsCapped(t *testing.T) {
 // what is kept of the block is capped, so it stays flat whatever the size.
 func BenchmarkHugeBlock(b *testing.B) {
 	line := []byte(`{"type":"assistant","message":{"content":[{"type":"text","text":"` + strings.Repeat("x", 64<<10) + `"}]},"timestamp_ms":1}`)
-	var peak uint64
-	for b.Loop() {
-		p := New().NewParser()
-		var buf []event.Body
-		for range 4096 {
-			buf, _ = p.Parse(buf[:0], line)
-		}
-		var ms runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&ms)
-		peak = max(peak, ms.HeapInuse)
-		buf, _ = p.Parse(buf[:0], []byte(`{"type":"result","subtype":"success","result":"r"}`))
-		runtime.KeepAlive(p)
-	}
-	b.SetBytes(int64(len(line)) * 4096)
-	b.ReportMetric(float64(peak)/(1<<20), "MB-heap")
+	adaptertest.BenchHeldHeap(b, New(), line, 4096, `{"type":"result","subtype":"success","result":"r"}`)
 }
 
 // TestDurations: in harness parse a tool's duration is Cursor's own (its

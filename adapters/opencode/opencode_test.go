@@ -347,13 +347,6 @@ func TestUnknownLines(t *testing.T) {
 	require.Equal(t, []bool{false, false, false, false, false, true}, known)
 }
 
-func TestBenchStreamIsValid(t *testing.T) {
-	t.Parallel()
-	out := adaptertest.Normalize(New(), adaptertest.BenchStream(t, "opencode", 64<<10, "*"), false)
-	adaptertest.CheckStream(t, out)
-	require.Greater(t, strings.Count(string(out), `"type":"tool_end"`), 10)
-}
-
 // BenchmarkNormalize times parser, event.Stream and encoder together on a
 // stream built from the testdata, as harness parse runs them.
 func BenchmarkNormalize(b *testing.B) {
