@@ -126,8 +126,8 @@ type Options struct {
 
 // Observer watches one run: a session log, a file of every run's events.
 // Any field may be nil. The callbacks are called as those of Options are;
-// Close is called once, when the run is over (after Wait's result exists,
-// or with nil when the run never started), whatever the outcome.
+// Close is called once whatever the outcome: by Wait, with the result,
+// once the run is over, or by Start, with nil, when the task cannot run.
 type Observer struct {
 	OnLine   func(line []byte)
 	OnNative func(stream string, line []byte)
