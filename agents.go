@@ -23,6 +23,14 @@ import (
 type Agent struct {
 	Info    registry.AgentInfo
 	Adapter adapters.Adapter
+	// Mock points the agent at the scripted model server for --mock (the
+	// CLI's, never linked into the library): given the server's base URL,
+	// a throwaway HOME (already set in the agent's environment) and the
+	// work directory, it writes the agent's config under home and returns
+	// the model id to run and the environment that points the agent at
+	// baseURL. nil: the agent talks to its own service only. The built-in
+	// agents' wiring is mockmodel.Prepare's.
+	Mock func(baseURL, home, workdir string) (model string, env []string, err error)
 }
 
 var (
@@ -31,6 +39,8 @@ var (
 	// order: the built-in five (whose Info is registry's built-in table),
 	// then those registered.
 	adapterList = []adapters.Adapter{claude.New(), codex.New(), cursor.New(), opencode.New(), gemini.New()}
+	// mocks holds the Mock wiring of registered agents, by id.
+	mocks = map[string]func(baseURL, home, workdir string) (string, []string, error){}
 )
 
 // Register adds an agent: from then on runs, bench, mcp, 'harness list'
@@ -48,7 +58,22 @@ func Register(a Agent) error {
 		return fmt.Errorf("harness: register: %w", err)
 	}
 	adapterList = append(adapterList, a.Adapter)
+	if a.Mock != nil {
+		mocks[a.Info.ID] = a.Mock
+	}
 	return nil
+}
+
+// Lookup returns everything known of an agent, by id or alias.
+func Lookup(name string) (Agent, error) {
+	a, err := Adapter(name)
+	if err != nil {
+		return Agent{}, err
+	}
+	info, _ := registry.Agent(a.Name())
+	agentsMu.RLock()
+	defer agentsMu.RUnlock()
+	return Agent{Info: info, Adapter: a, Mock: mocks[a.Name()]}, nil
 }
 
 // Adapters returns the adapters of every supported agent.

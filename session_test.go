@@ -3,84 +3,19 @@ package harness_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"github.com/tidwall/gjson"
 
 	"github.com/agentharness/harness"
-	"github.com/agentharness/harness/adapters"
 	"github.com/agentharness/harness/adapters/adaptertest"
 	"github.com/agentharness/harness/event"
 	"github.com/agentharness/harness/internal/fakeagent"
+	"github.com/agentharness/harness/internal/toyagent"
 	"github.com/agentharness/harness/registry"
 )
-
-// toy is an agent added the way docs/adding-an-agent.md says: one adapter
-// (here in a test file: in the tree it is a package, adapters/toy) and one
-// Register call. It speaks the second transport, a session over stdio
-// (fakeagent.ToySession's made-up protocol).
-var toy = harness.Agent{
-	Info:    registry.AgentInfo{ID: "toy", Display: "Toy Agent", Aliases: []string{"toy-agent"}},
-	Adapter: toyAdapter{},
-}
-
-var registerToy = sync.OnceValue(func() error { return harness.Register(toy) })
-
-type toyAdapter struct{}
-
-func (toyAdapter) Name() string       { return "toy" }
-func (toyAdapter) Binaries() []string { return []string{"toy-agent"} }
-func (toyAdapter) Command(bin string, t adapters.Task) (adapters.Command, error) {
-	// The prompt goes in the session's first request, not on argv.
-	return adapters.Command{Argv: []string{bin}, PromptIndex: -1, Session: true}, nil
-}
-func (toyAdapter) NewParser() adapters.Parser { return &toyParser{} }
-
-// toyParser is the harness's side of the session: it sends the prompt,
-// grants the agent's requests in full-access mode only, and is done at
-// the end of the turn.
-type toyParser struct {
-	stdin io.Writer
-	allow bool
-	done  bool
-}
-
-func (p *toyParser) Begin(stdin io.Writer, t adapters.Task) error {
-	p.stdin, p.allow = stdin, t.Permissions == adapters.FullAccess
-	return p.send(map[string]any{"op": "prompt", "text": t.Prompt})
-}
-
-func (p *toyParser) send(m map[string]any) error {
-	b, err := json.Marshal(m)
-	if err != nil {
-		return err
-	}
-	_, err = p.stdin.Write(append(b, '\n'))
-	return err
-}
-
-func (p *toyParser) Parse(dst []event.Body, line []byte) ([]event.Body, bool) {
-	switch gjson.GetBytes(line, "op").String() {
-	case "ask": // a request of the agent: answered before the next line
-		p.send(map[string]any{"op": "answer", "id": gjson.GetBytes(line, "id").Int(), "allow": p.allow})
-		return dst, true
-	case "say":
-		return append(dst, &event.Message{Role: "assistant", Text: gjson.GetBytes(line, "text").String()}), true
-	case "done":
-		p.done = true
-		return append(dst, &event.Result{Status: event.ResultSuccess, Text: gjson.GetBytes(line, "text").String()}), true
-	}
-	return dst, false
-}
-
-func (p *toyParser) Flush(dst []event.Body) []event.Body { return dst }
-func (p *toyParser) Done() bool                          { return p.done }
 
 // TestSessionTransport runs an agent of the second kind through the same
 // supervisor as the CLIs: the harness writes the opening request, answers
@@ -88,7 +23,7 @@ func (p *toyParser) Done() bool                          { return p.done }
 // its notifications into events, and closes stdin at the end of the turn,
 // upon which the agent exits by itself (exit 0, no linger, no kill).
 func TestSessionTransport(t *testing.T) {
-	require.NoError(t, registerToy())
+	require.NoError(t, toyagent.Register())
 	argv, env := fakeagent.Command(fakeagent.ToySession)
 	for perm, allowed := range map[string]bool{harness.FullAccess: true, harness.ReadOnly: false} {
 		t.Run(perm, func(t *testing.T) {
@@ -121,7 +56,7 @@ func TestSessionTransport(t *testing.T) {
 // (the library, the registry the configuration checks names with), and a
 // name can be taken only once.
 func TestRegister(t *testing.T) {
-	require.NoError(t, registerToy())
+	require.NoError(t, toyagent.Register())
 	require.Contains(t, harness.AgentNames(), "toy")
 	a, err := harness.Adapter("TOY-AGENT")
 	require.NoError(t, err)
@@ -129,12 +64,19 @@ func TestRegister(t *testing.T) {
 	id, ok := registry.Canonical("toy-agent")
 	require.True(t, ok)
 	require.Equal(t, "toy", id)
-	require.Error(t, harness.Register(toy), "taken")
+	got, err := harness.Lookup("toy-agent")
+	require.NoError(t, err)
+	require.Equal(t, "Toy Agent", got.Info.Display)
+	require.NotNil(t, got.Mock, "the registration's mock wiring is kept")
+	builtin, err := harness.Lookup("claude")
+	require.NoError(t, err)
+	require.Equal(t, "Claude Code", builtin.Info.Display)
+	require.Error(t, harness.Register(toyagent.Agent), "taken")
 	err = harness.Register(harness.Agent{Info: registry.AgentInfo{ID: "other", Aliases: []string{"claude-code"}}, Adapter: otherAdapter{}})
 	require.ErrorContains(t, err, `"claude-code" is taken`)
 	require.NotContains(t, harness.AgentNames(), "other")
 }
 
-type otherAdapter struct{ toyAdapter }
+type otherAdapter struct{ toyagent.Adapter }
 
 func (otherAdapter) Name() string { return "other" }

@@ -60,12 +60,19 @@ func StartMock(scenario, addr string) (*Mock, error) {
 	return &Mock{srv: srv, root: root}, nil
 }
 
+// Wiring points an agent that Prepare does not know at a server: it
+// writes the agent's config under home and returns the model id and the
+// environment to run it with (harness.Agent.Mock).
+type Wiring func(baseURL, home, workdir string) (model string, env []string, err error)
+
 // Point returns what a run of agent (a canonical id) in workdir needs to
 // talk to the mock: the mock's model id, and the environment (a throwaway
 // HOME and config for the agent, dummy keys, the base URL, the agent's own
 // retries and stall timeouts turned down). The user's real configuration
-// is neither read nor written. The caller adds its own env after this.
-func (m *Mock) Point(agent, workdir string) (model string, env []string, err error) {
+// is neither read nor written. wire, when not nil, is the agent's own
+// wiring (a registered agent); else Prepare's built-in one is used. The
+// caller adds its own env after this.
+func (m *Mock) Point(agent, workdir string, wire Wiring) (model string, env []string, err error) {
 	m.mu.Lock()
 	m.homes++
 	home := filepath.Join(m.root, fmt.Sprintf("%s-%d", agent, m.homes))
@@ -74,6 +81,16 @@ func (m *Mock) Point(agent, workdir string) (model string, env []string, err err
 		if workdir, err = os.Getwd(); err != nil {
 			return "", nil, err
 		}
+	}
+	if wire != nil {
+		if err := os.MkdirAll(home, 0o700); err != nil {
+			return "", nil, fmt.Errorf("mock: %w", err)
+		}
+		model, env, err := wire(m.srv.URL(), home, workdir)
+		if err != nil {
+			return "", nil, fmt.Errorf("mock: %s: %w", agent, err)
+		}
+		return model, append([]string{"HOME=" + home, "PWD=" + workdir}, env...), nil
 	}
 	setup, err := Prepare(agent, m.srv.URL(), home, workdir)
 	if errors.Is(err, ErrUnknownAgent) {

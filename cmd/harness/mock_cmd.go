@@ -63,7 +63,11 @@ func attachMock(t *harness.Task, scenario string) (func(), error) {
 // pointAt points t at the mock: its model, and its environment under the
 // task's own.
 func pointAt(m *mockmodel.Mock, t *harness.Task) error {
-	model, env, err := m.Point(t.Agent, t.Cwd)
+	a, err := harness.Lookup(t.Agent)
+	if err != nil {
+		return err
+	}
+	model, env, err := m.Point(a.Info.ID, t.Cwd, a.Mock)
 	if err != nil {
 		return err
 	}
