@@ -69,9 +69,9 @@ func testStream(a adapters.Adapter, raw bool, out *bytes.Buffer) *event.Stream {
 
 // Golden normalizes every dir/*.jsonl with a and compares the result with
 // the file's .golden.ndjson twin (rewritten under -update). Every output is
-// held to the invariants and the JSON Schema. It returns the event types
-// seen across all goldens.
-func Golden(t *testing.T, a adapters.Adapter, dir string) map[event.Type]bool {
+// held to the invariants and the JSON Schema. Every type of want must
+// appear in some golden: the captures cover what the adapter emits.
+func Golden(t *testing.T, a adapters.Adapter, dir string, want ...event.Type) {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(dir, "*.jsonl"))
 	require.NoError(t, err)
@@ -97,7 +97,32 @@ func Golden(t *testing.T, a adapters.Adapter, dir string) map[event.Type]bool {
 			require.Equal(t, string(want), string(got), "golden mismatch for %s; run go test -update if the change is intended", name)
 		})
 	}
-	return seen
+	for _, tp := range want {
+		require.True(t, seen[tp], "no golden has a %s event", tp)
+	}
+}
+
+// BadTask is a task an adapter must refuse: with an error that is Want
+// (when set) and contains Contains (when set).
+type BadTask struct {
+	Task     adapters.Task
+	Want     error
+	Contains string
+}
+
+// CommandErrors holds a's Command to refusing each bad task, by name.
+func CommandErrors(t *testing.T, a adapters.Adapter, cases map[string]BadTask) {
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			_, err := a.Command(a.Binaries()[0], c.Task)
+			require.Error(t, err)
+			if c.Want != nil {
+				require.ErrorIs(t, err, c.Want)
+			}
+			require.ErrorContains(t, err, c.Contains)
+		})
+	}
 }
 
 // Types returns the type of each line of an NDJSON stream.

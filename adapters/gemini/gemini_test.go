@@ -18,11 +18,8 @@ const testdata = "../../testdata/gemini"
 
 func TestGolden(t *testing.T) {
 	t.Parallel()
-	seen := adaptertest.Golden(t, New(), testdata)
-	for _, tp := range []event.Type{event.TypeSessionStart, event.TypeTextDelta, event.TypeMessage,
-		event.TypeToolStart, event.TypeToolEnd, event.TypeUsage, event.TypeWarning, event.TypeError, event.TypeResult} {
-		require.True(t, seen[tp], "no golden has a %s event", tp)
-	}
+	adaptertest.Golden(t, New(), testdata, event.TypeSessionStart, event.TypeTextDelta, event.TypeMessage,
+		event.TypeToolStart, event.TypeToolEnd, event.TypeUsage, event.TypeWarning, event.TypeError, event.TypeResult)
 }
 
 func TestCommand(t *testing.T) {
