@@ -138,8 +138,6 @@ type Observer struct {
 type Run struct {
 	task    Task
 	opts    Options
-	adapter adapters.Adapter
-	cmd     *Command
 	stream  *event.Stream
 	proc    *process.Proc
 	ready   chan struct{}
@@ -278,7 +276,7 @@ func Start(ctx context.Context, t Task, o Options) (*Run, error) {
 // process, its output turned into events.
 func (c *Command) Start(ctx context.Context, o Options) *Run {
 	t := c.task
-	r := &Run{task: t, opts: o, adapter: c.adapter, cmd: c, ready: make(chan struct{}), model: t.Model}
+	r := &Run{task: t, opts: o, ready: make(chan struct{}), model: t.Model}
 	r.startAt = r.now()
 	r.files = newFileDiffs(c.Cwd)
 	r.stream = event.NewStream(event.StreamConfig{
