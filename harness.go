@@ -2,31 +2,36 @@
 // delivers its output as the unified event stream of docs/events.md. It is
 // the composition layer: it ties an adapter (argv, env, native parsing), the
 // process supervisor (spawn, watchdogs, kill) and the session log together.
-// The harness command is a client of this package.
+// The harness command (run, bench, mcp) is a thin client of this package.
 //
 // A run:
 //
-//	run, err := harness.Start(ctx, harness.Task{Agent: "claude", Task: adapters.Task{Prompt: "fix the test"}},
+//	run, err := harness.Start(ctx, harness.Task{Agent: "claude", Prompt: "fix the test"},
 //		harness.Options{OnEvent: func(ev event.Event) { fmt.Println(ev.Type) }})
 //	if err != nil { … }           // bad task: unknown agent, invalid option
 //	res, err := run.Wait()       // res is the result event; err says why it was not a success
+//
+// A configured caller starts its runs with Settings.Start instead: the
+// configuration fills what the task leaves unset (model aliases, budgets,
+// binaries, environment) and each run gets its session log.
 //
 // Start never blocks on the agent; Wait returns when the agent and every
 // process it started are gone. Nothing is printed: events go to callbacks.
 package harness
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/agentharness/harness/adapters"
+	"github.com/agentharness/harness/config"
 	"github.com/agentharness/harness/event"
 	"github.com/agentharness/harness/process"
 )
@@ -50,19 +55,50 @@ func DefaultBudgets() Budgets {
 		Linger: 3 * time.Second, KillGrace: 5 * time.Second}
 }
 
-// Task is one agent run to start.
+// Permission modes of a Task.
+const (
+	FullAccess = adapters.FullAccess // the agent may run tools and write files without asking (the default)
+	ReadOnly   = adapters.ReadOnly   // the agent may read but not write or run commands that change things
+)
+
+// Task is one agent run to start. Only Agent and Prompt are needed; the
+// zero value of every other field means the default: the agent's own for
+// what it decides (model, turns, system prompt), else the Settings' (see
+// Settings.Start) or, when started with Start alone, the spec's.
 type Task struct {
-	Agent string // id or alias
-	adapters.Task
+	Agent              string // id or alias
+	Prompt             string
+	Model              string // a model alias (resolved by Settings) or the agent's own id
+	Cwd                string // the directory the agent works in; the current one when empty
+	Permissions        string // FullAccess (when empty) or ReadOnly
+	Resume             string // the agent's session id to continue
+	MaxTurns           int
+	SystemPrompt       string
+	AppendSystemPrompt string
+	ExtraArgs          []string // passed verbatim after the adapter's own arguments
+	NoPartial          bool     // no partial-message streaming (deltas) where a flag turns it on
+
 	Binary     string   // the agent's executable; searched for when empty
 	SearchDirs []string // extra directories searched before PATH (e.g. the pinned installs)
-	Env        []string // KEY=VALUE added last, over the adapter's own
-	BaseEnv    []string // the environment to start from; os.Environ() when nil
-	PTY        bool
-	Raw        bool // emit native events
-	MaxLine    int  // stdout line cap; 0 = 16 MiB
-	Budgets    Budgets
-	Run        string // run id; a fresh one when empty
+	Env        []string // KEY=VALUE added last, over the adapter's own; redacted from session logs by value
+	// SetupEnv is KEY=VALUE pairs the caller's own tooling adds (the
+	// scripted model's wiring: its URL, dummy keys, a throwaway HOME),
+	// applied like Env and under it. Its values are not the user's: they
+	// are not redacted from session logs by value.
+	SetupEnv []string
+	BaseEnv  []string // the environment to start from; os.Environ() when nil. harness's own secrets (config.HarnessSecret) are always removed
+	PTY      bool
+	Raw      bool     // emit native events
+	MaxLine  int      // stdout line cap; 0 = 16 MiB
+	Budgets  *Budgets // nil: the Settings' budgets, or DefaultBudgets
+	Run      string   // run id; a fresh one when empty
+}
+
+// adapterTask is what the adapter needs of t to build its command line.
+func (t Task) adapterTask() adapters.Task {
+	return adapters.Task{Prompt: t.Prompt, Model: t.Model, Cwd: t.Cwd, Permissions: t.Permissions,
+		Resume: t.Resume, MaxTurns: t.MaxTurns, SystemPrompt: t.SystemPrompt,
+		AppendSystemPrompt: t.AppendSystemPrompt, ExtraArgs: t.ExtraArgs, NoPartial: t.NoPartial}
 }
 
 // Options are the callbacks of a run. Callbacks are called one at a time,
@@ -88,14 +124,25 @@ type Options struct {
 	// EstimateCost prices a usage increment the agent reported without a
 	// cost, for model; ok false when the model has no known price.
 	EstimateCost func(model string, u event.Usage) (usd float64, ok bool)
+	// Observers watch the run besides the callbacks above (a session log,
+	// a merged event file), called after them, in order.
+	Observers []Observer
+}
+
+// Observer watches one run: a session log, a file of every run's events.
+// Any field may be nil. The callbacks are called as those of Options are;
+// Close is called once whatever the outcome: by Wait, with the result,
+// once the run is over, or by Start, with nil, when the task cannot run.
+type Observer struct {
+	OnLine   func(line []byte)
+	OnNative func(stream string, line []byte)
+	Close    func(res *event.Result)
 }
 
 // Run is a started agent run.
 type Run struct {
 	task    Task
 	opts    Options
-	adapter adapters.Adapter
-	cmd     adapters.Command
 	stream  *event.Stream
 	proc    *process.Proc
 	ready   chan struct{}
@@ -111,6 +158,7 @@ type Run struct {
 	err      error
 	spawnErr error
 	flush    func()
+	log      *sessionLog // set by Settings.Start
 
 	isReady atomic.Bool
 	feeding atomic.Bool  // a stdout chunk is being turned into events (set by the stdout goroutine)
@@ -126,15 +174,9 @@ var (
 	ErrAgentFailed = errors.New("harness: the agent failed")
 )
 
-// NotInstalledError reports an agent binary that was not found.
-type NotInstalledError struct {
-	Agent string
-	Tried []string
-}
-
-func (e *NotInstalledError) Error() string {
-	return fmt.Sprintf("%s is not installed: tried %s", e.Agent, strings.Join(e.Tried, ", "))
-}
+// NotInstalledError reports an agent binary that was not found: Name is
+// the first name looked for, Tried every path looked at.
+type NotInstalledError = process.NotFoundError
 
 // TaskError reports a task that cannot be run as given (exit status 2).
 type TaskError struct{ Err error }
@@ -142,85 +184,134 @@ type TaskError struct{ Err error }
 func (e *TaskError) Error() string { return e.Err.Error() }
 func (e *TaskError) Unwrap() error { return e.Err }
 
-// Prepare resolves the agent, its binary and its command line without
-// starting anything (what --dry-run prints). A missing binary is a
-// *NotInstalledError; the returned Command then uses the first candidate
-// name.
-func Prepare(t Task) (adapters.Adapter, adapters.Command, []string, error) {
+// Command is a task resolved for starting: what --dry-run prints.
+type Command struct {
+	Agent  string   // canonical id
+	Binary string   // the executable found; the first candidate name when NotInstalled is set
+	Argv   []string // Argv[0] is Binary
+	// AddedEnv holds the KEY=VALUE pairs the adapter and the task add to
+	// the base environment; Env is the whole environment of the agent.
+	AddedEnv []string
+	Env      []string
+	Stdin    string // written to the agent's stdin, then closed; "" is /dev/null
+	Cwd      string // absolute
+	// NotInstalled is set when no binary was found: the run would end at
+	// once with a not_installed error.
+	NotInstalled *NotInstalledError
+	// Session is set for an agent that speaks a session protocol over
+	// stdio (adapters.Session): its stdin stays open for the harness.
+	Session     bool
+	promptIndex int
+	adapter     adapters.Adapter
+	task        Task
+}
+
+// RedactedArgv returns Argv with the prompt replaced by "<prompt>", for
+// logs and the session_start event.
+func (c *Command) RedactedArgv() []string {
+	return adapters.Command{Argv: c.Argv, PromptIndex: c.promptIndex}.RedactedArgv()
+}
+
+// Prepare resolves the agent, its binary (once: the one lookup of a run)
+// and its command line without starting anything. A task that cannot run
+// as given is a *TaskError; a missing binary is not an error here (see
+// Command.NotInstalled).
+func Prepare(t Task) (*Command, error) {
 	a, err := Adapter(t.Agent)
 	if err != nil {
-		return nil, adapters.Command{}, nil, &TaskError{err}
+		return nil, &TaskError{err}
 	}
-	if t.Permissions == "" {
-		t.Permissions = adapters.FullAccess
+	t.Agent = a.Name()
+	t.Permissions = cmp.Or(t.Permissions, FullAccess)
+	if t.Permissions != FullAccess && t.Permissions != ReadOnly {
+		return nil, &TaskError{fmt.Errorf("permissions %q: want %s or %s", t.Permissions, FullAccess, ReadOnly)}
 	}
-	if t.Permissions != adapters.FullAccess && t.Permissions != adapters.ReadOnly {
-		return nil, adapters.Command{}, nil, &TaskError{fmt.Errorf("permissions %q: want %s or %s", t.Permissions, adapters.FullAccess, adapters.ReadOnly)}
+	if t.Budgets == nil {
+		b := DefaultBudgets()
+		t.Budgets = &b
 	}
-	env := t.BaseEnv
-	if env == nil {
-		env = os.Environ()
+	cwd := t.Cwd
+	if cwd == "" {
+		cwd, _ = os.Getwd()
+	} else {
+		if st, err := os.Stat(t.Cwd); err != nil || !st.IsDir() {
+			return nil, &TaskError{fmt.Errorf("cwd %q is not a directory", t.Cwd)}
+		}
+		cwd, _ = filepath.Abs(cwd)
 	}
-	bin, lookErr := FindBinary(a, t.Binary, t.SearchDirs, env)
-	cmd, err := a.Command(bin, t.Task)
+	base := t.BaseEnv
+	if base == nil {
+		base = os.Environ()
+	}
+	base = config.AgentEnviron(base)
+	bin, lookErr := findBinary(a, t.Binary, t.SearchDirs, base)
+	ac, err := a.Command(bin, t.adapterTask())
 	if err != nil {
-		return nil, adapters.Command{}, nil, &TaskError{fmt.Errorf("%s: %w", a.Name(), err)}
+		return nil, &TaskError{fmt.Errorf("%s: %w", a.Name(), err)}
 	}
 	// Some agents (OpenCode) take their project directory from $PWD rather
 	// than from the process's working directory.
 	var pwd []string
 	if t.Cwd != "" {
-		if abs, err := filepath.Abs(t.Cwd); err == nil {
-			pwd = []string{"PWD=" + abs}
-		}
+		pwd = []string{"PWD=" + cwd}
 	}
-	full := mergeEnv(env, cmd.Env, pwd, t.Env)
-	return a, cmd, full, lookErr
+	c := &Command{Agent: a.Name(), Binary: bin, Argv: ac.Argv, AddedEnv: mergeEnv(nil, ac.Env, t.SetupEnv, t.Env),
+		Env: mergeEnv(base, ac.Env, pwd, t.SetupEnv, t.Env), Stdin: ac.Stdin, Cwd: cwd, Session: ac.Session,
+		promptIndex: ac.PromptIndex, adapter: a, task: t}
+	errors.As(lookErr, &c.NotInstalled)
+	return c, nil
 }
 
-// Start validates the task and starts the agent. A task that cannot be
-// run (unknown agent, invalid option, bad cwd) is an error and nothing is
-// emitted. A binary that is not installed or fails to spawn still yields a
-// Run whose stream ends with the error; Wait reports it.
+// Start validates the task and starts the agent, with the spec's default
+// budgets when t has none and no session log: Settings.Start is the run
+// of a configured caller. A task that cannot be run (unknown agent,
+// invalid option, bad cwd) is a *TaskError and nothing is emitted. A
+// binary that is not installed or fails to spawn still yields a Run whose
+// stream ends with the error; Wait reports it.
 func Start(ctx context.Context, t Task, o Options) (*Run, error) {
-	a, cmd, env, lookErr := Prepare(t)
-	var te *TaskError
-	if errors.As(lookErr, &te) {
-		return nil, lookErr
+	c, err := Prepare(t)
+	if err != nil {
+		closeObservers(o.Observers, nil)
+		return nil, err
 	}
-	if t.Cwd != "" {
-		if st, err := os.Stat(t.Cwd); err != nil || !st.IsDir() {
-			return nil, &TaskError{fmt.Errorf("cwd %q is not a directory", t.Cwd)}
-		}
-	}
-	if t.Permissions == "" {
-		t.Permissions = adapters.FullAccess
-	}
-	r := &Run{task: t, opts: o, adapter: a, cmd: cmd, ready: make(chan struct{}), model: t.Model}
+	return c.Start(ctx, o), nil
+}
+
+// Start starts the prepared command: the agent under the supervisor of
+// process, its output turned into events.
+func (c *Command) Start(ctx context.Context, o Options) *Run {
+	t := c.task
+	r := &Run{task: t, opts: o, ready: make(chan struct{}), model: t.Model}
 	r.startAt = r.now()
-	cwd := t.Cwd
-	if cwd == "" {
-		cwd, _ = os.Getwd()
-	}
-	r.files = newFileDiffs(cwd)
+	r.files = newFileDiffs(c.Cwd)
 	r.stream = event.NewStream(event.StreamConfig{
 		Run: t.Run, Now: r.streamNow, Raw: t.Raw, Sink: r.sink,
-		Start: event.SessionStart{Agent: a.Name(), Model: t.Model, Cwd: cwd, PTY: t.PTY, Argv: cmd.RedactedArgv()},
+		Start: event.SessionStart{Agent: c.Agent, Model: t.Model, Cwd: c.Cwd, PTY: t.PTY, Argv: c.RedactedArgv()},
 	})
-	if lookErr != nil {
+	if c.NotInstalled != nil {
 		close(r.ready)
-		r.spawnErr = lookErr
-		return r, nil
+		r.spawnErr = c.NotInstalled
+		return r
 	}
-	parser := a.NewParser()
+	parser := c.adapter.NewParser()
 	if w, ok := parser.(adapters.WallClocked); ok {
 		w.UseWallClock()
 	}
+	var session adapters.Session
+	if c.Session {
+		var ok bool
+		if session, ok = parser.(adapters.Session); !ok {
+			close(r.ready)
+			r.spawnErr = fmt.Errorf("harness: %s: a session agent's parser must implement adapters.Session", c.Agent)
+			return r
+		}
+	}
 	var bodies []event.Body
+	b := t.Budgets
 	proc, err := process.Start(ctx, process.Options{
-		Argv: cmd.Argv, Env: env, Dir: t.Cwd, Stdin: cmd.Stdin, PTY: t.PTY, MaxLine: t.MaxLine,
-		Idle: t.Budgets.Idle, IdleWarning: t.Budgets.IdleWarning, Hard: t.Budgets.Hard,
-		Linger: t.Budgets.Linger, KillGrace: t.Budgets.KillGrace, ToolBudget: t.Budgets.Tool,
+		Argv: c.Argv, Env: c.Env, Dir: t.Cwd, Stdin: c.Stdin, KeepStdin: c.Session, PTY: t.PTY, MaxLine: t.MaxLine,
+		Idle: b.Idle, IdleWarning: b.IdleWarning, Hard: b.Hard,
+		Linger: b.Linger, KillGrace: b.KillGrace, ToolBudget: b.Tool,
 		OnStdout: func(line []byte, dropped int64) {
 			r.waitReady()
 			if !r.feeding.Load() {
@@ -230,19 +321,18 @@ func Start(ctx context.Context, t Task, o Options) (*Run, error) {
 				r.feeding.Store(true)
 				r.files.arrived(time.Now())
 			}
-			if o.OnNative != nil {
-				o.OnNative(event.StreamStdout, line)
-			}
+			r.native(event.StreamStdout, line)
 			if dropped > 0 {
 				r.stream.Emit(adapters.LineTruncated(len(line), dropped))
 			}
 			bodies = r.feed(parser, bodies, line)
+			if session != nil && session.Done() {
+				r.proc.Stdin().Close() // the session is over: the agent exits
+			}
 		},
 		OnStderr: func(line []byte) {
 			r.waitReady()
-			if o.OnNative != nil {
-				o.OnNative(event.StreamStderr, line)
-			}
+			r.native(event.StreamStderr, line)
 			if t.Raw {
 				r.stream.Line(event.StreamStderr, line, false, nil)
 				r.flushOut()
@@ -264,17 +354,44 @@ func Start(ctx context.Context, t Task, o Options) (*Run, error) {
 	if err != nil {
 		close(r.ready)
 		r.spawnErr = err
-		return r, nil
+		return r
 	}
 	r.proc = proc
 	r.stream.SetPID(proc.PID())
+	if session != nil {
+		// Before the first line is parsed: OnStdout waits for ready.
+		if err := session.Begin(proc.Stdin(), t.adapterTask()); err != nil {
+			r.stream.Emit(&event.Error{Code: event.ErrSpawnFailed, Message: "opening the agent's session: " + err.Error()})
+			proc.Interrupt()
+		}
+	}
 	r.isReady.Store(true)
 	close(r.ready)
 	r.flush = func() {
 		r.feeding.Store(false) // stdout is done, its last chunk too
 		r.stream.Emit(parser.Flush(nil)...)
 	}
-	return r, nil
+	return r
+}
+
+// native hands a native line to the callbacks that want it.
+func (r *Run) native(stream string, line []byte) {
+	if r.opts.OnNative != nil {
+		r.opts.OnNative(stream, line)
+	}
+	for _, ob := range r.opts.Observers {
+		if ob.OnNative != nil {
+			ob.OnNative(stream, line)
+		}
+	}
+}
+
+func closeObservers(obs []Observer, res *event.Result) {
+	for _, ob := range obs {
+		if ob.Close != nil {
+			ob.Close(res)
+		}
+	}
 }
 
 // feed parses one stdout line, puts the disk's diff on the file tools that
@@ -347,15 +464,34 @@ func (r *Run) sink(ev event.Event) {
 	if r.opts.OnEvent != nil {
 		r.opts.OnEvent(ev)
 	}
+	if r.opts.OnLine == nil && !r.lineObservers() {
+		return
+	}
+	r.encMu.Lock()
+	defer r.encMu.Unlock()
+	var err error
+	r.line, err = r.enc.Append(r.line[:0], ev)
+	if err != nil {
+		return
+	}
+	line := append(r.line, '\n')
 	if r.opts.OnLine != nil {
-		r.encMu.Lock()
-		defer r.encMu.Unlock()
-		var err error
-		r.line, err = r.enc.Append(r.line[:0], ev)
-		if err == nil {
-			r.opts.OnLine(append(r.line, '\n'))
+		r.opts.OnLine(line)
+	}
+	for _, ob := range r.opts.Observers {
+		if ob.OnLine != nil {
+			ob.OnLine(line)
 		}
 	}
+}
+
+func (r *Run) lineObservers() bool {
+	for _, ob := range r.opts.Observers {
+		if ob.OnLine != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // now reads the run's clock.
@@ -368,9 +504,6 @@ func (r *Run) now() time.Time {
 
 // RunID returns the run id stamped on every event.
 func (r *Run) RunID() string { return r.stream.Run() }
-
-// Command returns the command line the run started.
-func (r *Run) Command() adapters.Command { return r.cmd }
 
 // InFlight returns the tool calls still open, oldest first.
 func (r *Run) InFlight() []event.OpenCall { return r.stream.OpenCalls() }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,7 +16,6 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/agentharness/harness"
-	"github.com/agentharness/harness/adapters"
 	"github.com/agentharness/harness/adapters/adaptertest"
 	"github.com/agentharness/harness/event"
 	"github.com/agentharness/harness/internal/fakeagent"
@@ -46,8 +46,8 @@ func runFake(t *testing.T, name string, b harness.Budgets, during func(*harness.
 	var out bytes.Buffer
 	task := harness.Task{
 		Agent: "claude", Binary: argv[0], BaseEnv: env, Raw: true,
-		Task:    adapters.Task{Prompt: "do it", Cwd: t.TempDir()},
-		Budgets: b,
+		Prompt: "do it", Cwd: t.TempDir(),
+		Budgets: &b,
 	}
 	start := time.Now()
 	run, err := harness.Start(context.Background(), task, harness.Options{OnLine: func(line []byte) {
@@ -284,7 +284,7 @@ func TestNotInstalled(t *testing.T) {
 	t.Parallel()
 	var out bytes.Buffer
 	run, err := harness.Start(context.Background(), harness.Task{Agent: "codex", Binary: "/nonexistent/codex",
-		Task: adapters.Task{Prompt: "x"}}, harness.Options{OnLine: func(l []byte) { out.Write(l) }})
+		Prompt: "x"}, harness.Options{OnLine: func(l []byte) { out.Write(l) }})
 	require.NoError(t, err)
 	res, err := run.Wait()
 	var nf *harness.NotInstalledError
@@ -298,9 +298,9 @@ func TestNotInstalled(t *testing.T) {
 func TestStartRejectsBadTasks(t *testing.T) {
 	t.Parallel()
 	for name, task := range map[string]harness.Task{
-		"unknown-agent": {Agent: "nope", Task: adapters.Task{Prompt: "x"}},
-		"bad-perms":     {Agent: "claude", Task: adapters.Task{Prompt: "x", Permissions: "root"}},
-		"bad-cwd":       {Agent: "claude", Task: adapters.Task{Prompt: "x", Cwd: "/nonexistent/dir"}},
+		"unknown-agent": {Agent: "nope", Prompt: "x"},
+		"bad-perms":     {Agent: "claude", Prompt: "x", Permissions: "root"},
+		"bad-cwd":       {Agent: "claude", Prompt: "x", Cwd: "/nonexistent/dir"},
 	} {
 		_, err := harness.Start(context.Background(), task, harness.Options{})
 		var te *harness.TaskError
@@ -313,7 +313,7 @@ func TestResumeReportsBothSessionIDs(t *testing.T) {
 	argv, env := fakeagent.Command("result-then-linger")
 	var out bytes.Buffer
 	run, err := harness.Start(context.Background(), harness.Task{Agent: "claude", Binary: argv[0], BaseEnv: env,
-		Task: adapters.Task{Prompt: "x", Resume: "old-session"}, Budgets: small()},
+		Prompt: "x", Resume: "old-session", Budgets: ptr(small())},
 		harness.Options{OnLine: func(l []byte) { out.Write(l) }})
 	require.NoError(t, err)
 	res, err := run.Wait()
@@ -333,7 +333,7 @@ func TestStartCancelledContextIsAnInterrupt(t *testing.T) {
 	cancel()
 	var out bytes.Buffer
 	run, err := harness.Start(ctx, harness.Task{Agent: "claude", Binary: argv[0], BaseEnv: env,
-		Task: adapters.Task{Prompt: "x"}, Budgets: small()}, harness.Options{OnLine: func(l []byte) { out.Write(l) }})
+		Prompt: "x", Budgets: ptr(small())}, harness.Options{OnLine: func(l []byte) { out.Write(l) }})
 	require.NoError(t, err)
 	res, err := run.Wait()
 	require.ErrorIs(t, err, harness.ErrInterrupted)
@@ -348,7 +348,7 @@ func BenchmarkRunPrintLines(b *testing.B) {
 	argv, env := fakeagent.Command("print-lines", "10000")
 	for b.Loop() {
 		run, err := harness.Start(context.Background(), harness.Task{Agent: "claude", Binary: argv[0], BaseEnv: env,
-			Task: adapters.Task{Prompt: "x"}, Budgets: harness.DefaultBudgets()},
+			Prompt: "x", Budgets: ptr(harness.DefaultBudgets())},
 			harness.Options{OnLine: func([]byte) {}})
 		if err != nil {
 			b.Fatal(err)
@@ -368,7 +368,7 @@ func TestFlushBeforeWaitingForOutput(t *testing.T) {
 	var mu sync.Mutex
 	var pending, visible bytes.Buffer
 	run, err := harness.Start(context.Background(), harness.Task{Agent: "claude", Binary: argv[0], BaseEnv: env,
-		Task: adapters.Task{Prompt: "x"}, Budgets: harness.Budgets{Hard: 20 * time.Second, KillGrace: time.Second}},
+		Prompt: "x", Budgets: &harness.Budgets{Hard: 20 * time.Second, KillGrace: time.Second}},
 		harness.Options{
 			OnLine: func(l []byte) { mu.Lock(); pending.Write(l); mu.Unlock() },
 			Flush:  func() { mu.Lock(); visible.Write(pending.Bytes()); pending.Reset(); mu.Unlock() },
@@ -392,4 +392,15 @@ func TestFlushBeforeWaitingForOutput(t *testing.T) {
 	defer mu.Unlock()
 	require.Zero(t, pending.Len(), "the end of the run is flushed too")
 	adaptertest.CheckStream(t, visible.Bytes())
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// TestLibraryLeavesMockOut: a program importing only the library does not
+// link the scripted model server (it is the CLI's, in mockmodel).
+func TestLibraryLeavesMockOut(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
+	require.NoError(t, err, string(out))
+	require.Contains(t, string(out), "github.com/agentharness/harness/process")
+	require.NotContains(t, string(out), "github.com/agentharness/harness/mockmodel")
 }

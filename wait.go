@@ -78,6 +78,7 @@ func (r *Run) wait() {
 	}
 	r.result = r.stream.Finish(o)
 	r.flushOut()
+	closeObservers(r.opts.Observers, r.result)
 	if r.err == nil && r.result.Status != event.ResultSuccess {
 		r.err = ErrAgentFailed
 	}
@@ -105,7 +106,6 @@ func (r *Run) silence(out process.Outcome) time.Duration {
 func (r *Run) failSpawn() {
 	e := &event.Error{Fatal: true, Partial: &event.Partial{}, Message: r.spawnErr.Error()}
 	var nf *NotInstalledError
-	var pnf *process.NotFoundError
 	status := event.ResultError
 	switch {
 	case errors.Is(r.spawnErr, context.Canceled) || errors.Is(r.spawnErr, context.DeadlineExceeded):
@@ -116,15 +116,12 @@ func (r *Run) failSpawn() {
 	case errors.As(r.spawnErr, &nf):
 		e.Code, e.Tried = event.ErrNotInstalled, nf.Tried
 		e.Hint = "install it (make agents installs the pinned CLIs) or point --binary at it"
-	case errors.As(r.spawnErr, &pnf):
-		e.Code, e.Tried = event.ErrNotInstalled, pnf.Tried
-		r.spawnErr = &NotInstalledError{Agent: r.adapter.Name(), Tried: pnf.Tried}
-		e.Message = r.spawnErr.Error()
 	default:
 		e.Code = event.ErrSpawnFailed
 	}
 	r.stream.Emit(e)
 	r.result = r.stream.Finish(event.Outcome{Status: status})
 	r.flushOut()
+	closeObservers(r.opts.Observers, r.result)
 	r.err = r.spawnErr
 }

@@ -10,6 +10,7 @@ package adapters
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/agentharness/harness/event"
 )
@@ -49,6 +50,11 @@ type Command struct {
 	// PromptIndex is the index in Argv of the prompt text, or -1 when the
 	// prompt is not on the command line. Logs show "<prompt>" there.
 	PromptIndex int
+	// Session marks an agent that speaks a session protocol over stdio
+	// rather than a one-shot CLI: the harness keeps its stdin open and
+	// the run's Parser, which must implement Session, writes there.
+	// Stdin must be "" (the prompt goes in the session's requests).
+	Session bool
 }
 
 // ArgPromptMax is the longest prompt an adapter puts on the command line.
@@ -107,6 +113,42 @@ type Parser interface {
 	Flush(dst []event.Body) []event.Body
 }
 
+// Session is the Parser of an agent that speaks a session protocol over
+// stdio (its Command has Session set): the second transport, beside the
+// one-shot CLI whose stdin is the prompt and whose stdout is the whole
+// conversation. Here the conversation goes both ways: the harness sends
+// requests (open a session, the prompt) and answers the agent's own
+// requests (a permission to write, to run a command), and the agent
+// answers and notifies on its stdout, a message a line.
+//
+// The harness runs a Session exactly as it runs any Parser — Parse once
+// per stdout line, in order, on one goroutine; Flush once after the last
+// line; the same watchdogs, budgets and session log — and in addition:
+//
+//   - Begin is called once, after the agent started and before the first
+//     Parse, with the agent's stdin and the task (its prompt, its
+//     permission mode). It writes the opening requests and
+//     may keep stdin for later writes from Parse (never from another
+//     goroutine: Begin, Parse and Done are never called concurrently).
+//     Writes never block (the harness queues them) and fail once the
+//     agent is gone. An error ends the run as an interrupt would.
+//   - Parse answers the agent's requests by writing to stdin before it
+//     returns; its bodies are the events the line means, as for a CLI.
+//     The turn's end yields an *event.Result, which starts the linger
+//     budget as a CLI's terminal event does.
+//   - Done is asked after each Parse; once it reports true, the harness
+//     closes stdin: the session is over, and the agent is expected to
+//     exit (if it does not, linger, then the kill, end it).
+//
+// The harness decides nothing on the agent's behalf: which requests to
+// grant (per the task's permission mode) is the Session's protocol
+// knowledge, stated in its adapter.
+type Session interface {
+	Parser
+	Begin(stdin io.Writer, t Task) error
+	Done() bool
+}
+
 // WallClocked is implemented by a parser that times tool calls (and, where
 // it reports one, the run) from the agent's own timestamps, which is all a
 // capture has and what it does by default. A live run calls UseWallClock
@@ -114,74 +156,6 @@ type Parser interface {
 // wall clock is the truth there (the Stream fills in durations left zero).
 type WallClocked interface {
 	UseWallClock()
-}
-
-// ReadAhead is implemented by a Parser whose reading of a line (finding
-// its fields: most of the work) needs none of its state. Normalize then
-// reads lines on one goroutine, ahead of another that applies them in
-// order with the state, and the two share the machine's cores. For every
-// line, Read then Apply must give what Parse gives.
-type ReadAhead interface {
-	Parser
-	// Slots returns room for n read lines.
-	Slots(n int) Slots
-	// Read reads line into slot i. It may run on another goroutine than
-	// Apply and Parse, ahead of them, and touches nothing they use. line
-	// stays valid until Apply of slot i returns (Apply must copy what it
-	// keeps).
-	Read(s Slots, i int, line []byte)
-	// Apply turns slot i, read earlier, into bodies and empties it.
-	Apply(dst []event.Body, s Slots, i int) (out []event.Body, known bool)
-}
-
-// Slots is a ReadAhead parser's room for read lines.
-type Slots any
-
-// SlotsOf returns room for n read lines of type R.
-func SlotsOf[R any](n int) Slots {
-	s := make([]R, n)
-	return &s
-}
-
-// Slot returns slot i of s, made by SlotsOf[R].
-func Slot[R any](s Slots, i int) *R { return &(*s.(*[]R))[i] }
-
-// TwoStep gives a parser that reads a line into an R (no parser state)
-// and then applies it (in order, with the state) the methods Parse, Slots,
-// Read and Apply of a ReadAhead parser. Embed one made by NewTwoStep.
-type TwoStep[R any] struct {
-	readLine  func(r *R, line []byte)
-	applyLine func(dst []event.Body, r *R) ([]event.Body, bool)
-	scratch   *R // Parse's reading: a parser is used by one goroutine at a time
-}
-
-// NewTwoStep returns the TwoStep of read, which must set all of *r, and
-// apply.
-func NewTwoStep[R any](read func(r *R, line []byte), apply func(dst []event.Body, r *R) ([]event.Body, bool)) TwoStep[R] {
-	return TwoStep[R]{readLine: read, applyLine: apply, scratch: new(R)}
-}
-
-// Parse implements Parser: read, then apply. It reads into memory of its
-// own, kept from call to call: a fresh R each line would be allocated on
-// the heap (it goes through a function value), a kilobyte a line for some.
-func (t TwoStep[R]) Parse(dst []event.Body, line []byte) ([]event.Body, bool) {
-	t.readLine(t.scratch, line)
-	return t.applyLine(dst, t.scratch)
-}
-
-// Slots implements ReadAhead.
-func (t TwoStep[R]) Slots(n int) Slots { return SlotsOf[R](n) }
-
-// Read implements ReadAhead.
-func (t TwoStep[R]) Read(s Slots, i int, line []byte) { t.readLine(Slot[R](s, i), line) }
-
-// Apply implements ReadAhead; it empties the slot, so it pins nothing.
-func (t TwoStep[R]) Apply(dst []event.Body, s Slots, i int) ([]event.Body, bool) {
-	r := Slot[R](s, i)
-	dst, known := t.applyLine(dst, r)
-	var zero R
-	*r = zero
-	return dst, known
 }
 
 // LineTruncated is the warning for a native line cut at kept bytes.

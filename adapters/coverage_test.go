@@ -59,3 +59,22 @@ func TestEveryEventTypeHasAGolden(t *testing.T) {
 		require.True(t, seen[tp], "no golden file has a %s event", tp)
 	}
 }
+
+// TestBenchStreamsAreValid keeps the benchmarks honest: the input of each
+// agent's BenchmarkNormalize and BenchmarkParse must normalize to a valid
+// stream with real work in it.
+func TestBenchStreamsAreValid(t *testing.T) {
+	t.Parallel()
+	for _, a := range all {
+		t.Run(a.Name(), func(t *testing.T) {
+			t.Parallel()
+			glob, size := "*", int64(64<<10)
+			if a.Name() == "claude" {
+				glob, size = "partial-*", 512<<10 // what its benchmarks read
+			}
+			out := adaptertest.Normalize(a, adaptertest.BenchStream(t, a.Name(), size, glob), false)
+			adaptertest.CheckStream(t, out)
+			require.Greater(t, bytes.Count(out, []byte(`"type":"tool_end"`)), 10)
+		})
+	}
+}

@@ -3,6 +3,7 @@ package adapters
 import (
 	"io"
 
+	"github.com/agentharness/harness/adapters/internal/readahead"
 	"github.com/agentharness/harness/event"
 	"github.com/agentharness/harness/linescan"
 )
@@ -25,7 +26,7 @@ type NormalizeOptions struct {
 // input must be read again, so a live stream is never held back.
 const (
 	batchLines   = 1024
-	batchBytes   = 1 << 20 // of lines kept (for native events, or a ReadAhead parser)
+	batchBytes   = 1 << 20 // of lines kept (for native events, or a read-ahead parser (adapters/internal/readahead))
 	batchesAhead = 2
 )
 
@@ -36,7 +37,7 @@ const (
 //
 // Reading and parsing run on their own goroutine, a batch of lines ahead of
 // the Stream and its sink, which run on the caller's: on a file the two
-// halves of the work share the machine's cores. A ReadAhead parser's
+// halves of the work share the machine's cores. A read-ahead parser's
 // reading and applying run on two goroutines. The Stream sees exactly what
 // a line-by-line Parse would give it, in the same order.
 func Normalize(r io.Reader, p Parser, s *event.Stream, o NormalizeOptions) error {
@@ -44,7 +45,7 @@ func Normalize(r io.Reader, p Parser, s *event.Stream, o NormalizeOptions) error
 	free := make(chan *batch, 2*batchesAhead+2)
 	var readErr error
 	read := full
-	if ra, ok := p.(ReadAhead); ok {
+	if ra, ok := p.(readahead.Parser); ok {
 		// A third goroutine applies what the first read: three stages,
 		// which the scheduler spreads over the cores as their loads
 		// come.
@@ -93,7 +94,7 @@ func Normalize(r io.Reader, p Parser, s *event.Stream, o NormalizeOptions) error
 // current batch and hands batches to full: when one is full, and before
 // every read of r that may wait.
 func parseBatches(r io.Reader, p Parser, keepLines bool, maxLine int, full, free chan *batch) error {
-	ra, _ := p.(ReadAhead)
+	ra, _ := p.(readahead.Parser)
 	cur := &batch{}
 	send := func() {
 		if len(cur.lines) == 0 {
@@ -147,8 +148,8 @@ func parseBatches(r io.Reader, p Parser, keepLines bool, maxLine int, full, free
 type batch struct {
 	lines  []parsedLine
 	bodies []event.Body
-	text   []byte // the lines themselves, when the Stream emits native events
-	slots  Slots  // the lines as read, for a ReadAhead parser
+	text   []byte          // the lines themselves, when the Stream emits native events
+	slots  readahead.Slots // the lines as read, for a read-ahead parser
 }
 
 type parsedLine struct {
@@ -167,8 +168,8 @@ func (b *batch) emit(s *event.Stream) {
 	}
 }
 
-// apply turns the lines a ReadAhead parser read into bodies, in order.
-func (b *batch) apply(ra ReadAhead) {
+// apply turns the lines a read-ahead parser read into bodies, in order.
+func (b *batch) apply(ra readahead.Parser) {
 	for i := range b.lines {
 		pl := &b.lines[i]
 		pl.from = len(b.bodies)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentharness/harness/adapters"
 	"github.com/agentharness/harness/adapters/adaptertest"
+	"github.com/agentharness/harness/adapters/internal/readahead"
 	"github.com/agentharness/harness/event"
 )
 
@@ -38,14 +39,14 @@ func (p *echoParser) Flush(dst []event.Body) []event.Body {
 // Apply parses it.
 type readAheadEcho struct{ echoParser }
 
-func (p *readAheadEcho) Slots(n int) adapters.Slots { return adapters.SlotsOf[string](n) }
+func (p *readAheadEcho) Slots(n int) readahead.Slots { return readahead.SlotsOf[string](n) }
 
-func (p *readAheadEcho) Read(s adapters.Slots, i int, line []byte) {
-	*adapters.Slot[string](s, i) = string(line)
+func (p *readAheadEcho) Read(s readahead.Slots, i int, line []byte) {
+	*readahead.Slot[string](s, i) = string(line)
 }
 
-func (p *readAheadEcho) Apply(dst []event.Body, s adapters.Slots, i int) ([]event.Body, bool) {
-	slot := adapters.Slot[string](s, i)
+func (p *readAheadEcho) Apply(dst []event.Body, s readahead.Slots, i int) ([]event.Body, bool) {
+	slot := readahead.Slot[string](s, i)
 	line := *slot
 	*slot = ""
 	return p.Parse(dst, []byte(line))

@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/agentharness/harness"
-	"github.com/agentharness/harness/adapters"
 	"github.com/agentharness/harness/event"
 )
 
@@ -79,16 +78,6 @@ func (p Plan) Specs() []Spec {
 	return out
 }
 
-// Observer receives one run's stream. Its callbacks are those of
-// harness.Options; End is called once after the run is over (and before
-// its tree is removed) with its result, which may be nil when the run
-// never started, and returns the run's session log path, or "".
-type Observer struct {
-	OnLine   func(line []byte)
-	OnNative func(stream string, line []byte)
-	End      func(res *event.Result) (logPath string)
-}
-
 // Options configure Run. The zero value runs with NumCPU runs at a time,
 // in a temporary directory, removing every tree afterwards.
 type Options struct {
@@ -101,13 +90,18 @@ type Options struct {
 	Keep bool
 	// CheckTimeout bounds each verifier; 0 means 10 minutes.
 	CheckTimeout time.Duration
+	// Settings start every run (harness.Settings.Start: the
+	// configuration's defaults, binaries, session logs, prices); nil is
+	// the zero Settings.
+	Settings *harness.Settings
 	// Setup is called once per run, on the run's goroutine, right before
 	// it starts, with the task built from the spec (Agent, Prompt, Model,
 	// Cwd set). It returns the task to start — the place where the caller
-	// applies its configuration, budgets, binaries and mock model — and
-	// the run's Observer. An error fails that run only. nil starts the
-	// task as is.
-	Setup func(s Spec, t harness.Task) (harness.Task, Observer, error)
+	// sets what its flags say (budgets, binaries, the mock model) — and an
+	// observer of the run (a merged event file, the mock's stop; its Close
+	// is called before the run's tree is removed). An error fails that
+	// run only. nil starts the task as is.
+	Setup func(s Spec, t harness.Task) (harness.Task, harness.Observer, error)
 	// Progress receives a snapshot of a run at each change of state and
 	// each tool call it starts. Calls are serialized.
 	Progress func(Progress)
@@ -117,8 +111,6 @@ type Options struct {
 	// again, and harness.Run.Interrupt kills at once when called twice
 	// within 2 s — the second Ctrl-C of a terminal user.
 	Interrupt <-chan struct{}
-	// EstimateCost prices usage the agents report without a cost.
-	EstimateCost func(model string, u event.Usage) (float64, bool)
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 	// Shard runs only that part of the plan (Shard.Of); the zero value
@@ -399,8 +391,8 @@ func (b *bencher) execute(ctx context.Context, s Spec, in RunReport) (rr RunRepo
 	if b.opts.Keep {
 		rr.Tree = tr.dir
 	}
-	t := harness.Task{Agent: s.Agent, Task: adapters.Task{Prompt: s.Task.Prompt, Model: s.Model, Cwd: tr.cwd}}
-	var obs Observer
+	t := harness.Task{Agent: s.Agent, Prompt: s.Task.Prompt, Model: s.Model, Cwd: tr.cwd}
+	var obs harness.Observer
 	if b.opts.Setup != nil {
 		if t, obs, err = b.opts.Setup(s, t); err != nil {
 			rr.Status, rr.Reason, rr.Error = event.ResultError, ReasonSetup, err.Error()
@@ -411,10 +403,7 @@ func (b *bencher) execute(ctx context.Context, s Spec, in RunReport) (rr RunRepo
 		t.Run = event.NewRunID()
 	}
 	rr.Run = t.Run
-	res := b.agent(ctx, s, t, obs, &rr)
-	if obs.End != nil {
-		rr.Log = obs.End(res)
-	}
+	b.agent(ctx, s, t, obs, &rr)
 	if rr.Status == StatusSkipped || rr.Reason == ReasonSetup {
 		return rr
 	}
@@ -437,12 +426,12 @@ func (b *bencher) execute(ctx context.Context, s Spec, in RunReport) (rr RunRepo
 }
 
 // agent starts and waits for the run, folding its events into rr.
-func (b *bencher) agent(ctx context.Context, s Spec, t harness.Task, obs Observer, rr *RunReport) *event.Result {
+func (b *bencher) agent(ctx context.Context, s Spec, t harness.Task, obs harness.Observer, rr *RunReport) {
 	f := newFigures()
 	var tools int
 	start := b.now()
 	opts := harness.Options{
-		OnLine: obs.OnLine, OnNative: obs.OnNative, Now: b.opts.Now, EstimateCost: b.opts.EstimateCost,
+		Observers: []harness.Observer{obs}, Now: b.opts.Now,
 		OnEvent: func(ev event.Event) {
 			f.add(ev, b.now().Sub(start))
 			if ev.Type == event.TypeToolStart {
@@ -453,14 +442,22 @@ func (b *bencher) agent(ctx context.Context, s Spec, t harness.Task, obs Observe
 	}
 	if ctx.Err() != nil {
 		rr.Status = StatusSkipped
-		return nil
+		if obs.Close != nil {
+			obs.Close(nil)
+		}
+		return
 	}
 	b.progress(Progress{Spec: s, State: StateRunning}) // before any tool's progress
-	run, err := harness.Start(context.WithoutCancel(ctx), t, opts)
+	settings := b.opts.Settings
+	if settings == nil {
+		settings = &harness.Settings{}
+	}
+	run, err := settings.Start(context.WithoutCancel(ctx), t, opts)
 	if err != nil {
 		rr.Status, rr.Reason, rr.Error = event.ResultError, ReasonSetup, err.Error()
-		return nil
+		return
 	}
+	rr.Log, _ = run.SessionLog()
 	b.register(ctx, s.Index, run)
 	res, werr := run.Wait()
 	b.unregister(s.Index)
@@ -469,5 +466,4 @@ func (b *bencher) agent(ctx context.Context, s Spec, t harness.Task, obs Observe
 	if werr != nil && rr.Reason == "" {
 		rr.Reason = werr.Error()
 	}
-	return res
 }

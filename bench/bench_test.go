@@ -28,19 +28,19 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-func small() harness.Budgets {
-	return harness.Budgets{Idle: 10 * time.Second, Hard: 30 * time.Second, Linger: 100 * time.Millisecond, KillGrace: 200 * time.Millisecond}
+func small() *harness.Budgets {
+	return &harness.Budgets{Idle: 10 * time.Second, Hard: 30 * time.Second, Linger: 100 * time.Millisecond, KillGrace: 200 * time.Millisecond}
 }
 
 // fakes runs each agent of a plan as a named fake (parsed as Claude), with
 // $BENCH_WHO set to the agent's name.
-func fakes(byAgent map[string]string) func(bench.Spec, harness.Task) (harness.Task, bench.Observer, error) {
-	return func(s bench.Spec, t harness.Task) (harness.Task, bench.Observer, error) {
+func fakes(byAgent map[string]string) func(bench.Spec, harness.Task) (harness.Task, harness.Observer, error) {
+	return func(s bench.Spec, t harness.Task) (harness.Task, harness.Observer, error) {
 		argv, env := fakeagent.Command(byAgent[s.Agent])
 		t.Agent, t.Binary, t.BaseEnv = "claude", argv[0], env
 		t.Env = []string{"BENCH_WHO=" + s.Agent}
 		t.Budgets = small()
-		return t, bench.Observer{}, nil
+		return t, harness.Observer{}, nil
 	}
 }
 
@@ -197,16 +197,16 @@ func TestFiguresOfARun(t *testing.T) {
 
 func TestNotInstalledIsAFigure(t *testing.T) {
 	plan := bench.Plan{Tasks: []bench.Task{{Prompt: "x"}}, Agents: []string{"gemini"}}
-	rep, err := bench.Run(context.Background(), plan, bench.Options{Setup: func(s bench.Spec, t harness.Task) (harness.Task, bench.Observer, error) {
+	rep, err := bench.Run(context.Background(), plan, bench.Options{Setup: func(s bench.Spec, t harness.Task) (harness.Task, harness.Observer, error) {
 		t.Binary = "/nonexistent/gemini"
-		return t, bench.Observer{}, nil
+		return t, harness.Observer{}, nil
 	}})
 	require.NoError(t, err)
 	require.Equal(t, event.ResultError, rep.Runs[0].Status)
 	require.Equal(t, event.ErrNotInstalled, rep.Runs[0].Reason)
 }
 
-// TestParallelism counts the runs between Setup and End: never more than
+// TestParallelism counts the runs between Setup and the observer's Close: never more than
 // Parallel, and (with a barrier that only Parallel runs at once can pass)
 // exactly Parallel.
 func TestParallelism(t *testing.T) {
@@ -216,7 +216,7 @@ func TestParallelism(t *testing.T) {
 			cur, peak, arrived := 0, 0, 0
 			all := make(chan struct{})
 			inner := fakes(map[string]string{"claude": "bench-writer", "codex": "bench-writer"})
-			setup := func(s bench.Spec, tk harness.Task) (harness.Task, bench.Observer, error) {
+			setup := func(s bench.Spec, tk harness.Task) (harness.Task, harness.Observer, error) {
 				mu.Lock()
 				cur++
 				peak = max(peak, cur)
@@ -230,11 +230,10 @@ func TestParallelism(t *testing.T) {
 				case <-time.After(20 * time.Second):
 				}
 				tk, obs, err := inner(s, tk)
-				obs.End = func(*event.Result) string {
+				obs.Close = func(*event.Result) {
 					mu.Lock()
 					cur--
 					mu.Unlock()
-					return ""
 				}
 				return tk, obs, err
 			}
@@ -257,7 +256,7 @@ func TestCancel(t *testing.T) {
 	var pids []int
 	var progress []bench.Progress
 	inner := fakes(map[string]string{"claude": "bench-hang", "codex": "bench-hang"})
-	setup := func(s bench.Spec, tk harness.Task) (harness.Task, bench.Observer, error) {
+	setup := func(s bench.Spec, tk harness.Task) (harness.Task, harness.Observer, error) {
 		tk, obs, err := inner(s, tk)
 		obs.OnNative = func(stream string, line []byte) {
 			if pid := gjson.GetBytes(line, "pid"); pid.Exists() {
@@ -305,7 +304,7 @@ func TestCancel(t *testing.T) {
 func TestSecondInterruptKills(t *testing.T) {
 	intr := make(chan struct{}, 2)
 	inner := fakes(map[string]string{"claude": "bench-deaf"})
-	setup := func(s bench.Spec, tk harness.Task) (harness.Task, bench.Observer, error) {
+	setup := func(s bench.Spec, tk harness.Task) (harness.Task, harness.Observer, error) {
 		tk, obs, err := inner(s, tk)
 		tk.Budgets.KillGrace = 20 * time.Second
 		return tk, obs, err

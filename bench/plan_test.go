@@ -74,9 +74,9 @@ func TestPlanID(t *testing.T) {
 }
 
 // counting is fakes() that counts the runs it starts.
-func counting(n *atomic.Int32, byAgent map[string]string) func(bench.Spec, harness.Task) (harness.Task, bench.Observer, error) {
+func counting(n *atomic.Int32, byAgent map[string]string) func(bench.Spec, harness.Task) (harness.Task, harness.Observer, error) {
 	f := fakes(byAgent)
-	return func(s bench.Spec, t harness.Task) (harness.Task, bench.Observer, error) {
+	return func(s bench.Spec, t harness.Task) (harness.Task, harness.Observer, error) {
 		n.Add(1)
 		return f(s, t)
 	}
@@ -151,9 +151,9 @@ func TestResultsResume(t *testing.T) {
 	})
 	t.Run("never-started", func(t *testing.T) {
 		dir := t.TempDir()
-		broken := func(s bench.Spec, t harness.Task) (harness.Task, bench.Observer, error) {
+		broken := func(s bench.Spec, t harness.Task) (harness.Task, harness.Observer, error) {
 			t.Agent, t.Binary, t.Budgets = "claude", "/nonexistent/claude", small()
-			return t, bench.Observer{}, nil
+			return t, harness.Observer{}, nil
 		}
 		rep, err := bench.Run(context.Background(), resumePlan(), bench.Options{Results: dir, Setup: broken})
 		require.NoError(t, err)

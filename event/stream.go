@@ -364,11 +364,11 @@ func capText(text *string, truncated *bool) {
 func (s *Stream) mergeSession(v *SessionStart) {
 	h := s.cfg.Start
 	ss := &s.session
-	ss.Agent = firstNonEmpty(h.Agent, v.Agent, ss.Agent)
-	ss.AgentVersion = firstNonEmpty(v.AgentVersion, ss.AgentVersion, h.AgentVersion)
-	ss.Model = firstNonEmpty(v.Model, ss.Model, h.Model)
-	ss.SessionID = firstNonEmpty(ss.SessionID, v.SessionID, h.SessionID)
-	ss.Cwd = firstNonEmpty(h.Cwd, ss.Cwd, v.Cwd)
+	ss.Agent = cmp.Or(h.Agent, v.Agent, ss.Agent)
+	ss.AgentVersion = cmp.Or(v.AgentVersion, ss.AgentVersion, h.AgentVersion)
+	ss.Model = cmp.Or(v.Model, ss.Model, h.Model)
+	ss.SessionID = cmp.Or(ss.SessionID, v.SessionID, h.SessionID)
+	ss.Cwd = cmp.Or(h.Cwd, ss.Cwd, v.Cwd)
 	if ss.PID == 0 {
 		ss.PID = h.PID
 	}
@@ -773,15 +773,6 @@ func cutUTF8(s string, n int) string {
 		n--
 	}
 	return s[:n]
-}
-
-func firstNonEmpty(vals ...string) string {
-	for _, v := range vals {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

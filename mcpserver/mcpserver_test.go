@@ -41,6 +41,7 @@ type fixture struct {
 	runDone  chan error // srv.Run's return
 	mu       sync.Mutex
 	pids     []int
+	logDir   string          // where the runs' session logs go
 	closed   []*event.Result // results handed to Observer.Close
 	wire     []string        // what the client read, in order: "log:LEVEL", "progress", "response"
 	logs     []*mcp.LoggingMessageParams
@@ -57,17 +58,16 @@ func newFixture(t *testing.T, mutate func(*mcpserver.Options)) *fixture {
 // SDK's latest).
 func newFixtureProto(t *testing.T, proto string, mutate func(*mcpserver.Options)) *fixture {
 	t.Helper()
-	f := &fixture{runDone: make(chan error, 1)}
+	f := &fixture{runDone: make(chan error, 1), logDir: t.TempDir()}
 	o := mcpserver.Options{
-		Defaults: func(tk harness.Task) harness.Task {
+		Settings: &harness.Settings{LogDir: f.logDir},
+		Setup: func(tk *harness.Task) harness.Observer {
 			argv, env := fakeagent.Command(tk.Prompt)
 			tk.Binary, tk.BaseEnv = argv[0], env
-			tk.Budgets = harness.Budgets{Idle: 5 * time.Second, Hard: 20 * time.Second,
-				Linger: 100 * time.Millisecond, KillGrace: 100 * time.Millisecond}
-			return tk
-		},
-		Observe: func(tk harness.Task) (mcpserver.Observer, error) {
-			return mcpserver.Observer{LogPath: "/logs/" + tk.Run + ".ndjson",
+			if tk.Budgets != nil {
+				tk.Budgets.Linger, tk.Budgets.KillGrace = 100*time.Millisecond, 100*time.Millisecond
+			}
+			return harness.Observer{
 				OnNative: func(stream string, line []byte) {
 					if gjson.GetBytes(line, "subtype").String() == "fake_child" {
 						f.mu.Lock()
@@ -79,7 +79,7 @@ func newFixtureProto(t *testing.T, proto string, mutate func(*mcpserver.Options)
 					f.mu.Lock()
 					f.closed = append(f.closed, res)
 					f.mu.Unlock()
-				}}, nil
+				}}
 		},
 		Limits:           mcpserver.Limits{IdleMin: 10 * time.Millisecond, IdleMax: 10 * time.Second, HardMin: 10 * time.Millisecond, HardMax: 30 * time.Second},
 		ProgressInterval: 20 * time.Millisecond,
@@ -201,7 +201,7 @@ func TestListAgents(t *testing.T) {
 	s := structured(t, res)
 	require.Len(t, s.Get("agents").Array(), len(harness.Adapters()))
 	claude := s.Get(`agents.#(id=="claude")`)
-	require.True(t, claude.Get("installed").Bool(), "the Defaults hook points every agent at the test binary")
+	require.True(t, claude.Get("installed").Bool(), "the Setup hook points every agent at the test binary")
 	exe, _ := os.Executable()
 	require.Equal(t, exe, claude.Get("binary").String())
 }
@@ -232,7 +232,10 @@ func TestRunTurnSuccess(t *testing.T) {
 	require.EqualValues(t, 50, sm.Get("tokens.output").Int())
 	require.InDelta(t, 0.00147, sm.Get("cost_usd").Float(), 1e-9)
 	require.Equal(t, fakeagent.SessionID, sm.Get("session_id").String())
-	require.Equal(t, "/logs/"+s.Get("run_id").String()+".ndjson", sm.Get("session_log").String())
+	logPath := sm.Get("session_log").String()
+	require.True(t, strings.HasPrefix(logPath, f.logDir+string(filepath.Separator)), logPath)
+	require.Contains(t, logPath, s.Get("run_id").String())
+	require.FileExists(t, logPath)
 	require.Positive(t, sm.Get("duration_ms").Int())
 	require.False(t, s.Get("error").Exists())
 
@@ -494,9 +497,9 @@ func TestBadArguments(t *testing.T) {
 func TestNotInstalled(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, func(o *mcpserver.Options) {
-		o.Defaults = func(tk harness.Task) harness.Task {
+		o.Setup = func(tk *harness.Task) harness.Observer {
 			tk.Binary, tk.BaseEnv = "/nonexistent/claude", []string{"PATH=/nonexistent"}
-			return tk
+			return harness.Observer{}
 		}
 	})
 	res := f.call(t, "run_agent", map[string]any{"agent": "claude", "prompt": "x"}, nil)
@@ -588,10 +591,10 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 
 func TestHTTP(t *testing.T) {
 	t.Parallel()
-	srv := mcpserver.New(mcpserver.Options{Defaults: func(tk harness.Task) harness.Task {
+	srv := mcpserver.New(mcpserver.Options{Setup: func(tk *harness.Task) harness.Observer {
 		argv, env := fakeagent.Command(tk.Prompt)
 		tk.Binary, tk.BaseEnv = argv[0], env
-		return tk
+		return harness.Observer{}
 	}})
 	ts := httptest.NewServer(srv.Handler("s3cret-0123456789abcdef"))
 	t.Cleanup(func() { ts.Close(); srv.Close() })
@@ -649,13 +652,6 @@ func TestServeHTTP(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("ServeHTTP did not return when its context was done")
 	}
-}
-
-func dumpLogs(f *fixture) string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	b, _ := json.Marshal(f.logs)
-	return string(b)
 }
 
 // recorder notes the order in which messages reach the client on the wire
@@ -760,11 +756,12 @@ func TestCwdConfined(t *testing.T) {
 	var cwds []string
 	f := newFixture(t, func(o *mcpserver.Options) {
 		o.Roots = []string{root}
-		o.Observe = func(tk harness.Task) (mcpserver.Observer, error) {
+		inner := o.Setup
+		o.Setup = func(tk *harness.Task) harness.Observer {
 			mu.Lock()
 			cwds = append(cwds, tk.Cwd)
 			mu.Unlock()
-			return mcpserver.Observer{}, nil
+			return inner(tk)
 		}
 	})
 	for _, cwd := range []string{"../../../../etc", "/etc", "etc-link", "sub/../..", other, filepath.Join(root, "etc-link")} {

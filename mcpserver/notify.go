@@ -3,7 +3,6 @@ package mcpserver
 import (
 	"context"
 	"math"
-	"os"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -99,11 +98,4 @@ func (s *Server) notifyCtx(r *run) (context.Context, context.CancelFunc) {
 		return context.WithTimeout(ctx, 5*time.Second)
 	}
 	return context.WithTimeout(context.Background(), 5*time.Second)
-}
-
-func envOrOS(env []string) []string {
-	if env == nil {
-		return os.Environ()
-	}
-	return env
 }

@@ -34,7 +34,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentharness/harness"
-	"github.com/agentharness/harness/event"
 )
 
 // Limits bound the budgets an MCP client may ask for; requests outside are
@@ -49,26 +48,17 @@ func DefaultLimits() Limits {
 	return Limits{IdleMin: time.Minute, IdleMax: 30 * time.Minute, HardMin: 5 * time.Minute, HardMax: 60 * time.Minute}
 }
 
-// Observer receives one run's output besides the server, for a session
-// log. Any field may be nil or empty.
-type Observer struct {
-	LogPath  string // reported in the run's summary
-	OnLine   func(line []byte)
-	OnNative func(stream string, line []byte)
-	Close    func(res *event.Result) // called once, after the run is over
-}
-
 // Options configure a Server. The zero value serves with the defaults.
 type Options struct {
-	// Defaults completes a run's task from the server's configuration
-	// (binary, search dirs, env, budgets, …) before the client's arguments
-	// are applied; nil leaves the task as the client gave it.
-	Defaults func(harness.Task) harness.Task
-	// Observe, when set, is called once per run before it starts (with the
-	// task as it will run, its run id set); an error means no observer.
-	Observe func(harness.Task) (Observer, error)
-	// EstimateCost is passed to harness.Options.
-	EstimateCost func(model string, u event.Usage) (float64, bool)
+	// Settings start every run (harness.Settings.Start): what the client
+	// leaves unset comes from the configuration, as for 'harness run', and
+	// each run gets its session log there. nil is the zero Settings.
+	Settings *harness.Settings
+	// Setup, when set, is called once per run before it starts, with the
+	// task as the client gave it (agent canonical, cwd resolved, run id
+	// and budgets set): it may change it (the CLI points it at the mock
+	// model) and returns an observer of the run.
+	Setup func(t *harness.Task) harness.Observer
 	// Limits bound the idle and hard budgets; zero fields take the defaults.
 	Limits Limits
 	// Roots are the directories run_agent's cwd must lie in, symlinks
@@ -137,13 +127,14 @@ func New(o Options) *Server {
 	s := &Server{o: o, sessions: map[*mcp.ServerSession]*session{}}
 	s.roots, s.rootErr = resolveRoots(o.Roots)
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "harness", Title: "harness: run coding agents under supervision", Version: o.Version},
-		&mcp.ServerOptions{Logger: o.Logger, Instructions: instructions})
+		&mcp.ServerOptions{Logger: o.Logger, Instructions: fmt.Sprintf(instructions, agentList())})
 	s.mcp.AddReceivingMiddleware(s.middleware)
 	s.addTools()
 	return s
 }
 
-const instructions = "harness runs coding-agent CLIs (claude, codex, cursor, opencode, gemini) headless and supervised. " +
+// instructions are the server's instructions to clients; %s is the agents.
+const instructions = "harness runs coding-agent CLIs (%s) headless and supervised. " +
 	"Use run_agent to delegate a task to another agent; it blocks until the run ends (wait=turn) and reports progress, " +
 	"or returns a run id at once (wait=none) for run_status, run_events and cancel_run. A run that hangs is stopped " +
 	"by harness's idle and wall-clock watchdogs and reported as a structured error."

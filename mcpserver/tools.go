@@ -13,14 +13,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentharness/harness"
-	"github.com/agentharness/harness/adapters"
-	"github.com/agentharness/harness/config"
 	"github.com/agentharness/harness/event"
 )
 
 // RunArgs are run_agent's arguments.
 type RunArgs struct {
-	Agent         string `json:"agent" jsonschema:"the agent to run: claude, codex, cursor, opencode or gemini (list_agents shows which are installed)"`
+	Agent         string `json:"agent" jsonschema:"the agent to run (list_agents shows which are installed)"`
 	Prompt        string `json:"prompt" jsonschema:"the task for the agent, complete and self-contained: it does not see your conversation"`
 	Model         string `json:"model,omitempty" jsonschema:"model alias or the agent's own model id; the agent's default when omitted"`
 	Cwd           string `json:"cwd,omitempty" jsonschema:"directory the agent works in (it can run shell commands and edit files there): absolute, or relative to the server's root; it must lie inside the server's roots (its working directory unless started with --root); the first root when omitted"`
@@ -80,7 +78,8 @@ type Budgets struct {
 func (b Budgets) idle() time.Duration { return time.Duration(b.IdleTimeoutMS) * time.Millisecond }
 func (b Budgets) hard() time.Duration { return time.Duration(b.HardTimeoutMS) * time.Millisecond }
 
-const runDescription = "Start a coding agent (claude, codex, cursor, opencode or gemini) on a task and return its answer. " +
+// runDescription is the run_agent tool's description; %s is the agents.
+const runDescription = "Start a coding agent (%s) on a task and return its answer. " +
 	"The agent runs headless WITH SHELL ACCESS in the given directory (cwd): with permissions full-access (the default) " +
 	"it runs commands and edits files there without asking; read-only limits it to reading. " +
 	"harness supervises the run: no output for idle_timeout_ms ends it (EIDLE), and so does the wall-clock limit " +
@@ -90,7 +89,7 @@ const runDescription = "Start a coding agent (claude, codex, cursor, opencode or
 
 func (s *Server) addTools() {
 	t := true
-	mcp.AddTool(s.mcp, &mcp.Tool{Name: "run_agent", Title: "Run a coding agent", Description: runDescription,
+	mcp.AddTool(s.mcp, &mcp.Tool{Name: "run_agent", Title: "Run a coding agent", Description: fmt.Sprintf(runDescription, agentList()),
 		InputSchema: runArgsSchema(), OutputSchema: schemaFor[Outcome](),
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: &t, OpenWorldHint: &t}}, s.runAgent)
 	mcp.AddTool(s.mcp, &mcp.Tool{Name: "run_status", Title: "Status of a run",
@@ -120,11 +119,15 @@ func schemaFor[T any]() *jsonschema.Schema {
 func runArgsSchema() *jsonschema.Schema {
 	sc := schemaFor[RunArgs]()
 	sc.Properties["wait"].Enum = []any{"turn", "none"}
-	sc.Properties["permissions"].Enum = []any{adapters.FullAccess, adapters.ReadOnly}
+	sc.Properties["permissions"].Enum = []any{harness.FullAccess, harness.ReadOnly}
 	sc.Properties["prompt"].MinLength = jsonschema.Ptr(1)
 	sc.Properties["agent"].MinLength = jsonschema.Ptr(1)
+	sc.Properties["agent"].Description = "the agent to run: " + agentList() + " (list_agents shows which are installed)"
 	return sc
 }
+
+// agentList names the supported agents, for descriptions.
+func agentList() string { return strings.Join(harness.AgentNames(), ", ") }
 
 // MaxPromptBytes is the largest prompt a run takes, as 'harness run' does.
 const MaxPromptBytes = 16 << 20
@@ -152,38 +155,31 @@ func (s *Server) runAgent(ctx context.Context, req *mcp.CallToolRequest, in RunA
 	if err != nil {
 		return errResult("run_agent: %v", err)
 	}
-	if p := in.Permissions; p != "" && p != adapters.FullAccess && p != adapters.ReadOnly {
-		return errResult("run_agent: permissions %q: want %s or %s", p, adapters.FullAccess, adapters.ReadOnly)
+	if p := in.Permissions; p != "" && p != harness.FullAccess && p != harness.ReadOnly {
+		return errResult("run_agent: permissions %q: want %s or %s", p, harness.FullAccess, harness.ReadOnly)
 	}
 	for name, v := range map[string]*int64{"idle_timeout_ms": in.IdleTimeoutMS, "hard_timeout_ms": in.HardTimeoutMS} {
 		if v != nil && *v < 0 {
 			return errResult("run_agent: %s %d: want a positive number of milliseconds", name, *v)
 		}
 	}
-	t := harness.Task{Agent: a.Name(), Task: adapters.Task{Prompt: in.Prompt, Model: in.Model, Cwd: in.Cwd, Permissions: in.Permissions}}
-	if s.o.Defaults != nil {
-		t = s.o.Defaults(t)
+	cwd, err := s.resolveCwd(in.Cwd)
+	if err != nil {
+		return errResult("run_agent: %v", err)
 	}
-	t.Agent, t.Prompt = a.Name(), in.Prompt
-	// harness's own secrets (the bearer token clients use to reach this
-	// server) never reach an agent: it could call back with them.
-	t.BaseEnv = config.AgentEnviron(envOrOS(t.BaseEnv))
-	if in.Model != "" && t.Model == "" {
-		t.Model = in.Model
+	// The library fills what the client left unset from the settings, and
+	// keeps harness's own secrets (the bearer token clients use to reach
+	// this server) from the agent: it could call back with them.
+	t := harness.Task{Agent: a.Name(), Prompt: in.Prompt, Model: in.Model, Cwd: cwd, Permissions: in.Permissions,
+		Run: event.NewRunID()}
+	tb := s.settings().Budgets()
+	b := s.clamp(&tb, in.IdleTimeoutMS, in.HardTimeoutMS)
+	t.Budgets = &tb
+	var obs harness.Observer
+	if s.o.Setup != nil {
+		obs = s.o.Setup(&t)
 	}
-	if in.Cwd != "" || t.Cwd == "" {
-		cwd, err := s.resolveCwd(in.Cwd)
-		if err != nil {
-			return errResult("run_agent: %v", err)
-		}
-		t.Cwd = cwd
-	}
-	if in.Permissions != "" {
-		t.Permissions = in.Permissions
-	}
-	b := s.clamp(&t.Budgets, in.IdleTimeoutMS, in.HardTimeoutMS)
-	t.Run = event.NewRunID()
-	r, err := s.start(req.Session, t, b)
+	r, err := s.start(req.Session, t, b, obs)
 	if err != nil {
 		return errResult("run_agent: %v", err)
 	}
@@ -244,7 +240,15 @@ func (s *Server) clamp(tb *harness.Budgets, idleMS, hardMS *int64) Budgets {
 }
 
 // start starts a run owned by session ss.
-func (s *Server) start(ss *mcp.ServerSession, t harness.Task, b Budgets) (*run, error) {
+// settings are the Settings runs start with.
+func (s *Server) settings() *harness.Settings {
+	if s.o.Settings == nil {
+		return &harness.Settings{}
+	}
+	return s.o.Settings
+}
+
+func (s *Server) start(ss *mcp.ServerSession, t harness.Task, b Budgets, obs harness.Observer) (*run, error) {
 	s.mu.Lock()
 	se := s.sessions[ss]
 	if se == nil && !s.closed {
@@ -262,29 +266,14 @@ func (s *Server) start(ss *mcp.ServerSession, t harness.Task, b Budgets) (*run, 
 	r := &run{id: t.Run, agent: t.Agent, budgets: b, now: s.o.Now, start: s.o.Now(),
 		done: make(chan struct{}), poke: make(chan struct{}, 1), notified: make(chan struct{}),
 		maxEvents: s.o.MaxEvents, maxBytes: defaultMaxEventBytes}
-	var obs Observer
-	if s.o.Observe != nil {
-		if o, err := s.o.Observe(t); err == nil {
-			obs = o
-		}
-	}
-	r.logPath = obs.LogPath
-	opts := harness.Options{OnEvent: r.onEvent, OnLine: obs.OnLine, Now: s.o.Now, EstimateCost: s.o.EstimateCost,
-		OnNative: func(stream string, line []byte) {
-			r.onNative(stream, line)
-			if obs.OnNative != nil {
-				obs.OnNative(stream, line)
-			}
-		}}
-	h, err := harness.Start(context.Background(), t, opts)
+	opts := harness.Options{OnEvent: r.onEvent, OnNative: r.onNative, Now: s.o.Now, Observers: []harness.Observer{obs}}
+	h, err := s.settings().Start(context.Background(), t, opts)
 	if err != nil {
-		if obs.Close != nil {
-			obs.Close(nil)
-		}
 		se.wg.Done()
 		return nil, err
 	}
 	r.h = h
+	r.logPath, _ = h.SessionLog()
 	s.mu.Lock()
 	se.runs[r.id] = r
 	closed := se.closed
@@ -292,9 +281,6 @@ func (s *Server) start(ss *mcp.ServerSession, t harness.Task, b Budgets) (*run, 
 	go s.notifier(r, ss)
 	go func() {
 		res, werr := h.Wait()
-		if obs.Close != nil {
-			obs.Close(res)
-		}
 		r.finish(res, werr)
 		<-r.notified
 		se.wg.Done()
@@ -412,22 +398,22 @@ func (s *Server) cancelRun(ctx context.Context, req *mcp.CallToolRequest, in Run
 func (s *Server) listAgents(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 	var l AgentsList
 	var lines []string
-	for _, a := range harness.Adapters() {
-		t := harness.Task{Agent: a.Name(), Task: adapters.Task{Prompt: "-"}}
-		if s.o.Defaults != nil {
-			t = s.o.Defaults(t)
+	for _, id := range harness.AgentNames() {
+		t := harness.Task{Agent: id, Prompt: "-"}
+		if s.o.Setup != nil {
+			s.o.Setup(&t)
 		}
-		info := AgentInfo{ID: a.Name()}
-		env := t.BaseEnv
-		bin, err := harness.FindBinary(a, t.Binary, t.SearchDirs, envOrOS(env))
-		var nf *harness.NotInstalledError
+		info := AgentInfo{ID: id}
+		c, err := s.settings().Prepare(t)
 		switch {
-		case err == nil:
-			info.Installed, info.Binary = true, bin
-			lines = append(lines, a.Name()+": installed ("+bin+")")
-		case errors.As(err, &nf):
-			info.Tried = nf.Tried
-			lines = append(lines, a.Name()+": not installed")
+		case err != nil:
+			lines = append(lines, id+": "+err.Error())
+		case c.NotInstalled == nil:
+			info.Installed, info.Binary = true, c.Binary
+			lines = append(lines, id+": installed ("+c.Binary+")")
+		default:
+			info.Tried = c.NotInstalled.Tried
+			lines = append(lines, id+": not installed")
 		}
 		l.Agents = append(l.Agents, info)
 	}

@@ -28,7 +28,8 @@ var (
 )
 
 // NotFoundError reports an agent binary that is not installed: Name is
-// Argv[0] as given, Tried every path that was looked at, in order.
+// the (first) name looked for, Tried every path that was looked at, in
+// order. It is harness.NotInstalledError.
 type NotFoundError struct {
 	Name  string
 	Tried []string
@@ -36,9 +37,9 @@ type NotFoundError struct {
 
 func (e *NotFoundError) Error() string {
 	if len(e.Tried) == 0 {
-		return fmt.Sprintf("process: %q not found (no directory in PATH)", e.Name)
+		return fmt.Sprintf("%s is not installed: no directory to look in (PATH is empty)", e.Name)
 	}
-	return fmt.Sprintf("process: %q not found (tried %s)", e.Name, strings.Join(e.Tried, ", "))
+	return fmt.Sprintf("%s is not installed: tried %s", e.Name, strings.Join(e.Tried, ", "))
 }
 
 // interruptError is Outcome.Reason for an interrupt that came from the

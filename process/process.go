@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -32,10 +33,16 @@ type Options struct {
 	Env []string
 	// Dir must exist and be a directory; "" is the harness's directory.
 	Dir string
-	// Stdin is written to the child and then closed; "" gives /dev/null.
+	// Stdin is written to the child and then closed; "" gives /dev/null
+	// (unless KeepStdin).
 	Stdin string
+	// KeepStdin gives the child a stdin pipe that stays open for the
+	// caller to write to (Proc.Stdin) until it closes it or the run ends:
+	// the transport of an agent that speaks a session protocol over
+	// stdio. Stdin must then be "".
+	KeepStdin bool
 	// PTY runs the child with a pseudo-terminal as stdout (and as stdin
-	// when Stdin is ""), in its own session, with a fixed 4096-column
+	// when Stdin is "" and KeepStdin is off), in its own session, with a fixed 4096-column
 	// window; ANSI escapes and '\r' are removed from each line before
 	// OnStdout. stderr stays a separate pipe so diagnostics never land in
 	// the JSON stream.
@@ -163,6 +170,7 @@ type Proc struct {
 	budgets func(event.Kind) time.Duration
 
 	stdoutR, stderrR, stdinW *os.File
+	stdin                    *stdinQueue // with KeepStdin
 
 	lastAct     atomic.Int64 // nanoseconds since start of the last output byte
 	stdoutLines atomic.Int64
@@ -212,6 +220,9 @@ func Start(ctx context.Context, o Options) (*Proc, error) {
 	if len(o.Argv) == 0 || o.Argv[0] == "" {
 		return nil, fmt.Errorf("%w: empty argv", ErrSpawn)
 	}
+	if o.KeepStdin && o.Stdin != "" {
+		return nil, fmt.Errorf("%w: Stdin and KeepStdin are exclusive", ErrSpawn)
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrSpawn, err)
 	}
@@ -228,7 +239,7 @@ func Start(ctx context.Context, o Options) (*Proc, error) {
 	if env == nil {
 		env = os.Environ()
 	}
-	path, err := lookPath(o.Argv[0], o.Dir, env)
+	path, err := LookPath(o.Argv[:1], nil, o.Dir, env)
 	if err != nil {
 		return nil, err
 	}
@@ -250,6 +261,7 @@ func Start(ctx context.Context, o Options) (*Proc, error) {
 		tracked:    map[int]uint64{},
 		stragglers: map[int]uint64{},
 		tail:       newRing(tailSize),
+		stdin:      newStdinQueue(o.KeepStdin),
 	}
 	if p.budgets == nil {
 		p.budgets = DefaultToolBudget
@@ -309,7 +321,7 @@ func (p *Proc) spawn() error {
 	}
 	p.stderrR, p.cmd.Stderr = errR, errW
 	childEnds = append(childEnds, errW)
-	if p.o.Stdin != "" {
+	if p.o.Stdin != "" || p.o.KeepStdin {
 		inR, inW, err := os.Pipe()
 		if err != nil {
 			closeAll(errR, errW)
@@ -326,7 +338,7 @@ func (p *Proc) spawn() error {
 		}
 		p.stdoutR, p.cmd.Stdout = master, tty
 		ctty := 1
-		if p.o.Stdin == "" {
+		if p.o.Stdin == "" && !p.o.KeepStdin {
 			p.cmd.Stdin, ctty = tty, 0
 		}
 		childEnds = append(childEnds, tty)
@@ -429,7 +441,11 @@ func (p *Proc) afterSpawn(ctx context.Context) {
 	if st, ok := readStat(p.pid); ok {
 		p.tracked[p.pid] = st.start
 	}
-	if p.stdinW != nil {
+	switch {
+	case p.stdin != nil:
+		p.stdin.w = p.stdinW
+		go p.stdin.run()
+	case p.stdinW != nil:
 		go func(w *os.File, s string) {
 			_, _ = io.WriteString(w, s)
 			_ = w.Close()
@@ -527,34 +543,45 @@ func (p *Proc) warn(w *event.Warning) {
 	p.o.OnWarning(w)
 }
 
-// lookPath resolves name like exec.LookPath, but in the child's PATH and
-// recording every candidate for NotFoundError.
-func lookPath(name, dir string, env []string) (string, error) {
-	if strings.ContainsRune(name, '/') {
-		path := name
-		if !filepath.IsAbs(path) && dir != "" {
-			path = filepath.Join(dir, path)
-		}
-		if isExecutable(path) {
-			return path, nil
-		}
-		return "", &NotFoundError{Name: name, Tried: []string{path}}
-	}
+// LookPath finds the executable to run: the first of names that is
+// found, each looked for in dirs and then in the PATH of env (absolute
+// entries only: a relative one would depend on the working directory). A
+// name holding a slash is a path, taken relative to cwd when relative. A
+// miss is a *NotFoundError naming names[0] and every path looked at, in
+// order. It is the one lookup of harness: Start resolves Argv[0] with it.
+func LookPath(names, dirs []string, cwd string, env []string) (string, error) {
 	pathVar := ""
 	for _, kv := range env {
 		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
 			pathVar = v // the last one wins, as in exec's dedup
 		}
 	}
-	nf := &NotFoundError{Name: name}
-	for _, d := range filepath.SplitList(pathVar) {
-		if d == "" || !filepath.IsAbs(d) {
-			continue // a relative PATH entry would depend on Dir: refuse it
+	nf := &NotFoundError{}
+	for _, name := range names {
+		if nf.Name == "" {
+			nf.Name = name
 		}
-		path := filepath.Join(d, name)
-		nf.Tried = append(nf.Tried, path)
-		if isExecutable(path) {
-			return path, nil
+		if strings.ContainsRune(name, '/') {
+			path := name
+			if !filepath.IsAbs(path) && cwd != "" {
+				path = filepath.Join(cwd, path)
+			}
+			if isExecutable(path) {
+				return path, nil
+			}
+			nf.Tried = append(nf.Tried, path)
+			continue
+		}
+		search := append(slices.Clip(dirs), filepath.SplitList(pathVar)...)
+		for _, d := range search {
+			if d == "" || !filepath.IsAbs(d) {
+				continue
+			}
+			path := filepath.Join(d, name)
+			nf.Tried = append(nf.Tried, path)
+			if isExecutable(path) {
+				return path, nil
+			}
 		}
 	}
 	return "", nf

@@ -441,6 +441,9 @@ func (p *Proc) finish(s *supervisor) {
 	}
 	_ = p.stdoutR.Close() // unblocks a reader still waiting on a foreign holder
 	_ = p.stderrR.Close()
+	if p.stdin != nil {
+		_ = p.stdin.Close() // a session's writer learns the run is over
+	}
 	if p.stdinW != nil {
 		_ = p.stdinW.Close()
 	}

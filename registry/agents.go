@@ -5,14 +5,17 @@
 // when the agent reports none.
 //
 // The package never prints and never touches the network on its own: Update
-// takes the fetch function it uses. The agent table is fixed at build time;
+// takes the fetch function it uses. The agent table holds the built-in agents
+// and those registered at start-up (Register);
 // the model table is an embedded models.toml layered with a user cache and
 // project overrides (see Load).
 package registry
 
 import (
+	"fmt"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // AgentInfo describes one agent CLI. Slices are owned by the registry:
@@ -40,7 +43,8 @@ type AgentInfo struct {
 	ModelPrefix bool
 }
 
-// agents is the fixed table, in the order `harness agents` lists them.
+// agents is the table, in the order `harness agents` lists them: the
+// built-in agents, then those Register added.
 // Sources: /work/shared/agents/formats.md and real-clis.md (flags as used
 // headless), each CLI's --help of the versions captured there.
 var agents = []AgentInfo{
@@ -86,9 +90,36 @@ var agents = []AgentInfo{
 	},
 }
 
+// agentsMu guards agents, which Register extends.
+var agentsMu sync.RWMutex
+
+// Register adds an agent after the built-in ones (harness.Register calls
+// it: use that, which also registers the agent's adapter). An empty id, or
+// an id or alias another agent already answers to, is an error.
+func Register(a AgentInfo) error {
+	if a.ID == "" || a.ID != strings.ToLower(a.ID) {
+		return fmt.Errorf("registry: agent id %q: want a lowercase name", a.ID)
+	}
+	agentsMu.Lock()
+	defer agentsMu.Unlock()
+	for _, n := range append([]string{a.ID}, a.Aliases...) {
+		if _, ok := lookup(n); ok {
+			return fmt.Errorf("registry: agent name %q is taken", n)
+		}
+	}
+	agents = append(agents, a.clone())
+	return nil
+}
+
 // Agent returns the agent named by its canonical id or one of its aliases,
 // case-insensitively, and whether there is one.
 func Agent(name string) (AgentInfo, bool) {
+	agentsMu.RLock()
+	defer agentsMu.RUnlock()
+	return lookup(name)
+}
+
+func lookup(name string) (AgentInfo, bool) {
 	n := strings.ToLower(strings.TrimSpace(name))
 	for _, a := range agents {
 		if a.ID == n || slices.Contains(a.Aliases, n) {
@@ -107,6 +138,8 @@ func Canonical(name string) (string, bool) {
 
 // Agents returns every known agent, in a stable order.
 func Agents() []AgentInfo {
+	agentsMu.RLock()
+	defer agentsMu.RUnlock()
 	out := make([]AgentInfo, len(agents))
 	for i, a := range agents {
 		out[i] = a.clone()
@@ -116,6 +149,8 @@ func Agents() []AgentInfo {
 
 // AgentIDs returns the canonical ids, in the order of Agents.
 func AgentIDs() []string {
+	agentsMu.RLock()
+	defer agentsMu.RUnlock()
 	out := make([]string, len(agents))
 	for i, a := range agents {
 		out[i] = a.ID

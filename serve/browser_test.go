@@ -14,6 +14,8 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/mockmodel"
 	"github.com/agentharness/harness/serve"
 )
 
@@ -131,7 +133,8 @@ func TestBrowserRealCLI(t *testing.T) {
 	root := t.TempDir()
 	token := "browser-token-0123456789abcdef"
 	srv := serve.New(serve.Config{Dir: filepath.Join(root, "sessions"), Token: token, Open: true,
-		Launcher: serve.Launcher{SearchDirs: []string{bin}}})
+		Launcher: serve.Launcher{Settings: &harness.Settings{SearchDirs: []string{bin}, LogDir: filepath.Join(root, "sessions")},
+			AttachMock: attachMock}})
 	hs := newHTTP(t, srv)
 	ctx := browser(t)
 	dir := artifacts(t)
@@ -199,4 +202,22 @@ func poll(t *testing.T, ctx context.Context, expr string) {
 	t.Helper()
 	_, err := chromedp.Run(ctx, chromedp.Poll[bool](expr))
 	require.NoError(t, err, "waiting for %s", expr)
+}
+
+// attachMock points t at a scripted model playing scenario, as the harness
+// command does for --mock.
+func attachMock(t *harness.Task, scenario string) (func(), error) {
+	m, err := mockmodel.StartMock(scenario, "")
+	if err != nil {
+		return nil, err
+	}
+	a, err := harness.Lookup(t.Agent)
+	if err == nil {
+		t.Model, t.SetupEnv, err = m.Point(a.Info.ID, t.Cwd, a.Mock)
+	}
+	if err != nil {
+		m.Close()
+		return nil, err
+	}
+	return func() { m.Close() }, nil
 }

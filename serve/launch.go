@@ -6,27 +6,21 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"time"
 
 	"github.com/agentharness/harness"
-	"github.com/agentharness/harness/adapters"
 	"github.com/agentharness/harness/event"
 	"github.com/agentharness/harness/logger"
 )
 
-// Launcher holds what the runs started through the API share with
-// `harness run`: where the pinned agents are, the environment they start
-// from, prices and default budgets.
+// Launcher is how the server starts runs: through the library, with the
+// settings `harness run` uses (configuration, pinned agents, model
+// registry, session logs in the server's directory).
 type Launcher struct {
-	SearchDirs   []string
-	BaseEnv      []string // nil: os.Environ()
-	EstimateCost func(model string, u event.Usage) (float64, bool)
-	Budgets      harness.Budgets
-	Version      string
-	// Adjust, when set, changes each task before it starts (tests point
-	// runs at fake agents with it).
-	Adjust func(*harness.Task)
+	Settings *harness.Settings
+	// AttachMock points a task at a scripted model playing scenario and
+	// returns what stops it; nil refuses requests that ask for one.
+	AttachMock func(t *harness.Task, scenario string) (stop func(), err error)
 }
 
 // RunRequest is the body of POST /api/runs. Durations are Go durations
@@ -95,7 +89,7 @@ func (l Launcher) task(req RunRequest) (harness.Task, error) {
 	if req.Prompt == "" {
 		return harness.Task{}, errors.New("prompt is required")
 	}
-	b := l.Budgets
+	b := l.Settings.Budgets()
 	for _, d := range []struct {
 		name string
 		v    string
@@ -118,17 +112,9 @@ func (l Launcher) task(req RunRequest) (harness.Task, error) {
 		}
 		b.Tool = func(event.Kind) time.Duration { return v }
 	}
-	perm := req.Permissions
-	if perm == "" {
-		perm = adapters.FullAccess
-	}
 	t := harness.Task{
-		Agent:      req.Agent,
-		Task:       adapters.Task{Prompt: req.Prompt, Model: req.Model, Cwd: req.Cwd, Permissions: perm},
-		SearchDirs: l.SearchDirs,
-		BaseEnv:    l.BaseEnv,
-		Budgets:    b,
-		Run:        event.NewRunID(),
+		Agent: req.Agent, Prompt: req.Prompt, Model: req.Model, Cwd: req.Cwd, Permissions: req.Permissions,
+		Budgets: &b, Run: event.NewRunID(),
 	}
 	if a, err := harness.Adapter(req.Agent); err == nil {
 		t.Agent = a.Name()
@@ -144,22 +130,16 @@ var (
 // launch opens the session log, starts the run and watches it to its end
 // in the background. It returns the run id once the run started.
 func (s *Server) launch(t harness.Task, mock string) (string, error) {
-	// The launcher's settings first: the mock then points the task at
-	// itself over them (its env and model win).
-	if s.cfg.Launcher.Adjust != nil {
-		s.cfg.Launcher.Adjust(&t)
-	}
 	var stopMock func()
 	if mock != "" {
-		m, err := harness.StartMock(mock, "")
+		if s.cfg.Launcher.AttachMock == nil {
+			return "", fmt.Errorf("%w: this server runs no scripted model", errBadMock)
+		}
+		stop, err := s.cfg.Launcher.AttachMock(&t, mock)
 		if err != nil {
 			return "", fmt.Errorf("%w: %v", errBadMock, err)
 		}
-		if err := m.Point(&t); err != nil {
-			m.Close()
-			return "", fmt.Errorf("%w: %v", errBadMock, err)
-		}
-		stopMock = func() { m.Close() }
+		stopMock = stop
 	}
 	lr := newLiveRun(nil)
 	s.mu.Lock()
@@ -173,7 +153,7 @@ func (s *Server) launch(t harness.Task, mock string) (string, error) {
 	s.live[t.Run] = lr
 	s.wg.Add(1)
 	s.mu.Unlock()
-	run, sess, err := startLogged(s.cfg.Dir, t, s.cfg.Launcher, lr.wrote)
+	run, err := startLogged(s.cfg.Launcher.Settings, t, lr.wrote)
 	if err != nil {
 		s.mu.Lock()
 		delete(s.live, t.Run)
@@ -187,8 +167,7 @@ func (s *Server) launch(t harness.Task, mock string) (string, error) {
 	lr.setRun(run)
 	go func() {
 		defer s.wg.Done()
-		res, _ := run.Wait()
-		sess.Close(closeMeta(res))
+		_, _ = run.Wait() // the library closed the session log
 		if stopMock != nil {
 			stopMock()
 		}
@@ -197,52 +176,16 @@ func (s *Server) launch(t harness.Task, mock string) (string, error) {
 	return t.Run, nil
 }
 
-// startLogged is the one place the server starts a run through the
-// library, as `harness run` does: the session log opened first, every
-// event line written to it (and onLine told), the native lines with it.
-func startLogged(dir string, t harness.Task, l Launcher, onLine func([]byte)) (*harness.Run, *logger.Session, error) {
-	_, cmd, _, err := harness.Prepare(t)
-	var te *harness.TaskError
-	if errors.As(err, &te) {
-		return nil, nil, err
+// startLogged is the one place the server starts a run: through the
+// library, as `harness run` does, with its session log in the server's
+// directory; onLine is told of each event line once the log has it.
+func startLogged(ls *harness.Settings, t harness.Task, onLine func([]byte)) (*harness.Run, error) {
+	if ls.LogDir == "" {
+		return nil, errors.New("serve: runs need a session log directory")
 	}
-	cwd := t.Cwd
-	if cwd == "" {
-		cwd, _ = os.Getwd()
-	}
-	if t.Cwd != "" {
-		if st, err := os.Stat(t.Cwd); err != nil || !st.IsDir() {
-			return nil, nil, &harness.TaskError{Err: fmt.Errorf("cwd %q is not a directory", t.Cwd)}
-		}
-	}
-	sess, err := logger.Open(dir, t.Run, logger.Meta{
-		Run: t.Run, Agent: t.Agent, Model: t.Model, PromptPreview: t.Prompt, Cwd: cwd,
-		Argv: cmd.RedactedArgv(), Status: logger.StatusRunning, HarnessVersion: l.Version,
-	}, logger.WithRedactor(logger.DefaultRedactor().WithEnv(t.Env)), logger.WithEventHook(onLine))
-	if err != nil {
-		return nil, nil, err
-	}
-	run, err := harness.Start(context.Background(), t, harness.Options{
-		EstimateCost: l.EstimateCost,
-		OnLine:       func(line []byte) { sess.WriteEvent(line) },
-		OnNative:     func(stream string, line []byte) { sess.WriteNative(stream, line) },
+	return ls.Start(context.Background(), t, harness.Options{
+		Observers: []harness.Observer{{OnLine: onLine}},
 	})
-	if err != nil {
-		sess.Close(logger.Meta{Status: event.ResultError})
-		return nil, nil, err
-	}
-	return run, sess, nil
-}
-
-// closeMeta is the final meta of a run from its result (as `harness run`
-// writes it).
-func closeMeta(r *event.Result) logger.Meta {
-	if r == nil {
-		return logger.Meta{Status: "unknown"}
-	}
-	u := r.Usage
-	return logger.Meta{Status: r.Status, ExitCode: r.ExitCode, Signal: r.Signal, Usage: &u,
-		CostUSD: r.CostUSD, CostEstimated: r.CostEstimated, SessionID: r.SessionID}
 }
 
 // cancelRun serves POST /api/runs/{run}/cancel: 202 when the run was

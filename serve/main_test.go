@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/config"
 	"github.com/agentharness/harness/internal/fakeagent"
 	"github.com/agentharness/harness/process"
 	"github.com/agentharness/harness/serve"
@@ -116,10 +117,7 @@ func newFixtureWith(t *testing.T, fake string, tune func(*serve.Config), env ...
 	fenv = append(fenv, env...)
 	cfg := serve.Config{
 		Dir: f.dir, Bench: serve.DirStore{Dir: f.bench}, Token: f.token, Open: true,
-		Launcher: serve.Launcher{
-			Budgets: harness.Budgets{Idle: time.Minute, Hard: 2 * time.Minute, Linger: time.Second, KillGrace: time.Second},
-			Adjust:  func(t *harness.Task) { t.Binary, t.BaseEnv = argv[0], fenv },
-		},
+		Launcher: serve.Launcher{Settings: fakeSettings(f.dir, argv[0], fenv)},
 	}
 	if tune != nil {
 		tune(&cfg)
@@ -202,4 +200,17 @@ func (f *fixture) logOf(t *testing.T, run string) string {
 	b, err := os.ReadFile(filepath.Join(f.dir, run+".ndjson"))
 	require.NoError(t, err)
 	return string(b)
+}
+
+// fakeSettings are library settings whose every agent is the fake binary,
+// started from env, with small budgets and session logs in dir.
+func fakeSettings(dir, binary string, env []string) *harness.Settings {
+	cfg := config.Defaults()
+	cfg.IdleTimeout, cfg.Timeout = config.Duration(time.Minute), config.Duration(2*time.Minute)
+	cfg.Linger, cfg.KillGrace = config.Duration(time.Second), config.Duration(time.Second)
+	cfg.Agents = map[string]config.AgentConfig{}
+	for _, a := range harness.Adapters() {
+		cfg.Agents[a.Name()] = config.AgentConfig{Binary: binary}
+	}
+	return &harness.Settings{Config: &cfg, Environ: env, LogDir: dir}
 }

@@ -10,8 +10,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -67,9 +69,9 @@ func testStream(a adapters.Adapter, raw bool, out *bytes.Buffer) *event.Stream {
 
 // Golden normalizes every dir/*.jsonl with a and compares the result with
 // the file's .golden.ndjson twin (rewritten under -update). Every output is
-// held to the invariants and the JSON Schema. It returns the event types
-// seen across all goldens.
-func Golden(t *testing.T, a adapters.Adapter, dir string) map[event.Type]bool {
+// held to the invariants and the JSON Schema. Every type of want must
+// appear in some golden: the captures cover what the adapter emits.
+func Golden(t *testing.T, a adapters.Adapter, dir string, want ...event.Type) {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(dir, "*.jsonl"))
 	require.NoError(t, err)
@@ -95,7 +97,32 @@ func Golden(t *testing.T, a adapters.Adapter, dir string) map[event.Type]bool {
 			require.Equal(t, string(want), string(got), "golden mismatch for %s; run go test -update if the change is intended", name)
 		})
 	}
-	return seen
+	for _, tp := range want {
+		require.True(t, seen[tp], "no golden has a %s event", tp)
+	}
+}
+
+// BadTask is a task an adapter must refuse: with an error that is Want
+// (when set) and contains Contains (when set).
+type BadTask struct {
+	Task     adapters.Task
+	Want     error
+	Contains string
+}
+
+// CommandErrors holds a's Command to refusing each bad task, by name.
+func CommandErrors(t *testing.T, a adapters.Adapter, cases map[string]BadTask) {
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			_, err := a.Command(a.Binaries()[0], c.Task)
+			require.Error(t, err)
+			if c.Want != nil {
+				require.ErrorIs(t, err, c.Want)
+			}
+			require.ErrorContains(t, err, c.Contains)
+		})
+	}
 }
 
 // Types returns the type of each line of an NDJSON stream.
@@ -175,7 +202,7 @@ func Fuzz(t *testing.T, a adapters.Adapter, data []byte) {
 	if err := event.CheckNDJSON(out); err != nil {
 		t.Fatalf("invariants broken for input %q: %v", data, err)
 	}
-	// adapters.Normalize (two goroutines, a ReadAhead parser's Read and
+	// adapters.Normalize (two goroutines, a read-ahead parser's Read and
 	// Apply) gives what a live run's line-by-line Parse gives.
 	if live := normalizeLive(a, data); !bytes.Equal(out, live) {
 		t.Fatalf("Normalize and Parse line by line differ for input %q:\n%s\n%s", data, out, live)
@@ -254,7 +281,8 @@ func BenchParse(b *testing.B, a adapters.Adapter, stream []byte) {
 // ids in every repetition, as make bench does (see benchdata.Generate).
 func BenchStream(tb testing.TB, agent string, size int64, glob string) []byte {
 	tb.Helper()
-	cases, err := benchdata.LoadCases(filepath.Join("..", "..", "testdata", agent))
+	_, self, _, _ := runtime.Caller(0) // adapters/adaptertest/adaptertest.go
+	cases, err := benchdata.LoadCases(filepath.Join(filepath.Dir(self), "..", "..", "testdata", agent))
 	require.NoError(tb, err)
 	cases, err = benchdata.Match(cases, glob)
 	require.NoError(tb, err)
@@ -262,6 +290,83 @@ func BenchStream(tb testing.TB, agent string, size int64, glob string) []byte {
 	_, err = benchdata.Generate(&buf, cases, size)
 	require.NoError(tb, err)
 	return buf.Bytes()
+}
+
+// BenchPeakHeap normalizes n generated lines (line(i) of about size
+// bytes each, never held together) as one run and reports the peak heap
+// in use, sampled every 5 ms (peak-heap-MiB): what a parser keeps of one
+// huge message must be capped, so the heap stays flat whatever n is.
+func BenchPeakHeap(b *testing.B, a adapters.Adapter, n, size int, line func(i int) string) {
+	var peak atomic.Uint64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			peak.Store(max(peak.Load(), heapInUse()))
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	})
+	b.SetBytes(int64(n * size))
+	for b.Loop() {
+		s := event.NewStream(event.StreamConfig{Sink: func(event.Event) {}})
+		_ = adapters.Normalize(&lineReader{n: n, line: line}, a.NewParser(), s, adapters.NormalizeOptions{})
+		s.Finish(event.Outcome{NoProcess: true})
+	}
+	close(stop)
+	wg.Wait()
+	b.ReportMetric(float64(peak.Load())/(1<<20), "peak-heap-MiB")
+}
+
+// BenchHeldHeap parses line n times as one run, then the end lines, and
+// reports the heap in use after a GC (MB-heap): what the parser holds of
+// the repeated line must not grow with n.
+func BenchHeldHeap(b *testing.B, a adapters.Adapter, line []byte, n int, end ...string) {
+	var peak uint64
+	for b.Loop() {
+		p := a.NewParser()
+		var buf []event.Body
+		for range n {
+			buf, _ = p.Parse(buf[:0], line)
+		}
+		runtime.GC()
+		peak = max(peak, heapInUse())
+		for _, l := range end {
+			buf, _ = p.Parse(buf[:0], []byte(l))
+		}
+		runtime.KeepAlive(p)
+	}
+	b.SetBytes(int64(len(line)) * int64(n))
+	b.ReportMetric(float64(peak)/(1<<20), "MB-heap")
+}
+
+func heapInUse() uint64 {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapInuse
+}
+
+// lineReader reads n generated lines, never holding more than one.
+type lineReader struct {
+	n, i int
+	line func(i int) string
+	buf  []byte
+}
+
+func (r *lineReader) Read(p []byte) (int, error) {
+	for len(r.buf) == 0 {
+		if r.i == r.n {
+			return 0, io.EOF
+		}
+		r.buf = []byte(r.line(r.i) + "\n")
+		r.i++
+	}
+	n := copy(p, r.buf)
+	r.buf = r.buf[n:]
+	return n, nil
 }
 
 // ParseLines runs lines through p, as one run's stdout, and returns every

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentharness/harness/adapters"
 	"github.com/agentharness/harness/adapters/internal/jsonscan"
+	"github.com/agentharness/harness/adapters/internal/readahead"
 	"github.com/agentharness/harness/event"
 )
 
@@ -27,7 +28,7 @@ const maxBlocks = 1024
 // parent_tool_use_id), the blocks of the message being streamed: the k-th
 // block of an `assistant` line for that message id is block k of the stream.
 type parser struct {
-	adapters.TwoStep[top] // Parse, and ReadAhead: read then apply
+	readahead.TwoStep[top] // Parse, and read-ahead: read then apply
 
 	calls   map[string]*call      // tool_use id -> call, for tool_end's name and kind
 	usage   map[string]*callUsage // message id -> its usage so far (see usage.go)
@@ -101,7 +102,7 @@ func (b *block) reset() {
 
 func newParser() *parser {
 	p := &parser{calls: map[string]*call{}, usage: map[string]*callUsage{}}
-	p.TwoStep = adapters.NewTwoStep(p.read, p.apply)
+	p.TwoStep = readahead.New(p.read, p.apply)
 	return p
 }
 

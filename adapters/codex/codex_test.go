@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -21,11 +20,8 @@ const testdata = "../../testdata/codex"
 
 func TestGolden(t *testing.T) {
 	t.Parallel()
-	seen := adaptertest.Golden(t, New(), testdata)
-	for _, tp := range []event.Type{event.TypeSessionStart, event.TypeMessage, event.TypeReasoning,
-		event.TypeToolStart, event.TypeToolEnd, event.TypeUsage, event.TypeWarning, event.TypeError, event.TypeResult} {
-		require.True(t, seen[tp], "no golden has a %s event", tp)
-	}
+	adaptertest.Golden(t, New(), testdata, event.TypeSessionStart, event.TypeMessage, event.TypeReasoning,
+		event.TypeToolStart, event.TypeToolEnd, event.TypeUsage, event.TypeWarning, event.TypeError, event.TypeResult)
 }
 
 func TestCommand(t *testing.T) {
@@ -71,23 +67,11 @@ func TestCommand(t *testing.T) {
 
 func TestCommandErrors(t *testing.T) {
 	t.Parallel()
-	for name, tc := range map[string]struct {
-		task adapters.Task
-		want error
-	}{
-		"max-turns":     {adapters.Task{Prompt: "x", MaxTurns: 3}, ErrMaxTurns},
-		"system-prompt": {adapters.Task{Prompt: "x", SystemPrompt: "you are"}, ErrSystemPrompt},
-		"bad-mode":      {adapters.Task{Prompt: "x", Permissions: "yolo"}, nil},
-	} {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			_, err := New().Command("codex", tc.task)
-			require.Error(t, err)
-			if tc.want != nil {
-				require.ErrorIs(t, err, tc.want)
-			}
-		})
-	}
+	adaptertest.CommandErrors(t, New(), map[string]adaptertest.BadTask{
+		"max-turns":     {Task: adapters.Task{Prompt: "x", MaxTurns: 3}, Want: ErrMaxTurns},
+		"system-prompt": {Task: adapters.Task{Prompt: "x", SystemPrompt: "you are"}, Want: ErrSystemPrompt},
+		"bad-mode":      {Task: adapters.Task{Prompt: "x", Permissions: "yolo"}},
+	})
 }
 
 func TestTOMLString(t *testing.T) {
@@ -343,15 +327,6 @@ func BenchmarkParse(b *testing.B) {
 	adaptertest.BenchParse(b, New(), adaptertest.BenchStream(b, "codex", 4<<20, "*"))
 }
 
-// TestBenchStreamIsValid keeps the benchmark honest: its input must
-// normalize to a valid stream with real work in it.
-func TestBenchStreamIsValid(t *testing.T) {
-	t.Parallel()
-	out := adaptertest.Normalize(New(), adaptertest.BenchStream(t, "codex", 64<<10, "*"), false)
-	adaptertest.CheckStream(t, out)
-	require.Greater(t, strings.Count(string(out), `"type":"tool_end"`), 10)
-}
-
 // TestGoldenDiffsApply replays every diff of the goldens with git apply,
 // in order, on a directory that starts empty: a file a diff creates or
 // removes comes from Codex's own content, and an update must apply to what
@@ -428,19 +403,5 @@ func gitApply(t *testing.T, dir, diff string) {
 // flat whatever the size.
 func BenchmarkHugeBlock(b *testing.B) {
 	line := []byte(`{"type":"item.plan.delta","item_id":"item_0","delta":"` + strings.Repeat("x", 64<<10) + `"}`)
-	var peak uint64
-	for b.Loop() {
-		p := New().NewParser()
-		var buf []event.Body
-		for range 4096 {
-			buf, _ = p.Parse(buf[:0], line)
-		}
-		var ms runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&ms)
-		peak = max(peak, ms.HeapInuse)
-		runtime.KeepAlive(p)
-	}
-	b.SetBytes(int64(len(line)) * 4096)
-	b.ReportMetric(float64(peak)/(1<<20), "MB-heap")
+	adaptertest.BenchHeldHeap(b, New(), line, 4096)
 }

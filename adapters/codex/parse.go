@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/agentharness/harness/adapters"
 	"github.com/agentharness/harness/adapters/internal/jsonscan"
+	"github.com/agentharness/harness/adapters/internal/readahead"
 	"github.com/agentharness/harness/event"
 )
 
@@ -14,7 +14,7 @@ import (
 const LegacyMessage = "this is the legacy codex --json format (codex ≤ 0.43, or the transitional 0.42 session.created stream), which harness does not parse; upgrade codex to 0.44 or later"
 
 type parser struct {
-	adapters.TwoStep[read] // Parse, and ReadAhead: read then apply
+	readahead.TwoStep[read] // Parse, and read-ahead: read then apply
 
 	foreign bool   // a legacy or transitional line was seen: nothing more is parsed
 	session string // thread id
@@ -36,7 +36,7 @@ type parser struct {
 
 func newParser() *parser {
 	p := &parser{open: map[string]bool{}, warned: map[string]bool{}}
-	p.TwoStep = adapters.NewTwoStep(p.read, p.apply)
+	p.TwoStep = readahead.New(p.read, p.apply)
 	return p
 }
 

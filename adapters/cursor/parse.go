@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agentharness/harness/adapters/internal/readahead"
 	"github.com/agentharness/harness/internal/ansi"
 	"github.com/tidwall/gjson"
 
@@ -32,7 +33,7 @@ const keepText = event.MaxTextBytes + 1
 // text_delta events, emits one message per segment, and drops the repeat. A
 // segment ends at each tool call and at the result.
 type parser struct {
-	adapters.TwoStep[read] // Parse, and ReadAhead: read then apply
+	readahead.TwoStep[read] // Parse, and read-ahead: read then apply
 
 	seg      capped           // text of the current segment's chunks
 	chunks   bool             // chunks were seen in the current segment and not yet closed into a message
@@ -55,7 +56,7 @@ type parser struct {
 
 func newParser() *parser {
 	p := &parser{started: map[string]int64{}}
-	p.TwoStep = adapters.NewTwoStep(p.read, p.apply)
+	p.TwoStep = readahead.New(p.read, p.apply)
 	return p
 }
 

@@ -18,11 +18,8 @@ const testdata = "../../testdata/gemini"
 
 func TestGolden(t *testing.T) {
 	t.Parallel()
-	seen := adaptertest.Golden(t, New(), testdata)
-	for _, tp := range []event.Type{event.TypeSessionStart, event.TypeTextDelta, event.TypeMessage,
-		event.TypeToolStart, event.TypeToolEnd, event.TypeUsage, event.TypeWarning, event.TypeError, event.TypeResult} {
-		require.True(t, seen[tp], "no golden has a %s event", tp)
-	}
+	adaptertest.Golden(t, New(), testdata, event.TypeSessionStart, event.TypeTextDelta, event.TypeMessage,
+		event.TypeToolStart, event.TypeToolEnd, event.TypeUsage, event.TypeWarning, event.TypeError, event.TypeResult)
 }
 
 func TestCommand(t *testing.T) {
@@ -319,15 +316,6 @@ func BenchmarkNormalize(b *testing.B) {
 // BenchmarkParse times the parser alone on the same stream.
 func BenchmarkParse(b *testing.B) {
 	adaptertest.BenchParse(b, New(), adaptertest.BenchStream(b, "gemini", 4<<20, "*"))
-}
-
-// TestBenchStreamIsValid keeps the benchmark honest: its input must
-// normalize to a valid stream with real work in it.
-func TestBenchStreamIsValid(t *testing.T) {
-	t.Parallel()
-	out := adaptertest.Normalize(New(), adaptertest.BenchStream(t, "gemini", 64<<10, "*"), false)
-	adaptertest.CheckStream(t, out)
-	require.Greater(t, strings.Count(string(out), `"type":"tool_end"`), 10)
 }
 
 // exitRE is what exitCode reads, as a regexp: the reference it is fuzzed

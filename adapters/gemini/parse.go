@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentharness/harness/adapters"
 	"github.com/agentharness/harness/adapters/internal/jsonscan"
+	"github.com/agentharness/harness/adapters/internal/readahead"
 	"github.com/agentharness/harness/event"
 )
 
@@ -23,7 +24,7 @@ type call struct {
 }
 
 type parser struct {
-	adapters.TwoStep[line] // Parse, and ReadAhead: read then apply
+	readahead.TwoStep[line] // Parse, and read-ahead: read then apply
 
 	session  string
 	open     map[string]call // by tool_id
@@ -46,7 +47,7 @@ type parser struct {
 
 func newParser() *parser {
 	p := &parser{open: map[string]call{}, replay: -1}
-	p.TwoStep = adapters.NewTwoStep(p.read, p.apply)
+	p.TwoStep = readahead.New(p.read, p.apply)
 	return p
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentharness/harness/adapters"
 	"github.com/agentharness/harness/adapters/internal/jsonscan"
+	"github.com/agentharness/harness/adapters/internal/readahead"
 	"github.com/agentharness/harness/event"
 )
 
@@ -25,7 +26,7 @@ import (
 // call itself, with the sub-agent's answer as output, is in the run's
 // session.
 type parser struct {
-	adapters.TwoStep[read] // Parse, and ReadAhead: read then apply
+	readahead.TwoStep[read] // Parse, and read-ahead: read then apply
 
 	session  string          // the run's session id
 	steps    int             // model calls seen (a retried call counts once)
@@ -47,7 +48,7 @@ func (p *parser) UseWallClock() { p.wall = true }
 
 func newParser() *parser {
 	p := &parser{}
-	p.TwoStep = adapters.NewTwoStep(p.read, p.apply)
+	p.TwoStep = readahead.New(p.read, p.apply)
 	return p
 }
 

@@ -15,10 +15,8 @@ import (
 	"time"
 
 	"github.com/agentharness/harness"
-	"github.com/agentharness/harness/adapters"
 	"github.com/agentharness/harness/bench"
 	"github.com/agentharness/harness/event"
-	"github.com/agentharness/harness/logger"
 )
 
 // benchCmd runs agents side by side on the same tasks and reports how
@@ -31,34 +29,30 @@ import (
 // cancelled (the partial report is still written), 2 for bad input.
 // Sub-commands (compare, merge, k8s-job) are in bench_*_cmd.go.
 type benchCmd struct {
-	Agents       []string       `help:"Agents to compare, comma-separated (claude,codex,cursor,opencode,gemini or aliases)." sep:","`
-	Models       []string       `help:"Models to run every agent with, comma-separated (default: each agent's own)." sep:","`
-	Prompt       string         `short:"p" help:"The task, one prompt for every agent."`
-	PromptFile   string         `help:"Read the task from this file." type:"existingfile"`
-	Tasks        string         `help:"A directory of tasks: NAME.toml files or NAME/ folders (prompt.md, tree/, check.sh)." type:"existingdir"`
-	Repeat       int            `help:"Runs per agent, model and task." default:"1"`
-	Parallel     *int           `help:"Runs at once (default: bench.parallel when configured, else the number of cores)."`
-	Workdir      string         `help:"Starting tree of every run: a git worktree of HEAD when it is a repository's top level, else a copy (default: the current directory for -p; with --tasks, for tasks without a tree, else an empty one)." type:"existingdir"`
-	Check        string         `help:"Verifier run with sh -c in each run's tree after the agent ends; its exit status is pass/fail. A task's own check wins."`
-	CheckTimeout time.Duration  `help:"Time limit of one check." default:"10m"`
-	Keep         bool           `help:"Keep every run's tree for inspection (its path is in the report)."`
-	Report       string         `help:"Report format: table, markdown, json or csv." enum:"table,markdown,json,csv" default:"table"`
-	Output       string         `short:"o" help:"Write the report to this file instead of stdout." type:"path"`
-	Events       string         `help:"Write the merged NDJSON stream of all runs to this file." type:"path"`
-	Progress     bool           `help:"Show live progress on stderr even when it is not a terminal."`
-	NoProgress   bool           `help:"Never show live progress."`
-	Permissions  *string        `help:"full-access (default) or read-only." enum:"full-access,read-only," default:""`
-	IdleTimeout  *time.Duration `help:"End a run after this long without output and no tool in flight (0 = off; default 5m)."`
-	Timeout      *time.Duration `help:"Wall-clock limit of each run (0 = off; default 60m)."`
-	ToolTimeout  *time.Duration `help:"Budget of one tool call, for every kind."`
-	Linger       *time.Duration `help:"How long an agent may stay after its final event (default 3s)."`
-	KillGrace    *time.Duration `help:"Time between SIGTERM and SIGKILL (default 5s)."`
-	PTY          bool           `help:"Run the agents on a pseudo-terminal."`
-	MaxTurns     int            `help:"Limit the agents' turns (where supported)."`
-	Binary       []string       `help:"Path of the agent's executable, or AGENT=PATH pairs, comma-separated or repeated." sep:","`
-	Env          []string       `help:"Extra environment for the agents, KEY=VALUE (repeatable; the value may hold commas). Values are redacted from session logs." placeholder:"K=V" sep:"none"`
-	NoLog        bool           `help:"Do not write session logs."`
-	Mock         string         `help:"Run every agent against the built-in scripted model with this scenario (see 'harness run --mock')."`
+	Agents       []string      `help:"Agents to compare, comma-separated (${agents}, or aliases)." sep:","`
+	Models       []string      `help:"Models to run every agent with, comma-separated (default: each agent's own)." sep:","`
+	Prompt       string        `short:"p" help:"The task, one prompt for every agent."`
+	PromptFile   string        `help:"Read the task from this file." type:"existingfile"`
+	Tasks        string        `help:"A directory of tasks: NAME.toml files or NAME/ folders (prompt.md, tree/, check.sh)." type:"existingdir"`
+	Repeat       int           `help:"Runs per agent, model and task." default:"1"`
+	Parallel     *int          `help:"Runs at once (default: bench.parallel when configured, else the number of cores)."`
+	Workdir      string        `help:"Starting tree of every run: a git worktree of HEAD when it is a repository's top level, else a copy (default: the current directory for -p; with --tasks, for tasks without a tree, else an empty one)." type:"existingdir"`
+	Check        string        `help:"Verifier run with sh -c in each run's tree after the agent ends; its exit status is pass/fail. A task's own check wins."`
+	CheckTimeout time.Duration `help:"Time limit of one check." default:"10m"`
+	Keep         bool          `help:"Keep every run's tree for inspection (its path is in the report)."`
+	Report       string        `help:"Report format: table, markdown, json or csv." enum:"table,markdown,json,csv" default:"table"`
+	Output       string        `short:"o" help:"Write the report to this file instead of stdout." type:"path"`
+	Events       string        `help:"Write the merged NDJSON stream of all runs to this file." type:"path"`
+	Progress     bool          `help:"Show live progress on stderr even when it is not a terminal."`
+	NoProgress   bool          `help:"Never show live progress."`
+	Permissions  *string       `help:"full-access (default) or read-only." enum:"full-access,read-only," default:""`
+	budgetFlags  `embed:""`
+	PTY          bool     `help:"Run the agents on a pseudo-terminal."`
+	MaxTurns     int      `help:"Limit the agents' turns (where supported)."`
+	Binary       []string `help:"Path of the agent's executable, or AGENT=PATH pairs, comma-separated or repeated." sep:","`
+	Env          []string `help:"Extra environment for the agents, KEY=VALUE (repeatable; the value may hold commas). Values are redacted from session logs." placeholder:"K=V" sep:"none"`
+	NoLog        bool     `help:"Do not write session logs."`
+	Mock         string   `help:"Run every agent against the built-in scripted model with this scenario (see 'harness run --mock')."`
 
 	benchScaleFlags `embed:""`
 
@@ -83,10 +77,6 @@ func (c *benchCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	budgetFlags := &runCmd{IdleTimeout: c.IdleTimeout, Timeout: c.Timeout, ToolTimeout: c.ToolTimeout, Linger: c.Linger, KillGrace: c.KillGrace}
-	if err := budgetFlags.checkDurations(); err != nil {
-		return usageErrorf("bench: %s", strings.TrimPrefix(err.Error(), "run: "))
-	}
 	if c.Parallel != nil && *c.Parallel < 1 {
 		return usageErrorf("bench: --parallel %d: want 1 or more", *c.Parallel)
 	}
@@ -104,14 +94,11 @@ func (c *benchCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	for _, kv := range c.Env {
-		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
-			return usageErrorf("bench: --env %q: want KEY=VALUE", kv)
-		}
+	if err := checkEnv("bench", c.Env); err != nil {
+		return err
 	}
-	perms := firstSet(deref(c.Permissions), s.cfg.Permissions, adapters.FullAccess)
 	if c.Mock != "" {
-		if err := c.preflightMock(e, plan, s); err != nil {
+		if err := c.preflightMock(plan); err != nil {
 			return err
 		}
 	}
@@ -130,9 +117,25 @@ func (c *benchCmd) Run(e *env) error {
 		events = &lockedWriter{w: f}
 	}
 
-	setup := func(sp bench.Spec, t harness.Task) (harness.Task, bench.Observer, error) {
-		t = c.applySettings(e, s, t, binaries, budgetFlags, perms)
-		return c.observe(e, s, t, events)
+	lib := s.library(e, !c.NoLog)
+	budgets := c.over(lib.Budgets())
+	// What the flags say of every run; the library completes the rest
+	// from the settings, as for 'harness run'.
+	setup := func(sp bench.Spec, t harness.Task) (harness.Task, harness.Observer, error) {
+		t.Permissions, t.MaxTurns, t.PTY = deref(c.Permissions), c.MaxTurns, c.PTY
+		t.Binary, t.Env, t.Budgets = binaries[t.Agent], slices.Clone(c.Env), budgets
+		var obs harness.Observer
+		if events != nil {
+			obs.OnLine = func(line []byte) { events.Write(line) }
+		}
+		if c.Mock != "" {
+			stop, err := attachMock(&t, c.Mock)
+			if err != nil {
+				return t, obs, err
+			}
+			obs.Close = func(*event.Result) { stop() }
+		}
+		return t, obs, nil
 	}
 	prog := c.progress(e)
 	defer prog.stop()
@@ -140,7 +143,7 @@ func (c *benchCmd) Run(e *env) error {
 	stopSignals := interruptOnSignal(intr)
 	rep, err := bench.Run(context.Background(), plan, bench.Options{
 		Parallel: c.parallel(s), Keep: c.Keep, CheckTimeout: c.CheckTimeout,
-		Setup: setup, Progress: prog.update, EstimateCost: s.estimate, Interrupt: intr,
+		Settings: lib, Setup: setup, Progress: prog.update, Interrupt: intr,
 		Shard: shard, Results: c.Results, Seed: c.Seed,
 	})
 	stopSignals()
@@ -227,9 +230,9 @@ func (c *benchCmd) plan(e *env) (bench.Plan, error) {
 		}
 		p.Tasks = tasks
 	default:
-		prompt, err := readPrompt(e, c.Prompt, c.PromptFile)
+		prompt, err := readPrompt(e, "bench", c.Prompt, c.PromptFile)
 		if err != nil {
-			return p, usageErrorf("bench: %s", strings.TrimPrefix(err.Error(), "run: "))
+			return p, err
 		}
 		p.Tasks = []bench.Task{{Prompt: prompt, Tree: workdir}}
 	}
@@ -288,91 +291,15 @@ func (c *benchCmd) parallel(s *settings) int {
 	return runtime.NumCPU()
 }
 
-// applySettings completes a run's task as 'harness run' would: config,
-// per-agent settings, model aliases, budgets, binaries, environment.
-func (c *benchCmd) applySettings(e *env, s *settings, t harness.Task, bins map[string]string, budgets *runCmd, perms string) harness.Task {
-	ac := s.cfg.Agents[t.Agent]
-	model := firstSet(t.Model, s.cfg.Model, ac.Model)
-	if model != "" && s.models != nil {
-		if id, ok := s.models.Resolve(model, t.Agent); ok {
-			model = id
-		}
-	}
-	t.Model = model
-	t.Permissions = perms
-	t.MaxTurns = c.MaxTurns
-	t.ExtraArgs = append([]string(nil), ac.Args...)
-	t.Binary = firstSet(bins[t.Agent], ac.Binary)
-	t.SearchDirs = agentDirs(e)
-	t.Env = append(envPairs(ac.Env), c.Env...)
-	t.BaseEnv = agentEnviron()
-	t.PTY = c.PTY || s.cfg.PTY
-	t.Budgets = s.budgets(budgets)
-	return t
-}
-
-// observe opens the run's session log and wires the merged event file,
-// and the mock model when asked for.
-func (c *benchCmd) observe(e *env, s *settings, t harness.Task, events *lockedWriter) (harness.Task, bench.Observer, error) {
-	var stopMock func()
-	if c.Mock != "" {
-		var err error
-		if stopMock, err = benchMock(e, &t, c.Mock, s); err != nil {
-			return t, bench.Observer{}, err
-		}
-	}
-	if t.Run == "" {
-		t.Run = event.NewRunID()
-	}
-	var sess *logger.Session
-	logPath := ""
-	if !c.NoLog && s.cfg.Log {
-		var err error
-		if sess, err = openLog(e, s, t); err == nil {
-			logPath = sess.Path()
-		}
-	}
-	obs := bench.Observer{
-		OnLine: func(line []byte) {
-			if sess != nil {
-				sess.WriteEvent(line)
-			}
-			if events != nil {
-				events.Write(line)
-			}
-		},
-		End: func(res *event.Result) string {
-			if stopMock != nil {
-				stopMock()
-			}
-			if sess != nil {
-				sess.Close(closeMeta(res))
-			}
-			return logPath
-		},
-	}
-	if sess != nil {
-		obs.OnNative = func(stream string, line []byte) { sess.WriteNative(stream, line) }
-	}
-	return t, obs, nil
-}
-
-// benchMock is the hook that points one run at the scripted model server
-// for --mock: today it is 'harness run --mock”s attachMock, called once
-// per run (each run gets its own server); the returned func stops it.
-func benchMock(e *env, t *harness.Task, scenario string, s *settings) (func(), error) {
-	return attachMock(e, t, scenario, s)
-}
-
 // preflightMock rejects a --mock scenario, or an agent that cannot run on
 // the scripted model, before any run starts: one usage error rather than
 // one failed run per agent.
-func (c *benchCmd) preflightMock(e *env, p bench.Plan, s *settings) error {
+func (c *benchCmd) preflightMock(p bench.Plan) error {
 	for _, agent := range p.Agents {
-		t := harness.Task{Agent: agent, Task: adapters.Task{Prompt: p.Tasks[0].Prompt}}
-		stop, err := benchMock(e, &t, c.Mock, s)
+		t := harness.Task{Agent: agent, Prompt: p.Tasks[0].Prompt}
+		stop, err := attachMock(&t, c.Mock)
 		if err != nil {
-			return withStatus(exitUsage, fmt.Errorf("bench: --mock %s: %s: %s", c.Mock, agent, strings.TrimPrefix(err.Error(), "run: ")))
+			return withStatus(exitUsage, fmt.Errorf("bench: --mock %s: %s: %w", c.Mock, agent, err))
 		}
 		stop()
 	}

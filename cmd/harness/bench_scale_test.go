@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -304,7 +303,7 @@ func TestBenchK8sJob(t *testing.T) {
 	want := bench.Plan{}
 	{
 		var cl cli
-		p, err := kong.New(&cl, kong.Exit(func(int) { t.Fatal("exit") }))
+		p, err := kong.New(&cl, kong.Exit(func(int) { t.Fatal("exit") }), helpVars())
 		require.NoError(t, err)
 		_, err = p.Parse(append([]string{"bench"}, planFlags...))
 		require.NoError(t, err)
@@ -314,7 +313,7 @@ func TestBenchK8sJob(t *testing.T) {
 	require.Equal(t, want.ID()[:12], job.Labels["harness.dev/plan"])
 	args := strings.ReplaceAll(strings.Join(c.Args, "\x00"), "$(JOB_COMPLETION_INDEX)", "1")
 	var cl cli
-	p, err := kong.New(&cl, kong.Exit(func(int) { t.Fatal("exit") }))
+	p, err := kong.New(&cl, kong.Exit(func(int) { t.Fatal("exit") }), helpVars())
 	require.NoError(t, err)
 	_, err = p.Parse(strings.Split(args, "\x00"))
 	require.NoError(t, err, "%q", c.Args)
@@ -337,28 +336,4 @@ func TestBenchK8sJob(t *testing.T) {
 	require.NoError(t, yaml.UnmarshalStrict([]byte(r.stdout), &job))
 	require.NotNil(t, job.Spec.Template.Spec.Volumes[0].EmptyDir)
 	require.Equal(t, int32(2), *job.Spec.Parallelism)
-}
-
-// TestBenchSubcommandsThroughOneCommandGrammar: bench's sub-commands
-// parse, fail and help the same through grammar()'s one-command parser
-// as through the whole command tree.
-func TestBenchSubcommandsThroughOneCommandGrammar(t *testing.T) {
-	isolate(t)
-	whole := func(c *cli, _ []string) any { return c }
-	for _, args := range [][]string{
-		{"bench", "compare", "--help"}, {"bench", "merge", "--help"}, {"bench", "k8s-job", "--help"},
-		{"bench", "merge"}, {"bench", "compare", "a"}, {"bench", "k8s-job"}, {"bench", "k8s-job", "--shards", "2"},
-		{"bench", "merge", "/nonexistent"}, {"bench", "nope"},
-	} {
-		var wantOut, wantErr, gotOut, gotErr bytes.Buffer
-		want := runGrammar(whole, args, strings.NewReader(""), &wantOut, &wantErr)
-		got := runGrammar(grammar, args, strings.NewReader(""), &gotOut, &gotErr)
-		require.NotEmpty(t, wantOut.String()+wantErr.String(), "%q says something", args)
-		require.Equal(t, want, got, "%q: status", args)
-		require.Equal(t, wantOut.String(), gotOut.String(), "%q: stdout", args)
-		require.Equal(t, wantErr.String(), gotErr.String(), "%q: stderr", args)
-		if !slices.Contains(args, "--help") {
-			require.Equal(t, exitUsage, got, "%q: %s", args, gotErr.String())
-		}
-	}
 }

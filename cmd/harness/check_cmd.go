@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/agentharness/harness"
@@ -26,11 +25,15 @@ func (c *checkCmd) Run(e *env) error {
 	info, _ := registry.Agent(a.Name())
 	ok := func(format string, args ...any) { fmt.Fprintf(e.Stdout, "ok    "+format+"\n", args...) }
 	bad := func(format string, args ...any) { fmt.Fprintf(e.Stdout, "FAIL  "+format+"\n", args...) }
-	path, err := harness.FindBinary(a, c.Binary, agentDirs(e), os.Environ())
+	cmd, err := findAgent(e, a.Name(), c.Binary)
 	if err != nil {
-		bad("binary: %v", err)
+		return withStatus(exitUsage, err)
+	}
+	if cmd.NotInstalled != nil {
+		bad("binary: %v", cmd.NotInstalled)
 		return withStatus(exitNotFound, nil)
 	}
+	path := cmd.Binary
 	ok("binary: %s", path)
 	problems := 0
 	if v := binaryVersion(path); v != "" {

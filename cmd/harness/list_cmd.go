@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/config"
 	"github.com/agentharness/harness/registry"
 )
 
@@ -32,8 +33,8 @@ func (c *listCmd) Run(e *env) error {
 	for _, a := range harness.Adapters() {
 		info, _ := registry.Agent(a.Name())
 		st := agentStatus{ID: a.Name(), Name: info.Display}
-		if path, err := harness.FindBinary(a, "", agentDirs(e), os.Environ()); err == nil {
-			st.Installed, st.Path, st.Version = true, path, binaryVersion(path)
+		if c, err := findAgent(e, a.Name(), ""); err == nil && c.NotInstalled == nil {
+			st.Installed, st.Path, st.Version = true, c.Binary, binaryVersion(c.Binary)
 		}
 		rows = append(rows, st)
 	}
@@ -69,7 +70,7 @@ func probe(path string, args ...string) (string, error) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, path, args...)
 	cmd.WaitDelay = time.Second
-	cmd.Env = append(agentEnviron(), "NO_COLOR=1", "CI=1")
+	cmd.Env = append(config.AgentEnviron(os.Environ()), "NO_COLOR=1", "CI=1")
 	var out limitedBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
@@ -87,4 +88,10 @@ func (b *limitedBuffer) Write(p []byte) (int, error) {
 		}
 	}
 	return len(p), nil
+}
+
+// findAgent looks for an agent's binary as a run would (explicit, else
+// the pinned installs, else PATH), without the configuration.
+func findAgent(e *env, agent, binary string) (*harness.Command, error) {
+	return harness.Prepare(harness.Task{Agent: agent, Prompt: "-", Binary: binary, SearchDirs: agentDirs(e)})
 }

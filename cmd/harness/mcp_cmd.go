@@ -14,9 +14,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentharness/harness"
-	"github.com/agentharness/harness/adapters"
-	"github.com/agentharness/harness/event"
 	"github.com/agentharness/harness/mcpserver"
+	"github.com/agentharness/harness/mockmodel"
 )
 
 // mcpCmd serves harness over MCP: stdio by default, streamable HTTP on a
@@ -51,17 +50,15 @@ func (c *mcpCmd) Run(e *env) error {
 	}
 	opts := c.options(e, s)
 	if c.Mock != "" {
-		m, err := harness.StartMock(c.Mock, "")
+		m, err := mockmodel.StartMock(c.Mock, "")
 		if err != nil {
 			return withStatus(exitUsage, err)
 		}
 		defer m.Close()
-		defaults := opts.Defaults
-		opts.Defaults = func(t harness.Task) harness.Task {
-			t = defaults(t)
+		opts.Setup = func(t *harness.Task) harness.Observer {
 			// An agent the mock cannot drive (Cursor) keeps its own service.
-			_ = m.Point(&t)
-			return t
+			_ = pointAt(m, t)
+			return harness.Observer{}
 		}
 	}
 	srv := mcpserver.New(opts)
@@ -108,57 +105,17 @@ func (c *mcpCmd) token(e *env) (string, error) {
 	return tok, nil
 }
 
-// options wires the configuration into the server: per-run defaults as
-// 'harness run' computes them, the budget limits, session logs and prices.
+// options wires the configuration into the server: the settings every
+// run starts with (defaults, session logs, prices) and the budget limits.
 func (c *mcpCmd) options(e *env, s *settings) mcpserver.Options {
 	m := s.cfg.MCP
-	o := mcpserver.Options{
+	return mcpserver.Options{
 		Limits:           mcpserver.Limits{IdleMin: m.IdleMin.D(), IdleMax: m.IdleMax.D(), HardMin: m.HardMin.D(), HardMax: m.HardMax.D()},
 		ProgressInterval: c.ProgressInterval,
-		EstimateCost:     s.estimate,
 		Version:          version,
 		Roots:            c.Root,
-		Defaults:         func(t harness.Task) harness.Task { return runDefaults(e, s, t) },
+		Settings:         s.library(e, !c.NoLog),
 	}
-	if !c.NoLog && s.cfg.Log {
-		o.Observe = func(t harness.Task) (mcpserver.Observer, error) { return sessionObserver(e, s, t) }
-	}
-	return o
-}
-
-// runDefaults completes a task an MCP client gave (agent, prompt, model,
-// cwd, permissions) from the configuration, as 'harness run' does for flags.
-func runDefaults(e *env, s *settings, t harness.Task) harness.Task {
-	ac := s.cfg.Agents[t.Agent]
-	t.Model = firstSet(t.Model, s.cfg.Model, ac.Model)
-	if t.Model != "" && s.models != nil {
-		if id, ok := s.models.Resolve(t.Model, t.Agent); ok {
-			t.Model = id
-		}
-	}
-	t.Permissions = firstSet(t.Permissions, s.cfg.Permissions, adapters.FullAccess)
-	t.ExtraArgs = append([]string(nil), ac.Args...)
-	t.Binary = ac.Binary
-	t.SearchDirs = agentDirs(e)
-	t.Env = envPairs(ac.Env)
-	t.BaseEnv = agentEnviron()
-	t.PTY = s.cfg.PTY
-	t.Budgets = s.budgets(&runCmd{})
-	return t
-}
-
-// sessionObserver writes a run's session log, as 'harness run' does.
-func sessionObserver(e *env, s *settings, t harness.Task) (mcpserver.Observer, error) {
-	sess, err := openLog(e, s, t)
-	if err != nil {
-		return mcpserver.Observer{}, err
-	}
-	return mcpserver.Observer{
-		LogPath:  sess.Path(),
-		OnLine:   func(line []byte) { sess.WriteEvent(line) },
-		OnNative: func(stream string, line []byte) { sess.WriteNative(stream, line) },
-		Close:    func(res *event.Result) { sess.Close(closeMeta(res)) },
-	}, nil
 }
 
 type nopWriteCloser struct{ io.Writer }

@@ -26,7 +26,7 @@ func (c *mockCmd) Run(e *env) error {
 		}
 		return nil
 	}
-	sc, err := harness.LoadScenario(c.Scenario)
+	sc, err := mockmodel.FindScenario(c.Scenario)
 	if err != nil {
 		return withStatus(exitUsage, err)
 	}
@@ -46,15 +46,31 @@ func (c *mockCmd) Run(e *env) error {
 	return nil
 }
 
-// attachMock starts a scripted model for one run and points the task at it.
-func attachMock(e *env, t *harness.Task, scenario string, _ *settings) (func(), error) {
-	m, err := harness.StartMock(scenario, "")
+// attachMock starts a scripted model for one run and points the task (its
+// agent a canonical id) at it; the returned func stops it.
+func attachMock(t *harness.Task, scenario string) (func(), error) {
+	m, err := mockmodel.StartMock(scenario, "")
 	if err != nil {
 		return nil, withStatus(exitUsage, err)
 	}
-	if err := m.Point(t); err != nil {
+	if err := pointAt(m, t); err != nil {
 		m.Close()
 		return nil, withStatus(exitUsage, err)
 	}
 	return func() { m.Close() }, nil
+}
+
+// pointAt points t at the mock: its model, and its environment (as the
+// task's setup, under the user's own env).
+func pointAt(m *mockmodel.Mock, t *harness.Task) error {
+	a, err := harness.Lookup(t.Agent)
+	if err != nil {
+		return err
+	}
+	model, env, err := m.Point(a.Info.ID, t.Cwd, a.Mock)
+	if err != nil {
+		return err
+	}
+	t.Model, t.SetupEnv = model, append(env, t.SetupEnv...)
+	return nil
 }

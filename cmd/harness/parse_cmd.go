@@ -14,7 +14,7 @@ import (
 )
 
 type parseCmd struct {
-	Agent  string `short:"a" required:"" help:"Agent that produced the stream (claude, codex, cursor, opencode, gemini, or an alias)."`
+	Agent  string `short:"a" required:"" help:"Agent that produced the stream (${agents}, or an alias)."`
 	Raw    bool   `help:"Also emit each native line as a native event, before the events derived from it."`
 	Output string `short:"o" help:"Write the stream to this file instead of stdout." type:"path"`
 	File   string `arg:"" optional:"" default:"-" help:"Native stream to read (one file, not a directory); - or nothing for stdin."`

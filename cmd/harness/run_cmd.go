@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,46 +18,43 @@ import (
 	"time"
 
 	"github.com/agentharness/harness"
-	"github.com/agentharness/harness/adapters"
 	"github.com/agentharness/harness/event"
-	"github.com/agentharness/harness/logger"
 )
 
 // runCmd runs one agent. Settings left unset on the command line come from
 // HARNESS_* variables, then harness.toml, then the user's config, then the
 // defaults.
 type runCmd struct {
-	Agent              string         `short:"a" help:"Agent to run: claude, codex, cursor, opencode, gemini (or an alias)."`
-	Model              string         `short:"m" help:"Model alias (see 'harness models list') or the agent's own model id."`
-	Prompt             string         `short:"p" help:"The task. Also --prompt-file, or stdin when it is piped (at most 16 MiB; over 100 KiB it reaches claude, codex, cursor and opencode on their stdin, gemini up to its 8 MiB)."`
-	PromptFile         string         `help:"Read the task from this file (at most 16 MiB)." type:"existingfile"`
-	Cwd                string         `help:"Directory the agent works in (default: the current one)." type:"existingdir"`
-	Permissions        *string        `help:"full-access (default: a headless run has nobody to approve a tool) or read-only." enum:"full-access,read-only," default:""`
-	IdleTimeout        *time.Duration `help:"End the run after this long without output and no tool in flight (0 = off; default 5m)."`
-	Timeout            *time.Duration `help:"Wall-clock limit of the run (0 = off; default 60m)."`
-	ToolTimeout        *time.Duration `help:"Budget of one tool call, for every kind (default by kind: mcp 2m, read/search/todo 1m, others 5m)."`
-	Linger             *time.Duration `help:"How long the agent may stay after its final event before it is ended (default 3s)."`
-	KillGrace          *time.Duration `help:"Time between SIGTERM and SIGKILL (default 5s)."`
-	PTY                bool           `help:"Run the agent on a pseudo-terminal."`
-	Format             string         `short:"f" help:"Output: ndjson (the event stream), text (a readable transcript) or json (one document at the end)." enum:"ndjson,text,json," default:""`
-	Output             string         `short:"o" help:"Also write the NDJSON stream to this file." type:"path"`
-	Raw                bool           `help:"Also emit the agent's native lines as native events."`
-	NoLog              bool           `help:"Do not write a session log."`
-	Resume             string         `help:"Continue the agent's session with this id."`
-	MaxTurns           int            `help:"Limit the agent's turns (where the agent supports it)."`
-	SystemPrompt       string         `help:"Replace the agent's system prompt (where supported)."`
-	AppendSystemPrompt string         `help:"Append to the agent's system prompt (where supported)."`
-	Binary             string         `help:"Path of the agent's executable."`
-	Env                []string       `help:"Extra environment for the agent, KEY=VALUE (repeatable; the value may hold commas). Values are redacted from session logs." placeholder:"K=V" sep:"none"`
-	DryRun             bool           `help:"Print the resolved binary, argv, environment keys and cwd; run nothing."`
-	Mock               string         `help:"Run against the built-in scripted model with this scenario (text, tool, edit, multi, hang, error, overloaded, slow) or a scenario TOML file: no API key, no network."`
-	Extra              []string       `arg:"" optional:"" passthrough:"partial" help:"Extra arguments for the agent, after -- (only there: an unknown flag before -- is an error)."`
+	Agent              string  `short:"a" help:"Agent to run: ${agents} (or an alias)."`
+	Model              string  `short:"m" help:"Model alias (see 'harness models list') or the agent's own model id."`
+	Prompt             string  `short:"p" help:"The task. Also --prompt-file, or stdin when it is piped (at most 16 MiB; over 100 KiB it reaches claude, codex, cursor and opencode on their stdin, gemini up to its 8 MiB)."`
+	PromptFile         string  `help:"Read the task from this file (at most 16 MiB)." type:"existingfile"`
+	Cwd                string  `help:"Directory the agent works in (default: the current one)." type:"existingdir"`
+	Permissions        *string `help:"full-access (default: a headless run has nobody to approve a tool) or read-only." enum:"full-access,read-only," default:""`
+	budgetFlags        `embed:""`
+	PTY                bool     `help:"Run the agent on a pseudo-terminal."`
+	Format             string   `short:"f" help:"Output: ndjson (the event stream), text (a readable transcript) or json (one document at the end)." enum:"ndjson,text,json," default:""`
+	Output             string   `short:"o" help:"Also write the NDJSON stream to this file." type:"path"`
+	Raw                bool     `help:"Also emit the agent's native lines as native events."`
+	NoLog              bool     `help:"Do not write a session log."`
+	Resume             string   `help:"Continue the agent's session with this id."`
+	MaxTurns           int      `help:"Limit the agent's turns (where the agent supports it)."`
+	SystemPrompt       string   `help:"Replace the agent's system prompt (where supported)."`
+	AppendSystemPrompt string   `help:"Append to the agent's system prompt (where supported)."`
+	Binary             string   `help:"Path of the agent's executable."`
+	Env                []string `help:"Extra environment for the agent, KEY=VALUE (repeatable; the value may hold commas). Values are redacted from session logs." placeholder:"K=V" sep:"none"`
+	DryRun             bool     `help:"Print the resolved binary, argv, environment keys and cwd; run nothing."`
+	Mock               string   `help:"Run against the built-in scripted model with this scenario (text, tool, edit, multi, hang, error, overloaded, slow) or a scenario TOML file: no API key, no network."`
+	Extra              []string `arg:"" optional:"" passthrough:"partial" help:"Extra arguments for the agent, after -- (only there: an unknown flag before -- is an error)."`
 }
 
 // Validate refuses agent arguments not behind "--": kong's partial
 // passthrough already refuses unknown flags, and a bare word before "--"
 // would otherwise reach the agent as one of its arguments.
 func (c *runCmd) Validate() error {
+	if err := c.budgetFlags.Validate(); err != nil { // this Validate hides the embedded one
+		return err
+	}
 	if len(c.Extra) > 0 && c.Extra[0] != "--" {
 		return fmt.Errorf("unexpected argument %q: the task goes in -p, the agent's own arguments after --", c.Extra[0])
 	}
@@ -64,74 +62,62 @@ func (c *runCmd) Validate() error {
 }
 
 func (c *runCmd) Run(e *env) error {
-	if err := c.checkDurations(); err != nil {
-		return err
-	}
 	s, err := loadSettings(e, c.Cwd)
 	if err != nil {
 		return err
 	}
-	task, err := c.task(e, s)
+	lib := s.library(e, !c.NoLog)
+	task, err := c.task(e, s, lib)
 	if err != nil {
 		return err
 	}
 	if c.Mock != "" {
-		stop, err := attachMock(e, &task, c.Mock, s)
+		stop, err := attachMock(&task, c.Mock)
 		if err != nil {
 			return err
 		}
 		defer stop()
 	}
 	if c.DryRun {
-		return dryRun(e, task)
+		return dryRun(e, lib, task)
 	}
-	return execute(e, task, s, runOutput{format: firstSet(c.Format, s.cfg.Format, "ndjson"), file: c.Output, log: !c.NoLog && s.cfg.Log})
+	return execute(e, lib, task, runOutput{format: cmp.Or(c.Format, s.cfg.Format, "ndjson"), file: c.Output})
 }
 
-// task builds the harness task from flags over settings.
-func (c *runCmd) task(e *env, s *settings) (harness.Task, error) {
-	agent := firstSet(c.Agent, s.cfg.Agent)
+// task builds the harness task from the flags; the library completes it
+// from the settings.
+func (c *runCmd) task(e *env, s *settings, lib *harness.Settings) (harness.Task, error) {
+	agent := cmp.Or(c.Agent, s.cfg.Agent)
 	if agent == "" {
-		return harness.Task{}, usageErrorf("run: no agent: give --agent (claude, codex, cursor, opencode, gemini) or set agent in harness.toml")
+		return harness.Task{}, usageErrorf("run: no agent: give --agent (%s) or set agent in harness.toml", strings.Join(harness.AgentNames(), ", "))
 	}
 	a, err := harness.Adapter(agent)
 	if err != nil {
 		return harness.Task{}, withStatus(exitUsage, err)
 	}
-	prompt, err := readPrompt(e, c.Prompt, c.PromptFile)
+	prompt, err := readPrompt(e, "run", c.Prompt, c.PromptFile)
 	if err != nil {
 		return harness.Task{}, err
 	}
-	for _, kv := range c.Env {
+	if err := checkEnv("run", c.Env); err != nil {
+		return harness.Task{}, err
+	}
+	return harness.Task{
+		Agent: a.Name(), Prompt: prompt, Model: c.Model, Cwd: c.Cwd, Permissions: deref(c.Permissions),
+		Resume: c.Resume, MaxTurns: c.MaxTurns, SystemPrompt: c.SystemPrompt, AppendSystemPrompt: c.AppendSystemPrompt,
+		ExtraArgs: extraArgs(c.Extra), Binary: c.Binary, Env: c.Env, PTY: c.PTY, Raw: c.Raw,
+		Budgets: c.over(lib.Budgets()),
+	}, nil
+}
+
+// checkEnv rejects an --env that is not KEY=VALUE.
+func checkEnv(cmd string, env []string) error {
+	for _, kv := range env {
 		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
-			return harness.Task{}, usageErrorf("run: --env %q: want KEY=VALUE", kv)
+			return usageErrorf("%s: --env %q: want KEY=VALUE", cmd, kv)
 		}
 	}
-	ac := s.cfg.Agents[a.Name()]
-	model := firstSet(c.Model, s.cfg.Model, ac.Model)
-	if model != "" && s.models != nil {
-		if id, ok := s.models.Resolve(model, a.Name()); ok {
-			model = id
-		}
-	}
-	t := harness.Task{
-		Agent: a.Name(),
-		Task: adapters.Task{
-			Prompt: prompt, Model: model, Cwd: c.Cwd,
-			Permissions: firstSet(deref(c.Permissions), s.cfg.Permissions, adapters.FullAccess),
-			Resume:      c.Resume, MaxTurns: c.MaxTurns,
-			SystemPrompt: c.SystemPrompt, AppendSystemPrompt: c.AppendSystemPrompt,
-			ExtraArgs: append(append([]string(nil), ac.Args...), extraArgs(c.Extra)...),
-		},
-		Binary:     firstSet(c.Binary, ac.Binary),
-		SearchDirs: agentDirs(e),
-		Env:        append(envPairs(ac.Env), c.Env...),
-		BaseEnv:    agentEnviron(),
-		PTY:        c.PTY || s.cfg.PTY,
-		Raw:        c.Raw || s.cfg.Raw,
-		Budgets:    s.budgets(c),
-	}
-	return t, nil
+	return nil
 }
 
 // maxPrompt caps a prompt: more is a mistake (--prompt-file /dev/zero)
@@ -140,37 +126,37 @@ const maxPrompt = 16 << 20
 
 // readPrompt takes the prompt from -p, --prompt-file or piped stdin, at
 // most maxPrompt bytes of it (reading one more to know).
-func readPrompt(e *env, prompt, file string) (string, error) {
+func readPrompt(e *env, cmd, prompt, file string) (string, error) {
 	switch {
 	case prompt != "" && file != "":
-		return "", usageErrorf("run: give --prompt or --prompt-file, not both")
+		return "", usageErrorf("%s: give --prompt or --prompt-file, not both", cmd)
 	case prompt != "":
 		return prompt, nil
 	case file != "":
 		f, err := os.Open(file)
 		if err != nil {
-			return "", usageErrorf("run: %v", err)
+			return "", usageErrorf("%s: %v", cmd, err)
 		}
 		defer f.Close()
-		return readPromptFrom(f, "--prompt-file "+file)
+		return readPromptFrom(f, cmd, "--prompt-file "+file)
 	}
 	if f, ok := e.Stdin.(*os.File); ok && isTerminal(f) {
-		return "", usageErrorf("run: no prompt: give -p, --prompt-file, or pipe it on stdin")
+		return "", usageErrorf("%s: no prompt: give -p, --prompt-file, or pipe it on stdin", cmd)
 	}
-	p, err := readPromptFrom(e.Stdin, "stdin")
+	p, err := readPromptFrom(e.Stdin, cmd, "stdin")
 	if err == nil && strings.TrimSpace(p) == "" {
-		return "", usageErrorf("run: no prompt: give -p, --prompt-file, or pipe it on stdin")
+		return "", usageErrorf("%s: no prompt: give -p, --prompt-file, or pipe it on stdin", cmd)
 	}
 	return p, err
 }
 
-func readPromptFrom(r io.Reader, from string) (string, error) {
+func readPromptFrom(r io.Reader, cmd, from string) (string, error) {
 	b, err := io.ReadAll(io.LimitReader(r, maxPrompt+1))
 	if err != nil {
-		return "", usageErrorf("run: reading the prompt from %s: %v", from, err)
+		return "", usageErrorf("%s: reading the prompt from %s: %v", cmd, from, err)
 	}
 	if len(b) > maxPrompt {
-		return "", usageErrorf("run: the prompt from %s is over %d MiB", from, maxPrompt>>20)
+		return "", usageErrorf("%s: the prompt from %s is over %d MiB", cmd, from, maxPrompt>>20)
 	}
 	return string(b), nil
 }
@@ -181,32 +167,23 @@ func isTerminal(f *os.File) bool {
 }
 
 // dryRun prints what would run, as one JSON object.
-func dryRun(e *env, t harness.Task) error {
-	a, cmd, _, err := harness.Prepare(t)
-	var te *harness.TaskError
-	if errors.As(err, &te) {
+func dryRun(e *env, lib *harness.Settings, t harness.Task) error {
+	cmd, err := lib.Prepare(t)
+	if err != nil {
 		return withStatus(exitUsage, err)
 	}
-	keys := map[string]bool{}
-	for _, kv := range append(append([]string(nil), cmd.Env...), t.Env...) {
+	envKeys := make([]string, 0, len(cmd.AddedEnv))
+	for _, kv := range cmd.AddedEnv {
 		k, _, _ := strings.Cut(kv, "=")
-		keys[k] = true
-	}
-	envKeys := make([]string, 0, len(keys))
-	for k := range keys {
 		envKeys = append(envKeys, k)
 	}
 	sort.Strings(envKeys)
-	cwd := t.Cwd
-	if cwd == "" {
-		cwd, _ = os.Getwd()
-	}
 	out := map[string]any{
-		"agent": a.Name(), "binary": cmd.Argv[0], "argv": cmd.Argv, "env_keys": envKeys,
-		"cwd": cwd, "stdin": cmd.Stdin != "", "installed": err == nil,
+		"agent": cmd.Agent, "binary": cmd.Argv[0], "argv": cmd.Argv, "env_keys": envKeys,
+		"cwd": cmd.Cwd, "stdin": cmd.Stdin != "", "installed": cmd.NotInstalled == nil,
 	}
-	if err != nil {
-		out["not_installed"] = err.Error()
+	if cmd.NotInstalled != nil {
+		out["not_installed"] = cmd.NotInstalled.Error()
 	}
 	enc := json.NewEncoder(e.Stdout)
 	enc.SetEscapeHTML(false)
@@ -217,12 +194,11 @@ func dryRun(e *env, t harness.Task) error {
 type runOutput struct {
 	format string
 	file   string
-	log    bool
 }
 
 // execute starts the run, streams its output and maps its end to an exit
 // status.
-func execute(e *env, t harness.Task, s *settings, o runOutput) error {
+func execute(e *env, lib *harness.Settings, t harness.Task, o runOutput) error {
 	var tee *os.File
 	if o.file != "" {
 		f, err := createPrivate(o.file)
@@ -232,8 +208,7 @@ func execute(e *env, t harness.Task, s *settings, o runOutput) error {
 		defer f.Close()
 		tee = f
 	}
-	var sess *logger.Session
-	opts := harness.Options{EstimateCost: s.estimate}
+	var opts harness.Options
 	// When stdout cannot be written — whoever reads it went away (| head),
 	// the disk is full, it was closed — the run is stopped as an interrupt
 	// would: the agent and its tools are cleaned up, and the session log
@@ -275,9 +250,6 @@ func execute(e *env, t harness.Task, s *settings, o runOutput) error {
 	var jsonEvents []json.RawMessage
 	text := &textRenderer{w: out, color: colorOK(e, e.Stdout)}
 	opts.OnLine = func(line []byte) {
-		if sess != nil {
-			sess.WriteEvent(line)
-		}
 		if teeOut != nil {
 			teeOut.Write(line)
 		}
@@ -293,18 +265,6 @@ func execute(e *env, t harness.Task, s *settings, o runOutput) error {
 	if o.format == "text" {
 		opts.OnEvent = text.Render
 	}
-	if t.Run == "" {
-		t.Run = event.NewRunID()
-	}
-	if o.log {
-		var err error
-		sess, err = openLog(e, s, t)
-		if err != nil {
-			fmt.Fprintf(e.Stderr, "harness: warning: no session log: %v\n", err)
-		} else {
-			opts.OnNative = func(stream string, line []byte) { sess.WriteNative(stream, line) }
-		}
-	}
 	// Signals are caught before the agent exists, so an early Ctrl-C cannot
 	// end the harness and leave the agent unwatched.
 	sigs := make(chan os.Signal, 4)
@@ -312,21 +272,20 @@ func execute(e *env, t harness.Task, s *settings, o runOutput) error {
 	defer signal.Stop(sigs)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	run, err := harness.Start(ctx, t, opts)
+	run, err := lib.Start(ctx, t, opts)
 	started <- run
 	if err != nil {
-		if sess != nil {
-			sess.Close(logger.Meta{Status: event.ResultError})
-		}
 		return withStatus(exitUsage, err)
+	}
+	_, logErr := run.SessionLog()
+	if logErr != nil {
+		fmt.Fprintf(e.Stderr, "harness: warning: %v\n", logErr)
 	}
 	stopSignals := forwardSignals(e, run, sigs)
 	res, werr := run.Wait()
 	stopSignals()
-	if sess != nil {
-		if err := sess.Close(closeMeta(res)); err != nil {
-			fmt.Fprintf(e.Stderr, "harness: warning: session log: %v\n", err)
-		}
+	if _, err := run.SessionLog(); err != nil && logErr == nil {
+		fmt.Fprintf(e.Stderr, "harness: warning: %v\n", err)
 	}
 	opts.Flush()
 	if o.format == "json" && !stdoutGone.Load() {
@@ -447,31 +406,12 @@ func colorOK(e *env, w io.Writer) bool {
 	return ok && isTerminal(f)
 }
 
-func firstSet(vals ...string) string {
-	for _, v := range vals {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
-}
-
 func deref[T any](p *T) T {
 	var zero T
 	if p == nil {
 		return zero
 	}
 	return *p
-}
-
-// envPairs turns a config env table into sorted KEY=VALUE pairs.
-func envPairs(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k, v := range m {
-		out = append(out, k+"="+v)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // extraArgs drops the "--" that kong's passthrough keeps in front of the

@@ -14,7 +14,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/mcpserver"
 	"github.com/agentharness/harness/serve"
 )
@@ -42,25 +41,14 @@ func (c *serveCmd) Run(e *env) error {
 	if !open && token == "" {
 		return usageErrorf("serve: --listen %s is not a loopback address: give --token-file so that only holders of the token can read and start runs", c.Listen)
 	}
+	lib := s.library(e, false)
+	lib.LogDir = s.logDir(e) // the server reads what its runs write
 	srv := serve.New(serve.Config{
-		Dir:   s.logDir(e),
-		Bench: serve.DirStore{Dir: serve.BenchDir(e.Getenv)},
-		Token: token,
-		Open:  open,
-		Launcher: serve.Launcher{
-			SearchDirs:   agentDirs(e),
-			BaseEnv:      agentEnviron(),
-			EstimateCost: s.estimate,
-			Budgets:      s.budgets(&runCmd{}),
-			Version:      version,
-			// Settings as 'harness run' applies them (config model,
-			// binary, env, args); the request's budgets stay.
-			Adjust: func(t *harness.Task) {
-				b := t.Budgets
-				*t = runDefaults(e, s, *t)
-				t.Budgets = b
-			},
-		},
+		Dir:      lib.LogDir,
+		Bench:    serve.DirStore{Dir: serve.BenchDir(e.Getenv)},
+		Token:    token,
+		Open:     open,
+		Launcher: serve.Launcher{Settings: lib, AttachMock: attachMock},
 	})
 	ln, err := net.Listen("tcp", c.Listen)
 	if err != nil {

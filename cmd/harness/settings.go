@@ -49,51 +49,58 @@ func loadSettings(e *env, cwd string) (*settings, error) {
 	return &settings{cfg: cfg, files: cfg.Files, models: models}, nil
 }
 
-// budgets resolves the run's time budgets: flags over settings.
-func (s *settings) budgets(c *runCmd) harness.Budgets {
-	b := harness.Budgets{
-		Idle:        pick(c.IdleTimeout, s.cfg.IdleTimeout.D()),
-		IdleWarning: s.cfg.IdleWarning.D(),
-		Hard:        pick(c.Timeout, s.cfg.Timeout.D()),
-		Linger:      pick(c.Linger, s.cfg.Linger.D()),
-		KillGrace:   pick(c.KillGrace, s.cfg.KillGrace.D()),
-	}
-	cfg := s.cfg
-	if c.ToolTimeout != nil {
-		all := *c.ToolTimeout
-		b.Tool = func(event.Kind) time.Duration { return all }
-	} else {
-		b.Tool = func(k event.Kind) time.Duration { return cfg.ToolBudget(string(k)).D() }
-	}
-	return b
+// budgetFlags are the time budgets a command takes as flags (run,
+// bench), each overriding its setting when given.
+type budgetFlags struct {
+	IdleTimeout *time.Duration `help:"End the run after this long without output and no tool in flight (0 = off; default 5m)."`
+	Timeout     *time.Duration `help:"Wall-clock limit of the run (0 = off; default 60m)."`
+	ToolTimeout *time.Duration `help:"Budget of one tool call, for every kind (default by kind: mcp 2m, read/search/todo 1m, others 5m)."`
+	Linger      *time.Duration `help:"How long the agent may stay after its final event before it is ended (default 3s)."`
+	KillGrace   *time.Duration `help:"Time between SIGTERM and SIGKILL (default 5s)."`
 }
 
-// checkDurations rejects negative budgets given as flags, as the config
-// does for its own values.
-func (c *runCmd) checkDurations() error {
-	for name, d := range map[string]*time.Duration{"--idle-timeout": c.IdleTimeout, "--timeout": c.Timeout,
-		"--tool-timeout": c.ToolTimeout, "--linger": c.Linger, "--kill-grace": c.KillGrace} {
-		if d != nil && *d < 0 {
-			return usageErrorf("run: %s %s: a budget cannot be negative (0 turns it off)", name, *d)
+// Validate rejects negative budgets, as the config does for its own
+// values (kong prefixes the command's name).
+func (f *budgetFlags) Validate() error {
+	for _, b := range []struct {
+		name string
+		d    *time.Duration
+	}{{"--idle-timeout", f.IdleTimeout}, {"--timeout", f.Timeout}, {"--tool-timeout", f.ToolTimeout},
+		{"--linger", f.Linger}, {"--kill-grace", f.KillGrace}} {
+		if b.d != nil && *b.d < 0 {
+			return fmt.Errorf("%s %s: a budget cannot be negative (0 turns it off)", b.name, *b.d)
 		}
 	}
 	return nil
 }
 
-func pick(flag *time.Duration, fallback time.Duration) time.Duration {
-	if flag != nil {
-		return *flag
+// over returns b with the flags given set over it.
+func (f *budgetFlags) over(b harness.Budgets) *harness.Budgets {
+	set := func(dst *time.Duration, flag *time.Duration) {
+		if flag != nil {
+			*dst = *flag
+		}
 	}
-	return fallback
+	set(&b.Idle, f.IdleTimeout)
+	set(&b.Hard, f.Timeout)
+	set(&b.Linger, f.Linger)
+	set(&b.KillGrace, f.KillGrace)
+	if f.ToolTimeout != nil {
+		all := *f.ToolTimeout
+		b.Tool = func(event.Kind) time.Duration { return all }
+	}
+	return &b
 }
 
-// estimate prices usage from the model registry for agents that report no
-// cost.
-func (s *settings) estimate(model string, u event.Usage) (float64, bool) {
-	if s.models == nil || model == "" {
-		return 0, false
+// library is the library's view of the settings, for starting runs; log
+// turns session logs on (when the configuration does not turn them off).
+func (s *settings) library(e *env, log bool) *harness.Settings {
+	cfg := s.cfg
+	ls := &harness.Settings{Config: &cfg, Models: s.models, SearchDirs: agentDirs(e), Version: version}
+	if log && s.cfg.Log {
+		ls.LogDir = s.logDir(e)
 	}
-	return s.models.Estimate(model, u)
+	return ls
 }
 
 // agentDirs are the directories searched for agent binaries before PATH:
@@ -114,42 +121,10 @@ func agentDirs(e *env) []string {
 	return dirs
 }
 
-// agentEnviron is the environment agents start from: harness's own,
-// without its secrets (the MCP bearer token, …).
-func agentEnviron() []string { return config.AgentEnviron(os.Environ()) }
-
 // logDir is where session logs go.
 func (s *settings) logDir(e *env) string {
 	if s.cfg.LogDir != "" {
 		return s.cfg.LogDir
 	}
 	return logger.DefaultDir(e.Getenv)
-}
-
-func openLog(e *env, s *settings, t harness.Task) (*logger.Session, error) {
-	_, cmd, _, err := harness.Prepare(t)
-	var te *harness.TaskError
-	if errors.As(err, &te) {
-		return nil, err
-	}
-	cwd := t.Cwd
-	if cwd == "" {
-		cwd, _ = os.Getwd()
-	}
-	// What the user handed the agent through --env and config env tables
-	// is redacted by value, whatever its name, wherever it shows.
-	return logger.Open(s.logDir(e), t.Run, logger.Meta{
-		Run: t.Run, Agent: t.Agent, Model: t.Model, PromptPreview: t.Prompt, Cwd: cwd,
-		Argv: cmd.RedactedArgv(), Start: time.Now(), Status: logger.StatusRunning, HarnessVersion: version,
-	}, logger.WithRedactor(logger.DefaultRedactor().WithEnv(t.Env)))
-}
-
-// closeMeta is the final meta of a run from its result.
-func closeMeta(r *event.Result) logger.Meta {
-	if r == nil {
-		return logger.Meta{Status: "unknown"}
-	}
-	u := r.Usage
-	return logger.Meta{Status: r.Status, ExitCode: r.ExitCode, Signal: r.Signal, Usage: &u,
-		CostUSD: r.CostUSD, CostEstimated: r.CostEstimated, SessionID: r.SessionID}
 }

@@ -139,17 +139,6 @@ func (t *textRenderer) toolLine(b *event.ToolEnd) string {
 	return s
 }
 
-// toolInput returns the short input shown for a tool start.
-func toolInput(b *event.ToolStart) string {
-	switch {
-	case b.Command != "":
-		return oneLineCut(b.Command, 120)
-	case b.Path != "":
-		return b.Path
-	}
-	return ""
-}
-
 func (t *textRenderer) summary(r *event.Result) string {
 	code := ansiGreen
 	if r.Status != event.ResultSuccess {

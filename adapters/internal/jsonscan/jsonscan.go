@@ -23,10 +23,6 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// Unsafe returns b as a string without copying. The string is valid only as
-// long as b is neither modified nor reused.
-func Unsafe(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
-
 // Object trims spaces around line and reports whether what is left looks
 // like a JSON object: it starts with '{' and ends with '}'. It is the cheap
 // guard the parsers use instead of validating every line: the one realistic
@@ -327,9 +323,6 @@ func IsArray(raw string) bool { return len(raw) >= 2 && raw[0] == '[' }
 func IsNumber(raw string) bool {
 	return len(raw) > 0 && (raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9'))
 }
-
-// IsNull reports whether raw is null.
-func IsNull(raw string) bool { return raw == "null" }
 
 // Str decodes raw as gjson's Result.String does: a string's text (sharing
 // raw's memory when it has no escapes), a number's or object's raw text,

@@ -1,0 +1,109 @@
+package mockmodel
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/adrg/xdg"
+)
+
+// Mock is a scripted model server on 127.0.0.1 that runs can be pointed at,
+// so a real agent CLI works offline with no API key. It owns the throwaway
+// homes it gives each run and removes them on Close.
+type Mock struct {
+	srv  *Server
+	root string
+
+	mu    sync.Mutex
+	homes int
+}
+
+// FindScenario returns a built-in scenario by name, or one from a TOML file.
+func FindScenario(nameOrFile string) (*Scenario, error) {
+	if sc, err := Builtin(nameOrFile); err == nil {
+		return sc, nil
+	}
+	if st, err := os.Stat(nameOrFile); err == nil && !st.IsDir() {
+		return LoadScenario(nameOrFile)
+	}
+	return nil, fmt.Errorf("mock: %q is neither a built-in scenario (%s) nor a scenario file",
+		nameOrFile, strings.Join(BuiltinNames(), ", "))
+}
+
+// StartMock starts a scripted model server playing scenario (a built-in
+// name or a TOML file) on addr ("" = 127.0.0.1 and a free port).
+func StartMock(scenario, addr string) (*Mock, error) {
+	sc, err := FindScenario(scenario)
+	if err != nil {
+		return nil, err
+	}
+	srv, err := Start(Config{Scenario: sc, Addr: addr})
+	if err != nil {
+		return nil, err
+	}
+	// Codex refuses to keep its home under /tmp, so the homes go in the
+	// user's cache directory.
+	base := filepath.Join(xdg.CacheHome, "harness", "mock")
+	if err := os.MkdirAll(base, 0o700); err != nil {
+		srv.Close()
+		return nil, fmt.Errorf("mock: %w", err)
+	}
+	root, err := os.MkdirTemp(base, "run-")
+	if err != nil {
+		srv.Close()
+		return nil, fmt.Errorf("mock: %w", err)
+	}
+	return &Mock{srv: srv, root: root}, nil
+}
+
+// Wiring points an agent that Prepare does not know at a server: it
+// writes the agent's config under home and returns the model id and the
+// environment to run it with (harness.Agent.Mock).
+type Wiring func(baseURL, home, workdir string) (model string, env []string, err error)
+
+// Point returns what a run of agent (a canonical id) in workdir needs to
+// talk to the mock: the mock's model id, and the environment (a throwaway
+// HOME and config for the agent, dummy keys, the base URL, the agent's own
+// retries and stall timeouts turned down). The user's real configuration
+// is neither read nor written. wire, when not nil, is the agent's own
+// wiring (a registered agent); else Prepare's built-in one is used. The
+// caller adds its own env after this.
+func (m *Mock) Point(agent, workdir string, wire Wiring) (model string, env []string, err error) {
+	m.mu.Lock()
+	m.homes++
+	home := filepath.Join(m.root, fmt.Sprintf("%s-%d", agent, m.homes))
+	m.mu.Unlock()
+	if workdir == "" {
+		if workdir, err = os.Getwd(); err != nil {
+			return "", nil, err
+		}
+	}
+	if wire != nil {
+		if err := os.MkdirAll(home, 0o700); err != nil {
+			return "", nil, fmt.Errorf("mock: %w", err)
+		}
+		model, env, err := wire(m.srv.URL(), home, workdir)
+		if err != nil {
+			return "", nil, fmt.Errorf("mock: %s: %w", agent, err)
+		}
+		return model, append([]string{"HOME=" + home, "PWD=" + workdir}, env...), nil
+	}
+	setup, err := Prepare(agent, m.srv.URL(), home, workdir)
+	if errors.Is(err, ErrUnknownAgent) {
+		return "", nil, fmt.Errorf("mock: %s cannot run on the scripted model (it talks to its own service only)", agent)
+	}
+	if err != nil {
+		return "", nil, err
+	}
+	return setup.Model, setup.Env, nil
+}
+
+// Close stops the server and removes the homes it handed out.
+func (m *Mock) Close() error {
+	err := m.srv.Close()
+	return errors.Join(err, os.RemoveAll(m.root))
+}

@@ -1,0 +1,220 @@
+package harness
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/agentharness/harness/config"
+	"github.com/agentharness/harness/event"
+	"github.com/agentharness/harness/logger"
+	"github.com/agentharness/harness/registry"
+)
+
+// Settings are what a caller's configuration says about its runs: the
+// loaded configuration (harness.toml, the user's config, HARNESS_*
+// variables), the model registry, where the pinned agents are installed,
+// where session logs go. Settings.Start is the one way a configured caller
+// (harness run, bench, mcp) turns a task into a run. The zero value is
+// usable: the spec's defaults, PATH only, no session log. Settings are
+// read-only once in use and safe for concurrent use.
+type Settings struct {
+	// Config is the loaded configuration; nil means config.Defaults().
+	Config *config.Config
+	// Models resolves model aliases and prices usage the agents report
+	// without a cost; nil: neither.
+	Models *registry.Models
+	// SearchDirs are searched for agent binaries before PATH.
+	SearchDirs []string
+	// Environ is the environment agents start from; os.Environ() when nil.
+	Environ []string
+	// LogDir, when set, gives every run a session log there.
+	LogDir string
+	// Version is recorded in session logs.
+	Version string
+}
+
+var defaultConfig = sync.OnceValue(func() *config.Config {
+	c := config.Defaults()
+	return &c
+})
+
+func (s *Settings) config() *config.Config {
+	if s.Config == nil {
+		return defaultConfig()
+	}
+	return s.Config
+}
+
+// Budgets returns the configured budgets: idle, idle warning, hard,
+// linger, kill grace, and the tool budget of each kind.
+func (s *Settings) Budgets() Budgets {
+	cfg := s.config()
+	return Budgets{Idle: cfg.IdleTimeout.D(), IdleWarning: cfg.IdleWarning.D(), Hard: cfg.Timeout.D(),
+		Linger: cfg.Linger.D(), KillGrace: cfg.KillGrace.D(),
+		Tool: func(k event.Kind) time.Duration { return cfg.ToolBudget(string(k)).D() }}
+}
+
+// ResolveModel returns the agent's own id for a model alias, or model
+// itself when it is none.
+func (s *Settings) ResolveModel(model, agent string) string {
+	if s.Models != nil && model != "" {
+		if id, ok := s.Models.Resolve(model, agent); ok {
+			return id
+		}
+	}
+	return model
+}
+
+// EstimateCost prices usage from the model registry, for agents that
+// report no cost (Options.EstimateCost).
+func (s *Settings) EstimateCost(model string, u event.Usage) (float64, bool) {
+	if s.Models == nil || model == "" {
+		return 0, false
+	}
+	return s.Models.Estimate(model, u)
+}
+
+// complete fills what t leaves to the configuration: the agent, model
+// (aliases resolved), permissions, the agent's extra arguments, binary and
+// environment, PTY, native events, budgets, where to look for binaries.
+// What t sets wins; the agent's config args and env go before t's.
+func (s *Settings) complete(t Task) (Task, error) {
+	cfg := s.config()
+	a, err := Adapter(cmp.Or(t.Agent, cfg.Agent))
+	if err != nil {
+		return t, &TaskError{err}
+	}
+	t.Agent = a.Name()
+	ac := cfg.Agents[t.Agent]
+	t.Model = s.ResolveModel(cmp.Or(t.Model, cfg.Model, ac.Model), t.Agent)
+	t.Permissions = cmp.Or(t.Permissions, cfg.Permissions, FullAccess)
+	t.ExtraArgs = append(slices.Clone(ac.Args), t.ExtraArgs...)
+	t.Binary = cmp.Or(t.Binary, ac.Binary)
+	if t.SearchDirs == nil {
+		t.SearchDirs = s.SearchDirs
+	}
+	t.Env = append(envPairs(ac.Env), t.Env...)
+	if t.BaseEnv == nil {
+		t.BaseEnv = s.Environ
+	}
+	t.PTY = t.PTY || cfg.PTY
+	t.Raw = t.Raw || cfg.Raw
+	if t.Budgets == nil {
+		b := s.Budgets()
+		t.Budgets = &b
+	}
+	return t, nil
+}
+
+// envPairs turns a config env table into sorted KEY=VALUE pairs.
+func envPairs(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		out = append(out, k+"="+m[k])
+	}
+	return out
+}
+
+// Prepare completes t from the settings and resolves it as the package's
+// Prepare does: what Start would run.
+func (s *Settings) Prepare(t Task) (*Command, error) {
+	t, err := s.complete(t)
+	if err != nil {
+		return nil, err
+	}
+	return Prepare(t)
+}
+
+// Start completes t from the settings, resolves it once (Prepare), opens
+// its session log when LogDir is set, and starts it: the run of 'harness
+// run', of each bench run and of each MCP run_agent. o.EstimateCost
+// defaults to the settings'. Errors are those of Start; a session log
+// that cannot be written does not stop the run (Run.SessionLog says why).
+func (s *Settings) Start(ctx context.Context, t Task, o Options) (*Run, error) {
+	c, err := s.Prepare(t)
+	if err != nil {
+		closeObservers(o.Observers, nil)
+		return nil, err
+	}
+	if c.task.Run == "" {
+		c.task.Run = event.NewRunID()
+	}
+	if o.EstimateCost == nil {
+		o.EstimateCost = s.EstimateCost
+	}
+	log := &sessionLog{}
+	if s.LogDir != "" {
+		log.open(s.LogDir, c, s.Version)
+		// The log first: an observer that follows the log file (harness
+		// serve) is told of a line once the file has it.
+		o.Observers = append([]Observer{log.observer()}, o.Observers...)
+	}
+	r := c.Start(ctx, o)
+	r.log = log
+	return r, nil
+}
+
+// sessionLog is the library's observer that writes a run's session log
+// (logger): the event stream, the native lines, and the final meta.
+type sessionLog struct {
+	sess *logger.Session
+	err  error // why there is no log, or why it is incomplete
+}
+
+func (l *sessionLog) open(dir string, c *Command, version string) {
+	t := c.task
+	// What the caller handed the agent in Task.Env (--env, config env
+	// tables) is redacted by value, whatever its name, wherever it shows.
+	l.sess, l.err = logger.Open(dir, t.Run, logger.Meta{
+		Run: t.Run, Agent: c.Agent, Model: t.Model, PromptPreview: t.Prompt, Cwd: c.Cwd,
+		Argv: c.RedactedArgv(), Start: time.Now(), Status: logger.StatusRunning, HarnessVersion: version,
+	}, logger.WithRedactor(logger.DefaultRedactor().WithEnv(t.Env)))
+}
+
+func (l *sessionLog) observer() Observer {
+	if l.sess == nil {
+		return Observer{}
+	}
+	return Observer{
+		OnLine:   func(line []byte) { l.sess.WriteEvent(line) },
+		OnNative: func(stream string, line []byte) { l.sess.WriteNative(stream, line) },
+		Close: func(res *event.Result) {
+			if err := l.sess.Close(closeMeta(res)); err != nil {
+				l.err = fmt.Errorf("session log: %w", err)
+			}
+		},
+	}
+}
+
+// closeMeta is the final meta of a run from its result.
+func closeMeta(r *event.Result) logger.Meta {
+	if r == nil {
+		return logger.Meta{Status: "unknown"}
+	}
+	u := r.Usage
+	return logger.Meta{Status: r.Status, ExitCode: r.ExitCode, Signal: r.Signal, Usage: &u,
+		CostUSD: r.CostUSD, CostEstimated: r.CostEstimated, SessionID: r.SessionID}
+}
+
+// SessionLog returns the path of the run's session log ("" when it has
+// none) and, once Wait returned, why it is missing or incomplete.
+func (r *Run) SessionLog() (path string, err error) {
+	if r.log == nil {
+		return "", nil
+	}
+	if r.log.sess != nil {
+		path = r.log.sess.Path()
+	}
+	if r.log.err != nil {
+		err = r.log.err
+		if r.log.sess == nil {
+			err = fmt.Errorf("no session log: %w", err)
+		}
+	}
+	return path, err
+}
