@@ -34,6 +34,12 @@ type Options struct {
 	Dir string
 	// Stdin is written to the child and then closed; "" gives /dev/null.
 	Stdin string
+	// StdinPipe, instead, gives the child a pipe as stdin whose writing end
+	// the caller holds (Proc.Stdin) for as long as it likes: a session
+	// protocol (ACP) writes requests and answers there while the child
+	// runs. Stdin must then be "". The caller closes the writer; Wait
+	// closes it too, once the child is gone.
+	StdinPipe bool
 	// PTY runs the child with a pseudo-terminal as stdout (and as stdin
 	// when Stdin is ""), in its own session, with a fixed 4096-column
 	// window; ANSI escapes and '\r' are removed from each line before
@@ -309,7 +315,7 @@ func (p *Proc) spawn() error {
 	}
 	p.stderrR, p.cmd.Stderr = errR, errW
 	childEnds = append(childEnds, errW)
-	if p.o.Stdin != "" {
+	if p.o.Stdin != "" || p.o.StdinPipe {
 		inR, inW, err := os.Pipe()
 		if err != nil {
 			closeAll(errR, errW)
@@ -326,7 +332,7 @@ func (p *Proc) spawn() error {
 		}
 		p.stdoutR, p.cmd.Stdout = master, tty
 		ctty := 1
-		if p.o.Stdin == "" {
+		if p.o.Stdin == "" && !p.o.StdinPipe {
 			p.cmd.Stdin, ctty = tty, 0
 		}
 		childEnds = append(childEnds, tty)
@@ -429,7 +435,7 @@ func (p *Proc) afterSpawn(ctx context.Context) {
 	if st, ok := readStat(p.pid); ok {
 		p.tracked[p.pid] = st.start
 	}
-	if p.stdinW != nil {
+	if p.stdinW != nil && !p.o.StdinPipe {
 		go func(w *os.File, s string) {
 			_, _ = io.WriteString(w, s)
 			_ = w.Close()
@@ -443,6 +449,15 @@ func (p *Proc) afterSpawn(ctx context.Context) {
 
 // PID is the child's process id (also its process group id).
 func (p *Proc) PID() int { return p.pid }
+
+// Stdin is the writing end of the child's stdin when Options.StdinPipe is
+// set, else nil. Writes block while the child does not read.
+func (p *Proc) Stdin() io.WriteCloser {
+	if !p.o.StdinPipe || p.stdinW == nil {
+		return nil
+	}
+	return p.stdinW
+}
 
 // ToolStarted tells the watchdogs that a tool call is open: while it is,
 // the idle budget is at least its tool budget, and past that budget one
@@ -504,6 +519,9 @@ func (p *Proc) interrupt(now time.Time) {
 // done, every straggler is killed and reaped — and returns its Outcome.
 func (p *Proc) Wait() Outcome {
 	<-p.done
+	if p.o.StdinPipe && p.stdinW != nil {
+		_ = p.stdinW.Close() // a second Close only errs
+	}
 	return p.out
 }
 

@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -567,4 +568,29 @@ func TestReaperKilled(t *testing.T) {
 	require.Equal(t, -1, o.ExitCode)
 	require.Equal(t, "SIGKILL", o.Signal)
 	require.Len(t, r.pids, 1)
+}
+
+func TestStdinPipe(t *testing.T) {
+	t.Parallel()
+	argv, env := fakeagent.Command("stdin-reader")
+	var mu sync.Mutex
+	var lines []string
+	p, err := Start(t.Context(), Options{Argv: argv, Env: env, StdinPipe: true, Idle: 10 * time.Second,
+		OnStdout: func(line []byte, _ int64) { mu.Lock(); lines = append(lines, string(line)); mu.Unlock() }})
+	require.NoError(t, err)
+	w := p.Stdin()
+	require.NotNil(t, w)
+	_, err = io.WriteString(w, "one\n")
+	require.NoError(t, err)
+	_, err = io.WriteString(w, "two\n")
+	require.NoError(t, err)
+	require.NoError(t, w.Close(), "the child ends on EOF: the caller decides when")
+	o := p.Wait()
+	require.NoError(t, o.Reason)
+	require.Equal(t, 0, o.ExitCode)
+	mu.Lock()
+	defer mu.Unlock()
+	all := strings.Join(lines, "\n")
+	require.Contains(t, all, `"one"`)
+	require.Contains(t, all, `"two"`)
 }
