@@ -26,6 +26,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentharness/harness/acp"
 	"github.com/agentharness/harness/adapters"
 	"github.com/agentharness/harness/event"
 	"github.com/agentharness/harness/process"
@@ -39,6 +40,9 @@ type Budgets struct {
 	Hard        time.Duration
 	Linger      time.Duration // after the agent's terminal event
 	KillGrace   time.Duration // between SIGTERM and SIGKILL
+	// Setup bounds each setup step of a session protocol (ACP initialize,
+	// session/new); 0: acp.DefaultSetupTimeout.
+	Setup time.Duration
 	// Tool is the budget of a tool call by kind; nil means the spec's
 	// defaults (mcp 120 s, read/search/todo 60 s, others 300 s).
 	Tool func(kind event.Kind) time.Duration
@@ -63,7 +67,19 @@ type Task struct {
 	MaxLine    int  // stdout line cap; 0 = 16 MiB
 	Budgets    Budgets
 	Run        string // run id; a fresh one when empty
+	// Protocol is how the agent is driven: "" (or "cli") its headless CLI
+	// mode, "acp" the Agent Client Protocol (docs/acp.md).
+	Protocol string
+	// Command starts an ACP agent harness has no adapter for (Agent is
+	// then any name); Command[0] is the binary.
+	Command []string
 }
+
+// Protocols of a Task.
+const (
+	ProtocolCLI = "cli"
+	ProtocolACP = "acp"
+)
 
 // Options are the callbacks of a run. Callbacks are called one at a time,
 // in stream order, and must not block for long: the agent's output waits.
@@ -112,6 +128,9 @@ type Run struct {
 	spawnErr error
 	flush    func()
 
+	acp       *acp.Client // the ACP session, when Protocol is acp
+	cancelled atomic.Bool // session/cancel was sent on Interrupt
+
 	isReady atomic.Bool
 	feeding atomic.Bool  // a stdout chunk is being turned into events (set by the stdout goroutine)
 	chunkAt atomic.Int64 // Unix ns at which that chunk arrived
@@ -147,7 +166,7 @@ func (e *TaskError) Unwrap() error { return e.Err }
 // *NotInstalledError; the returned Command then uses the first candidate
 // name.
 func Prepare(t Task) (adapters.Adapter, adapters.Command, []string, error) {
-	a, err := Adapter(t.Agent)
+	a, err := protocolAdapter(t)
 	if err != nil {
 		return nil, adapters.Command{}, nil, &TaskError{err}
 	}
@@ -216,9 +235,16 @@ func Start(ctx context.Context, t Task, o Options) (*Run, error) {
 	if w, ok := parser.(adapters.WallClocked); ok {
 		w.UseWallClock()
 	}
+	if aa, ok := a.(*acp.Adapter); ok {
+		r.acp = aa.Session(t.Task, acp.Options{SetupTimeout: t.Budgets.Setup,
+			Emit: func(b ...event.Body) { r.stream.Emit(b...); r.flushOut() },
+			Done: func() { r.waitReady(); r.proc.AgentDone() },
+		})
+		parser = r.acp
+	}
 	var bodies []event.Body
 	proc, err := process.Start(ctx, process.Options{
-		Argv: cmd.Argv, Env: env, Dir: t.Cwd, Stdin: cmd.Stdin, PTY: t.PTY, MaxLine: t.MaxLine,
+		Argv: cmd.Argv, Env: env, Dir: t.Cwd, Stdin: cmd.Stdin, StdinPipe: r.acp != nil, PTY: t.PTY, MaxLine: t.MaxLine,
 		Idle: t.Budgets.Idle, IdleWarning: t.Budgets.IdleWarning, Hard: t.Budgets.Hard,
 		Linger: t.Budgets.Linger, KillGrace: t.Budgets.KillGrace, ToolBudget: t.Budgets.Tool,
 		OnStdout: func(line []byte, dropped int64) {
@@ -270,6 +296,9 @@ func Start(ctx context.Context, t Task, o Options) (*Run, error) {
 	r.stream.SetPID(proc.PID())
 	r.isReady.Store(true)
 	close(r.ready)
+	if r.acp != nil {
+		_ = r.acp.Start(proc.Stdin()) // a write error shows as the agent's exit
+	}
 	r.flush = func() {
 		r.feeding.Store(false) // stdout is done, its last chunk too
 		r.stream.Emit(parser.Flush(nil)...)
@@ -377,8 +406,43 @@ func (r *Run) InFlight() []event.OpenCall { return r.stream.OpenCalls() }
 
 // Interrupt asks the agent to stop: SIGINT to its group, then SIGTERM, then
 // SIGKILL after the grace. A second call within 2 s kills at once.
+//
+// Over ACP, the first call sends session/cancel and lets the agent answer
+// its prompt (cancelled) for acpCancelGrace before any signal.
 func (r *Run) Interrupt() {
-	if r.proc != nil {
-		r.proc.Interrupt()
+	if r.proc == nil {
+		return
 	}
+	if r.acp != nil && !r.cancelled.Load() && r.acp.Cancel() {
+		r.cancelled.Store(true)
+		time.AfterFunc(acpCancelGrace, r.proc.Interrupt)
+		return
+	}
+	r.proc.Interrupt()
+}
+
+// acpCancelGrace is how long an ACP agent has to answer session/cancel.
+const acpCancelGrace = 2 * time.Second
+
+// protocolAdapter is the adapter of t's agent for t's protocol.
+func protocolAdapter(t Task) (adapters.Adapter, error) {
+	switch t.Protocol {
+	case "", ProtocolCLI:
+		return Adapter(t.Agent)
+	case ProtocolACP:
+	default:
+		return nil, fmt.Errorf("protocol %q: want %s or %s", t.Protocol, ProtocolCLI, ProtocolACP)
+	}
+	if len(t.Command) > 0 {
+		return acp.Custom(t.Agent, t.Command)
+	}
+	base, err := Adapter(t.Agent)
+	if err != nil {
+		return nil, err
+	}
+	a, ok := acp.Builtin(base)
+	if !ok {
+		return nil, fmt.Errorf("%s has no ACP mode; give its ACP command (command = [...] in [agents.%s])", base.Name(), base.Name())
+	}
+	return a, nil
 }

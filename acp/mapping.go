@@ -1,0 +1,374 @@
+package acp
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/agentharness/harness/adapters"
+	"github.com/agentharness/harness/event"
+)
+
+// mapper turns session/update notifications and the prompt's answer into
+// unified bodies (docs/events.md, "ACP"). It keeps the text and thought
+// streamed so far, to close them as a message and a reasoning block, and
+// the open tool calls.
+type mapper struct {
+	text, thought strings.Builder
+	lastMessage   string          // the last complete message no tool call followed
+	open          map[string]tool // by ACP toolCallId
+	denied        map[string]bool // calls whose permission harness refused
+	cost          *float64        // the session's cost from usage_update, in USD
+}
+
+type tool struct {
+	name string
+	kind event.Kind
+	path string
+}
+
+func (m *mapper) init() {
+	m.open = map[string]tool{}
+	m.denied = map[string]bool{}
+}
+
+// kinds maps ACP's tool kinds to ours.
+var kinds = map[string]event.Kind{
+	"read": event.KindRead, "edit": event.KindEdit, "delete": event.KindDelete, "move": event.KindEdit,
+	"search": event.KindSearch, "execute": event.KindShell, "think": event.KindOther,
+	"fetch": event.KindWeb, "switch_mode": event.KindOther, "other": event.KindOther,
+}
+
+// update maps one session/update's params.
+func (m *mapper) update(dst []event.Body, params json.RawMessage) ([]event.Body, bool) {
+	var p struct {
+		Update struct {
+			Kind    string          `json:"sessionUpdate"`
+			Content json.RawMessage `json:"content"`
+			// tool_call, tool_call_update
+			ToolCallID string          `json:"toolCallId"`
+			Title      *string         `json:"title"`
+			ToolKind   *string         `json:"kind"`
+			Status     *string         `json:"status"`
+			RawInput   json.RawMessage `json:"rawInput"`
+			RawOutput  json.RawMessage `json:"rawOutput"`
+			Locations  []struct {
+				Path string `json:"path"`
+			} `json:"locations"`
+			// plan
+			Entries json.RawMessage `json:"entries"`
+			// usage_update
+			Cost *struct {
+				Amount   float64 `json:"amount"`
+				Currency string  `json:"currency"`
+			} `json:"cost"`
+		} `json:"update"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return dst, false
+	}
+	u := &p.Update
+	switch u.Kind {
+	case "agent_message_chunk":
+		if t := blockText(u.Content); t != "" {
+			m.text.WriteString(t)
+			dst = append(dst, &event.TextDelta{Text: t})
+		}
+	case "agent_thought_chunk":
+		if t := blockText(u.Content); t != "" {
+			m.thought.WriteString(t)
+			dst = append(dst, &event.ReasoningDelta{Text: t})
+		}
+	case "tool_call", "tool_call_update":
+		dst = m.toolCall(dst, u.Kind == "tool_call", u.ToolCallID, deref(u.Title), deref(u.ToolKind), deref(u.Status),
+			u.RawInput, u.RawOutput, u.Content, firstPath(u.Locations))
+	case "plan":
+		// A plan is the agent's todo list: one todo call, complete.
+		id := "plan"
+		input := json.RawMessage(`{}`)
+		if json.Valid(u.Entries) {
+			input, _ = json.Marshal(map[string]json.RawMessage{"entries": u.Entries})
+		}
+		dst = m.flushText(dst)
+		dst = append(dst, &event.ToolStart{CallID: id, Name: "plan", Kind: event.KindTodo, Input: input},
+			&event.ToolEnd{CallID: id, Name: "plan", Kind: event.KindTodo, Status: event.StatusOK})
+	case "usage_update":
+		if u.Cost != nil && strings.EqualFold(u.Cost.Currency, "USD") && u.Cost.Amount >= 0 {
+			v := u.Cost.Amount
+			m.cost = &v
+		}
+	case "user_message_chunk", "available_commands_update", "current_mode_update", "config_option_update", "session_info_update":
+	default:
+		return dst, false
+	}
+	return dst, true
+}
+
+func firstPath(locs []struct {
+	Path string `json:"path"`
+}) string {
+	if len(locs) > 0 {
+		return locs[0].Path
+	}
+	return ""
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// toolCall maps tool_call and tool_call_update: a call starts at its first
+// sight and ends at its first completed or failed status.
+func (m *mapper) toolCall(dst []event.Body, first bool, id, title, kind, status string, rawInput, rawOutput, content json.RawMessage, path string) []event.Body {
+	if id == "" {
+		return dst
+	}
+	tc, isOpen := m.open[id]
+	if !isOpen && (first || status != "") {
+		dst = m.flushText(dst)
+		m.lastMessage = "" // commentary before a call is not the answer
+		tc = tool{name: title, kind: kinds[kind], path: path}
+		if tc.kind == "" {
+			tc.kind = event.KindOther
+		}
+		if tc.name == "" {
+			tc.name = kind
+		}
+		if tc.path == "" {
+			tc.path = inputPath(rawInput)
+		}
+		st := &event.ToolStart{CallID: id, Name: tc.name, Kind: tc.kind, Input: object(rawInput), Path: tc.path}
+		if tc.kind == event.KindShell {
+			st.Command = inputCommand(rawInput)
+		}
+		if tc.path != "" && (tc.kind == event.KindEdit || tc.kind == event.KindDelete) {
+			st.Paths = []string{tc.path}
+		}
+		dst = append(dst, st)
+		m.open[id] = tc
+		isOpen = true
+	}
+	if !isOpen || (status != "completed" && status != "failed") {
+		return dst
+	}
+	delete(m.open, id)
+	end := &event.ToolEnd{CallID: id, Name: tc.name, Kind: tc.kind, Status: event.StatusOK}
+	if status == "failed" {
+		end.Status = event.StatusError
+		if m.denied[id] {
+			end.Status = event.StatusDenied
+		}
+	}
+	out, diffs := toolContent(content)
+	if out == "" && len(rawOutput) > 0 {
+		var s string
+		if json.Unmarshal(rawOutput, &s) == nil {
+			out = s
+		} else if string(rawOutput) != "null" {
+			out = string(rawOutput)
+		}
+	}
+	end.Output = out
+	if tc.path != "" && (tc.kind == event.KindEdit || tc.kind == event.KindDelete) {
+		end.Paths = []string{tc.path}
+	}
+	if end.Status == event.StatusOK && len(diffs) > 0 {
+		// ACP's oldText/newText are meant as whole files, but some agents
+		// send the replaced fragment only: a diff is given only for a
+		// creation (no oldText), whose newText is the whole file. A live
+		// run replaces it with the disk's diff anyway.
+		var parts []string
+		for _, d := range diffs {
+			if d.OldText != nil || d.Path == "" {
+				parts = nil
+				break
+			}
+			parts = append(parts, adapters.Diff(d.Path, adapters.File{}, adapters.Present(d.NewText)))
+		}
+		end.Diff = adapters.JoinDiffs(parts...)
+		if end.Diff != "" && end.Kind != event.KindDelete {
+			end.Kind = event.KindWrite
+			tc.kind = event.KindWrite
+		}
+	}
+	return append(dst, end)
+}
+
+type diffContent struct {
+	Path    string  `json:"path"`
+	OldText *string `json:"oldText"`
+	NewText string  `json:"newText"`
+}
+
+// toolContent reads a call's content: the text shown, and its diffs.
+func toolContent(raw json.RawMessage) (string, []diffContent) {
+	var items []struct {
+		Type    string          `json:"type"`
+		Content json.RawMessage `json:"content"`
+		diffContent
+	}
+	if json.Unmarshal(raw, &items) != nil {
+		return "", nil
+	}
+	var text []string
+	var diffs []diffContent
+	for _, it := range items {
+		switch it.Type {
+		case "content":
+			if t := blockText(it.Content); t != "" {
+				text = append(text, t)
+			}
+		case "diff":
+			diffs = append(diffs, it.diffContent)
+		}
+	}
+	return strings.Join(text, "\n"), diffs
+}
+
+// blockText is the text of a content block ({"type":"text","text":…}).
+func blockText(raw json.RawMessage) string {
+	var b struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(raw, &b) != nil || b.Type != "text" {
+		return ""
+	}
+	return b.Text
+}
+
+// object returns raw when it is a JSON object, else {}.
+func object(raw json.RawMessage) json.RawMessage {
+	var o map[string]json.RawMessage
+	if json.Unmarshal(raw, &o) != nil || o == nil {
+		return json.RawMessage(`{}`)
+	}
+	return append(json.RawMessage(nil), raw...)
+}
+
+func inputPath(raw json.RawMessage) string {
+	var in map[string]any
+	json.Unmarshal(raw, &in)
+	for _, k := range []string{"file_path", "path", "filePath", "absolute_path"} {
+		if s, ok := in[k].(string); ok && s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+func inputCommand(raw json.RawMessage) string {
+	var in map[string]any
+	json.Unmarshal(raw, &in)
+	switch c := in["command"].(type) {
+	case string:
+		return c
+	case []any:
+		var parts []string
+		for _, p := range c {
+			if s, ok := p.(string); ok {
+				parts = append(parts, s)
+			}
+		}
+		return strings.Join(parts, " ")
+	}
+	return ""
+}
+
+// flushText closes the text and thought streamed so far as a complete
+// message and reasoning block.
+func (m *mapper) flushText(dst []event.Body) []event.Body {
+	if m.thought.Len() > 0 {
+		dst = append(dst, &event.Reasoning{Text: m.thought.String()})
+		m.thought.Reset()
+	}
+	if m.text.Len() > 0 {
+		dst = append(dst, &event.Message{Role: event.RoleAssistant, Text: m.text.String()})
+		m.lastMessage = m.text.String()
+		m.text.Reset()
+	}
+	return dst
+}
+
+// end maps the prompt's answer: the text so far becomes a message, the
+// stop reason the result's status, and the usage the agent reports (in
+// the answer's usage, or Gemini's _meta.quota.token_count) its totals.
+func (m *mapper) end(dst []event.Body, result json.RawMessage, sessionID string) []event.Body {
+	var r struct {
+		StopReason string     `json:"stopReason"`
+		Usage      *acpUsage  `json:"usage"`
+		Meta       *metaUsage `json:"_meta"`
+	}
+	json.Unmarshal(result, &r)
+	dst = m.flushText(dst)
+	res := &event.Result{SessionID: sessionID, Text: m.lastMessage}
+	switch r.StopReason {
+	case "end_turn", "max_tokens", "max_turn_requests":
+		res.Status = event.ResultSuccess
+	case "cancelled":
+		res.Status = event.ResultCancelled
+		res.Text = ""
+	default: // "refusal", or a reason this version does not know
+		res.Status = event.ResultError
+		res.Text = ""
+		dst = append(dst, &event.Error{Code: event.ErrAgentError, Fatal: true, Partial: &event.Partial{},
+			Message: "acp: the agent stopped the turn: " + truncate(r.StopReason, 80)})
+	}
+	switch {
+	case r.Usage != nil:
+		res.Usage = r.Usage.unified()
+	case r.Meta != nil && r.Meta.Quota != nil && r.Meta.Quota.TokenCount != nil:
+		tc := r.Meta.Quota.TokenCount
+		res.Usage = event.Usage{InputTokens: max(tc.Input, 0), OutputTokens: max(tc.Output, 0)}
+	}
+	if m.cost != nil {
+		res.CostUSD = event.Float(*m.cost)
+	}
+	return append(dst, res)
+}
+
+// acpUsage is the (unstable) usage of a prompt's answer.
+type acpUsage struct {
+	Input      int64 `json:"inputTokens"`
+	Output     int64 `json:"outputTokens"`
+	Total      int64 `json:"totalTokens"`
+	Thought    int64 `json:"thoughtTokens"`
+	CacheRead  int64 `json:"cachedReadTokens"`
+	CacheWrite int64 `json:"cachedWriteTokens"`
+}
+
+// unified converts to the meaning of docs/events.md. ACP does not say
+// whether inputTokens includes the cached part, nor whether outputTokens
+// includes the thoughts; agents differ (claude-agent-acp passes
+// Anthropic's counts, cache apart; codex-acp OpenAI's, cache included). The
+// agent's own totalTokens tells which sum it made, and so which it is.
+func (u *acpUsage) unified() event.Usage {
+	pos := func(v int64) int64 { return max(v, 0) }
+	in, out, cr, cw, th := pos(u.Input), pos(u.Output), pos(u.CacheRead), pos(u.CacheWrite), pos(u.Thought)
+	switch u.Total {
+	case in + out + th, in + out + th + cw:
+		// input includes the cache read (OpenAI-style); output is net of thoughts
+		return event.Usage{InputTokens: max(in-cr-cw, 0), OutputTokens: out + th, CacheReadTokens: cr, CacheWriteTokens: cw, ReasoningTokens: th}
+	case in + out, in + out + cw:
+		if th > 0 {
+			// output includes the thoughts, input the cache
+			return event.Usage{InputTokens: max(in-cr-cw, 0), OutputTokens: out, CacheReadTokens: cr, CacheWriteTokens: cw, ReasoningTokens: min(th, out)}
+		}
+		return event.Usage{InputTokens: max(in-cr-cw, 0), OutputTokens: out, CacheReadTokens: cr, CacheWriteTokens: cw}
+	case in + out + cr + cw + th:
+		return event.Usage{InputTokens: in, OutputTokens: out + th, CacheReadTokens: cr, CacheWriteTokens: cw, ReasoningTokens: th}
+	}
+	// Cache apart and output with its thoughts, as Anthropic counts.
+	return event.Usage{InputTokens: in, OutputTokens: out, CacheReadTokens: cr, CacheWriteTokens: cw, ReasoningTokens: min(th, out)}
+}
+
+type metaUsage struct {
+	Quota *struct {
+		TokenCount *struct {
+			Input  int64 `json:"input_tokens"`
+			Output int64 `json:"output_tokens"`
+		} `json:"token_count"`
+	} `json:"quota"`
+}
