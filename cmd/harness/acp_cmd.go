@@ -417,4 +417,3 @@ func (f *acpForwarder) response(res *event.Result) acpsdk.PromptResponse {
 	resp.Meta = map[string]any{"harness": meta}
 	return resp
 }
-
