@@ -354,3 +354,16 @@ func TestDefaultUserFile(t *testing.T) {
 	require.Equal(t, "/cfg/harness/config.toml",
 		DefaultUserFile(envMap(map[string]string{"XDG_CONFIG_HOME": "/cfg"})))
 }
+
+func TestAgentProtocol(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "harness.toml")
+	require.NoError(t, os.WriteFile(path, []byte("[agents.codex]\nprotocol = \"acp\"\ncommand = [\"my-codex-acp\", \"--x\"]\n"), 0o644))
+	c, _, err := Load(LoadOptions{ProjectFile: path, Getenv: func(string) string { return "" }})
+	require.NoError(t, err)
+	require.Equal(t, "acp", c.Agents["codex"].Protocol)
+	require.Equal(t, []string{"my-codex-acp", "--x"}, c.Agents["codex"].Command)
+	require.NoError(t, os.WriteFile(path, []byte("[agents.codex]\nprotocol = \"tcp\"\n"), 0o644))
+	_, _, err = Load(LoadOptions{ProjectFile: path, Getenv: func(string) string { return "" }})
+	require.ErrorContains(t, err, "agents.codex.protocol")
+}

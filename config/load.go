@@ -292,8 +292,14 @@ func (c *Config) applyAgents(name string, v any) ([]Warning, error) {
 				ac.Args, err = asStrings(fv)
 			case "env":
 				ac.Env, err = asStringMap(fv)
+			case "protocol":
+				if ac.Protocol, err = asString(fv); err == nil && ac.Protocol != "cli" && ac.Protocol != "acp" {
+					err = fmt.Errorf("must be \"cli\" or \"acp\"")
+				}
+			case "command":
+				ac.Command, err = asStrings(fv)
 			default:
-				warns = append(warns, Warning{Source: name, Key: fkey, Message: "unknown key (ignored); known: binary, args, env, model"})
+				warns = append(warns, Warning{Source: name, Key: fkey, Message: "unknown key (ignored); known: binary, args, env, model, protocol, command"})
 				continue
 			}
 			if err != nil {
