@@ -2,6 +2,7 @@ package acp
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/agentharness/harness/adapters"
 )
@@ -57,13 +58,25 @@ func (a *Adapter) Command(binary string, t adapters.Task) (adapters.Command, err
 		return adapters.Command{}, fmt.Errorf("--resume is not supported over ACP yet")
 	}
 	argv := append([]string{binary}, a.argv[1:]...)
-	argv = append(argv, t.ExtraArgs...)
 	var env []string
+	if t.Model != "" && a.base != nil {
+		// ACP has no stable way to choose a model: each agent's own
+		// (OpenCode's ACP mode takes it from its config only).
+		switch a.name {
+		case "gemini":
+			argv = append(argv, "-m", t.Model)
+		case "codex":
+			argv = append(argv, "-c", "model="+strconv.Quote(t.Model))
+		case "claude":
+			env = append(env, "ANTHROPIC_MODEL="+t.Model)
+		}
+	}
+	argv = append(argv, t.ExtraArgs...)
 	if a.base != nil {
 		bt := t
 		bt.Prompt, bt.ExtraArgs = "-", nil
 		if c, err := a.base.Command(binary, bt); err == nil {
-			env = c.Env
+			env = append(env, c.Env...)
 		}
 	}
 	return adapters.Command{Argv: argv, Env: env, PromptIndex: -1}, nil

@@ -26,6 +26,10 @@ import (
 // ProtocolVersion is the one ACP version harness speaks.
 const ProtocolVersion = 1
 
+// clientVersion is the version harness gives in clientInfo (required by
+// the schema; agents validate it).
+const clientVersion = "1"
+
 // DefaultSetupTimeout bounds initialize and session/new when Options leave
 // it zero: some agents hang there (a missing login, a stuck MCP server),
 // and no idle budget applies while the harness itself waits for an answer.
@@ -114,7 +118,7 @@ func (c *Client) Start(w io.WriteCloser) error {
 			"fs":       map[string]bool{"readTextFile": false, "writeTextFile": false},
 			"terminal": false,
 		},
-		"clientInfo": map[string]string{"name": "harness", "title": "harness"},
+		"clientInfo": map[string]string{"name": "harness", "title": "harness", "version": clientVersion},
 	})
 }
 
@@ -236,6 +240,12 @@ func (c *Client) Parse(dst []event.Body, line []byte) ([]event.Body, bool) {
 		return c.request(dst, &msg), true
 	case msg.Method != "":
 		if msg.Method == "session/update" {
+			// Text before the prompt is the agent's chatter about the
+			// session (Gemini answers set_mode with "[MODE_UPDATE] yolo"),
+			// not its answer.
+			c.mu.Lock()
+			c.m.setup = c.w != nil && c.phase < phasePrompt
+			c.mu.Unlock()
 			return c.m.update(dst, msg.Params)
 		}
 		return dst, false

@@ -18,6 +18,7 @@ type mapper struct {
 	open          map[string]tool // by ACP toolCallId
 	denied        map[string]bool // calls whose permission harness refused
 	cost          *float64        // the session's cost from usage_update, in USD
+	setup         bool            // the prompt is not sent yet: text is not the answer
 }
 
 type tool struct {
@@ -69,7 +70,7 @@ func (m *mapper) update(dst []event.Body, params json.RawMessage) ([]event.Body,
 	u := &p.Update
 	switch u.Kind {
 	case "agent_message_chunk":
-		if t := blockText(u.Content); t != "" {
+		if t := blockText(u.Content); t != "" && !m.setup {
 			m.text.WriteString(t)
 			dst = append(dst, &event.TextDelta{Text: t})
 		}
