@@ -98,12 +98,17 @@ func NewClient(o Options) *Client {
 	}
 	c := &Client{o: o, pending: map[int64]string{}}
 	c.m.init()
+	c.m.live = true
 	return c
 }
 
 // NewParser returns a Client that only maps captured lines (harness parse,
 // sessions reparse): it writes nothing and checks no deadline.
-func NewParser() *Client { return NewClient(Options{}) }
+func NewParser() *Client {
+	c := NewClient(Options{})
+	c.m.live = false
+	return c
+}
 
 // Start sends initialize on w (the agent's stdin) and arms its deadline.
 func (c *Client) Start(w io.WriteCloser) error {

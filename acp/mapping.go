@@ -15,20 +15,38 @@ import (
 type mapper struct {
 	text, thought strings.Builder
 	lastMessage   string          // the last complete message no tool call followed
-	open          map[string]tool // by ACP toolCallId
+	open          map[string]*tool // by ACP toolCallId, announced or started
+	live          bool             // a live session: diffs are checked against the disk
 	denied        map[string]bool // calls whose permission harness refused
 	cost          *float64        // the session's cost from usage_update, in USD
 	setup         bool            // the prompt is not sent yet: text is not the answer
 }
 
 type tool struct {
-	name string
-	kind event.Kind
-	path string
+	name, acpKind, path string
+	input               json.RawMessage
+	kind                event.Kind
+	out                 string        // the text content last shown
+	diffs               []diffContent // the diff content last shown
+	started             bool
+}
+
+// toolUpdate is a tool_call or tool_call_update.
+type toolUpdate struct {
+	ToolCallID string          `json:"toolCallId"`
+	Title      *string         `json:"title"`
+	ToolKind   *string         `json:"kind"`
+	Status     *string         `json:"status"`
+	RawInput   json.RawMessage `json:"rawInput"`
+	RawOutput  json.RawMessage `json:"rawOutput"`
+	Content    json.RawMessage `json:"content"`
+	Locations  []struct {
+		Path string `json:"path"`
+	} `json:"locations"`
 }
 
 func (m *mapper) init() {
-	m.open = map[string]tool{}
+	m.open = map[string]*tool{}
 	m.denied = map[string]bool{}
 }
 
@@ -43,18 +61,8 @@ var kinds = map[string]event.Kind{
 func (m *mapper) update(dst []event.Body, params json.RawMessage) ([]event.Body, bool) {
 	var p struct {
 		Update struct {
-			Kind    string          `json:"sessionUpdate"`
-			Content json.RawMessage `json:"content"`
-			// tool_call, tool_call_update
-			ToolCallID string          `json:"toolCallId"`
-			Title      *string         `json:"title"`
-			ToolKind   *string         `json:"kind"`
-			Status     *string         `json:"status"`
-			RawInput   json.RawMessage `json:"rawInput"`
-			RawOutput  json.RawMessage `json:"rawOutput"`
-			Locations  []struct {
-				Path string `json:"path"`
-			} `json:"locations"`
+			Kind string `json:"sessionUpdate"`
+			toolUpdate
 			// plan
 			Entries json.RawMessage `json:"entries"`
 			// usage_update
@@ -80,8 +88,7 @@ func (m *mapper) update(dst []event.Body, params json.RawMessage) ([]event.Body,
 			dst = append(dst, &event.ReasoningDelta{Text: t})
 		}
 	case "tool_call", "tool_call_update":
-		dst = m.toolCall(dst, u.Kind == "tool_call", u.ToolCallID, deref(u.Title), deref(u.ToolKind), deref(u.Status),
-			u.RawInput, u.RawOutput, u.Content, firstPath(u.Locations))
+		dst = m.toolCall(dst, &u.toolUpdate)
 	case "plan":
 		// A plan is the agent's todo list: one todo call, complete.
 		id := "plan"
@@ -120,38 +127,43 @@ func deref(s *string) string {
 	return *s
 }
 
-// toolCall maps tool_call and tool_call_update: a call starts at its first
-// sight and ends at its first completed or failed status.
-func (m *mapper) toolCall(dst []event.Body, first bool, id, title, kind, status string, rawInput, rawOutput, content json.RawMessage, path string) []event.Body {
-	if id == "" {
+// toolCall maps tool_call and tool_call_update. The call starts
+// (tool_start) at its first sight and ends at its first completed or
+// failed status. Agents announce a call before they know its input
+// (Claude and OpenCode: "pending", rawInput {}) and fill it in with
+// updates, possibly once the call has run: what is learned after the
+// start (a path) goes on the tool_end only, never into a tool_start
+// whose file the harness would then read after the change.
+func (m *mapper) toolCall(dst []event.Body, u *toolUpdate) []event.Body {
+	if u.ToolCallID == "" {
 		return dst
 	}
-	tc, isOpen := m.open[id]
-	if !isOpen && (first || status != "") {
-		dst = m.flushText(dst)
-		m.lastMessage = "" // commentary before a call is not the answer
-		tc = tool{name: title, kind: kinds[kind], path: path}
-		if tc.kind == "" {
-			tc.kind = event.KindOther
-		}
-		if tc.name == "" {
-			tc.name = kind
-		}
-		if tc.path == "" {
-			tc.path = inputPath(rawInput)
-		}
-		st := &event.ToolStart{CallID: id, Name: tc.name, Kind: tc.kind, Input: object(rawInput), Path: tc.path}
-		if tc.kind == event.KindShell {
-			st.Command = inputCommand(rawInput)
-		}
-		if tc.path != "" && (tc.kind == event.KindEdit || tc.kind == event.KindDelete) {
-			st.Paths = []string{tc.path}
-		}
-		dst = append(dst, st)
+	id := u.ToolCallID
+	tc, known := m.open[id]
+	if !known {
+		tc = &tool{}
 		m.open[id] = tc
-		isOpen = true
 	}
-	if !isOpen || (status != "completed" && status != "failed") {
+	if u.Title != nil && *u.Title != "" && !tc.started {
+		tc.name = *u.Title
+	}
+	if u.ToolKind != nil && *u.ToolKind != "" {
+		tc.acpKind = *u.ToolKind
+	}
+	if p := firstPath(u.Locations); p != "" {
+		tc.path = p
+	}
+	if hasInput(u.RawInput) {
+		tc.input = append(json.RawMessage(nil), u.RawInput...)
+	}
+	if out, diffs := toolContent(u.Content); out != "" || len(diffs) > 0 {
+		tc.out, tc.diffs = out, diffs // content replaces content (ACP)
+	}
+	status := deref(u.Status)
+	if !tc.started {
+		dst = m.start(dst, id, tc)
+	}
+	if !tc.started || (status != "completed" && status != "failed") {
 		return dst
 	}
 	delete(m.open, id)
@@ -162,39 +174,98 @@ func (m *mapper) toolCall(dst []event.Body, first bool, id, title, kind, status 
 			end.Status = event.StatusDenied
 		}
 	}
-	out, diffs := toolContent(content)
-	if out == "" && len(rawOutput) > 0 {
-		var s string
-		if json.Unmarshal(rawOutput, &s) == nil {
-			out = s
-		} else if string(rawOutput) != "null" {
-			out = string(rawOutput)
-		}
+	end.Output = tc.out
+	if end.Output == "" {
+		end.Output = rawOutput(u.RawOutput)
 	}
-	end.Output = out
 	if tc.path != "" && (tc.kind == event.KindEdit || tc.kind == event.KindDelete) {
 		end.Paths = []string{tc.path}
 	}
-	if end.Status == event.StatusOK && len(diffs) > 0 {
-		// ACP's oldText/newText are meant as whole files, but some agents
-		// send the replaced fragment only: a diff is given only for a
-		// creation (no oldText), whose newText is the whole file. A live
-		// run replaces it with the disk's diff anyway.
-		var parts []string
-		for _, d := range diffs {
-			if d.OldText != nil || d.Path == "" {
-				parts = nil
-				break
-			}
-			parts = append(parts, adapters.Diff(d.Path, adapters.File{}, adapters.Present(d.NewText)))
-		}
-		end.Diff = adapters.JoinDiffs(parts...)
-		if end.Diff != "" && end.Kind != event.KindDelete {
-			end.Kind = event.KindWrite
-			tc.kind = event.KindWrite
-		}
+	if end.Status == event.StatusOK && len(tc.diffs) > 0 {
+		m.diff(end, tc.diffs)
 	}
 	return append(dst, end)
+}
+
+// start emits a call's tool_start.
+func (m *mapper) start(dst []event.Body, id string, tc *tool) []event.Body {
+	dst = m.flushText(dst)
+	m.lastMessage = "" // commentary before a call is not the answer
+	tc.started = true
+	tc.kind = kinds[tc.acpKind]
+	if tc.kind == "" {
+		tc.kind = event.KindOther
+	}
+	if tc.name == "" {
+		tc.name = tc.acpKind
+	}
+	if tc.path == "" {
+		tc.path = inputPath(tc.input)
+	}
+	st := &event.ToolStart{CallID: id, Name: tc.name, Kind: tc.kind, Input: object(tc.input), Path: tc.path}
+	if tc.kind == event.KindShell {
+		st.Command = inputCommand(tc.input)
+	}
+	if tc.path != "" && (tc.kind == event.KindEdit || tc.kind == event.KindDelete) {
+		st.Paths = []string{tc.path}
+	}
+	return append(dst, st)
+}
+
+// diff sets a finished call's diff from ACP's diff contents. ACP's
+// oldText/newText are meant as whole files, but some agents send the
+// replaced fragment only. A live run hands the patch to the harness as the
+// agent's (AgentPatch), which checks it against the disk and keeps it only
+// when it undoes exactly; a capture gets a diff only for creations (no
+// oldText), whose newText is the whole file.
+func (m *mapper) diff(end *event.ToolEnd, diffs []diffContent) {
+	var patch, created []string
+	for _, d := range diffs {
+		if d.Path == "" {
+			return
+		}
+		before := adapters.File{}
+		if d.OldText != nil {
+			before = adapters.Present(*d.OldText)
+		}
+		p := adapters.Diff(d.Path, before, adapters.Present(d.NewText))
+		patch = append(patch, p)
+		if d.OldText == nil {
+			created = append(created, p)
+		}
+	}
+	if m.live {
+		end.AgentPatch = adapters.JoinDiffs(patch...)
+		return
+	}
+	if len(created) == len(diffs) {
+		end.Diff = adapters.JoinDiffs(created...)
+	}
+}
+
+// hasInput reports whether raw is a JSON object with at least one field.
+func hasInput(raw json.RawMessage) bool {
+	var o map[string]json.RawMessage
+	return json.Unmarshal(raw, &o) == nil && len(o) > 0
+}
+
+// rawOutput is the text of a call's rawOutput: a string, or the output
+// field of an object (Codex: stdout, formatted_output; OpenCode: output).
+func rawOutput(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var o map[string]any
+	if json.Unmarshal(raw, &o) != nil {
+		return ""
+	}
+	for _, k := range []string{"formatted_output", "aggregated_output", "output", "stdout"} {
+		if v, ok := o[k].(string); ok && v != "" {
+			return v
+		}
+	}
+	return ""
 }
 
 type diffContent struct {

@@ -342,7 +342,7 @@ func (f *acpForwarder) diffs(diff string) []acpsdk.ToolCallContent {
 		path := f.abs(name)
 		after, readErr := os.ReadFile(path)
 		exists := readErr == nil
-		before, existed, err := event.ApplyPatch(reversePatch(p), string(after), exists)
+		before, existed, err := event.ApplyPatch(p.Reverse(), string(after), exists)
 		if err != nil || (!exists && p.To != "/dev/null") {
 			out = nil
 			break
@@ -357,27 +357,6 @@ func (f *acpForwarder) diffs(diff string) []acpsdk.ToolCallContent {
 		out = []acpsdk.ToolCallContent{{Content: &acpsdk.ToolCallContentContent{Type: "content", Content: textBlock("```diff\n" + diff + "```")}}}
 	}
 	return out
-}
-
-// reversePatch is the patch that undoes p.
-func reversePatch(p event.FilePatch) event.FilePatch {
-	r := event.FilePatch{From: p.To, To: p.From}
-	for _, h := range p.Hunks {
-		rh := h
-		rh.OldStart, rh.OldCount, rh.NewStart, rh.NewCount = h.NewStart, h.NewCount, h.OldStart, h.OldCount
-		rh.Lines = make([]string, len(h.Lines))
-		for i, l := range h.Lines {
-			switch {
-			case strings.HasPrefix(l, "+"):
-				l = "-" + l[1:]
-			case strings.HasPrefix(l, "-"):
-				l = "+" + l[1:]
-			}
-			rh.Lines[i] = l
-		}
-		r.Hunks = append(r.Hunks, rh)
-	}
-	return r
 }
 
 // response is the prompt's answer for the run's result: end_turn on
