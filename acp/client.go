@@ -260,8 +260,10 @@ func (c *Client) Parse(dst []event.Body, line []byte) ([]event.Body, bool) {
 	return dst, false
 }
 
-// Flush implements adapters.Parser.
-func (c *Client) Flush(dst []event.Body) []event.Body { return c.m.flushText(dst) }
+// Flush implements adapters.Parser. Text still streaming when the output
+// ended (the prompt never answered) is no complete message: its deltas
+// stay in the stream, and nothing more is made of them.
+func (c *Client) Flush(dst []event.Body) []event.Body { return dst }
 
 // request answers a call from the agent.
 func (c *Client) request(dst []event.Body, msg *rpc) []event.Body {

@@ -14,12 +14,12 @@ import (
 // the open tool calls.
 type mapper struct {
 	text, thought strings.Builder
-	lastMessage   string          // the last complete message no tool call followed
+	lastMessage   string           // the last complete message no tool call followed
 	open          map[string]*tool // by ACP toolCallId, announced or started
 	live          bool             // a live session: diffs are checked against the disk
-	denied        map[string]bool // calls whose permission harness refused
-	cost          *float64        // the session's cost from usage_update, in USD
-	setup         bool            // the prompt is not sent yet: text is not the answer
+	denied        map[string]bool  // calls whose permission harness refused
+	cost          *float64         // the session's cost from usage_update, in USD
+	setup         bool             // the prompt is not sent yet: text is not the answer
 }
 
 type tool struct {
