@@ -80,7 +80,9 @@ type Client struct {
 	phase     int
 	sessionID string
 	timer     *time.Timer
-	doneOnce  sync.Once
+
+	agentName, agentVersion string // from initialize's agentInfo
+	doneOnce                sync.Once
 
 	m mapper // used by Parse only
 }
@@ -311,8 +313,17 @@ func (c *Client) response(dst []event.Body, msg *rpc) ([]event.Body, bool) {
 	case "initialize":
 		var r struct {
 			ProtocolVersion json.RawMessage `json:"protocolVersion"`
+			AgentInfo       struct {
+				Name    string `json:"name"`
+				Version string `json:"version"`
+			} `json:"agentInfo"`
 		}
 		json.Unmarshal(msg.Result, &r)
+		c.agentName, c.agentVersion = r.AgentInfo.Name, r.AgentInfo.Version
+		// OpenCode 1.18's answer carries the usage of its last model call
+		// only (120/25 for a two-call turn that cost 240/50): no usage is
+		// better than a wrong total.
+		c.m.noUsage = r.AgentInfo.Name == "OpenCode"
 		if string(r.ProtocolVersion) != fmt.Sprint(ProtocolVersion) {
 			return c.fail(dst, fmt.Sprintf("the agent speaks protocol version %s; harness speaks %d", truncate(string(r.ProtocolVersion), 40), ProtocolVersion)), true
 		}
@@ -333,7 +344,7 @@ func (c *Client) response(dst []event.Body, msg *rpc) ([]event.Body, bool) {
 		}
 		json.Unmarshal(msg.Result, &r)
 		c.sessionID = r.SessionID
-		dst = append(dst, &event.SessionStart{SessionID: r.SessionID})
+		dst = append(dst, &event.SessionStart{SessionID: r.SessionID, AgentVersion: truncate(c.agentVersion, 100)})
 		if c.w == nil {
 			break
 		}

@@ -20,6 +20,7 @@ type mapper struct {
 	denied        map[string]bool  // calls whose permission harness refused
 	cost          *float64         // the session's cost from usage_update, in USD
 	setup         bool             // the prompt is not sent yet: text is not the answer
+	noUsage       bool             // the agent's usage is known to be wrong: none is reported
 }
 
 type tool struct {
@@ -389,6 +390,7 @@ func (m *mapper) end(dst []event.Body, result json.RawMessage, sessionID string)
 			Message: "acp: the agent stopped the turn: " + truncate(r.StopReason, 80)})
 	}
 	switch {
+	case m.noUsage:
 	case r.Usage != nil:
 		res.Usage = r.Usage.unified()
 	case r.Meta != nil && r.Meta.Quota != nil && r.Meta.Quota.TokenCount != nil:
