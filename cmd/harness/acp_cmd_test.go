@@ -14,6 +14,8 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentharness/harness/adapters/adaptertest"
+	"github.com/agentharness/harness/event"
 	"github.com/agentharness/harness/internal/fakeagent"
 )
 
@@ -224,4 +226,41 @@ func TestACPServerHungAgentReturnsWithinIdle(t *testing.T) {
 		}
 	}
 	require.Contains(t, text.String(), "idle_timeout", "the client is told why")
+}
+
+// TestRunProtocolACPAndReparse runs 'harness run --protocol acp' on the fake
+// ACP agent (as claude's ACP command), then re-normalizes its session log:
+// the log's lines are the agent's JSON-RPC messages, and reparse knows them.
+func TestRunProtocolACPAndReparse(t *testing.T) {
+	home := isolate(t)
+	dir := t.TempDir()
+	argv, _ := fakeagent.Command("acp-agent")
+	r := invoke(t, "", "run", "--agent", "claude", "--protocol", "acp", "--binary", argv[0], "--cwd", dir,
+		"--env", fakeagent.EnvVar+"=acp-agent", "--linger", "200ms", "-p", "write it")
+	require.Equal(t, 0, r.code, r.stderr)
+	adaptertest.CheckStream(t, []byte(r.stdout))
+	got, err := os.ReadFile(filepath.Join(dir, fakeagent.ACPFile))
+	require.NoError(t, err)
+	require.Equal(t, fakeagent.ACPFileText, string(got))
+
+	logged, err := filepath.Glob(filepath.Join(home, ".local", "share", "harness", "sessions", "run_*.ndjson"))
+	require.NoError(t, err)
+	require.Len(t, logged, 1)
+	rr := invoke(t, "", "sessions", "reparse", strings.TrimSuffix(filepath.Base(logged[0]), ".ndjson"))
+	require.Equal(t, 0, rr.code, rr.stderr)
+	adaptertest.CheckStream(t, []byte(rr.stdout))
+	evs, err := event.ReadAll(strings.NewReader(rr.stdout))
+	require.NoError(t, err)
+	res := evs[len(evs)-1].Body.(*event.Result)
+	require.Equal(t, event.ResultSuccess, res.Status)
+	require.Equal(t, "Done.", res.Text)
+	require.Equal(t, "sess-1", res.SessionID)
+	require.EqualValues(t, 10, res.Usage.InputTokens)
+	var diff string
+	for _, ev := range evs {
+		if e, ok := ev.Body.(*event.ToolEnd); ok && e.Diff != "" {
+			diff = e.Diff
+		}
+	}
+	require.Contains(t, diff, "+"+strings.TrimSuffix(fakeagent.ACPFileText, "\n"), "a creation's diff, from the captured lines")
 }
