@@ -5,10 +5,13 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
@@ -33,6 +36,7 @@ type acpCmd struct {
 	ToolTimeout *time.Duration `help:"Budget of one tool call, for every kind."`
 	Linger      *time.Duration `help:"How long the agent may stay after its final event (default 3s)."`
 	KillGrace   *time.Duration `help:"Time between SIGTERM and SIGKILL (default 5s)."`
+	Mock        string         `help:"Point every run at the built-in scripted model playing this scenario (offline, no API key)."`
 }
 
 // startACPRun starts the run of one prompt: the one place the ACP server
@@ -75,10 +79,33 @@ func (c *acpCmd) Run(e *env) error {
 		t.Env = append(t.Env, c.Env...)
 		return t
 	}
+	if c.Mock != "" {
+		m, err := harness.StartMock(c.Mock, "")
+		if err != nil {
+			return withStatus(exitUsage, err)
+		}
+		defer m.Close()
+		base := srv.base
+		srv.base = func(cwd, prompt string) harness.Task {
+			t := base(cwd, prompt)
+			_ = m.Point(&t) // an agent the mock cannot drive keeps its own service
+			return t
+		}
+	}
 	conn := acpsdk.NewAgentSideConnection(srv, e.Stdout, e.Stdin)
+	// The SDK logs at info level by default; stderr gets its warnings only.
+	conn.SetLogger(slog.New(slog.NewTextHandler(e.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	srv.conn = conn
-	<-conn.Done()
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	select {
+	case <-conn.Done():
+	case <-ctx.Done():
+	}
+	// The client went away or harness was told to stop: no run outlives
+	// the server.
 	srv.stopAll()
+	srv.runs.Wait()
 	return nil
 }
 
@@ -87,6 +114,8 @@ type acpServer struct {
 	conn     *acpsdk.AgentSideConnection
 	base     func(cwd, prompt string) harness.Task
 	estimate func(string, event.Usage) (float64, bool)
+
+	runs sync.WaitGroup // the prompts' runs in flight
 
 	mu       sync.Mutex
 	sessions map[string]*acpSession
@@ -186,6 +215,8 @@ func (a *acpServer) Prompt(ctx context.Context, p acpsdk.PromptRequest) (acpsdk.
 		return acpsdk.PromptResponse{}, acpsdk.NewInvalidParams(map[string]string{"task": err.Error()})
 	}
 	s.run = run
+	a.runs.Add(1)
+	defer a.runs.Done()
 	s.mu.Unlock()
 	stop := context.AfterFunc(ctx, run.Interrupt) // the client went away or cancelled the request
 	res, _ := run.Wait()
