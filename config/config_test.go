@@ -367,3 +367,16 @@ func TestAgentProtocol(t *testing.T) {
 	_, _, err = Load(LoadOptions{ProjectFile: path, Getenv: func(string) string { return "" }})
 	require.ErrorContains(t, err, "agents.codex.protocol")
 }
+
+func TestCustomACPAgent(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "harness.toml")
+	noEnv := func(string) string { return "" }
+	require.NoError(t, os.WriteFile(path, []byte("[agents.goose]\nprotocol = \"acp\"\ncommand = [\"goose\", \"acp\"]\n"), 0o644))
+	c, _, err := Load(LoadOptions{ProjectFile: path, Getenv: noEnv})
+	require.NoError(t, err)
+	require.Equal(t, []string{"goose", "acp"}, c.Agents["goose"].Command)
+	require.NoError(t, os.WriteFile(path, []byte("[agents.goose]\ncommand = [\"goose\"]\n"), 0o644))
+	_, _, err = Load(LoadOptions{ProjectFile: path, Getenv: noEnv})
+	require.ErrorContains(t, err, "is not a known agent", "a name harness does not know must be an ACP agent")
+}

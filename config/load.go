@@ -269,14 +269,18 @@ func (c *Config) applyAgents(name string, v any) ([]Warning, error) {
 	var warns []Warning
 	for _, agent := range slices.Sorted(maps.Keys(table)) {
 		key := "agents." + agent
-		id, ok := registry.Canonical(agent)
-		if !ok {
-			return warns, &Error{Source: name, Key: key, Value: agent, Quote: true,
-				Err: fmt.Errorf("is not a known agent (known: %s)", strings.Join(registry.AgentIDs(), ", "))}
-		}
 		fields, ok := table[agent].(map[string]any)
 		if !ok {
 			return warns, &Error{Source: name, Key: key, Err: errors.New("must be a table")}
+		}
+		id, ok := registry.Canonical(agent)
+		if !ok {
+			// Any other ACP agent is one entry: protocol = "acp" and its command.
+			if fields["protocol"] != "acp" || fields["command"] == nil {
+				return warns, &Error{Source: name, Key: key, Value: agent, Quote: true,
+					Err: fmt.Errorf("is not a known agent (known: %s; any other ACP agent needs protocol = \"acp\" and command)", strings.Join(registry.AgentIDs(), ", "))}
+			}
+			id = agent
 		}
 		ac := c.Agents[id]
 		for _, f := range slices.Sorted(maps.Keys(fields)) {

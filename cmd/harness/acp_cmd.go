@@ -59,11 +59,16 @@ func (c *acpCmd) Run(e *env) error {
 		return usageErrorf("acp: no agent: give --agent or set agent in harness.toml")
 	}
 	if len(c.Command) == 0 {
-		a, err := harness.Adapter(agent)
-		if err != nil {
-			return withStatus(exitUsage, err)
+		if agent, err = agentName(s, agent); err != nil {
+			return err
 		}
-		agent = a.Name()
+	}
+	protocol, command := c.Protocol, c.Command
+	if ac := s.cfg.Agents[agent]; protocol == "" && len(command) == 0 {
+		protocol = ac.Protocol
+		if protocol == harness.ProtocolACP {
+			command = ac.Command
+		}
 	}
 	for _, kv := range c.Env {
 		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
@@ -74,7 +79,7 @@ func (c *acpCmd) Run(e *env) error {
 	srv.base = func(cwd, prompt string) harness.Task {
 		t := runDefaults(e, s, harness.Task{Agent: agent, Task: adapters.Task{Cwd: cwd, Prompt: prompt, Permissions: deref(c.Permissions)}})
 		t.Budgets = s.budgets(&rc)
-		t.Protocol, t.Command = c.Protocol, c.Command
+		t.Protocol, t.Command = protocol, command
 		t.Binary = firstSet(c.Binary, t.Binary)
 		t.Env = append(t.Env, c.Env...)
 		return t

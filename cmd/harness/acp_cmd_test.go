@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -96,6 +98,7 @@ func startACPSession(t *testing.T, mode string, flags ...string) (*acpsdk.Client
 	})
 	tc := &acpTestClient{toolRun: make(chan struct{})}
 	conn := acpsdk.NewClientSideConnection(tc, inW, outR)
+	conn.SetLogger(slog.New(slog.DiscardHandler))
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	init, err := conn.Initialize(ctx, acpsdk.InitializeRequest{ProtocolVersion: acpsdk.ProtocolVersionNumber})
@@ -263,4 +266,25 @@ func TestRunProtocolACPAndReparse(t *testing.T) {
 		}
 	}
 	require.Contains(t, diff, "+"+strings.TrimSuffix(fakeagent.ACPFileText, "\n"), "a creation's diff, from the captured lines")
+}
+
+// TestRunCustomACPAgent: any other ACP agent is one config entry, and then
+// 'harness run --agent NAME' runs it.
+func TestRunCustomACPAgent(t *testing.T) {
+	home := isolate(t)
+	argv, _ := fakeagent.Command("acp-agent")
+	toml := fmt.Sprintf("[agents.fakeacp]\nprotocol = \"acp\"\ncommand = [%q, \"normal\"]\nenv = { %s = \"acp-agent\" }\n", argv[0], fakeagent.EnvVar)
+	require.NoError(t, os.WriteFile(filepath.Join(home, "harness.toml"), []byte(toml), 0o644))
+	dir := filepath.Join(home, "work") // the project file is found from the run's cwd up
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	r := invoke(t, "", "run", "--agent", "fakeacp", "--cwd", dir, "--linger", "200ms", "--no-log", "-p", "write it")
+	require.Equal(t, 0, r.code, r.stderr)
+	adaptertest.CheckStream(t, []byte(r.stdout))
+	got, err := os.ReadFile(filepath.Join(dir, fakeagent.ACPFile))
+	require.NoError(t, err)
+	require.Equal(t, fakeagent.ACPFileText, string(got))
+	require.Contains(t, r.stdout, `"agent":"fakeacp"`)
+
+	r = invoke(t, "", "run", "--agent", "nosuch", "-p", "x")
+	require.Equal(t, exitUsage, r.code, "an unknown name that no entry defines")
 }

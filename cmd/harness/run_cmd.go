@@ -95,9 +95,9 @@ func (c *runCmd) task(e *env, s *settings) (harness.Task, error) {
 	if agent == "" {
 		return harness.Task{}, usageErrorf("run: no agent: give --agent (claude, codex, cursor, opencode, gemini) or set agent in harness.toml")
 	}
-	a, err := harness.Adapter(agent)
+	name, err := agentName(s, agent)
 	if err != nil {
-		return harness.Task{}, withStatus(exitUsage, err)
+		return harness.Task{}, err
 	}
 	prompt, err := readPrompt(e, c.Prompt, c.PromptFile)
 	if err != nil {
@@ -108,15 +108,15 @@ func (c *runCmd) task(e *env, s *settings) (harness.Task, error) {
 			return harness.Task{}, usageErrorf("run: --env %q: want KEY=VALUE", kv)
 		}
 	}
-	ac := s.cfg.Agents[a.Name()]
+	ac := s.cfg.Agents[name]
 	model := firstSet(c.Model, s.cfg.Model, ac.Model)
 	if model != "" && s.models != nil {
-		if id, ok := s.models.Resolve(model, a.Name()); ok {
+		if id, ok := s.models.Resolve(model, name); ok {
 			model = id
 		}
 	}
 	t := harness.Task{
-		Agent: a.Name(),
+		Agent: name,
 		Task: adapters.Task{
 			Prompt: prompt, Model: model, Cwd: c.Cwd,
 			Permissions: firstSet(deref(c.Permissions), s.cfg.Permissions, adapters.FullAccess),
@@ -137,6 +137,19 @@ func (c *runCmd) task(e *env, s *settings) (harness.Task, error) {
 		t.Command = ac.Command
 	}
 	return t, nil
+}
+
+// agentName is the canonical id of agent, or the name of an ACP agent the
+// configuration defines ([agents.NAME] protocol = "acp", command).
+func agentName(s *settings, agent string) (string, error) {
+	a, err := harness.Adapter(agent)
+	if err == nil {
+		return a.Name(), nil
+	}
+	if ac, ok := s.cfg.Agents[agent]; ok && ac.Protocol == harness.ProtocolACP && len(ac.Command) > 0 {
+		return agent, nil
+	}
+	return "", withStatus(exitUsage, err)
 }
 
 // maxPrompt caps a prompt: more is a mistake (--prompt-file /dev/zero)
