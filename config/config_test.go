@@ -310,7 +310,7 @@ binnary = "codex"
 		"harness.toml: colour: unknown key (ignored)",
 		"harness.toml: mcp.idle_minimum: unknown key (ignored)",
 		"harness.toml: telemetry: unknown table (ignored)",
-		"harness.toml: agents.codex.binnary: unknown key (ignored); known: binary, args, env, model",
+		"harness.toml: agents.codex.binnary: unknown key (ignored); known: binary, args, env, model, protocol, command",
 	}, got)
 	require.Equal(t, Defaults().IdleTimeout, c.IdleTimeout)
 }
