@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -97,10 +98,14 @@ func (c *acpCmd) Run(e *env) error {
 			return t
 		}
 	}
-	conn := acpsdk.NewAgentSideConnection(srv, e.Stdout, e.Stdin)
+	// Nothing is read until the connection is set up: the SDK's reader
+	// starts at once, and its logger and srv.conn are written after.
+	in := gatedReader{r: e.Stdin, gate: make(chan struct{})}
+	conn := acpsdk.NewAgentSideConnection(srv, e.Stdout, in)
 	// The SDK logs at info level by default; stderr gets its warnings only.
 	conn.SetLogger(slog.New(slog.NewTextHandler(e.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	srv.conn = conn
+	close(in.gate)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	select {
@@ -112,6 +117,17 @@ func (c *acpCmd) Run(e *env) error {
 	srv.stopAll()
 	srv.runs.Wait()
 	return nil
+}
+
+// gatedReader reads nothing until gate is closed.
+type gatedReader struct {
+	r    io.Reader
+	gate chan struct{}
+}
+
+func (g gatedReader) Read(p []byte) (int, error) {
+	<-g.gate
+	return g.r.Read(p)
 }
 
 // acpServer is the ACP agent harness plays; safe for concurrent use.
@@ -338,7 +354,7 @@ func (f *acpForwarder) event(ev event.Event) {
 		f.send(acpsdk.SessionUpdate{ToolCallUpdate: u})
 	case *event.Warning:
 		switch v.Code {
-		case event.WarnIdle, event.WarnToolStalled, event.WarnLingeredAfterResult, event.WarnAgentRetry:
+		case event.WarnIdle, event.WarnToolStalled, event.WarnAgentRetry:
 			f.thought(fmt.Sprintf("[harness %s] %s\n", v.Code, v.Message))
 		}
 	case *event.Error:

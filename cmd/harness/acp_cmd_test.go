@@ -97,8 +97,10 @@ func startACPSession(t *testing.T, mode string, flags ...string) (*acpsdk.Client
 		}
 	})
 	tc := &acpTestClient{toolRun: make(chan struct{})}
-	conn := acpsdk.NewClientSideConnection(tc, inW, outR)
+	gated := gatedReader{r: outR, gate: make(chan struct{})}
+	conn := acpsdk.NewClientSideConnection(tc, inW, gated)
 	conn.SetLogger(slog.New(slog.DiscardHandler))
+	close(gated.gate)
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	init, err := conn.Initialize(ctx, acpsdk.InitializeRequest{ProtocolVersion: acpsdk.ProtocolVersionNumber})
