@@ -2,11 +2,15 @@ package acp
 
 import (
 	"bufio"
+	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentharness/harness/adapters/adaptertest"
 	"github.com/agentharness/harness/event"
 )
 
@@ -53,23 +57,55 @@ func TestParseCapturedSession(t *testing.T) {
 	require.Equal(t, event.Usage{InputTokens: 10, OutputTokens: 5, CacheReadTokens: 100}, res.Usage)
 }
 
-func FuzzParse(f *testing.F) {
-	for _, l := range strings.Split(session, "\n") {
-		f.Add(l)
-	}
-	f.Add(`{"id":1,"method":"session/request_permission","params":{"options":[{"optionId":"a","kind":"allow_once"}]}}`)
-	f.Add(`{"id":"x","error":{"code":-1,"message":"boom","data":{}}}`)
-	f.Fuzz(func(t *testing.T, line string) {
-		p := NewParser()
-		var out []event.Body
-		for _, l := range strings.Split(line, "\n") {
-			out, _ = p.Parse(out, []byte(l))
-		}
-		out = p.Flush(out)
-		for _, b := range out {
-			if b == nil {
-				t.Fatal("nil body")
+// TestCaptures normalizes real ACP sessions (the stdout of claude-agent-acp,
+// codex-acp, gemini --acp and opencode acp on the scripted model's tool and
+// edit scenarios, captured with harness run --protocol acp --raw) and holds
+// them to the invariants.
+func TestCaptures(t *testing.T) {
+	files, err := filepath.Glob("testdata/*.jsonl")
+	require.NoError(t, err)
+	require.Len(t, files, 8)
+	a, err := Custom("acp", []string{"acp"})
+	require.NoError(t, err)
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			data, err := os.ReadFile(file)
+			require.NoError(t, err)
+			out := adaptertest.Normalize(a, data, false)
+			require.NoError(t, event.CheckNDJSON(out))
+			adaptertest.CheckStream(t, out)
+			evs, err := event.ReadAll(bytes.NewReader(out))
+			require.NoError(t, err)
+			res := evs[len(evs)-1].Body.(*event.Result)
+			require.Equal(t, event.ResultSuccess, res.Status)
+			require.NotEmpty(t, res.SessionID)
+			require.True(t, strings.HasPrefix(res.Text, "DONE: file "), res.Text)
+			var ends []*event.ToolEnd
+			for _, ev := range evs {
+				if e, ok := ev.Body.(*event.ToolEnd); ok {
+					ends = append(ends, e)
+				}
 			}
-		}
-	})
+			require.Len(t, ends, 1)
+			require.Equal(t, event.StatusOK, ends[0].Status)
+			if strings.HasSuffix(file, "-edit.jsonl") && !strings.Contains(file, "opencode") {
+				// The file is created: ACP's diff content is the whole file.
+				require.Equal(t, "--- /dev/null\n+++ b/tmp/acpw/cap/out.txt\n@@ -0,0 +1 @@\n+hello-from-edit\n", ends[0].Diff)
+			}
+		})
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	adaptertest.Seed(f, "testdata")
+	for _, l := range strings.Split(session, "\n") {
+		f.Add([]byte(l))
+	}
+	f.Add([]byte(`{"id":1,"method":"session/request_permission","params":{"options":[{"optionId":"a","kind":"allow_once"}]}}`))
+	f.Add([]byte(`{"id":"x","error":{"code":-1,"message":"boom","data":{}}}`))
+	a, err := Custom("acp", []string{"acp"})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) { adaptertest.Fuzz(t, a, data) })
 }

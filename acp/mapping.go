@@ -225,6 +225,9 @@ func (m *mapper) diff(end *event.ToolEnd, diffs []diffContent) {
 		if d.Path == "" {
 			return
 		}
+		if d.Meta.Kind == "add" && d.OldText != nil && *d.OldText == "" {
+			d.OldText = nil
+		}
 		before := adapters.File{}
 		if d.OldText != nil {
 			before = adapters.Present(*d.OldText)
@@ -273,6 +276,9 @@ type diffContent struct {
 	Path    string  `json:"path"`
 	OldText *string `json:"oldText"`
 	NewText string  `json:"newText"`
+	Meta    struct {
+		Kind string `json:"kind"` // Gemini: "add" for a file created (with oldText "")
+	} `json:"_meta"`
 }
 
 // toolContent reads a call's content: the text shown, and its diffs.
