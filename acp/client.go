@@ -442,11 +442,13 @@ func shapeOf(result json.RawMessage) string {
 // chooseMode picks the session mode that matches the permissions among
 // the agent's: codex-acp's "full-access" (its default mode's sandbox stops
 // the shell), Claude's "bypassPermissions", Gemini's "yolo"; for
-// read-only, "read-only" or "plan". "" keeps the agent's mode.
+// read-only, "read-only" or "default". "" keeps the agent's mode.
 func chooseMode(ids []string, permissions string) string {
 	want := []string{"full-access", "bypassPermissions", "yolo", "auto"}
 	if permissions == adapters.ReadOnly {
-		want = []string{"read-only", "plan"}
+		// "default" asks harness before edits and commands, which it
+		// refuses; Claude's "plan" was seen running a shell command.
+		want = []string{"read-only", "default"}
 	}
 	for _, w := range want {
 		for _, id := range ids {

@@ -88,6 +88,18 @@ func TestACPRealAgents(t *testing.T) {
 				}
 				requireDiffsApply(t, o, map[string]string{})
 			})
+			t.Run("read-only", func(t *testing.T) {
+				// The scripted shell call would write out.txt: read-only
+				// refuses it (a mode of the agent's, or harness's answer to
+				// its permission request), and the run goes on.
+				o := acp(t, "tool", "--permissions", "read-only")
+				require.Equal(t, 0, o.code, "%s", o)
+				_, err := os.Stat(filepath.Join(o.workdir, "out.txt"))
+				require.True(t, os.IsNotExist(err), "read-only wrote out.txt\n%s", o)
+				for _, e := range o.toolEnds() {
+					require.NotEqual(t, event.StatusOK, e.Status, "%s", o)
+				}
+			})
 			t.Run("hang", func(t *testing.T) {
 				o := acp(t, "hang", "--idle-timeout", "10s")
 				require.Equal(t, 124, o.code, "%s", o)
