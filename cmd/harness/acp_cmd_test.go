@@ -290,3 +290,25 @@ func TestRunCustomACPAgent(t *testing.T) {
 	r = invoke(t, "", "run", "--agent", "nosuch", "-p", "x")
 	require.Equal(t, exitUsage, r.code, "an unknown name that no entry defines")
 }
+
+// TestRunACPBadAgentExitStatus: an ACP agent that breaks the protocol is a
+// failed run (exit status 1) with one fatal error of class protocol, and
+// one that never answers is ended by the idle budget (124).
+func TestRunACPBadAgentExitStatus(t *testing.T) {
+	isolate(t)
+	argv, _ := fakeagent.Command("acp-agent")
+	for _, c := range []struct {
+		mode string
+		code int
+	}{{"bad-version", exitAgentFailed}, {"bad-json", exitAgentFailed}, {"undeclared", exitAgentFailed}, {"no-init", exitTimeout}} {
+		t.Run(c.mode, func(t *testing.T) {
+			r := invoke(t, "", "run", "--agent", "claude", "--protocol", "acp", "--binary", argv[0], "--cwd", t.TempDir(),
+				"--env", fakeagent.EnvVar+"=acp-agent", "--idle-timeout", "1s", "--linger", "200ms", "--no-log", "-p", "x", "--", c.mode)
+			require.Equal(t, c.code, r.code, r.stdout)
+			adaptertest.CheckStream(t, []byte(r.stdout))
+			if c.code == exitAgentFailed {
+				require.Contains(t, r.stdout, `"class":"protocol"`)
+			}
+		})
+	}
+}
