@@ -236,6 +236,20 @@ func TestACPServerRealAgents(t *testing.T) {
 					require.Equal(t, "codex", agent, "every other agent's edit has its diff")
 				}
 			})
+			t.Run("text-over-acp", func(t *testing.T) {
+				// ACP both ways: harness acp driving the agent over ACP.
+				resp, ed, _, _ := acpServe(t, agent, "text", "--protocol", "acp")
+				require.Equal(t, acpsdk.StopReasonEndTurn, resp.StopReason, "%v", resp.Meta)
+				ed.mu.Lock()
+				defer ed.mu.Unlock()
+				var text strings.Builder
+				for _, u := range ed.updates {
+					if u.AgentMessageChunk != nil && u.AgentMessageChunk.Content.Text != nil {
+						text.WriteString(u.AgentMessageChunk.Content.Text.Text)
+					}
+				}
+				require.Equal(t, mockmodel.TextAnswer, text.String())
+			})
 			t.Run("hang", func(t *testing.T) {
 				resp, ed, _, took := acpServe(t, agent, "hang", "--idle-timeout", "5s", "--kill-grace", "1s")
 				require.Equal(t, acpsdk.StopReasonRefusal, resp.StopReason)
