@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -108,4 +110,47 @@ func FuzzParse(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) { adaptertest.Fuzz(t, a, data) })
+}
+
+// pipeWriter records what a Client writes to the agent.
+type pipeWriter struct {
+	mu     sync.Mutex
+	buf    bytes.Buffer
+	closed bool
+}
+
+func (w *pipeWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.Write(p)
+}
+
+func (w *pipeWriter) Close() error { w.mu.Lock(); w.closed = true; w.mu.Unlock(); return nil }
+
+func (w *pipeWriter) lines() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return strings.Split(strings.TrimSpace(w.buf.String()), "\n")
+}
+
+// TestLateAnswerAfterTheDeadline: once initialize's deadline has passed, the
+// session is over; an answer that comes after starts nothing.
+func TestLateAnswerAfterTheDeadline(t *testing.T) {
+	emitted := make(chan []event.Body, 1)
+	done := make(chan struct{})
+	c := NewClient(Options{Prompt: "x", Cwd: t.TempDir(), SetupTimeout: 20 * time.Millisecond,
+		Emit: func(b ...event.Body) { emitted <- b }, Done: func() { close(done) }})
+	w := &pipeWriter{}
+	require.NoError(t, c.Start(w))
+	bodies := <-emitted
+	<-done
+	require.Len(t, bodies, 2)
+	require.Equal(t, event.ClassProtocol, bodies[0].(*event.Error).Class)
+	require.Equal(t, event.ResultError, bodies[1].(*event.Result).Status)
+	out, known := c.Parse(nil, []byte(`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1}}`))
+	require.True(t, known)
+	require.Empty(t, out)
+	require.Len(t, w.lines(), 1, "only initialize was sent: %v", w.lines())
+	require.True(t, w.closed, "stdin is closed: the agent may end on EOF")
+	require.False(t, c.Cancel(), "no prompt to cancel")
 }

@@ -306,6 +306,9 @@ func (c *Client) response(dst []event.Body, msg *rpc) ([]event.Body, bool) {
 	if c.w != nil && method == "" {
 		return dst, false // an answer to nothing we asked: ignored
 	}
+	if c.w != nil && c.phase == phaseOver {
+		return dst, true // too late (a deadline passed): the session is over
+	}
 	if msg.Error != nil {
 		return c.rpcFailed(dst, method, msg.Error), true
 	}
