@@ -413,10 +413,12 @@ func (r *Run) Interrupt() {
 	if r.proc == nil {
 		return
 	}
-	if r.acp != nil && !r.cancelled.Load() && r.acp.Cancel() {
-		r.cancelled.Store(true)
-		time.AfterFunc(acpCancelGrace, r.proc.Interrupt)
-		return
+	if r.acp != nil && r.cancelled.CompareAndSwap(false, true) {
+		if r.acp.Cancel() {
+			time.AfterFunc(acpCancelGrace, r.proc.Interrupt)
+			return
+		}
+		r.cancelled.Store(false) // no prompt in flight: signals at once
 	}
 	r.proc.Interrupt()
 }
@@ -433,12 +435,15 @@ func protocolAdapter(t Task) (adapters.Adapter, error) {
 	default:
 		return nil, fmt.Errorf("protocol %q: want %s or %s", t.Protocol, ProtocolCLI, ProtocolACP)
 	}
-	if len(t.Command) > 0 {
-		return acp.Custom(t.Agent, t.Command)
-	}
 	base, err := Adapter(t.Agent)
-	if err != nil {
+	switch {
+	case err != nil && len(t.Command) > 0:
+		return acp.Custom(t.Agent, t.Command)
+	case err != nil:
 		return nil, err
+	case len(t.Command) > 0:
+		// A known agent with another ACP command keeps its environment.
+		return acp.WithCommand(base, t.Command)
 	}
 	a, ok := acp.Builtin(base)
 	if !ok {

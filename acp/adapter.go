@@ -43,6 +43,16 @@ func Custom(name string, command []string) (*Adapter, error) {
 	return &Adapter{name: name, argv: append([]string(nil), command...)}, nil
 }
 
+// WithCommand returns the ACP adapter of a supported agent started with
+// command instead of its usual ACP command (its environment stays).
+func WithCommand(base adapters.Adapter, command []string) (*Adapter, error) {
+	a, err := Custom(base.Name(), command)
+	if err == nil {
+		a.base = base
+	}
+	return a, err
+}
+
 // Name implements adapters.Adapter.
 func (a *Adapter) Name() string { return a.name }
 
