@@ -120,6 +120,14 @@ func (d *fileDiffs) observe(bodies []event.Body) {
 				continue
 			}
 			d.end(v, before)
+			if v.DiffSkipped == event.DiffSkippedUnknown && v.AgentPatch != "" && v.Status == event.StatusOK {
+				// The disk could not say what the file was before (it
+				// changed as the call started); the agent's own patch,
+				// checked to undo exactly, can.
+				if diff, ok := d.verify(v.AgentPatch); ok {
+					v.Diff, v.DiffSkipped = diff, ""
+				}
+			}
 		}
 	}
 }

@@ -234,3 +234,34 @@ func TestAgentPatchCheckedAgainstTheDisk(t *testing.T) {
 	require.Empty(t, got.Diff, "a patch that does not undo exactly is no diff")
 	require.Equal(t, event.DiffSkippedUnknown, got.DiffSkipped)
 }
+
+// TestAgentPatchWhenTheStartCameTooLate: a call named its file at its start,
+// but the file was already changing (Codex, ACP agents): the disk cannot say
+// what it was before, and the agent's own patch, checked, can.
+func TestAgentPatchWhenTheStartCameTooLate(t *testing.T) {
+	t.Parallel()
+	cwd := t.TempDir()
+	out := filepath.Join(cwd, "out.txt")
+	d := newFileDiffs(cwd)
+	d.arrived(time.Now().Add(-time.Second))
+	require.NoError(t, os.WriteFile(out, []byte("new\n"), 0o644)) // written as the call starts
+	d.arrived(time.Now())
+	start := &event.ToolStart{CallID: "c", Name: "edit", Kind: event.KindEdit, Path: out}
+	d.observe([]event.Body{start})
+	end := &event.ToolEnd{CallID: "c", Name: "edit", Kind: event.KindEdit, Status: event.StatusOK, Paths: []string{out},
+		AgentPatch: "--- /dev/null\n+++ b/" + strings.TrimPrefix(out, "/") + "\n@@ -0,0 +1 @@\n+new\n"}
+	d.observe([]event.Body{end})
+	require.Empty(t, end.DiffSkipped)
+	require.Equal(t, "--- /dev/null\n+++ b/out.txt\n@@ -0,0 +1 @@\n+new\n", end.Diff)
+
+	// A patch that does not undo to what the disk holds is still no diff.
+	start2 := &event.ToolStart{CallID: "d", Name: "edit", Kind: event.KindEdit, Path: out}
+	require.NoError(t, os.WriteFile(out, []byte("newer\n"), 0o644))
+	d.arrived(time.Now())
+	d.observe([]event.Body{start2})
+	end2 := &event.ToolEnd{CallID: "d", Name: "edit", Kind: event.KindEdit, Status: event.StatusOK, Paths: []string{out},
+		AgentPatch: "--- /dev/null\n+++ b/" + strings.TrimPrefix(out, "/") + "\n@@ -0,0 +1 @@\n+new\n"}
+	d.observe([]event.Body{end2})
+	require.Empty(t, end2.Diff)
+	require.Equal(t, event.DiffSkippedUnknown, end2.DiffSkipped)
+}

@@ -30,6 +30,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentharness/harness/acp"
 	"github.com/agentharness/harness/adapters"
 	"github.com/agentharness/harness/config"
 	"github.com/agentharness/harness/event"
@@ -44,6 +45,9 @@ type Budgets struct {
 	Hard        time.Duration
 	Linger      time.Duration // after the agent's terminal event
 	KillGrace   time.Duration // between SIGTERM and SIGKILL
+	// Setup bounds each setup step of a session protocol (ACP initialize,
+	// session/new); 0: acp.DefaultSetupTimeout.
+	Setup time.Duration
 	// Tool is the budget of a tool call by kind; nil means the spec's
 	// defaults (mcp 120 s, read/search/todo 60 s, others 300 s).
 	Tool func(kind event.Kind) time.Duration
@@ -92,7 +96,19 @@ type Task struct {
 	MaxLine  int      // stdout line cap; 0 = 16 MiB
 	Budgets  *Budgets // nil: the Settings' budgets, or DefaultBudgets
 	Run      string   // run id; a fresh one when empty
+	// Protocol is how the agent is driven: "" (or "cli") its headless CLI
+	// mode, "acp" the Agent Client Protocol (docs/acp.md).
+	Protocol string
+	// Command starts an ACP agent harness has no adapter for (Agent is
+	// then any name); Command[0] is the binary.
+	Command []string
 }
+
+// Protocols of a Task.
+const (
+	ProtocolCLI = "cli"
+	ProtocolACP = "acp"
+)
 
 // adapterTask is what the adapter needs of t to build its command line.
 func (t Task) adapterTask() adapters.Task {
@@ -160,6 +176,9 @@ type Run struct {
 	flush    func()
 	log      *sessionLog // set by Settings.Start
 
+	acp       *acp.Client // the ACP session, when Protocol is acp
+	cancelled atomic.Bool // session/cancel was sent on Interrupt
+
 	isReady atomic.Bool
 	feeding atomic.Bool  // a stdout chunk is being turned into events (set by the stdout goroutine)
 	chunkAt atomic.Int64 // Unix ns at which that chunk arrived
@@ -217,7 +236,7 @@ func (c *Command) RedactedArgv() []string {
 // as given is a *TaskError; a missing binary is not an error here (see
 // Command.NotInstalled).
 func Prepare(t Task) (*Command, error) {
-	a, err := Adapter(t.Agent)
+	a, err := protocolAdapter(t)
 	if err != nil {
 		return nil, &TaskError{err}
 	}
@@ -306,10 +325,17 @@ func (c *Command) Start(ctx context.Context, o Options) *Run {
 			return r
 		}
 	}
-	var bodies []event.Body
 	b := t.Budgets
+	if aa, ok := c.adapter.(*acp.Adapter); ok {
+		r.acp = aa.Session(t.adapterTask(), acp.Options{SetupTimeout: b.Setup,
+			Emit: func(bodies ...event.Body) { r.stream.Emit(bodies...); r.flushOut() },
+			Done: func() { r.waitReady(); r.proc.AgentDone() },
+		})
+		parser = r.acp
+	}
+	var bodies []event.Body
 	proc, err := process.Start(ctx, process.Options{
-		Argv: c.Argv, Env: c.Env, Dir: t.Cwd, Stdin: c.Stdin, KeepStdin: c.Session, PTY: t.PTY, MaxLine: t.MaxLine,
+		Argv: c.Argv, Env: c.Env, Dir: t.Cwd, Stdin: c.Stdin, KeepStdin: c.Session || r.acp != nil, PTY: t.PTY, MaxLine: t.MaxLine,
 		Idle: b.Idle, IdleWarning: b.IdleWarning, Hard: b.Hard,
 		Linger: b.Linger, KillGrace: b.KillGrace, ToolBudget: b.Tool,
 		OnStdout: func(line []byte, dropped int64) {
@@ -367,6 +393,9 @@ func (c *Command) Start(ctx context.Context, o Options) *Run {
 	}
 	r.isReady.Store(true)
 	close(r.ready)
+	if r.acp != nil {
+		_ = r.acp.Start(proc.Stdin()) // a write error shows as the agent's exit
+	}
 	r.flush = func() {
 		r.feeding.Store(false) // stdout is done, its last chunk too
 		r.stream.Emit(parser.Flush(nil)...)
@@ -510,8 +539,48 @@ func (r *Run) InFlight() []event.OpenCall { return r.stream.OpenCalls() }
 
 // Interrupt asks the agent to stop: SIGINT to its group, then SIGTERM, then
 // SIGKILL after the grace. A second call within 2 s kills at once.
+//
+// Over ACP, the first call sends session/cancel and lets the agent answer
+// its prompt (cancelled) for acpCancelGrace before any signal.
 func (r *Run) Interrupt() {
-	if r.proc != nil {
-		r.proc.Interrupt()
+	if r.proc == nil {
+		return
 	}
+	if r.acp != nil && r.cancelled.CompareAndSwap(false, true) {
+		if r.acp.Cancel() {
+			time.AfterFunc(acpCancelGrace, r.proc.Interrupt)
+			return
+		}
+		r.cancelled.Store(false) // no prompt in flight: signals at once
+	}
+	r.proc.Interrupt()
+}
+
+// acpCancelGrace is how long an ACP agent has to answer session/cancel.
+const acpCancelGrace = 2 * time.Second
+
+// protocolAdapter is the adapter of t's agent for t's protocol.
+func protocolAdapter(t Task) (adapters.Adapter, error) {
+	switch t.Protocol {
+	case "", ProtocolCLI:
+		return Adapter(t.Agent)
+	case ProtocolACP:
+	default:
+		return nil, fmt.Errorf("protocol %q: want %s or %s", t.Protocol, ProtocolCLI, ProtocolACP)
+	}
+	base, err := Adapter(t.Agent)
+	switch {
+	case err != nil && len(t.Command) > 0:
+		return acp.Custom(t.Agent, t.Command)
+	case err != nil:
+		return nil, err
+	case len(t.Command) > 0:
+		// A known agent with another ACP command keeps its environment.
+		return acp.WithCommand(base, t.Command)
+	}
+	a, ok := acp.Builtin(base)
+	if !ok {
+		return nil, fmt.Errorf("%s has no ACP mode; give its ACP command (command = [...] in [agents.%s])", base.Name(), base.Name())
+	}
+	return a, nil
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/agentharness/harness/acp"
 	"github.com/agentharness/harness/adapters"
 	"github.com/agentharness/harness/event"
 )
@@ -20,6 +21,10 @@ type ParseOptions struct {
 	// live pipe sees each event as soon as its line is read and a file is
 	// written in large blocks.
 	Flush func()
+	// Protocol is the protocol the stream was captured from: "" or "cli"
+	// (the agent's headless output), or "acp" (an ACP agent's stdout;
+	// agent may then be any name).
+	Protocol string
 }
 
 // Parse normalizes a captured native stdout stream of agent read from r,
@@ -30,7 +35,17 @@ type ParseOptions struct {
 // or an error for an unknown agent or a failed read (the events read before
 // a read error are still sent, and the stream still ends with a result).
 func Parse(ctx context.Context, r io.Reader, agent string, sink func(event.Event), o ParseOptions) (*event.Result, error) {
-	a, err := Adapter(agent)
+	var a adapters.Adapter
+	var err error
+	if o.Protocol == ProtocolACP {
+		name := agent
+		if base, berr := Adapter(agent); berr == nil {
+			name = base.Name()
+		}
+		a, err = acp.Custom(name, []string{name}) // only its parser is used
+	} else {
+		a, err = protocolAdapter(Task{Agent: agent, Protocol: o.Protocol})
+	}
 	if err != nil {
 		return nil, err
 	}

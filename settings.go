@@ -85,12 +85,19 @@ func (s *Settings) EstimateCost(model string, u event.Usage) (float64, bool) {
 // What t sets wins; the agent's config args and env go before t's.
 func (s *Settings) complete(t Task) (Task, error) {
 	cfg := s.config()
-	a, err := Adapter(cmp.Or(t.Agent, cfg.Agent))
-	if err != nil {
-		return t, &TaskError{err}
+	t.Agent = cmp.Or(t.Agent, cfg.Agent)
+	a, err := Adapter(t.Agent)
+	if err == nil {
+		t.Agent = a.Name()
 	}
-	t.Agent = a.Name()
 	ac := cfg.Agents[t.Agent]
+	t.Protocol = cmp.Or(t.Protocol, ac.Protocol)
+	if t.Protocol == ProtocolACP && t.Command == nil {
+		t.Command = ac.Command
+	}
+	if err != nil && (t.Protocol != ProtocolACP || len(t.Command) == 0) {
+		return t, &TaskError{err} // neither ours nor an ACP agent given by its command
+	}
 	t.Model = s.ResolveModel(cmp.Or(t.Model, cfg.Model, ac.Model), t.Agent)
 	t.Permissions = cmp.Or(t.Permissions, cfg.Permissions, FullAccess)
 	t.ExtraArgs = append(slices.Clone(ac.Args), t.ExtraArgs...)

@@ -64,6 +64,12 @@ func (r *Run) wait() {
 			fatal.Class = adapters.ClassifyError(string(out.StderrTail))
 		}
 		fatal.Hint = "see partial.stderr_tail and the session log"
+	case r.cancelled.Load() && !r.stream.Fatal():
+		// Interrupted over ACP: the agent answered session/cancel (or
+		// lingered) without a signal from the harness.
+		fatal.Code, fatal.Message = event.ErrInterrupted, "interrupted: session/cancel sent; the agent stopped"
+		fatal.Hint = "resume the agent's session to continue where it stopped"
+		o.Status, o.ToolStatus, r.err = event.ResultCancelled, event.StatusCancelled, ErrInterrupted
 	default:
 		fatal = nil
 	}

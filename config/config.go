@@ -32,6 +32,10 @@ type AgentConfig struct {
 	Args   []string          `toml:"args,omitempty"`   // extra arguments, after harness's own
 	Env    map[string]string `toml:"env,omitempty"`    // added to the agent's environment
 	Model  string            `toml:"model,omitempty"`  // this agent's default model
+	// Protocol is how the agent is driven: "cli" (its headless mode, when
+	// empty) or "acp"; Command replaces the ACP command (argv).
+	Protocol string   `toml:"protocol,omitempty"`
+	Command  []string `toml:"command,omitempty"`
 }
 
 // MCP holds the bounds on the budgets an MCP client may ask for when
@@ -100,6 +104,7 @@ func (c Config) Clone() Config {
 	agents := make(map[string]AgentConfig, len(c.Agents))
 	for k, a := range c.Agents {
 		a.Args = append([]string(nil), a.Args...)
+		a.Command = append([]string(nil), a.Command...)
 		a.Env = maps.Clone(a.Env)
 		agents[k] = a
 	}

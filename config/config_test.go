@@ -310,7 +310,7 @@ binnary = "codex"
 		"harness.toml: colour: unknown key (ignored)",
 		"harness.toml: mcp.idle_minimum: unknown key (ignored)",
 		"harness.toml: telemetry: unknown table (ignored)",
-		"harness.toml: agents.codex.binnary: unknown key (ignored); known: binary, args, env, model",
+		"harness.toml: agents.codex.binnary: unknown key (ignored); known: binary, args, env, model, protocol, command",
 	}, got)
 	require.Equal(t, Defaults().IdleTimeout, c.IdleTimeout)
 }
@@ -353,4 +353,30 @@ func TestDefaultUserFile(t *testing.T) {
 	t.Parallel()
 	require.Equal(t, "/cfg/harness/config.toml",
 		DefaultUserFile(envMap(map[string]string{"XDG_CONFIG_HOME": "/cfg"})))
+}
+
+func TestAgentProtocol(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "harness.toml")
+	require.NoError(t, os.WriteFile(path, []byte("[agents.codex]\nprotocol = \"acp\"\ncommand = [\"my-codex-acp\", \"--x\"]\n"), 0o644))
+	c, _, err := Load(LoadOptions{ProjectFile: path, Getenv: func(string) string { return "" }})
+	require.NoError(t, err)
+	require.Equal(t, "acp", c.Agents["codex"].Protocol)
+	require.Equal(t, []string{"my-codex-acp", "--x"}, c.Agents["codex"].Command)
+	require.NoError(t, os.WriteFile(path, []byte("[agents.codex]\nprotocol = \"tcp\"\n"), 0o644))
+	_, _, err = Load(LoadOptions{ProjectFile: path, Getenv: func(string) string { return "" }})
+	require.ErrorContains(t, err, "agents.codex.protocol")
+}
+
+func TestCustomACPAgent(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "harness.toml")
+	noEnv := func(string) string { return "" }
+	require.NoError(t, os.WriteFile(path, []byte("[agents.goose]\nprotocol = \"acp\"\ncommand = [\"goose\", \"acp\"]\n"), 0o644))
+	c, _, err := Load(LoadOptions{ProjectFile: path, Getenv: noEnv})
+	require.NoError(t, err)
+	require.Equal(t, []string{"goose", "acp"}, c.Agents["goose"].Command)
+	require.NoError(t, os.WriteFile(path, []byte("[agents.goose]\ncommand = [\"goose\"]\n"), 0o644))
+	_, _, err = Load(LoadOptions{ProjectFile: path, Getenv: noEnv})
+	require.ErrorContains(t, err, "is not a known agent", "a name harness does not know must be an ACP agent")
 }

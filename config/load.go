@@ -269,14 +269,18 @@ func (c *Config) applyAgents(name string, v any) ([]Warning, error) {
 	var warns []Warning
 	for _, agent := range slices.Sorted(maps.Keys(table)) {
 		key := "agents." + agent
-		id, ok := registry.Canonical(agent)
-		if !ok {
-			return warns, &Error{Source: name, Key: key, Value: agent, Quote: true,
-				Err: fmt.Errorf("is not a known agent (known: %s)", strings.Join(registry.AgentIDs(), ", "))}
-		}
 		fields, ok := table[agent].(map[string]any)
 		if !ok {
 			return warns, &Error{Source: name, Key: key, Err: errors.New("must be a table")}
+		}
+		id, ok := registry.Canonical(agent)
+		if !ok {
+			// Any other ACP agent is one entry: protocol = "acp" and its command.
+			if fields["protocol"] != "acp" || fields["command"] == nil {
+				return warns, &Error{Source: name, Key: key, Value: agent, Quote: true,
+					Err: fmt.Errorf("is not a known agent (known: %s; any other ACP agent needs protocol = \"acp\" and command)", strings.Join(registry.AgentIDs(), ", "))}
+			}
+			id = agent
 		}
 		ac := c.Agents[id]
 		for _, f := range slices.Sorted(maps.Keys(fields)) {
@@ -292,8 +296,14 @@ func (c *Config) applyAgents(name string, v any) ([]Warning, error) {
 				ac.Args, err = asStrings(fv)
 			case "env":
 				ac.Env, err = asStringMap(fv)
+			case "protocol":
+				if ac.Protocol, err = asString(fv); err == nil && ac.Protocol != "cli" && ac.Protocol != "acp" {
+					err = fmt.Errorf("must be \"cli\" or \"acp\"")
+				}
+			case "command":
+				ac.Command, err = asStrings(fv)
 			default:
-				warns = append(warns, Warning{Source: name, Key: fkey, Message: "unknown key (ignored); known: binary, args, env, model"})
+				warns = append(warns, Warning{Source: name, Key: fkey, Message: "unknown key (ignored); known: binary, args, env, model, protocol, command"})
 				continue
 			}
 			if err != nil {

@@ -285,6 +285,10 @@ const (
 	// ClassServerError: the model's server failed (HTTP 5xx other than
 	// 503/529, which are overloaded); the error carries http_status.
 	ClassServerError = "server_error"
+	// ClassProtocol: the agent broke its session protocol (ACP): no answer
+	// to initialize, a version we do not speak, invalid JSON, a call of a
+	// method the harness did not advertise.
+	ClassProtocol = "protocol"
 )
 
 // Error reports a failure. A fatal error ends the run and carries Partial.

@@ -41,6 +41,7 @@ type cli struct {
 	Mock     mockCmd     `cmd:"" help:"Serve the scripted model on 127.0.0.1 (for pointing agents at by hand)."`
 	Schema   schemaCmd   `cmd:"" help:"Print the JSON Schema of one event line."`
 	MCP      mcpCmd      `cmd:"" name:"mcp" help:"Serve harness over MCP (stdio, or streamable HTTP on loopback) so agents can delegate to other agents."`
+	ACP      acpCmd      `cmd:"" name:"acp" help:"Speak ACP on stdio as an agent: each prompt runs the chosen agent under harness supervision."`
 	Bench    benchCmd    `cmd:"" help:"Run agents side by side on the same task and compare them."`
 	Serve    serveCmd    `cmd:"" help:"Serve the HTTP API and live web view of runs and bench reports."`
 	Vers     versionCmd  `cmd:"" name:"version" help:"Print the version."`

@@ -14,10 +14,11 @@ import (
 )
 
 type parseCmd struct {
-	Agent  string `short:"a" required:"" help:"Agent that produced the stream (${agents}, or an alias)."`
-	Raw    bool   `help:"Also emit each native line as a native event, before the events derived from it."`
-	Output string `short:"o" help:"Write the stream to this file instead of stdout." type:"path"`
-	File   string `arg:"" optional:"" default:"-" help:"Native stream to read (one file, not a directory); - or nothing for stdin."`
+	Agent    string `short:"a" required:"" help:"Agent that produced the stream (${agents}, or an alias)."`
+	Raw      bool   `help:"Also emit each native line as a native event, before the events derived from it."`
+	Output   string `short:"o" help:"Write the stream to this file instead of stdout." type:"path"`
+	File     string `arg:"" optional:"" default:"-" help:"Native stream to read (one file, not a directory); - or nothing for stdin."`
+	Protocol string `help:"The stream's protocol: cli (the agent's headless output, the default) or acp (an ACP agent's stdout)." enum:"cli,acp," default:""`
 }
 
 // Run normalizes the stream. Exit status: 0 when the agent's stream ends in
@@ -80,7 +81,7 @@ func (c *parseCmd) Run(e *env) error {
 			failed(w.Flush())
 		}
 	}
-	res, err := harness.Parse(ctx, in, c.Agent, sink, harness.ParseOptions{Raw: c.Raw, Flush: flush})
+	res, err := harness.Parse(ctx, in, c.Agent, sink, harness.ParseOptions{Raw: c.Raw, Flush: flush, Protocol: c.Protocol})
 	if ferr := w.Flush(); writeErr == nil {
 		writeErr = ferr
 	}

@@ -44,6 +44,7 @@ type runCmd struct {
 	Binary             string   `help:"Path of the agent's executable."`
 	Env                []string `help:"Extra environment for the agent, KEY=VALUE (repeatable; the value may hold commas). Values are redacted from session logs." placeholder:"K=V" sep:"none"`
 	DryRun             bool     `help:"Print the resolved binary, argv, environment keys and cwd; run nothing."`
+	Protocol           string   `help:"How harness drives the agent: cli (its headless mode, the default) or acp (the Agent Client Protocol: claude-agent-acp, codex-acp, gemini --acp, opencode acp)." enum:"cli,acp," default:""`
 	Mock               string   `help:"Run against the built-in scripted model with this scenario (text, tool, edit, multi, hang, error, overloaded, slow) or a scenario TOML file: no API key, no network."`
 	Extra              []string `arg:"" optional:"" passthrough:"partial" help:"Extra arguments for the agent, after -- (only there: an unknown flag before -- is an error)."`
 }
@@ -91,9 +92,9 @@ func (c *runCmd) task(e *env, s *settings, lib *harness.Settings) (harness.Task,
 	if agent == "" {
 		return harness.Task{}, usageErrorf("run: no agent: give --agent (%s) or set agent in harness.toml", strings.Join(harness.AgentNames(), ", "))
 	}
-	a, err := harness.Adapter(agent)
+	name, err := agentName(s, agent)
 	if err != nil {
-		return harness.Task{}, withStatus(exitUsage, err)
+		return harness.Task{}, err
 	}
 	prompt, err := readPrompt(e, "run", c.Prompt, c.PromptFile)
 	if err != nil {
@@ -103,10 +104,10 @@ func (c *runCmd) task(e *env, s *settings, lib *harness.Settings) (harness.Task,
 		return harness.Task{}, err
 	}
 	return harness.Task{
-		Agent: a.Name(), Prompt: prompt, Model: c.Model, Cwd: c.Cwd, Permissions: deref(c.Permissions),
+		Agent: name, Prompt: prompt, Model: c.Model, Cwd: c.Cwd, Permissions: deref(c.Permissions),
 		Resume: c.Resume, MaxTurns: c.MaxTurns, SystemPrompt: c.SystemPrompt, AppendSystemPrompt: c.AppendSystemPrompt,
 		ExtraArgs: extraArgs(c.Extra), Binary: c.Binary, Env: c.Env, PTY: c.PTY, Raw: c.Raw,
-		Budgets: c.over(lib.Budgets()),
+		Budgets: c.over(lib.Budgets()), Protocol: c.Protocol,
 	}, nil
 }
 
@@ -118,6 +119,19 @@ func checkEnv(cmd string, env []string) error {
 		}
 	}
 	return nil
+}
+
+// agentName is the canonical id of agent, or the name of an ACP agent the
+// configuration defines ([agents.NAME] protocol = "acp", command).
+func agentName(s *settings, agent string) (string, error) {
+	a, err := harness.Adapter(agent)
+	if err == nil {
+		return a.Name(), nil
+	}
+	if ac, ok := s.cfg.Agents[agent]; ok && ac.Protocol == harness.ProtocolACP && len(ac.Command) > 0 {
+		return agent, nil
+	}
+	return "", withStatus(exitUsage, err)
 }
 
 // maxPrompt caps a prompt: more is a mistake (--prompt-file /dev/zero)

@@ -1,0 +1,513 @@
+// Package acp speaks the Agent Client Protocol (ACP, agentclientprotocol.com:
+// JSON-RPC 2.0, one message per line on the agent's stdin and stdout) on
+// behalf of harness, both ways: Client drives an ACP agent through one
+// prompt and turns what it says into unified event bodies; the server side
+// (cmd/harness acp) offers supervised runs to ACP clients.
+//
+// Like an adapter, this package knows formats, never processes: the caller
+// starts the agent, hands Client.Parse each stdout line and gives Client a
+// writer on the agent's stdin.
+package acp
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentharness/harness/adapters"
+	"github.com/agentharness/harness/event"
+)
+
+// ProtocolVersion is the one ACP version harness speaks.
+const ProtocolVersion = 1
+
+// clientVersion is the version harness gives in clientInfo (required by
+// the schema; agents validate it).
+const clientVersion = "1"
+
+// DefaultSetupTimeout bounds initialize and session/new when Options leave
+// it zero: some agents hang there (a missing login, a stuck MCP server),
+// and no idle budget applies while the harness itself waits for an answer.
+const DefaultSetupTimeout = 60 * time.Second
+
+// Options are what one Client session needs.
+type Options struct {
+	Prompt      string
+	Cwd         string // the session's directory; made absolute
+	Permissions string // adapters.FullAccess (when empty) or adapters.ReadOnly
+	// SetupTimeout bounds each of initialize and session/new (and a mode
+	// change); DefaultSetupTimeout when zero.
+	SetupTimeout time.Duration
+	// Emit receives the bodies the Client produces outside Parse (a
+	// deadline missed); it is called from a timer goroutine.
+	Emit func(bodies ...event.Body)
+	// Done is called once, when the session is over: the prompt answered,
+	// or the protocol failed. The caller then lets the agent go (linger,
+	// then stop it). It may be called from Parse or a timer goroutine.
+	Done func()
+}
+
+// phases of a session.
+const (
+	phaseIdle = iota
+	phaseInit
+	phaseNew
+	phaseMode
+	phasePrompt
+	phaseOver
+)
+
+// Client is the client side of one ACP session: initialize (advertising no
+// file-system and no terminal methods: the agent uses its own tools in the
+// session's cwd), session/new, an optional session/set_mode, one
+// session/prompt, and answers to session/request_permission from the
+// permissions. It implements adapters.Parser: Parse maps the agent's lines
+// and answers them. A Client made without Start (NewParser) only maps,
+// for captured sessions. Parse and Flush are called from one goroutine;
+// Start, Cancel and the deadline timer may run concurrently with them.
+type Client struct {
+	o Options
+
+	mu        sync.Mutex // guards everything below
+	w         io.WriteCloser
+	next      int64
+	pending   map[int64]string // request id → method
+	phase     int
+	sessionID string
+	timer     *time.Timer
+
+	agentName, agentVersion string // from initialize's agentInfo
+	doneOnce                sync.Once
+
+	m mapper // used by Parse only
+}
+
+// NewClient returns a Client for one session.
+func NewClient(o Options) *Client {
+	if o.Permissions == "" {
+		o.Permissions = adapters.FullAccess
+	}
+	if o.SetupTimeout <= 0 {
+		o.SetupTimeout = DefaultSetupTimeout
+	}
+	if abs, err := filepath.Abs(o.Cwd); err == nil {
+		o.Cwd = abs
+	}
+	c := &Client{o: o, pending: map[int64]string{}}
+	c.m.init()
+	c.m.live = true
+	return c
+}
+
+// NewParser returns a Client that only maps captured lines (harness parse,
+// sessions reparse): it writes nothing and checks no deadline.
+func NewParser() *Client {
+	c := NewClient(Options{})
+	c.m.live = false
+	return c
+}
+
+// Start sends initialize on w (the agent's stdin) and arms its deadline.
+func (c *Client) Start(w io.WriteCloser) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.w = w
+	c.phase = phaseInit
+	c.arm()
+	return c.send("initialize", map[string]any{
+		"protocolVersion": ProtocolVersion,
+		"clientCapabilities": map[string]any{
+			"fs":       map[string]bool{"readTextFile": false, "writeTextFile": false},
+			"terminal": false,
+		},
+		"clientInfo": map[string]string{"name": "harness", "title": "harness", "version": clientVersion},
+	})
+}
+
+// Cancel sends session/cancel when a prompt is in flight and reports
+// whether it did: the agent should then answer the prompt with
+// stopReason cancelled.
+func (c *Client) Cancel() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.w == nil || c.phase != phasePrompt {
+		return false
+	}
+	return c.notify("session/cancel", map[string]string{"sessionId": c.sessionID}) == nil
+}
+
+// arm starts the deadline of the setup step now in flight. mu is held.
+func (c *Client) arm() {
+	if c.timer != nil {
+		c.timer.Stop()
+	}
+	phase := c.phase
+	c.timer = time.AfterFunc(c.o.SetupTimeout, func() {
+		c.mu.Lock()
+		if c.phase != phase {
+			c.mu.Unlock()
+			return
+		}
+		what := map[int]string{phaseInit: "initialize", phaseNew: "session/new", phaseMode: "session/set_mode"}[phase]
+		bodies := c.fail(nil, fmt.Sprintf("the agent did not answer %s within %s", what, c.o.SetupTimeout))
+		c.mu.Unlock()
+		if c.o.Emit != nil {
+			c.o.Emit(bodies...)
+		}
+		c.done()
+	})
+}
+
+func (c *Client) done() {
+	c.doneOnce.Do(func() {
+		if c.o.Done != nil {
+			c.o.Done()
+		}
+	})
+}
+
+// fail ends the session on a protocol error: one fatal error with class
+// protocol and the result. mu is held.
+func (c *Client) fail(dst []event.Body, msg string) []event.Body {
+	if c.phase == phaseOver {
+		return dst
+	}
+	c.phase = phaseOver
+	if c.timer != nil {
+		c.timer.Stop()
+	}
+	if c.w != nil {
+		c.w.Close() // an agent that reads its stdin ends on EOF
+	}
+	return append(dst, &event.Error{Code: event.ErrAgentError, Class: event.ClassProtocol, Fatal: true, Partial: &event.Partial{},
+		Message: "acp: " + msg, Hint: "the agent does not speak ACP as harness does; check its version and command"},
+		&event.Result{Status: event.ResultError, SessionID: c.sessionID})
+}
+
+// send writes one request. mu is held.
+func (c *Client) send(method string, params any) error {
+	c.next++
+	c.pending[c.next] = method
+	return c.write(map[string]any{"jsonrpc": "2.0", "id": c.next, "method": method, "params": params})
+}
+
+// notify writes one notification. mu is held.
+func (c *Client) notify(method string, params any) error {
+	return c.write(map[string]any{"jsonrpc": "2.0", "method": method, "params": params})
+}
+
+// write writes one message as a line. mu is held.
+func (c *Client) write(msg any) error {
+	if c.w == nil {
+		return nil
+	}
+	b, err := json.Marshal(msg)
+	if err != nil {
+		return err
+	}
+	_, err = c.w.Write(append(b, '\n'))
+	return err
+}
+
+// rpc is one JSON-RPC message, of any of the three kinds.
+type rpc struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+	Result json.RawMessage `json:"result"`
+	Error  *rpcError       `json:"error"`
+}
+
+type rpcError struct {
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data"`
+}
+
+// Parse implements adapters.Parser: it maps one line of the agent's stdout
+// and, in a live session, answers it.
+func (c *Client) Parse(dst []event.Body, line []byte) ([]event.Body, bool) {
+	var msg rpc
+	if err := json.Unmarshal(line, &msg); err != nil || !bytes.HasPrefix(bytes.TrimSpace(line), []byte("{")) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.w != nil && len(bytes.TrimSpace(line)) > 0 {
+			dst = c.fail(dst, "the agent sent a line that is not a JSON-RPC message: "+preview(line))
+			go c.done()
+		}
+		return dst, false
+	}
+	switch {
+	case msg.Method != "" && len(msg.ID) > 0:
+		return c.request(dst, &msg), true
+	case msg.Method != "":
+		if msg.Method == "session/update" {
+			// Text before the prompt is the agent's chatter about the
+			// session (Gemini answers set_mode with "[MODE_UPDATE] yolo"),
+			// not its answer.
+			c.mu.Lock()
+			c.m.setup = c.w != nil && c.phase < phasePrompt
+			c.mu.Unlock()
+			return c.m.update(dst, msg.Params)
+		}
+		return dst, false
+	case len(msg.ID) > 0:
+		return c.response(dst, &msg)
+	}
+	return dst, false
+}
+
+// Flush implements adapters.Parser. Text still streaming when the output
+// ended (the prompt never answered) is no complete message: its deltas
+// stay in the stream, and nothing more is made of them.
+func (c *Client) Flush(dst []event.Body) []event.Body { return dst }
+
+// request answers a call from the agent.
+func (c *Client) request(dst []event.Body, msg *rpc) []event.Body {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if msg.Method == "session/request_permission" {
+		outcome, denied := choosePermission(msg.Params, c.o.Permissions)
+		c.write(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "result": map[string]any{"outcome": outcome}})
+		if denied != "" {
+			c.m.denied[denied] = true
+		}
+		return dst
+	}
+	if c.w == nil {
+		return dst
+	}
+	c.write(map[string]any{"jsonrpc": "2.0", "id": msg.ID,
+		"error": map[string]any{"code": -32601, "message": "method not found: harness did not advertise " + msg.Method}})
+	dst = c.fail(dst, fmt.Sprintf("the agent called %q, a method harness did not advertise", truncate(msg.Method, 80)))
+	go c.done()
+	return dst
+}
+
+// response handles the answer to one of our requests. In a captured
+// session (no writer) the method is read from the result's shape.
+func (c *Client) response(dst []event.Body, msg *rpc) ([]event.Body, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var id int64
+	method := ""
+	if json.Unmarshal(msg.ID, &id) == nil {
+		method = c.pending[id]
+		delete(c.pending, id)
+	}
+	if c.w == nil {
+		method = shapeOf(msg.Result)
+	}
+	if c.w != nil && method == "" {
+		return dst, false // an answer to nothing we asked: ignored
+	}
+	if c.w != nil && c.phase == phaseOver {
+		return dst, true // too late (a deadline passed): the session is over
+	}
+	if msg.Error != nil {
+		return c.rpcFailed(dst, method, msg.Error), true
+	}
+	switch method {
+	case "initialize":
+		var r struct {
+			ProtocolVersion json.RawMessage `json:"protocolVersion"`
+			AgentInfo       struct {
+				Name    string `json:"name"`
+				Version string `json:"version"`
+			} `json:"agentInfo"`
+		}
+		json.Unmarshal(msg.Result, &r)
+		c.agentName, c.agentVersion = r.AgentInfo.Name, r.AgentInfo.Version
+		// OpenCode 1.18's answer carries the usage of its last model call
+		// only (120/25 for a two-call turn that cost 240/50): no usage is
+		// better than a wrong total.
+		c.m.noUsage = r.AgentInfo.Name == "OpenCode"
+		if string(r.ProtocolVersion) != fmt.Sprint(ProtocolVersion) {
+			return c.fail(dst, fmt.Sprintf("the agent speaks protocol version %s; harness speaks %d", truncate(string(r.ProtocolVersion), 40), ProtocolVersion)), true
+		}
+		if c.w != nil {
+			c.phase = phaseNew
+			c.arm()
+			c.send("session/new", map[string]any{"cwd": c.o.Cwd, "mcpServers": []any{}})
+		}
+	case "session/new":
+		var r struct {
+			SessionID string `json:"sessionId"`
+			Modes     struct {
+				Current   string `json:"currentModeId"`
+				Available []struct {
+					ID string `json:"id"`
+				} `json:"availableModes"`
+			} `json:"modes"`
+		}
+		json.Unmarshal(msg.Result, &r)
+		c.sessionID = r.SessionID
+		dst = append(dst, &event.SessionStart{SessionID: r.SessionID, AgentVersion: truncate(c.agentVersion, 100)})
+		if c.w == nil {
+			break
+		}
+		var ids []string
+		for _, m := range r.Modes.Available {
+			ids = append(ids, m.ID)
+		}
+		if mode := chooseMode(ids, c.o.Permissions); mode != "" && mode != r.Modes.Current {
+			c.phase = phaseMode
+			c.arm()
+			c.send("session/set_mode", map[string]string{"sessionId": r.SessionID, "modeId": mode})
+			break
+		}
+		c.prompt()
+	case "session/set_mode":
+		if c.w != nil {
+			c.prompt()
+		}
+	case "session/prompt":
+		dst = c.m.end(dst, msg.Result, c.sessionID)
+		c.over()
+	default:
+		return dst, false
+	}
+	return dst, true
+}
+
+// prompt sends the one session/prompt. mu is held.
+func (c *Client) prompt() {
+	c.phase = phasePrompt
+	if c.timer != nil {
+		c.timer.Stop() // from here on, the run's own budgets apply
+	}
+	c.send("session/prompt", map[string]any{"sessionId": c.sessionID,
+		"prompt": []map[string]string{{"type": "text", "text": c.o.Prompt}}})
+}
+
+// over ends a session whose prompt was answered. mu is held.
+func (c *Client) over() {
+	c.phase = phaseOver
+	if c.w != nil {
+		c.w.Close()
+		go c.done()
+	}
+}
+
+// rpcFailed turns an error answer to one of our requests into the run's
+// fatal error. mu is held.
+func (c *Client) rpcFailed(dst []event.Body, method string, e *rpcError) []event.Body {
+	if method == "session/set_mode" {
+		// A mode the agent refuses is not fatal: prompt in the one it has.
+		if c.w != nil {
+			c.prompt()
+		}
+		return append(dst, &event.Warning{Code: event.WarnAgentWarning, Message: "acp: session/set_mode: " + truncate(e.Message, 500)})
+	}
+	text := e.Message
+	if len(e.Data) > 0 && string(e.Data) != "null" {
+		text += ": " + string(e.Data)
+	}
+	dst = c.m.flushText(dst)
+	c.phase = phaseOver
+	if c.timer != nil {
+		c.timer.Stop()
+	}
+	if c.w != nil {
+		c.w.Close()
+		go c.done()
+	}
+	if method == "" {
+		method = "a request"
+	}
+	return append(dst, &event.Error{Code: event.ErrAgentError, Fatal: true, Partial: &event.Partial{}, Class: adapters.ClassifyError(text),
+		Message: truncate(fmt.Sprintf("%s failed: %s", method, text), 2000)},
+		&event.Result{Status: event.ResultError, SessionID: c.sessionID})
+}
+
+// shapeOf names the request a captured answer belongs to by its fields.
+func shapeOf(result json.RawMessage) string {
+	var r map[string]json.RawMessage
+	if json.Unmarshal(result, &r) != nil {
+		return ""
+	}
+	switch {
+	case r["stopReason"] != nil:
+		return "session/prompt"
+	case r["protocolVersion"] != nil:
+		return "initialize"
+	case r["sessionId"] != nil:
+		return "session/new"
+	}
+	return ""
+}
+
+// chooseMode picks the session mode that matches the permissions among
+// the agent's: codex-acp's "full-access" (its default mode's sandbox stops
+// the shell), Claude's "bypassPermissions", Gemini's "yolo"; for
+// read-only, "read-only" or "default". "" keeps the agent's mode.
+func chooseMode(ids []string, permissions string) string {
+	want := []string{"full-access", "bypassPermissions", "yolo", "auto"}
+	if permissions == adapters.ReadOnly {
+		// "default" asks harness before edits and commands, which it
+		// refuses; Claude's "plan" was seen running a shell command.
+		want = []string{"read-only", "default"}
+	}
+	for _, w := range want {
+		for _, id := range ids {
+			if id == w {
+				return id
+			}
+		}
+	}
+	return ""
+}
+
+// choosePermission answers session/request_permission: full-access allows
+// (always, where offered), read-only rejects edits, deletions, moves and
+// execution and allows the rest. denied is the call id of a rejected call.
+func choosePermission(params json.RawMessage, permissions string) (outcome map[string]string, denied string) {
+	var p struct {
+		ToolCall struct {
+			ID   string `json:"toolCallId"`
+			Kind string `json:"kind"`
+		} `json:"toolCall"`
+		Options []struct {
+			ID   string `json:"optionId"`
+			Kind string `json:"kind"`
+		} `json:"options"`
+	}
+	json.Unmarshal(params, &p)
+	allow := permissions != adapters.ReadOnly
+	if !allow {
+		switch p.ToolCall.Kind {
+		case "edit", "delete", "move", "execute":
+		default:
+			allow = true
+		}
+	}
+	order := []string{"allow_always", "allow_once"}
+	if !allow {
+		order = []string{"reject_once", "reject_always"}
+		denied = p.ToolCall.ID
+	}
+	for _, k := range order {
+		for _, o := range p.Options {
+			if o.Kind == k {
+				return map[string]string{"outcome": "selected", "optionId": o.ID}, denied
+			}
+		}
+	}
+	return map[string]string{"outcome": "cancelled"}, denied
+}
+
+func preview(line []byte) string {
+	return fmt.Sprintf("%q", truncate(string(line), 120))
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + "…"
+}

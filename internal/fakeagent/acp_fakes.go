@@ -1,0 +1,177 @@
+package fakeagent
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// ACP fakes: agents that speak the Agent Client Protocol on stdio
+// (JSON-RPC 2.0, one message a line), well or badly.
+func init() {
+	Register("acp-agent", acpAgent)
+}
+
+// ACPFile is the file the acp-agent's normal session writes in its cwd,
+// and ACPFileText its content.
+const (
+	ACPFile     = "hello.txt"
+	ACPFileText = "hello from acp\n"
+)
+
+// acp-agent MODE: an ACP agent. MODE is
+//
+//	normal       initialize, session/new (modes default and full-access),
+//	             set_mode, and a prompt that thinks, speaks, asks permission
+//	             for an edit, writes ACPFile (when allowed), reports the
+//	             diff, a plan, the cost, and ends end_turn with usage
+//	slow-tool    a prompt that starts a shell call and waits for
+//	             session/cancel, then answers cancelled
+//	hang-prompt  a prompt never answered, and nothing printed
+//	no-init      reads everything, answers nothing
+//	bad-version  answers initialize with protocolVersion 99
+//	bad-json     answers initialize with a line that is not JSON
+//	undeclared   at the prompt, calls fs/read_text_file (not advertised)
+//
+// It exits 0 at EOF on stdin.
+func acpAgent(args []string) int {
+	mode := "normal"
+	if len(args) > 0 {
+		mode = args[0]
+	}
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(make([]byte, 1<<20), 1<<20)
+	out := json.NewEncoder(os.Stdout)
+	send := func(v map[string]any) { v["jsonrpc"] = "2.0"; _ = out.Encode(v) }
+	update := func(sid string, u map[string]any) {
+		send(map[string]any{"method": "session/update", "params": map[string]any{"sessionId": sid, "update": u}})
+	}
+	type msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+		Result json.RawMessage `json:"result"`
+	}
+	read := func() (msg, bool) {
+		var m msg
+		for in.Scan() {
+			if json.Unmarshal(in.Bytes(), &m) == nil {
+				return m, true
+			}
+		}
+		return m, false
+	}
+	cwd := ""
+	for {
+		m, ok := read()
+		if !ok {
+			return 0
+		}
+		if mode == "no-init" {
+			continue
+		}
+		switch m.Method {
+		case "initialize":
+			switch mode {
+			case "bad-version":
+				send(map[string]any{"id": m.ID, "result": map[string]any{"protocolVersion": 99}})
+			case "bad-json":
+				fmt.Println(`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1` + "\x00garbage")
+			default:
+				send(map[string]any{"id": m.ID, "result": map[string]any{"protocolVersion": 1,
+					"agentCapabilities": map[string]any{"loadSession": false}, "authMethods": []any{}}})
+			}
+		case "session/new":
+			var p struct {
+				Cwd string `json:"cwd"`
+			}
+			_ = json.Unmarshal(m.Params, &p)
+			cwd = p.Cwd
+			send(map[string]any{"id": m.ID, "result": map[string]any{"sessionId": "sess-1",
+				"modes": map[string]any{"currentModeId": "default", "availableModes": []any{
+					map[string]string{"id": "default", "name": "Default"}, map[string]string{"id": "full-access", "name": "Full access"}}}}})
+		case "session/set_mode":
+			send(map[string]any{"id": m.ID, "result": map[string]any{}})
+		case "session/prompt":
+			switch mode {
+			case "hang-prompt":
+				continue
+			case "undeclared":
+				send(map[string]any{"id": 77, "method": "fs/read_text_file", "params": map[string]any{"sessionId": "sess-1", "path": "/etc/hostname"}})
+				continue
+			case "slow-tool":
+				update("sess-1", map[string]any{"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "sleep 60",
+					"kind": "execute", "status": "in_progress", "rawInput": map[string]any{"command": "sleep 60"}})
+				for {
+					c, ok := read()
+					if !ok {
+						return 0
+					}
+					if c.Method == "session/cancel" {
+						break
+					}
+				}
+				update("sess-1", map[string]any{"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "failed"})
+				send(map[string]any{"id": m.ID, "result": map[string]any{"stopReason": "cancelled"}})
+				continue
+			}
+			acpNormalTurn(cwd, m.ID, send, update, func() json.RawMessage {
+				for {
+					r, ok := read()
+					if !ok {
+						return nil
+					}
+					if string(r.ID) == "900" && r.Method == "" {
+						return r.Result
+					}
+				}
+			})
+		}
+	}
+}
+
+// acpNormalTurn is the normal mode's answer to a prompt.
+func acpNormalTurn(cwd string, id json.RawMessage, send func(map[string]any), update func(string, map[string]any), answer func() json.RawMessage) {
+	const sid = "sess-1"
+	text := func(kind, s string) {
+		update(sid, map[string]any{"sessionUpdate": kind, "content": map[string]string{"type": "text", "text": s}})
+	}
+	text("agent_thought_chunk", "I should write ")
+	text("agent_thought_chunk", "the file.")
+	text("agent_message_chunk", "Writing ")
+	text("agent_message_chunk", "the file.")
+	path := filepath.Join(cwd, ACPFile)
+	update(sid, map[string]any{"sessionUpdate": "tool_call", "toolCallId": "call-1", "title": "Write " + ACPFile,
+		"kind": "edit", "status": "pending", "locations": []any{map[string]string{"path": path}},
+		"rawInput": map[string]string{"path": path, "content": ACPFileText}})
+	send(map[string]any{"id": 900, "method": "session/request_permission", "params": map[string]any{"sessionId": sid,
+		"toolCall": map[string]any{"toolCallId": "call-1", "kind": "edit", "title": "Write " + ACPFile},
+		"options": []any{map[string]string{"optionId": "yes", "name": "Allow", "kind": "allow_once"},
+			map[string]string{"optionId": "no", "name": "Reject", "kind": "reject_once"}}}})
+	var a struct {
+		Outcome struct {
+			OptionID string `json:"optionId"`
+		} `json:"outcome"`
+	}
+	_ = json.Unmarshal(answer(), &a)
+	if a.Outcome.OptionID == "yes" {
+		update(sid, map[string]any{"sessionUpdate": "tool_call_update", "toolCallId": "call-1", "status": "in_progress"})
+		time.Sleep(20 * time.Millisecond) // the file's mtime after the call's start
+		_ = os.WriteFile(path, []byte(ACPFileText), 0o644)
+		update(sid, map[string]any{"sessionUpdate": "tool_call_update", "toolCallId": "call-1", "status": "completed",
+			"content": []any{map[string]any{"type": "diff", "path": path, "oldText": nil, "newText": ACPFileText}}})
+	} else {
+		update(sid, map[string]any{"sessionUpdate": "tool_call_update", "toolCallId": "call-1", "status": "failed",
+			"content": []any{map[string]any{"type": "content", "content": map[string]string{"type": "text", "text": "rejected"}}}})
+	}
+	update(sid, map[string]any{"sessionUpdate": "plan", "entries": []any{
+		map[string]string{"content": "write the file", "priority": "high", "status": "completed"}}})
+	text("agent_message_chunk", "Done.")
+	update(sid, map[string]any{"sessionUpdate": "usage_update", "used": 1200, "size": 200000,
+		"cost": map[string]any{"amount": 0.0125, "currency": "USD"}})
+	send(map[string]any{"id": id, "result": map[string]any{"stopReason": "end_turn",
+		"usage": map[string]int{"inputTokens": 10, "outputTokens": 5, "cachedReadTokens": 100, "cachedWriteTokens": 20, "totalTokens": 135}}})
+}
