@@ -173,7 +173,7 @@ func acpServe(t *testing.T, agent, scenario string, flags ...string) (acpsdk.Pro
 	// The idle warning goes out 3 s before the idle budget ends.
 	cmd.Env = append(os.Environ(), "HARNESS_AGENTS_DIR="+agentsDir, "HARNESS_IDLE_WARNING=3s",
 		"XDG_CONFIG_HOME="+filepath.Join(home, "config"), "XDG_DATA_HOME="+filepath.Join(home, "data"))
-	var stderr bytes.Buffer
+	var stderr lockedBuffer // written by exec's copying goroutine while the test reads it
 	cmd.Stderr = &stderr
 	in, err := cmd.StdinPipe()
 	require.NoError(t, err)
@@ -269,4 +269,23 @@ func TestACPServerRealAgents(t *testing.T) {
 			})
 		})
 	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for one writer and concurrent
+// readers.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
