@@ -537,25 +537,6 @@ func Values(raw string, fn func(val string) bool) {
 	}
 }
 
-// Elem returns the raw value at key k of an object, or at index k (a
-// number) of an array, as one step of a gjson path does.
-func Elem(raw, k string) string {
-	if IsArray(raw) {
-		n := 0
-		for i := 0; i < len(k); i++ {
-			if k[i] < '0' || k[i] > '9' || n > 1<<20 {
-				return ""
-			}
-			n = n*10 + int(k[i]-'0')
-		}
-		if k == "" {
-			return ""
-		}
-		return Index(raw, n)
-	}
-	return Get(raw, k)
-}
-
 // Lines keeps copies of a parser's lines in shared blocks, so that the
 // parser can keep pieces of a line (in the bodies it emits, or in its own
 // state) with Str instead of an allocation per piece. Nothing in a block
