@@ -37,7 +37,7 @@ func TestClassifyError(t *testing.T) {
 func TestClassifyStatus(t *testing.T) {
 	t.Parallel()
 	for code, want := range map[int]string{200: "", 401: event.ClassAuth, 403: event.ClassAuth, 404: event.ClassBadRequest,
-		413: event.ClassContextOverflow, 429: event.ClassRateLimit, 500: event.ClassCrash, 503: event.ClassOverloaded, 529: event.ClassOverloaded} {
+		413: event.ClassContextOverflow, 429: event.ClassRateLimit, 500: event.ClassServerError, 502: event.ClassServerError, 503: event.ClassOverloaded, 529: event.ClassOverloaded} {
 		require.Equal(t, want, ClassifyStatus(code), code)
 	}
 }

@@ -83,8 +83,8 @@ func ClassifyStatus(code int) string {
 		return event.ClassContextOverflow
 	case code >= 400 && code < 500:
 		return event.ClassBadRequest
-	case code >= 500:
-		return event.ClassCrash
+	case code >= 500 && code < 600:
+		return event.ClassServerError // the model's server failed (docs/events.md)
 	}
 	return ""
 }

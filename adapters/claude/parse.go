@@ -743,12 +743,6 @@ func statusClass(status int64, text string) string {
 	if status == 0 {
 		status = textStatus(text)
 	}
-	switch {
-	case status == 503 || status == 529:
-		return event.ClassOverloaded
-	case status >= 500 && status < 600:
-		return event.ClassServerError
-	}
 	return adapters.ClassifyStatus(int(status))
 }
 

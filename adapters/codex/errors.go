@@ -26,21 +26,12 @@ func agentError(msg string) *event.Error {
 		e.Status = httpStatus(msg)
 	}
 	if e.Status != 0 {
-		e.Class = classifyStatus(e.Status)
+		e.Class = adapters.ClassifyStatus(e.Status)
 	}
 	if e.Class == "" {
 		e.Class = adapters.ClassifyError(msg)
 	}
 	return e
-}
-
-// classifyStatus is the class of an HTTP status: a 5xx other than the
-// overload codes 503 and 529 is the server's failure.
-func classifyStatus(code int) string {
-	if code >= 500 && code <= 599 && code != 503 && code != 529 {
-		return event.ClassServerError
-	}
-	return adapters.ClassifyStatus(code)
 }
 
 // httpStatus finds the status in Codex's own renderings of an HTTP

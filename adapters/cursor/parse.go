@@ -559,21 +559,12 @@ func textError(line []byte) *event.Error {
 func agentError(msg string) *event.Error {
 	e := &event.Error{Code: event.ErrAgentError, Message: msg, Status: httpStatus(msg)}
 	if e.Status != 0 {
-		e.Class = classifyStatus(e.Status)
+		e.Class = adapters.ClassifyStatus(e.Status)
 	}
 	if e.Class == "" {
 		e.Class = classify(msg)
 	}
 	return e
-}
-
-// classifyStatus is the class of an HTTP status: a 5xx other than the
-// overload codes 503 and 529 is the server's failure.
-func classifyStatus(code int) string {
-	if code >= 500 && code <= 599 && code != 503 && code != 529 {
-		return event.ClassServerError
-	}
-	return adapters.ClassifyStatus(code)
 }
 
 // httpStatus finds an HTTP status in an error text: a three-digit number

@@ -480,7 +480,7 @@ func agentError(msg string, fatal bool) *event.Error {
 		if m := statusRE().FindStringSubmatch(msg); m != nil {
 			code, _ := strconv.Atoi(m[1] + m[2])
 			e.Status = code
-			e.Class = statusClass(code)
+			e.Class = adapters.ClassifyStatus(code)
 		}
 	}
 	if e.Class == "" {
@@ -544,15 +544,6 @@ func (p *parser) result(dst []event.Body, l *line) []event.Body {
 		}
 	}
 	return append(dst, r)
-}
-
-// statusClass is the error class of an HTTP status: a 5xx that is not an
-// overload is a server error.
-func statusClass(code int) string {
-	if code >= 500 && code != 503 && code != 529 {
-		return event.ClassServerError
-	}
-	return adapters.ClassifyStatus(code)
 }
 
 // millis reads an ISO 8601 timestamp as Unix milliseconds, 0 when it is

@@ -396,7 +396,7 @@ func (p *parser) agentError(dst []event.Body, e string, ts int64) []event.Body {
 	status := int(jsonscan.Int(jsonscan.Get(data, "statusCode")))
 	class := errorClasses[name]
 	if class == "" && status != 0 {
-		class = statusClass(status)
+		class = adapters.ClassifyStatus(status)
 	}
 	if class == "" {
 		class = adapters.ClassifyError(msg)
@@ -408,13 +408,4 @@ func (p *parser) agentError(dst []event.Body, e string, ts int64) []event.Body {
 	// OpenCode ends the run on an error event: the error is fatal.
 	return append(dst, &event.Error{Code: event.ErrAgentError, Message: msg, Class: class, Status: status,
 		Fatal: true, Partial: &event.Partial{}}, p.result(event.ResultError, "", ts))
-}
-
-// statusClass is the error class of an HTTP status: a 5xx that is not an
-// overload is a server error.
-func statusClass(code int) string {
-	if code >= 500 && code != 503 && code != 529 {
-		return event.ClassServerError
-	}
-	return adapters.ClassifyStatus(code)
 }
