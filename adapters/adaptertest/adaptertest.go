@@ -9,6 +9,7 @@ import (
 	"flag"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -460,4 +461,31 @@ func BodiesOwnTheirStrings(t *testing.T, a adapters.Adapter, dir string) {
 		require.NoError(t, err)
 		require.Equal(t, string(wantJSON), string(gotJSON), file)
 	}
+}
+
+// GoldenDiffs returns the tool_end events of the golden stream at path
+// that carry a diff, in stream order.
+func GoldenDiffs(t testing.TB, path string) []*event.ToolEnd {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	evs, err := event.ReadAll(bytes.NewReader(data))
+	require.NoError(t, err, path)
+	var out []*event.ToolEnd
+	for _, ev := range evs {
+		if te, ok := ev.Body.(*event.ToolEnd); ok && te.Diff != "" {
+			out = append(out, te)
+		}
+	}
+	return out
+}
+
+// GitApply applies diff to the files in dir as a user would, with git
+// apply (paths a/ and b/), and fails t when git refuses it.
+func GitApply(t testing.TB, dir, diff string) {
+	t.Helper()
+	cmd := exec.Command("git", "apply", "-")
+	cmd.Dir, cmd.Stdin = dir, strings.NewReader(diff)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "git apply: %s\n%s", out, diff)
 }

@@ -1,7 +1,6 @@
 package codex
 
 import (
-	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -348,22 +347,14 @@ func TestGoldenDiffsApply(t *testing.T) {
 				changes[it.Get("id").Str] = it.Get("changes")
 			}
 		}
-		out, err := os.ReadFile(golden)
-		require.NoError(t, err)
-		evs, err := event.ReadAll(bytes.NewReader(out))
-		require.NoError(t, err)
 		dir := t.TempDir()
-		for _, ev := range evs {
-			te, ok := ev.Body.(*event.ToolEnd)
-			if !ok || te.Diff == "" {
-				continue
-			}
+		for _, te := range adaptertest.GoldenDiffs(t, golden) {
 			for _, c := range changes[te.CallID].Array() {
 				if c.Get("kind").Str == "delete" { // the removed file, as Codex read it
 					writeFile(t, dir, c.Get("path").Str, c.Get("diff").Str)
 				}
 			}
-			gitApply(t, dir, te.Diff)
+			adaptertest.GitApply(t, dir, te.Diff)
 			applied++
 			for _, c := range changes[te.CallID].Array() {
 				got, err := os.ReadFile(filepath.Join(dir, c.Get("path").Str))
@@ -385,16 +376,6 @@ func writeFile(t *testing.T, dir, path, text string) {
 	p := filepath.Join(dir, path)
 	require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
 	require.NoError(t, os.WriteFile(p, []byte(text), 0o644))
-}
-
-// gitApply applies diff in dir as a user would: git apply, paths a/ b/.
-func gitApply(t *testing.T, dir, diff string) {
-	t.Helper()
-	cmd := exec.Command("git", "apply", "-")
-	cmd.Dir = dir
-	cmd.Stdin = strings.NewReader(diff)
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "git apply failed: %s\n%s", out, diff)
 }
 
 // BenchmarkHugeBlock streams one plan of 256 MiB as item.plan.delta lines

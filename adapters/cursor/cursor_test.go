@@ -3,7 +3,6 @@ package cursor
 import (
 	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -515,16 +514,8 @@ func TestGoldenDiffsApply(t *testing.T) {
 				calls[gjson.Get(l, "call_id").Str] = gjson.Get(l, "tool_call")
 			}
 		}
-		out, err := os.ReadFile(golden)
-		require.NoError(t, err)
-		evs, err := event.ReadAll(bytes.NewReader(out))
-		require.NoError(t, err)
 		dir := t.TempDir()
-		for _, ev := range evs {
-			te, ok := ev.Body.(*event.ToolEnd)
-			if !ok || te.Diff == "" {
-				continue
-			}
+		for _, te := range adaptertest.GoldenDiffs(t, golden) {
 			var tool gjson.Result
 			calls[te.CallID].ForEach(func(k, v gjson.Result) bool {
 				if strings.HasSuffix(k.Str, "ToolCall") {
@@ -540,10 +531,7 @@ func TestGoldenDiffsApply(t *testing.T) {
 					require.NoError(t, os.WriteFile(file, []byte(before.Str), 0o644))
 				}
 			}
-			cmd := exec.Command("git", "apply", "-")
-			cmd.Dir, cmd.Stdin = dir, strings.NewReader(te.Diff)
-			msg, err := cmd.CombinedOutput()
-			require.NoError(t, err, "%s: git apply: %s\n%s", golden, msg, te.Diff)
+			adaptertest.GitApply(t, dir, te.Diff)
 			applied++
 			got, err := os.ReadFile(file)
 			switch {

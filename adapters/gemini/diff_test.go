@@ -1,16 +1,14 @@
 package gemini
 
 import (
-	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentharness/harness/event"
+	"github.com/agentharness/harness/adapters/adaptertest"
 )
 
 // TestGoldenDiffsApply applies every diff of the goldens, in order, with
@@ -30,24 +28,11 @@ func TestGoldenDiffsApply(t *testing.T) {
 	require.NoError(t, err)
 	for _, g := range goldens {
 		name := strings.TrimSuffix(filepath.Base(g), ".golden.ndjson")
-		data, err := os.ReadFile(g)
-		require.NoError(t, err)
-		evs, err := event.ReadAll(bytes.NewReader(data))
-		require.NoError(t, err)
 		dir := t.TempDir()
 		n := 0
-		for _, ev := range evs {
-			te, ok := ev.Body.(*event.ToolEnd)
-			if !ok || te.Diff == "" {
-				continue
-			}
+		for _, te := range adaptertest.GoldenDiffs(t, g) {
 			n++
-			patch := filepath.Join(t.TempDir(), "p.diff")
-			require.NoError(t, os.WriteFile(patch, []byte(te.Diff), 0o600))
-			cmd := exec.Command("git", "apply", patch)
-			cmd.Dir = dir
-			out, err := cmd.CombinedOutput()
-			require.NoError(t, err, "%s: the diff of %s does not apply: %s\n%s", name, te.CallID, out, te.Diff)
+			adaptertest.GitApply(t, dir, te.Diff)
 		}
 		files, ok := want[name]
 		if n == 0 {

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
 
-	"github.com/agentharness/harness/event"
+	"github.com/agentharness/harness/adapters/adaptertest"
 )
 
 // TestGoldenDiffsApply applies every diff of the goldens with git apply to
@@ -25,15 +24,7 @@ func TestGoldenDiffsApply(t *testing.T) {
 	diffs := 0
 	for _, g := range goldens {
 		native := parts(t, strings.TrimSuffix(g, ".golden.ndjson")+".jsonl")
-		data, err := os.ReadFile(g)
-		require.NoError(t, err)
-		evs, err := event.ReadAll(bytes.NewReader(data))
-		require.NoError(t, err)
-		for _, ev := range evs {
-			te, ok := ev.Body.(*event.ToolEnd)
-			if !ok || te.Diff == "" {
-				continue
-			}
+		for _, te := range adaptertest.GoldenDiffs(t, g) {
 			diffs++
 			dir := t.TempDir()
 			before, after := contents(native[te.CallID])
@@ -43,12 +34,7 @@ func TestGoldenDiffsApply(t *testing.T) {
 				require.NoError(t, os.MkdirAll(filepath.Dir(file), 0o755))
 				require.NoError(t, os.WriteFile(file, []byte(text), 0o600))
 			}
-			patch := filepath.Join(t.TempDir(), "p.diff")
-			require.NoError(t, os.WriteFile(patch, []byte(te.Diff), 0o600))
-			cmd := exec.Command("git", "apply", patch)
-			cmd.Dir = dir
-			out, err := cmd.CombinedOutput()
-			require.NoError(t, err, "%s: the diff of %s does not apply: %s\n%s", g, te.CallID, out, te.Diff)
+			adaptertest.GitApply(t, dir, te.Diff)
 			for path, text := range after {
 				got, err := os.ReadFile(filepath.Join(dir, strings.TrimPrefix(path, "/")))
 				require.NoError(t, err)
