@@ -1,12 +1,9 @@
 package harness_test
 
 import (
-	"bytes"
-	"context"
 	"errors"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,7 +11,6 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/adapters"
-	"github.com/agentharness/harness/adapters/adaptertest"
 	"github.com/agentharness/harness/event"
 	"github.com/agentharness/harness/internal/fakeagent"
 )
@@ -25,31 +21,11 @@ func acpRun(t *testing.T, mode, permissions string, b harness.Budgets, during fu
 	t.Helper()
 	argv, env := fakeagent.Command("acp-agent", mode)
 	dir := t.TempDir()
-	var mu sync.Mutex
-	var out bytes.Buffer
-	task := harness.Task{
+	fr := runTask(t, harness.Task{
 		Agent: "fake-acp", Protocol: harness.ProtocolACP, Command: argv, BaseEnv: env, Raw: true,
 		Prompt: "write the file", Cwd: dir, Permissions: permissions,
 		Budgets: &b,
-	}
-	start := time.Now()
-	run, err := harness.Start(context.Background(), task, harness.Options{OnLine: func(line []byte) {
-		mu.Lock()
-		out.Write(line)
-		mu.Unlock()
-	}})
-	require.NoError(t, err)
-	if during != nil {
-		during(run)
-	}
-	res, werr := run.Wait()
-	fr := fakeRun{result: res, err: werr, elapsed: time.Since(start)}
-	mu.Lock()
-	fr.ndjson = append([]byte(nil), out.Bytes()...)
-	mu.Unlock()
-	adaptertest.CheckStream(t, fr.ndjson)
-	fr.events, err = event.ReadAll(bytes.NewReader(fr.ndjson))
-	require.NoError(t, err)
+	}, during)
 	require.NoError(t, event.Check(fr.events))
 	pid := fr.events[0].Body.(*event.SessionStart).PID
 	require.NotZero(t, pid)

@@ -42,13 +42,30 @@ type fakeRun struct {
 func runFake(t *testing.T, name string, b harness.Budgets, during func(*harness.Run)) fakeRun {
 	t.Helper()
 	argv, env := fakeagent.Command(name)
-	var mu sync.Mutex
-	var out bytes.Buffer
-	task := harness.Task{
+	fr := runTask(t, harness.Task{
 		Agent: "claude", Binary: argv[0], BaseEnv: env, Raw: true,
 		Prompt: "do it", Cwd: t.TempDir(),
 		Budgets: &b,
+	}, during)
+	for _, ev := range fr.events {
+		if n, ok := ev.Body.(*event.Native); ok {
+			if g := gjson.GetBytes(n.Line, "subtype"); g.String() == "fake_child" {
+				fr.pids = append(fr.pids, int(gjson.GetBytes(n.Line, "pid").Int()))
+			}
+		}
 	}
+	for _, pid := range fr.pids {
+		require.False(t, alive(pid), "process %d of the run is still alive", pid)
+	}
+	return fr
+}
+
+// runTask starts task, calls during (when set) while it runs, waits for
+// it, and returns its stream, checked against the schema.
+func runTask(t *testing.T, task harness.Task, during func(*harness.Run)) fakeRun {
+	t.Helper()
+	var mu sync.Mutex
+	var out bytes.Buffer
 	start := time.Now()
 	run, err := harness.Start(context.Background(), task, harness.Options{OnLine: func(line []byte) {
 		mu.Lock()
@@ -67,16 +84,6 @@ func runFake(t *testing.T, name string, b harness.Budgets, during func(*harness.
 	adaptertest.CheckStream(t, fr.ndjson)
 	fr.events, err = event.ReadAll(bytes.NewReader(fr.ndjson))
 	require.NoError(t, err)
-	for _, ev := range fr.events {
-		if n, ok := ev.Body.(*event.Native); ok {
-			if g := gjson.GetBytes(n.Line, "subtype"); g.String() == "fake_child" {
-				fr.pids = append(fr.pids, int(gjson.GetBytes(n.Line, "pid").Int()))
-			}
-		}
-	}
-	for _, pid := range fr.pids {
-		require.False(t, alive(pid), "process %d of the run is still alive", pid)
-	}
 	return fr
 }
 
