@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentharness/harness/adapters"
 	"github.com/agentharness/harness/adapters/adaptertest"
 	"github.com/agentharness/harness/event"
 )
@@ -114,9 +115,8 @@ func FuzzParse(f *testing.F) {
 
 // pipeWriter records what a Client writes to the agent.
 type pipeWriter struct {
-	mu     sync.Mutex
-	buf    bytes.Buffer
-	closed bool
+	mu  sync.Mutex
+	buf bytes.Buffer
 }
 
 func (w *pipeWriter) Write(p []byte) (int, error) {
@@ -124,8 +124,6 @@ func (w *pipeWriter) Write(p []byte) (int, error) {
 	defer w.mu.Unlock()
 	return w.buf.Write(p)
 }
-
-func (w *pipeWriter) Close() error { w.mu.Lock(); w.closed = true; w.mu.Unlock(); return nil }
 
 func (w *pipeWriter) lines() []string {
 	w.mu.Lock()
@@ -137,20 +135,18 @@ func (w *pipeWriter) lines() []string {
 // session is over; an answer that comes after starts nothing.
 func TestLateAnswerAfterTheDeadline(t *testing.T) {
 	emitted := make(chan []event.Body, 1)
-	done := make(chan struct{})
-	c := NewClient(Options{Prompt: "x", Cwd: t.TempDir(), SetupTimeout: 20 * time.Millisecond,
-		Emit: func(b ...event.Body) { emitted <- b }, Done: func() { close(done) }})
+	c := NewParser()
+	c.BoundSetup(20*time.Millisecond, func(b ...event.Body) { emitted <- b })
 	w := &pipeWriter{}
-	require.NoError(t, c.Start(w))
+	require.NoError(t, c.Begin(w, adapters.Task{Prompt: "x", Cwd: t.TempDir()}))
 	bodies := <-emitted
-	<-done
 	require.Len(t, bodies, 2)
 	require.Equal(t, event.ClassProtocol, bodies[0].(*event.Error).Class)
 	require.Equal(t, event.ResultError, bodies[1].(*event.Result).Status)
+	require.True(t, c.Done(), "the session is over: the harness closes stdin")
 	out, known := c.Parse(nil, []byte(`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1}}`))
 	require.True(t, known)
 	require.Empty(t, out)
 	require.Len(t, w.lines(), 1, "only initialize was sent: %v", w.lines())
-	require.True(t, w.closed, "stdin is closed: the agent may end on EOF")
 	require.False(t, c.Cancel(), "no prompt to cancel")
 }
