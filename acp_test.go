@@ -124,3 +124,27 @@ func TestACPClientInterruptSendsCancel(t *testing.T) {
 	}
 	require.Less(t, fr.elapsed, 2*time.Second)
 }
+
+// TestProtocolAdapters: Task.Protocol picks the adapter from the protocol
+// table; what it returns runs as a session over stdio.
+func TestProtocolAdapters(t *testing.T) {
+	t.Parallel()
+	prepare := func(agent, protocol string, command ...string) (*harness.Command, error) {
+		return harness.Prepare(harness.Task{Agent: agent, Protocol: protocol, Command: command, Prompt: "x", BaseEnv: []string{}})
+	}
+	c, err := prepare("claude-code", harness.ProtocolACP)
+	require.NoError(t, err)
+	require.Equal(t, "claude", c.Agent)
+	require.Equal(t, "claude-agent-acp", filepath.Base(c.Argv[0]), "the built-in ACP command")
+	require.True(t, c.Session)
+	c, err = prepare("goose", harness.ProtocolACP, "goose", "acp")
+	require.NoError(t, err)
+	require.Equal(t, []string{"goose", "acp"}, []string{c.Agent, c.Argv[1]}, "any agent by its command")
+	_, err = prepare("cursor", harness.ProtocolACP)
+	require.ErrorContains(t, err, "cursor has no ACP mode")
+	_, err = prepare("goose", harness.ProtocolACP)
+	var unknown *harness.UnknownAgentError
+	require.ErrorAs(t, err, &unknown, "an unknown agent needs its command")
+	_, err = prepare("claude", "grpc")
+	require.ErrorContains(t, err, `protocol "grpc": want cli or acp`)
+}

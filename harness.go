@@ -30,7 +30,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/agentharness/harness/acp"
 	"github.com/agentharness/harness/adapters"
 	"github.com/agentharness/harness/config"
 	"github.com/agentharness/harness/event"
@@ -45,8 +44,9 @@ type Budgets struct {
 	Hard        time.Duration
 	Linger      time.Duration // after the agent's terminal event
 	KillGrace   time.Duration // between SIGTERM and SIGKILL
-	// Setup bounds each setup step of a session protocol (ACP initialize,
-	// session/new); 0: acp.DefaultSetupTimeout.
+	// Setup bounds each setup step of a session protocol that has them
+	// (adapters.SetupBounded: ACP's initialize, session/new); 0: the
+	// session's own default (ACP: 60 s).
 	Setup time.Duration
 	// Tool is the budget of a tool call by kind; nil means the spec's
 	// defaults (mcp 120 s, read/search/todo 60 s, others 300 s).
@@ -99,16 +99,11 @@ type Task struct {
 	// Protocol is how the agent is driven: "" (or "cli") its headless CLI
 	// mode, "acp" the Agent Client Protocol (docs/acp.md).
 	Protocol string
-	// Command starts an ACP agent harness has no adapter for (Agent is
-	// then any name); Command[0] is the binary.
+	// Command starts an agent of Protocol other than cli that harness has
+	// no adapter for (Agent is then any name), or a known agent with
+	// another command; Command[0] is the binary.
 	Command []string
 }
-
-// Protocols of a Task.
-const (
-	ProtocolCLI = "cli"
-	ProtocolACP = "acp"
-)
 
 // adapterTask is what the adapter needs of t to build its command line.
 func (t Task) adapterTask() adapters.Task {
@@ -176,8 +171,8 @@ type Run struct {
 	flush    func()
 	log      *sessionLog // set by Settings.Start
 
-	acp       *acp.Client // the ACP session, when Protocol is acp
-	cancelled atomic.Bool // session/cancel was sent on Interrupt
+	canceler  adapters.Canceler // the session's, when it has one
+	cancelled atomic.Bool       // the session was asked to end its turn on Interrupt
 
 	isReady atomic.Bool
 	feeding atomic.Bool  // a stdout chunk is being turned into events (set by the stdout goroutine)
@@ -326,16 +321,9 @@ func (c *Command) Start(ctx context.Context, o Options) *Run {
 		}
 	}
 	b := t.Budgets
-	if aa, ok := c.adapter.(*acp.Adapter); ok {
-		r.acp = aa.Session(t.adapterTask(), acp.Options{SetupTimeout: b.Setup,
-			Emit: func(bodies ...event.Body) { r.stream.Emit(bodies...); r.flushOut() },
-			Done: func() { r.waitReady(); r.proc.AgentDone() },
-		})
-		parser = r.acp
-	}
 	var bodies []event.Body
 	proc, err := process.Start(ctx, process.Options{
-		Argv: c.Argv, Env: c.Env, Dir: t.Cwd, Stdin: c.Stdin, KeepStdin: c.Session || r.acp != nil, PTY: t.PTY, MaxLine: t.MaxLine,
+		Argv: c.Argv, Env: c.Env, Dir: t.Cwd, Stdin: c.Stdin, KeepStdin: c.Session, PTY: t.PTY, MaxLine: t.MaxLine,
 		Idle: b.Idle, IdleWarning: b.IdleWarning, Hard: b.Hard,
 		Linger: b.Linger, KillGrace: b.KillGrace, ToolBudget: b.Tool,
 		OnStdout: func(line []byte, dropped int64) {
@@ -385,6 +373,10 @@ func (c *Command) Start(ctx context.Context, o Options) *Run {
 	r.proc = proc
 	r.stream.SetPID(proc.PID())
 	if session != nil {
+		if s, ok := session.(adapters.SetupBounded); ok {
+			s.BoundSetup(b.Setup, r.endSession)
+		}
+		r.canceler, _ = session.(adapters.Canceler)
 		// Before the first line is parsed: OnStdout waits for ready.
 		if err := session.Begin(proc.Stdin(), t.adapterTask()); err != nil {
 			r.stream.Emit(&event.Error{Code: event.ErrSpawnFailed, Message: "opening the agent's session: " + err.Error()})
@@ -393,14 +385,22 @@ func (c *Command) Start(ctx context.Context, o Options) *Run {
 	}
 	r.isReady.Store(true)
 	close(r.ready)
-	if r.acp != nil {
-		_ = r.acp.Start(proc.Stdin()) // a write error shows as the agent's exit
-	}
 	r.flush = func() {
 		r.feeding.Store(false) // stdout is done, its last chunk too
 		r.stream.Emit(parser.Flush(nil)...)
 	}
 	return r
+}
+
+// endSession ends a session whose setup step missed its deadline
+// (adapters.SetupBounded), from the session's timer: bodies say so, and
+// the agent, its stdin closed, has the linger budget to exit.
+func (r *Run) endSession(bodies ...event.Body) {
+	r.waitReady()
+	r.stream.Emit(bodies...)
+	r.flushOut()
+	r.proc.Stdin().Close()
+	r.proc.AgentDone()
 }
 
 // native hands a native line to the callbacks that want it.
@@ -540,47 +540,22 @@ func (r *Run) InFlight() []event.OpenCall { return r.stream.OpenCalls() }
 // Interrupt asks the agent to stop: SIGINT to its group, then SIGTERM, then
 // SIGKILL after the grace. A second call within 2 s kills at once.
 //
-// Over ACP, the first call sends session/cancel and lets the agent answer
-// its prompt (cancelled) for acpCancelGrace before any signal.
+// A session agent that can be asked to end its turn (adapters.Canceler:
+// ACP's session/cancel) is asked first, and signalled only if it has not
+// ended cancelGrace later.
 func (r *Run) Interrupt() {
 	if r.proc == nil {
 		return
 	}
-	if r.acp != nil && r.cancelled.CompareAndSwap(false, true) {
-		if r.acp.Cancel() {
-			time.AfterFunc(acpCancelGrace, r.proc.Interrupt)
+	if r.canceler != nil && r.cancelled.CompareAndSwap(false, true) {
+		if r.canceler.Cancel() {
+			time.AfterFunc(cancelGrace, r.proc.Interrupt)
 			return
 		}
-		r.cancelled.Store(false) // no prompt in flight: signals at once
+		r.cancelled.Store(false) // no turn in flight: signals at once
 	}
 	r.proc.Interrupt()
 }
 
-// acpCancelGrace is how long an ACP agent has to answer session/cancel.
-const acpCancelGrace = 2 * time.Second
-
-// protocolAdapter is the adapter of t's agent for t's protocol.
-func protocolAdapter(t Task) (adapters.Adapter, error) {
-	switch t.Protocol {
-	case "", ProtocolCLI:
-		return Adapter(t.Agent)
-	case ProtocolACP:
-	default:
-		return nil, fmt.Errorf("protocol %q: want %s or %s", t.Protocol, ProtocolCLI, ProtocolACP)
-	}
-	base, err := Adapter(t.Agent)
-	switch {
-	case err != nil && len(t.Command) > 0:
-		return acp.Custom(t.Agent, t.Command)
-	case err != nil:
-		return nil, err
-	case len(t.Command) > 0:
-		// A known agent with another ACP command keeps its environment.
-		return acp.WithCommand(base, t.Command)
-	}
-	a, ok := acp.Builtin(base)
-	if !ok {
-		return nil, fmt.Errorf("%s has no ACP mode; give its ACP command (command = [...] in [agents.%s])", base.Name(), base.Name())
-	}
-	return a, nil
-}
+// cancelGrace is how long a session agent has to end its turn when asked.
+const cancelGrace = 2 * time.Second

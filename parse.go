@@ -5,7 +5,6 @@ import (
 	"io"
 	"time"
 
-	"github.com/agentharness/harness/acp"
 	"github.com/agentharness/harness/adapters"
 	"github.com/agentharness/harness/event"
 )
@@ -35,17 +34,9 @@ type ParseOptions struct {
 // or an error for an unknown agent or a failed read (the events read before
 // a read error are still sent, and the stream still ends with a result).
 func Parse(ctx context.Context, r io.Reader, agent string, sink func(event.Event), o ParseOptions) (*event.Result, error) {
-	var a adapters.Adapter
-	var err error
-	if o.Protocol == ProtocolACP {
-		name := agent
-		if base, berr := Adapter(agent); berr == nil {
-			name = base.Name()
-		}
-		a, err = acp.Custom(name, []string{name}) // only its parser is used
-	} else {
-		a, err = protocolAdapter(Task{Agent: agent, Protocol: o.Protocol})
-	}
+	// Over a protocol other than cli the agent may be any name, as if
+	// given by its command: only the adapter's parser is used.
+	a, err := protocolAdapter(Task{Agent: agent, Protocol: o.Protocol, Command: []string{agent}})
 	if err != nil {
 		return nil, err
 	}

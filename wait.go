@@ -65,9 +65,9 @@ func (r *Run) wait() {
 		}
 		fatal.Hint = "see partial.stderr_tail and the session log"
 	case r.cancelled.Load() && !r.stream.Fatal():
-		// Interrupted over ACP: the agent answered session/cancel (or
-		// lingered) without a signal from the harness.
-		fatal.Code, fatal.Message = event.ErrInterrupted, "interrupted: session/cancel sent; the agent stopped"
+		// Interrupted by a cancel over the session (adapters.Canceler):
+		// the agent ended its turn (or lingered) without a signal.
+		fatal.Code, fatal.Message = event.ErrInterrupted, "interrupted: the agent was asked to end its turn and stopped"
 		fatal.Hint = "resume the agent's session to continue where it stopped"
 		o.Status, o.ToolStatus, r.err = event.ResultCancelled, event.StatusCancelled, ErrInterrupted
 	default:

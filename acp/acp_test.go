@@ -1,17 +1,16 @@
 package acp
 
 import (
-	"bufio"
 	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentharness/harness/adapters"
 	"github.com/agentharness/harness/adapters/adaptertest"
 	"github.com/agentharness/harness/event"
 )
@@ -30,17 +29,8 @@ const session = `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1}}
 {"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn","usage":{"inputTokens":110,"outputTokens":5,"cachedReadTokens":100,"totalTokens":115}}}
 `
 
-func parseAll(t testing.TB, p *Client, text string) []event.Body {
-	var out []event.Body
-	sc := bufio.NewScanner(strings.NewReader(text))
-	for sc.Scan() {
-		out, _ = p.Parse(out, sc.Bytes())
-	}
-	return p.Flush(out)
-}
-
 func TestParseCapturedSession(t *testing.T) {
-	bodies := parseAll(t, NewParser(), session)
+	bodies, _ := adaptertest.ParseLines(NewParser(), strings.Split(strings.TrimSuffix(session, "\n"), "\n")...)
 	var types []event.Type
 	for _, b := range bodies {
 		types = append(types, b.EventType())
@@ -112,45 +102,22 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) { adaptertest.Fuzz(t, a, data) })
 }
 
-// pipeWriter records what a Client writes to the agent.
-type pipeWriter struct {
-	mu     sync.Mutex
-	buf    bytes.Buffer
-	closed bool
-}
-
-func (w *pipeWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.buf.Write(p)
-}
-
-func (w *pipeWriter) Close() error { w.mu.Lock(); w.closed = true; w.mu.Unlock(); return nil }
-
-func (w *pipeWriter) lines() []string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return strings.Split(strings.TrimSpace(w.buf.String()), "\n")
-}
-
 // TestLateAnswerAfterTheDeadline: once initialize's deadline has passed, the
 // session is over; an answer that comes after starts nothing.
 func TestLateAnswerAfterTheDeadline(t *testing.T) {
 	emitted := make(chan []event.Body, 1)
-	done := make(chan struct{})
-	c := NewClient(Options{Prompt: "x", Cwd: t.TempDir(), SetupTimeout: 20 * time.Millisecond,
-		Emit: func(b ...event.Body) { emitted <- b }, Done: func() { close(done) }})
-	w := &pipeWriter{}
-	require.NoError(t, c.Start(w))
+	c := NewParser()
+	c.BoundSetup(20*time.Millisecond, func(b ...event.Body) { emitted <- b })
+	var w bytes.Buffer // written by Begin only: the timer writes nothing
+	require.NoError(t, c.Begin(&w, adapters.Task{Prompt: "x", Cwd: t.TempDir()}))
 	bodies := <-emitted
-	<-done
 	require.Len(t, bodies, 2)
 	require.Equal(t, event.ClassProtocol, bodies[0].(*event.Error).Class)
 	require.Equal(t, event.ResultError, bodies[1].(*event.Result).Status)
+	require.True(t, c.Done(), "the session is over: the harness closes stdin")
 	out, known := c.Parse(nil, []byte(`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1}}`))
 	require.True(t, known)
 	require.Empty(t, out)
-	require.Len(t, w.lines(), 1, "only initialize was sent: %v", w.lines())
-	require.True(t, w.closed, "stdin is closed: the agent may end on EOF")
+	require.Equal(t, 1, strings.Count(w.String(), "\n"), "only initialize was sent: %s", w.String())
 	require.False(t, c.Cancel(), "no prompt to cancel")
 }

@@ -7,6 +7,10 @@ import (
 	"github.com/agentharness/harness/adapters"
 )
 
+// Protocol is ACP's name in a task (harness.Task.Protocol, protocol = "acp"
+// in the configuration).
+const Protocol = "acp"
+
 // builtin is how each supported agent is started as an ACP agent.
 var builtin = map[string][]string{
 	"claude":   {"claude-agent-acp"}, // @zed-industries/claude-agent-acp
@@ -16,22 +20,36 @@ var builtin = map[string][]string{
 }
 
 // Adapter runs an agent over ACP: the prompt goes in session/prompt, not
-// on the command line. It implements adapters.Adapter; its Parser maps
-// captured sessions, and a live run drives a Client instead.
+// on the command line. It implements adapters.Adapter; its Command is a
+// session over stdio, and its Parser a Client, which maps a captured
+// session and drives a live one.
 type Adapter struct {
 	name string
 	argv []string         // the command; argv[0] is the binary name
 	base adapters.Adapter // the agent's CLI adapter, for its environment; may be nil
 }
 
-// Builtin returns the ACP adapter of a supported agent whose CLI adapter
-// is base; ok is false for an agent with no known ACP command.
-func Builtin(base adapters.Adapter) (*Adapter, bool) {
+// For returns the adapter that runs an agent over ACP. base is the
+// agent's CLI adapter, nil for an agent harness has none for: command
+// then starts it, and name is any name. A supported agent runs its
+// built-in ACP command, or command instead (its environment stays).
+func For(name string, base adapters.Adapter, command []string) (adapters.Adapter, error) {
+	switch {
+	case base == nil:
+		return Custom(name, command)
+	case len(command) > 0:
+		a, err := Custom(base.Name(), command)
+		if err != nil {
+			return nil, err
+		}
+		a.base = base
+		return a, nil
+	}
 	argv, ok := builtin[base.Name()]
 	if !ok {
-		return nil, false
+		return nil, fmt.Errorf("%s has no ACP mode; give its ACP command (command = [...] in [agents.%s])", base.Name(), base.Name())
 	}
-	return &Adapter{name: base.Name(), argv: argv, base: base}, true
+	return &Adapter{name: base.Name(), argv: argv, base: base}, nil
 }
 
 // Custom returns the adapter of any other ACP agent, started with command
@@ -43,23 +61,14 @@ func Custom(name string, command []string) (*Adapter, error) {
 	return &Adapter{name: name, argv: append([]string(nil), command...)}, nil
 }
 
-// WithCommand returns the ACP adapter of a supported agent started with
-// command instead of its usual ACP command (its environment stays).
-func WithCommand(base adapters.Adapter, command []string) (*Adapter, error) {
-	a, err := Custom(base.Name(), command)
-	if err == nil {
-		a.base = base
-	}
-	return a, err
-}
-
 // Name implements adapters.Adapter.
 func (a *Adapter) Name() string { return a.name }
 
 // Binaries implements adapters.Adapter.
 func (a *Adapter) Binaries() []string { return a.argv[:1] }
 
-// Command implements adapters.Adapter: the ACP command, then ExtraArgs;
+// Command implements adapters.Adapter: a session over stdio, started with
+// the ACP command, then ExtraArgs;
 // the environment is the one the agent's CLI adapter gives (a sandbox
 // flag, a permission policy). Prompt, model and turn limits go over the
 // protocol or not at all.
@@ -89,14 +98,8 @@ func (a *Adapter) Command(binary string, t adapters.Task) (adapters.Command, err
 			env = append(env, c.Env...)
 		}
 	}
-	return adapters.Command{Argv: argv, Env: env, PromptIndex: -1}, nil
+	return adapters.Command{Argv: argv, Env: env, PromptIndex: -1, Session: true}, nil
 }
 
-// NewParser implements adapters.Adapter: a mapping-only Client.
+// NewParser implements adapters.Adapter: the Client of one session.
 func (a *Adapter) NewParser() adapters.Parser { return NewParser() }
-
-// Session returns the live Client of one run of t.
-func (a *Adapter) Session(t adapters.Task, o Options) *Client {
-	o.Prompt, o.Cwd, o.Permissions = t.Prompt, t.Cwd, t.Permissions
-	return NewClient(o)
-}

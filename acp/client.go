@@ -4,13 +4,15 @@
 // prompt and turns what it says into unified event bodies; the server side
 // (cmd/harness acp) offers supervised runs to ACP clients.
 //
-// Like an adapter, this package knows formats, never processes: the caller
-// starts the agent, hands Client.Parse each stdout line and gives Client a
-// writer on the agent's stdin.
+// Like an adapter, this package knows formats, never processes: Client is
+// an adapters.Session, which the harness runs as it runs any session agent
+// (Begin with the agent's stdin, Parse each stdout line, Done), with the
+// optional setup deadline and cancel of that seam.
 package acp
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -30,27 +32,11 @@ const ProtocolVersion = 1
 // the schema; agents validate it).
 const clientVersion = "1"
 
-// DefaultSetupTimeout bounds initialize and session/new when Options leave
-// it zero: some agents hang there (a missing login, a stuck MCP server),
-// and no idle budget applies while the harness itself waits for an answer.
+// DefaultSetupTimeout bounds initialize and session/new when the run's
+// setup budget is zero: some agents hang there (a missing login, a stuck
+// MCP server), and no idle budget applies while the harness itself waits
+// for an answer.
 const DefaultSetupTimeout = 60 * time.Second
-
-// Options are what one Client session needs.
-type Options struct {
-	Prompt      string
-	Cwd         string // the session's directory; made absolute
-	Permissions string // adapters.FullAccess (when empty) or adapters.ReadOnly
-	// SetupTimeout bounds each of initialize and session/new (and a mode
-	// change); DefaultSetupTimeout when zero.
-	SetupTimeout time.Duration
-	// Emit receives the bodies the Client produces outside Parse (a
-	// deadline missed); it is called from a timer goroutine.
-	Emit func(bodies ...event.Body)
-	// Done is called once, when the session is over: the prompt answered,
-	// or the protocol failed. The caller then lets the agent go (linger,
-	// then stop it). It may be called from Parse or a timer goroutine.
-	Done func()
-}
 
 // phases of a session.
 const (
@@ -66,15 +52,18 @@ const (
 // file-system and no terminal methods: the agent uses its own tools in the
 // session's cwd), session/new, an optional session/set_mode, one
 // session/prompt, and answers to session/request_permission from the
-// permissions. It implements adapters.Parser: Parse maps the agent's lines
-// and answers them. A Client made without Start (NewParser) only maps,
-// for captured sessions. Parse and Flush are called from one goroutine;
-// Start, Cancel and the deadline timer may run concurrently with them.
+// permissions. It implements adapters.Session, adapters.SetupBounded and
+// adapters.Canceler: Parse maps the agent's lines and answers them. A
+// Client that never Began only maps, for captured sessions. Begin, Parse,
+// Flush and Done are called from one goroutine; Cancel and the deadline
+// timer may run concurrently with them.
 type Client struct {
-	o Options
+	task    adapters.Task              // Prompt, Cwd (absolute), Permissions: set by Begin
+	setup   time.Duration              // the deadline of each setup step
+	expired func(bodies ...event.Body) // told of a setup deadline missed; may be nil
 
 	mu        sync.Mutex // guards everything below
-	w         io.WriteCloser
+	w         io.Writer  // the agent's stdin; nil in a captured session
 	next      int64
 	pending   map[int64]string // request id → method
 	phase     int
@@ -82,41 +71,48 @@ type Client struct {
 	timer     *time.Timer
 
 	agentName, agentVersion string // from initialize's agentInfo
-	doneOnce                sync.Once
 
 	m mapper // used by Parse only
 }
 
-// NewClient returns a Client for one session.
-func NewClient(o Options) *Client {
-	if o.Permissions == "" {
-		o.Permissions = adapters.FullAccess
-	}
-	if o.SetupTimeout <= 0 {
-		o.SetupTimeout = DefaultSetupTimeout
-	}
-	if abs, err := filepath.Abs(o.Cwd); err == nil {
-		o.Cwd = abs
-	}
-	c := &Client{o: o, pending: map[int64]string{}}
-	c.m.init()
-	c.m.live = true
-	return c
-}
+// The harness finds the optional parts of the seam by type assertion: a
+// drift of a signature would silently drop them.
+var (
+	_ adapters.Session      = (*Client)(nil)
+	_ adapters.SetupBounded = (*Client)(nil)
+	_ adapters.Canceler     = (*Client)(nil)
+)
 
-// NewParser returns a Client that only maps captured lines (harness parse,
-// sessions reparse): it writes nothing and checks no deadline.
+// NewParser returns the Client of one session. Until Begin it only maps
+// captured lines (harness parse, sessions reparse): it writes nothing and
+// checks no deadline.
 func NewParser() *Client {
-	c := NewClient(Options{})
-	c.m.live = false
+	c := &Client{task: adapters.Task{Permissions: adapters.FullAccess}, setup: DefaultSetupTimeout, pending: map[int64]string{}}
+	c.m.init()
 	return c
 }
 
-// Start sends initialize on w (the agent's stdin) and arms its deadline.
-func (c *Client) Start(w io.WriteCloser) error {
+// BoundSetup implements adapters.SetupBounded: budget (DefaultSetupTimeout
+// when zero) bounds each of initialize, session/new and a mode change, and
+// expired is told, from the timer's goroutine, of the one that missed it.
+func (c *Client) BoundSetup(budget time.Duration, expired func(bodies ...event.Body)) {
+	if budget > 0 {
+		c.setup = budget
+	}
+	c.expired = expired
+}
+
+// Begin implements adapters.Session: it starts the live session of t on
+// stdin, the agent's: initialize, under its deadline.
+func (c *Client) Begin(stdin io.Writer, t adapters.Task) error {
+	t.Permissions = cmp.Or(t.Permissions, adapters.FullAccess)
+	if abs, err := filepath.Abs(t.Cwd); err == nil {
+		t.Cwd = abs
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.w = w
+	c.task, c.w = t, stdin
+	c.m.live = true
 	c.phase = phaseInit
 	c.arm()
 	return c.send("initialize", map[string]any{
@@ -129,9 +125,9 @@ func (c *Client) Start(w io.WriteCloser) error {
 	})
 }
 
-// Cancel sends session/cancel when a prompt is in flight and reports
-// whether it did: the agent should then answer the prompt with
-// stopReason cancelled.
+// Cancel implements adapters.Canceler: it sends session/cancel when a
+// prompt is in flight and reports whether it did. The agent should then
+// answer the prompt with stopReason cancelled.
 func (c *Client) Cancel() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -141,49 +137,44 @@ func (c *Client) Cancel() bool {
 	return c.notify("session/cancel", map[string]string{"sessionId": c.sessionID}) == nil
 }
 
+// Done implements adapters.Session: the prompt was answered, or the
+// protocol failed; the agent may go.
+func (c *Client) Done() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.w != nil && c.phase == phaseOver
+}
+
 // arm starts the deadline of the setup step now in flight. mu is held.
 func (c *Client) arm() {
 	if c.timer != nil {
 		c.timer.Stop()
 	}
 	phase := c.phase
-	c.timer = time.AfterFunc(c.o.SetupTimeout, func() {
+	c.timer = time.AfterFunc(c.setup, func() {
 		c.mu.Lock()
 		if c.phase != phase {
 			c.mu.Unlock()
 			return
 		}
 		what := map[int]string{phaseInit: "initialize", phaseNew: "session/new", phaseMode: "session/set_mode"}[phase]
-		bodies := c.fail(nil, fmt.Sprintf("the agent did not answer %s within %s", what, c.o.SetupTimeout))
+		bodies := c.fail(nil, fmt.Sprintf("the agent did not answer %s within %s", what, c.setup))
 		c.mu.Unlock()
-		if c.o.Emit != nil {
-			c.o.Emit(bodies...)
-		}
-		c.done()
-	})
-}
-
-func (c *Client) done() {
-	c.doneOnce.Do(func() {
-		if c.o.Done != nil {
-			c.o.Done()
+		if c.expired != nil {
+			c.expired(bodies...)
 		}
 	})
 }
 
 // fail ends the session on a protocol error: one fatal error with class
-// protocol and the result. mu is held.
+// protocol and the result; the session is over (Done), and the harness
+// closes the agent's stdin (an agent that reads it ends on EOF). mu is
+// held.
 func (c *Client) fail(dst []event.Body, msg string) []event.Body {
 	if c.phase == phaseOver {
 		return dst
 	}
-	c.phase = phaseOver
-	if c.timer != nil {
-		c.timer.Stop()
-	}
-	if c.w != nil {
-		c.w.Close() // an agent that reads its stdin ends on EOF
-	}
+	c.end()
 	return append(dst, &event.Error{Code: event.ErrAgentError, Class: event.ClassProtocol, Fatal: true, Partial: &event.Partial{},
 		Message: "acp: " + msg, Hint: "the agent does not speak ACP as harness does; check its version and command"},
 		&event.Result{Status: event.ResultError, SessionID: c.sessionID})
@@ -238,7 +229,6 @@ func (c *Client) Parse(dst []event.Body, line []byte) ([]event.Body, bool) {
 		defer c.mu.Unlock()
 		if c.w != nil && len(bytes.TrimSpace(line)) > 0 {
 			dst = c.fail(dst, "the agent sent a line that is not a JSON-RPC message: "+preview(line))
-			go c.done()
 		}
 		return dst, false
 	}
@@ -272,7 +262,7 @@ func (c *Client) request(dst []event.Body, msg *rpc) []event.Body {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if msg.Method == "session/request_permission" {
-		outcome, denied := choosePermission(msg.Params, c.o.Permissions)
+		outcome, denied := choosePermission(msg.Params, c.task.Permissions)
 		c.write(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "result": map[string]any{"outcome": outcome}})
 		if denied != "" {
 			c.m.denied[denied] = true
@@ -284,9 +274,7 @@ func (c *Client) request(dst []event.Body, msg *rpc) []event.Body {
 	}
 	c.write(map[string]any{"jsonrpc": "2.0", "id": msg.ID,
 		"error": map[string]any{"code": -32601, "message": "method not found: harness did not advertise " + msg.Method}})
-	dst = c.fail(dst, fmt.Sprintf("the agent called %q, a method harness did not advertise", truncate(msg.Method, 80)))
-	go c.done()
-	return dst
+	return c.fail(dst, fmt.Sprintf("the agent called %q, a method harness did not advertise", truncate(msg.Method, 80)))
 }
 
 // response handles the answer to one of our requests. In a captured
@@ -333,7 +321,7 @@ func (c *Client) response(dst []event.Body, msg *rpc) ([]event.Body, bool) {
 		if c.w != nil {
 			c.phase = phaseNew
 			c.arm()
-			c.send("session/new", map[string]any{"cwd": c.o.Cwd, "mcpServers": []any{}})
+			c.send("session/new", map[string]any{"cwd": c.task.Cwd, "mcpServers": []any{}})
 		}
 	case "session/new":
 		var r struct {
@@ -355,7 +343,7 @@ func (c *Client) response(dst []event.Body, msg *rpc) ([]event.Body, bool) {
 		for _, m := range r.Modes.Available {
 			ids = append(ids, m.ID)
 		}
-		if mode := chooseMode(ids, c.o.Permissions); mode != "" && mode != r.Modes.Current {
+		if mode := chooseMode(ids, c.task.Permissions); mode != "" && mode != r.Modes.Current {
 			c.phase = phaseMode
 			c.arm()
 			c.send("session/set_mode", map[string]string{"sessionId": r.SessionID, "modeId": mode})
@@ -368,7 +356,7 @@ func (c *Client) response(dst []event.Body, msg *rpc) ([]event.Body, bool) {
 		}
 	case "session/prompt":
 		dst = c.m.end(dst, msg.Result, c.sessionID)
-		c.over()
+		c.end()
 	default:
 		return dst, false
 	}
@@ -382,15 +370,15 @@ func (c *Client) prompt() {
 		c.timer.Stop() // from here on, the run's own budgets apply
 	}
 	c.send("session/prompt", map[string]any{"sessionId": c.sessionID,
-		"prompt": []map[string]string{{"type": "text", "text": c.o.Prompt}}})
+		"prompt": []map[string]string{{"type": "text", "text": c.task.Prompt}}})
 }
 
-// over ends a session whose prompt was answered. mu is held.
-func (c *Client) over() {
+// end ends the session: the prompt answered, or the protocol failed.
+// mu is held.
+func (c *Client) end() {
 	c.phase = phaseOver
-	if c.w != nil {
-		c.w.Close()
-		go c.done()
+	if c.timer != nil {
+		c.timer.Stop()
 	}
 }
 
@@ -409,14 +397,7 @@ func (c *Client) rpcFailed(dst []event.Body, method string, e *rpcError) []event
 		text += ": " + string(e.Data)
 	}
 	dst = c.m.flushText(dst)
-	c.phase = phaseOver
-	if c.timer != nil {
-		c.timer.Stop()
-	}
-	if c.w != nil {
-		c.w.Close()
-		go c.done()
-	}
+	c.end()
 	if method == "" {
 		method = "a request"
 	}

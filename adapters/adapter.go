@@ -11,6 +11,7 @@ package adapters
 import (
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/agentharness/harness/event"
 )
@@ -140,6 +141,19 @@ type Parser interface {
 //     closes stdin: the session is over, and the agent is expected to
 //     exit (if it does not, linger, then the kill, end it).
 //
+// Two optional interfaces give a Session what a protocol with its own
+// setup and its own cancel needs (ACP has both); the harness uses them
+// wherever the Session implements them:
+//
+//   - SetupBounded: the opening exchange waits for the agent's answers,
+//     and a stuck agent (a missing login) says nothing a Parse would see.
+//     Before Begin the harness gives the run's setup budget and a
+//     function to report a missed deadline from the Session's own timer.
+//   - Canceler: an interrupt first asks the agent, over the protocol, to
+//     end its turn; signals follow only if it has not ended 2 s later,
+//     and a run that ends so is interrupted (status cancelled) without a
+//     signal.
+//
 // The harness decides nothing on the agent's behalf: which requests to
 // grant (per the task's permission mode) is the Session's protocol
 // knowledge, stated in its adapter.
@@ -147,6 +161,26 @@ type Session interface {
 	Parser
 	Begin(stdin io.Writer, t Task) error
 	Done() bool
+}
+
+// SetupBounded is a Session whose setup steps have a deadline (ACP's
+// initialize and session/new). BoundSetup is called once, before Begin:
+// budget bounds each step (zero: the Session's default). When a step
+// misses it, the Session calls expired once, from its timer's goroutine
+// (never from Parse), with the bodies that say so — a fatal error and the
+// *event.Result — and reports Done from then on: the harness emits them,
+// closes stdin and gives the agent the linger budget to exit.
+type SetupBounded interface {
+	BoundSetup(budget time.Duration, expired func(bodies ...event.Body))
+}
+
+// Canceler is a Session that can ask the agent to end its turn (ACP's
+// session/cancel). Cancel may be called from any goroutine, concurrently
+// with Parse; it writes the request and reports whether it did (false
+// when no turn is in flight: the harness then signals at once). The
+// agent's answer ends the turn as usual, through Parse.
+type Canceler interface {
+	Cancel() bool
 }
 
 // WallClocked is implemented by a parser that times tool calls (and, where
