@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/alecthomas/kong"
 
@@ -177,4 +179,27 @@ func listBranchCommands(options kong.HelpOptions, ctx *kong.Context) error {
 // agents as registered.
 func helpVars() kong.Vars {
 	return kong.Vars{"version": "harness " + version, "agents": strings.Join(harness.AgentNames(), ", ")}
+}
+
+// writeJSON prints v as indented JSON, the machine output of the
+// commands that have one.
+func writeJSON(e *env, v any) error {
+	enc := json.NewEncoder(e.Stdout)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// printList prints items as JSON (--json), else as a table: header, then
+// one row per item, its cells separated by tabs.
+func printList[T any](e *env, asJSON bool, items []T, header string, row func(T) string) error {
+	if asJSON {
+		return writeJSON(e, items)
+	}
+	tw := tabwriter.NewWriter(e.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, header)
+	for _, it := range items {
+		fmt.Fprintln(tw, row(it))
+	}
+	return tw.Flush()
 }
