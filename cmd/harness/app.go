@@ -142,10 +142,11 @@ func oneLine(s string) string {
 	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
 }
 
-// listBranchCommands is kong's help with one addition: kong lists only the
+// listBranchCommands is kong's help with two additions: kong lists only the
 // leaves of the command tree, so a command that runs by itself and also has
 // sub-commands (bench, with compare, merge and k8s-job) would be missing
-// from the top-level list. It gets its own line before its sub-commands.
+// from the top-level list. It gets its own line before its sub-commands,
+// and its usage line shows the sub-command as optional.
 func listBranchCommands(options kong.HelpOptions, ctx *kong.Context) error {
 	var buf bytes.Buffer
 	out := ctx.Stdout
@@ -153,6 +154,13 @@ func listBranchCommands(options kong.HelpOptions, ctx *kong.Context) error {
 	err := kong.DefaultHelpPrinter(options, ctx)
 	ctx.Stdout = out
 	text := buf.String()
+	if sel := ctx.Selected(); sel != nil && len(sel.Children) > 0 && (len(sel.Flags) > 0 || sel.DefaultCmd != nil) {
+		// kong's usage line asks for a sub-command under every branch;
+		// this one runs without (bench itself, or a default such as
+		// 'models list').
+		usage, rest, _ := strings.Cut(text, "\n")
+		text = strings.Replace(usage, " <command>", " [<command>]", 1) + "\n" + rest
+	}
 	if ctx.Selected() == nil {
 		for _, n := range ctx.Model.Children {
 			// A branch with flags of its own runs by itself (models,
