@@ -1,14 +1,12 @@
 package bench
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"slices"
 	"strings"
-	"text/tabwriter"
 )
 
 // ErrNotComparable is returned by Diff when two reports were not run on
@@ -286,10 +284,7 @@ func BootstrapGrowth(base, next []float64, rng interface{ IntN(int) int }) (grow
 func (d *DiffReport) Write(w io.Writer, format string) error {
 	switch format {
 	case "json":
-		enc := json.NewEncoder(w)
-		enc.SetEscapeHTML(false)
-		enc.SetIndent("", "  ")
-		return enc.Encode(d)
+		return writeJSON(w, d)
 	case "table", "markdown":
 	default:
 		return fmt.Errorf("bench: compare: unknown format %q (want table, markdown or json)", format)
@@ -309,25 +304,10 @@ func (d *DiffReport) Write(w io.Writer, format string) error {
 			verdictCell(r)})
 	}
 	legend := "Δ RATE is NEW − BASE with Newcombe's 95% interval; medians' growth has a bootstrap 95% interval; a row is worse only when its interval excludes zero."
-	if format == "markdown" {
-		var b strings.Builder
-		b.WriteString("| " + strings.Join(header, " | ") + " |\n|" + strings.Repeat("---|", len(header)) + "\n")
-		for _, r := range rows {
-			b.WriteString("| " + strings.Join(r, " | ") + " |\n")
-		}
-		b.WriteString("\n" + legend + "\n")
-		_, err := io.WriteString(w, b.String())
+	if err := writeTables(w, format == "markdown", table{header: header, rows: rows}); err != nil {
 		return err
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(header, "\t"))
-	for _, r := range rows {
-		fmt.Fprintln(tw, strings.Join(r, "\t"))
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	_, err := fmt.Fprintln(w, "\n"+legend)
+	_, err := fmt.Fprintln(w, legend)
 	return err
 }
 

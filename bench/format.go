@@ -26,10 +26,7 @@ func (r *Report) Write(w io.Writer, format string) error {
 	case "markdown":
 		return r.writeMarkdown(w)
 	case "json":
-		enc := json.NewEncoder(w)
-		enc.SetEscapeHTML(false)
-		enc.SetIndent("", "  ")
-		return enc.Encode(r)
+		return writeJSON(w, r)
 	case "csv":
 		return r.writeCSV(w)
 	}
@@ -168,35 +165,28 @@ func (r *Report) footer() []string {
 	return notes
 }
 
-func (r *Report) writeTable(w io.Writer) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	row := func(cells []string) { fmt.Fprintln(tw, strings.Join(cells, "\t")) }
-	row(groupHeader)
-	for _, g := range r.Groups {
-		row(g.cells())
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	fmt.Fprintln(w)
+// tables are the report's tables: the groups, the paired comparisons
+// when there are any, and the runs.
+func (r *Report) tables() []table {
+	t := []table{{header: groupHeader, rows: cellsOf(r.Groups, Group.cells)}}
 	if len(r.Comparisons) > 0 {
-		row(compHeader)
-		for _, c := range r.Comparisons {
-			row(c.cells())
-		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
-		fmt.Fprintln(w)
+		t = append(t, table{title: "Paired comparisons", header: compHeader, rows: cellsOf(r.Comparisons, Comparison.cells)})
 	}
-	row(runHeader)
-	for _, run := range r.Runs {
-		row(run.cells())
+	return append(t, table{title: "Runs", header: runHeader, rows: cellsOf(r.Runs, RunReport.cells)})
+}
+
+func cellsOf[T any](items []T, cells func(T) []string) [][]string {
+	rows := make([][]string, len(items))
+	for i, it := range items {
+		rows[i] = cells(it)
 	}
-	if err := tw.Flush(); err != nil {
+	return rows
+}
+
+func (r *Report) writeTable(w io.Writer) error {
+	if err := writeTables(w, false, r.tables()...); err != nil {
 		return err
 	}
-	fmt.Fprintln(w)
 	for _, n := range r.footer() {
 		fmt.Fprintln(w, n)
 	}
@@ -205,43 +195,61 @@ func (r *Report) writeTable(w io.Writer) error {
 }
 
 func (r *Report) writeMarkdown(w io.Writer) error {
-	table := func(header []string, rows [][]string) {
-		fmt.Fprintln(w, "| "+strings.Join(header, " | ")+" |")
-		fmt.Fprintln(w, "|"+strings.Repeat("---|", len(header)))
-		for _, cells := range rows {
-			esc := make([]string, len(cells))
-			for i, c := range cells {
-				esc[i] = strings.ReplaceAll(c, "|", `\|`)
-			}
-			fmt.Fprintln(w, "| "+strings.Join(esc, " | ")+" |")
-		}
-	}
-	var groups, runs [][]string
-	for _, g := range r.Groups {
-		groups = append(groups, g.cells())
-	}
-	for _, run := range r.Runs {
-		runs = append(runs, run.cells())
-	}
 	fmt.Fprintf(w, "## Bench: %s\n\n", r.summary())
-	table(groupHeader, groups)
-	if len(r.Comparisons) > 0 {
-		var comps [][]string
-		for _, c := range r.Comparisons {
-			comps = append(comps, c.cells())
-		}
-		fmt.Fprintln(w, "\n### Paired comparisons")
-		fmt.Fprintln(w)
-		table(compHeader, comps)
+	if err := writeTables(w, true, r.tables()...); err != nil {
+		return err
 	}
-	fmt.Fprintln(w, "\n### Runs")
-	fmt.Fprintln(w)
-	table(runHeader, runs)
-	fmt.Fprintln(w)
 	for _, n := range r.footer() {
 		fmt.Fprintln(w, "- "+n)
 	}
 	return nil
+}
+
+// table is one table of a report or a comparison.
+type table struct {
+	title  string // its markdown heading; "" for none
+	header []string
+	rows   [][]string
+}
+
+// writeTables writes the tables, each followed by a blank line: aligned
+// text, or markdown (a "|" in a cell escaped).
+func writeTables(w io.Writer, markdown bool, tables ...table) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, t := range tables {
+		if markdown {
+			if t.title != "" {
+				fmt.Fprintf(w, "### %s\n\n", t.title)
+			}
+			fmt.Fprintln(w, "| "+strings.Join(t.header, " | ")+" |")
+			fmt.Fprintln(w, "|"+strings.Repeat("---|", len(t.header)))
+			for _, cells := range t.rows {
+				esc := make([]string, len(cells))
+				for i, c := range cells {
+					esc[i] = strings.ReplaceAll(c, "|", `\|`)
+				}
+				fmt.Fprintln(w, "| "+strings.Join(esc, " | ")+" |")
+			}
+		} else {
+			fmt.Fprintln(tw, strings.Join(t.header, "\t"))
+			for _, cells := range t.rows {
+				fmt.Fprintln(tw, strings.Join(cells, "\t"))
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+		}
+		fmt.Fprintln(w)
+	}
+	return nil
+}
+
+// writeJSON writes v indented, as the reports' json format.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
 
 var csvHeader = []string{"index", "task", "agent", "model", "reported_model", "repeat", "run", "status", "reason",

@@ -108,12 +108,9 @@ func readPlanFile(dir string) (*PlanFile, error) {
 // readRecords reads every row of dir, in index order; a row that does not
 // parse, or belongs to another plan, is an error naming its file.
 func readRecords(dir, planID string) ([]RunRecord, error) {
-	entries, err := os.ReadDir(filepath.Join(dir, "runs"))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	entries, err := readDir(filepath.Join(dir, "runs"))
 	if err != nil {
-		return nil, fmt.Errorf("bench: %w", err)
+		return nil, err
 	}
 	var out []RunRecord
 	for _, e := range entries {

@@ -12,19 +12,20 @@ import (
 	"strings"
 	"time"
 
-	"github.com/adrg/xdg"
+	"github.com/agentharness/harness/internal/xdgdir"
 )
 
 // StoreDir returns where bench reports are stored:
 // $XDG_DATA_HOME/harness/bench, with the platform's data directory
 // (adrg/xdg) when XDG_DATA_HOME is not set.
 func StoreDir() string {
-	base := os.Getenv("XDG_DATA_HOME")
-	if base == "" {
-		base = xdg.DataHome
-	}
-	return filepath.Join(base, "harness", "bench")
+	return xdgdir.Data(os.Getenv, "bench")
 }
+
+// Store is a directory of stored reports, one <id>.json file each: the
+// user's is StoreDir. 'harness bench' writes it, 'harness serve' and
+// 'harness bench compare' read it.
+type Store struct{ Dir string }
 
 // ReportInfo describes one stored report without its runs.
 type ReportInfo struct {
@@ -42,18 +43,26 @@ type ReportInfo struct {
 }
 
 // validID is what a stored report's id may hold: no separator, no dot
-// first, so an id never names a file outside StoreDir.
+// first, so an id never names a file outside its store.
 var validID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)
 
-// SaveReport stores r as JSON under StoreDir (directory 0700, file 0600,
-// written to a temporary file and renamed, so a reader never sees half a
-// report) and returns its id, which it also sets in r.ID: the start time
-// (UTC, to the millisecond) then the plan id's first 12 digits and the
-// shard, e.g. 20261123T205500.123Z-3f2a9c01b4de-s1of3. An id already
-// taken gets a -2, -3, … suffix.
-func SaveReport(r *Report) (string, error) {
-	dir := StoreDir()
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+// SaveReport stores r in the user's store (Store.Save).
+func SaveReport(r *Report) (string, error) { return Store{StoreDir()}.Save(r) }
+
+// LoadReport reads the report id of the user's store (Store.Load).
+func LoadReport(id string) (*Report, error) { return Store{StoreDir()}.Load(id) }
+
+// ListReports describes the reports of the user's store (Store.List).
+func ListReports() ([]ReportInfo, error) { return Store{StoreDir()}.List() }
+
+// Save stores r as JSON (directory 0700, file 0600, written to a
+// temporary file and renamed, so a reader never sees half a report) and
+// returns its id, which it also sets in r.ID: the start time (UTC, to the
+// millisecond) then the plan id's first 12 digits and the shard, e.g.
+// 20261123T205500.123Z-3f2a9c01b4de-s1of3. An id already taken gets a
+// -2, -3, … suffix.
+func (s Store) Save(r *Report) (string, error) {
+	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
 		return "", fmt.Errorf("bench: storing the report: %w", err)
 	}
 	base := r.Started.UTC().Format("20060102T150405.000Z")
@@ -69,7 +78,7 @@ func SaveReport(r *Report) (string, error) {
 		if n > 1 {
 			id = fmt.Sprintf("%s-%d", base, n)
 		}
-		path := filepath.Join(dir, id+".json")
+		path := s.path(id)
 		if _, err := os.Lstat(path); err == nil {
 			continue
 		}
@@ -87,12 +96,15 @@ func SaveReport(r *Report) (string, error) {
 	}
 }
 
-// LoadReport reads the stored report id.
-func LoadReport(id string) (*Report, error) {
+func (s Store) path(id string) string { return filepath.Join(s.Dir, id+".json") }
+
+// Load reads the stored report id. An id that cannot be stored, like a
+// missing one, is an error wrapping fs.ErrNotExist.
+func (s Store) Load(id string) (*Report, error) {
 	if !validID.MatchString(id) {
-		return nil, fmt.Errorf("bench: report id %q: not a stored report id", id)
+		return nil, fmt.Errorf("bench: report id %q: not a stored report id: %w", id, fs.ErrNotExist)
 	}
-	r, err := ReadReport(filepath.Join(StoreDir(), id+".json"))
+	r, err := ReadReport(s.path(id))
 	if err != nil {
 		return nil, err
 	}
@@ -116,36 +128,56 @@ func ReadReport(path string) (*Report, error) {
 	return &r, nil
 }
 
-// ListReports describes every stored report, newest first. A file that
+// List describes every stored report, newest first.
+func (s Store) List() ([]ReportInfo, error) {
+	return Summaries(s, func(r *Report) ReportInfo { return info(r.ID, s.path(r.ID), r) })
+}
+
+// Summaries reads every stored report, one at a time, and returns what
+// summary makes of each, newest first (by start, then id). A file that
 // is not a report is left out; no store yet is no report, not an error.
-func ListReports() ([]ReportInfo, error) {
-	dir := StoreDir()
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+func Summaries[T any](s Store, summary func(*Report) T) ([]T, error) {
+	entries, err := readDir(s.Dir)
 	if err != nil {
-		return nil, fmt.Errorf("bench: %w", err)
+		return nil, err
 	}
-	var out []ReportInfo
+	type stored struct {
+		id      string
+		started time.Time
+		sum     T
+	}
+	var all []stored
 	for _, e := range entries {
 		id, ok := strings.CutSuffix(e.Name(), ".json")
-		if !ok || !e.Type().IsRegular() || !validID.MatchString(id) {
+		if !ok || !e.Type().IsRegular() {
 			continue
 		}
-		r, err := ReadReport(filepath.Join(dir, e.Name()))
+		r, err := s.Load(id)
 		if err != nil {
 			continue
 		}
-		out = append(out, info(id, filepath.Join(dir, e.Name()), r))
+		all = append(all, stored{id, r.Started, summary(r)})
 	}
-	slices.SortStableFunc(out, func(a, b ReportInfo) int {
-		if c := b.Started.Compare(a.Started); c != 0 {
+	slices.SortStableFunc(all, func(a, b stored) int {
+		if c := b.started.Compare(a.started); c != 0 {
 			return c
 		}
-		return strings.Compare(b.ID, a.ID)
+		return strings.Compare(b.id, a.id)
 	})
+	out := make([]T, len(all))
+	for i, st := range all {
+		out[i] = st.sum
+	}
 	return out, nil
+}
+
+// readDir lists dir; a directory not there yet holds nothing.
+func readDir(dir string) ([]os.DirEntry, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("bench: %w", err)
+	}
+	return entries, nil
 }
 
 func info(id, path string, r *Report) ReportInfo {

@@ -15,11 +15,10 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"path/filepath"
 	"strconv"
 	"strings"
 
-	"github.com/adrg/xdg"
+	"github.com/agentharness/harness/internal/xdgdir"
 	"github.com/agentharness/harness/registry"
 )
 
@@ -221,12 +220,5 @@ func (w Warning) String() string { return w.Source + ": " + w.Key + ": " + w.Mes
 // platform's config directory (adrg/xdg) when getenv reports no
 // XDG_CONFIG_HOME.
 func DefaultUserFile(getenv func(string) string) string {
-	base := ""
-	if getenv != nil {
-		base = getenv("XDG_CONFIG_HOME")
-	}
-	if base == "" {
-		base = xdg.ConfigHome
-	}
-	return filepath.Join(base, "harness", "config.toml")
+	return xdgdir.Config(getenv, "config.toml")
 }

@@ -57,44 +57,49 @@ type Setting struct {
 	get func(c *Config) string            // "" when unset
 }
 
-func durationSetting(key, env, def, doc string, field func(*Config) *Duration) Setting {
-	return Setting{Key: key, Env: env, Default: def, Doc: doc, Kind: KindDuration,
+// valueSetting is a setting held in one field of Config: parse turns the
+// raw value into the field's, format the field's back into text.
+func valueSetting[T any](key, env, def, doc string, kind Kind, field func(*Config) *T,
+	parse func(raw string) (T, error), format func(T) string) Setting {
+	return Setting{Key: key, Env: env, Default: def, Doc: doc, Kind: kind,
 		set: func(c *Config, raw string) error {
-			d, err := ParseDuration(raw)
+			v, err := parse(raw)
 			if err != nil {
 				return err
-			}
-			*field(c) = d
-			return nil
-		},
-		get: func(c *Config) string { return field(c).String() }}
-}
-
-func enumSetting(key, env, def, doc, what string, values []string, field func(*Config) *string) Setting {
-	return Setting{Key: key, Env: env, Default: def, Doc: doc, Kind: KindEnum, Values: values,
-		set: func(c *Config, raw string) error {
-			v := strings.TrimSpace(raw)
-			if !slices.Contains(values, v) {
-				return fmt.Errorf("is not a %s (use %s)", what, quoteList(values, " or "))
 			}
 			*field(c) = v
 			return nil
 		},
-		get: func(c *Config) string { return *field(c) }}
+		get: func(c *Config) string { return format(*field(c)) }}
+}
+
+func durationSetting(key, env, def, doc string, field func(*Config) *Duration) Setting {
+	return valueSetting(key, env, def, doc, KindDuration, field, ParseDuration, Duration.String)
+}
+
+func enumSetting(key, env, def, doc, what string, values []string, field func(*Config) *string) Setting {
+	s := valueSetting(key, env, def, doc, KindEnum, field, func(raw string) (string, error) {
+		v := strings.TrimSpace(raw)
+		if !slices.Contains(values, v) {
+			return "", fmt.Errorf("is not a %s (use %s)", what, quoteList(values, " or "))
+		}
+		return v, nil
+	}, same)
+	s.Values = values
+	return s
 }
 
 func boolSetting(key, env, def, doc string, field func(*Config) *bool) Setting {
-	return Setting{Key: key, Env: env, Default: def, Doc: doc, Kind: KindBool,
-		set: func(c *Config, raw string) error {
-			b, err := parseBool(raw)
-			if err != nil {
-				return err
-			}
-			*field(c) = b
-			return nil
-		},
-		get: func(c *Config) string { return strconv.FormatBool(*field(c)) }}
+	return valueSetting(key, env, def, doc, KindBool, field, parseBool, strconv.FormatBool)
 }
+
+// stringSetting is a free-text setting, without its surrounding space.
+func stringSetting(key, env, doc string, kind Kind, field func(*Config) *string) Setting {
+	return valueSetting(key, env, "", doc, kind, field,
+		func(raw string) (string, error) { return strings.TrimSpace(raw), nil }, same)
+}
+
+func same(s string) string { return s }
 
 func parseBool(raw string) (bool, error) {
 	switch strings.ToLower(strings.TrimSpace(raw)) {
@@ -136,21 +141,19 @@ func toolKindSetting(kind, def string) Setting {
 // example file.
 var settings = func() []Setting {
 	s := []Setting{
-		{Key: "agent", Env: "HARNESS_AGENT", Default: "claude", Kind: KindAgent,
-			Doc: "agent to run: " + strings.Join(registry.AgentIDs(), ", ") + " (or an alias)",
-			set: func(c *Config, raw string) error {
+		valueSetting("agent", "HARNESS_AGENT", "claude",
+			"agent to run: "+strings.Join(registry.AgentIDs(), ", ")+" (or an alias)", KindAgent,
+			func(c *Config) *string { return &c.Agent },
+			func(raw string) (string, error) {
 				id, ok := registry.Canonical(raw)
 				if !ok {
-					return fmt.Errorf("is not a known agent (known: %s)", strings.Join(registry.AgentIDs(), ", "))
+					return "", fmt.Errorf("is not a known agent (known: %s)", strings.Join(registry.AgentIDs(), ", "))
 				}
-				c.Agent = id
-				return nil
-			},
-			get: func(c *Config) string { return c.Agent }},
-		{Key: "model", Env: "HARNESS_MODEL", Default: "", Kind: KindString,
-			Doc: `model alias ("sonnet", "gpt-5", …) or the agent's own model id; unset: the agent's default`,
-			set: func(c *Config, raw string) error { c.Model = strings.TrimSpace(raw); return nil },
-			get: func(c *Config) string { return c.Model }},
+				return id, nil
+			}, same),
+		stringSetting("model", "HARNESS_MODEL",
+			`model alias ("sonnet", "gpt-5", …) or the agent's own model id; unset: the agent's default`, KindString,
+			func(c *Config) *string { return &c.Model }),
 		enumSetting("permissions", "HARNESS_PERMISSIONS", FullAccess,
 			"what the agent may do without asking: full-access or read-only", "permission mode", Permissions,
 			func(c *Config) *string { return &c.Permissions }),
@@ -167,10 +170,8 @@ var settings = func() []Setting {
 			s.EnvInverts = true
 			return s
 		}(),
-		{Key: "log_dir", Env: "HARNESS_LOG_DIR", Default: "", Kind: KindPath,
-			Doc: "session log directory; unset: $XDG_DATA_HOME/harness/sessions",
-			set: func(c *Config, raw string) error { c.LogDir = strings.TrimSpace(raw); return nil },
-			get: func(c *Config) string { return c.LogDir }},
+		stringSetting("log_dir", "HARNESS_LOG_DIR", "session log directory; unset: $XDG_DATA_HOME/harness/sessions", KindPath,
+			func(c *Config) *string { return &c.LogDir }),
 		durationSetting("idle_timeout", "HARNESS_IDLE_TIMEOUT", "5m",
 			"end the run after this long without output and with no tool call in flight",
 			func(c *Config) *Duration { return &c.IdleTimeout }),
@@ -211,17 +212,16 @@ var settings = func() []Setting {
 		durationSetting("mcp.hard_max", "HARNESS_MCP_HARD_MAX", "60m",
 			"largest hard timeout an MCP client may ask for",
 			func(c *Config) *Duration { return &c.MCP.HardMax }),
-		Setting{Key: "bench.parallel", Env: "HARNESS_BENCH_PARALLEL", Default: "0", Kind: KindInt,
-			Doc: "runs `harness bench` starts at the same time; 0 = the number of cores",
-			set: func(c *Config, raw string) error {
+		valueSetting("bench.parallel", "HARNESS_BENCH_PARALLEL", "0",
+			"runs `harness bench` starts at the same time; 0 = the number of cores", KindInt,
+			func(c *Config) *int { return &c.Bench.Parallel },
+			func(raw string) (int, error) {
 				n, err := strconv.Atoi(strings.TrimSpace(raw))
 				if err != nil || n < 0 || n > 256 {
-					return fmt.Errorf("is not a number of parallel runs (0 for the number of cores, or 1 to 256)")
+					return 0, fmt.Errorf("is not a number of parallel runs (0 for the number of cores, or 1 to 256)")
 				}
-				c.Bench.Parallel = n
-				return nil
-			},
-			get: func(c *Config) string { return strconv.Itoa(c.Bench.Parallel) }},
+				return n, nil
+			}, strconv.Itoa),
 	)
 	return s
 }()

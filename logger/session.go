@@ -22,8 +22,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/adrg/xdg"
 	"github.com/agentharness/harness/event"
+	"github.com/agentharness/harness/internal/xdgdir"
 )
 
 // File name suffixes of a run's log files.
@@ -66,14 +66,7 @@ const StatusRunning = "running"
 // DefaultDir returns $XDG_DATA_HOME/harness/sessions, with the platform's
 // data directory (adrg/xdg) when getenv reports no XDG_DATA_HOME.
 func DefaultDir(getenv func(string) string) string {
-	base := ""
-	if getenv != nil {
-		base = getenv("XDG_DATA_HOME")
-	}
-	if base == "" {
-		base = xdg.DataHome
-	}
-	return filepath.Join(base, "harness", "sessions")
+	return xdgdir.Data(getenv, "sessions")
 }
 
 // Option configures Open.

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/adrg/xdg"
+	"github.com/agentharness/harness/internal/xdgdir"
 )
 
 // maxModelsFile bounds what Update reads: a models table is a few KB.
@@ -131,12 +131,5 @@ func writeAtomic(path string, data []byte) error {
 // $XDG_CACHE_HOME/harness/models.toml, with the platform's cache directory
 // (adrg/xdg) when getenv reports no XDG_CACHE_HOME.
 func DefaultCachePath(getenv func(string) string) string {
-	base := ""
-	if getenv != nil {
-		base = getenv("XDG_CACHE_HOME")
-	}
-	if base == "" {
-		base = xdg.CacheHome
-	}
-	return filepath.Join(base, "harness", "models.toml")
+	return xdgdir.Cache(getenv, "models.toml")
 }

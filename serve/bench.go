@@ -1,31 +1,15 @@
 package serve
 
 import (
-	"encoding/json"
 	"errors"
-	"fmt"
 	"io/fs"
 	"math"
 	"net/http"
-	"os"
-	"path/filepath"
 	"slices"
-	"strings"
 	"time"
-
-	"github.com/adrg/xdg"
 
 	"github.com/agentharness/harness/bench"
 )
-
-// ReportStore is where stored bench reports are read from.
-type ReportStore interface {
-	// List returns the stored reports, newest first.
-	List() ([]ReportInfo, error)
-	// Load returns one report; an unknown id is an error wrapping
-	// fs.ErrNotExist.
-	Load(id string) (*bench.Report, error)
-}
 
 // ReportInfo is one stored bench report, as GET /api/bench lists it.
 type ReportInfo struct {
@@ -37,71 +21,8 @@ type ReportInfo struct {
 	Runs    int       `json:"runs"`
 }
 
-// DirStore reads the reports `harness bench` stores: one <id>.json file of
-// bench.Report each, in Dir.
-type DirStore struct{ Dir string }
-
-// BenchDir is where bench reports are stored: $XDG_DATA_HOME/harness/bench.
-func BenchDir(getenv func(string) string) string {
-	base := ""
-	if getenv != nil {
-		base = getenv("XDG_DATA_HOME")
-	}
-	if base == "" {
-		base = xdg.DataHome
-	}
-	return filepath.Join(base, "harness", "bench")
-}
-
-// List returns the reports in the directory, newest first; a report that
-// does not parse is left out.
-func (d DirStore) List() ([]ReportInfo, error) {
-	entries, err := os.ReadDir(d.Dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return []ReportInfo{}, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	out := []ReportInfo{}
-	for _, e := range entries {
-		id, ok := strings.CutSuffix(e.Name(), ".json")
-		if !ok || e.IsDir() || strings.HasPrefix(id, ".") {
-			continue
-		}
-		rep, err := d.Load(id)
-		if err != nil {
-			continue
-		}
-		out = append(out, infoOf(id, rep))
-	}
-	slices.SortFunc(out, func(a, b ReportInfo) int {
-		if c := b.Started.Compare(a.Started); c != 0 {
-			return c
-		}
-		return strings.Compare(b.ID, a.ID)
-	})
-	return out, nil
-}
-
-// Load reads report id.
-func (d DirStore) Load(id string) (*bench.Report, error) {
-	if id == "" || strings.ContainsAny(id, `/\`) || strings.HasPrefix(id, ".") {
-		return nil, fmt.Errorf("bench report %q: %w", id, fs.ErrNotExist)
-	}
-	data, err := os.ReadFile(filepath.Join(d.Dir, id+".json"))
-	if err != nil {
-		return nil, err
-	}
-	var rep bench.Report
-	if err := json.Unmarshal(data, &rep); err != nil {
-		return nil, fmt.Errorf("bench report %s: %w", id, err)
-	}
-	return &rep, nil
-}
-
-func infoOf(id string, rep *bench.Report) ReportInfo {
-	ri := ReportInfo{ID: id, Started: rep.Started, WallMS: rep.WallMS, Runs: len(rep.Runs), Agents: []string{}}
+func infoOf(rep *bench.Report) ReportInfo {
+	ri := ReportInfo{ID: rep.ID, Started: rep.Started, WallMS: rep.WallMS, Runs: len(rep.Runs), Agents: []string{}}
 	for _, g := range rep.Groups {
 		ri.Agents = append(ri.Agents, groupLabel(g.Agent, g.Model))
 	}
@@ -174,7 +95,7 @@ func (s *Server) listBench(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"reports": []ReportInfo{}})
 		return
 	}
-	list, err := s.cfg.Bench.List()
+	list, err := bench.Summaries(*s.cfg.Bench, infoOf)
 	if err != nil {
 		jsonError(w, http.StatusInternalServerError, err.Error())
 		return
@@ -197,5 +118,5 @@ func (s *Server) getBench(w http.ResponseWriter, r *http.Request) {
 		jsonError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
-	writeJSON(w, http.StatusOK, benchDetail{ReportInfo: infoOf(id, rep), Intervals: intervals(rep), Report: rep})
+	writeJSON(w, http.StatusOK, benchDetail{ReportInfo: infoOf(rep), Intervals: intervals(rep), Report: rep})
 }

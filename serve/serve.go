@@ -21,6 +21,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentharness/harness/bench"
 	"github.com/agentharness/harness/logger"
 )
 
@@ -29,7 +30,7 @@ type Config struct {
 	// Dir is the session store ($XDG_DATA_HOME/harness/sessions).
 	Dir string
 	// Bench is where the bench reports are read from; nil serves none.
-	Bench ReportStore
+	Bench *bench.Store
 	// Token, when set, is the bearer token of the mutating endpoints, and
 	// of every endpoint when Open is false. With no token, runs cannot be
 	// started or cancelled through the API.

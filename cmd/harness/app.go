@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/alecthomas/kong"
 
@@ -140,10 +142,11 @@ func oneLine(s string) string {
 	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
 }
 
-// listBranchCommands is kong's help with one addition: kong lists only the
+// listBranchCommands is kong's help with two additions: kong lists only the
 // leaves of the command tree, so a command that runs by itself and also has
 // sub-commands (bench, with compare, merge and k8s-job) would be missing
-// from the top-level list. It gets its own line before its sub-commands.
+// from the top-level list. It gets its own line before its sub-commands,
+// and its usage line shows the sub-command as optional.
 func listBranchCommands(options kong.HelpOptions, ctx *kong.Context) error {
 	var buf bytes.Buffer
 	out := ctx.Stdout
@@ -151,6 +154,13 @@ func listBranchCommands(options kong.HelpOptions, ctx *kong.Context) error {
 	err := kong.DefaultHelpPrinter(options, ctx)
 	ctx.Stdout = out
 	text := buf.String()
+	if sel := ctx.Selected(); sel != nil && len(sel.Children) > 0 && (len(sel.Flags) > 0 || sel.DefaultCmd != nil) {
+		// kong's usage line asks for a sub-command under every branch;
+		// this one runs without (bench itself, or a default such as
+		// 'models list').
+		usage, rest, _ := strings.Cut(text, "\n")
+		text = strings.Replace(usage, " <command>", " [<command>]", 1) + "\n" + rest
+	}
 	if ctx.Selected() == nil {
 		for _, n := range ctx.Model.Children {
 			// A branch with flags of its own runs by itself (models,
@@ -177,4 +187,27 @@ func listBranchCommands(options kong.HelpOptions, ctx *kong.Context) error {
 // agents as registered.
 func helpVars() kong.Vars {
 	return kong.Vars{"version": "harness " + version, "agents": strings.Join(harness.AgentNames(), ", ")}
+}
+
+// writeJSON prints v as indented JSON, the machine output of the
+// commands that have one.
+func writeJSON(e *env, v any) error {
+	enc := json.NewEncoder(e.Stdout)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// printList prints items as JSON (--json), else as a table: header, then
+// one row per item, its cells separated by tabs.
+func printList[T any](e *env, asJSON bool, items []T, header string, row func(T) string) error {
+	if asJSON {
+		return writeJSON(e, items)
+	}
+	tw := tabwriter.NewWriter(e.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, header)
+	for _, it := range items {
+		fmt.Fprintln(tw, row(it))
+	}
+	return tw.Flush()
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"text/tabwriter"
 
 	"github.com/agentharness/harness/config"
 )
@@ -23,12 +22,9 @@ func (configShowCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	tw := tabwriter.NewWriter(e.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "KEY\tVALUE\tFROM")
-	for _, v := range s.cfg.Values() {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", v.Key, v.Value, v.Origin)
-	}
-	return tw.Flush()
+	return printList(e, false, s.cfg.Values(), "KEY\tVALUE\tFROM", func(v config.Value) string {
+		return v.Key + "\t" + v.Value + "\t" + v.Origin
+	})
 }
 
 type configPathCmd struct{}

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/registry"
@@ -28,20 +26,13 @@ func (c *modelsListCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	entries := s.models.List()
-	if c.JSON {
-		return writeJSON(e, entries)
-	}
-	tw := tabwriter.NewWriter(e.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ALIAS\tAGENT MODEL IDS")
-	for _, en := range entries {
+	return printList(e, c.JSON, s.models.List(), "ALIAS\tAGENT MODEL IDS", func(en registry.Entry) string {
 		var ids []string
 		for _, agent := range slices.Sorted(maps.Keys(en.IDs)) {
 			ids = append(ids, agent+"="+en.IDs[agent])
 		}
-		fmt.Fprintf(tw, "%s\t%s\n", en.Alias, strings.Join(ids, " "))
-	}
-	return tw.Flush()
+		return en.Alias + "\t" + strings.Join(ids, " ")
+	})
 }
 
 type modelsResolveCmd struct {
@@ -72,16 +63,9 @@ func (c *modelsPricesCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	prices := s.models.Prices()
-	if c.JSON {
-		return writeJSON(e, prices)
-	}
-	tw := tabwriter.NewWriter(e.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "MODEL\tINPUT\tOUTPUT\tCACHE READ\tCACHE WRITE")
-	for _, p := range prices {
-		fmt.Fprintf(tw, "%s\t%g\t%g\t%g\t%g\n", p.ID, p.Price.Input, p.Price.Output, p.Price.CacheRead, p.Price.CacheWrite)
-	}
-	return tw.Flush()
+	return printList(e, c.JSON, s.models.Prices(), "MODEL\tINPUT\tOUTPUT\tCACHE READ\tCACHE WRITE", func(p registry.PricedModel) string {
+		return fmt.Sprintf("%s\t%g\t%g\t%g\t%g", p.ID, p.Price.Input, p.Price.Output, p.Price.CacheRead, p.Price.CacheWrite)
+	})
 }
 
 type modelsUpdateCmd struct {
@@ -95,11 +79,4 @@ func (c *modelsUpdateCmd) Run(e *env) error {
 	}
 	_, err = fmt.Fprintf(e.Stdout, "updated %s: %d aliases, %d prices\n", res.Path, res.Aliases, res.Prices)
 	return err
-}
-
-func writeJSON(e *env, v any) error {
-	enc := json.NewEncoder(e.Stdout)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }

@@ -48,15 +48,11 @@ func (c *parseCmd) Run(e *env) error {
 		}
 		in = f
 	}
-	out := e.Stdout
-	if c.Output != "" {
-		f, err := createPrivate(c.Output)
-		if err != nil {
-			return usageErrorf("parse: %v", err)
-		}
-		defer f.Close()
-		out = f
+	out, closeOut, err := outputTo(e, c.Output)
+	if err != nil {
+		return usageErrorf("parse: %v", err)
 	}
+	defer closeOut()
 	// Events are buffered and written out whenever the parse waits for
 	// input (Flush), and at the end.
 	w := bufio.NewWriterSize(out, 64<<10)

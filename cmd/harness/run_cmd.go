@@ -199,10 +199,7 @@ func dryRun(e *env, lib *harness.Settings, t harness.Task) error {
 	if cmd.NotInstalled != nil {
 		out["not_installed"] = cmd.NotInstalled.Error()
 	}
-	enc := json.NewEncoder(e.Stdout)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return writeJSON(e, out)
 }
 
 type runOutput struct {
@@ -330,6 +327,19 @@ func execute(e *env, lib *harness.Settings, t harness.Task, o runOutput) error {
 // stream holds prompts, code and tool output.
 func createPrivate(path string) (*os.File, error) {
 	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+}
+
+// outputTo is where a command writes its -o: stdout when path is "",
+// else the file (createPrivate), which closeOut closes.
+func outputTo(e *env, path string) (w io.Writer, closeOut func(), err error) {
+	if path == "" {
+		return e.Stdout, func() {}, nil
+	}
+	f, err := createPrivate(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, func() { f.Close() }, nil
 }
 
 // exitFor maps the run's end to the spec's exit status. The stream already

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentharness/harness/bench"
 	"github.com/agentharness/harness/mcpserver"
 	"github.com/agentharness/harness/serve"
 )
@@ -45,7 +46,7 @@ func (c *serveCmd) Run(e *env) error {
 	lib.LogDir = s.logDir(e) // the server reads what its runs write
 	srv := serve.New(serve.Config{
 		Dir:      lib.LogDir,
-		Bench:    serve.DirStore{Dir: serve.BenchDir(e.Getenv)},
+		Bench:    &bench.Store{Dir: bench.StoreDir()},
 		Token:    token,
 		Open:     open,
 		Launcher: serve.Launcher{Settings: lib, AttachMock: attachMock},

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"text/tabwriter"
+	"strings"
 	"time"
 
 	"github.com/agentharness/harness"
@@ -35,6 +35,20 @@ func (c *sessionsCmd) dir(e *env) (string, error) {
 	return s.logDir(e), nil
 }
 
+// load reads the metadata of run id (or a unique prefix of it) and says
+// in which directory it is; a run not there is a usage error.
+func (c *sessionsCmd) load(e *env, id string) (string, logger.Meta, error) {
+	dir, err := c.dir(e)
+	if err != nil {
+		return "", logger.Meta{}, err
+	}
+	m, err := logger.Load(dir, id)
+	if err != nil {
+		return "", logger.Meta{}, withStatus(exitUsage, err)
+	}
+	return dir, m, nil
+}
+
 type sessionsListCmd struct {
 	JSON bool `help:"Print JSON."`
 }
@@ -48,19 +62,13 @@ func (c *sessionsListCmd) Run(e *env, parent *sessionsCmd) error {
 	if err != nil {
 		return withStatus(exitAgentFailed, err)
 	}
-	if c.JSON {
-		return writeJSON(e, metas)
-	}
-	tw := tabwriter.NewWriter(e.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "RUN\tAGENT\tSTATUS\tSTART\tDURATION\tPROMPT")
-	for _, m := range metas {
+	return printList(e, c.JSON, metas, "RUN\tAGENT\tSTATUS\tSTART\tDURATION\tPROMPT", func(m logger.Meta) string {
 		dur := ""
 		if !m.End.IsZero() {
 			dur = formatDuration(m.End.Sub(m.Start))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", termSafe(m.Run), termSafe(m.Agent), termSafe(m.Status), m.Start.Local().Format(time.DateTime), dur, termSafe(oneLineCut(m.PromptPreview, 50)))
-	}
-	return tw.Flush()
+		return strings.Join([]string{termSafe(m.Run), termSafe(m.Agent), termSafe(m.Status), m.Start.Local().Format(time.DateTime), dur, termSafe(oneLineCut(m.PromptPreview, 50))}, "\t")
+	})
 }
 
 type sessionsShowCmd struct {
@@ -68,13 +76,9 @@ type sessionsShowCmd struct {
 }
 
 func (c *sessionsShowCmd) Run(e *env, parent *sessionsCmd) error {
-	dir, err := parent.dir(e)
+	_, m, err := parent.load(e, c.ID)
 	if err != nil {
 		return err
-	}
-	m, err := logger.Load(dir, c.ID)
-	if err != nil {
-		return withStatus(exitUsage, err)
 	}
 	return writeJSON(e, m)
 }
@@ -101,13 +105,9 @@ type sessionsReparseCmd struct {
 }
 
 func (c *sessionsReparseCmd) Run(e *env, parent *sessionsCmd) error {
-	dir, err := parent.dir(e)
+	dir, m, err := parent.load(e, c.ID)
 	if err != nil {
 		return err
-	}
-	m, err := logger.Load(dir, c.ID)
-	if err != nil {
-		return withStatus(exitUsage, err)
 	}
 	native, err := os.ReadFile(filepath.Join(dir, m.Run+".native.jsonl"))
 	if err != nil {
@@ -136,15 +136,11 @@ func (c *sessionsExportCmd) Run(e *env, parent *sessionsCmd) error {
 	if err != nil {
 		return err
 	}
-	w := e.Stdout
-	if c.Output != "" {
-		f, err := createPrivate(c.Output)
-		if err != nil {
-			return withStatus(exitUsage, err)
-		}
-		defer f.Close()
-		w = f
+	w, closeOut, err := outputTo(e, c.Output)
+	if err != nil {
+		return withStatus(exitUsage, err)
 	}
+	defer closeOut()
 	if err := logger.Export(dir, c.ID, w); err != nil {
 		return withStatus(exitUsage, err)
 	}
