@@ -120,9 +120,13 @@ func TestComparisonsMarkAWinnerOnlyWhenShown(t *testing.T) {
 	runs := func(aPass, bPass []bool) []bench.RunReport {
 		var out []bench.RunReport
 		for i := range aPass {
-			for agent, p := range map[string]bool{"claude": aPass[i], "codex": bPass[i]} {
-				out = append(out, bench.RunReport{Agent: agent, Task: "t", Repeat: i + 1, Status: "success",
-					Check: &bench.CheckResult{Passed: p}})
+			// claude first: the comparison's A is the agent the runs name first.
+			for _, r := range []struct {
+				agent string
+				pass  bool
+			}{{"claude", aPass[i]}, {"codex", bPass[i]}} {
+				out = append(out, bench.RunReport{Agent: r.agent, Task: "t", Repeat: i + 1, Status: "success",
+					Check: &bench.CheckResult{Passed: r.pass}})
 			}
 		}
 		return out
