@@ -24,13 +24,18 @@ var Agent = harness.Agent{
 	Info: registry.AgentInfo{ID: "toy", Display: "Toy Agent", Aliases: []string{"toy-agent"},
 		Binaries: []string{"toy-agent"}},
 	Driver: Adapter{},
-	Mock: func(baseURL, home, workdir string) (string, []string, error) {
-		return "toy-model", []string{"TOY_BASE_URL=" + baseURL}, nil
-	},
+	Mock:   mock,
 }
 
 // Register registers Agent, once however often it is called.
 var Register = sync.OnceValue(func() error { return harness.Register(Agent) })
+
+// mock points the toy agent at the scripted model (Agent.Mock).
+func mock(baseURL, home, workdir string) (string, []string, error) {
+	var c adapters.MockConfig
+	c.Env("TOY_BASE_URL", baseURL)
+	return c.Result("toy-model")
+}
 
 // Adapter drives the toy agent (Agent.Driver).
 type Adapter struct{}
