@@ -39,7 +39,9 @@ type AgentInfo struct {
 	// enough; none set may still work when the CLI has its own login.
 	CredentialEnv []string
 	// Flags are the flags (and subcommands) harness passes and relies on;
-	// `harness check` verifies that the installed CLI's help mentions each.
+	// `harness check` verifies that the installed CLI's help mentions each
+	// (the built-in agents': as the --help of the version pinned in
+	// agents.lock lists them, used headless).
 	Flags []string
 	// ModelPrefix is true when the agent expects "provider/model" ids
 	// (OpenCode), which Price strips before looking up a price.
