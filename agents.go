@@ -14,73 +14,92 @@ import (
 	"github.com/agentharness/harness/registry"
 )
 
-// Agent is one supported agent CLI, everything harness knows of it in one
-// value: who it is (Info: canonical id, aliases, product name, the npm
-// package whose line in agents.lock pins its version, the credential
-// variables and flags 'harness check' verifies) and how it is driven
-// (Adapter: its binaries, its command line, its native output, one-shot
-// or a session over stdio). docs/adding-an-agent.md walks through one.
-type Agent struct {
-	Info    registry.AgentInfo
-	Adapter adapters.Adapter
-	// Mock points the agent at the scripted model server for --mock (the
-	// CLI's, never linked into the library): given the server's base URL,
-	// a throwaway HOME (already set in the agent's environment) and the
-	// work directory, it writes the agent's config under home and returns
-	// the model id to run and the environment that points the agent at
-	// baseURL. nil: the agent talks to its own service only. The built-in
-	// agents' wiring is mockmodel.Prepare's.
-	Mock func(baseURL, home, workdir string) (model string, env []string, err error)
+// Agent is one supported agent, everything harness knows of it in one
+// value: its identity (Info), how it is driven (Driver) and how --mock
+// points it at the scripted model (Mock). An Agent is its adapter.
+// docs/adding-an-agent.md walks through one.
+type Agent = adapters.Agent
+
+// builtins are the agents that ship with harness, in display order. Each
+// package declares its whole agent; they are registered at start-up as a
+// program registers its own (Register).
+var builtins = []Agent{
+	claude.Agent,
+	codex.Agent,
+	cursor.Agent,
+	opencode.Agent,
+	gemini.Agent,
+}
+
+func init() {
+	for _, a := range builtins {
+		if err := Register(a); err != nil {
+			panic(err)
+		}
+	}
 }
 
 var (
 	agentsMu sync.RWMutex
-	// adapterList holds one adapter per supported agent, in display
-	// order: the built-in five (whose Info is registry's built-in table),
-	// then those registered.
-	adapterList = []adapters.Adapter{claude.New(), codex.New(), cursor.New(), opencode.New(), gemini.New()}
-	// mocks holds the Mock wiring of registered agents, by id.
-	mocks = map[string]func(baseURL, home, workdir string) (string, []string, error){}
+	// agents holds every registered agent, in display order (the
+	// registry's).
+	agents []Agent
 )
 
 // Register adds an agent: from then on runs, bench, mcp, 'harness list'
 // and 'check', the configuration and every help string that lists agents
-// know it. Info.ID must be the adapter's Name; an id or alias already
-// taken is an error. Register is meant for a program's start (an init
-// function, a test's TestMain), before runs start.
+// know it. The agent needs a Driver and at least one binary; an id or
+// alias already taken is an error. Register is meant for a program's
+// start (an init function, a test's TestMain), before runs start.
 func Register(a Agent) error {
-	if a.Adapter == nil || a.Info.ID != a.Adapter.Name() {
-		return fmt.Errorf("harness: register: Info.ID %q must be the adapter's name", a.Info.ID)
+	if a.Driver == nil || len(a.Info.Binaries) == 0 {
+		return fmt.Errorf("harness: register %q: an agent needs a Driver and a binary", a.Info.ID)
 	}
 	agentsMu.Lock()
 	defer agentsMu.Unlock()
 	if err := registry.Register(a.Info); err != nil {
 		return fmt.Errorf("harness: register: %w", err)
 	}
-	adapterList = append(adapterList, a.Adapter)
-	if a.Mock != nil {
-		mocks[a.Info.ID] = a.Mock
-	}
+	a.Info, _ = registry.Agent(a.Info.ID) // the registry's copy: the caller's slices stay the caller's
+	agents = append(agents, a)
 	return nil
 }
 
-// Lookup returns everything known of an agent, by id or alias.
+// Lookup returns an agent by id or alias.
 func Lookup(name string) (Agent, error) {
-	a, err := Adapter(name)
-	if err != nil {
-		return Agent{}, err
+	if id, ok := registry.Canonical(name); ok {
+		agentsMu.RLock()
+		defer agentsMu.RUnlock()
+		for _, a := range agents {
+			if a.Info.ID == id {
+				a.Info, _ = registry.Agent(id) // a copy the caller may change
+				return a, nil
+			}
+		}
 	}
-	info, _ := registry.Agent(a.Name())
-	agentsMu.RLock()
-	defer agentsMu.RUnlock()
-	return Agent{Info: info, Adapter: a, Mock: mocks[a.Name()]}, nil
+	return Agent{}, &UnknownAgentError{Name: name}
 }
 
-// Adapters returns the adapters of every supported agent.
-func Adapters() []adapters.Adapter {
+// Agents returns every supported agent, in display order.
+func Agents() []Agent {
 	agentsMu.RLock()
 	defer agentsMu.RUnlock()
-	return slices.Clone(adapterList)
+	out := slices.Clone(agents)
+	for i := range out {
+		out[i].Info, _ = registry.Agent(out[i].Info.ID)
+	}
+	return out
+}
+
+// Adapters returns the adapters of every supported agent (Agents, each
+// an adapter).
+func Adapters() []adapters.Adapter {
+	as := Agents()
+	out := make([]adapters.Adapter, len(as))
+	for i, a := range as {
+		out[i] = a
+	}
+	return out
 }
 
 // UnknownAgentError is returned for an agent name that is neither a
@@ -94,10 +113,11 @@ func (e *UnknownAgentError) Error() string {
 // AgentNames returns the canonical ids of the supported agents, in display
 // order.
 func AgentNames() []string {
-	as := Adapters()
-	names := make([]string, len(as))
-	for i, a := range as {
-		names[i] = a.Name()
+	agentsMu.RLock()
+	defer agentsMu.RUnlock()
+	names := make([]string, len(agents))
+	for i, a := range agents {
+		names[i] = a.Info.ID
 	}
 	return names
 }
@@ -105,14 +125,9 @@ func AgentNames() []string {
 // Adapter returns the adapter for an agent id or alias ("claude-code",
 // "cursor-agent", …).
 func Adapter(name string) (adapters.Adapter, error) {
-	id := name
-	if info, ok := registry.Agent(name); ok {
-		id = info.ID
+	a, err := Lookup(name)
+	if err != nil {
+		return nil, err
 	}
-	for _, a := range Adapters() {
-		if a.Name() == id {
-			return a, nil
-		}
-	}
-	return nil, &UnknownAgentError{Name: name}
+	return a, nil
 }

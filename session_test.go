@@ -68,15 +68,17 @@ func TestRegister(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "Toy Agent", got.Info.Display)
 	require.NotNil(t, got.Mock, "the registration's mock wiring is kept")
+	require.Equal(t, []string{"toy-agent"}, a.Binaries(), "an agent's binaries are its Info's")
 	builtin, err := harness.Lookup("claude")
 	require.NoError(t, err)
 	require.Equal(t, "Claude Code", builtin.Info.Display)
+	require.Equal(t, []string{"claude"}, builtin.Binaries())
 	require.Error(t, harness.Register(toyagent.Agent), "taken")
-	err = harness.Register(harness.Agent{Info: registry.AgentInfo{ID: "other", Aliases: []string{"claude-code"}}, Adapter: otherAdapter{}})
-	require.ErrorContains(t, err, `"claude-code" is taken`)
+	other := harness.Agent{Info: registry.AgentInfo{ID: "other", Aliases: []string{"claude-code"}, Binaries: []string{"other"}},
+		Driver: toyagent.Adapter{}}
+	require.ErrorContains(t, harness.Register(other), `"claude-code" is taken`)
+	other.Info.Aliases = nil
+	other.Driver = nil
+	require.ErrorContains(t, harness.Register(other), "needs a Driver")
 	require.NotContains(t, harness.AgentNames(), "other")
 }
-
-type otherAdapter struct{ toyagent.Adapter }
-
-func (otherAdapter) Name() string { return "other" }

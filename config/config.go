@@ -84,7 +84,7 @@ type Config struct {
 // Defaults returns the built-in configuration (the spec's budgets).
 func Defaults() Config {
 	c := Config{Origins: map[string]string{}, Agents: map[string]AgentConfig{}}
-	for _, s := range settings {
+	for _, s := range settings() {
 		if s.Default != "" {
 			if err := s.set(&c, s.Default); err != nil {
 				panic(fmt.Sprintf("config: bad default for %s: %v", s.Key, err))
@@ -159,8 +159,8 @@ type Value struct {
 // Values returns every setting's current value and origin, in table order.
 // A tool kind without its own budget shows tool_timeout's value.
 func (c Config) Values() []Value {
-	out := make([]Value, 0, len(settings))
-	for _, s := range settings {
+	out := make([]Value, 0, len(settings()))
+	for _, s := range settings() {
 		v := s.get(&c)
 		origin := c.Origins[s.Key]
 		if v == "" && strings.HasPrefix(s.Key, "tool_timeouts.") {

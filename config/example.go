@@ -56,7 +56,7 @@ func Example() string {
 	var b strings.Builder
 	b.WriteString(exampleHeader)
 	section := ""
-	for _, s := range settings {
+	for _, s := range settings() {
 		table, leaf := "", s.Key
 		if i := strings.LastIndexByte(s.Key, '.'); i >= 0 {
 			table, leaf = s.Key[:i], s.Key[i+1:]

@@ -112,7 +112,7 @@ func displayPath(cwd, path string) string {
 }
 
 func (c *Config) applyEnv(getenv func(string) string) error {
-	for _, s := range settings {
+	for _, s := range settings() {
 		if s.Env == "" {
 			continue
 		}
@@ -226,7 +226,7 @@ func (c *Config) applyTree(name, key string, v any) ([]Warning, error) {
 }
 
 func isTable(key string) bool {
-	for _, s := range settings {
+	for _, s := range settings() {
 		if strings.HasPrefix(s.Key, key+".") {
 			return true
 		}
@@ -238,7 +238,7 @@ func isTable(key string) bool {
 // dash for an underscore or a missing table.
 func suggest(key string) string {
 	norm := strings.ReplaceAll(strings.ToLower(key), "-", "_")
-	for _, s := range settings {
+	for _, s := range settings() {
 		leaf := s.Key[strings.LastIndexByte(s.Key, '.')+1:]
 		if s.Key == norm || (leaf == norm && leaf != s.Key) {
 			return fmt.Sprintf("; did you mean %s?", s.Key)

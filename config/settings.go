@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/agentharness/harness/registry"
 )
@@ -138,8 +139,9 @@ func toolKindSetting(kind, def string) Setting {
 }
 
 // settings is the table. Order is the order of `config show` and of the
-// example file.
-var settings = func() []Setting {
+// example file. It is built on first use, once the program's agents are
+// registered (the agent setting's Doc lists them).
+var settings = sync.OnceValue(func() []Setting {
 	s := []Setting{
 		valueSetting("agent", "HARNESS_AGENT", "claude",
 			"agent to run: "+strings.Join(registry.AgentIDs(), ", ")+" (or an alias)", KindAgent,
@@ -224,14 +226,14 @@ var settings = func() []Setting {
 			}, strconv.Itoa),
 	)
 	return s
-}()
+})
 
 // Settings returns the settings table, in order.
-func Settings() []Setting { return slices.Clone(settings) }
+func Settings() []Setting { return slices.Clone(settings()) }
 
 // Lookup returns the setting for a dotted key.
 func Lookup(key string) (Setting, bool) {
-	for _, s := range settings {
+	for _, s := range settings() {
 		if s.Key == key {
 			return s, true
 		}

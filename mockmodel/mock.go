@@ -60,46 +60,54 @@ func StartMock(scenario, addr string) (*Mock, error) {
 	return &Mock{srv: srv, root: root}, nil
 }
 
-// Wiring points an agent that Prepare does not know at a server: it
-// writes the agent's config under home and returns the model id and the
-// environment to run it with (harness.Agent.Mock).
+// Wiring points an agent at a server: it writes the agent's config under
+// home and returns the model id and the environment to run it with
+// (harness.Agent.Mock, which the agent's package declares).
 type Wiring func(baseURL, home, workdir string) (model string, env []string, err error)
 
 // Point returns what a run of agent (a canonical id) in workdir needs to
-// talk to the mock: the mock's model id, and the environment (a throwaway
-// HOME and config for the agent, dummy keys, the base URL, the agent's own
-// retries and stall timeouts turned down). The user's real configuration
-// is neither read nor written. wire, when not nil, is the agent's own
-// wiring (a registered agent); else Prepare's built-in one is used. The
-// caller adds its own env after this.
+// talk to the mock ("" = the current directory): the mock's model id, and
+// the environment (a throwaway
+// HOME and XDG base directories inside it, PWD, and what the agent's own
+// wiring adds: its config, dummy keys, the base URL, its retries and
+// stall timeouts turned down). The user's real configuration is neither
+// read nor written. wire nil: the agent talks to its own service only and
+// cannot use the mock. The caller adds its own env after this.
 func (m *Mock) Point(agent, workdir string, wire Wiring) (model string, env []string, err error) {
+	if wire == nil {
+		return "", nil, fmt.Errorf("mock: %s cannot run on the scripted model (it talks to its own service only)", agent)
+	}
 	m.mu.Lock()
 	m.homes++
 	home := filepath.Join(m.root, fmt.Sprintf("%s-%d", agent, m.homes))
 	m.mu.Unlock()
-	if workdir == "" {
-		if workdir, err = os.Getwd(); err != nil {
-			return "", nil, err
-		}
+	if workdir, err = filepath.Abs(workdir); err != nil {
+		return "", nil, fmt.Errorf("mock: %w", err)
 	}
-	if wire != nil {
-		if err := os.MkdirAll(home, 0o700); err != nil {
+	if fi, err := os.Stat(workdir); err != nil || !fi.IsDir() {
+		return "", nil, fmt.Errorf("mock: workdir %q is not a directory", workdir)
+	}
+	// OpenCode takes its project directory from $PWD, not from the
+	// process's cwd: an inherited PWD would make it run tools in the
+	// caller's directory.
+	env = []string{"HOME=" + home, "PWD=" + workdir}
+	for _, d := range []struct{ key, dir string }{
+		{"XDG_CACHE_HOME", ".cache"},
+		{"XDG_CONFIG_HOME", ".config"},
+		{"XDG_DATA_HOME", ".local/share"},
+		{"XDG_STATE_HOME", ".local/state"},
+	} {
+		dir := filepath.Join(home, d.dir)
+		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return "", nil, fmt.Errorf("mock: %w", err)
 		}
-		model, env, err := wire(m.srv.URL(), home, workdir)
-		if err != nil {
-			return "", nil, fmt.Errorf("mock: %s: %w", agent, err)
-		}
-		return model, append([]string{"HOME=" + home, "PWD=" + workdir}, env...), nil
+		env = append(env, d.key+"="+dir)
 	}
-	setup, err := Prepare(agent, m.srv.URL(), home, workdir)
-	if errors.Is(err, ErrUnknownAgent) {
-		return "", nil, fmt.Errorf("mock: %s cannot run on the scripted model (it talks to its own service only)", agent)
-	}
+	model, own, err := wire(m.srv.URL(), home, workdir)
 	if err != nil {
-		return "", nil, err
+		return "", nil, fmt.Errorf("mock: %s: %w", agent, err)
 	}
-	return setup.Model, setup.Env, nil
+	return model, append(env, own...), nil
 }
 
 // Close stops the server and removes the homes it handed out.

@@ -4,8 +4,8 @@
 // Gemini CLI), byte-compatible with the vendors' SDKs, and answers every model call from a
 // Scenario: text, tool calls of the CLI's own tools, HTTP errors, or a stalled stream.
 //
-// Prepare builds the throwaway HOME, config files, env and args that point one real CLI at a
-// Server without touching the user's configuration.
+// Mock.Point gives a run a throwaway HOME and the env that point one real CLI at a Server
+// (through the agent's own wiring, harness.Agent.Mock) without touching the user's configuration.
 //
 // The package never prints; it logs through a *slog.Logger only when Config.Logger is set.
 package mockmodel

@@ -5,10 +5,11 @@
 // when the agent reports none.
 //
 // The package never prints and never touches the network on its own: Update
-// takes the fetch function it uses. The agent table holds the built-in agents
-// and those registered at start-up (Register);
-// the model table is an embedded models.toml layered with a user cache and
-// project overrides (see Load).
+// takes the fetch function it uses. The agent table holds the agents
+// registered at start-up (Register): a program that imports the harness
+// package has the built-in ones, whose identities live in their adapter
+// packages. The model table is an embedded models.toml layered with a
+// user cache and project overrides (see Load).
 package registry
 
 import (
@@ -28,6 +29,8 @@ type AgentInfo struct {
 	// Aliases are other names accepted for ID on the command line and in
 	// config files, lowercase.
 	Aliases []string
+	// Binaries are the executable names to look for, in order.
+	Binaries []string
 	// NPMPackage is the npm package that installs the CLI, or "" when the
 	// CLI is not distributed on npm.
 	NPMPackage string
@@ -36,64 +39,25 @@ type AgentInfo struct {
 	// enough; none set may still work when the CLI has its own login.
 	CredentialEnv []string
 	// Flags are the flags (and subcommands) harness passes and relies on;
-	// `harness check` verifies that the installed CLI's help mentions each.
+	// `harness check` verifies that the installed CLI's help mentions each
+	// (the built-in agents': as the --help of the version pinned in
+	// agents.lock lists them, used headless).
 	Flags []string
 	// ModelPrefix is true when the agent expects "provider/model" ids
 	// (OpenCode), which Price strips before looking up a price.
 	ModelPrefix bool
 }
 
-// agents is the table, in the order `harness agents` lists them: the
-// built-in agents, then those Register added.
-// Sources: /work/shared/agents/formats.md and real-clis.md (flags as used
-// headless), each CLI's --help of the versions captured there.
-var agents = []AgentInfo{
-	{
-		ID: "claude", Display: "Claude Code",
-		Aliases:       []string{"claude-code", "claudecode"},
-		NPMPackage:    "@anthropic-ai/claude-code",
-		CredentialEnv: []string{"ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN"},
-		Flags: []string{"--print", "--output-format", "--verbose", "--include-partial-messages",
-			"--model", "--resume", "--dangerously-skip-permissions"},
-	},
-	{
-		ID: "codex", Display: "OpenAI Codex CLI",
-		Aliases:       []string{"openai-codex"},
-		NPMPackage:    "@openai/codex",
-		CredentialEnv: []string{"OPENAI_API_KEY", "CODEX_API_KEY"},
-		Flags: []string{"exec", "--json", "--skip-git-repo-check", "--model", "--sandbox",
-			"--dangerously-bypass-approvals-and-sandbox", "--cd"},
-	},
-	{
-		ID: "cursor", Display: "Cursor CLI",
-		Aliases: []string{"cursor-agent", "agent"},
-		// Cursor ships an installer script (cursor.com/install), not an npm package.
-		NPMPackage:    "",
-		CredentialEnv: []string{"CURSOR_API_KEY"},
-		Flags:         []string{"--print", "--output-format", "--stream-partial-output", "--model", "--force", "--resume"},
-	},
-	{
-		ID: "opencode", Display: "OpenCode",
-		Aliases:    []string{"open-code"},
-		NPMPackage: "opencode-ai",
-		CredentialEnv: []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY",
-			"GOOGLE_GENERATIVE_AI_API_KEY", "OPENROUTER_API_KEY"},
-		Flags:       []string{"run", "--format", "--model", "--session"},
-		ModelPrefix: true,
-	},
-	{
-		ID: "gemini", Display: "Gemini CLI",
-		Aliases:       []string{"gemini-cli"},
-		NPMPackage:    "@google/gemini-cli",
-		CredentialEnv: []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"},
-		Flags:         []string{"--prompt", "--output-format", "--model", "--yolo", "--approval-mode", "--resume"},
-	},
-}
+// agents is the table, in the order `harness list` shows them: the order
+// of registration, which starts with the built-in agents (the harness
+// package registers them at its initialisation; each agent's identity is
+// declared in its adapter package, adapters/NAME).
+var agents []AgentInfo
 
 // agentsMu guards agents, which Register extends.
 var agentsMu sync.RWMutex
 
-// Register adds an agent after the built-in ones (harness.Register calls
+// Register adds an agent after those already known (harness.Register calls
 // it: use that, which also registers the agent's adapter). An empty id, or
 // an id or alias another agent already answers to, is an error.
 func Register(a AgentInfo) error {
@@ -160,6 +124,7 @@ func AgentIDs() []string {
 
 func (a AgentInfo) clone() AgentInfo {
 	a.Aliases = slices.Clone(a.Aliases)
+	a.Binaries = slices.Clone(a.Binaries)
 	a.CredentialEnv = slices.Clone(a.CredentialEnv)
 	a.Flags = slices.Clone(a.Flags)
 	return a

@@ -11,24 +11,35 @@ import (
 	"os"
 
 	"github.com/agentharness/harness/adapters"
+	"github.com/agentharness/harness/registry"
 )
 
-// Adapter is Claude Code. The zero value is ready to use; it is stateless
-// and safe for concurrent use.
+// Agent is Claude Code: who it is, how it is driven, and how --mock points
+// it at the scripted model.
+var Agent = adapters.Agent{
+	Info: registry.AgentInfo{
+		ID: "claude", Display: "Claude Code",
+		Aliases:       []string{"claude-code", "claudecode"},
+		Binaries:      []string{"claude"},
+		NPMPackage:    "@anthropic-ai/claude-code",
+		CredentialEnv: []string{"ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN"},
+		Flags: []string{"--print", "--output-format", "--verbose", "--include-partial-messages",
+			"--model", "--resume", "--dangerously-skip-permissions"},
+	},
+	Driver: &Adapter{},
+	Mock:   mock,
+}
+
+// New returns Claude Code's adapter: Agent.
+func New() adapters.Adapter { return Agent }
+
+// Adapter drives Claude Code (Agent.Driver). The zero value is ready to
+// use; it is stateless and safe for concurrent use.
 type Adapter struct {
 	// euid reports the effective user id; os.Geteuid when nil. Tests set it
 	// to check the root-only environment.
 	euid func() int
 }
-
-// New returns the Claude Code adapter.
-func New() *Adapter { return &Adapter{} }
-
-// Name returns "claude".
-func (*Adapter) Name() string { return "claude" }
-
-// Binaries returns the executable names of Claude Code.
-func (*Adapter) Binaries() []string { return []string{"claude"} }
 
 // readOnlyDenied are the built-in tools that change files or run commands.
 // A read-only task removes them from the session altogether: headless `-p`

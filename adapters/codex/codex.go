@@ -12,20 +12,32 @@ import (
 	"strings"
 
 	"github.com/agentharness/harness/adapters"
+	"github.com/agentharness/harness/registry"
 )
 
-// Adapter is the Codex CLI. The zero value is ready to use.
+// Agent is the Codex CLI: who it is, how it is driven, and how --mock
+// points it at the scripted model.
+var Agent = adapters.Agent{
+	Info: registry.AgentInfo{
+		ID: "codex", Display: "OpenAI Codex CLI",
+		Aliases: []string{"openai-codex"},
+		// The npm launcher installs `codex`, which starts the native binary itself.
+		Binaries:      []string{"codex"},
+		NPMPackage:    "@openai/codex",
+		CredentialEnv: []string{"OPENAI_API_KEY", "CODEX_API_KEY"},
+		Flags: []string{"exec", "--json", "--skip-git-repo-check", "--model", "--sandbox",
+			"--dangerously-bypass-approvals-and-sandbox", "--cd"},
+	},
+	Driver: &Adapter{},
+	Mock:   mock,
+}
+
+// New returns the Codex adapter: Agent.
+func New() adapters.Adapter { return Agent }
+
+// Adapter drives the Codex CLI (Agent.Driver). The zero value is ready to
+// use.
 type Adapter struct{}
-
-// New returns the Codex adapter.
-func New() *Adapter { return &Adapter{} }
-
-// Name is the canonical agent id.
-func (*Adapter) Name() string { return "codex" }
-
-// Binaries lists the executables to look for: the npm launcher installs
-// `codex`, which starts the native binary itself.
-func (*Adapter) Binaries() []string { return []string{"codex"} }
 
 // NewParser returns a parser for one run.
 func (*Adapter) NewParser() adapters.Parser { return newParser() }

@@ -9,21 +9,32 @@ import (
 	"fmt"
 
 	"github.com/agentharness/harness/adapters"
+	"github.com/agentharness/harness/registry"
 )
 
-// Adapter is the Cursor CLI. The zero value is ready to use; it holds no
-// state and is safe for concurrent use.
+// Agent is the Cursor CLI: who it is and how it is driven. It has no Mock:
+// the CLI talks to Cursor's own service only.
+var Agent = adapters.Agent{
+	Info: registry.AgentInfo{
+		ID: "cursor", Display: "Cursor CLI",
+		Aliases: []string{"cursor-agent", "agent"},
+		// cursor-agent first: the newer name, agent, is also what other
+		// CLIs (xAI's Grok Build) install, so it is only a fallback.
+		Binaries: []string{"cursor-agent", "agent"},
+		// Cursor ships an installer script (cursor.com/install), not an npm package.
+		NPMPackage:    "",
+		CredentialEnv: []string{"CURSOR_API_KEY"},
+		Flags:         []string{"--print", "--output-format", "--stream-partial-output", "--model", "--force", "--resume"},
+	},
+	Driver: &Adapter{},
+}
+
+// New returns the Cursor adapter: Agent.
+func New() adapters.Adapter { return Agent }
+
+// Adapter drives the Cursor CLI (Agent.Driver). The zero value is ready to
+// use; it holds no state and is safe for concurrent use.
 type Adapter struct{}
-
-// New returns the Cursor adapter.
-func New() *Adapter { return &Adapter{} }
-
-// Name is the canonical agent id.
-func (*Adapter) Name() string { return "cursor" }
-
-// Binaries lists cursor-agent first: the newer name, agent, is also what
-// other CLIs (xAI's Grok Build) install, so it is only a fallback.
-func (*Adapter) Binaries() []string { return []string{"cursor-agent", "agent"} }
 
 // NewParser returns a parser for one run.
 func (*Adapter) NewParser() adapters.Parser { return newParser() }

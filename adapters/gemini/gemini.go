@@ -9,19 +9,30 @@ import (
 	"fmt"
 
 	"github.com/agentharness/harness/adapters"
+	"github.com/agentharness/harness/registry"
 )
 
-// Adapter is the Gemini CLI. The zero value is ready to use.
+// Agent is the Gemini CLI: who it is, how it is driven, and how --mock
+// points it at the scripted model.
+var Agent = adapters.Agent{
+	Info: registry.AgentInfo{
+		ID: "gemini", Display: "Gemini CLI",
+		Aliases:       []string{"gemini-cli"},
+		Binaries:      []string{"gemini"},
+		NPMPackage:    "@google/gemini-cli",
+		CredentialEnv: []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"},
+		Flags:         []string{"--prompt", "--output-format", "--model", "--yolo", "--approval-mode", "--resume"},
+	},
+	Driver: &Adapter{},
+	Mock:   mock,
+}
+
+// New returns the Gemini adapter: Agent.
+func New() adapters.Adapter { return Agent }
+
+// Adapter drives the Gemini CLI (Agent.Driver). The zero value is ready to
+// use.
 type Adapter struct{}
-
-// New returns the Gemini adapter.
-func New() *Adapter { return &Adapter{} }
-
-// Name is the canonical agent id.
-func (*Adapter) Name() string { return "gemini" }
-
-// Binaries lists the executables to look for.
-func (*Adapter) Binaries() []string { return []string{"gemini"} }
 
 // NewParser returns a parser for one run.
 func (*Adapter) NewParser() adapters.Parser { return newParser() }

@@ -9,20 +9,32 @@ import (
 	"fmt"
 
 	"github.com/agentharness/harness/adapters"
+	"github.com/agentharness/harness/registry"
 )
 
-// Adapter is OpenCode. The zero value is ready to use; it holds no state and
-// is safe for concurrent use.
+// Agent is OpenCode: who it is, how it is driven, and how --mock points it
+// at the scripted model.
+var Agent = adapters.Agent{
+	Info: registry.AgentInfo{
+		ID: "opencode", Display: "OpenCode",
+		Aliases:    []string{"open-code"},
+		Binaries:   []string{"opencode"},
+		NPMPackage: "opencode-ai",
+		CredentialEnv: []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY",
+			"GOOGLE_GENERATIVE_AI_API_KEY", "OPENROUTER_API_KEY"},
+		Flags:       []string{"run", "--format", "--model", "--session"},
+		ModelPrefix: true,
+	},
+	Driver: &Adapter{},
+	Mock:   mock,
+}
+
+// New returns the OpenCode adapter: Agent.
+func New() adapters.Adapter { return Agent }
+
+// Adapter drives OpenCode (Agent.Driver). The zero value is ready to use;
+// it holds no state and is safe for concurrent use.
 type Adapter struct{}
-
-// New returns the OpenCode adapter.
-func New() *Adapter { return &Adapter{} }
-
-// Name is the canonical agent id.
-func (*Adapter) Name() string { return "opencode" }
-
-// Binaries lists the executable names to look for.
-func (*Adapter) Binaries() []string { return []string{"opencode"} }
 
 // NewParser returns a parser for one run.
 func (*Adapter) NewParser() adapters.Parser { return newParser() }

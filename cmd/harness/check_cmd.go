@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/agentharness/harness"
-	"github.com/agentharness/harness/registry"
 )
 
 type checkCmd struct {
@@ -18,11 +17,10 @@ type checkCmd struct {
 // flags harness relies on. Exit 0 when all is well, 1 on a problem, 127
 // when the agent is not installed.
 func (c *checkCmd) Run(e *env) error {
-	a, err := harness.Adapter(c.Agent)
+	a, err := harness.Lookup(c.Agent)
 	if err != nil {
 		return withStatus(exitUsage, err)
 	}
-	info, _ := registry.Agent(a.Name())
 	ok := func(format string, args ...any) { fmt.Fprintf(e.Stdout, "ok    "+format+"\n", args...) }
 	bad := func(format string, args ...any) { fmt.Fprintf(e.Stdout, "FAIL  "+format+"\n", args...) }
 	cmd, err := findAgent(e, a.Name(), c.Binary)
@@ -43,7 +41,7 @@ func (c *checkCmd) Run(e *env) error {
 		problems++
 	}
 	var creds []string
-	for _, k := range info.CredentialEnv {
+	for _, k := range a.Info.CredentialEnv {
 		if e.Getenv(k) != "" {
 			creds = append(creds, k)
 		}
@@ -52,10 +50,10 @@ func (c *checkCmd) Run(e *env) error {
 		ok("credentials: %s set", strings.Join(creds, ", "))
 	} else {
 		// Not a failure: the CLI may have its own login, or run on --mock.
-		fmt.Fprintf(e.Stdout, "warn  credentials: none of %s is set (fine if the CLI is logged in, or with --mock)\n", strings.Join(info.CredentialEnv, ", "))
+		fmt.Fprintf(e.Stdout, "warn  credentials: none of %s is set (fine if the CLI is logged in, or with --mock)\n", strings.Join(a.Info.CredentialEnv, ", "))
 	}
-	help := helpText(path, info.Flags)
-	for _, f := range info.Flags {
+	help := helpText(path, a.Info.Flags)
+	for _, f := range a.Info.Flags {
 		if strings.Contains(help, f) {
 			ok("flag %s", f)
 		} else {

@@ -12,7 +12,6 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/config"
-	"github.com/agentharness/harness/registry"
 )
 
 type listCmd struct {
@@ -30,10 +29,9 @@ type agentStatus struct {
 // Run lists every supported agent, installed or not.
 func (c *listCmd) Run(e *env) error {
 	var rows []agentStatus
-	for _, a := range harness.Adapters() {
-		info, _ := registry.Agent(a.Name())
-		st := agentStatus{ID: a.Name(), Name: info.Display}
-		if c, err := findAgent(e, a.Name(), ""); err == nil && c.NotInstalled == nil {
+	for _, a := range harness.Agents() {
+		st := agentStatus{ID: a.Info.ID, Name: a.Info.Display}
+		if c, err := findAgent(e, a.Info.ID, ""); err == nil && c.NotInstalled == nil {
 			st.Installed, st.Path, st.Version = true, c.Binary, binaryVersion(c.Binary)
 		}
 		rows = append(rows, st)

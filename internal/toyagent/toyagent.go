@@ -1,8 +1,8 @@
 // Package toyagent is the made-up agent that docs/adding-an-agent.md adds,
-// for tests: one adapter and one registration (Register). It speaks the
-// second transport, a session over stdio, in the made-up protocol of
-// fakeagent.ToySession (not ACP), and is wired to the scripted model by
-// its TOY_BASE_URL variable.
+// for tests: one package (its Agent value) and one registration
+// (Register). It speaks the second transport, a session over stdio, in the
+// made-up protocol of fakeagent.ToySession (not ACP), and is wired to the
+// scripted model by its TOY_BASE_URL variable.
 package toyagent
 
 import (
@@ -18,27 +18,27 @@ import (
 	"github.com/agentharness/harness/registry"
 )
 
-// Agent is the toy agent's registration: its identity, its adapter, and
-// how --mock points it at the scripted model.
+// Agent is the toy agent, all of it: its identity, its adapter, and how
+// --mock points it at the scripted model.
 var Agent = harness.Agent{
-	Info:    registry.AgentInfo{ID: "toy", Display: "Toy Agent", Aliases: []string{"toy-agent"}},
-	Adapter: Adapter{},
-	Mock: func(baseURL, home, workdir string) (string, []string, error) {
-		return "toy-model", []string{"TOY_BASE_URL=" + baseURL}, nil
-	},
+	Info: registry.AgentInfo{ID: "toy", Display: "Toy Agent", Aliases: []string{"toy-agent"},
+		Binaries: []string{"toy-agent"}},
+	Driver: Adapter{},
+	Mock:   mock,
 }
 
 // Register registers Agent, once however often it is called.
 var Register = sync.OnceValue(func() error { return harness.Register(Agent) })
 
-// Adapter is the toy agent's adapter.
+// mock points the toy agent at the scripted model (Agent.Mock).
+func mock(baseURL, home, workdir string) (string, []string, error) {
+	var c adapters.MockConfig
+	c.Env("TOY_BASE_URL", baseURL)
+	return c.Result("toy-model")
+}
+
+// Adapter drives the toy agent (Agent.Driver).
 type Adapter struct{}
-
-// Name is the canonical id.
-func (Adapter) Name() string { return "toy" }
-
-// Binaries are the executables looked for.
-func (Adapter) Binaries() []string { return []string{"toy-agent"} }
 
 // Command runs the binary alone: the prompt goes in the session's first
 // request, not on argv.
