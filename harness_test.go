@@ -4,29 +4,21 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"os"
 	"os/exec"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"github.com/tidwall/gjson"
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/adapters/adaptertest"
 	"github.com/agentharness/harness/event"
 	"github.com/agentharness/harness/internal/fakeagent"
-	"github.com/agentharness/harness/process"
+	"github.com/agentharness/harness/internal/harnesstest"
 )
 
-func TestMain(m *testing.M) {
-	process.MaybeReap() // first: a re-executed test binary may be a run's reaper
-	fakeagent.MaybeRun()
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { harnesstest.Main(m) }
 
 // fakeRun is one run of a named fake agent through the whole composition,
 // parsed as Claude output (the fakes print Claude-like stream-json).
@@ -47,16 +39,12 @@ func runFake(t *testing.T, name string, b harness.Budgets, during func(*harness.
 		Prompt: "do it", Cwd: t.TempDir(),
 		Budgets: &b,
 	}, during)
-	for _, ev := range fr.events {
-		if n, ok := ev.Body.(*event.Native); ok {
-			if g := gjson.GetBytes(n.Line, "subtype"); g.String() == "fake_child" {
-				fr.pids = append(fr.pids, int(gjson.GetBytes(n.Line, "pid").Int()))
-			}
-		}
+	var children harnesstest.Children
+	for _, n := range fr.find(event.TypeNative) {
+		children.Note(n.(*event.Native).Line)
 	}
-	for _, pid := range fr.pids {
-		require.False(t, alive(pid), "process %d of the run is still alive", pid)
-	}
+	children.RequireGone(t)
+	fr.pids = children.PIDs()
 	return fr
 }
 
@@ -87,25 +75,10 @@ func runTask(t *testing.T, task harness.Task, during func(*harness.Run)) fakeRun
 	return fr
 }
 
-// alive reports whether pid is a live (not zombie) process.
-func alive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	fields := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-	return len(fields) > 0 && fields[0] != "Z"
-}
+// alive is harnesstest.Alive, by the name acp_test.go uses.
+var alive = harnesstest.Alive
 
-func (f fakeRun) find(typ event.Type) []event.Body {
-	var out []event.Body
-	for _, ev := range f.events {
-		if ev.Type == typ {
-			out = append(out, ev.Body)
-		}
-	}
-	return out
-}
+func (f fakeRun) find(typ event.Type) []event.Body { return harnesstest.Bodies(f.events, typ) }
 
 func (f fakeRun) errorCode() string {
 	// The harness's own error (interrupted, idle_timeout, …) says how the

@@ -2,11 +2,8 @@ package serve_test
 
 import (
 	"bufio"
-	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -20,17 +17,16 @@ import (
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/config"
 	"github.com/agentharness/harness/internal/fakeagent"
-	"github.com/agentharness/harness/process"
+	"github.com/agentharness/harness/internal/harnesstest"
 	"github.com/agentharness/harness/serve"
 )
 
-func TestMain(m *testing.M) {
-	process.MaybeReap()
+func init() {
 	fakeagent.Register("serve-gated", gated)
 	fakeagent.Register("serve-lines", lines)
-	fakeagent.MaybeRun()
-	os.Exit(m.Run())
 }
+
+func TestMain(m *testing.M) { harnesstest.Main(m) }
 
 const sessionID = "5e55e55e-0000-4000-8000-000000000001"
 
@@ -100,7 +96,7 @@ type fixture struct {
 	dir   string
 	bench string
 	gate  string
-	token string
+	api   harnesstest.ServeAPI
 }
 
 func newFixture(t *testing.T, fake string, env ...string) *fixture {
@@ -110,13 +106,13 @@ func newFixture(t *testing.T, fake string, env ...string) *fixture {
 func newFixtureWith(t *testing.T, fake string, tune func(*serve.Config), env ...string) *fixture {
 	t.Helper()
 	root := t.TempDir()
-	f := &fixture{dir: filepath.Join(root, "sessions"), bench: filepath.Join(root, "bench"), gate: filepath.Join(root, "gate"),
-		token: "test-token-0123456789abcdef"}
+	f := &fixture{dir: filepath.Join(root, "sessions"), bench: filepath.Join(root, "bench"), gate: filepath.Join(root, "gate")}
+	const token = "test-token-0123456789abcdef"
 	argv, fenv := fakeagent.Command(fake)
 	fenv = append(fenv, "SERVE_TEST_GATE="+f.gate)
 	fenv = append(fenv, env...)
 	cfg := serve.Config{
-		Dir: f.dir, Bench: serve.DirStore{Dir: f.bench}, Token: f.token, Open: true,
+		Dir: f.dir, Bench: serve.DirStore{Dir: f.bench}, Token: token, Open: true,
 		Launcher: serve.Launcher{Settings: fakeSettings(f.dir, argv[0], fenv)},
 	}
 	if tune != nil {
@@ -124,6 +120,7 @@ func newFixtureWith(t *testing.T, fake string, tune func(*serve.Config), env ...
 	}
 	f.srv = serve.New(cfg)
 	f.http = httptest.NewServer(f.srv)
+	f.api = harnesstest.ServeAPI{URL: f.http.URL, Token: token}
 	t.Cleanup(func() {
 		os.WriteFile(f.gate, nil, 0o600) // let a gated run end
 		f.http.Close()
@@ -137,17 +134,7 @@ func (f *fixture) openGate(t *testing.T) { require.NoError(t, os.WriteFile(f.gat
 // start starts a run through the API and returns its id.
 func (f *fixture) start(t *testing.T) string {
 	t.Helper()
-	req, _ := http.NewRequest("POST", f.http.URL+"/api/runs", strings.NewReader(`{"agent":"claude","prompt":"look around","cwd":`+strconv.Quote(t.TempDir())+`}`))
-	req.Header.Set("Authorization", "Bearer "+f.token)
-	res, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer res.Body.Close()
-	body, _ := io.ReadAll(res.Body)
-	require.Equal(t, http.StatusCreated, res.StatusCode, "%s", body)
-	var ri serve.RunInfo
-	require.NoError(t, json.Unmarshal(body, &ri))
-	require.True(t, strings.HasPrefix(ri.Run, "run_"))
-	return ri.Run
+	return f.api.Start(t, `{"agent":"claude","prompt":"look around","cwd":`+strconv.Quote(t.TempDir())+`}`).Run
 }
 
 // sse is one message of an event stream.
@@ -182,17 +169,6 @@ func readSSE(t *testing.T, r io.Reader, fn func(sse) bool) {
 			t.Fatalf("unexpected SSE line %q", line)
 		}
 	}
-}
-
-func (f *fixture) stream(t *testing.T, ctx context.Context, run string, hdr map[string]string) *http.Response {
-	t.Helper()
-	req, _ := http.NewRequestWithContext(ctx, "GET", f.http.URL+"/api/runs/"+run+"/events", nil)
-	for k, v := range hdr {
-		req.Header.Set(k, v)
-	}
-	res, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	return res
 }
 
 func (f *fixture) logOf(t *testing.T, run string) string {

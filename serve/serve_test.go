@@ -25,7 +25,7 @@ func TestEventsResume(t *testing.T) {
 	run := f.start(t)
 
 	ctx, cancel := context.WithCancel(context.Background())
-	res := f.stream(t, ctx, run, nil)
+	res := f.api.Events(t, ctx, run, nil)
 	require.Equal(t, "text/event-stream", res.Header.Get("Content-Type"))
 	var got strings.Builder
 	last := ""
@@ -40,7 +40,7 @@ func TestEventsResume(t *testing.T) {
 	require.NotEmpty(t, last)
 
 	f.openGate(t)
-	res = f.stream(t, context.Background(), run, map[string]string{"Last-Event-ID": last})
+	res = f.api.Events(t, context.Background(), run, map[string]string{"Last-Event-ID": last})
 	defer res.Body.Close()
 	ended := false
 	readSSE(t, res.Body, func(m sse) bool {
@@ -79,7 +79,7 @@ func TestEventsAfterEnd(t *testing.T) {
 	log := f.logOf(t, run)
 
 	for _, hdr := range []map[string]string{nil, {"Last-Event-ID": "0"}} {
-		res := f.stream(t, context.Background(), run, hdr)
+		res := f.api.Events(t, context.Background(), run, hdr)
 		var got strings.Builder
 		ended := false
 		readSSE(t, res.Body, func(m sse) bool {
@@ -95,7 +95,7 @@ func TestEventsAfterEnd(t *testing.T) {
 		require.Equal(t, log, got.String())
 	}
 
-	res := f.stream(t, context.Background(), run, map[string]string{"Accept": "application/x-ndjson"})
+	res := f.api.Events(t, context.Background(), run, map[string]string{"Accept": "application/x-ndjson"})
 	b, err := io.ReadAll(res.Body)
 	res.Body.Close()
 	require.NoError(t, err)
@@ -104,7 +104,7 @@ func TestEventsAfterEnd(t *testing.T) {
 
 	// After the result: nothing more, and the end.
 	n := strings.Count(log, "\n")
-	res = f.stream(t, context.Background(), run+"", map[string]string{"Last-Event-ID": strconv.Itoa(n)})
+	res = f.api.Events(t, context.Background(), run+"", map[string]string{"Last-Event-ID": strconv.Itoa(n)})
 	b, _ = io.ReadAll(res.Body)
 	res.Body.Close()
 	require.Equal(t, "event: end\ndata: {\"last_event_id\":"+strconv.Itoa(n)+"}\n\n", string(b))
@@ -114,26 +114,13 @@ func TestEventsAfterEnd(t *testing.T) {
 func waitStatus(t *testing.T, f *fixture, run string) map[string]any {
 	t.Helper()
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		m := getJSON(t, f.http.URL+"/api/runs/"+run, http.StatusOK)
+		m := f.api.JSON(t, "/api/runs/"+run, http.StatusOK)
 		if m["status"] != "running" && m["live"] == nil {
 			return m
 		}
 	}
 	t.Fatal("the run did not end")
 	return nil
-}
-
-func getJSON(t *testing.T, url string, status int) map[string]any {
-	t.Helper()
-	res, err := http.Get(url)
-	require.NoError(t, err)
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	require.Equal(t, status, res.StatusCode, "%s", b)
-	require.Equal(t, "application/json", res.Header.Get("Content-Type"))
-	var m map[string]any
-	require.NoError(t, json.Unmarshal(b, &m), "%s", b)
-	return m
 }
 
 // TestRunSummary: the list and the summary carry the figures of the
@@ -151,15 +138,15 @@ func TestRunSummary(t *testing.T) {
 	require.InDelta(t, 0.0021, m["cost_usd"], 1e-9)
 	require.Equal(t, "The tree is empty. Done.", m["result"])
 
-	list := getJSON(t, f.http.URL+"/api/runs", http.StatusOK)["runs"].([]any)
+	list := f.api.JSON(t, "/api/runs", http.StatusOK)["runs"].([]any)
 	require.Len(t, list, 1)
 	require.Equal(t, run, list[0].(map[string]any)["run"])
 	for q, n := range map[string]int{"agent=claude": 1, "agent=codex": 0, "status=success": 1, "status=running": 0, "since=1h": 1,
 		"since=" + time.Now().Add(time.Hour).UTC().Format(time.RFC3339): 0} {
-		require.Len(t, getJSON(t, f.http.URL+"/api/runs?"+q, http.StatusOK)["runs"], n, q)
+		require.Len(t, f.api.JSON(t, "/api/runs?"+q, http.StatusOK)["runs"], n, q)
 	}
-	getJSON(t, f.http.URL+"/api/runs?since=yesterday", http.StatusBadRequest)
-	require.Equal(t, run, getJSON(t, f.http.URL+"/api/runs/latest", http.StatusOK)["run"])
+	f.api.JSON(t, "/api/runs?since=yesterday", http.StatusBadRequest)
+	require.Equal(t, run, f.api.JSON(t, "/api/runs/latest", http.StatusOK)["run"])
 }
 
 // TestBadInput: unknown runs, bad cursors and missing tokens are one JSON
@@ -178,18 +165,18 @@ func TestBadInput(t *testing.T) {
 	}{
 		"unknown-run":          {"GET", "/api/runs/run_nope", "", nil, 404, "no such run"},
 		"unknown-run-events":   {"GET", "/api/runs/run_nope/events", "", nil, 404, "no such run"},
-		"unknown-run-cancel":   {"POST", "/api/runs/run_nope/cancel", "", map[string]string{"Authorization": "Bearer " + f.token}, 404, "no such run"},
+		"unknown-run-cancel":   {"POST", "/api/runs/run_nope/cancel", "", f.api.Auth(), 404, "no such run"},
 		"bad-last-event-id":    {"GET", "/api/runs/" + run + "/events", "", map[string]string{"Last-Event-ID": "seven"}, 400, "Last-Event-ID"},
 		"negative-after":       {"GET", "/api/runs/" + run + "/events?after=-1", "", nil, 400, "after"},
 		"no-token":             {"POST", "/api/runs", `{"agent":"claude","prompt":"x"}`, nil, 401, "token"},
 		"wrong-token":          {"POST", "/api/runs", `{"agent":"claude","prompt":"x"}`, map[string]string{"Authorization": "Bearer wrong"}, 401, "token"},
-		"token-in-query-post":  {"POST", "/api/runs?token=" + f.token, `{"agent":"claude","prompt":"x"}`, nil, 401, "token"},
-		"no-prompt":            {"POST", "/api/runs", `{"agent":"claude"}`, map[string]string{"Authorization": "Bearer " + f.token}, 400, "prompt"},
-		"unknown-agent":        {"POST", "/api/runs", `{"agent":"nope","prompt":"x"}`, map[string]string{"Authorization": "Bearer " + f.token}, 400, "nope"},
-		"unknown-field":        {"POST", "/api/runs", `{"agent":"claude","prompt":"x","binary":"/bin/sh"}`, map[string]string{"Authorization": "Bearer " + f.token}, 400, "binary"},
-		"bad-budget":           {"POST", "/api/runs", `{"agent":"claude","prompt":"x","budgets":{"idle":"soon"}}`, map[string]string{"Authorization": "Bearer " + f.token}, 400, "budgets.idle"},
-		"bad-mock":             {"POST", "/api/runs", `{"agent":"claude","prompt":"x","mock":"nope"}`, map[string]string{"Authorization": "Bearer " + f.token}, 400, "scenario"},
-		"cancel-finished":      {"POST", "/api/runs/" + run + "/cancel", "", map[string]string{"Authorization": "Bearer " + f.token}, 409, "not running"},
+		"token-in-query-post":  {"POST", "/api/runs?token=" + f.api.Token, `{"agent":"claude","prompt":"x"}`, nil, 401, "token"},
+		"no-prompt":            {"POST", "/api/runs", `{"agent":"claude"}`, f.api.Auth(), 400, "prompt"},
+		"unknown-agent":        {"POST", "/api/runs", `{"agent":"nope","prompt":"x"}`, f.api.Auth(), 400, "nope"},
+		"unknown-field":        {"POST", "/api/runs", `{"agent":"claude","prompt":"x","binary":"/bin/sh"}`, f.api.Auth(), 400, "binary"},
+		"bad-budget":           {"POST", "/api/runs", `{"agent":"claude","prompt":"x","budgets":{"idle":"soon"}}`, f.api.Auth(), 400, "budgets.idle"},
+		"bad-mock":             {"POST", "/api/runs", `{"agent":"claude","prompt":"x","mock":"nope"}`, f.api.Auth(), 400, "scenario"},
+		"cancel-finished":      {"POST", "/api/runs/" + run + "/cancel", "", f.api.Auth(), 409, "not running"},
 		"unknown-bench":        {"GET", "/api/bench/nope", "", nil, 404, "no such bench report"},
 		"bench-path-traversal": {"GET", "/api/bench/..%2fsessions", "", nil, 404, "no such bench report"},
 		"unknown-endpoint":     {"GET", "/api/nope", "", nil, 404, "no such endpoint"},
@@ -197,15 +184,7 @@ func TestBadInput(t *testing.T) {
 		"rebinding-host":       {"GET", "/api/runs", "", map[string]string{"Host": "evil.example:80"}, 401, "token"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			req, _ := http.NewRequest(tc.method, f.http.URL+tc.path, strings.NewReader(tc.body))
-			for k, v := range tc.hdr {
-				req.Header.Set(k, v)
-				if k == "Host" {
-					req.Host = v
-				}
-			}
-			res, err := http.DefaultClient.Do(req)
-			require.NoError(t, err)
+			res := f.api.Do(t, t.Context(), tc.method, tc.path, tc.body, tc.hdr)
 			defer res.Body.Close()
 			b, _ := io.ReadAll(res.Body)
 			require.Equal(t, tc.status, res.StatusCode, "%s", b)
@@ -221,17 +200,14 @@ func TestBadInput(t *testing.T) {
 func TestCancel(t *testing.T) {
 	f := newFixture(t, "serve-gated")
 	run := f.start(t)
-	res := f.stream(t, context.Background(), run, nil)
+	res := f.api.Events(t, context.Background(), run, nil)
 	defer res.Body.Close()
 	var result string
 	cancelled := false
 	readSSE(t, res.Body, func(m sse) bool {
 		if !cancelled && strings.Contains(m.data, `"type":"tool_start"`) {
 			cancelled = true
-			req, _ := http.NewRequest("POST", f.http.URL+"/api/runs/"+run+"/cancel", nil)
-			req.Header.Set("Authorization", "Bearer "+f.token)
-			r, err := http.DefaultClient.Do(req)
-			require.NoError(t, err)
+			r := f.api.Do(t, t.Context(), "POST", "/api/runs/"+run+"/cancel", "", f.api.Auth())
 			r.Body.Close()
 			require.Equal(t, http.StatusAccepted, r.StatusCode, "%s", f.logOf(t, run))
 		}
@@ -248,10 +224,10 @@ func TestCancel(t *testing.T) {
 func TestBenchReports(t *testing.T) {
 	f := newFixture(t, "serve-gated")
 	writeReport(t, f.bench, "b1")
-	list := getJSON(t, f.http.URL+"/api/bench", http.StatusOK)["reports"].([]any)
+	list := f.api.JSON(t, "/api/bench", http.StatusOK)["reports"].([]any)
 	require.Len(t, list, 1)
 	require.Equal(t, []any{"claude", "codex"}, list[0].(map[string]any)["agents"])
-	d := getJSON(t, f.http.URL+"/api/bench/b1", http.StatusOK)
+	d := f.api.JSON(t, "/api/bench/b1", http.StatusOK)
 	iv := d["intervals"].([]any)
 	require.Len(t, iv, 2)
 	c := iv[0].(map[string]any)

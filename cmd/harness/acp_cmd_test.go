@@ -2,14 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,62 +17,12 @@ import (
 	"github.com/agentharness/harness/adapters/adaptertest"
 	"github.com/agentharness/harness/event"
 	"github.com/agentharness/harness/internal/fakeagent"
+	"github.com/agentharness/harness/internal/harnesstest"
 )
 
-// acpTestClient is an ACP client (the editor's side), written with the
-// SDK: it records the updates and allows every permission.
-type acpTestClient struct {
-	mu      sync.Mutex
-	updates []acpsdk.SessionUpdate
-	toolRun chan struct{} // closed at the first tool_call
-	once    sync.Once
-}
-
-func (c *acpTestClient) SessionUpdate(_ context.Context, n acpsdk.SessionNotification) error {
-	c.mu.Lock()
-	c.updates = append(c.updates, n.Update)
-	c.mu.Unlock()
-	if n.Update.ToolCall != nil {
-		c.once.Do(func() { close(c.toolRun) })
-	}
-	return nil
-}
-
-func (c *acpTestClient) RequestPermission(_ context.Context, p acpsdk.RequestPermissionRequest) (acpsdk.RequestPermissionResponse, error) {
-	return acpsdk.RequestPermissionResponse{}, errors.New("harness acp must not ask")
-}
-
-func (c *acpTestClient) ReadTextFile(context.Context, acpsdk.ReadTextFileRequest) (acpsdk.ReadTextFileResponse, error) {
-	return acpsdk.ReadTextFileResponse{}, errors.New("not advertised")
-}
-
-func (c *acpTestClient) WriteTextFile(context.Context, acpsdk.WriteTextFileRequest) (acpsdk.WriteTextFileResponse, error) {
-	return acpsdk.WriteTextFileResponse{}, errors.New("not advertised")
-}
-
-func (c *acpTestClient) CreateTerminal(context.Context, acpsdk.CreateTerminalRequest) (acpsdk.CreateTerminalResponse, error) {
-	return acpsdk.CreateTerminalResponse{}, errors.New("not advertised")
-}
-
-func (c *acpTestClient) KillTerminal(context.Context, acpsdk.KillTerminalRequest) (acpsdk.KillTerminalResponse, error) {
-	return acpsdk.KillTerminalResponse{}, errors.New("not advertised")
-}
-
-func (c *acpTestClient) TerminalOutput(context.Context, acpsdk.TerminalOutputRequest) (acpsdk.TerminalOutputResponse, error) {
-	return acpsdk.TerminalOutputResponse{}, errors.New("not advertised")
-}
-
-func (c *acpTestClient) ReleaseTerminal(context.Context, acpsdk.ReleaseTerminalRequest) (acpsdk.ReleaseTerminalResponse, error) {
-	return acpsdk.ReleaseTerminalResponse{}, errors.New("not advertised")
-}
-
-func (c *acpTestClient) WaitForTerminalExit(context.Context, acpsdk.WaitForTerminalExitRequest) (acpsdk.WaitForTerminalExitResponse, error) {
-	return acpsdk.WaitForTerminalExitResponse{}, errors.New("not advertised")
-}
-
-// acpSession starts 'harness acp' in-process over the fake ACP agent in
-// mode, connects an SDK client, and opens a session in a fresh directory.
-func startACPSession(t *testing.T, mode string, flags ...string) (*acpsdk.ClientSideConnection, *acpTestClient, acpsdk.SessionId, string) {
+// startACPSession starts 'harness acp' in-process over the fake ACP agent
+// in mode, connects an editor, and opens a session in a fresh directory.
+func startACPSession(t *testing.T, mode string, flags ...string) (*acpsdk.ClientSideConnection, *harnesstest.Editor, acpsdk.SessionId, string) {
 	t.Helper()
 	isolate(t)
 	argv, _ := fakeagent.Command("acp-agent")
@@ -96,24 +44,11 @@ func startACPSession(t *testing.T, mode string, flags ...string) (*acpsdk.Client
 			t.Error("harness acp did not end at EOF")
 		}
 	})
-	tc := &acpTestClient{toolRun: make(chan struct{})}
-	gated := gatedReader{r: outR, gate: make(chan struct{})}
-	conn := acpsdk.NewClientSideConnection(tc, inW, gated)
-	conn.SetLogger(slog.New(slog.DiscardHandler))
-	close(gated.gate)
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
-	init, err := conn.Initialize(ctx, acpsdk.InitializeRequest{ProtocolVersion: acpsdk.ProtocolVersionNumber})
-	require.NoError(t, err)
-	require.EqualValues(t, acpsdk.ProtocolVersionNumber, init.ProtocolVersion)
 	dir := t.TempDir()
-	sess, err := conn.NewSession(ctx, acpsdk.NewSessionRequest{Cwd: dir, McpServers: []acpsdk.McpServer{}})
-	require.NoError(t, err)
-	return conn, tc, sess.SessionId, dir
-}
-
-func prompt(text string, sid acpsdk.SessionId) acpsdk.PromptRequest {
-	return acpsdk.PromptRequest{SessionId: sid, Prompt: []acpsdk.ContentBlock{{Text: &acpsdk.ContentBlockText{Type: "text", Text: text}}}}
+	conn, ed, sid := harnesstest.Connect(t, ctx, inW, outR, dir)
+	return conn, ed, sid, dir
 }
 
 // fakeAlive counts live processes of the fake ACP agent in mode.
@@ -126,21 +61,19 @@ func fakeAlive(mode string) int {
 			continue
 		}
 		args := strings.Split(string(b), "\x00")
-		if len(args) >= 2 && args[1] == mode && strings.HasSuffix(args[0], filepath.Base(os.Args[0])) {
-			st, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-			if f := strings.Fields(string(st[strings.LastIndexByte(string(st), ')')+1:])); len(f) > 0 && f[0] != "Z" {
-				n++
-			}
+		pid, _ := strconv.Atoi(e.Name())
+		if len(args) >= 2 && args[1] == mode && strings.HasSuffix(args[0], filepath.Base(os.Args[0])) && harnesstest.Alive(pid) {
+			n++
 		}
 	}
 	return n
 }
 
 func TestACPServerPromptWritesTheFile(t *testing.T) {
-	conn, tc, sid, dir := startACPSession(t, "normal")
+	conn, ed, sid, dir := startACPSession(t, "normal")
 	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Second)
 	defer cancel()
-	resp, err := conn.Prompt(ctx, prompt("write hello.txt", sid))
+	resp, err := conn.Prompt(ctx, harnesstest.Prompt(sid, "write hello.txt"))
 	require.NoError(t, err)
 	require.Equal(t, acpsdk.StopReasonEndTurn, resp.StopReason)
 	got, err := os.ReadFile(filepath.Join(dir, fakeagent.ACPFile))
@@ -150,33 +83,19 @@ func TestACPServerPromptWritesTheFile(t *testing.T) {
 	require.Equal(t, 10, resp.Usage.InputTokens)
 	require.Equal(t, 5, resp.Usage.OutputTokens)
 
-	tc.mu.Lock()
-	defer tc.mu.Unlock()
-	var text, thought strings.Builder
-	var started, completed bool
-	var diff *acpsdk.ToolCallContentDiff
-	for _, u := range tc.updates {
-		switch {
-		case u.AgentMessageChunk != nil:
-			text.WriteString(u.AgentMessageChunk.Content.Text.Text)
-		case u.AgentThoughtChunk != nil:
-			thought.WriteString(u.AgentThoughtChunk.Content.Text.Text)
-		case u.ToolCall != nil && u.ToolCall.Kind == "edit":
+	require.Equal(t, "Writing the file.Done.", ed.Text(), "each text once: deltas, not the messages again")
+	require.Equal(t, "I should write the file.", ed.Thoughts())
+	started := false
+	for _, u := range ed.Updates() {
+		if u.ToolCall != nil && u.ToolCall.Kind == "edit" {
 			started = true
 			require.Equal(t, acpsdk.ToolCallStatus("in_progress"), u.ToolCall.Status)
-		case u.ToolCallUpdate != nil && u.ToolCallUpdate.ToolCallId == "call-1":
-			completed = *u.ToolCallUpdate.Status == "completed"
-			for _, c := range u.ToolCallUpdate.Content {
-				if c.Diff != nil {
-					diff = c.Diff
-				}
-			}
 		}
 	}
-	require.Equal(t, "Writing the file.Done.", text.String(), "each text once: deltas, not the messages again")
-	require.Equal(t, "I should write the file.", thought.String())
 	require.True(t, started)
-	require.True(t, completed)
+	done := ed.Completed()
+	require.Contains(t, done, acpsdk.ToolCallId("call-1"))
+	diff := done["call-1"]
 	require.NotNil(t, diff, "the edit's diff")
 	require.Nil(t, diff.OldText, "a creation")
 	require.Equal(t, fakeagent.ACPFileText, diff.NewText)
@@ -184,7 +103,7 @@ func TestACPServerPromptWritesTheFile(t *testing.T) {
 }
 
 func TestACPServerCancelMidTool(t *testing.T) {
-	conn, tc, sid, _ := startACPSession(t, "slow-tool")
+	conn, ed, sid, _ := startACPSession(t, "slow-tool")
 	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Second)
 	defer cancel()
 	type answer struct {
@@ -193,11 +112,11 @@ func TestACPServerCancelMidTool(t *testing.T) {
 	}
 	got := make(chan answer, 1)
 	go func() {
-		r, err := conn.Prompt(ctx, prompt("sleep", sid))
+		r, err := conn.Prompt(ctx, harnesstest.Prompt(sid, "sleep"))
 		got <- answer{r, err}
 	}()
 	select {
-	case <-tc.toolRun:
+	case <-ed.ToolCalled():
 	case <-ctx.Done():
 		t.Fatal("no tool_call")
 	}
@@ -210,27 +129,16 @@ func TestACPServerCancelMidTool(t *testing.T) {
 }
 
 func TestACPServerHungAgentReturnsWithinIdle(t *testing.T) {
-	conn, tc, sid, _ := startACPSession(t, "hang-prompt", "--idle-timeout", "300ms")
+	conn, ed, sid, _ := startACPSession(t, "hang-prompt", "--idle-timeout", "300ms")
 	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Second)
 	defer cancel()
 	start := time.Now()
-	resp, err := conn.Prompt(ctx, prompt("hang", sid))
+	resp, err := conn.Prompt(ctx, harnesstest.Prompt(sid, "hang"))
 	require.NoError(t, err)
 	require.Less(t, time.Since(start), 3*time.Second, "returns within the idle budget (plus the kill)")
-	require.Equal(t, acpsdk.StopReasonRefusal, resp.StopReason)
-	meta := resp.Meta["harness"].(map[string]any)
-	require.Equal(t, "timeout", meta["status"])
-	require.Equal(t, "idle_timeout", meta["error"])
+	harnesstest.RequireIdleTimeout(t, resp)
 	require.Equal(t, 0, fakeAlive("hang-prompt"), "no process left")
-	tc.mu.Lock()
-	defer tc.mu.Unlock()
-	var text strings.Builder
-	for _, u := range tc.updates {
-		if u.AgentMessageChunk != nil {
-			text.WriteString(u.AgentMessageChunk.Content.Text.Text)
-		}
-	}
-	require.Contains(t, text.String(), "idle_timeout", "the client is told why")
+	require.Contains(t, ed.Text(), "idle_timeout", "the client is told why")
 }
 
 // TestRunProtocolACPAndReparse runs 'harness run --protocol acp' on the fake
@@ -273,10 +181,8 @@ func TestRunProtocolACPAndReparse(t *testing.T) {
 // TestRunCustomACPAgent: any other ACP agent is one config entry, and then
 // 'harness run --agent NAME' runs it.
 func TestRunCustomACPAgent(t *testing.T) {
-	home := isolate(t)
 	argv, _ := fakeagent.Command("acp-agent")
-	toml := fmt.Sprintf("[agents.fakeacp]\nprotocol = \"acp\"\ncommand = [%q, \"normal\"]\nenv = { %s = \"acp-agent\" }\n", argv[0], fakeagent.EnvVar)
-	require.NoError(t, os.WriteFile(filepath.Join(home, "harness.toml"), []byte(toml), 0o644))
+	home := isolateWith(t, fmt.Sprintf("[agents.fakeacp]\nprotocol = \"acp\"\ncommand = [%q, \"normal\"]\nenv = { %s = \"acp-agent\" }\n", argv[0], fakeagent.EnvVar))
 	dir := filepath.Join(home, "work") // the project file is found from the run's cwd up
 	require.NoError(t, os.Mkdir(dir, 0o755))
 	r := invoke(t, "", "run", "--agent", "fakeacp", "--cwd", dir, "--linger", "200ms", "--no-log", "-p", "write it")

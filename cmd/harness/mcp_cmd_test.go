@@ -3,32 +3,23 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
-	"github.com/tidwall/gjson"
 
 	"github.com/agentharness/harness/internal/fakeagent"
+	"github.com/agentharness/harness/internal/harnesstest"
 )
 
 // TestMCPStdio drives 'harness mcp' in-process over pipes with the SDK's
 // client: the configuration picks the agent's binary (a fake), the run
 // writes a session log, and the session ends when the client goes away.
 func TestMCPStdio(t *testing.T) {
-	home := isolate(t)
-	exe, err := os.Executable()
-	require.NoError(t, err)
-	toml := "[agents.claude]\nbinary = " + strconv.Quote(exe) + "\nenv = { " + fakeagent.EnvVar + " = \"slow-drip\" }\n" +
-		"[mcp]\nidle_min = \"5s\"\nhard_min = \"1s\"\n"
-	require.NoError(t, os.WriteFile(filepath.Join(home, "harness.toml"), []byte(toml), 0o644))
+	isolateWith(t, fakeClaude("slow-drip")+"[mcp]\nidle_min = \"5s\"\nhard_min = \"1s\"\n")
 
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
@@ -47,9 +38,8 @@ func TestMCPStdio(t *testing.T) {
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_agent",
 		Arguments: map[string]any{"agent": "claude-code", "prompt": "say done", "idle_timeout_ms": 1, "hard_timeout_ms": 8000}})
 	require.NoError(t, err)
-	require.False(t, res.IsError, "%s", contentText(res))
-	b, _ := json.Marshal(res.StructuredContent)
-	s := gjson.ParseBytes(b)
+	require.False(t, res.IsError, "%s", harnesstest.MCPText(res))
+	s := harnesstest.MCPStructured(t, res)
 	require.Equal(t, "success", s.Get("state").String())
 	require.Equal(t, "done", s.Get("text").String())
 	require.EqualValues(t, 5000, s.Get("budgets.idle_timeout_ms").Int(), "the config's mcp.idle_min is the floor")
@@ -66,12 +56,12 @@ func TestMCPStdio(t *testing.T) {
 		Arguments: map[string]any{"agent": "claude", "prompt": "x", "cwd": "../../../../etc"}})
 	require.NoError(t, err)
 	require.True(t, res.IsError)
-	require.Contains(t, contentText(res), "outside the directories this server runs agents in")
+	require.Contains(t, harnesstest.MCPText(res), "outside the directories this server runs agents in")
 
 	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "list_agents", Arguments: map[string]any{}})
 	require.NoError(t, err)
-	b, _ = json.Marshal(res.StructuredContent)
-	require.Equal(t, exe, gjson.GetBytes(b, `agents.#(id=="claude").binary`).String())
+	exe, _ := fakeagent.Command("slow-drip")
+	require.Equal(t, exe[0], harnesstest.MCPStructured(t, res).Get(`agents.#(id=="claude").binary`).String())
 
 	require.NoError(t, cs.Close())
 	inW.Close()
@@ -81,14 +71,4 @@ func TestMCPStdio(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("harness mcp did not end when its client went away")
 	}
-}
-
-func contentText(res *mcp.CallToolResult) string {
-	var parts []string
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			parts = append(parts, tc.Text)
-		}
-	}
-	return strings.Join(parts, "\n")
 }

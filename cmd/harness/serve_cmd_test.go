@@ -3,12 +3,10 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentharness/harness/event"
-	"github.com/agentharness/harness/internal/fakeagent"
+	"github.com/agentharness/harness/internal/harnesstest"
 )
 
 // TestServeRefuses: a listener off loopback without a token, and a token
@@ -47,11 +45,7 @@ func TestServeRefuses(t *testing.T) {
 // configuration's agent (a fake), streams it as NDJSON, lists it, and
 // ends cleanly.
 func TestServeRun(t *testing.T) {
-	home := isolate(t)
-	exe, err := os.Executable()
-	require.NoError(t, err)
-	toml := "[agents.claude]\nbinary = " + strconv.Quote(exe) + "\nenv = { " + fakeagent.EnvVar + " = \"slow-drip\" }\n"
-	require.NoError(t, os.WriteFile(filepath.Join(home, "harness.toml"), []byte(toml), 0o644))
+	home := isolateWith(t, fakeClaude("slow-drip"))
 	tokenFile := filepath.Join(home, "token")
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -77,20 +71,11 @@ func TestServeRun(t *testing.T) {
 	st, err := os.Stat(tokenFile)
 	require.NoError(t, err)
 	require.Equal(t, os.FileMode(0o600), st.Mode().Perm())
-	req, _ := http.NewRequest("POST", base+"/api/runs", strings.NewReader(`{"agent":"claude-code","prompt":"drip"}`))
-	req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(tok)))
-	res, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	var started struct{ Run, Agent string }
-	require.NoError(t, json.NewDecoder(res.Body).Decode(&started))
-	res.Body.Close()
-	require.Equal(t, http.StatusCreated, res.StatusCode)
+	api := harnesstest.ServeAPI{URL: base, Token: strings.TrimSpace(string(tok))}
+	started := api.Start(t, `{"agent":"claude-code","prompt":"drip"}`)
 	require.Equal(t, "claude", started.Agent)
 
-	req, _ = http.NewRequest("GET", base+"/api/runs/"+started.Run+"/events", nil)
-	req.Header.Set("Accept", "application/x-ndjson")
-	res, err = http.DefaultClient.Do(req)
-	require.NoError(t, err)
+	res := api.Events(t, ctx, started.Run, map[string]string{"Accept": "application/x-ndjson"})
 	stream, err := io.ReadAll(res.Body)
 	res.Body.Close()
 	require.NoError(t, err)
@@ -102,11 +87,9 @@ func TestServeRun(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, string(logged), string(stream))
 
-	res, err = http.Get(base + "/api/runs?agent=claude")
-	require.NoError(t, err)
-	body, _ := io.ReadAll(res.Body)
-	res.Body.Close()
-	require.Contains(t, string(body), started.Run)
+	runs := api.JSON(t, "/api/runs?agent=claude", http.StatusOK)["runs"].([]any)
+	require.Len(t, runs, 1)
+	require.Equal(t, started.Run, runs[0].(map[string]any)["run"])
 
 	cancel()
 	select {

@@ -1,0 +1,108 @@
+// Package harnesstest holds the setup the harness's own test packages
+// share: a test binary that is also the fake agents and a run's reaper
+// (the os/exec TestMain pattern), the processes a fake reports starting
+// and whether they outlived their run, and the events of one type in a
+// stream.
+package harnesstest
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tidwall/gjson"
+
+	"github.com/agentharness/harness/event"
+	"github.com/agentharness/harness/internal/fakeagent"
+	"github.com/agentharness/harness/process"
+)
+
+// Main is the TestMain of a package whose tests run fake agents under the
+// supervisor: see RunChild.
+func Main(m *testing.M) {
+	RunChild()
+	os.Exit(m.Run())
+}
+
+// RunChild turns this test binary into what it was started as, when it
+// was re-executed as a run's reaper or as a fake agent (it then exits);
+// it returns in the test binary itself. The reaper comes first: a reaper
+// carries the fake's variable on to the agent it starts.
+func RunChild() {
+	process.MaybeReap()
+	fakeagent.MaybeRun()
+}
+
+// Alive reports whether pid is a live (not zombie) process.
+func Alive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	fields := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	return len(fields) > 0 && fields[0] != "Z"
+}
+
+// Children are the processes fake agents reported starting (their
+// "fake_child" lines), noted from the runs' native lines, possibly by
+// several runs at once.
+type Children struct {
+	mu   sync.Mutex
+	pids []int
+}
+
+// Note records the pid of line when it is a fake_child line.
+func (c *Children) Note(line []byte) {
+	if gjson.GetBytes(line, "subtype").String() != "fake_child" {
+		return
+	}
+	c.mu.Lock()
+	c.pids = append(c.pids, int(gjson.GetBytes(line, "pid").Int()))
+	c.mu.Unlock()
+}
+
+// PIDs are the pids noted so far.
+func (c *Children) PIDs() []int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]int(nil), c.pids...)
+}
+
+// RequireGone fails the test if a noted process is still alive: every
+// process of a run ends with it.
+func (c *Children) RequireGone(t testing.TB) {
+	t.Helper()
+	for _, pid := range c.PIDs() {
+		require.False(t, Alive(pid), "process %d of a run is still alive", pid)
+	}
+}
+
+// Bodies are the bodies of the events of type typ in evs, in order.
+func Bodies(evs []event.Event, typ event.Type) []event.Body {
+	var out []event.Body
+	for _, ev := range evs {
+		if ev.Type == typ {
+			out = append(out, ev.Body)
+		}
+	}
+	return out
+}
+
+// Golden holds got to the golden file path, or with update (the package's
+// -update flag) writes it there instead.
+func Golden(t testing.TB, path string, got []byte, update bool) {
+	t.Helper()
+	if update {
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		require.NoError(t, os.WriteFile(path, got, 0o644))
+		return
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "run go test -update")
+	require.Equal(t, string(want), string(got))
+}
