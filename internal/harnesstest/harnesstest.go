@@ -1,14 +1,14 @@
 // Package harnesstest holds the setup the harness's own test packages
 // share: a test binary that is also the fake agents and a run's reaper
 // (the os/exec TestMain pattern), the processes a fake reports starting
-// and whether they outlived their run, and the events of one type in a
-// stream.
+// and whether they outlived their run, the events of one type, golden
+// files, and the client's side of each protocol harness serves (an ACP
+// editor, MCP tool results, the serve API).
 package harnesstest
 
 import (
 	"bytes"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -91,18 +91,4 @@ func Bodies(evs []event.Event, typ event.Type) []event.Body {
 		}
 	}
 	return out
-}
-
-// Golden holds got to the golden file path, or with update (the package's
-// -update flag) writes it there instead.
-func Golden(t testing.TB, path string, got []byte, update bool) {
-	t.Helper()
-	if update {
-		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-		require.NoError(t, os.WriteFile(path, got, 0o644))
-		return
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run go test -update")
-	require.Equal(t, string(want), string(got))
 }

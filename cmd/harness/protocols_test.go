@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,6 +15,7 @@ import (
 	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentharness/harness/adapters/adaptertest"
@@ -19,6 +23,10 @@ import (
 	"github.com/agentharness/harness/internal/fakeagent"
 	"github.com/agentharness/harness/internal/harnesstest"
 )
+
+// The CLI's protocols, over fake agents: ACP ('harness acp' driven by an
+// editor, and 'run --protocol acp' towards an agent), MCP ('harness mcp'
+// driven by an SDK client) and HTTP ('harness serve').
 
 // startACPSession starts 'harness acp' in-process over the fake ACP agent
 // in mode, connects an editor, and opens a session in a fresh directory.
@@ -216,5 +224,146 @@ func TestRunACPBadAgentExitStatus(t *testing.T) {
 				require.Contains(t, r.stdout, `"class":"protocol"`)
 			}
 		})
+	}
+}
+
+// TestMCPStdio drives 'harness mcp' in-process over pipes with the SDK's
+// client: the configuration picks the agent's binary (a fake), the run
+// writes a session log, and the session ends when the client goes away.
+func TestMCPStdio(t *testing.T) {
+	isolateWith(t, fakeClaude("slow-drip")+"[mcp]\nidle_min = \"5s\"\nhard_min = \"1s\"\n")
+
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	var stderr bytes.Buffer
+	status := make(chan int, 1)
+	go func() {
+		status <- run([]string{"mcp", "--progress-interval", "20ms"}, inR, outW, &stderr)
+		outW.Close()
+	}()
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v0"}, nil)
+	cs, err := client.Connect(context.Background(), &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+	require.NoError(t, err)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_agent",
+		Arguments: map[string]any{"agent": "claude-code", "prompt": "say done", "idle_timeout_ms": 1, "hard_timeout_ms": 8000}})
+	require.NoError(t, err)
+	require.False(t, res.IsError, "%s", harnesstest.MCPText(res))
+	s := harnesstest.MCPStructured(t, res)
+	require.Equal(t, "success", s.Get("state").String())
+	require.Equal(t, "done", s.Get("text").String())
+	require.EqualValues(t, 5000, s.Get("budgets.idle_timeout_ms").Int(), "the config's mcp.idle_min is the floor")
+	require.EqualValues(t, 8000, s.Get("budgets.hard_timeout_ms").Int())
+	require.Len(t, s.Get("budgets.clamped").Array(), 1)
+	logPath := s.Get("summary.session_log").String()
+	require.NotEmpty(t, logPath)
+	events, err := os.ReadFile(logPath)
+	require.NoError(t, err, "the run's session log")
+	require.Contains(t, string(events), `"type":"result"`)
+
+	// The server's directory (home here) bounds where a client may run.
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_agent",
+		Arguments: map[string]any{"agent": "claude", "prompt": "x", "cwd": "../../../../etc"}})
+	require.NoError(t, err)
+	require.True(t, res.IsError)
+	require.Contains(t, harnesstest.MCPText(res), "outside the directories this server runs agents in")
+
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "list_agents", Arguments: map[string]any{}})
+	require.NoError(t, err)
+	exe, _ := fakeagent.Command("slow-drip")
+	require.Equal(t, exe[0], harnesstest.MCPStructured(t, res).Get(`agents.#(id=="claude").binary`).String())
+
+	require.NoError(t, cs.Close())
+	inW.Close()
+	select {
+	case code := <-status:
+		require.Equal(t, 0, code, stderr.String())
+	case <-time.After(20 * time.Second):
+		t.Fatal("harness mcp did not end when its client went away")
+	}
+}
+
+// TestServeRefuses: a listener off loopback without a token, and a token
+// file that is not one, are usage errors with one line.
+func TestServeRefuses(t *testing.T) {
+	home := isolate(t)
+	short := filepath.Join(home, "short")
+	require.NoError(t, os.WriteFile(short, []byte("abc\n"), 0o600))
+	for name, tc := range map[string]struct {
+		args []string
+		msg  string
+	}{
+		"all-interfaces": {[]string{"serve", "--listen", "0.0.0.0:0"}, "not a loopback address"},
+		"lan":            {[]string{"serve", "--listen", "192.168.1.10:7777"}, "not a loopback address"},
+		"short-token":    {[]string{"serve", "--listen", "127.0.0.1:0", "--token-file", short}, "at least 16"},
+		"bad-address":    {[]string{"serve", "--listen", "127.0.0.1:notaport"}, "serve:"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := invoke(t, "", tc.args...)
+			require.Equal(t, exitUsage, r.code, r.stderr)
+			require.Contains(t, r.stderr, tc.msg)
+			require.Equal(t, 1, strings.Count(r.stderr, "\n"), r.stderr)
+		})
+	}
+}
+
+// TestServeRun: `harness serve` starts a run through the API with the
+// configuration's agent (a fake), streams it as NDJSON, lists it, and
+// ends cleanly.
+func TestServeRun(t *testing.T) {
+	home := isolateWith(t, fakeClaude("slow-drip"))
+	tokenFile := filepath.Join(home, "token")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	old := serveContext
+	serveContext = func() context.Context { return ctx }
+	t.Cleanup(func() { serveContext = old })
+	errR, errW := io.Pipe()
+	status := make(chan int, 1)
+	go func() {
+		status <- run([]string{"serve", "--listen", "127.0.0.1:0", "--token-file", tokenFile}, strings.NewReader(""), io.Discard, errW)
+		errW.Close()
+	}()
+	line, err := bufio.NewReader(errR).ReadString('\n')
+	require.NoError(t, err)
+	go io.Copy(io.Discard, errR)
+	base, ok := strings.CutPrefix(strings.TrimSpace(line), "harness serve: ")
+	require.True(t, ok, line)
+	base = strings.TrimSuffix(base, "/")
+
+	tok, err := os.ReadFile(tokenFile)
+	require.NoError(t, err, "serve created the token file")
+	st, err := os.Stat(tokenFile)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), st.Mode().Perm())
+	api := harnesstest.ServeAPI{URL: base, Token: strings.TrimSpace(string(tok))}
+	started := api.Start(t, `{"agent":"claude-code","prompt":"drip"}`)
+	require.Equal(t, "claude", started.Agent)
+
+	res := api.Events(t, ctx, started.Run, map[string]string{"Accept": "application/x-ndjson"})
+	stream, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	require.NoError(t, err)
+	require.NoError(t, event.CheckNDJSON(stream))
+	lines := strings.Split(strings.TrimSpace(string(stream)), "\n")
+	require.Contains(t, lines[len(lines)-1], `"type":"result"`)
+	require.Contains(t, lines[len(lines)-1], `"status":"success"`)
+	logged, err := os.ReadFile(filepath.Join(home, ".local", "share", "harness", "sessions", started.Run+".ndjson"))
+	require.NoError(t, err)
+	require.Equal(t, string(logged), string(stream))
+
+	runs := api.JSON(t, "/api/runs?agent=claude", http.StatusOK)["runs"].([]any)
+	require.Len(t, runs, 1)
+	require.Equal(t, started.Run, runs[0].(map[string]any)["run"])
+
+	cancel()
+	select {
+	case code := <-status:
+		require.Equal(t, exitOK, code)
+	case <-time.After(20 * time.Second):
+		t.Fatal("serve did not stop")
 	}
 }
