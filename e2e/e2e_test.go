@@ -127,21 +127,10 @@ func harnessEnv(t *testing.T, extra ...string) []string {
 // started in a session of its own.
 func requireNoSurvivor(t *testing.T, workdir string) {
 	t.Helper()
-	entries, err := os.ReadDir("/proc")
-	require.NoError(t, err)
-	for _, e := range entries {
-		if e.Name()[0] < '0' || e.Name()[0] > '9' {
-			continue
+	for _, p := range harnesstest.Processes() {
+		if p.Cwd == workdir || strings.HasPrefix(p.Cwd, workdir+"/") {
+			t.Errorf("process %d (%s) of the run is still alive", p.PID, strings.Join(p.Args, " "))
 		}
-		cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd"))
-		if err != nil || (cwd != workdir && !strings.HasPrefix(cwd, workdir+"/")) {
-			continue
-		}
-		if pid, _ := strconv.Atoi(e.Name()); !harnesstest.Alive(pid) {
-			continue
-		}
-		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		t.Errorf("process %s (%s) of the run is still alive", e.Name(), strings.ReplaceAll(string(cmdline), "\x00", " "))
 	}
 }
 

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -62,15 +61,8 @@ func startACPSession(t *testing.T, mode string, flags ...string) (*acpsdk.Client
 // fakeAlive counts live processes of the fake ACP agent in mode.
 func fakeAlive(mode string) int {
 	n := 0
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil {
-			continue
-		}
-		args := strings.Split(string(b), "\x00")
-		pid, _ := strconv.Atoi(e.Name())
-		if len(args) >= 2 && args[1] == mode && strings.HasSuffix(args[0], filepath.Base(os.Args[0])) && harnesstest.Alive(pid) {
+	for _, p := range harnesstest.Processes() {
+		if len(p.Args) >= 2 && p.Args[1] == mode && strings.HasSuffix(p.Args[0], filepath.Base(os.Args[0])) {
 			n++
 		}
 	}

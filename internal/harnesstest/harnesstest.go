@@ -48,6 +48,34 @@ func Alive(pid int) bool {
 	return len(fields) > 0 && fields[0] != "Z"
 }
 
+// Process is a live process: its pid, working directory and arguments
+// (empty where /proc does not show them).
+type Process struct {
+	PID  int
+	Cwd  string
+	Args []string
+}
+
+// Processes are the live (not zombie) processes on the machine.
+func Processes() []Process {
+	ents, _ := os.ReadDir("/proc")
+	var out []Process
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || !Alive(pid) {
+			continue
+		}
+		dir := "/proc/" + e.Name()
+		p := Process{PID: pid}
+		p.Cwd, _ = os.Readlink(dir + "/cwd")
+		if b, err := os.ReadFile(dir + "/cmdline"); err == nil && len(b) > 0 {
+			p.Args = strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00")
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
 // Children are the processes fake agents reported starting (their
 // "fake_child" lines), noted from the runs' native lines, possibly by
 // several runs at once.
