@@ -6,27 +6,23 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
-	"strconv"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"github.com/tidwall/gjson"
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/adapters/adaptertest"
+	"github.com/agentharness/harness/config"
 	"github.com/agentharness/harness/event"
 	"github.com/agentharness/harness/internal/fakeagent"
-	"github.com/agentharness/harness/process"
+	"github.com/agentharness/harness/internal/harnesstest"
 )
 
-func TestMain(m *testing.M) {
-	process.MaybeReap() // first: a re-executed test binary may be a run's reaper
-	fakeagent.MaybeRun()
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { harnesstest.Main(m) }
 
 // fakeRun is one run of a named fake agent through the whole composition,
 // parsed as Claude output (the fakes print Claude-like stream-json).
@@ -47,16 +43,12 @@ func runFake(t *testing.T, name string, b harness.Budgets, during func(*harness.
 		Prompt: "do it", Cwd: t.TempDir(),
 		Budgets: &b,
 	}, during)
-	for _, ev := range fr.events {
-		if n, ok := ev.Body.(*event.Native); ok {
-			if g := gjson.GetBytes(n.Line, "subtype"); g.String() == "fake_child" {
-				fr.pids = append(fr.pids, int(gjson.GetBytes(n.Line, "pid").Int()))
-			}
-		}
+	var children harnesstest.Children
+	for _, n := range fr.find(event.TypeNative) {
+		children.Note(n.(*event.Native).Line)
 	}
-	for _, pid := range fr.pids {
-		require.False(t, alive(pid), "process %d of the run is still alive", pid)
-	}
+	children.RequireGone(t)
+	fr.pids = children.PIDs()
 	return fr
 }
 
@@ -87,25 +79,10 @@ func runTask(t *testing.T, task harness.Task, during func(*harness.Run)) fakeRun
 	return fr
 }
 
-// alive reports whether pid is a live (not zombie) process.
-func alive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	fields := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-	return len(fields) > 0 && fields[0] != "Z"
-}
+// alive is harnesstest.Alive, by the name acp_test.go uses.
+var alive = harnesstest.Alive
 
-func (f fakeRun) find(typ event.Type) []event.Body {
-	var out []event.Body
-	for _, ev := range f.events {
-		if ev.Type == typ {
-			out = append(out, ev.Body)
-		}
-	}
-	return out
-}
+func (f fakeRun) find(typ event.Type) []event.Body { return harnesstest.Bodies(f.events, typ) }
 
 func (f fakeRun) errorCode() string {
 	// The harness's own error (interrupted, idle_timeout, …) says how the
@@ -410,4 +387,62 @@ func TestLibraryLeavesMockOut(t *testing.T) {
 	require.NoError(t, err, string(out))
 	require.Contains(t, string(out), "github.com/agentharness/harness/process")
 	require.NotContains(t, string(out), "github.com/agentharness/harness/mockmodel")
+}
+
+// TestSettingsStart: Settings.Start is the one assembly of a configured
+// run: the configuration's agent, env and budgets fill what the task
+// leaves unset, harness's secrets never reach the agent, the session log
+// is written (with the configured values redacted) and every observer is
+// closed once with the result.
+func TestSettingsStart(t *testing.T) {
+	argv, env := fakeagent.Command("echo-env")
+	cfg := config.Defaults()
+	cfg.Agent = "claude-code" // an alias: the library resolves it
+	cfg.Linger, cfg.KillGrace = config.Duration(100*time.Millisecond), config.Duration(100*time.Millisecond)
+	cfg.Agents = map[string]config.AgentConfig{"claude": {Env: map[string]string{
+		fakeagent.EchoVars: "CFG_VAR,HARNESS_MCP_TOKEN", "CFG_VAR": "from-config-4d2f",
+	}}}
+	logDir := t.TempDir()
+	s := &harness.Settings{Config: &cfg, Environ: append(env, "HARNESS_MCP_TOKEN=secret-0123456789"), LogDir: logDir}
+	require.Equal(t, 100*time.Millisecond, s.Budgets().Linger)
+
+	var text strings.Builder
+	var closed []*event.Result
+	run, err := s.Start(context.Background(), harness.Task{Prompt: "x", Binary: argv[0], Cwd: t.TempDir()}, harness.Options{
+		OnEvent: func(ev event.Event) {
+			if m, ok := ev.Body.(*event.Message); ok {
+				text.WriteString(m.Text)
+			}
+		},
+		Observers: []harness.Observer{{Close: func(res *event.Result) { closed = append(closed, res) }}},
+	})
+	require.NoError(t, err)
+	res, err := run.Wait()
+	require.NoError(t, err)
+	require.Equal(t, event.ResultSuccess, res.Status)
+	require.Contains(t, text.String(), "CFG_VAR=from-config-4d2f")
+	require.Contains(t, text.String(), "HARNESS_MCP_TOKEN unset")
+	require.Equal(t, []*event.Result{res}, closed)
+
+	path, err := run.SessionLog()
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(path, logDir+string(filepath.Separator)), "the log is in LogDir: %s", path)
+	log, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Contains(t, string(log), `"type":"result"`)
+	require.NotContains(t, string(log), "from-config-4d2f", "config env values are redacted")
+}
+
+// TestSettingsStartBadTask: a task that cannot run is a *TaskError, and
+// the observers are still closed (with nil), so what they hold is freed.
+func TestSettingsStartBadTask(t *testing.T) {
+	closed := 0
+	_, err := (&harness.Settings{}).Start(context.Background(), harness.Task{Agent: "nope", Prompt: "x"},
+		harness.Options{Observers: []harness.Observer{{Close: func(res *event.Result) {
+			require.Nil(t, res)
+			closed++
+		}}}})
+	var te *harness.TaskError
+	require.ErrorAs(t, err, &te)
+	require.Equal(t, 1, closed)
 }

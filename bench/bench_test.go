@@ -1,7 +1,6 @@
 package bench_test
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"os/exec"
@@ -19,14 +18,10 @@ import (
 	"github.com/agentharness/harness/bench"
 	"github.com/agentharness/harness/event"
 	"github.com/agentharness/harness/internal/fakeagent"
-	"github.com/agentharness/harness/process"
+	"github.com/agentharness/harness/internal/harnesstest"
 )
 
-func TestMain(m *testing.M) {
-	process.MaybeReap() // first: a re-executed test binary may be a run's reaper
-	fakeagent.MaybeRun()
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { harnesstest.Main(m) }
 
 func small() *harness.Budgets {
 	return &harness.Budgets{Idle: 10 * time.Second, Hard: 30 * time.Second, Linger: 100 * time.Millisecond, KillGrace: 200 * time.Millisecond}
@@ -288,7 +283,7 @@ func TestCancel(t *testing.T) {
 	require.Equal(t, 1, rep.Groups[0].Runs)
 	require.Equal(t, 1, rep.Groups[0].Skipped)
 	require.Len(t, pids, 1)
-	require.False(t, alive(pids[0]), "the interrupted agent is gone")
+	require.False(t, harnesstest.Alive(pids[0]), "the interrupted agent is gone")
 	var skipped int
 	for _, p := range progress {
 		if p.State == bench.StateSkipped {
@@ -324,15 +319,6 @@ func TestSecondInterruptKills(t *testing.T) {
 	require.Equal(t, event.ResultCancelled, rep.Runs[0].Status)
 	require.True(t, rep.Runs[0].Killed, "%+v", rep.Runs[0])
 	require.Equal(t, bench.StatusSkipped, rep.Runs[1].Status)
-}
-
-func alive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	fields := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-	return len(fields) > 0 && fields[0] != "Z"
 }
 
 func TestBadPlans(t *testing.T) {

@@ -5,7 +5,6 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentharness/harness/bench"
+	"github.com/agentharness/harness/internal/harnesstest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -120,15 +120,7 @@ func TestFormatsGolden(t *testing.T) {
 		t.Run(format, func(t *testing.T) {
 			var out bytes.Buffer
 			require.NoError(t, sampleReport().Write(&out, format))
-			golden := filepath.Join("testdata", "report."+format+".golden")
-			if *update {
-				require.NoError(t, os.MkdirAll("testdata", 0o755))
-				require.NoError(t, os.WriteFile(golden, out.Bytes(), 0o644))
-				return
-			}
-			want, err := os.ReadFile(golden)
-			require.NoError(t, err, "run go test ./bench -update")
-			require.Equal(t, string(want), out.String())
+			harnesstest.Golden(t, filepath.Join("testdata", "report."+format+".golden"), out.Bytes(), *update)
 		})
 	}
 }

@@ -25,6 +25,7 @@ import (
 
 	"github.com/agentharness/harness/adapters/adaptertest"
 	"github.com/agentharness/harness/event"
+	"github.com/agentharness/harness/internal/harnesstest"
 	"github.com/agentharness/harness/mockmodel"
 )
 
@@ -95,12 +96,7 @@ func harness(t *testing.T, workdir string, args ...string) outcome {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, harnessBin, args...)
 	cmd.Dir = workdir
-	home := t.TempDir()
-	cmd.Env = append(os.Environ(),
-		"HARNESS_AGENTS_DIR="+agentsDir,
-		"XDG_CONFIG_HOME="+filepath.Join(home, "config"),
-		"XDG_DATA_HOME="+filepath.Join(home, "data"),
-		"NO_COLOR=1")
+	cmd.Env = harnessEnv(t, "NO_COLOR=1")
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -118,39 +114,27 @@ func harness(t *testing.T, workdir string, args ...string) outcome {
 	return o
 }
 
+// harnessEnv is the environment of a harness command: the installed
+// agents, a private config and session dir, and extra.
+func harnessEnv(t *testing.T, extra ...string) []string {
+	home := t.TempDir()
+	return append(append(os.Environ(), "HARNESS_AGENTS_DIR="+agentsDir,
+		"XDG_CONFIG_HOME="+filepath.Join(home, "config"), "XDG_DATA_HOME="+filepath.Join(home, "data")), extra...)
+}
+
 // requireNoSurvivor fails if any process still has its working directory
 // in the run's directory: the agent, its node wrapper, or a tool command it
 // started in a session of its own.
 func requireNoSurvivor(t *testing.T, workdir string) {
 	t.Helper()
-	entries, err := os.ReadDir("/proc")
-	require.NoError(t, err)
-	for _, e := range entries {
-		if e.Name()[0] < '0' || e.Name()[0] > '9' {
-			continue
+	for _, p := range harnesstest.Processes() {
+		if p.Cwd == workdir || strings.HasPrefix(p.Cwd, workdir+"/") {
+			t.Errorf("process %d (%s) of the run is still alive", p.PID, strings.Join(p.Args, " "))
 		}
-		cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd"))
-		if err != nil || (cwd != workdir && !strings.HasPrefix(cwd, workdir+"/")) {
-			continue
-		}
-		stat, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:])); len(fields) > 0 && fields[0] == "Z" {
-			continue
-		}
-		t.Errorf("process %s (%s) of the run is still alive", e.Name(), strings.ReplaceAll(string(cmdline), "\x00", " "))
 	}
 }
 
-func (o outcome) all(typ event.Type) []event.Body {
-	var out []event.Body
-	for _, ev := range o.events {
-		if ev.Type == typ {
-			out = append(out, ev.Body)
-		}
-	}
-	return out
-}
+func (o outcome) all(typ event.Type) []event.Body { return harnesstest.Bodies(o.events, typ) }
 
 func (o outcome) toolEnds() []*event.ToolEnd {
 	var out []*event.ToolEnd
@@ -296,39 +280,16 @@ func TestRealAgents(t *testing.T) {
 	for _, agent := range agents {
 		t.Run(agent, func(t *testing.T) {
 			t.Parallel()
-			t.Run("text", func(t *testing.T) {
-				o := run(t, agent, "text")
-				require.Equal(t, 0, o.code, "%s", o)
-				require.Equal(t, event.ResultSuccess, o.result.Status)
-				require.Equal(t, mockmodel.TextAnswer, o.result.Text)
-				requireUsage(t, o, 1)
-			})
-			t.Run("tool", func(t *testing.T) {
-				o := run(t, agent, "tool")
-				require.Equal(t, 0, o.code, "%s", o)
-				require.Equal(t, "hello-from-tool\n", readFile(t, filepath.Join(o.workdir, "out.txt")))
-				ends := o.toolEnds()
-				require.Len(t, ends, 1, "%s", o)
-				require.Equal(t, event.KindShell, ends[0].Kind)
-				require.Equal(t, event.StatusOK, ends[0].Status)
-				require.Equal(t, mockmodel.ToolAnswer, o.result.Text)
-				requireUsage(t, o, 2)
-			})
-			t.Run("edit", func(t *testing.T) {
-				o := run(t, agent, "edit")
-				require.Equal(t, 0, o.code, "%s", o)
-				require.Equal(t, mockmodel.EditContent, readFile(t, filepath.Join(o.workdir, mockmodel.EditPath)))
-				ends := o.toolEnds()
-				require.Len(t, ends, 1, "%s", o)
-				require.Contains(t, []event.Kind{event.KindWrite, event.KindEdit}, ends[0].Kind)
-				require.Equal(t, event.StatusOK, ends[0].Status)
-				require.NotEmpty(t, ends[0].Paths, "%s", o)
-				require.Contains(t, ends[0].Paths[0], mockmodel.EditPath)
-				require.Equal(t, mockmodel.EditAnswer, o.result.Text)
-				requireUsage(t, o, 2)
-				// The scenario starts from an empty directory: out.txt does not exist.
-				requireDiffsApply(t, o, map[string]string{})
-			})
+			for _, scenario := range []string{"text", "tool", "edit"} {
+				t.Run(scenario, func(t *testing.T) {
+					o := run(t, agent, scenario)
+					requireScenario(t, o, scenario, requireUsage)
+					if scenario == "edit" {
+						// The scenario starts from an empty directory: out.txt does not exist.
+						requireDiffsApply(t, o, map[string]string{})
+					}
+				})
+			}
 			t.Run("edit-existing", func(t *testing.T) {
 				// A change in the middle of a file that exists: the diff must
 				// name its real lines, not the edit's strings at line 1.
@@ -357,14 +318,7 @@ func TestRealAgents(t *testing.T) {
 			})
 			t.Run("hang", func(t *testing.T) {
 				o := run(t, agent, "hang", "--idle-timeout", "3s")
-				require.Equal(t, 124, o.code, "%s", o)
-				require.Equal(t, event.ResultTimeout, o.result.Status)
-				var codes []string
-				for _, b := range o.all(event.TypeError) {
-					codes = append(codes, b.(*event.Error).Code)
-				}
-				require.Contains(t, codes, event.ErrIdleTimeout)
-				require.Empty(t, o.result.Text, "an answer cut off mid-sentence is not the answer\n%s", o)
+				requireIdleTimeout(t, o, "an answer cut off mid-sentence is not the answer")
 			})
 			t.Run("error", func(t *testing.T) {
 				o := run(t, agent, "error")
@@ -397,14 +351,7 @@ func TestRealAgents(t *testing.T) {
 				// ends the run: timed from the tool's start, not the
 				// agent's, and before Codex's own 10 s command timeout.
 				o := run(t, agent, midToolScenario(t), "--tool-timeout", "1s", "--idle-timeout", "6s")
-				require.Equal(t, 124, o.code, "%s", o)
-				require.Equal(t, event.ResultTimeout, o.result.Status)
-				var codes []string
-				for _, b := range o.all(event.TypeError) {
-					codes = append(codes, b.(*event.Error).Code)
-				}
-				require.Contains(t, codes, event.ErrIdleTimeout)
-				require.Empty(t, o.result.Text, "what the agent said before its tool call is not an answer\n%s", o)
+				requireIdleTimeout(t, o, "what the agent said before its tool call is not an answer")
 				// OpenCode reports a tool only once it completes; the others
 				// announce it, and its end is the agent's own (Claude ends its
 				// tool on SIGTERM) or the harness's.
@@ -415,6 +362,54 @@ func TestRealAgents(t *testing.T) {
 			})
 		})
 	}
+}
+
+// requireScenario holds o to what the built-in scenario (text, tool or
+// edit) has every agent do, over either protocol; usage checks the usage
+// of the scenario's model calls.
+func requireScenario(t *testing.T, o outcome, scenario string, usage func(*testing.T, outcome, int)) {
+	t.Helper()
+	require.Equal(t, 0, o.code, "%s", o)
+	require.Equal(t, event.ResultSuccess, o.result.Status, "%s", o)
+	switch scenario {
+	case "text":
+		require.Equal(t, mockmodel.TextAnswer, o.result.Text, "%s", o)
+		usage(t, o, 1)
+	case "tool":
+		require.Equal(t, "hello-from-tool\n", readFile(t, filepath.Join(o.workdir, "out.txt")))
+		ends := o.toolEnds()
+		require.Len(t, ends, 1, "%s", o)
+		require.Equal(t, event.KindShell, ends[0].Kind)
+		require.Equal(t, event.StatusOK, ends[0].Status)
+		require.Equal(t, mockmodel.ToolAnswer, o.result.Text)
+		usage(t, o, 2)
+	case "edit":
+		require.Equal(t, mockmodel.EditContent, readFile(t, filepath.Join(o.workdir, mockmodel.EditPath)))
+		ends := o.toolEnds()
+		require.Len(t, ends, 1, "%s", o)
+		require.Contains(t, []event.Kind{event.KindWrite, event.KindEdit}, ends[0].Kind)
+		require.Equal(t, event.StatusOK, ends[0].Status)
+		require.NotEmpty(t, ends[0].Paths, "%s", o)
+		require.Contains(t, ends[0].Paths[0], mockmodel.EditPath)
+		require.Equal(t, mockmodel.EditAnswer, o.result.Text)
+		usage(t, o, 2)
+	default:
+		t.Fatalf("no checks for scenario %s", scenario)
+	}
+}
+
+// requireIdleTimeout holds o to a run the idle budget ended: exit status
+// 124, an idle_timeout error, and no answer (why says why not).
+func requireIdleTimeout(t *testing.T, o outcome, why string) {
+	t.Helper()
+	require.Equal(t, 124, o.code, "%s", o)
+	require.Equal(t, event.ResultTimeout, o.result.Status)
+	var codes []string
+	for _, b := range o.all(event.TypeError) {
+		codes = append(codes, b.(*event.Error).Code)
+	}
+	require.Contains(t, codes, event.ErrIdleTimeout)
+	require.Empty(t, o.result.Text, "%s\n%s", why, o)
 }
 
 // The file the edit-existing scenario changes, before and after.
@@ -493,7 +488,7 @@ func TestMockDemoTranscript(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, harnessBin, "run", "--no-log", "--agent", "claude", "--mock", "tool", "-f", "text", "-p", "make out.txt")
 	cmd.Dir = workdir
-	cmd.Env = append(os.Environ(), "HARNESS_AGENTS_DIR="+agentsDir, "XDG_CONFIG_HOME="+t.TempDir())
+	cmd.Env = harnessEnv(t)
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	require.Contains(t, string(out), "✓ Bash [shell] ok")
@@ -514,7 +509,7 @@ func TestBenchRealAgents(t *testing.T) {
 		"-p", "Create out.txt with the shell.", "--check", "test -f out.txt", "--report", "json", "--no-progress",
 		"--parallel", "2", "--idle-timeout", "30s", "--timeout", "2m")
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "HARNESS_AGENTS_DIR="+agentsDir, "XDG_DATA_HOME="+t.TempDir(), "XDG_CONFIG_HOME="+t.TempDir())
+	cmd.Env = harnessEnv(t)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

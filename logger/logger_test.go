@@ -14,8 +14,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentharness/harness/event"
+	"github.com/adrg/xdg"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentharness/harness/event"
 )
 
 var t0 = time.Date(2026, 11, 21, 5, 0, 0, 0, time.UTC)
@@ -373,13 +375,14 @@ func TestExport(t *testing.T) {
 
 func TestDefaultDir(t *testing.T) {
 	t.Parallel()
-	got := DefaultDir(func(k string) string {
-		if k == "XDG_DATA_HOME" {
-			return "/d"
-		}
-		return ""
-	})
-	require.Equal(t, "/d/harness/sessions", got)
+	for dataHome, want := range map[string]string{
+		"/d": "/d/harness/sessions",
+		"":   filepath.Join(xdg.DataHome, "harness", "sessions"), // unset: the platform's data dir
+	} {
+		env := map[string]string{"XDG_DATA_HOME": dataHome}
+		require.Equal(t, want, DefaultDir(func(k string) string { return env[k] }), dataHome)
+	}
+	require.Equal(t, filepath.Join(xdg.DataHome, "harness", "sessions"), DefaultDir(nil))
 }
 
 // TestOpenTightensLooseDir: logs hold prompts and tool output, so a

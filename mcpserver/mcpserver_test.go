@@ -1,7 +1,6 @@
 package mcpserver_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"net"
@@ -23,15 +22,11 @@ import (
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/event"
 	"github.com/agentharness/harness/internal/fakeagent"
+	"github.com/agentharness/harness/internal/harnesstest"
 	"github.com/agentharness/harness/mcpserver"
-	"github.com/agentharness/harness/process"
 )
 
-func TestMain(m *testing.M) {
-	process.MaybeReap() // first: a re-executed test binary may be a run's reaper
-	fakeagent.MaybeRun()
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { harnesstest.Main(m) }
 
 // fixture is one server and one connected client. The prompt of a run
 // names the fake agent that plays it.
@@ -40,10 +35,10 @@ type fixture struct {
 	cs       *mcp.ClientSession
 	runDone  chan error // srv.Run's return
 	mu       sync.Mutex
-	pids     []int
-	logDir   string          // where the runs' session logs go
-	closed   []*event.Result // results handed to Observer.Close
-	wire     []string        // what the client read, in order: "log:LEVEL", "progress", "response"
+	children harnesstest.Children // the processes the runs' fakes started
+	logDir   string               // where the runs' session logs go
+	closed   []*event.Result      // results handed to Observer.Close
+	wire     []string             // what the client read, in order: "log:LEVEL", "progress", "response"
 	logs     []*mcp.LoggingMessageParams
 	logAt    []time.Time
 	progress []*mcp.ProgressNotificationParams
@@ -68,13 +63,7 @@ func newFixtureProto(t *testing.T, proto string, mutate func(*mcpserver.Options)
 				tk.Budgets.Linger, tk.Budgets.KillGrace = 100*time.Millisecond, 100*time.Millisecond
 			}
 			return harness.Observer{
-				OnNative: func(stream string, line []byte) {
-					if gjson.GetBytes(line, "subtype").String() == "fake_child" {
-						f.mu.Lock()
-						f.pids = append(f.pids, int(gjson.GetBytes(line, "pid").Int()))
-						f.mu.Unlock()
-					}
-				},
+				OnNative: func(stream string, line []byte) { f.children.Note(line) },
 				Close: func(res *event.Result) {
 					f.mu.Lock()
 					f.closed = append(f.closed, res)
@@ -113,18 +102,9 @@ func newFixtureProto(t *testing.T, proto string, mutate func(*mcpserver.Options)
 		case <-time.After(20 * time.Second):
 			t.Error("the server did not end its session")
 		}
-		f.checkNoOrphans(t)
+		f.children.RequireGone(t)
 	})
 	return f
-}
-
-func (f *fixture) checkNoOrphans(t *testing.T) {
-	t.Helper()
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for _, pid := range f.pids {
-		require.False(t, alive(pid), "process %d of a run is still alive", pid)
-	}
 }
 
 func (f *fixture) call(t *testing.T, name string, args map[string]any, token any) *mcp.CallToolResult {
@@ -143,35 +123,6 @@ func (f *fixture) callMeta(t *testing.T, name string, args map[string]any, token
 	res, err := f.cs.CallTool(ctx, p)
 	require.NoError(t, err, "a tool call is never a protocol error")
 	return res
-}
-
-// structured decodes a result's structured content.
-func structured(t *testing.T, res *mcp.CallToolResult) gjson.Result {
-	t.Helper()
-	b, err := json.Marshal(res.StructuredContent)
-	require.NoError(t, err)
-	require.NotEqual(t, "null", string(b), "no structured content; content: %s", text(res))
-	return gjson.ParseBytes(b)
-}
-
-func text(res *mcp.CallToolResult) string {
-	var parts []string
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			parts = append(parts, tc.Text)
-		}
-	}
-	return strings.Join(parts, "\n")
-}
-
-// alive reports whether pid is a live (not zombie) process.
-func alive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	fields := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-	return len(fields) > 0 && fields[0] != "Z"
 }
 
 func TestListAgents(t *testing.T) {
@@ -197,8 +148,8 @@ func TestListAgents(t *testing.T) {
 	}
 
 	res := f.call(t, "list_agents", map[string]any{}, nil)
-	require.False(t, res.IsError, text(res))
-	s := structured(t, res)
+	require.False(t, res.IsError, harnesstest.MCPText(res))
+	s := harnesstest.MCPStructured(t, res)
 	require.Len(t, s.Get("agents").Array(), len(harness.Adapters()))
 	claude := s.Get(`agents.#(id=="claude")`)
 	require.True(t, claude.Get("installed").Bool(), "the Setup hook points every agent at the test binary")
@@ -219,9 +170,9 @@ func TestRunTurnSuccess(t *testing.T) {
 	dir := t.TempDir()
 	f := newFixture(t, func(o *mcpserver.Options) { o.Roots = []string{dir} })
 	res := f.call(t, "run_agent", map[string]any{"agent": "claude", "prompt": "long-silent-tool", "cwd": dir}, "tok-1")
-	require.False(t, res.IsError, text(res))
+	require.False(t, res.IsError, harnesstest.MCPText(res))
 	require.Equal(t, "done", res.Content[0].(*mcp.TextContent).Text, "the agent's final text comes first")
-	s := structured(t, res)
+	s := harnesstest.MCPStructured(t, res)
 	require.Equal(t, "success", s.Get("state").String())
 	require.True(t, strings.HasPrefix(s.Get("run_id").String(), "run_"))
 	sm := s.Get("summary")
@@ -274,7 +225,7 @@ func TestNoProgressWithoutToken(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, nil)
 	res := f.call(t, "run_agent", map[string]any{"agent": "claude", "prompt": "long-silent-tool"}, nil)
-	require.False(t, res.IsError, text(res))
+	require.False(t, res.IsError, harnesstest.MCPText(res))
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	require.NotContains(t, f.wire, "progress")
@@ -286,8 +237,8 @@ func TestHungAgentIdle(t *testing.T) {
 	start := time.Now()
 	res := f.call(t, "run_agent", map[string]any{"agent": "claude", "prompt": "setsid-escapee", "idle_timeout_ms": 1500}, "tok")
 	require.Less(t, time.Since(start), 15*time.Second)
-	require.True(t, res.IsError, text(res))
-	s := structured(t, res)
+	require.True(t, res.IsError, harnesstest.MCPText(res))
+	s := harnesstest.MCPStructured(t, res)
 	e := s.Get("error")
 	require.Equal(t, "EIDLE", e.Get("code").String())
 	require.Equal(t, "idle_timeout", e.Get("event_code").String())
@@ -297,15 +248,13 @@ func TestHungAgentIdle(t *testing.T) {
 	require.Positive(t, e.Get("wall_ms").Int())
 	require.NotEmpty(t, e.Get("suggestions").Array())
 	require.True(t, e.Get("partial").Exists())
-	f.mu.Lock()
-	started := len(f.pids) > 0 // not when a loaded machine took the whole budget to start the fake
-	f.mu.Unlock()
+	started := len(f.children.PIDs()) > 0 // not when a loaded machine took the whole budget to start the fake
 	if started {
 		require.Contains(t, e.Get("partial.stdout_tail").String(), `"fake_child"`, "the stdout tail keeps the agent's last lines")
 	}
 	require.NotEmpty(t, e.Get("partial.last_events").Array())
 	require.EqualValues(t, 1500, s.Get("budgets.idle_timeout_ms").Int())
-	require.Contains(t, text(res), "EIDLE")
+	require.Contains(t, harnesstest.MCPText(res), "EIDLE")
 
 	// The notifications reach the client before the result, in this order.
 	f.mu.Lock()
@@ -343,7 +292,7 @@ func TestHungAgentIdle(t *testing.T) {
 		}
 	}
 	f.mu.Unlock()
-	f.checkNoOrphans(t)
+	f.children.RequireGone(t)
 }
 
 // TestLatestProtocol: under protocol 2026-07-28 the log level is per
@@ -354,8 +303,8 @@ func TestLatestProtocol(t *testing.T) {
 	f := newFixtureProto(t, "", nil)
 	res := f.callMeta(t, "run_agent", map[string]any{"agent": "claude", "prompt": "hang-silent", "idle_timeout_ms": 1500}, "tok",
 		mcp.Meta{"io.modelcontextprotocol/logLevel": "warning"})
-	require.True(t, res.IsError, text(res))
-	require.Equal(t, "EIDLE", structured(t, res).Get("error.code").String())
+	require.True(t, res.IsError, harnesstest.MCPText(res))
+	require.Equal(t, "EIDLE", harnesstest.MCPStructured(t, res).Get("error.code").String())
 	require.Eventually(t, func() bool {
 		f.mu.Lock()
 		defer f.mu.Unlock()
@@ -375,8 +324,8 @@ func TestHardTimeout(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, nil)
 	res := f.call(t, "run_agent", map[string]any{"agent": "claude", "prompt": "slow-drip", "hard_timeout_ms": 100}, nil)
-	require.True(t, res.IsError, text(res))
-	s := structured(t, res)
+	require.True(t, res.IsError, harnesstest.MCPText(res))
+	s := harnesstest.MCPStructured(t, res)
 	require.Equal(t, "ETIMEDOUT", s.Get("error.code").String())
 	require.Equal(t, "timeout", s.Get("state").String())
 	require.EqualValues(t, 100, s.Get("budgets.hard_timeout_ms").Int())
@@ -390,8 +339,8 @@ func TestWaitNoneStatusEventsCancel(t *testing.T) {
 	})
 	res := f.call(t, "run_agent", map[string]any{"agent": "claude", "prompt": "interrupt", "wait": "none",
 		"idle_timeout_ms": 1, "hard_timeout_ms": 1e9}, nil)
-	require.False(t, res.IsError, text(res))
-	s := structured(t, res)
+	require.False(t, res.IsError, harnesstest.MCPText(res))
+	s := harnesstest.MCPStructured(t, res)
 	require.Equal(t, "running", s.Get("state").String())
 	id := s.Get("run_id").String()
 	b := s.Get("budgets")
@@ -405,8 +354,8 @@ func TestWaitNoneStatusEventsCancel(t *testing.T) {
 	deadline := time.Now().Add(15 * time.Second)
 	for time.Now().Before(deadline) {
 		r := f.call(t, "run_status", map[string]any{"run_id": id}, nil)
-		require.False(t, r.IsError, text(r))
-		st = structured(t, r)
+		require.False(t, r.IsError, harnesstest.MCPText(r))
+		st = harnesstest.MCPStructured(t, r)
 		if len(st.Get("tools_in_flight").Array()) > 0 || st.Get("state").String() != "running" {
 			break
 		}
@@ -423,8 +372,8 @@ func TestWaitNoneStatusEventsCancel(t *testing.T) {
 	after := int64(0)
 	for range 10 {
 		r := f.call(t, "run_events", map[string]any{"run_id": id, "after_seq": after, "limit": 1}, nil)
-		require.False(t, r.IsError, text(r))
-		p := structured(t, r)
+		require.False(t, r.IsError, harnesstest.MCPText(r))
+		p := harnesstest.MCPStructured(t, r)
 		evs := p.Get("events").Array()
 		if len(evs) == 0 {
 			break
@@ -442,20 +391,18 @@ func TestWaitNoneStatusEventsCancel(t *testing.T) {
 	}
 
 	r := f.call(t, "cancel_run", map[string]any{"run_id": id}, nil)
-	require.False(t, r.IsError, text(r))
-	c := structured(t, r)
+	require.False(t, r.IsError, harnesstest.MCPText(r))
+	c := harnesstest.MCPStructured(t, r)
 	require.Equal(t, "cancelled", c.Get("state").String())
 	require.Equal(t, "ECANCELED", c.Get("error.code").String())
 	require.Contains(t, c.Get("error.message").String(), "cancelled")
-	f.checkNoOrphans(t)
-	f.mu.Lock()
-	require.NotEmpty(t, f.pids)
-	f.mu.Unlock()
+	f.children.RequireGone(t)
+	require.NotEmpty(t, f.children.PIDs())
 
 	r = f.call(t, "run_status", map[string]any{"run_id": id}, nil)
-	require.Equal(t, "cancelled", structured(t, r).Get("state").String())
+	require.Equal(t, "cancelled", harnesstest.MCPStructured(t, r).Get("state").String())
 	r = f.call(t, "run_events", map[string]any{"run_id": id, "after_seq": after}, nil)
-	last := structured(t, r).Get("events|@reverse|0")
+	last := harnesstest.MCPStructured(t, r).Get("events|@reverse|0")
 	require.Equal(t, "result", last.Get("type").String(), "the stream ends with its result")
 }
 
@@ -488,8 +435,8 @@ func TestBadArguments(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			res := f.call(t, c.tool, c.args, nil)
 			require.True(t, res.IsError)
-			require.Contains(t, text(res), c.want)
-			require.NotContains(t, text(res), "\n", "one line")
+			require.Contains(t, harnesstest.MCPText(res), c.want)
+			require.NotContains(t, harnesstest.MCPText(res), "\n", "one line")
 		})
 	}
 }
@@ -503,10 +450,10 @@ func TestNotInstalled(t *testing.T) {
 		}
 	})
 	res := f.call(t, "run_agent", map[string]any{"agent": "claude", "prompt": "x"}, nil)
-	require.True(t, res.IsError, text(res))
-	require.Equal(t, "not_installed", structured(t, res).Get("error.code").String())
+	require.True(t, res.IsError, harnesstest.MCPText(res))
+	require.Equal(t, "not_installed", harnesstest.MCPStructured(t, res).Get("error.code").String())
 	res = f.call(t, "list_agents", map[string]any{}, nil)
-	require.False(t, structured(t, res).Get(`agents.#(id=="claude").installed`).Bool())
+	require.False(t, harnesstest.MCPStructured(t, res).Get(`agents.#(id=="claude").installed`).Bool())
 }
 
 func TestConcurrentRuns(t *testing.T) {
@@ -518,10 +465,10 @@ func TestConcurrentRuns(t *testing.T) {
 		wg.Go(func() {
 			res := f.call(t, "run_agent", map[string]any{"agent": "claude", "prompt": "slow-drip"}, "tok-"+strconv.Itoa(i))
 			if res.IsError {
-				t.Errorf("run %d: %s", i, text(res))
+				t.Errorf("run %d: %s", i, harnesstest.MCPText(res))
 				return
 			}
-			ids[i] = structured(t, res).Get("run_id").String()
+			ids[i] = harnesstest.MCPStructured(t, res).Get("run_id").String()
 		})
 	}
 	wg.Wait()
@@ -541,13 +488,10 @@ func TestSessionCloseCancelsRuns(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, nil)
 	res := f.call(t, "run_agent", map[string]any{"agent": "claude", "prompt": "interrupt", "wait": "none"}, nil)
-	require.False(t, res.IsError, text(res))
+	require.False(t, res.IsError, harnesstest.MCPText(res))
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		f.mu.Lock()
-		n := len(f.pids)
-		f.mu.Unlock()
-		if n > 0 {
+		if len(f.children.PIDs()) > 0 {
 			break
 		}
 		time.Sleep(10 * time.Millisecond) // polling a condition
@@ -560,10 +504,10 @@ func TestSessionCloseCancelsRuns(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("the session's end did not end its run")
 	}
-	f.checkNoOrphans(t)
+	f.children.RequireGone(t)
+	require.NotEmpty(t, f.children.PIDs())
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	require.NotEmpty(t, f.pids)
 	require.Len(t, f.closed, 1)
 	require.Equal(t, "cancelled", f.closed[0].Status)
 }
@@ -605,11 +549,11 @@ func TestHTTP(t *testing.T) {
 	require.NoError(t, err)
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "list_agents", Arguments: map[string]any{}})
 	require.NoError(t, err)
-	require.False(t, res.IsError, text(res))
+	require.False(t, res.IsError, harnesstest.MCPText(res))
 	res, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "run_agent",
 		Arguments: map[string]any{"agent": "claude", "prompt": "slow-drip"}})
 	require.NoError(t, err)
-	require.False(t, res.IsError, text(res))
+	require.False(t, res.IsError, harnesstest.MCPText(res))
 	require.Equal(t, "done", res.Content[0].(*mcp.TextContent).Text)
 	require.NoError(t, cs.Close())
 
@@ -697,11 +641,11 @@ func TestEventBufferBound(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, func(o *mcpserver.Options) { o.MaxEvents = 3 })
 	res := f.call(t, "run_agent", map[string]any{"agent": "claude", "prompt": "slow-drip"}, nil)
-	require.False(t, res.IsError, text(res))
-	id := structured(t, res).Get("run_id").String()
-	events := structured(t, res).Get("summary.events").Int()
+	require.False(t, res.IsError, harnesstest.MCPText(res))
+	id := harnesstest.MCPStructured(t, res).Get("run_id").String()
+	events := harnesstest.MCPStructured(t, res).Get("summary.events").Int()
 	require.Greater(t, events, int64(3))
-	p := structured(t, f.call(t, "run_events", map[string]any{"run_id": id}, nil))
+	p := harnesstest.MCPStructured(t, f.call(t, "run_events", map[string]any{"run_id": id}, nil))
 	evs := p.Get("events").Array()
 	require.Len(t, evs, 3, "only the newest events are kept")
 	require.Equal(t, events-3, p.Get("dropped").Int())
@@ -709,7 +653,7 @@ func TestEventBufferBound(t *testing.T) {
 	require.Equal(t, "result", evs[2].Get("type").String())
 	require.Equal(t, events, p.Get("next_after_seq").Int())
 	require.False(t, p.Get("more").Bool())
-	p = structured(t, f.call(t, "run_events", map[string]any{"run_id": id, "after_seq": events}, nil))
+	p = harnesstest.MCPStructured(t, f.call(t, "run_events", map[string]any{"run_id": id, "after_seq": events}, nil))
 	require.Empty(t, p.Get("events").Array())
 	require.Zero(t, p.Get("dropped").Int())
 }
@@ -722,10 +666,7 @@ func TestCallCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		for ctx.Err() == nil {
-			f.mu.Lock()
-			n := len(f.pids)
-			f.mu.Unlock()
-			if n > 0 {
+			if len(f.children.PIDs()) > 0 {
 				cancel()
 			}
 			time.Sleep(5 * time.Millisecond) // polling a condition
@@ -741,7 +682,7 @@ func TestCallCancelled(t *testing.T) {
 	f.mu.Lock()
 	require.Equal(t, "cancelled", f.closed[0].Status)
 	f.mu.Unlock()
-	f.checkNoOrphans(t)
+	f.children.RequireGone(t)
 }
 
 // TestCwdConfined: a client's cwd stays inside the server's roots,
@@ -766,8 +707,8 @@ func TestCwdConfined(t *testing.T) {
 	})
 	for _, cwd := range []string{"../../../../etc", "/etc", "etc-link", "sub/../..", other, filepath.Join(root, "etc-link")} {
 		res := f.call(t, "run_agent", map[string]any{"agent": "claude", "prompt": "slow-drip", "cwd": cwd}, nil)
-		require.True(t, res.IsError, "%s: %s", cwd, text(res))
-		require.Contains(t, text(res), "outside the directories this server runs agents in", cwd)
+		require.True(t, res.IsError, "%s: %s", cwd, harnesstest.MCPText(res))
+		require.Contains(t, harnesstest.MCPText(res), "outside the directories this server runs agents in", cwd)
 	}
 	real, err := filepath.EvalSymlinks(root)
 	require.NoError(t, err)
@@ -777,7 +718,7 @@ func TestCwdConfined(t *testing.T) {
 		cwds = nil
 		mu.Unlock()
 		res := f.call(t, "run_agent", map[string]any{"agent": "claude", "prompt": "slow-drip", "cwd": cwd}, nil)
-		require.False(t, res.IsError, "%s: %s", cwd, text(res))
+		require.False(t, res.IsError, "%s: %s", cwd, harnesstest.MCPText(res))
 		mu.Lock()
 		require.Equal(t, []string{want}, cwds, cwd)
 		mu.Unlock()
@@ -792,10 +733,10 @@ func TestTokenNotInherited(t *testing.T) {
 	f := newFixture(t, nil)
 	for _, perm := range []string{"full-access", "read-only"} {
 		res := f.call(t, "run_agent", map[string]any{"agent": "claude", "prompt": "echo-env", "permissions": perm}, nil)
-		require.False(t, res.IsError, text(res))
-		require.Contains(t, text(res), "HARNESS_MCP_TOKEN unset", perm)
-		require.Contains(t, text(res), "HOME="+os.Getenv("HOME"), "%s: the rest of the environment is kept", perm)
-		require.NotContains(t, text(res), "mcp-token-0123456789abcdef", perm)
+		require.False(t, res.IsError, harnesstest.MCPText(res))
+		require.Contains(t, harnesstest.MCPText(res), "HARNESS_MCP_TOKEN unset", perm)
+		require.Contains(t, harnesstest.MCPText(res), "HOME="+os.Getenv("HOME"), "%s: the rest of the environment is kept", perm)
+		require.NotContains(t, harnesstest.MCPText(res), "mcp-token-0123456789abcdef", perm)
 	}
 }
 

@@ -35,6 +35,19 @@ func toolHooks(r *run, line string) {
 	}
 }
 
+// endedLeavingOne: the fake printed its three lines and exited 0 by
+// itself, leaving one process behind (announced), which the end of the
+// run found and killed.
+func endedLeavingOne(t *testing.T, r *run, o Outcome) {
+	t.Helper()
+	require.NoError(t, o.Reason)
+	require.Equal(t, 0, o.ExitCode)
+	require.False(t, o.Killed)
+	require.GreaterOrEqual(t, o.Stragglers, 1)
+	require.Len(t, r.pids, 1)
+	r.requireSeqs(t, 3)
+}
+
 // TestFaults is the supervision fault suite: every scenario of
 // spec/supervision.md under tiny budgets, each checked for its bound, its
 // Outcome, its lines, and that nothing of the run is left alive.
@@ -102,15 +115,7 @@ func TestFaults(t *testing.T) {
 		},
 		{
 			name: "grandchild-holds-stdout", boot: `"result"`, fake: "grandchild-holds-stdout",
-			opts: Options{Idle: time.Minute, KillGrace: 100 * ms}, bound: 3 * time.Second,
-			check: func(t *testing.T, r *run, o Outcome) {
-				require.NoError(t, o.Reason)
-				require.Equal(t, 0, o.ExitCode)
-				require.False(t, o.Killed)
-				require.GreaterOrEqual(t, o.Stragglers, 1)
-				require.Len(t, r.pids, 1)
-				r.requireSeqs(t, 3)
-			},
+			opts: Options{Idle: time.Minute, KillGrace: 100 * ms}, bound: 3 * time.Second, check: endedLeavingOne,
 		},
 		{
 			name: "setsid-escapee", boot: "fake_child", fake: "setsid-escapee",
@@ -125,27 +130,13 @@ func TestFaults(t *testing.T) {
 		},
 		{
 			name: "double-fork-daemon", boot: `"result"`, fake: "double-fork-daemon",
-			opts: Options{Idle: time.Minute, KillGrace: 100 * ms}, bound: 8 * time.Second,
-			check: func(t *testing.T, r *run, o Outcome) {
-				require.NoError(t, o.Reason)
-				require.Equal(t, 0, o.ExitCode)
-				require.GreaterOrEqual(t, o.Stragglers, 1)
-				require.Len(t, r.pids, 1)
-				r.requireSeqs(t, 3)
-			},
+			opts: Options{Idle: time.Minute, KillGrace: 100 * ms}, bound: 8 * time.Second, check: endedLeavingOne,
 		},
 		{
 			// Double fork, new session, emptied environment: only the
 			// run's reaper can tell the daemon belongs to the run.
 			name: "env-i-setsid-daemon", boot: `"result"`, fake: "env-i-setsid-daemon",
-			opts: Options{Idle: time.Minute, KillGrace: 100 * ms}, bound: 8 * time.Second,
-			check: func(t *testing.T, r *run, o Outcome) {
-				require.NoError(t, o.Reason)
-				require.Equal(t, 0, o.ExitCode)
-				require.GreaterOrEqual(t, o.Stragglers, 1)
-				require.Len(t, r.pids, 1)
-				r.requireSeqs(t, 3)
-			},
+			opts: Options{Idle: time.Minute, KillGrace: 100 * ms}, bound: 8 * time.Second, check: endedLeavingOne,
 		},
 		{
 			name: "no-trailing-newline", fake: "no-trailing-newline",

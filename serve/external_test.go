@@ -26,13 +26,13 @@ func TestExternalRun(t *testing.T) {
 	write(line(1, "session_start", `,"agent":"codex","cwd":"/w","pty":false,"argv":[]`))
 	write(line(2, "tool_start", `,"call_id":"c1","name":"shell","kind":"shell","input":{},"command":"ls"`))
 
-	list := getJSON(t, f.http.URL+"/api/runs?status=running", 200)["runs"].([]any)
+	list := f.api.JSON(t, "/api/runs?status=running", 200)["runs"].([]any)
 	require.Len(t, list, 1)
 	require.Equal(t, run, list[0].(map[string]any)["run"])
 	require.Nil(t, list[0].(map[string]any)["live"], "not this server's run")
 	require.EqualValues(t, 1, list[0].(map[string]any)["tool_calls"])
 
-	res := f.stream(t, context.Background(), run, nil)
+	res := f.api.Events(t, context.Background(), run, nil)
 	defer res.Body.Close()
 	var got strings.Builder
 	n := 0
@@ -53,7 +53,7 @@ func TestExternalRun(t *testing.T) {
 	require.Equal(t, 4, n)
 	require.NoError(t, sess.Close(logger.Meta{Status: "success"}))
 	require.Equal(t, f.logOf(t, run), got.String())
-	require.Equal(t, "success", getJSON(t, f.http.URL+"/api/runs/"+run, 200)["status"])
+	require.Equal(t, "success", f.api.JSON(t, "/api/runs/"+run, 200)["status"])
 }
 
 // TestExternalRunDied: a writer that closes its log without a result (its
@@ -64,7 +64,7 @@ func TestExternalRunDied(t *testing.T) {
 	sess, err := logger.Open(f.dir, run, logger.Meta{Agent: "codex"}, logger.WithRedactor(logger.NewRedactor(nil)))
 	require.NoError(t, err)
 	require.NoError(t, sess.WriteEvent([]byte(`{"v":1,"type":"session_start","run":"`+run+`","seq":1,"ts":1,"agent":"codex","cwd":"/w","pty":false,"argv":[]}`)))
-	res := f.stream(t, context.Background(), run, nil)
+	res := f.api.Events(t, context.Background(), run, nil)
 	defer res.Body.Close()
 	var events []string
 	readSSE(t, res.Body, func(m sse) bool {

@@ -51,7 +51,7 @@ func TestSlowSubscriber(t *testing.T) {
 	run := f.start(t)
 
 	// The fast client reads everything as it comes.
-	fast := f.stream(t, context.Background(), run, nil)
+	fast := f.api.Events(t, context.Background(), run, nil)
 	defer fast.Body.Close()
 	var fastGot strings.Builder
 	fastDone := make(chan struct{})
@@ -103,7 +103,7 @@ func TestSlowSubscriber(t *testing.T) {
 	require.Contains(t, out, `"last_event_id":`+last+`}`)
 	require.NotEqual(t, log, got.String(), "the slow client was cut short")
 
-	res := f.stream(t, context.Background(), run, map[string]string{"Last-Event-ID": last})
+	res := f.api.Events(t, context.Background(), run, map[string]string{"Last-Event-ID": last})
 	defer res.Body.Close()
 	readSSE(t, res.Body, func(m sse) bool {
 		if m.event == "" {

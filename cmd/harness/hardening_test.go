@@ -41,9 +41,7 @@ func sessionFiles(t *testing.T, home string) map[string][]byte {
 // stderr or summary — and every JSON line stays JSON. The user's own
 // stream (stdout, -o) is the agent's, byte for byte.
 func TestSessionLogRedactsWhatTheUserHanded(t *testing.T) {
-	home := isolate(t)
-	toml := "[agents.claude.env]\nCFG_THING = \"cfg-value-abc123\"\n"
-	require.NoError(t, os.WriteFile(filepath.Join(home, "harness.toml"), []byte(toml), 0o644))
+	home := isolateWith(t, "[agents.claude.env]\nCFG_THING = \"cfg-value-abc123\"\n")
 	secrets := []string{"cli-value-xyz789", "cfg-value-abc123", "dXNlcjpodW50ZXIyaHVudGVy", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
 		"sk_live_4eC39HqLyjWDarjtT1zdp7dc", "glpat-xYz0123456789abcdefGH", "urlpassw0rd"}
 	r := runFake(t, "echo-env", "--env", "PLAIN_NAME=cli-value-xyz789", "--env", fakeagent.EchoVars+"=PLAIN_NAME,CFG_THING",

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -17,7 +18,7 @@ import (
 
 	"github.com/agentharness/harness/adapters/adaptertest"
 	"github.com/agentharness/harness/internal/fakeagent"
-	"github.com/agentharness/harness/process"
+	"github.com/agentharness/harness/internal/harnesstest"
 )
 
 // updating reports -update, which adaptertest defines for every golden test.
@@ -30,8 +31,7 @@ func updating() bool {
 var pkgDir, _ = os.Getwd()
 
 func TestMain(m *testing.M) {
-	process.MaybeReap() // first: a re-executed test binary may be a run's reaper
-	fakeagent.MaybeRun()
+	harnesstest.RunChild()
 	testscript.Main(m, scriptCommands) // runs harness or a fake when started as one, else the tests
 }
 
@@ -65,6 +65,20 @@ func isolate(t *testing.T) string {
 	}
 	t.Chdir(home)
 	return home
+}
+
+// isolateWith is isolate with toml as the new home's harness.toml.
+func isolateWith(t *testing.T, toml string) string {
+	t.Helper()
+	home := isolate(t)
+	require.NoError(t, os.WriteFile(filepath.Join(home, "harness.toml"), []byte(toml), 0o644))
+	return home
+}
+
+// fakeClaude is the configuration that runs fake as claude.
+func fakeClaude(fake string) string {
+	argv, _ := fakeagent.Command(fake)
+	return fmt.Sprintf("[agents.claude]\nbinary = %q\nenv = { %s = %q }\n", argv[0], fakeagent.EnvVar, fake)
 }
 
 // runFake runs a fake agent through 'harness run' as the claude adapter.

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentharness/harness/event"
+	"github.com/agentharness/harness/internal/harnesstest"
 )
 
 // TestTextTranscript renders real normalized streams as the text format
@@ -27,15 +28,7 @@ func TestTextTranscript(t *testing.T) {
 				r.Render(ev)
 			}
 			require.NotContains(t, out.String(), "\x1b[", "no color unless asked")
-			golden := filepath.Join(pkgDir, "testdata", "text", strings.ReplaceAll(name, "/", "-")+".txt")
-			if updating() {
-				require.NoError(t, os.MkdirAll(filepath.Dir(golden), 0o755))
-				require.NoError(t, os.WriteFile(golden, out.Bytes(), 0o644))
-				return
-			}
-			want, err := os.ReadFile(golden)
-			require.NoError(t, err, "run go test -update")
-			require.Equal(t, string(want), out.String())
+			harnesstest.Golden(t, filepath.Join(pkgDir, "testdata", "text", strings.ReplaceAll(name, "/", "-")+".txt"), out.Bytes(), updating())
 		})
 	}
 }

@@ -1,0 +1,361 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentharness/harness/adapters/adaptertest"
+	"github.com/agentharness/harness/event"
+	"github.com/agentharness/harness/internal/fakeagent"
+	"github.com/agentharness/harness/internal/harnesstest"
+)
+
+// The CLI's protocols, over fake agents: ACP ('harness acp' driven by an
+// editor, and 'run --protocol acp' towards an agent), MCP ('harness mcp'
+// driven by an SDK client) and HTTP ('harness serve').
+
+// startACPSession starts 'harness acp' in-process over the fake ACP agent
+// in mode, connects an editor, and opens a session in a fresh directory.
+func startACPSession(t *testing.T, mode string, flags ...string) (*acpsdk.ClientSideConnection, *harnesstest.Editor, acpsdk.SessionId, string) {
+	t.Helper()
+	isolate(t)
+	argv, _ := fakeagent.Command("acp-agent")
+	args := append([]string{"acp", "--agent", "fake", "--protocol", "acp", "--command", argv[0], "--command", mode,
+		"--env", fakeagent.EnvVar + "=acp-agent", "--linger", "200ms", "--kill-grace", "200ms"}, flags...)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan int, 1)
+	go func() {
+		done <- run(args, inR, outW, io.Discard)
+		outW.Close()
+	}()
+	t.Cleanup(func() {
+		inW.Close()
+		select {
+		case code := <-done:
+			require.Equal(t, 0, code)
+		case <-time.After(10 * time.Second):
+			t.Error("harness acp did not end at EOF")
+		}
+	})
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	dir := t.TempDir()
+	conn, ed, sid := harnesstest.Connect(t, ctx, inW, outR, dir)
+	return conn, ed, sid, dir
+}
+
+// fakeAlive counts live processes of the fake ACP agent in mode.
+func fakeAlive(mode string) int {
+	n := 0
+	for _, p := range harnesstest.Processes() {
+		if len(p.Args) >= 2 && p.Args[1] == mode && strings.HasSuffix(p.Args[0], filepath.Base(os.Args[0])) {
+			n++
+		}
+	}
+	return n
+}
+
+func TestACPServerPromptWritesTheFile(t *testing.T) {
+	conn, ed, sid, dir := startACPSession(t, "normal")
+	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Second)
+	defer cancel()
+	resp, err := conn.Prompt(ctx, harnesstest.Prompt(sid, "write hello.txt"))
+	require.NoError(t, err)
+	require.Equal(t, acpsdk.StopReasonEndTurn, resp.StopReason)
+	got, err := os.ReadFile(filepath.Join(dir, fakeagent.ACPFile))
+	require.NoError(t, err)
+	require.Equal(t, fakeagent.ACPFileText, string(got))
+	require.NotNil(t, resp.Usage)
+	require.Equal(t, 10, resp.Usage.InputTokens)
+	require.Equal(t, 5, resp.Usage.OutputTokens)
+
+	require.Equal(t, "Writing the file.Done.", ed.Text(), "each text once: deltas, not the messages again")
+	require.Equal(t, "I should write the file.", ed.Thoughts())
+	started := false
+	for _, u := range ed.Updates() {
+		if u.ToolCall != nil && u.ToolCall.Kind == "edit" {
+			started = true
+			require.Equal(t, acpsdk.ToolCallStatus("in_progress"), u.ToolCall.Status)
+		}
+	}
+	require.True(t, started)
+	done := ed.Completed()
+	require.Contains(t, done, acpsdk.ToolCallId("call-1"))
+	diff := done["call-1"]
+	require.NotNil(t, diff, "the edit's diff")
+	require.Nil(t, diff.OldText, "a creation")
+	require.Equal(t, fakeagent.ACPFileText, diff.NewText)
+	require.Equal(t, filepath.Join(dir, fakeagent.ACPFile), diff.Path)
+}
+
+func TestACPServerCancelMidTool(t *testing.T) {
+	conn, ed, sid, _ := startACPSession(t, "slow-tool")
+	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Second)
+	defer cancel()
+	type answer struct {
+		resp acpsdk.PromptResponse
+		err  error
+	}
+	got := make(chan answer, 1)
+	go func() {
+		r, err := conn.Prompt(ctx, harnesstest.Prompt(sid, "sleep"))
+		got <- answer{r, err}
+	}()
+	select {
+	case <-ed.ToolCalled():
+	case <-ctx.Done():
+		t.Fatal("no tool_call")
+	}
+	require.Equal(t, 1, fakeAlive("slow-tool"))
+	require.NoError(t, conn.Cancel(ctx, acpsdk.CancelNotification{SessionId: sid}))
+	a := <-got
+	require.NoError(t, a.err)
+	require.Equal(t, acpsdk.StopReasonCancelled, a.resp.StopReason)
+	require.Equal(t, 0, fakeAlive("slow-tool"), "no process left")
+}
+
+func TestACPServerHungAgentReturnsWithinIdle(t *testing.T) {
+	conn, ed, sid, _ := startACPSession(t, "hang-prompt", "--idle-timeout", "300ms")
+	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Second)
+	defer cancel()
+	start := time.Now()
+	resp, err := conn.Prompt(ctx, harnesstest.Prompt(sid, "hang"))
+	require.NoError(t, err)
+	require.Less(t, time.Since(start), 3*time.Second, "returns within the idle budget (plus the kill)")
+	harnesstest.RequireIdleTimeout(t, resp)
+	require.Equal(t, 0, fakeAlive("hang-prompt"), "no process left")
+	require.Contains(t, ed.Text(), "idle_timeout", "the client is told why")
+}
+
+// TestRunProtocolACPAndReparse runs 'harness run --protocol acp' on the fake
+// ACP agent (as claude's ACP command), then re-normalizes its session log:
+// the log's lines are the agent's JSON-RPC messages, and reparse knows them.
+func TestRunProtocolACPAndReparse(t *testing.T) {
+	home := isolate(t)
+	dir := t.TempDir()
+	argv, _ := fakeagent.Command("acp-agent")
+	r := invoke(t, "", "run", "--agent", "claude", "--protocol", "acp", "--binary", argv[0], "--cwd", dir,
+		"--env", fakeagent.EnvVar+"=acp-agent", "--linger", "200ms", "-p", "write it")
+	require.Equal(t, 0, r.code, r.stderr)
+	adaptertest.CheckStream(t, []byte(r.stdout))
+	got, err := os.ReadFile(filepath.Join(dir, fakeagent.ACPFile))
+	require.NoError(t, err)
+	require.Equal(t, fakeagent.ACPFileText, string(got))
+
+	logged, err := filepath.Glob(filepath.Join(home, ".local", "share", "harness", "sessions", "run_*.ndjson"))
+	require.NoError(t, err)
+	require.Len(t, logged, 1)
+	rr := invoke(t, "", "sessions", "reparse", strings.TrimSuffix(filepath.Base(logged[0]), ".ndjson"))
+	require.Equal(t, 0, rr.code, rr.stderr)
+	adaptertest.CheckStream(t, []byte(rr.stdout))
+	evs, err := event.ReadAll(strings.NewReader(rr.stdout))
+	require.NoError(t, err)
+	res := evs[len(evs)-1].Body.(*event.Result)
+	require.Equal(t, event.ResultSuccess, res.Status)
+	require.Equal(t, "Done.", res.Text)
+	require.Equal(t, "sess-1", res.SessionID)
+	require.EqualValues(t, 10, res.Usage.InputTokens)
+	var diff string
+	for _, ev := range evs {
+		if e, ok := ev.Body.(*event.ToolEnd); ok && e.Diff != "" {
+			diff = e.Diff
+		}
+	}
+	require.Contains(t, diff, "+"+strings.TrimSuffix(fakeagent.ACPFileText, "\n"), "a creation's diff, from the captured lines")
+}
+
+// TestRunCustomACPAgent: any other ACP agent is one config entry, and then
+// 'harness run --agent NAME' runs it.
+func TestRunCustomACPAgent(t *testing.T) {
+	argv, _ := fakeagent.Command("acp-agent")
+	home := isolateWith(t, fmt.Sprintf("[agents.fakeacp]\nprotocol = \"acp\"\ncommand = [%q, \"normal\"]\nenv = { %s = \"acp-agent\" }\n", argv[0], fakeagent.EnvVar))
+	dir := filepath.Join(home, "work") // the project file is found from the run's cwd up
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	r := invoke(t, "", "run", "--agent", "fakeacp", "--cwd", dir, "--linger", "200ms", "--no-log", "-p", "write it")
+	require.Equal(t, 0, r.code, r.stderr)
+	adaptertest.CheckStream(t, []byte(r.stdout))
+	got, err := os.ReadFile(filepath.Join(dir, fakeagent.ACPFile))
+	require.NoError(t, err)
+	require.Equal(t, fakeagent.ACPFileText, string(got))
+	require.Contains(t, r.stdout, `"agent":"fakeacp"`)
+
+	r = invoke(t, "", "run", "--agent", "nosuch", "-p", "x")
+	require.Equal(t, exitUsage, r.code, "an unknown name that no entry defines")
+}
+
+// TestRunACPBadAgentExitStatus: an ACP agent that breaks the protocol is a
+// failed run (exit status 1) with one fatal error of class protocol, and
+// one that never answers is ended by the idle budget (124).
+func TestRunACPBadAgentExitStatus(t *testing.T) {
+	isolate(t)
+	argv, _ := fakeagent.Command("acp-agent")
+	for _, c := range []struct {
+		mode string
+		code int
+	}{{"bad-version", exitAgentFailed}, {"bad-json", exitAgentFailed}, {"undeclared", exitAgentFailed}, {"no-init", exitTimeout}} {
+		t.Run(c.mode, func(t *testing.T) {
+			r := invoke(t, "", "run", "--agent", "claude", "--protocol", "acp", "--binary", argv[0], "--cwd", t.TempDir(),
+				"--env", fakeagent.EnvVar+"=acp-agent", "--idle-timeout", "1s", "--linger", "200ms", "--no-log", "-p", "x", "--", c.mode)
+			require.Equal(t, c.code, r.code, r.stdout)
+			adaptertest.CheckStream(t, []byte(r.stdout))
+			if c.code == exitAgentFailed {
+				require.Contains(t, r.stdout, `"class":"protocol"`)
+			}
+		})
+	}
+}
+
+// TestMCPStdio drives 'harness mcp' in-process over pipes with the SDK's
+// client: the configuration picks the agent's binary (a fake), the run
+// writes a session log, and the session ends when the client goes away.
+func TestMCPStdio(t *testing.T) {
+	isolateWith(t, fakeClaude("slow-drip")+"[mcp]\nidle_min = \"5s\"\nhard_min = \"1s\"\n")
+
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	var stderr bytes.Buffer
+	status := make(chan int, 1)
+	go func() {
+		status <- run([]string{"mcp", "--progress-interval", "20ms"}, inR, outW, &stderr)
+		outW.Close()
+	}()
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v0"}, nil)
+	cs, err := client.Connect(context.Background(), &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+	require.NoError(t, err)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_agent",
+		Arguments: map[string]any{"agent": "claude-code", "prompt": "say done", "idle_timeout_ms": 1, "hard_timeout_ms": 8000}})
+	require.NoError(t, err)
+	require.False(t, res.IsError, "%s", harnesstest.MCPText(res))
+	s := harnesstest.MCPStructured(t, res)
+	require.Equal(t, "success", s.Get("state").String())
+	require.Equal(t, "done", s.Get("text").String())
+	require.EqualValues(t, 5000, s.Get("budgets.idle_timeout_ms").Int(), "the config's mcp.idle_min is the floor")
+	require.EqualValues(t, 8000, s.Get("budgets.hard_timeout_ms").Int())
+	require.Len(t, s.Get("budgets.clamped").Array(), 1)
+	logPath := s.Get("summary.session_log").String()
+	require.NotEmpty(t, logPath)
+	events, err := os.ReadFile(logPath)
+	require.NoError(t, err, "the run's session log")
+	require.Contains(t, string(events), `"type":"result"`)
+
+	// The server's directory (home here) bounds where a client may run.
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_agent",
+		Arguments: map[string]any{"agent": "claude", "prompt": "x", "cwd": "../../../../etc"}})
+	require.NoError(t, err)
+	require.True(t, res.IsError)
+	require.Contains(t, harnesstest.MCPText(res), "outside the directories this server runs agents in")
+
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "list_agents", Arguments: map[string]any{}})
+	require.NoError(t, err)
+	exe, _ := fakeagent.Command("slow-drip")
+	require.Equal(t, exe[0], harnesstest.MCPStructured(t, res).Get(`agents.#(id=="claude").binary`).String())
+
+	require.NoError(t, cs.Close())
+	inW.Close()
+	select {
+	case code := <-status:
+		require.Equal(t, 0, code, stderr.String())
+	case <-time.After(20 * time.Second):
+		t.Fatal("harness mcp did not end when its client went away")
+	}
+}
+
+// TestServeRefuses: a listener off loopback without a token, and a token
+// file that is not one, are usage errors with one line.
+func TestServeRefuses(t *testing.T) {
+	home := isolate(t)
+	short := filepath.Join(home, "short")
+	require.NoError(t, os.WriteFile(short, []byte("abc\n"), 0o600))
+	for name, tc := range map[string]struct {
+		args []string
+		msg  string
+	}{
+		"all-interfaces": {[]string{"serve", "--listen", "0.0.0.0:0"}, "not a loopback address"},
+		"lan":            {[]string{"serve", "--listen", "192.168.1.10:7777"}, "not a loopback address"},
+		"short-token":    {[]string{"serve", "--listen", "127.0.0.1:0", "--token-file", short}, "at least 16"},
+		"bad-address":    {[]string{"serve", "--listen", "127.0.0.1:notaport"}, "serve:"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := invoke(t, "", tc.args...)
+			require.Equal(t, exitUsage, r.code, r.stderr)
+			require.Contains(t, r.stderr, tc.msg)
+			require.Equal(t, 1, strings.Count(r.stderr, "\n"), r.stderr)
+		})
+	}
+}
+
+// TestServeRun: `harness serve` starts a run through the API with the
+// configuration's agent (a fake), streams it as NDJSON, lists it, and
+// ends cleanly.
+func TestServeRun(t *testing.T) {
+	home := isolateWith(t, fakeClaude("slow-drip"))
+	tokenFile := filepath.Join(home, "token")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	old := serveContext
+	serveContext = func() context.Context { return ctx }
+	t.Cleanup(func() { serveContext = old })
+	errR, errW := io.Pipe()
+	status := make(chan int, 1)
+	go func() {
+		status <- run([]string{"serve", "--listen", "127.0.0.1:0", "--token-file", tokenFile}, strings.NewReader(""), io.Discard, errW)
+		errW.Close()
+	}()
+	line, err := bufio.NewReader(errR).ReadString('\n')
+	require.NoError(t, err)
+	go io.Copy(io.Discard, errR)
+	base, ok := strings.CutPrefix(strings.TrimSpace(line), "harness serve: ")
+	require.True(t, ok, line)
+	base = strings.TrimSuffix(base, "/")
+
+	tok, err := os.ReadFile(tokenFile)
+	require.NoError(t, err, "serve created the token file")
+	st, err := os.Stat(tokenFile)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), st.Mode().Perm())
+	api := harnesstest.ServeAPI{URL: base, Token: strings.TrimSpace(string(tok))}
+	started := api.Start(t, `{"agent":"claude-code","prompt":"drip"}`)
+	require.Equal(t, "claude", started.Agent)
+
+	res := api.Events(t, ctx, started.Run, map[string]string{"Accept": "application/x-ndjson"})
+	stream, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	require.NoError(t, err)
+	require.NoError(t, event.CheckNDJSON(stream))
+	lines := strings.Split(strings.TrimSpace(string(stream)), "\n")
+	require.Contains(t, lines[len(lines)-1], `"type":"result"`)
+	require.Contains(t, lines[len(lines)-1], `"status":"success"`)
+	logged, err := os.ReadFile(filepath.Join(home, ".local", "share", "harness", "sessions", started.Run+".ndjson"))
+	require.NoError(t, err)
+	require.Equal(t, string(logged), string(stream))
+
+	runs := api.JSON(t, "/api/runs?agent=claude", http.StatusOK)["runs"].([]any)
+	require.Len(t, runs, 1)
+	require.Equal(t, started.Run, runs[0].(map[string]any)["run"])
+
+	cancel()
+	select {
+	case code := <-status:
+		require.Equal(t, exitOK, code)
+	case <-time.After(20 * time.Second):
+		t.Fatal("serve did not stop")
+	}
+}

@@ -1,0 +1,122 @@
+// Package harnesstest holds the setup the harness's own test packages
+// share: a test binary that is also the fake agents and a run's reaper
+// (the os/exec TestMain pattern), the processes a fake reports starting
+// and whether they outlived their run, the events of one type, golden
+// files, and the client's side of each protocol harness serves (an ACP
+// editor, MCP tool results, the serve API).
+package harnesstest
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tidwall/gjson"
+
+	"github.com/agentharness/harness/event"
+	"github.com/agentharness/harness/internal/fakeagent"
+	"github.com/agentharness/harness/process"
+)
+
+// Main is the TestMain of a package whose tests run fake agents under the
+// supervisor: see RunChild.
+func Main(m *testing.M) {
+	RunChild()
+	os.Exit(m.Run())
+}
+
+// RunChild turns this test binary into what it was started as, when it
+// was re-executed as a run's reaper or as a fake agent (it then exits);
+// it returns in the test binary itself. The reaper comes first: a reaper
+// carries the fake's variable on to the agent it starts.
+func RunChild() {
+	process.MaybeReap()
+	fakeagent.MaybeRun()
+}
+
+// Alive reports whether pid is a live (not zombie) process.
+func Alive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	fields := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	return len(fields) > 0 && fields[0] != "Z"
+}
+
+// Process is a live process: its pid, working directory and arguments
+// (empty where /proc does not show them).
+type Process struct {
+	PID  int
+	Cwd  string
+	Args []string
+}
+
+// Processes are the live (not zombie) processes on the machine.
+func Processes() []Process {
+	ents, _ := os.ReadDir("/proc")
+	var out []Process
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || !Alive(pid) {
+			continue
+		}
+		dir := "/proc/" + e.Name()
+		p := Process{PID: pid}
+		p.Cwd, _ = os.Readlink(dir + "/cwd")
+		if b, err := os.ReadFile(dir + "/cmdline"); err == nil && len(b) > 0 {
+			p.Args = strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00")
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// Children are the processes fake agents reported starting (their
+// "fake_child" lines), noted from the runs' native lines, possibly by
+// several runs at once.
+type Children struct {
+	mu   sync.Mutex
+	pids []int
+}
+
+// Note records the pid of line when it is a fake_child line.
+func (c *Children) Note(line []byte) {
+	if gjson.GetBytes(line, "subtype").String() != "fake_child" {
+		return
+	}
+	c.mu.Lock()
+	c.pids = append(c.pids, int(gjson.GetBytes(line, "pid").Int()))
+	c.mu.Unlock()
+}
+
+// PIDs are the pids noted so far.
+func (c *Children) PIDs() []int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]int(nil), c.pids...)
+}
+
+// RequireGone fails the test if a noted process is still alive: every
+// process of a run ends with it.
+func (c *Children) RequireGone(t testing.TB) {
+	t.Helper()
+	for _, pid := range c.PIDs() {
+		require.False(t, Alive(pid), "process %d of a run is still alive", pid)
+	}
+}
+
+// Bodies are the bodies of the events of type typ in evs, in order.
+func Bodies(evs []event.Event, typ event.Type) []event.Body {
+	var out []event.Body
+	for _, ev := range evs {
+		if ev.Type == typ {
+			out = append(out, ev.Body)
+		}
+	}
+	return out
+}
