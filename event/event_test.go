@@ -578,6 +578,25 @@ func TestUnparsedLinesWarnRateLimited(t *testing.T) {
 	require.Equal(t, int64(UnparsedWarnings+15), r.Stats.UnparsedLines)
 }
 
+// FuzzPreview: an unparsed line's preview, made from the line's first
+// bytes, is what cutting the whole line made valid UTF-8 gives.
+func FuzzPreview(f *testing.F) {
+	for _, s := range []string{"", "abc", "\xff\xfe\xfd", "ab\xffcd", "日本語", "\uFFFD", "\xe6\x97", strings.Repeat("é", 120),
+		strings.Repeat("x", 199) + "\xff" + "y", strings.Repeat("x", 198) + "日", strings.Repeat("\xff", 500) + "tail"} {
+		f.Add(s, 200)
+		f.Add(s, 3)
+	}
+	f.Fuzz(func(t *testing.T, s string, n int) {
+		if n < 0 || n > 1000 {
+			return
+		}
+		line, cut := preview([]byte(s), n)
+		wantLine, wantCut := Cut(strings.ToValidUTF8(s, "\uFFFD"), n)
+		require.Equal(t, wantLine, line, "%q %d", s, n)
+		require.Equal(t, wantCut, cut, "%q %d", s, n)
+	})
+}
+
 // TestUnfinishedRunText: the result of a run without the agent's terminal
 // event holds its last complete answer, never commentary before a tool
 // call nor text that never completed.
