@@ -494,6 +494,17 @@ func BenchmarkAppendStringLong(b *testing.B) {
 	}
 }
 
+// BenchmarkAppendStringLines: multi-line text (tool output, diffs), where
+// a byte to escape comes every few dozen bytes.
+func BenchmarkAppendStringLines(b *testing.B) {
+	s := strings.Repeat("@@ -1,2 +1,2 @@\n-\told line\n+\t\"new\" line, a little longer\n", 60)
+	buf := make([]byte, 0, 8192)
+	b.SetBytes(int64(len(s)))
+	for b.Loop() {
+		buf = AppendString(buf[:0], s)
+	}
+}
+
 // nonNative returns the events of a stream without its native events,
 // renumbered, as JSON lines without ts: what --raw must leave alone.
 func nonNative(t *testing.T, evs []Event) []string {
