@@ -486,18 +486,16 @@ func TestPlain8(t *testing.T) {
 }
 
 func BenchmarkAppendStringLong(b *testing.B) {
-	s := strings.Repeat("some tool output, mostly plain ASCII text; ", 100)
-	buf := make([]byte, 0, 8192)
-	b.SetBytes(int64(len(s)))
-	for b.Loop() {
-		buf = AppendString(buf[:0], s)
-	}
+	benchAppendString(b, strings.Repeat("some tool output, mostly plain ASCII text; ", 100))
 }
 
 // BenchmarkAppendStringLines: multi-line text (tool output, diffs), where
 // a byte to escape comes every few dozen bytes.
 func BenchmarkAppendStringLines(b *testing.B) {
-	s := strings.Repeat("@@ -1,2 +1,2 @@\n-\told line\n+\t\"new\" line, a little longer\n", 60)
+	benchAppendString(b, strings.Repeat("@@ -1,2 +1,2 @@\n-\told line\n+\t\"new\" line, a little longer\n", 60))
+}
+
+func benchAppendString(b *testing.B, s string) {
 	buf := make([]byte, 0, 8192)
 	b.SetBytes(int64(len(s)))
 	for b.Loop() {
