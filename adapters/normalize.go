@@ -28,6 +28,11 @@ const (
 	batchLines   = 1024
 	batchBytes   = 1 << 20 // of lines kept (for native events, or a read-ahead parser (adapters/internal/readahead))
 	batchesAhead = 2
+	// maxBatches is how many batches there are at most: one at each of the
+	// three stages and batchesAhead queued before each of the last two.
+	// Past it the reader waits for one to come back rather than make
+	// another (a megabyte or two each, made only to be dropped later).
+	maxBatches = 3 + 2*batchesAhead
 )
 
 // Normalize reads a whole native stdout stream from r and writes what p
@@ -42,7 +47,7 @@ const (
 // a line-by-line Parse would give it, in the same order.
 func Normalize(r io.Reader, p Parser, s *event.Stream, o NormalizeOptions) error {
 	full := make(chan *batch, batchesAhead)
-	free := make(chan *batch, 2*batchesAhead+2)
+	free := make(chan *batch, maxBatches)
 	var readErr error
 	read := full
 	if ra, ok := p.(readahead.Parser); ok {
@@ -80,10 +85,7 @@ func Normalize(r io.Reader, p Parser, s *event.Stream, o NormalizeOptions) error
 		}
 		b.emit(s)
 		b.reset()
-		select {
-		case free <- b:
-		default:
-		}
+		free <- b // never waits: it has room for every batch
 	}
 	// The producer is done (full is closed): p is ours again.
 	s.Emit(p.Flush(nil)...)
@@ -95,16 +97,20 @@ func Normalize(r io.Reader, p Parser, s *event.Stream, o NormalizeOptions) error
 // every read of r that may wait.
 func parseBatches(r io.Reader, p Parser, keepLines bool, maxLine int, full, free chan *batch) error {
 	ra, _ := p.(readahead.Parser)
-	cur := &batch{}
+	cur, made := &batch{}, 1
 	send := func() {
 		if len(cur.lines) == 0 {
 			return
 		}
 		full <- cur
+		if made == maxBatches {
+			cur = <-free
+			return
+		}
 		select {
 		case cur = <-free:
 		default:
-			cur = &batch{}
+			cur, made = &batch{}, made+1
 		}
 	}
 	in := beforeRead{r: r, hook: send}

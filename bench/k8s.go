@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"sync"
 
 	"sigs.k8s.io/yaml"
 )
@@ -42,7 +43,8 @@ const ResultsMount = "/results"
 // IndexEnv is the variable Kubernetes sets to a pod's completion index.
 const IndexEnv = "JOB_COMPLETION_INDEX"
 
-var dns1123 = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
+// dns1123 is a Kubernetes object name; compiled on first use, as validID.
+var dns1123 = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`) })
 
 // ContainerArgs are the arguments of every pod's container.
 func (j JobSpec) ContainerArgs() []string {
@@ -54,7 +56,7 @@ func (j JobSpec) ContainerArgs() []string {
 // Manifest renders the Job as YAML (batch/v1, completionMode Indexed).
 func (j JobSpec) Manifest() ([]byte, error) {
 	switch {
-	case !dns1123.MatchString(j.Name):
+	case !dns1123().MatchString(j.Name):
 		return nil, fmt.Errorf("bench: k8s job name %q: want lowercase letters, digits and '-', at most 63", j.Name)
 	case j.Image == "":
 		return nil, errors.New("bench: k8s job: no --image")
@@ -64,7 +66,7 @@ func (j JobSpec) Manifest() ([]byte, error) {
 		return nil, fmt.Errorf("bench: k8s job: --parallelism %d: want 1 or more", j.Parallelism)
 	}
 	for _, s := range append([]string{j.ResultsClaim}, j.EnvFromSecrets...) {
-		if s != "" && !dns1123.MatchString(s) {
+		if s != "" && !dns1123().MatchString(s) {
 			return nil, fmt.Errorf("bench: k8s job: %q is not a valid Kubernetes object name", s)
 		}
 	}

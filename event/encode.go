@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/bits"
 	"strconv"
 	"sync"
 	"unicode/utf8"
@@ -293,9 +294,13 @@ func AppendString(dst []byte, s string) []byte {
 func appendEscaped(dst []byte, s string, i int) []byte {
 	start := 0
 	for i < len(s) {
-		if i+8 <= len(s) && plain8(s[i:i+8]) {
-			i += 8
-			continue
+		if i+8 <= len(s) {
+			m := escapes8(s[i : i+8])
+			if m == 0 {
+				i += 8
+				continue
+			}
+			i += bits.TrailingZeros64(m) >> 3 // s[i:] up to there needs none
 		}
 		c := s[i]
 		if c < utf8.RuneSelf {
@@ -353,14 +358,18 @@ const (
 // plain8 reports whether the 8 bytes of s (len(s) == 8) need no escaping:
 // none is a control character, '"', '\\' or outside ASCII. It tests all
 // eight at once with the has-zero-byte trick.
-func plain8(s string) bool {
+func plain8(s string) bool { return escapes8(s) == 0 }
+
+// escapes8 marks (the high bit of its byte) the first of the 8 bytes of s
+// that may need escaping, and perhaps later ones: the lowest mark is exact.
+func escapes8(s string) uint64 {
 	v := binary.LittleEndian.Uint64([]byte(s)) // no copy: the compiler sees through it
 	q, b := v^('"'*lsb8), v^('\\'*lsb8)
 	bad := v | // non-ASCII
 		(v-0x20*lsb8)&^v | // below 0x20
 		(q-lsb8)&^q |
 		(b-lsb8)&^b
-	return bad&msb8 == 0
+	return bad & msb8
 }
 
 // Encoder writes events as NDJSON, one line per event, flushed at once.
@@ -512,10 +521,12 @@ func stringEnd(raw []byte, i int) int {
 		if i+8 <= len(raw) {
 			v := binary.LittleEndian.Uint64(raw[i:])
 			q, b := v^('"'*lsb8), v^('\\'*lsb8)
-			if ((q-lsb8)&^q|(b-lsb8)&^b)&msb8 == 0 {
+			m := ((q-lsb8)&^q | (b-lsb8)&^b) & msb8
+			if m == 0 {
 				i += 8
 				continue
 			}
+			i += bits.TrailingZeros64(m) >> 3 // the first quote or backslash
 		}
 		switch raw[i] {
 		case '"':

@@ -486,7 +486,16 @@ func TestPlain8(t *testing.T) {
 }
 
 func BenchmarkAppendStringLong(b *testing.B) {
-	s := strings.Repeat("some tool output, mostly plain ASCII text; ", 100)
+	benchAppendString(b, strings.Repeat("some tool output, mostly plain ASCII text; ", 100))
+}
+
+// BenchmarkAppendStringLines: multi-line text (tool output, diffs), where
+// a byte to escape comes every few dozen bytes.
+func BenchmarkAppendStringLines(b *testing.B) {
+	benchAppendString(b, strings.Repeat("@@ -1,2 +1,2 @@\n-\told line\n+\t\"new\" line, a little longer\n", 60))
+}
+
+func benchAppendString(b *testing.B, s string) {
 	buf := make([]byte, 0, 8192)
 	b.SetBytes(int64(len(s)))
 	for b.Loop() {
@@ -576,6 +585,25 @@ func TestUnparsedLinesWarnRateLimited(t *testing.T) {
 	require.Equal(t, int64(310), warns[0].Bytes)
 	require.Contains(t, warns[UnparsedWarnings].Message, "15 more unparsed lines")
 	require.Equal(t, int64(UnparsedWarnings+15), r.Stats.UnparsedLines)
+}
+
+// FuzzPreview: an unparsed line's preview, made from the line's first
+// bytes, is what cutting the whole line made valid UTF-8 gives.
+func FuzzPreview(f *testing.F) {
+	for _, s := range []string{"", "abc", "\xff\xfe\xfd", "ab\xffcd", "日本語", "\uFFFD", "\xe6\x97", strings.Repeat("é", 120),
+		strings.Repeat("x", 199) + "\xff" + "y", strings.Repeat("x", 198) + "日", strings.Repeat("\xff", 500) + "tail"} {
+		f.Add(s, 200)
+		f.Add(s, 3)
+	}
+	f.Fuzz(func(t *testing.T, s string, n int) {
+		if n < 0 || n > 1000 {
+			return
+		}
+		line, cut := preview([]byte(s), n)
+		wantLine, wantCut := Cut(strings.ToValidUTF8(s, "\uFFFD"), n)
+		require.Equal(t, wantLine, line, "%q %d", s, n)
+		require.Equal(t, wantCut, cut, "%q %d", s, n)
+	})
 }
 
 // TestUnfinishedRunText: the result of a run without the agent's terminal

@@ -208,11 +208,35 @@ func (s *Stream) hold(b Body) {
 func unparsedWarning(line []byte, n int64) *Warning {
 	w := &Warning{Code: WarnUnparsedLine, Bytes: int64(len(line)),
 		Message: "a line of the agent's output was not understood"}
-	w.Line, w.Truncated = Cut(strings.ToValidUTF8(string(line), "\uFFFD"), linePreview)
+	w.Line, w.Truncated = preview(line, linePreview)
 	if n == UnparsedWarnings {
 		w.Message += "; further unparsed lines are only counted, in one warning at the end"
 	}
 	return w
+}
+
+// preview is Cut(strings.ToValidUTF8(string(line), "\uFFFD"), n) made from
+// the line's first bytes only: a line may be as long as the line cap
+// (16 MiB), and a preview cut from a string of all of it would copy it
+// and then pin the copy as long as the warning lives.
+func preview(line []byte, n int) (string, bool) {
+	var b []byte
+	for i := 0; i < len(line) && len(b) <= n; {
+		if r, size := utf8.DecodeRune(line[i:]); r != utf8.RuneError || size > 1 {
+			b = append(b, line[i:i+size]...)
+			i += size
+			continue
+		}
+		// One replacement for a run of invalid bytes, as ToValidUTF8.
+		b = append(b, "\uFFFD"...)
+		for i < len(line) {
+			if r, size := utf8.DecodeRune(line[i:]); r != utf8.RuneError || size > 1 {
+				break
+			}
+			i++
+		}
+	}
+	return Cut(string(b), n)
 }
 
 // NativeLine builds a native event for line: as JSON when it is valid JSON,
