@@ -125,6 +125,31 @@ func TestRunStopsWhenStdoutGoes(t *testing.T) {
 	adaptertest.CheckStream(t, data) // the session log still holds the whole stream
 }
 
+// TestOneCommandGrammarChangesNothing: the parser built from the named
+// command alone parses, runs and reports exactly as the whole tree does.
+func TestOneCommandGrammarChangesNothing(t *testing.T) {
+	isolate(t)
+	whole := func(c *cli, _ []string) any { return c }
+	for _, args := range [][]string{
+		{"run", "--help"}, {"run"}, {"run", "--bogus"}, {"run", "-a", "nope", "-p", "x", "--dry-run"},
+		{"run", "-a", "claude", "-p", "x", "--permisions", "read-only", "--dry-run"}, {"run", "-p", "x", "stray", "--", "--y"},
+		{"run", "-a", "claude", "-p", "-starts with a dash", "--dry-run", "--binary", "/bin/true"},
+		{"parse", "--help"}, {"parse"}, {"parse", "-a", "codex", "/nonexistent"},
+		{"list"}, {"check", "--help"}, {"models", "--help"}, {"models", "list"}, {"models", "bogus"},
+		{"config", "path"}, {"sessions", "--help"}, {"mock", "--help"}, {"schema"}, {"mcp", "--help"},
+		{"bench", "--help"}, {"bench", "compare", "--help"}, {"bench", "k8s-job", "--help"}, {"sessions", "list", "--help"},
+		{"serve", "--help"}, {"acp", "--help"}, {"config", "show", "--help"}, {"version"}, {"--version"}, {"-V"}, {"--version", "--help"}, {"--help"}, {"nope"}, {"Run"},
+	} {
+		var wantOut, wantErr, gotOut, gotErr bytes.Buffer
+		want := runGrammar(whole, args, strings.NewReader(""), &wantOut, &wantErr)
+		got := runGrammar(grammar, args, strings.NewReader(""), &gotOut, &gotErr)
+		require.NotEmpty(t, wantOut.String()+wantErr.String(), "%q says something", args)
+		require.Equal(t, want, got, "%q: status", args)
+		require.Equal(t, wantOut.String(), gotOut.String(), "%q: stdout", args)
+		require.Equal(t, wantErr.String(), gotErr.String(), "%q: stderr", args)
+	}
+}
+
 // failingWriter fails every write with err.
 type failingWriter struct{ err error }
 
