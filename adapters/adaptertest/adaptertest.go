@@ -1,6 +1,9 @@
-// Package adaptertest runs adapters over native captures in tests: golden
-// files with -update, the stream invariants and the JSON Schema on every
-// output, and fuzzing with the captures as seeds.
+// Package adaptertest holds what every adapter's tests do alike: golden
+// files of the native captures (with -update), the stream invariants and
+// the JSON Schema on every output, command lines (Commands,
+// CommandErrors), the fuzz target with the captures as seeds (FuzzParse),
+// the benchmarks make bench reads (BenchNormalize, BenchParse), and the
+// replay of the goldens' diffs with git apply (DiffCaptures, ApplyDiff).
 package adaptertest
 
 import (
@@ -12,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -103,6 +107,39 @@ func Golden(t *testing.T, a adapters.Adapter, dir string, want ...event.Type) {
 	}
 }
 
+// Commander builds command lines: an adapter, or its driver.
+type Commander interface {
+	Command(binary string, t adapters.Task) (adapters.Command, error)
+}
+
+// CommandCase is a task and the command line and environment it must
+// give; the prompt is the last argument.
+type CommandCase struct {
+	Name string
+	Task adapters.Task
+	Argv []string
+	Env  []string
+}
+
+// Commands holds c's Command, run with binary, to each case: the exact
+// argv and environment, the prompt last (where logs redact it), and no
+// stdin (the prompt is on the command line).
+func Commands(t *testing.T, c Commander, binary string, cases []CommandCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.Name, func(t *testing.T) {
+			t.Parallel()
+			cmd, err := c.Command(binary, tc.Task)
+			require.NoError(t, err)
+			require.Equal(t, tc.Argv, cmd.Argv)
+			require.Equal(t, tc.Env, cmd.Env)
+			require.Equal(t, len(cmd.Argv)-1, cmd.PromptIndex)
+			require.Equal(t, "<prompt>", cmd.RedactedArgv()[cmd.PromptIndex])
+			require.Empty(t, cmd.Stdin)
+		})
+	}
+}
+
 // BadTask is a task an adapter must refuse: with an error that is Want
 // (when set) and contains Contains (when set).
 type BadTask struct {
@@ -111,17 +148,19 @@ type BadTask struct {
 	Contains string
 }
 
-// CommandErrors holds a's Command to refusing each bad task, by name.
-func CommandErrors(t *testing.T, a adapters.Adapter, cases map[string]BadTask) {
-	for name, c := range cases {
+// CommandErrors holds c's Command, run with binary, to refusing each bad
+// task, by name.
+func CommandErrors(t *testing.T, c Commander, binary string, cases map[string]BadTask) {
+	t.Helper()
+	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			_, err := a.Command(a.Binaries()[0], c.Task)
+			_, err := c.Command(binary, tc.Task)
 			require.Error(t, err)
-			if c.Want != nil {
-				require.ErrorIs(t, err, c.Want)
+			if tc.Want != nil {
+				require.ErrorIs(t, err, tc.Want)
 			}
-			require.ErrorContains(t, err, c.Contains)
+			require.ErrorContains(t, err, tc.Contains)
 		})
 	}
 }
@@ -216,6 +255,13 @@ func Fuzz(t *testing.T, a adapters.Adapter, data []byte) {
 	}
 }
 
+// FuzzParse is an adapter's fuzz target: its captures (Testdata) as
+// seeds, and Fuzz as the body.
+func FuzzParse(f *testing.F, a adapters.Adapter) {
+	Seed(f, Testdata(a.Name()))
+	f.Fuzz(func(t *testing.T, data []byte) { Fuzz(t, a, data) })
+}
+
 // normalizeLive is Normalize as a live run does it: each line parsed with
 // Parse and given to the stream in turn, on one goroutine.
 func normalizeLive(a adapters.Adapter, native []byte) []byte {
@@ -237,13 +283,24 @@ func normalizeLive(a adapters.Adapter, native []byte) []byte {
 	return out.Bytes()
 }
 
-// BenchNormalize times the whole normalization of stream as harness parse
-// does it — parser, event.Stream, encoder — with MB/s and allocations.
-func BenchNormalize(b *testing.B, a adapters.Adapter, stream []byte) {
-	b.Helper()
-	if len(stream) == 0 {
-		b.Fatal("empty benchmark stream")
+// benchSize is the size of the stream an adapter's benchmarks read.
+const benchSize = 4 << 20
+
+// BenchCases is the glob of the testdata cases an agent's benchmarks
+// read, as make bench does: Claude's partial-message captures (the mode
+// a run uses), every case of the others.
+func BenchCases(agent string) string {
+	if agent == "claude" {
+		return "partial-*"
 	}
+	return "*"
+}
+
+// BenchNormalize times the whole normalization of a's benchmark stream
+// (BenchStream of BenchCases) as harness parse does it — parser,
+// event.Stream, encoder — with MB/s and allocations.
+func BenchNormalize(b *testing.B, a adapters.Adapter) {
+	stream := BenchStream(b, a.Name(), benchSize, BenchCases(a.Name()))
 	b.SetBytes(int64(len(stream)))
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -256,13 +313,10 @@ func BenchNormalize(b *testing.B, a adapters.Adapter, stream []byte) {
 	}
 }
 
-// BenchParse times the parser alone over stream, without event.Stream and
-// the encoder.
-func BenchParse(b *testing.B, a adapters.Adapter, stream []byte) {
-	b.Helper()
-	if len(stream) == 0 {
-		b.Fatal("empty benchmark stream")
-	}
+// BenchParse times the parser alone over the same stream, without
+// event.Stream and the encoder.
+func BenchParse(b *testing.B, a adapters.Adapter) {
+	stream := BenchStream(b, a.Name(), benchSize, BenchCases(a.Name()))
 	lines := bytes.Split(stream, []byte("\n"))
 	b.SetBytes(int64(len(stream)))
 	b.ReportAllocs()
@@ -277,33 +331,40 @@ func BenchParse(b *testing.B, a adapters.Adapter, stream []byte) {
 	}
 }
 
+// Testdata is the directory of an agent's captures.
+func Testdata(agent string) string {
+	_, self, _, _ := runtime.Caller(0) // adapters/adaptertest/adaptertest.go
+	return filepath.Join(filepath.Dir(self), "..", "..", "testdata", agent)
+}
+
 // BenchStream builds a native stream of at least size bytes from the
 // agent's testdata cases whose names match glob ("*" for all), with fresh
 // ids in every repetition, as make bench does (see benchdata.Generate).
 func BenchStream(tb testing.TB, agent string, size int64, glob string) []byte {
 	tb.Helper()
-	_, self, _, _ := runtime.Caller(0) // adapters/adaptertest/adaptertest.go
-	cases, err := benchdata.LoadCases(filepath.Join(filepath.Dir(self), "..", "..", "testdata", agent))
+	cases, err := benchdata.LoadCases(Testdata(agent))
 	require.NoError(tb, err)
 	cases, err = benchdata.Match(cases, glob)
 	require.NoError(tb, err)
 	var buf bytes.Buffer
 	_, err = benchdata.Generate(&buf, cases, size)
 	require.NoError(tb, err)
+	require.NotZero(tb, buf.Len(), "empty benchmark stream")
 	return buf.Bytes()
 }
 
-// BenchPeakHeap normalizes n generated lines (line(i) of about size
-// bytes each, never held together) as one run and reports the peak heap
-// in use, sampled every 5 ms (peak-heap-MiB): what a parser keeps of one
-// huge message must be capped, so the heap stays flat whatever n is.
-func BenchPeakHeap(b *testing.B, a adapters.Adapter, n, size int, line func(i int) string) {
+// BenchPeakHeap normalizes n generated lines (line(text) of about size
+// bytes each, text a kilobyte that differs from line to line, never held
+// together) as one run and reports the peak heap in use, sampled every
+// 5 ms (peak-heap-MiB): what a parser keeps of one huge message must be
+// capped, so the heap stays flat whatever n is.
+func BenchPeakHeap(b *testing.B, a adapters.Adapter, n, size int, line func(text string) string) {
 	var peak atomic.Uint64
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		for {
-			peak.Store(max(peak.Load(), heapInUse()))
+			peak.Store(max(peak.Load(), HeapInUse()))
 			select {
 			case <-stop:
 				return
@@ -314,7 +375,8 @@ func BenchPeakHeap(b *testing.B, a adapters.Adapter, n, size int, line func(i in
 	b.SetBytes(int64(n * size))
 	for b.Loop() {
 		s := event.NewStream(event.StreamConfig{Sink: func(event.Event) {}})
-		_ = adapters.Normalize(&lineReader{n: n, line: line}, a.NewParser(), s, adapters.NormalizeOptions{})
+		lines := &lineReader{n: n, line: func(i int) string { return line(strconv.Itoa(i) + strings.Repeat("x", 1000)) }}
+		_ = adapters.Normalize(lines, a.NewParser(), s, adapters.NormalizeOptions{})
 		s.Finish(event.Outcome{NoProcess: true})
 	}
 	close(stop)
@@ -334,7 +396,7 @@ func BenchHeldHeap(b *testing.B, a adapters.Adapter, line []byte, n int, end ...
 			buf, _ = p.Parse(buf[:0], line)
 		}
 		runtime.GC()
-		peak = max(peak, heapInUse())
+		peak = max(peak, HeapInUse())
 		for _, l := range end {
 			buf, _ = p.Parse(buf[:0], []byte(l))
 		}
@@ -344,7 +406,8 @@ func BenchHeldHeap(b *testing.B, a adapters.Adapter, line []byte, n int, end ...
 	b.ReportMetric(float64(peak)/(1<<20), "MB-heap")
 }
 
-func heapInUse() uint64 {
+// HeapInUse is the heap in use now, in bytes.
+func HeapInUse() uint64 {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return m.HeapInuse
@@ -381,6 +444,12 @@ func ParseLines(p adapters.Parser, lines ...string) ([]event.Body, []bool) {
 		known = append(known, k)
 	}
 	return p.Flush(out), known
+}
+
+// Bodies is ParseLines without the known flags.
+func Bodies(p adapters.Parser, lines ...string) []event.Body {
+	out, _ := ParseLines(p, lines...)
+	return out
 }
 
 // HostileLines holds a's parser to lines that are huge, deeply nested,
@@ -463,20 +532,39 @@ func BodiesOwnTheirStrings(t *testing.T, a adapters.Adapter, dir string) {
 	}
 }
 
-// GoldenDiffs returns the tool_end events of the golden stream at path
-// that carry a diff, in stream order.
-func GoldenDiffs(t testing.TB, path string) []*event.ToolEnd {
+// DiffCapture is a capture and the diffs its golden holds.
+type DiffCapture struct {
+	Name   string           // the capture's file name without .jsonl
+	Native []string         // the capture's lines
+	Diffs  []*event.ToolEnd // the golden's tool_end events that carry a diff, in stream order
+}
+
+// DiffCaptures returns every capture in dir with the diffs of its golden,
+// for tests that replay them (ApplyDiff). Some golden must have a diff.
+func DiffCaptures(t testing.TB, dir string) []DiffCapture {
 	t.Helper()
-	data, err := os.ReadFile(path)
+	files, err := filepath.Glob(filepath.Join(dir, "*.jsonl"))
 	require.NoError(t, err)
-	evs, err := event.ReadAll(bytes.NewReader(data))
-	require.NoError(t, err, path)
-	var out []*event.ToolEnd
-	for _, ev := range evs {
-		if te, ok := ev.Body.(*event.ToolEnd); ok && te.Diff != "" {
-			out = append(out, te)
+	var out []DiffCapture
+	diffs := 0
+	for _, f := range files {
+		native, err := os.ReadFile(f)
+		require.NoError(t, err)
+		golden := strings.TrimSuffix(f, ".jsonl") + ".golden.ndjson"
+		data, err := os.ReadFile(golden)
+		require.NoError(t, err)
+		evs, err := event.ReadAll(bytes.NewReader(data))
+		require.NoError(t, err, golden)
+		c := DiffCapture{Name: strings.TrimSuffix(filepath.Base(f), ".jsonl"), Native: strings.Split(string(native), "\n")}
+		for _, ev := range evs {
+			if te, ok := ev.Body.(*event.ToolEnd); ok && te.Diff != "" {
+				c.Diffs = append(c.Diffs, te)
+			}
 		}
+		diffs += len(c.Diffs)
+		out = append(out, c)
 	}
+	require.Positive(t, diffs, "no golden in %s has a diff", dir)
 	return out
 }
 
@@ -484,8 +572,37 @@ func GoldenDiffs(t testing.TB, path string) []*event.ToolEnd {
 // apply (paths a/ and b/), and fails t when git refuses it.
 func GitApply(t testing.TB, dir, diff string) {
 	t.Helper()
+	_, err := exec.LookPath("git")
+	require.NoError(t, err, "git is needed to check the diffs")
 	cmd := exec.Command("git", "apply", "-")
 	cmd.Dir, cmd.Stdin = dir, strings.NewReader(diff)
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "git apply: %s\n%s", out, diff)
+}
+
+// ApplyDiff checks one diff of a stream against what the native lines
+// state of the files: it writes the files of before into dir (paths
+// relative to dir, a nil content removes the file), applies diff there
+// (GitApply), and checks the files of after (nil: the file is gone).
+func ApplyDiff(t testing.TB, dir, diff string, before, after map[string]*string) {
+	t.Helper()
+	for path, text := range before {
+		file := filepath.Join(dir, path)
+		if text == nil {
+			require.NoError(t, os.RemoveAll(file))
+			continue
+		}
+		require.NoError(t, os.MkdirAll(filepath.Dir(file), 0o755))
+		require.NoError(t, os.WriteFile(file, []byte(*text), 0o644))
+	}
+	GitApply(t, dir, diff)
+	for path, want := range after {
+		got, err := os.ReadFile(filepath.Join(dir, path))
+		if want == nil {
+			require.ErrorIs(t, err, os.ErrNotExist, "%s is gone after\n%s", path, diff)
+			continue
+		}
+		require.NoError(t, err)
+		require.Equal(t, *want, string(got), "%s after\n%s", path, diff)
+	}
 }

@@ -3,7 +3,6 @@ package claude
 import (
 	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,22 +17,17 @@ import (
 
 const testdata = "../../testdata/claude"
 
-// normalized runs a capture through the adapter as harness parse does.
-func normalized(t *testing.T, name string) []event.Event {
+// normalized runs a capture through the adapter as harness parse does,
+// and returns the bodies of the events.
+func normalized(t *testing.T, name string) []event.Body {
 	t.Helper()
 	native, err := os.ReadFile(filepath.Join(testdata, name+".jsonl"))
 	require.NoError(t, err)
 	evs, err := event.ReadAll(bytes.NewReader(adaptertest.Normalize(New(), native, false)))
 	require.NoError(t, err)
-	return evs
-}
-
-func bodies[T event.Body](evs []event.Event) []T {
-	var out []T
-	for _, ev := range evs {
-		if v, ok := ev.Body.(T); ok {
-			out = append(out, v)
-		}
+	out := make([]event.Body, len(evs))
+	for i, ev := range evs {
+		out[i] = ev.Body
 	}
 	return out
 }
@@ -56,10 +50,10 @@ func TestUsageAddsUpInEveryCapture(t *testing.T) {
 			t.Parallel()
 			evs := normalized(t, name)
 			var sum event.Usage
-			for _, u := range bodies[*event.Usage](evs) {
+			for _, u := range only[*event.Usage](evs) {
 				sum.Add(*u)
 			}
-			r := bodies[*event.Result](evs)
+			r := only[*event.Result](evs)
 			require.Len(t, r, 1)
 			require.Equal(t, tokens(r[0].Usage), tokens(sum))
 		})
@@ -73,7 +67,7 @@ func TestUsagePerCall(t *testing.T) {
 	t.Parallel()
 	usages := func(name string) []event.Usage {
 		var out []event.Usage
-		for _, u := range bodies[*event.Usage](normalized(t, name)) {
+		for _, u := range only[*event.Usage](normalized(t, name)) {
 			out = append(out, *u)
 		}
 		return out
@@ -99,14 +93,11 @@ func TestUsagePerCall(t *testing.T) {
 	})
 }
 
-// nativeFacts reads from a capture, by tool_use id, the file a call found
-// (tool_use_result.originalFile) and the content a Write wrote.
-func nativeFacts(t *testing.T, name string) (original, written map[string]string) {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join(testdata, name+".jsonl"))
-	require.NoError(t, err)
+// nativeFacts reads from a capture's lines, by tool_use id, the file a
+// call found (tool_use_result.originalFile) and the content a Write wrote.
+func nativeFacts(lines []string) (original, written map[string]string) {
 	original, written = map[string]string{}, map[string]string{}
-	for _, line := range strings.Split(string(data), "\n") {
+	for _, line := range lines {
 		l := gjson.Parse(line)
 		l.Get("message.content").ForEach(func(_, blk gjson.Result) bool {
 			switch {
@@ -129,50 +120,38 @@ func nativeFacts(t *testing.T, name string) (original, written map[string]string
 // originalFile, and for the edits capture the files the real run left.
 func TestEveryDiffApplies(t *testing.T) {
 	t.Parallel()
-	git, err := exec.LookPath("git")
-	require.NoError(t, err, "the diff test needs git")
 	finals := map[string]map[string]string{
 		"edits": {"new.txt": "one\n2\nthree\n", "pre.txt": "rewritten\n"},
 	}
-	files, err := filepath.Glob(filepath.Join(testdata, "*.jsonl"))
-	require.NoError(t, err)
 	applied := 0
-	for _, f := range files {
-		name := strings.TrimSuffix(filepath.Base(f), ".jsonl")
-		original, written := nativeFacts(t, name)
+	for _, c := range adaptertest.DiffCaptures(t, testdata) {
+		original, written := nativeFacts(c.Native)
 		dir := t.TempDir()
 		state := map[string]*string{}
-		for _, te := range bodies[*event.ToolEnd](normalized(t, name)) {
-			if te.Diff == "" {
-				continue
-			}
+		for _, te := range c.Diffs {
 			path := diffPath(t, te.Diff)
-			file := filepath.Join(dir, path)
+			before, after := map[string]*string{}, map[string]*string{}
 			if o, ok := original[te.CallID]; ok {
 				if s := state[path]; s != nil {
-					require.Equal(t, o, *s, "%s %s: the file the call found is not what the earlier diffs gave", name, te.CallID)
+					require.Equal(t, o, *s, "%s %s: the file the call found is not what the earlier diffs gave", c.Name, te.CallID)
 				}
-				require.NoError(t, os.MkdirAll(filepath.Dir(file), 0o755))
-				require.NoError(t, os.WriteFile(file, []byte(o), 0o644))
+				before[path] = &o
 			} else if state[path] == nil {
-				require.True(t, strings.HasPrefix(te.Diff, "--- /dev/null\n"), "%s %s: a diff of a file the stream never showed", name, te.CallID)
+				require.True(t, strings.HasPrefix(te.Diff, "--- /dev/null\n"), "%s %s: a diff of a file the stream never showed", c.Name, te.CallID)
 			}
-			cmd := exec.Command(git, "apply", "--unsafe-paths", "-")
-			cmd.Dir, cmd.Stdin = dir, strings.NewReader(te.Diff)
-			out, err := cmd.CombinedOutput()
-			require.NoError(t, err, "%s %s: git apply: %s\n%s", name, te.CallID, out, te.Diff)
-			got, err := os.ReadFile(file)
+			if w, ok := written[te.CallID]; ok {
+				after[path] = &w // what the Write wrote
+			}
+			adaptertest.ApplyDiff(t, dir, te.Diff, before, after)
+			got, err := os.ReadFile(filepath.Join(dir, path))
 			require.NoError(t, err)
 			s := string(got)
 			state[path] = &s
-			if w, ok := written[te.CallID]; ok {
-				require.Equal(t, w, s, "%s %s: the diff does not give what the Write wrote", name, te.CallID)
-			}
 			applied++
 		}
-		for path, want := range finals[name] {
-			require.NotNil(t, state[path], "%s: no diff for %s", name, path)
-			require.Equal(t, want, *state[path], "%s: %s after the run", name, path)
+		for path, want := range finals[c.Name] {
+			require.NotNil(t, state[path], "%s: no diff for %s", c.Name, path)
+			require.Equal(t, want, *state[path], "%s: %s after the run", c.Name, path)
 		}
 	}
 	require.GreaterOrEqual(t, applied, 7)
@@ -238,13 +217,13 @@ func TestFailureShapes(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			evs := normalized(t, name)
-			errs := bodies[*event.Error](evs)
+			errs := only[*event.Error](evs)
 			require.Len(t, errs, 1)
 			require.Equal(t, event.ErrAgentError, errs[0].Code)
 			require.True(t, errs[0].Fatal)
 			require.Equal(t, want.class, errs[0].Class)
 			require.Equal(t, want.status, errs[0].Status)
-			r := bodies[*event.Result](evs)[0]
+			r := only[*event.Result](evs)[0]
 			require.Equal(t, event.ResultError, r.Status)
 			require.NotContains(t, r.Text, "API Error")
 		})
@@ -252,8 +231,8 @@ func TestFailureShapes(t *testing.T) {
 	t.Run("abandoned-text-is-no-message", func(t *testing.T) {
 		t.Parallel()
 		evs := normalized(t, "abandoned-partial")
-		require.Empty(t, bodies[*event.Message](evs))
-		require.Len(t, bodies[*event.TextDelta](evs), 3)
+		require.Empty(t, only[*event.Message](evs))
+		require.Len(t, only[*event.TextDelta](evs), 3)
 	})
 }
 

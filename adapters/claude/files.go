@@ -28,50 +28,6 @@ const (
 	maxDiffInput  = 4 << 20 // before and after together
 )
 
-// files holds contents of files the stream showed in full, by path.
-// The zero value is empty and ready to use.
-type files struct {
-	m     map[string]adapters.File
-	bytes int
-}
-
-func (f *files) get(path string) (adapters.File, bool) {
-	file, ok := f.m[path]
-	return file, ok
-}
-
-func (f *files) set(path string, file adapters.File) {
-	f.forget(path)
-	if len(file.Text) > maxKnownFile {
-		return
-	}
-	if f.bytes+len(file.Text) > maxKnownBytes {
-		f.m, f.bytes = nil, 0
-	}
-	if f.m == nil {
-		f.m = map[string]adapters.File{}
-	}
-	f.m[strings.Clone(path)] = file
-	f.bytes += len(file.Text)
-}
-
-func (f *files) forget(path string) {
-	if old, ok := f.m[path]; ok {
-		f.bytes -= len(old.Text)
-		delete(f.m, path)
-	}
-}
-
-// touchedBy forgets every content when a tool of kind may change files
-// in ways the stream does not show (a shell command, a sub-agent, …).
-func (f *files) touchedBy(kind event.Kind) {
-	switch kind {
-	case event.KindRead, event.KindSearch, event.KindWeb, event.KindTodo, event.KindWrite, event.KindEdit:
-		return
-	}
-	f.m, f.bytes = nil, 0
-}
-
 // fileChange fills Paths and, where the data is exact, Diff of a
 // successful Write, Edit or MultiEdit, and remembers the file's content.
 func (p *parser) fileChange(te *event.ToolEnd, c *call, tur gjson.Result) {
@@ -87,11 +43,11 @@ func (p *parser) fileChange(te *event.ToolEnd, c *call, tur gjson.Result) {
 		after, ok = changed(c.name, in, before, tur)
 	}
 	if !ok {
-		p.files.forget(path)
+		p.files.Forget(path)
 		te.DiffSkipped = event.DiffSkippedUnknown
 		return
 	}
-	p.files.set(path, after)
+	p.files.Set(path, after)
 	if len(before.Text)+len(after.Text) > maxDiffInput {
 		te.DiffSkipped = event.DiffSkippedTooLarge
 		return
@@ -107,7 +63,7 @@ func (p *parser) before(path, name string, tur gjson.Result) (adapters.File, boo
 	if name == "Write" && tur.Get("type").Str == "create" {
 		return adapters.File{}, true
 	}
-	return p.files.get(path)
+	return p.files.Get(path)
 }
 
 // changed is the file after the call, from the file before.

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
 
+	"github.com/agentharness/harness/adapters/adaptertest"
 	"github.com/agentharness/harness/event"
 )
 
@@ -27,7 +28,7 @@ func resultLine(id, toolUseResult string) string {
 func diffs(t *testing.T, lines ...string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	for _, te := range only[*event.ToolEnd](feed(t, append([]string{initLine}, lines...)...)) {
+	for _, te := range only[*event.ToolEnd](adaptertest.Bodies(newParser(), append([]string{initLine}, lines...)...)) {
 		out[te.CallID] = te.Diff
 		if te.DiffSkipped != "" {
 			out[te.CallID] = "skipped: " + te.DiffSkipped

@@ -1,6 +1,7 @@
 package claude
 
 import (
+	"cmp"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/agentharness/harness/adapters"
 	"github.com/agentharness/harness/adapters/internal/jsonscan"
+	"github.com/agentharness/harness/adapters/internal/known"
 	"github.com/agentharness/harness/adapters/internal/readahead"
 	"github.com/agentharness/harness/event"
 )
@@ -38,9 +40,9 @@ type parser struct {
 	// line says whether it ends the run: the result's terminal error is
 	// then this one, fatal.
 	pendingErr *event.Error
-	cwd        string // the run's directory (system/init), for diff headers
-	files      files  // file contents the stream showed in full, for diffs
-	wallClock  bool   // tool durations left to the caller's clock (UseWallClock)
+	cwd        string      // the run's directory (system/init), for diff headers
+	files      known.Files // file contents the stream showed in full, for diffs
+	wallClock  bool        // tool durations left to the caller's clock (UseWallClock)
 }
 
 // stream is the partial-message state of one agent (main or sub-agent).
@@ -91,6 +93,18 @@ func (b *block) add(s string, max int) {
 	b.buf = append(b.buf, s...)
 }
 
+// delta keeps a streamed delta of a text or thinking block (typ, unless
+// its start named it) and reports whether it is worth a delta event: it
+// is not empty.
+func (b *block) delta(typ byte, text string) bool {
+	if b.typ == blockOther {
+		b.typ = typ
+	}
+	b.add(text, maxBlockText)
+	b.streamed = true
+	return text != ""
+}
+
 // reset empties the block, keeping a small buffer for reuse.
 func (b *block) reset() {
 	buf := b.buf[:0]
@@ -101,7 +115,8 @@ func (b *block) reset() {
 }
 
 func newParser() *parser {
-	p := &parser{calls: map[string]*call{}, usage: map[string]*callUsage{}}
+	p := &parser{calls: map[string]*call{}, usage: map[string]*callUsage{},
+		files: known.New(maxKnownFile, maxKnownBytes, known.ForgetOthers)}
 	p.TwoStep = readahead.New(p.read, p.apply)
 	return p
 }
@@ -444,21 +459,11 @@ func (p *parser) streamEvent(dst []event.Body, t *top) []event.Body {
 		dtype, text := e.dtype, e.dtext
 		switch dtype {
 		case "text_delta":
-			if b.typ == blockOther {
-				b.typ = blockText
-			}
-			b.add(text, maxBlockText)
-			b.streamed = true
-			if text != "" {
+			if b.delta(blockText, text) {
 				dst = append(dst, &event.TextDelta{Text: strings.Clone(text), MessageID: st.msgID, ParentCallID: st.parent})
 			}
 		case "thinking_delta":
-			if b.typ == blockOther {
-				b.typ = blockThinking
-			}
-			b.add(text, maxBlockText)
-			b.streamed = true
-			if text != "" {
+			if b.delta(blockThinking, text) {
 				dst = append(dst, &event.ReasoningDelta{Text: strings.Clone(text), ParentCallID: st.parent})
 			}
 		case "input_json_delta":
@@ -636,7 +641,7 @@ func (p *parser) startTool(dst []event.Body, id, name, input, parent string) []e
 	ts, c := toolStart(id, name, strings.Clone(input))
 	ts.ParentCallID = strings.Clone(parent)
 	p.calls[id] = c
-	p.files.touchedBy(c.kind)
+	p.files.TouchedBy(c.kind)
 	return append(dst, ts)
 }
 
@@ -903,7 +908,7 @@ func (p *parser) result(dst []event.Body, t *top) []event.Body {
 			msg = strings.Join(parts, "; ")
 		}
 		if msg == "" {
-			msg = "Claude ended with " + firstNonEmpty(subtype, "an error")
+			msg = "Claude ended with " + cmp.Or(subtype, "an error")
 		}
 		class := statusClass(apiStatus, msg)
 		if class == "" {
@@ -973,11 +978,4 @@ func retryWarning(s string) *event.Warning {
 		b.WriteString(" in " + strconv.FormatInt(d.Int(), 10) + " ms")
 	}
 	return &event.Warning{Code: event.WarnAgentRetry, Message: b.String()}
-}
-
-func firstNonEmpty(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }

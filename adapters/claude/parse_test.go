@@ -9,13 +9,6 @@ import (
 	"github.com/agentharness/harness/event"
 )
 
-// feed parses lines with one parser and returns every body, Flush included.
-func feed(t *testing.T, lines ...string) []event.Body {
-	t.Helper()
-	out, _ := adaptertest.ParseLines(newParser(), lines...)
-	return out
-}
-
 func only[T event.Body](bodies []event.Body) []T {
 	var out []T
 	for _, b := range bodies {
@@ -46,7 +39,7 @@ func TestPartialMessages(t *testing.T) {
 	t.Parallel()
 	t.Run("deltas-then-complete-block-emit-both-once", func(t *testing.T) {
 		t.Parallel()
-		out := feed(t, msgStart, textStart, delta1, delta2, textFull, textStop, msgDelta, msgStop)
+		out := adaptertest.Bodies(newParser(), msgStart, textStart, delta1, delta2, textFull, textStop, msgDelta, msgStop)
 		deltas := only[*event.TextDelta](out)
 		require.Len(t, deltas, 2)
 		require.Equal(t, "msg_1", deltas[0].MessageID)
@@ -55,39 +48,38 @@ func TestPartialMessages(t *testing.T) {
 		require.Equal(t, deltas[0].Text+deltas[1].Text, msgs[0].Text)
 		require.Equal(t, "msg_1", msgs[0].MessageID)
 	})
-	t.Run("tool-started-once-from-assistant-line", func(t *testing.T) {
-		t.Parallel()
-		out := feed(t, msgStart, toolStartEv, toolDelta1, toolDelta2, toolFull, toolStop, msgStop)
-		starts := only[*event.ToolStart](out)
-		require.Len(t, starts, 1)
-		require.Equal(t, "ls -la", starts[0].Command)
-		require.JSONEq(t, `{"command":"ls -la"}`, string(starts[0].Input))
-	})
-	t.Run("tool-started-at-block-stop-without-assistant-line", func(t *testing.T) {
-		t.Parallel()
-		out := feed(t, msgStart, toolStartEv, toolDelta1, toolDelta2, toolStop, toolFull, msgStop)
-		starts := only[*event.ToolStart](out)
-		require.Len(t, starts, 1)
-		require.Equal(t, "toolu_1", starts[0].CallID)
-		require.Equal(t, event.KindShell, starts[0].Kind)
-		require.JSONEq(t, `{"command":"ls -la"}`, string(starts[0].Input))
-	})
+	// A tool is started once, whether its assistant line comes before its
+	// content_block_stop or after it (then from the streamed input).
+	for name, lines := range map[string][]string{
+		"tool-started-once-from-assistant-line":             {msgStart, toolStartEv, toolDelta1, toolDelta2, toolFull, toolStop, msgStop},
+		"tool-started-at-block-stop-without-assistant-line": {msgStart, toolStartEv, toolDelta1, toolDelta2, toolStop, toolFull, msgStop},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			starts := only[*event.ToolStart](adaptertest.Bodies(newParser(), lines...))
+			require.Len(t, starts, 1)
+			require.Equal(t, "toolu_1", starts[0].CallID)
+			require.Equal(t, event.KindShell, starts[0].Kind)
+			require.Equal(t, "ls -la", starts[0].Command)
+			require.JSONEq(t, `{"command":"ls -la"}`, string(starts[0].Input))
+		})
+	}
 	t.Run("one-usage-per-call-with-its-final-counts", func(t *testing.T) {
 		t.Parallel()
-		out := feed(t, msgStart, textStart, delta1, textFull, textStop, toolFull, msgDelta, msgStop)
+		out := adaptertest.Bodies(newParser(), msgStart, textStart, delta1, textFull, textStop, toolFull, msgDelta, msgStop)
 		us := only[*event.Usage](out)
 		require.Len(t, us, 1)
 		require.Equal(t, event.Usage{InputTokens: 10, OutputTokens: 30, CacheReadTokens: 100, CacheWriteTokens: 5}, *us[0])
 	})
 	t.Run("cut-stream-keeps-deltas-but-no-message", func(t *testing.T) {
 		t.Parallel()
-		out := feed(t, msgStart, textStart, delta1, delta2)
+		out := adaptertest.Bodies(newParser(), msgStart, textStart, delta1, delta2)
 		require.Empty(t, only[*event.Message](out))
 		require.Len(t, only[*event.TextDelta](out), 2)
 	})
 	t.Run("stopped-block-without-assistant-line-is-assembled-at-message-stop", func(t *testing.T) {
 		t.Parallel()
-		out := feed(t, msgStart, textStart, delta1, delta2, textStop, msgDelta, msgStop)
+		out := adaptertest.Bodies(newParser(), msgStart, textStart, delta1, delta2, textStop, msgDelta, msgStop)
 		msgs := only[*event.Message](out)
 		require.Len(t, msgs, 1)
 		require.Equal(t, `Hello "x"`, msgs[0].Text)
@@ -98,7 +90,7 @@ func TestPartialMessages(t *testing.T) {
 		// snapshot in a message_delta and names the abandoned blocks.
 		abandon := `{"type":"stream_event","event":{"type":"message_stop"},"parent_tool_use_id":null,"api_message_id":"msg_1","abandoned_blocks":{"api_message_id":"msg_1","from_block_index":0}}`
 		snapshot := `{"type":"stream_event","event":{"type":"message_delta","delta":{"stop_reason":null},"usage":{"input_tokens":10,"output_tokens":1}},"parent_tool_use_id":null}`
-		out := feed(t, msgStart, textStart, delta1, delta2, toolStartEv, toolDelta1,
+		out := adaptertest.Bodies(newParser(), msgStart, textStart, delta1, delta2, toolStartEv, toolDelta1,
 			textStop, toolStop, snapshot, abandon)
 		require.Empty(t, only[*event.Message](out))
 		require.Empty(t, only[*event.Usage](out))
@@ -107,7 +99,7 @@ func TestPartialMessages(t *testing.T) {
 	})
 	t.Run("thinking-deltas-and-block", func(t *testing.T) {
 		t.Parallel()
-		out := feed(t, msgStart,
+		out := adaptertest.Bodies(newParser(), msgStart,
 			`{"type":"stream_event","event":{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}}`,
 			`{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"hmm "}}}`,
 			`{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"ok"}}}`,
@@ -125,7 +117,7 @@ func TestNonPartialUsageDedup(t *testing.T) {
 	line := func(block string) string {
 		return `{"type":"assistant","message":{"id":"msg_9","content":[` + block + `],"usage":{"input_tokens":4,"cache_creation_input_tokens":5355,"cache_read_input_tokens":11292,"output_tokens":2}},"parent_tool_use_id":null}`
 	}
-	out := feed(t, line(`{"type":"text","text":"a"}`), line(`{"type":"tool_use","id":"t1","name":"Read","input":{"file_path":"/x"}}`))
+	out := adaptertest.Bodies(newParser(), line(`{"type":"text","text":"a"}`), line(`{"type":"tool_use","id":"t1","name":"Read","input":{"file_path":"/x"}}`))
 	us := only[*event.Usage](out)
 	require.Len(t, us, 1)
 	// output_tokens on these lines is message_start's placeholder, not a count.
@@ -173,7 +165,7 @@ func TestToolResults(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			ends := only[*event.ToolEnd](feed(t, c.lines...))
+			ends := only[*event.ToolEnd](adaptertest.Bodies(newParser(), c.lines...))
 			require.Len(t, ends, 1)
 			require.Equal(t, c.status, ends[0].Status)
 			require.Equal(t, c.exit, ends[0].ExitCode)
@@ -197,7 +189,7 @@ func TestResult(t *testing.T) {
 	t.Parallel()
 	t.Run("success-subtype-with-is_error-is-an-error", func(t *testing.T) {
 		t.Parallel()
-		out := feed(t, `{"duration_api_ms":1,"session_id":"s1","total_cost_usd":0,"usage":{"input_tokens":0,"output_tokens":0},"is_error":true,"num_turns":1,"subtype":"success","api_error_status":529,"result":"API Error: 529 Overloaded","type":"result","duration_ms":686}`)
+		out := adaptertest.Bodies(newParser(), `{"duration_api_ms":1,"session_id":"s1","total_cost_usd":0,"usage":{"input_tokens":0,"output_tokens":0},"is_error":true,"num_turns":1,"subtype":"success","api_error_status":529,"result":"API Error: 529 Overloaded","type":"result","duration_ms":686}`)
 		errs := only[*event.Error](out)
 		require.Len(t, errs, 1)
 		require.Equal(t, event.ErrAgentError, errs[0].Code)
@@ -215,7 +207,7 @@ func TestResult(t *testing.T) {
 	})
 	t.Run("max-turns-message-from-errors", func(t *testing.T) {
 		t.Parallel()
-		out := feed(t, `{"type":"result","subtype":"error_max_turns","is_error":true,"num_turns":11,"total_cost_usd":0.4121,"usage":{"input_tokens":120,"cache_creation_input_tokens":8000,"cache_read_input_tokens":90000,"output_tokens":2100,"output_tokens_details":{"thinking_tokens":700}},"errors":["Reached maximum number of turns (11)"],"session_id":"s"}`)
+		out := adaptertest.Bodies(newParser(), `{"type":"result","subtype":"error_max_turns","is_error":true,"num_turns":11,"total_cost_usd":0.4121,"usage":{"input_tokens":120,"cache_creation_input_tokens":8000,"cache_read_input_tokens":90000,"output_tokens":2100,"output_tokens_details":{"thinking_tokens":700}},"errors":["Reached maximum number of turns (11)"],"session_id":"s"}`)
 		errs := only[*event.Error](out)
 		require.Len(t, errs, 1)
 		require.Equal(t, "Reached maximum number of turns (11)", errs[0].Message)
@@ -227,7 +219,7 @@ func TestResult(t *testing.T) {
 	})
 	t.Run("success", func(t *testing.T) {
 		t.Parallel()
-		out := feed(t, `{"type":"result","subtype":"success","is_error":false,"result":"4","session_id":"s","num_turns":1}`)
+		out := adaptertest.Bodies(newParser(), `{"type":"result","subtype":"success","is_error":false,"result":"4","session_id":"s","num_turns":1}`)
 		require.Empty(t, only[*event.Error](out))
 		r := only[*event.Result](out)[0]
 		require.Equal(t, event.ResultSuccess, r.Status)
@@ -255,8 +247,7 @@ func TestKnownAndUnknownLines(t *testing.T) {
 
 func TestSessionStartAndRetry(t *testing.T) {
 	t.Parallel()
-	out := feed(t,
-		`{"type":"system","subtype":"init","cwd":"/w","session_id":"sid","tools":["Bash","Read"],"model":"claude-opus-4-5","claude_code_version":"2.1.7"}`,
+	out := adaptertest.Bodies(newParser(), `{"type":"system","subtype":"init","cwd":"/w","session_id":"sid","tools":["Bash","Read"],"model":"claude-opus-4-5","claude_code_version":"2.1.7"}`,
 		`{"type":"system","subtype":"api_retry","attempt":2,"max_retries":10,"retry_delay_ms":1190,"error_status":529,"error":"overloaded_error"}`)
 	ss := only[*event.SessionStart](out)
 	require.Len(t, ss, 1)
@@ -282,8 +273,7 @@ func TestToolKinds(t *testing.T) {
 
 func TestUserText(t *testing.T) {
 	t.Parallel()
-	out := feed(t,
-		`{"type":"user","message":{"role":"user","content":"echoed prompt"},"parent_tool_use_id":null}`,
+	out := adaptertest.Bodies(newParser(), `{"type":"user","message":{"role":"user","content":"echoed prompt"},"parent_tool_use_id":null}`,
 		`{"type":"user","message":{"role":"user","content":[{"type":"text","text":"skill body"}]},"isMeta":true}`)
 	msgs := only[*event.Message](out)
 	require.Len(t, msgs, 1)

@@ -1,9 +1,7 @@
 package codex
 
 import (
-	"os"
-	"os/exec"
-	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -26,50 +24,19 @@ func TestGolden(t *testing.T) {
 func TestCommand(t *testing.T) {
 	t.Parallel()
 	base := []string{"codex", "exec", "--json", "--skip-git-repo-check"}
-	cat := func(parts ...[]string) []string {
-		var out []string
-		for _, p := range parts {
-			out = append(out, p...)
-		}
-		return out
-	}
-	tests := []struct {
-		name string
-		task adapters.Task
-		want []string
-	}{
-		{"default-full-access", adapters.Task{Prompt: "hi"},
-			cat(base, []string{"--dangerously-bypass-approvals-and-sandbox", "--", "hi"})},
-		{"read-only-model-cwd", adapters.Task{Prompt: "hi", Model: "gpt-5.5", Cwd: "/w", Permissions: adapters.ReadOnly},
-			cat(base, []string{"-m", "gpt-5.5", "-C", "/w", "-s", "read-only", "--", "hi"})},
-		{"resume-after-options", adapters.Task{Prompt: "more", Resume: "01a1fc8c-0bca", ExtraArgs: []string{"-c", "x=1"}},
-			cat(base, []string{"--dangerously-bypass-approvals-and-sandbox", "-c", "x=1", "resume", "01a1fc8c-0bca", "--", "more"})},
-		{"prompt-starting-with-dash", adapters.Task{Prompt: "--help me"},
-			cat(base, []string{"--dangerously-bypass-approvals-and-sandbox", "--", "--help me"})},
-		{"prompt-named-like-subcommand", adapters.Task{Prompt: "resume"},
-			cat(base, []string{"--dangerously-bypass-approvals-and-sandbox", "--", "resume"})},
-		{"append-system-prompt", adapters.Task{Prompt: "hi", AppendSystemPrompt: "Be \"brief\"\n\\ok"},
-			cat(base, []string{"--dangerously-bypass-approvals-and-sandbox", "-c", `developer_instructions="Be \"brief\"\n\\ok"`, "--", "hi"})},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			cmd, err := New().Command("codex", tt.task)
-			require.NoError(t, err)
-			require.Equal(t, tt.want, cmd.Argv)
-			require.Equal(t, len(cmd.Argv)-1, cmd.PromptIndex)
-			require.Equal(t, tt.task.Prompt, cmd.Argv[cmd.PromptIndex])
-			require.Empty(t, cmd.Stdin)
-		})
-	}
-}
-
-func TestCommandErrors(t *testing.T) {
-	t.Parallel()
-	adaptertest.CommandErrors(t, New(), map[string]adaptertest.BadTask{
-		"max-turns":     {Task: adapters.Task{Prompt: "x", MaxTurns: 3}, Want: ErrMaxTurns},
-		"system-prompt": {Task: adapters.Task{Prompt: "x", SystemPrompt: "you are"}, Want: ErrSystemPrompt},
-		"bad-mode":      {Task: adapters.Task{Prompt: "x", Permissions: "yolo"}},
+	adaptertest.Commands(t, New(), "codex", []adaptertest.CommandCase{
+		{Name: "default-full-access", Task: adapters.Task{Prompt: "hi"},
+			Argv: slices.Concat(base, []string{"--dangerously-bypass-approvals-and-sandbox", "--", "hi"})},
+		{Name: "read-only-model-cwd", Task: adapters.Task{Prompt: "hi", Model: "gpt-5.5", Cwd: "/w", Permissions: adapters.ReadOnly},
+			Argv: slices.Concat(base, []string{"-m", "gpt-5.5", "-C", "/w", "-s", "read-only", "--", "hi"})},
+		{Name: "resume-after-options", Task: adapters.Task{Prompt: "more", Resume: "01a1fc8c-0bca", ExtraArgs: []string{"-c", "x=1"}},
+			Argv: slices.Concat(base, []string{"--dangerously-bypass-approvals-and-sandbox", "-c", "x=1", "resume", "01a1fc8c-0bca", "--", "more"})},
+		{Name: "prompt-starting-with-dash", Task: adapters.Task{Prompt: "--help me"},
+			Argv: slices.Concat(base, []string{"--dangerously-bypass-approvals-and-sandbox", "--", "--help me"})},
+		{Name: "prompt-named-like-subcommand", Task: adapters.Task{Prompt: "resume"},
+			Argv: slices.Concat(base, []string{"--dangerously-bypass-approvals-and-sandbox", "--", "resume"})},
+		{Name: "append-system-prompt", Task: adapters.Task{Prompt: "hi", AppendSystemPrompt: "Be \"brief\"\n\\ok"},
+			Argv: slices.Concat(base, []string{"--dangerously-bypass-approvals-and-sandbox", "-c", `developer_instructions="Be \"brief\"\n\\ok"`, "--", "hi"})},
 	})
 }
 
@@ -80,16 +47,9 @@ func TestTOMLString(t *testing.T) {
 	require.Equal(t, `"é"`, tomlString("é"))
 }
 
-// parse runs lines through one parser and returns every body.
-func parse(t *testing.T, lines ...string) ([]event.Body, []bool) {
-	t.Helper()
-	return adaptertest.ParseLines(New().NewParser(), lines...)
-}
-
 func TestParseUsage(t *testing.T) {
 	t.Parallel()
-	bodies, known := parse(t,
-		`{"type":"turn.started"}`,
+	bodies, known := adaptertest.ParseLines(newParser(), `{"type":"turn.started"}`,
 		`{"type":"item.completed","item":{"id":"item_1","type":"agent_message","text":"interim"}}`,
 		`{"type":"item.completed","item":{"id":"item_2","type":"agent_message","text":"final"}}`,
 		`{"type":"turn.completed","usage":{"input_tokens":1000,"cached_input_tokens":600,"cache_write_input_tokens":100,"output_tokens":50,"reasoning_output_tokens":20}}`)
@@ -106,8 +66,7 @@ func TestParseUsage(t *testing.T) {
 // result's totals.
 func TestParseUsageIsTheThreadTotal(t *testing.T) {
 	t.Parallel()
-	bodies, _ := parse(t,
-		`{"type":"turn.started"}`,
+	bodies, _ := adaptertest.ParseLines(newParser(), `{"type":"turn.started"}`,
 		`{"type":"turn.completed","usage":{"input_tokens":100,"cached_input_tokens":0,"output_tokens":10}}`,
 		`{"type":"turn.started"}`,
 		`{"type":"turn.completed","usage":{"input_tokens":300,"cached_input_tokens":100,"output_tokens":30,"reasoning_output_tokens":5}}`)
@@ -130,8 +89,7 @@ func TestParseUsageIsTheThreadTotal(t *testing.T) {
 // was commentary; a turn that ends without a later message has no answer.
 func TestInterimCommentaryIsNotTheAnswer(t *testing.T) {
 	t.Parallel()
-	bodies, _ := parse(t,
-		`{"type":"turn.started"}`,
+	bodies, _ := adaptertest.ParseLines(newParser(), `{"type":"turn.started"}`,
 		`{"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":"Let me check."}}`,
 		`{"type":"item.started","item":{"id":"item_1","type":"command_execution","command":"ls","status":"in_progress"}}`,
 		`{"type":"item.completed","item":{"id":"item_1","type":"command_execution","command":"ls","exit_code":0,"status":"completed"}}`,
@@ -154,15 +112,11 @@ func TestParseCommandStatus(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			bodies, _ := parse(t, `{"type":"item.completed","item":{"id":"item_0","type":"command_execution","command":"ls","aggregated_output":"out",`+tc.item+`}}`)
-			require.Len(t, bodies, 2, "a command seen only completed yields a start and an end")
-			ts := bodies[0].(*event.ToolStart)
-			require.Equal(t, "ls", ts.Command)
-			require.Equal(t, event.KindShell, ts.Kind)
-			te := bodies[1].(*event.ToolEnd)
-			require.Equal(t, tc.status, te.Status)
-			require.Equal(t, tc.exit, te.ExitCode)
-			require.Equal(t, "out", te.Output)
+			// A command seen only completed yields a start and an end.
+			require.Equal(t, []event.Body{
+				&event.ToolStart{CallID: "item_0", Name: "command_execution", Kind: event.KindShell, Command: "ls", Input: []byte(`{"command":"ls"}`)},
+				&event.ToolEnd{CallID: "item_0", Name: "command_execution", Kind: event.KindShell, Status: tc.status, ExitCode: tc.exit, Output: "out"},
+			}, adaptertest.Bodies(newParser(), `{"type":"item.completed","item":{"id":"item_0","type":"command_execution","command":"ls","aggregated_output":"out",`+tc.item+`}}`))
 		})
 	}
 }
@@ -170,7 +124,7 @@ func TestParseCommandStatus(t *testing.T) {
 func TestParseFileChangeDiff(t *testing.T) {
 	t.Parallel()
 	end := func(changes string) *event.ToolEnd {
-		bodies, _ := parse(t, `{"type":"item.completed","item":{"id":"i","type":"file_change","changes":`+changes+`,"status":"completed"}}`)
+		bodies, _ := adaptertest.ParseLines(newParser(), `{"type":"item.completed","item":{"id":"i","type":"file_change","changes":`+changes+`,"status":"completed"}}`)
 		return bodies[1].(*event.ToolEnd)
 	}
 	for name, tc := range map[string]struct{ changes, diff, skipped string }{
@@ -199,7 +153,7 @@ func TestParseFileChangeDiff(t *testing.T) {
 // change will touch at tool_start, before Codex applies the patch.
 func TestFileChangeStartNamesThePaths(t *testing.T) {
 	t.Parallel()
-	bodies, _ := parse(t, `{"type":"item.started","item":{"id":"i","type":"file_change","changes":[{"path":"/w/a.go","kind":"update"},{"path":"/w/b.go","kind":"add"}],"status":"in_progress"}}`)
+	bodies, _ := adaptertest.ParseLines(newParser(), `{"type":"item.started","item":{"id":"i","type":"file_change","changes":[{"path":"/w/a.go","kind":"update"},{"path":"/w/b.go","kind":"add"}],"status":"in_progress"}}`)
 	require.Len(t, bodies, 1)
 	ts := bodies[0].(*event.ToolStart)
 	require.Equal(t, "/w/a.go", ts.Path)
@@ -208,8 +162,7 @@ func TestFileChangeStartNamesThePaths(t *testing.T) {
 
 func TestParseTodoLifecycle(t *testing.T) {
 	t.Parallel()
-	bodies, _ := parse(t,
-		`{"type":"item.started","item":{"id":"t","type":"todo_list","items":[{"text":"a","completed":false}]}}`,
+	bodies, _ := adaptertest.ParseLines(newParser(), `{"type":"item.started","item":{"id":"t","type":"todo_list","items":[{"text":"a","completed":false}]}}`,
 		`{"type":"item.updated","item":{"id":"t","type":"todo_list","items":[{"text":"a","completed":true}]}}`,
 		`{"type":"item.completed","item":{"id":"t","type":"todo_list","items":[{"text":"a","completed":true}]}}`)
 	require.Len(t, bodies, 2)
@@ -219,8 +172,7 @@ func TestParseTodoLifecycle(t *testing.T) {
 
 func TestParseErrors(t *testing.T) {
 	t.Parallel()
-	bodies, _ := parse(t,
-		`{"type":"error","message":"Reconnecting... 2/5 (stream disconnected before completion: idle timeout waiting for SSE)"}`,
+	bodies, _ := adaptertest.ParseLines(newParser(), `{"type":"error","message":"Reconnecting... 2/5 (stream disconnected before completion: idle timeout waiting for SSE)"}`,
 		`{"type":"error","message":"unexpected status 429 Too Many Requests"}`,
 		`{"type":"item.completed","item":{"id":"item_0","type":"error","message":"Model metadata for `+"`gpt-5-codex`"+` not found."}}`,
 		`{"type":"turn.failed","error":{"message":"stream disconnected before completion: idle timeout waiting for SSE"}}`)
@@ -258,8 +210,7 @@ func TestTerminalErrorShape(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			bodies, _ := parse(t,
-				`{"type":"turn.started"}`,
+			bodies, _ := adaptertest.ParseLines(newParser(), `{"type":"turn.started"}`,
 				`{"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":"Working on it."}}`,
 				`{"type":"error","message":"`+tc.msg+`"}`,
 				`{"type":"turn.failed","error":{"message":"`+tc.msg+`"}}`)
@@ -286,7 +237,7 @@ func TestParseLegacyReportedOnce(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			bodies, known := parse(t, lines...)
+			bodies, known := adaptertest.ParseLines(newParser(), lines...)
 			require.Len(t, bodies, 1)
 			e := bodies[0].(*event.Error)
 			require.Equal(t, event.ErrParseError, e.Code)
@@ -302,29 +253,17 @@ func TestParseLegacyReportedOnce(t *testing.T) {
 func TestParseGarbage(t *testing.T) {
 	t.Parallel()
 	for _, l := range []string{"", "Reading additional input from stdin...", "{", `{"type":"x"}`, `[]`, `{"type":"item.completed"}`, `{"type":"item.completed","item":{"type":"zzz"}}`} {
-		bodies, known := parse(t, l)
+		bodies, known := adaptertest.ParseLines(newParser(), l)
 		require.Empty(t, bodies, "line %q", l)
 		require.Equal(t, []bool{false}, known, "line %q", l)
 	}
 }
 
-func FuzzParse(f *testing.F) {
-	adaptertest.Seed(f, testdata)
-	f.Fuzz(func(t *testing.T, data []byte) {
-		adaptertest.Fuzz(t, New(), data)
-	})
-}
-
-// BenchmarkNormalize times parser, event.Stream and encoder together on a
-// stream built from the testdata, as harness parse runs them.
-func BenchmarkNormalize(b *testing.B) {
-	adaptertest.BenchNormalize(b, New(), adaptertest.BenchStream(b, "codex", 4<<20, "*"))
-}
-
-// BenchmarkParse times the parser alone on the same stream.
-func BenchmarkParse(b *testing.B) {
-	adaptertest.BenchParse(b, New(), adaptertest.BenchStream(b, "codex", 4<<20, "*"))
-}
+// The fuzz target and the benchmarks make bench reads: adaptertest holds
+// them for every adapter.
+func FuzzParse(f *testing.F)          { adaptertest.FuzzParse(f, New()) }
+func BenchmarkNormalize(b *testing.B) { adaptertest.BenchNormalize(b, New()) }
+func BenchmarkParse(b *testing.B)     { adaptertest.BenchParse(b, New()) }
 
 // TestGoldenDiffsApply replays every diff of the goldens with git apply,
 // in order, on a directory that starts empty: a file a diff creates or
@@ -333,49 +272,28 @@ func BenchmarkParse(b *testing.B) {
 // native line states (added: the new file; deleted: gone) is checked.
 func TestGoldenDiffsApply(t *testing.T) {
 	t.Parallel()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Fatal("git is needed to check the diffs")
-	}
-	goldens, _ := filepath.Glob(filepath.Join(testdata, "*.golden.ndjson"))
-	applied := 0
-	for _, golden := range goldens {
-		native, err := os.ReadFile(strings.TrimSuffix(golden, ".golden.ndjson") + ".jsonl")
-		require.NoError(t, err)
+	for _, c := range adaptertest.DiffCaptures(t, testdata) {
 		changes := map[string]gjson.Result{}
-		for _, l := range strings.Split(string(native), "\n") {
+		for _, l := range c.Native {
 			if it := gjson.Get(l, "item"); gjson.Get(l, "type").Str == "item.completed" && it.Get("type").Str == "file_change" {
 				changes[it.Get("id").Str] = it.Get("changes")
 			}
 		}
 		dir := t.TempDir()
-		for _, te := range adaptertest.GoldenDiffs(t, golden) {
-			for _, c := range changes[te.CallID].Array() {
-				if c.Get("kind").Str == "delete" { // the removed file, as Codex read it
-					writeFile(t, dir, c.Get("path").Str, c.Get("diff").Str)
+		for _, te := range c.Diffs {
+			before, after := map[string]*string{}, map[string]*string{}
+			for _, ch := range changes[te.CallID].Array() {
+				text := ch.Get("diff").Str
+				switch ch.Get("kind").Str {
+				case "add": // the new file
+					after[ch.Get("path").Str] = &text
+				case "delete": // the removed file, as Codex read it
+					before[ch.Get("path").Str], after[ch.Get("path").Str] = &text, nil
 				}
 			}
-			adaptertest.GitApply(t, dir, te.Diff)
-			applied++
-			for _, c := range changes[te.CallID].Array() {
-				got, err := os.ReadFile(filepath.Join(dir, c.Get("path").Str))
-				switch c.Get("kind").Str {
-				case "add":
-					require.NoError(t, err, golden)
-					require.Equal(t, c.Get("diff").Str, string(got), golden)
-				case "delete":
-					require.ErrorIs(t, err, os.ErrNotExist, golden)
-				}
-			}
+			adaptertest.ApplyDiff(t, dir, te.Diff, before, after)
 		}
 	}
-	require.Positive(t, applied, "no golden has a diff")
-}
-
-func writeFile(t *testing.T, dir, path, text string) {
-	t.Helper()
-	p := filepath.Join(dir, path)
-	require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-	require.NoError(t, os.WriteFile(p, []byte(text), 0o644))
 }
 
 // BenchmarkHugeBlock streams one plan of 256 MiB as item.plan.delta lines

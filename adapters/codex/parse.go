@@ -536,15 +536,7 @@ func object(fields ...field) json.RawMessage {
 func mcpOutput(res string) string {
 	var b strings.Builder
 	var content, structured string
-	jsonscan.Each(res, func(k, v string) bool {
-		switch k {
-		case "content":
-			set(&content, v)
-		case "structured_content":
-			set(&structured, v)
-		}
-		return true
-	})
+	jsonscan.Pick(res, []string{"content", "structured_content"}, &content, &structured)
 	jsonscan.Values(content, func(c string) bool {
 		if t := jsonscan.Get(c, "text"); jsonscan.IsString(t) {
 			if b.Len() > 0 {
@@ -567,15 +559,7 @@ func todoOutput(items string) string {
 	var b strings.Builder
 	jsonscan.Values(items, func(it string) bool {
 		var completed, text string
-		jsonscan.Each(it, func(k, v string) bool {
-			switch k {
-			case "completed":
-				set(&completed, v)
-			case "text":
-				set(&text, v)
-			}
-			return true
-		})
+		jsonscan.Pick(it, []string{"completed", "text"}, &completed, &text)
 		if jsonscan.Bool(completed) {
 			b.WriteString("[x] ")
 		} else {

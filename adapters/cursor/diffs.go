@@ -10,52 +10,12 @@ import (
 )
 
 // Limits of what the parser remembers of files, to diff a later write
-// against: a file over maxKnownFile is forgotten, and all are once their
-// total passes maxKnownBytes.
+// against (see package known): a file over maxKnownFile is forgotten, and
+// past maxKnownBytes in all a new content is not kept.
 const (
 	maxKnownFile  = 1 << 20
 	maxKnownBytes = 8 << 20
 )
-
-// files are contents the stream showed exactly, by absolute path: what an
-// edit left (afterFullFileContent), what a write wrote, that a delete
-// removed the file. They hold only while nothing else could have changed
-// the files: any call but a read, search, write, edit or delete (a shell
-// command, a sub-agent, an MCP tool) forgets them all.
-type files struct {
-	known map[string]adapters.File
-	bytes int
-}
-
-func (fs *files) get(path string) (adapters.File, bool) {
-	f, ok := fs.known[path]
-	return f, ok
-}
-
-func (fs *files) set(path string, f adapters.File) {
-	if fs.known == nil {
-		fs.known = map[string]adapters.File{}
-	}
-	fs.drop(path)
-	if len(f.Text) > maxKnownFile || fs.bytes+len(f.Text) > maxKnownBytes {
-		return
-	}
-	fs.known[path] = f
-	fs.bytes += len(f.Text)
-}
-
-// drop forgets path.
-func (fs *files) drop(path string) {
-	if old, ok := fs.known[path]; ok {
-		fs.bytes -= len(old.Text)
-		delete(fs.known, path)
-	}
-}
-
-func (fs *files) forget() {
-	clear(fs.known)
-	fs.bytes = 0
-}
 
 // fileDiff sets the diff of a completed write, edit or delete from exact
 // data only: an edit's full contents before and after
@@ -67,12 +27,10 @@ func (fs *files) forget() {
 // gets diff_skipped "unknown". Headers name the file relative to the
 // run's directory.
 func (p *parser) fileDiff(c call, end *event.ToolEnd) {
+	p.files.TouchedBy(c.kind) // a shell command, a sub-agent, an MCP tool
 	switch c.kind {
-	case event.KindRead, event.KindSearch, event.KindTodo, event.KindWeb:
-		return
 	case event.KindWrite, event.KindEdit, event.KindDelete:
 	default:
-		p.files.forget()
 		return
 	}
 	path := c.changedPath("")
@@ -84,12 +42,12 @@ func (p *parser) fileDiff(c call, end *event.ToolEnd) {
 		abs = filepath.Join(p.cwd, abs)
 	}
 	if end.Status != event.StatusOK || path == "" {
-		p.files.drop(abs) // a failed call may have changed it all the same
+		p.files.Forget(abs) // a failed call may have changed it all the same
 		return
 	}
 	_, env := c.envelope()
 	before, after, ok := c.contents(env)
-	if known, has := p.files.get(abs); !ok && c.kind == event.KindWrite {
+	if known, has := p.files.Get(abs); !ok && c.kind == event.KindWrite {
 		before, ok = known, has
 	} else if ok && has && known != before {
 		// The call's own data contradicts what this stream showed of the
@@ -98,9 +56,9 @@ func (p *parser) fileDiff(c call, end *event.ToolEnd) {
 		ok = false
 	}
 	if after.Exists || c.kind == event.KindDelete {
-		p.files.set(abs, after)
+		p.files.Set(abs, after)
 	} else {
-		p.files.drop(abs)
+		p.files.Forget(abs)
 	}
 	if !ok {
 		end.DiffSkipped = event.DiffSkippedUnknown

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentharness/harness/adapters"
 	"github.com/agentharness/harness/adapters/internal/jsonscan"
+	"github.com/agentharness/harness/adapters/internal/known"
 	"github.com/agentharness/harness/event"
 )
 
@@ -47,15 +48,15 @@ type parser struct {
 	// is set once any assistant text was seen.
 	final   capped
 	sawText bool
-	cwd     string // the run's directory (system/init), for diff headers
-	files   files  // file contents the stream showed exactly
+	cwd     string      // the run's directory (system/init), for diff headers
+	files   known.Files // file contents the stream showed exactly, by absolute path
 	// wallClock leaves tool durations to the harness's clock (live runs,
 	// UseWallClock); harness parse takes them from Cursor's timestamps.
 	wallClock bool
 }
 
 func newParser() *parser {
-	p := &parser{started: map[string]int64{}}
+	p := &parser{started: map[string]int64{}, files: known.New(maxKnownFile, maxKnownBytes, known.KeepOthers)}
 	p.TwoStep = readahead.New(p.read, p.apply)
 	return p
 }
@@ -448,27 +449,7 @@ func (p *parser) result(dst []event.Body, f *fields) []event.Body {
 	r := &event.Result{Status: event.ResultSuccess, SessionID: f.sessionID, DurationMS: f.durationMS}
 	if u := f.usage; jsonscan.IsObject(u) {
 		var in, out, cacheRead, cacheWrite string
-		jsonscan.Each(u, func(k, v string) bool {
-			switch k {
-			case "inputTokens":
-				if in == "" {
-					in = v
-				}
-			case "outputTokens":
-				if out == "" {
-					out = v
-				}
-			case "cacheReadTokens":
-				if cacheRead == "" {
-					cacheRead = v
-				}
-			case "cacheWriteTokens":
-				if cacheWrite == "" {
-					cacheWrite = v
-				}
-			}
-			return true
-		})
+		jsonscan.Pick(u, []string{"inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens"}, &in, &out, &cacheRead, &cacheWrite)
 		// The CLI's inputTokens leave the cache out already, as the spec
 		// counts them: real results report more cacheReadTokens than
 		// inputTokens (paperclipai/paperclip#12908: 229382 in, 2158080

@@ -6,12 +6,13 @@ import (
 
 	"github.com/agentharness/harness/adapters"
 	"github.com/agentharness/harness/adapters/internal/jsonscan"
+	"github.com/agentharness/harness/adapters/internal/known"
 	"github.com/agentharness/harness/event"
 )
 
 // Bounds on the file contents kept for diffs: a file over maxFileBytes
 // gets no diff (too_large), and the parser keeps at most maxKnownBytes in
-// all.
+// all (past it, only the file changed last).
 const (
 	maxFileBytes  = 1 << 20
 	maxKnownBytes = 8 << 20
@@ -43,17 +44,6 @@ func readEdit(name, path string, l *line) edit {
 	return e
 }
 
-// mayChangeFiles reports whether a tool of kind k may change files the
-// parser cannot follow (a shell command, an MCP or unknown tool, a
-// sub-agent).
-func mayChangeFiles(k event.Kind) bool {
-	switch k {
-	case event.KindRead, event.KindSearch, event.KindWeb, event.KindTodo, event.KindWrite, event.KindEdit:
-		return false
-	}
-	return true
-}
-
 // files holds the full content of files as the stream showed it, by the
 // path the model gave: what write_file wrote, then what each replace made
 // of it. Gemini's stream never shows a file it did not write, so a diff
@@ -61,48 +51,27 @@ func mayChangeFiles(k event.Kind) bool {
 // longer be known exactly, everything is forgotten (a path may be named
 // in several ways), and the calls after get no diff rather than a wrong
 // one.
-type files struct {
-	known map[string]string
-	size  int
-}
-
-func (f *files) forget() {
-	clear(f.known)
-	f.size = 0
-}
-
-func (f *files) set(path, text string) {
-	if f.known == nil {
-		f.known = map[string]string{}
-	}
-	f.size += len(text) - len(f.known[path])
-	f.known[path] = text
-	if f.size > maxKnownBytes {
-		f.forget()
-		f.known[path] = text
-		f.size = len(text)
-	}
-}
+type files struct{ known.Files }
 
 // apply sets the diff of a finished write_file or replace call, and
 // follows the file's content.
 func (f *files) apply(te *event.ToolEnd, e edit) {
 	if te.Status != event.StatusOK {
 		if te.Status != event.StatusDenied {
-			f.forget() // a failed write may have changed the file
+			f.ForgetAll() // a failed write may have changed the file
 		}
 		return
 	}
 	before, after, ok := f.change(te.Output, e)
 	switch {
 	case !ok:
-		f.forget()
+		f.ForgetAll()
 		te.DiffSkipped = event.DiffSkippedUnknown
 	case len(before.Text) > maxFileBytes || len(after.Text) > maxFileBytes:
-		f.forget()
+		f.ForgetAll()
 		te.DiffSkipped = event.DiffSkippedTooLarge
 	default:
-		f.set(e.path, after.Text)
+		f.Set(e.path, after)
 		te.Diff = adapters.Diff(e.path, before, after)
 	}
 }
@@ -118,7 +87,8 @@ func (f *files) change(output string, e edit) (before, after adapters.File, ok b
 	if !e.valid || e.userEdited {
 		return before, after, false
 	}
-	prev, known := f.known[e.path]
+	file, seen := f.Get(e.path)
+	prev := file.Text
 	switch e.name {
 	case "write_file":
 		if strings.ContainsAny(e.content, "\\\r") {
@@ -127,7 +97,7 @@ func (f *files) change(output string, e edit) (before, after adapters.File, ok b
 		switch {
 		case strings.HasPrefix(output, "Successfully created and wrote to new file"):
 			return adapters.File{}, adapters.Present(e.content), true
-		case strings.HasPrefix(output, "Successfully overwrote file") && known && !strings.Contains(prev, "\r"):
+		case strings.HasPrefix(output, "Successfully overwrote file") && seen && !strings.Contains(prev, "\r"):
 			return adapters.Present(prev), adapters.Present(e.content), true
 		}
 		return before, after, false
@@ -138,7 +108,7 @@ func (f *files) change(output string, e edit) (before, after adapters.File, ok b
 	if strings.HasPrefix(output, "Created new file") && e.old == "" {
 		return adapters.File{}, adapters.Present(e.new), true
 	}
-	if !known || e.old == "" || strings.Contains(prev, "\r") || !strings.HasPrefix(output, "Successfully modified file") {
+	if !seen || e.old == "" || strings.Contains(prev, "\r") || !strings.HasPrefix(output, "Successfully modified file") {
 		return before, after, false
 	}
 	n := int64(strings.Count(prev, e.old))

@@ -1,6 +1,8 @@
 package gemini
 
 import (
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -24,59 +26,16 @@ func TestGolden(t *testing.T) {
 
 func TestCommand(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		name string
-		task adapters.Task
-		want []string
-	}{
-		{"default-full-access", adapters.Task{Prompt: "hi"},
-			[]string{"gemini", "--output-format", "stream-json", "--approval-mode=yolo", "--skip-trust", "--prompt=hi"}},
-		{"read-only-model", adapters.Task{Prompt: "hi", Model: "gemini-2.5-pro", Permissions: adapters.ReadOnly, Cwd: "/w"},
-			[]string{"gemini", "--output-format", "stream-json", "--model=gemini-2.5-pro", "--approval-mode=plan", "--skip-trust", "--prompt=hi"}},
-		{"resume-and-extra", adapters.Task{Prompt: "more", Resume: "0677a893", ExtraArgs: []string{"--debug"}, NoPartial: true},
-			[]string{"gemini", "--output-format", "stream-json", "--approval-mode=yolo", "--skip-trust", "--resume=0677a893", "--debug", "--prompt=more"}},
-		{"prompt-starting-with-dash", adapters.Task{Prompt: "-p --yolo"},
-			[]string{"gemini", "--output-format", "stream-json", "--approval-mode=yolo", "--skip-trust", "--prompt=-p --yolo"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			cmd, err := New().Command("gemini", tt.task)
-			require.NoError(t, err)
-			require.Equal(t, tt.want, cmd.Argv)
-			require.Equal(t, len(cmd.Argv)-1, cmd.PromptIndex)
-			require.Equal(t, "--prompt="+tt.task.Prompt, cmd.Argv[cmd.PromptIndex])
-			require.NotContains(t, strings.Join(cmd.RedactedArgv(), " "), tt.task.Prompt)
-		})
-	}
-}
-
-func TestCommandErrors(t *testing.T) {
-	t.Parallel()
-	for name, tc := range map[string]struct {
-		task adapters.Task
-		want error
-	}{
-		"max-turns":            {adapters.Task{Prompt: "x", MaxTurns: 2}, ErrMaxTurns},
-		"system-prompt":        {adapters.Task{Prompt: "x", SystemPrompt: "s"}, ErrSystemPrompt},
-		"append-system-prompt": {adapters.Task{Prompt: "x", AppendSystemPrompt: "s"}, ErrAppendSystemPrompt},
-		"bad-mode":             {adapters.Task{Prompt: "x", Permissions: "auto_edit"}, nil},
-	} {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			_, err := New().Command("gemini", tc.task)
-			require.Error(t, err)
-			if tc.want != nil {
-				require.ErrorIs(t, err, tc.want)
-			}
-		})
-	}
-}
-
-func parse(t *testing.T, lines ...string) []event.Body {
-	t.Helper()
-	out, _ := adaptertest.ParseLines(New().NewParser(), lines...)
-	return out
+	adaptertest.Commands(t, New(), "gemini", []adaptertest.CommandCase{
+		{Name: "default-full-access", Task: adapters.Task{Prompt: "hi"},
+			Argv: []string{"gemini", "--output-format", "stream-json", "--approval-mode=yolo", "--skip-trust", "--prompt=hi"}},
+		{Name: "read-only-model", Task: adapters.Task{Prompt: "hi", Model: "gemini-2.5-pro", Permissions: adapters.ReadOnly, Cwd: "/w"},
+			Argv: []string{"gemini", "--output-format", "stream-json", "--model=gemini-2.5-pro", "--approval-mode=plan", "--skip-trust", "--prompt=hi"}},
+		{Name: "resume-and-extra", Task: adapters.Task{Prompt: "more", Resume: "0677a893", ExtraArgs: []string{"--debug"}, NoPartial: true},
+			Argv: []string{"gemini", "--output-format", "stream-json", "--approval-mode=yolo", "--skip-trust", "--resume=0677a893", "--debug", "--prompt=more"}},
+		{Name: "prompt-starting-with-dash", Task: adapters.Task{Prompt: "-p --yolo"},
+			Argv: []string{"gemini", "--output-format", "stream-json", "--approval-mode=yolo", "--skip-trust", "--prompt=-p --yolo"}},
+	})
 }
 
 func delta(s string) string {
@@ -123,15 +82,14 @@ func TestParseDeltas(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			require.Equal(t, tc.want, texts(parse(t, tc.lines...)))
+			require.Equal(t, tc.want, texts(adaptertest.Bodies(newParser(), tc.lines...)))
 		})
 	}
 }
 
 func TestParseTools(t *testing.T) {
 	t.Parallel()
-	bodies := parse(t,
-		`{"type":"tool_use","tool_name":"replace","tool_id":"r1","parameters":{"file_path":"/w/a.go","old_string":"x\n","new_string":"y\n"}}`,
+	bodies := adaptertest.Bodies(newParser(), `{"type":"tool_use","tool_name":"replace","tool_id":"r1","parameters":{"file_path":"/w/a.go","old_string":"x\n","new_string":"y\n"}}`,
 		`{"type":"tool_result","tool_id":"r1","status":"success","output":"ok"}`,
 		`{"type":"tool_use","tool_name":"run_shell_command","tool_id":"s1","parameters":{"command":"false"}}`,
 		`{"type":"tool_result","tool_id":"s1","status":"success","output":"Command: false\nExit Code: 1"}`,
@@ -160,8 +118,7 @@ func TestParseTools(t *testing.T) {
 
 func TestParseResult(t *testing.T) {
 	t.Parallel()
-	bodies := parse(t,
-		`{"type":"init","session_id":"s1","model":"m"}`,
+	bodies := adaptertest.Bodies(newParser(), `{"type":"init","session_id":"s1","model":"m"}`,
 		delta("hi"),
 		`{"type":"result","status":"error","error":{"type":"unknown","message":"[API Error: {\"error\":{\"code\":429,\"message\":\"quota\"}}]"},"stats":{"total_tokens":34,"input_tokens":20,"output_tokens":10,"cached":5,"input":15,"duration_ms":7}}`)
 	require.Equal(t, &event.SessionStart{SessionID: "s1", Model: "m"}, bodies[0])
@@ -190,7 +147,7 @@ func TestParseErrorClasses(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			bodies := parse(t, `{"type":"result","status":"error","error":{"type":"unknown","message":"[API Error: {\"error\":{\"code\":`+tc.code+`,\"message\":\"x\"}}]"}}`)
+			bodies := adaptertest.Bodies(newParser(), `{"type":"result","status":"error","error":{"type":"unknown","message":"[API Error: {\"error\":{\"code\":`+tc.code+`,\"message\":\"x\"}}]"}}`)
 			e := bodies[0].(*event.Error)
 			require.Equal(t, tc.class, e.Class)
 			require.Equal(t, tc.code, strconv.Itoa(e.Status))
@@ -199,7 +156,7 @@ func TestParseErrorClasses(t *testing.T) {
 		})
 	}
 	// An error line is not the end of the run.
-	e := parse(t, `{"type":"error","severity":"error","message":"loop detected"}`)[0].(*event.Error)
+	e := adaptertest.Bodies(newParser(), `{"type":"error","severity":"error","message":"loop detected"}`)[0].(*event.Error)
 	require.False(t, e.Fatal)
 }
 
@@ -211,7 +168,7 @@ func TestParseDurations(t *testing.T) {
 		`{"type":"tool_result","timestamp":"2026-11-21T05:20:37.119Z","tool_id":"g1","status":"success","output":""}`,
 		`{"type":"result","timestamp":"2026-11-21T05:20:37.195Z","status":"success"}`,
 	}
-	bodies := parse(t, lines...)
+	bodies := adaptertest.Bodies(newParser(), lines...)
 	require.Equal(t, int64(83), bodies[2].(*event.ToolEnd).DurationMS, "from the native timestamps")
 	require.Equal(t, int64(239), bodies[3].(*event.Result).DurationMS, "init to result when stats has none")
 
@@ -249,7 +206,7 @@ func TestParseWriteThenReplace(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			var last *event.ToolEnd
-			for _, b := range parse(t, tc.lines...) {
+			for _, b := range adaptertest.Bodies(newParser(), tc.lines...) {
 				if te, ok := b.(*event.ToolEnd); ok {
 					last = te
 				}
@@ -300,22 +257,17 @@ func TestParseUnknown(t *testing.T) {
 	}
 }
 
-func FuzzParse(f *testing.F) {
-	adaptertest.Seed(f, testdata)
-	f.Fuzz(func(t *testing.T, data []byte) {
-		adaptertest.Fuzz(t, New(), data)
-	})
-}
+// The fuzz target and the benchmarks make bench reads: adaptertest holds
+// them for every adapter.
+func FuzzParse(f *testing.F)          { adaptertest.FuzzParse(f, New()) }
+func BenchmarkNormalize(b *testing.B) { adaptertest.BenchNormalize(b, New()) }
+func BenchmarkParse(b *testing.B)     { adaptertest.BenchParse(b, New()) }
 
-// BenchmarkNormalize times parser, event.Stream and encoder together on a
-// stream built from the testdata, as harness parse runs them.
-func BenchmarkNormalize(b *testing.B) {
-	adaptertest.BenchNormalize(b, New(), adaptertest.BenchStream(b, "gemini", 4<<20, "*"))
-}
-
-// BenchmarkParse times the parser alone on the same stream.
-func BenchmarkParse(b *testing.B) {
-	adaptertest.BenchParse(b, New(), adaptertest.BenchStream(b, "gemini", 4<<20, "*"))
+// BenchmarkHugeMessage normalizes one message of 128 MiB of deltas and
+// reports the peak heap: what is kept of it is capped, so the heap stays
+// flat whatever the message's size.
+func BenchmarkHugeMessage(b *testing.B) {
+	adaptertest.BenchPeakHeap(b, New(), 128<<10, 1040, delta)
 }
 
 // exitRE is what exitCode reads, as a regexp: the reference it is fuzzed
@@ -342,4 +294,36 @@ func FuzzExitCode(f *testing.F) {
 		require.Equal(t, wok, ok, "%q", out)
 		require.Equal(t, wn, n, "%q", out)
 	})
+}
+
+// TestGoldenDiffsApply applies every diff of the goldens, in order, with
+// git apply to the files as the calls before it left them (Gemini's
+// stream shows no file it did not create, so each run starts from an
+// empty directory), and checks the files the run ends with.
+func TestGoldenDiffsApply(t *testing.T) {
+	t.Parallel()
+	want := map[string]map[string]string{
+		"edit_write": {"tmp/work/NOTES.md": "# Notes\n\nFoo is now Bar.\n"},
+		"write_replace": {
+			"tmp/work/greet.go": "package main\n\nfunc hi() string {\n\treturn \"hi\"\n}\n\nfunc main() {\n\tprintln(hi())\n}\n",
+			"tmp/work/NOTES.md": "hello is now hi\n",
+		},
+	}
+	for _, c := range adaptertest.DiffCaptures(t, testdata) {
+		dir := t.TempDir()
+		for _, te := range c.Diffs {
+			adaptertest.GitApply(t, dir, te.Diff)
+		}
+		files, ok := want[c.Name]
+		if len(c.Diffs) == 0 {
+			require.False(t, ok, "%s: no diff in the golden", c.Name)
+			continue
+		}
+		require.True(t, ok, "%s has diffs: add the files it ends with", c.Name)
+		for path, text := range files {
+			got, err := os.ReadFile(filepath.Join(dir, path))
+			require.NoError(t, err)
+			require.Equal(t, text, string(got), "%s: %s", c.Name, path)
+		}
+	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentharness/harness/adapters"
 	"github.com/agentharness/harness/adapters/internal/jsonscan"
+	"github.com/agentharness/harness/adapters/internal/known"
 	"github.com/agentharness/harness/adapters/internal/readahead"
 	"github.com/agentharness/harness/event"
 )
@@ -46,7 +47,7 @@ type parser struct {
 }
 
 func newParser() *parser {
-	p := &parser{open: map[string]call{}, replay: -1}
+	p := &parser{open: map[string]call{}, replay: -1, files: files{known.New(maxFileBytes, maxKnownBytes, known.ForgetOthers)}}
 	p.TwoStep = readahead.New(p.read, p.apply)
 	return p
 }
@@ -346,11 +347,9 @@ func (p *parser) toolUse(l *line) *event.ToolStart {
 		c.paths = nonEmpty(ts.Path)
 		c.edit = readEdit(name, ts.Path, l)
 	}
-	if mayChangeFiles(ts.Kind) {
-		// A shell command or another agent's tool may change any file:
-		// what was seen of them no longer holds.
-		p.files.forget()
-	}
+	// A shell command or another agent's tool may change any file: what
+	// was seen of them no longer holds.
+	p.files.TouchedBy(ts.Kind)
 	p.open[id] = c
 	return ts
 }
@@ -372,15 +371,7 @@ func (p *parser) toolResult(l *line) *event.ToolEnd {
 	if jsonscan.Str(l.status) == "error" {
 		te.Status = event.StatusError
 		var msg, typ string
-		jsonscan.Each(l.err, func(k, v string) bool {
-			switch k {
-			case "message":
-				set(&msg, v)
-			case "type":
-				set(&typ, v)
-			}
-			return true
-		})
+		jsonscan.Pick(l.err, []string{"message", "type"}, &msg, &typ)
 		if msg := jsonscan.Str(msg); msg != "" {
 			te.Output = msg
 		}
@@ -390,8 +381,8 @@ func (p *parser) toolResult(l *line) *event.ToolEnd {
 	}
 	if ok && c.edit.name != "" {
 		p.files.apply(te, c.edit)
-	} else if !ok || mayChangeFiles(te.Kind) {
-		p.files.forget()
+	} else if !ok || known.Unseen(te.Kind) {
+		p.files.ForgetAll()
 	}
 	if te.Kind == event.KindShell {
 		if code, found := exitCode(te.Output); found {
@@ -496,23 +487,8 @@ func (p *parser) result(dst []event.Body, l *line) []event.Body {
 		dst = append(dst, agentError(jsonscan.Str(jsonscan.Get(l.err, "message")), true))
 	}
 	var total, cached, input, inputTokens, outputTokens, duration string
-	jsonscan.Each(l.stats, func(k, v string) bool {
-		switch k {
-		case "total_tokens":
-			set(&total, v)
-		case "cached":
-			set(&cached, v)
-		case "input":
-			set(&input, v)
-		case "input_tokens":
-			set(&inputTokens, v)
-		case "output_tokens":
-			set(&outputTokens, v)
-		case "duration_ms":
-			set(&duration, v)
-		}
-		return true
-	})
+	jsonscan.Pick(l.stats, []string{"total_tokens", "cached", "input", "input_tokens", "output_tokens", "duration_ms"},
+		&total, &cached, &input, &inputTokens, &outputTokens, &duration)
 	r := &event.Result{Status: status, Text: p.lastText, TextTruncated: p.lastCut, SessionID: p.session}
 	if !p.wall {
 		r.DurationMS = jsonscan.Int(duration)

@@ -2,11 +2,13 @@ package opencode
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tidwall/gjson"
 
 	"github.com/agentharness/harness/adapters"
 	"github.com/agentharness/harness/adapters/adaptertest"
@@ -24,11 +26,22 @@ func TestGolden(t *testing.T) {
 		event.TypeToolStart, event.TypeToolEnd, event.TypeUsage, event.TypeError, event.TypeResult, event.TypeNative)
 }
 
-func FuzzParse(f *testing.F) {
-	adaptertest.Seed(f, testdata)
-	f.Fuzz(func(t *testing.T, data []byte) {
-		adaptertest.Fuzz(t, New(), data)
-	})
+// The fuzz target and the benchmarks make bench reads: adaptertest holds
+// them for every adapter.
+func FuzzParse(f *testing.F)          { adaptertest.FuzzParse(f, New()) }
+func BenchmarkNormalize(b *testing.B) { adaptertest.BenchNormalize(b, New()) }
+func BenchmarkParse(b *testing.B)     { adaptertest.BenchParse(b, New()) }
+
+// BenchmarkHugeStep normalizes one step of 128 MiB of text parts and
+// reports the peak heap: the text kept for the result is capped, so the
+// heap stays flat whatever the step's size.
+func BenchmarkHugeStep(b *testing.B) {
+	adaptertest.BenchPeakHeap(b, New(), 128<<10, 1090, textPart)
+}
+
+// textPart is a text part line of session s.
+func textPart(text string) string {
+	return `{"type":"text","sessionID":"s","part":{"sessionID":"s","type":"text","text":"` + text + `"}}`
 }
 
 func TestAdapter(t *testing.T) {
@@ -38,67 +51,28 @@ func TestAdapter(t *testing.T) {
 	require.Equal(t, []string{"opencode"}, a.Binaries())
 }
 
+// TestCommand: opencode reads a non-TTY stdin to EOF, so it must get
+// /dev/null (no Stdin).
 func TestCommand(t *testing.T) {
 	t.Parallel()
 	base := []string{"opencode", "run", "--format", "json"}
-	cat := func(parts ...[]string) []string {
-		var out []string
-		for _, p := range parts {
-			out = append(out, p...)
-		}
-		return out
-	}
-	cases := []struct {
-		name    string
-		task    adapters.Task
-		want    []string
-		wantEnv []string
-	}{
-		{"default-full-access", adapters.Task{Prompt: "hi"},
-			cat(base, []string{"--thinking", "--dangerously-skip-permissions", "--", "hi"}), nil},
-		{"read-only", adapters.Task{Prompt: "hi", Permissions: adapters.ReadOnly},
-			cat(base, []string{"--thinking", "--", "hi"}), []string{`OPENCODE_PERMISSION={"edit":"deny","bash":"deny"}`}},
-		{"model-resume-cwd-extra", adapters.Task{Prompt: "go on", Model: "anthropic/claude-sonnet-4-5", Resume: "ses_abc",
+	adaptertest.Commands(t, New(), "opencode", []adaptertest.CommandCase{
+		{Name: "default-full-access", Task: adapters.Task{Prompt: "hi"},
+			Argv: slices.Concat(base, []string{"--thinking", "--dangerously-skip-permissions", "--", "hi"})},
+		{Name: "read-only", Task: adapters.Task{Prompt: "hi", Permissions: adapters.ReadOnly},
+			Argv: slices.Concat(base, []string{"--thinking", "--", "hi"}), Env: []string{`OPENCODE_PERMISSION={"edit":"deny","bash":"deny"}`}},
+		{Name: "model-resume-cwd-extra", Task: adapters.Task{Prompt: "go on", Model: "anthropic/claude-sonnet-4-5", Resume: "ses_abc",
 			Cwd: "/w", Permissions: adapters.FullAccess, ExtraArgs: []string{"--agent", "build"}, NoPartial: true},
-			cat(base, []string{"-m", "anthropic/claude-sonnet-4-5", "-s", "ses_abc", "--thinking", "--dir", "/w",
-				"--dangerously-skip-permissions", "--agent", "build", "--", "go on"}), nil},
-		{"prompt-starting-with-dash", adapters.Task{Prompt: "-m is not a flag here"},
-			cat(base, []string{"--thinking", "--dangerously-skip-permissions", "--", "-m is not a flag here"}), nil},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			cmd, err := New().Command("opencode", c.task)
-			require.NoError(t, err)
-			require.Equal(t, c.want, cmd.Argv)
-			require.Equal(t, c.wantEnv, cmd.Env)
-			require.Equal(t, len(cmd.Argv)-1, cmd.PromptIndex)
-			require.Equal(t, c.task.Prompt, cmd.Argv[cmd.PromptIndex])
-			require.Equal(t, "--", cmd.Argv[cmd.PromptIndex-1])
-			require.Empty(t, cmd.Stdin, "opencode reads a non-TTY stdin to EOF: it must get /dev/null")
-		})
-	}
-}
-
-func TestCommandErrors(t *testing.T) {
-	t.Parallel()
-	adaptertest.CommandErrors(t, New(), map[string]adaptertest.BadTask{
-		"max-turns":            {Task: adapters.Task{Prompt: "x", MaxTurns: 3}, Want: ErrMaxTurns},
-		"system-prompt":        {Task: adapters.Task{Prompt: "x", SystemPrompt: "be brief"}, Want: ErrSystemPrompt},
-		"append-system-prompt": {Task: adapters.Task{Prompt: "x", AppendSystemPrompt: "be brief"}, Want: ErrSystemPrompt},
-		"unknown-permission":   {Task: adapters.Task{Prompt: "x", Permissions: "admin"}, Contains: `unknown permission mode "admin"`},
+			Argv: slices.Concat(base, []string{"-m", "anthropic/claude-sonnet-4-5", "-s", "ses_abc", "--thinking", "--dir", "/w",
+				"--dangerously-skip-permissions", "--agent", "build", "--", "go on"})},
+		{Name: "prompt-starting-with-dash", Task: adapters.Task{Prompt: "-m is not a flag here"},
+			Argv: slices.Concat(base, []string{"--thinking", "--dangerously-skip-permissions", "--", "-m is not a flag here"})},
 	})
-}
-
-func parseAll(t *testing.T, lines ...string) ([]event.Body, []bool) {
-	t.Helper()
-	return adaptertest.ParseLines(newParser(), lines...)
 }
 
 func TestUsageMeaning(t *testing.T) {
 	t.Parallel()
-	bodies, _ := parseAll(t,
-		`{"type":"step_finish","sessionID":"s","part":{"sessionID":"s","type":"step-finish","reason":"tool-calls","tokens":{"input":100,"output":20,"reasoning":7,"cache":{"read":50,"write":3}},"cost":0.25}}`)
+	bodies, _ := adaptertest.ParseLines(newParser(), `{"type":"step_finish","sessionID":"s","part":{"sessionID":"s","type":"step-finish","reason":"tool-calls","tokens":{"input":100,"output":20,"reasoning":7,"cache":{"read":50,"write":3}},"cost":0.25}}`)
 	require.Equal(t, []event.Body{
 		&event.SessionStart{SessionID: "s"},
 		&event.Usage{InputTokens: 100, OutputTokens: 27, ReasoningTokens: 7, CacheReadTokens: 50, CacheWriteTokens: 3, CostUSD: 0.25},
@@ -107,8 +81,7 @@ func TestUsageMeaning(t *testing.T) {
 
 func TestStopStepIsTheResult(t *testing.T) {
 	t.Parallel()
-	bodies, _ := parseAll(t,
-		`{"type":"step_start","sessionID":"s","part":{"sessionID":"s","type":"step-start"}}`,
+	bodies, _ := adaptertest.ParseLines(newParser(), `{"type":"step_start","sessionID":"s","part":{"sessionID":"s","type":"step-start"}}`,
 		`{"type":"text","sessionID":"s","part":{"sessionID":"s","type":"text","text":"a"}}`,
 		`{"type":"step_finish","sessionID":"s","part":{"sessionID":"s","reason":"tool-calls","tokens":{"input":1}}}`,
 		`{"type":"step_start","sessionID":"s","part":{"sessionID":"s","type":"step-start"}}`,
@@ -131,8 +104,7 @@ func TestStopStepIsTheResult(t *testing.T) {
 
 func TestDoneWithoutStop(t *testing.T) {
 	t.Parallel()
-	bodies, _ := parseAll(t,
-		`{"type":"step_start","sessionID":"s","part":{"sessionID":"s","type":"step-start"}}`,
+	bodies, _ := adaptertest.ParseLines(newParser(), `{"type":"step_start","sessionID":"s","part":{"sessionID":"s","type":"step-start"}}`,
 		`{"type":"text","sessionID":"s","part":{"sessionID":"s","type":"text","text":"x"}}`,
 		`{"type":"step_finish","sessionID":"s","part":{"sessionID":"s","tokens":{"input":2}}}`,
 		`{"type":"done","sessionID":"s","reason":"idle","rejected":[]}`,
@@ -161,7 +133,7 @@ func TestToolStatus(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			bodies, known := parseAll(t, line(c.tool, c.state))
+			bodies, known := adaptertest.ParseLines(newParser(), line(c.tool, c.state))
 			require.Equal(t, []bool{true}, known)
 			require.Len(t, bodies, 3) // session_start, tool_start, tool_end
 			st := bodies[1].(*event.ToolStart)
@@ -175,13 +147,13 @@ func TestToolStatus(t *testing.T) {
 	}
 	t.Run("duration-from-state-time", func(t *testing.T) {
 		t.Parallel()
-		bodies, _ := parseAll(t, line("bash", `{"status":"completed","input":{"command":"sleep 1"},"metadata":{"exit":0},"time":{"start":1000,"end":2250}}`))
+		bodies, _ := adaptertest.ParseLines(newParser(), line("bash", `{"status":"completed","input":{"command":"sleep 1"},"metadata":{"exit":0},"time":{"start":1000,"end":2250}}`))
 		require.EqualValues(t, 1250, bodies[2].(*event.ToolEnd).DurationMS)
 		require.Equal(t, "sleep 1", bodies[1].(*event.ToolStart).Command)
 	})
 	t.Run("running-only-opens", func(t *testing.T) {
 		t.Parallel()
-		bodies, _ := parseAll(t, line("bash", `{"status":"running","input":{"command":"sleep 9"}}`))
+		bodies, _ := adaptertest.ParseLines(newParser(), line("bash", `{"status":"running","input":{"command":"sleep 9"}}`))
 		require.Len(t, bodies, 2)
 		require.IsType(t, &event.ToolStart{}, bodies[1])
 	})
@@ -190,7 +162,7 @@ func TestToolStatus(t *testing.T) {
 func TestFileChanges(t *testing.T) {
 	t.Parallel()
 	tool := func(name, state string) *event.ToolEnd {
-		bodies, _ := parseAll(t, `{"type":"tool_use","sessionID":"s","part":{"type":"tool","tool":"`+name+`","callID":"c","sessionID":"s","state":`+state+`}}`)
+		bodies, _ := adaptertest.ParseLines(newParser(), `{"type":"tool_use","sessionID":"s","part":{"type":"tool","tool":"`+name+`","callID":"c","sessionID":"s","state":`+state+`}}`)
 		return bodies[2].(*event.ToolEnd)
 	}
 	t.Run("edit-patch-text-only", func(t *testing.T) {
@@ -242,8 +214,7 @@ func TestFileChanges(t *testing.T) {
 
 func TestSubAgentPartsAreSkipped(t *testing.T) {
 	t.Parallel()
-	bodies, known := parseAll(t,
-		`{"type":"step_start","sessionID":"parent","part":{"sessionID":"parent","type":"step-start"}}`,
+	bodies, known := adaptertest.ParseLines(newParser(), `{"type":"step_start","sessionID":"parent","part":{"sessionID":"parent","type":"step-start"}}`,
 		`{"type":"text","sessionID":"parent","part":{"sessionID":"child","type":"text","text":"child answer"}}`,
 		`{"type":"step_finish","sessionID":"parent","part":{"sessionID":"child","reason":"stop","tokens":{"input":99},"cost":1}}`,
 	)
@@ -267,7 +238,7 @@ func TestErrorEvent(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			bodies, _ := parseAll(t, `{"type":"error","sessionID":"s","error":`+c.errJSON+`}`)
+			bodies, _ := adaptertest.ParseLines(newParser(), `{"type":"error","sessionID":"s","error":`+c.errJSON+`}`)
 			require.Equal(t, []event.Body{
 				&event.SessionStart{SessionID: "s"},
 				&event.Error{Code: event.ErrAgentError, Message: c.msg, Class: c.class, Status: c.status, Fatal: true, Partial: &event.Partial{}},
@@ -285,7 +256,7 @@ func TestRetriedStepIsOneTurn(t *testing.T) {
 	finish := func(msg, reason string) string {
 		return `{"type":"step_finish","timestamp":1900,"sessionID":"s","part":{"messageID":"` + msg + `","sessionID":"s","type":"step-finish","reason":"` + reason + `","tokens":{"input":10,"output":2}}}`
 	}
-	bodies, _ := parseAll(t, start("m1"), start("m1"), start("m1"), finish("m1", "tool-calls"), start("m2"), finish("m2", "stop"))
+	bodies, _ := adaptertest.ParseLines(newParser(), start("m1"), start("m1"), start("m1"), finish("m1", "tool-calls"), start("m2"), finish("m2", "stop"))
 	r := bodies[len(bodies)-1].(*event.Result)
 	require.Equal(t, 2, r.NumTurns, "two model calls, the first retried twice")
 	require.EqualValues(t, 900, r.DurationMS, "from the native timestamps")
@@ -302,7 +273,7 @@ func TestRetriedStepIsOneTurn(t *testing.T) {
 func TestStepTextCapped(t *testing.T) {
 	t.Parallel()
 	p := newParser()
-	part := `{"type":"text","sessionID":"s","part":{"sessionID":"s","type":"text","text":"` + strings.Repeat("ü", 50000) + `"}}`
+	part := textPart(strings.Repeat("ü", 50000))
 	var out []event.Body
 	deltas, messages := 0, 0
 	for range 10 {
@@ -332,17 +303,57 @@ func TestStepTextCapped(t *testing.T) {
 
 func TestUnknownLines(t *testing.T) {
 	t.Parallel()
-	_, known := parseAll(t, "", "not json", `{"type":"text"`, `{"type":"session.status"}`, "[1]", `{"type":"step_start"}`)
+	_, known := adaptertest.ParseLines(newParser(), "", "not json", `{"type":"text"`, `{"type":"session.status"}`, "[1]", `{"type":"step_start"}`)
 	require.Equal(t, []bool{false, false, false, false, false, true}, known)
 }
 
-// BenchmarkNormalize times parser, event.Stream and encoder together on a
-// stream built from the testdata, as harness parse runs them.
-func BenchmarkNormalize(b *testing.B) {
-	adaptertest.BenchNormalize(b, New(), adaptertest.BenchStream(b, "opencode", 4<<20, "*"))
+// TestGoldenDiffsApply applies every diff of the goldens with git apply to
+// the files as the native tool part says they were before the call, and
+// checks that it gives the files as they were after.
+func TestGoldenDiffsApply(t *testing.T) {
+	t.Parallel()
+	for _, c := range adaptertest.DiffCaptures(t, testdata) {
+		parts := map[string]gjson.Result{} // the native tool parts by call id
+		for _, line := range c.Native {
+			if l := gjson.Parse(line); l.Get("type").String() == "tool_use" {
+				parts[l.Get("part.callID").String()] = l.Get("part")
+			}
+		}
+		for _, te := range c.Diffs {
+			before, after := contents(parts[te.CallID])
+			require.NotEmpty(t, after, "%s: no after content for %s", c.Name, te.CallID)
+			adaptertest.ApplyDiff(t, t.TempDir(), te.Diff, before, after)
+		}
+	}
 }
 
-// BenchmarkParse times the parser alone on the same stream.
-func BenchmarkParse(b *testing.B) {
-	adaptertest.BenchParse(b, New(), adaptertest.BenchStream(b, "opencode", 4<<20, "*"))
+// contents returns the files before (those that existed) and after a
+// file tool's call, from what OpenCode reported of it.
+func contents(part gjson.Result) (before, after map[string]*string) {
+	before, after = map[string]*string{}, map[string]*string{}
+	text := func(r gjson.Result) *string { s := r.String(); return &s }
+	state := part.Get("state")
+	switch part.Get("tool").String() {
+	case "write":
+		after[state.Get("input.filePath").String()] = text(state.Get("input.content"))
+	case "edit", "multiedit":
+		fd := state.Get("metadata.filediff")
+		before[fd.Get("file").String()] = text(fd.Get("before"))
+		after[fd.Get("file").String()] = text(fd.Get("after"))
+	case "patch", "apply_patch":
+		for _, f := range state.Get("metadata.files").Array() {
+			p := f.Get("filePath").String()
+			if f.Get("type").String() != "add" {
+				before[p] = text(f.Get("before"))
+			}
+			if f.Get("type").String() != "delete" {
+				to := p
+				if mp := f.Get("movePath").String(); mp != "" {
+					to = mp
+				}
+				after[to] = text(f.Get("after"))
+			}
+		}
+	}
+	return before, after
 }

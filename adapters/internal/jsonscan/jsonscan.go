@@ -6,6 +6,8 @@
 // input: a malformed object simply ends the walk. Values are handed out
 // raw, as slices of the input; Str, Int and Bool decode them with gjson's
 // semantics, so a parser moved from gjson to jsonscan behaves the same.
+// Pick reads a few members into variables in one pass, off the hot path;
+// on it a reader's compiled switch on member names is cheaper.
 //
 // The walker does not validate. Full validation would cost a second pass
 // over every line; parsers instead accept a line that looks like an object
@@ -282,6 +284,32 @@ func Get(s, key string) string {
 		return true
 	})
 	return out
+}
+
+// Pick reads a few members of the object s in one pass, as Get would find
+// each: *dst[i] is the raw value of the first member named keys[i], left
+// as it was when there is none (Pick is for variables declared empty). It
+// costs about three times what a compiled switch on the member names
+// does: a reader that runs on every line, or per tool call or content
+// block, keeps its switch; Pick is for what is read once per run or per
+// rare call.
+func Pick(s string, keys []string, dst ...*string) {
+	if len(keys) != len(dst) {
+		panic("jsonscan: Pick: keys and destinations differ in number")
+	}
+	left := len(keys)
+	Each(s, func(k, v string) bool {
+		for i, key := range keys {
+			if key == k {
+				if *dst[i] == "" {
+					*dst[i] = v
+					left--
+				}
+				break
+			}
+		}
+		return left > 0
+	})
 }
 
 // Path returns the raw value at the path of keys through nested objects,

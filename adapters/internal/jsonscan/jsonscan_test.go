@@ -250,3 +250,30 @@ func FuzzElems(f *testing.F) {
 		}
 	})
 }
+
+// TestPickMatchesGet: Pick gives for each key what Get gives.
+func TestPickMatchesGet(t *testing.T) {
+	t.Parallel()
+	for _, s := range append(samples, `{"a":1,"b":2,"a":3,"c":{"a":4}}`, `[{"a":1}]`, `{"a":`, "") {
+		var a, b, c, missing string
+		Pick(s, []string{"a", "b", "c", "missing"}, &a, &b, &c, &missing)
+		require.Equal(t, []string{Get(s, "a"), Get(s, "b"), Get(s, "c"), ""}, []string{a, b, c, missing}, s)
+	}
+	require.Panics(t, func() { var a string; Pick(`{}`, []string{"a", "b"}, &a) })
+}
+
+func FuzzPick(f *testing.F) {
+	for _, s := range samples {
+		f.Add(s, "a", "dup")
+	}
+	f.Fuzz(func(t *testing.T, s, k1, k2 string) {
+		if k1 == k2 {
+			return
+		}
+		var v1, v2 string
+		Pick(s, []string{k1, k2}, &v1, &v2)
+		if v1 != Get(s, k1) || v2 != Get(s, k2) {
+			t.Fatalf("Pick(%q, %q, %q) = %q, %q; Get: %q, %q", s, k1, k2, v1, v2, Get(s, k1), Get(s, k2))
+		}
+	})
+}
