@@ -20,7 +20,7 @@ import (
 )
 
 // all is every agent's adapter.
-var all = []adapters.Adapter{claude.New(), codex.New(), cursor.New(), opencode.New(), gemini.New()}
+var all = []adapters.Adapter{claude.Agent, codex.Agent, cursor.Agent, opencode.Agent, gemini.Agent}
 
 // eachAgent runs test on every agent's adapter, each in a parallel
 // subtest, with the directory of its captures.

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/bench"
 	"github.com/agentharness/harness/config"
 	"github.com/agentharness/harness/event"
 	"github.com/agentharness/harness/internal/fakeagent"
@@ -116,7 +117,7 @@ func newFixtureWith(t *testing.T, fake string, tune func(*serve.Config), env ...
 	fenv = append(fenv, "SERVE_TEST_GATE="+f.gate)
 	fenv = append(fenv, env...)
 	cfg := serve.Config{
-		Dir: f.dir, Bench: serve.DirStore{Dir: f.bench}, Token: token, Open: true,
+		Dir: f.dir, Bench: &bench.Store{Dir: f.bench}, Token: token, Open: true,
 		Launcher: serve.Launcher{Settings: fakeSettings(f.dir, argv[0], fenv)},
 	}
 	if tune != nil {

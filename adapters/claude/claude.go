@@ -30,9 +30,6 @@ var Agent = adapters.Agent{
 	Mock:   mock,
 }
 
-// New returns Claude Code's adapter: Agent.
-func New() adapters.Adapter { return Agent }
-
 // Adapter drives Claude Code (Agent.Driver). The zero value is ready to
 // use; it is stateless and safe for concurrent use.
 type Adapter struct {

@@ -43,17 +43,17 @@ func TestCommand(t *testing.T) {
 // package's TestCommandRefusals), a negative max-turns and no binary.
 func TestCommandErrors(t *testing.T) {
 	t.Parallel()
-	adaptertest.CommandErrors(t, New(), "claude", map[string]adaptertest.BadTask{
+	adaptertest.CommandErrors(t, Agent, "claude", map[string]adaptertest.BadTask{
 		"negative-max-turns": {Task: adapters.Task{Prompt: "x", MaxTurns: -1}},
 	})
-	adaptertest.CommandErrors(t, New(), "", map[string]adaptertest.BadTask{
+	adaptertest.CommandErrors(t, Agent, "", map[string]adaptertest.BadTask{
 		"empty-binary": {Task: adapters.Task{Prompt: "x"}},
 	})
 }
 
 func TestIdentity(t *testing.T) {
 	t.Parallel()
-	var a adapters.Adapter = New()
+	var a adapters.Adapter = Agent
 	require.Equal(t, "claude", a.Name())
 	require.Equal(t, []string{"claude"}, a.Binaries())
 	require.NotNil(t, a.NewParser())
@@ -61,14 +61,14 @@ func TestIdentity(t *testing.T) {
 
 func TestGolden(t *testing.T) {
 	t.Parallel()
-	adaptertest.Golden(t, New(), testdata, event.Types...)
+	adaptertest.Golden(t, Agent, testdata, event.Types...)
 }
 
 // The fuzz target and the benchmarks make bench reads: adaptertest holds
 // them for every adapter.
-func FuzzParse(f *testing.F)          { adaptertest.FuzzParse(f, New()) }
-func BenchmarkNormalize(b *testing.B) { adaptertest.BenchNormalize(b, New()) }
-func BenchmarkParse(b *testing.B)     { adaptertest.BenchParse(b, New()) }
+func FuzzParse(f *testing.F)          { adaptertest.FuzzParse(f, Agent) }
+func BenchmarkNormalize(b *testing.B) { adaptertest.BenchNormalize(b, Agent) }
+func BenchmarkParse(b *testing.B)     { adaptertest.BenchParse(b, Agent) }
 
 // BenchmarkOneLongBlock streams 256 MiB of text deltas in one content
 // block, as one run, and reports the heap in use at its largest (sampled
@@ -83,7 +83,7 @@ func BenchmarkOneLongBlock(b *testing.B) {
 	b.ReportAllocs()
 	var peak, end uint64
 	for b.Loop() {
-		p := New().NewParser()
+		p := Agent.NewParser()
 		var buf []event.Body
 		for _, l := range []string{msgStart, textStart} {
 			buf, _ = p.Parse(buf[:0], []byte(l))

@@ -23,7 +23,7 @@ func normalized(t *testing.T, name string) []event.Body {
 	t.Helper()
 	native, err := os.ReadFile(filepath.Join(testdata, name+".jsonl"))
 	require.NoError(t, err)
-	evs, err := event.ReadAll(bytes.NewReader(adaptertest.Normalize(New(), native, false)))
+	evs, err := event.ReadAll(bytes.NewReader(adaptertest.Normalize(Agent, native, false)))
 	require.NoError(t, err)
 	out := make([]event.Body, len(evs))
 	for i, ev := range evs {

@@ -32,9 +32,6 @@ var Agent = adapters.Agent{
 	Mock:   mock,
 }
 
-// New returns the Codex adapter: Agent.
-func New() adapters.Adapter { return Agent }
-
 // Adapter drives the Codex CLI (Agent.Driver). The zero value is ready to
 // use.
 type Adapter struct{}

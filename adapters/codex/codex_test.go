@@ -17,14 +17,14 @@ const testdata = "../../testdata/codex"
 
 func TestGolden(t *testing.T) {
 	t.Parallel()
-	adaptertest.Golden(t, New(), testdata, event.TypeSessionStart, event.TypeMessage, event.TypeReasoning,
+	adaptertest.Golden(t, Agent, testdata, event.TypeSessionStart, event.TypeMessage, event.TypeReasoning,
 		event.TypeToolStart, event.TypeToolEnd, event.TypeUsage, event.TypeWarning, event.TypeError, event.TypeResult)
 }
 
 func TestCommand(t *testing.T) {
 	t.Parallel()
 	base := []string{"codex", "exec", "--json", "--skip-git-repo-check"}
-	adaptertest.Commands(t, New(), "codex", []adaptertest.CommandCase{
+	adaptertest.Commands(t, Agent, "codex", []adaptertest.CommandCase{
 		{Name: "default-full-access", Task: adapters.Task{Prompt: "hi"},
 			Argv: slices.Concat(base, []string{"--dangerously-bypass-approvals-and-sandbox", "--", "hi"})},
 		{Name: "read-only-model-cwd", Task: adapters.Task{Prompt: "hi", Model: "gpt-5.5", Cwd: "/w", Permissions: adapters.ReadOnly},
@@ -261,9 +261,9 @@ func TestParseGarbage(t *testing.T) {
 
 // The fuzz target and the benchmarks make bench reads: adaptertest holds
 // them for every adapter.
-func FuzzParse(f *testing.F)          { adaptertest.FuzzParse(f, New()) }
-func BenchmarkNormalize(b *testing.B) { adaptertest.BenchNormalize(b, New()) }
-func BenchmarkParse(b *testing.B)     { adaptertest.BenchParse(b, New()) }
+func FuzzParse(f *testing.F)          { adaptertest.FuzzParse(f, Agent) }
+func BenchmarkNormalize(b *testing.B) { adaptertest.BenchNormalize(b, Agent) }
+func BenchmarkParse(b *testing.B)     { adaptertest.BenchParse(b, Agent) }
 
 // TestGoldenDiffsApply replays every diff of the goldens with git apply,
 // in order, on a directory that starts empty: a file a diff creates or
@@ -302,5 +302,5 @@ func TestGoldenDiffsApply(t *testing.T) {
 // flat whatever the size.
 func BenchmarkHugeBlock(b *testing.B) {
 	line := []byte(`{"type":"item.plan.delta","item_id":"item_0","delta":"` + strings.Repeat("x", 64<<10) + `"}`)
-	adaptertest.BenchHeldHeap(b, New(), line, 4096)
+	adaptertest.BenchHeldHeap(b, Agent, line, 4096)
 }

@@ -29,9 +29,6 @@ var Agent = adapters.Agent{
 	Driver: &Adapter{},
 }
 
-// New returns the Cursor adapter: Agent.
-func New() adapters.Adapter { return Agent }
-
 // Adapter drives the Cursor CLI (Agent.Driver). The zero value is ready to
 // use; it holds no state and is safe for concurrent use.
 type Adapter struct{}

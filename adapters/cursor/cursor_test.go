@@ -18,20 +18,20 @@ const testdata = "../../testdata/cursor"
 
 func TestGolden(t *testing.T) {
 	t.Parallel()
-	adaptertest.Golden(t, New(), testdata, event.TypeSessionStart, event.TypeTextDelta, event.TypeReasoningDelta,
+	adaptertest.Golden(t, Agent, testdata, event.TypeSessionStart, event.TypeTextDelta, event.TypeReasoningDelta,
 		event.TypeMessage, event.TypeReasoning, event.TypeToolStart, event.TypeToolEnd, event.TypeUsage,
 		event.TypeError, event.TypeResult, event.TypeNative)
 }
 
 // The fuzz target and the benchmarks make bench reads: adaptertest holds
 // them for every adapter.
-func FuzzParse(f *testing.F)          { adaptertest.FuzzParse(f, New()) }
-func BenchmarkNormalize(b *testing.B) { adaptertest.BenchNormalize(b, New()) }
-func BenchmarkParse(b *testing.B)     { adaptertest.BenchParse(b, New()) }
+func FuzzParse(f *testing.F)          { adaptertest.FuzzParse(f, Agent) }
+func BenchmarkNormalize(b *testing.B) { adaptertest.BenchNormalize(b, Agent) }
+func BenchmarkParse(b *testing.B)     { adaptertest.BenchParse(b, Agent) }
 
 func TestAdapter(t *testing.T) {
 	t.Parallel()
-	a := New()
+	a := Agent
 	require.Equal(t, "cursor", a.Name())
 	require.Equal(t, []string{"cursor-agent", "agent"}, a.Binaries())
 }
@@ -39,7 +39,7 @@ func TestAdapter(t *testing.T) {
 func TestCommand(t *testing.T) {
 	t.Parallel()
 	base := []string{"cursor-agent", "-p", "--output-format", "stream-json"}
-	adaptertest.Commands(t, New(), "cursor-agent", []adaptertest.CommandCase{
+	adaptertest.Commands(t, Agent, "cursor-agent", []adaptertest.CommandCase{
 		{Name: "default-full-access", Task: adapters.Task{Prompt: "hi"},
 			Argv: slices.Concat(base, []string{"--stream-partial-output", "--force", "--trust", "--", "hi"})},
 		{Name: "read-only", Task: adapters.Task{Prompt: "hi", Permissions: adapters.ReadOnly},
@@ -258,7 +258,7 @@ func TestThinking(t *testing.T) {
 func TestBenchStreamIsValid(t *testing.T) {
 	t.Parallel()
 	native := adaptertest.BenchStream(t, "cursor", 64<<10, "*")
-	out := adaptertest.Normalize(New(), native, false)
+	out := adaptertest.Normalize(Agent, native, false)
 	adaptertest.CheckStream(t, out)
 	require.True(t, strings.Count(string(out), `"type":"tool_end"`) > 10)
 }
@@ -291,7 +291,7 @@ func TestEmptyCallIDPairs(t *testing.T) {
 	bodies, _ := adaptertest.ParseLines(newParser(), `{"type":"tool_call","subtype":"completed","tool_call":{"readToolCall":{"args":{"path":"x"},"result":{"success":{}}}}}`)
 	require.Equal(t, "call", bodies[0].(*event.ToolStart).CallID)
 	require.Equal(t, "call", bodies[1].(*event.ToolEnd).CallID)
-	out := adaptertest.Normalize(New(), []byte(`{"type":"tool_call","subtype":"completed"}`), false)
+	out := adaptertest.Normalize(Agent, []byte(`{"type":"tool_call","subtype":"completed"}`), false)
 	adaptertest.CheckStream(t, out)
 }
 
@@ -376,7 +376,7 @@ func TestHugeBlockIsCapped(t *testing.T) {
 		}
 	}
 	require.Equal(t, 10, deltas)
-	out := adaptertest.Normalize(New(), []byte(strings.Join(lines, "\n")+"\n"), false)
+	out := adaptertest.Normalize(Agent, []byte(strings.Join(lines, "\n")+"\n"), false)
 	adaptertest.CheckStream(t, out)
 	evs, err := event.ReadAll(bytes.NewReader(out))
 	require.NoError(t, err)
@@ -397,7 +397,7 @@ func TestHugeBlockIsCapped(t *testing.T) {
 // what is kept of the block is capped, so it stays flat whatever the size.
 func BenchmarkHugeBlock(b *testing.B) {
 	line := []byte(`{"type":"assistant","message":{"content":[{"type":"text","text":"` + strings.Repeat("x", 64<<10) + `"}]},"timestamp_ms":1}`)
-	adaptertest.BenchHeldHeap(b, New(), line, 4096, `{"type":"result","subtype":"success","result":"r"}`)
+	adaptertest.BenchHeldHeap(b, Agent, line, 4096, `{"type":"result","subtype":"success","result":"r"}`)
 }
 
 // TestDurations: in harness parse a tool's duration is Cursor's own (its

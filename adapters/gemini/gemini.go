@@ -27,9 +27,6 @@ var Agent = adapters.Agent{
 	Mock:   mock,
 }
 
-// New returns the Gemini adapter: Agent.
-func New() adapters.Adapter { return Agent }
-
 // Adapter drives the Gemini CLI (Agent.Driver). The zero value is ready to
 // use.
 type Adapter struct{}

@@ -20,13 +20,13 @@ const testdata = "../../testdata/gemini"
 
 func TestGolden(t *testing.T) {
 	t.Parallel()
-	adaptertest.Golden(t, New(), testdata, event.TypeSessionStart, event.TypeTextDelta, event.TypeMessage,
+	adaptertest.Golden(t, Agent, testdata, event.TypeSessionStart, event.TypeTextDelta, event.TypeMessage,
 		event.TypeToolStart, event.TypeToolEnd, event.TypeUsage, event.TypeWarning, event.TypeError, event.TypeResult)
 }
 
 func TestCommand(t *testing.T) {
 	t.Parallel()
-	adaptertest.Commands(t, New(), "gemini", []adaptertest.CommandCase{
+	adaptertest.Commands(t, Agent, "gemini", []adaptertest.CommandCase{
 		{Name: "default-full-access", Task: adapters.Task{Prompt: "hi"},
 			Argv: []string{"gemini", "--output-format", "stream-json", "--approval-mode=yolo", "--skip-trust", "--prompt=hi"}},
 		{Name: "read-only-model", Task: adapters.Task{Prompt: "hi", Model: "gemini-2.5-pro", Permissions: adapters.ReadOnly, Cwd: "/w"},
@@ -223,7 +223,7 @@ func TestParseWriteThenReplace(t *testing.T) {
 // text: every delta is streamed, the complete message is cut and marked.
 func TestMessageTextCapped(t *testing.T) {
 	t.Parallel()
-	p := New().NewParser()
+	p := Agent.NewParser()
 	chunk := strings.Repeat("é", 1000) // 2000 bytes, after a distinct number
 	var out []event.Body
 	var streamed, sent int
@@ -249,7 +249,7 @@ func TestMessageTextCapped(t *testing.T) {
 
 func TestParseUnknown(t *testing.T) {
 	t.Parallel()
-	p := New().NewParser()
+	p := Agent.NewParser()
 	for _, l := range []string{"", "Ripgrep is not available.", "{", `{"type":"x"}`, `{"type":"message","role":"system"}`, `"s"`} {
 		out, known := p.Parse(nil, []byte(l))
 		require.Empty(t, out, "line %q", l)
@@ -259,15 +259,15 @@ func TestParseUnknown(t *testing.T) {
 
 // The fuzz target and the benchmarks make bench reads: adaptertest holds
 // them for every adapter.
-func FuzzParse(f *testing.F)          { adaptertest.FuzzParse(f, New()) }
-func BenchmarkNormalize(b *testing.B) { adaptertest.BenchNormalize(b, New()) }
-func BenchmarkParse(b *testing.B)     { adaptertest.BenchParse(b, New()) }
+func FuzzParse(f *testing.F)          { adaptertest.FuzzParse(f, Agent) }
+func BenchmarkNormalize(b *testing.B) { adaptertest.BenchNormalize(b, Agent) }
+func BenchmarkParse(b *testing.B)     { adaptertest.BenchParse(b, Agent) }
 
 // BenchmarkHugeMessage normalizes one message of 128 MiB of deltas and
 // reports the peak heap: what is kept of it is capped, so the heap stays
 // flat whatever the message's size.
 func BenchmarkHugeMessage(b *testing.B) {
-	adaptertest.BenchPeakHeap(b, New(), 128<<10, 1040, delta)
+	adaptertest.BenchPeakHeap(b, Agent, 128<<10, 1040, delta)
 }
 
 // exitRE is what exitCode reads, as a regexp: the reference it is fuzzed

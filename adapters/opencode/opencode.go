@@ -29,9 +29,6 @@ var Agent = adapters.Agent{
 	Mock:   mock,
 }
 
-// New returns the OpenCode adapter: Agent.
-func New() adapters.Adapter { return Agent }
-
 // Adapter drives OpenCode (Agent.Driver). The zero value is ready to use;
 // it holds no state and is safe for concurrent use.
 type Adapter struct{}

@@ -22,21 +22,21 @@ var sessionID = regexp.MustCompile(`ses_[A-Za-z0-9]+`)
 func TestGolden(t *testing.T) {
 	t.Parallel()
 	// OpenCode's JSON mode has no deltas: parts arrive whole.
-	adaptertest.Golden(t, New(), testdata, event.TypeSessionStart, event.TypeMessage, event.TypeReasoning,
+	adaptertest.Golden(t, Agent, testdata, event.TypeSessionStart, event.TypeMessage, event.TypeReasoning,
 		event.TypeToolStart, event.TypeToolEnd, event.TypeUsage, event.TypeError, event.TypeResult, event.TypeNative)
 }
 
 // The fuzz target and the benchmarks make bench reads: adaptertest holds
 // them for every adapter.
-func FuzzParse(f *testing.F)          { adaptertest.FuzzParse(f, New()) }
-func BenchmarkNormalize(b *testing.B) { adaptertest.BenchNormalize(b, New()) }
-func BenchmarkParse(b *testing.B)     { adaptertest.BenchParse(b, New()) }
+func FuzzParse(f *testing.F)          { adaptertest.FuzzParse(f, Agent) }
+func BenchmarkNormalize(b *testing.B) { adaptertest.BenchNormalize(b, Agent) }
+func BenchmarkParse(b *testing.B)     { adaptertest.BenchParse(b, Agent) }
 
 // BenchmarkHugeStep normalizes one step of 128 MiB of text parts and
 // reports the peak heap: the text kept for the result is capped, so the
 // heap stays flat whatever the step's size.
 func BenchmarkHugeStep(b *testing.B) {
-	adaptertest.BenchPeakHeap(b, New(), 128<<10, 1090, textPart)
+	adaptertest.BenchPeakHeap(b, Agent, 128<<10, 1090, textPart)
 }
 
 // textPart is a text part line of session s.
@@ -46,7 +46,7 @@ func textPart(text string) string {
 
 func TestAdapter(t *testing.T) {
 	t.Parallel()
-	a := New()
+	a := Agent
 	require.Equal(t, "opencode", a.Name())
 	require.Equal(t, []string{"opencode"}, a.Binaries())
 }
@@ -56,7 +56,7 @@ func TestAdapter(t *testing.T) {
 func TestCommand(t *testing.T) {
 	t.Parallel()
 	base := []string{"opencode", "run", "--format", "json"}
-	adaptertest.Commands(t, New(), "opencode", []adaptertest.CommandCase{
+	adaptertest.Commands(t, Agent, "opencode", []adaptertest.CommandCase{
 		{Name: "default-full-access", Task: adapters.Task{Prompt: "hi"},
 			Argv: slices.Concat(base, []string{"--thinking", "--dangerously-skip-permissions", "--", "hi"})},
 		{Name: "read-only", Task: adapters.Task{Prompt: "hi", Permissions: adapters.ReadOnly},
