@@ -229,8 +229,10 @@ func envelope(line []byte) (seq int64, typ string, ok bool) {
 		return 0, "", false
 	}
 	rest = rest[len(`,"seq":`):]
+	// At most 18 digits: every 18-digit number fits an int64, not every
+	// 19-digit one; a longer seq is the JSON parser's.
 	n := 0
-	for n < len(rest) && n < 19 && rest[n] >= '0' && rest[n] <= '9' {
+	for n < len(rest) && n < 18 && rest[n] >= '0' && rest[n] <= '9' {
 		seq = seq*10 + int64(rest[n]-'0')
 		n++
 	}

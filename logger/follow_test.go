@@ -92,6 +92,7 @@ func FuzzLineSeq(f *testing.F) {
 	f.Add([]byte(`{"v":1,"type":"x","run":"r","seq":7}`))
 	f.Add([]byte(`{"seq":3,"type":"usage"}`))
 	f.Add([]byte(`{"v":1,"type":"x","run":"r","seq":99999999999999999999}`))
+	f.Add([]byte(`{"v":1,"type":"","run":"","seq":9227000000000000000}`)) // 19 digits, over MaxInt64
 	f.Fuzz(func(t *testing.T, line []byte) {
 		seq, typ, ok := envelope(line)
 		if !ok || !gjson.ValidBytes(line) {
