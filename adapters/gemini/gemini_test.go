@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
@@ -325,5 +326,23 @@ func TestGoldenDiffsApply(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, text, string(got), "%s: %s", c.Name, path)
 		}
+	}
+}
+
+// TestMillisAgreesWithTimeParse: the fixed-layout fast path gives what
+// time.Parse gives, for the layout Gemini writes and for everything near it.
+func TestMillisAgreesWithTimeParse(t *testing.T) {
+	for _, s := range []string{
+		"2026-11-20T10:00:00.123Z", "1999-12-31T23:59:59.999Z", "2024-02-29T00:00:00.000Z",
+		"2023-02-29T00:00:00.000Z", "2026-13-01T00:00:00.000Z", "2026-00-10T00:00:00.000Z",
+		"2026-11-31T00:00:00.000Z", "2026-11-20T24:00:00.000Z", "2026-11-20T10:60:00.000Z",
+		"2026-11-20T10:00:60.000Z", "2026-11-20T10:00:00.12aZ", "2026-11-20T10:00:00.123+01:00",
+		"2026-11-20T10:00:00Z", "2026-11-20T10:00:00.123456Z", "1970-01-01T00:00:00.000Z", "", "x",
+	} {
+		want := int64(0)
+		if tm, err := time.Parse(time.RFC3339Nano, s); err == nil && tm.UnixMilli() > 0 {
+			want = tm.UnixMilli()
+		}
+		require.Equal(t, want, millis(`"`+s+`"`), s)
 	}
 }

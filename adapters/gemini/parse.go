@@ -525,11 +525,47 @@ func (p *parser) result(dst []event.Body, l *line) []event.Body {
 // millis reads an ISO 8601 timestamp as Unix milliseconds, 0 when it is
 // missing or malformed.
 func millis(raw string) int64 {
-	t, err := time.Parse(time.RFC3339Nano, jsonscan.StrOnly(raw))
-	if err != nil || t.UnixMilli() <= 0 {
+	s := jsonscan.StrOnly(raw)
+	t, ok := utcMillis(s)
+	if !ok {
+		var err error
+		if t, err = time.Parse(time.RFC3339Nano, s); err != nil {
+			return 0
+		}
+	}
+	if t.UnixMilli() <= 0 {
 		return 0
 	}
 	return t.UnixMilli()
+}
+
+// utcMillis reads the one layout Gemini writes, 2006-01-02T15:04:05.000Z,
+// without time.Parse, which was 3.6 % of a gemini parse (it reads every
+// tool and result line's timestamp). Anything else, or a field that
+// time.Date would normalize, is left to time.Parse: the two always agree.
+func utcMillis(s string) (time.Time, bool) {
+	if len(s) != 24 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' || s[19] != '.' || s[23] != 'Z' {
+		return time.Time{}, false
+	}
+	num := func(i, n int) int {
+		v := 0
+		for _, c := range []byte(s[i : i+n]) {
+			if c < '0' || c > '9' {
+				return -1
+			}
+			v = v*10 + int(c-'0')
+		}
+		return v
+	}
+	y, mo, d, h, mi, sec, ms := num(0, 4), num(5, 2), num(8, 2), num(11, 2), num(14, 2), num(17, 2), num(20, 3)
+	if y < 0 || mo < 0 || d < 0 || h < 0 || mi < 0 || sec < 0 || ms < 0 {
+		return time.Time{}, false
+	}
+	t := time.Date(y, time.Month(mo), d, h, mi, sec, ms*int(time.Millisecond), time.UTC)
+	if t.Year() != y || int(t.Month()) != mo || t.Day() != d || t.Hour() != h || t.Minute() != mi || t.Second() != sec {
+		return time.Time{}, false // out of range: time.Parse says how
+	}
+	return t, true
 }
 
 // UseWallClock makes the parser leave durations (tool_end and result) to
