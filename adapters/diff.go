@@ -74,23 +74,23 @@ func DisplayPath(cwd, path string) string {
 // wholeFile writes the diff of a file created or removed whole, exactly as
 // go-udiff does (held by FuzzWholeFileMatchesUdiff).
 func wholeFile(from, to string, sign byte, text string) string {
-	lines := strings.SplitAfter(text, "\n")
-	if lines[len(lines)-1] == "" {
-		lines = lines[:len(lines)-1]
+	n := strings.Count(text, "\n")
+	if text != "" && !strings.HasSuffix(text, "\n") {
+		n++ // the last line, without its newline
 	}
-	count := strconv.Itoa(len(lines))
-	if len(lines) != 1 {
+	count := strconv.Itoa(n)
+	if n != 1 {
 		count = "1," + count
 	}
 	var b strings.Builder
-	b.Grow(len(text) + len(lines) + len(from) + len(to) + 64)
+	b.Grow(len(text) + n + len(from) + len(to) + 64)
 	b.WriteString("--- " + from + "\n+++ " + to + "\n")
 	if sign == '+' {
 		b.WriteString("@@ -0,0 +" + count + " @@\n")
 	} else {
 		b.WriteString("@@ -" + count + " +0,0 @@\n")
 	}
-	for _, l := range lines {
+	for l := range strings.Lines(text) {
 		b.WriteByte(sign)
 		b.WriteString(l)
 	}
@@ -102,6 +102,9 @@ func wholeFile(from, to string, sign byte, text string) string {
 
 // JoinDiffs joins per-file diffs, skipping empty ones.
 func JoinDiffs(diffs ...string) string {
+	if len(diffs) == 1 && strings.HasSuffix(diffs[0], "\n") {
+		return diffs[0] // the common case: no copy
+	}
 	var b strings.Builder
 	for _, d := range diffs {
 		if d == "" {
