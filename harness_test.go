@@ -79,9 +79,6 @@ func runTask(t *testing.T, task harness.Task, during func(*harness.Run)) fakeRun
 	return fr
 }
 
-// alive is harnesstest.Alive, by the name acp_test.go uses.
-var alive = harnesstest.Alive
-
 func (f fakeRun) find(typ event.Type) []event.Body { return harnesstest.Bodies(f.events, typ) }
 
 func (f fakeRun) errorCode() string {
