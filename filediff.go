@@ -39,9 +39,16 @@ const MaxDiffFileBytes = 1 << 20
 // margin for the file system's coarse clock) was changed by the call now
 // starting, not before it: its content before is unknown, and the call
 // gets diff_skipped unknown rather than a diff from a half-written file.
+//
+// Arrival times lag the agent's writes when the harness reads its output
+// late (a loaded machine), so that test can miss a file the agent has just
+// truncated to rewrite it (Codex writes a file as create-truncate, then
+// write): a file found empty at a call's start that changed during the
+// run is taken as possibly half written as well.
 type fileDiffs struct {
-	cwd    string
-	before map[string][]snapshot // by the agent's call id
+	cwd     string
+	started time.Time             // when the run started (wall clock)
+	before  map[string][]snapshot // by the agent's call id
 	// prevChunk and chunk are when the previous and the current chunk of
 	// stdout arrived (wall clock, as file times are).
 	prevChunk, chunk time.Time
@@ -69,7 +76,7 @@ func newFileDiffs(cwd string) *fileDiffs {
 		cwd = abs
 	}
 	now := time.Now()
-	return &fileDiffs{cwd: cwd, before: map[string][]snapshot{}, prevChunk: now, chunk: now}
+	return &fileDiffs{cwd: cwd, started: now, before: map[string][]snapshot{}, prevChunk: now, chunk: now}
 }
 
 func isFileKind(k event.Kind) bool {
@@ -279,8 +286,10 @@ func (d *fileDiffs) read(path string, changedAfter time.Time) snapshot {
 	}
 	if s.skip == "" {
 		again, err := f.Stat()
+		atStart := !changedAfter.IsZero()
 		if err != nil || !again.ModTime().Equal(st.ModTime()) || again.Size() != st.Size() ||
-			(!changedAfter.IsZero() && again.ModTime().After(changedAfter)) {
+			(atStart && again.ModTime().After(changedAfter)) ||
+			(atStart && len(data) == 0 && again.ModTime().After(d.started.Add(-mtimeSlack))) {
 			s.file, s.skip = adapters.File{}, event.DiffSkippedUnknown
 		}
 	}

@@ -197,6 +197,34 @@ func TestLiveDiffsComeFromTheDisk(t *testing.T) {
 		require.Empty(t, end.DiffSkipped)
 		gitApplies(t, end.Diff, map[string]string{"racy.txt": "one\nTWO\n"}, map[string]string{"racy.txt": "one\nthree\n"})
 	})
+	t.Run("truncated-when-read-late", func(t *testing.T) {
+		// The same race seen late: the harness reads the agent's lines
+		// a second after they were written, so the truncation looks older
+		// than the previous output. An empty file changed during the run
+		// is not taken for the file before the call.
+		late := filepath.Join(cwd, "late.txt")
+		write(t, late, "one\ntwo\n")
+		require.NoError(t, os.WriteFile(late, nil, 0o644)) // truncated, about to be written
+		d.arrived(time.Now().Add(time.Second))
+		d.arrived(time.Now().Add(time.Second))
+		start := &event.ToolStart{CallID: "l1", Name: "file_change", Kind: event.KindEdit, Path: late}
+		d.observe([]event.Body{start})
+		require.NoError(t, os.WriteFile(late, []byte("one\nTWO\n"), 0o644))
+		end := &event.ToolEnd{CallID: "l1", Kind: event.KindEdit, Status: event.StatusOK}
+		d.observe([]event.Body{end})
+		require.Empty(t, end.Diff, "a diff from a truncated file would be wrong")
+		require.Equal(t, event.DiffSkippedUnknown, end.DiffSkipped)
+
+		// An empty file that was empty before the run is a file like any
+		// other: its edit gets its diff.
+		empty := filepath.Join(cwd, "empty.txt")
+		write(t, empty, "")
+		end = call(d, &event.ToolStart{CallID: "l2", Name: "Edit", Kind: event.KindEdit, Path: empty},
+			func() { require.NoError(t, os.WriteFile(empty, []byte("x\n"), 0o644)) },
+			&event.ToolEnd{CallID: "l2", Kind: event.KindEdit, Status: event.StatusOK})
+		require.Empty(t, end.DiffSkipped)
+		gitApplies(t, end.Diff, map[string]string{"empty.txt": ""}, map[string]string{"empty.txt": "x\n"})
+	})
 	t.Run("other-kinds-untouched", func(t *testing.T) {
 		end := call(d, &event.ToolStart{CallID: "s1", Name: "Bash", Kind: event.KindShell, Command: "ls"},
 			func() {}, &event.ToolEnd{CallID: "s1", Kind: event.KindShell, Status: event.StatusOK})
