@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 
 	"sigs.k8s.io/yaml"
@@ -21,7 +22,8 @@ type JobSpec struct {
 	Command []string
 	// Args are harness's arguments that define the plan and how each run
 	// goes ("bench", then its flags), without --shard, --results or
-	// --report: the Job adds them.
+	// --report: the Job adds them. Command and Args are literal: the
+	// manifest escapes them (k8sEscape), so a pod gets them as given.
 	Args        []string
 	Shards      int
 	Parallelism int // pods at once; 0 means Shards
@@ -46,11 +48,27 @@ const IndexEnv = "JOB_COMPLETION_INDEX"
 // dns1123 is a Kubernetes object name; compiled on first use, as validID.
 var dns1123 = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`) })
 
-// ContainerArgs are the arguments of every pod's container.
+// ContainerArgs are the arguments of every pod's container, as the
+// manifest holds them: Args escaped, then the Job's own flags, where
+// $(JOB_COMPLETION_INDEX) is the only reference Kubernetes expands.
 func (j JobSpec) ContainerArgs() []string {
-	args := append([]string(nil), j.Args...)
+	args := k8sEscape(j.Args)
 	return append(args, "--shard", "$("+IndexEnv+")/"+strconv.Itoa(j.Shards),
 		"--results", ResultsMount, "--report", "json", "--exit-zero", "--no-store")
+}
+
+// k8sEscape doubles every $ of ss: Kubernetes expands $(VAR) in a
+// container's command and args (from the container's environment, API
+// keys of --env-from-secret included) and turns $$ into $, so a prompt
+// holding $(JOB_COMPLETION_INDEX) would differ per shard and one holding
+// $(ANTHROPIC_API_KEY) would carry the key to the agent. $$ always
+// becomes one $, whatever follows it.
+func k8sEscape(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = strings.ReplaceAll(s, "$", "$$")
+	}
+	return out
 }
 
 // Manifest renders the Job as YAML (batch/v1, completionMode Indexed).
@@ -89,7 +107,7 @@ func (j JobSpec) Manifest() ([]byte, error) {
 		vol.EmptyDir = &struct{}{}
 	}
 	c := k8sContainer{
-		Name: "bench", Image: j.Image, Command: cmd, Args: j.ContainerArgs(), WorkingDir: j.WorkingDir,
+		Name: "bench", Image: j.Image, Command: k8sEscape(cmd), Args: j.ContainerArgs(), WorkingDir: j.WorkingDir,
 		// Declared, not only injected, so that $(JOB_COMPLETION_INDEX)
 		// in args expands on every Kubernetes version with Indexed Jobs.
 		Env: []k8sEnv{{Name: IndexEnv, ValueFrom: &k8sEnvSource{FieldRef: &k8sFieldRef{

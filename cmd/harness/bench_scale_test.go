@@ -337,3 +337,90 @@ func TestBenchK8sJob(t *testing.T) {
 	require.NotNil(t, job.Spec.Template.Spec.Volumes[0].EmptyDir)
 	require.Equal(t, int32(2), *job.Spec.Parallelism)
 }
+
+// k8sExpand expands s as Kubernetes expands a container's command and
+// args (k8s.io/kubernetes third_party/forked/golang/expansion): $(VAR)
+// becomes VAR's value when VAR is defined and stays as written when not,
+// $$ becomes $, and any other $ is kept (with the byte after it read as
+// a rune of its own, as Kubernetes does).
+func k8sExpand(s string, vars map[string]string) string {
+	var b strings.Builder
+	checkpoint := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] != '$' || i+1 == len(s) {
+			continue
+		}
+		b.WriteString(s[checkpoint:i])
+		rest := s[i+1:]
+		switch {
+		case rest[0] == '$':
+			b.WriteByte('$')
+		case rest[0] == '(' && strings.IndexByte(rest, ')') > 0:
+			end := strings.IndexByte(rest, ')')
+			if v, ok := vars[rest[1:end]]; ok {
+				b.WriteString(v)
+			} else {
+				b.WriteString("$(" + rest[1:end] + ")")
+			}
+			i += end
+		case rest[0] == '(':
+			b.WriteString("$(")
+		default:
+			b.WriteString("$" + string(rune(rest[0])))
+		}
+		i++
+		checkpoint = i + 1
+	}
+	return b.String() + s[checkpoint:]
+}
+
+func TestK8sExpandIsKubernetes(t *testing.T) {
+	vars := map[string]string{"A": "x"}
+	for in, want := range map[string]string{
+		"$(A)": "x", "$(B)": "$(B)", "$$(A)": "$(A)", "$$$(A)": "$x", "$": "$", "a$": "a$", "$$": "$",
+		"$(A": "$(A", "$A": "$A", "($(A))": "(x)", "$é": "$Ã\xa9", "$(A)$(A)": "xx", "$()": "$()",
+	} {
+		require.Equal(t, want, k8sExpand(in, vars), "%q", in)
+	}
+}
+
+// TestBenchK8sJobArgsSurviveExpansion: whatever the plan flags hold, the
+// pods see them as given, on every shard: no $(VAR) of the pod's
+// environment (the completion index, a secret's key) gets into them.
+func TestBenchK8sJobArgsSurviveExpansion(t *testing.T) {
+	isolate(t)
+	prompt := "shard $(JOB_COMPLETION_INDEX), key $(ANTHROPIC_API_KEY), $$HOME $HOME $( $é $(NOPE) ends in $"
+	check := `test "$(cat out.txt)" = "$$"`
+	planFlags := []string{"--agents", "claude", "--models", "m$(JOB_COMPLETION_INDEX)", "-p", prompt, "--check", check}
+	const shards = 3
+	r := invoke(t, "", append(append([]string{"bench"}, planFlags...), "k8s-job", "--shards", strconv.Itoa(shards), "--image", "i",
+		"--harness-path", "/opt/$(ANTHROPIC_API_KEY)/harness")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	var job batchv1.Job
+	require.NoError(t, yaml.UnmarshalStrict([]byte(r.stdout), &job))
+	c := job.Spec.Template.Spec.Containers[0]
+	for i := range shards {
+		vars := map[string]string{"JOB_COMPLETION_INDEX": strconv.Itoa(i), "ANTHROPIC_API_KEY": "sk-secret", "HOME": "/root"}
+		expand := func(ss []string) []string {
+			out := make([]string, len(ss))
+			for j, s := range ss {
+				out[j] = k8sExpand(s, vars)
+			}
+			return out
+		}
+		require.Equal(t, []string{"/opt/$(ANTHROPIC_API_KEY)/harness"}, expand(c.Command))
+		args := expand(c.Args)
+		require.NotContains(t, strings.Join(args, " "), "sk-secret")
+		var cl cli
+		p, err := kong.New(&cl, kong.Exit(func(int) { t.Fatal("exit") }), helpVars())
+		require.NoError(t, err)
+		_, err = p.Parse(args)
+		require.NoError(t, err, "%q", args)
+		require.Equal(t, prompt, cl.Bench.Prompt, "shard %d", i)
+		require.Equal(t, check, cl.Bench.Check)
+		require.Equal(t, []string{"m$(JOB_COMPLETION_INDEX)"}, cl.Bench.Models)
+		sh, err := cl.Bench.shard()
+		require.NoError(t, err)
+		require.Equal(t, bench.Shard{Index: i, Count: shards}, sh, "the Job's own reference stays live")
+	}
+}
