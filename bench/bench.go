@@ -249,6 +249,9 @@ func validate(p Plan) ([]Spec, error) {
 	if p.Repeat < 0 {
 		return nil, fmt.Errorf("bench: repeat %d: want 1 or more", p.Repeat)
 	}
+	if err := p.CheckSize(); err != nil {
+		return nil, err
+	}
 	p.Tasks = slices.Clone(p.Tasks)
 	agents := make([]string, len(p.Agents))
 	seen := map[string]bool{}

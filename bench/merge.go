@@ -1,8 +1,11 @@
 package bench
 
 import (
+	"bufio"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -22,11 +25,18 @@ var ErrPlanMismatch = errors.New("bench: not the same plan")
 // as it would in a results directory. Inputs
 // of different plans give ErrPlanMismatch; an input that is not a
 // results directory or a report, or holds no run, is an error naming it.
+//
+// Inputs are not trusted: every input must give the plan the same number
+// of runs, at most MaxRuns; each run's index must lie in the plan (and in
+// the input's shard), at most once per input, with the key the results
+// directories' plan gives it; at most MaxGroups agent × model groups. So
+// what a merge holds is bounded by MaxRuns and the size of its inputs,
+// whatever they say.
 func Merge(inputs []string) (*Report, error) {
 	if len(inputs) == 0 {
 		return nil, errors.New("bench: merge: nothing to merge: give results directories or JSON reports")
 	}
-	m := &merger{seen: map[int]bool{}}
+	m := &merger{}
 	for _, in := range inputs {
 		st, err := os.Stat(in)
 		if err != nil {
@@ -41,37 +51,50 @@ func Merge(inputs []string) (*Report, error) {
 			return nil, err
 		}
 	}
+	if err := m.check(); err != nil {
+		return nil, err
+	}
 	return m.report(), nil
 }
 
 type merger struct {
-	planID  string
-	from    string // the input that set planID
-	planned int
-	keys    []RunKey // the plan's runs, when a results directory named them
-	seed    uint64
-	started time.Time
-	ended   time.Time
-	runs    []RunReport
-	seen    map[int]bool
-	dups    []RunKey
+	planID   string
+	from     string // the input that set planID
+	planned  int
+	keys     []RunKey // the plan's runs, when a results directory named them
+	keysFrom string
+	seed     uint64
+	started  time.Time
+	ended    time.Time
+	runs     []RunReport
+	seen     []bool // by index, planned long
+	dups     []RunKey
 }
 
 func (m *merger) plan(id, from string, planned int) error {
 	if id == "" {
 		return fmt.Errorf("bench: merge: %s: has no plan id (made before shards existed?)", from)
 	}
+	if planned < 1 || planned > maxRuns {
+		return fmt.Errorf("bench: merge: %s: a plan of %d runs: not a plan bench makes (1 to %d)", from, planned, maxRuns)
+	}
 	if m.planID == "" {
 		m.planID, m.from, m.planned = id, from, planned
+		m.seen = make([]bool, planned)
 		return nil
 	}
 	if id != m.planID {
 		return fmt.Errorf("%w: %s is plan %s, %s is plan %s", ErrPlanMismatch, m.from, short(m.planID), from, short(id))
 	}
-	m.planned = max(m.planned, planned)
+	// The plan id hashes the expanded runs: the same id, the same count.
+	if planned != m.planned {
+		return fmt.Errorf("bench: merge: %s gives plan %s %d runs, %s gives it %d: one of them was not written by bench", m.from, short(m.planID), m.planned, from, planned)
+	}
 	return nil
 }
 
+// add takes a run of input from, once its index is known to lie in the
+// plan (the caller checks).
 func (m *merger) add(rr RunReport) {
 	if m.seen[rr.Index] {
 		m.dups = append(m.dups, rr.Key())
@@ -96,18 +119,21 @@ func (m *merger) dir(dir string) error {
 		return fmt.Errorf("bench: merge: %s: no results here (no plan.json): not a --results directory", dir)
 	}
 	if err != nil {
-		return fmt.Errorf("bench: merge: %w", err)
+		return err // "bench: FILE: …"
 	}
 	if err := m.plan(pf.PlanID, dir, len(pf.Runs)); err != nil {
 		return err
 	}
-	m.keys = pf.Runs
-	recs, err := readRecords(dir, pf.PlanID)
+	if m.keys != nil && !slices.Equal(m.keys, pf.Runs) {
+		return fmt.Errorf("bench: merge: %s and %s name the runs of plan %s differently: one plan.json was not written by bench", m.keysFrom, dir, short(m.planID))
+	}
+	m.keys, m.keysFrom = pf.Runs, dir
+	recs, err := readRecords(dir, pf.PlanID, len(pf.Runs))
 	if err != nil {
-		return fmt.Errorf("bench: merge: %w", err)
+		return err
 	}
 	for _, rec := range recs {
-		if st, err := os.Stat(filepath.Join(dir, "runs", fmt.Sprintf("%06d.json", rec.Run.Index))); err == nil {
+		if st, err := os.Stat(filepath.Join(dir, "runs", rowName(rec.Run.Index))); err == nil {
 			end := st.ModTime()
 			m.span(end.Add(-time.Duration(rec.Run.WallMS)*time.Millisecond), end)
 		}
@@ -117,12 +143,31 @@ func (m *merger) dir(dir string) error {
 }
 
 func (m *merger) file(path string) error {
-	r, err := ReadReport(path)
+	r, err := readMergeReport(path)
 	if err != nil {
 		return fmt.Errorf("bench: merge: %w", err)
 	}
 	if err := m.plan(r.PlanID, path, r.Planned); err != nil {
 		return err
+	}
+	lo, hi := 0, r.Planned
+	if sh := r.Shard; sh != nil {
+		if !sh.valid() {
+			return fmt.Errorf("bench: merge: %s: shard %d/%d of %d runs: not a shard bench makes", path, sh.Index, sh.Count, r.Planned)
+		}
+		lo, hi = sh.bound(sh.Index, r.Planned), sh.bound(sh.Index+1, r.Planned)
+	}
+	mine := make(map[int]bool, len(r.Runs))
+	for _, rr := range r.Runs {
+		switch {
+		case rr.Index < lo || rr.Index >= hi:
+			return fmt.Errorf("bench: merge: %s: run #%d is not in its plan (runs #%d to #%d)", path, rr.Index+1, lo+1, hi)
+		case mine[rr.Index]:
+			return fmt.Errorf("bench: merge: %s: holds run #%d twice: not a report bench writes", path, rr.Index+1)
+		case rr.Agent == "":
+			return fmt.Errorf("bench: merge: %s: run #%d has no agent: not a report bench writes", path, rr.Index+1)
+		}
+		mine[rr.Index] = true
 	}
 	if m.seed == 0 {
 		m.seed = r.Seed
@@ -131,6 +176,22 @@ func (m *merger) file(path string) error {
 	for _, rr := range r.Runs {
 		if final(rr) { // as in a results directory: the others are missing
 			m.add(rr)
+		}
+	}
+	return nil
+}
+
+// check holds what no single input can: the runs against the plan a
+// results directory named, and the number of groups.
+func (m *merger) check() error {
+	groups := map[[2]string]bool{}
+	for _, rr := range m.runs {
+		if m.keys != nil && rr.Key() != m.keys[rr.Index] {
+			return fmt.Errorf("bench: merge: run #%d is not the run %s's plan has at that index", rr.Index+1, m.keysFrom)
+		}
+		groups[[2]string{rr.Agent, rr.Model}] = true
+		if len(groups) > maxGroups {
+			return fmt.Errorf("bench: merge: plan %s: more than %d agent × model groups: not a plan bench makes", short(m.planID), maxGroups)
 		}
 	}
 	return nil
@@ -146,16 +207,133 @@ func (m *merger) report() *Report {
 	if r.Runs == nil {
 		r.Runs = []RunReport{}
 	}
-	for i := range m.planned {
-		if m.seen[i] {
+	for i, seen := range m.seen {
+		if seen {
 			continue
 		}
 		k := RunKey{Index: i}
-		if i < len(m.keys) {
+		if m.keys != nil {
 			k = m.keys[i]
 		}
 		r.Missing = append(r.Missing, k)
 	}
 	Summarize(r)
 	return r
+}
+
+// mergeReport is what a merge reads of a JSON report: the aggregates are
+// recomputed, so they are skipped, not decoded.
+type mergeReport struct {
+	PlanID  string
+	Planned int
+	Shard   *Shard
+	Seed    uint64
+	Started time.Time
+	WallMS  int64
+	Runs    []RunReport
+}
+
+// readMergeReport reads a JSON report as a stream: at most MaxRuns runs
+// are decoded (a report is one plan's, or a shard of it; at most planned
+// when that comes first, as bench writes it), and the rest
+// (groups, comparisons) is skipped token by token, so a report's size is
+// the bound of what it costs.
+func readMergeReport(path string) (*mergeReport, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	bad := func(err error) error { return fmt.Errorf("%s: not a bench JSON report: %v", path, err) }
+	dec := json.NewDecoder(bufio.NewReader(f))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, bad(errors.New("not a JSON object"))
+	}
+	var r mergeReport
+	hasRuns := false
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, bad(err)
+		}
+		var dst any
+		switch tok {
+		case "plan_id":
+			dst = &r.PlanID
+		case "planned":
+			dst = &r.Planned
+		case "shard":
+			dst = &r.Shard
+		case "seed":
+			dst = &r.Seed
+		case "started":
+			dst = &r.Started
+		case "wall_ms":
+			dst = &r.WallMS
+		case "runs":
+			hasRuns = true
+			limit := maxRuns
+			if r.Planned >= 1 && r.Planned < maxRuns { // bench writes planned first
+				limit = r.Planned
+			}
+			err = decodeRuns(dec, &r.Runs, limit)
+		default:
+			err = skipValue(dec)
+		}
+		if err == nil && dst != nil {
+			err = dec.Decode(dst)
+		}
+		if err != nil {
+			return nil, bad(err)
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, bad(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, bad(errors.New("data after the report"))
+	}
+	if !hasRuns {
+		return nil, bad(errors.New("no runs"))
+	}
+	return &r, nil
+}
+
+// decodeRuns appends the runs of a JSON array, at most limit of them.
+func decodeRuns(dec *json.Decoder, runs *[]RunReport, limit int) error {
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+		return errors.New("runs: not an array")
+	}
+	for dec.More() {
+		if len(*runs) >= limit {
+			return fmt.Errorf("more than %d runs: more than its plan has", limit)
+		}
+		var rr RunReport
+		if err := dec.Decode(&rr); err != nil {
+			return err
+		}
+		*runs = append(*runs, rr)
+	}
+	_, err := dec.Token()
+	return err
+}
+
+// skipValue reads past one JSON value without keeping it.
+func skipValue(dec *json.Decoder) error {
+	depth := 0
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			depth++
+		case json.Delim('}'), json.Delim(']'):
+			depth--
+		}
+		if depth == 0 {
+			return nil
+		}
+	}
 }

@@ -59,6 +59,37 @@ func (s Shard) valid() bool {
 	return s == Shard{} || s.Count >= 1 && s.Index >= 0 && s.Index < s.Count
 }
 
+// MaxRuns is the most runs a plan may have, and MaxGroups the most agent
+// × model groups (a report pairs every two groups: MaxGroups² / 2
+// comparisons). Both are far above any bench one pays agents for, and
+// they bound what a merge of reports and results directories from
+// anywhere may hold: an input saying more is refused, as is a plan
+// saying more (bench.Run, CheckSize).
+const (
+	MaxRuns   = 100_000
+	MaxGroups = 256
+)
+
+// maxRuns and maxGroups are the limits in force: tests lower them.
+var maxRuns, maxGroups = MaxRuns, MaxGroups
+
+// CheckSize refuses a plan of more than MaxRuns runs or MaxGroups agent ×
+// model groups, without expanding it.
+func (p Plan) CheckSize() error {
+	models, rep := max(len(p.Models), 1), max(p.Repeat, 1)
+	if g := len(p.Agents) * models; len(p.Agents) > maxGroups || models > maxGroups || g > maxGroups {
+		return fmt.Errorf("bench: %d agents × %d models: more than %d groups to compare", len(p.Agents), models, maxGroups)
+	}
+	n := 1
+	for _, f := range []int{len(p.Tasks), models, rep, len(p.Agents)} {
+		if f > maxRuns || n*f > maxRuns { // n <= maxRuns and f <= maxRuns: no overflow
+			return fmt.Errorf("bench: %d tasks × %d models × %d repeats × %d agents: more than %d runs", len(p.Tasks), models, rep, len(p.Agents), maxRuns)
+		}
+		n *= f
+	}
+	return nil
+}
+
 // RunKey identifies a run of a plan across shards and machines.
 type RunKey struct {
 	Index  int    `json:"index"`

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/agentharness/harness/event"
 )
@@ -79,7 +80,7 @@ func OpenResults(dir string, specs []Spec) (*Results, error) {
 	case pf.PlanID != id:
 		return nil, fmt.Errorf("bench: --results %s holds the runs of plan %s, not of this plan (%s): use another directory", dir, short(pf.PlanID), short(id))
 	}
-	recs, err := readRecords(dir, id)
+	recs, err := readRecords(dir, id, len(specs))
 	if err != nil {
 		return nil, err
 	}
@@ -92,9 +93,20 @@ func OpenResults(dir string, specs []Spec) (*Results, error) {
 
 func short(id string) string { return id[:min(12, len(id))] }
 
+// The most a results directory's files may weigh: far above what bench
+// writes (a row keeps 16 KiB of check output), they keep a directory on a
+// shared volume, which anyone with access may fill, from swelling a
+// reader.
+const (
+	maxPlanFile = 64 << 20
+	maxRowFile  = 1 << 20
+)
+
+// readPlanFile reads dir's plan.json: at most MaxRuns runs, each at its
+// index, at most MaxGroups agent × model groups.
 func readPlanFile(dir string) (*PlanFile, error) {
 	path := filepath.Join(dir, "plan.json")
-	data, err := os.ReadFile(path)
+	data, err := readCapped(path, maxPlanFile)
 	if err != nil {
 		return nil, err
 	}
@@ -102,41 +114,112 @@ func readPlanFile(dir string) (*PlanFile, error) {
 	if err := json.Unmarshal(data, &pf); err != nil || pf.PlanID == "" {
 		return nil, fmt.Errorf("bench: %s: not a results plan file (corrupt?)", path)
 	}
+	if len(pf.Runs) < 1 || len(pf.Runs) > maxRuns {
+		return nil, fmt.Errorf("bench: %s: a plan of %d runs: not a plan bench makes (1 to %d)", path, len(pf.Runs), maxRuns)
+	}
+	groups := map[[2]string]bool{}
+	for i, k := range pf.Runs {
+		if k.Index != i || k.Agent == "" {
+			return nil, fmt.Errorf("bench: %s: run #%d is not a run of a plan (corrupt?)", path, i+1)
+		}
+		if groups[[2]string{k.Agent, k.Model}] = true; len(groups) > maxGroups {
+			return nil, fmt.Errorf("bench: %s: more than %d agent × model groups: not a plan bench makes", path, maxGroups)
+		}
+	}
 	return &pf, nil
 }
 
-// readRecords reads every row of dir, in index order; a row that does not
-// parse, or belongs to another plan, is an error naming its file.
-func readRecords(dir, planID string) ([]RunRecord, error) {
-	entries, err := readDir(filepath.Join(dir, "runs"))
-	if err != nil {
-		return nil, err
+// rowName is the file name of run index i's row.
+func rowName(i int) string { return fmt.Sprintf("%06d.json", i) }
+
+// readRecords reads every row of dir, a plan of planned runs, in index
+// order; a row that does not parse, is not named for a run of the plan,
+// or belongs to another plan, is an error naming its file. The directory
+// is read a batch of names at a time: junk names cost nothing kept.
+func readRecords(dir, planID string, planned int) ([]RunRecord, error) {
+	d, err := os.Open(filepath.Join(dir, "runs"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
 	}
+	if err != nil {
+		return nil, fmt.Errorf("bench: %w", err)
+	}
+	defer d.Close()
 	var out []RunRecord
-	for _, e := range entries {
-		name := e.Name()
-		if strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".json") {
-			continue // a temporary file of a row being written
+	for {
+		entries, err := d.ReadDir(256)
+		for _, e := range entries {
+			rec, ok, err := readRecord(dir, e.Name(), planID, planned)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				out = append(out, rec)
+			}
 		}
-		path := filepath.Join(dir, "runs", name)
-		data, err := os.ReadFile(path)
+		if err == io.EOF {
+			break
+		}
 		if err != nil {
 			return nil, fmt.Errorf("bench: %w", err)
 		}
-		var rec RunRecord
-		if err := json.Unmarshal(data, &rec); err != nil || rec.Run.Agent == "" {
-			return nil, fmt.Errorf("bench: %s: not a run record (corrupt?); move it away to run that run again", path)
-		}
-		if rec.PlanID != planID {
-			return nil, fmt.Errorf("bench: %s: a run of plan %s, not %s", path, short(rec.PlanID), short(planID))
-		}
-		if n, err := strconv.Atoi(strings.TrimSuffix(name, ".json")); err != nil || n != rec.Run.Index {
-			return nil, fmt.Errorf("bench: %s: holds run #%d, not the one its name says", path, rec.Run.Index+1)
-		}
-		out = append(out, rec)
 	}
 	slices.SortFunc(out, func(a, b RunRecord) int { return a.Run.Index - b.Run.Index })
 	return out, nil
+}
+
+// readRecord reads the row of dir named name; ok is false for a
+// temporary file of a row being written.
+func readRecord(dir, name, planID string, planned int) (rec RunRecord, ok bool, err error) {
+	if strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".json") {
+		return rec, false, nil
+	}
+	path := filepath.Join(dir, "runs", name)
+	n, aerr := strconv.Atoi(strings.TrimSuffix(name, ".json"))
+	if aerr != nil || n < 0 || n >= planned || name != rowName(n) {
+		return rec, false, fmt.Errorf("bench: %s: not the row of a run of this plan of %d runs; move it away", path, planned)
+	}
+	data, err := readCapped(path, maxRowFile)
+	if err != nil {
+		return rec, false, err
+	}
+	if err := json.Unmarshal(data, &rec); err != nil || rec.Run.Agent == "" {
+		return rec, false, fmt.Errorf("bench: %s: not a run record (corrupt?); move it away to run that run again", path)
+	}
+	if rec.PlanID != planID {
+		return rec, false, fmt.Errorf("bench: %s: a run of plan %s, not %s", path, short(rec.PlanID), short(planID))
+	}
+	if n != rec.Run.Index {
+		return rec, false, fmt.Errorf("bench: %s: holds run #%d, not the one its name says", path, rec.Run.Index+1)
+	}
+	return rec, true, nil
+}
+
+// readCapped reads the regular file path, at most max bytes. Anything
+// else is an error: a larger file, or a FIFO or device, which is opened
+// without blocking and never read, so no file put in a results directory
+// can hang or swell its reader.
+func readCapped(path string, max int64) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, fmt.Errorf("bench: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("bench: %w", err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("bench: %s: not a regular file", path)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, fmt.Errorf("bench: %w", err)
+	}
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("bench: %s: more than %d bytes: not what bench writes", path, max)
+	}
+	return data, nil
 }
 
 // final reports whether a run's row is worth keeping: a run that was
@@ -173,7 +256,7 @@ func (r *Results) record(rr *RunReport) {
 	if r == nil || !final(*rr) {
 		return
 	}
-	name := fmt.Sprintf("%06d", rr.Index)
+	name := strings.TrimSuffix(rowName(rr.Index), ".json")
 	rec := RunRecord{PlanID: r.planID, Shard: r.shard, Run: *rr}
 	if rr.Log != "" {
 		rel := filepath.Join("logs", name+".ndjson")

@@ -184,19 +184,26 @@ func TestBenchScaleBadInput(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(corrupt, "plan.json"), []byte("{\"plan_id\": 3"), 0o644))
 	junk := filepath.Join(home, "junk.json")
 	require.NoError(t, os.WriteFile(junk, []byte("not json"), 0o644))
+	// A report that says its plan has 5 million runs (2 GB, before).
+	absurd := filepath.Join(home, "absurd.json")
+	require.NoError(t, os.WriteFile(absurd, []byte(`{"plan_id":"0123456789abcdef0123456789abcdef","planned":5000000,`+
+		`"runs":[{"index":0,"agent":"claude","status":"success"}]}`), 0o644))
 
 	for name, args := range map[string][]string{
-		"shard-3-of-3":        append(plan, "--shard", "3/3"),
-		"shard-x":             append(plan, "--shard", "x"),
-		"merge-empty-dir":     {"bench", "merge", empty},
-		"merge-nothing":       {"bench", "merge"},
-		"merge-corrupt-plan":  {"bench", "merge", corrupt},
-		"merge-junk-report":   {"bench", "merge", junk},
-		"compare-junk":        {"bench", "compare", junk, junk},
-		"compare-bad-growth":  {"bench", "compare", "--max-cost-growth", "lots", results, results},
-		"k8s-env-inline":      {"bench", "--agents", "claude", "-p", "x", "--env", "ANTHROPIC_API_KEY=sk-secret", "k8s-job", "--shards", "2", "--image", "i"},
-		"k8s-no-shards":       {"bench", "--agents", "claude", "-p", "x", "k8s-job", "--shards", "0", "--image", "i"},
-		"k8s-bad-secret-name": {"bench", "--agents", "claude", "-p", "x", "k8s-job", "--shards", "2", "--image", "i", "--env-from-secret", "Bad_Name"},
+		"shard-3-of-3":         append(plan, "--shard", "3/3"),
+		"shard-x":              append(plan, "--shard", "x"),
+		"merge-empty-dir":      {"bench", "merge", empty},
+		"merge-nothing":        {"bench", "merge"},
+		"merge-corrupt-plan":   {"bench", "merge", corrupt},
+		"merge-junk-report":    {"bench", "merge", junk},
+		"merge-absurd-planned": {"bench", "merge", absurd},
+		"repeat-too-many":      append(plan, "--repeat", "100001"),
+		"k8s-repeat-too-many":  {"bench", "--agents", "claude", "-p", "x", "--repeat", "200000", "k8s-job", "--shards", "2", "--image", "i"},
+		"compare-junk":         {"bench", "compare", junk, junk},
+		"compare-bad-growth":   {"bench", "compare", "--max-cost-growth", "lots", results, results},
+		"k8s-env-inline":       {"bench", "--agents", "claude", "-p", "x", "--env", "ANTHROPIC_API_KEY=sk-secret", "k8s-job", "--shards", "2", "--image", "i"},
+		"k8s-no-shards":        {"bench", "--agents", "claude", "-p", "x", "k8s-job", "--shards", "0", "--image", "i"},
+		"k8s-bad-secret-name":  {"bench", "--agents", "claude", "-p", "x", "k8s-job", "--shards", "2", "--image", "i", "--env-from-secret", "Bad_Name"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			r := invoke(t, "", args...)
