@@ -119,7 +119,8 @@ type Options struct {
 	// Results, when not "", is a directory where each run's row (and a
 	// copy of its session log) is written as soon as the run ends; runs
 	// already recorded there for the same plan are not run again (see
-	// OpenResults).
+	// OpenResults). Benches sharing the directory run each run once
+	// between them: each claims a run before running it (results.go).
 	Results string
 	// Seed seeds the report's bootstrap intervals; 0 means DefaultSeed.
 	Seed uint64
@@ -221,13 +222,63 @@ func Run(ctx context.Context, p Plan, o Options) (*Report, error) {
 		queue <- job{pos, s}
 	}
 	close(queue)
+	// A run another bench on the same results directory holds is put
+	// off; once the queue is empty, the put-off runs wait for their
+	// claims (Results.claim).
+	var (
+		dmu      sync.Mutex
+		deferred []job
+	)
+	work := func(j job, wait bool) {
+		var release func()
+		if cctx.Err() == nil { // else skipped below, claimed or not
+			var rr RunReport
+			var done bool
+			var err error
+			release, rr, done, err = results.claim(cctx, j.s, wait)
+			switch {
+			case err != nil:
+				rep.Runs[j.pos] = RunReport{Index: j.s.Index, Task: j.s.Task.Name, Agent: j.s.Agent, Model: j.s.Model,
+					Repeat: j.s.Repeat, Status: event.ResultError, Reason: ReasonSetup, Error: err.Error()}
+				b.progress(Progress{Spec: j.s, State: StateDone, Status: event.ResultError})
+				return
+			case done:
+				rep.Runs[j.pos] = rr
+				b.progress(Progress{Spec: j.s, State: StateDone, Status: rr.Status, Passed: passed(rr.Check),
+					Elapsed: time.Duration(rr.WallMS) * time.Millisecond, Tools: rr.ToolCalls})
+				return
+			case release == nil && !wait:
+				dmu.Lock()
+				deferred = append(deferred, j)
+				dmu.Unlock()
+				return
+			}
+		}
+		rr := b.one(cctx, j.s)
+		results.record(&rr)
+		if release != nil {
+			release()
+		}
+		rep.Runs[j.pos] = rr
+	}
 	var wg sync.WaitGroup
 	for range min(parallel, len(queue)) {
 		wg.Go(func() {
 			for j := range queue {
-				rr := b.one(cctx, j.s)
-				results.record(&rr)
-				rep.Runs[j.pos] = rr
+				work(j, false)
+			}
+		})
+	}
+	wg.Wait()
+	later := make(chan job, len(deferred))
+	for _, j := range deferred {
+		later <- j
+	}
+	close(later)
+	for range min(parallel, len(later)) {
+		wg.Go(func() {
+			for j := range later {
+				work(j, true)
 			}
 		})
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -307,4 +308,40 @@ func FuzzResultsRow(f *testing.F) {
 		_, _ = bench.OpenResults(dir, plan.Specs())
 		_, _ = bench.Merge([]string{dir})
 	})
+}
+
+// TestTwoBenchesShareResults: two benches of one plan on one results
+// directory (a shared volume, a bench started twice) run each run once
+// between them, and each reports every run.
+func TestTwoBenchesShareResults(t *testing.T) {
+	p := resumePlan()
+	p.Repeat = 2 // 8 runs
+	dir := t.TempDir()
+	var started atomic.Int32
+	reps := make([]*bench.Report, 2)
+	var wg sync.WaitGroup
+	for i := range reps {
+		wg.Go(func() {
+			rep, err := bench.Run(context.Background(), p, bench.Options{Parallel: 2, Results: dir, Setup: counting(&started, writers)})
+			require.NoError(t, err)
+			reps[i] = rep
+		})
+	}
+	wg.Wait()
+	require.Equal(t, int32(8), started.Load(), "each run once")
+	resumed := 0
+	for _, rep := range reps {
+		require.Len(t, rep.Runs, 8)
+		for _, r := range rep.Runs {
+			require.Equal(t, "success", r.Status, "%+v", r)
+			if r.Resumed {
+				resumed++
+			}
+		}
+	}
+	require.Equal(t, 8, resumed, "what one ran, the other took from its row")
+	m, err := bench.Merge([]string{dir})
+	require.NoError(t, err)
+	require.Empty(t, m.Missing)
+	require.Empty(t, m.Duplicates)
 }

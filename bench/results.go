@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/agentharness/harness/event"
 )
@@ -22,10 +24,16 @@ import (
 //	DIR/plan.json          the plan: its id and every run's key
 //	DIR/runs/NNNNNN.json   one run's row (RunRecord), NNNNNN its index
 //	DIR/logs/NNNNNN.ndjson a copy of that run's session log
+//	DIR/claims/NNNNNN.lock locked (flock) while a bench runs that run
 //
 // Every file is written to a temporary name and renamed, so a bench
 // killed at any moment leaves whole rows or none; shards write disjoint
-// rows, and the same plan.json.
+// rows, and the same plan.json. Benches sharing DIR (on a shared volume,
+// or started twice) run each run once: a run is claimed before it runs
+// (claim), and a bench that finds it claimed runs the others first, then
+// waits for the claim and takes the row the other bench recorded. The
+// kernel drops the lock of a bench that dies, so a crashed bench's runs
+// are claimed again by the next.
 
 // PlanFile is the plan of a results directory.
 type PlanFile struct {
@@ -48,10 +56,11 @@ type RunRecord struct {
 // Results records the runs of one bench in a results directory. Its
 // methods are safe for concurrent use; a nil *Results records nothing.
 type Results struct {
-	dir    string
-	planID string
-	shard  *Shard
-	prior  map[int]RunReport
+	dir     string
+	planID  string
+	planned int
+	shard   *Shard
+	prior   map[int]RunReport
 }
 
 // OpenResults opens (creating it, 0700) the results directory dir for
@@ -59,7 +68,7 @@ type Results struct {
 // or a row it cannot read: it never overwrites or removes what is there.
 func OpenResults(dir string, specs []Spec) (*Results, error) {
 	id := specsID(specs)
-	for _, d := range []string{dir, filepath.Join(dir, "runs"), filepath.Join(dir, "logs")} {
+	for _, d := range []string{dir, filepath.Join(dir, "runs"), filepath.Join(dir, "logs"), filepath.Join(dir, "claims")} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return nil, fmt.Errorf("bench: --results: %w", err)
 		}
@@ -84,7 +93,7 @@ func OpenResults(dir string, specs []Spec) (*Results, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Results{dir: dir, planID: id, prior: map[int]RunReport{}}
+	r := &Results{dir: dir, planID: id, planned: len(specs), prior: map[int]RunReport{}}
 	for _, rec := range recs {
 		r.prior[rec.Run.Index] = rec.Run
 	}
@@ -247,6 +256,63 @@ func (r *Results) done(s Spec) (RunReport, bool) {
 	}
 	rr.Resumed = true
 	return rr, true
+}
+
+// claimPoll is how often a bench waiting for another bench's claim tries
+// it again: there is no cross-process notice of a lock's release.
+const claimPoll = 200 * time.Millisecond
+
+// claim takes run s for this bench before it runs. When it is this
+// bench's to run, release is set: call it once the run's row is recorded.
+// When another bench recorded s meanwhile, done is true and rr is that
+// row. When another bench holds s, neither: with wait false at once, else
+// only once ctx is done (the run is then skipped). err is a claim that
+// could not be made or a row that cannot be read: the run is not run.
+// A nil *Results claims everything.
+func (r *Results) claim(ctx context.Context, s Spec, wait bool) (release func(), rr RunReport, done bool, err error) {
+	if r == nil {
+		return func() {}, rr, false, nil
+	}
+	path := filepath.Join(r.dir, "claims", fmt.Sprintf("%06d.lock", s.Index))
+	for {
+		// Never removed: a lock file unlinked while another bench waits
+		// on it would let a third lock a new file of the same name.
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+		if err != nil {
+			return nil, rr, false, fmt.Errorf("claiming the run in --results: %w", err)
+		}
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			release = func() { f.Close() } // closing the last descriptor unlocks
+			break
+		}
+		f.Close()
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, rr, false, fmt.Errorf("claiming the run in --results: %w", err)
+		}
+		if !wait {
+			return nil, rr, false, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, rr, false, nil
+		case <-time.After(claimPoll):
+		}
+	}
+	// Claimed: the bench that held it may have recorded it since this
+	// one opened the directory.
+	rec, ok, err := readRecord(r.dir, rowName(s.Index), r.planID, r.planned)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		release()
+		return nil, rr, false, err
+	case ok && final(rec.Run) && rec.Run.Key() == s.Key():
+		release()
+		rec.Run.Resumed = true
+		return nil, rec.Run, true, nil
+	}
+	return release, rr, false, nil
 }
 
 // record writes rr's row, with a copy of its session log, unless the run

@@ -153,6 +153,7 @@ func TestBenchKilledResumes(t *testing.T) {
 	_ = cmd.Wait()
 	rows, _ := filepath.Glob(filepath.Join(results, "runs", "*.json"))
 	require.Len(t, rows, 1)
+	require.FileExists(t, filepath.Join(results, "claims", "000001.lock"), "the dead bench's claim: its lock went with it")
 
 	r := invoke(t, "", args...)
 	require.Equal(t, 0, r.code, r.stderr)
@@ -165,6 +166,36 @@ func TestBenchKilledResumes(t *testing.T) {
 	}
 	data, _ := os.ReadFile(count)
 	require.Equal(t, 2+3, strings.Count(string(data), "\n"), "only the three missing runs ran again")
+}
+
+// TestTwoBenchProcessesShareResults: two bench processes of one plan on
+// one --results directory run every run once between them.
+func TestTwoBenchProcessesShareResults(t *testing.T) {
+	home := isolate(t)
+	src := benchSource(t)
+	count := filepath.Join(home, "count")
+	results := filepath.Join(home, "results")
+	args := benchArgs(t, "bench-cli-counted", "--agents", "claude", "--models", "m1,m2,m3", "-p", "write out.txt", "--workdir", src,
+		"--repeat", "2", "--parallel", "2", "--report", "json", "--results", results,
+		"--env", "BENCH_COUNT_FILE="+count, "--no-progress", "--no-store")
+	var wg sync.WaitGroup
+	for i := range 2 {
+		cmd, out, errb := harnessProc(t, nil, args...)
+		wg.Go(func() {
+			require.NoError(t, cmd.Wait(), "bench %d: %s", i, errb)
+			rep := decodeReport(t, out.String())
+			require.Len(t, rep.Runs, 6)
+			for _, r := range rep.Runs {
+				require.Equal(t, "success", r.Status)
+			}
+		})
+	}
+	wg.Wait()
+	data, err := os.ReadFile(count)
+	require.NoError(t, err)
+	require.Equal(t, 6, strings.Count(string(data), "\n"), "each of the 6 runs ran once")
+	m := invoke(t, "", "bench", "merge", "--report", "json", "--no-store", results)
+	require.Equal(t, 0, m.code, m.stderr)
 }
 
 func TestBenchScaleBadInput(t *testing.T) {
