@@ -207,6 +207,9 @@ func (m *merger) report() *Report {
 	if r.Runs == nil {
 		r.Runs = []RunReport{}
 	}
+	if n := m.planned - len(m.runs); n > 0 {
+		r.Missing = make([]RunKey, 0, n)
+	}
 	for i, seen := range m.seen {
 		if seen {
 			continue

@@ -19,7 +19,7 @@ import (
 const craftedPlan = "0123456789abcdef0123456789abcdef"
 
 // writeJSONFile writes v as JSON (a json.RawMessage as it is) to a new file and returns its path.
-func writeJSONFile(t *testing.T, v any) string {
+func writeJSONFile(t testing.TB, v any) string {
 	t.Helper()
 	data, ok := v.(json.RawMessage)
 	if !ok {
@@ -219,4 +219,17 @@ func TestPlanSizeIsBounded(t *testing.T) {
 	require.NoError(t, p.CheckSize())
 	p.Models = append(p.Models, "one-more")
 	require.ErrorContains(t, p.CheckSize(), "more than 256 groups")
+}
+
+// BenchmarkMergeLargestPlan merges a report naming the largest plan bench
+// makes with one run recorded: all it holds is the missing list, bounded
+// by MaxRuns (a report claiming 5 million runs took 2.1 GB, before).
+func BenchmarkMergeLargestPlan(b *testing.B) {
+	path := writeJSONFile(b, craftedReport(bench.MaxRuns, run(0)))
+	for b.Loop() {
+		m, err := bench.Merge([]string{path})
+		if err != nil || len(m.Missing) != bench.MaxRuns-1 {
+			b.Fatal(err)
+		}
+	}
 }

@@ -10,7 +10,7 @@ import (
 )
 
 // benchPkgs are the packages whose in-process benchmarks are recorded.
-var benchPkgs = []string{"./event", "./linescan", "./adapters/...", "./process", "./serve"}
+var benchPkgs = []string{"./event", "./linescan", "./adapters/...", "./process", "./serve", "./bench"}
 
 // goBenchmarks runs the in-process benchmarks and parses their results.
 func (b *bench) goBenchmarks() ([]goBench, error) {
