@@ -45,10 +45,22 @@ const MaxDiffFileBytes = 1 << 20
 // truncated to rewrite it (Codex writes a file as create-truncate, then
 // write): a file found empty at a call's start that changed during the
 // run is taken as possibly half written as well.
+//
+// Where the agent itself says a call adds its files, writing them in place
+// (ToolStart.Creates: Codex's change kind add), a file found changing is
+// taken as absent before the call when the disk says it was created by it:
+// its inode was born after the run started (a file that was there before
+// keeps its inode when rewritten in place), and nothing else of the run
+// may have made it — no earlier call named it, and no tool that changes
+// files out of the stream's sight (a shell command, a sub-agent, an MCP or
+// unknown tool) has run. Codex's add alone does not say it: its
+// apply_patch writes an added file over whatever is there.
 type fileDiffs struct {
 	cwd     string
 	started time.Time             // when the run started (wall clock)
 	before  map[string][]snapshot // by the agent's call id
+	named   map[string]bool       // files the run's file calls named so far, absolute
+	unseen  bool                  // a tool that may change files out of sight has started
 	// prevChunk and chunk are when the previous and the current chunk of
 	// stdout arrived (wall clock, as file times are).
 	prevChunk, chunk time.Time
@@ -76,7 +88,7 @@ func newFileDiffs(cwd string) *fileDiffs {
 		cwd = abs
 	}
 	now := time.Now()
-	return &fileDiffs{cwd: cwd, started: now, before: map[string][]snapshot{}, prevChunk: now, chunk: now}
+	return &fileDiffs{cwd: cwd, started: now, before: map[string][]snapshot{}, named: map[string]bool{}, prevChunk: now, chunk: now}
 }
 
 func isFileKind(k event.Kind) bool {
@@ -92,6 +104,7 @@ func (d *fileDiffs) observe(bodies []event.Body) {
 		switch v := b.(type) {
 		case *event.ToolStart:
 			if !isFileKind(v.Kind) {
+				d.unseen = d.unseen || changesUnseen(v.Kind)
 				continue
 			}
 			if startedHere == nil {
@@ -102,12 +115,23 @@ func (d *fileDiffs) observe(bodies []event.Body) {
 				snaps := make([]snapshot, len(paths))
 				for i, p := range paths {
 					snaps[i] = d.read(p, d.prevChunk.Add(-mtimeSlack))
+					if snaps[i].skip == event.DiffSkippedUnknown && v.Creates && d.createdByCall(p) {
+						snaps[i] = snapshot{path: p} // absent
+					}
+				}
+				for _, p := range paths {
+					d.named[d.abs(p)] = true
 				}
 				d.before[v.CallID] = snaps
 			}
 		case *event.ToolEnd:
 			before, tracked := d.before[v.CallID]
 			delete(d.before, v.CallID)
+			if isFileKind(v.Kind) {
+				for _, p := range v.Paths {
+					d.named[d.abs(p)] = true
+				}
+			}
 			if !isFileKind(v.Kind) && !tracked {
 				continue
 			}
@@ -137,6 +161,29 @@ func (d *fileDiffs) observe(bodies []event.Body) {
 			}
 		}
 	}
+}
+
+// createdByCall reports whether the disk says the file at path was created
+// by the call now starting, which the agent says adds it in place: its
+// inode was born after the run started, no earlier call of the run named
+// it, and no tool that may change files out of sight has run.
+func (d *fileDiffs) createdByCall(path string) bool {
+	if d.unseen || d.named[d.abs(path)] {
+		return false
+	}
+	born, ok := bornAt(d.abs(path))
+	return ok && born.After(d.started)
+}
+
+// changesUnseen reports whether a tool of kind k may change files the
+// stream does not name: anything but reads, searches, web and to-do tools
+// (file tools name theirs).
+func changesUnseen(k event.Kind) bool {
+	switch k {
+	case event.KindRead, event.KindSearch, event.KindWeb, event.KindTodo:
+		return false
+	}
+	return !isFileKind(k)
 }
 
 // startPaths are the files a call names when it starts.

@@ -4,12 +4,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentharness/harness/adapters/gemini"
 	"github.com/agentharness/harness/event"
 )
 
@@ -292,4 +294,54 @@ func TestAgentPatchWhenTheStartCameTooLate(t *testing.T) {
 	d.observe([]event.Body{end2})
 	require.Empty(t, end2.Diff)
 	require.Equal(t, event.DiffSkippedUnknown, end2.DiffSkipped)
+}
+
+// TestGeminiReplaceRightAfterItsWrite: Gemini CLI 0.61 prints its
+// write_file result a few milliseconds after writing, and prints no output
+// for either call, so the file a replace then changes was last written
+// just before the agent's previous output: the disk cannot say what it
+// was before the replace. The content write_file showed whole, held to
+// the disk, can.
+func TestGeminiReplaceRightAfterItsWrite(t *testing.T) {
+	t.Parallel()
+	cwd := t.TempDir()
+	path := filepath.Join(cwd, "greet.txt")
+	q := strconv.Quote
+	lines := []string{
+		`{"type":"init","timestamp":"2026-11-25T01:26:43.861Z","session_id":"s","model":"gemini-2.5-flash"}`,
+		`{"type":"tool_use","timestamp":"2026-11-25T01:26:45.385Z","tool_name":"write_file","tool_id":"w1","parameters":{"content":"alpha\nbeta\ngamma\n","file_path":` + q(path) + `}}`,
+		`{"type":"tool_result","timestamp":"2026-11-25T01:26:46.696Z","tool_id":"w1","status":"success"}`,
+		`{"type":"message","timestamp":"2026-11-25T01:26:46.982Z","role":"assistant","content":"Replacing.","delta":true}`,
+		`{"type":"tool_use","timestamp":"2026-11-25T01:26:47.132Z","tool_name":"replace","tool_id":"r1","parameters":{"file_path":` + q(path) + `,"instruction":"beta to BETA","new_string":"BETA\n","old_string":"beta\n"}}`,
+		`{"type":"tool_result","timestamp":"2026-11-25T01:26:47.321Z","tool_id":"r1","status":"success"}`,
+		`{"type":"result","timestamp":"2026-11-25T01:26:48.995Z","status":"success","stats":{"total_tokens":10,"input_tokens":5,"output_tokens":5}}`,
+	}
+	// What Gemini does on disk once it has printed a call's start.
+	does := map[string]string{"w1": "alpha\nbeta\ngamma\n", "r1": "alpha\nBETA\ngamma\n"}
+	p := (&gemini.Adapter{}).NewParser()
+	d := newFileDiffs(cwd)
+	var ends []*event.ToolEnd
+	feed := func(bodies []event.Body) {
+		d.observe(bodies)
+		for _, b := range bodies {
+			switch v := b.(type) {
+			case *event.ToolStart:
+				require.NoError(t, os.WriteFile(path, []byte(does[v.CallID]), 0o644))
+			case *event.ToolEnd:
+				ends = append(ends, v)
+			}
+		}
+	}
+	for _, l := range lines {
+		d.arrived(time.Now()) // each line a chunk, read as soon as written
+		bodies, _ := p.Parse(nil, []byte(l))
+		feed(bodies)
+	}
+	feed(p.Flush(nil))
+	require.Len(t, ends, 2)
+	for _, e := range ends {
+		require.Empty(t, e.DiffSkipped, "%s", e.CallID)
+	}
+	gitApplies(t, ends[0].Diff, map[string]string{}, map[string]string{"greet.txt": does["w1"]})
+	gitApplies(t, ends[1].Diff, map[string]string{"greet.txt": does["w1"]}, map[string]string{"greet.txt": does["r1"]})
 }

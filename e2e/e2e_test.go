@@ -222,7 +222,7 @@ func requireDiffsApply(t *testing.T, o outcome, before map[string]string) {
 			// Codex applies its patch as it prints item.started, before the
 			// harness can read the file: its content before is unknown.
 			require.Equal(t, event.DiffSkippedUnknown, e.DiffSkipped, "%s", o)
-			t.Logf("%s: diff_skipped %s (Codex changed the file before the harness could read it)", e.Name, e.DiffSkipped)
+			t.Logf("%s %s (%s): diff_skipped %s (Codex changed the file before the harness could read it)", e.Name, e.CallID, e.Kind, e.DiffSkipped)
 			return
 		}
 		require.Empty(t, e.DiffSkipped, "a small text file's diff is never skipped\n%s", o)
@@ -301,6 +301,19 @@ func TestRealAgents(t *testing.T) {
 				require.Equal(t, notesAfter, readFile(t, path), "%s", o)
 				require.Equal(t, mockmodel.EditAnswer, o.result.Text)
 				requireDiffsApply(t, o, map[string]string{notesPath: notesBefore})
+			})
+			t.Run("edit-after-write", func(t *testing.T) {
+				// A file written, then changed by the next call: the change
+				// comes right after the write (Gemini prints its write's
+				// result ~25 ms after writing), and each diff must hold.
+				workdir := t.TempDir()
+				path := filepath.Join(workdir, notesPath)
+				o := runIn(t, workdir, agent, editAfterWriteScenario(t, agent, path))
+				require.Equal(t, 0, o.code, "%s", o)
+				require.Equal(t, notesAfter, readFile(t, path), "%s", o)
+				require.Equal(t, mockmodel.EditAnswer, o.result.Text)
+				require.Len(t, o.toolEnds(), 2, "%s", o)
+				requireDiffsApply(t, o, map[string]string{})
 			})
 			t.Run("multi", func(t *testing.T) {
 				o := run(t, agent, "multi")
@@ -455,6 +468,50 @@ func editExistingScenario(t *testing.T, agent, path string) string {
 	}
 	b.WriteString("[[turn]]\ntext = [" + q(mockmodel.EditAnswer) + "]\nusage = { input = 120, output = 25 }\n")
 	file := filepath.Join(t.TempDir(), "edit-existing.toml")
+	require.NoError(t, os.WriteFile(file, []byte(b.String()), 0o644))
+	return file
+}
+
+// editAfterWriteScenario writes the scenario that creates path holding
+// notesBefore with agent's own write tool, then changes delta to DELTA in
+// it with its edit tool.
+func editAfterWriteScenario(t *testing.T, agent, path string) string {
+	t.Helper()
+	q := func(s string) string { return strconv.Quote(s) }
+	var tools []string
+	switch agent {
+	case "claude":
+		tools = []string{
+			`kind = "Write"` + "\nargs = { file_path = " + q(path) + ", content = " + q(notesBefore) + " }",
+			`kind = "Edit"` + "\nargs = { file_path = " + q(path) + ", old_string = " + q(notesOld) + ", new_string = " + q(notesNew) + " }",
+		}
+	case "opencode":
+		tools = []string{
+			`kind = "write"` + "\npath = " + q(path) + "\ncontent = " + q(notesBefore),
+			`kind = "edit"` + "\nargs = { filePath = " + q(path) + ", oldString = " + q(notesOld) + ", newString = " + q(notesNew) + " }",
+		}
+	case "gemini":
+		tools = []string{
+			`kind = "write_file"` + "\nargs = { file_path = " + q(path) + ", content = " + q(notesBefore) + " }",
+			`kind = "replace"` + "\nargs = { file_path = " + q(path) + ", instruction = \"Change delta to DELTA.\", old_string = " +
+				q(notesOld) + ", new_string = " + q(notesNew) + " }",
+		}
+	case "codex":
+		add := "*** Begin Patch\n*** Add File: " + notesPath + "\n+" + strings.ReplaceAll(strings.TrimSuffix(notesBefore, "\n"), "\n", "\n+") + "\n*** End Patch"
+		update := "*** Begin Patch\n*** Update File: " + notesPath + "\n@@\n gamma\n-delta\n+DELTA\n epsilon\n*** End Patch"
+		for _, patch := range []string{add, update} {
+			tools = append(tools, `kind = "apply_patch"`+"\ncontent = "+q(patch)+"\nargs = { input = "+q(patch)+" }")
+		}
+	default:
+		t.Fatalf("no write and edit tools known for %s", agent)
+	}
+	var b strings.Builder
+	b.WriteString("name = \"edit-after-write\"\n")
+	for _, tool := range tools {
+		b.WriteString("[[turn]]\ntext = [\"Working on it.\"]\nusage = { input = 120, output = 25 }\n[[turn.tool]]\n" + tool + "\n")
+	}
+	b.WriteString("[[turn]]\ntext = [" + q(mockmodel.EditAnswer) + "]\nusage = { input = 120, output = 25 }\n")
+	file := filepath.Join(t.TempDir(), "edit-after-write.toml")
 	require.NoError(t, os.WriteFile(file, []byte(b.String()), 0o644))
 	return file
 }

@@ -148,6 +148,7 @@ type top struct {
 	// result (the last of duplicate keys wins)
 	isError                        bool
 	result, cost, usage, errs, den string // raw JSON
+	begun                          string // begun_message_ids, raw JSON
 	numTurns, durationMS           int64
 	ev                             streamEv // the event of a stream_event, read with the line
 	msg                            msgFields
@@ -346,6 +347,8 @@ func (p *parser) read(t *top, line []byte) {
 			t.result = v
 		case "num_turns":
 			t.numTurns = jsonscan.Int(v)
+		case "begun_message_ids":
+			t.begun = v
 		case "duration_ms":
 			t.durationMS = jsonscan.Int(v)
 		case "total_cost_usd", "cost_usd":
@@ -859,6 +862,35 @@ func deniedByMeta(raw, id string) bool {
 	return denied
 }
 
+// modelCalls is the number of distinct model calls of the main agent the
+// stream showed: the message ids of its assistant lines and streamed
+// messages (an API error's synthetic message is none), with those of the
+// result's begun_message_ids (Claude Code 2.1.331 on). Claude's own
+// num_turns is not it: it counts one more turn for each further tool
+// result of parallel tool calls (4 for 3 calls). A call that failed
+// before answering has no id and is not counted.
+func (p *parser) modelCalls(begun string) int64 {
+	n := int64(0)
+	for id := range p.usage {
+		if id != "" {
+			n++
+		}
+	}
+	if !jsonscan.IsArray(begun) {
+		return n
+	}
+	seen := map[string]bool{}
+	jsonscan.Values(begun, func(v string) bool {
+		id := jsonscan.StrOnly(v)
+		if id != "" && !seen[id] && p.usage[id] == nil {
+			seen[id] = true
+			n++
+		}
+		return true
+	})
+	return n
+}
+
 // result handles the terminal line. Claude's is_error is the truth: an API
 // failure ends with subtype "success" and is_error true. A subtype error_*
 // is an error as well, whatever is_error says. The usage events emitted so
@@ -867,7 +899,10 @@ func deniedByMeta(raw, id string) bool {
 // empty: the error event carries the message.
 func (p *parser) result(dst []event.Body, t *top) []event.Body {
 	isErr, subtype, text, session := t.isError, t.subtype, jsonscan.StrOnly(t.result), jsonscan.StrOnly(t.session)
-	turns, durMS, apiStatus := t.numTurns, t.durationMS, t.apiStatus
+	turns, durMS, apiStatus := p.modelCalls(t.begun), t.durationMS, t.apiStatus
+	if turns == 0 {
+		turns = t.numTurns // no call answered, or its lines are not in the stream
+	}
 	var cost *float64
 	if v := gjson.Parse(t.cost); v.Type == gjson.Number {
 		cost = event.Float(v.Num)

@@ -217,6 +217,29 @@ func TestResult(t *testing.T) {
 		require.Equal(t, 0.4121, *r.CostUSD)
 		require.Equal(t, event.Usage{InputTokens: 120, OutputTokens: 2100, CacheReadTokens: 90000, CacheWriteTokens: 8000, ReasoningTokens: 700}, r.Usage)
 	})
+	t.Run("num-turns-counts-model-calls-not-parallel-results", func(t *testing.T) {
+		t.Parallel()
+		// One call with two parallel tools, then a last one: Claude says 3
+		// turns (one more per further tool result); the model was called twice.
+		asst := func(id, block string) string {
+			return `{"type":"assistant","message":{"id":"` + id + `","model":"m","role":"assistant","content":[` + block + `],"usage":{"input_tokens":1,"output_tokens":1}},"parent_tool_use_id":null,"session_id":"s"}`
+		}
+		lines := []string{
+			asst("msg_1", `{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"true"}}`),
+			asst("msg_1", `{"type":"tool_use","id":"t2","name":"Bash","input":{"command":"true"}}`),
+			`{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"ok"}]}}`,
+			`{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t2","content":"ok"}]}}`,
+			asst("msg_2", `{"type":"text","text":"done"}`),
+		}
+		r := only[*event.Result](adaptertest.Bodies(newParser(), append(lines,
+			`{"type":"result","subtype":"success","is_error":false,"result":"done","session_id":"s","num_turns":3}`)...))[0]
+		require.Equal(t, 2, r.NumTurns)
+		// begun_message_ids adds the calls the lines did not show (one
+		// abandoned before its first line, say), each once.
+		r = only[*event.Result](adaptertest.Bodies(newParser(), append(lines,
+			`{"type":"result","subtype":"success","is_error":false,"result":"done","session_id":"s","num_turns":3,"begun_message_ids":["msg_1","msg_0","msg_2","msg_0"]}`)...))[0]
+		require.Equal(t, 3, r.NumTurns)
+	})
 	t.Run("success", func(t *testing.T) {
 		t.Parallel()
 		out := adaptertest.Bodies(newParser(), `{"type":"result","subtype":"success","is_error":false,"result":"4","session_id":"s","num_turns":1}`)

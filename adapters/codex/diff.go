@@ -165,6 +165,17 @@ func rangeCount(r string) (int, bool) {
 	return int(n), err == nil
 }
 
+// allAdded reports whether every change adds a file: Codex writes an added
+// file in place (fs::write), over whatever was there.
+func allAdded(changes string) bool {
+	all := true
+	jsonscan.Values(changes, func(raw string) bool {
+		all = readChange(raw).kind == "add"
+		return all
+	})
+	return all
+}
+
 // fileChange fills a completed file_change's paths and diff. The diff is
 // given only when every change of a successful item has an exact one;
 // otherwise diff_skipped says it could not be known.

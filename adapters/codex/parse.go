@@ -412,6 +412,7 @@ func toolStart(id, typ string, it *item) *event.ToolStart {
 			ts.Paths = paths // a change set: the live run reads every file before the change
 		}
 		ts.Input = object(field{"changes", it.changes})
+		ts.Creates = len(paths) > 0 && allAdded(it.changes)
 	case "mcp_tool_call":
 		ts.Kind = event.KindMCP
 		ts.Input = object(field{"server", it.server}, field{"tool", it.tool}, field{"arguments", it.arguments})

@@ -51,7 +51,31 @@ func readEdit(name, path string, l *line) edit {
 // longer be known exactly, everything is forgotten (a path may be named
 // in several ways), and the calls after get no diff rather than a wrong
 // one.
-type files struct{ known.Files }
+//
+// Gemini CLI 0.61 prints no output for a write_file or replace that
+// succeeded, so it no longer says whether write_file created the file: a
+// file it overwrote keeps its CRLF line ends. The content such a write
+// left is known but for its line ends (unsure): the diffs of the calls on
+// it are given as the agent's patch, which a live run checks against the
+// disk, and never as the diff of the stream.
+type files struct {
+	known.Files
+	unsure map[string]bool
+}
+
+// ForgetAll forgets every content.
+func (f *files) ForgetAll() {
+	f.Files.ForgetAll()
+	clear(f.unsure)
+}
+
+// TouchedBy forgets every content when a tool of kind k may have changed
+// files out of the stream's sight.
+func (f *files) TouchedBy(k event.Kind) {
+	if known.Unseen(k) {
+		f.ForgetAll()
+	}
+}
 
 // apply sets the diff of a finished write_file or replace call, and
 // follows the file's content.
@@ -62,65 +86,98 @@ func (f *files) apply(te *event.ToolEnd, e edit) {
 		}
 		return
 	}
-	before, after, ok := f.change(te.Output, e)
+	before, after, hasBefore, sure, ok := f.change(te.Output, e)
 	switch {
 	case !ok:
 		f.ForgetAll()
 		te.DiffSkipped = event.DiffSkippedUnknown
+		return
 	case len(before.Text) > maxFileBytes || len(after.Text) > maxFileBytes:
 		f.ForgetAll()
 		te.DiffSkipped = event.DiffSkippedTooLarge
-	default:
-		f.Set(e.path, after)
+		return
+	}
+	f.Set(e.path, after)
+	if sure {
+		delete(f.unsure, e.path)
+	} else {
+		if f.unsure == nil {
+			f.unsure = map[string]bool{}
+		}
+		f.unsure[strings.Clone(e.path)] = true
+	}
+	switch {
+	case !hasBefore:
+		te.DiffSkipped = event.DiffSkippedUnknown
+	case sure:
 		te.Diff = adapters.Diff(e.path, before, after)
+	default:
+		te.DiffSkipped = event.DiffSkippedUnknown
+		te.AgentPatch = adapters.Diff(e.path, before, after)
 	}
 }
 
-// change returns the file before and after the call when the stream
-// tells both exactly. It follows what Gemini CLI does: write_file writes
-// the content as given unless it looks over-escaped (a backslash: the CLI
-// may then unescape or correct it) and keeps a file's CRLF line ends;
-// replace first tries the exact old_string, replaced everywhere, and keeps
-// the file's trailing newline as it was. Any other path (flexible or
-// model-corrected matching, a user's edit) is not followed.
-func (f *files) change(output string, e edit) (before, after adapters.File, ok bool) {
+// change returns the file after the call, and before it when the stream
+// tells (hasBefore); sure says both are exact, not only but for the line
+// ends of a file Gemini may have found with CRLF. It follows what Gemini
+// CLI does: write_file writes the content as given unless it looks
+// over-escaped (a backslash: the CLI may then unescape or correct it) and
+// keeps a file's CRLF line ends; replace with an empty old_string creates
+// a file that did not exist (it fails on one that does); otherwise it
+// first tries the exact old_string, replaced everywhere, and keeps the
+// file's trailing newline as it was. Any other path (flexible or
+// model-corrected matching, a user's edit) is not followed. Older CLIs
+// print what the call did ("Successfully overwrote file", "(N
+// replacements)"), which is checked; 0.61 prints nothing.
+func (f *files) change(output string, e edit) (before, after adapters.File, hasBefore, sure, ok bool) {
 	if !e.valid || e.userEdited {
-		return before, after, false
+		return before, after, false, false, false
 	}
 	file, seen := f.Get(e.path)
-	prev := file.Text
+	seen = seen && !strings.Contains(file.Text, "\r")
+	sure = !f.unsure[e.path]
 	switch e.name {
 	case "write_file":
 		if strings.ContainsAny(e.content, "\\\r") {
-			return before, after, false
+			return before, after, false, false, false
 		}
+		after = adapters.Present(e.content)
 		switch {
 		case strings.HasPrefix(output, "Successfully created and wrote to new file"):
-			return adapters.File{}, adapters.Present(e.content), true
-		case strings.HasPrefix(output, "Successfully overwrote file") && seen && !strings.Contains(prev, "\r"):
-			return adapters.Present(prev), adapters.Present(e.content), true
+			return adapters.File{}, after, true, true, true
+		case seen && (output == "" || strings.HasPrefix(output, "Successfully overwrote file")):
+			return file, after, true, sure, true
+		case output == "":
+			// Created or overwritten, the stream does not say: the
+			// content is the file's, but for the CRLF line ends of a file
+			// that was there (none to keep without a line end).
+			return before, after, false, !strings.Contains(e.content, "\n"), true
 		}
-		return before, after, false
+		return before, after, false, false, false
 	}
 	if strings.ContainsAny(e.old+e.new, "\r") {
-		return before, after, false
+		return before, after, false, false, false
 	}
-	if strings.HasPrefix(output, "Created new file") && e.old == "" {
-		return adapters.File{}, adapters.Present(e.new), true
+	if e.old == "" {
+		// Gemini creates the file only when it does not exist: a success
+		// is a creation, whatever the output says ("Created new file: …",
+		// 0.61 "Created NOTES.md").
+		return adapters.File{}, adapters.Present(e.new), true, true, true
 	}
-	if !seen || e.old == "" || strings.Contains(prev, "\r") || !strings.HasPrefix(output, "Successfully modified file") {
-		return before, after, false
+	if !seen || (output != "" && !strings.HasPrefix(output, "Successfully modified file")) {
+		return before, after, false, false, false
 	}
+	prev := file.Text
 	n := int64(strings.Count(prev, e.old))
 	switch {
 	case n == 0:
-		return before, after, false // matched some other way
+		return before, after, false, false, false // matched some other way
 	case e.expected > 0 && n != e.expected:
-		return before, after, false
+		return before, after, false, false, false
 	case e.expected == 0 && !e.multiple && n != 1:
-		return before, after, false
+		return before, after, false, false, false
 	case reported(output) >= 0 && reported(output) != n:
-		return before, after, false
+		return before, after, false, false, false
 	}
 	text := strings.ReplaceAll(prev, e.old, e.new)
 	// restoreTrailingNewline
@@ -130,7 +187,7 @@ func (f *files) change(output string, e edit) (before, after adapters.File, ok b
 	case !strings.HasSuffix(prev, "\n") && strings.HasSuffix(text, "\n"):
 		text = text[:len(text)-1]
 	}
-	return adapters.Present(prev), adapters.Present(text), true
+	return file, adapters.Present(text), true, sure, true
 }
 
 // reported reads N in "... (N replacements).", -1 when absent.

@@ -309,9 +309,20 @@ func TestGoldenDiffsApply(t *testing.T) {
 			"tmp/work/greet.go": "package main\n\nfunc hi() string {\n\treturn \"hi\"\n}\n\nfunc main() {\n\tprintln(hi())\n}\n",
 			"tmp/work/NOTES.md": "hello is now hi\n",
 		},
+		// Gemini CLI 0.61 (no output on success): the files created by
+		// replace, and those the stream then showed whole.
+		"write_replace_061": {"tmp/hce/g2/NOTES.md": "beta is BETA\n"},
+		"create_edit_061":   {"tmp/hce/g3/NOTES.md": "# Notes\n\nBETA\ngamma\n", "tmp/hce/g3/v.txt": "v2"},
 	}
+	// Files a call whose diff is unknown left (the stream does not say
+	// whether write_file created v.txt, so its write has none).
+	seed := map[string]map[string]string{"create_edit_061": {"tmp/hce/g3/v.txt": "v1"}}
 	for _, c := range adaptertest.DiffCaptures(t, testdata) {
 		dir := t.TempDir()
+		for path, text := range seed[c.Name] {
+			require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, path)), 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(dir, path), []byte(text), 0o644))
+		}
 		for _, te := range c.Diffs {
 			adaptertest.GitApply(t, dir, te.Diff)
 		}
@@ -345,4 +356,33 @@ func TestMillisAgreesWithTimeParse(t *testing.T) {
 		}
 		require.Equal(t, want, millis(`"`+s+`"`), s)
 	}
+}
+
+// TestUnsureContentGivesOnlyAnAgentPatch: Gemini CLI 0.61 does not say
+// whether write_file created its file, and one it overwrote keeps its
+// CRLF line ends: a replace on what it wrote is exact but for line ends,
+// so its diff goes to the live run to check against the disk, never to
+// the stream.
+func TestUnsureContentGivesOnlyAnAgentPatch(t *testing.T) {
+	t.Parallel()
+	out := adaptertest.Bodies(newParser(),
+		`{"type":"init","timestamp":"2026-11-25T01:26:43.861Z","session_id":"s","model":"m"}`,
+		`{"type":"tool_use","timestamp":"2026-11-25T01:26:45.385Z","tool_name":"write_file","tool_id":"w","parameters":{"content":"a\nb\n","file_path":"/w/f.txt"}}`,
+		`{"type":"tool_result","timestamp":"2026-11-25T01:26:46.696Z","tool_id":"w","status":"success"}`,
+		`{"type":"tool_use","timestamp":"2026-11-25T01:26:47.132Z","tool_name":"replace","tool_id":"r","parameters":{"file_path":"/w/f.txt","new_string":"B\n","old_string":"b\n"}}`,
+		`{"type":"tool_result","timestamp":"2026-11-25T01:26:47.321Z","tool_id":"r","status":"success"}`,
+		`{"type":"result","timestamp":"2026-11-25T01:26:48.995Z","status":"success","stats":{}}`)
+	var ends []*event.ToolEnd
+	for _, b := range out {
+		if e, ok := b.(*event.ToolEnd); ok {
+			ends = append(ends, e)
+		}
+	}
+	require.Len(t, ends, 2)
+	for _, e := range ends {
+		require.Empty(t, e.Diff)
+		require.Equal(t, event.DiffSkippedUnknown, e.DiffSkipped)
+	}
+	require.Empty(t, ends[0].AgentPatch, "what was there before the write is not known at all")
+	require.Equal(t, "--- a/w/f.txt\n+++ b/w/f.txt\n@@ -1,2 +1,2 @@\n a\n-b\n+B\n", ends[1].AgentPatch)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentharness/harness/adapters"
 	"github.com/agentharness/harness/adapters/internal/jsonscan"
+	"github.com/agentharness/harness/adapters/internal/known"
 	"github.com/agentharness/harness/adapters/internal/readahead"
 	"github.com/agentharness/harness/event"
 )
@@ -39,6 +40,7 @@ type parser struct {
 	firstMS  int64           // the first line's timestamp
 	wall     bool            // durations are left to the caller's clock (UseWallClock)
 	lines    jsonscan.Lines  // copies of the lines, which bodies and p keep pieces of
+	files    known.Files     // file contents the stream showed in full, for diffs
 }
 
 // UseWallClock makes the parser leave durations (tool_end and result) to
@@ -47,7 +49,7 @@ type parser struct {
 func (p *parser) UseWallClock() { p.wall = true }
 
 func newParser() *parser {
-	p := &parser{}
+	p := &parser{files: known.New(maxFileBytes, maxKnownBytes, known.ForgetOthers)}
 	p.TwoStep = readahead.New(p.read, p.apply)
 	return p
 }
@@ -237,7 +239,7 @@ func (p *parser) apply(dst []event.Body, r *read) ([]event.Body, bool) {
 		}
 	case "tool_use":
 		dst = p.release(dst)
-		dst = toolUse(dst, part, p.wall)
+		dst = toolUse(dst, part, p.wall, &p.files)
 	case "step_finish":
 		p.stepOpen = false
 		dst = p.release(dst)

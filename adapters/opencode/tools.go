@@ -6,7 +6,16 @@ import (
 
 	"github.com/agentharness/harness/adapters"
 	"github.com/agentharness/harness/adapters/internal/jsonscan"
+	"github.com/agentharness/harness/adapters/internal/known"
 	"github.com/agentharness/harness/event"
+)
+
+// Bounds on the file contents kept for diffs: the parser keeps no file
+// over maxFileBytes, and at most maxKnownBytes in all (past it, only the
+// file changed last).
+const (
+	maxFileBytes  = 1 << 20
+	maxKnownBytes = 8 << 20
 )
 
 // builtinKinds maps OpenCode's built-in tools to kinds.
@@ -45,7 +54,7 @@ func denied(msg string) bool {
 // toolUse turns one tool part, reported once when the call is over, into its
 // start and end. A part still pending or running (never printed by current
 // builds) only opens the call.
-func toolUse(dst []event.Body, part *part, wall bool) []event.Body {
+func toolUse(dst []event.Body, part *part, wall bool, files *known.Files) []event.Body {
 	id := part.callID
 	if id == "" {
 		id = part.id
@@ -90,11 +99,14 @@ func toolUse(dst []event.Body, part *part, wall bool) []event.Body {
 		end.Output = errText
 		if denied(end.Output) {
 			end.Status = event.StatusDenied
+		} else if kind == event.KindWrite || kind == event.KindEdit || kind == event.KindDelete {
+			files.ForgetAll() // a failed change may have changed the file
 		}
 	} else {
 		end.Output = output
-		fileChange(end, st, input, meta)
+		fileChange(end, st, input, meta, files)
 	}
+	files.TouchedBy(kind)
 	if kind == event.KindShell {
 		if code := jsonscan.Get(meta, "exit"); jsonscan.IsNumber(code) {
 			// OpenCode reports a failed command as completed.
@@ -115,21 +127,33 @@ func toolUse(dst []event.Body, part *part, wall bool) []event.Body {
 // patch text is not used: it has the indentation common to its lines
 // trimmed and line ends normalized, so it may not apply to the file.
 // Anything else gets no diff, and says so.
-func fileChange(end *event.ToolEnd, st *event.ToolStart, input, meta string) {
+func fileChange(end *event.ToolEnd, st *event.ToolStart, input, meta string, files *known.Files) {
 	get := func(raw, key string) string { return jsonscan.Str(jsonscan.Get(raw, key)) }
 	path := st.Path
 	switch st.Name {
 	case "write":
 		if path == "" {
+			files.ForgetAll()
 			return
 		}
 		end.Paths = []string{path}
 		content := jsonscan.Get(input, "content")
-		// The metadata says whether the file was there before; its old
-		// content is not reported, so only a new file gets a diff.
-		if exists := jsonscan.Get(meta, "exists"); exists == "false" && jsonscan.IsString(content) {
-			end.Diff = adapters.Diff(path, adapters.File{}, adapters.Present(jsonscan.Str(content)))
+		if !jsonscan.IsString(content) {
+			files.ForgetAll()
+			break
 		}
+		// The metadata says whether the file was there before; its old
+		// content is not reported, so a new file, or one whose content
+		// the stream showed, gets a diff.
+		after := adapters.Present(jsonscan.Str(content))
+		before, seen := files.Get(path)
+		switch exists := jsonscan.Get(meta, "exists"); {
+		case exists == "false":
+			end.Diff = adapters.Diff(path, adapters.File{}, after)
+		case exists == "true" && seen && before.Exists:
+			end.Diff = adapters.Diff(path, before, after)
+		}
+		files.Set(path, after)
 	case "edit", "multiedit":
 		fd := jsonscan.Get(meta, "filediff")
 		if path == "" {
@@ -139,17 +163,65 @@ func fileChange(end *event.ToolEnd, st *event.ToolStart, input, meta string) {
 			end.Paths = []string{path}
 		}
 		before, after := jsonscan.Get(fd, "before"), jsonscan.Get(fd, "after")
-		if path != "" && jsonscan.IsString(before) && jsonscan.IsString(after) {
+		switch {
+		case path != "" && jsonscan.IsString(before) && jsonscan.IsString(after):
 			end.Diff = adapters.Diff(path, adapters.Present(jsonscan.Str(before)), adapters.Present(jsonscan.Str(after)))
-		} else {
+			files.Set(path, adapters.Present(jsonscan.Str(after)))
+		case path != "" && st.Name == "edit":
 			end.AgentPatch = get(meta, "diff") // for a live run to check against the disk
+			if b, a, ok := editFromKnown(files, path, input, end.AgentPatch); ok {
+				end.Diff = adapters.Diff(path, b, a)
+				files.Set(path, a)
+			} else {
+				files.ForgetAll()
+			}
+		default:
+			files.ForgetAll()
 		}
 	case "patch", "apply_patch":
 		patchChange(end, meta)
+		files.ForgetAll() // contents followed through writes and edits only
 	}
 	if end.Diff == "" && len(end.Paths) > 0 {
 		end.DiffSkipped = event.DiffSkippedUnknown
 	}
+}
+
+// editFromKnown makes an edit's change from the file's content the stream
+// showed whole, as OpenCode's edit does it: an exact oldString found once
+// (or everywhere, with replaceAll) is replaced, which its first replacer
+// always does. OpenCode's own patch of the edit (its indentation may be
+// trimmed) must apply exactly to that content and give the same result:
+// a file changed out of the stream's sight (a formatter) gives none.
+func editFromKnown(files *known.Files, path, input, patch string) (before, after adapters.File, ok bool) {
+	file, seen := files.Get(path)
+	oldRaw, newRaw := jsonscan.Get(input, "oldString"), jsonscan.Get(input, "newString")
+	if !seen || !file.Exists || !jsonscan.IsString(oldRaw) || !jsonscan.IsString(newRaw) {
+		return before, after, false
+	}
+	old, repl := jsonscan.Str(oldRaw), jsonscan.Str(newRaw)
+	if old == "" || strings.ContainsAny(file.Text+old+repl, "\r") {
+		return before, after, false
+	}
+	n := strings.Count(file.Text, old)
+	var text string
+	switch all := jsonscan.Bool(jsonscan.Get(input, "replaceAll")); {
+	case n == 1:
+		text = strings.Replace(file.Text, old, repl, 1)
+	case n > 1 && all:
+		text = strings.ReplaceAll(file.Text, old, repl)
+	default:
+		return before, after, false
+	}
+	ps, err := event.ParsePatch(patch)
+	if err != nil || len(ps) != 1 {
+		return before, after, false
+	}
+	got, exists, err := event.ApplyPatch(ps[0], file.Text, true)
+	if err != nil || !exists || got != text {
+		return before, after, false
+	}
+	return file, adapters.Present(text), true
 }
 
 // patchChange diffs each file of a patch from its before and after
