@@ -6,11 +6,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
@@ -34,7 +34,7 @@ func (c *serveCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	token, err := c.token()
+	token, err := c.token(e.Stderr)
 	if err != nil {
 		return err
 	}
@@ -78,12 +78,12 @@ func (c *serveCmd) Run(e *env) error {
 }
 
 // token reads --token-file, creating it (0600, a fresh token) when it does
-// not exist; no file is no token.
-func (c *serveCmd) token() (string, error) {
+// not exist; no file is no token. A file others may write is refused.
+func (c *serveCmd) token(stderr io.Writer) (string, error) {
 	if c.TokenFile == "" {
 		return "", nil
 	}
-	b, err := os.ReadFile(c.TokenFile)
+	tok, err := readTokenFile("serve", c.TokenFile, stderr)
 	if errors.Is(err, os.ErrNotExist) {
 		var raw [32]byte
 		rand.Read(raw[:])
@@ -93,10 +93,13 @@ func (c *serveCmd) token() (string, error) {
 		}
 		return tok, nil
 	}
+	var se *exitError
+	if errors.As(err, &se) {
+		return "", err
+	}
 	if err != nil {
 		return "", usageErrorf("serve: --token-file: %v", err)
 	}
-	tok := strings.TrimSpace(string(b))
 	if err := mcpserver.CheckToken(tok); err != nil {
 		return "", usageErrorf("serve: --token-file %s: %v", c.TokenFile, err)
 	}
