@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentharness/harness/bench"
+	"github.com/agentharness/harness/internal/httplimit"
 	"github.com/agentharness/harness/mcpserver"
 	"github.com/agentharness/harness/serve"
 )
@@ -57,7 +58,10 @@ func (c *serveCmd) Run(e *env) error {
 	}
 	ctx, stop := signal.NotifyContext(serveContext(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
+	lim := httplimit.Defaults()
+	hs := httplimit.Server(srv, lim)
+	hs.BaseContext = func(net.Listener) context.Context { return ctx }
+	ln = httplimit.Listener(ln, lim.MaxConns)
 	fmt.Fprintf(e.Stderr, "harness serve: http://%s/\n", ln.Addr())
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
