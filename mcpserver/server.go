@@ -72,8 +72,10 @@ type Options struct {
 	// LogInterval is the least time between two warning-level log
 	// notifications of one run (default 10 s); error-level ones always go.
 	LogInterval time.Duration
-	// MaxEvents bounds the events a run keeps for run_events (default
-	// 10000, and at most 32 MiB of them); older events are dropped.
+	// MaxEvents bounds the events a run keeps for run_events when it has
+	// no session log (default 10000, and at most 32 MiB of them); older
+	// events are dropped. A run with a session log keeps none in memory:
+	// run_events reads the log.
 	MaxEvents int
 	// HTTP bounds the clients of ServeHTTP: header, request and idle
 	// timeouts and the connections open at once (zero fields: the
