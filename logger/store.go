@@ -87,7 +87,9 @@ func Resolve(dir, run string) (string, error) {
 
 // Load returns the meta of the run named by run (an id or unique prefix).
 // A run whose meta file is missing or unreadable still loads, with Run set
-// and Start taken from its oldest file's modification time.
+// and Start taken from its oldest file's modification time. A meta still
+// saying running whose harness process is gone (Process.Gone) loads with
+// Status StatusLost.
 func Load(dir, run string) (Meta, error) {
 	id, err := Resolve(dir, run)
 	if err != nil {
