@@ -114,3 +114,11 @@ func (c *capConn) Close() error {
 	c.once.Do(c.release)
 	return err
 }
+
+// ReadFrom keeps the connection's own (sendfile on TCP) for files served.
+func (c *capConn) ReadFrom(r io.Reader) (int64, error) {
+	if rf, ok := c.Conn.(io.ReaderFrom); ok {
+		return rf.ReadFrom(r)
+	}
+	return io.Copy(c.Conn, r)
+}
