@@ -115,7 +115,8 @@ type FollowOptions struct {
 	// Poll is how often the disk is read when nothing wakes the reader.
 	Poll time.Duration
 	// Ended reports whether the writer is done; by default, whether the
-	// run's meta no longer says running. Follow returns when it is and no
+	// run's meta no longer says running, or its harness process is gone
+	// (StatusLost). Follow returns when it is and no
 	// complete line is left.
 	Ended func() bool
 	// CaughtUp, when set, is called each time every complete line on the

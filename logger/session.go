@@ -57,6 +57,10 @@ type Meta struct {
 	CostEstimated  bool         `json:"cost_estimated,omitempty"`
 	SessionID      string       `json:"session_id,omitempty"`
 	HarnessVersion string       `json:"harness_version,omitempty"`
+	// Harness is the process writing the log, set by Open (nil where
+	// there is no /proc). A reader that finds it gone while Status still
+	// says running reads the status as StatusLost.
+	Harness *Process `json:"harness,omitempty"`
 }
 
 // StatusRunning is the status of a run whose session has not been closed:
@@ -139,6 +143,9 @@ func Open(dir, run string, meta Meta, opts ...Option) (*Session, error) {
 	}
 	if meta.Status == "" {
 		meta.Status = StatusRunning
+	}
+	if meta.Harness == nil {
+		meta.Harness = self()
 	}
 	s.meta = meta
 	if err := s.writeMeta(); err != nil {

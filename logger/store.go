@@ -87,7 +87,9 @@ func Resolve(dir, run string) (string, error) {
 
 // Load returns the meta of the run named by run (an id or unique prefix).
 // A run whose meta file is missing or unreadable still loads, with Run set
-// and Start taken from its oldest file's modification time.
+// and Start taken from its oldest file's modification time. A meta still
+// saying running whose harness process is gone (Process.Gone) loads with
+// Status StatusLost.
 func Load(dir, run string) (Meta, error) {
 	id, err := Resolve(dir, run)
 	if err != nil {
@@ -97,10 +99,19 @@ func Load(dir, run string) (Meta, error) {
 }
 
 func loadMeta(dir, id string) Meta {
+	m, _ := readMetaFile(dir, id)
+	return m
+}
+
+// readMetaFile is loadMeta; stored is false when the meta file could not be
+// read (it may not be written yet), and the meta is made up.
+func readMetaFile(dir, id string) (m Meta, stored bool) {
 	data, err := os.ReadFile(filepath.Join(dir, id+ExtMeta))
-	var m Meta
 	if err == nil && json.Unmarshal(data, &m) == nil && m.Run != "" {
-		return m
+		if m.Status == StatusRunning && m.Harness.Gone() {
+			m.Status = StatusLost
+		}
+		return m, true
 	}
 	m = Meta{Run: id, Status: "unknown"}
 	for _, ext := range runExts {
@@ -110,7 +121,7 @@ func loadMeta(dir, id string) Meta {
 			}
 		}
 	}
-	return m
+	return m, false
 }
 
 // List returns the meta of every run in dir, newest first (by Start, then
@@ -124,12 +135,7 @@ func List(dir string) ([]Meta, error) {
 	for _, id := range ids {
 		out = append(out, loadMeta(dir, id))
 	}
-	slices.SortFunc(out, func(a, b Meta) int {
-		if c := b.Start.Compare(a.Start); c != 0 {
-			return c
-		}
-		return strings.Compare(b.Run, a.Run)
-	})
+	sortMetas(out)
 	return out, nil
 }
 

@@ -637,9 +637,11 @@ func (c *recConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	return m, err
 }
 
+// TestEventBufferBound: without session logs, a run keeps its newest
+// MaxEvents events and reports the older ones as dropped.
 func TestEventBufferBound(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, func(o *mcpserver.Options) { o.MaxEvents = 3 })
+	f := newFixture(t, func(o *mcpserver.Options) { o.MaxEvents = 3; o.Settings = &harness.Settings{} })
 	res := f.call(t, "run_agent", map[string]any{"agent": "claude", "prompt": "slow-drip"}, nil)
 	require.False(t, res.IsError, harnesstest.MCPText(res))
 	id := harnesstest.MCPStructured(t, res).Get("run_id").String()
@@ -749,4 +751,45 @@ func TestShortTokenRefused(t *testing.T) {
 	require.NoError(t, err)
 	defer ln.Close()
 	require.ErrorContains(t, srv.ServeHTTP(context.Background(), ln, "tok"), "at least 16")
+}
+
+// TestEventsFromLog: a run with a session log keeps no events in memory
+// (a long MCP session does not grow with its runs); run_events pages
+// through the log, all of it.
+func TestEventsFromLog(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, func(o *mcpserver.Options) { o.MaxEvents = 3 })
+	res := f.call(t, "run_agent", map[string]any{"agent": "claude", "prompt": "slow-drip"}, nil)
+	require.False(t, res.IsError, harnesstest.MCPText(res))
+	out := harnesstest.MCPStructured(t, res)
+	id, logPath, events := out.Get("run_id").String(), out.Get("summary.session_log").String(), out.Get("summary.events").Int()
+	require.Greater(t, events, int64(3))
+	require.Zero(t, mcpserver.BufferedEvents(f.srv))
+
+	var got []string
+	after := int64(0)
+	for pages := 0; ; pages++ {
+		require.Less(t, pages, 100)
+		p := harnesstest.MCPStructured(t, f.call(t, "run_events", map[string]any{"run_id": id, "after_seq": after, "limit": 2}, nil))
+		require.Zero(t, p.Get("dropped").Int())
+		require.Equal(t, events, p.Get("last_seq").Int())
+		for _, e := range p.Get("events").Array() {
+			got = append(got, e.Raw)
+		}
+		after = p.Get("next_after_seq").Int()
+		if !p.Get("more").Bool() {
+			break
+		}
+	}
+	require.Equal(t, events, after)
+	logged, err := os.ReadFile(logPath)
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSuffix(string(logged), "\n"), "\n")
+	require.Len(t, got, len(lines))
+	for i, l := range lines {
+		require.JSONEq(t, l, got[i]) // the SDK orders the keys of structured content its own way
+	}
+	// A page from the start again, after the cursor moved on.
+	p := harnesstest.MCPStructured(t, f.call(t, "run_events", map[string]any{"run_id": id, "limit": 1}, nil))
+	require.EqualValues(t, 1, p.Get("events.0.seq").Int())
 }

@@ -1,16 +1,21 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/event"
+	"github.com/agentharness/harness/logger"
 )
 
 // Limits of the event buffer each run keeps for run_events.
@@ -44,8 +49,15 @@ type run struct {
 
 	maxEvents, maxBytes int
 
+	// cursor is where the last page read from the session log ended: the
+	// seq of its last event and the offset after it, so that paging on
+	// does not read the log from its start each time.
+	cursorMu             sync.Mutex
+	cursorSeq, cursorOff int64
+
 	mu         sync.Mutex
-	events     [][]byte // encoded events, oldest first
+	fromLog    bool     // run_events reads the session log; events stays empty
+	events     [][]byte // encoded events, oldest first (runs without a session log)
 	firstSeq   int64    // seq of events[0]
 	bytes      int
 	lastSeq    int64
@@ -119,14 +131,18 @@ func (r *run) onEvent(ev event.Event) {
 	r.mu.Unlock()
 }
 
-// store appends an encoded event, dropping the oldest past the bounds.
+// store appends an encoded event, dropping the oldest past the bounds;
+// a run with a session log keeps none: its log has them all.
 func (r *run) store(seq int64, line []byte) {
+	r.lastSeq = seq
+	if r.fromLog {
+		return
+	}
 	if len(r.events) == 0 {
 		r.firstSeq = seq
 	}
 	r.events = append(r.events, line)
 	r.bytes += len(line)
-	r.lastSeq = seq
 	for len(r.events) > 1 && (len(r.events) > r.maxEvents || r.bytes > r.maxBytes) {
 		r.bytes -= len(r.events[0])
 		r.events[0] = nil
@@ -185,20 +201,88 @@ func (r *run) finished() bool {
 	}
 }
 
-// page returns up to limit encoded events with seq > after, the seq of the
-// first event still buffered, and whether more follow.
-func (r *run) page(after int64, limit int) (out [][]byte, first, last int64, more bool) {
+// useLog makes the run's session log at path the source of run_events:
+// the events buffered until the log was known are dropped, and no more
+// are kept.
+func (r *run) useLog(path string) {
 	r.mu.Lock()
+	r.logPath, r.fromLog = path, true
+	r.events, r.bytes = nil, 0
+	r.mu.Unlock()
+}
+
+// eventPage is a page of run_events.
+type eventPage struct {
+	events  [][]byte // encoded events
+	next    int64    // the seq of the last one, or after when none
+	last    int64    // the seq of the newest event so far
+	more    bool     // more events follow the page
+	dropped int64    // events after after_seq no longer kept
+}
+
+// page returns up to limit encoded events with seq > after.
+func (r *run) page(after int64, limit int) (eventPage, error) {
+	r.mu.Lock()
+	if r.fromLog {
+		p := eventPage{last: r.lastSeq}
+		r.mu.Unlock()
+		return r.pageLog(p, after, limit)
+	}
 	defer r.mu.Unlock()
-	first, last = r.firstSeq, r.lastSeq
+	p := eventPage{next: after, last: r.lastSeq}
 	if len(r.events) == 0 {
-		return nil, 0, last, false
+		return p, nil
+	}
+	if r.firstSeq > after+1 {
+		p.dropped = r.firstSeq - after - 1
 	}
 	i := max(after-r.firstSeq+1, 0)
-	for ; i < int64(len(r.events)) && len(out) < limit; i++ {
-		out = append(out, r.events[i])
+	for ; i < int64(len(r.events)) && len(p.events) < limit; i++ {
+		p.events = append(p.events, r.events[i])
+		p.next = r.firstSeq + i
 	}
-	return out, first, last, i < int64(len(r.events))
+	p.more = i < int64(len(r.events))
+	return p, nil
+}
+
+// pageLog reads a page from the session log, from the cursor when the
+// page starts at or after it.
+func (r *run) pageLog(p eventPage, after int64, limit int) (eventPage, error) {
+	r.cursorMu.Lock()
+	defer r.cursorMu.Unlock()
+	var off int64
+	if r.cursorOff > 0 && after >= r.cursorSeq {
+		off = r.cursorOff
+	}
+	dir, id := filepath.Dir(r.logPath), strings.TrimSuffix(filepath.Base(r.logPath), logger.ExtEvents)
+	t, err := logger.OpenTailAt(dir, id, off)
+	if err != nil {
+		return p, fmt.Errorf("the run's session log cannot be read: %w", err)
+	}
+	defer t.Close()
+	p.next = after
+	for {
+		line, err := t.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return p, fmt.Errorf("the run's session log cannot be read: %w", err)
+		}
+		seq, _ := logger.LineSeq(line)
+		if seq <= after {
+			continue
+		}
+		if len(p.events) == limit {
+			p.more = true
+			break
+		}
+		p.events = append(p.events, bytes.Clone(line))
+		p.next = seq
+		r.cursorSeq, r.cursorOff = seq, t.Offset()
+	}
+	p.last = max(p.last, p.next) // the log may be a line ahead of the callbacks
+	return p, nil
 }
 
 // activity describes what the run is doing now, for progress messages.

@@ -34,6 +34,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/httplimit"
 )
 
 // Limits bound the budgets an MCP client may ask for; requests outside are
@@ -71,9 +72,15 @@ type Options struct {
 	// LogInterval is the least time between two warning-level log
 	// notifications of one run (default 10 s); error-level ones always go.
 	LogInterval time.Duration
-	// MaxEvents bounds the events a run keeps for run_events (default
-	// 10000, and at most 32 MiB of them); older events are dropped.
+	// MaxEvents bounds the events a run keeps for run_events when it has
+	// no session log (default 10000, and at most 32 MiB of them); older
+	// events are dropped. A run with a session log keeps none in memory:
+	// run_events reads the log.
 	MaxEvents int
+	// HTTP bounds the clients of ServeHTTP: header, request and idle
+	// timeouts and the connections open at once (zero fields: the
+	// defaults of httplimit.Defaults).
+	HTTP httplimit.Limits
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 	// Version is the server version announced to clients.
@@ -328,7 +335,8 @@ func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, token string) e
 	if err := CheckLoopback(ln.Addr().String()); err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: s.Handler(token), ReadHeaderTimeout: 10 * time.Second}
+	srv := httplimit.Server(s.Handler(token), s.o.HTTP)
+	ln = httplimit.Listener(ln, s.o.HTTP.MaxConns)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	var err error

@@ -48,7 +48,7 @@ type EventsPage struct {
 	NextAfterSeq int64             `json:"next_after_seq" jsonschema:"after_seq for the next page"`
 	LastSeq      int64             `json:"last_seq" jsonschema:"seq of the newest event so far"`
 	More         bool              `json:"more" jsonschema:"more events are buffered after this page"`
-	Dropped      int64             `json:"dropped" jsonschema:"events after after_seq that are no longer buffered (the server keeps the newest ones only)"`
+	Dropped      int64             `json:"dropped" jsonschema:"events after after_seq that are no longer kept (only a server without session logs drops any)"`
 }
 
 // AgentsList is list_agents' answer.
@@ -96,7 +96,7 @@ func (s *Server) addTools() {
 		Description:  "State of a run started by run_agent: running or its final status, elapsed time, time since its last output, what it is doing, and the tool calls in flight.",
 		OutputSchema: schemaFor[Status](), Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, s.runStatus)
 	mcp.AddTool(s.mcp, &mcp.Tool{Name: "run_events", Title: "Events of a run",
-		Description:  "Page through a run's normalized events (harness's unified event stream) with seq greater than after_seq. The server keeps the newest 10000 events (32 MiB) of each run; older ones are reported as dropped.",
+		Description:  "Page through a run's normalized events (harness's unified event stream) with seq greater than after_seq. Events are read from the run's session log; a server without session logs keeps only the newest 10000 events (32 MiB) of each run, and reports older ones as dropped.",
 		OutputSchema: schemaFor[EventsPage](), Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, s.runEvents)
 	mcp.AddTool(s.mcp, &mcp.Tool{Name: "cancel_run", Title: "Cancel a run",
 		Description:  "Stop a run: SIGINT, then SIGTERM, then SIGKILL to the agent and every process it started. Returns the run's final result (state cancelled, error code ECANCELED) once it is over.",
@@ -273,7 +273,9 @@ func (s *Server) start(ss *mcp.ServerSession, t harness.Task, b Budgets, obs har
 		return nil, err
 	}
 	r.h = h
-	r.logPath, _ = h.SessionLog()
+	if path, _ := h.SessionLog(); path != "" {
+		r.useLog(path)
+	}
 	s.mu.Lock()
 	se.runs[r.id] = r
 	closed := se.closed
@@ -357,18 +359,16 @@ func (s *Server) runEvents(_ context.Context, req *mcp.CallToolRequest, in Event
 	if r.finished() {
 		state = r.result.Status
 	}
-	evs, first, last, more := r.page(in.AfterSeq, limit)
-	p := EventsPage{RunID: r.id, State: state, Events: make([]json.RawMessage, len(evs)), LastSeq: last, More: more, NextAfterSeq: in.AfterSeq}
-	for i, e := range evs {
+	pg, err := r.page(in.AfterSeq, limit)
+	if err != nil {
+		return errResult("run_events: %v", err)
+	}
+	p := EventsPage{RunID: r.id, State: state, Events: make([]json.RawMessage, len(pg.events)), LastSeq: pg.last,
+		More: pg.more, NextAfterSeq: pg.next, Dropped: pg.dropped}
+	for i, e := range pg.events {
 		p.Events[i] = e
 	}
-	if first > in.AfterSeq+1 {
-		p.Dropped = first - in.AfterSeq - 1
-	}
-	if n := len(evs); n > 0 {
-		p.NextAfterSeq = first + max(in.AfterSeq-first+1, 0) + int64(n) - 1
-	}
-	text := fmt.Sprintf("%d events of run %s (%s); next_after_seq %d, more %t", len(evs), r.id, state, p.NextAfterSeq, more)
+	text := fmt.Sprintf("%d events of run %s (%s); next_after_seq %d, more %t", len(pg.events), r.id, state, p.NextAfterSeq, p.More)
 	if p.Dropped > 0 {
 		text += fmt.Sprintf("; %d older events are no longer buffered", p.Dropped)
 	}

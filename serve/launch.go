@@ -172,6 +172,11 @@ func (s *Server) launch(t harness.Task, mock string) (string, error) {
 			stopMock()
 		}
 		lr.finish()
+		// A finished run is the log's alone: a long-lived server keeps
+		// nothing of it (its streams hold lr until they end).
+		s.mu.Lock()
+		delete(s.live, t.Run)
+		s.mu.Unlock()
 	}()
 	return t.Run, nil
 }

@@ -85,9 +85,22 @@ func (ss *summaries) get(id string) scan {
 		sc = &scan{}
 		ss.by[id] = sc
 	}
-	t, err := logger.OpenTailAt(ss.dir, id, sc.offset)
+	if sc.status == "" { // after the result, a log does not grow: no need to look
+		sc.read(ss.dir, id)
+	}
+	out := *sc
+	out.byKind = make(map[string]int, len(sc.byKind))
+	for k, v := range sc.byKind {
+		out.byKind[k] = v
+	}
+	return out
+}
+
+// read adds what was appended to the log since the last read.
+func (sc *scan) read(dir, id string) {
+	t, err := logger.OpenTailAt(dir, id, sc.offset)
 	if err != nil {
-		return *sc
+		return
 	}
 	defer t.Close()
 	for {
@@ -98,12 +111,6 @@ func (ss *summaries) get(id string) scan {
 		sc.add(line)
 	}
 	sc.offset = t.Offset()
-	out := *sc
-	out.byKind = make(map[string]int, len(sc.byKind))
-	for k, v := range sc.byKind {
-		out.byKind[k] = v
-	}
-	return out
 }
 
 func (sc *scan) add(line []byte) {
@@ -205,6 +212,8 @@ func (s *Server) info(m logger.Meta) RunInfo {
 		ri.DurationMS = m.End.Sub(m.Start).Milliseconds()
 	case ri.Status == logger.StatusRunning:
 		ri.DurationMS = s.cfg.Now().Sub(m.Start).Milliseconds()
+	case sc.lastTS > 0: // lost: until its last event
+		ri.DurationMS = max(sc.lastTS-m.Start.UnixMilli(), 0)
 	}
 	return ri
 }
@@ -244,7 +253,7 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 		}
 		limit = n
 	}
-	metas, err := logger.List(s.cfg.Dir)
+	metas, err := s.index.List()
 	if err != nil {
 		jsonError(w, http.StatusInternalServerError, err.Error())
 		return

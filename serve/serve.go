@@ -62,6 +62,7 @@ type Server struct {
 	cfg     Config
 	mux     *http.ServeMux
 	summary summaries
+	index   *logger.Index // the run list, read again only where it changed
 
 	mu     sync.Mutex
 	live   map[string]*liveRun
@@ -88,6 +89,7 @@ func New(cfg Config) *Server {
 	}
 	s := &Server{cfg: cfg, live: map[string]*liveRun{}}
 	s.summary.dir = cfg.Dir
+	s.index = logger.NewIndex(cfg.Dir)
 	m := http.NewServeMux()
 	m.HandleFunc("GET /api/runs", s.read(s.listRuns))
 	m.HandleFunc("GET /api/runs/{run}", s.read(s.getRun))
@@ -214,7 +216,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // returns "" when there is none.
 func (s *Server) resolve(w http.ResponseWriter, name string) string {
 	if name == "latest" {
-		metas, err := logger.List(s.cfg.Dir)
+		metas, err := s.index.List()
 		if err == nil && len(metas) > 0 {
 			return metas[0].Run
 		}

@@ -427,3 +427,27 @@ func writeReport(t *testing.T, dir, id string) {
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, id+".json"), b, 0o600))
 }
+
+// TestFinishedRunsEvicted: a server keeps nothing of the runs it started
+// once they end; they are still listed, summed up and streamed from
+// their logs, and cancelling one is a conflict.
+func TestFinishedRunsEvicted(t *testing.T) {
+	f := newFixture(t, "serve-lines", "SERVE_TEST_LINES=3")
+	var runs []string
+	for range 3 {
+		runs = append(runs, f.start(t))
+	}
+	require.Equal(t, 0, serve.LiveRuns(f.srv))
+	for _, run := range runs {
+		require.Equal(t, "success", f.api.JSON(t, "/api/runs/"+run, 200)["status"])
+		res := f.api.Events(t, context.Background(), run, map[string]string{"Accept": "application/x-ndjson"})
+		body, err := io.ReadAll(res.Body)
+		res.Body.Close()
+		require.NoError(t, err)
+		require.Equal(t, f.logOf(t, run), string(body))
+		r := f.api.Do(t, t.Context(), "POST", "/api/runs/"+run+"/cancel", "", f.api.Auth())
+		r.Body.Close()
+		require.Equal(t, http.StatusConflict, r.StatusCode)
+	}
+	require.Len(t, f.api.JSON(t, "/api/runs", 200)["runs"], 3)
+}

@@ -2,10 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"os/signal"
 	"strings"
 	"syscall"
@@ -89,11 +89,15 @@ func (c *mcpCmd) Run(e *env) error {
 func (c *mcpCmd) token(e *env) (string, error) {
 	tok := e.Getenv("HARNESS_MCP_TOKEN")
 	if c.TokenFile != "" {
-		b, err := os.ReadFile(c.TokenFile)
+		b, err := readTokenFile("mcp", c.TokenFile, e.Stderr)
+		var se *exitError
+		if errors.As(err, &se) {
+			return "", err
+		}
 		if err != nil {
 			return "", usageErrorf("mcp: --token-file: %v", err)
 		}
-		tok = string(b)
+		tok = b
 	}
 	tok = strings.TrimSpace(tok)
 	if tok == "" {

@@ -301,6 +301,37 @@ func TestServeRefuses(t *testing.T) {
 	}
 }
 
+// TestTokenFileMode: like ssh with a key, serve and mcp refuse a token
+// file that other users may write (exit 2, one line) and warn about one
+// they may read.
+func TestTokenFileMode(t *testing.T) {
+	home := isolate(t)
+	tok := strings.Repeat("t", 32) + "\n"
+	for _, cmd := range []string{"serve", "mcp"} {
+		for name, mode := range map[string]os.FileMode{"world-writable": 0o666, "group-writable": 0o620} {
+			t.Run(cmd+"/"+name, func(t *testing.T) {
+				f := filepath.Join(home, cmd+name)
+				require.NoError(t, os.WriteFile(f, []byte(tok), 0o600))
+				require.NoError(t, os.Chmod(f, mode))
+				r := invoke(t, "", cmd, "--listen", "127.0.0.1:0", "--token-file", f)
+				require.Equal(t, exitUsage, r.code, r.stderr)
+				require.Contains(t, r.stderr, "writable by other users")
+				require.Equal(t, 1, strings.Count(r.stderr, "\n"), r.stderr)
+			})
+		}
+	}
+	t.Run("serve/world-readable", func(t *testing.T) {
+		f := filepath.Join(home, "readable")
+		require.NoError(t, os.WriteFile(f, []byte(tok), 0o600))
+		require.NoError(t, os.Chmod(f, 0o644))
+		var out strings.Builder
+		got, err := (&serveCmd{TokenFile: f}).token(&out)
+		require.NoError(t, err)
+		require.Equal(t, strings.TrimSpace(tok), got)
+		require.Contains(t, out.String(), "readable by other users (mode 0644)")
+	})
+}
+
 // TestServeRun: `harness serve` starts a run through the API with the
 // configuration's agent (a fake), streams it as NDJSON, lists it, and
 // ends cleanly.

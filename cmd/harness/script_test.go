@@ -203,6 +203,8 @@ var unstable = []struct {
 	{regexp.MustCompile(`run_[0-9A-HJKMNP-TV-Z]{26}`), "run_ID"},
 	{regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)`), "TIME"},
 	{regexp.MustCompile(`"(pid|ts|\w+_ms|\w+_ms_ago)":\d+`), `"$1":N`},
+	// The harness process a session meta names (pid, start, namespace).
+	{regexp.MustCompile(`"harness": \{[^{}]*\}`), `"harness": PROC`},
 	// Measured durations of the text transcript (summary, tool lines) and
 	// of interrupt and idle messages.
 	{regexp.MustCompile(`(· |elapsed=|no output for )\d[\dhm.]*m?s\b`), "${1}DUR"},

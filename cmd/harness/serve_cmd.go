@@ -6,15 +6,16 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/agentharness/harness/bench"
+	"github.com/agentharness/harness/internal/httplimit"
 	"github.com/agentharness/harness/mcpserver"
 	"github.com/agentharness/harness/serve"
 )
@@ -34,7 +35,7 @@ func (c *serveCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	token, err := c.token()
+	token, err := c.token(e.Stderr)
 	if err != nil {
 		return err
 	}
@@ -57,7 +58,10 @@ func (c *serveCmd) Run(e *env) error {
 	}
 	ctx, stop := signal.NotifyContext(serveContext(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
+	lim := httplimit.Defaults()
+	hs := httplimit.Server(srv, lim)
+	hs.BaseContext = func(net.Listener) context.Context { return ctx }
+	ln = httplimit.Listener(ln, lim.MaxConns)
 	fmt.Fprintf(e.Stderr, "harness serve: http://%s/\n", ln.Addr())
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
@@ -78,12 +82,12 @@ func (c *serveCmd) Run(e *env) error {
 }
 
 // token reads --token-file, creating it (0600, a fresh token) when it does
-// not exist; no file is no token.
-func (c *serveCmd) token() (string, error) {
+// not exist; no file is no token. A file others may write is refused.
+func (c *serveCmd) token(stderr io.Writer) (string, error) {
 	if c.TokenFile == "" {
 		return "", nil
 	}
-	b, err := os.ReadFile(c.TokenFile)
+	tok, err := readTokenFile("serve", c.TokenFile, stderr)
 	if errors.Is(err, os.ErrNotExist) {
 		var raw [32]byte
 		rand.Read(raw[:])
@@ -93,10 +97,13 @@ func (c *serveCmd) token() (string, error) {
 		}
 		return tok, nil
 	}
+	var se *exitError
+	if errors.As(err, &se) {
+		return "", err
+	}
 	if err != nil {
 		return "", usageErrorf("serve: --token-file: %v", err)
 	}
-	tok := strings.TrimSpace(string(b))
 	if err := mcpserver.CheckToken(tok); err != nil {
 		return "", usageErrorf("serve: --token-file %s: %v", c.TokenFile, err)
 	}

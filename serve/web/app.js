@@ -276,9 +276,12 @@ function runView(id) {
       last = Number(m.lastEventId) || last;
       try { add(JSON.parse(m.data)); } catch (err) { console.error(err); }
     };
-    es.addEventListener("end", () => {
+    es.addEventListener("end", async () => {
       es.close(); st.ended = true; document.body.dataset.stream = "ended";
       const c = document.getElementById("cancel"); if (c) c.remove();
+      if (st.status === "running") { // ended without a result: its harness died (lost) or closed the log (unknown)
+        try { st.status = (await api("/api/runs/" + encodeURIComponent(id))).status; } catch (err) { console.error(err); }
+      }
       renderCards(); if (debug) showDebug();
     });
     es.addEventListener("reconnect", () => { es.close(); connect(); }); // we fell behind: resume from our last id
