@@ -175,18 +175,19 @@ func TestChunksKeptWithinTheTextCap(t *testing.T) {
 	require.Equal(t, strings.Repeat("é", event.MaxTextBytes/2), msg.Text)
 }
 
-// TestOpenCallsKeepOnlyWhatIsEmitted: an open call keeps no input once
-// started, its text cut at the 64 KiB a tool_end shows (marked), and its
-// diff only for texts the harness would diff, within one budget for all
-// open calls; a diff left out says why. Open calls used to keep all of it
-// (60 calls of 4 MB: 1.27 GB).
+// TestOpenCallsKeepOnlyWhatIsEmitted: a started call keeps its input only
+// when the Stream would emit it whole (256 KiB), its text cut at the
+// 64 KiB a tool_end shows (marked), and its diff only for texts the
+// harness would diff, all within one budget for the open calls; a diff
+// left out says why. Open calls used to keep all of it (60 calls of 4 MB:
+// 1.27 GB).
 func TestOpenCallsKeepOnlyWhatIsEmitted(t *testing.T) {
 	c := NewParser()
 	out := strings.Repeat("o", 100<<10)
-	call := func(id, diff string) string {
+	call := func(id, input, diff string) string {
 		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "session/update", "params": map[string]any{"sessionId": "s1",
 			"update": map[string]any{"sessionUpdate": "tool_call_update", "toolCallId": id, "kind": "edit", "status": "in_progress",
-				"rawInput": map[string]string{"path": id, "content": out},
+				"rawInput": map[string]string{"path": id, "content": input},
 				"content": []any{map[string]any{"type": "content", "content": map[string]string{"type": "text", "text": out}},
 					map[string]any{"type": "diff", "path": id, "oldText": nil, "newText": diff}}}}})
 		return string(b)
@@ -195,23 +196,27 @@ func TestOpenCallsKeepOnlyWhatIsEmitted(t *testing.T) {
 	mid := strings.Repeat("z", 600<<10) // one it does; 30 of them pass the budget
 	const nBig, nMid = 4, 30
 	for i := range nBig + nMid {
-		diff := mid
+		input, diff := "small", mid
 		if i < nBig {
-			diff = big
+			input, diff = big, big
 		}
-		_, known := c.Parse(nil, []byte(call(fmt.Sprint("c", i), diff)))
+		_, known := c.Parse(nil, []byte(call(fmt.Sprint("c", i), input, diff)))
 		require.True(t, known)
 	}
 	kept, withDiff := 0, 0
-	for _, tc := range c.m.open {
-		require.Zero(t, len(tc.input), "the start has the input")
+	for id, tc := range c.m.open {
+		if id < fmt.Sprint("c", nBig) && len(id) == 2 {
+			require.Zero(t, len(tc.input), "the start had the input, over 256 KiB")
+		}
+		require.LessOrEqual(t, len(tc.input), event.MaxInputBytes)
 		require.LessOrEqual(t, len(tc.out), event.MaxOutputBytes)
+		kept += len(tc.input) + len(tc.out)
 		for _, d := range tc.diffs {
 			kept += len(d.NewText)
 			withDiff++
 		}
 	}
-	require.LessOrEqual(t, kept, 16<<20, "all open calls' diffs within one budget")
+	require.LessOrEqual(t, kept, 16<<20, "all open calls within one budget")
 	require.Positive(t, withDiff)
 	skipped := map[string]int{}
 	for i := range nBig + nMid {
@@ -219,7 +224,7 @@ func TestOpenCallsKeepOnlyWhatIsEmitted(t *testing.T) {
 		require.Len(t, out, 1)
 		end := out[0].(*event.ToolEnd)
 		require.True(t, end.OutputTruncated)
-		require.Len(t, end.Output, event.MaxOutputBytes)
+		require.Contains(t, []int{event.MaxOutputBytes, 0}, len(end.Output), "cut, or dropped past the budget")
 		if end.Diff == "" {
 			skipped[end.DiffSkipped]++
 		}

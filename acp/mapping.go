@@ -1,8 +1,6 @@
 package acp
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"strings"
 
@@ -13,56 +11,29 @@ import (
 // mapper turns session/update notifications and the prompt's answer into
 // unified bodies (docs/events.md, "ACP"). It keeps the text and thought
 // streamed so far, to close them as a message and a reasoning block, and
-// the open tool calls: of each, only what its tool_end will show, within
-// the caps (keepText, keepContent), whatever the agent streams.
+// the open tool calls: of each only what is emitted, within the caps
+// (caps.go), whatever the agent streams.
 type mapper struct {
 	text, thought capped
 	lastMessage   string           // the last complete message no tool call followed
 	open          map[string]*tool // by ACP toolCallId, announced or started
+	held          int              // bytes the open calls keep (input, output, diffs), at most maxHeld
 	live          bool             // a live session: diffs are checked against the disk
 	denied        map[string]bool  // calls whose permission harness refused
 	cost          *float64         // the session's cost from usage_update, in USD
 	setup         bool             // the prompt is not sent yet: text is not the answer
 	noUsage       bool             // the agent's usage is known to be wrong: none is reported
-	held          int              // bytes of diff text the open calls keep
-}
-
-// Caps of what the mapper keeps, so that memory stays flat whatever an
-// agent streams (the deltas all go out; the Stream cuts the complete
-// forms at the same limits).
-const (
-	// keepText is what a message or thought keeps of its chunks: one
-	// byte over event.MaxTextBytes, where the Stream cuts it and marks
-	// it truncated (as the CLI adapters do).
-	keepText = event.MaxTextBytes + 1
-	// maxDiffText is the largest oldText or newText a call's diff is made
-	// from: the harness diffs no larger file (harness.MaxDiffFileBytes).
-	maxDiffText = 1 << 20
-	// maxHeld bounds the diff texts all open calls keep together; a call
-	// past it ends with diff_skipped unknown.
-	maxHeld = 16 << 20
-	// maxDenied bounds the ids of refused calls not yet ended.
-	maxDenied = 1024
-)
-
-// capped is text kept up to keepText bytes; the rest is dropped.
-type capped struct{ strings.Builder }
-
-func (c *capped) add(s string) {
-	if room := keepText - c.Len(); room > 0 {
-		c.WriteString(s[:min(room, len(s))])
-	}
 }
 
 type tool struct {
 	name, acpKind, path string
-	input               json.RawMessage // until the start
+	input               json.RawMessage
 	kind                event.Kind
-	out                 string        // the text content last shown, cut at event.MaxOutputBytes
-	outCut              bool          // out was cut
-	diffs               []diffContent // the diff content last shown, within maxDiffText and maxHeld
-	held                int           // the bytes of diffs' texts
+	outCut              bool          // out was cut at event.MaxOutputBytes (or dropped, past maxHeld)
 	diffSkip            string        // why the diff content last shown was not kept
+	heldInput, heldOut  int           // the bytes of input, and of out and diffs, counted in held
+	out                 string        // the text content last shown
+	diffs               []diffContent // the diff content last shown
 	started             bool
 }
 
@@ -92,14 +63,6 @@ var kinds = map[string]event.Kind{
 	"fetch": event.KindWeb, "switch_mode": event.KindOther, "other": event.KindOther,
 }
 
-// kindOf is the ACP kind an open call was announced with, "" for none.
-func (m *mapper) kindOf(id string) string {
-	if tc := m.open[id]; tc != nil {
-		return tc.acpKind
-	}
-	return ""
-}
-
 // update maps one session/update's params.
 func (m *mapper) update(dst []event.Body, params json.RawMessage) ([]event.Body, bool) {
 	var p struct {
@@ -122,15 +85,16 @@ func (m *mapper) update(dst []event.Body, params json.RawMessage) ([]event.Body,
 	switch u.Kind {
 	case "agent_message_chunk":
 		if t := blockText(u.Content); t != "" && !m.setup {
-			m.text.add(t)
+			m.text.WriteString(t)
 			dst = append(dst, &event.TextDelta{Text: t})
 		}
 	case "agent_thought_chunk":
 		if t := blockText(u.Content); t != "" {
-			m.thought.add(t)
+			m.thought.WriteString(t)
 			dst = append(dst, &event.ReasoningDelta{Text: t})
 		}
 	case "tool_call", "tool_call_update":
+		u.ToolCallID = callID(u.ToolCallID)
 		dst = m.toolCall(dst, &u.toolUpdate)
 	case "plan":
 		// A plan is the agent's todo list: one todo call, complete.
@@ -181,7 +145,7 @@ func (m *mapper) toolCall(dst []event.Body, u *toolUpdate) []event.Body {
 	if u.ToolCallID == "" {
 		return dst
 	}
-	id := callID(u.ToolCallID)
+	id := u.ToolCallID
 	tc, known := m.open[id]
 	if !known {
 		tc = &tool{}
@@ -196,7 +160,7 @@ func (m *mapper) toolCall(dst []event.Body, u *toolUpdate) []event.Body {
 	if p := firstPath(u.Locations); p != "" {
 		tc.path = field(p)
 	}
-	if !tc.started && hasInput(u.RawInput) {
+	if hasInput(u.RawInput) {
 		tc.input = append(json.RawMessage(nil), u.RawInput...)
 	}
 	if out, diffs := toolContent(u.Content); out != "" || len(diffs) > 0 {
@@ -206,11 +170,12 @@ func (m *mapper) toolCall(dst []event.Body, u *toolUpdate) []event.Body {
 	if !tc.started {
 		dst = m.start(dst, id, tc)
 	}
+	m.keepInput(tc) // the start had all of it
 	if !tc.started || (status != "completed" && status != "failed") {
 		return dst
 	}
 	delete(m.open, id)
-	m.held -= tc.held
+	m.release(tc)
 	end := &event.ToolEnd{CallID: id, Name: tc.name, Kind: tc.kind, Status: event.StatusOK}
 	if status == "failed" {
 		end.Status = event.StatusError
@@ -218,8 +183,11 @@ func (m *mapper) toolCall(dst []event.Body, u *toolUpdate) []event.Body {
 			end.Status = event.StatusDenied
 		}
 	}
-	delete(m.denied, id)
 	end.Output, end.OutputTruncated = tc.out, tc.outCut
+	delete(m.denied, id) // read above
+	if end.Status == event.StatusOK && len(tc.diffs) == 0 {
+		end.DiffSkipped = tc.diffSkip // diff content was shown but not kept
+	}
 	if end.Output == "" {
 		end.Output = rawOutput(u.RawOutput)
 	}
@@ -228,57 +196,8 @@ func (m *mapper) toolCall(dst []event.Body, u *toolUpdate) []event.Body {
 	}
 	if end.Status == event.StatusOK && len(tc.diffs) > 0 {
 		m.diff(end, tc.diffs)
-	} else if end.Status == event.StatusOK && tc.diffSkip != "" {
-		end.DiffSkipped = tc.diffSkip
 	}
 	return append(dst, end)
-}
-
-// keepContent keeps what a call's end shows of its latest content: the
-// text up to event.MaxOutputBytes (the end says it was cut), and the
-// diffs when each text is one the harness would diff and all open calls'
-// stay within maxHeld; otherwise no diff, and the end says why.
-func (m *mapper) keepContent(tc *tool, out string, diffs []diffContent) {
-	out, tc.outCut = event.Cut(out, event.MaxOutputBytes)
-	tc.out = strings.Clone(out) // not a window on the whole text
-	m.held -= tc.held
-	tc.diffs, tc.held, tc.diffSkip = nil, 0, ""
-	n := 0
-	for _, d := range diffs {
-		if len(d.NewText) > maxDiffText || (d.OldText != nil && len(*d.OldText) > maxDiffText) {
-			tc.diffSkip = event.DiffSkippedTooLarge
-			return
-		}
-		n += len(d.NewText)
-		if d.OldText != nil {
-			n += len(*d.OldText)
-		}
-	}
-	if m.held+n > maxHeld {
-		tc.diffSkip = event.DiffSkippedUnknown
-		return
-	}
-	tc.diffs, tc.held = diffs, n
-	m.held += n
-}
-
-// callID is the key of a call: its id, or, past event.MaxFieldBytes, a
-// prefix of it and a hash of the whole, so that a huge id is neither
-// kept nor emitted.
-func callID(id string) string {
-	if len(id) <= event.MaxFieldBytes {
-		return id
-	}
-	sum := sha256.Sum256([]byte(id))
-	prefix, _ := event.Cut(id, 64)
-	return prefix + "…" + hex.EncodeToString(sum[:8])
-}
-
-// field is a short field (a title, a kind, a path) as kept: cut at
-// event.MaxFieldBytes, and copied off the line it came from.
-func field(s string) string {
-	s, _ = event.Cut(s, event.MaxFieldBytes)
-	return strings.Clone(s)
 }
 
 // start emits a call's tool_start.
@@ -300,7 +219,6 @@ func (m *mapper) start(dst []event.Body, id string, tc *tool) []event.Body {
 	if tc.kind == event.KindShell {
 		st.Command = inputCommand(tc.input)
 	}
-	tc.input = nil // the start has it: an open call keeps no input
 	if tc.path != "" && (tc.kind == event.KindEdit || tc.kind == event.KindDelete) {
 		st.Paths = []string{tc.path}
 	}
