@@ -17,8 +17,8 @@ func init() {
 }
 
 // ACPGoFifo is the named pipe, in the session's cwd, that acp-hostile
-// wait-go opens before it answers its prompt: the test opens it to let
-// the turn end.
+// wait-go reads a line from before it answers its prompt: the test
+// writes one to let the turn end.
 const ACPGoFifo = "go.fifo"
 
 // acp-hostile MODE [ARGS]: an ACP agent that, at the prompt,
@@ -32,8 +32,8 @@ const ACPGoFifo = "go.fifo"
 //	                    them all and ends end_turn
 //	fatal-then-more     says a chunk, prints a line that is not JSON,
 //	                    then goes on: a chunk, a tool call, the answer
-//	wait-go             starts a read call, waits for ACPGoFifo in its
-//	                    cwd to be opened, then ends end_turn
+//	wait-go             starts a read call, waits for a line on ACPGoFifo
+//	                    in its cwd, then ends end_turn
 //
 // It exits 0 at EOF on stdin.
 func acpHostile(args []string) int {
@@ -126,11 +126,15 @@ func acpHostile(args []string) int {
 			case "wait-go":
 				update(map[string]any{"sessionUpdate": "tool_call", "toolCallId": "r1", "title": "Read", "kind": "read", "status": "in_progress"})
 				_ = w.Flush()
-				f, err := os.Open(filepath.Join(cwd, ACPGoFifo)) // blocks until the test opens it
+				f, err := os.Open(filepath.Join(cwd, ACPGoFifo))
 				if err != nil {
 					return 3
 				}
+				_, err = bufio.NewReader(f).ReadString('\n') // until the test says go
 				f.Close()
+				if err != nil {
+					return 3
+				}
 				update(map[string]any{"sessionUpdate": "tool_call_update", "toolCallId": "r1", "status": "completed"})
 				chunk("agent_message_chunk", "went")
 			}
