@@ -1,9 +1,13 @@
 package acp
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"strings"
+
+	"github.com/tidwall/gjson"
 
 	"github.com/agentharness/harness/event"
 )
@@ -120,4 +124,48 @@ func callID(id string) string {
 func field(s string) string {
 	s, _ = event.Cut(s, event.MaxFieldBytes)
 	return strings.Clone(s)
+}
+
+// hasInput reports whether raw, a JSON value as decoded, is an object
+// with at least one field (read without decoding it: an input may be
+// megabytes).
+func hasInput(raw json.RawMessage) bool {
+	b := bytes.TrimSpace(raw)
+	return len(b) > 0 && b[0] == '{' && len(bytes.TrimSpace(b[1:])) > 0 && bytes.TrimSpace(b[1:])[0] != '}'
+}
+
+// object returns a copy of raw, a JSON value as decoded, when it is an
+// object, else {}.
+func object(raw json.RawMessage) json.RawMessage {
+	if b := bytes.TrimSpace(raw); len(b) == 0 || b[0] != '{' {
+		return json.RawMessage(`{}`)
+	}
+	return append(json.RawMessage(nil), raw...)
+}
+
+// inputPath and inputCommand read one field of an input object (not all
+// of it: an input may be megabytes).
+func inputPath(raw json.RawMessage) string {
+	for _, k := range []string{"file_path", "path", "filePath", "absolute_path"} {
+		if v := gjson.GetBytes(raw, k); v.Type == gjson.String && v.Str != "" {
+			return v.Str
+		}
+	}
+	return ""
+}
+
+func inputCommand(raw json.RawMessage) string {
+	switch c := gjson.GetBytes(raw, "command"); {
+	case c.Type == gjson.String:
+		return c.Str
+	case c.IsArray():
+		var parts []string
+		for _, p := range c.Array() {
+			if p.Type == gjson.String {
+				parts = append(parts, p.Str)
+			}
+		}
+		return strings.Join(parts, " ")
+	}
+	return ""
 }

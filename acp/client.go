@@ -226,6 +226,30 @@ type rpc struct {
 	Error  *rpcError       `json:"error"`
 }
 
+// readRPC reads one message. Its params and result are not copied: they
+// are read during Parse, while line is valid, and may be most of a long
+// line.
+func readRPC(line []byte) (rpc, error) {
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params inPlace         `json:"params"`
+		Result inPlace         `json:"result"`
+		Error  *rpcError       `json:"error"`
+	}
+	err := json.Unmarshal(line, &m)
+	return rpc{ID: m.ID, Method: m.Method, Params: json.RawMessage(m.Params), Result: json.RawMessage(m.Result), Error: m.Error}, err
+}
+
+// inPlace is a JSON value as the decoder saw it, not copied: a piece of
+// the line it was decoded from.
+type inPlace []byte
+
+func (p *inPlace) UnmarshalJSON(b []byte) error {
+	*p = b
+	return nil
+}
+
 type rpcError struct {
 	Code    int             `json:"code"`
 	Message string          `json:"message"`
@@ -241,8 +265,8 @@ func (c *Client) Parse(dst []event.Body, line []byte) ([]event.Body, bool) {
 	if stopped {
 		return dst, true // after the fatal error, nothing but the result
 	}
-	var msg rpc
-	if err := json.Unmarshal(line, &msg); err != nil || !bytes.HasPrefix(bytes.TrimSpace(line), []byte("{")) {
+	msg, err := readRPC(line)
+	if err != nil || !bytes.HasPrefix(bytes.TrimSpace(line), []byte("{")) {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		if c.w != nil && len(bytes.TrimSpace(line)) > 0 {

@@ -259,12 +259,6 @@ func (m *mapper) diff(end *event.ToolEnd, diffs []diffContent) {
 	}
 }
 
-// hasInput reports whether raw is a JSON object with at least one field.
-func hasInput(raw json.RawMessage) bool {
-	var o map[string]json.RawMessage
-	return json.Unmarshal(raw, &o) == nil && len(o) > 0
-}
-
 // rawOutput is the text of a call's rawOutput: a string, or the output
 // field of an object (Codex: stdout, formatted_output; OpenCode: output).
 func rawOutput(raw json.RawMessage) string {
@@ -328,44 +322,6 @@ func blockText(raw json.RawMessage) string {
 		return ""
 	}
 	return b.Text
-}
-
-// object returns raw when it is a JSON object, else {}.
-func object(raw json.RawMessage) json.RawMessage {
-	var o map[string]json.RawMessage
-	if json.Unmarshal(raw, &o) != nil || o == nil {
-		return json.RawMessage(`{}`)
-	}
-	return append(json.RawMessage(nil), raw...)
-}
-
-func inputPath(raw json.RawMessage) string {
-	var in map[string]any
-	json.Unmarshal(raw, &in)
-	for _, k := range []string{"file_path", "path", "filePath", "absolute_path"} {
-		if s, ok := in[k].(string); ok && s != "" {
-			return s
-		}
-	}
-	return ""
-}
-
-func inputCommand(raw json.RawMessage) string {
-	var in map[string]any
-	json.Unmarshal(raw, &in)
-	switch c := in["command"].(type) {
-	case string:
-		return c
-	case []any:
-		var parts []string
-		for _, p := range c {
-			if s, ok := p.(string); ok {
-				parts = append(parts, s)
-			}
-		}
-		return strings.Join(parts, " ")
-	}
-	return ""
 }
 
 // flushText closes the text and thought streamed so far as a complete

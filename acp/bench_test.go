@@ -6,6 +6,9 @@ import (
 	"testing"
 )
 
+// BenchmarkHugeToolLine is the cost of one 12 MB line (a tool call whose
+// input, text content and diff are 4 MB each): what the parse allocates
+// for it bounds the peak memory of a run of such lines.
 func BenchmarkHugeToolLine(b *testing.B) {
 	big := strings.Repeat("y", 4000000)
 	line, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "session/update", "params": map[string]any{"sessionId": "s1",
