@@ -134,13 +134,13 @@ func hasInput(raw json.RawMessage) bool {
 	return len(b) > 0 && b[0] == '{' && len(bytes.TrimSpace(b[1:])) > 0 && bytes.TrimSpace(b[1:])[0] != '}'
 }
 
-// object returns a copy of raw, a JSON value as decoded, when it is an
-// object, else {}.
+// object returns raw, a JSON value as decoded (no one writes to it),
+// when it is an object, else {}.
 func object(raw json.RawMessage) json.RawMessage {
 	if b := bytes.TrimSpace(raw); len(b) == 0 || b[0] != '{' {
 		return json.RawMessage(`{}`)
 	}
-	return append(json.RawMessage(nil), raw...)
+	return raw
 }
 
 // inputPath and inputCommand read one field of an input object (not all

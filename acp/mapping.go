@@ -161,7 +161,7 @@ func (m *mapper) toolCall(dst []event.Body, u *toolUpdate) []event.Body {
 		tc.path = field(p)
 	}
 	if hasInput(u.RawInput) {
-		tc.input = append(json.RawMessage(nil), u.RawInput...)
+		tc.input = u.RawInput // a copy already, the decoder's
 	}
 	if out, diffs := toolContent(u.Content); out != "" || len(diffs) > 0 {
 		m.keepContent(tc, out, diffs) // content replaces content (ACP)
@@ -290,8 +290,8 @@ type diffContent struct {
 // toolContent reads a call's content: the text shown, and its diffs.
 func toolContent(raw json.RawMessage) (string, []diffContent) {
 	var items []struct {
-		Type    string          `json:"type"`
-		Content json.RawMessage `json:"content"`
+		Type    string  `json:"type"`
+		Content inPlace `json:"content"` // read below, while raw is
 		diffContent
 	}
 	if json.Unmarshal(raw, &items) != nil {
@@ -302,7 +302,7 @@ func toolContent(raw json.RawMessage) (string, []diffContent) {
 	for _, it := range items {
 		switch it.Type {
 		case "content":
-			if t := blockText(it.Content); t != "" {
+			if t := blockText(json.RawMessage(it.Content)); t != "" {
 				text = append(text, t)
 			}
 		case "diff":

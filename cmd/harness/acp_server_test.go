@@ -159,5 +159,5 @@ func TestTopFields(t *testing.T) {
 	require.True(t, valid(`"x"`))
 	require.False(t, valid(`{"x":1}`))
 	require.False(t, valid(`[1]`))
-	require.False(t, valid(`"` + strings.Repeat("i", 5000) + `"`))
+	require.False(t, valid(`"`+strings.Repeat("i", 5000)+`"`))
 }
