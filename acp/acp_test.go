@@ -2,9 +2,14 @@ package acp
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -120,4 +125,208 @@ func TestLateAnswerAfterTheDeadline(t *testing.T) {
 	require.Empty(t, out)
 	require.Equal(t, 1, strings.Count(w.String(), "\n"), "only initialize was sent: %s", w.String())
 	require.False(t, c.Cancel(), "no prompt to cancel")
+}
+
+// chunkLine is a session/update line of one text chunk of kind.
+func chunkLine(kind, text string) string {
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "session/update", "params": map[string]any{"sessionId": "s1",
+		"update": map[string]any{"sessionUpdate": kind, "content": map[string]string{"type": "text", "text": text}}}})
+	return string(b)
+}
+
+// liveClient is a Client whose session is live (writing to w) and whose
+// prompt is in flight.
+func liveClient(t *testing.T, w io.Writer, permissions string) *Client {
+	t.Helper()
+	c := NewParser()
+	require.NoError(t, c.Begin(w, adapters.Task{Prompt: "x", Cwd: t.TempDir(), Permissions: permissions}))
+	adaptertest.ParseLines(c, `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1}}`, `{"jsonrpc":"2.0","id":2,"result":{"sessionId":"s1"}}`)
+	require.Equal(t, phasePrompt, c.phase)
+	return c
+}
+
+// TestChunksKeptWithinTheTextCap: a message and a thought streamed in
+// chunks keep no more than the 256 KiB the Stream emits of them (+1 byte,
+// to mark the cut), whatever the agent streams; the deltas all go out. It
+// used to keep every chunk (256 MiB of chunks: 1.2 GB).
+func TestChunksKeptWithinTheTextCap(t *testing.T) {
+	c := NewParser()
+	piece := strings.Repeat("é", 32<<10) // 64 KiB, runes of two bytes
+	deltas := 0
+	for range 64 { // 4 MiB of each
+		for _, kind := range []string{"agent_thought_chunk", "agent_message_chunk"} {
+			out, known := c.Parse(nil, []byte(chunkLine(kind, piece)))
+			require.True(t, known)
+			deltas += len(out)
+		}
+	}
+	require.Equal(t, 128, deltas, "every chunk is a delta")
+	require.LessOrEqual(t, c.m.text.Len(), event.MaxTextBytes+1)
+	require.LessOrEqual(t, c.m.thought.Len(), event.MaxTextBytes+1)
+
+	a, err := Custom("acp", []string{"acp"})
+	require.NoError(t, err)
+	lines := []string{`{"jsonrpc":"2.0","id":2,"result":{"sessionId":"s1"}}`, chunkLine("agent_message_chunk", piece+piece+piece+piece+piece),
+		`{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}`}
+	evs, err := event.ReadAll(bytes.NewReader(adaptertest.Normalize(a, []byte(strings.Join(lines, "\n")), false)))
+	require.NoError(t, err)
+	msg := evs[len(evs)-2].Body.(*event.Message)
+	require.True(t, msg.Truncated)
+	require.Equal(t, strings.Repeat("é", event.MaxTextBytes/2), msg.Text)
+}
+
+// TestOpenCallsKeepOnlyWhatIsEmitted: a started call keeps its input only
+// when the Stream would emit it whole (256 KiB), its text cut at the
+// 64 KiB a tool_end shows (marked), and its diff only for texts the
+// harness would diff, all within one budget for the open calls; a diff
+// left out says why. Open calls used to keep all of it (60 calls of 4 MB:
+// 1.27 GB).
+func TestOpenCallsKeepOnlyWhatIsEmitted(t *testing.T) {
+	c := NewParser()
+	out := strings.Repeat("o", 100<<10)
+	call := func(id, input, diff string) string {
+		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "session/update", "params": map[string]any{"sessionId": "s1",
+			"update": map[string]any{"sessionUpdate": "tool_call_update", "toolCallId": id, "kind": "edit", "status": "in_progress",
+				"rawInput": map[string]string{"path": id, "content": input},
+				"content": []any{map[string]any{"type": "content", "content": map[string]string{"type": "text", "text": out}},
+					map[string]any{"type": "diff", "path": id, "oldText": nil, "newText": diff}}}}})
+		return string(b)
+	}
+	big := strings.Repeat("y", 1<<20+1) // a file the harness does not diff
+	mid := strings.Repeat("z", 600<<10) // one it does; 30 of them pass the budget
+	const nBig, nMid = 4, 30
+	for i := range nBig + nMid {
+		input, diff := "small", mid
+		if i < nBig {
+			input, diff = big, big
+		}
+		_, known := c.Parse(nil, []byte(call(fmt.Sprint("c", i), input, diff)))
+		require.True(t, known)
+	}
+	kept, withDiff := 0, 0
+	for id, tc := range c.m.open {
+		if id < fmt.Sprint("c", nBig) && len(id) == 2 {
+			require.Zero(t, len(tc.input), "the start had the input, over 256 KiB")
+		}
+		require.LessOrEqual(t, len(tc.input), event.MaxInputBytes)
+		require.LessOrEqual(t, len(tc.out), event.MaxOutputBytes)
+		kept += len(tc.input) + len(tc.out)
+		for _, d := range tc.diffs {
+			kept += len(d.NewText)
+			withDiff++
+		}
+	}
+	require.LessOrEqual(t, kept, 16<<20, "all open calls within one budget")
+	require.Positive(t, withDiff)
+	skipped := map[string]int{}
+	for i := range nBig + nMid {
+		out, _ := c.Parse(nil, []byte(fmt.Sprintf(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"tool_call_update","toolCallId":"c%d","status":"completed"}}}`, i)))
+		require.Len(t, out, 1)
+		end := out[0].(*event.ToolEnd)
+		require.True(t, end.OutputTruncated)
+		require.Contains(t, []int{event.MaxOutputBytes, 0}, len(end.Output), "cut, or dropped past the budget")
+		if end.Diff == "" {
+			skipped[end.DiffSkipped]++
+		}
+		if i < nBig {
+			require.Equal(t, event.DiffSkippedTooLarge, end.DiffSkipped, "a file over 1 MiB is not diffed")
+		}
+	}
+	require.Equal(t, nBig, skipped[event.DiffSkippedTooLarge])
+	require.Positive(t, skipped[event.DiffSkippedUnknown], "past the budget")
+	require.Equal(t, nMid, withDiff+skipped[event.DiffSkippedUnknown])
+	require.Empty(t, c.m.open)
+	require.Zero(t, c.m.held)
+}
+
+// TestNothingAfterTheFatalError: once a protocol error ended the session,
+// the agent's later lines become nothing: the fatal error and the result
+// are the session's last words. They used to become events after them.
+func TestNothingAfterTheFatalError(t *testing.T) {
+	var w bytes.Buffer
+	c := liveClient(t, &w, "")
+	out, _ := c.Parse(nil, []byte(chunkLine("agent_message_chunk", "before")))
+	require.Len(t, out, 1)
+	out, _ = c.Parse(nil, []byte("this is not JSON"))
+	require.Len(t, out, 2)
+	require.Equal(t, event.ClassProtocol, out[0].(*event.Error).Class)
+	require.IsType(t, &event.Result{}, out[1])
+	require.True(t, c.Done())
+	for _, l := range []string{chunkLine("agent_message_chunk", "after"), chunkLine("agent_thought_chunk", "hm"),
+		`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"tool_call","toolCallId":"late","kind":"read"}}}`,
+		`{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}`, "more garbage"} {
+		out, known := c.Parse(nil, []byte(l))
+		require.Empty(t, out, l)
+		require.True(t, known, "dropped, not unparsed: %s", l)
+	}
+}
+
+// stuckWriter is an agent's stdin that takes the opening requests, then
+// fails as a full queue does.
+type stuckWriter struct {
+	n    int
+	err  error
+	took int
+}
+
+func (s *stuckWriter) Write(b []byte) (int, error) {
+	if s.took >= s.n {
+		return 0, s.err
+	}
+	s.took++
+	return len(b), nil
+}
+
+// TestAgentThatDoesNotRead: an answer the agent's stdin will not take (the
+// queue in front of it is full) ends the session with a protocol error;
+// an agent that is gone (the pipe closed) is left to its exit status.
+func TestAgentThatDoesNotRead(t *testing.T) {
+	perm := `{"jsonrpc":"2.0","id":900,"method":"session/request_permission","params":{"sessionId":"s1","toolCall":{"toolCallId":"p1","kind":"execute"},"options":[{"optionId":"y","kind":"allow_once"}]}}`
+	full := &stuckWriter{n: 3, err: fmt.Errorf("%w: 4194304 bytes queued unread", errors.New("process: the child does not read its stdin"))}
+	c := liveClient(t, full, "")
+	out, _ := c.Parse(nil, []byte(perm))
+	require.Len(t, out, 2)
+	require.Equal(t, event.ClassProtocol, out[0].(*event.Error).Class)
+	require.Contains(t, out[0].(*event.Error).Message, "does not read")
+	require.True(t, c.Done())
+
+	gone := &stuckWriter{n: 3, err: &os.PathError{Op: "write", Path: "|1", Err: syscall.EPIPE}}
+	c = liveClient(t, gone, "")
+	out, _ = c.Parse(nil, []byte(perm))
+	require.Empty(t, out)
+	require.False(t, c.Done())
+}
+
+// TestReadOnlyPermissions: read-only allows what it can tell is a read
+// (kind read or search, from the request or the call's announcement), once;
+// everything else is rejected: no kind, other, fetch, think, switch_mode,
+// an unknown kind. They used to be allowed, other and fetch always.
+func TestReadOnlyPermissions(t *testing.T) {
+	options := `[{"optionId":"always","kind":"allow_always"},{"optionId":"once","kind":"allow_once"},{"optionId":"no","kind":"reject_once"}]`
+	for _, c := range []struct{ kind, announced, want string }{
+		{"read", "", "once"}, {"search", "", "once"}, {"", "read", "once"},
+		{"", "", "no"}, {"other", "", "no"}, {"fetch", "", "no"}, {"think", "", "no"}, {"switch_mode", "", "no"},
+		{"execute", "", "no"}, {"edit", "", "no"}, {"delete", "", "no"}, {"move", "", "no"}, {"launch", "", "no"},
+		{"", "edit", "no"}, {"", "fetch", "no"},
+	} {
+		t.Run(c.kind+"/"+c.announced, func(t *testing.T) {
+			var w bytes.Buffer
+			cl := liveClient(t, &w, adapters.ReadOnly)
+			if c.announced != "" {
+				_, _ = cl.Parse(nil, []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"tool_call","toolCallId":"t1","kind":"`+c.announced+`","status":"pending"}}}`))
+			}
+			kind := ""
+			if c.kind != "" {
+				kind = `,"kind":"` + c.kind + `"`
+			}
+			w.Reset()
+			_, _ = cl.Parse(nil, []byte(`{"jsonrpc":"2.0","id":900,"method":"session/request_permission","params":{"sessionId":"s1","toolCall":{"toolCallId":"t1"`+kind+`},"options":`+options+`}}`))
+			require.Contains(t, w.String(), `"optionId":"`+c.want+`"`)
+		})
+	}
+	var w bytes.Buffer
+	cl := liveClient(t, &w, adapters.FullAccess)
+	w.Reset()
+	_, _ = cl.Parse(nil, []byte(`{"jsonrpc":"2.0","id":900,"method":"session/request_permission","params":{"sessionId":"s1","toolCall":{"toolCallId":"t1"},"options":`+options+`}}`))
+	require.Contains(t, w.String(), `"optionId":"always"`, "full-access allows, always")
 }

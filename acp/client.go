@@ -14,11 +14,14 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/agentharness/harness/adapters"
@@ -67,6 +70,7 @@ type Client struct {
 	next      int64
 	pending   map[int64]string // request id → method
 	phase     int
+	stopped   bool // the session ended on a fatal error: later lines are dropped
 	sessionID string
 	timer     *time.Timer
 
@@ -175,6 +179,7 @@ func (c *Client) fail(dst []event.Body, msg string) []event.Body {
 		return dst
 	}
 	c.end()
+	c.stopped = true
 	return append(dst, &event.Error{Code: event.ErrAgentError, Class: event.ClassProtocol, Fatal: true, Partial: &event.Partial{},
 		Message: "acp: " + msg, Hint: "the agent does not speak ACP as harness does; check its version and command"},
 		&event.Result{Status: event.ResultError, SessionID: c.sessionID})
@@ -190,6 +195,13 @@ func (c *Client) send(method string, params any) error {
 // notify writes one notification. mu is held.
 func (c *Client) notify(method string, params any) error {
 	return c.write(map[string]any{"jsonrpc": "2.0", "method": method, "params": params})
+}
+
+// unread reports whether a write failed because the agent does not read
+// its stdin (the harness's queue in front of it is full), rather than
+// because it is gone, which its exit reports.
+func unread(err error) bool {
+	return err != nil && !errors.Is(err, os.ErrClosed) && !errors.Is(err, syscall.EPIPE)
 }
 
 // write writes one message as a line. mu is held.
@@ -214,6 +226,30 @@ type rpc struct {
 	Error  *rpcError       `json:"error"`
 }
 
+// readRPC reads one message. Its params and result are not copied: they
+// are read during Parse, while line is valid, and may be most of a long
+// line.
+func readRPC(line []byte) (rpc, error) {
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params inPlace         `json:"params"`
+		Result inPlace         `json:"result"`
+		Error  *rpcError       `json:"error"`
+	}
+	err := json.Unmarshal(line, &m)
+	return rpc{ID: m.ID, Method: m.Method, Params: json.RawMessage(m.Params), Result: json.RawMessage(m.Result), Error: m.Error}, err
+}
+
+// inPlace is a JSON value as the decoder saw it, not copied: a piece of
+// the line it was decoded from.
+type inPlace []byte
+
+func (p *inPlace) UnmarshalJSON(b []byte) error {
+	*p = b
+	return nil
+}
+
 type rpcError struct {
 	Code    int             `json:"code"`
 	Message string          `json:"message"`
@@ -223,8 +259,14 @@ type rpcError struct {
 // Parse implements adapters.Parser: it maps one line of the agent's stdout
 // and, in a live session, answers it.
 func (c *Client) Parse(dst []event.Body, line []byte) ([]event.Body, bool) {
-	var msg rpc
-	if err := json.Unmarshal(line, &msg); err != nil || !bytes.HasPrefix(bytes.TrimSpace(line), []byte("{")) {
+	c.mu.Lock()
+	stopped := c.stopped
+	c.mu.Unlock()
+	if stopped {
+		return dst, true // after the fatal error, nothing but the result
+	}
+	msg, err := readRPC(line)
+	if err != nil || !bytes.HasPrefix(bytes.TrimSpace(line), []byte("{")) {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		if c.w != nil && len(bytes.TrimSpace(line)) > 0 {
@@ -262,9 +304,12 @@ func (c *Client) request(dst []event.Body, msg *rpc) []event.Body {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if msg.Method == "session/request_permission" {
-		outcome, denied := choosePermission(msg.Params, c.task.Permissions)
-		c.write(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "result": map[string]any{"outcome": outcome}})
-		if denied != "" {
+		outcome, denied := choosePermission(msg.Params, c.task.Permissions, c.m.kindOf)
+		err := c.write(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "result": map[string]any{"outcome": outcome}})
+		if c.w != nil && unread(err) {
+			return c.fail(dst, "the agent does not read harness's answers: "+err.Error())
+		}
+		if denied != "" && len(c.m.denied) < maxDenied {
 			c.m.denied[denied] = true
 		}
 		return dst
@@ -355,8 +400,14 @@ func (c *Client) response(dst []event.Body, msg *rpc) ([]event.Body, bool) {
 			c.prompt()
 		}
 	case "session/prompt":
+		n := len(dst)
 		dst = c.m.end(dst, msg.Result, c.sessionID)
 		c.end()
+		for _, b := range dst[n:] {
+			if e, ok := b.(*event.Error); ok && e.Fatal {
+				c.stopped = true // the agent stopped the turn: a failed run
+			}
+		}
 	default:
 		return dst, false
 	}
@@ -398,6 +449,7 @@ func (c *Client) rpcFailed(dst []event.Body, method string, e *rpcError) []event
 	}
 	dst = c.m.flushText(dst)
 	c.end()
+	c.stopped = true
 	if method == "" {
 		method = "a request"
 	}
@@ -445,9 +497,12 @@ func chooseMode(ids []string, permissions string) string {
 }
 
 // choosePermission answers session/request_permission: full-access allows
-// (always, where offered), read-only rejects edits, deletions, moves and
-// execution and allows the rest. denied is the call id of a rejected call.
-func choosePermission(params json.RawMessage, permissions string) (outcome map[string]string, denied string) {
+// (always, where offered); read-only allows only what it can tell is a
+// read — kind read or search, in the request or, when it names none, in
+// the call's announcement (kindOf) — once, where offered, since an
+// "always" may be saved by the agent as a rule; anything else, an unknown
+// kind too, is rejected. denied is the call id of a rejected call.
+func choosePermission(params json.RawMessage, permissions string, kindOf func(id string) string) (outcome map[string]string, denied string) {
 	var p struct {
 		ToolCall struct {
 			ID   string `json:"toolCallId"`
@@ -459,18 +514,20 @@ func choosePermission(params json.RawMessage, permissions string) (outcome map[s
 		} `json:"options"`
 	}
 	json.Unmarshal(params, &p)
+	id := callID(p.ToolCall.ID)
 	allow := permissions != adapters.ReadOnly
-	if !allow {
-		switch p.ToolCall.Kind {
-		case "edit", "delete", "move", "execute":
-		default:
-			allow = true
-		}
-	}
 	order := []string{"allow_always", "allow_once"}
 	if !allow {
+		kind := p.ToolCall.Kind
+		if kind == "" && kindOf != nil {
+			kind = kindOf(id)
+		}
+		allow = kind == "read" || kind == "search"
+		order = []string{"allow_once", "allow_always"}
+	}
+	if !allow {
 		order = []string{"reject_once", "reject_always"}
-		denied = p.ToolCall.ID
+		denied = id
 	}
 	for _, k := range order {
 		for _, o := range p.Options {

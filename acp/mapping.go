@@ -11,11 +11,13 @@ import (
 // mapper turns session/update notifications and the prompt's answer into
 // unified bodies (docs/events.md, "ACP"). It keeps the text and thought
 // streamed so far, to close them as a message and a reasoning block, and
-// the open tool calls.
+// the open tool calls: of each only what is emitted, within the caps
+// (caps.go), whatever the agent streams.
 type mapper struct {
-	text, thought strings.Builder
+	text, thought capped
 	lastMessage   string           // the last complete message no tool call followed
 	open          map[string]*tool // by ACP toolCallId, announced or started
+	held          int              // bytes the open calls keep (input, output, diffs), at most maxHeld
 	live          bool             // a live session: diffs are checked against the disk
 	denied        map[string]bool  // calls whose permission harness refused
 	cost          *float64         // the session's cost from usage_update, in USD
@@ -27,6 +29,9 @@ type tool struct {
 	name, acpKind, path string
 	input               json.RawMessage
 	kind                event.Kind
+	outCut              bool          // out was cut at event.MaxOutputBytes (or dropped, past maxHeld)
+	diffSkip            string        // why the diff content last shown was not kept
+	heldInput, heldOut  int           // the bytes of input, and of out and diffs, counted in held
 	out                 string        // the text content last shown
 	diffs               []diffContent // the diff content last shown
 	started             bool
@@ -89,6 +94,7 @@ func (m *mapper) update(dst []event.Body, params json.RawMessage) ([]event.Body,
 			dst = append(dst, &event.ReasoningDelta{Text: t})
 		}
 	case "tool_call", "tool_call_update":
+		u.ToolCallID = callID(u.ToolCallID)
 		dst = m.toolCall(dst, &u.toolUpdate)
 	case "plan":
 		// A plan is the agent's todo list: one todo call, complete.
@@ -146,28 +152,30 @@ func (m *mapper) toolCall(dst []event.Body, u *toolUpdate) []event.Body {
 		m.open[id] = tc
 	}
 	if u.Title != nil && *u.Title != "" && !tc.started {
-		tc.name = *u.Title
+		tc.name = field(*u.Title)
 	}
 	if u.ToolKind != nil && *u.ToolKind != "" {
-		tc.acpKind = *u.ToolKind
+		tc.acpKind = field(*u.ToolKind)
 	}
 	if p := firstPath(u.Locations); p != "" {
-		tc.path = p
+		tc.path = field(p)
 	}
 	if hasInput(u.RawInput) {
-		tc.input = append(json.RawMessage(nil), u.RawInput...)
+		tc.input = u.RawInput // a copy already, the decoder's
 	}
 	if out, diffs := toolContent(u.Content); out != "" || len(diffs) > 0 {
-		tc.out, tc.diffs = out, diffs // content replaces content (ACP)
+		m.keepContent(tc, out, diffs) // content replaces content (ACP)
 	}
 	status := deref(u.Status)
 	if !tc.started {
 		dst = m.start(dst, id, tc)
 	}
+	m.keepInput(tc) // the start had all of it
 	if !tc.started || (status != "completed" && status != "failed") {
 		return dst
 	}
 	delete(m.open, id)
+	m.release(tc)
 	end := &event.ToolEnd{CallID: id, Name: tc.name, Kind: tc.kind, Status: event.StatusOK}
 	if status == "failed" {
 		end.Status = event.StatusError
@@ -175,7 +183,11 @@ func (m *mapper) toolCall(dst []event.Body, u *toolUpdate) []event.Body {
 			end.Status = event.StatusDenied
 		}
 	}
-	end.Output = tc.out
+	end.Output, end.OutputTruncated = tc.out, tc.outCut
+	delete(m.denied, id) // read above
+	if end.Status == event.StatusOK && len(tc.diffs) == 0 {
+		end.DiffSkipped = tc.diffSkip // diff content was shown but not kept
+	}
 	if end.Output == "" {
 		end.Output = rawOutput(u.RawOutput)
 	}
@@ -201,7 +213,7 @@ func (m *mapper) start(dst []event.Body, id string, tc *tool) []event.Body {
 		tc.name = tc.acpKind
 	}
 	if tc.path == "" {
-		tc.path = inputPath(tc.input)
+		tc.path = field(inputPath(tc.input))
 	}
 	st := &event.ToolStart{CallID: id, Name: tc.name, Kind: tc.kind, Input: object(tc.input), Path: tc.path}
 	if tc.kind == event.KindShell {
@@ -247,12 +259,6 @@ func (m *mapper) diff(end *event.ToolEnd, diffs []diffContent) {
 	}
 }
 
-// hasInput reports whether raw is a JSON object with at least one field.
-func hasInput(raw json.RawMessage) bool {
-	var o map[string]json.RawMessage
-	return json.Unmarshal(raw, &o) == nil && len(o) > 0
-}
-
 // rawOutput is the text of a call's rawOutput: a string, or the output
 // field of an object (Codex: stdout, formatted_output; OpenCode: output).
 func rawOutput(raw json.RawMessage) string {
@@ -284,8 +290,8 @@ type diffContent struct {
 // toolContent reads a call's content: the text shown, and its diffs.
 func toolContent(raw json.RawMessage) (string, []diffContent) {
 	var items []struct {
-		Type    string          `json:"type"`
-		Content json.RawMessage `json:"content"`
+		Type    string  `json:"type"`
+		Content inPlace `json:"content"` // read below, while raw is
 		diffContent
 	}
 	if json.Unmarshal(raw, &items) != nil {
@@ -296,7 +302,7 @@ func toolContent(raw json.RawMessage) (string, []diffContent) {
 	for _, it := range items {
 		switch it.Type {
 		case "content":
-			if t := blockText(it.Content); t != "" {
+			if t := blockText(json.RawMessage(it.Content)); t != "" {
 				text = append(text, t)
 			}
 		case "diff":
@@ -316,44 +322,6 @@ func blockText(raw json.RawMessage) string {
 		return ""
 	}
 	return b.Text
-}
-
-// object returns raw when it is a JSON object, else {}.
-func object(raw json.RawMessage) json.RawMessage {
-	var o map[string]json.RawMessage
-	if json.Unmarshal(raw, &o) != nil || o == nil {
-		return json.RawMessage(`{}`)
-	}
-	return append(json.RawMessage(nil), raw...)
-}
-
-func inputPath(raw json.RawMessage) string {
-	var in map[string]any
-	json.Unmarshal(raw, &in)
-	for _, k := range []string{"file_path", "path", "filePath", "absolute_path"} {
-		if s, ok := in[k].(string); ok && s != "" {
-			return s
-		}
-	}
-	return ""
-}
-
-func inputCommand(raw json.RawMessage) string {
-	var in map[string]any
-	json.Unmarshal(raw, &in)
-	switch c := in["command"].(type) {
-	case string:
-		return c
-	case []any:
-		var parts []string
-		for _, p := range c {
-			if s, ok := p.(string); ok {
-				parts = append(parts, s)
-			}
-		}
-		return strings.Join(parts, " ")
-	}
-	return ""
 }
 
 // flushText closes the text and thought streamed so far as a complete

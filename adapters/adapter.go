@@ -132,7 +132,9 @@ type Parser interface {
 //     may keep stdin for later writes from Parse (never from another
 //     goroutine: Begin, Parse and Done are never called concurrently).
 //     Writes never block (the harness queues them) and fail once the
-//     agent is gone. An error ends the run as an interrupt would.
+//     agent is gone, or once it has left 4 MiB of them unread (an agent
+//     that does not read its stdin: the Session should end the session).
+//     An error ends the run as an interrupt would.
 //   - Parse answers the agent's requests by writing to stdin before it
 //     returns; its bodies are the events the line means, as for a CLI.
 //     The turn's end yields an *event.Result, which starts the linger

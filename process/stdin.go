@@ -1,10 +1,22 @@
 package process
 
 import (
+	"errors"
+	"fmt"
 	"io"
 	"os"
 	"sync"
 )
+
+// MaxStdinQueue bounds the bytes queued in front of a child's stdin while
+// the pipe is full (Proc.Stdin): past it, Write fails with ErrStdinFull.
+// One write always fits into an empty queue, however long (a prompt).
+const MaxStdinQueue = 4 << 20
+
+// ErrStdinFull is the error of a write to a child's stdin that would queue
+// more than MaxStdinQueue bytes: the child does not read its input (an
+// agent that floods requests and never reads the answers).
+var ErrStdinFull = errors.New("process: the child does not read its stdin")
 
 // Stdin returns the child's stdin with KeepStdin, else nil. Writes never
 // block: they are queued and written to the pipe in order by a goroutine
@@ -13,7 +25,9 @@ import (
 // writes out what is queued, then closes the pipe (the child reads EOF).
 // Once the run is over, or the pipe failed (the child exited or closed
 // its stdin), Write returns an error; what was queued is then lost, as it
-// would be on a pipe. Safe for concurrent use.
+// would be on a pipe. A write that would queue more than MaxStdinQueue
+// bytes while the pipe is full fails with ErrStdinFull (and is not
+// queued): the child is not reading. Safe for concurrent use.
 func (p *Proc) Stdin() io.WriteCloser {
 	if p.stdin == nil {
 		return nil // a nil *stdinQueue in an interface would not be nil
@@ -21,9 +35,9 @@ func (p *Proc) Stdin() io.WriteCloser {
 	return p.stdin
 }
 
-// stdinQueue is a child's stdin kept open: an unbounded queue in front of
-// the pipe. The harness writes only its own small requests and answers
-// there, so the queue stays small.
+// stdinQueue is a child's stdin kept open: a queue in front of the pipe,
+// bounded by MaxStdinQueue. The harness writes only its own small requests
+// and answers there, so the queue of a child that reads stays small.
 type stdinQueue struct {
 	w    *os.File      // set before run starts
 	wake chan struct{} // capacity 1: there is something to do
@@ -49,6 +63,10 @@ func (q *stdinQueue) Write(b []byte) (int, error) {
 		return 0, os.ErrClosed
 	case q.err != nil:
 		return 0, q.err
+	case len(q.buf) > 0 && len(q.buf)+len(b) > MaxStdinQueue:
+		// The goroutine of run took what was queued before and is
+		// still blocked writing it: the child has not read that either.
+		return 0, fmt.Errorf("%w: %d bytes queued unread", ErrStdinFull, len(q.buf))
 	}
 	q.buf = append(q.buf, b...)
 	q.poke()

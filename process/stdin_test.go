@@ -59,3 +59,26 @@ func TestKeepStdinOff(t *testing.T) {
 	_, err = Start(t.Context(), Options{Argv: argv, Env: env, Stdin: "x", KeepStdin: true})
 	require.ErrorIs(t, err, ErrSpawn)
 }
+
+// TestStdinQueueBounded: a child that never reads its stdin gets no more
+// than the pipe, the write in flight and MaxStdinQueue of it; the write
+// past that fails with ErrStdinFull (it used to queue without end).
+func TestStdinQueueBounded(t *testing.T) {
+	t.Parallel()
+	argv, env := fakeagent.Command("hang-silent")
+	p, err := Start(t.Context(), Options{Argv: argv, Env: env, KeepStdin: true,
+		Idle: time.Minute, Hard: time.Minute, KillGrace: time.Second, OnStdout: func([]byte, int64) {}})
+	require.NoError(t, err)
+	defer p.Wait()
+	defer p.Interrupt()
+	chunk := make([]byte, 64<<10)
+	accepted := 0
+	for accepted < 64<<20 {
+		if _, err = p.Stdin().Write(chunk); err != nil {
+			break
+		}
+		accepted += len(chunk)
+	}
+	require.ErrorIs(t, err, ErrStdinFull)
+	require.LessOrEqual(t, accepted, 2*MaxStdinQueue+len(chunk))
+}

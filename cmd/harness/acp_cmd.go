@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -84,12 +83,14 @@ func (c *acpCmd) Run(e *env) error {
 			return t
 		}
 	}
+	// The SDK logs at info level by default; stderr gets its warnings only.
+	logger := slog.New(slog.NewTextHandler(e.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	// Nothing is read until the connection is set up: the SDK's reader
 	// starts at once, and its logger and srv.conn are written after.
-	in := gatedReader{r: e.Stdin, gate: make(chan struct{})}
-	conn := acpsdk.NewAgentSideConnection(srv, e.Stdout, in)
-	// The SDK logs at info level by default; stderr gets its warnings only.
-	conn.SetLogger(slog.New(slog.NewTextHandler(e.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	out := &acpOut{w: e.Stdout}
+	in := newACPInput(e.Stdin, out, srv, logger)
+	conn := acpsdk.NewAgentSideConnection(srv, out, in)
+	conn.SetLogger(logger)
 	srv.conn = conn
 	close(in.gate)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
@@ -103,17 +104,6 @@ func (c *acpCmd) Run(e *env) error {
 	srv.stopAll()
 	srv.runs.Wait()
 	return nil
-}
-
-// gatedReader reads nothing until gate is closed.
-type gatedReader struct {
-	r    io.Reader
-	gate chan struct{}
-}
-
-func (g gatedReader) Read(p []byte) (int, error) {
-	<-g.gate
-	return g.r.Read(p)
 }
 
 // acpServer is the ACP agent harness plays; safe for concurrent use.
@@ -131,9 +121,27 @@ type acpServer struct {
 // acpSession is one ACP session: a cwd, and the run of its prompt in
 // flight, if any.
 type acpSession struct {
-	cwd string
-	mu  sync.Mutex
-	run *harness.Run
+	cwd  string
+	mu   sync.Mutex
+	busy bool // a prompt was read (acpInput) and has not been answered
+	run  *harness.Run
+}
+
+// claim marks the session's prompt as running when it is not, and
+// reports whether it was not (an unknown session: true, Prompt refuses
+// it). Prompt, which the claimed request reaches, gives it back.
+func (a *acpServer) claim(id acpsdk.SessionId) bool {
+	s := a.session(id)
+	if s == nil {
+		return true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.busy {
+		return false
+	}
+	s.busy = true
+	return true
 }
 
 func (a *acpServer) Initialize(context.Context, acpsdk.InitializeRequest) (acpsdk.InitializeResponse, error) {
@@ -200,6 +208,11 @@ func (a *acpServer) Prompt(ctx context.Context, p acpsdk.PromptRequest) (acpsdk.
 	if s == nil {
 		return acpsdk.PromptResponse{}, acpsdk.NewInvalidParams(map[string]string{"sessionId": "unknown session"})
 	}
+	defer func() {
+		s.mu.Lock()
+		s.busy = false // claimed by acpInput when it read the request
+		s.mu.Unlock()
+	}()
 	var text []string
 	for _, b := range p.Prompt {
 		switch {

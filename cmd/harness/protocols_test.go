@@ -390,3 +390,41 @@ func TestServeRun(t *testing.T) {
 		t.Fatal("serve did not stop")
 	}
 }
+
+// TestRunACPHostileAgent: an ACP agent that floods permission requests and
+// never reads its stdin ends with a protocol error (it used to hold
+// harness until the timeout, its answers queued without end), and after a
+// fatal protocol error nothing the agent says becomes an event but the
+// result (later chunks and calls used to).
+func TestRunACPHostileAgent(t *testing.T) {
+	isolate(t)
+	argv, _ := fakeagent.Command("acp-hostile")
+	for _, c := range []struct{ mode, message string }{
+		{"flood-permission", "does not read harness's answers"},
+		{"fatal-then-more", "not a JSON-RPC message"},
+	} {
+		t.Run(c.mode, func(t *testing.T) {
+			r := invoke(t, "", "run", "--agent", "claude", "--protocol", "acp", "--binary", argv[0], "--cwd", t.TempDir(),
+				"--env", fakeagent.EnvVar+"=acp-hostile", "--timeout", "60s", "--linger", "200ms", "--no-log", "-p", "x", "--", c.mode)
+			require.Equal(t, exitAgentFailed, r.code, r.stdout)
+			adaptertest.CheckStream(t, []byte(r.stdout))
+			evs, err := event.ReadAll(strings.NewReader(r.stdout))
+			require.NoError(t, err)
+			fatal := -1
+			for i, ev := range evs {
+				if e, ok := ev.Body.(*event.Error); ok && e.Fatal {
+					fatal = i
+					require.Equal(t, event.ClassProtocol, e.Class)
+					require.Contains(t, e.Message, c.message)
+				}
+			}
+			require.Positive(t, fatal, r.stdout)
+			for _, ev := range evs[fatal+1 : len(evs)-1] {
+				// Only the supervisor's word that it ended the agent.
+				w, ok := ev.Body.(*event.Warning)
+				require.True(t, ok && w.Code == event.WarnLingeredAfterResult, "after the fatal error: %s", r.stdout)
+			}
+			require.IsType(t, &event.Result{}, evs[len(evs)-1].Body)
+		})
+	}
+}

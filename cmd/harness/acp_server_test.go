@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentharness/harness/internal/fakeagent"
+	"github.com/agentharness/harness/internal/harnesstest"
+)
+
+// startACPServer starts 'harness acp' in-process over the ACP fake named
+// fake in mode, connects an editor and opens a session in a fresh
+// directory (startACPSession, for any fake).
+func startACPServer(t *testing.T, fake, mode string) (*acpsdk.ClientSideConnection, *harnesstest.Editor, acpsdk.SessionId, string) {
+	t.Helper()
+	isolate(t)
+	argv, _ := fakeagent.Command(fake)
+	args := []string{"acp", "--agent", "fake", "--protocol", "acp", "--command", argv[0], "--command", mode,
+		"--env", fakeagent.EnvVar + "=" + fake, "--linger", "200ms", "--kill-grace", "200ms"}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan int, 1)
+	go func() {
+		done <- run(args, inR, outW, io.Discard)
+		outW.Close()
+		inR.Close() // as a process's exit closes its stdin
+	}()
+	t.Cleanup(func() {
+		inW.Close()
+		select {
+		case code := <-done:
+			require.Equal(t, 0, code)
+		case <-time.After(10 * time.Second):
+			t.Error("harness acp did not end at EOF")
+		}
+	})
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	dir := t.TempDir()
+	conn, ed, sid := harnesstest.Connect(t, ctx, inW, outR, dir)
+	return conn, ed, sid, dir
+}
+
+// TestACPServerSecondPromptIsRefused: a session/prompt on a session whose
+// prompt is running is refused (Invalid request) and the running turn
+// goes on untouched to its own end; the session then takes a prompt
+// again. The SDK used to cancel the running turn first.
+func TestACPServerSecondPromptIsRefused(t *testing.T) {
+	conn, ed, sid, dir := startACPServer(t, "acp-hostile", "wait-go")
+	fifo := filepath.Join(dir, fakeagent.ACPGoFifo)
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	// Held open for writing from here on: the fake's open never blocks,
+	// and its read waits for a line.
+	gate, err := os.OpenFile(fifo, os.O_RDWR, 0)
+	require.NoError(t, err)
+	defer gate.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Second)
+	defer cancel()
+	type answer struct {
+		resp acpsdk.PromptResponse
+		err  error
+	}
+	first := make(chan answer, 1)
+	go func() {
+		r, err := conn.Prompt(ctx, harnesstest.Prompt(sid, "one"))
+		first <- answer{r, err}
+	}()
+	select {
+	case <-ed.ToolCalled():
+	case <-ctx.Done():
+		t.Fatal("no tool_call")
+	}
+	_, err = conn.Prompt(ctx, harnesstest.Prompt(sid, "two"))
+	var re *acpsdk.RequestError
+	require.ErrorAs(t, err, &re)
+	require.Equal(t, -32600, re.Code, "Invalid request")
+	require.Contains(t, fmt.Sprint(re.Data), "already running")
+
+	_, err = gate.WriteString("go\n")
+	require.NoError(t, err)
+	a := <-first
+	require.NoError(t, a.err)
+	require.Equal(t, acpsdk.StopReasonEndTurn, a.resp.StopReason, "the first turn ran to its end")
+	require.Equal(t, "went", ed.Text())
+
+	_, err = gate.WriteString("go\n")
+	require.NoError(t, err)
+	resp, err := conn.Prompt(ctx, harnesstest.Prompt(sid, "three"))
+	require.NoError(t, err)
+	require.Equal(t, acpsdk.StopReasonEndTurn, resp.StopReason, "the session is free again")
+}
+
+// TestACPServerOversizePrompt: a prompt over the line cap gets a JSON-RPC
+// error, and the connection goes on (harness acp used to exit 0 without
+// an answer: the SDK's reader ends at a line over 10 MiB).
+func TestACPServerOversizePrompt(t *testing.T) {
+	conn, _, sid, dir := startACPServer(t, "acp-agent", "normal")
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	_, err := conn.Prompt(ctx, harnesstest.Prompt(sid, strings.Repeat("x", 12<<20)))
+	var re *acpsdk.RequestError
+	require.ErrorAs(t, err, &re)
+	require.Equal(t, -32600, re.Code, "Invalid request")
+	require.Contains(t, fmt.Sprint(re.Data), "up to 8388608 bytes")
+
+	resp, err := conn.Prompt(ctx, harnesstest.Prompt(sid, "write hello.txt"))
+	require.NoError(t, err)
+	require.Equal(t, acpsdk.StopReasonEndTurn, resp.StopReason)
+	_, err = os.Stat(filepath.Join(dir, fakeagent.ACPFile))
+	require.NoError(t, err)
+}
+
+// TestTopFields: the id and method of a message too long to hold are read
+// as a JSON decoder reads them, whatever the pieces it comes in, from the
+// top object only.
+func TestTopFields(t *testing.T) {
+	big := strings.Repeat("a", 100)
+	for _, msg := range []string{
+		`{"jsonrpc":"2.0","id":7,"method":"session/prompt","params":{"x":"` + big + `"}}`,
+		`{"jsonrpc":"2.0","method":"session/prompt","params":{"id":1,"method":"no","s":"\"}{,:"},"id":"a\"b"}`,
+		` { "params" : [1,{"id":2}], "method" : "x\u0041" , "id" : -1.5e3 } `,
+		`{"method":"session/cancel","params":{"sessionId":"s"}}`,
+		`{"id":null,"method":"m"}`,
+		`{"id":{"x":1},"method":"m"}`,
+		`{"id":3,"result":{"id":4}}`,
+		`[1,2]`,
+		`{"id":"` + strings.Repeat("i", 5000) + `","method":"m"}`,
+	} {
+		var want struct {
+			ID     *json.RawMessage `json:"id"`
+			Method string           `json:"method"`
+		}
+		_ = json.Unmarshal([]byte(msg), &want)
+		for _, size := range []int{1, 2, 3, 7, len(msg)} {
+			var f topFields
+			for i := 0; i < len(msg); i += size {
+				f.write([]byte(msg[i:min(i+size, len(msg))]))
+			}
+			require.Equal(t, want.Method, f.method, "%s in pieces of %d", msg, size)
+			require.Equal(t, want.ID != nil, f.hasID, "%s in pieces of %d", msg, size)
+			if want.ID != nil && len(*want.ID) <= maxIDBytes {
+				require.JSONEq(t, string(*want.ID), string(f.id), msg)
+			}
+		}
+	}
+	valid := func(id string) bool { return (&topFields{id: json.RawMessage(id)}).validID() }
+	require.True(t, valid(`7`))
+	require.True(t, valid(`"x"`))
+	require.False(t, valid(`{"x":1}`))
+	require.False(t, valid(`[1]`))
+	require.False(t, valid(`"`+strings.Repeat("i", 5000)+`"`))
+}
