@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-
-	"github.com/agentharness/harness/event"
 )
 
 // Facets are what Compare holds equal between two runs of one scenario.
@@ -64,9 +62,12 @@ func facets(r *Run) map[string]string {
 		kinds = append(kinds, string(e.Kind))
 		statuses = append(statuses, e.Status)
 		for _, p := range e.Paths {
-			if rel, err := filepath.Rel(r.Workdir, filepath.Join(r.Workdir, p)); err == nil {
-				p = rel
+			if filepath.IsAbs(p) {
+				if rel, err := filepath.Rel(r.Workdir, p); err == nil {
+					p = rel
+				}
 			}
+			p = filepath.Clean(p)
 			if !slices.Contains(files, p) {
 				files = append(files, p)
 			}
@@ -81,14 +82,4 @@ func facets(r *Run) map[string]string {
 	f[FacetKinds], f[FacetFiles], f[FacetErrors] = list(kinds), list(files), list(errs)
 	f[FacetStatuses] += " " + list(statuses)
 	return f
-}
-
-// ToolKinds are the kinds of the run's tool calls, in order, for a
-// test's message.
-func ToolKinds(r *Run) []event.Kind {
-	var out []event.Kind
-	for _, e := range r.ToolEnds() {
-		out = append(out, e.Kind)
-	}
-	return out
 }
