@@ -1,12 +1,16 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -122,5 +126,51 @@ func requireSameTruth(t *testing.T, agent, scenario string, cli, acp *conform.Ru
 		if strings.HasPrefix(key, agent+"/"+scenario+"/") && !differ[key] {
 			t.Errorf("%s is listed as a known transport difference but the runs agree: remove it", key)
 		}
+	}
+}
+
+// TestConformCommand is the user's command on the real Claude Code:
+// 'harness conform --agent claude --protocol cli' exits 0, and its JSON
+// names every check of every scenario.
+func TestConformCommand(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, harnessBin, "conform", "--agent", "claude", "--protocol", "cli", "-f", "json")
+	cmd.Dir = t.TempDir()
+	cmd.Env = harnessEnv(t)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "stderr: %s\nstdout: %s", stderr.String(), out)
+	var rep struct {
+		Passed  bool
+		Checks  []string
+		Targets []struct {
+			Agent, Protocol, Version string
+			Passed                   bool
+			Scenarios                []struct {
+				Scenario string
+				Checks   []conform.Check
+			}
+		}
+	}
+	require.NoError(t, json.Unmarshal(out, &rep), "%s", out)
+	require.True(t, rep.Passed)
+	require.Equal(t, conform.Checks, rep.Checks)
+	require.Len(t, rep.Targets, 1)
+	tg := rep.Targets[0]
+	require.Equal(t, "claude", tg.Agent)
+	require.Equal(t, conform.CLI, tg.Protocol)
+	require.NotEmpty(t, tg.Version)
+	require.Len(t, tg.Scenarios, len(conform.Scenarios()))
+	for i, s := range tg.Scenarios {
+		require.Equal(t, conform.Scenarios()[i], s.Scenario)
+		var names []string
+		for _, c := range s.Checks {
+			names = append(names, c.Name)
+			require.Contains(t, []string{conform.Pass, conform.NA}, c.Status, "%s %s: %s", s.Scenario, c.Name, c.Detail)
+		}
+		require.Equal(t, conform.Checks, names, s.Scenario)
 	}
 }
