@@ -29,6 +29,7 @@ var KnownNoDiff = map[string]string{
 // conform.
 var KnownNoExitStatus = map[string]string{
 	"gemini/cli": "Gemini's stream-json tool_result says success, with the command's output and no exit code",
+	"gemini/acp": "gemini --acp completes the call with no content and no exit code",
 }
 
 // check fills r.Checks from what the run printed and left on disk.

@@ -61,9 +61,12 @@ func shells(n int) func(string) []tool {
 const (
 	// ShellFailureAnswer ends the shell-failure scenario.
 	ShellFailureAnswer = "DONE: the command failed"
-	// ShellFailureCommand fails with exit status 2 (GNU ls: no such file).
-	ShellFailureCommand = "ls missing.txt"
-	shellFailureExit    = 2
+	// ShellFailureCommand fails with exit status 1 and says why. Not ls
+	// or cat: codex-acp classifies a command by what it does (ls is a
+	// search, cat a read); not test or grep: Claude Code takes their
+	// status 1 for an answer, not a failure.
+	ShellFailureCommand = "mkdir missing/dir"
+	shellFailureExit    = 1
 
 	notesPath   = "notes.md"
 	notesBefore = "# Notes\n\nalpha\nbeta\ngamma\ndelta\nepsilon\nzeta\neta\ntheta\n"
