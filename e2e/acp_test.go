@@ -16,69 +16,20 @@ import (
 	"github.com/agentharness/harness/mockmodel"
 )
 
-// acpBinaries are the ACP commands of the four agents, installed by
-// scripts/agents.sh from agents.lock.
-var acpBinaries = map[string]string{"claude": "claude-agent-acp", "codex": "codex-acp", "gemini": "gemini", "opencode": "opencode"}
-
-// requireACPUsage holds the usage to what each agent's ACP answer carries:
-// Claude and Gemini report the turn's exact totals; codex-acp reports
-// none (only context occupancy); OpenCode's covers its last model call
-// only, so harness reports none.
-func requireACPUsage(t *testing.T, o outcome, calls int) {
-	t.Helper()
-	switch o.agent {
-	case "claude", "gemini":
-		requireUsage(t, o, calls)
-	default:
-		u := o.result.Usage
-		u.CostUSD, u.CostEstimated = 0, false
-		require.True(t, u.IsZero(), "%s reports no usage over ACP\n%s", o.agent, o)
-		require.Empty(t, o.all(event.TypeUsage))
-	}
-}
-
-func TestACPRealAgents(t *testing.T) {
+// TestACPReadOnly: the scripted shell call would write out.txt; over ACP,
+// read-only refuses it (a mode of the agent's, or harness's answer to its
+// permission request), and the run goes on.
+func TestACPReadOnly(t *testing.T) {
 	for _, agent := range agents {
 		t.Run(agent, func(t *testing.T) {
-			_, err := os.Stat(filepath.Join(agentsDir, "node_modules", ".bin", acpBinaries[agent]))
-			require.NoError(t, err, "run 'make agents': %s is pinned in agents.lock", acpBinaries[agent])
-			acp := func(t *testing.T, scenario string, extra ...string) outcome {
-				return run(t, agent, scenario, append([]string{"--protocol", "acp", "--linger", "1s"}, extra...)...)
+			t.Parallel()
+			o := run(t, agent, "tool", "--protocol", "acp", "--linger", "1s", "--permissions", "read-only")
+			require.Equal(t, 0, o.code, "%s", o)
+			_, err := os.Stat(filepath.Join(o.workdir, "out.txt"))
+			require.True(t, os.IsNotExist(err), "read-only wrote out.txt\n%s", o)
+			for _, e := range o.toolEnds() {
+				require.NotEqual(t, event.StatusOK, e.Status, "%s", o)
 			}
-			for _, scenario := range []string{"text", "tool", "edit"} {
-				t.Run(scenario, func(t *testing.T) {
-					o := acp(t, scenario)
-					requireScenario(t, o, scenario, requireACPUsage)
-					switch {
-					case scenario == "text":
-						require.NotEmpty(t, o.result.SessionID)
-					case scenario == "edit" && agent == "opencode":
-						// opencode acp names the file only once it has written
-						// it, and sends no diff content: the content before is
-						// unknown, and harness says so rather than guess.
-						require.Equal(t, event.DiffSkippedUnknown, o.toolEnds()[0].DiffSkipped, "%s", o)
-					case scenario == "edit":
-						requireDiffsApply(t, o, map[string]string{})
-					}
-				})
-			}
-			t.Run("read-only", func(t *testing.T) {
-				// The scripted shell call would write out.txt: read-only
-				// refuses it (a mode of the agent's, or harness's answer to
-				// its permission request), and the run goes on.
-				o := acp(t, "tool", "--permissions", "read-only")
-				require.Equal(t, 0, o.code, "%s", o)
-				_, err := os.Stat(filepath.Join(o.workdir, "out.txt"))
-				require.True(t, os.IsNotExist(err), "read-only wrote out.txt\n%s", o)
-				for _, e := range o.toolEnds() {
-					require.NotEqual(t, event.StatusOK, e.Status, "%s", o)
-				}
-			})
-			t.Run("hang", func(t *testing.T) {
-				o := acp(t, "hang", "--idle-timeout", "10s")
-				requireIdleTimeout(t, o, "an answer cut off mid-sentence is not the answer")
-				require.NotEmpty(t, o.result.SessionID, "the session was set up: the prompt hung\n%s", o)
-			})
 		})
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/conform"
 )
 
 // Exit statuses of harness (spec/events.md), mapped from errors in one place.
@@ -38,6 +39,7 @@ type cli struct {
 	Parse    parseCmd    `cmd:"" help:"Normalize a captured native agent stream (a file or stdin) into the unified event stream."`
 	List     listCmd     `cmd:"" help:"List the supported agents, installed or not."`
 	Check    checkCmd    `cmd:"" help:"Check that an agent is installed and usable: binary, version, credentials, flags."`
+	Conform  conformCmd  `cmd:"" help:"Play the built-in scripted scenarios against agents as installed and check every stream exactly."`
 	Models   modelsCmd   `cmd:"" help:"Model aliases, ids and prices."`
 	Config   configCmd   `cmd:"" help:"Show, locate or create the configuration."`
 	Sessions sessionsCmd `cmd:"" help:"Stored session logs: list, show, replay, reparse, export, prune."`
@@ -225,7 +227,8 @@ func listBranchCommands(options kong.HelpOptions, ctx *kong.Context) error {
 // helpVars are the variables the help strings use: the version, and the
 // agents as registered.
 func helpVars() kong.Vars {
-	return kong.Vars{"version": "harness " + version, "agents": strings.Join(harness.AgentNames(), ", ")}
+	return kong.Vars{"version": "harness " + version, "agents": strings.Join(harness.AgentNames(), ", "),
+		"scenarios": strings.Join(conform.Scenarios(), ", ")}
 }
 
 // writeJSON prints v as indented JSON, the machine output of the

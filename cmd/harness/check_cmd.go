@@ -36,6 +36,10 @@ func (c *checkCmd) Run(e *env) error {
 	problems := 0
 	if v := binaryVersion(path); v != "" {
 		ok("version: %s", v)
+		if pin := harness.Pin(a.Info.NPMPackage); pin != "" && !hasVersion(v, pin) {
+			// Not a failure: a newer CLI may well still be read exactly.
+			fmt.Fprintf(e.Stdout, "warn  version: not the pinned %s (agents.lock): run 'harness conform --agent %s' to check harness still reads it exactly\n", pin, a.Name())
+		}
 	} else {
 		bad("version: %s --version printed nothing", path)
 		problems++
@@ -80,4 +84,16 @@ func helpText(path string, flags []string) string {
 		}
 	}
 	return b.String()
+}
+
+// hasVersion reports whether the --version line v names version: as a
+// word of its own ("2.1.329 (Claude Code)", "codex-cli 0.169.0"), with or
+// without a leading v.
+func hasVersion(v, version string) bool {
+	for _, w := range strings.FieldsFunc(v, func(r rune) bool { return r == ' ' || r == '(' || r == ')' || r == ',' }) {
+		if strings.TrimPrefix(w, "v") == version {
+			return true
+		}
+	}
+	return false
 }

@@ -135,7 +135,7 @@ func TestOneCommandGrammarChangesNothing(t *testing.T) {
 		{"run", "-a", "claude", "-p", "x", "--permisions", "read-only", "--dry-run"}, {"run", "-p", "x", "stray", "--", "--y"},
 		{"run", "-a", "claude", "-p", "-starts with a dash", "--dry-run", "--binary", "/bin/true"},
 		{"parse", "--help"}, {"parse"}, {"parse", "-a", "codex", "/nonexistent"},
-		{"list"}, {"check", "--help"}, {"models", "--help"}, {"models", "list"}, {"models", "bogus"},
+		{"list"}, {"check", "--help"}, {"conform", "--help"}, {"conform", "--scenario", "nope"}, {"models", "--help"}, {"models", "list"}, {"models", "bogus"},
 		{"config", "path"}, {"sessions", "--help"}, {"mock", "--help"}, {"schema"}, {"mcp", "--help"},
 		{"bench", "--help"}, {"bench", "compare", "--help"}, {"bench", "k8s-job", "--help"}, {"sessions", "list", "--help"},
 		{"serve", "--help"}, {"acp", "--help"}, {"config", "show", "--help"}, {"version"}, {"--version"}, {"-V"}, {"--version", "--help"}, {"--help"}, {"nope"}, {"Run"},

@@ -1,0 +1,209 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/conform"
+)
+
+// conformCmd plays the built-in scenarios against agents as installed.
+type conformCmd struct {
+	Agent    string   `short:"a" help:"Agent to check: ${agents}, or all (every installed agent the scripted model can drive)." default:"all"`
+	Protocol string   `help:"Transport: cli, acp or all." enum:"cli,acp,all" default:"cli"`
+	Binary   string   `help:"Path of the agent's executable (one agent, one protocol)."`
+	Scenario []string `help:"Scenario to play (repeatable; default: all of ${scenarios})." placeholder:"S"`
+	Format   string   `short:"f" help:"Output: text (a table) or json." enum:"text,json" default:"text"`
+}
+
+// conformTarget is one agent over one protocol, as installed.
+type conformTarget struct {
+	Agent    string         `json:"agent"`
+	Protocol string         `json:"protocol"`
+	Version  string         `json:"version,omitempty"`
+	Binary   string         `json:"binary"`
+	Passed   bool           `json:"passed"`
+	Runs     []*conform.Run `json:"scenarios"`
+}
+
+// conformReport is the JSON output.
+type conformReport struct {
+	Passed  bool             `json:"passed"`
+	Checks  []string         `json:"checks"`
+	Targets []*conformTarget `json:"targets"`
+}
+
+// Run plays each scenario against each agent and protocol through this
+// harness binary. Exit 0 when every check holds, 1 when one fails, 2 on
+// bad usage, 127 when a named agent is not installed.
+func (c *conformCmd) Run(e *env) error {
+	scenarios := c.Scenario
+	if len(scenarios) == 0 {
+		scenarios = conform.Scenarios()
+	}
+	for _, s := range scenarios {
+		if !slices.Contains(conform.Scenarios(), s) {
+			return usageErrorf("conform: unknown scenario %q (known: %s)", s, strings.Join(conform.Scenarios(), ", "))
+		}
+	}
+	targets, err := c.targets(e)
+	if err != nil {
+		return err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("conform: %w", err)
+	}
+	scratch, err := os.MkdirTemp("", "harness-conform-")
+	if err != nil {
+		return fmt.Errorf("conform: %w", err)
+	}
+	defer os.RemoveAll(scratch)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	rep := conformReport{Passed: true, Checks: conform.Checks, Targets: targets}
+	for _, t := range targets {
+		t.Passed = true
+		cfg := conform.Config{Harness: self, Agent: t.Agent, Protocol: t.Protocol, Binary: c.Binary, Scratch: scratch}
+		for _, s := range scenarios {
+			r, err := conform.Play(ctx, cfg, s)
+			if err != nil {
+				return err
+			}
+			if ctx.Err() != nil {
+				return withStatus(exitInterrupted, errors.New("conform: interrupted"))
+			}
+			os.RemoveAll(r.Dir)
+			if t.Version == "" || t.Protocol == conform.ACP {
+				t.Version = cmpOr(r.Version, t.Version)
+			}
+			t.Runs = append(t.Runs, r)
+			if r.Failed() {
+				t.Passed, rep.Passed = false, false
+			}
+		}
+	}
+	if c.Format == "json" {
+		if err := writeJSON(e, rep); err != nil {
+			return err
+		}
+	} else if err := printConform(e, rep); err != nil {
+		return err
+	}
+	if !rep.Passed {
+		return withStatus(exitAgentFailed, nil)
+	}
+	return nil
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// targets are the agents and protocols to play against: a named agent
+// must be installed (else 127) and drivable by the scripted model (else
+// 2); "all" takes every agent that is both, and says on stderr which it
+// leaves out.
+func (c *conformCmd) targets(e *env) ([]*conformTarget, error) {
+	protocols := []string{c.Protocol}
+	if c.Protocol == "all" {
+		protocols = []string{conform.CLI, conform.ACP}
+	}
+	all := c.Agent == "all"
+	agents := []string{c.Agent}
+	if all {
+		agents = harness.AgentNames()
+	}
+	if c.Binary != "" && (all || len(protocols) > 1) {
+		return nil, usageErrorf("conform: --binary needs one agent and one protocol")
+	}
+	var out []*conformTarget
+	for _, name := range agents {
+		a, err := harness.Lookup(name)
+		if err != nil {
+			return nil, withStatus(exitUsage, err)
+		}
+		if a.Mock == nil {
+			if all {
+				continue
+			}
+			return nil, usageErrorf("conform: %s cannot be pointed at the scripted model", a.Name())
+		}
+		for _, p := range protocols {
+			cmd, err := harness.Prepare(harness.Task{Agent: a.Name(), Prompt: "-", Binary: c.Binary, Protocol: p, SearchDirs: agentDirs(e)})
+			if err != nil {
+				if all {
+					continue // no such transport for this agent
+				}
+				return nil, withStatus(exitUsage, err)
+			}
+			if cmd.NotInstalled != nil {
+				if all {
+					fmt.Fprintf(e.Stderr, "harness: conform: %s over %s left out: %v\n", a.Name(), p, cmd.NotInstalled)
+					continue
+				}
+				return nil, withStatus(exitNotFound, fmt.Errorf("conform: %w", cmd.NotInstalled))
+			}
+			t := &conformTarget{Agent: a.Name(), Protocol: p, Binary: cmd.Binary}
+			if p == conform.CLI {
+				t.Version = binaryVersion(cmd.Binary)
+			}
+			out = append(out, t)
+		}
+	}
+	if len(out) == 0 {
+		return nil, withStatus(exitNotFound, errors.New("conform: no agent the scripted model can drive is installed"))
+	}
+	return out, nil
+}
+
+// printConform prints one table per agent and protocol (scenario ×
+// check, the version in the header), then each failure and note.
+func printConform(e *env, rep conformReport) error {
+	for i, t := range rep.Targets {
+		if i > 0 {
+			fmt.Fprintln(e.Stdout)
+		}
+		fmt.Fprintf(e.Stdout, "%s over %s, version %s (%s)\n", t.Agent, t.Protocol, cmpOr(t.Version, "unknown"), t.Binary)
+		tw := tabwriter.NewWriter(e.Stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "SCENARIO\t"+strings.ToUpper(strings.Join(rep.Checks, "\t")))
+		var notes []string
+		for _, r := range t.Runs {
+			cells := []string{r.Scenario}
+			for _, name := range rep.Checks {
+				ch := r.Check(name)
+				cells = append(cells, map[string]string{conform.Pass: "ok", conform.Fail: "FAIL", conform.NA: "-"}[ch.Status])
+				switch {
+				case ch.Status == conform.Fail:
+					notes = append(notes, fmt.Sprintf("FAIL  %s %s: %s", r.Scenario, name, termSafe(ch.Detail)))
+				case ch.Detail != "":
+					notes = append(notes, fmt.Sprintf("note  %s %s: %s", r.Scenario, name, termSafe(ch.Detail)))
+				}
+			}
+			fmt.Fprintln(tw, strings.Join(cells, "\t"))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		for _, n := range notes {
+			fmt.Fprintln(e.Stdout, n)
+		}
+		verdict := "every check holds"
+		if !t.Passed {
+			verdict = "checks fail: harness does not read this version exactly"
+		}
+		fmt.Fprintf(e.Stdout, "%s over %s: %s\n", t.Agent, t.Protocol, verdict)
+	}
+	return nil
+}

@@ -1,0 +1,350 @@
+package conform
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/agentharness/harness/event"
+	"github.com/agentharness/harness/mockmodel"
+)
+
+// KnownNoDiff lists where an agent's own data leaves a file's content
+// before a call unknown, so its edit may end diff_skipped "unknown" (no
+// diff, never a wrong one) and still conform. Shrink it as adapters learn
+// more; each entry says why.
+var KnownNoDiff = map[string]string{
+	"codex/cli":    "Codex applies its patch as it prints item.started, before the harness can read the file",
+	"codex/acp":    "as over the CLI, Codex may apply its patch before the harness can read the file",
+	"opencode/acp": "opencode acp names the file only once it has written it, and sends no diff content",
+}
+
+// KnownNoExitStatus lists where the agent's stream does not say that a
+// shell command failed, so a failed command may end "ok" and still
+// conform.
+var KnownNoExitStatus = map[string]string{
+	"gemini/cli": "Gemini's stream-json tool_result says success, with the command's output and no exit code",
+	"gemini/acp": "gemini --acp completes the call with no content and no exit code",
+}
+
+// check fills r.Checks from what the run printed and left on disk.
+func (r *Run) check(s scenario) {
+	w := s.want
+	for _, c := range []struct {
+		name string
+		fn   func() (string, string)
+	}{
+		{CheckInvariants, r.checkInvariants},
+		{CheckStatus, func() (string, string) { return r.checkStatus(w) }},
+		{CheckAnswer, func() (string, string) { return r.checkAnswer(w) }},
+		{CheckTools, func() (string, string) { return r.checkTools(w.tools(r.Agent)) }},
+		{CheckUsage, r.checkUsage},
+		{CheckDiffs, func() (string, string) { return r.checkDiffs(w.edits, s.before) }},
+		{CheckUnparsed, r.checkUnparsed},
+		{CheckProcesses, r.checkProcesses},
+	} {
+		st, detail := c.fn()
+		r.Checks = append(r.Checks, Check{Name: c.name, Status: st, Detail: detail})
+	}
+}
+
+func pass() (string, string) { return Pass, "" }
+
+func fail(format string, args ...any) (string, string) { return Fail, fmt.Sprintf(format, args...) }
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return line
+}
+
+func (r *Run) checkInvariants() (string, string) {
+	if len(r.Stdout) == 0 {
+		return fail("no event stream (stderr: %s)", firstLine(r.Stderr))
+	}
+	if err := event.CheckNDJSON(r.Stdout); err != nil {
+		return fail("%s", strings.ReplaceAll(err.Error(), "\n", "; "))
+	}
+	return pass()
+}
+
+func (r *Run) checkStatus(w want) (string, string) {
+	if r.Exit != w.exit {
+		return fail("exit status %d, want %d", r.Exit, w.exit)
+	}
+	if r.Result == nil {
+		return fail("no result event")
+	}
+	if r.Result.Status != w.status {
+		return fail("result status %s, want %s", r.Result.Status, w.status)
+	}
+	var fatal []*event.Error
+	var classes, codes []string
+	for _, e := range r.Errors() {
+		if e.Fatal {
+			fatal = append(fatal, e)
+		}
+		classes, codes = append(classes, e.Class), append(codes, e.Code)
+	}
+	switch {
+	case w.fatal != "":
+		if len(fatal) != 1 {
+			return fail("%d fatal errors, want one of class %s", len(fatal), w.fatal)
+		}
+		if f := fatal[0]; f.Class != w.fatal || f.Status != w.http {
+			return fail("fatal error class %q http_status %d, want %s %d", f.Class, f.Status, w.fatal, w.http)
+		}
+	case w.class != "" && !slices.Contains(classes, w.class):
+		return fail("error classes %v, want %s among them", classes, w.class)
+	case w.code != "" && !slices.Contains(codes, w.code):
+		return fail("error codes %v, want %s among them", codes, w.code)
+	case w.status == event.ResultSuccess && len(fatal) > 0:
+		return fail("a fatal error (%s) in a successful run", fatal[0].Code)
+	}
+	return pass()
+}
+
+func (r *Run) checkAnswer(w want) (string, string) {
+	if r.Result == nil {
+		return fail("no result event")
+	}
+	if r.Result.Text != w.text {
+		return fail("result text %q, want %q", r.Result.Text, w.text)
+	}
+	for _, p := range sortedKeys(w.files) {
+		b, err := os.ReadFile(filepath.Join(r.Workdir, p))
+		if err != nil {
+			return fail("%s: %v", p, err)
+		}
+		if string(b) != w.files[p] {
+			return fail("%s holds %q, want %q", p, b, w.files[p])
+		}
+	}
+	return pass()
+}
+
+func (r *Run) checkTools(want []tool) (string, string) {
+	ends := r.ToolEnds()
+	if len(ends) != len(want) {
+		var names []string
+		for _, e := range ends {
+			names = append(names, e.Name+"["+string(e.Kind)+"]")
+		}
+		return fail("%d tool calls %v, want %d", len(ends), names, len(want))
+	}
+	note := ""
+	for i, e := range ends {
+		t := want[i]
+		switch {
+		case !slices.Contains(t.kinds, e.Kind):
+			return fail("%s: kind %s, want one of %v", e.Name, e.Kind, t.kinds)
+		case e.Status == event.StatusOK && t.status == event.StatusError && KnownNoExitStatus[r.Agent+"/"+r.Protocol] != "":
+			note = fmt.Sprintf("%s: status ok (%s)", e.Name, KnownNoExitStatus[r.Agent+"/"+r.Protocol])
+		case e.Status != t.status:
+			return fail("%s: status %s, want %s", e.Name, e.Status, t.status)
+		case t.exit != 0 && e.ExitCode != nil && *e.ExitCode != t.exit:
+			return fail("%s: exit_code %d, want %d", e.Name, *e.ExitCode, t.exit)
+		case t.path != "" && !slices.ContainsFunc(e.Paths, func(p string) bool { return filepath.Base(p) == t.path }):
+			return fail("%s: paths %v, want %s among them", e.Name, e.Paths, t.path)
+		}
+	}
+	return Pass, note
+}
+
+// served are the script's model calls that answered with usage: not an
+// HTTP error, not a hang (its answer never ends).
+func served(sc *mockmodel.Scenario) []mockmodel.Usage {
+	var out []mockmodel.Usage
+	for _, t := range sc.Turns {
+		if !t.IsError() && !t.Hang {
+			out = append(out, t.Usage)
+		}
+	}
+	return out
+}
+
+func input(u event.Usage) int64 { return u.InputTokens + u.CacheReadTokens + u.CacheWriteTokens }
+
+// checkUsage holds the usage events to what the scripted model sent for
+// each of its calls: every event is the final count of one model call, or
+// of several consecutive ones where the agent reports usage per turn,
+// never a snapshot taken mid-call; together they are every call of the
+// script, and result.usage is their sum. Over ACP an agent may report no
+// usage (exact or absent); over the CLI every agent reports it.
+func (r *Run) checkUsage() (string, string) {
+	if r.Result == nil || r.Script == nil {
+		return fail("no result event")
+	}
+	var events []event.Usage
+	for _, b := range r.bodies(event.TypeUsage) {
+		events = append(events, *b.(*event.Usage))
+	}
+	total := r.Result.Usage
+	total.CostUSD, total.CostEstimated = 0, false
+	calls := served(r.Script)
+	if len(calls) == 0 || (r.Protocol == ACP && len(events) == 0 && total.IsZero()) {
+		if len(events) > 0 || !total.IsZero() {
+			return fail("usage %+v reported, but the model served none", total)
+		}
+		if len(calls) > 0 {
+			return Pass, "not reported over ACP"
+		}
+		return pass()
+	}
+	var sum event.Usage
+	next := 0 // the first call of the script not yet accounted for
+	for _, u := range events {
+		sum.Add(u)
+		var want mockmodel.Usage
+		for next < len(calls) && (int64(want.InputTokens) < input(u) || want.InputTokens == 0) {
+			want.InputTokens += calls[next].InputTokens
+			want.OutputTokens += calls[next].OutputTokens
+			next++
+		}
+		if int64(want.InputTokens) != input(u) || int64(want.OutputTokens) != u.OutputTokens {
+			return fail("usage event %d in/%d out, want %d/%d (the model calls up to %d of %d)",
+				input(u), u.OutputTokens, want.InputTokens, want.OutputTokens, next, len(calls))
+		}
+	}
+	if next != len(calls) {
+		return fail("the usage events cover %d of the %d model calls", next, len(calls))
+	}
+	sum.CostUSD, sum.CostEstimated = 0, false
+	if sum != total {
+		return fail("result.usage %+v is not the sum of the usage events %+v", total, sum)
+	}
+	return pass()
+}
+
+// checkDiffs holds every file tool's diff to the real files: git apply
+// takes the diffs, in order, on the run's directory as it was before
+// (before: relative path -> content; a file not listed did not exist),
+// and the files come out as the run left them.
+func (r *Run) checkDiffs(edits bool, before map[string]string) (string, string) {
+	var files []*event.ToolEnd
+	for _, e := range r.ToolEnds() {
+		if e.Kind == event.KindWrite || e.Kind == event.KindEdit || e.Kind == event.KindDelete {
+			files = append(files, e)
+		}
+	}
+	if len(files) == 0 {
+		if edits {
+			return fail("no file tool call")
+		}
+		return NA, ""
+	}
+	dir, err := os.MkdirTemp(r.Dir, "replay-")
+	if err != nil {
+		return fail("%v", err)
+	}
+	for p, text := range before {
+		if err := os.WriteFile(filepath.Join(dir, p), []byte(text), 0o644); err != nil {
+			return fail("%v", err)
+		}
+	}
+	touched := map[string]bool{}
+	for _, e := range files {
+		if e.DiffSkipped != "" {
+			why, known := KnownNoDiff[r.Agent+"/"+r.Protocol]
+			if known && e.DiffSkipped == event.DiffSkippedUnknown {
+				// What follows cannot be replayed without this diff.
+				return Pass, fmt.Sprintf("%s: diff_skipped %s (%s)", e.Name, e.DiffSkipped, why)
+			}
+			return fail("%s: diff_skipped %s: a small text file's diff is never skipped", e.Name, e.DiffSkipped)
+		}
+		if e.Diff == "" {
+			return fail("%s call %s has no diff", e.Name, e.CallID)
+		}
+		ps, err := event.ParsePatch(e.Diff)
+		if err != nil {
+			return fail("%s: %v", e.Name, err)
+		}
+		for _, p := range ps {
+			touched[p.From], touched[p.To] = true, true
+		}
+		cmd := exec.Command("git", "apply", "--verbose", "-")
+		cmd.Dir, cmd.Stdin = dir, strings.NewReader(e.Diff)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fail("git apply refused the diff of %s: %v: %s", e.Name, err, firstLine(string(out)))
+		}
+	}
+	delete(touched, "")
+	for _, p := range sortedKeys(touched) {
+		want, werr := os.ReadFile(filepath.Join(r.Workdir, p))
+		got, gerr := os.ReadFile(filepath.Join(dir, p))
+		switch {
+		case os.IsNotExist(werr) && !os.IsNotExist(gerr):
+			return fail("%s: the run removed it, the diffs did not", p)
+		case os.IsNotExist(werr):
+		case werr != nil:
+			return fail("%s: %v (diff headers must be relative to the run's cwd)", p, werr)
+		case gerr != nil:
+			return fail("%s: %v", p, gerr)
+		case !bytes.Equal(want, got):
+			return fail("%s after the diffs is not the file the run left", p)
+		}
+	}
+	return pass()
+}
+
+func (r *Run) checkUnparsed() (string, string) {
+	if r.Result == nil {
+		return fail("no result event")
+	}
+	var lines []string
+	for _, b := range r.bodies(event.TypeWarning) {
+		if w := b.(*event.Warning); w.Code == event.WarnUnparsedLine {
+			lines = append(lines, w.Message)
+		}
+	}
+	if n := r.Result.Stats.UnparsedLines; n > 0 || len(lines) > 0 {
+		first := ""
+		if len(lines) > 0 {
+			first = ": " + lines[0]
+		}
+		return fail("%d unparsed lines%s", max(n, int64(len(lines))), first)
+	}
+	return pass()
+}
+
+// checkProcesses fails when a process still has its working directory in
+// the run's: the agent, its node wrapper, or a tool command it started in
+// a session of its own.
+func (r *Run) checkProcesses() (string, string) {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || !alive(pid) {
+			continue
+		}
+		cwd, _ := os.Readlink("/proc/" + e.Name() + "/cwd")
+		if cwd == r.Workdir || strings.HasPrefix(cwd, r.Workdir+"/") {
+			args, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+			return fail("process %d (%s) of the run is still alive", pid, strings.ReplaceAll(strings.TrimSuffix(string(args), "\x00"), "\x00", " "))
+		}
+	}
+	return pass()
+}
+
+// alive reports whether pid is a live (not zombie) process.
+func alive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	fields := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	return len(fields) > 0 && fields[0] != "Z"
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,176 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentharness/harness/adapters/adaptertest"
+	"github.com/agentharness/harness/conform"
+)
+
+// acpBinaries are the ACP commands of the four agents, installed by
+// scripts/agents.sh from agents.lock.
+var acpBinaries = map[string]string{"claude": "claude-agent-acp", "codex": "codex-acp", "gemini": "gemini", "opencode": "opencode"}
+
+// acpReportsUsage are the agents whose ACP answer carries the turn's
+// exact token totals; conform accepts usage absent over ACP (exact or
+// absent), the suite holds these to reporting it.
+var acpReportsUsage = map[string]bool{"claude": true, "gemini": true}
+
+// knownTransportDifferences are the facets (agent/scenario/facet) on
+// which the CLI and ACP runs of a scenario may still differ, each with
+// why. Every entry is a defect or a limit of an agent's ACP side: shrink
+// the list as they are fixed. A listed pair that agrees fails the suite,
+// so the list cannot go stale.
+var knownTransportDifferences = map[string]string{}
+
+// TestConform plays every conform scenario against every agent over the
+// CLI and over ACP, holds each run to conform's checks, and holds the two
+// runs of each scenario to the same truth (conform.Compare): the same
+// answer, tool count, kinds, files, statuses, error classes, and usage
+// where both report it.
+func TestConform(t *testing.T) {
+	for _, agent := range agents {
+		t.Run(agent, func(t *testing.T) {
+			t.Parallel()
+			var mu sync.Mutex
+			runs := map[string]*conform.Run{} // scenario/protocol
+			for _, protocol := range []string{conform.CLI, conform.ACP} {
+				t.Run(protocol, func(t *testing.T) {
+					if protocol == conform.ACP {
+						_, err := os.Stat(filepath.Join(agentsDir, "node_modules", ".bin", acpBinaries[agent]))
+						require.NoError(t, err, "run 'make agents': %s is pinned in agents.lock", acpBinaries[agent])
+					}
+					for _, scenario := range conform.Scenarios() {
+						t.Run(scenario, func(t *testing.T) {
+							r := play(t, agent, protocol, scenario)
+							mu.Lock()
+							runs[scenario+"/"+protocol] = r
+							mu.Unlock()
+						})
+					}
+				})
+			}
+			t.Run("cli-vs-acp", func(t *testing.T) {
+				for _, scenario := range conform.Scenarios() {
+					t.Run(scenario, func(t *testing.T) {
+						cli, acp := runs[scenario+"/"+conform.CLI], runs[scenario+"/"+conform.ACP]
+						require.NotNil(t, cli, "the cli run did not happen")
+						require.NotNil(t, acp, "the acp run did not happen")
+						requireSameTruth(t, agent, scenario, cli, acp)
+					})
+				}
+			})
+		})
+	}
+}
+
+// play runs one conform scenario and fails the test with every check
+// that fails, and the run's output; the run is returned all the same,
+// for the comparison.
+func play(t *testing.T, agent, protocol, scenario string) *conform.Run {
+	t.Helper()
+	r, err := conform.Play(context.Background(), conform.Config{Harness: harnessBin, Agent: agent, Protocol: protocol,
+		Env: harnessEnv(t), Scratch: t.TempDir()}, scenario)
+	require.NoError(t, err)
+	adaptertest.CheckStream(t, r.Stdout) // the JSON Schema, on top of conform's invariants
+	for _, c := range r.Checks {
+		switch {
+		case c.Status == conform.Fail:
+			t.Errorf("%s: %s", c.Name, c.Detail)
+		case c.Detail != "":
+			t.Logf("%s: %s", c.Name, c.Detail)
+		}
+	}
+	if protocol == conform.ACP {
+		if acpReportsUsage[agent] && r.Check(conform.CheckUsage).Detail != "" {
+			t.Errorf("%s reports its usage over ACP: %s", agent, r.Check(conform.CheckUsage).Detail)
+		}
+		if (scenario == "text" || scenario == "hang") && (r.Result == nil || r.Result.SessionID == "") {
+			// The session was set up before the prompt answered or hung.
+			t.Errorf("no session id")
+		}
+	}
+	if t.Failed() {
+		t.Logf("%s", r)
+	}
+	return r
+}
+
+// requireSameTruth fails on every facet the two runs differ on that
+// knownTransportDifferences does not list, and on every listed facet
+// they agree on.
+func requireSameTruth(t *testing.T, agent, scenario string, cli, acp *conform.Run) {
+	t.Helper()
+	differ := map[string]bool{}
+	for _, d := range conform.Compare(cli, acp) {
+		key := agent + "/" + scenario + "/" + d.Facet
+		differ[key] = true
+		if why, ok := knownTransportDifferences[key]; ok {
+			t.Logf("known transport difference %s (%s): cli %s, acp %s", d.Facet, why, d.A, d.B)
+			continue
+		}
+		t.Errorf("cli and acp differ on %s: cli %s, acp %s", d.Facet, d.A, d.B)
+	}
+	for key := range knownTransportDifferences {
+		if strings.HasPrefix(key, agent+"/"+scenario+"/") && !differ[key] {
+			t.Errorf("%s is listed as a known transport difference but the runs agree: remove it", key)
+		}
+	}
+}
+
+// TestConformCommand is the user's command on the real Claude Code:
+// 'harness conform --agent claude --protocol cli' exits 0, and its JSON
+// names every check of every scenario.
+func TestConformCommand(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, harnessBin, "conform", "--agent", "claude", "--protocol", "cli", "-f", "json")
+	cmd.Dir = t.TempDir()
+	cmd.Env = harnessEnv(t)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "stderr: %s\nstdout: %s", stderr.String(), out)
+	var rep struct {
+		Passed  bool
+		Checks  []string
+		Targets []struct {
+			Agent, Protocol, Version string
+			Passed                   bool
+			Scenarios                []struct {
+				Scenario string
+				Checks   []conform.Check
+			}
+		}
+	}
+	require.NoError(t, json.Unmarshal(out, &rep), "%s", out)
+	require.True(t, rep.Passed)
+	require.Equal(t, conform.Checks, rep.Checks)
+	require.Len(t, rep.Targets, 1)
+	tg := rep.Targets[0]
+	require.Equal(t, "claude", tg.Agent)
+	require.Equal(t, conform.CLI, tg.Protocol)
+	require.NotEmpty(t, tg.Version)
+	require.Len(t, tg.Scenarios, len(conform.Scenarios()))
+	for i, s := range tg.Scenarios {
+		require.Equal(t, conform.Scenarios()[i], s.Scenario)
+		var names []string
+		for _, c := range s.Checks {
+			names = append(names, c.Name)
+			require.Contains(t, []string{conform.Pass, conform.NA}, c.Status, "%s %s: %s", s.Scenario, c.Name, c.Detail)
+		}
+		require.Equal(t, conform.Checks, names, s.Scenario)
+	}
+}

@@ -1,0 +1,39 @@
+package harness_test
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentharness/harness"
+)
+
+// TestPinReadsAgentsLock: every name@version line of agents.lock is what
+// Pin answers for its package, scoped or not.
+func TestPinReadsAgentsLock(t *testing.T) {
+	lock, err := os.ReadFile("agents.lock")
+	require.NoError(t, err)
+	n := 0
+	for _, line := range strings.Split(string(lock), "\n") {
+		line, _, _ = strings.Cut(line, "#")
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		i := strings.LastIndex(line, "@")
+		require.Positive(t, i, line)
+		require.Equal(t, line[i+1:], harness.Pin(line[:i]), line)
+		n++
+	}
+	require.Positive(t, n)
+	for _, a := range []string{"claude", "codex", "gemini", "opencode"} {
+		ag, err := harness.Lookup(a)
+		require.NoError(t, err)
+		require.NotEmpty(t, harness.Pin(ag.Info.NPMPackage), "%s's package %s is pinned", a, ag.Info.NPMPackage)
+	}
+	require.Empty(t, harness.Pin(""))
+	require.Empty(t, harness.Pin("@anthropic-ai"), "a scope alone is no package")
+	require.Empty(t, harness.Pin("no-such-package"))
+}
