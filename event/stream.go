@@ -725,9 +725,11 @@ func (s *Stream) buildResult(status string, o Outcome) *Result {
 	r.CostEstimated = r.Usage.CostEstimated
 	if r.Text == "" {
 		// The last complete answer. Deltas count only when the agent
-		// finished: in a run cut off they may be a sentence half said.
+		// finished: in a run cut off they may be a sentence half said, and
+		// in a turn the agent reports failed, its error (claude-agent-acp
+		// streams an API error as text before it answers the prompt with it).
 		r.Text = s.lastText
-		if r.Text == "" && s.agent != nil {
+		if r.Text == "" && s.agent != nil && s.agent.Status != ResultError {
 			r.Text = s.deltaText.String()
 		}
 	}
