@@ -21,13 +21,13 @@ import (
 var acpBinaries = map[string]string{"claude": "claude-agent-acp", "codex": "codex-acp", "gemini": "gemini", "opencode": "opencode"}
 
 // requireACPUsage holds the usage to what each agent's ACP answer carries:
-// Claude and Gemini report the turn's exact totals; codex-acp reports
-// none (only context occupancy); OpenCode's covers its last model call
-// only, so harness reports none.
+// Claude and codex-acp report the turn's exact totals; Gemini's counts
+// the cache in and the thoughts out without saying how many, and
+// OpenCode's covers its last model call only, so harness reports none.
 func requireACPUsage(t *testing.T, o outcome, calls int) {
 	t.Helper()
 	switch o.agent {
-	case "claude", "gemini":
+	case "claude", "codex":
 		requireUsage(t, o, calls)
 	default:
 		u := o.result.Usage
