@@ -89,12 +89,17 @@ type Stream struct {
 	sawUsage  bool
 	agent     *Result // the agent's own terminal report, latest wins
 	fatal     bool
-	lastText  string
-	deltaText strings.Builder
-	nativeN   int64
-	unparsedN int64
-	last      [lastEventsKept]Event
-	lastAt    time.Time
+	// fatalClass and fatalStatus are the first fatal error's class and
+	// http_status: the non-fatal process_exit that follows it details the
+	// same failure.
+	fatalClass  string
+	fatalStatus int
+	lastText    string
+	deltaText   strings.Builder
+	nativeN     int64
+	unparsedN   int64
+	last        [lastEventsKept]Event
+	lastAt      time.Time
 	// pending holds what a line the agent printed before its own
 	// session_start gave rise to without saying anything of the session
 	// (native events, unparsed_line warnings), until a session_start goes
@@ -359,6 +364,9 @@ func (s *Stream) emit(b Body) {
 		}
 	case *Error:
 		if v.Fatal {
+			if !s.fatal {
+				s.fatalClass, s.fatalStatus = v.Class, v.Status
+			}
 			s.fatal = true
 			if v.Partial != nil && v.Partial.LastEvents == nil {
 				v.Partial.LastEvents = s.lastSummaries()
@@ -597,6 +605,14 @@ type Outcome struct {
 // CodeNoTerminalEvent is the error code of a stream that ended without the
 // agent's terminal event.
 const CodeNoTerminalEvent = "no_terminal_event"
+
+// FatalClass is the class and HTTP status of the first fatal error
+// emitted ("" and 0 before one).
+func (s *Stream) FatalClass() (class string, status int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.fatalClass, s.fatalStatus
+}
 
 // Fatal reports whether a fatal error has been emitted.
 func (s *Stream) Fatal() bool {
