@@ -346,3 +346,12 @@ func TestMillisAgreesWithTimeParse(t *testing.T) {
 		require.Equal(t, want, millis(`"`+s+`"`), s)
 	}
 }
+
+// TestOverloadedHasItsStatus: Gemini's fixed text for a 503 (its result's
+// error has no code) is overloaded with http_status 503, as over ACP,
+// where Gemini sends the same text with the code.
+func TestOverloadedHasItsStatus(t *testing.T) {
+	e := agentError("[API Error: The model is overloaded. Please try again later.]", true)
+	require.Equal(t, event.ClassOverloaded, e.Class)
+	require.Equal(t, 503, e.Status)
+}

@@ -474,11 +474,18 @@ func agentError(msg string, fatal bool) *event.Error {
 			e.Class = adapters.ClassifyStatus(code)
 		}
 	}
+	if e.Status == 0 && strings.Contains(msg, overloadedText) {
+		e.Status, e.Class = 503, event.ClassOverloaded
+	}
 	if e.Class == "" {
 		e.Class = adapters.ClassifyError(msg)
 	}
 	return e
 }
+
+// overloadedText is Gemini's fixed wording of an HTTP 503 from the model:
+// over ACP it gives the same text with the status as the error's code.
+const overloadedText = "The model is overloaded. Please try again later."
 
 func (p *parser) result(dst []event.Body, l *line) []event.Body {
 	status := event.ResultSuccess
