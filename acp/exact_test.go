@@ -81,6 +81,11 @@ func TestExactOverACP(t *testing.T) {
 		require.Equal(t, "hello-from-tool\n", end.Output, "the output codex-acp streams in _meta")
 		require.Equal(t, 0, *end.ExitCode)
 	})
+	t.Run("codex-edit-names-its-file", func(t *testing.T) {
+		// codex-acp 2.6 names the file only in its diff content.
+		end := bodiesOf[*event.ToolEnd](normalized(t, "testdata/codex-edit.jsonl"))[0]
+		require.Equal(t, []string{"/tmp/acpw/cap/out.txt"}, end.Paths)
+	})
 	t.Run("claude-500", func(t *testing.T) {
 		evs := normalized(t, "testdata/exact/claude-error.jsonl")
 		e := fatalOf(t, evs)

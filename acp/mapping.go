@@ -257,6 +257,14 @@ func (m *mapper) toolCall(dst []event.Body, u *toolUpdate) []event.Body {
 	if tc.path != "" && isFileKind(tc.kind) {
 		end.Paths = []string{tc.path}
 	}
+	if len(end.Paths) == 0 && isFileKind(tc.kind) {
+		// codex-acp 2 names the files only in its diff content.
+		for _, d := range tc.diffs {
+			if d.Path != "" && !slices.Contains(end.Paths, d.Path) {
+				end.Paths = append(end.Paths, d.Path)
+			}
+		}
+	}
 	switch {
 	case end.Status != event.StatusOK:
 	case tc.claudeTool != "" && len(tc.claudeResponse) > 0 && (tc.kind == event.KindWrite || tc.kind == event.KindEdit):
