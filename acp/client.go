@@ -313,6 +313,7 @@ func (c *Client) response(dst []event.Body, msg *rpc) ([]event.Body, bool) {
 		}
 		json.Unmarshal(msg.Result, &r)
 		c.agentName, c.agentVersion = r.AgentInfo.Name, r.AgentInfo.Version
+		c.m.agent = r.AgentInfo.Name
 		// OpenCode 1.18's answer carries the usage of its last model call
 		// only (120/25 for a two-call turn that cost 240/50): no usage is
 		// better than a wrong total.

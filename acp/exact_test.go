@@ -86,6 +86,14 @@ func TestExactOverACP(t *testing.T) {
 		end := bodiesOf[*event.ToolEnd](normalized(t, "testdata/codex-edit.jsonl"))[0]
 		require.Equal(t, []string{"/tmp/acpw/cap/out.txt"}, end.Paths)
 	})
+	t.Run("a-new-file-is-a-write-on-both-transports", func(t *testing.T) {
+		// Codex's CLI adapter: an add is a write; Gemini's: write_file is.
+		for _, file := range []string{"testdata/codex-edit.jsonl", "testdata/gemini-edit.jsonl"} {
+			evs := normalized(t, file)
+			require.Equal(t, event.KindWrite, bodiesOf[*event.ToolStart](evs)[0].Kind, file)
+			require.Equal(t, event.KindWrite, bodiesOf[*event.ToolEnd](evs)[0].Kind, file)
+		}
+	})
 	t.Run("claude-500", func(t *testing.T) {
 		evs := normalized(t, "testdata/exact/claude-error.jsonl")
 		e := fatalOf(t, evs)

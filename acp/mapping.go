@@ -9,6 +9,7 @@ import (
 	"github.com/agentharness/harness/adapters"
 	"github.com/agentharness/harness/adapters/claude"
 	"github.com/agentharness/harness/adapters/codex"
+	"github.com/agentharness/harness/adapters/gemini"
 	"github.com/agentharness/harness/event"
 )
 
@@ -26,6 +27,7 @@ type mapper struct {
 	setup         bool             // the prompt is not sent yet: text is not the answer
 	noUsage       bool             // the agent's usage is known to be wrong: none is reported
 	modes         []string         // the session's modes (session/new), for a captured set_mode's echo
+	agent         string           // initialize's agentInfo.name
 	heard         bool             // the turn has said something (text, thought, tool)
 	systemError   bool             // codex-acp: the turn failed; its text is the error's message
 	errText       strings.Builder  // that message
@@ -293,6 +295,16 @@ func (m *mapper) modeEcho(t string) bool {
 	return ok && !m.heard && slices.Contains(m.modes, id)
 }
 
+// createsAll reports whether diffs create every file they touch.
+func createsAll(diffs []diffContent) bool {
+	for _, d := range diffs {
+		if d.OldText != nil && !(d.Meta.Kind == "add" && *d.OldText == "") {
+			return false
+		}
+	}
+	return len(diffs) > 0
+}
+
 func isFileKind(k event.Kind) bool {
 	return k == event.KindWrite || k == event.KindEdit || k == event.KindDelete
 }
@@ -323,10 +335,24 @@ func (m *mapper) start(dst []event.Body, id string, tc *tool) []event.Body {
 	m.lastMessage = "" // commentary before a call is not the answer
 	tc.started = true
 	tc.kind = kinds[tc.acpKind]
-	if k := claude.ToolKind(tc.claudeTool); tc.claudeTool != "" && (k != event.KindOther || tc.kind == "") {
-		// The kind Claude's tool has over the CLI (Write is a write,
-		// which ACP calls an edit): a kind does not depend on the transport.
-		tc.kind = k
+	// A kind does not depend on the transport: a call takes the kind its
+	// agent's CLI adapter gives it where the agent says which tool it is.
+	switch {
+	case tc.claudeTool != "":
+		// Claude's Write is a write, which ACP calls an edit.
+		if k := claude.ToolKind(tc.claudeTool); k != event.KindOther || tc.kind == "" {
+			tc.kind = k
+		}
+	case m.agent == "gemini-cli":
+		// gemini --acp names a call after its tool: write_file__….
+		name, _, _ := strings.Cut(id, "__")
+		if k, ok := gemini.BuiltinKind(name); ok {
+			tc.kind = k
+		}
+	case tc.kind == event.KindEdit && createsAll(tc.diffs):
+		// Files created whole (codex-acp shows the diff as the call
+		// starts): a write, as Codex's CLI adapter says of an add.
+		tc.kind = event.KindWrite
 	}
 	if tc.kind == "" {
 		tc.kind = event.KindOther

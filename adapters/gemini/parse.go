@@ -269,6 +269,13 @@ var kinds = map[string]event.Kind{
 	"invoke_agent":        event.KindTask,
 }
 
+// BuiltinKind is the kind of one of Gemini's built-in tools by its name,
+// and whether name is one (gemini --acp names its calls NAME__…).
+func BuiltinKind(name string) (event.Kind, bool) {
+	k, ok := kinds[name]
+	return k, ok
+}
+
 // toolKind returns the kind of a tool name. MCP tools are registered under
 // their own name, as `server__tool` when names clash, or `mcp_server_tool`
 // in builds that qualify them all; none of the built-in names look so.
