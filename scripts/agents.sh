@@ -16,7 +16,7 @@ dir="${1:-$root/.agents}"
 
 die() { echo "agents.sh: $*" >&2; exit 1; }
 
-command -v npm >/dev/null 2>&1 || die "npm not found in PATH (install node >= 20 with npm)"
+command -v npm >/dev/null 2>&1 || die "npm not found in PATH (install npm; the node the agents run on is pinned in agents.lock)"
 [ -r "$lock" ] || die "pin file $lock not readable"
 
 # Pins: non-empty, non-comment lines of the form name@version (name may be @scope/name).
