@@ -94,6 +94,15 @@ func TestExactOverACP(t *testing.T) {
 			require.Equal(t, event.KindWrite, bodiesOf[*event.ToolEnd](evs)[0].Kind, file)
 		}
 	})
+	t.Run("claude-cancelled-mid-sentence", func(t *testing.T) {
+		// claude-agent-acp 0.101 answers the prompt "cancelled" when the
+		// idle budget's SIGTERM reaches it: what it said is cut off.
+		evs := normalized(t, "testdata/exact/claude-hang.jsonl")
+		res := resultOf(evs)
+		require.NotEqual(t, event.ResultSuccess, res.Status)
+		require.Empty(t, res.Text)
+		require.Empty(t, bodiesOf[*event.Message](evs))
+	})
 	t.Run("claude-500", func(t *testing.T) {
 		evs := normalized(t, "testdata/exact/claude-error.jsonl")
 		e := fatalOf(t, evs)

@@ -540,6 +540,14 @@ func (m *mapper) end(dst []event.Body, result json.RawMessage, sessionID string)
 		Usage      *acpUsage `json:"usage"`
 	}
 	json.Unmarshal(result, &r)
+	switch r.StopReason {
+	case "end_turn", "max_tokens", "max_turn_requests":
+	default:
+		// A turn cancelled (claude-agent-acp answers so when the idle
+		// budget's SIGTERM reaches it) or refused: its text may be a
+		// sentence cut off, not a message; the deltas stay.
+		m.text.Reset()
+	}
 	dst = m.flushText(dst)
 	res := &event.Result{SessionID: sessionID, Text: m.lastMessage}
 	if m.systemError {

@@ -741,11 +741,12 @@ func (s *Stream) buildResult(status string, o Outcome) *Result {
 	r.CostEstimated = r.Usage.CostEstimated
 	if r.Text == "" {
 		// The last complete answer. Deltas count only when the agent
-		// finished: in a run cut off they may be a sentence half said, and
-		// in a turn the agent reports failed, its error (claude-agent-acp
-		// streams an API error as text before it answers the prompt with it).
+		// finished its turn: in a run cut off (or a turn the agent reports
+		// cancelled) they may be a sentence half said, and in a turn it
+		// reports failed, its error (claude-agent-acp streams an API error
+		// as text before it answers the prompt with it).
 		r.Text = s.lastText
-		if r.Text == "" && s.agent != nil && s.agent.Status != ResultError {
+		if r.Text == "" && s.agent != nil && s.agent.Status == ResultSuccess {
 			r.Text = s.deltaText.String()
 		}
 	}
