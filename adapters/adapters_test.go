@@ -94,3 +94,18 @@ func FuzzWholeFileMatchesUdiff(f *testing.F) {
 		require.Equal(t, udiff.Unified("a/f.txt", "/dev/null", text, ""), UnifiedDiff("f.txt", text, ""), "removed file %q", text)
 	})
 }
+
+func TestHTTPStatus(t *testing.T) {
+	t.Parallel()
+	for text, want := range map[string]int{
+		"API Error: 500 mockmodel: scripted internal server error": 500,
+		`{"error":{"code":503,"message":"x"}}`:                     503,
+		"request failed with status 429":                           429,
+		"status 5000":                                              0,
+		"took 500 ms":                                              0,
+		"status 200":                                               0,
+		"":                                                         0,
+	} {
+		require.Equal(t, want, HTTPStatus(text), text)
+	}
+}
