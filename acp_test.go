@@ -141,8 +141,9 @@ func TestProtocolAdapters(t *testing.T) {
 	c, err = prepare("goose", harness.ProtocolACP, "goose", "acp")
 	require.NoError(t, err)
 	require.Equal(t, []string{"goose", "acp"}, []string{c.Agent, c.Argv[1]}, "any agent by its command")
-	_, err = prepare("cursor", harness.ProtocolACP)
-	require.ErrorContains(t, err, "cursor has no ACP mode")
+	c, err = prepare("cursor", harness.ProtocolACP)
+	require.NoError(t, err)
+	require.Equal(t, []string{"cursor-agent", "acp"}, []string{filepath.Base(c.Argv[0]), c.Argv[1]}, "Cursor's own ACP server, from its documentation")
 	_, err = prepare("goose", harness.ProtocolACP)
 	var unknown *harness.UnknownAgentError
 	require.ErrorAs(t, err, &unknown, "an unknown agent needs its command")

@@ -37,6 +37,26 @@ func findBinary(a adapters.Adapter, explicit string, dirs []string, env []string
 	return filepath.Abs(p)
 }
 
+// pinnedPath is the PATH of an agent found in one of dirs (the pinned
+// installs): that directory first, as npm exec does, so that its
+// `#!/usr/bin/env node` runs the node pinned beside it (scripts/agents.sh),
+// not an older one on the PATH. Nil for a binary found anywhere else.
+func pinnedPath(bin string, dirs, env []string) []string {
+	dir := filepath.Dir(bin)
+	for _, d := range dirs {
+		if filepath.IsAbs(d) && filepath.Clean(d) == dir {
+			path := dir
+			for _, kv := range env {
+				if v, ok := strings.CutPrefix(kv, "PATH="); ok && v != "" {
+					path = dir + string(filepath.ListSeparator) + v // the last one wins, as in LookPath
+				}
+			}
+			return []string{"PATH=" + path}
+		}
+	}
+	return nil
+}
+
 // mergeEnv returns base with each KEY=VALUE of the overlays set, later
 // overlays winning; order of first appearance is kept.
 func mergeEnv(base []string, overlays ...[]string) []string {

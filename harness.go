@@ -270,7 +270,7 @@ func Prepare(t Task) (*Command, error) {
 		pwd = []string{"PWD=" + cwd}
 	}
 	c := &Command{Agent: a.Name(), Binary: bin, Argv: ac.Argv, AddedEnv: mergeEnv(nil, ac.Env, t.SetupEnv, t.Env),
-		Env: mergeEnv(base, ac.Env, pwd, t.SetupEnv, t.Env), Stdin: ac.Stdin, Cwd: cwd, Session: ac.Session,
+		Env: mergeEnv(base, pinnedPath(bin, t.SearchDirs, base), ac.Env, pwd, t.SetupEnv, t.Env), Stdin: ac.Stdin, Cwd: cwd, Session: ac.Session,
 		promptIndex: ac.PromptIndex, adapter: a, task: t}
 	errors.As(lookErr, &c.NotInstalled)
 	return c, nil

@@ -176,6 +176,26 @@ func TestFaults(t *testing.T) {
 				}
 				require.Equal(t, 1, stderrLines, "--raw shows stderr lines too")
 			}},
+		{name: "error-result-stderr-noise", status: event.ResultError, code: event.ErrAgentError, errIs: harness.ErrAgentFailed, bound: 10 * time.Second,
+			check: func(t *testing.T, f fakeRun) {
+				// The exit that follows the agent's own error details that
+				// failure: its class is the error's, not the stderr's.
+				var exit, fatal *event.Error
+				for _, b := range f.find(event.TypeError) {
+					switch e := b.(*event.Error); {
+					case e.Code == event.ErrProcessExit:
+						exit = e
+					case e.Fatal:
+						fatal = e
+					}
+				}
+				require.NotNil(t, exit)
+				require.NotNil(t, fatal)
+				require.False(t, exit.Fatal)
+				require.Equal(t, event.ClassServerError, fatal.Class)
+				require.Equal(t, fatal.Class, exit.Class, "not rate_limit from the stderr's retry noise")
+				require.Equal(t, fatal.Status, exit.Status)
+			}},
 		{name: "exit-0-without-terminal-event", status: event.ResultError, code: event.CodeNoTerminalEvent, errIs: harness.ErrAgentFailed, bound: 10 * time.Second},
 		{name: "killed-by-signal", status: event.ResultError, code: event.ErrProcessExit, errIs: harness.ErrAgentFailed, bound: 10 * time.Second,
 			check: func(t *testing.T, f fakeRun) { require.NotEmpty(t, f.result.Signal) }},

@@ -76,8 +76,13 @@ func (r *Run) wait() {
 	if fatal != nil && fatal.Code == event.ErrProcessExit && r.stream.Fatal() {
 		// The agent already reported why it failed (its own fatal
 		// agent_error): the exit status that follows is a detail of that
-		// failure, not a second one.
+		// failure, not a second one, and has its class: not one guessed
+		// from the stderr around it (Gemini prints retries of other
+		// failures there, and its class changed run to run).
 		fatal.Fatal, fatal.Partial = false, nil
+		if class, status := r.stream.FatalClass(); class != "" {
+			fatal.Class, fatal.Status = class, status
+		}
 	}
 	if fatal != nil {
 		r.stream.Emit(fatal)

@@ -13,10 +13,13 @@ const Protocol = "acp"
 
 // builtin is how each supported agent is started as an ACP agent.
 var builtin = map[string][]string{
-	"claude":   {"claude-agent-acp"}, // @zed-industries/claude-agent-acp
-	"codex":    {"codex-acp"},        // @zed-industries/codex-acp
+	"claude":   {"claude-agent-acp"}, // @agentclientprotocol/claude-agent-acp
+	"codex":    {"codex-acp"},        // @agentclientprotocol/codex-acp
 	"gemini":   {"gemini", "--acp"},
 	"opencode": {"opencode", "acp"},
+	// Cursor's own ACP server, from its documentation: untested here
+	// (Cursor cannot be installed on this machine).
+	"cursor": {"cursor-agent", "acp"},
 }
 
 // Adapter runs an agent over ACP: the prompt goes in session/prompt, not

@@ -287,7 +287,9 @@ func (c *Client) Parse(dst []event.Body, line []byte) ([]event.Body, bool) {
 			c.mu.Unlock()
 			return c.m.update(dst, msg.Params)
 		}
-		return dst, false
+		// The agent's login status (claude-agent-acp, codex-acp): nothing
+		// of the run's.
+		return dst, msg.Method == "_auth/status_update"
 	case len(msg.ID) > 0:
 		return c.response(dst, &msg)
 	}
@@ -356,6 +358,7 @@ func (c *Client) response(dst []event.Body, msg *rpc) ([]event.Body, bool) {
 		}
 		json.Unmarshal(msg.Result, &r)
 		c.agentName, c.agentVersion = r.AgentInfo.Name, r.AgentInfo.Version
+		c.m.agent = r.AgentInfo.Name
 		// OpenCode 1.18's answer carries the usage of its last model call
 		// only (120/25 for a two-call turn that cost 240/50): no usage is
 		// better than a wrong total.
@@ -381,12 +384,13 @@ func (c *Client) response(dst []event.Body, msg *rpc) ([]event.Body, bool) {
 		json.Unmarshal(msg.Result, &r)
 		c.sessionID = r.SessionID
 		dst = append(dst, &event.SessionStart{SessionID: r.SessionID, AgentVersion: truncate(c.agentVersion, 100)})
-		if c.w == nil {
-			break
-		}
 		var ids []string
 		for _, m := range r.Modes.Available {
 			ids = append(ids, m.ID)
+		}
+		c.m.modes = ids
+		if c.w == nil {
+			break
 		}
 		if mode := chooseMode(ids, c.task.Permissions); mode != "" && mode != r.Modes.Current {
 			c.phase = phaseMode
@@ -447,15 +451,14 @@ func (c *Client) rpcFailed(dst []event.Body, method string, e *rpcError) []event
 	if len(e.Data) > 0 && string(e.Data) != "null" {
 		text += ": " + string(e.Data)
 	}
-	dst = c.m.flushText(dst)
+	dst, fatal := c.m.promptFailed(dst, e.Code, text)
 	c.end()
 	c.stopped = true
 	if method == "" {
 		method = "a request"
 	}
-	return append(dst, &event.Error{Code: event.ErrAgentError, Fatal: true, Partial: &event.Partial{}, Class: adapters.ClassifyError(text),
-		Message: truncate(fmt.Sprintf("%s failed: %s", method, text), 2000)},
-		&event.Result{Status: event.ResultError, SessionID: c.sessionID})
+	fatal.Message = truncate(fmt.Sprintf("%s failed: %s", method, text), 2000)
+	return append(dst, fatal, &event.Result{Status: event.ResultError, SessionID: c.sessionID})
 }
 
 // shapeOf names the request a captured answer belongs to by its fields.
@@ -471,6 +474,8 @@ func shapeOf(result json.RawMessage) string {
 		return "initialize"
 	case r["sessionId"] != nil:
 		return "session/new"
+	case len(r) == 0:
+		return "session/set_mode" // its answer is empty
 	}
 	return ""
 }

@@ -1,10 +1,15 @@
 package acp
 
 import (
+	"cmp"
 	"encoding/json"
+	"slices"
 	"strings"
 
 	"github.com/agentharness/harness/adapters"
+	"github.com/agentharness/harness/adapters/claude"
+	"github.com/agentharness/harness/adapters/codex"
+	"github.com/agentharness/harness/adapters/gemini"
 	"github.com/agentharness/harness/event"
 )
 
@@ -23,6 +28,11 @@ type mapper struct {
 	cost          *float64         // the session's cost from usage_update, in USD
 	setup         bool             // the prompt is not sent yet: text is not the answer
 	noUsage       bool             // the agent's usage is known to be wrong: none is reported
+	modes         []string         // the session's modes (session/new), for a captured set_mode's echo
+	agent         string           // initialize's agentInfo.name
+	heard         bool             // the turn has said something (text, thought, tool)
+	systemError   bool             // codex-acp: the turn failed; its text is the error's message
+	errText       strings.Builder  // that message
 }
 
 type tool struct {
@@ -35,6 +45,9 @@ type tool struct {
 	out                 string        // the text content last shown
 	diffs               []diffContent // the diff content last shown
 	started             bool
+	claudeTool          string          // claude-agent-acp: Claude Code's own tool name
+	claudeResponse      json.RawMessage // claude-agent-acp: Claude Code's tool result
+	terminal            strings.Builder // codex-acp: the command's output, streamed in _meta
 }
 
 // toolUpdate is a tool_call or tool_call_update.
@@ -49,6 +62,29 @@ type toolUpdate struct {
 	Locations  []struct {
 		Path string `json:"path"`
 	} `json:"locations"`
+	Meta struct {
+		// claude-agent-acp passes Claude Code's tool name and its tool
+		// result (originalFile, structuredPatch): the exact data the
+		// Claude CLI adapter makes its diffs from.
+		ClaudeCode struct {
+			ToolName     string          `json:"toolName"`
+			ToolResponse json.RawMessage `json:"toolResponse"`
+		} `json:"claudeCode"`
+		// codex-acp 2 streams a command's output and exit status here
+		// (its content is a terminal harness did not ask for).
+		TerminalOutput struct {
+			Data string `json:"data"`
+		} `json:"terminal_output_delta"`
+		TerminalExit struct {
+			ExitCode *float64 `json:"exit_code"`
+		} `json:"terminal_exit"`
+		// codex-acp 2: the thread's status; "systemError" when the turn failed.
+		Codex struct {
+			ThreadStatus struct {
+				Type string `json:"type"`
+			} `json:"threadStatus"`
+		} `json:"codex"`
+	} `json:"_meta"`
 }
 
 func (m *mapper) init() {
@@ -84,12 +120,20 @@ func (m *mapper) update(dst []event.Body, params json.RawMessage) ([]event.Body,
 	u := &p.Update
 	switch u.Kind {
 	case "agent_message_chunk":
-		if t := blockText(u.Content); t != "" && !m.setup {
+		t := blockText(u.Content)
+		switch {
+		case t == "" || m.setup || m.modeEcho(t):
+		case m.systemError:
+			// The failed turn's text is the error's message, not an answer.
+			m.errText.WriteString(t)
+		default:
+			m.heard = true
 			m.text.WriteString(t)
 			dst = append(dst, &event.TextDelta{Text: t})
 		}
 	case "agent_thought_chunk":
 		if t := blockText(u.Content); t != "" {
+			m.heard = true
 			m.thought.WriteString(t)
 			dst = append(dst, &event.ReasoningDelta{Text: t})
 		}
@@ -111,7 +155,12 @@ func (m *mapper) update(dst []event.Body, params json.RawMessage) ([]event.Body,
 			v := u.Cost.Amount
 			m.cost = &v
 		}
-	case "user_message_chunk", "available_commands_update", "current_mode_update", "config_option_update", "session_info_update":
+	case "session_info_update":
+		if u.Meta.Codex.ThreadStatus.Type == "systemError" {
+			m.systemError = true
+			dst = m.flushText(dst)
+		}
+	case "user_message_chunk", "available_commands_update", "current_mode_update", "config_option_update":
 	default:
 		return dst, false
 	}
@@ -145,6 +194,7 @@ func (m *mapper) toolCall(dst []event.Body, u *toolUpdate) []event.Body {
 	if u.ToolCallID == "" {
 		return dst
 	}
+	m.heard = true
 	id := u.ToolCallID
 	tc, known := m.open[id]
 	if !known {
@@ -163,8 +213,19 @@ func (m *mapper) toolCall(dst []event.Body, u *toolUpdate) []event.Body {
 	if hasInput(u.RawInput) {
 		tc.input = u.RawInput // a copy already, the decoder's
 	}
+	if cc := &u.Meta.ClaudeCode; cc.ToolName != "" || len(cc.ToolResponse) > 0 {
+		if cc.ToolName != "" {
+			tc.claudeTool = cc.ToolName
+		}
+		if len(cc.ToolResponse) > 0 && string(cc.ToolResponse) != "null" {
+			tc.claudeResponse = append(json.RawMessage(nil), cc.ToolResponse...)
+		}
+	}
 	if out, diffs := toolContent(u.Content); out != "" || len(diffs) > 0 {
 		m.keepContent(tc, out, diffs) // content replaces content (ACP)
+	}
+	if d := u.Meta.TerminalOutput.Data; d != "" && tc.terminal.Len() < maxTerminal {
+		tc.terminal.WriteString(d)
 	}
 	status := deref(u.Status)
 	if !tc.started {
@@ -191,13 +252,93 @@ func (m *mapper) toolCall(dst []event.Body, u *toolUpdate) []event.Body {
 	if end.Output == "" {
 		end.Output = rawOutput(u.RawOutput)
 	}
-	if tc.path != "" && (tc.kind == event.KindEdit || tc.kind == event.KindDelete) {
+	if end.Output == "" {
+		end.Output = tc.terminal.String()
+	}
+	if tc.kind == event.KindShell {
+		code, ok := exitCode(u.RawOutput)
+		if v := u.Meta.TerminalExit.ExitCode; !ok && v != nil && *v == float64(int32(*v)) {
+			code, ok = int(*v), true
+		}
+		if ok {
+			// OpenCode reports a failed command as completed, as over its CLI.
+			end.ExitCode = event.Int(code)
+			if code != 0 && end.Status == event.StatusOK {
+				end.Status = event.StatusError
+			}
+		}
+	}
+	if tc.path != "" && isFileKind(tc.kind) {
 		end.Paths = []string{tc.path}
 	}
-	if end.Status == event.StatusOK && len(tc.diffs) > 0 {
+	if len(end.Paths) == 0 && isFileKind(tc.kind) {
+		// codex-acp 2 names the files only in its diff content.
+		for _, d := range tc.diffs {
+			if d.Path != "" && !slices.Contains(end.Paths, d.Path) {
+				end.Paths = append(end.Paths, d.Path)
+			}
+		}
+	}
+	switch {
+	case end.Status != event.StatusOK:
+	case tc.claudeTool != "" && len(tc.claudeResponse) > 0 && (tc.kind == event.KindWrite || tc.kind == event.KindEdit):
+		// Claude's own data, as over its CLI; its ACP diff content is not
+		// exact (the trailing newline of the texts is cut).
+		if path, diff, skipped := claude.FileChange(tc.claudeTool, string(tc.input), string(tc.claudeResponse)); path != "" {
+			end.Paths, end.Diff, end.DiffSkipped = []string{path}, diff, skipped
+		}
+	case len(tc.diffs) > 0:
 		m.diff(end, tc.diffs)
 	}
 	return append(dst, end)
+}
+
+// maxTerminal bounds the command output kept of a call (the stream caps
+// an output further).
+const maxTerminal = 1 << 20
+
+// modeEcho reports whether t is Gemini's answer to session/set_mode
+// ("[MODE_UPDATE] yolo", sent as message text before the prompt is
+// answered) seen in a captured session, where the mode change is not
+// known to be in flight: the first thing said, naming a mode the session
+// offered. A live session drops it as setup chatter already.
+func (m *mapper) modeEcho(t string) bool {
+	id, ok := strings.CutPrefix(t, "[MODE_UPDATE] ")
+	return ok && !m.heard && slices.Contains(m.modes, id)
+}
+
+// createsAll reports whether diffs create every file they touch.
+func createsAll(diffs []diffContent) bool {
+	for _, d := range diffs {
+		if d.OldText != nil && !(d.Meta.Kind == "add" && *d.OldText == "") {
+			return false
+		}
+	}
+	return len(diffs) > 0
+}
+
+func isFileKind(k event.Kind) bool {
+	return k == event.KindWrite || k == event.KindEdit || k == event.KindDelete
+}
+
+// exitCode is a shell call's exit status in its rawOutput: OpenCode's
+// metadata.exit, Codex's exit_code.
+func exitCode(raw json.RawMessage) (int, bool) {
+	var o struct {
+		Metadata struct {
+			Exit *float64 `json:"exit"`
+		} `json:"metadata"`
+		ExitCode *float64 `json:"exit_code"`
+	}
+	if json.Unmarshal(raw, &o) != nil {
+		return 0, false
+	}
+	for _, v := range []*float64{o.Metadata.Exit, o.ExitCode} {
+		if v != nil && *v == float64(int(*v)) && *v >= -1<<31 && *v < 1<<31 {
+			return int(*v), true
+		}
+	}
+	return 0, false
 }
 
 // start emits a call's tool_start.
@@ -206,6 +347,25 @@ func (m *mapper) start(dst []event.Body, id string, tc *tool) []event.Body {
 	m.lastMessage = "" // commentary before a call is not the answer
 	tc.started = true
 	tc.kind = kinds[tc.acpKind]
+	// A kind does not depend on the transport: a call takes the kind its
+	// agent's CLI adapter gives it where the agent says which tool it is.
+	switch {
+	case tc.claudeTool != "":
+		// Claude's Write is a write, which ACP calls an edit.
+		if k := claude.ToolKind(tc.claudeTool); k != event.KindOther || tc.kind == "" {
+			tc.kind = k
+		}
+	case m.agent == "gemini-cli":
+		// gemini --acp names a call after its tool: write_file__….
+		name, _, _ := strings.Cut(id, "__")
+		if k, ok := gemini.BuiltinKind(name); ok {
+			tc.kind = k
+		}
+	case tc.kind == event.KindEdit && createsAll(tc.diffs):
+		// Files created whole (codex-acp shows the diff as the call
+		// starts): a write, as Codex's CLI adapter says of an add.
+		tc.kind = event.KindWrite
+	}
 	if tc.kind == "" {
 		tc.kind = event.KindOther
 	}
@@ -219,7 +379,7 @@ func (m *mapper) start(dst []event.Body, id string, tc *tool) []event.Body {
 	if tc.kind == event.KindShell {
 		st.Command = inputCommand(tc.input)
 	}
-	if tc.path != "" && (tc.kind == event.KindEdit || tc.kind == event.KindDelete) {
+	if tc.path != "" && isFileKind(tc.kind) {
 		st.Paths = []string{tc.path}
 	}
 	return append(dst, st)
@@ -340,17 +500,32 @@ func (m *mapper) flushText(dst []event.Body) []event.Body {
 }
 
 // end maps the prompt's answer: the text so far becomes a message, the
-// stop reason the result's status, and the usage the agent reports (in
-// the answer's usage, or Gemini's _meta.quota.token_count) its totals.
+// stop reason the result's status, and the usage the agent reports in
+// the answer's usage its totals.
 func (m *mapper) end(dst []event.Body, result json.RawMessage, sessionID string) []event.Body {
 	var r struct {
-		StopReason string     `json:"stopReason"`
-		Usage      *acpUsage  `json:"usage"`
-		Meta       *metaUsage `json:"_meta"`
+		StopReason string    `json:"stopReason"`
+		Usage      *acpUsage `json:"usage"`
 	}
 	json.Unmarshal(result, &r)
+	switch r.StopReason {
+	case "end_turn", "max_tokens", "max_turn_requests":
+	default:
+		// A turn cancelled (claude-agent-acp answers so when the idle
+		// budget's SIGTERM reaches it) or refused: its text may be a
+		// sentence cut off, not a message; the deltas stay.
+		m.text.Reset()
+	}
 	dst = m.flushText(dst)
 	res := &event.Result{SessionID: sessionID, Text: m.lastMessage}
+	if m.systemError {
+		// codex-acp 2 ends a failed turn end_turn, its error as text: the
+		// error Codex's CLI reports, read by the same rule.
+		e := codex.AgentError(cmp.Or(strings.TrimSpace(m.errText.String()), "codex-acp reported the turn failed"))
+		e.Fatal, e.Partial = true, &event.Partial{}
+		res.Status, res.Text = event.ResultError, ""
+		return append(dst, e, res)
+	}
 	switch r.StopReason {
 	case "end_turn", "max_tokens", "max_turn_requests":
 		res.Status = event.ResultSuccess
@@ -363,13 +538,12 @@ func (m *mapper) end(dst []event.Body, result json.RawMessage, sessionID string)
 		dst = append(dst, &event.Error{Code: event.ErrAgentError, Fatal: true, Partial: &event.Partial{},
 			Message: "acp: the agent stopped the turn: " + truncate(r.StopReason, 80)})
 	}
-	switch {
-	case m.noUsage:
-	case r.Usage != nil:
+	// Gemini's _meta.quota.token_count is not taken: its input includes
+	// the cached tokens and its output leaves out the thoughts, and it
+	// does not say how many of either there were (6000/600 for a turn of
+	// 5850 input, 150 cached, 600+10 output): no usage rather than a wrong one.
+	if !m.noUsage && r.Usage != nil {
 		res.Usage = r.Usage.unified()
-	case r.Meta != nil && r.Meta.Quota != nil && r.Meta.Quota.TokenCount != nil:
-		tc := r.Meta.Quota.TokenCount
-		res.Usage = event.Usage{InputTokens: max(tc.Input, 0), OutputTokens: max(tc.Output, 0)}
 	}
 	if m.cost != nil {
 		res.CostUSD = event.Float(*m.cost)
@@ -412,11 +586,27 @@ func (u *acpUsage) unified() event.Usage {
 	return event.Usage{InputTokens: in, OutputTokens: out, CacheReadTokens: cr, CacheWriteTokens: cw, ReasoningTokens: min(th, out)}
 }
 
-type metaUsage struct {
-	Quota *struct {
-		TokenCount *struct {
-			Input  int64 `json:"input_tokens"`
-			Output int64 `json:"output_tokens"`
-		} `json:"token_count"`
-	} `json:"quota"`
+// promptFailed is the fatal error of an error answer to a request: its
+// class, and the HTTP status where the agent passes it on (Gemini: as the
+// JSON-RPC error code, which JSON-RPC's own codes, all negative, cannot be
+// mistaken for; Claude: "API Error: 500 …" in the message). Text the turn
+// streamed that the error repeats (claude-agent-acp sends its API error as
+// a message first) is the error's, not an answer: it is dropped.
+func (m *mapper) promptFailed(dst []event.Body, code int, text string) ([]event.Body, *event.Error) {
+	if pending := strings.TrimSpace(m.text.String()); pending != "" && strings.Contains(text, pending) {
+		m.text.Reset()
+	}
+	dst = m.flushText(dst)
+	e := &event.Error{Code: event.ErrAgentError, Fatal: true, Partial: &event.Partial{}}
+	switch {
+	case code >= 400 && code < 600:
+		e.Status = code
+	default:
+		e.Status = adapters.HTTPStatus(text)
+	}
+	e.Class = adapters.ClassifyStatus(e.Status)
+	if e.Class == "" {
+		e.Class = adapters.ClassifyError(text)
+	}
+	return dst, e
 }

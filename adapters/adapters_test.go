@@ -18,17 +18,21 @@ func TestClassifyError(t *testing.T) {
 		"something odd happened":         "",
 		"API Error: 529 Overloaded":      event.ClassOverloaded,
 		"Selected model is at capacity.": event.ClassOverloaded,
-		"We’re currently experiencing high demand": event.ClassOverloaded,
-		"429 Too Many Requests":                    event.ClassRateLimit,
-		"Invalid API key · Please run /login":      event.ClassAuth,
-		"HTTP 401":                                 event.ClassAuth,
-		"prompt is too long: 210000 tokens":        event.ClassContextOverflow,
-		"API Error: 500 internal server error":     event.ClassCrash,
-		"connect ECONNREFUSED 127.0.0.1:9":         event.ClassNetwork,
-		"stream disconnected before completion":    event.ClassNetwork,
-		"model not found":                          event.ClassBadRequest,
-		"took 15000 ms":                            "",
-		"status 5000":                              "",
+		"We’re currently experiencing high demand":  event.ClassOverloaded,
+		"429 Too Many Requests":                     event.ClassRateLimit,
+		"Invalid API key · Please run /login":       event.ClassAuth,
+		"HTTP 401":                                  event.ClassAuth,
+		"prompt is too long: 210000 tokens":         event.ClassContextOverflow,
+		"API Error: 500 internal server error":      event.ClassServerError,
+		"mockmodel: scripted internal server error": event.ClassServerError,
+		`{"code":"internal_server_error"}`:          event.ClassServerError,
+		"502 Bad Gateway":                           event.ClassServerError,
+		"panic: runtime error":                      event.ClassCrash,
+		"connect ECONNREFUSED 127.0.0.1:9":          event.ClassNetwork,
+		"stream disconnected before completion":     event.ClassNetwork,
+		"model not found":                           event.ClassBadRequest,
+		"took 15000 ms":                             "",
+		"status 5000":                               "",
 	} {
 		require.Equal(t, want, ClassifyError(text), text)
 	}
@@ -89,4 +93,19 @@ func FuzzWholeFileMatchesUdiff(f *testing.F) {
 		require.Equal(t, udiff.Unified("/dev/null", "b/f.txt", "", text), UnifiedDiff("f.txt", "", text), "new file %q", text)
 		require.Equal(t, udiff.Unified("a/f.txt", "/dev/null", text, ""), UnifiedDiff("f.txt", text, ""), "removed file %q", text)
 	})
+}
+
+func TestHTTPStatus(t *testing.T) {
+	t.Parallel()
+	for text, want := range map[string]int{
+		"API Error: 500 mockmodel: scripted internal server error": 500,
+		`{"error":{"code":503,"message":"x"}}`:                     503,
+		"request failed with status 429":                           429,
+		"status 5000":                                              0,
+		"took 500 ms":                                              0,
+		"status 200":                                               0,
+		"":                                                         0,
+	} {
+		require.Equal(t, want, HTTPStatus(text), text)
+	}
 }

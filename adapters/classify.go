@@ -23,10 +23,13 @@ var classRules = []struct {
 	{event.ClassOverloaded, []string{"529", "503"}, []string{"overloaded", "at capacity", "high demand", "unavailable"}},
 	{event.ClassBadRequest, []string{"400", "404", "422"}, []string{"bad request", "invalid_request", "invalid request", "not found",
 		"unknown model", "unsupported"}},
+	// Any other 5xx is the model's server failing, as ClassifyStatus says
+	// (docs/events.md): one rule for every agent and both transports.
+	{event.ClassServerError, []string{"500", "502", "504"}, []string{"internal server error", "internal_server_error", "server_error",
+		"bad gateway", "gateway timeout"}},
 	{event.ClassNetwork, nil, []string{"econnrefused", "econnreset", "etimedout", "enotfound", "connection refused", "connection reset",
 		"connection closed", "network", "socket", "stream disconnected", "timed out", "timeout", "broken pipe", "dns"}},
-	{event.ClassCrash, []string{"500"}, []string{"internal server error", "server_error", "panic", "segmentation fault", "uncaught",
-		"stack trace", "fatal error"}},
+	{event.ClassCrash, nil, []string{"panic", "segmentation fault", "uncaught", "stack trace", "fatal error"}},
 }
 
 // ClassifyError returns the error class that text (an agent's error message)
@@ -87,4 +90,35 @@ func ClassifyStatus(code int) string {
 		return event.ClassServerError // the model's server failed (docs/events.md)
 	}
 	return ""
+}
+
+// statusMarkers are the words agents put right before the HTTP status of
+// a failed model call ("API Error: 500 …", "status 503", "\"code\":429").
+var statusMarkers = [...]string{"api error: ", "status code ", "status: ", "status ", `"code":`, `"code": `, "http "}
+
+// HTTPStatus returns the HTTP status (400–599) an error message states
+// right after one of the usual markers, or 0 when it states none.
+func HTTPStatus(text string) int {
+	lower := strings.ToLower(text)
+	for _, m := range statusMarkers {
+		for i := 0; ; {
+			j := strings.Index(lower[i:], m)
+			if j < 0 {
+				break
+			}
+			rest := lower[i+j+len(m):]
+			i += j + len(m)
+			if len(rest) < 3 || (len(rest) > 3 && isDigit(rest[3])) {
+				continue
+			}
+			if !isDigit(rest[0]) || !isDigit(rest[1]) || !isDigit(rest[2]) {
+				continue
+			}
+			code := int(rest[0]-'0')*100 + int(rest[1]-'0')*10 + int(rest[2]-'0')
+			if code >= 400 && code < 600 {
+				return code
+			}
+		}
+	}
+	return 0
 }

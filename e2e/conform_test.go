@@ -25,7 +25,7 @@ var acpBinaries = map[string]string{"claude": "claude-agent-acp", "codex": "code
 // acpReportsUsage are the agents whose ACP answer carries the turn's
 // exact token totals; conform accepts usage absent over ACP (exact or
 // absent), the suite holds these to reporting it.
-var acpReportsUsage = map[string]bool{"claude": true, "gemini": true}
+var acpReportsUsage = map[string]bool{"claude": true, "codex": true}
 
 // knownTransportDifferences are the facets (agent/scenario/facet) on
 // which the CLI and ACP runs of a scenario may still differ, each with

@@ -89,12 +89,17 @@ type Stream struct {
 	sawUsage  bool
 	agent     *Result // the agent's own terminal report, latest wins
 	fatal     bool
-	lastText  string
-	deltaText strings.Builder
-	nativeN   int64
-	unparsedN int64
-	last      [lastEventsKept]Event
-	lastAt    time.Time
+	// fatalClass and fatalStatus are the first fatal error's class and
+	// http_status: the non-fatal process_exit that follows it details the
+	// same failure.
+	fatalClass  string
+	fatalStatus int
+	lastText    string
+	deltaText   strings.Builder
+	nativeN     int64
+	unparsedN   int64
+	last        [lastEventsKept]Event
+	lastAt      time.Time
 	// pending holds what a line the agent printed before its own
 	// session_start gave rise to without saying anything of the session
 	// (native events, unparsed_line warnings), until a session_start goes
@@ -359,6 +364,9 @@ func (s *Stream) emit(b Body) {
 		}
 	case *Error:
 		if v.Fatal {
+			if !s.fatal {
+				s.fatalClass, s.fatalStatus = v.Class, v.Status
+			}
 			s.fatal = true
 			if v.Partial != nil && v.Partial.LastEvents == nil {
 				v.Partial.LastEvents = s.lastSummaries()
@@ -598,6 +606,14 @@ type Outcome struct {
 // agent's terminal event.
 const CodeNoTerminalEvent = "no_terminal_event"
 
+// FatalClass is the class and HTTP status of the first fatal error
+// emitted ("" and 0 before one).
+func (s *Stream) FatalClass() (class string, status int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.fatalClass, s.fatalStatus
+}
+
 // Fatal reports whether a fatal error has been emitted.
 func (s *Stream) Fatal() bool {
 	s.mu.Lock()
@@ -725,9 +741,12 @@ func (s *Stream) buildResult(status string, o Outcome) *Result {
 	r.CostEstimated = r.Usage.CostEstimated
 	if r.Text == "" {
 		// The last complete answer. Deltas count only when the agent
-		// finished: in a run cut off they may be a sentence half said.
+		// finished its turn: in a run cut off (or a turn the agent reports
+		// cancelled) they may be a sentence half said, and in a turn it
+		// reports failed, its error (claude-agent-acp streams an API error
+		// as text before it answers the prompt with it).
 		r.Text = s.lastText
-		if r.Text == "" && s.agent != nil {
+		if r.Text == "" && s.agent != nil && s.agent.Status == ResultSuccess {
 			r.Text = s.deltaText.String()
 		}
 	}

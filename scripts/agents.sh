@@ -2,6 +2,12 @@
 # Installs the pinned agent CLIs listed in agents.lock into DIR (default .agents/) with one
 # `npm install --prefix`. A re-run with the same pins is a no-op: a stamp file in DIR holds the
 # hash of the pins it installed. On any failure it exits non-zero and says why.
+#
+# Node itself may be pinned (the npm package "node" ships the binary): it is installed first, and
+# the rest is installed by npm running on it, with --engine-strict, so a package whose declared
+# node engine the agents' node does not satisfy fails the install instead of being installed with
+# a warning. harness runs an agent found in DIR/node_modules/.bin with that directory first on its
+# PATH, so `#!/usr/bin/env node` there finds the pinned node.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -10,7 +16,7 @@ dir="${1:-$root/.agents}"
 
 die() { echo "agents.sh: $*" >&2; exit 1; }
 
-command -v npm >/dev/null 2>&1 || die "npm not found in PATH (install node >= 20 with npm)"
+command -v npm >/dev/null 2>&1 || die "npm not found in PATH (install npm; the node the agents run on is pinned in agents.lock)"
 [ -r "$lock" ] || die "pin file $lock not readable"
 
 # Pins: non-empty, non-comment lines of the form name@version (name may be @scope/name).
@@ -18,6 +24,7 @@ mapfile -t pins < <(sed -e 's/#.*//' -e 's/[[:space:]]//g' "$lock" | grep -v '^$
 [ "${#pins[@]}" -gt 0 ] || die "no pins in $lock"
 
 deps=""
+node_dep=""
 for pin in "${pins[@]}"; do
 	name="${pin%@*}"
 	version="${pin##*@}"
@@ -29,6 +36,7 @@ for pin in "${pins[@]}"; do
 	esac
 	deps="$deps${deps:+,
 }    \"$name\": \"$version\""
+	[ "$name" != node ] || node_dep="    \"node\": \"$version\""
 done
 
 hash="$(printf '%s\n' "${pins[@]}" | sha256sum | cut -d' ' -f1)"
@@ -43,19 +51,35 @@ mkdir -p "$dir" || die "cannot create $dir"
 dir="$(cd "$dir" && pwd)"
 stamp="$dir/.agents-stamp"
 rm -f "$stamp"
-cat >"$dir/package.json" <<JSON
+manifest() {
+	cat >"$dir/package.json" <<JSON
 {
   "name": "harness-agents",
   "private": true,
   "description": "Pinned agent CLIs for harness end-to-end tests (written by scripts/agents.sh)",
   "dependencies": {
-$deps
+$1
   }
 }
 JSON
+}
 
+if [ -n "$node_dep" ]; then
+	manifest "$node_dep"
+	echo "agents.sh: installing the pinned node into $dir" >&2
+	npm install --prefix "$dir" --no-audit --no-fund --save-exact ||
+		die "npm install of the pinned node failed (see the npm output above)"
+	[ -x "$dir/node_modules/.bin/node" ] || die "the pinned node installed no $dir/node_modules/.bin/node"
+	export PATH="$dir/node_modules/.bin:$PATH"
+fi
+command -v node >/dev/null 2>&1 || die "node not found in PATH (pin it in $lock, or install node)"
+echo "agents.sh: the agents run on node $(node --version) ($(command -v node))" >&2
+
+manifest "$deps"
 echo "agents.sh: installing ${pins[*]} into $dir" >&2
-if ! npm install --prefix "$dir" --no-audit --no-fund --save-exact; then
+# --engine-strict: npm (on the node above) refuses a package whose declared engine it does not
+# satisfy, rather than warning and installing it anyway.
+if ! npm install --prefix "$dir" --no-audit --no-fund --save-exact --engine-strict; then
 	die "npm install failed (see the npm output above); $dir is left without a stamp"
 fi
 

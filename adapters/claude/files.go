@@ -57,14 +57,60 @@ func (p *parser) fileChange(te *event.ToolEnd, c *call, tur gjson.Result) {
 
 // before is the file at path before the call, where the stream knows it.
 func (p *parser) before(path, name string, tur gjson.Result) (adapters.File, bool) {
+	if f, ok := reportedBefore(name, tur); ok {
+		return f, true
+	}
+	return p.files.Get(path)
+}
+
+// reportedBefore is the file before the call as Claude's tool result says
+// it: originalFile, or nothing for a Write that created the file.
+func reportedBefore(name string, tur gjson.Result) (adapters.File, bool) {
 	if o := tur.Get("originalFile"); o.Type == gjson.String {
 		return adapters.Present(o.Str), true
 	}
 	if name == "Write" && tur.Get("type").Str == "create" {
 		return adapters.File{}, true
 	}
-	return p.files.Get(path)
+	return adapters.File{}, false
 }
+
+// FileChange is the change of a successful Write, Edit or MultiEdit from
+// Claude's own exact data alone, as the CLI's stream gives it: input is the
+// tool's input object, toolResponse its tool_use_result
+// (claude-agent-acp passes the same object as
+// _meta.claudeCode.toolResponse). path is the file ("" when the call
+// names none, or is not a file tool); diff its exact diff, else skipped
+// says why there is none (event.DiffSkipped*). Paths stay as Claude gives
+// them (absolute): the caller makes them relative.
+func FileChange(name, input, toolResponse string) (path, diff, skipped string) {
+	if k := toolKind(name); k != event.KindWrite && k != event.KindEdit {
+		return "", "", ""
+	}
+	in, tur := gjson.Parse(input), gjson.Parse(toolResponse)
+	if path = filePath(in); path == "" {
+		path = tur.Get("filePath").String()
+	}
+	if path == "" {
+		return "", "", ""
+	}
+	before, ok := reportedBefore(name, tur)
+	var after adapters.File
+	if ok {
+		after, ok = changed(name, in, before, tur)
+	}
+	switch {
+	case !ok:
+		return path, "", event.DiffSkippedUnknown
+	case len(before.Text)+len(after.Text) > maxDiffInput:
+		return path, "", event.DiffSkippedTooLarge
+	}
+	return path, adapters.Diff(path, before, after), ""
+}
+
+// ToolKind is the normalized kind of a Claude Code tool, by its name (the
+// CLI and claude-agent-acp name the tools alike).
+func ToolKind(name string) event.Kind { return toolKind(name) }
 
 // changed is the file after the call, from the file before.
 func changed(name string, in gjson.Result, before adapters.File, tur gjson.Result) (adapters.File, bool) {

@@ -15,6 +15,11 @@ import (
 // overload).
 const internalServerError = "currently experiencing high demand, which may cause temporary errors"
 
+// AgentError is the error event of a message Codex reported, with its
+// class and, where the message names one, the HTTP status: the one rule
+// for its CLI and its ACP adapter (codex-acp 2 sends the message as text).
+func AgentError(msg string) *event.Error { return agentError(msg) }
+
 // agentError is the error event of a message Codex reported, with its
 // class and, where the message names one, the HTTP status.
 func agentError(msg string) *event.Error {

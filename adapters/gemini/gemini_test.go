@@ -386,3 +386,12 @@ func TestUnsureContentGivesOnlyAnAgentPatch(t *testing.T) {
 	require.Empty(t, ends[0].AgentPatch, "what was there before the write is not known at all")
 	require.Equal(t, "--- a/w/f.txt\n+++ b/w/f.txt\n@@ -1,2 +1,2 @@\n a\n-b\n+B\n", ends[1].AgentPatch)
 }
+
+// TestOverloadedHasItsStatus: Gemini's fixed text for a 503 (its result's
+// error has no code) is overloaded with http_status 503, as over ACP,
+// where Gemini sends the same text with the code.
+func TestOverloadedHasItsStatus(t *testing.T) {
+	e := agentError("[API Error: The model is overloaded. Please try again later.]", true)
+	require.Equal(t, event.ClassOverloaded, e.Class)
+	require.Equal(t, 503, e.Status)
+}

@@ -269,6 +269,13 @@ var kinds = map[string]event.Kind{
 	"invoke_agent":        event.KindTask,
 }
 
+// BuiltinKind is the kind of one of Gemini's built-in tools by its name,
+// and whether name is one (gemini --acp names its calls NAME__…).
+func BuiltinKind(name string) (event.Kind, bool) {
+	k, ok := kinds[name]
+	return k, ok
+}
+
 // toolKind returns the kind of a tool name. MCP tools are registered under
 // their own name, as `server__tool` when names clash, or `mcp_server_tool`
 // in builds that qualify them all; none of the built-in names look so.
@@ -474,11 +481,18 @@ func agentError(msg string, fatal bool) *event.Error {
 			e.Class = adapters.ClassifyStatus(code)
 		}
 	}
+	if e.Status == 0 && strings.Contains(msg, overloadedText) {
+		e.Status, e.Class = 503, event.ClassOverloaded
+	}
 	if e.Class == "" {
 		e.Class = adapters.ClassifyError(msg)
 	}
 	return e
 }
+
+// overloadedText is Gemini's fixed wording of an HTTP 503 from the model:
+// over ACP it gives the same text with the status as the error's code.
+const overloadedText = "The model is overloaded. Please try again later."
 
 func (p *parser) result(dst []event.Body, l *line) []event.Body {
 	status := event.ResultSuccess

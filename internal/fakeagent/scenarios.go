@@ -41,6 +41,7 @@ func init() {
 	Register("tool-past-budget", toolPastBudget)
 	Register("stdin-reader", stdinReader)
 	Register("exit-nonzero-with-stderr", exitNonzeroWithStderr)
+	Register("error-result-stderr-noise", errorResultStderrNoise)
 	Register("exit-0-without-terminal-event", exitWithoutTerminal)
 	Register("interrupt", interruptible)
 	Register("ansi-colors", ansiColors)
@@ -389,6 +390,15 @@ func exitNonzeroWithStderr(args []string) int {
 	initLine()
 	fmt.Fprintln(os.Stderr, "Error: Invalid API key · Please run /login")
 	return int(intArg(args, 0, 1))
+}
+
+// errorResultStderrNoise reports an HTTP 500 as its result, prints retry
+// noise of other failures on stderr (as Gemini does), and exits 1.
+func errorResultStderrNoise([]string) int {
+	initLine()
+	fmt.Fprintln(os.Stderr, "Attempt 1 failed with status 429: rate limit exceeded. Retrying...")
+	resultLine(true, "API Error: 500 mockmodel: scripted internal server error")
+	return 1
 }
 
 func exitWithoutTerminal([]string) int {

@@ -1,0 +1,163 @@
+package acp
+
+import (
+	"bytes"
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentharness/harness/adapters/adaptertest"
+	"github.com/agentharness/harness/event"
+)
+
+// normalized is the unified stream of a captured session, held to the
+// invariants.
+func normalized(t *testing.T, file string) []event.Event {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	require.NoError(t, err)
+	a, err := Custom("acp", []string{"acp"})
+	require.NoError(t, err)
+	out := adaptertest.Normalize(a, data, false)
+	require.NoError(t, event.CheckNDJSON(out))
+	adaptertest.CheckStream(t, out)
+	evs, err := event.ReadAll(bytes.NewReader(out))
+	require.NoError(t, err)
+	return evs
+}
+
+func bodiesOf[T event.Body](evs []event.Event) []T {
+	var out []T
+	for _, ev := range evs {
+		if b, ok := ev.Body.(T); ok {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+func fatalOf(t *testing.T, evs []event.Event) *event.Error {
+	t.Helper()
+	var fatal []*event.Error
+	for _, e := range bodiesOf[*event.Error](evs) {
+		if e.Fatal {
+			fatal = append(fatal, e)
+		}
+	}
+	require.Len(t, fatal, 1)
+	return fatal[0]
+}
+
+func resultOf(evs []event.Event) *event.Result { return evs[len(evs)-1].Body.(*event.Result) }
+
+// TestExactOverACP holds real sessions of the pinned ACP adapters on the
+// scripted model (captured with harness run --protocol acp --raw) to what
+// the same runs say over the CLI transport (issue 23).
+func TestExactOverACP(t *testing.T) {
+	t.Run("claude-write-is-a-write-with-its-exact-diff", func(t *testing.T) {
+		// claude-agent-acp 0.101: the tool_call has no input and no
+		// location; _meta.claudeCode.toolResponse has Claude's own data.
+		evs := normalized(t, "testdata/claude-edit.jsonl")
+		start := bodiesOf[*event.ToolStart](evs)[0]
+		require.Equal(t, event.KindWrite, start.Kind, "Write is a write over the CLI")
+		end := bodiesOf[*event.ToolEnd](evs)[0]
+		require.Equal(t, event.KindWrite, end.Kind)
+		require.Equal(t, []string{"/tmp/acpw/cap/out.txt"}, end.Paths)
+		require.Equal(t, "--- /dev/null\n+++ b/tmp/acpw/cap/out.txt\n@@ -0,0 +1 @@\n+hello-from-edit\n", end.Diff)
+		require.Empty(t, end.DiffSkipped)
+		u := resultOf(evs).Usage
+		u.CostUSD = 0 // claude-agent-acp's own price, in usage_update
+		require.Equal(t, event.Usage{InputTokens: 240, OutputTokens: 50}, u)
+	})
+	t.Run("codex-usage-and-auth-status", func(t *testing.T) {
+		// codex-acp 2.6 runs on Codex's app-server and reports the turn's
+		// usage; it also tells its login status (_auth/status_update).
+		evs := normalized(t, "testdata/codex-tool.jsonl")
+		res := resultOf(evs)
+		require.Equal(t, event.Usage{InputTokens: 240, OutputTokens: 50}, res.Usage)
+		require.Zero(t, res.Stats.UnparsedLines)
+		end := bodiesOf[*event.ToolEnd](evs)[0]
+		require.Equal(t, "hello-from-tool\n", end.Output, "the output codex-acp streams in _meta")
+		require.Equal(t, 0, *end.ExitCode)
+	})
+	t.Run("codex-edit-names-its-file", func(t *testing.T) {
+		// codex-acp 2.6 names the file only in its diff content.
+		end := bodiesOf[*event.ToolEnd](normalized(t, "testdata/codex-edit.jsonl"))[0]
+		require.Equal(t, []string{"/tmp/acpw/cap/out.txt"}, end.Paths)
+	})
+	t.Run("a-new-file-is-a-write-on-both-transports", func(t *testing.T) {
+		// Codex's CLI adapter: an add is a write; Gemini's: write_file is.
+		for _, file := range []string{"testdata/codex-edit.jsonl", "testdata/gemini-edit.jsonl"} {
+			evs := normalized(t, file)
+			require.Equal(t, event.KindWrite, bodiesOf[*event.ToolStart](evs)[0].Kind, file)
+			require.Equal(t, event.KindWrite, bodiesOf[*event.ToolEnd](evs)[0].Kind, file)
+		}
+	})
+	t.Run("claude-cancelled-mid-sentence", func(t *testing.T) {
+		// claude-agent-acp 0.101 answers the prompt "cancelled" when the
+		// idle budget's SIGTERM reaches it: what it said is cut off.
+		evs := normalized(t, "testdata/exact/claude-hang.jsonl")
+		res := resultOf(evs)
+		require.NotEqual(t, event.ResultSuccess, res.Status)
+		require.Empty(t, res.Text)
+		require.Empty(t, bodiesOf[*event.Message](evs))
+	})
+	t.Run("claude-500", func(t *testing.T) {
+		evs := normalized(t, "testdata/exact/claude-error.jsonl")
+		e := fatalOf(t, evs)
+		require.Equal(t, event.ClassServerError, e.Class)
+		require.Equal(t, 500, e.Status)
+		res := resultOf(evs)
+		require.Equal(t, event.ResultError, res.Status)
+		require.Empty(t, res.Text, "the error's message is the error event's, not the answer")
+		require.Zero(t, res.Stats.UnparsedLines)
+	})
+	t.Run("codex-500", func(t *testing.T) {
+		// codex-acp 2.6 ends a failed turn end_turn with the error as text,
+		// after a systemError thread status.
+		evs := normalized(t, "testdata/exact/codex-error.jsonl")
+		e := fatalOf(t, evs)
+		require.Equal(t, event.ClassServerError, e.Class)
+		require.Equal(t, 500, e.Status)
+		require.Contains(t, e.Message, "high demand")
+		res := resultOf(evs)
+		require.Equal(t, event.ResultError, res.Status)
+		require.Empty(t, res.Text)
+		require.Empty(t, bodiesOf[*event.Message](evs))
+	})
+	t.Run("gemini-500", func(t *testing.T) {
+		evs := normalized(t, "testdata/exact/gemini-error.jsonl")
+		e := fatalOf(t, evs)
+		require.Equal(t, event.ClassServerError, e.Class)
+		require.Equal(t, 500, e.Status)
+		res := resultOf(evs)
+		require.Equal(t, event.ResultError, res.Status)
+		require.Empty(t, res.Text, "Gemini's [MODE_UPDATE] answer to set_mode is not the answer")
+		require.Empty(t, bodiesOf[*event.TextDelta](evs))
+	})
+	t.Run("gemini-503", func(t *testing.T) {
+		e := fatalOf(t, normalized(t, "testdata/exact/gemini-overloaded.jsonl"))
+		require.Equal(t, event.ClassOverloaded, e.Class)
+		require.Equal(t, 503, e.Status)
+	})
+	t.Run("gemini-usage-is-not-exact", func(t *testing.T) {
+		// _meta.quota.token_count: input with the cache, output without
+		// the thoughts, neither given: no usage rather than a wrong one.
+		evs := normalized(t, "testdata/gemini-edit.jsonl")
+		require.True(t, resultOf(evs).Usage.IsZero())
+		require.Empty(t, bodiesOf[*event.Usage](evs))
+		require.Equal(t, "DONE: file edited", resultOf(evs).Text)
+		for _, d := range bodiesOf[*event.TextDelta](evs) {
+			require.NotContains(t, d.Text, "MODE_UPDATE")
+		}
+	})
+	t.Run("opencode-failed-shell", func(t *testing.T) {
+		// opencode acp reports the failed command completed; its
+		// rawOutput.metadata.exit says 2.
+		end := bodiesOf[*event.ToolEnd](normalized(t, "testdata/exact/opencode-shfail.jsonl"))[0]
+		require.Equal(t, event.StatusError, end.Status)
+		require.NotNil(t, end.ExitCode)
+		require.Equal(t, 2, *end.ExitCode)
+	})
+}
