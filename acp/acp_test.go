@@ -330,3 +330,38 @@ func TestReadOnlyPermissions(t *testing.T) {
 	_, _ = cl.Parse(nil, []byte(`{"jsonrpc":"2.0","id":900,"method":"session/request_permission","params":{"sessionId":"s1","toolCall":{"toolCallId":"t1"},"options":`+options+`}}`))
 	require.Contains(t, w.String(), `"optionId":"always"`, "full-access allows, always")
 }
+
+// TestClaudeResultsKeptWithinTheBudget: claude-agent-acp's tool result
+// (_meta.claudeCode.toolResponse, the file before the edit) is kept for
+// the call's diff only within maxClaudeResponse and the open calls'
+// budget; a result left out ends the call with no diff and says why.
+func TestClaudeResultsKeptWithinTheBudget(t *testing.T) {
+	c := NewParser()
+	call := func(id string, original int) string {
+		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "session/update", "params": map[string]any{"sessionId": "s1",
+			"update": map[string]any{"sessionUpdate": "tool_call_update", "toolCallId": id, "kind": "edit", "status": "in_progress",
+				"_meta": map[string]any{"claudeCode": map[string]any{"toolName": "Edit",
+					"toolResponse": map[string]any{"filePath": "/w/f", "originalFile": strings.Repeat("x", original)}}}}}})
+		return string(b)
+	}
+	const nHuge, nMid = 3, 20
+	for i := range nHuge + nMid {
+		size := 1 << 20 // a file the harness diffs; 20 of them pass the budget
+		if i < nHuge {
+			size = maxClaudeResponse + 1
+		}
+		_, known := c.Parse(nil, []byte(call(fmt.Sprint("c", i), size)))
+		require.True(t, known)
+	}
+	require.LessOrEqual(t, c.m.held, maxHeld)
+	skipped := map[string]int{}
+	for i := range nHuge + nMid {
+		out, _ := c.Parse(nil, []byte(fmt.Sprintf(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"tool_call_update","toolCallId":"c%d","status":"completed"}}}`, i)))
+		require.Len(t, out, 1)
+		skipped[out[0].(*event.ToolEnd).DiffSkipped]++
+	}
+	require.Equal(t, nHuge, skipped[event.DiffSkippedTooLarge])
+	require.Positive(t, skipped[event.DiffSkippedUnknown], "past the budget")
+	require.Empty(t, c.m.open)
+	require.Zero(t, c.m.held)
+}

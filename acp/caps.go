@@ -94,9 +94,33 @@ func (m *mapper) keepInput(tc *tool) {
 	m.held += tc.heldInput
 }
 
+// maxClaudeResponse bounds the Claude Code tool result a call keeps: the
+// file before the edit (at most maxDiffText, as the harness diffs no
+// larger file), the patch and the edit's own strings.
+const maxClaudeResponse = 4 * maxDiffText
+
+// keepClaudeResponse keeps Claude Code's tool result of a call (the exact
+// data its diff is made from) when it is one the harness would diff and
+// fits within maxHeld; otherwise the call's end says why it has no diff.
+func (m *mapper) keepClaudeResponse(tc *tool, raw json.RawMessage) {
+	m.held -= len(tc.claudeResponse)
+	tc.heldMeta -= len(tc.claudeResponse)
+	tc.claudeResponse, tc.claudeSkip = nil, ""
+	switch {
+	case len(raw) > maxClaudeResponse:
+		tc.claudeSkip = event.DiffSkippedTooLarge
+	case m.held+len(raw) > maxHeld:
+		tc.claudeSkip = event.DiffSkippedUnknown
+	default:
+		tc.claudeResponse = append(json.RawMessage(nil), raw...)
+		tc.heldMeta += len(raw)
+		m.held += len(raw)
+	}
+}
+
 // release gives back what an ended call kept.
 func (m *mapper) release(tc *tool) {
-	m.held -= tc.heldInput + tc.heldOut
+	m.held -= tc.heldInput + tc.heldOut + tc.heldMeta
 }
 
 // kindOf is the ACP kind an open call was announced with, "" for none.

@@ -46,7 +46,9 @@ type tool struct {
 	diffs               []diffContent // the diff content last shown
 	started             bool
 	claudeTool          string          // claude-agent-acp: Claude Code's own tool name
-	claudeResponse      json.RawMessage // claude-agent-acp: Claude Code's tool result
+	claudeResponse      json.RawMessage // claude-agent-acp: Claude Code's tool result, within maxClaudeResponse and maxHeld
+	claudeSkip          string          // why that result was not kept
+	heldMeta            int             // the bytes of claudeResponse and terminal, counted in held
 	terminal            strings.Builder // codex-acp: the command's output, streamed in _meta
 }
 
@@ -218,14 +220,16 @@ func (m *mapper) toolCall(dst []event.Body, u *toolUpdate) []event.Body {
 			tc.claudeTool = cc.ToolName
 		}
 		if len(cc.ToolResponse) > 0 && string(cc.ToolResponse) != "null" {
-			tc.claudeResponse = append(json.RawMessage(nil), cc.ToolResponse...)
+			m.keepClaudeResponse(tc, cc.ToolResponse)
 		}
 	}
 	if out, diffs := toolContent(u.Content); out != "" || len(diffs) > 0 {
 		m.keepContent(tc, out, diffs) // content replaces content (ACP)
 	}
-	if d := u.Meta.TerminalOutput.Data; d != "" && tc.terminal.Len() < maxTerminal {
+	if d := u.Meta.TerminalOutput.Data; d != "" && tc.terminal.Len() < maxTerminal && m.held+len(d) <= maxHeld {
 		tc.terminal.WriteString(d)
+		tc.heldMeta += len(d)
+		m.held += len(d)
 	}
 	status := deref(u.Status)
 	if !tc.started {
@@ -281,6 +285,9 @@ func (m *mapper) toolCall(dst []event.Body, u *toolUpdate) []event.Body {
 	}
 	switch {
 	case end.Status != event.StatusOK:
+	case tc.claudeTool != "" && tc.claudeSkip != "" && (tc.kind == event.KindWrite || tc.kind == event.KindEdit):
+		// Claude's result was not kept; its ACP diff content is not exact.
+		end.DiffSkipped = tc.claudeSkip
 	case tc.claudeTool != "" && len(tc.claudeResponse) > 0 && (tc.kind == event.KindWrite || tc.kind == event.KindEdit):
 		// Claude's own data, as over its CLI; its ACP diff content is not
 		// exact (the trailing newline of the texts is cut).
