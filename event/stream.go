@@ -14,7 +14,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/oklog/ulid/v2"
-	"github.com/tidwall/gjson"
 )
 
 // Limits on what one event may carry, so that a line stays under
@@ -247,7 +246,7 @@ func NativeLine(stream string, line []byte) *Native {
 		line = line[:MaxNativeBytes]
 		n.Truncated = true
 	}
-	if !n.Truncated && gjson.ValidBytes(line) && utf8.Valid(line) {
+	if !n.Truncated && ValidJSON(line) && utf8.Valid(line) {
 		n.Line = append(json.RawMessage(nil), line...)
 	} else {
 		n.Line = AppendString(nil, string(line))
@@ -452,15 +451,19 @@ func (s *Stream) toolStart(v *ToolStart) bool {
 		v.Name = "unknown"
 	}
 	in, ok := v.Input, len(v.Input) > 0 && v.Input[0] == '{'
-	if ok {
+	// Cut before validating: an input over the cap is not kept, whatever
+	// it holds, and is not walked more than once.
+	over := ok && len(in) > MaxInputBytes && compactLen(in) > MaxInputBytes
+	if ok && !over {
 		in, ok = compactJSON(in)
 	}
 	switch {
-	case !ok:
-		in = json.RawMessage("{}")
-	case len(in) > MaxInputBytes:
+	case over:
 		in = json.RawMessage("{}")
 		v.InputTruncated = true
+	case !ok:
+		in = json.RawMessage("{}")
+		v.InputTruncated = v.InputTruncated || JSONTooDeep(v.Input)
 	}
 	v.Input, v.inputCompact = in, true
 	if len(v.Command) > MaxOutputBytes {

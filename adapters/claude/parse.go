@@ -608,9 +608,9 @@ func (p *parser) finishBlocks(dst []event.Body, st *stream) []event.Body {
 		case b.typ == blockThinking && b.streamed:
 			text, cut := event.Cut(string(b.buf), maxBlockText)
 			dst = append(dst, &event.Reasoning{Text: text, Truncated: cut || b.cut, ParentCallID: st.parent})
-		case b.typ == blockTool && (b.cut || len(b.buf) == 0 || gjson.ValidBytes(b.buf)):
+		case b.typ == blockTool && (b.cut || len(b.buf) == 0 || event.ValidJSON(b.buf) || event.JSONTooDeep(b.buf)):
 			dst = p.startTool(dst, b.id, b.name, partialInput(b), st.parent)
-			if b.cut {
+			if b.cut || event.JSONTooDeep(b.buf) {
 				if ts, ok := dst[len(dst)-1].(*event.ToolStart); ok && ts.CallID == b.id {
 					ts.InputTruncated = true
 				}
@@ -621,9 +621,9 @@ func (p *parser) finishBlocks(dst []event.Body, st *stream) []event.Body {
 }
 
 // partialInput is the input object a tool block's deltas spelled, or {}
-// when they spelled none or were cut.
+// when they spelled none, were cut or nest too deep (event.MaxJSONDepth).
 func partialInput(b *block) string {
-	if b.cut || !gjson.ValidBytes(b.buf) || !jsonscan.IsObject(string(b.buf)) {
+	if b.cut || !event.ValidJSON(b.buf) || !jsonscan.IsObject(string(b.buf)) {
 		return "{}"
 	}
 	return string(b.buf)

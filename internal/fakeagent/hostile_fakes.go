@@ -4,12 +4,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 )
 
-// Fakes whose tools name files the harness reads for its live diffs.
+// Fakes of hostile agents: tools that name what the harness must not
+// open, inputs that a recursive walk cannot survive.
 func init() {
 	Register("write-to-fifo", writeToFIFO)
+	Register("deep-tool-input", deepToolInput)
 }
 
 // FIFOName is the named pipe write-to-fifo makes in its working directory.
@@ -33,5 +36,23 @@ func writeToFIFO([]string) int {
 	emit(`{"type":"assistant","message":{"id":"msg_fifo","role":"assistant","content":[{"type":"tool_use","id":"` + ToolCallID + `","name":"Write","input":{"file_path":` + jsonString(path) + `,"content":"hello\n"}}]},"session_id":"` + SessionID + `"}`)
 	emit(`{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"` + ToolCallID + `","content":"File created successfully","is_error":false}]},"session_id":"` + SessionID + `","tool_use_result":{"type":"create"}}`)
 	resultLine(false, "wrote the pipe")
+	return 0
+}
+
+// DeepToolUse is a Claude assistant line whose tool_use input holds an
+// array nested levels deep: one line of about 2*levels bytes.
+func DeepToolUse(levels int) string {
+	return `{"type":"assistant","message":{"id":"msg_deep","role":"assistant","content":[{"type":"tool_use","id":"` + ToolCallID + `","name":"Bash","input":{"command":"true","x":` +
+		strings.Repeat("[", levels) + strings.Repeat("]", levels) + `}}]},"session_id":"` + SessionID + `"}`
+}
+
+// deep-tool-input [levels]: a Bash call whose input nests levels deep
+// (default 8M: one line under 16 MiB), its result, and a result.
+func deepToolInput(args []string) int {
+	levels := int(intArg(args, 0, 8_000_000))
+	initLine()
+	emit(DeepToolUse(levels))
+	toolResultLine("ok")
+	resultLine(false, "done")
 	return 0
 }
