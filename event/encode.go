@@ -498,6 +498,14 @@ func compactJSON(raw []byte) (out []byte, ok bool) {
 	return appendCompactValid(nil, raw), true
 }
 
+// InputOverCap reports whether the tool input raw is over MaxInputBytes
+// once compacted, so that the stream would not keep it ({} with
+// input_truncated): an adapter need not copy or keep such an input. It
+// does not validate raw and costs one pass over it.
+func InputOverCap(raw []byte) bool {
+	return len(raw) > MaxInputBytes && compactLen(raw) > MaxInputBytes
+}
+
 // compactLen is the length of raw without white space outside strings:
 // what compactJSON would make of it, were it valid, without a copy and
 // without validating.

@@ -1,6 +1,7 @@
 package event
 
 import (
+	"bytes"
 	"cmp"
 	"crypto/rand"
 	"encoding/json"
@@ -379,7 +380,7 @@ func (s *Stream) sendPending() {
 
 func capText(text *string, truncated *bool) {
 	if len(*text) > MaxTextBytes {
-		*text = cutUTF8(*text, MaxTextBytes)
+		*text = capUTF8(*text, MaxTextBytes)
 		*truncated = true
 	}
 }
@@ -453,7 +454,7 @@ func (s *Stream) toolStart(v *ToolStart) bool {
 	in, ok := v.Input, len(v.Input) > 0 && v.Input[0] == '{'
 	// Cut before validating: an input over the cap is not kept, whatever
 	// it holds, and is not walked more than once.
-	over := ok && len(in) > MaxInputBytes && compactLen(in) > MaxInputBytes
+	over := ok && InputOverCap(in)
 	if ok && !over {
 		in, ok = compactJSON(in)
 	}
@@ -465,12 +466,17 @@ func (s *Stream) toolStart(v *ToolStart) bool {
 		in = json.RawMessage("{}")
 		v.InputTruncated = v.InputTruncated || JSONTooDeep(v.Input)
 	}
+	if cap(in) > 2*len(in)+64 {
+		// A view of something larger (the agent's line): the open call
+		// keeps its start, which must not keep the line alive.
+		in = bytes.Clone(in)
+	}
 	v.Input, v.inputCompact = in, true
 	if len(v.Command) > MaxOutputBytes {
-		v.Command = cutUTF8(v.Command, MaxOutputBytes)
+		v.Command = capUTF8(v.Command, MaxOutputBytes)
 		v.InputTruncated = true
 	}
-	v.Path = cutUTF8(v.Path, MaxFieldBytes)
+	v.Path = capUTF8(v.Path, MaxFieldBytes)
 	if len(v.Paths) > MaxPaths {
 		v.Paths = v.Paths[:MaxPaths]
 	}
@@ -520,11 +526,11 @@ func (s *Stream) toolEnd(v *ToolEnd) {
 		}
 	}
 	if len(v.Output) > MaxOutputBytes {
-		v.Output = cutUTF8(v.Output, MaxOutputBytes)
+		v.Output = capUTF8(v.Output, MaxOutputBytes)
 		v.OutputTruncated = true
 	}
 	if len(v.Diff) > MaxOutputBytes {
-		v.Diff = cutUTF8(v.Diff, MaxOutputBytes)
+		v.Diff = capUTF8(v.Diff, MaxOutputBytes)
 		v.DiffTruncated = true
 	}
 	if len(v.Paths) > MaxPaths {
@@ -790,6 +796,16 @@ func Cut(s string, n int) (string, bool) {
 		return s, false
 	}
 	return cutUTF8(s, n), true
+}
+
+// capUTF8 is cutUTF8 for a field cut to its cap: a cut string is a copy,
+// so that the event (kept while its call is open, and among the last
+// events of the stream) does not keep all of s alive.
+func capUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.Clone(cutUTF8(s, n))
 }
 
 func cutUTF8(s string, n int) string {

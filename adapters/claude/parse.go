@@ -638,7 +638,7 @@ func (p *parser) startTool(dst []event.Body, id, name, input, parent string) []e
 	if name == "" {
 		name = "unknown" // a tool_use without a name; the stream needs one
 	}
-	ts, c := toolStart(id, name, strings.Clone(input))
+	ts, c := toolStart(id, name, input)
 	ts.ParentCallID = strings.Clone(parent)
 	p.calls[id] = c
 	p.files.TouchedBy(c.kind)
@@ -824,11 +824,18 @@ func (p *parser) toolResult(dst []event.Body, t *top, blk gjson.Result) []event.
 	if deniedByMeta(t.toolResultMeta, id) {
 		te.Status = event.StatusDenied
 	}
-	if c != nil && te.Status == event.StatusOK && (c.kind == event.KindWrite || c.kind == event.KindEdit) && c.input != "" {
-		p.fileChange(te, c, gjson.Parse(t.toolUseResult))
+	if c != nil && te.Status == event.StatusOK && (c.kind == event.KindWrite || c.kind == event.KindEdit) {
+		switch {
+		case c.input != "":
+			p.fileChange(te, c, gjson.Parse(t.toolUseResult))
+		case c.path != "":
+			// Its input was not kept (over the cap): no exact data.
+			p.files.Forget(c.path)
+			te.Paths, te.DiffSkipped = []string{c.path}, event.DiffSkippedTooLarge
+		}
 	}
 	if c != nil {
-		c.input = ""
+		c.input, c.path = "", ""
 		if !p.wallClock && !c.startedAt.IsZero() {
 			if end := parseTime(t.timestamp); end.After(c.startedAt) {
 				te.DurationMS = end.Sub(c.startedAt).Milliseconds()
