@@ -13,6 +13,7 @@ import (
 func init() {
 	Register("write-to-fifo", writeToFIFO)
 	Register("deep-tool-input", deepToolInput)
+	Register("big-open-calls", bigOpenCalls)
 }
 
 // FIFOName is the named pipe write-to-fifo makes in its working directory.
@@ -53,6 +54,23 @@ func deepToolInput(args []string) int {
 	initLine()
 	emit(DeepToolUse(levels))
 	toolResultLine("ok")
+	resultLine(false, "done")
+	return 0
+}
+
+// big-open-calls [calls] [bytes]: that many Write calls (default 60),
+// each writing bytes (default 4 MB) of text to its own file, all open at
+// once; then each call's result, and a result. The files are not written.
+func bigOpenCalls(args []string) int {
+	n, size := intArg(args, 0, 60), intArg(args, 1, 4_000_000)
+	text := strings.Repeat(strings.Repeat("x", 79)+`\n`, int(size/80))
+	initLine()
+	for i := range n {
+		emit(fmt.Sprintf(`{"type":"assistant","message":{"id":"msg_big%d","role":"assistant","content":[{"type":"tool_use","id":"toolu_big%d","name":"Write","input":{"file_path":"/nonexistent/f%d.txt","content":"%s"}}]},"session_id":%q}`, i, i, i, text, SessionID))
+	}
+	for i := range n {
+		emit(fmt.Sprintf(`{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_big%d","content":"ok","is_error":false}]},"session_id":%q}`, i, SessionID))
+	}
 	resultLine(false, "done")
 	return 0
 }
