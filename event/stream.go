@@ -434,6 +434,9 @@ func (s *Stream) toolStart(v *ToolStart) bool {
 	if _, isOpen := s.open[s.aliasOf(agentID)]; isOpen {
 		return false // the same call announced twice
 	}
+	// The maps keep the id while the call is open: not a view of the
+	// agent's line (megabytes), which they would keep alive.
+	agentID = strings.Clone(agentID)
 	id := agentID
 	for s.isClosed(id) {
 		s.reuses[agentID]++
@@ -473,15 +476,27 @@ func (s *Stream) toolStart(v *ToolStart) bool {
 	}
 	v.Input, v.inputCompact = in, true
 	if len(v.Command) > MaxOutputBytes {
-		v.Command = capUTF8(v.Command, MaxOutputBytes)
+		v.Command = cutUTF8(v.Command, MaxOutputBytes)
 		v.InputTruncated = true
 	}
-	v.Path = capUTF8(v.Path, MaxFieldBytes)
+	v.Path = cutUTF8(v.Path, MaxFieldBytes)
 	if len(v.Paths) > MaxPaths {
 		v.Paths = v.Paths[:MaxPaths]
 	}
+	// The open call keeps the start until the call ends: its strings may
+	// be views of the agent's line (megabytes), which they must not keep
+	// alive. They are short, within their caps.
+	v.Name, v.ParentCallID = strings.Clone(v.Name), strings.Clone(v.ParentCallID)
+	v.Command, v.Path = strings.Clone(v.Command), strings.Clone(v.Path)
+	if len(v.Paths) > 0 {
+		paths := make([]string, len(v.Paths))
+		for i, p := range v.Paths {
+			paths[i] = strings.Clone(p)
+		}
+		v.Paths = paths
+	}
 	s.openSeq++
-	s.open[id] = &openCall{id: id, name: v.Name, kind: v.Kind, at: s.clock(), start: v, n: s.openSeq}
+	s.open[v.CallID] = &openCall{id: v.CallID, name: v.Name, kind: v.Kind, at: s.clock(), start: v, n: s.openSeq}
 	s.toolCalls++
 	return true
 }

@@ -400,7 +400,9 @@ func (p *parser) toolCall(dst []event.Body, f *fields) ([]event.Body, bool) {
 	p.final.Reset()
 	ts := f.timestamp
 	if f.subtype == "started" {
-		p.started[id] = ts
+		// A key of its own: id is a view of the line, which the map
+		// would keep whole while the call is open.
+		p.started[strings.Clone(id)] = ts
 		return append(dst, call.start(id)), true
 	}
 	startTS, ok := p.started[id]
