@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -279,10 +280,10 @@ func (d *fileDiffs) verify(patch string) (string, bool) {
 	return adapters.JoinDiffs(diffs...), true
 }
 
-// cmpSkip is the reason to skip a file's diff given both readings: too
-// large wins over binary, binary over unknown.
+// cmpSkip is the reason to skip a file's diff given both readings: not
+// regular wins over too large, too large over binary, binary over unknown.
 func cmpSkip(a, b string) string {
-	for _, r := range []string{event.DiffSkippedTooLarge, event.DiffSkippedBinary, event.DiffSkippedUnknown} {
+	for _, r := range []string{event.DiffSkippedNotRegular, event.DiffSkippedTooLarge, event.DiffSkippedBinary, event.DiffSkippedUnknown} {
 		if a == r || b == r {
 			return r
 		}
@@ -302,20 +303,19 @@ func (d *fileDiffs) abs(path string) string {
 // it was read, is unknown.
 func (d *fileDiffs) read(path string, changedAfter time.Time) snapshot {
 	s := snapshot{path: path}
-	f, err := os.Open(d.abs(path))
-	if errors.Is(err, fs.ErrNotExist) {
+	f, st, err := openRegular(d.abs(path))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return s // absent: the zero File
-	}
-	if err != nil {
+	case errors.Is(err, errNotRegular):
+		s.skip = event.DiffSkippedNotRegular
+		return s
+	case err != nil:
 		s.skip = event.DiffSkippedUnknown
 		return s
 	}
 	defer f.Close()
-	st, err := f.Stat()
 	switch {
-	case err != nil || !st.Mode().IsRegular():
-		s.skip = event.DiffSkippedUnknown
-		return s
 	case st.Size() > MaxDiffFileBytes:
 		s.skip = event.DiffSkippedTooLarge
 		return s
@@ -341,6 +341,57 @@ func (d *fileDiffs) read(path string, changedAfter time.Time) snapshot {
 		}
 	}
 	return s
+}
+
+// errNotRegular is openRegular's error for a path that is not a regular
+// file.
+var errNotRegular = errors.New("harness: not a regular file")
+
+// openRegular opens path for reading only if it is a regular file (a
+// symbolic link is followed), and returns its Fstat. Anything else is
+// errNotRegular and is never opened for real: opening a named pipe blocks
+// until a writer comes (an agent's Write to a FIFO hung the run past its
+// timeout), and opening a device may act on it. The path is asked what it
+// is first; the open is non-blocking, in case it was swapped for a FIFO
+// in between, and the open file is asked again.
+func openRegular(path string) (*os.File, fs.FileInfo, error) {
+	if st, err := os.Stat(path); err != nil {
+		return nil, nil, err
+	} else if !st.Mode().IsRegular() {
+		return nil, nil, errNotRegular
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := f.Stat()
+	if err == nil && !st.Mode().IsRegular() {
+		err = errNotRegular
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, st, nil
+}
+
+// ReadRegularFile reads the regular file at path, as the live diffs do:
+// anything that is not a regular file is an error and is never opened
+// (see openRegular), nor is a file over max bytes read.
+func ReadRegularFile(path string, max int64) ([]byte, error) {
+	f, st, err := openRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st.Size() > max {
+		return nil, fmt.Errorf("%s: over %d bytes", path, max)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err == nil && int64(len(data)) > max {
+		err = fmt.Errorf("%s: over %d bytes", path, max)
+	}
+	return data, err
 }
 
 // relativize rewrites the headers of an adapter's diff to name files

@@ -1,11 +1,13 @@
 package harness
 
 import (
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -344,4 +346,57 @@ func TestGeminiReplaceRightAfterItsWrite(t *testing.T) {
 	}
 	gitApplies(t, ends[0].Diff, map[string]string{}, map[string]string{"greet.txt": does["w1"]})
 	gitApplies(t, ends[1].Diff, map[string]string{"greet.txt": does["w1"]}, map[string]string{"greet.txt": does["r1"]})
+}
+
+// Only regular files are opened: a named pipe (directly or through a
+// symbolic link), a device, a socket and a directory get not_regular, and
+// opening none of them blocks.
+func TestLiveDiffNeverOpensWhatIsNotARegularFile(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	guardFIFO(t, fifo)
+	require.NoError(t, os.Symlink(fifo, filepath.Join(dir, "link-to-fifo")))
+	sock, err := net.Listen("unix", filepath.Join(dir, "sock"))
+	require.NoError(t, err)
+	defer sock.Close()
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "sub"), 0o755))
+	d := newFileDiffs(dir)
+	for _, p := range []string{"fifo", "link-to-fifo", "sock", "sub", os.DevNull} {
+		t.Run(filepath.Base(p), func(t *testing.T) {
+			end := call(d, &event.ToolStart{CallID: "c-" + p, Name: "Write", Kind: event.KindWrite, Path: p},
+				func() {},
+				&event.ToolEnd{CallID: "c-" + p, Name: "Write", Kind: event.KindWrite, Status: event.StatusOK, Paths: []string{p}, Diff: "--- /dev/null\n+++ b/x\n@@ -0,0 +1 @@\n+x\n"})
+			require.Empty(t, end.Diff)
+			require.Equal(t, event.DiffSkippedNotRegular, end.DiffSkipped)
+		})
+	}
+	_, err = ReadRegularFile(fifo, MaxDiffFileBytes)
+	require.ErrorIs(t, err, errNotRegular)
+}
+
+// guardFIFO is harnesstest.GuardFIFO, which this package cannot import:
+// a hang on opening the pipe at path becomes a failure (every 20 s the
+// pipe is opened for writing, which releases a reader stuck opening it).
+func guardFIFO(t *testing.T, path string) {
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		tick := time.NewTicker(20 * time.Second)
+		defer tick.Stop()
+		for first := true; ; first = false {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			if first {
+				t.Errorf("still running after 20 s: something opened the pipe %s", path)
+			}
+			if fd, err := syscall.Open(path, syscall.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+				_ = syscall.Close(fd)
+			}
+		}
+	}()
+	t.Cleanup(func() { close(done); <-stopped })
 }

@@ -19,7 +19,7 @@ type knownFile struct {
 // then only held to itself.
 func (c *checker) replay(ev Event, b *ToolEnd) {
 	switch b.DiffSkipped {
-	case "", DiffSkippedTooLarge, DiffSkippedBinary, DiffSkippedUnknown:
+	case "", DiffSkippedTooLarge, DiffSkippedBinary, DiffSkippedUnknown, DiffSkippedNotRegular:
 	default:
 		c.fail(ev, "diff_skipped %q", b.DiffSkipped)
 	}

@@ -13,8 +13,6 @@ import (
 	"strconv"
 	"sync"
 	"unicode/utf8"
-
-	"github.com/tidwall/gjson"
 )
 
 // MaxLineBytes is the longest line the stream may carry (spec: 1 MiB).
@@ -473,9 +471,9 @@ func appendCompact(dst []byte, raw []byte) ([]byte, error) {
 // AppendCompactJSON appends the JSON value raw without insignificant white
 // space, as encoding/json's Compact does without HTML escaping; invalid
 // UTF-8 inside strings becomes U+FFFD. ok is false, and dst unchanged, when
-// raw is not valid JSON.
+// raw is not valid JSON or nests deeper than MaxJSONDepth.
 func AppendCompactJSON(dst, raw []byte) (out []byte, ok bool) {
-	if !gjson.ValidBytes(raw) {
+	if !ValidJSON(raw) {
 		return dst, false
 	}
 	if !utf8.Valid(raw) {
@@ -486,9 +484,9 @@ func AppendCompactJSON(dst, raw []byte) (out []byte, ok bool) {
 
 // compactJSON returns the valid JSON value raw as AppendCompactJSON writes
 // it: raw itself when it is already so, else a compacted copy. ok is false
-// when raw is not valid JSON.
+// when raw is not valid JSON (or nests deeper than MaxJSONDepth).
 func compactJSON(raw []byte) (out []byte, ok bool) {
-	if !gjson.ValidBytes(raw) {
+	if !ValidJSON(raw) {
 		return raw, false
 	}
 	if !utf8.Valid(raw) {
@@ -498,6 +496,30 @@ func compactJSON(raw []byte) (out []byte, ok bool) {
 		return raw, true
 	}
 	return appendCompactValid(nil, raw), true
+}
+
+// InputOverCap reports whether the tool input raw is over MaxInputBytes
+// once compacted, so that the stream would not keep it ({} with
+// input_truncated): an adapter need not copy or keep such an input. It
+// does not validate raw and costs one pass over it.
+func InputOverCap(raw []byte) bool {
+	return len(raw) > MaxInputBytes && compactLen(raw) > MaxInputBytes
+}
+
+// compactLen is the length of raw without white space outside strings:
+// what compactJSON would make of it, were it valid, without a copy and
+// without validating.
+func compactLen(raw []byte) int {
+	n := len(raw)
+	for i := 0; i < len(raw); i++ {
+		switch raw[i] {
+		case ' ', '\t', '\r', '\n':
+			n--
+		case '"':
+			i = stringEnd(raw, i+1) - 1
+		}
+	}
+	return n
 }
 
 // spaceAt returns the index of the first white space outside strings in

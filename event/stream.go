@@ -1,6 +1,7 @@
 package event
 
 import (
+	"bytes"
 	"cmp"
 	"crypto/rand"
 	"encoding/json"
@@ -14,7 +15,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/oklog/ulid/v2"
-	"github.com/tidwall/gjson"
 )
 
 // Limits on what one event may carry, so that a line stays under
@@ -252,7 +252,7 @@ func NativeLine(stream string, line []byte) *Native {
 		line = line[:MaxNativeBytes]
 		n.Truncated = true
 	}
-	if !n.Truncated && gjson.ValidBytes(line) && utf8.Valid(line) {
+	if !n.Truncated && ValidJSON(line) && utf8.Valid(line) {
 		n.Line = append(json.RawMessage(nil), line...)
 	} else {
 		n.Line = AppendString(nil, string(line))
@@ -388,7 +388,7 @@ func (s *Stream) sendPending() {
 
 func capText(text *string, truncated *bool) {
 	if len(*text) > MaxTextBytes {
-		*text = cutUTF8(*text, MaxTextBytes)
+		*text = capUTF8(*text, MaxTextBytes)
 		*truncated = true
 	}
 }
@@ -442,6 +442,9 @@ func (s *Stream) toolStart(v *ToolStart) bool {
 	if _, isOpen := s.open[s.aliasOf(agentID)]; isOpen {
 		return false // the same call announced twice
 	}
+	// The maps keep the id while the call is open: not a view of the
+	// agent's line (megabytes), which they would keep alive.
+	agentID = strings.Clone(agentID)
 	id := agentID
 	for s.isClosed(id) {
 		s.reuses[agentID]++
@@ -460,15 +463,24 @@ func (s *Stream) toolStart(v *ToolStart) bool {
 		v.Name = "unknown"
 	}
 	in, ok := v.Input, len(v.Input) > 0 && v.Input[0] == '{'
-	if ok {
+	// Cut before validating: an input over the cap is not kept, whatever
+	// it holds, and is not walked more than once.
+	over := ok && InputOverCap(in)
+	if ok && !over {
 		in, ok = compactJSON(in)
 	}
 	switch {
-	case !ok:
-		in = json.RawMessage("{}")
-	case len(in) > MaxInputBytes:
+	case over:
 		in = json.RawMessage("{}")
 		v.InputTruncated = true
+	case !ok:
+		in = json.RawMessage("{}")
+		v.InputTruncated = v.InputTruncated || JSONTooDeep(v.Input)
+	}
+	if cap(in) > 2*len(in)+64 {
+		// A view of something larger (the agent's line): the open call
+		// keeps its start, which must not keep the line alive.
+		in = bytes.Clone(in)
 	}
 	v.Input, v.inputCompact = in, true
 	if len(v.Command) > MaxOutputBytes {
@@ -479,8 +491,20 @@ func (s *Stream) toolStart(v *ToolStart) bool {
 	if len(v.Paths) > MaxPaths {
 		v.Paths = v.Paths[:MaxPaths]
 	}
+	// The open call keeps the start until the call ends: its strings may
+	// be views of the agent's line (megabytes), which they must not keep
+	// alive. They are short, within their caps.
+	v.Name, v.ParentCallID = strings.Clone(v.Name), strings.Clone(v.ParentCallID)
+	v.Command, v.Path = strings.Clone(v.Command), strings.Clone(v.Path)
+	if len(v.Paths) > 0 {
+		paths := make([]string, len(v.Paths))
+		for i, p := range v.Paths {
+			paths[i] = strings.Clone(p)
+		}
+		v.Paths = paths
+	}
 	s.openSeq++
-	s.open[id] = &openCall{id: id, name: v.Name, kind: v.Kind, at: s.clock(), start: v, n: s.openSeq}
+	s.open[v.CallID] = &openCall{id: v.CallID, name: v.Name, kind: v.Kind, at: s.clock(), start: v, n: s.openSeq}
 	s.toolCalls++
 	return true
 }
@@ -525,11 +549,11 @@ func (s *Stream) toolEnd(v *ToolEnd) {
 		}
 	}
 	if len(v.Output) > MaxOutputBytes {
-		v.Output = cutUTF8(v.Output, MaxOutputBytes)
+		v.Output = capUTF8(v.Output, MaxOutputBytes)
 		v.OutputTruncated = true
 	}
 	if len(v.Diff) > MaxOutputBytes {
-		v.Diff = cutUTF8(v.Diff, MaxOutputBytes)
+		v.Diff = capUTF8(v.Diff, MaxOutputBytes)
 		v.DiffTruncated = true
 	}
 	if len(v.Paths) > MaxPaths {
@@ -806,6 +830,16 @@ func Cut(s string, n int) (string, bool) {
 		return s, false
 	}
 	return cutUTF8(s, n), true
+}
+
+// capUTF8 is cutUTF8 for a field cut to its cap: a cut string is a copy,
+// so that the event (kept while its call is open, and among the last
+// events of the stream) does not keep all of s alive.
+func capUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.Clone(cutUTF8(s, n))
 }
 
 func cutUTF8(s string, n int) string {

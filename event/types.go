@@ -207,6 +207,9 @@ const (
 	DiffSkippedTooLarge = "too_large" // a file over the harness's size cap
 	DiffSkippedBinary   = "binary"    // a file that is not text
 	DiffSkippedUnknown  = "unknown"   // the content before or after the call could not be known
+	// DiffSkippedNotRegular: the path is not a regular file (a named pipe,
+	// a device, a socket, a directory), which is never opened to be read.
+	DiffSkippedNotRegular = "not_regular"
 )
 
 // Usage is an increment of token use and cost: one per model call or step.

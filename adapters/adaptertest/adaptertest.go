@@ -233,6 +233,16 @@ func Seed(f *testing.F, dir string) {
 		"{\"type\":\"\xff\xfe\"}", "not json at all", "{\"type\":\"result\"", "\x00\x00"} {
 		f.Add([]byte(s))
 	}
+	// Values nested far deeper than event.MaxJSONDepth: nothing may walk
+	// them recursively (8 million levels overflowed the Go stack).
+	deep := DeepJSON(100_000)
+	f.Add([]byte(deep))
+	f.Add([]byte(`{"type":"x","a":` + deep + `}`))
+}
+
+// DeepJSON is an array nested levels deep.
+func DeepJSON(levels int) string {
+	return strings.Repeat("[", levels) + strings.Repeat("]", levels)
 }
 
 // Fuzz runs a fresh parser of a over the input split into lines, and checks

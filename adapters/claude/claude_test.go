@@ -66,7 +66,17 @@ func TestGolden(t *testing.T) {
 
 // The fuzz target and the benchmarks make bench reads: adaptertest holds
 // them for every adapter.
-func FuzzParse(f *testing.F)          { adaptertest.FuzzParse(f, Agent) }
+func FuzzParse(f *testing.F) {
+	// A tool input nested far past event.MaxJSONDepth, whole and streamed.
+	deep := adaptertest.DeepJSON(100_000)
+	f.Add([]byte(`{"type":"assistant","message":{"id":"m","role":"assistant","content":[{"type":"tool_use","id":"t","name":"Write","input":{"file_path":"a","content":` + deep + `}}]},"session_id":"s"}`))
+	f.Add([]byte(`{"type":"stream_event","event":{"type":"message_start","message":{"id":"m"}}}
+{"type":"stream_event","event":{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t","name":"Bash"}}}
+{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"x\":` + adaptertest.DeepJSON(1000) + `}"}}}
+{"type":"stream_event","event":{"type":"content_block_stop","index":0}}
+{"type":"stream_event","event":{"type":"message_stop"}}`))
+	adaptertest.FuzzParse(f, Agent)
+}
 func BenchmarkNormalize(b *testing.B) { adaptertest.BenchNormalize(b, Agent) }
 func BenchmarkParse(b *testing.B)     { adaptertest.BenchParse(b, Agent) }
 

@@ -611,9 +611,9 @@ func (p *parser) finishBlocks(dst []event.Body, st *stream) []event.Body {
 		case b.typ == blockThinking && b.streamed:
 			text, cut := event.Cut(string(b.buf), maxBlockText)
 			dst = append(dst, &event.Reasoning{Text: text, Truncated: cut || b.cut, ParentCallID: st.parent})
-		case b.typ == blockTool && (b.cut || len(b.buf) == 0 || gjson.ValidBytes(b.buf)):
+		case b.typ == blockTool && (b.cut || len(b.buf) == 0 || event.ValidJSON(b.buf) || event.JSONTooDeep(b.buf)):
 			dst = p.startTool(dst, b.id, b.name, partialInput(b), st.parent)
-			if b.cut {
+			if b.cut || event.JSONTooDeep(b.buf) {
 				if ts, ok := dst[len(dst)-1].(*event.ToolStart); ok && ts.CallID == b.id {
 					ts.InputTruncated = true
 				}
@@ -624,9 +624,9 @@ func (p *parser) finishBlocks(dst []event.Body, st *stream) []event.Body {
 }
 
 // partialInput is the input object a tool block's deltas spelled, or {}
-// when they spelled none or were cut.
+// when they spelled none, were cut or nest too deep (event.MaxJSONDepth).
 func partialInput(b *block) string {
-	if b.cut || !gjson.ValidBytes(b.buf) || !jsonscan.IsObject(string(b.buf)) {
+	if b.cut || !event.ValidJSON(b.buf) || !jsonscan.IsObject(string(b.buf)) {
 		return "{}"
 	}
 	return string(b.buf)
@@ -641,7 +641,7 @@ func (p *parser) startTool(dst []event.Body, id, name, input, parent string) []e
 	if name == "" {
 		name = "unknown" // a tool_use without a name; the stream needs one
 	}
-	ts, c := toolStart(id, name, strings.Clone(input))
+	ts, c := toolStart(id, name, input)
 	ts.ParentCallID = strings.Clone(parent)
 	p.calls[id] = c
 	p.files.TouchedBy(c.kind)
@@ -827,11 +827,18 @@ func (p *parser) toolResult(dst []event.Body, t *top, blk gjson.Result) []event.
 	if deniedByMeta(t.toolResultMeta, id) {
 		te.Status = event.StatusDenied
 	}
-	if c != nil && te.Status == event.StatusOK && (c.kind == event.KindWrite || c.kind == event.KindEdit) && c.input != "" {
-		p.fileChange(te, c, gjson.Parse(t.toolUseResult))
+	if c != nil && te.Status == event.StatusOK && (c.kind == event.KindWrite || c.kind == event.KindEdit) {
+		switch {
+		case c.input != "":
+			p.fileChange(te, c, gjson.Parse(t.toolUseResult))
+		case c.path != "":
+			// Its input was not kept (over the cap): no exact data.
+			p.files.Forget(c.path)
+			te.Paths, te.DiffSkipped = []string{c.path}, event.DiffSkippedTooLarge
+		}
 	}
 	if c != nil {
-		c.input = ""
+		c.input, c.path = "", ""
 		if !p.wallClock && !c.startedAt.IsZero() {
 			if end := parseTime(t.timestamp); end.After(c.startedAt) {
 				te.DurationMS = end.Sub(c.startedAt).Milliseconds()

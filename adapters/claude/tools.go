@@ -3,6 +3,7 @@ package claude
 import (
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 
@@ -39,28 +40,58 @@ func toolKind(name string) event.Kind {
 type call struct {
 	name      string
 	kind      event.Kind
-	input     string    // the input object, kept only for write/edit tools (diffs)
+	input     string    // the input object, kept only for write/edit tools (diffs), within event.MaxInputBytes
+	path      string    // a write/edit's file, when its input was too large to keep
 	startedAt time.Time // its assistant line's timestamp (native durations only)
 	ended     bool
 }
 
 // toolStart builds the tool_start of a tool_use with the given input object
-// (raw JSON; anything but an object becomes {} in the stream).
+// (raw JSON, a view of the line; anything but an object becomes {} in the
+// stream). Only what the stream emits is copied and kept: an input over
+// event.MaxInputBytes is neither (the tool_start says input_truncated),
+// and its command and path are cut to their caps. Open calls (many, each
+// of megabytes) then hold no more than their events do.
 func toolStart(id, name, input string) (*event.ToolStart, *call) {
 	kind := toolKind(name)
-	ts := &event.ToolStart{CallID: id, Name: name, Kind: kind, Input: []byte(input)}
+	ts := &event.ToolStart{CallID: id, Name: name, Kind: kind}
 	c := &call{name: name, kind: kind}
+	raw := unsafe.Slice(unsafe.StringData(input), len(input))
+	fits := !event.InputOverCap(raw)
+	if fits {
+		input = strings.Clone(input)
+		ts.Input = []byte(input)
+	} else {
+		ts.Input, ts.InputTruncated = []byte("{}"), true
+	}
 	in := gjson.Parse(input)
 	switch kind {
 	case event.KindShell:
-		ts.Command = in.Get("command").String()
+		var cut bool
+		ts.Command, cut = capped(in.Get("command").String(), event.MaxOutputBytes, !fits)
+		ts.InputTruncated = ts.InputTruncated || cut
 	case event.KindRead, event.KindWrite, event.KindEdit:
-		ts.Path = filePath(in)
-		if kind != event.KindRead {
+		ts.Path, _ = capped(filePath(in), event.MaxFieldBytes, !fits)
+		switch {
+		case kind == event.KindRead:
+		case fits:
 			c.input = input
+		default:
+			c.path = ts.Path
 		}
 	}
 	return ts, c
+}
+
+// capped is s cut to at most n bytes (on a rune boundary) and, when cut
+// or when s is a view of the agent's line (view), copied: what the call
+// keeps must not keep all of s, or the line, alive.
+func capped(s string, n int, view bool) (string, bool) {
+	cut, truncated := event.Cut(s, n)
+	if truncated || view {
+		cut = strings.Clone(cut)
+	}
+	return cut, truncated
 }
 
 func filePath(in gjson.Result) string {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/agentharness/harness/adapters/internal/readahead"
 	"github.com/agentharness/harness/internal/ansi"
-	"github.com/tidwall/gjson"
 
 	"github.com/agentharness/harness/adapters"
 	"github.com/agentharness/harness/adapters/internal/jsonscan"
@@ -210,7 +209,7 @@ func (p *parser) read(r *read, line []byte) {
 		// One copy of the line (into blocks shared with other lines),
 		// which the bodies may keep pieces of.
 		r.what, r.f = lineObject, readFields(p.lines.Copy(trimmed))
-	case gjson.ValidBytes(trimmed):
+	case event.ValidJSON(trimmed) || event.JSONTooDeep(trimmed):
 		r.what = lineUnknown // JSON, but not an event
 	default:
 		// Cursor prints its own errors as plain text on stdout.
@@ -401,7 +400,9 @@ func (p *parser) toolCall(dst []event.Body, f *fields) ([]event.Body, bool) {
 	p.final.Reset()
 	ts := f.timestamp
 	if f.subtype == "started" {
-		p.started[id] = ts
+		// A key of its own: id is a view of the line, which the map
+		// would keep whole while the call is open.
+		p.started[strings.Clone(id)] = ts
 		return append(dst, call.start(id)), true
 	}
 	startTS, ok := p.started[id]

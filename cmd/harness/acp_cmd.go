@@ -5,7 +5,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -391,7 +393,13 @@ func (f *acpForwarder) diffs(diff string) []acpsdk.ToolCallContent {
 			name = strings.TrimPrefix(p.From, "a/")
 		}
 		path := f.abs(name)
-		after, readErr := os.ReadFile(path)
+		// Never a named pipe or a device (a read would block or act on
+		// it), nor a file larger than a live diff reads.
+		after, readErr := harness.ReadRegularFile(path, harness.MaxDiffFileBytes)
+		if readErr != nil && !errors.Is(readErr, fs.ErrNotExist) {
+			out = nil
+			break
+		}
 		exists := readErr == nil
 		before, existed, err := event.ApplyPatch(p.Reverse(), string(after), exists)
 		if err != nil || (!exists && p.To != "/dev/null") {

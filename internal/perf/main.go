@@ -35,6 +35,8 @@ type sizes struct {
 	FloodStderr  int64
 	HugeLine     int64
 	OneBlock     int64 // one streamed content block (deltas of a single message)
+	OpenCall     int64 // the input of each of 60 open tool calls
+	DeepLevels   int64 // how deeply one tool input nests
 	KillRuns     int
 	StartRuns    int
 	GoBenchFlags []string
@@ -43,11 +45,13 @@ type sizes struct {
 var full = sizes{
 	Stream: "200MB", HFRuns: 5, LatLines: 10000, LatRuns: 3, WrapLines: 10000, WrapRuns: 20,
 	FloodStdout: 1 << 30, FloodStderr: 100 << 20, HugeLine: 100 << 20, OneBlock: 256 << 20, KillRuns: 3, StartRuns: 40,
+	OpenCall: 4_000_000, DeepLevels: 8_000_000,
 }
 
 var smoke = sizes{
 	Stream: "3MB", HFRuns: 2, LatLines: 1000, LatRuns: 1, WrapLines: 1000, WrapRuns: 3,
 	FloodStdout: 8 << 20, FloodStderr: 2 << 20, HugeLine: 4 << 20, OneBlock: 4 << 20, KillRuns: 1, StartRuns: 5,
+	OpenCall: 100_000, DeepLevels: 100_000,
 	GoBenchFlags: []string{"-benchtime=1x"},
 }
 

@@ -14,6 +14,10 @@ func (b *bench) memory() []row {
 		{fmt.Sprintf("memory: %s stderr", human(b.sz.FloodStderr)), fmt.Sprintf("flood-stderr %d", b.sz.FloodStderr)},
 		{fmt.Sprintf("memory: one %s line", human(b.sz.HugeLine)), fmt.Sprintf("huge-line %d", b.sz.HugeLine)},
 		{fmt.Sprintf("memory: one %s streamed block", human(b.sz.OneBlock)), fmt.Sprintf("long-block %d", b.sz.OneBlock)},
+		// Hostile shapes of issue 22: many open calls of megabytes each,
+		// and one tool input nested 8M levels deep (a 16 MB line).
+		{fmt.Sprintf("memory: 60 open tool calls of %g MB", float64(b.sz.OpenCall)/1e6), fmt.Sprintf("big-open-calls 60 %d", b.sz.OpenCall)},
+		{fmt.Sprintf("memory: a tool input nested %dk levels deep", b.sz.DeepLevels/1000), fmt.Sprintf("deep-tool-input %d", b.sz.DeepLevels)},
 	}
 	var rows []row
 	for _, c := range cases {
