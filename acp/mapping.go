@@ -32,7 +32,7 @@ type mapper struct {
 	agent         string           // initialize's agentInfo.name
 	heard         bool             // the turn has said something (text, thought, tool)
 	systemError   bool             // codex-acp: the turn failed; its text is the error's message
-	errText       strings.Builder  // that message
+	errText       capped           // that message, within keepText
 }
 
 type tool struct {
