@@ -149,6 +149,17 @@ func (c *runCgroup) procs() []int {
 	return out
 }
 
+// members returns the processes in the cgroup (pid → start time).
+func (c *runCgroup) members() map[int]uint64 {
+	out := map[int]uint64{}
+	for _, pid := range c.procs() {
+		if st, ok := readStat(pid); ok {
+			out[pid] = st.start
+		}
+	}
+	return out
+}
+
 // kill SIGKILLs everything in the cgroup: at once with cgroup.kill (Linux
 // 5.14), else one by one.
 func (c *runCgroup) kill() {
