@@ -37,7 +37,10 @@ type Redactor struct {
 	// secret values, matched case-sensitively.
 	triggers [256][]trigger
 	env      [][]byte
-	envFirst [256]bool
+	envBy    [256][][]byte // env by first byte
+	// starts tells the bytes that start a trigger (in either case) or a
+	// secret value; near, those that are its first or second byte.
+	starts, near [256]bool
 }
 
 // trigger is a lowercase needle and the rules it calls for.
@@ -131,7 +134,11 @@ func secretKey(key []byte) bool {
 func NewRedactor(environ []string) *Redactor {
 	r := &Redactor{}
 	for _, t := range baseTriggers {
-		r.triggers[t.needle[0]] = append(r.triggers[t.needle[0]], t)
+		c := t.needle[0]
+		r.triggers[c] = append(r.triggers[c], t)
+		setFold(&r.starts, c)
+		setFold(&r.near, c)
+		setFold(&r.near, t.needle[1])
 	}
 	var vals []string
 	for _, kv := range environ {
@@ -143,6 +150,17 @@ func NewRedactor(environ []string) *Redactor {
 	}
 	r.addValues(vals)
 	return r
+}
+
+// setFold sets c in set, in both cases when it is a letter.
+func setFold(set *[256]bool, c byte) {
+	set[c] = true
+	switch {
+	case 'a' <= c && c <= 'z':
+		set[c-'a'+'A'] = true
+	case 'A' <= c && c <= 'Z':
+		set[c-'A'+'a'] = true
+	}
 }
 
 // Least lengths of a value given to WithEnv: shorter ones are too common
@@ -176,7 +194,7 @@ func (r *Redactor) WithEnv(pairs []string) *Redactor {
 	if len(vals) == 0 {
 		return r
 	}
-	c := &Redactor{triggers: r.triggers, envFirst: r.envFirst}
+	c := &Redactor{triggers: r.triggers, starts: r.starts, near: r.near}
 	for _, v := range r.env {
 		vals = append(vals, string(v))
 	}
@@ -215,9 +233,13 @@ func (r *Redactor) addValues(vals []string) {
 	// Longest first, so a value that contains another is replaced whole.
 	sort.Slice(all, func(i, j int) bool { return len(all[i]) > len(all[j]) })
 	r.env = r.env[:0:0]
+	r.envBy = [256][][]byte{}
 	for _, v := range all {
-		r.env = append(r.env, []byte(v))
-		r.envFirst[v[0]] = true
+		b := []byte(v)
+		r.env = append(r.env, b)
+		r.envBy[v[0]] = append(r.envBy[v[0]], b)
+		r.starts[v[0]] = true
+		r.near[v[0]], r.near[v[1]] = true, true
 	}
 }
 
@@ -249,30 +271,61 @@ var defaultRedactor = sync.OnceValue(func() *Redactor { return NewRedactor(os.En
 // DefaultRedactor returns a Redactor for the process environment, built once.
 func DefaultRedactor() *Redactor { return defaultRedactor() }
 
-// scan returns the rules line calls for: one pass over the bytes looking
-// for trigger words, case-insensitively, and secret env values.
+// scan returns the rules line calls for: the trigger words it holds,
+// case-insensitively, and whether it holds a secret value. It runs on
+// every line of the log (a flood of 1 GiB is scanned twice: native lines
+// and events), so it looks at every other byte only. Every needle (a
+// trigger word, a secret value) is at least two bytes long, so an
+// occurrence starting at i covers i or i+1, whichever is odd; an odd byte
+// that is neither the first nor the second byte of a needle (near) rules
+// out occurrences starting there and just before, with one lookup.
 func (r *Redactor) scan(line []byte) rule {
 	var rules rule
-	for i := 0; i < len(line); i++ {
-		c := line[i]
-		if r.envFirst[c] && rules&ruleEnv == 0 {
-			for _, v := range r.env {
-				if bytes.HasPrefix(line[i:], v) {
-					rules |= ruleEnv
-					break
-				}
-			}
+	near := &r.near
+	next := 0 // the first position not yet checked
+	for p := 1; p < len(line); p += 2 {
+		if !near[line[p]] {
+			continue
 		}
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
+		for i := max(p-1, next); i <= p; i++ {
+			rules |= r.at(line, i, rules)
 		}
-		for _, t := range r.triggers[c] {
-			if rules&t.rules == 0 && len(line)-i >= len(t.needle) && asciiEqualFold(line[i:i+len(t.needle)], t.needle) {
-				rules |= t.rules
+		next = p + 1
+	}
+	return rules
+}
+
+// at returns the rules that a needle starting at line[i] calls for,
+// besides those in found.
+func (r *Redactor) at(line []byte, i int, found rule) rule {
+	c := line[i]
+	if !r.starts[c] {
+		return 0
+	}
+	var rules rule
+	if found&ruleEnv == 0 {
+		for _, v := range r.envBy[c] {
+			if len(line)-i >= len(v) && line[i+1] == v[1] && bytes.Equal(line[i:i+len(v)], v) {
+				rules |= ruleEnv
+				break
 			}
 		}
 	}
+	for _, t := range r.triggers[lower(c)] {
+		// The second byte first: most candidates end there.
+		if found&t.rules == 0 && len(line)-i >= len(t.needle) && lower(line[i+1]) == t.needle[1] &&
+			asciiEqualFold(line[i+2:i+len(t.needle)], t.needle[2:]) {
+			rules |= t.rules
+		}
+	}
 	return rules
+}
+
+func lower(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
 }
 
 func asciiEqualFold(b []byte, lower string) bool {
