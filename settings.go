@@ -190,6 +190,9 @@ func (l *sessionLog) observer() Observer {
 	return Observer{
 		OnLine:   func(line []byte) { l.sess.WriteEvent(line) },
 		OnNative: func(stream string, line []byte) { l.sess.WriteNative(stream, line) },
+		// The log's lines reach the disk when the harness's own output
+		// does: a burst costs one write, not one per event.
+		Flush: func() { l.sess.Flush() },
 		Close: func(res *event.Result) {
 			if err := l.sess.Close(closeMeta(res)); err != nil {
 				l.err = fmt.Errorf("session log: %w", err)

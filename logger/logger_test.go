@@ -76,7 +76,8 @@ func TestSessionFiles(t *testing.T) {
 			require.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), ext)
 		}
 	})
-	t.Run("events-flushed-per-line", func(t *testing.T) {
+	t.Run("events-on-disk-at-flush", func(t *testing.T) {
+		require.NoError(t, s.Flush()) // the harness flushes whenever it waits for the agent
 		data, err := os.ReadFile(filepath.Join(dir, run+ExtEvents))
 		require.NoError(t, err)
 		lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
