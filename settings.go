@@ -180,7 +180,7 @@ func (l *sessionLog) open(dir string, c *Command, version string) {
 	l.sess, l.err = logger.Open(dir, t.Run, logger.Meta{
 		Run: t.Run, Agent: c.Agent, Model: t.Model, PromptPreview: t.Prompt, Cwd: c.Cwd,
 		Argv: c.RedactedArgv(), Start: time.Now(), Status: logger.StatusRunning, HarnessVersion: version,
-	}, logger.WithRedactor(logger.DefaultRedactor().WithEnv(t.Env)))
+	}, logger.WithRedactor(logger.DefaultRedactor().WithEnv(t.Env)), logger.WithBufferedEvents())
 }
 
 func (l *sessionLog) observer() Observer {

@@ -95,12 +95,13 @@ type Session struct {
 	stderr  *os.File
 	stderrW *bufio.Writer
 	evBuf   []byte // event lines not yet written, each with its newline
+	buffer  bool   // see WithBufferedEvents
 	closed  bool
 	onEvent func(line []byte) // see WithEventHook
 }
 
-// eventBufMax is how many bytes of events WriteEvent keeps before it
-// writes them without waiting for Flush.
+// eventBufMax is how many bytes of events a buffered WriteEvent keeps
+// before it writes them without waiting for Flush.
 const eventBufMax = 64 << 10
 
 // ErrClosed is returned by a Session's methods after Close.
@@ -203,12 +204,18 @@ func (s *Session) Path() string { return s.path(ExtEvents) }
 // Run returns the run id.
 func (s *Session) Run() string { return s.run }
 
+// WithBufferedEvents makes WriteEvent buffer event lines until Flush
+// (or until 64 KiB wait, or Close) rather than write each at once: for a
+// writer that calls Flush whenever no further event is imminent, as the
+// harness does when it flushes its own output. A burst of events then
+// costs one write, and a reader of the file still sees each event as
+// soon as a reader of the harness's output does.
+func WithBufferedEvents() Option { return func(s *Session) { s.buffer = true } }
+
 // WriteEvent appends one encoded event line (without its newline) to
-// <run>.ndjson, redacted. Lines are buffered and reach the file on Flush
-// (which the harness calls whenever no further event is imminent, as it
-// flushes its own output), when 64 KiB are waiting, and on Close: a
-// burst of events costs one write, and a reader of the file sees each
-// event as soon as a reader of the harness's stdout does.
+// <run>.ndjson, redacted, and writes it through to the file at once (with
+// WithBufferedEvents: at the next Flush), so a crash of the harness loses
+// no event already written.
 func (s *Session) WriteEvent(line []byte) error {
 	line = s.red.Redact(trimNewline(line))
 	s.mu.Lock()
@@ -217,7 +224,7 @@ func (s *Session) WriteEvent(line []byte) error {
 		return ErrClosed
 	}
 	s.evBuf = append(append(s.evBuf, line...), '\n')
-	if len(s.evBuf) >= eventBufMax {
+	if !s.buffer || len(s.evBuf) >= eventBufMax {
 		return s.writeEvents()
 	}
 	return nil
