@@ -147,7 +147,10 @@ type Options struct {
 type Observer struct {
 	OnLine   func(line []byte)
 	OnNative func(stream string, line []byte)
-	Close    func(res *event.Result)
+	// Flush is called as Options.Flush is: what OnLine and OnNative were
+	// given may be buffered until then (the session log is).
+	Flush func()
+	Close func(res *event.Result)
 }
 
 // Run is a started agent run.
@@ -477,6 +480,11 @@ func (r *Run) streamNow() time.Time {
 func (r *Run) flushOut() {
 	if r.opts.Flush != nil {
 		r.opts.Flush()
+	}
+	for _, ob := range r.opts.Observers {
+		if ob.Flush != nil {
+			ob.Flush()
+		}
 	}
 }
 

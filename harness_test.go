@@ -463,3 +463,38 @@ func TestSettingsStartBadTask(t *testing.T) {
 	require.ErrorAs(t, err, &te)
 	require.Equal(t, 1, closed)
 }
+
+// TestSessionLogLive: the session log buffers event lines but has them on
+// the disk whenever the harness waits for the agent, as its own output:
+// a reader of the log (serve, sessions show) follows a live run.
+func TestSessionLogLive(t *testing.T) {
+	argv, env := fakeagent.Command("hang-after-output")
+	cfg := config.Defaults()
+	s := &harness.Settings{Config: &cfg, Environ: env, LogDir: t.TempDir()}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var run *harness.Run
+	started := make(chan struct{})
+	var seen, onDisk bool
+	watch := harness.Observer{
+		OnLine: func(line []byte) { seen = seen || strings.Contains(string(line), "still thinking") },
+		Flush: func() {
+			if !seen || onDisk {
+				return
+			}
+			<-started
+			path, _ := run.SessionLog()
+			data, err := os.ReadFile(path)
+			require.NoError(t, err)
+			onDisk = strings.Contains(string(data), "still thinking")
+			cancel()
+		},
+	}
+	run, err := s.Start(ctx, harness.Task{Agent: "claude", Prompt: "x", Binary: argv[0], Cwd: t.TempDir()},
+		harness.Options{Observers: []harness.Observer{watch}})
+	require.NoError(t, err)
+	close(started)
+	_, _ = run.Wait()
+	require.True(t, seen)
+	require.True(t, onDisk, "the event was not in the log when the harness waited for the agent")
+}

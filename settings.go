@@ -180,7 +180,7 @@ func (l *sessionLog) open(dir string, c *Command, version string) {
 	l.sess, l.err = logger.Open(dir, t.Run, logger.Meta{
 		Run: t.Run, Agent: c.Agent, Model: t.Model, PromptPreview: t.Prompt, Cwd: c.Cwd,
 		Argv: c.RedactedArgv(), Start: time.Now(), Status: logger.StatusRunning, HarnessVersion: version,
-	}, logger.WithRedactor(logger.DefaultRedactor().WithEnv(t.Env)))
+	}, logger.WithRedactor(logger.DefaultRedactor().WithEnv(t.Env)), logger.WithBufferedEvents())
 }
 
 func (l *sessionLog) observer() Observer {
@@ -190,6 +190,9 @@ func (l *sessionLog) observer() Observer {
 	return Observer{
 		OnLine:   func(line []byte) { l.sess.WriteEvent(line) },
 		OnNative: func(stream string, line []byte) { l.sess.WriteNative(stream, line) },
+		// The log's lines reach the disk when the harness's own output
+		// does: a burst costs one write, not one per event.
+		Flush: func() { l.sess.Flush() },
 		Close: func(res *event.Result) {
 			if err := l.sess.Close(closeMeta(res)); err != nil {
 				l.err = fmt.Errorf("session log: %w", err)

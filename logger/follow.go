@@ -15,10 +15,10 @@ import (
 )
 
 // WithEventHook sets a function called with each event line (redacted,
-// with its newline) right after WriteEvent wrote it to the disk, in the
-// order the lines were written. It runs under the session's lock: it must
-// not block, and the slice is only valid during the call. A live view
-// uses it to learn at once that the log grew.
+// with its newline) right after it reached the disk (with
+// WithBufferedEvents, at Flush), in the order the lines were written. It runs under the session's lock: it must not block, and the
+// slice is only valid during the call. A live view uses it to learn at
+// once that the log grew.
 func WithEventHook(fn func(line []byte)) Option { return func(s *Session) { s.onEvent = fn } }
 
 // Tail reads the complete lines of a run's event log while another

@@ -105,3 +105,25 @@ func FuzzLineSeq(f *testing.F) {
 		}
 	})
 }
+
+// TestBufferedEvents: with WithBufferedEvents, event lines reach the disk
+// (and the hook) at Flush, not one write each.
+func TestBufferedEvents(t *testing.T) {
+	dir := t.TempDir()
+	var seen []string
+	s, err := Open(dir, "run_b", Meta{Agent: "claude"}, WithRedactor(NewRedactor(nil)), WithBufferedEvents(),
+		WithEventHook(func(line []byte) { seen = append(seen, string(line)) }))
+	require.NoError(t, err)
+	require.NoError(t, s.WriteEvent([]byte(`{"seq":1}`)))
+	require.NoError(t, s.WriteEvent([]byte(`{"seq":2}`)))
+	data, err := os.ReadFile(filepath.Join(dir, "run_b"+ExtEvents))
+	require.NoError(t, err)
+	require.Empty(t, data)
+	require.Empty(t, seen)
+	require.NoError(t, s.Flush())
+	data, err = os.ReadFile(filepath.Join(dir, "run_b"+ExtEvents))
+	require.NoError(t, err)
+	require.Equal(t, "{\"seq\":1}\n{\"seq\":2}\n", string(data))
+	require.Equal(t, []string{"{\"seq\":1}\n", "{\"seq\":2}\n"}, seen)
+	require.NoError(t, s.Close(Meta{}))
+}

@@ -37,7 +37,12 @@ type Redactor struct {
 	// secret values, matched case-sensitively.
 	triggers [256][]trigger
 	env      [][]byte
-	envFirst [256]bool
+	envBy    [256][][]byte // env by first byte
+	// near tells the bytes that are the first or second byte of a trigger
+	// (in either case) or of a secret value (0 or 1: the scan tests four
+	// at once); pairs, the pairs of bytes that start one (a bit set).
+	near  [256]uint8
+	pairs [1 << 16 / 64]uint64
 }
 
 // trigger is a lowercase needle and the rules it calls for.
@@ -131,7 +136,15 @@ func secretKey(key []byte) bool {
 func NewRedactor(environ []string) *Redactor {
 	r := &Redactor{}
 	for _, t := range baseTriggers {
-		r.triggers[t.needle[0]] = append(r.triggers[t.needle[0]], t)
+		c := t.needle[0]
+		r.triggers[c] = append(r.triggers[c], t)
+		for _, a := range bothCases(c) {
+			r.near[a] = 1
+			for _, b := range bothCases(t.needle[1]) {
+				r.near[b] = 1
+				r.setPair(a, b)
+			}
+		}
 	}
 	var vals []string
 	for _, kv := range environ {
@@ -143,6 +156,22 @@ func NewRedactor(environ []string) *Redactor {
 	}
 	r.addValues(vals)
 	return r
+}
+
+// bothCases is c, and its upper case when it is a lowercase letter.
+func bothCases(c byte) []byte {
+	if 'a' <= c && c <= 'z' {
+		return []byte{c, c - 'a' + 'A'}
+	}
+	return []byte{c}
+}
+
+func (r *Redactor) setPair(a, b byte) { n := uint16(a)<<8 | uint16(b); r.pairs[n/64] |= 1 << (n % 64) }
+
+// pair reports whether some needle starts with a, b.
+func (r *Redactor) pair(a, b byte) bool {
+	n := uint16(a)<<8 | uint16(b)
+	return r.pairs[n/64]&(1<<(n%64)) != 0
 }
 
 // Least lengths of a value given to WithEnv: shorter ones are too common
@@ -176,7 +205,7 @@ func (r *Redactor) WithEnv(pairs []string) *Redactor {
 	if len(vals) == 0 {
 		return r
 	}
-	c := &Redactor{triggers: r.triggers, envFirst: r.envFirst}
+	c := &Redactor{triggers: r.triggers, near: r.near, pairs: r.pairs}
 	for _, v := range r.env {
 		vals = append(vals, string(v))
 	}
@@ -215,9 +244,13 @@ func (r *Redactor) addValues(vals []string) {
 	// Longest first, so a value that contains another is replaced whole.
 	sort.Slice(all, func(i, j int) bool { return len(all[i]) > len(all[j]) })
 	r.env = r.env[:0:0]
+	r.envBy = [256][][]byte{}
 	for _, v := range all {
-		r.env = append(r.env, []byte(v))
-		r.envFirst[v[0]] = true
+		b := []byte(v)
+		r.env = append(r.env, b)
+		r.envBy[v[0]] = append(r.envBy[v[0]], b)
+		r.near[v[0]], r.near[v[1]] = 1, 1
+		r.setPair(v[0], v[1])
 	}
 }
 
@@ -249,30 +282,80 @@ var defaultRedactor = sync.OnceValue(func() *Redactor { return NewRedactor(os.En
 // DefaultRedactor returns a Redactor for the process environment, built once.
 func DefaultRedactor() *Redactor { return defaultRedactor() }
 
-// scan returns the rules line calls for: one pass over the bytes looking
-// for trigger words, case-insensitively, and secret env values.
+// scan returns the rules line calls for: the trigger words it holds,
+// case-insensitively, and whether it holds a secret value. It runs on
+// every line of the log (a flood of 1 GiB is scanned twice: native lines
+// and events), so it looks at every other byte only. Every needle (a
+// trigger word, a secret value) is at least two bytes long, so an
+// occurrence starting at i covers i or i+1, whichever is odd; an odd byte
+// that is neither the first nor the second byte of a needle (near) rules
+// out occurrences starting there and just before, with one lookup.
 func (r *Redactor) scan(line []byte) rule {
 	var rules rule
-	for i := 0; i < len(line); i++ {
-		c := line[i]
-		if r.envFirst[c] && rules&ruleEnv == 0 {
-			for _, v := range r.env {
-				if bytes.HasPrefix(line[i:], v) {
-					rules |= ruleEnv
-					break
-				}
-			}
+	near := &r.near
+	next := 0 // the first position not yet checked
+	p := 1
+	// Four samples (eight bytes) a test: in most text, none is near.
+	for ; p+6 < len(line); p += 8 {
+		w := line[p : p+7]
+		if near[w[0]]|near[w[2]]|near[w[4]]|near[w[6]] == 0 {
+			continue
 		}
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		for _, t := range r.triggers[c] {
-			if rules&t.rules == 0 && len(line)-i >= len(t.needle) && asciiEqualFold(line[i:i+len(t.needle)], t.needle) {
-				rules |= t.rules
+		for q := p; q <= p+6; q += 2 {
+			if near[line[q]] != 0 {
+				rules |= r.around(line, q, &next, rules)
 			}
 		}
 	}
+	for ; p < len(line); p += 2 {
+		if near[line[p]] != 0 {
+			rules |= r.around(line, p, &next, rules)
+		}
+	}
 	return rules
+}
+
+// around returns the rules of needles starting at p-1 or p (from *next
+// on, which it moves past p), besides those in found.
+func (r *Redactor) around(line []byte, p int, next *int, found rule) rule {
+	var rules rule
+	for i := max(p-1, *next); i <= p; i++ {
+		if i+1 < len(line) && r.pair(line[i], line[i+1]) {
+			rules |= r.at(line, i, found|rules)
+		}
+	}
+	*next = p + 1
+	return rules
+}
+
+// at returns the rules that a needle starting at line[i] calls for,
+// besides those in found.
+func (r *Redactor) at(line []byte, i int, found rule) rule {
+	c := line[i]
+	var rules rule
+	if found&ruleEnv == 0 {
+		for _, v := range r.envBy[c] {
+			if len(line)-i >= len(v) && line[i+1] == v[1] && bytes.Equal(line[i:i+len(v)], v) {
+				rules |= ruleEnv
+				break
+			}
+		}
+	}
+	for _, t := range r.triggers[lower(c)] {
+		// The second byte first: most candidates end there.
+		if found&t.rules == 0 && len(line)-i >= len(t.needle) && lower(line[i+1]) == t.needle[1] &&
+			asciiEqualFold(line[i+2:i+len(t.needle)], t.needle[2:]) {
+			rules |= t.rules
+		}
+	}
+	return rules
+}
+
+func lower(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
 }
 
 func asciiEqualFold(b []byte, lower string) bool {

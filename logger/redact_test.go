@@ -133,11 +133,13 @@ func BenchmarkRedact(b *testing.B) {
 	r := NewRedactor(append(testEnv, "ANTHROPIC_API_KEY=sk-ant-benchmark-0123456789"))
 	clean := []byte(`{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Here is the plan: first read the file, then edit the function so that it returns early."}},"session_id":"ce92f1d2-0000-4000-8000-000000000000"}`)
 	usage := []byte(`{"type":"result","subtype":"success","usage":{"input_tokens":240,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":50},"total_cost_usd":0.00147}`)
+	// A line of the flood-stdout fake (make bench's memory rows).
+	flood := []byte(`{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"` + strings.Repeat("y", 900) + `"}]},"seq":2}`)
 	dirty := []byte(`{"type":"tool_end","output":"export OPENAI_API_KEY=sk-proj-Z9y8X7w6V5u4T3s2R1q0PpOo\nAuthorization: Bearer abcdefgh12345678"}`)
 	for _, c := range []struct {
 		name string
 		line []byte
-	}{{"clean", clean}, {"usage-line", usage}, {"secret", dirty}} {
+	}{{"clean", clean}, {"usage-line", usage}, {"secret", dirty}, {"flood-line", flood}} {
 		b.Run(c.name, func(b *testing.B) {
 			b.SetBytes(int64(len(c.line)))
 			b.ReportAllocs()
@@ -204,4 +206,23 @@ func TestRedactWithEnv(t *testing.T) {
 	where := base.WithEnv([]string{"PWD=/tmp/work-dir", "HOME=/tmp/home-dir"})
 	require.Equal(t, `{"cwd":"/tmp/work-dir","home":"/tmp/home-dir"}`, string(where.Redact([]byte(`{"cwd":"/tmp/work-dir","home":"/tmp/home-dir"}`))), "paths are not secrets")
 	require.Equal(t, "using plain-value-1", string(base.Redact([]byte("using plain-value-1"))), "the base is unchanged")
+}
+
+// FuzzScanAgrees: the scan, which looks up every other byte only, finds
+// what a check at every position finds.
+func FuzzScanAgrees(f *testing.F) {
+	f.Add("key")
+	f.Add(`{"Authorization":"x","t":"tok-0123456789abcdef"}`)
+	f.Add("xKEyPASSWD sk-aSIA :// :\\/\\/ correct-horse-battery")
+	r := NewRedactor(testEnv).WithEnv([]string{"X_PASS=pw12", "FOO=ab\"c<d"})
+	f.Fuzz(func(t *testing.T, s string) {
+		line := []byte(s)
+		var want rule
+		for i := range line {
+			want |= r.at(line, i, want)
+		}
+		if got := r.scan(line); got != want {
+			t.Fatalf("%q: scan %b, every position %b", s, got, want)
+		}
+	})
 }

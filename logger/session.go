@@ -11,6 +11,7 @@ package logger
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -97,10 +98,15 @@ type Session struct {
 	nativeW *bufio.Writer
 	stderr  *os.File
 	stderrW *bufio.Writer
-	buf     []byte
+	evBuf   []byte // event lines not yet written, each with its newline
+	buffer  bool   // see WithBufferedEvents
 	closed  bool
 	onEvent func(line []byte) // see WithEventHook
 }
+
+// eventBufMax is how many bytes of events a buffered WriteEvent keeps
+// before it writes them without waiting for Flush.
+const eventBufMax = 64 << 10
 
 // ErrClosed is returned by a Session's methods after Close.
 var ErrClosed = errors.New("logger: session closed")
@@ -205,9 +211,18 @@ func (s *Session) Path() string { return s.path(ExtEvents) }
 // Run returns the run id.
 func (s *Session) Run() string { return s.run }
 
+// WithBufferedEvents makes WriteEvent buffer event lines until Flush
+// (or until 64 KiB wait, or Close) rather than write each at once: for a
+// writer that calls Flush whenever no further event is imminent, as the
+// harness does when it flushes its own output. A burst of events then
+// costs one write, and a reader of the file still sees each event as
+// soon as a reader of the harness's output does.
+func WithBufferedEvents() Option { return func(s *Session) { s.buffer = true } }
+
 // WriteEvent appends one encoded event line (without its newline) to
-// <run>.ndjson, redacted, and writes it through to the file at once, so a
-// crash of the harness loses no event already written.
+// <run>.ndjson, redacted, and writes it through to the file at once (with
+// WithBufferedEvents: at the next Flush), so a crash of the harness loses
+// no event already written.
 func (s *Session) WriteEvent(line []byte) error {
 	line = s.red.Redact(trimNewline(line))
 	s.mu.Lock()
@@ -215,12 +230,30 @@ func (s *Session) WriteEvent(line []byte) error {
 	if s.closed {
 		return ErrClosed
 	}
-	s.buf = append(append(s.buf[:0], line...), '\n')
-	if _, err := s.events.Write(s.buf); err != nil {
+	s.evBuf = append(append(s.evBuf, line...), '\n')
+	if !s.buffer || len(s.evBuf) >= eventBufMax {
+		return s.writeEvents()
+	}
+	return nil
+}
+
+// writeEvents writes the buffered event lines, then hands them to the
+// event hook, one by one. s.mu is held.
+func (s *Session) writeEvents() error {
+	if len(s.evBuf) == 0 {
+		return nil
+	}
+	buf := s.evBuf
+	s.evBuf = s.evBuf[:0]
+	if _, err := s.events.Write(buf); err != nil {
 		return fmt.Errorf("logger: write events: %w", err)
 	}
 	if s.onEvent != nil {
-		s.onEvent(s.buf)
+		for len(buf) > 0 {
+			i := bytes.IndexByte(buf, '\n')
+			s.onEvent(buf[:i+1])
+			buf = buf[i+1:]
+		}
 	}
 	return nil
 }
@@ -273,7 +306,7 @@ func trimNewline(b []byte) []byte {
 	return b
 }
 
-// Flush writes buffered native lines to their files.
+// Flush writes buffered event and native lines to their files.
 func (s *Session) Flush() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -284,7 +317,7 @@ func (s *Session) Flush() error {
 }
 
 func (s *Session) flushLocked() error {
-	err := s.nativeW.Flush()
+	err := errors.Join(s.writeEvents(), s.nativeW.Flush())
 	if s.stderrW != nil {
 		err = errors.Join(err, s.stderrW.Flush())
 	}

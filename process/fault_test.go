@@ -357,6 +357,19 @@ func TestFaults(t *testing.T) {
 				require.GreaterOrEqual(t, o.Duration, 200*ms)
 			},
 		},
+		{
+			// The escapee is killed at once with the agent, leaves the
+			// cgroup as a zombie and is re-parented to us: it must still
+			// be reaped, and counted.
+			name: "setsid-escapee-kill-grace-zero", boot: "fake_child", fake: "setsid-escapee",
+			opts: Options{Idle: 300 * ms}, bound: 3 * time.Second,
+			check: func(t *testing.T, r *run, o Outcome) {
+				require.ErrorIs(t, o.Reason, ErrIdleTimeout)
+				require.Equal(t, "SIGKILL", o.KillSignal)
+				require.GreaterOrEqual(t, o.Stragglers, 1)
+				require.Len(t, r.pids, 1)
+			},
+		},
 	}
 	// Runs get their processes' cgroup where cgroup v2 is writable (as
 	// here, as root), else the run's reaper (the hook is installed in
@@ -364,7 +377,7 @@ func TestFaults(t *testing.T) {
 	// also run with the two fallbacks; the last cannot catch an escapee
 	// that emptied its environment (env-i-setsid-daemon).
 	fallbacks := map[string]bool{
-		"grandchild-holds-stdout": true, "setsid-escapee": true, "double-fork-daemon": true,
+		"grandchild-holds-stdout": true, "setsid-escapee": true, "setsid-escapee-kill-grace-zero": true, "double-fork-daemon": true,
 		"env-i-setsid-daemon": true, "killed-by-signal": true, "stdin-reader": true,
 		"interrupt": true, "ignore-sigterm": true,
 	}

@@ -177,6 +177,8 @@ type Proc struct {
 	busy        atomic.Int32 // reader goroutines inside a callback of Options
 
 	poke       chan struct{}
+	trackPoke  chan struct{}      // a tool call opened: walk now (see track)
+	walks      atomic.Int64       // /proc walks made by track (tests count work)
 	exited     chan struct{}      // closed once the child is reaped
 	exitStatus syscall.WaitStatus // valid once exited is closed, if haveStatus
 	haveStatus bool
@@ -253,6 +255,7 @@ func Start(ctx context.Context, o Options) (*Proc, error) {
 		o: o, budgets: o.ToolBudget,
 		marker:     []byte(key + "=1\x00"),
 		poke:       make(chan struct{}, 1),
+		trackPoke:  make(chan struct{}, 1),
 		exited:     make(chan struct{}),
 		stdoutDone: make(chan struct{}),
 		stderrDone: make(chan struct{}),
@@ -474,6 +477,10 @@ func (p *Proc) ToolStartedNamed(callID, name string, kind event.Kind) {
 	p.toolRef = now
 	p.mu.Unlock()
 	p.wake()
+	select {
+	case p.trackPoke <- struct{}{}:
+	default:
+	}
 }
 
 // ToolEnded closes a call opened by ToolStarted; unknown ids are ignored.

@@ -17,8 +17,11 @@ import (
 
 const (
 	// trackEvery is how often the child's descendants are walked in /proc
-	// while it runs, so that processes that later leave the tree are known.
+	// while it runs and things happen (without a cgroup or reaper of the
+	// run's own), so that processes that later leave the tree are known;
+	// while nothing happens the walks back off to trackMax.
 	trackEvery = 50 * time.Millisecond
+	trackMax   = time.Second
 	// drainTimeout bounds the wait for the pipes after every process of the
 	// run is dead; only a holder we could not attribute can make it matter.
 	drainTimeout = 500 * time.Millisecond
@@ -133,70 +136,130 @@ func (p *Proc) inCallback(fn func()) {
 	fn()
 }
 
-// track remembers every process of the run while the child runs: its
-// descendants, and orphans of ours carrying the run's marker with their
-// descendants, so that they are still recognised (by pid and start time)
-// after they leave the tree, even as zombies, whose environment is gone.
+// track remembers every process of the run while the child runs, so that
+// they are still recognised (by pid and start time) after they leave the
+// tree, even as zombies re-parented to us, whose environment and cgroup
+// are gone. With a reaper of the run's own it has nothing to do: the
+// reaper's tree holds the run and the reaper reaps it. With the run's
+// cgroup it reads the cgroup's process list. Otherwise it walks the
+// child's descendants and orphans of ours carrying the run's marker, with
+// their descendants, in /proc (a few hundred microseconds of CPU a walk).
+//
+// An agent waiting on its model for minutes starts nothing, so the looks
+// back off while nothing happens (trackEvery doubling up to trackMax) and
+// come back to trackEvery when one finds a new process, the agent prints,
+// or a tool call opens (which also looks at once: its command starts now).
 func (p *Proc) track() {
-	t := time.NewTicker(trackEvery)
-	defer t.Stop()
-	negative := map[int]uint64{} // our children already checked: not this run's
-	var orphans []int            // roots besides the child, walked each tick
-	// The first look is after one tick, not at the spawn: the child has
+	if p.rp != nil {
+		return
+	}
+	look := p.lookCgroup
+	if p.cg == nil {
+		w := &walker{negative: map[int]uint64{}}
+		look = func() bool { p.walks.Add(1); return p.walk(w) }
+	}
+	timer := time.NewTimer(trackEvery)
+	defer timer.Stop()
+	every := trackEvery
+	lastAct := p.lastAct.Load()
+	// The first look is after trackEvery, not at the spawn: the child has
 	// barely started then, and a run that ends sooner never pays for a
 	// walk of /proc (whatever escaped by then is caught at the end, where
 	// our orphans are checked for the run's marker).
-	select {
-	case <-p.exited:
-		return
-	case <-t.C:
-	}
 	for {
-		roots := append([]int{p.pid}, orphans...)
-		p.mu.Lock()
-		known := make(map[int]uint64, len(p.tracked)+len(negative))
-		for k, v := range p.tracked {
-			known[k] = v
-		}
-		p.mu.Unlock()
-		for k, v := range negative {
-			known[k] = v
-		}
-		ours, others := orphansOf(p.marker, known)
-		for _, o := range ours {
-			p.remember(o)
-			roots = append(roots, o.pid)
-			orphans = append(orphans, o.pid)
-		}
-		for _, o := range others {
-			negative[o.pid] = o.start
-		}
-		for _, r := range roots {
-			for _, d := range descendants(r) {
-				p.remember(d)
-			}
-		}
-		if p.cg != nil {
-			for _, pid := range p.cg.procs() {
-				if st, ok := readStat(pid); ok {
-					p.remember(st)
-				}
-			}
-		}
 		select {
 		case <-p.exited:
 			return
-		case <-t.C:
+		case <-timer.C:
+		case <-p.trackPoke:
+			every = trackEvery
 		}
+		found := look()
+		act := p.lastAct.Load()
+		every = nextWalk(every, found || act != lastAct)
+		lastAct = act
+		timer.Reset(every) // since Go 1.23, a stale tick is dropped
 	}
 }
 
-func (p *Proc) remember(st procStat) {
+// lookCgroup remembers the processes in the run's cgroup; it reports
+// whether one was new.
+func (p *Proc) lookCgroup() bool {
+	found := false
+	for _, pid := range p.cg.procs() {
+		if !p.known(pid) {
+			if st, ok := readStat(pid); ok {
+				found = p.remember(st) || found
+			}
+		}
+	}
+	return found
+}
+
+func (p *Proc) known(pid int) bool {
 	p.mu.Lock()
-	if _, ok := p.tracked[st.pid]; !ok {
-		p.tracked[st.pid] = st.start
+	defer p.mu.Unlock()
+	_, ok := p.tracked[pid]
+	return ok
+}
+
+// nextWalk is the pause before the next walk: trackEvery after a change,
+// else twice the last one, at most trackMax.
+func nextWalk(last time.Duration, changed bool) time.Duration {
+	if changed {
+		return trackEvery
+	}
+	return min(2*last, trackMax)
+}
+
+// walker is what walks remember between them.
+type walker struct {
+	negative map[int]uint64 // our children already checked: not this run's
+	orphans  []int          // roots besides the child
+}
+
+// walk looks at the run's tree in /proc once (see track) and reports
+// whether it found a process it did not know.
+func (p *Proc) walk(w *walker) bool {
+	negative := w.negative
+	roots := append([]int{p.pid}, w.orphans...)
+	p.mu.Lock()
+	known := make(map[int]uint64, len(p.tracked)+len(negative))
+	for k, v := range p.tracked {
+		known[k] = v
 	}
 	p.mu.Unlock()
+	for k, v := range negative {
+		known[k] = v
+	}
+	found := false
+	ours, others := orphansOf(p.marker, known)
+	for _, o := range ours {
+		found = p.remember(o) || found
+		roots = append(roots, o.pid)
+		w.orphans = append(w.orphans, o.pid)
+	}
+	for _, o := range others {
+		negative[o.pid] = o.start
+	}
+	for _, r := range roots {
+		for _, d := range descendants(r) {
+			found = p.remember(d) || found
+		}
+	}
+	return found
+}
+
+// remember records st as a process of the run; it reports whether st
+// was new.
+func (p *Proc) remember(st procStat) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, ok := p.tracked[st.pid]; ok {
+		return false
+	}
+	p.tracked[st.pid] = st.start
+	return true
 }
 
 // Escalation stages, in order of strength.

@@ -308,6 +308,16 @@ func (p *Proc) killRun(reap bool) {
 	case p.cg != nil && reap: // the cgroup holds all of the run, exactly
 		p.emptyCgroup()
 	case p.cg != nil:
+		// Those killed now leave the cgroup as zombies, re-parented to us
+		// once their parent dies too: remembered, they are reaped at the
+		// end (and counted).
+		for pid, start := range p.cg.members() {
+			if pid != p.pid {
+				p.mu.Lock()
+				p.stragglers[pid] = start
+				p.mu.Unlock()
+			}
+		}
 		p.cg.kill()
 	case p.rp != nil && reap: // so does the reaper's tree
 		p.rp.finish()

@@ -559,3 +559,37 @@ func TestReaperKilled(t *testing.T) {
 	require.Equal(t, "SIGKILL", o.Signal)
 	require.Len(t, r.pids, 1)
 }
+
+// TestNoWalksWhenHeld: a run held by its own cgroup or reaper is never
+// walked in /proc, however long it lasts: the cgroup or the reaper's tree
+// finds all of it at the end (an idle run cost 15 ms of CPU a second in
+// walks).
+func TestNoWalksWhenHeld(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []string{"cgroup", "reaper"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			r := startFake(t, t.Context(), "long-silent-tool", []string{"300ms"},
+				Options{Idle: time.Minute, KillGrace: time.Second, noCgroup: mode == "reaper"}, nil, "")
+			require.True(t, r.p.cg != nil || r.p.rp != nil)
+			o := r.wait(t, 10*time.Second)
+			require.NoError(t, o.Reason)
+			require.Zero(t, r.p.walks.Load())
+		})
+	}
+}
+
+// TestNextWalk: without a cgroup or reaper, walks back off while nothing
+// changes, to one a second, and come back at once on a change.
+func TestNextWalk(t *testing.T) {
+	t.Parallel()
+	d := trackEvery
+	var seen []time.Duration
+	for range 7 {
+		d = nextWalk(d, false)
+		seen = append(seen, d)
+	}
+	ms := time.Millisecond
+	require.Equal(t, []time.Duration{100 * ms, 200 * ms, 400 * ms, 800 * ms, time.Second, time.Second, time.Second}, seen)
+	require.Equal(t, trackEvery, nextWalk(time.Second, true))
+}

@@ -39,6 +39,8 @@ type sizes struct {
 	DeepLevels   int64 // how deeply one tool input nests
 	KillRuns     int
 	StartRuns    int
+	FloodPairs   int           // runs with and without the session log
+	Idle         time.Duration // the silence of the idle run
 	GoBenchFlags []string
 }
 
@@ -46,12 +48,14 @@ var full = sizes{
 	Stream: "200MB", HFRuns: 5, LatLines: 10000, LatRuns: 3, WrapLines: 10000, WrapRuns: 20,
 	FloodStdout: 1 << 30, FloodStderr: 100 << 20, HugeLine: 100 << 20, OneBlock: 256 << 20, KillRuns: 3, StartRuns: 40,
 	OpenCall: 4_000_000, DeepLevels: 8_000_000,
+	FloodPairs: 3, Idle: time.Minute,
 }
 
 var smoke = sizes{
 	Stream: "3MB", HFRuns: 2, LatLines: 1000, LatRuns: 1, WrapLines: 1000, WrapRuns: 3,
 	FloodStdout: 8 << 20, FloodStderr: 2 << 20, HugeLine: 4 << 20, OneBlock: 4 << 20, KillRuns: 1, StartRuns: 5,
 	OpenCall: 100_000, DeepLevels: 100_000,
+	FloodPairs: 1, Idle: 2 * time.Second,
 	GoBenchFlags: []string{"-benchtime=1x"},
 }
 
@@ -110,6 +114,8 @@ func run(smokeRun bool, out string) error {
 	figs = append(figs, b.throughput()...)
 	figs = append(figs, b.latency()...)
 	figs = append(figs, b.wrapOverhead())
+	figs = append(figs, b.sessionLog()...)
+	figs = append(figs, b.idleRun())
 	figs = append(figs, b.memory()...)
 	figs = append(figs, b.killLatency())
 	figs = append(figs, b.startup()...)

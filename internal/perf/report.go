@@ -141,6 +141,10 @@ func writeReport(w io.Writer, m machine, figs []row, benches []goBench, benchErr
 	fmt.Fprintln(w, "to the reader; memory is the peak RSS (wait4 ru_maxrss) of `harness run`, which also covers the fake it reaps,")
 	fmt.Fprintln(w, "so the fake alone is given as the reference; kill latency runs from the moment the idle watchdog is due (last")
 	fmt.Fprintln(w, "output + idle budget, as the reader saw it) until no process of the agent's group is left (zombies count as gone).")
+	fmt.Fprintln(w, "The session log rows run `harness run` with its session log (the default) and with `--no-log` in turn, pair by pair,")
+	fmt.Fprintln(w, "and give the median of the pairs' CPU ratios (user+sys of harness and what it reaps, wait4's rusage); the idle row")
+	fmt.Fprintln(w, "is the CPU of a run whose agent is silent that long (a tool call open) less that of the same run with no silence,")
+	fmt.Fprintln(w, "per second of silence.")
 }
 
 // otherMetrics lists a benchmark's own figures (p99-ms, rss-MB, …),
