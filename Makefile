@@ -38,7 +38,7 @@ browser:
 # (real agent CLIs against the scripted model, the live view in a headless
 # browser), and a short fuzz of every parser.
 test: lint agents browser
-	HARNESS_AGENTS_DIR=$(CURDIR)/.agents $(GO) test -race -count=1 ./...
+	HARNESS_AGENTS_DIR=$(CURDIR)/.agents $(GO) test -race -count=1 -timeout 30m ./...
 	$(MAKE) fuzz
 
 unit:
