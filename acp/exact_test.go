@@ -88,7 +88,8 @@ func TestExactOverACP(t *testing.T) {
 	})
 	t.Run("a-new-file-is-a-write-on-both-transports", func(t *testing.T) {
 		// Codex's CLI adapter: an add is a write; Gemini's: write_file is.
-		for _, file := range []string{"testdata/codex-edit.jsonl", "testdata/gemini-edit.jsonl"} {
+		// OpenCode's: its write tool (opencode acp titles the call "write").
+		for _, file := range []string{"testdata/codex-edit.jsonl", "testdata/gemini-edit.jsonl", "testdata/opencode-edit.jsonl"} {
 			evs := normalized(t, file)
 			require.Equal(t, event.KindWrite, bodiesOf[*event.ToolStart](evs)[0].Kind, file)
 			require.Equal(t, event.KindWrite, bodiesOf[*event.ToolEnd](evs)[0].Kind, file)

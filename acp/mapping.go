@@ -10,6 +10,7 @@ import (
 	"github.com/agentharness/harness/adapters/claude"
 	"github.com/agentharness/harness/adapters/codex"
 	"github.com/agentharness/harness/adapters/gemini"
+	"github.com/agentharness/harness/adapters/opencode"
 	"github.com/agentharness/harness/event"
 )
 
@@ -366,6 +367,13 @@ func (m *mapper) start(dst []event.Body, id string, tc *tool) []event.Body {
 		// gemini --acp names a call after its tool: write_file__….
 		name, _, _ := strings.Cut(id, "__")
 		if k, ok := gemini.BuiltinKind(name); ok {
+			tc.kind = k
+		}
+	case m.agent == "OpenCode":
+		// opencode acp titles a call with its tool's name until it runs
+		// (then with the file's path): its write is a write, as over its
+		// CLI, which ACP calls an edit.
+		if k, ok := opencode.BuiltinKind(tc.name); ok {
 			tc.kind = k
 		}
 	case tc.kind == event.KindEdit && createsAll(tc.diffs):

@@ -29,6 +29,14 @@ var builtinKinds = map[string]event.Kind{
 	"invalid": event.KindOther, "plan_enter": event.KindOther, "plan_exit": event.KindOther,
 }
 
+// BuiltinKind is the kind of one of OpenCode's built-in tools by its
+// name, and whether name is one (opencode acp titles a call with its
+// tool's name until the call runs).
+func BuiltinKind(name string) (event.Kind, bool) {
+	k, ok := builtinKinds[name]
+	return k, ok
+}
+
 // toolKind returns the kind of a tool. OpenCode names MCP tools
 // "<server>_<tool>" and never prefixes them otherwise, so a name outside the
 // built-in set that has an underscore is taken for an MCP tool; a plugin
