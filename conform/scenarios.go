@@ -224,13 +224,7 @@ func editExistingScript(agent, workdir string) (string, error) {
 	default:
 		return "", fmt.Errorf("conform: edit-existing: no edit tool known for %s", agent)
 	}
-	var b strings.Builder
-	b.WriteString("name = \"edit-existing\"\n")
-	for _, t := range tools {
-		b.WriteString(turn("Working on it.", t))
-	}
-	b.WriteString(turn(mockmodel.EditAnswer, ""))
-	return b.String(), nil
+	return editScript("edit-existing", tools), nil
 }
 
 // editAfterWriteScript creates notes.md with the agent's own write tool,
@@ -265,11 +259,17 @@ func editAfterWriteScript(agent, workdir string) (string, error) {
 	default:
 		return "", fmt.Errorf("conform: edit-after-write: no write and edit tools known for %s", agent)
 	}
+	return editScript("edit-after-write", tools), nil
+}
+
+// editScript is the script named name that makes each tool call in turn,
+// then gives the edit scenarios' answer.
+func editScript(name string, tools []string) string {
 	var b strings.Builder
-	b.WriteString("name = \"edit-after-write\"\n")
+	b.WriteString("name = " + strconv.Quote(name) + "\n")
 	for _, t := range tools {
 		b.WriteString(turn("Working on it.", t))
 	}
 	b.WriteString(turn(mockmodel.EditAnswer, ""))
-	return b.String(), nil
+	return b.String()
 }

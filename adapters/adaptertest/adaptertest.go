@@ -616,3 +616,12 @@ func ApplyDiff(t testing.TB, dir, diff string, before, after map[string]*string)
 		require.Equal(t, *want, string(got), "%s after\n%s", path, diff)
 	}
 }
+
+// HeapAfterGC is the heap allocated after a collection: what a test of
+// retained memory compares before and after (run it alone, not parallel).
+func HeapAfterGC() int64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return int64(ms.HeapAlloc)
+}

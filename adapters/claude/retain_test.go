@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentharness/harness/adapters/adaptertest"
 	"github.com/agentharness/harness/event"
 )
 
@@ -23,7 +24,7 @@ func TestOpenCallsKeepOnlyWhatIsEmitted(t *testing.T) {
 	text := strings.Repeat(strings.Repeat("x", 79)+`\n`, size/80)
 	p := newParser()
 	s := event.NewStream(event.StreamConfig{Sink: func(event.Event) {}})
-	before := heapInUse()
+	before := adaptertest.HeapAfterGC()
 	var buf []event.Body
 	var views, kept int // fields that are views of the line; inputs not cut
 	for i := range calls {
@@ -51,7 +52,7 @@ func TestOpenCallsKeepOnlyWhatIsEmitted(t *testing.T) {
 		clear(buf)
 	}
 	require.Len(t, s.OpenCalls(), calls)
-	held := heapInUse() - before
+	held := adaptertest.HeapAfterGC() - before
 	t.Logf("%d open calls hold %.1f MB", calls, float64(held)/1e6)
 	require.Less(t, held, int64(16<<20), "the open calls hold %d MB", held>>20)
 	require.Zero(t, kept, "an input over the cap is cut")
@@ -71,13 +72,6 @@ func TestOpenCallsKeepOnlyWhatIsEmitted(t *testing.T) {
 		require.Equal(t, event.DiffSkippedTooLarge, te.DiffSkipped)
 		require.Empty(t, te.Diff)
 	}
-}
-
-func heapInUse() int64 {
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return int64(ms.HeapAlloc)
 }
 
 // within reports whether s shares memory with line.

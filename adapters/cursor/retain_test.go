@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentharness/harness/adapters/adaptertest"
 	"github.com/agentharness/harness/event"
 )
 
@@ -21,7 +22,7 @@ func TestOpenCallsKeepOnlyWhatIsEmitted(t *testing.T) {
 	text := strings.Repeat(strings.Repeat("x", 79)+`\n`, size/80)
 	p := Agent.NewParser()
 	s := event.NewStream(event.StreamConfig{Sink: func(event.Event) {}})
-	before := heapInUse()
+	before := adaptertest.HeapAfterGC()
 	var buf []event.Body
 	for i := range calls {
 		id := "call" + strconv.Itoa(i)
@@ -32,16 +33,9 @@ func TestOpenCallsKeepOnlyWhatIsEmitted(t *testing.T) {
 		clear(buf)
 	}
 	require.Len(t, s.OpenCalls(), calls)
-	held := heapInUse() - before
+	held := adaptertest.HeapAfterGC() - before
 	t.Logf("%d open calls hold %.1f MB", calls, float64(held)/1e6)
 	require.Less(t, held, int64(16<<20), "the open calls hold %d MB", held>>20)
 	runtime.KeepAlive(p)
 	runtime.KeepAlive(s)
-}
-
-func heapInUse() int64 {
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return int64(ms.HeapAlloc)
 }

@@ -67,20 +67,7 @@ func TestACPServerSecondPromptIsRefused(t *testing.T) {
 	defer gate.Close()
 	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Second)
 	defer cancel()
-	type answer struct {
-		resp acpsdk.PromptResponse
-		err  error
-	}
-	first := make(chan answer, 1)
-	go func() {
-		r, err := conn.Prompt(ctx, harnesstest.Prompt(sid, "one"))
-		first <- answer{r, err}
-	}()
-	select {
-	case <-ed.ToolCalled():
-	case <-ctx.Done():
-		t.Fatal("no tool_call")
-	}
+	first := promptUntilTool(ctx, t, conn, ed, sid, "one")
 	_, err = conn.Prompt(ctx, harnesstest.Prompt(sid, "two"))
 	var re *acpsdk.RequestError
 	require.ErrorAs(t, err, &re)

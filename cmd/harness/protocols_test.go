@@ -106,20 +106,7 @@ func TestACPServerCancelMidTool(t *testing.T) {
 	conn, ed, sid, _ := startACPSession(t, "slow-tool")
 	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Second)
 	defer cancel()
-	type answer struct {
-		resp acpsdk.PromptResponse
-		err  error
-	}
-	got := make(chan answer, 1)
-	go func() {
-		r, err := conn.Prompt(ctx, harnesstest.Prompt(sid, "sleep"))
-		got <- answer{r, err}
-	}()
-	select {
-	case <-ed.ToolCalled():
-	case <-ctx.Done():
-		t.Fatal("no tool_call")
-	}
+	got := promptUntilTool(ctx, t, conn, ed, sid, "sleep")
 	require.Equal(t, 1, fakeAlive("slow-tool"))
 	require.NoError(t, conn.Cancel(ctx, acpsdk.CancelNotification{SessionId: sid}))
 	a := <-got
@@ -427,4 +414,28 @@ func TestRunACPHostileAgent(t *testing.T) {
 			require.IsType(t, &event.Result{}, evs[len(evs)-1].Body)
 		})
 	}
+}
+
+// promptAnswer is what a prompt sent in the background came back with.
+type promptAnswer struct {
+	resp acpsdk.PromptResponse
+	err  error
+}
+
+// promptUntilTool sends text to session sid in the background and
+// returns once the agent has called a tool, with where the prompt's
+// answer will arrive.
+func promptUntilTool(ctx context.Context, t *testing.T, conn *acpsdk.ClientSideConnection, ed *harnesstest.Editor, sid acpsdk.SessionId, text string) <-chan promptAnswer {
+	t.Helper()
+	got := make(chan promptAnswer, 1)
+	go func() {
+		r, err := conn.Prompt(ctx, harnesstest.Prompt(sid, text))
+		got <- promptAnswer{r, err}
+	}()
+	select {
+	case <-ed.ToolCalled():
+	case <-ctx.Done():
+		t.Fatal("no tool_call")
+	}
+	return got
 }
