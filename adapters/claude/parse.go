@@ -32,10 +32,13 @@ const maxBlocks = 1024
 type parser struct {
 	readahead.TwoStep[top] // Parse, and read-ahead: read then apply
 
-	calls   map[string]*call      // tool_use id -> call, for tool_end's name and kind
-	usage   map[string]*callUsage // message id -> its usage so far (see usage.go)
-	emitted event.Usage           // the sum of the usage events emitted
-	streams []*stream
+	calls map[string]*call      // tool_use id -> call, for tool_end's name and kind
+	usage map[string]*callUsage // message id -> its usage so far (see usage.go)
+	// modelIDs counts the non-empty ids in usage: a result reads it
+	// instead of walking usage, which grows with the stream.
+	modelIDs int64
+	emitted  event.Usage // the sum of the usage events emitted
+	streams  []*stream
 	// pendingErr is an assistant line's API error, held until the next
 	// line says whether it ends the run: the result's terminal error is
 	// then this one, fatal.
@@ -877,12 +880,7 @@ func deniedByMeta(raw, id string) bool {
 // result of parallel tool calls (4 for 3 calls). A call that failed
 // before answering has no id and is not counted.
 func (p *parser) modelCalls(begun string) int64 {
-	n := int64(0)
-	for id := range p.usage {
-		if id != "" {
-			n++
-		}
-	}
+	n := p.modelIDs
 	if !jsonscan.IsArray(begun) {
 		return n
 	}

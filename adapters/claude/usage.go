@@ -83,6 +83,9 @@ func (p *parser) callUsage(id string) *callUsage {
 	if cu == nil {
 		cu = &callUsage{}
 		p.usage[strings.Clone(id)] = cu
+		if id != "" {
+			p.modelIDs++
+		}
 	}
 	return cu
 }
