@@ -20,14 +20,14 @@ import (
 )
 
 // startACPServer starts 'harness acp' in-process over the ACP fake named
-// fake in mode, connects an editor and opens a session in a fresh
-// directory (startACPSession, for any fake).
-func startACPServer(t *testing.T, fake, mode string) (*acpsdk.ClientSideConnection, *harnesstest.Editor, acpsdk.SessionId, string) {
+// fake in mode (with flags added to its command line), connects an editor
+// and opens a session in a fresh directory.
+func startACPServer(t *testing.T, fake, mode string, flags ...string) (*acpsdk.ClientSideConnection, *harnesstest.Editor, acpsdk.SessionId, string) {
 	t.Helper()
 	isolate(t)
 	argv, _ := fakeagent.Command(fake)
-	args := []string{"acp", "--agent", "fake", "--protocol", "acp", "--command", argv[0], "--command", mode,
-		"--env", fakeagent.EnvVar + "=" + fake, "--linger", "200ms", "--kill-grace", "200ms"}
+	args := append([]string{"acp", "--agent", "fake", "--protocol", "acp", "--command", argv[0], "--command", mode,
+		"--env", fakeagent.EnvVar + "=" + fake, "--linger", "200ms", "--kill-grace", "200ms"}, flags...)
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan int, 1)

@@ -31,31 +31,7 @@ import (
 // in mode, connects an editor, and opens a session in a fresh directory.
 func startACPSession(t *testing.T, mode string, flags ...string) (*acpsdk.ClientSideConnection, *harnesstest.Editor, acpsdk.SessionId, string) {
 	t.Helper()
-	isolate(t)
-	argv, _ := fakeagent.Command("acp-agent")
-	args := append([]string{"acp", "--agent", "fake", "--protocol", "acp", "--command", argv[0], "--command", mode,
-		"--env", fakeagent.EnvVar + "=acp-agent", "--linger", "200ms", "--kill-grace", "200ms"}, flags...)
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	done := make(chan int, 1)
-	go func() {
-		done <- run(args, inR, outW, io.Discard)
-		outW.Close()
-	}()
-	t.Cleanup(func() {
-		inW.Close()
-		select {
-		case code := <-done:
-			require.Equal(t, 0, code)
-		case <-time.After(10 * time.Second):
-			t.Error("harness acp did not end at EOF")
-		}
-	})
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	dir := t.TempDir()
-	conn, ed, sid := harnesstest.Connect(t, ctx, inW, outR, dir)
-	return conn, ed, sid, dir
+	return startACPServer(t, "acp-agent", mode, flags...)
 }
 
 // fakeAlive counts live processes of the fake ACP agent in mode.
