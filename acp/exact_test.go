@@ -106,35 +106,20 @@ func TestExactOverACP(t *testing.T) {
 	})
 	t.Run("claude-500", func(t *testing.T) {
 		evs := normalized(t, "testdata/exact/claude-error.jsonl")
-		e := fatalOf(t, evs)
-		require.Equal(t, event.ClassServerError, e.Class)
-		require.Equal(t, 500, e.Status)
-		res := resultOf(evs)
-		require.Equal(t, event.ResultError, res.Status)
-		require.Empty(t, res.Text, "the error's message is the error event's, not the answer")
+		_, res := requireServerError500(t, evs)
 		require.Zero(t, res.Stats.UnparsedLines)
 	})
 	t.Run("codex-500", func(t *testing.T) {
 		// codex-acp 2.6 ends a failed turn end_turn with the error as text,
 		// after a systemError thread status.
 		evs := normalized(t, "testdata/exact/codex-error.jsonl")
-		e := fatalOf(t, evs)
-		require.Equal(t, event.ClassServerError, e.Class)
-		require.Equal(t, 500, e.Status)
+		e, _ := requireServerError500(t, evs)
 		require.Contains(t, e.Message, "high demand")
-		res := resultOf(evs)
-		require.Equal(t, event.ResultError, res.Status)
-		require.Empty(t, res.Text)
 		require.Empty(t, bodiesOf[*event.Message](evs))
 	})
 	t.Run("gemini-500", func(t *testing.T) {
 		evs := normalized(t, "testdata/exact/gemini-error.jsonl")
-		e := fatalOf(t, evs)
-		require.Equal(t, event.ClassServerError, e.Class)
-		require.Equal(t, 500, e.Status)
-		res := resultOf(evs)
-		require.Equal(t, event.ResultError, res.Status)
-		require.Empty(t, res.Text, "Gemini's [MODE_UPDATE] answer to set_mode is not the answer")
+		requireServerError500(t, evs) // Gemini's [MODE_UPDATE] answer to set_mode is no answer either
 		require.Empty(t, bodiesOf[*event.TextDelta](evs))
 	})
 	t.Run("gemini-503", func(t *testing.T) {
@@ -161,4 +146,18 @@ func TestExactOverACP(t *testing.T) {
 		require.NotNil(t, end.ExitCode)
 		require.Equal(t, 2, *end.ExitCode)
 	})
+}
+
+// requireServerError500 holds a run whose model answered HTTP 500 to one
+// fatal server_error with the status, an error result and no answer (the
+// error's message is the error event's, not the answer).
+func requireServerError500(t *testing.T, evs []event.Event) (*event.Error, *event.Result) {
+	t.Helper()
+	e := fatalOf(t, evs)
+	require.Equal(t, event.ClassServerError, e.Class)
+	require.Equal(t, 500, e.Status)
+	res := resultOf(evs)
+	require.Equal(t, event.ResultError, res.Status)
+	require.Empty(t, res.Text, "the error's message is the error event's, not the answer")
+	return e, res
 }
