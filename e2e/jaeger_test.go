@@ -2,7 +2,7 @@
 
 // The OTLP export against a real backend: Jaeger v2, built once into a
 // cache by 'make jaeger' (scripts/jaeger.sh) and started here on
-// 127.0.0.1. 'make test' runs it: go test -tags jaeger -run Jaeger ./e2e.
+// 127.0.0.1. 'make test' runs it with the rest of the suite: go test -tags jaeger ./...
 
 package e2e
 

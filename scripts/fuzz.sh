@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# A short fuzz of every fuzz target (make fuzz). Each package's fuzz test
+# binary is built once, with the fuzzer's instrumentation, and runs each of
+# its targets in turn: a `go test -fuzz` per target would link it again,
+# and listing the targets with `go test -list` would link every package's
+# test binary once more. The corpus cache is go test's own
+# ($GOCACHE/fuzz/PKG/TARGET), so a run goes on from what earlier runs found.
+#
+# A target that fails is run once more: a real finding is saved under
+# testdata/fuzz and fails again at once, while a hiccup of the fuzzing engine
+# (no input saved) does not.
+set -euo pipefail
+GO=${GO:-go}
+FUZZTIME=${FUZZTIME:-4s}
+cache=$($GO env GOCACHE)/fuzz
+bin=$(mktemp -d)
+trap 'rm -rf "$bin"' EXIT
+log=$bin/log
+
+for dir in $(git ls-files '*_test.go' | xargs grep -l '^func Fuzz' | xargs -n1 dirname | sort -u); do
+  pkg=$($GO list "./$dir")
+  $GO test -c -fuzz=. -o "$bin/fuzz.test" "./$dir"
+  for target in $(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' "$dir"/*_test.go); do
+    echo "fuzz $pkg $target"
+    run() { (cd "$dir" && "$bin/fuzz.test" -test.run='^$' -test.fuzz="^$target\$" \
+      -test.fuzztime="$FUZZTIME" -test.fuzzcachedir="$cache/$pkg") >"$log" 2>&1; }
+    run || run || { cat "$log"; exit 1; }
+  done
+done
