@@ -18,12 +18,42 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/logger"
 )
 
 // The figures of docs/serve.md, from `make bench`: not asserted.
 
 const benchRun = "run_01BENCH0000000000000000000"
+
+// benchLog is a run's session log written as the library writes it:
+// buffered, each line followed by a flush, the observer (a live run's,
+// or none) told after the log.
+type benchLog struct {
+	*logger.Session
+	obs harness.Observer
+}
+
+func openBenchLog(b *testing.B, dir string, obs harness.Observer) benchLog {
+	sess, err := logger.Open(dir, benchRun, logger.Meta{Agent: "claude"}, logger.WithRedactor(logger.NewRedactor(nil)), logger.WithBufferedEvents())
+	if err != nil {
+		b.Fatal(err)
+	}
+	return benchLog{sess, obs}
+}
+
+// write logs one line and flushes, as the library does with an agent's
+// line that made one event.
+func (l benchLog) write(line []byte) {
+	l.WriteEvent(line)
+	if l.obs.OnLine != nil {
+		l.obs.OnLine(line)
+	}
+	l.Flush()
+	if l.obs.Flush != nil {
+		l.obs.Flush()
+	}
+}
 
 func benchLine(seq int64, typ, text string) []byte {
 	return fmt.Appendf(nil, `{"v":1,"type":%q,"run":%q,"seq":%d,"ts":%d,"text":%q,"message_id":"msg_bench"}`,
@@ -73,13 +103,10 @@ func BenchmarkSSEFanout(b *testing.B) {
 	s := New(Config{Dir: dir, Open: true})
 	lr := newLiveRun(nil)
 	s.live[benchRun] = lr
-	sess, err := logger.Open(dir, benchRun, logger.Meta{Agent: "claude"}, logger.WithRedactor(logger.NewRedactor(nil)), logger.WithEventHook(lr.wrote))
-	if err != nil {
-		b.Fatal(err)
-	}
+	sess := openBenchLog(b, dir, lr.observer())
 	hs := httptest.NewServer(s)
 	defer hs.Close()
-	sess.WriteEvent(benchLine(1, "session_start", "0"))
+	sess.write(benchLine(1, "session_start", "0"))
 
 	var mu sync.Mutex
 	lat := make([]time.Duration, 0, clients*(b.N+1))
@@ -99,13 +126,13 @@ func BenchmarkSSEFanout(b *testing.B) {
 	})
 	b.ResetTimer()
 	for i := range b.N {
-		sess.WriteEvent(benchLine(int64(i+2), "text_delta", strconv.FormatInt(time.Now().UnixNano(), 10)))
+		sess.write(benchLine(int64(i+2), "text_delta", strconv.FormatInt(time.Now().UnixNano(), 10)))
 		for range clients {
 			<-got
 		}
 	}
 	b.StopTimer()
-	sess.WriteEvent(benchLine(int64(b.N+2), "result", "0"))
+	sess.write(benchLine(int64(b.N+2), "result", "0"))
 	wait()
 	sess.Close(logger.Meta{Status: "success"})
 	lr.finish()
