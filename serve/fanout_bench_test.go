@@ -4,7 +4,6 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -39,10 +38,7 @@ func liveFanout(b *testing.B, hook bool, clients, lines int) {
 		sess.write(benchLine(1, "session_start", "0"))
 		lat := make([][]time.Duration, clients)
 		wait := subscribe(b, hs.URL+"/api/runs/"+benchRun+"/events", clients, func(c int, d []byte) {
-			i := strings.Index(string(d), `"text":"`)
-			j := strings.Index(string(d[i+8:]), `"`)
-			sent, _ := strconv.ParseInt(string(d[i+8:i+8+j]), 10, 64)
-			if sent > 0 {
+			if sent := sentAt(d); sent > 0 {
 				lat[c] = append(lat[c], time.Duration(time.Now().UnixNano()-sent))
 			}
 		})
