@@ -9,8 +9,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/stretchr/testify/require"
-
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/config"
 	"github.com/agentharness/harness/event"
@@ -60,9 +58,13 @@ func TestLiveWakeAfterDisk(t *testing.T) {
 			})
 		},
 	})
-	require.NoError(t, err)
-	res, err := r.Wait()
-	require.NoError(t, err)
-	require.Equal(t, "success", res.Status)
-	require.Positive(t, wakes.Load(), "the readers were never woken")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := r.Wait(); err != nil || res.Status != "success" {
+		t.Fatalf("the run ended %v, %v; want success", res, err)
+	}
+	if wakes.Load() == 0 {
+		t.Error("the readers were never woken")
+	}
 }
