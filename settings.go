@@ -202,7 +202,7 @@ func (s *Settings) start(ctx context.Context, t Task, o Options, live *Session) 
 	if s.LogDir != "" {
 		log.open(s.LogDir, c, s.Version)
 		// The log first: an observer that follows the log file (harness
-		// serve) is told of a line once the file has it.
+		// serve) finds a line in the file at the Flush that follows it.
 		o.Observers = append([]Observer{log.observer()}, o.Observers...)
 	}
 	r := c.Start(ctx, o)

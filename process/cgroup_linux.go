@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/agentharness/harness/internal/procstat"
 )
 
 // runCgroup is a run's own cgroup v2, a child of the harness's cgroup. The
@@ -136,7 +138,7 @@ func (c *runCgroup) attr(a *syscall.SysProcAttr) {
 
 // procs lists the processes in the cgroup (zombies have left it).
 func (c *runCgroup) procs() []int {
-	b, err := readKernfs(filepath.Join(c.dir, "cgroup.procs"))
+	b, err := procstat.ReadFile(filepath.Join(c.dir, "cgroup.procs"))
 	if err != nil {
 		return nil
 	}
@@ -147,32 +149,6 @@ func (c *runCgroup) procs() []int {
 		}
 	}
 	return out
-}
-
-// readKernfs reads a small kernel file with plain system calls:
-// os.ReadFile first registers the descriptor with Go's poller (cgroup
-// files are pollable), twice the calls of a read that an idle run makes
-// once a second.
-func readKernfs(path string) ([]byte, error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer unix.Close(fd)
-	var out []byte
-	buf := make([]byte, 4096)
-	for {
-		n, err := unix.Read(fd, buf)
-		switch {
-		case err == unix.EINTR:
-			continue
-		case err != nil:
-			return nil, err
-		case n == 0:
-			return out, nil
-		}
-		out = append(out, buf[:n]...)
-	}
 }
 
 // members returns the processes in the cgroup (pid → start time).

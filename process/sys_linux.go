@@ -111,7 +111,7 @@ func childrenOf(pid int) (kids []int, ok bool) {
 		return nil, true // gone
 	}
 	for _, t := range tasks {
-		b, err := os.ReadFile(dir + t.Name() + "/children")
+		b, err := procstat.ReadFile(dir + t.Name() + "/children")
 		if os.IsNotExist(err) {
 			if _, serr := os.Stat(dir + t.Name()); serr == nil {
 				return nil, false
@@ -199,7 +199,7 @@ func orphansOf(marker []byte, known map[int]uint64) (ours, others []procStat) {
 // environHas reports whether pid's initial environment holds entry (a
 // "KEY=VALUE\x00" string).
 func environHas(pid int, entry []byte) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	b, err := procstat.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
 	if err != nil {
 		return false
 	}

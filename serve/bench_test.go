@@ -2,6 +2,7 @@ package serve
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -18,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/logger"
 )
 
@@ -25,9 +27,56 @@ import (
 
 const benchRun = "run_01BENCH0000000000000000000"
 
+// benchLog is a run's session log written as the library writes it:
+// buffered, each line followed by a flush, the observer (a live run's,
+// or none) told after the log.
+type benchLog struct {
+	*logger.Session
+	obs harness.Observer
+}
+
+func openBenchLog(b *testing.B, dir string, obs harness.Observer) benchLog {
+	sess, err := logger.Open(dir, benchRun, logger.Meta{Agent: "claude"}, logger.WithRedactor(logger.NewRedactor(nil)), logger.WithBufferedEvents())
+	if err != nil {
+		b.Fatal(err)
+	}
+	return benchLog{sess, obs}
+}
+
+// write logs one line and flushes, as the library does with an agent's
+// line that made one event.
+func (l benchLog) write(line []byte) {
+	l.WriteEvent(line)
+	if l.obs.OnLine != nil {
+		l.obs.OnLine(line)
+	}
+	l.Flush()
+	if l.obs.Flush != nil {
+		l.obs.Flush()
+	}
+}
+
 func benchLine(seq int64, typ, text string) []byte {
 	return fmt.Appendf(nil, `{"v":1,"type":%q,"run":%q,"seq":%d,"ts":%d,"text":%q,"message_id":"msg_bench"}`,
 		typ, benchRun, seq, time.Now().UnixMilli(), text)
+}
+
+// sentAt reads the stamp a benchLine carries in its text (0 for none),
+// without allocating: the clients of the fan-out benchmarks share the
+// server's process, and their garbage would be counted as its.
+func sentAt(d []byte) int64 {
+	i := bytes.Index(d, []byte(`"text":"`))
+	if i < 0 {
+		return 0
+	}
+	var n int64
+	for _, c := range d[i+8:] {
+		if c < '0' || c > '9' {
+			break
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n
 }
 
 // subscribe opens n SSE streams of run and calls fn with each data line
@@ -53,8 +102,8 @@ func subscribe(b *testing.B, url string, n int, fn func(client int, data []byte)
 				if err != nil {
 					return
 				}
-				if d, ok := strings.CutPrefix(string(line), "data: "); ok {
-					fn(c, []byte(d))
+				if d, ok := bytes.CutPrefix(line, []byte("data: ")); ok {
+					fn(c, d)
 				}
 			}
 		}()
@@ -73,21 +122,16 @@ func BenchmarkSSEFanout(b *testing.B) {
 	s := New(Config{Dir: dir, Open: true})
 	lr := newLiveRun(nil)
 	s.live[benchRun] = lr
-	sess, err := logger.Open(dir, benchRun, logger.Meta{Agent: "claude"}, logger.WithRedactor(logger.NewRedactor(nil)), logger.WithEventHook(lr.wrote))
-	if err != nil {
-		b.Fatal(err)
-	}
+	sess := openBenchLog(b, dir, lr.observer())
 	hs := httptest.NewServer(s)
 	defer hs.Close()
-	sess.WriteEvent(benchLine(1, "session_start", "0"))
+	sess.write(benchLine(1, "session_start", "0"))
 
 	var mu sync.Mutex
 	lat := make([]time.Duration, 0, clients*(b.N+1))
 	got := make(chan struct{}, clients)
 	wait := subscribe(b, hs.URL+"/api/runs/"+benchRun+"/events", clients, func(_ int, d []byte) {
-		i := strings.Index(string(d), `"text":"`)
-		j := strings.Index(string(d[i+8:]), `"`)
-		sent, _ := strconv.ParseInt(string(d[i+8:i+8+j]), 10, 64)
+		sent := sentAt(d)
 		if sent == 0 {
 			return
 		}
@@ -99,13 +143,13 @@ func BenchmarkSSEFanout(b *testing.B) {
 	})
 	b.ResetTimer()
 	for i := range b.N {
-		sess.WriteEvent(benchLine(int64(i+2), "text_delta", strconv.FormatInt(time.Now().UnixNano(), 10)))
+		sess.write(benchLine(int64(i+2), "text_delta", strconv.FormatInt(time.Now().UnixNano(), 10)))
 		for range clients {
 			<-got
 		}
 	}
 	b.StopTimer()
-	sess.WriteEvent(benchLine(int64(b.N+2), "result", "0"))
+	sess.write(benchLine(int64(b.N+2), "result", "0"))
 	wait()
 	sess.Close(logger.Meta{Status: "success"})
 	lr.finish()

@@ -4,16 +4,16 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/logger"
 )
 
 // BenchmarkLiveFanout: 100 SSE subscribers on one run written at 1000
 // lines a second (a line every millisecond, not waiting for the
-// clients), by this server's run (its hook wakes the readers) and by
+// clients), by this server's run (its observer wakes the readers) and by
 // another process (the server learns of it from the disk alone); the
 // time from a line's write to each client reading it. Not asserted: the
 // end-to-end figures are internal/perf's live view rows.
@@ -27,24 +27,18 @@ func liveFanout(b *testing.B, hook bool, clients, lines int) {
 	for range b.N {
 		dir := b.TempDir()
 		s := New(Config{Dir: dir, Open: true})
-		var opts []logger.Option
+		var obs harness.Observer
 		lr := newLiveRun(nil)
 		if hook {
 			s.live[benchRun] = lr
-			opts = append(opts, logger.WithEventHook(lr.wrote))
+			obs = lr.observer()
 		}
-		sess, err := logger.Open(dir, benchRun, logger.Meta{Agent: "claude"}, append(opts, logger.WithRedactor(logger.NewRedactor(nil)))...)
-		if err != nil {
-			b.Fatal(err)
-		}
+		sess := openBenchLog(b, dir, obs)
 		hs := httptest.NewServer(s)
-		sess.WriteEvent(benchLine(1, "session_start", "0"))
+		sess.write(benchLine(1, "session_start", "0"))
 		lat := make([][]time.Duration, clients)
 		wait := subscribe(b, hs.URL+"/api/runs/"+benchRun+"/events", clients, func(c int, d []byte) {
-			i := strings.Index(string(d), `"text":"`)
-			j := strings.Index(string(d[i+8:]), `"`)
-			sent, _ := strconv.ParseInt(string(d[i+8:i+8+j]), 10, 64)
-			if sent > 0 {
+			if sent := sentAt(d); sent > 0 {
 				lat[c] = append(lat[c], time.Duration(time.Now().UnixNano()-sent))
 			}
 		})
@@ -52,10 +46,10 @@ func liveFanout(b *testing.B, hook bool, clients, lines int) {
 		tick := time.NewTicker(time.Second / time.Duration(lines))
 		for i := range lines {
 			<-tick.C
-			sess.WriteEvent(benchLine(int64(i+2), "text_delta", strconv.FormatInt(time.Now().UnixNano(), 10)))
+			sess.write(benchLine(int64(i+2), "text_delta", strconv.FormatInt(time.Now().UnixNano(), 10)))
 		}
 		tick.Stop()
-		sess.WriteEvent(benchLine(int64(lines+2), "result", "0"))
+		sess.write(benchLine(int64(lines+2), "result", "0"))
 		sess.Close(logger.Meta{Status: "success"})
 		lr.finish()
 		wait()

@@ -184,7 +184,7 @@ func (s *Server) launch(ctx context.Context, t harness.Task, mock string, so *ha
 		run, err = s.startSession(ctx, t, *so, lr)
 	} else {
 		var r *harness.Run
-		r, err = startLogged(ctx, s.cfg.Launcher.Settings, t, lr.wrote)
+		r, err = startLogged(ctx, s.cfg.Launcher.Settings, t, lr.observer())
 		if err == nil {
 			lr.setRun(r)
 			run = r
@@ -240,7 +240,7 @@ func (s *Server) startSession(ctx context.Context, t harness.Task, so harness.Se
 		}
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	so.Observers = []harness.Observer{{OnLine: lr.wrote}}
+	so.Observers = []harness.Observer{lr.observer()}
 	sess, err := start(ctx, t, so)
 	if err != nil {
 		cancel()
@@ -271,13 +271,13 @@ func (f stopFunc) Interrupt() { f() }
 
 // startLogged is the one place the server starts a run: through the
 // library, as `harness run` does, with its session log in the server's
-// directory; onLine is told of each event line once the log has it.
-func startLogged(ctx context.Context, ls *harness.Settings, t harness.Task, onLine func([]byte)) (*harness.Run, error) {
+// directory; obs is told of each event line after the log.
+func startLogged(ctx context.Context, ls *harness.Settings, t harness.Task, obs harness.Observer) (*harness.Run, error) {
 	if ls.LogDir == "" {
 		return nil, errors.New("serve: runs need a session log directory")
 	}
 	return ls.Start(ctx, t, harness.Options{
-		Observers: []harness.Observer{{OnLine: onLine}},
+		Observers: []harness.Observer{obs},
 	})
 }
 

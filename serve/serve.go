@@ -316,8 +316,9 @@ type liveRun struct {
 	mu   sync.Mutex
 	run  runHandle     // nil until the run started
 	sess Session       // a live session's, nil for a run
-	head int64         // seq of the last line written
-	wake chan struct{} // closed and replaced at each line
+	head int64         // seq of the last line the run emitted
+	news bool          // lines emitted since the readers were last woken
+	wake chan struct{} // closed and replaced when the log gained lines
 	done bool
 }
 
@@ -358,15 +359,33 @@ func (l *liveRun) interrupt() {
 	}
 }
 
-// wrote is the session hook: the log grew by line. It never blocks.
-func (l *liveRun) wrote(line []byte) {
+// observer is the run's observer that keeps the stream's readers told:
+// it notes each line the run emits, and wakes the readers at the run's
+// flush, after the session log's (the library calls the log's observer
+// first): the library buffers the log until then, so a reader woken at
+// the line itself would find nothing new and sleep until its poll.
+func (l *liveRun) observer() harness.Observer {
+	return harness.Observer{OnLine: l.emitted, Flush: l.flushed}
+}
+
+// emitted notes a line the run emitted. It never blocks.
+func (l *liveRun) emitted(line []byte) {
 	seq, _ := logger.LineSeq(line)
 	l.mu.Lock()
-	if seq > l.head {
-		l.head = seq
+	l.head = max(l.head, seq)
+	l.news = true
+	l.mu.Unlock()
+}
+
+// flushed wakes the readers when lines came since they were last woken:
+// the log file has them now. It never blocks.
+func (l *liveRun) flushed() {
+	l.mu.Lock()
+	if l.news {
+		l.news = false
+		close(l.wake)
+		l.wake = make(chan struct{})
 	}
-	close(l.wake)
-	l.wake = make(chan struct{})
 	l.mu.Unlock()
 }
 

@@ -6,7 +6,6 @@ package procstat
 
 import (
 	"bytes"
-	"os"
 	"strconv"
 )
 
@@ -27,7 +26,7 @@ func (s Stat) Live() bool { return s.State != 'Z' && s.State != 'X' }
 // Read reads pid's stat; ok is false when there is no such process (or
 // no /proc).
 func Read(pid int) (Stat, bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	b, err := ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return Stat{}, false
 	}
