@@ -9,7 +9,6 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/acpserver"
-	"github.com/agentharness/harness/mockmodel"
 )
 
 // acpCmd speaks ACP on stdio as an agent (docs/acp.md, package
@@ -65,15 +64,15 @@ func (c *acpCmd) Run(e *env) error {
 			Budgets: c.over(lib.Budgets()), Protocol: protocol, Command: command, Binary: c.Binary, Env: c.Env}
 	}
 	if c.Mock != "" {
-		m, err := mockmodel.StartMock(c.Mock, "")
+		point, stop, err := serverMock(c.Mock)
 		if err != nil {
-			return withStatus(exitUsage, err)
+			return err
 		}
-		defer m.Close()
+		defer stop()
 		base := task
 		task = func(cwd, prompt string) harness.Task {
 			t := base(cwd, prompt)
-			_ = pointAt(m, &t) // an agent the mock cannot drive keeps its own service
+			point(&t)
 			return t
 		}
 	}
