@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -133,10 +132,6 @@ func (c *sessionCmd) Run(e *env) error {
 	name, err := agentName(s, agent)
 	if err != nil {
 		return err
-	}
-	if !slices.Contains(harness.LiveAgents(), name) && len(s.cfg.Agents[name].Command) == 0 {
-		return usageErrorf("session: %s cannot hold a session: give an agent that can (%s) or its ACP command (command = [...] in [agents.%s])",
-			name, strings.Join(harness.LiveAgents(), ", "), name)
 	}
 	if err := checkEnv("session", c.Env); err != nil {
 		return err
