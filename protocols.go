@@ -3,6 +3,7 @@ package harness
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/agentharness/harness/acp"
@@ -37,6 +38,11 @@ type protocol struct {
 	// owner is the agent whose own protocol this is: a live session of
 	// it uses this one unless told otherwise (LiveProtocol).
 	owner string
+	// live: it holds a live session of many turns (StartSession).
+	live bool
+	// sessionOnly: a one-prompt run is not offered over it (its owner's
+	// CLI already gives that run).
+	sessionOnly bool
 	// sniff reports whether the first native line of a session log was
 	// written over this protocol: for logs from before the session's
 	// metadata recorded its protocol (logger.Meta.Protocol). nil: none
@@ -49,12 +55,13 @@ type protocol struct {
 // (agents.go) drive them, is the default.
 var protocols = []protocol{
 	{name: ProtocolCLI, adapter: cliAdapter},
-	{name: ProtocolACP, adapter: acp.For, command: true,
+	{name: ProtocolACP, adapter: acp.For, command: true, live: true,
 		// An ACP session's lines are JSON-RPC messages: no CLI prints those.
 		sniff: func(first []byte) bool { return bytes.Contains(first, []byte(`"jsonrpc"`)) }},
 	// Its log reads as the CLI's does (a run's logs record the protocol).
-	{name: ProtocolStreamJSON, adapter: ownAdapter(ProtocolStreamJSON, claude.Agent.Info.ID, claude.Live), owner: claude.Agent.Info.ID},
-	{name: ProtocolAppServer, adapter: codex.AppServer, owner: codex.Agent.Info.ID},
+	{name: ProtocolStreamJSON, adapter: ownAdapter(ProtocolStreamJSON, claude.Agent.Info.ID, claude.Live), owner: claude.Agent.Info.ID,
+		live: true, sessionOnly: true},
+	{name: ProtocolAppServer, adapter: codex.AppServer, owner: codex.Agent.Info.ID, live: true},
 }
 
 // ownAdapter is the adapter of an agent's own protocol: the agent, driven
@@ -80,6 +87,42 @@ func LiveProtocol(agent string) string {
 		}
 	}
 	return ProtocolACP
+}
+
+// Protocol is what the protocol table says of one protocol to those
+// that offer a choice of them (the CLI's flags).
+type Protocol struct {
+	Name string
+	// Owner is the agent whose own protocol it is; "" when any agent may
+	// speak it.
+	Owner string
+	// Live: it holds a live session (Settings.StartSession).
+	Live bool
+	// Run: a one-prompt run (Settings.Start) is offered over it.
+	Run bool
+}
+
+// Protocols returns the protocols, the default first.
+func Protocols() []Protocol {
+	out := make([]Protocol, len(protocols))
+	for i, p := range protocols {
+		out[i] = Protocol{Name: p.name, Owner: p.owner, Live: p.live, Run: !p.sessionOnly}
+	}
+	return out
+}
+
+// LiveAgents returns the ids of the registered agents that can hold a
+// live session as they are, in display order: those with an ACP mode or
+// a live protocol of their own. Any other needs its ACP command from the
+// configuration ([agents.NAME] command).
+func LiveAgents() []string {
+	var ids []string
+	for _, a := range Agents() {
+		if a.ACP != nil || slices.ContainsFunc(protocols, func(p protocol) bool { return p.live && p.owner == a.Name() }) {
+			ids = append(ids, a.Name())
+		}
+	}
+	return ids
 }
 
 func cliAdapter(_ string, base *adapters.Agent, _ []string) (adapters.Adapter, error) {

@@ -253,27 +253,20 @@ func readMergeReport(path string) (*mergeReport, error) {
 		return nil, bad(errors.New("not a JSON object"))
 	}
 	var r mergeReport
+	// The report's members merge reads besides runs; others are skipped.
+	fields := map[json.Token]any{"plan_id": &r.PlanID, "planned": &r.Planned, "shard": &r.Shard,
+		"seed": &r.Seed, "started": &r.Started, "wall_ms": &r.WallMS}
 	hasRuns := false
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
 			return nil, bad(err)
 		}
-		var dst any
-		switch tok {
-		case "plan_id":
-			dst = &r.PlanID
-		case "planned":
-			dst = &r.Planned
-		case "shard":
-			dst = &r.Shard
-		case "seed":
-			dst = &r.Seed
-		case "started":
-			dst = &r.Started
-		case "wall_ms":
-			dst = &r.WallMS
-		case "runs":
+		dst, known := fields[tok]
+		switch {
+		case known:
+			err = dec.Decode(dst)
+		case tok == "runs":
 			hasRuns = true
 			limit := maxRuns
 			if r.Planned >= 1 && r.Planned < maxRuns { // bench writes planned first
@@ -282,9 +275,6 @@ func readMergeReport(path string) (*mergeReport, error) {
 			err = decodeRuns(dec, &r.Runs, limit)
 		default:
 			err = skipValue(dec)
-		}
-		if err == nil && dst != nil {
-			err = dec.Decode(dst)
 		}
 		if err != nil {
 			return nil, bad(err)

@@ -605,3 +605,20 @@ func (p *Proc) finish(s *supervisor) {
 	p.out = o
 	close(p.done)
 }
+
+// signalGroup signals the child's process group while the child is alive
+// (after it is reaped its pgid could in principle name someone else's
+// group, so the end-of-run sweep signals processes one by one instead).
+func (p *Proc) signalGroup(sig syscall.Signal) {
+	// kill(-0) is the caller's own group and kill(-(-1)) every process it
+	// may signal: a Proc that never had a pid has no group to signal.
+	if p.pid <= 0 {
+		return
+	}
+	select {
+	case <-p.exited:
+		return
+	default:
+	}
+	_ = syscall.Kill(-p.pid, sig) // ESRCH: nothing left in the group
+}

@@ -209,23 +209,6 @@ func environHas(pid int, entry []byte) bool {
 	return bytes.Contains(b, append([]byte{0}, entry...))
 }
 
-// signalGroup signals the child's process group while the child is alive
-// (after it is reaped its pgid could in principle name someone else's
-// group, so the end-of-run sweep signals processes one by one instead).
-func (p *Proc) signalGroup(sig syscall.Signal) {
-	// kill(-0) is the caller's own group and kill(-(-1)) every process it
-	// may signal: a Proc that never had a pid has no group to signal.
-	if p.pid <= 0 {
-		return
-	}
-	select {
-	case <-p.exited:
-		return
-	default:
-	}
-	_ = unix.Kill(-p.pid, sig) // ESRCH: nothing left in the group
-}
-
 // signalProc sends sig to the process pid only if it is still the process
 // that started at start, using a pidfd so a reused pid is never hit.
 func signalProc(pid int, start uint64, sig syscall.Signal) bool {

@@ -38,20 +38,6 @@ func descendants(int) []procStat { return nil }
 
 func orphansOf([]byte, map[int]uint64) (ours, others []procStat) { return nil, nil }
 
-func (p *Proc) signalGroup(sig syscall.Signal) {
-	// kill(-0) is the caller's own group: a Proc that never had a pid
-	// has no group to signal.
-	if p.pid <= 0 {
-		return
-	}
-	select {
-	case <-p.exited:
-		return
-	default:
-	}
-	_ = syscall.Kill(-p.pid, sig)
-}
-
 func (p *Proc) killRun(bool) { p.signalGroup(syscall.SIGKILL) }
 
 // pendingBytes is 0 outside Linux: drain keeps its plain bound there.

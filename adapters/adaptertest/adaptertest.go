@@ -56,15 +56,16 @@ func Clock() func() time.Time {
 // parse does, with the test clock and run id, and returns the NDJSON.
 func Normalize(a adapters.Adapter, native []byte, raw bool) []byte {
 	var out bytes.Buffer
-	s := testStream(a, raw, &out)
+	s := Stream(a, raw, &out)
 	_ = adapters.Normalize(bytes.NewReader(native), a.NewParser(), s, adapters.NormalizeOptions{})
 	s.Finish(event.Outcome{NoProcess: true})
 	return out.Bytes()
 }
 
-// testStream is a stream of a's events with the test clock and run id,
-// encoded into out.
-func testStream(a adapters.Adapter, raw bool, out *bytes.Buffer) *event.Stream {
+// Stream is a stream of a's events with the test clock and run id,
+// encoded into out: what a test that drives a parser by hand (a live
+// session's Conversation) emits into.
+func Stream(a adapters.Adapter, raw bool, out *bytes.Buffer) *event.Stream {
 	enc := event.NewEncoder(out)
 	return event.NewStream(event.StreamConfig{
 		Run: RunID, Now: Clock(), Raw: raw,
@@ -268,7 +269,7 @@ func FuzzParse(f *testing.F, a adapters.Adapter) {
 // Parse and given to the stream in turn, on one goroutine.
 func normalizeLive(a adapters.Adapter, native []byte) []byte {
 	var out bytes.Buffer
-	s := testStream(a, false, &out)
+	s := Stream(a, false, &out)
 	p := a.NewParser()
 	var buf []event.Body
 	_ = linescan.Scan(bytes.NewReader(native), 0, func(line []byte, dropped int64) error {

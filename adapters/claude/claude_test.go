@@ -130,9 +130,7 @@ func BenchmarkOneLongBlock(b *testing.B) {
 func liveRun(t *testing.T, transcript []byte, ask bool) (stream, stdin []byte) {
 	t.Helper()
 	var out, in bytes.Buffer
-	enc := event.NewEncoder(&out)
-	s := event.NewStream(event.StreamConfig{Run: adaptertest.RunID, Now: adaptertest.Clock(),
-		Start: event.SessionStart{Agent: "claude"}, Sink: func(ev event.Event) { _ = enc.Encode(ev) }})
+	s := adaptertest.Stream(Agent, false, &out)
 	c := NewConversation()
 	c.Converse(ask)
 	require.NoError(t, c.Begin(&in, adapters.Task{}))
@@ -434,9 +432,7 @@ func FuzzLive(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var out bytes.Buffer
-		enc := event.NewEncoder(&out)
-		s := event.NewStream(event.StreamConfig{Run: adaptertest.RunID, Now: adaptertest.Clock(),
-			Start: event.SessionStart{Agent: "claude"}, Sink: func(ev event.Event) { _ = enc.Encode(ev) }})
+		s := adaptertest.Stream(Agent, false, &out)
 		c := NewConversation()
 		c.Converse(true)
 		var in bytes.Buffer

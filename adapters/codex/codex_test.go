@@ -335,9 +335,7 @@ type replay struct {
 func (r replay) run(t *testing.T, native []byte) (stream, sent []byte) {
 	t.Helper()
 	var out, stdin bytes.Buffer
-	enc := event.NewEncoder(&out)
-	s := event.NewStream(event.StreamConfig{Run: adaptertest.RunID, Now: adaptertest.Clock(),
-		Start: event.SessionStart{Agent: "codex"}, Sink: func(ev event.Event) { _ = enc.Encode(ev) }})
+	s := adaptertest.Stream(Agent, false, &out)
 	c := NewAppServer()
 	c.Converse(r.ask)
 	require.NoError(t, c.Begin(&stdin, adapters.Task{Cwd: r.cwd}))
@@ -683,9 +681,7 @@ func FuzzAppServer(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		adaptertest.Fuzz(t, a, data)
 		var out, stdin bytes.Buffer
-		enc := event.NewEncoder(&out)
-		s := event.NewStream(event.StreamConfig{Run: adaptertest.RunID, Now: adaptertest.Clock(),
-			Start: event.SessionStart{Agent: "codex"}, Sink: func(ev event.Event) { _ = enc.Encode(ev) }})
+		s := adaptertest.Stream(Agent, false, &out)
 		c := NewAppServer()
 		c.Converse(true)
 		if err := c.Begin(&stdin, adapters.Task{Cwd: "/w"}); err != nil {

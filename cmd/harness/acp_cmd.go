@@ -9,7 +9,6 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/acpserver"
-	"github.com/agentharness/harness/mockmodel"
 )
 
 // acpCmd speaks ACP on stdio as an agent (docs/acp.md, package
@@ -17,7 +16,7 @@ import (
 // supervision in the session's cwd and streams it back as session/updates.
 type acpCmd struct {
 	Agent       string   `short:"a" help:"Agent to run for each prompt: ${agents} (or an alias; default: the configured agent)."`
-	Protocol    string   `help:"How harness drives the agent: cli (its headless mode) or acp." enum:"cli,acp," default:""`
+	Protocol    string   `help:"How harness drives the agent: cli (its headless mode) or acp." enum:"${anyprotocols}," default:""`
 	Command     []string `help:"The command of an ACP agent harness has no adapter for (with --protocol acp); repeat it for each argument." sep:"none"`
 	Binary      string   `help:"Path of the agent's executable."`
 	Permissions *string  `help:"full-access (default) or read-only." enum:"full-access,read-only," default:""`
@@ -65,15 +64,15 @@ func (c *acpCmd) Run(e *env) error {
 			Budgets: c.over(lib.Budgets()), Protocol: protocol, Command: command, Binary: c.Binary, Env: c.Env}
 	}
 	if c.Mock != "" {
-		m, err := mockmodel.StartMock(c.Mock, "")
+		point, stop, err := serverMock(c.Mock)
 		if err != nil {
-			return withStatus(exitUsage, err)
+			return err
 		}
-		defer m.Close()
+		defer stop()
 		base := task
 		task = func(cwd, prompt string) harness.Task {
 			t := base(cwd, prompt)
-			_ = pointAt(m, &t) // an agent the mock cannot drive keeps its own service
+			point(&t)
 			return t
 		}
 	}

@@ -227,8 +227,9 @@ func listBranchCommands(options kong.HelpOptions, ctx *kong.Context) error {
 }
 
 // helpVars are the variables the help strings use: the version, the
-// agents as registered and the ACP commands of those that have one,
-// conform's scenarios and the scripted model's.
+// agents as registered, those that can hold a live session and the ACP
+// commands of those that have one, conform's scenarios and the scripted
+// model's; and the protocol enums.
 func helpVars() kong.Vars {
 	var acp []string
 	for _, a := range harness.Agents() {
@@ -236,14 +237,39 @@ func helpVars() kong.Vars {
 			acp = append(acp, strings.Join(a.ACP.Command, " "))
 		}
 	}
-	return kong.Vars{"version": "harness " + version, "agents": strings.Join(harness.AgentNames(), ", "),
-		"acpcommands":   strings.Join(acp, ", "),
-		"scenarios":     strings.Join(conform.Scenarios(), ", "),
-		"mockscenarios": strings.Join(mockmodel.BuiltinNames(), ", ")}
+	v := protocolVars()
+	v["version"] = "harness " + version
+	v["agents"] = strings.Join(harness.AgentNames(), ", ")
+	v["liveagents"] = strings.Join(harness.LiveAgents(), ", ")
+	v["acpcommands"] = strings.Join(acp, ", ")
+	v["scenarios"] = strings.Join(conform.Scenarios(), ", ")
+	v["mockscenarios"] = strings.Join(mockmodel.BuiltinNames(), ", ")
+	return v
+}
+
+// protocolVars are the --protocol flags' enums, from the protocol table
+// (harness.Protocols), so that a protocol is one row of it: runprotocols
+// those a one-prompt run is offered over, liveprotocols those that hold
+// a live session, anyprotocols those any agent may speak.
+func protocolVars() kong.Vars {
+	var run, live, anyAgent []string
+	for _, p := range harness.Protocols() {
+		if p.Run {
+			run = append(run, p.Name)
+		}
+		if p.Live {
+			live = append(live, p.Name)
+		}
+		if p.Owner == "" {
+			anyAgent = append(anyAgent, p.Name)
+		}
+	}
+	return kong.Vars{"runprotocols": strings.Join(run, ","), "liveprotocols": strings.Join(live, ","),
+		"anyprotocols": strings.Join(anyAgent, ",")}
 }
 
 // parseVars is helpVars when args may ask for help (-h, --help), else
-// the same variables with only the version set: the others appear only
+// the same variables with only the version and the enums set: the others appear only
 // in help text, and kong interpolates every variable once per flag as it
 // builds the parser (a regexp pass over each value), which for run was
 // about half of the parser's construction.
@@ -254,7 +280,12 @@ func parseVars(args []string) kong.Vars {
 			return helpVars()
 		}
 	}
-	return kong.Vars{"version": "harness " + version, "agents": "", "acpcommands": "", "scenarios": "", "mockscenarios": ""}
+	v := protocolVars() // enums: parsing needs them
+	v["version"] = "harness " + version
+	for _, k := range []string{"agents", "liveagents", "acpcommands", "scenarios", "mockscenarios"} {
+		v[k] = ""
+	}
+	return v
 }
 
 // writeJSON prints v as indented JSON, the machine output of the

@@ -15,7 +15,6 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/mcpserver"
-	"github.com/agentharness/harness/mockmodel"
 )
 
 // mcpCmd serves harness over MCP: stdio by default, streamable HTTP on a
@@ -56,14 +55,13 @@ func (c *mcpCmd) Run(e *env) error {
 	}
 	defer stopOTLP()
 	if c.Mock != "" {
-		m, err := mockmodel.StartMock(c.Mock, "")
+		point, stop, err := serverMock(c.Mock)
 		if err != nil {
-			return withStatus(exitUsage, err)
+			return err
 		}
-		defer m.Close()
+		defer stop()
 		opts.Setup = func(t *harness.Task) harness.Observer {
-			// An agent the mock cannot drive (Cursor) keeps its own service.
-			_ = pointAt(m, t)
+			point(t)
 			return harness.Observer{}
 		}
 	}

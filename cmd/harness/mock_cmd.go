@@ -60,6 +60,17 @@ func attachMock(t *harness.Task, scenario string) (func(), error) {
 	return func() { m.Close() }, nil
 }
 
+// serverMock starts a scripted model for a server's runs (mcp, acp):
+// point points each run's task at it, except an agent the mock cannot
+// drive (Cursor), which keeps its own service; stop stops it.
+func serverMock(scenario string) (point func(*harness.Task), stop func(), err error) {
+	m, err := mockmodel.StartMock(scenario, "")
+	if err != nil {
+		return nil, nil, withStatus(exitUsage, err)
+	}
+	return func(t *harness.Task) { _ = pointAt(m, t) }, func() { m.Close() }, nil
+}
+
 // pointAt points t at the mock: its model, and its environment (as the
 // task's setup, under the user's own env).
 func pointAt(m *mockmodel.Mock, t *harness.Task) error {

@@ -70,14 +70,14 @@ func (c *sessionCmd) command(e *env, sess *harness.Session, line []byte, n int, 
 // sessionCmd holds a live session: one agent process, a turn per prompt
 // read on stdin (docs/supervision.md, "Live sessions").
 type sessionCmd struct {
-	Agent       string  `short:"a" help:"Agent to run: ${agents} (or an alias), or an ACP agent of the configuration."`
+	Agent       string  `short:"a" help:"Agent to run: ${liveagents} (or an alias), or an ACP agent of the configuration."`
 	Model       string  `short:"m" help:"Model alias (see 'harness models list') or the agent's own model id."`
 	Cwd         string  `help:"Directory the agent works in (default: the current one)." type:"existingdir"`
 	Permissions *string `help:"full-access (default), read-only, or ask: each permission request is a permission_request event, answered by an answer command (denied after --ask-timeout)." enum:"full-access,read-only,ask," default:""`
 	budgetFlags `embed:""`
 	TurnTimeout *time.Duration `help:"Wall-clock limit of one turn: the agent is asked to end it, and the turn ends timeout (0 = off, the default)."`
 	AskTimeout  time.Duration  `help:"How long a permission request waits for its answer before it is denied." default:"5m"`
-	Protocol    string         `help:"The agent's two-way protocol: acp (the Agent Client Protocol: ${acpcommands}), stream-json (Claude Code's own) or app-server (Codex's own). Default: the agent's own where harness speaks it, else acp." enum:"acp,stream-json,app-server," default:""`
+	Protocol    string         `help:"The agent's two-way protocol: acp (the Agent Client Protocol: ${acpcommands}), stream-json (Claude Code's own) or app-server (Codex's own). Default: the agent's own where harness speaks it, else acp." enum:"${liveprotocols}," default:""`
 	Raw         bool           `help:"Also emit the agent's native lines as native events."`
 	NoLog       bool           `help:"Do not write a session log."`
 	Binary      string         `help:"Path of the agent's executable."`
@@ -127,7 +127,7 @@ func (c *sessionCmd) Run(e *env) error {
 		agent = s.cfg.Agent
 	}
 	if agent == "" {
-		return usageErrorf("session: no agent: give --agent (%s) or set agent in harness.toml", strings.Join(harness.AgentNames(), ", "))
+		return usageErrorf("session: no agent: give --agent (%s) or set agent in harness.toml", strings.Join(harness.LiveAgents(), ", "))
 	}
 	name, err := agentName(s, agent)
 	if err != nil {
