@@ -515,3 +515,40 @@ func TestSessionCommandClaudeDefault(t *testing.T) {
 	require.Equal(t, "answer 2", ends[1].(*event.TurnEnd).Text)
 	require.False(t, evs[len(evs)-1].Body.(*event.Result).LingeredAfterDone)
 }
+
+// TestSessionReparse: 'sessions reparse' of a live session's log rebuilds
+// its turns as the session emitted them — the same events, the same
+// turns, prompts, statuses, answers and usage — over each protocol that
+// holds several turns (the prompts and the harness's own decisions come
+// from the recorded stream, the rest from the agent's lines).
+func TestSessionReparse(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		fake string
+	}{
+		{"stream-json", []string{"--agent", "claude", "--protocol", "stream-json"}, fakeagent.ClaudeStream},
+		{"app-server", []string{"--agent", "codex", "--protocol", "app-server"}, fakeagent.CodexAppServer},
+		{"acp", []string{"--agent", "claude", "--protocol", "acp"}, "acp-agent"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			home := isolate(t)
+			argv, _ := fakeagent.Command(tc.fake)
+			args := append([]string{"session"}, tc.args...)
+			args = append(args, "--binary", argv[0], "--cwd", t.TempDir(), "--env", fakeagent.EnvVar+"="+tc.fake,
+				"--linger", "5s", "--idle-timeout", "5s")
+			r := invoke(t, `{"type":"prompt","text":"one"}`+"\n"+`{"type":"prompt","text":"two"}`+"\n", args...)
+			require.Equal(t, 0, r.code, r.stderr)
+			metas, err := filepath.Glob(filepath.Join(home, ".local", "share", "harness", "sessions", "run_*.meta.json"))
+			require.NoError(t, err)
+			require.Len(t, metas, 1)
+			rr := invoke(t, "", "sessions", "reparse", strings.TrimSuffix(filepath.Base(metas[0]), ".meta.json"))
+			require.Equal(t, 0, rr.code, rr.stderr)
+			adaptertest.CheckStream(t, []byte(rr.stdout))
+			require.Equal(t, harnesstest.ReparseParts(t, []byte(r.stdout)), harnesstest.ReparseParts(t, []byte(rr.stdout)))
+			evs, err := event.ReadAll(strings.NewReader(rr.stdout))
+			require.NoError(t, err)
+			require.Len(t, harnesstest.Bodies(evs, event.TypeTurnEnd), 2)
+		})
+	}
+}
