@@ -102,3 +102,49 @@ func TestLiveSessionClaudeAsk(t *testing.T) {
 		require.Equal(t, served, event.Usage{InputTokens: e.Usage.InputTokens, OutputTokens: e.Usage.OutputTokens})
 	}
 }
+
+// resumeScenario answers the first prompt, and a later one only in a
+// conversation that still holds the first.
+const resumeScenario = `name = "resume"
+[[turn]]
+text = ["Noted."]
+[[turn]]
+after = "` + mockmodel.ConverseMark2 + `"
+requires = "` + mockmodel.ConverseMark1 + `"
+text = ["DONE:", " resumed"]
+`
+
+// TestLiveSessionClaudeResume: a live session of the real Claude Code
+// over stream-json, ended, then a second one with --resume and its
+// session id: the second session's first turn is answered in the first
+// session's conversation (the scripted model checks it holds the first
+// prompt), under the same session id.
+func TestLiveSessionClaudeResume(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	scenario := filepath.Join(dir, "resume.toml")
+	require.NoError(t, os.WriteFile(scenario, []byte(resumeScenario), 0o644))
+	// The CLI keeps its conversations in its config directory, by cwd:
+	// both sessions share both (the scripted model gives each a fresh one).
+	workdir, config := filepath.Join(dir, "work"), filepath.Join(dir, "claude")
+	require.NoError(t, os.Mkdir(workdir, 0o755))
+	require.NoError(t, os.Mkdir(config, 0o700))
+	env := "CLAUDE_CONFIG_DIR=" + config
+
+	first := startSessionIn(t, workdir, "claude", scenario, "--env", env)
+	first.send(map[string]any{"type": "prompt", "text": "Remember this (" + mockmodel.ConverseMark1 + ")."})
+	first.until(event.TypeTurnEnd)
+	evs := first.end()
+	sid := evs[0].Body.(*event.SessionStart).SessionID
+	require.NotEmpty(t, sid, "%s", first.out.String())
+
+	second := startSessionIn(t, workdir, "claude", scenario, "--env", env, "--resume", sid)
+	second.send(map[string]any{"type": "prompt", "text": "Now go on (" + mockmodel.ConverseMark2 + ")."})
+	evs = second.end()
+	ends := harnesstest.Bodies(evs, event.TypeTurnEnd)
+	require.Len(t, ends, 1, "%s", second.out.String())
+	end := ends[0].(*event.TurnEnd)
+	require.Equal(t, event.ResultSuccess, end.Status, "%s", second.out.String())
+	require.Equal(t, "DONE: resumed", end.Text, "the resumed session holds the first one's conversation")
+	require.Equal(t, sid, evs[0].Body.(*event.SessionStart).SessionID, "the same session")
+}

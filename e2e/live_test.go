@@ -56,9 +56,15 @@ func (l *lockedBuffer) Bytes() []byte { return []byte(l.String()) }
 // scenario, in a fresh directory, for at most 3 minutes.
 func startSession(t *testing.T, agent, scenario string, flags ...string) *liveSession {
 	t.Helper()
+	return startSessionIn(t, t.TempDir(), agent, scenario, flags...)
+}
+
+// startSessionIn is startSession in the directory workdir.
+func startSessionIn(t *testing.T, workdir, agent, scenario string, flags ...string) *liveSession {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	t.Cleanup(cancel)
-	s := &liveSession{t: t, workdir: t.TempDir(), events: make(chan event.Event, 1024)}
+	s := &liveSession{t: t, workdir: workdir, events: make(chan event.Event, 1024)}
 	args := append([]string{"session", "--agent", agent, "--mock", scenario, "--cwd", s.workdir,
 		"--idle-timeout", "60s", "--timeout", "3m", "--linger", "2s", "--kill-grace", "2s"}, flags...)
 	s.cmd = exec.CommandContext(ctx, harnessBin, args...)
