@@ -552,3 +552,35 @@ func TestSessionReparse(t *testing.T) {
 		})
 	}
 }
+
+// TestRunProtocolStreamJSON: 'harness run --protocol stream-json' is one
+// prompt over Claude Code's own protocol: the prompt is the one user
+// message, the CLI's result the run's, and its log reparses to the same
+// stream; another agent is refused with one line, exit 2.
+func TestRunProtocolStreamJSON(t *testing.T) {
+	home := isolate(t)
+	argv, _ := fakeagent.Command(fakeagent.ClaudeStream)
+	r := invoke(t, "", "run", "--agent", "claude", "--protocol", "stream-json", "--binary", argv[0], "--cwd", t.TempDir(),
+		"--env", fakeagent.EnvVar+"="+fakeagent.ClaudeStream, "--linger", "5s", "-p", "hello")
+	require.Equal(t, 0, r.code, r.stderr)
+	adaptertest.CheckStream(t, []byte(r.stdout))
+	evs, err := event.ReadAll(strings.NewReader(r.stdout))
+	require.NoError(t, err)
+	require.Contains(t, evs[0].Body.(*event.SessionStart).Argv, "--input-format")
+	require.Empty(t, harnesstest.Bodies(evs, event.TypeTurnStart), "a run has no turns")
+	res := evs[len(evs)-1].Body.(*event.Result)
+	require.Equal(t, event.ResultSuccess, res.Status)
+	require.Equal(t, "answer 1", res.Text)
+
+	metas, err := filepath.Glob(filepath.Join(home, ".local", "share", "harness", "sessions", "run_*.meta.json"))
+	require.NoError(t, err)
+	require.Len(t, metas, 1)
+	rr := invoke(t, "", "sessions", "reparse", strings.TrimSuffix(filepath.Base(metas[0]), ".meta.json"))
+	require.Equal(t, 0, rr.code, rr.stderr)
+	require.Equal(t, harnesstest.ReparseParts(t, []byte(r.stdout)), harnesstest.ReparseParts(t, []byte(rr.stdout)))
+
+	r = invoke(t, "", "run", "--agent", "codex", "--protocol", "stream-json", "--binary", argv[0], "-p", "hello")
+	require.Equal(t, 2, r.code, r.stderr)
+	require.Equal(t, 1, strings.Count(strings.TrimSpace(r.stderr), "\n")+1, r.stderr)
+	require.Contains(t, r.stderr, `protocol "stream-json" is claude's own`)
+}
