@@ -127,12 +127,7 @@ func TestRunProtocolACPAndReparse(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, fakeagent.ACPFileText, string(got))
 
-	logged, err := filepath.Glob(filepath.Join(home, ".local", "share", "harness", "sessions", "run_*.ndjson"))
-	require.NoError(t, err)
-	require.Len(t, logged, 1)
-	rr := invoke(t, "", "sessions", "reparse", strings.TrimSuffix(filepath.Base(logged[0]), ".ndjson"))
-	require.Equal(t, 0, rr.code, rr.stderr)
-	adaptertest.CheckStream(t, []byte(rr.stdout))
+	rr := reparseOnly(t, home)
 	evs, err := event.ReadAll(strings.NewReader(rr.stdout))
 	require.NoError(t, err)
 	res := evs[len(evs)-1].Body.(*event.Result)
@@ -539,12 +534,7 @@ func TestSessionReparse(t *testing.T) {
 				"--linger", "5s", "--idle-timeout", "5s")
 			r := invoke(t, `{"type":"prompt","text":"one"}`+"\n"+`{"type":"prompt","text":"two"}`+"\n", args...)
 			require.Equal(t, 0, r.code, r.stderr)
-			metas, err := filepath.Glob(filepath.Join(home, ".local", "share", "harness", "sessions", "run_*.meta.json"))
-			require.NoError(t, err)
-			require.Len(t, metas, 1)
-			rr := invoke(t, "", "sessions", "reparse", strings.TrimSuffix(filepath.Base(metas[0]), ".meta.json"))
-			require.Equal(t, 0, rr.code, rr.stderr)
-			adaptertest.CheckStream(t, []byte(rr.stdout))
+			rr := reparseOnly(t, home)
 			require.Equal(t, harnesstest.ReparseParts(t, []byte(r.stdout)), harnesstest.ReparseParts(t, []byte(rr.stdout)))
 			evs, err := event.ReadAll(strings.NewReader(rr.stdout))
 			require.NoError(t, err)
@@ -572,15 +562,24 @@ func TestRunProtocolStreamJSON(t *testing.T) {
 	require.Equal(t, event.ResultSuccess, res.Status)
 	require.Equal(t, "answer 1", res.Text)
 
-	metas, err := filepath.Glob(filepath.Join(home, ".local", "share", "harness", "sessions", "run_*.meta.json"))
-	require.NoError(t, err)
-	require.Len(t, metas, 1)
-	rr := invoke(t, "", "sessions", "reparse", strings.TrimSuffix(filepath.Base(metas[0]), ".meta.json"))
-	require.Equal(t, 0, rr.code, rr.stderr)
+	rr := reparseOnly(t, home)
 	require.Equal(t, harnesstest.ReparseParts(t, []byte(r.stdout)), harnesstest.ReparseParts(t, []byte(rr.stdout)))
 
 	r = invoke(t, "", "run", "--agent", "codex", "--protocol", "stream-json", "--binary", argv[0], "-p", "hello")
 	require.Equal(t, 2, r.code, r.stderr)
 	require.Equal(t, 1, strings.Count(strings.TrimSpace(r.stderr), "\n")+1, r.stderr)
 	require.Contains(t, r.stderr, `protocol "stream-json" is claude's own`)
+}
+
+// reparseOnly reparses the one run logged under home: exit 0, a valid
+// stream.
+func reparseOnly(t *testing.T, home string) result {
+	t.Helper()
+	logged, err := filepath.Glob(filepath.Join(home, ".local", "share", "harness", "sessions", "run_*.meta.json"))
+	require.NoError(t, err)
+	require.Len(t, logged, 1)
+	rr := invoke(t, "", "sessions", "reparse", strings.TrimSuffix(filepath.Base(logged[0]), ".meta.json"))
+	require.Equal(t, 0, rr.code, rr.stderr)
+	adaptertest.CheckStream(t, []byte(rr.stdout))
+	return rr
 }
