@@ -23,8 +23,10 @@ type ParseOptions struct {
 	// written in large blocks.
 	Flush func()
 	// Protocol is the protocol the stream was captured from: "" or "cli"
-	// (the agent's headless output), or "acp" (an ACP agent's stdout;
-	// agent may then be any name).
+	// (the agent's headless output), "acp" (an ACP agent's stdout; agent
+	// may then be any name), "stream-json" or "app-server" (Claude Code's
+	// and Codex's own: without Session, each turn's end reads as a run's,
+	// and the last is the result).
 	Protocol string
 	// Session, for the native lines of a live session's log, is what its
 	// recorded stream says of its turns (ReadSessionRecord): Parse then

@@ -583,3 +583,32 @@ func reparseOnly(t *testing.T, home string) result {
 	adaptertest.CheckStream(t, []byte(rr.stdout))
 	return rr
 }
+
+// TestParseLiveProtocols: 'harness parse' reads a capture of Claude
+// Code's stream-json and of codex app-server (their stdout alone: no
+// prompt, so no turns): a valid stream whose result is the last answer.
+func TestParseLiveProtocols(t *testing.T) {
+	for _, tc := range []struct{ agent, protocol, capture, text string }{
+		{"claude", "stream-json", "../../adapters/claude/testdata/live/two-turns.jsonl", "DONE: second file"},
+		{"codex", "app-server", "../../adapters/codex/testdata/appserver/converse.jsonl", "DONE: second file"},
+	} {
+		t.Run(tc.protocol, func(t *testing.T) {
+			capture, err := os.ReadFile(tc.capture)
+			require.NoError(t, err)
+			var native []byte
+			for line := range strings.Lines(string(capture)) {
+				if !strings.HasPrefix(line, ">>>") { // the live test's directives, not the agent's lines
+					native = append(native, line...)
+				}
+			}
+			file := filepath.Join(t.TempDir(), "native.jsonl")
+			require.NoError(t, os.WriteFile(file, native, 0o600))
+			r := invoke(t, "", "parse", "--agent", tc.agent, "--protocol", tc.protocol, file)
+			require.Equal(t, 0, r.code, r.stderr)
+			adaptertest.CheckStream(t, []byte(r.stdout))
+			evs, err := event.ReadAll(strings.NewReader(r.stdout))
+			require.NoError(t, err)
+			require.Equal(t, tc.text, evs[len(evs)-1].Body.(*event.Result).Text)
+		})
+	}
+}
