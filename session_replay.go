@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -33,34 +34,46 @@ type RecordedTurn struct {
 }
 
 // ReadSessionRecord reads the SessionRecord of a recorded stream (a
-// session log's <run>.ndjson); nil, with no error, for the stream of a
-// run, which has no turns.
+// session log's <run>.ndjson); nil for the stream of a run, which has no
+// turns. A stream cut or damaged partway (the harness died writing it)
+// gives the record of the events before the damage: the turns after it
+// are not rebuilt. The error is the reader's only.
 func ReadSessionRecord(r io.Reader) (*SessionRecord, error) {
-	evs, err := event.ReadAll(r)
-	if err != nil {
-		return nil, fmt.Errorf("reading the recorded stream: %w", err)
-	}
 	rec := &SessionRecord{}
-	for _, ev := range evs {
-		switch b := ev.Body.(type) {
-		case *event.SessionStart:
-			rec.Cwd = b.Cwd
-		case *event.TurnStart:
-			rec.Turns = append(rec.Turns, RecordedTurn{Prompt: b.Prompt})
-		case *event.TurnEnd:
-			if n := len(rec.Turns); n > 0 {
-				rec.Turns[n-1].Status, rec.Turns[n-1].Synthetic = b.Status, b.Synthetic
-			}
-		case *event.PermissionRequest:
-			rec.Ask = true
-		case *event.Result:
-			rec.Status = b.Status
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 4*event.MaxLineBytes)
+	for sc.Scan() {
+		ev, err := event.Decode(sc.Bytes())
+		if err != nil {
+			break // the damage: what follows is not the session's record
 		}
+		rec.add(ev.Body)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("reading the recorded stream: %w", err)
 	}
 	if len(rec.Turns) == 0 {
 		return nil, nil
 	}
 	return rec, nil
+}
+
+// add takes what the record keeps of one recorded event.
+func (rec *SessionRecord) add(b event.Body) {
+	switch b := b.(type) {
+	case *event.SessionStart:
+		rec.Cwd = b.Cwd
+	case *event.TurnStart:
+		rec.Turns = append(rec.Turns, RecordedTurn{Prompt: b.Prompt})
+	case *event.TurnEnd:
+		if n := len(rec.Turns); n > 0 {
+			rec.Turns[n-1].Status, rec.Turns[n-1].Synthetic = b.Status, b.Synthetic
+		}
+	case *event.PermissionRequest:
+		rec.Ask = true
+	case *event.Result:
+		rec.Status = b.Status
+	}
 }
 
 // errOnePrompt: a session record given for a protocol whose parser holds

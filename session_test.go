@@ -339,22 +339,54 @@ func TestParseSessionRecord(t *testing.T) {
 			rec, err := harness.ReadSessionRecord(bytes.NewReader(recorded))
 			require.NoError(t, err)
 			require.NotNil(t, rec)
-			capture, err := os.ReadFile(filepath.FromSlash(tc.native))
-			require.NoError(t, err)
-			var native bytes.Buffer
-			for _, line := range bytes.SplitAfter(capture, []byte("\n")) {
-				if !bytes.HasPrefix(line, []byte(">>>")) { // the test's directives, not the agent's lines
-					native.Write(line)
-				}
-			}
+			native := liveNative(t, tc.native)
 			var out bytes.Buffer
 			enc := event.NewEncoder(&out)
 			agent := strings.Split(tc.name, "-")[0]
-			_, err = harness.Parse(context.Background(), &native, agent, func(ev event.Event) { enc.Encode(ev) },
+			_, err = harness.Parse(context.Background(), native, agent, func(ev event.Event) { enc.Encode(ev) },
 				harness.ParseOptions{Protocol: tc.protocol, Session: rec})
 			require.NoError(t, err)
 			adaptertest.CheckStream(t, out.Bytes())
 			require.Equal(t, harnesstest.ReparseParts(t, recorded), harnesstest.ReparseParts(t, out.Bytes()))
 		})
 	}
+}
+
+// TestReadSessionRecordDamaged: a recorded stream cut partway (the
+// harness died writing it) still gives the turns before the cut, and the
+// native lines reparse with them to a valid stream.
+func TestReadSessionRecordDamaged(t *testing.T) {
+	recorded, err := os.ReadFile("adapters/claude/testdata/live/two-turns.golden.ndjson")
+	require.NoError(t, err)
+	i := bytes.Index(recorded, []byte(`{"v":1,"type":"turn_start","run":"run_01HARNESSTEST0000000000000","seq":`))
+	j := bytes.LastIndex(recorded, []byte(`{"v":1,"type":"turn_start"`))
+	require.Greater(t, j, i, "two turns")
+	rec, err := harness.ReadSessionRecord(bytes.NewReader(recorded[:j+20]))
+	require.NoError(t, err)
+	require.Len(t, rec.Turns, 1, "the turn before the cut")
+	require.Empty(t, rec.Status, "no result was written")
+	var out bytes.Buffer
+	enc := event.NewEncoder(&out)
+	_, err = harness.Parse(context.Background(), liveNative(t, "adapters/claude/testdata/live/two-turns.jsonl"), "claude", func(ev event.Event) { enc.Encode(ev) },
+		harness.ParseOptions{Protocol: harness.ProtocolStreamJSON, Session: rec})
+	require.NoError(t, err)
+	adaptertest.CheckStream(t, out.Bytes())
+	evs, err := event.ReadAll(&out)
+	require.NoError(t, err)
+	require.Len(t, harnesstest.Bodies(evs, event.TypeTurnEnd), 1)
+}
+
+// liveNative is the agent's lines of a live session's capture (path,
+// slash-separated): without the test's directives (">>> prompt …").
+func liveNative(t *testing.T, path string) *bytes.Buffer {
+	t.Helper()
+	capture, err := os.ReadFile(filepath.FromSlash(path))
+	require.NoError(t, err)
+	var native bytes.Buffer
+	for _, line := range bytes.SplitAfter(capture, []byte("\n")) {
+		if !bytes.HasPrefix(line, []byte(">>>")) {
+			native.Write(line)
+		}
+	}
+	return &native
 }
