@@ -1,7 +1,9 @@
 package harness
 
 import (
+	"cmp"
 	"context"
+	"fmt"
 	"io"
 	"time"
 
@@ -21,9 +23,16 @@ type ParseOptions struct {
 	// written in large blocks.
 	Flush func()
 	// Protocol is the protocol the stream was captured from: "" or "cli"
-	// (the agent's headless output), or "acp" (an ACP agent's stdout;
-	// agent may then be any name).
+	// (the agent's headless output), "acp" (an ACP agent's stdout; agent
+	// may then be any name), "stream-json" or "app-server" (Claude Code's
+	// and Codex's own: without Session, each turn's end reads as a run's,
+	// and the last is the result).
 	Protocol string
+	// Session, for the native lines of a live session's log, is what its
+	// recorded stream says of its turns (ReadSessionRecord): Parse then
+	// rebuilds the turns as the session emitted them. The protocol must
+	// hold several turns (acp, stream-json, app-server).
+	Session *SessionRecord
 }
 
 // Parse normalizes a captured native stdout stream of agent read from r,
@@ -52,9 +61,15 @@ func Parse(ctx context.Context, r io.Reader, agent string, sink func(event.Event
 		Run: o.Run, Now: func() time.Time { return at }, Raw: o.Raw, Sink: sink,
 		Start: event.SessionStart{Agent: a.Name()},
 	})
+	var p adapters.Parser = a.NewParser()
+	if o.Session != nil {
+		if p, err = newReplayer(p, o.Session); err != nil {
+			return nil, fmt.Errorf("protocol %q: %w", cmp.Or(o.Protocol, ProtocolCLI), err)
+		}
+	}
 	// A capture has no clock of its own: parsers time tool calls from the
 	// lines' timestamps by default (adapters.WallClocked).
-	readErr := adapters.Normalize(ctxReader{ctx, r}, a.NewParser(), s, adapters.NormalizeOptions{
+	readErr := adapters.Normalize(ctxReader{ctx, r}, p, s, adapters.NormalizeOptions{
 		MaxLine: o.MaxLine,
 		Batch:   func() { at = now() },
 		Idle:    o.Flush,
@@ -63,7 +78,11 @@ func Parse(ctx context.Context, r io.Reader, agent string, sink func(event.Event
 	if readErr != nil {
 		s.Emit(&event.Error{Code: event.ErrParseError, Message: "reading the native stream: " + readErr.Error()})
 	}
-	return s.Finish(event.Outcome{NoProcess: true}), readErr
+	out := event.Outcome{NoProcess: true}
+	if o.Session != nil {
+		out.Status = o.Session.Status // how the session ended is the harness's, not in its lines
+	}
+	return s.Finish(out), readErr
 }
 
 // ctxReader stops a long parse when ctx is cancelled.

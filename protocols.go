@@ -40,9 +40,6 @@ type protocol struct {
 	owner string
 	// live: it holds a live session of many turns (StartSession).
 	live bool
-	// sessionOnly: a one-prompt run is not offered over it (its owner's
-	// CLI already gives that run).
-	sessionOnly bool
 	// sniff reports whether the first native line of a session log was
 	// written over this protocol: for logs from before the session's
 	// metadata recorded its protocol (logger.Meta.Protocol). nil: none
@@ -60,7 +57,7 @@ var protocols = []protocol{
 		sniff: func(first []byte) bool { return bytes.Contains(first, []byte(`"jsonrpc"`)) }},
 	// Its log reads as the CLI's does (a run's logs record the protocol).
 	{name: ProtocolStreamJSON, adapter: ownAdapter(ProtocolStreamJSON, claude.Agent.Info.ID, claude.Live), owner: claude.Agent.Info.ID,
-		live: true, sessionOnly: true},
+		live: true},
 	{name: ProtocolAppServer, adapter: codex.AppServer, owner: codex.Agent.Info.ID, live: true},
 }
 
@@ -98,15 +95,13 @@ type Protocol struct {
 	Owner string
 	// Live: it holds a live session (Settings.StartSession).
 	Live bool
-	// Run: a one-prompt run (Settings.Start) is offered over it.
-	Run bool
 }
 
 // Protocols returns the protocols, the default first.
 func Protocols() []Protocol {
 	out := make([]Protocol, len(protocols))
 	for i, p := range protocols {
-		out[i] = Protocol{Name: p.name, Owner: p.owner, Live: p.live, Run: !p.sessionOnly}
+		out[i] = Protocol{Name: p.name, Owner: p.owner, Live: p.live}
 	}
 	return out
 }

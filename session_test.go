@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/agentharness/harness/adapters/adaptertest"
 	"github.com/agentharness/harness/event"
 	"github.com/agentharness/harness/internal/fakeagent"
+	"github.com/agentharness/harness/internal/harnesstest"
 	"github.com/agentharness/harness/internal/toyagent"
 	"github.com/agentharness/harness/process"
 	"github.com/agentharness/harness/registry"
@@ -313,4 +315,78 @@ func TestClaudeLiveAsk(t *testing.T) {
 		_, err := os.Stat(filepath.Join(dir, "ask-1.txt"))
 		require.True(t, os.IsNotExist(err))
 	})
+}
+
+// TestParseSessionRecord: the native lines of each captured live session
+// (Claude Code over stream-json, Codex over app-server: two turns, an
+// interrupt, permission requests allowed and denied), parsed with what
+// the session's stream recorded of its turns, give that stream again —
+// the same events in the same order, apart from times and the run id.
+func TestParseSessionRecord(t *testing.T) {
+	for _, tc := range []struct{ name, native, stream, protocol string }{
+		{"claude-two-turns", "adapters/claude/testdata/live/two-turns.jsonl", "adapters/claude/testdata/live/two-turns.golden.ndjson", harness.ProtocolStreamJSON},
+		{"claude-interrupt", "adapters/claude/testdata/live/interrupt.jsonl", "adapters/claude/testdata/live/interrupt.golden.ndjson", harness.ProtocolStreamJSON},
+		{"claude-ask", "adapters/claude/testdata/live/ask.jsonl", "adapters/claude/testdata/live/ask.golden.ndjson", harness.ProtocolStreamJSON},
+		{"codex-converse", "adapters/codex/testdata/appserver/converse.jsonl", "adapters/codex/testdata/appserver/converse.live.ndjson", harness.ProtocolAppServer},
+		{"codex-interrupt", "adapters/codex/testdata/appserver/interrupt.jsonl", "adapters/codex/testdata/appserver/interrupt.live.ndjson", harness.ProtocolAppServer},
+		{"codex-ask", "adapters/codex/testdata/appserver/ask.jsonl", "adapters/codex/testdata/appserver/ask.live.ndjson", harness.ProtocolAppServer},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			recorded, err := os.ReadFile(filepath.FromSlash(tc.stream))
+			require.NoError(t, err)
+			recorded, _, _ = bytes.Cut(recorded, []byte("--- stdin\n"))
+			rec, err := harness.ReadSessionRecord(bytes.NewReader(recorded))
+			require.NoError(t, err)
+			require.NotNil(t, rec)
+			native := liveNative(t, tc.native)
+			var out bytes.Buffer
+			enc := event.NewEncoder(&out)
+			agent := strings.Split(tc.name, "-")[0]
+			_, err = harness.Parse(context.Background(), native, agent, func(ev event.Event) { enc.Encode(ev) },
+				harness.ParseOptions{Protocol: tc.protocol, Session: rec})
+			require.NoError(t, err)
+			adaptertest.CheckStream(t, out.Bytes())
+			require.Equal(t, harnesstest.ReparseParts(t, recorded), harnesstest.ReparseParts(t, out.Bytes()))
+		})
+	}
+}
+
+// TestReadSessionRecordDamaged: a recorded stream cut partway (the
+// harness died writing it) still gives the turns before the cut, and the
+// native lines reparse with them to a valid stream.
+func TestReadSessionRecordDamaged(t *testing.T) {
+	recorded, err := os.ReadFile("adapters/claude/testdata/live/two-turns.golden.ndjson")
+	require.NoError(t, err)
+	i := bytes.Index(recorded, []byte(`{"v":1,"type":"turn_start","run":"run_01HARNESSTEST0000000000000","seq":`))
+	j := bytes.LastIndex(recorded, []byte(`{"v":1,"type":"turn_start"`))
+	require.Greater(t, j, i, "two turns")
+	rec, err := harness.ReadSessionRecord(bytes.NewReader(recorded[:j+20]))
+	require.NoError(t, err)
+	require.Len(t, rec.Turns, 1, "the turn before the cut")
+	require.Empty(t, rec.Status, "no result was written")
+	var out bytes.Buffer
+	enc := event.NewEncoder(&out)
+	_, err = harness.Parse(context.Background(), liveNative(t, "adapters/claude/testdata/live/two-turns.jsonl"), "claude", func(ev event.Event) { enc.Encode(ev) },
+		harness.ParseOptions{Protocol: harness.ProtocolStreamJSON, Session: rec})
+	require.NoError(t, err)
+	adaptertest.CheckStream(t, out.Bytes())
+	evs, err := event.ReadAll(&out)
+	require.NoError(t, err)
+	require.Len(t, harnesstest.Bodies(evs, event.TypeTurnEnd), 1)
+}
+
+// liveNative is the agent's lines of a live session's capture (path,
+// slash-separated): without the test's directives (">>> prompt …").
+func liveNative(t *testing.T, path string) *bytes.Buffer {
+	t.Helper()
+	capture, err := os.ReadFile(filepath.FromSlash(path))
+	require.NoError(t, err)
+	var native bytes.Buffer
+	for _, line := range bytes.SplitAfter(capture, []byte("\n")) {
+		if !bytes.HasPrefix(line, []byte(">>>")) {
+			native.Write(line)
+		}
+	}
+	return &native
 }

@@ -75,6 +75,7 @@ type Client struct {
 	sessionID string
 	timer     *time.Timer
 	conv      conversation // a live session's turns (session.go)
+	replay    bool         // Replay: a captured session driven again, mapped as a capture
 
 	agentName, agentVersion string // from initialize's agentInfo
 
@@ -87,7 +88,12 @@ var (
 	_ adapters.Session      = (*Client)(nil)
 	_ adapters.SetupBounded = (*Client)(nil)
 	_ adapters.Canceler     = (*Client)(nil)
+	_ adapters.Replayed     = (*Client)(nil)
 )
+
+// Replay implements adapters.Replayed: edit diffs are kept as a capture
+// keeps them (creations only), not handed over for a check on the disk.
+func (c *Client) Replay() { c.replay = true }
 
 // NewParser returns the Client of one session. Until Begin it only maps
 // captured lines (harness parse, sessions reparse): it writes nothing and
@@ -118,7 +124,10 @@ func (c *Client) Begin(stdin io.Writer, t adapters.Task) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.task, c.w, c.conn = t, stdin, jsonrpc.New(stdin, true)
-	c.m.live = true
+	c.m.live = !c.replay
+	if c.replay {
+		c.m.cwd = t.Cwd
+	}
 	c.phase = phaseInit
 	c.arm()
 	return c.send("initialize", map[string]any{

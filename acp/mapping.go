@@ -25,6 +25,7 @@ type mapper struct {
 	open          map[string]*tool // by ACP toolCallId, announced or started
 	held          int              // bytes the open calls keep (input, output, diffs), at most maxHeld
 	live          bool             // a live session: diffs are checked against the disk
+	cwd           string           // a replayed session's directory: its diffs name files from there, as a live run's do
 	denied        map[string]bool  // calls whose permission harness refused
 	cost          *float64         // the session's cost from usage_update, in USD
 	setup         bool             // the prompt is not sent yet: text is not the answer
@@ -419,7 +420,7 @@ func (m *mapper) diff(end *event.ToolEnd, diffs []diffContent) {
 		if d.OldText != nil {
 			before = adapters.Present(*d.OldText)
 		}
-		p := adapters.Diff(d.Path, before, adapters.Present(d.NewText))
+		p := adapters.Diff(adapters.DisplayPath(m.cwd, d.Path), before, adapters.Present(d.NewText))
 		patch = append(patch, p)
 		if d.OldText == nil {
 			created = append(created, p)

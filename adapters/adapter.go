@@ -225,6 +225,15 @@ type Conversation interface {
 	End()
 }
 
+// Replayed is implemented by a Session whose live mapping checks what the
+// agent says against the disk (ACP's edit diffs, AgentPatch): Replay,
+// called before Begin, makes it map as a capture does while it is driven
+// over a captured session's lines (sessions reparse), where the disk is
+// not the session's.
+type Replayed interface {
+	Replay()
+}
+
 // WallClocked is implemented by a parser that times tool calls (and, where
 // it reports one, the run) from the agent's own timestamps, which is all a
 // capture has and what it does by default. A live run calls UseWallClock

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -101,4 +102,119 @@ func TestLiveSessionClaudeAsk(t *testing.T) {
 		require.Equal(t, event.ResultSuccess, e.Status)
 		require.Equal(t, served, event.Usage{InputTokens: e.Usage.InputTokens, OutputTokens: e.Usage.OutputTokens})
 	}
+}
+
+// resumeScenario answers the first prompt, and a later one only in a
+// conversation that still holds the first.
+const resumeScenario = `name = "resume"
+[[turn]]
+text = ["Noted."]
+[[turn]]
+after = "` + mockmodel.ConverseMark2 + `"
+requires = "` + mockmodel.ConverseMark1 + `"
+text = ["DONE:", " resumed"]
+`
+
+// TestLiveSessionClaudeResume: a live session of the real Claude Code
+// over stream-json, ended, then a second one with --resume and its
+// session id: the second session's first turn is answered in the first
+// session's conversation (the scripted model checks it holds the first
+// prompt), under the same session id.
+func TestLiveSessionClaudeResume(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	scenario := filepath.Join(dir, "resume.toml")
+	require.NoError(t, os.WriteFile(scenario, []byte(resumeScenario), 0o644))
+	// The CLI keeps its conversations in its config directory, by cwd:
+	// both sessions share both (the scripted model gives each a fresh one).
+	workdir, config := filepath.Join(dir, "work"), filepath.Join(dir, "claude")
+	require.NoError(t, os.Mkdir(workdir, 0o755))
+	require.NoError(t, os.Mkdir(config, 0o700))
+	env := "CLAUDE_CONFIG_DIR=" + config
+
+	first := startSessionIn(t, workdir, "claude", scenario, "--env", env)
+	first.send(map[string]any{"type": "prompt", "text": "Remember this (" + mockmodel.ConverseMark1 + ")."})
+	first.until(event.TypeTurnEnd)
+	evs := first.end()
+	sid := evs[0].Body.(*event.SessionStart).SessionID
+	require.NotEmpty(t, sid, "%s", first.out.String())
+
+	second := startSessionIn(t, workdir, "claude", scenario, "--env", env, "--resume", sid)
+	second.send(map[string]any{"type": "prompt", "text": "Now go on (" + mockmodel.ConverseMark2 + ")."})
+	evs = second.end()
+	ends := harnesstest.Bodies(evs, event.TypeTurnEnd)
+	require.Len(t, ends, 1, "%s", second.out.String())
+	end := ends[0].(*event.TurnEnd)
+	require.Equal(t, event.ResultSuccess, end.Status, "%s", second.out.String())
+	require.Equal(t, "DONE: resumed", end.Text, "the resumed session holds the first one's conversation")
+	require.Equal(t, sid, evs[0].Body.(*event.SessionStart).SessionID, "the same session")
+}
+
+// hangScenario stalls mid-answer: some text, then nothing, the response
+// held open.
+const hangScenario = `name = "hang"
+[[turn]]
+text = ["Thinking"]
+hang = true
+`
+
+// TestLiveSessionHangsMidTurn: the real Claude Code over stream-json and
+// Codex over app-server, whose model stalls mid-answer: the idle watchdog
+// (2 s) ends that turn timeout, the session ends with it (result timeout,
+// exit 124) and no process is left.
+func TestLiveSessionHangsMidTurn(t *testing.T) {
+	t.Parallel()
+	scenario := filepath.Join(t.TempDir(), "hang.toml")
+	require.NoError(t, os.WriteFile(scenario, []byte(hangScenario), 0o644))
+	for _, agent := range []string{"claude", "codex"} {
+		t.Run(agent, func(t *testing.T) {
+			t.Parallel()
+			s := startSession(t, agent, scenario, "--idle-timeout", "2s")
+			s.send(map[string]any{"type": "prompt", "text": "Think hard."})
+			end := s.until(event.TypeTurnEnd).(*event.TurnEnd)
+			require.Equal(t, event.ResultTimeout, end.Status, "%s", s.out.String())
+			require.Empty(t, end.Text, "a turn that did not complete has no answer")
+			evs := s.endWith(124)
+			res := evs[len(evs)-1].Body.(*event.Result)
+			require.Equal(t, event.ResultTimeout, res.Status)
+			var codes []string
+			for _, b := range harnesstest.Bodies(evs, event.TypeError) {
+				codes = append(codes, b.(*event.Error).Code)
+			}
+			require.Contains(t, codes, event.ErrIdleTimeout, "%s", s.out.String())
+		})
+	}
+}
+
+// betweenScenario answers two prompts.
+const betweenScenario = `name = "between"
+[[turn]]
+text = ["first"]
+[[turn]]
+after = "` + mockmodel.ConverseMark2 + `"
+text = ["second"]
+`
+
+// TestLiveSessionClaudeIdleBetweenTurns: the real Claude Code over
+// stream-json waits for its next prompt far longer than the idle budget
+// (3 s): no idle warning or timeout, and the next prompt is answered by
+// the same process.
+func TestLiveSessionClaudeIdleBetweenTurns(t *testing.T) {
+	t.Parallel()
+	scenario := filepath.Join(t.TempDir(), "between.toml")
+	require.NoError(t, os.WriteFile(scenario, []byte(betweenScenario), 0o644))
+	s := startSession(t, "claude", scenario, "--idle-timeout", "3s")
+	s.send(map[string]any{"type": "prompt", "text": "One."})
+	require.Equal(t, event.ResultSuccess, s.until(event.TypeTurnEnd).(*event.TurnEnd).Status, "%s", s.out.String())
+	// The wait is what is tested: three idle budgets with no prompt.
+	<-time.After(9 * time.Second)
+	s.send(map[string]any{"type": "prompt", "text": "Two (" + mockmodel.ConverseMark2 + ")."})
+	evs := s.end()
+	ends := harnesstest.Bodies(evs, event.TypeTurnEnd)
+	require.Len(t, ends, 2, "%s", s.out.String())
+	require.Equal(t, "second", ends[1].(*event.TurnEnd).Text, "%s", s.out.String())
+	for _, b := range harnesstest.Bodies(evs, event.TypeWarning) {
+		require.NotEqual(t, event.WarnIdle, b.(*event.Warning).Code, "%s", s.out.String())
+	}
+	require.Empty(t, harnesstest.Bodies(evs, event.TypeError), "%s", s.out.String())
 }

@@ -56,9 +56,15 @@ func (l *lockedBuffer) Bytes() []byte { return []byte(l.String()) }
 // scenario, in a fresh directory, for at most 3 minutes.
 func startSession(t *testing.T, agent, scenario string, flags ...string) *liveSession {
 	t.Helper()
+	return startSessionIn(t, t.TempDir(), agent, scenario, flags...)
+}
+
+// startSessionIn is startSession in the directory workdir.
+func startSessionIn(t *testing.T, workdir, agent, scenario string, flags ...string) *liveSession {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	t.Cleanup(cancel)
-	s := &liveSession{t: t, workdir: t.TempDir(), events: make(chan event.Event, 1024)}
+	s := &liveSession{t: t, workdir: workdir, events: make(chan event.Event, 1024)}
 	args := append([]string{"session", "--agent", agent, "--mock", scenario, "--cwd", s.workdir,
 		"--idle-timeout", "60s", "--timeout", "3m", "--linger", "2s", "--kill-grace", "2s"}, flags...)
 	s.cmd = exec.CommandContext(ctx, harnessBin, args...)
@@ -113,11 +119,21 @@ func (s *liveSession) until(typ event.Type) event.Body {
 
 // end closes stdin and checks the session ends well: exit 0, a valid
 // stream, no process left. It returns the stream's events.
-func (s *liveSession) end() []event.Event {
+func (s *liveSession) end() []event.Event { return s.endWith(0) }
+
+// endWith is end for a session that exits with status code.
+func (s *liveSession) endWith(code int) []event.Event {
 	require.NoError(s.t, s.in.Close())
 	for range s.events { // the rest of the stream
 	}
-	require.NoError(s.t, s.cmd.Wait(), "stderr: %s\nstdout:\n%s", s.stderr.String(), s.out.String())
+	err := s.cmd.Wait()
+	if code == 0 {
+		require.NoError(s.t, err, "stderr: %s\nstdout:\n%s", s.stderr.String(), s.out.String())
+	} else {
+		var exit *exec.ExitError
+		require.ErrorAs(s.t, err, &exit, "stderr: %s\nstdout:\n%s", s.stderr.String(), s.out.String())
+		require.Equal(s.t, code, exit.ExitCode(), "stderr: %s", s.stderr.String())
+	}
 	adaptertest.CheckStream(s.t, s.out.Bytes())
 	evs, err := event.ReadAll(bytes.NewReader(s.out.Bytes()))
 	require.NoError(s.t, err)

@@ -105,6 +105,7 @@ type Stream struct {
 	resultSent *Result
 	turn       *openTurn // the live session's turn in progress (turns.go)
 	turns      int
+	turnText   string // the last turn's answer: a session's result.text
 	// tick is the time of the call in progress (Emit, Line, Finish), read
 	// once: the events of one native line share it.
 	tick time.Time
@@ -769,7 +770,11 @@ func (s *Stream) buildResult(status string, o Outcome) *Result {
 		r.CostUSD = Float(r.Usage.CostUSD)
 	}
 	r.CostEstimated = r.Usage.CostEstimated
-	if r.Text == "" {
+	if s.turns > 0 {
+		// A live session's answer is its last turn's, even when that
+		// turn has none (it was interrupted, or the session ended in it).
+		r.Text = s.turnText
+	} else if r.Text == "" {
 		// The last complete answer. Deltas count only when the agent
 		// finished its turn: in a run cut off (or a turn the agent reports
 		// cancelled) they may be a sentence half said, and in a turn it

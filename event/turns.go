@@ -123,16 +123,30 @@ func (s *Stream) turnEnd(v *TurnEnd) bool {
 		d.CostUSD, d.CostEstimated = v.Usage.CostUSD, v.Usage.CostEstimated
 		s.emit(&d)
 	}
-	if v.Text == "" && !v.Synthetic {
+	switch {
+	case !TurnCompleted(v):
+		// No answer, not even the agent's own text for it: what the
+		// agent said before it was stopped is in the stream already.
+		v.Text = ""
+	case v.Text == "":
 		v.Text = s.lastText
 		if v.Text == "" && v.Status == ResultSuccess {
 			v.Text = s.deltaText.String()
 		}
 	}
 	capText(&v.Text, &v.TextTruncated)
+	s.turnText = v.Text
 	v.DurationMS = max(0, s.clock().Sub(t.at).Milliseconds())
 	s.turn = nil
 	return true
+}
+
+// TurnCompleted reports whether the agent completed turn e on its own,
+// successfully or not: a turn interrupted (cancelled), out of time
+// (timeout) or closed by the harness (synthetic) did not, and has no
+// answer (its text is "").
+func TurnCompleted(e *TurnEnd) bool {
+	return !e.Synthetic && e.Status != ResultCancelled && e.Status != ResultTimeout
 }
 
 // closeTurn ends a turn still open when the stream finishes: the session
@@ -187,8 +201,9 @@ type turnCheck struct {
 	usage    Usage // the usage events of the open turn
 	sum      Usage // the turn_end usages
 	seen     bool
-	outside  bool  // a usage event outside every turn, once turns were seen
-	toolOpen int64 // tool calls open when the turn began
+	outside  bool   // a usage event outside every turn, once turns were seen
+	toolOpen int64  // tool calls open when the turn began
+	text     string // the last turn_end's text
 }
 
 // turn checks the turn invariants of docs/events.md for one event: every
@@ -225,8 +240,11 @@ func (c *checker) turn(ev Event) {
 		if int64(len(c.starts)) > t.toolOpen {
 			c.fail(ev, "a tool call of turn %q is still open at its end", b.TurnID)
 		}
+		if !TurnCompleted(b) && b.Text != "" {
+			c.fail(ev, "turn %q did not complete (%s) but has an answer", b.TurnID, b.Status)
+		}
 		t.sum.Add(b.Usage)
-		t.open = ""
+		t.open, t.text = "", b.Text
 	case *Usage:
 		if t.open != "" {
 			t.usage.Add(*b)
@@ -241,7 +259,8 @@ func (c *checker) turn(ev Event) {
 }
 
 // turnsResult checks the session's result against its turns: the turns'
-// usage sums to result.usage (so no usage event falls outside a turn).
+// usage sums to result.usage (so no usage event falls outside a turn),
+// and its text is the last turn's answer.
 func (c *checker) turnsResult(ev Event, r *Result) {
 	t := &c.turns
 	if !t.seen {
@@ -252,5 +271,8 @@ func (c *checker) turnsResult(ev Event, r *Result) {
 	}
 	if got, want := t.sum.tokens(), r.Usage.tokens(); got != want || t.outside {
 		c.fail(ev, "%s", fmt.Sprintf("usage %+v is not the sum of the turns' usage %+v (usage outside a turn: %t)", want, got, t.outside))
+	}
+	if r.Text != t.text {
+		c.fail(ev, "text is not the last turn's answer")
 	}
 }

@@ -39,18 +39,20 @@ func TestCheckTurns(t *testing.T) {
 	require.NoError(t, checkTurns(ResultSuccess, start("turn_1"), u1, tool, toolEnd, end("turn_1", *u1), start("turn_2"), u2, end("turn_2", *u2)))
 	require.NoError(t, checkTurns(ResultSuccess), "a session with no turn")
 	cases := map[string][]Body{
-		"turn-never-ends":    {start("turn_1"), u1},
-		"end-without-start":  {end("turn_1", Usage{})},
-		"end-of-other-turn":  {start("turn_1"), end("turn_2", Usage{})},
-		"two-ends":           {start("turn_1"), end("turn_1", Usage{}), end("turn_1", Usage{})},
-		"overlap":            {start("turn_1"), start("turn_2"), end("turn_2", Usage{}), end("turn_1", Usage{})},
-		"id-reused":          {start("turn_1"), end("turn_1", Usage{}), start("turn_1"), end("turn_1", Usage{})},
-		"turn-usage-short":   {start("turn_1"), u1, u2, end("turn_1", *u1)},
-		"turn-usage-over":    {start("turn_1"), u1, end("turn_1", Usage{InputTokens: 11, OutputTokens: 2})},
-		"usage-between":      {start("turn_1"), u1, end("turn_1", *u1), u2},
-		"tool-outlives-turn": {start("turn_1"), tool, end("turn_1", Usage{}), toolEnd},
-		"bad-status":         {start("turn_1"), &TurnEnd{TurnID: "turn_1", Status: "done"}},
-		"permission-no-call": {start("turn_1"), &PermissionRequest{Tool: "Bash", Kind: KindShell}, end("turn_1", Usage{})},
+		"turn-never-ends":        {start("turn_1"), u1},
+		"end-without-start":      {end("turn_1", Usage{})},
+		"end-of-other-turn":      {start("turn_1"), end("turn_2", Usage{})},
+		"two-ends":               {start("turn_1"), end("turn_1", Usage{}), end("turn_1", Usage{})},
+		"overlap":                {start("turn_1"), start("turn_2"), end("turn_2", Usage{}), end("turn_1", Usage{})},
+		"id-reused":              {start("turn_1"), end("turn_1", Usage{}), start("turn_1"), end("turn_1", Usage{})},
+		"turn-usage-short":       {start("turn_1"), u1, u2, end("turn_1", *u1)},
+		"turn-usage-over":        {start("turn_1"), u1, end("turn_1", Usage{InputTokens: 11, OutputTokens: 2})},
+		"usage-between":          {start("turn_1"), u1, end("turn_1", *u1), u2},
+		"tool-outlives-turn":     {start("turn_1"), tool, end("turn_1", Usage{}), toolEnd},
+		"bad-status":             {start("turn_1"), &TurnEnd{TurnID: "turn_1", Status: "done"}},
+		"permission-no-call":     {start("turn_1"), &PermissionRequest{Tool: "Bash", Kind: KindShell}, end("turn_1", Usage{})},
+		"cancelled-answers":      {start("turn_1"), &TurnEnd{TurnID: "turn_1", Status: ResultCancelled, Text: "half"}},
+		"result-not-last-answer": {start("turn_1"), &TurnEnd{TurnID: "turn_1", Status: ResultSuccess, Text: "done"}},
 	}
 	for name, bodies := range cases {
 		require.Error(t, checkTurns(ResultSuccess, bodies...), name)
@@ -93,4 +95,36 @@ func TestStreamTurns(t *testing.T) {
 	require.Empty(t, third.Text, "a turn cut off has no answer")
 	require.Equal(t, int64(150), r.Usage.InputTokens)
 	require.Equal(t, "sid", r.SessionID)
+}
+
+// TestStreamTurnText: a turn that did not complete has no answer, even
+// when the agent said something before it was stopped or its own end
+// carries text; one the agent completed, even failed, answers by the rules
+// of result.text; the session's result.text is its last turn's answer.
+func TestStreamTurnText(t *testing.T) {
+	t.Parallel()
+	said := func() Body { return &Message{Role: RoleAssistant, Text: "working on it"} }
+	for _, tc := range []struct {
+		name string
+		end  *TurnEnd
+		want string
+	}{
+		{"success", &TurnEnd{Status: ResultSuccess}, "working on it"},
+		{"error", &TurnEnd{Status: ResultError}, "working on it"},
+		{"cancelled", &TurnEnd{Status: ResultCancelled}, ""},
+		{"cancelled-agent-text", &TurnEnd{Status: ResultCancelled, Text: "interrupted"}, ""},
+		{"timeout", &TurnEnd{Status: ResultTimeout}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s, c := newStream(t, false)
+			require.NoError(t, s.Emit(&SessionStart{SessionID: "sid"}))
+			require.NoError(t, s.Emit(&TurnStart{Prompt: "one"}, &Message{Role: RoleAssistant, Text: "first"}, &TurnEnd{Status: ResultSuccess}))
+			require.NoError(t, s.Emit(&TurnStart{Prompt: "two"}, said(), tc.end))
+			r := s.Finish(Outcome{Status: ResultSuccess})
+			require.NoError(t, CheckNDJSON(c.buf.Bytes()))
+			require.Equal(t, tc.want, c.evs[len(c.evs)-2].Body.(*TurnEnd).Text)
+			require.Equal(t, tc.want, r.Text, "the session's answer is its last turn's")
+		})
+	}
 }

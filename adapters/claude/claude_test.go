@@ -417,8 +417,10 @@ func TestLiveCommand(t *testing.T) {
 	c, err = a.Command("claude", adapters.Task{Permissions: adapters.ReadOnly})
 	require.NoError(t, err)
 	require.Contains(t, c.Argv, "--disallowedTools="+readOnlyDenied)
-	_, err = a.Command("claude", adapters.Task{Resume: "s"})
-	require.Error(t, err)
+	c, err = a.Command("claude", adapters.Task{Resume: "s"})
+	require.NoError(t, err, "a live session continues an earlier one")
+	require.Contains(t, c.Argv, "--resume=s")
+	require.Equal(t, "--permission-prompt-tool=stdio", c.Argv[len(c.Argv)-1])
 }
 
 // FuzzLive: whatever the CLI prints, in a live session, the stream holds

@@ -48,10 +48,10 @@ type liveAdapter struct{ Adapter }
 // nothing; with read-only what it would ask is refused, as -p refuses it;
 // a conversation that asks its caller switches the session's mode to
 // default at Begin (the harness gives the command full-access then).
+// Task.Resume continues that session (--resume ID: the CLI loads the
+// conversation before it reads the first message, and goes on under the
+// same session id).
 func (a liveAdapter) Command(binary string, t adapters.Task) (adapters.Command, error) {
-	if t.Resume != "" {
-		return adapters.Command{}, errors.New("claude: --resume is not supported in a live session yet")
-	}
 	t.Prompt = "-" // not sent: the command line is cut before it
 	c, err := a.Adapter.Command(binary, t)
 	if err != nil {

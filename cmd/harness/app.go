@@ -248,15 +248,13 @@ func helpVars() kong.Vars {
 }
 
 // protocolVars are the --protocol flags' enums, from the protocol table
-// (harness.Protocols), so that a protocol is one row of it: runprotocols
-// those a one-prompt run is offered over, liveprotocols those that hold
-// a live session, anyprotocols those any agent may speak.
+// (harness.Protocols), so that a protocol is one row of it: protocols
+// all of them (a one-prompt run and parse take each), liveprotocols those
+// that hold a live session, anyprotocols those any agent may speak.
 func protocolVars() kong.Vars {
-	var run, live, anyAgent []string
+	var all, live, anyAgent []string
 	for _, p := range harness.Protocols() {
-		if p.Run {
-			run = append(run, p.Name)
-		}
+		all = append(all, p.Name)
 		if p.Live {
 			live = append(live, p.Name)
 		}
@@ -264,7 +262,7 @@ func protocolVars() kong.Vars {
 			anyAgent = append(anyAgent, p.Name)
 		}
 	}
-	return kong.Vars{"runprotocols": strings.Join(run, ","), "liveprotocols": strings.Join(live, ","),
+	return kong.Vars{"protocols": strings.Join(all, ","), "liveprotocols": strings.Join(live, ","),
 		"anyprotocols": strings.Join(anyAgent, ",")}
 }
 

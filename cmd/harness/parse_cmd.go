@@ -18,7 +18,7 @@ type parseCmd struct {
 	Raw      bool   `help:"Also emit each native line as a native event, before the events derived from it."`
 	Output   string `short:"o" help:"Write the stream to this file instead of stdout." type:"path"`
 	File     string `arg:"" optional:"" default:"-" help:"Native stream to read (one file, not a directory); - or nothing for stdin."`
-	Protocol string `help:"The stream's protocol: cli (the agent's headless output, the default) or acp (an ACP agent's stdout)." enum:"${anyprotocols}," default:""`
+	Protocol string `help:"The stream's protocol: cli (the agent's headless output, the default), acp (an ACP agent's stdout), stream-json (Claude Code's with --input-format stream-json) or app-server (codex app-server's stdout)." enum:"${protocols}," default:""`
 }
 
 // Run normalizes the stream. Exit status: 0 when the agent's stream ends in

@@ -127,12 +127,7 @@ func TestRunProtocolACPAndReparse(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, fakeagent.ACPFileText, string(got))
 
-	logged, err := filepath.Glob(filepath.Join(home, ".local", "share", "harness", "sessions", "run_*.ndjson"))
-	require.NoError(t, err)
-	require.Len(t, logged, 1)
-	rr := invoke(t, "", "sessions", "reparse", strings.TrimSuffix(filepath.Base(logged[0]), ".ndjson"))
-	require.Equal(t, 0, rr.code, rr.stderr)
-	adaptertest.CheckStream(t, []byte(rr.stdout))
+	rr := reparseOnly(t, home)
 	evs, err := event.ReadAll(strings.NewReader(rr.stdout))
 	require.NoError(t, err)
 	res := evs[len(evs)-1].Body.(*event.Result)
@@ -514,4 +509,106 @@ func TestSessionCommandClaudeDefault(t *testing.T) {
 	require.Len(t, ends, 2)
 	require.Equal(t, "answer 2", ends[1].(*event.TurnEnd).Text)
 	require.False(t, evs[len(evs)-1].Body.(*event.Result).LingeredAfterDone)
+}
+
+// TestSessionReparse: 'sessions reparse' of a live session's log rebuilds
+// its turns as the session emitted them — the same events, the same
+// turns, prompts, statuses, answers and usage — over each protocol that
+// holds several turns (the prompts and the harness's own decisions come
+// from the recorded stream, the rest from the agent's lines).
+func TestSessionReparse(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		fake string
+	}{
+		{"stream-json", []string{"--agent", "claude", "--protocol", "stream-json"}, fakeagent.ClaudeStream},
+		{"app-server", []string{"--agent", "codex", "--protocol", "app-server"}, fakeagent.CodexAppServer},
+		{"acp", []string{"--agent", "claude", "--protocol", "acp"}, "acp-agent"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			home := isolate(t)
+			argv, _ := fakeagent.Command(tc.fake)
+			args := append([]string{"session"}, tc.args...)
+			args = append(args, "--binary", argv[0], "--cwd", t.TempDir(), "--env", fakeagent.EnvVar+"="+tc.fake,
+				"--linger", "5s", "--idle-timeout", "5s")
+			r := invoke(t, `{"type":"prompt","text":"one"}`+"\n"+`{"type":"prompt","text":"two"}`+"\n", args...)
+			require.Equal(t, 0, r.code, r.stderr)
+			rr := reparseOnly(t, home)
+			require.Equal(t, harnesstest.ReparseParts(t, []byte(r.stdout)), harnesstest.ReparseParts(t, []byte(rr.stdout)))
+			evs, err := event.ReadAll(strings.NewReader(rr.stdout))
+			require.NoError(t, err)
+			require.Len(t, harnesstest.Bodies(evs, event.TypeTurnEnd), 2)
+		})
+	}
+}
+
+// TestRunProtocolStreamJSON: 'harness run --protocol stream-json' is one
+// prompt over Claude Code's own protocol: the prompt is the one user
+// message, the CLI's result the run's, and its log reparses to the same
+// stream; another agent is refused with one line, exit 2.
+func TestRunProtocolStreamJSON(t *testing.T) {
+	home := isolate(t)
+	argv, _ := fakeagent.Command(fakeagent.ClaudeStream)
+	r := invoke(t, "", "run", "--agent", "claude", "--protocol", "stream-json", "--binary", argv[0], "--cwd", t.TempDir(),
+		"--env", fakeagent.EnvVar+"="+fakeagent.ClaudeStream, "--linger", "5s", "-p", "hello")
+	require.Equal(t, 0, r.code, r.stderr)
+	adaptertest.CheckStream(t, []byte(r.stdout))
+	evs, err := event.ReadAll(strings.NewReader(r.stdout))
+	require.NoError(t, err)
+	require.Contains(t, evs[0].Body.(*event.SessionStart).Argv, "--input-format")
+	require.Empty(t, harnesstest.Bodies(evs, event.TypeTurnStart), "a run has no turns")
+	res := evs[len(evs)-1].Body.(*event.Result)
+	require.Equal(t, event.ResultSuccess, res.Status)
+	require.Equal(t, "answer 1", res.Text)
+
+	rr := reparseOnly(t, home)
+	require.Equal(t, harnesstest.ReparseParts(t, []byte(r.stdout)), harnesstest.ReparseParts(t, []byte(rr.stdout)))
+
+	r = invoke(t, "", "run", "--agent", "codex", "--protocol", "stream-json", "--binary", argv[0], "-p", "hello")
+	require.Equal(t, 2, r.code, r.stderr)
+	require.Equal(t, 1, strings.Count(strings.TrimSpace(r.stderr), "\n")+1, r.stderr)
+	require.Contains(t, r.stderr, `protocol "stream-json" is claude's own`)
+}
+
+// reparseOnly reparses the one run logged under home: exit 0, a valid
+// stream.
+func reparseOnly(t *testing.T, home string) result {
+	t.Helper()
+	logged, err := filepath.Glob(filepath.Join(home, ".local", "share", "harness", "sessions", "run_*.meta.json"))
+	require.NoError(t, err)
+	require.Len(t, logged, 1)
+	rr := invoke(t, "", "sessions", "reparse", strings.TrimSuffix(filepath.Base(logged[0]), ".meta.json"))
+	require.Equal(t, 0, rr.code, rr.stderr)
+	adaptertest.CheckStream(t, []byte(rr.stdout))
+	return rr
+}
+
+// TestParseLiveProtocols: 'harness parse' reads a capture of Claude
+// Code's stream-json and of codex app-server (their stdout alone: no
+// prompt, so no turns): a valid stream whose result is the last answer.
+func TestParseLiveProtocols(t *testing.T) {
+	for _, tc := range []struct{ agent, protocol, capture, text string }{
+		{"claude", "stream-json", "../../adapters/claude/testdata/live/two-turns.jsonl", "DONE: second file"},
+		{"codex", "app-server", "../../adapters/codex/testdata/appserver/converse.jsonl", "DONE: second file"},
+	} {
+		t.Run(tc.protocol, func(t *testing.T) {
+			capture, err := os.ReadFile(tc.capture)
+			require.NoError(t, err)
+			var native []byte
+			for line := range strings.Lines(string(capture)) {
+				if !strings.HasPrefix(line, ">>>") { // the live test's directives, not the agent's lines
+					native = append(native, line...)
+				}
+			}
+			file := filepath.Join(t.TempDir(), "native.jsonl")
+			require.NoError(t, os.WriteFile(file, native, 0o600))
+			r := invoke(t, "", "parse", "--agent", tc.agent, "--protocol", tc.protocol, file)
+			require.Equal(t, 0, r.code, r.stderr)
+			adaptertest.CheckStream(t, []byte(r.stdout))
+			evs, err := event.ReadAll(strings.NewReader(r.stdout))
+			require.NoError(t, err)
+			require.Equal(t, tc.text, evs[len(evs)-1].Body.(*event.Result).Text)
+		})
+	}
 }

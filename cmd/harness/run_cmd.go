@@ -45,7 +45,7 @@ type runCmd struct {
 	Binary             string   `help:"Path of the agent's executable."`
 	Env                []string `help:"Extra environment for the agent, KEY=VALUE (repeatable; the value may hold commas). Values are redacted from session logs." placeholder:"K=V" sep:"none"`
 	DryRun             bool     `help:"Print the resolved binary, argv, environment keys and cwd; run nothing."`
-	Protocol           string   `help:"How harness drives the agent: cli (its headless mode, the default), acp (the Agent Client Protocol: ${acpcommands}) or app-server (Codex's own)." enum:"${runprotocols}," default:""`
+	Protocol           string   `help:"How harness drives the agent: cli (its headless mode, the default), acp (the Agent Client Protocol: ${acpcommands}), stream-json (Claude Code's own) or app-server (Codex's own)." enum:"${protocols}," default:""`
 	Mock               string   `help:"Run against the built-in scripted model with this scenario (${mockscenarios}) or a scenario TOML file: no API key, no network."`
 	Isolate            string   `help:"Run the agent isolated: none, bwrap (the host read-only but the working directory, a private HOME and /tmp), podman or docker (in a container of --image, the working directory bound at its path). See docs/bench.md." enum:"none,bwrap,podman,docker" default:"none"`
 	Image              string   `help:"The image of --isolate podman or docker."`

@@ -83,6 +83,7 @@ type sessionCmd struct {
 	Binary      string         `help:"Path of the agent's executable."`
 	Env         []string       `help:"Extra environment for the agent, KEY=VALUE (repeatable). Values are redacted from session logs." placeholder:"K=V" sep:"none"`
 	Mock        string         `help:"Run against the built-in scripted model with this scenario or a scenario TOML file: no API key, no network."`
+	Resume      string         `help:"Continue the agent's session with this id (its session_start's session_id): Claude over stream-json, Codex over app-server."`
 }
 
 // Validate checks the budgets (this Validate hides the embedded one).
@@ -137,7 +138,7 @@ func (c *sessionCmd) Run(e *env) error {
 		return err
 	}
 	task := harness.Task{Agent: name, Model: c.Model, Cwd: c.Cwd, Permissions: deref(c.Permissions),
-		Binary: c.Binary, Env: c.Env, Raw: c.Raw, Budgets: c.over(lib.Budgets()), Protocol: c.protocol(s, name)}
+		Binary: c.Binary, Env: c.Env, Raw: c.Raw, Budgets: c.over(lib.Budgets()), Protocol: c.protocol(s, name), Resume: c.Resume}
 	if c.Mock != "" {
 		stop, err := attachMock(&task, c.Mock)
 		if err != nil {

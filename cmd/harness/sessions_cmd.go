@@ -118,9 +118,20 @@ func (c *sessionsReparseCmd) Run(e *env, parent *sessionsCmd) error {
 	if err != nil {
 		return withStatus(exitUsage, err)
 	}
+	// A live session's turns: their prompts and how the harness ended
+	// them are in its recorded stream, not in the agent's lines.
+	var rec *harness.SessionRecord
+	if f, err := os.Open(filepath.Join(dir, m.Run+".ndjson")); err == nil {
+		rec, err = harness.ReadSessionRecord(f)
+		f.Close()
+		if err != nil {
+			return withStatus(exitUsage, err)
+		}
+	}
 	enc := event.NewEncoder(e.Stdout)
 	protocol := harness.LoggedProtocol(m.Protocol, native)
-	_, err = harness.Parse(context.Background(), bytes.NewReader(native), m.Agent, func(ev event.Event) { enc.Encode(ev) }, harness.ParseOptions{Raw: c.Raw, Protocol: protocol})
+	_, err = harness.Parse(context.Background(), bytes.NewReader(native), m.Agent, func(ev event.Event) { enc.Encode(ev) },
+		harness.ParseOptions{Raw: c.Raw, Protocol: protocol, Session: rec})
 	if err != nil {
 		return withStatus(exitAgentFailed, err)
 	}

@@ -28,6 +28,8 @@ import (
 //   - ask: each turn asks can_use_tool for a Bash call (tool_use_id
 //     call-N) and, allowed, writes ask-N.txt in its cwd; the tool_result
 //     says what came of it.
+//   - stamp: each turn's answer is "recv NS", NS the MonotonicNS at which
+//     the fake read the user message (make bench: prompt latency).
 const ClaudeStream = "claude-stream"
 
 // ClaudeStreamMode is the environment variable of ClaudeStream's fault.
@@ -46,6 +48,7 @@ func claudeStream([]string) int {
 		inTurn = false
 	}
 	for in.Scan() {
+		read := MonotonicNS()
 		var m struct {
 			Type      string `json:"type"`
 			RequestID string `json:"request_id"`
@@ -93,6 +96,9 @@ func claudeStream([]string) int {
 			inTurn = true
 			out.Encode(map[string]any{"type": "system", "subtype": "init", "session_id": "fake-1", "model": "fake-model", "cwd": "."})
 			text := fmt.Sprintf("answer %d", turns)
+			if mode == "stamp" {
+				text = fmt.Sprintf("recv %d", read)
+			}
 			out.Encode(map[string]any{"type": "assistant", "parent_tool_use_id": nil, "message": map[string]any{"id": fmt.Sprintf("msg_%d", turns),
 				"content": []map[string]string{{"type": "text", "text": text}}, "usage": map[string]int{"input_tokens": 10, "output_tokens": 1}}})
 			switch {

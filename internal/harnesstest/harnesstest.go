@@ -7,6 +7,7 @@
 package harnesstest
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -159,4 +160,24 @@ func ContainersUnder(t testing.TB, dir string) []string {
 		}
 	}
 	return ours
+}
+
+// ReparseParts is what a live session's stream and its reparse share
+// (sessions reparse, harness.ParseOptions.Session): each event as JSON
+// without its times, run id and what only a process has (pid, argv, cwd,
+// exit).
+func ReparseParts(t *testing.T, stream []byte) []string {
+	t.Helper()
+	var out []string
+	for _, line := range strings.Split(strings.TrimSpace(string(stream)), "\n") {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &m))
+		for _, k := range []string{"run", "ts", "duration_ms", "pid", "argv", "cwd", "pty", "exit_code", "signal", "lingered_after_done"} {
+			delete(m, k)
+		}
+		b, err := json.Marshal(m)
+		require.NoError(t, err)
+		out = append(out, string(b))
+	}
+	return out
 }

@@ -6,7 +6,7 @@
 //	go run ./internal/perf [-smoke] [-run REGEXP] [-o BENCHMARKS.md]
 //
 // -run measures only the steps whose name matches (see steps: throughput,
-// latency, wrap, sessionlog, idle, liveview, memory, kill, isolate,
+// latency, wrap, sessionlog, otlp, session, idle, liveview, memory, kill, isolate,
 // startup, gobench) and prints the report without writing BENCHMARKS.md unless -o
 // is given: one row can be measured again without the ten minutes of the
 // rest.
@@ -54,6 +54,7 @@ type sizes struct {
 	IsoBenches   int   // hyperfine runs of each
 	OTLPCalls    int64 // tool calls of each --otlp run
 	OTLPPairs    int   // runs with and without --otlp
+	SessTurns    int   // turns of the live session (prompt latency, RSS after 20 and after all)
 	GoBenchFlags []string
 }
 
@@ -62,7 +63,7 @@ var full = sizes{
 	FloodStdout: 1 << 30, FloodStderr: 100 << 20, HugeLine: 100 << 20, OneBlock: 256 << 20, KillRuns: 3, StartRuns: 40,
 	OpenCall: 4_000_000, DeepLevels: 8_000_000,
 	FloodPairs: 3, Idle: time.Minute, LiveLines: 3000, LiveRuns: 3, IsoRuns: 5, IsoBenches: 5,
-	OTLPCalls: 2000, OTLPPairs: 10,
+	OTLPCalls: 2000, OTLPPairs: 10, SessTurns: 200,
 }
 
 var smoke = sizes{
@@ -70,7 +71,7 @@ var smoke = sizes{
 	FloodStdout: 8 << 20, FloodStderr: 2 << 20, HugeLine: 4 << 20, OneBlock: 4 << 20, KillRuns: 1, StartRuns: 5,
 	OpenCall: 100_000, DeepLevels: 100_000,
 	FloodPairs: 1, Idle: 2 * time.Second, LiveLines: 300, LiveRuns: 1, IsoRuns: 1, IsoBenches: 1,
-	OTLPCalls: 50, OTLPPairs: 1,
+	OTLPCalls: 50, OTLPPairs: 1, SessTurns: 40,
 	GoBenchFlags: []string{"-benchtime=1x"},
 }
 
@@ -184,6 +185,7 @@ func (b *bench) steps() []step {
 		{"wrap", one(b.wrapOverhead)},
 		{"sessionlog", b.sessionLog},
 		{"otlp", one(b.otlpOverhead)},
+		{"session", b.session},
 		{"idle", one(b.idleRun)},
 		{"liveview", b.liveView},
 		{"memory", b.memory},

@@ -104,3 +104,18 @@ func human(n int64) string {
 	}
 	return fmt.Sprintf("%d B", n)
 }
+
+// rssMB is the resident set of process pid now, in MB (10^6 bytes).
+func rssMB(pid int) (float64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for l := range strings.Lines(string(data)) {
+		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return float64(kb) * 1024 / 1e6, err
+		}
+	}
+	return 0, fmt.Errorf("no VmRSS in /proc/%d/status", pid)
+}

@@ -35,7 +35,7 @@ func TestStepsNamed(t *testing.T) {
 		}
 		seen[st.name] = true
 	}
-	for _, want := range []string{"latency", "wrap", "idle", "liveview"} {
+	for _, want := range []string{"latency", "wrap", "idle", "liveview", "session"} {
 		if !seen[want] {
 			t.Errorf("no step %q", want)
 		}

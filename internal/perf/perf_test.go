@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"math"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/agentharness/harness/internal/fakeagent"
 )
@@ -212,4 +215,21 @@ func TestInitTrace(t *testing.T) {
 	if strings.Join(got, ";") != strings.Join(want, ";") {
 		t.Errorf("slowestInits = %q, want %q", got, want)
 	}
+}
+
+// TestTurnStamp: the session rows read the time the fake read each prompt
+// from the turn's answer; a turn that failed, or a stream that ends, is
+// an error, not a figure.
+func TestTurnStamp(t *testing.T) {
+	sc := bufio.NewScanner(strings.NewReader(`{"type":"turn_start","turn_id":"turn_1"}
+{"type":"turn_end","status":"success","text":"recv 12345"}
+{"type":"turn_end","status":"error","text":""}
+`))
+	ns, err := turnStamp(sc)
+	require.NoError(t, err)
+	require.Equal(t, int64(12345), ns)
+	_, err = turnStamp(sc)
+	require.ErrorContains(t, err, "ended error")
+	_, err = turnStamp(sc)
+	require.ErrorContains(t, err, "stream ended")
 }
