@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"strconv"
+	"strings"
 
 	"github.com/agentharness/harness/internal/fakeagent"
 )
