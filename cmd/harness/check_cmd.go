@@ -34,7 +34,12 @@ func (c *checkCmd) Run(e *env) error {
 	path := cmd.Binary
 	ok("binary: %s", path)
 	problems := 0
-	if v := binaryVersion(path); v != "" {
+	v, verr := probeVersion(path)
+	if errors.Is(verr, errProbeTimeout) {
+		// Not "printed nothing": a slow machine is told from a broken CLI.
+		bad("version: %s --version did not finish within %s", path, probeBound)
+		problems++
+	} else if v != "" {
 		ok("version: %s", v)
 		if pin := harness.Pin(a.Info.NPMPackage); pin != "" && !hasVersion(v, pin) {
 			// Not a failure: a newer CLI may well still be read exactly.
@@ -56,13 +61,17 @@ func (c *checkCmd) Run(e *env) error {
 		// Not a failure: the CLI may have its own login, or run on --mock.
 		fmt.Fprintf(e.Stdout, "warn  credentials: none of %s is set (fine if the CLI is logged in, or with --mock)\n", strings.Join(a.Info.CredentialEnv, ", "))
 	}
-	help := helpText(path, a.Info.Flags)
-	for _, f := range a.Info.Flags {
-		if strings.Contains(help, f) {
-			ok("flag %s", f)
-		} else {
-			bad("flag %s: not in %s's --help", f, a.Name())
-			problems++
+	if help, err := helpText(path, a.Info.Flags); errors.Is(err, errProbeTimeout) {
+		bad("flags: %s --help did not finish within %s", path, probeBound)
+		problems++
+	} else {
+		for _, f := range a.Info.Flags {
+			if strings.Contains(help, f) {
+				ok("flag %s", f)
+			} else {
+				bad("flag %s: not in %s's --help", f, a.Name())
+				problems++
+			}
 		}
 	}
 	if problems > 0 {
@@ -73,17 +82,24 @@ func (c *checkCmd) Run(e *env) error {
 
 // helpText is the agent's --help, plus the --help of each subcommand
 // harness uses (a flag without a dash, like codex's exec).
-func helpText(path string, flags []string) string {
+// Its error is errProbeTimeout when one of them did not finish.
+func helpText(path string, flags []string) (string, error) {
 	var b strings.Builder
-	out, _ := probe(path, "--help")
+	out, err := probe(path, "--help")
 	b.WriteString(out)
 	for _, f := range flags {
 		if !strings.HasPrefix(f, "-") {
-			sub, _ := probe(path, f, "--help")
+			sub, serr := probe(path, f, "--help")
 			b.WriteString(sub)
+			if errors.Is(serr, errProbeTimeout) {
+				err = serr
+			}
 		}
 	}
-	return b.String()
+	if !errors.Is(err, errProbeTimeout) {
+		err = nil // a CLI may exit non-zero after its help
+	}
+	return b.String(), err
 }
 
 // hasVersion reports whether the --version line v names version: as a

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -52,4 +53,21 @@ func TestHasVersion(t *testing.T) {
 	} {
 		require.Equal(t, tc.want, hasVersion(tc.line, tc.version), "%q %q", tc.line, tc.version)
 	}
+}
+
+// TestCheckSaysWhenTheCLIDidNotAnswer: a CLI still running at the probe's
+// bound is reported as not finishing in time, not as printing nothing
+// (which reads as a broken install), and check fails.
+func TestCheckSaysWhenTheCLIDidNotAnswer(t *testing.T) {
+	home := isolate(t)
+	bound := probeBound
+	probeBound = 200 * time.Millisecond // the CLI sleeps far longer
+	t.Cleanup(func() { probeBound = bound })
+	bin := filepath.Join(home, "claude")
+	require.NoError(t, os.WriteFile(bin, []byte("#!/bin/sh\nexec sleep 30\n"), 0o755))
+	r := invoke(t, "", "check", "claude", "--binary", bin)
+	require.Equal(t, exitAgentFailed, r.code)
+	require.Contains(t, r.stdout, "FAIL  version: "+bin+" --version did not finish within 200ms\n")
+	require.Contains(t, r.stdout, "FAIL  flags: "+bin+" --help did not finish within 200ms\n")
+	require.NotContains(t, r.stdout, "printed nothing")
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -56,17 +57,30 @@ func (c *listCmd) Run(e *env) error {
 // binaryVersion runs "path --version" with a short timeout and returns its
 // first line, fit for a terminal.
 func binaryVersion(path string) string {
-	out, _ := probe(path, "--version")
-	line, _, _ := strings.Cut(strings.TrimSpace(out), "\n")
-	return strings.TrimSpace(termSafe(line))
+	v, _ := probeVersion(path)
+	return v
 }
+
+// probeVersion is binaryVersion with the probe's error (errProbeTimeout
+// when the CLI did not answer within probeBound).
+func probeVersion(path string) (string, error) {
+	out, err := probe(path, "--version")
+	line, _, _ := strings.Cut(strings.TrimSpace(out), "\n")
+	return strings.TrimSpace(termSafe(line)), err
+}
+
+// probeBound bounds each probe of an agent binary: a bound for a CLI that
+// hangs, not a speed test. On a loaded machine gemini's and opencode's
+// --version take 20 s (seen, in the bench image).
+var probeBound = time.Minute
+
+// errProbeTimeout: the probed CLI was still running at probeBound.
+var errProbeTimeout = errors.New("no answer")
 
 // probe runs the agent binary with args, stdin /dev/null, bounded in time
 // and output, and returns what it printed on stdout and stderr.
 func probe(path string, args ...string) (string, error) {
-	// A bound for a CLI that hangs, not a speed test: on a loaded machine
-	// gemini's and opencode's --version take 20 s (seen, in the bench image).
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), probeBound)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, path, args...)
 	cmd.WaitDelay = time.Second
@@ -74,6 +88,9 @@ func probe(path string, args ...string) (string, error) {
 	var out limitedBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
+	if ctx.Err() != nil {
+		err = errProbeTimeout
+	}
 	return out.String(), err
 }
 
