@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"errors"
 	"os"
 	"testing"
 
@@ -38,4 +39,17 @@ func TestReadDockerfile(t *testing.T) {
 	wd, _, err = readDockerfile(p)
 	require.NoError(t, err)
 	require.Equal(t, "/app", wd, "no WORKDIR: /app")
+}
+
+// A failure of a clean-up deferred in harbor (here the run directory's
+// removal) is in the report it returns.
+func TestHarborCleanupErrorReported(t *testing.T) {
+	removeRunDir = func(string) error { return errors.New("boom: device busy") }
+	t.Cleanup(func() { removeRunDir = removeAll })
+	tasks, err := LoadTasks("testdata/harbor/create-file")
+	require.NoError(t, err)
+	rep, err := Run(t.Context(), Plan{Tasks: tasks, Agents: []string{"nop"}}, Options{Dir: t.TempDir()})
+	require.NoError(t, err)
+	require.Len(t, rep.Runs, 1)
+	require.Equal(t, "removing the run directory: boom: device busy", rep.Runs[0].Error)
 }

@@ -99,7 +99,11 @@ func (r *harborRun) spec(verifier, solution bool) isolate.Spec {
 // Dockerfile's COPY instructions, the agent (the oracle runs
 // solution/solve.sh), then tests/ copied to /tests and tests/test.sh run
 // with its timeout; its reward is the check's verdict.
-func (b *bencher) harbor(ctx context.Context, s Spec, rr RunReport) RunReport {
+//
+// rr is a named result: the deferred clean-ups below record their
+// failures in the report that is returned, not in a copy of it.
+func (b *bencher) harbor(ctx context.Context, s Spec, in RunReport) (rr RunReport) {
+	rr = in
 	h := s.Task.Harbor
 	engine := cmpOr(b.opts.Isolate, isolate.None)
 	r := &harborRun{dir: filepath.Join(b.dir, treeName(s)), h: h, engine: engine, network: h.AllowInternet}
@@ -117,7 +121,7 @@ func (b *bencher) harbor(ctx context.Context, s Spec, rr RunReport) RunReport {
 	}
 	defer func() {
 		if !b.opts.Keep {
-			if err := removeAll(r.dir); err != nil && rr.Error == "" {
+			if err := removeRunDir(r.dir); err != nil && rr.Error == "" {
 				rr.Error = "removing the run directory: " + err.Error()
 			}
 		}
@@ -186,6 +190,10 @@ func (b *bencher) harbor(ctx context.Context, s Spec, rr RunReport) RunReport {
 	})
 	return rr
 }
+
+// removeRunDir removes a run's directory (a variable: a test makes it
+// fail).
+var removeRunDir = removeAll
 
 // checkIsolate refuses an engine that is unknown or missing, and a
 // sandbox for tasks other than Harbor's (their trees have no WORKDIR to

@@ -2,6 +2,7 @@ package isolate
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -64,4 +65,25 @@ func listOurs(t *testing.T, e *Engine) string {
 	out, err := Run(t.Context(), []string{e.Bin, "ps", "-a", "--filter", "label=" + Label, "--format", "{{.Names}}"})
 	require.NoError(t, err)
 	return string(out)
+}
+
+// A removal that fails is reported with the engine's own words, even when
+// the engine then fails to say whether the container exists (old: taken
+// for gone, the removal's error dropped).
+func TestStopKeepsRemovalError(t *testing.T) {
+	fake := filepath.Join(t.TempDir(), "podman")
+	require.NoError(t, os.WriteFile(fake, []byte(`#!/bin/sh
+case "$1" in
+run) echo ready; exec cat >/dev/null ;;
+rm) echo "Error: cannot remove container: boom-rm" >&2; exit 2 ;;
+container) echo "Error: engine broken" >&2; exit 125 ;;
+esac
+`), 0o755))
+	stopTimeout = 300 * time.Millisecond
+	t.Cleanup(func() { stopTimeout = time.Minute })
+	e := &Engine{Name: Podman, Bin: fake}
+	r, err := e.Start(t.Context(), Container{Name: "harness-test-stop", Image: "img"}, os.Environ())
+	require.NoError(t, err)
+	err = r.Stop()
+	require.ErrorContains(t, err, "container harness-test-stop is still there: podman rm: Error: cannot remove container: boom-rm")
 }
