@@ -31,12 +31,12 @@ func TestReadDockerfile(t *testing.T) {
 		require.NoError(t, os.WriteFile(p, []byte(s), 0o644))
 	}
 	write("FROM a AS build\nWORKDIR /src\nCOPY x /src/\nFROM b\nWORKDIR /work\nWORKDIR sub\nCOPY --chown=1:1 a.txt b.txt ./\nCOPY --from=build /src/x /work/sub/x\nCOPY [\"c d.txt\", \"/work/sub/e.txt\"]\nRUN echo \\\n  hi\n")
-	wd, copies, err := readDockerfile(p)
+	wd, copies, err := readDockerfile(p, false)
 	require.NoError(t, err)
 	require.Equal(t, "/work/sub", wd)
 	require.Equal(t, []dockerCopy{{Srcs: []string{"a.txt", "b.txt"}, Dest: "/work/sub/"}, {Srcs: []string{"c d.txt"}, Dest: "/work/sub/e.txt"}}, copies)
 	write("FROM a\nRUN true\n")
-	wd, _, err = readDockerfile(p)
+	wd, _, err = readDockerfile(p, false)
 	require.NoError(t, err)
 	require.Equal(t, "/app", wd, "no WORKDIR: /app")
 }

@@ -79,6 +79,15 @@ func TestMalformedHarborTasks(t *testing.T) {
 		{"memory_mb negative", "environment.memory_mb = -1", toml("[verifier]\n[environment]\nmemory_mb = -1\n")},
 		{"memory not a size", "environment.memory = lots", toml("[verifier]\n[environment]\nmemory = \"lots\"\n")},
 		{"no [verifier]", "task.toml has no [verifier] table", toml("[agent]\ntimeout_sec = 5\n")},
+		{"network_mode unknown", "environment.network_mode = offline: want public, no-network or allowlist", toml("[verifier]\n[environment]\nnetwork_mode = \"offline\"\n")},
+		{"allowed_hosts without allowlist", "verifier.allowed_hosts: only with network_mode", toml("[verifier]\nnetwork_mode = \"public\"\nallowed_hosts = [\"a.b\"]\n")},
+		{"user not a name", "agent.user: want a user name or uid", toml("[verifier]\n[agent]\nuser = 1.5\n")},
+		{"gpus negative", "environment.gpus = -1: want a whole number", toml("[verifier]\n[environment]\ngpus = -1\n")},
+		{"storage not a size", "environment.storage = big", toml("[verifier]\n[environment]\nstorage = \"big\"\n")},
+		{"docker_image not a string", "environment.docker_image: want a string", toml("[verifier]\n[environment]\ndocker_image = 1\n")},
+		{"mcp server without a name", "environment.mcp_servers[0]: want a table with a name", toml("[verifier]\n[[environment.mcp_servers]]\nurl = \"http://x\"\n")},
+		{"artifact leaving", "artifacts[1]: want a path", toml("artifacts = [\"/app/a\", { source = \"/app\", destination = \"../x\" }]\n[verifier]\n")},
+		{"env table not strings", "environment.env.N: want a string", toml("[verifier]\n[environment.env]\nN = 1\n")},
 		{"toml does not parse", "task.toml:", toml("[verifier\n")},
 		{"empty instruction", "instruction.md is empty", func(d string) {
 			os.WriteFile(filepath.Join(d, "instruction.md"), []byte("\n"), 0o644)
@@ -111,7 +120,7 @@ func runHarbor(t *testing.T, dir, engine string, agents ...string) *bench.Report
 		require.Empty(t, harnesstest.ContainersUnder(t, runs), "containers left behind")
 	})
 	rep, err := bench.Run(t.Context(), bench.Plan{Tasks: tasks, Agents: agents}, bench.Options{
-		Parallel: 4, Isolate: engine, Dir: runs,
+		Parallel: 4, Isolate: engine, Dir: runs, Keep: true,
 		Setup: func(s bench.Spec, tk harness.Task) (harness.Task, harness.Observer, error) {
 			b := grace
 			tk.Budgets = &b

@@ -27,6 +27,13 @@ func TestDockerArgs(t *testing.T) {
 
 	require.Equal(t, []string{"docker", "exec", "-i", "-w", "/app", "-e", "KEY", "-e", "PATH=/bin", "harness-run-1"},
 		d.ExecArgs("harness-run-1", "/app", []string{"KEY", "PATH=/bin"}))
+	require.Equal(t, []string{"docker", "exec", "-i", "--user", "nobody", "-w", "/app", "harness-run-1"},
+		d.ExecAsArgs("harness-run-1", "/app", "nobody", nil))
+	// Storage and GPUs: the same flag for storage; GPUs by docker's
+	// --gpus, by podman's CDI device.
+	c.StorageMB, c.GPUs = 10240, 2
+	require.Contains(t, strings.Join(d.RunArgs(c), " "), "--storage-opt size=10240m --gpus 2 ")
+	require.Contains(t, strings.Join(p.RunArgs(c), " "), "--storage-opt size=10240m --device nvidia.com/gpu=all ")
 	require.Equal(t, []string{"docker", "build", "--quiet", "--label", "harness.run=image", "-t", "img", "-f", "/ctx/Dockerfile", "/ctx"}, d.BuildArgs("img", "/ctx"))
 	require.Equal(t, []string{"docker", "cp", "a", "b"}, d.CopyArgs("a", "b"))
 	require.Equal(t, []string{"docker", "create", "--name", "n", "--label", "harness.run=n", "img"}, d.CreateArgs("n", "img"))
