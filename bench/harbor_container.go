@@ -302,3 +302,25 @@ func agentBinds(t harness.Task, settings *harness.Settings) (binds []isolate.Bin
 	}
 	return binds, dirs, nil
 }
+
+// ImageTags are the tags bench builds the Harbor tasks' images under
+// (their build contexts' content hashes as they are now): what
+// 'harness bench prune-images' keeps.
+func ImageTags(tasks []Task) ([]string, error) {
+	var tags []string
+	for _, t := range tasks {
+		if t.Harbor == nil {
+			continue
+		}
+		envDir := filepath.Join(t.Harbor.Dir, "environment")
+		if _, err := os.Stat(filepath.Join(envDir, "Dockerfile")); err != nil {
+			continue
+		}
+		digest, err := isolate.ContextDigest(envDir)
+		if err != nil {
+			return nil, fmt.Errorf("bench: %w", err)
+		}
+		tags = append(tags, isolate.ImageTag(t.Name, digest))
+	}
+	return tags, nil
+}

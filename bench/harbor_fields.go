@@ -136,10 +136,7 @@ func (r *harborRun) copyOut(ctx context.Context, src, target string) error {
 		return fmt.Errorf("no such file in the environment")
 	}
 	if st.IsDir() {
-		if err := os.MkdirAll(target, 0o755); err != nil {
-			return err
-		}
-		return copyTree(host, target, "")
+		return copyDirTo(host, target)
 	}
 	return copyFile(host, target, st.Mode().Perm())
 }
@@ -176,7 +173,7 @@ func (r *harborRun) keepArtifacts(rr *RunReport, keep bool) {
 	switch {
 	case rr.Log != "":
 		dst := filepath.Join(filepath.Dir(rr.Log), rr.Run+".artifacts")
-		if err := copyTree(src, dst, ""); err != nil {
+		if err := copyDirTo(src, dst); err != nil {
 			if rr.Error == "" {
 				rr.Error = "keeping the artifacts: " + err.Error()
 			}
@@ -186,4 +183,12 @@ func (r *harborRun) keepArtifacts(rr *RunReport, keep bool) {
 	case keep:
 		rr.Artifacts = src
 	}
+}
+
+// copyDirTo copies directory src's contents to dst, made when missing.
+func copyDirTo(src, dst string) error {
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
+	return copyTree(src, dst, "")
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/bench"
 	"github.com/agentharness/harness/isolate"
 )
@@ -155,4 +156,24 @@ func prebuiltImage(t *testing.T) {
 		[]byte("FROM localhost/harness-base:bookworm-2\nWORKDIR /work\nRUN echo prebuilt > /etc/prebuilt-marker\n"), 0o644))
 	_, err = isolate.Run(t.Context(), eng.BuildArgs(tag, dir))
 	require.NoError(t, err)
+}
+
+// Under none too the artifacts are copied out (from the run's
+// directories), beside the session log, and a results directory keeps a
+// copy of them.
+func TestHarborArtifactsInResults(t *testing.T) {
+	tasks, err := bench.LoadTasks("testdata/harbor-fields/env-artifacts")
+	require.NoError(t, err)
+	results, logs := t.TempDir(), t.TempDir()
+	rep, err := bench.Run(t.Context(), bench.Plan{Tasks: tasks, Agents: []string{"oracle"}},
+		bench.Options{Dir: t.TempDir(), Results: results, Settings: &harness.Settings{LogDir: logs}})
+	require.NoError(t, err)
+	r := rep.Runs[0]
+	require.Equal(t, filepath.Join(logs, r.Run+".artifacts"), r.Artifacts)
+	require.FileExists(t, filepath.Join(r.Artifacts, "app", "out.txt"))
+	require.True(t, r.Check.Passed, r.Check.Output)
+	require.Equal(t, "[environment].storage_mb = 10240 not enforced under none", r.Warnings[0])
+	b, err := os.ReadFile(filepath.Join(results, "logs", "000000.artifacts", "kept", "a.txt"))
+	require.NoError(t, err)
+	require.Equal(t, "a\n", string(b))
 }

@@ -94,3 +94,30 @@ esac
 	err = r.Stop()
 	require.ErrorContains(t, err, "container harness-test-stop is still there: podman rm: Error: cannot remove container: boom-rm")
 }
+
+// Task images accumulate, one per content hash: PruneImages removes
+// those not kept, and only harness's of the prefix.
+func TestPruneImages(t *testing.T) {
+	e, err := ContainerEngine(Podman)
+	require.NoError(t, err)
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte("FROM "+baseImage+"\n"), 0o644))
+	prefix := TaskImages + "prunetest"
+	old, cur := prefix+":old", prefix+":current"
+	for _, tag := range []string{old, cur} {
+		_, err := Run(t.Context(), e.BuildArgs(tag, dir))
+		require.NoError(t, err)
+	}
+	removed, err := PruneImages(t.Context(), e, prefix, []string{cur})
+	require.NoError(t, err)
+	require.Equal(t, []string{old}, removed)
+	_, err = Run(t.Context(), e.ImageExistsArgs(old))
+	require.Error(t, err, "the old image is gone")
+	_, err = Run(t.Context(), e.ImageExistsArgs(cur))
+	require.NoError(t, err, "the kept one is there")
+	removed, err = PruneImages(t.Context(), e, prefix, nil)
+	require.NoError(t, err)
+	require.Equal(t, []string{cur}, removed)
+	_, err = Run(t.Context(), e.ImageExistsArgs(baseImage))
+	require.NoError(t, err, "an image of another name is left alone")
+}
