@@ -59,14 +59,15 @@ func (im *taskImage) build(ctx context.Context, eng *isolate.Engine, task string
 	im.workdir = h.Workdir
 	var err error
 	if h.DockerImage != "" {
+		ref := isolate.QualifiedImage(h.DockerImage)
 		pctx, cancel := context.WithTimeout(ctx, h.BuildTimeout)
 		defer cancel()
-		if _, err = isolate.Run(pctx, eng.ImageExistsArgs(h.DockerImage)); err != nil {
-			_, err = isolate.Run(pctx, eng.PullArgs(h.DockerImage))
+		if _, err = isolate.Run(pctx, eng.ImageExistsArgs(ref)); err != nil {
+			_, err = isolate.Run(pctx, eng.PullArgs(ref))
 		}
 		switch {
 		case err == nil:
-			im.tag = h.DockerImage
+			im.tag = ref
 			if im.workdir == "" {
 				out, _ := isolate.Run(pctx, eng.ImageWorkdirArgs(im.tag))
 				im.workdir = cmpOr(strings.TrimSpace(string(out)), "/")

@@ -137,7 +137,7 @@ func TestHarborTB2Style(t *testing.T) {
 		require.NotNil(t, r.Check, "%s %s: %s", r.Task, r.Agent, r.Error)
 		require.Equal(t, r.Agent == "oracle", r.Check.Passed, "%s %s: %s", r.Task, r.Agent, r.Check.Output)
 		if r.Task == "count-lines" {
-			require.Contains(t, joinWarnings(r), "docker_image alexgshaw/count-lines:20251031 not available")
+			require.Contains(t, joinWarnings(r), "docker_image alexgshaw/count-lines:20251031 not available (podman pull: ")
 		}
 	}
 }

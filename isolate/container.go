@@ -214,6 +214,22 @@ func (e *Engine) ImageWorkdirArgs(image string) []string {
 	return []string{e.Bin, "image", "inspect", "--format", "{{.Config.WorkingDir}}", image}
 }
 
+// QualifiedImage names image with its registry: a Docker Hub short name
+// as Docker reads it (alexgshaw/x:1 is docker.io/alexgshaw/x:1, ubuntu
+// docker.io/library/ubuntu), which podman does not resolve by itself
+// without unqualified-search registries. A name whose first element is
+// a host (a dot, a port, localhost) is left as it is.
+func QualifiedImage(image string) string {
+	first, rest, found := strings.Cut(image, "/")
+	if found && (strings.ContainsAny(first, ".:") || first == "localhost") {
+		return image
+	}
+	if !found {
+		return "docker.io/library/" + image
+	}
+	return "docker.io/" + first + "/" + rest
+}
+
 // PullArgs fetches image from its registry.
 func (e *Engine) PullArgs(image string) []string {
 	return []string{e.Bin, "pull", "--quiet", image}

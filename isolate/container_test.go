@@ -121,3 +121,15 @@ func TestPruneImages(t *testing.T) {
 	_, err = Run(t.Context(), e.ImageExistsArgs(baseImage))
 	require.NoError(t, err, "an image of another name is left alone")
 }
+
+func TestQualifiedImage(t *testing.T) {
+	for in, want := range map[string]string{
+		"alexgshaw/chess-best-move:20251031": "docker.io/alexgshaw/chess-best-move:20251031",
+		"ubuntu:24.04":                       "docker.io/library/ubuntu:24.04",
+		"localhost/harness-base:bookworm-2":  "localhost/harness-base:bookworm-2",
+		"ghcr.io/o/i:1":                      "ghcr.io/o/i:1",
+		"registry:5000/i":                    "registry:5000/i",
+	} {
+		require.Equal(t, want, QualifiedImage(in), in)
+	}
+}
