@@ -306,7 +306,7 @@ func agentBinds(t harness.Task, settings *harness.Settings) (binds []isolate.Bin
 
 // ImageTags are the tags bench builds the Harbor tasks' images under
 // (their build contexts' content hashes as they are now): what
-// 'harness bench prune-images' keeps.
+// 'harness bench prune' keeps.
 func ImageTags(tasks []Task) ([]string, error) {
 	var tags []string
 	for _, t := range tasks {

@@ -8,7 +8,7 @@ import (
 	sandbox "github.com/agentharness/harness/isolate"
 )
 
-// benchPruneImagesCmd removes the images bench built for Harbor tasks:
+// benchPruneCmd removes the images bench built for Harbor tasks:
 // one per content hash of a task's environment/, so every change of a
 // task leaves one behind. With bench's --tasks, the images of those
 // tasks as they are now are kept.
@@ -16,14 +16,14 @@ import (
 // Exit status: 0 when every image was removed (each removed one is a
 // line on stdout), 1 when one could not be (a container uses it), 2 for
 // bad input (no such engine, unreadable tasks).
-type benchPruneImagesCmd struct {
+type benchPruneCmd struct {
 	Engine string `help:"The container engine whose images to remove: podman or docker." enum:"podman,docker" default:"podman"`
 }
 
-func (p *benchPruneImagesCmd) Run(e *env, parent *benchCmd) error {
+func (p *benchPruneCmd) Run(e *env, parent *benchCmd) error {
 	eng, err := sandbox.ContainerEngine(p.Engine)
 	if err != nil {
-		return withStatus(exitUsage, fmt.Errorf("bench: prune-images: %w", err))
+		return withStatus(exitUsage, fmt.Errorf("bench: prune: %w", err))
 	}
 	var keep []string
 	if parent.Tasks != "" {
@@ -40,7 +40,7 @@ func (p *benchPruneImagesCmd) Run(e *env, parent *benchCmd) error {
 		fmt.Fprintln(e.Stdout, r)
 	}
 	if err != nil {
-		return withStatus(exitAgentFailed, fmt.Errorf("bench: prune-images: %w", err))
+		return withStatus(exitAgentFailed, fmt.Errorf("bench: prune: %w", err))
 	}
 	return nil
 }
