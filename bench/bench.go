@@ -355,6 +355,9 @@ type bencher struct {
 	mu     sync.Mutex
 	live   map[int]*harness.Run  // runs in progress, by spec index
 	images map[string]*taskImage // Harbor tasks' images, by task directory
+	// noStorage is why the engine could not limit a container's storage
+	// (storage_mb), once seen.
+	noStorage string
 }
 
 // watch turns ctx's end and each Options.Interrupt into interrupts of the

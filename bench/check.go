@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
 	"os/exec"
 	"sync"
 	"syscall"
@@ -38,6 +39,11 @@ type CheckResult struct {
 // timeout or a cancellation ends everything it started (SIGTERM, then
 // SIGKILL after 2 s). Its exit status is the verdict.
 func runCheck(ctx context.Context, command, dir string, timeout time.Duration) *CheckResult {
+	return runCheckEnv(ctx, command, dir, timeout, nil)
+}
+
+// runCheckEnv is runCheck with env added to the command's environment.
+func runCheckEnv(ctx context.Context, command, dir string, timeout time.Duration, env []string) *CheckResult {
 	if timeout <= 0 {
 		timeout = 10 * time.Minute
 	}
@@ -45,6 +51,9 @@ func runCheck(ctx context.Context, command, dir string, timeout time.Duration) *
 	defer cancel()
 	cmd := exec.CommandContext(cctx, "sh", "-c", command)
 	cmd.Dir = dir
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return signalGroup(cmd, syscall.SIGTERM) }
 	cmd.WaitDelay = 2 * time.Second

@@ -10,6 +10,9 @@ import (
 const (
 	// ReasonSetup: the run could not be started (tree, Setup hook, task).
 	ReasonSetup = "setup"
+	// ReasonUnsupported: the task asks for what this machine or engine
+	// cannot give (GPUs, a network allowlist, …); the run was not made.
+	ReasonUnsupported = "unsupported"
 )
 
 // StatusSkipped is the status of a run that never started because the

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -52,9 +53,44 @@ type HarborTask struct {
 	Copies      []dockerCopy
 	VerifierEnv map[string]string // [verifier].env
 	SolutionEnv map[string]string // [solution].env
+	// Env is [environment].env: set for the agent and the verifier. The
+	// values of all three env tables may hold ${VAR} and ${VAR:-default},
+	// resolved from the host's environment when the run starts.
+	Env map[string]string
+	// VerifierInternet is the verifier's network: [verifier].network_mode,
+	// else the environment's (AllowInternet is the agent's, from
+	// [agent].network_mode, [environment].network_mode or allow_internet).
+	VerifierInternet bool
+	// Allowlist is set when a phase's network_mode is "allowlist" (or it
+	// has allowed_hosts): no engine here enforces one, so the run is
+	// refused (ReasonUnsupported).
+	Allowlist bool
+	// DockerImage is [environment].docker_image, the prebuilt image
+	// podman and docker use instead of building environment/Dockerfile.
+	DockerImage string
+	// StorageMB ([environment].storage_mb, or storage as "10G") and GPUs
+	// ([environment].gpus) are what the environment asks for (0: none).
+	StorageMB, GPUs int
+	// AgentUser and VerifierUser are [agent].user and [verifier].user
+	// (a name or a uid; "": the image's USER).
+	AgentUser, VerifierUser string
+	// MCPServers are the names of [[environment.mcp_servers]].
+	MCPServers []string
+	// Artifacts are the top-level artifacts: paths of the environment
+	// copied out once the verifier ran.
+	Artifacts []Artifact
 	// Digest hashes task.toml, environment/ and tests/: what defines the
 	// task besides its prompt (part of the plan id).
 	Digest string
+}
+
+// Artifact is one entry of task.toml's artifacts: a path in the
+// environment (Source) and where it goes under the run's artifacts
+// directory (Destination; default the source's path without its leading
+// slash), without the files matching Exclude (patterns of base names).
+type Artifact struct {
+	Source, Destination string
+	Exclude             []string
 }
 
 // harborDefaultVerifierTimeout is Harbor's VerifierConfig.timeout_sec.
@@ -158,10 +194,16 @@ func harborTask(dir string) (Task, error) {
 	if h.SolutionEnv, err = stringTable(solution, "solution.env"); err != nil {
 		return t, err
 	}
+	if h.Env, err = stringTable(env, "environment.env"); err != nil {
+		return t, err
+	}
+	if err := h.readFields(m, agent, verifier, env); err != nil {
+		return t, err
+	}
 	if st, err := os.Stat(filepath.Join(abs, "tests", "test.sh")); err != nil || !st.Mode().IsRegular() {
 		return t, errors.New("no tests/test.sh (the verifier)")
 	}
-	h.Workdir, h.Copies, err = readDockerfile(filepath.Join(abs, "environment", "Dockerfile"))
+	h.Workdir, h.Copies, err = readDockerfile(filepath.Join(abs, "environment", "Dockerfile"), h.DockerImage != "")
 	if err != nil {
 		return t, err
 	}
@@ -280,10 +322,15 @@ type dockerCopy struct {
 
 // readDockerfile returns the image's final WORKDIR (/app when none) and
 // its COPY/ADD instructions from the build context (not --from a stage).
-// A missing Dockerfile is an image with WORKDIR /app and nothing copied.
-func readDockerfile(p string) (string, []dockerCopy, error) {
+// A missing Dockerfile is an image with WORKDIR /app and nothing copied,
+// or, when the task names a prebuilt image, WORKDIR "" (the image's own,
+// asked of the engine).
+func readDockerfile(p string, prebuilt bool) (string, []dockerCopy, error) {
 	f, err := os.Open(p)
 	if errors.Is(err, fs.ErrNotExist) {
+		if prebuilt {
+			return "", nil, nil
+		}
 		return "/app", nil, nil
 	}
 	if err != nil {
@@ -358,4 +405,162 @@ func copyArgs(rest string) (args []string, from bool) {
 		args = append(args, f)
 	}
 	return args, from
+}
+
+// readFields reads what task.toml says of the environment beyond its
+// timeouts and limits: the network of each phase, the users, the
+// prebuilt image, storage, GPUs, MCP servers and artifacts.
+func (h *HarborTask) readFields(m, agent, verifier, env map[string]any) error {
+	str := func(sec map[string]any, key string) (string, error) {
+		switch v := sec[key[strings.IndexByte(key, '.')+1:]].(type) {
+		case nil:
+			return "", nil
+		case string:
+			return v, nil
+		}
+		return "", fmt.Errorf("task.toml: %s: want a string", key)
+	}
+	var err error
+	if h.DockerImage, err = str(env, "environment.docker_image"); err != nil {
+		return err
+	}
+	for _, u := range []struct {
+		sec map[string]any
+		key string
+		dst *string
+	}{{agent, "agent.user", &h.AgentUser}, {verifier, "verifier.user", &h.VerifierUser}} {
+		switch v := u.sec["user"].(type) {
+		case nil:
+		case string:
+			*u.dst = v
+		case int64:
+			if v < 0 {
+				return fmt.Errorf("task.toml: %s = %d: want a user name or uid", u.key, v)
+			}
+			*u.dst = strconv.FormatInt(v, 10)
+		default:
+			return fmt.Errorf("task.toml: %s: want a user name or uid", u.key)
+		}
+	}
+	count := func(key string, max int64) (int, error) {
+		switch v := env[key].(type) {
+		case nil:
+			return 0, nil
+		case int64:
+			if v >= 0 && v <= max {
+				return int(v), nil
+			}
+		}
+		return 0, fmt.Errorf("task.toml: environment.%s = %v: want a whole number 0 to %d", key, env[key], max)
+	}
+	if h.GPUs, err = count("gpus", 1024); err != nil {
+		return err
+	}
+	if h.StorageMB, err = count("storage_mb", 1<<30); err != nil {
+		return err
+	}
+	if v, ok := env["storage"]; ok && env["storage_mb"] == nil {
+		s, isStr := v.(string)
+		mb, perr := memoryMB(s)
+		if !isStr || perr != nil {
+			return fmt.Errorf("task.toml: environment.storage = %v: want a size such as \"10G\"", v)
+		}
+		h.StorageMB = mb
+	}
+	// The network of each phase: its own network_mode, else the
+	// environment's, else allow_internet.
+	base, err := networkMode(env, "environment", map[bool]string{true: "public", false: "no-network"}[h.AllowInternet])
+	if err != nil {
+		return err
+	}
+	am, err := networkMode(agent, "agent", base)
+	if err != nil {
+		return err
+	}
+	vm, err := networkMode(verifier, "verifier", base)
+	if err != nil {
+		return err
+	}
+	h.AllowInternet, h.VerifierInternet = am == "public", vm == "public"
+	h.Allowlist = am == "allowlist" || vm == "allowlist"
+	if v, ok := env["mcp_servers"]; ok {
+		list, ok := v.([]any)
+		if !ok {
+			return errors.New("task.toml: environment.mcp_servers: want a list of tables")
+		}
+		for i, x := range list {
+			t, _ := x.(map[string]any)
+			name, _ := t["name"].(string)
+			if name == "" {
+				return fmt.Errorf("task.toml: environment.mcp_servers[%d]: want a table with a name", i)
+			}
+			h.MCPServers = append(h.MCPServers, name)
+		}
+	}
+	h.Artifacts, err = artifacts(m["artifacts"])
+	return err
+}
+
+// networkMode reads sec's network_mode (public, no-network, allowlist;
+// allowed_hosts alone means allowlist), or def.
+func networkMode(sec map[string]any, name, def string) (string, error) {
+	mode, hasMode := sec["network_mode"]
+	if hosts, ok := sec["allowed_hosts"]; ok {
+		l, ok := hosts.([]any)
+		if !ok {
+			return "", fmt.Errorf("task.toml: %s.allowed_hosts: want a list of host names", name)
+		}
+		if len(l) > 0 && hasMode && mode != "allowlist" {
+			return "", fmt.Errorf("task.toml: %s.allowed_hosts: only with network_mode = \"allowlist\"", name)
+		}
+		if len(l) > 0 {
+			return "allowlist", nil
+		}
+	}
+	if !hasMode {
+		return def, nil
+	}
+	switch mode {
+	case "public", "no-network", "allowlist":
+		return mode.(string), nil
+	}
+	return "", fmt.Errorf("task.toml: %s.network_mode = %v: want public, no-network or allowlist", name, mode)
+}
+
+// artifacts reads the top-level artifacts: each a path, or a table with
+// source, destination and exclude. A source or destination with a ..
+// element is refused, as Harbor does (it could leave the directory).
+func artifacts(v any) ([]Artifact, error) {
+	if v == nil {
+		return nil, nil
+	}
+	list, ok := v.([]any)
+	if !ok {
+		return nil, errors.New("task.toml: artifacts: want a list")
+	}
+	var out []Artifact
+	for i, x := range list {
+		var a Artifact
+		switch e := x.(type) {
+		case string:
+			a.Source = e
+		case map[string]any:
+			a.Source, _ = e["source"].(string)
+			a.Destination, _ = e["destination"].(string)
+			if ex, ok := e["exclude"].([]any); ok {
+				for _, p := range ex {
+					if s, ok := p.(string); ok {
+						a.Exclude = append(a.Exclude, s)
+					}
+				}
+			}
+		}
+		bad := a.Source == "" || slices.Contains(strings.Split(a.Source, "/"), "..") ||
+			strings.HasPrefix(a.Destination, "/") || slices.Contains(strings.Split(a.Destination, "/"), "..")
+		if bad {
+			return nil, fmt.Errorf("task.toml: artifacts[%d]: want a path, or a table with a source (and a relative destination), without ..", i)
+		}
+		out = append(out, a)
+	}
+	return out, nil
 }

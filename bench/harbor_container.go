@@ -30,6 +30,8 @@ import (
 type taskImage struct {
 	once      sync.Once
 	tag, seed string
+	workdir   string // the image's WORKDIR, for a prebuilt image without a Dockerfile
+	note      string // a warning of each run: the prebuilt image was not found
 	err       error
 }
 
@@ -46,13 +48,48 @@ func (b *bencher) image(ctx context.Context, eng *isolate.Engine, task string, h
 		b.images[h.Dir] = im
 	}
 	b.mu.Unlock()
-	im.once.Do(func() { im.tag, im.err = buildImage(ctx, eng, task, h, im.seed) })
+	im.once.Do(func() { im.err = im.build(ctx, eng, task, h) })
 	return im, im.err
 }
 
+// build finds the task's image — [environment].docker_image, here or
+// pulled, else environment/Dockerfile built — and copies its WORKDIR out
+// (for a prebuilt image without a Dockerfile, the image's WORKDIR).
+func (im *taskImage) build(ctx context.Context, eng *isolate.Engine, task string, h *HarborTask) error {
+	im.workdir = h.Workdir
+	var err error
+	if h.DockerImage != "" {
+		ref := isolate.QualifiedImage(h.DockerImage)
+		pctx, cancel := context.WithTimeout(ctx, h.BuildTimeout)
+		defer cancel()
+		if _, err = isolate.Run(pctx, eng.ImageExistsArgs(ref)); err != nil {
+			_, err = isolate.Run(pctx, eng.PullArgs(ref))
+		}
+		switch {
+		case err == nil:
+			im.tag = ref
+			if im.workdir == "" {
+				out, _ := isolate.Run(pctx, eng.ImageWorkdirArgs(im.tag))
+				im.workdir = cmpOr(strings.TrimSpace(string(out)), "/")
+			}
+		case h.Workdir == "": // no Dockerfile to fall back on
+			return fmt.Errorf("bench: task %q: docker_image %s: %w", task, h.DockerImage, err)
+		default:
+			im.note = fmt.Sprintf("docker_image %s not available (%s): built environment/Dockerfile instead",
+				h.DockerImage, oneLine(err.Error()))
+		}
+	}
+	if im.tag == "" {
+		if im.tag, err = buildImage(ctx, eng, task, h); err != nil {
+			return err
+		}
+	}
+	return seedImage(ctx, eng, task, im.tag, im.workdir, im.seed)
+}
+
 // buildImage builds environment/ unless the image of its content hash
-// is there, and copies the image's WORKDIR to seed.
-func buildImage(ctx context.Context, eng *isolate.Engine, task string, h *HarborTask, seed string) (string, error) {
+// is there.
+func buildImage(ctx context.Context, eng *isolate.Engine, task string, h *HarborTask) (string, error) {
 	envDir := filepath.Join(h.Dir, "environment")
 	if _, err := os.Stat(filepath.Join(envDir, "Dockerfile")); err != nil {
 		return "", fmt.Errorf("bench: --isolate %s: task %q has no environment/Dockerfile", eng.Name, task)
@@ -70,23 +107,28 @@ func buildImage(ctx context.Context, eng *isolate.Engine, task string, h *Harbor
 			return "", fmt.Errorf("bench: building task %q's image: %w", task, err)
 		}
 	}
+	return tag, nil
+}
+
+// seedImage copies the image's workdir to seed.
+func seedImage(ctx context.Context, eng *isolate.Engine, task, tag, workdir, seed string) error {
 	if err := os.MkdirAll(seed, 0o755); err != nil {
-		return "", fmt.Errorf("bench: %w", err)
+		return fmt.Errorf("bench: %w", err)
 	}
 	name := containerName("seed")
 	if _, err := isolate.Run(ctx, eng.CreateArgs(name, tag)); err != nil {
-		return "", fmt.Errorf("bench: task %q: %w", task, err)
+		return fmt.Errorf("bench: task %q: %w", task, err)
 	}
-	_, cerr := isolate.Run(ctx, eng.CopyArgs(name+":"+h.Workdir+"/.", seed))
+	_, cerr := isolate.Run(ctx, eng.CopyArgs(name+":"+workdir+"/.", seed))
 	_, rerr := isolate.Run(context.WithoutCancel(ctx), eng.RemoveArgs(name))
 	// An image without its WORKDIR gives an empty workspace.
 	if cerr != nil && !strings.Contains(cerr.Error(), "no such file or directory") {
-		return "", fmt.Errorf("bench: task %q: copying %s out of the image: %w", task, h.Workdir, cerr)
+		return fmt.Errorf("bench: task %q: copying %s out of the image: %w", task, workdir, cerr)
 	}
 	if rerr != nil {
-		return "", fmt.Errorf("bench: task %q: %w", task, rerr)
+		return fmt.Errorf("bench: task %q: %w", task, rerr)
 	}
-	return tag, nil
+	return nil
 }
 
 // containerName is a fresh container name.
@@ -118,7 +160,7 @@ const (
 func (b *bencher) startContainer(ctx context.Context, eng *isolate.Engine, r *harborRun, im *taskImage, t *harness.Task, oracle bool) error {
 	h := r.h
 	c := isolate.Container{Name: containerName("run"), Image: im.tag, Workdir: h.Workdir, CPUs: h.CPUs,
-		MemoryMB: h.MemoryMB, Network: r.network, Binds: []isolate.Bind{
+		MemoryMB: h.MemoryMB, GPUs: h.GPUs, User: h.AgentUser, Network: r.network, Binds: []isolate.Bind{
 			{Host: r.p("app"), Inner: h.Workdir},
 			{Host: r.p("logs"), Inner: harborLogs},
 		}}
@@ -130,9 +172,27 @@ func (b *bencher) startContainer(ctx context.Context, eng *isolate.Engine, r *ha
 	if oracle {
 		c.Binds = append(c.Binds, isolate.Bind{Host: r.p("solution"), Inner: harborSolution, ReadOnly: true})
 	}
+	b.mu.Lock()
+	noStorage := b.noStorage
+	b.mu.Unlock()
+	if noStorage == "" {
+		c.StorageMB = h.StorageMB
+	}
 	run, err := StartAgentContainer(ctx, eng, c, t, b.opts.Settings)
+	if err != nil && c.StorageMB > 0 && strings.Contains(err.Error(), "storage") {
+		// The engine's storage cannot limit a container's size (podman's
+		// overlay but on XFS with quotas): once seen, not asked again.
+		b.mu.Lock()
+		noStorage, b.noStorage = oneLine(err.Error()), oneLine(err.Error())
+		b.mu.Unlock()
+		c.StorageMB = 0
+		run, err = StartAgentContainer(ctx, eng, c, t, b.opts.Settings)
+	}
 	if err != nil {
 		return fmt.Errorf("bench: %w", err)
+	}
+	if h.StorageMB > 0 && noStorage != "" {
+		r.warnings = append(r.warnings, fmt.Sprintf("[environment].storage_mb = %d not enforced: %s", h.StorageMB, noStorage))
 	}
 	r.container = run
 	return nil
@@ -176,7 +236,7 @@ func StartAgentContainer(ctx context.Context, eng *isolate.Engine, c isolate.Con
 				pass = append(pass, k)
 			}
 		}
-		return eng.ExecArgs(run.Name, c.Workdir, pass)
+		return eng.ExecAsArgs(run.Name, c.Workdir, c.User, pass)
 	}}
 	return run, nil
 }
@@ -242,4 +302,26 @@ func agentBinds(t harness.Task, settings *harness.Settings) (binds []isolate.Bin
 		}
 	}
 	return binds, dirs, nil
+}
+
+// ImageTags are the tags bench builds the Harbor tasks' images under
+// (their build contexts' content hashes as they are now): what
+// 'harness bench prune' keeps.
+func ImageTags(tasks []Task) ([]string, error) {
+	var tags []string
+	for _, t := range tasks {
+		if t.Harbor == nil {
+			continue
+		}
+		envDir := filepath.Join(t.Harbor.Dir, "environment")
+		if _, err := os.Stat(filepath.Join(envDir, "Dockerfile")); err != nil {
+			continue
+		}
+		digest, err := isolate.ContextDigest(envDir)
+		if err != nil {
+			return nil, fmt.Errorf("bench: %w", err)
+		}
+		tags = append(tags, isolate.ImageTag(t.Name, digest))
+	}
+	return tags, nil
 }

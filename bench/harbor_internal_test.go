@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"errors"
 	"os"
 	"testing"
 
@@ -30,12 +31,25 @@ func TestReadDockerfile(t *testing.T) {
 		require.NoError(t, os.WriteFile(p, []byte(s), 0o644))
 	}
 	write("FROM a AS build\nWORKDIR /src\nCOPY x /src/\nFROM b\nWORKDIR /work\nWORKDIR sub\nCOPY --chown=1:1 a.txt b.txt ./\nCOPY --from=build /src/x /work/sub/x\nCOPY [\"c d.txt\", \"/work/sub/e.txt\"]\nRUN echo \\\n  hi\n")
-	wd, copies, err := readDockerfile(p)
+	wd, copies, err := readDockerfile(p, false)
 	require.NoError(t, err)
 	require.Equal(t, "/work/sub", wd)
 	require.Equal(t, []dockerCopy{{Srcs: []string{"a.txt", "b.txt"}, Dest: "/work/sub/"}, {Srcs: []string{"c d.txt"}, Dest: "/work/sub/e.txt"}}, copies)
 	write("FROM a\nRUN true\n")
-	wd, _, err = readDockerfile(p)
+	wd, _, err = readDockerfile(p, false)
 	require.NoError(t, err)
 	require.Equal(t, "/app", wd, "no WORKDIR: /app")
+}
+
+// A failure of a clean-up deferred in harbor (here the run directory's
+// removal) is in the report it returns.
+func TestHarborCleanupErrorReported(t *testing.T) {
+	removeRunDir = func(string) error { return errors.New("boom: device busy") }
+	t.Cleanup(func() { removeRunDir = removeAll })
+	tasks, err := LoadTasks("testdata/harbor/create-file")
+	require.NoError(t, err)
+	rep, err := Run(t.Context(), Plan{Tasks: tasks, Agents: []string{"nop"}}, Options{Dir: t.TempDir()})
+	require.NoError(t, err)
+	require.Len(t, rep.Runs, 1)
+	require.Equal(t, "removing the run directory: boom: device busy", rep.Runs[0].Error)
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/event"
 	"github.com/agentharness/harness/isolate"
+	"github.com/agentharness/harness/logger"
 )
 
 // Outcomes of a Harbor task's verifier (CheckResult.Outcome). Only
@@ -53,7 +54,13 @@ type harborRun struct {
 	dir     string
 	h       *HarborTask
 	engine  string
-	network bool
+	network bool // the agent's
+	// env: [environment].env resolved; verifierEnv and solutionEnv their
+	// tables resolved, with env first.
+	env, verifierEnv, solutionEnv []string
+	// warnings of the run (RunReport.Warnings); artifactsErr a failure
+	// to copy the artifacts out.
+	warnings []string
 	// The container engine and the run's container (podman, docker).
 	eng       *isolate.Engine
 	container *isolate.Running
@@ -78,12 +85,13 @@ func (r *harborRun) spec(verifier, solution bool) isolate.Spec {
 	if home == "" || home == "/" {
 		home = "/root"
 	}
-	s := isolate.Spec{Chdir: r.h.Workdir, Network: r.network, Binds: []isolate.Bind{
+	s := isolate.Spec{Chdir: r.h.Workdir, Network: r.network, GPUs: r.h.GPUs > 0, Binds: []isolate.Bind{
 		{Host: r.p("tmp"), Inner: "/tmp"},
 		{Host: r.p("home"), Inner: home},
 		{Host: r.p("app"), Inner: r.h.Workdir},
 	}}
 	if verifier {
+		s.Network = r.h.VerifierInternet
 		s.Binds = append(s.Binds, isolate.Bind{Host: r.p("logs"), Inner: harborLogs},
 			isolate.Bind{Host: r.p("tests"), Inner: harborTests})
 	} else {
@@ -99,8 +107,13 @@ func (r *harborRun) spec(verifier, solution bool) isolate.Spec {
 // Dockerfile's COPY instructions, the agent (the oracle runs
 // solution/solve.sh), then tests/ copied to /tests and tests/test.sh run
 // with its timeout; its reward is the check's verdict.
-func (b *bencher) harbor(ctx context.Context, s Spec, rr RunReport) RunReport {
-	h := s.Task.Harbor
+//
+// rr is a named result: the deferred clean-ups below record their
+// failures in the report that is returned, not in a copy of it.
+func (b *bencher) harbor(ctx context.Context, s Spec, in RunReport) (rr RunReport) {
+	rr = in
+	hc := *s.Task.Harbor // this run's: its WORKDIR may come from the image
+	h := &hc
 	engine := cmpOr(b.opts.Isolate, isolate.None)
 	r := &harborRun{dir: filepath.Join(b.dir, treeName(s)), h: h, engine: engine, network: h.AllowInternet}
 	fail := func(err error) RunReport {
@@ -112,12 +125,23 @@ func (b *bencher) harbor(ctx context.Context, s Spec, rr RunReport) RunReport {
 	if err := isolate.Check(engine); err != nil {
 		return fail(err)
 	}
+	if msg := r.unsupported(s.Agent); msg != "" {
+		rr.Status, rr.Reason, rr.Error = event.ResultError, ReasonUnsupported, msg
+		return rr
+	}
+	if err := r.resolveEnv(); err != nil {
+		return fail(err)
+	}
+	defer func() { rr.Warnings = append(rr.Warnings, r.warnings...) }()
+	if h.Workdir == "" && !isolate.IsContainer(engine) {
+		h.Workdir = "/app" // a prebuilt image's, which only an engine can read
+	}
 	if err := os.Mkdir(r.dir, 0o755); err != nil {
 		return fail(fmt.Errorf("bench: %w", err))
 	}
 	defer func() {
 		if !b.opts.Keep {
-			if err := removeAll(r.dir); err != nil && rr.Error == "" {
+			if err := removeRunDir(r.dir); err != nil && rr.Error == "" {
 				rr.Error = "removing the run directory: " + err.Error()
 			}
 		}
@@ -134,6 +158,12 @@ func (b *bencher) harbor(ctx context.Context, s Spec, rr RunReport) RunReport {
 		r.eng = eng
 		if im, err = b.image(ctx, eng, s.Task.Name, h); err != nil {
 			return fail(err)
+		}
+		if h.Workdir == "" {
+			h.Workdir = im.workdir
+		}
+		if im.note != "" {
+			r.warnings = append(r.warnings, im.note)
 		}
 		defer func() {
 			if r.container != nil {
@@ -182,10 +212,19 @@ func (b *bencher) harbor(ctx context.Context, s Spec, rr RunReport) RunReport {
 					Detail: "ending the agent's processes: " + err.Error()}
 			}
 		}
-		return r.verify(ctx)
+		c := r.verify(ctx)
+		if ctx.Err() == nil {
+			r.collect(ctx)
+		}
+		return c
 	})
+	r.keepArtifacts(&rr, b.opts.Keep)
 	return rr
 }
+
+// removeRunDir removes a run's directory (a variable: a test makes it
+// fail).
+var removeRunDir = removeAll
 
 // checkIsolate refuses an engine that is unknown or missing, and a
 // sandbox for tasks other than Harbor's (their trees have no WORKDIR to
@@ -210,6 +249,7 @@ func checkIsolate(p Plan, engine string) error {
 // its script, [solution].env and no per-tool budget (the script is one
 // tool call as long as the run).
 func (b *bencher) harborAgent(t *harness.Task, r *harborRun, oracle bool) {
+	t.Env = append(t.Env, r.env...)
 	if t.Budgets == nil {
 		settings := b.opts.Settings
 		if settings == nil {
@@ -228,7 +268,7 @@ func (b *bencher) harborAgent(t *harness.Task, r *harborRun, oracle bool) {
 			script = filepath.Join(r.p("solution"), "solve.sh")
 		}
 		t.ExtraArgs = []string{script}
-		t.Env = append(t.Env, envPairs(r.h.SolutionEnv)...)
+		t.Env = append(t.Env, r.solutionEnv...)
 		bud.Tool = func(event.Kind) time.Duration { return 0 }
 	}
 	t.Budgets = &bud
@@ -270,6 +310,12 @@ func (r *harborRun) workspace(ctx context.Context, im *taskImage) (*tree, error)
 	}
 	if err := os.Chmod(r.p("tmp"), 0o1777); err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
+	}
+	// Writable by an [agent].user or [verifier].user of the image.
+	for _, d := range []string{"logs", "logs/agent", "logs/verifier", "logs/artifacts"} {
+		if err := os.Chmod(r.p(d), 0o777); err != nil {
+			return nil, fmt.Errorf("bench: %w", err)
+		}
 	}
 	ws, ctxDir := r.p("app"), filepath.Join(r.h.Dir, "environment")
 	copies := r.h.Copies
@@ -396,6 +442,9 @@ func (r *harborRun) verify(ctx context.Context) *CheckResult {
 	if err := os.MkdirAll(r.p("logs/verifier"), 0o777); err != nil {
 		return fail(err)
 	}
+	if err := os.Chmod(r.p("logs/verifier"), 0o777); err != nil { // for a [verifier].user
+		return fail(err)
+	}
 	if err := removeAll(r.p("tests")); err != nil {
 		return fail(err)
 	}
@@ -416,7 +465,12 @@ func (r *harborRun) verify(ctx context.Context) *CheckResult {
 				return fail(fmt.Errorf("copying tests/: %w", err))
 			}
 		}
-		argv = r.eng.ExecArgs(name, r.h.Workdir, nil)
+		var names []string
+		for _, kv := range r.verifierEnv {
+			k, _, _ := strings.Cut(kv, "=")
+			names = append(names, k)
+		}
+		argv = r.eng.ExecAsArgs(name, r.h.Workdir, r.h.VerifierUser, names)
 	} else if r.engine == isolate.Bwrap {
 		prefix, err := r.spec(true, false).Prefix()
 		if err != nil {
@@ -426,10 +480,11 @@ func (r *harborRun) verify(ctx context.Context) *CheckResult {
 	} else {
 		script = filepath.Join(r.p("tests"), "test.sh")
 	}
-	argv = append(argv, "env")
-	argv = append(argv, envPairs(r.h.VerifierEnv)...)
+	// The verifier's variables are in its environment, not on a command
+	// line; what it prints is redacted of their secret-looking values.
 	argv = append(argv, "bash", script)
-	c := runCheck(ctx, shellJoin(argv), r.p("app"), r.h.VerifierTimeout)
+	c := runCheckEnv(ctx, shellJoin(argv), r.p("app"), r.h.VerifierTimeout, r.verifierEnv)
+	c.Output = logger.DefaultRedactor().WithEnv(r.verifierEnv).RedactString(c.Output)
 	c.Command = display
 	switch {
 	case c.TimedOut:

@@ -85,6 +85,13 @@ type RunReport struct {
 	// earlier bench of the same plan, taken as it was, not run again.
 	Resumed bool   `json:"resumed,omitempty"`
 	Error   string `json:"error,omitempty"`
+	// Warnings say what of the task was not honoured, though the run
+	// went on (a storage limit the engine cannot set, …).
+	Warnings []string `json:"warnings,omitempty"`
+	// Artifacts is the directory of the run's artifacts (a Harbor task's
+	// /logs/artifacts and its task.toml artifacts), beside the session
+	// log, or in the run's directory when kept and there is no log.
+	Artifacts string `json:"artifacts,omitempty"`
 }
 
 // Succeeded reports whether the agent ended with status success.

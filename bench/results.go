@@ -25,6 +25,7 @@ import (
 //	DIR/runs/NNNNNN.json   one run's row (RunRecord), NNNNNN its index
 //	DIR/logs/NNNNNN.ndjson a copy of that run's session log
 //	DIR/logs/NNNNNN.trajectory.json a copy of its ATIF trajectory
+//	DIR/logs/NNNNNN.artifacts/      a copy of its artifacts (Harbor tasks)
 //	DIR/claims/NNNNNN.lock locked (flock) while a bench runs that run
 //
 // Every file is written to a temporary name and renamed, so a bench
@@ -54,6 +55,8 @@ type RunRecord struct {
 	LogCopy string `json:"log_copy,omitempty"`
 	// TrajectoryCopy is the copy of its ATIF trajectory, likewise.
 	TrajectoryCopy string `json:"trajectory_copy,omitempty"`
+	// ArtifactsCopy is the copy of its artifacts directory, likewise.
+	ArtifactsCopy string `json:"artifacts_copy,omitempty"`
 }
 
 // Results records the runs of one bench in a results directory. Its
@@ -337,6 +340,12 @@ func (r *Results) record(rr *RunReport) {
 		rel := filepath.Join("logs", name+".trajectory.json")
 		if err := copyAtomic(rr.Trajectory, filepath.Join(r.dir, rel)); err == nil {
 			rec.TrajectoryCopy = rel
+		}
+	}
+	if rr.Artifacts != "" {
+		rel := filepath.Join("logs", name+".artifacts")
+		if err := copyDirTo(rr.Artifacts, filepath.Join(r.dir, rel)); err == nil {
+			rec.ArtifactsCopy = rel
 		}
 	}
 	data, err := json.MarshalIndent(rec, "", "  ")

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -68,10 +69,20 @@ type Container struct {
 	CPUs    float64 // 0: no limit
 	// MemoryMB limits the container's memory (0: no limit).
 	MemoryMB int
+	// StorageMB limits the container's writable layer (0: no limit):
+	// --storage-opt size, which the engine's storage supports only on
+	// some file systems (overlay on XFS with quotas); Start says when not.
+	StorageMB int
+	// GPUs asks for the host's GPUs (0: none): podman's CDI device
+	// nvidia.com/gpu=all, docker's --gpus N.
+	GPUs int
 	// Network: the host's network (the agent reaches a model API on the
 	// host's loopback, the scripted model's) or none (loopback only).
 	Network bool
 	Binds   []Bind
+	// User is who what Running's exec starts runs as (a name or uid;
+	// "": the image's USER).
+	User string
 	// Lifetime bounds the container whatever becomes of harness: its
 	// first process ends after it (0: unbounded but for stdin).
 	Lifetime time.Duration
@@ -90,6 +101,16 @@ func (e *Engine) RunArgs(c Container) []string {
 	}
 	if c.MemoryMB > 0 {
 		args = append(args, "--memory", strconv.Itoa(c.MemoryMB)+"m")
+	}
+	if c.StorageMB > 0 {
+		args = append(args, "--storage-opt", "size="+strconv.Itoa(c.StorageMB)+"m")
+	}
+	if c.GPUs > 0 {
+		if e.Name == Docker {
+			args = append(args, "--gpus", strconv.Itoa(c.GPUs))
+		} else {
+			args = append(args, "--device", "nvidia.com/gpu=all")
+		}
 	}
 	if c.Network {
 		args = append(args, "--network", "host")
@@ -121,7 +142,16 @@ func (e *Engine) RunArgs(c Container) []string {
 // exec command itself (its value never appears on a command line), a
 // KEY=VALUE is set as given.
 func (e *Engine) ExecArgs(name, dir string, env []string) []string {
+	return e.ExecAsArgs(name, dir, "", env)
+}
+
+// ExecAsArgs is ExecArgs run as user (a name or uid; "": the image's
+// USER).
+func (e *Engine) ExecAsArgs(name, dir, user string, env []string) []string {
 	args := []string{e.Bin, "exec", "-i"}
+	if user != "" {
+		args = append(args, "--user", user)
+	}
 	if dir != "" {
 		args = append(args, "-w", dir)
 	}
@@ -177,6 +207,39 @@ func Run(ctx context.Context, argv []string) ([]byte, error) {
 		return out.Bytes(), fmt.Errorf("%s %s: %s", filepath.Base(argv[0]), argv[1], msg)
 	}
 	return out.Bytes(), nil
+}
+
+// ImageWorkdirArgs prints image's WORKDIR (empty when it sets none).
+func (e *Engine) ImageWorkdirArgs(image string) []string {
+	return []string{e.Bin, "image", "inspect", "--format", "{{.Config.WorkingDir}}", image}
+}
+
+// QualifiedImage names image with its registry: a Docker Hub short name
+// as Docker reads it (alexgshaw/x:1 is docker.io/alexgshaw/x:1, ubuntu
+// docker.io/library/ubuntu), which podman does not resolve by itself
+// without unqualified-search registries. A name whose first element is
+// a host (a dot, a port, localhost) is left as it is.
+func QualifiedImage(image string) string {
+	first, rest, found := strings.Cut(image, "/")
+	if found && (strings.ContainsAny(first, ".:") || first == "localhost") {
+		return image
+	}
+	if !found {
+		return "docker.io/library/" + image
+	}
+	return "docker.io/" + first + "/" + rest
+}
+
+// PullArgs fetches image from its registry.
+func (e *Engine) PullArgs(image string) []string {
+	return []string{e.Bin, "pull", "--quiet", image}
+}
+
+// HostGPUs reports whether the host has NVIDIA GPUs a container or a
+// sandbox can be given: a /dev/nvidia0 device.
+func HostGPUs() bool {
+	_, err := os.Stat("/dev/nvidia0")
+	return err == nil
 }
 
 // HostEnv reports whether an environment variable describes the host

@@ -2,6 +2,7 @@ package isolate
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -26,6 +27,13 @@ func TestDockerArgs(t *testing.T) {
 
 	require.Equal(t, []string{"docker", "exec", "-i", "-w", "/app", "-e", "KEY", "-e", "PATH=/bin", "harness-run-1"},
 		d.ExecArgs("harness-run-1", "/app", []string{"KEY", "PATH=/bin"}))
+	require.Equal(t, []string{"docker", "exec", "-i", "--user", "nobody", "-w", "/app", "harness-run-1"},
+		d.ExecAsArgs("harness-run-1", "/app", "nobody", nil))
+	// Storage and GPUs: the same flag for storage; GPUs by docker's
+	// --gpus, by podman's CDI device.
+	c.StorageMB, c.GPUs = 10240, 2
+	require.Contains(t, strings.Join(d.RunArgs(c), " "), "--storage-opt size=10240m --gpus 2 ")
+	require.Contains(t, strings.Join(p.RunArgs(c), " "), "--storage-opt size=10240m --device nvidia.com/gpu=all ")
 	require.Equal(t, []string{"docker", "build", "--quiet", "--label", "harness.run=image", "-t", "img", "-f", "/ctx/Dockerfile", "/ctx"}, d.BuildArgs("img", "/ctx"))
 	require.Equal(t, []string{"docker", "cp", "a", "b"}, d.CopyArgs("a", "b"))
 	require.Equal(t, []string{"docker", "create", "--name", "n", "--label", "harness.run=n", "img"}, d.CreateArgs("n", "img"))
@@ -64,4 +72,64 @@ func listOurs(t *testing.T, e *Engine) string {
 	out, err := Run(t.Context(), []string{e.Bin, "ps", "-a", "--filter", "label=" + Label, "--format", "{{.Names}}"})
 	require.NoError(t, err)
 	return string(out)
+}
+
+// A removal that fails is reported with the engine's own words, even when
+// the engine then fails to say whether the container exists (old: taken
+// for gone, the removal's error dropped).
+func TestStopKeepsRemovalError(t *testing.T) {
+	fake := filepath.Join(t.TempDir(), "podman")
+	require.NoError(t, os.WriteFile(fake, []byte(`#!/bin/sh
+case "$1" in
+run) echo ready; exec cat >/dev/null ;;
+rm) echo "Error: cannot remove container: boom-rm" >&2; exit 2 ;;
+container) echo "Error: engine broken" >&2; exit 125 ;;
+esac
+`), 0o755))
+	stopTimeout = 300 * time.Millisecond
+	t.Cleanup(func() { stopTimeout = time.Minute })
+	e := &Engine{Name: Podman, Bin: fake}
+	r, err := e.Start(t.Context(), Container{Name: "harness-test-stop", Image: "img"}, os.Environ())
+	require.NoError(t, err)
+	err = r.Stop()
+	require.ErrorContains(t, err, "container harness-test-stop is still there: podman rm: Error: cannot remove container: boom-rm")
+}
+
+// Task images accumulate, one per content hash: PruneImages removes
+// those not kept, and only harness's of the prefix.
+func TestPruneImages(t *testing.T) {
+	e, err := ContainerEngine(Podman)
+	require.NoError(t, err)
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte("FROM "+baseImage+"\n"), 0o644))
+	prefix := TaskImages + "prunetest"
+	old, cur := prefix+":old", prefix+":current"
+	for _, tag := range []string{old, cur} {
+		_, err := Run(t.Context(), e.BuildArgs(tag, dir))
+		require.NoError(t, err)
+	}
+	removed, err := PruneImages(t.Context(), e, prefix, []string{cur})
+	require.NoError(t, err)
+	require.Equal(t, []string{old}, removed)
+	_, err = Run(t.Context(), e.ImageExistsArgs(old))
+	require.Error(t, err, "the old image is gone")
+	_, err = Run(t.Context(), e.ImageExistsArgs(cur))
+	require.NoError(t, err, "the kept one is there")
+	removed, err = PruneImages(t.Context(), e, prefix, nil)
+	require.NoError(t, err)
+	require.Equal(t, []string{cur}, removed)
+	_, err = Run(t.Context(), e.ImageExistsArgs(baseImage))
+	require.NoError(t, err, "an image of another name is left alone")
+}
+
+func TestQualifiedImage(t *testing.T) {
+	for in, want := range map[string]string{
+		"alexgshaw/chess-best-move:20251031": "docker.io/alexgshaw/chess-best-move:20251031",
+		"ubuntu:24.04":                       "docker.io/library/ubuntu:24.04",
+		"localhost/harness-base:bookworm-2":  "localhost/harness-base:bookworm-2",
+		"ghcr.io/o/i:1":                      "ghcr.io/o/i:1",
+		"registry:5000/i":                    "registry:5000/i",
+	} {
+		require.Equal(t, want, QualifiedImage(in), in)
+	}
 }

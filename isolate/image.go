@@ -27,7 +27,7 @@ func ImageTag(task, digest string) string {
 	if name == "" {
 		name = "task"
 	}
-	return "localhost/harness-task-" + name + ":" + digest
+	return TaskImages + name + ":" + digest
 }
 
 // ContextDigest hashes a build context (every file's path, mode and

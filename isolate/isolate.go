@@ -65,6 +65,9 @@ type Spec struct {
 	Binds   []Bind
 	Chdir   string
 	Network bool
+	// GPUs binds the host's NVIDIA devices (/dev/nvidia*) into the
+	// sandbox's own /dev.
+	GPUs bool
 }
 
 // Prefix returns the bwrap command line that runs a command (appended
@@ -107,6 +110,12 @@ func (s Spec) Prefix() ([]string, error) {
 		args = append(args, "--ro-bind", p, p)
 	}
 	args = append(args, "--dev", "/dev", "--proc", "/proc")
+	if s.GPUs {
+		devs, _ := filepath.Glob("/dev/nvidia*")
+		for _, d := range devs {
+			args = append(args, "--dev-bind", d, d)
+		}
+	}
 	for _, b := range s.Binds {
 		if !filepath.IsAbs(b.Inner) {
 			return nil, fmt.Errorf("isolate bwrap: %s: want an absolute path", b.Inner)

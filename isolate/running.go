@@ -1,10 +1,13 @@
 package isolate
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -68,12 +71,14 @@ func (e *Engine) Start(ctx context.Context, c Container, env []string) (*Running
 	return nil, fmt.Errorf("isolate %s run %s: %s", e.Name, c.Image, msg)
 }
 
-// Stop ends and removes the container, and waits for its client.
+// Stop ends and removes the container, and waits for its client. When
+// the container is still there at the end, the error keeps what the
+// engine said when removing it failed (not the deadline's text).
 func (r *Running) Stop() error {
 	r.stdin.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
 	defer cancel()
-	_, err := Run(ctx, r.eng.RemoveArgs(r.Name))
+	_, rmErr := Run(ctx, r.eng.RemoveArgs(r.Name))
 	// Seen with podman and runc: after an exec'd process was killed, rm
 	// fails ("given PIDs did not die within timeout"), the container stays
 	// (exited) and the client never ends. A client still there after a
@@ -89,17 +94,64 @@ func (r *Running) Stop() error {
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		if _, gone := Run(ctx, r.eng.ExistsArgs(r.Name)); gone != nil {
+		gone, err := r.gone(ctx)
+		if gone {
 			return nil
+		}
+		if rmErr == nil && err != nil {
+			rmErr = err
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("isolate %s: container %s is still there: %v", r.eng.Name, r.Name, err)
+			if rmErr == nil {
+				rmErr = ctx.Err()
+			}
+			return fmt.Errorf("isolate %s: container %s is still there: %v", r.eng.Name, r.Name, rmErr)
 		case <-tick.C:
 		}
-		_, err = Run(ctx, r.eng.RemoveArgs(r.Name))
+		if _, err := Run(ctx, r.eng.RemoveArgs(r.Name)); err != nil && rmErr == nil && ctx.Err() == nil {
+			rmErr = err
+		}
 	}
 }
+
+// gone reports whether the container no longer exists. Only the engine's
+// own "no such container" is gone: its failing otherwise (a deadline, a
+// broken engine) is not, and is returned.
+func (r *Running) gone(ctx context.Context) (bool, error) {
+	argv := r.eng.ExistsArgs(r.Name)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return false, nil
+	case ctx.Err() != nil:
+		return false, ctx.Err()
+	case errors.As(err, &ee) && ee.ExitCode() == 1 &&
+		(r.eng.Name == Podman || strings.Contains(strings.ToLower(errb.String()), "no such")):
+		// podman container exists: 1 is "no such container", 125 an
+		// error; docker inspect says "No such container".
+		return true, nil
+	}
+	msg := strings.TrimSpace(errb.String())
+	if msg == "" {
+		msg = err.Error()
+	}
+	return false, fmt.Errorf("%s %s: %s", filepath.Base(argv[0]), argv[1], lastLine(msg))
+}
+
+func lastLine(s string) string {
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
+
+// stopTimeout bounds Stop (a variable: a test shortens it).
+var stopTimeout = time.Minute
 
 // clientGrace is how long Stop waits for the engine's client to end
 // once the container was removed.

@@ -30,7 +30,7 @@ import (
 // Exit status: 0 when every run succeeded and passed its check (or
 // --exit-zero), 1 when some did not (the report says which), 130 when
 // cancelled (the partial report is still written), 2 for bad input.
-// Sub-commands (compare, merge, k8s-job) are in bench_*_cmd.go.
+// Sub-commands (compare, merge, k8s-job, prune) are in bench_*_cmd.go.
 type benchCmd struct {
 	Agents       []string      `help:"Agents to compare, comma-separated (${agents}, or aliases)." sep:","`
 	Models       []string      `help:"Models to run every agent with, comma-separated (default: each agent's own)." sep:","`
@@ -64,6 +64,7 @@ type benchCmd struct {
 	Compare benchCompareCmd `cmd:"" help:"Compare two bench reports (or results directories): the regression gate. Exit 1 when NEW is worse, 2 when not comparable."`
 	Merge   benchMergeCmd   `cmd:"" help:"Merge the shards of a plan (results directories or JSON reports) into one report."`
 	K8sJob  benchK8sJobCmd  `cmd:"" name:"k8s-job" help:"Print a Kubernetes Indexed Job that runs this bench's plan as --shards shards."`
+	Prune   benchPruneCmd   `cmd:"" help:"Remove the container images built for Harbor tasks (but those of --tasks as they are now)."`
 }
 
 // Run runs the bench. Kong runs every Run up the command path, so after

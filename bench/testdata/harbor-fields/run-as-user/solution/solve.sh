@@ -1,0 +1,2 @@
+#!/bin/bash
+id -un > /logs/agent/user
