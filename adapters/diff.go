@@ -105,37 +105,7 @@ func unified(from, to, before, after string) string {
 	ops, _ = equalLines(ops, a, last, last+ctx)
 	hunks[cur].end = len(ops)
 
-	n := len(from) + len(to) + 10 + 32*len(hunks)
-	for _, o := range ops {
-		n += 1 + len(o.text)
-	}
-	var sb strings.Builder
-	sb.Grow(n)
-	sb.WriteString("--- " + from + "\n+++ " + to + "\n")
-	for _, h := range hunks {
-		fromCount, toCount := 0, 0
-		for _, o := range ops[h.start:h.end] {
-			if o.sign != '+' {
-				fromCount++
-			}
-			if o.sign != '-' {
-				toCount++
-			}
-		}
-		sb.WriteString("@@ -")
-		hunkRange(&sb, h.fromLine, fromCount)
-		sb.WriteString(" +")
-		hunkRange(&sb, h.toLine, toCount)
-		sb.WriteString(" @@\n")
-		for _, o := range ops[h.start:h.end] {
-			sb.WriteByte(o.sign)
-			sb.WriteString(o.text)
-			if !strings.HasSuffix(o.text, "\n") {
-				sb.WriteString("\n\\ No newline at end of file\n")
-			}
-		}
-	}
-	return sb.String()
+	return renderHunks(from, to, ops, hunks)
 }
 
 // lineOp is one line of a hunk: its sign (' ', '-', '+') and text.
@@ -203,50 +173,58 @@ func slowUnified(from, to, before, after string) string {
 	if err != nil || len(u.Hunks) == 0 {
 		return udiff.Unified(from, to, before, after) // udiff's own answer, errors included
 	}
-	n := len(from) + len(to) + 10
+	var ops []lineOp
+	hunks := make([]hunkSpan, 0, len(u.Hunks))
 	for _, h := range u.Hunks {
-		n += 32
+		start := len(ops)
 		for _, l := range h.Lines {
-			n += 1 + len(l.Content)
+			sign := byte(' ')
+			switch l.Kind {
+			case udiff.Delete:
+				sign = '-'
+			case udiff.Insert:
+				sign = '+'
+			}
+			ops = append(ops, lineOp{sign, l.Content})
 		}
+		hunks = append(hunks, hunkSpan{fromLine: h.FromLine, toLine: h.ToLine, start: start, end: len(ops)})
 	}
-	var b strings.Builder
-	b.Grow(n)
-	b.WriteString("--- " + from + "\n+++ " + to + "\n")
-	for _, h := range u.Hunks {
+	return renderHunks(from, to, ops, hunks)
+}
+
+// renderHunks writes hunks, whose lines are ops, as unified diff text.
+func renderHunks(from, to string, ops []lineOp, hunks []hunkSpan) string {
+	n := len(from) + len(to) + 10 + 32*len(hunks)
+	for _, o := range ops {
+		n += 1 + len(o.text)
+	}
+	var sb strings.Builder
+	sb.Grow(n)
+	sb.WriteString("--- " + from + "\n+++ " + to + "\n")
+	for _, h := range hunks {
 		fromCount, toCount := 0, 0
-		for _, l := range h.Lines {
-			switch l.Kind {
-			case udiff.Delete:
+		for _, o := range ops[h.start:h.end] {
+			if o.sign != '+' {
 				fromCount++
-			case udiff.Insert:
-				toCount++
-			default:
-				fromCount++
+			}
+			if o.sign != '-' {
 				toCount++
 			}
 		}
-		b.WriteString("@@ -")
-		hunkRange(&b, h.FromLine, fromCount)
-		b.WriteString(" +")
-		hunkRange(&b, h.ToLine, toCount)
-		b.WriteString(" @@\n")
-		for _, l := range h.Lines {
-			switch l.Kind {
-			case udiff.Delete:
-				b.WriteByte('-')
-			case udiff.Insert:
-				b.WriteByte('+')
-			default:
-				b.WriteByte(' ')
-			}
-			b.WriteString(l.Content)
-			if !strings.HasSuffix(l.Content, "\n") {
-				b.WriteString("\n\\ No newline at end of file\n")
+		sb.WriteString("@@ -")
+		hunkRange(&sb, h.fromLine, fromCount)
+		sb.WriteString(" +")
+		hunkRange(&sb, h.toLine, toCount)
+		sb.WriteString(" @@\n")
+		for _, o := range ops[h.start:h.end] {
+			sb.WriteByte(o.sign)
+			sb.WriteString(o.text)
+			if !strings.HasSuffix(o.text, "\n") {
+				sb.WriteString("\n\\ No newline at end of file\n")
 			}
 		}
 	}
-	return b.String()
+	return sb.String()
 }
 
 // hunkRange writes one side of a hunk header as udiff does: "L,N" for
