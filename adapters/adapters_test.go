@@ -82,6 +82,17 @@ func BenchmarkClassifyError(b *testing.B) {
 	}
 }
 
+// BenchmarkDiff is the diff of one replace on a small file, the diff
+// agents' streams ask for after every edit.
+func BenchmarkDiff(b *testing.B) {
+	before := "package main\n\nfunc hello() string {\n\treturn \"hello\"\n}\n\nfunc main() {\n\tprintln(hello())\n}\n"
+	after := strings.Replace(before, "hello()", "hi()", 1)
+	b.ReportAllocs()
+	for b.Loop() {
+		Diff("greet.go", Present(before), Present(after))
+	}
+}
+
 func FuzzWholeFileMatchesUdiff(f *testing.F) {
 	for _, s := range []string{"a\nb\n", "a\nb", "x", "\n", "\n\n", "line\r\nwith crlf\r\n", "é\n"} {
 		f.Add(s)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	udiff "github.com/aymanbagabas/go-udiff"
+	"github.com/aymanbagabas/go-udiff/lcs"
 )
 
 // File is a file's content at one moment. The zero File is a file that
@@ -46,59 +47,184 @@ func Diff(path string, before, after File) string {
 	return unified(from, to, before.Text, after.Text)
 }
 
-// unified is udiff.Unified, byte for byte (held by FuzzUnifiedMatchesUdiff),
-// with the text written without fmt: udiff's String makes one Fprintf per
-// line, which was 8 % of `harness parse --agent gemini` CPU (a diff after
-// every write_file and replace); the hunks are still udiff's.
+// unified is udiff.Unified, byte for byte (held by FuzzUnifiedMatchesUdiff
+// and the goldens). The line LCS is udiff's own (lcs.DiffLines); what
+// udiff does around it — splitting both texts into lines three times,
+// joining each replacement into a string, splitting it again, a struct per
+// hunk line, one Fprintf per line — is done here on the lines split once.
+// That was most of a diff's cost on the small files agents edit: with it,
+// adapters.Diff was 15 % of `harness parse --agent gemini` instructions
+// (callgrind), a diff after every write_file and replace. Edits that
+// udiff would widen to whole lines (a change to a last line without its
+// newline) take udiff's path, hunks and all (slowUnified).
 func unified(from, to, before, after string) string {
+	a, offA := splitLines(before)
+	b, _ := splitLines(after)
+	diffs := lcs.DiffLines(a, b)
+	if !lineAligned(diffs, before, offA, b, after) {
+		return slowUnified(from, to, before, after)
+	}
+	// Hunks as udiff's toUnified groups them: context lines around each
+	// edit, edits closer than twice the context joined into one hunk.
+	const ctx = udiff.DefaultContextLines
+	var ops []lineOp
+	var hunks []hunkSpan
+	cur := -1 // the hunk being built, an index in hunks
+	last, toLine := 0, 0
+	for _, d := range diffs {
+		switch {
+		case cur >= 0 && d.Start == last:
+		case cur >= 0 && d.Start <= last+2*ctx:
+			ops, _ = equalLines(ops, a, last, d.Start)
+		default:
+			if cur >= 0 {
+				ops, _ = equalLines(ops, a, last, last+ctx)
+				hunks[cur].end = len(ops)
+			}
+			toLine += d.Start - last
+			hunks = append(hunks, hunkSpan{fromLine: d.Start + 1, toLine: toLine + 1, start: len(ops)})
+			cur = len(hunks) - 1
+			var n int
+			ops, n = equalLines(ops, a, d.Start-ctx, d.Start)
+			hunks[cur].fromLine -= n
+			hunks[cur].toLine -= n
+		}
+		last = d.Start
+		for _, l := range a[d.Start:d.End] {
+			ops = append(ops, lineOp{'-', l})
+			last++
+		}
+		for _, l := range b[d.ReplStart:d.ReplEnd] {
+			ops = append(ops, lineOp{'+', l})
+			toLine++
+		}
+	}
+	if cur < 0 {
+		return slowUnified(from, to, before, after) // no hunk: udiff's own answer
+	}
+	ops, _ = equalLines(ops, a, last, last+ctx)
+	hunks[cur].end = len(ops)
+
+	return renderHunks(from, to, ops, hunks)
+}
+
+// lineOp is one line of a hunk: its sign (' ', '-', '+') and text.
+type lineOp struct {
+	sign byte
+	text string
+}
+
+// hunkSpan is a hunk: where it starts on each side (1-based) and its
+// lines, ops[start:end].
+type hunkSpan struct{ fromLine, toLine, start, end int }
+
+// equalLines appends the context lines a[from:to] that exist, as udiff's
+// addEqualLines does, and returns how many it appended.
+func equalLines(ops []lineOp, a []string, from, to int) ([]lineOp, int) {
+	n := 0
+	for i := max(from, 0); i < to && i < len(a); i++ {
+		ops = append(ops, lineOp{' ', a[i]})
+		n++
+	}
+	return ops, n
+}
+
+// splitLines is udiff's: the lines of text with their newlines (the last
+// one may have none) and the offset of each line's start, and of the end.
+func splitLines(text string) ([]string, []int) {
+	n := strings.Count(text, "\n") + 1
+	lines, offsets := make([]string, 0, n), make([]int, 1, n+1)
+	for start := 0; start < len(text); {
+		end := len(text)
+		if i := strings.IndexByte(text[start:], '\n'); i >= 0 {
+			end = start + i + 1
+		}
+		lines = append(lines, text[start:end])
+		offsets = append(offsets, end)
+		start = end
+	}
+	return lines, offsets
+}
+
+// lineAligned reports whether udiff's lineEdits would keep the edits of
+// diffs as they are (its fast path, or an expansion that changes nothing):
+// each starts and ends at a line start, what it inserts ends with a
+// newline, and no two touch (udiff would merge them).
+func lineAligned(diffs []lcs.Diff, before string, offA []int, b []string, after string) bool {
+	prevEnd := -1
+	for _, d := range diffs {
+		start, end := offA[d.Start], offA[d.End]
+		switch {
+		case start > 0 && before[start-1] != '\n', end > 0 && before[end-1] != '\n':
+			return false
+		case d.ReplEnd > d.ReplStart && d.ReplEnd == len(b) && !strings.HasSuffix(after, "\n"):
+			return false
+		case start <= prevEnd:
+			return false
+		}
+		prevEnd = end
+	}
+	return true
+}
+
+// slowUnified renders udiff's own hunks, for the edits unified leaves to it.
+func slowUnified(from, to, before, after string) string {
 	u, err := udiff.ToUnifiedDiff(from, to, before, udiff.Lines(before, after), udiff.DefaultContextLines)
 	if err != nil || len(u.Hunks) == 0 {
 		return udiff.Unified(from, to, before, after) // udiff's own answer, errors included
 	}
-	n := len(from) + len(to) + 10
+	var ops []lineOp
+	hunks := make([]hunkSpan, 0, len(u.Hunks))
 	for _, h := range u.Hunks {
-		n += 32
+		start := len(ops)
 		for _, l := range h.Lines {
-			n += 1 + len(l.Content)
+			sign := byte(' ')
+			switch l.Kind {
+			case udiff.Delete:
+				sign = '-'
+			case udiff.Insert:
+				sign = '+'
+			}
+			ops = append(ops, lineOp{sign, l.Content})
 		}
+		hunks = append(hunks, hunkSpan{fromLine: h.FromLine, toLine: h.ToLine, start: start, end: len(ops)})
 	}
-	var b strings.Builder
-	b.Grow(n)
-	b.WriteString("--- " + from + "\n+++ " + to + "\n")
-	for _, h := range u.Hunks {
+	return renderHunks(from, to, ops, hunks)
+}
+
+// renderHunks writes hunks, whose lines are ops, as unified diff text.
+func renderHunks(from, to string, ops []lineOp, hunks []hunkSpan) string {
+	n := len(from) + len(to) + 10 + 32*len(hunks)
+	for _, o := range ops {
+		n += 1 + len(o.text)
+	}
+	var sb strings.Builder
+	sb.Grow(n)
+	sb.WriteString("--- " + from + "\n+++ " + to + "\n")
+	for _, h := range hunks {
 		fromCount, toCount := 0, 0
-		for _, l := range h.Lines {
-			switch l.Kind {
-			case udiff.Delete:
+		for _, o := range ops[h.start:h.end] {
+			if o.sign != '+' {
 				fromCount++
-			case udiff.Insert:
-				toCount++
-			default:
-				fromCount++
+			}
+			if o.sign != '-' {
 				toCount++
 			}
 		}
-		b.WriteString("@@ -")
-		hunkRange(&b, h.FromLine, fromCount)
-		b.WriteString(" +")
-		hunkRange(&b, h.ToLine, toCount)
-		b.WriteString(" @@\n")
-		for _, l := range h.Lines {
-			switch l.Kind {
-			case udiff.Delete:
-				b.WriteByte('-')
-			case udiff.Insert:
-				b.WriteByte('+')
-			default:
-				b.WriteByte(' ')
-			}
-			b.WriteString(l.Content)
-			if !strings.HasSuffix(l.Content, "\n") {
-				b.WriteString("\n\\ No newline at end of file\n")
+		sb.WriteString("@@ -")
+		hunkRange(&sb, h.fromLine, fromCount)
+		sb.WriteString(" +")
+		hunkRange(&sb, h.toLine, toCount)
+		sb.WriteString(" @@\n")
+		for _, o := range ops[h.start:h.end] {
+			sb.WriteByte(o.sign)
+			sb.WriteString(o.text)
+			if !strings.HasSuffix(o.text, "\n") {
+				sb.WriteString("\n\\ No newline at end of file\n")
 			}
 		}
 	}
-	return b.String()
+	return sb.String()
 }
 
 // hunkRange writes one side of a hunk header as udiff does: "L,N" for

@@ -448,10 +448,26 @@ func (s *Stream) toolStart(v *ToolStart) bool {
 	if _, isOpen := s.open[s.aliasOf(agentID)]; isOpen {
 		return false // the same call announced twice
 	}
-	// The maps keep the id while the call is open: not a view of the
-	// agent's line (megabytes), which they would keep alive.
-	agentID = strings.Clone(agentID)
+	// The maps keep the id, and the open call its start, while the call
+	// is open: not views of the agent's line (megabytes), which they
+	// would keep alive. The id and the start's strings (short, within
+	// their caps) are copied in one allocation rather than one each.
+	if len(v.Command) > MaxOutputBytes {
+		v.Command = cutUTF8(v.Command, MaxOutputBytes)
+		v.InputTruncated = true
+	}
+	v.Path = cutUTF8(v.Path, MaxFieldBytes)
+	kept := agentID + v.Name + v.ParentCallID + v.Command + v.Path
+	agentID, kept = kept[:len(agentID)], kept[len(agentID):]
+	v.Name, kept = kept[:len(v.Name)], kept[len(v.Name):]
+	v.ParentCallID, kept = kept[:len(v.ParentCallID)], kept[len(v.ParentCallID):]
+	v.Command, v.Path = kept[:len(v.Command)], kept[len(v.Command):]
 	id := agentID
+	if s.isClosed(id) {
+		// A reused id: a key of reuses for the rest of the run, which
+		// must not keep the start's strings alive with it.
+		agentID = strings.Clone(agentID)
+	}
 	for s.isClosed(id) {
 		s.reuses[agentID]++
 		id = agentID + "#" + itoa(s.reuses[agentID]+1)
@@ -489,19 +505,9 @@ func (s *Stream) toolStart(v *ToolStart) bool {
 		in = bytes.Clone(in)
 	}
 	v.Input, v.inputCompact = in, true
-	if len(v.Command) > MaxOutputBytes {
-		v.Command = cutUTF8(v.Command, MaxOutputBytes)
-		v.InputTruncated = true
-	}
-	v.Path = cutUTF8(v.Path, MaxFieldBytes)
 	if len(v.Paths) > MaxPaths {
 		v.Paths = v.Paths[:MaxPaths]
 	}
-	// The open call keeps the start until the call ends: its strings may
-	// be views of the agent's line (megabytes), which they must not keep
-	// alive. They are short, within their caps.
-	v.Name, v.ParentCallID = strings.Clone(v.Name), strings.Clone(v.ParentCallID)
-	v.Command, v.Path = strings.Clone(v.Command), strings.Clone(v.Path)
 	if len(v.Paths) > 0 {
 		paths := make([]string, len(v.Paths))
 		for i, p := range v.Paths {

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -53,4 +56,34 @@ func TestParseDeepInput(t *testing.T) {
 	require.NoError(t, err)
 	res := evs[len(evs)-1].Body.(*event.Result)
 	require.Equal(t, int64(1), res.Stats.UnparsedLines, "JSON, but not an event")
+}
+
+// TestParseCapsItsHeap: harness parse runs under a memory limit, so that
+// its RSS stays flat in the number of lines (issue 25: the collector at
+// GOGC 400 let it grow 44 -> 59 MB from 10 to 100 MB of gemini stream),
+// unless the user set GOGC or GOMEMLIMIT.
+func TestParseCapsItsHeap(t *testing.T) {
+	isolate(t)
+	restoreGC := func() int { p := debug.SetGCPercent(100); debug.SetGCPercent(p); return p }()
+	restoreLimit := debug.SetMemoryLimit(-1)
+	t.Cleanup(func() { debug.SetGCPercent(restoreGC); debug.SetMemoryLimit(restoreLimit) })
+	capture := filepath.Join(adaptertest.Testdata("claude"), "text.jsonl")
+	for _, tc := range []struct {
+		env   map[string]string
+		limit int64
+	}{
+		{map[string]string{"GOGC": "", "GOMEMLIMIT": ""}, 32 << 20},
+		{map[string]string{"GOGC": "", "GOMEMLIMIT": "1GiB"}, math.MaxInt64},
+		{map[string]string{"GOGC": "100", "GOMEMLIMIT": ""}, math.MaxInt64},
+	} {
+		for k, v := range tc.env {
+			t.Setenv(k, v)
+			if v == "" {
+				os.Unsetenv(k)
+			}
+		}
+		debug.SetMemoryLimit(math.MaxInt64)
+		require.Equal(t, 0, run([]string{"parse", "--agent", "claude", capture}, strings.NewReader(""), io.Discard, io.Discard))
+		require.Equal(t, tc.limit, debug.SetMemoryLimit(-1), "%v", tc.env)
+	}
 }
