@@ -348,3 +348,42 @@ func TestFromEnv(t *testing.T) {
 		t.Error("bad headers: no error")
 	}
 }
+
+// TestManyBatchesArriveWhole: a run of more spans than a batch holds is
+// sent in several requests, each whole (the collector decodes it), every
+// span once with its own call's attributes (buffers and spans are reused).
+func TestManyBatchesArriveWhole(t *testing.T) {
+	const calls = 3000 // 6001 spans: more than batchSize, and than batchBytes
+	rc := otlptest.NewReceiver(t)
+	evs := toolStream(calls)
+	if w := export(t, rc, evs, RunInfo{Run: "run_x", Agent: "claude"}, false); len(w) != 0 {
+		t.Fatal(w)
+	}
+	bodies, spans, _ := rc.Got()
+	var traces int
+	for _, b := range bodies {
+		if len(b) > batchBytes+batchBytes/8 {
+			t.Errorf("a request of %d bytes", len(b))
+		}
+		traces++
+	}
+	if traces < 4 || len(spans) != 2*calls+1 {
+		t.Fatalf("%d requests, %d spans", traces, len(spans))
+	}
+	ids, calls0 := map[string]bool{}, map[string]bool{}
+	for _, s := range spans {
+		ids[s.SpanID().String()] = true
+		a := attrMap(s.Attributes())
+		if id, ok := a[AttrToolCallID].(string); ok {
+			if calls0[id] || s.Name() != "execute_tool Bash" || a["harness.tool.status"] != "ok" {
+				t.Fatalf("tool span %s: %v", s.Name(), a)
+			}
+			calls0[id] = true
+		} else if a[AttrOperation] == OpChat && (a[AttrInputTokens] != int64(10) || s.Name() != "chat claude-sonnet-4-5") {
+			t.Fatalf("chat span %s: %v", s.Name(), a)
+		}
+	}
+	if len(ids) != len(spans) || len(calls0) != calls {
+		t.Errorf("%d span ids, %d calls for %d spans", len(ids), len(calls0), len(spans))
+	}
+}
