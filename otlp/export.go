@@ -378,36 +378,90 @@ func (x *Exporter) loop() {
 	}
 }
 
-// post sends body to u; done reports whether the transport is done
-// with body (it may read a request's body after Do returned).
+// post sends body to u, and again while the collector answers that it
+// is busy (429, 502, 503, 504, as the OTLP spec says: after its
+// Retry-After, else after a backoff) until the request's deadline;
+// other failures are not retried. done reports whether the transport is
+// done with body (it may read a request's body after Do returned).
 func (x *Exporter) post(u string, body []byte) (done bool) {
 	ctx, cancel := context.WithTimeout(x.ctx, x.cfg.Timeout)
 	defer cancel()
 	bs := &bodies{data: body}
+	defer func() { done = bs.open.Load() == 0 }()
+	backoff := firstBackoff
+	for tries := 1; ; tries++ {
+		resp, err := x.send(ctx, u, bs)
+		if err != nil {
+			x.warn(fmt.Sprintf("exporting: %v", err))
+			return
+		}
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		resp.Body.Close()
+		if resp.StatusCode/100 == 2 {
+			return
+		}
+		wait, ok := retryAfter(resp, backoff, time.Now())
+		if !ok {
+			x.warn(fmt.Sprintf("exporting to %s: %s", u, resp.Status))
+			return
+		}
+		if dl, _ := ctx.Deadline(); time.Until(dl) < wait {
+			x.warn(fmt.Sprintf("exporting to %s: %s, %d tries: the next is past the deadline", u, resp.Status, tries))
+			return
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			x.warn(fmt.Sprintf("exporting to %s: %s, %d tries: %v", u, resp.Status, tries, ctx.Err()))
+			return
+		case <-t.C:
+		}
+		backoff = min(2*backoff, maxBackoff)
+	}
+}
+
+// The backoff between tries when the collector names no Retry-After.
+const (
+	firstBackoff = 250 * time.Millisecond
+	maxBackoff   = 4 * time.Second
+)
+
+// retryAfter is how long to wait before trying a request the collector
+// answered resp again; ok is false when it is not to be tried again.
+func retryAfter(resp *http.Response, backoff time.Duration, now time.Time) (wait time.Duration, ok bool) {
+	switch resp.StatusCode {
+	case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+	default:
+		return 0, false
+	}
+	h := strings.TrimSpace(resp.Header.Get("Retry-After"))
+	if h == "" {
+		return backoff, true
+	}
+	if n, err := strconv.Atoi(h); err == nil && n >= 0 {
+		return time.Duration(n) * time.Second, true
+	}
+	if t, err := http.ParseTime(h); err == nil {
+		return max(t.Sub(now), 0), true
+	}
+	return backoff, true
+}
+
+// send makes one request of body to u.
+func (x *Exporter) send(ctx context.Context, u string, bs *bodies) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, nil)
 	if err != nil {
-		x.warn(err.Error())
-		return false
+		return nil, err
 	}
 	req.Body, _ = bs.get()
-	req.GetBody, req.ContentLength = bs.get, int64(len(body))
-	defer func() { done = bs.open.Load() == 0 }()
+	req.GetBody, req.ContentLength = bs.get, int64(len(bs.data))
 	req.Header.Set("Content-Type", "application/x-protobuf")
 	req.Header.Set("User-Agent", "harness/"+x.cfg.Version)
 	for k, v := range x.cfg.Headers {
 		req.Header.Set(k, v)
 	}
-	resp, err := x.client.Do(req)
-	if err != nil {
-		x.warn(fmt.Sprintf("exporting: %v", err))
-		return false
-	}
-	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		x.warn(fmt.Sprintf("exporting to %s: %s", u, resp.Status))
-	}
-	return true
+	return x.client.Do(req)
 }
 
 // bodies are the readers of one request body that the transport was

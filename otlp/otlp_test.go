@@ -387,3 +387,77 @@ func TestManyBatchesArriveWhole(t *testing.T) {
 		t.Errorf("%d span ids, %d calls for %d spans", len(ids), len(calls0), len(spans))
 	}
 }
+
+// TestBusyCollectorIsRetried: a collector that answers 429 or 503 gets
+// the request again (after its Retry-After) until it takes it; one that
+// refuses it (400) is not asked again. Neither changes the run.
+func TestBusyCollectorIsRetried(t *testing.T) {
+	evs := otlptest.ReadEvents(t, "../testdata/claude/tool.golden.ndjson")
+	cases := []struct {
+		name       string
+		retryAfter string
+		statuses   []int
+		spans      bool // the spans arrive
+		warnings   int
+	}{
+		{"503 with Retry-After", "0", []int{503, 503}, true, 0},
+		{"429 with an HTTP date", "Wed, 21 Oct 2015 07:28:00 GMT", []int{429}, true, 0},
+		{"429 without Retry-After", "", []int{429}, true, 0},
+		{"400", "0", []int{400}, false, 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rc := otlptest.NewReceiver(t)
+			rc.FailFirst(c.retryAfter, c.statuses...)
+			cfg, _, _ := FromEnv(rc.URL, func(k string) string { return map[string]string{"OTEL_METRICS_EXPORTER": "none"}[k] })
+			var warnings []string
+			var mu sync.Mutex
+			cfg.Warn = func(m string) { mu.Lock(); warnings = append(warnings, m); mu.Unlock() }
+			x := New(cfg)
+			run := x.Run(RunInfo{Run: evs[0].Run, Agent: "claude"})
+			for _, ev := range evs {
+				run.Add(ev)
+			}
+			run.Finish(evs[len(evs)-1].Body.(*event.Result))
+			x.Shutdown(context.Background())
+			_, spans, _ := rc.Got()
+			want := len(c.statuses) + 1
+			if !c.spans {
+				want = 1
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if (len(spans) > 0) != c.spans || rc.Requests() != want || len(warnings) != c.warnings {
+				t.Errorf("%d spans, %d requests (want %d), warnings %q", len(spans), rc.Requests(), want, warnings)
+			}
+		})
+	}
+}
+
+// TestRetriesEndAtTheDeadline: a collector that stays busy is not asked
+// again past the flush deadline (its Retry-After, or the backoff, is
+// longer): the spans are dropped, with one warning.
+func TestRetriesEndAtTheDeadline(t *testing.T) {
+	evs := otlptest.ReadEvents(t, "../testdata/claude/tool.golden.ndjson")
+	for _, retryAfter := range []string{"3600", ""} {
+		rc := otlptest.NewReceiver(t)
+		rc.FailFirst(retryAfter, 503, 503, 503, 503)
+		cfg, _, _ := FromEnv(rc.URL, func(string) string { return "" })
+		cfg.Timeout = firstBackoff / 2
+		var warnings []string
+		var mu sync.Mutex
+		cfg.Warn = func(m string) { mu.Lock(); warnings = append(warnings, m); mu.Unlock() }
+		x := New(cfg)
+		run := x.Run(RunInfo{Run: evs[0].Run, Agent: "claude"})
+		for _, ev := range evs {
+			run.Add(ev)
+		}
+		run.Finish(evs[len(evs)-1].Body.(*event.Result))
+		x.Shutdown(context.Background())
+		mu.Lock()
+		if len(warnings) != 1 || !strings.Contains(warnings[0], "503") || rc.Requests() != 2 { // traces and metrics, once each
+			t.Errorf("Retry-After %q: %d requests, warnings %q", retryAfter, rc.Requests(), warnings)
+		}
+		mu.Unlock()
+	}
+}
