@@ -520,3 +520,46 @@ func (x *Exporter) Shutdown(ctx context.Context) {
 	}
 	x.cancel()
 }
+
+// Open is a span of the trace that is not a run's and is still open: a
+// bench's plan, one of its rows. The runs started under it (its Context
+// as their parent) are its children.
+type Open struct {
+	x    *Exporter
+	s    Span
+	once sync.Once
+}
+
+// Start opens a span named name (INTERNAL), a child of parent, or the
+// root of a new trace when parent is zero.
+func (x *Exporter) Start(name string, parent SpanContext, attrs ...KeyValue) *Open {
+	o := &Open{x: x, s: Span{Name: name, Kind: KindInternal, Start: Nanos(time.Now().UnixNano()), Attributes: attrs}}
+	if parent.IsValid() {
+		o.s.TraceID, o.s.ParentSpanID = parent.TraceID, parent.SpanID
+	} else {
+		randomID(o.s.TraceID[:])
+	}
+	randomID(o.s.SpanID[:])
+	return o
+}
+
+// Context is the span, for its children.
+func (o *Open) Context() SpanContext {
+	return SpanContext{TraceID: o.s.TraceID, SpanID: o.s.SpanID, Sampled: true}
+}
+
+// End closes the span, adding attrs, and sends it; errorType is "" for
+// a success, else the span's error.type (its status is then ERROR).
+// Only the first End counts.
+func (o *Open) End(errorType string, attrs ...KeyValue) {
+	o.once.Do(func() {
+		s := &o.s
+		s.End = max(Nanos(time.Now().UnixNano()), s.Start)
+		s.Attributes = append(s.Attributes, attrs...)
+		if errorType != "" {
+			s.Attributes = append(s.Attributes, Str(AttrErrorType, errorType))
+			s.Status = SpanStatus{Code: StatusError, Message: errorType}
+		}
+		o.x.enqueue(s)
+	})
+}
