@@ -198,3 +198,29 @@ func TestBenchExportsPlanAndRowSpans(t *testing.T) {
 		}
 	}
 }
+
+// TestRunPassesTheAgentItsOTelSettings: with --otlp, Claude Code is
+// started with its telemetry on, exporting to the same collector (its
+// spans take TRACEPARENT as their parent); without, with none of it.
+func TestRunPassesTheAgentItsOTelSettings(t *testing.T) {
+	isolate(t)
+	col := otlptest.NewReceiver(t)
+	t.Setenv(fakeagent.EchoVars, "CLAUDE_CODE_ENABLE_TELEMETRY,CLAUDE_CODE_ENHANCED_TELEMETRY_BETA,OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+	echoed := func(args ...string) string {
+		res := runFake(t, "echo-env", args...)
+		if res.code != 0 {
+			t.Fatalf("exit %d: %s", res.code, res.stderr)
+		}
+		return res.stdout
+	}
+	on := echoed("--otlp", col.URL)
+	for _, want := range []string{"CLAUDE_CODE_ENABLE_TELEMETRY=1", "CLAUDE_CODE_ENHANCED_TELEMETRY_BETA=1",
+		"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=" + col.URL + "/v1/traces"} {
+		if !strings.Contains(on, want) {
+			t.Errorf("with --otlp, the agent did not get %s", want)
+		}
+	}
+	if off := echoed(); strings.Contains(off, "CLAUDE_CODE_ENABLE_TELEMETRY=1") {
+		t.Error("without --otlp, the agent's telemetry is on")
+	}
+}
