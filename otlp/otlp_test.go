@@ -410,23 +410,12 @@ func TestBusyCollectorIsRetried(t *testing.T) {
 			rc := otlptest.NewReceiver(t)
 			rc.FailFirst(c.retryAfter, c.statuses...)
 			cfg, _, _ := FromEnv(rc.URL, func(k string) string { return map[string]string{"OTEL_METRICS_EXPORTER": "none"}[k] })
-			var warnings []string
-			var mu sync.Mutex
-			cfg.Warn = func(m string) { mu.Lock(); warnings = append(warnings, m); mu.Unlock() }
-			x := New(cfg)
-			run := x.Run(RunInfo{Run: evs[0].Run, Agent: "claude"})
-			for _, ev := range evs {
-				run.Add(ev)
-			}
-			run.Finish(evs[len(evs)-1].Body.(*event.Result))
-			x.Shutdown(context.Background())
+			warnings := exportRun(cfg, evs)
 			_, spans, _ := rc.Got()
 			want := len(c.statuses) + 1
 			if !c.spans {
 				want = 1
 			}
-			mu.Lock()
-			defer mu.Unlock()
 			if (len(spans) > 0) != c.spans || rc.Requests() != want || len(warnings) != c.warnings {
 				t.Errorf("%d spans, %d requests (want %d), warnings %q", len(spans), rc.Requests(), want, warnings)
 			}
@@ -444,20 +433,27 @@ func TestRetriesEndAtTheDeadline(t *testing.T) {
 		rc.FailFirst(retryAfter, 503, 503, 503, 503)
 		cfg, _, _ := FromEnv(rc.URL, func(string) string { return "" })
 		cfg.Timeout = firstBackoff / 2
-		var warnings []string
-		var mu sync.Mutex
-		cfg.Warn = func(m string) { mu.Lock(); warnings = append(warnings, m); mu.Unlock() }
-		x := New(cfg)
-		run := x.Run(RunInfo{Run: evs[0].Run, Agent: "claude"})
-		for _, ev := range evs {
-			run.Add(ev)
-		}
-		run.Finish(evs[len(evs)-1].Body.(*event.Result))
-		x.Shutdown(context.Background())
-		mu.Lock()
+		warnings := exportRun(cfg, evs)
 		if len(warnings) != 1 || !strings.Contains(warnings[0], "503") || rc.Requests() != 2 { // traces and metrics, once each
 			t.Errorf("Retry-After %q: %d requests, warnings %q", retryAfter, rc.Requests(), warnings)
 		}
-		mu.Unlock()
 	}
+}
+
+// exportRun exports one run of evs with cfg, shuts the exporter down
+// and returns its warnings.
+func exportRun(cfg Config, evs []event.Event) []string {
+	var warnings []string
+	var mu sync.Mutex
+	cfg.Warn = func(m string) { mu.Lock(); warnings = append(warnings, m); mu.Unlock() }
+	x := New(cfg)
+	run := x.Run(RunInfo{Run: evs[0].Run, Agent: "claude"})
+	for _, ev := range evs {
+		run.Add(ev)
+	}
+	run.Finish(evs[len(evs)-1].Body.(*event.Result))
+	x.Shutdown(context.Background())
+	mu.Lock()
+	defer mu.Unlock()
+	return warnings
 }
