@@ -296,21 +296,7 @@ func TestCollectorFaults(t *testing.T) {
 			if name != "hung" {
 				cfg.Timeout = DefaultTimeout
 			}
-			var warnings []string
-			var mu sync.Mutex
-			cfg.Warn = func(m string) { mu.Lock(); warnings = append(warnings, m); mu.Unlock() }
-			x := New(cfg)
-			for range 3 {
-				run := x.Run(RunInfo{Run: evs[0].Run, Agent: "claude"})
-				for _, ev := range evs {
-					run.Add(ev)
-				}
-				run.Finish(evs[len(evs)-1].Body.(*event.Result))
-			}
-			x.Shutdown(context.Background())
-			mu.Lock()
-			defer mu.Unlock()
-			if len(warnings) != 1 || !strings.HasPrefix(warnings[0], "otlp: ") {
+			if warnings := exportRun(cfg, evs, 3); len(warnings) != 1 || !strings.HasPrefix(warnings[0], "otlp: ") {
 				t.Errorf("warnings %q, want one", warnings)
 			}
 		})
@@ -410,7 +396,7 @@ func TestBusyCollectorIsRetried(t *testing.T) {
 			rc := otlptest.NewReceiver(t)
 			rc.FailFirst(c.retryAfter, c.statuses...)
 			cfg, _, _ := FromEnv(rc.URL, func(k string) string { return map[string]string{"OTEL_METRICS_EXPORTER": "none"}[k] })
-			warnings := exportRun(cfg, evs)
+			warnings := exportRun(cfg, evs, 1)
 			_, spans, _ := rc.Got()
 			want := len(c.statuses) + 1
 			if !c.spans {
@@ -433,25 +419,27 @@ func TestRetriesEndAtTheDeadline(t *testing.T) {
 		rc.FailFirst(retryAfter, 503, 503, 503, 503)
 		cfg, _, _ := FromEnv(rc.URL, func(string) string { return "" })
 		cfg.Timeout = firstBackoff / 2
-		warnings := exportRun(cfg, evs)
+		warnings := exportRun(cfg, evs, 1)
 		if len(warnings) != 1 || !strings.Contains(warnings[0], "503") || rc.Requests() != 2 { // traces and metrics, once each
 			t.Errorf("Retry-After %q: %d requests, warnings %q", retryAfter, rc.Requests(), warnings)
 		}
 	}
 }
 
-// exportRun exports one run of evs with cfg, shuts the exporter down
+// exportRun exports runs runs of evs with cfg, shuts the exporter down
 // and returns its warnings.
-func exportRun(cfg Config, evs []event.Event) []string {
+func exportRun(cfg Config, evs []event.Event, runs int) []string {
 	var warnings []string
 	var mu sync.Mutex
 	cfg.Warn = func(m string) { mu.Lock(); warnings = append(warnings, m); mu.Unlock() }
 	x := New(cfg)
-	run := x.Run(RunInfo{Run: evs[0].Run, Agent: "claude"})
-	for _, ev := range evs {
-		run.Add(ev)
+	for range runs {
+		run := x.Run(RunInfo{Run: evs[0].Run, Agent: "claude"})
+		for _, ev := range evs {
+			run.Add(ev)
+		}
+		run.Finish(evs[len(evs)-1].Body.(*event.Result))
 	}
-	run.Finish(evs[len(evs)-1].Body.(*event.Result))
 	x.Shutdown(context.Background())
 	mu.Lock()
 	defer mu.Unlock()
