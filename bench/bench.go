@@ -133,6 +133,13 @@ type Options struct {
 	// KeepTimeout keeps the budgets' hard timeout for Harbor tasks too;
 	// otherwise a task's [agent].timeout_sec is its runs' hard timeout.
 	KeepTimeout bool
+	// Trace, when set, traces the bench (the OpenTelemetry export): it
+	// is called with nil when the bench starts, and with a row's spec
+	// when that row starts, and returns ctx carrying the new span as the
+	// parent of what starts under it (harness.ContextWithTraceparent: the
+	// plan's span is the rows' parent, a row's span its run's) and the
+	// span's end, called with the row's report (nil for the plan's).
+	Trace func(ctx context.Context, s *Spec) (context.Context, func(*RunReport))
 }
 
 // State is where a run is.
@@ -189,6 +196,11 @@ func Run(ctx context.Context, p Plan, o Options) (*Report, error) {
 	defer cleanup()
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	if o.Trace != nil {
+		var end func(*RunReport)
+		cctx, end = o.Trace(cctx, nil)
+		defer end(nil)
+	}
 	b := &bencher{opts: o, now: now, dir: dir, cancel: cancel, live: map[int]*harness.Run{}}
 	if !o.Shard.valid() {
 		return nil, fmt.Errorf("bench: shard %s: want 0 <= I < N", o.Shard)
@@ -419,8 +431,13 @@ func (b *bencher) progress(p Progress) {
 }
 
 // one runs a spec, unless ctx is done: then it is skipped.
-func (b *bencher) one(ctx context.Context, s Spec) RunReport {
-	rr := RunReport{Index: s.Index, Task: s.Task.Name, Agent: s.Agent, Model: s.Model, Repeat: s.Repeat, Status: StatusSkipped}
+func (b *bencher) one(ctx context.Context, s Spec) (rr RunReport) {
+	rr = RunReport{Index: s.Index, Task: s.Task.Name, Agent: s.Agent, Model: s.Model, Repeat: s.Repeat, Status: StatusSkipped}
+	if b.opts.Trace != nil {
+		var end func(*RunReport)
+		ctx, end = b.opts.Trace(ctx, &s)
+		defer func() { end(&rr) }()
+	}
 	if ctx.Err() != nil {
 		b.progress(Progress{Spec: s, State: StateSkipped, Status: StatusSkipped})
 		return rr

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentharness/harness/event"
@@ -41,9 +42,13 @@ type Config struct {
 // OTEL_EXPORTER_OTLP_TIMEOUT does not say.
 const DefaultTimeout = 5 * time.Second
 
-// maxPending bounds the spans waiting to be sent: past it, spans are
-// dropped (and the drop is warned of) rather than held.
-const maxPending = 8192
+// maxPending and maxPendingBytes bound the spans waiting to be sent
+// (encoded): past them, spans are dropped (and the drop is warned of)
+// rather than held.
+const (
+	maxPending      = 8192
+	maxPendingBytes = 32 << 20
+)
 
 // FromEnv is the configuration for endpoint (the --otlp flag or the
 // config key; "" for none) and the standard variables:
@@ -171,8 +176,17 @@ type Exporter struct {
 	scope  Scope
 	start  Nanos // of the cumulative metrics
 
-	mu       sync.Mutex
-	pending  []Span
+	mu sync.Mutex
+	// batch is the request being filled: spans are encoded into it as
+	// they end (nothing of a span is held but its bytes); req and ss are
+	// where its enclosing lengths go, spans counts them. A full batch
+	// waits in ready for the loop to send it.
+	batch    []byte
+	req, ss  int
+	spans    int
+	ready    []sealed
+	queued   int      // spans in ready and batch
+	spares   [][]byte // sent batches' buffers, for the next batches
 	dropped  int
 	metrics  *aggregate
 	dirty    bool // metrics changed since last sent
@@ -182,6 +196,12 @@ type Exporter struct {
 	ctx      context.Context
 	cancel   context.CancelFunc
 	warnOnce sync.Once
+}
+
+// sealed is a whole ExportTraceServiceRequest of spans spans.
+type sealed struct {
+	body  []byte
+	spans int
 }
 
 // New starts an exporter.
@@ -228,23 +248,61 @@ func (r *Run) Finish(res *event.Result) {
 		if res == nil || root.End == 0 {
 			return
 		}
-		r.x.enqueue(root)
+		r.x.enqueue(&root)
 		r.x.record(r.rec, res, root)
 	})
 }
 
-func (x *Exporter) enqueue(s Span) {
-	x.mu.Lock()
-	if x.closed || len(x.pending) >= maxPending {
-		x.dropped++
-		x.mu.Unlock()
+// Spans are sent in batches of at most batchSize spans or about
+// batchBytes, each once full or batchDelay after its first span, and at
+// Shutdown: a request per span would cost a run of many tool calls more
+// than the spans do. A sent batch's buffer is a later one's: fresh memory
+// costs a page fault a page, more than encoding into it does.
+const (
+	batchSize  = 2048
+	batchBytes = 256 << 10
+	batchDelay = time.Second
+	maxSpares  = 2
+)
+
+// enqueue encodes s into the batch; s is not kept.
+func (x *Exporter) enqueue(s *Span) {
+	if x.cfg.TracesURL == "" {
 		return
 	}
-	x.pending = append(x.pending, s)
-	if n := len(x.pending); n == 1 || n >= batchSize {
-		x.signal() // the loop arms its timer at the first, sends at a full batch
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.closed || x.queued >= maxPending || (len(x.ready)+1)*batchBytes > maxPendingBytes {
+		x.dropped++
+		return
 	}
-	x.mu.Unlock()
+	if x.spans == 0 {
+		var buf []byte
+		if n := len(x.spares); n > 0 {
+			buf, x.spares = x.spares[n-1], x.spares[:n-1]
+		} else {
+			buf = make([]byte, 0, batchBytes+batchBytes/8)
+		}
+		x.batch, x.req, x.ss = beginTraces(buf, x.cfg.Resource, x.scope)
+	}
+	x.batch = appendSpanMessage(x.batch, s)
+	x.spans++
+	x.queued++
+	switch {
+	case x.spans >= batchSize || len(x.batch) >= batchBytes:
+		x.seal()
+		x.signal() // the loop sends it
+	case x.spans == 1 && len(x.ready) == 0:
+		x.signal() // the loop arms its timer
+	}
+}
+
+// seal moves the batch to ready; x.mu is held.
+func (x *Exporter) seal() {
+	if x.spans > 0 {
+		x.ready = append(x.ready, sealed{endTraces(x.batch, x.req, x.ss), x.spans})
+		x.batch, x.spans = nil, 0
+	}
 }
 
 // signal wakes the loop; x.mu is held (Shutdown closes wake under it).
@@ -265,43 +323,29 @@ func (x *Exporter) record(rec *Recorder, res *event.Result, root Span) {
 	x.mu.Unlock()
 }
 
-// Spans are sent in batches: once batchSize wait, or batchDelay after the
-// first of them, and at Shutdown (a request per span would cost a run of
-// many tool calls more than the spans do).
-const (
-	batchSize  = 512
-	batchDelay = time.Second
-)
-
-// loop sends what is pending, in batches, until Shutdown.
+// loop sends what is pending until Shutdown: full batches at once, the
+// rest batchDelay after it began.
 func (x *Exporter) loop() {
 	defer close(x.done)
 	timer := time.NewTimer(batchDelay)
 	timer.Stop()
 	armed := false
 	for {
-		open := true
+		open, flush := true, false
 		select {
 		case _, open = <-x.wake:
-			x.mu.Lock()
-			n, dirty := len(x.pending), x.dirty
-			x.mu.Unlock()
-			if open && n < batchSize {
-				if !armed && (n > 0 || dirty) {
-					timer.Reset(batchDelay)
-					armed = true
-				}
-				continue
-			}
+			flush = !open // else full batches only, if any
 		case <-timer.C:
+			armed, flush = false, true
 		}
-		timer.Stop()
-		armed = false
 		x.mu.Lock()
-		spans, dropped := x.pending, x.dropped
-		x.pending, x.dropped = nil, 0
+		if flush {
+			x.seal()
+		}
+		batches, dropped := x.ready, x.dropped
+		x.ready, x.dropped = nil, 0
 		var m []byte
-		if x.dirty {
+		if flush && x.dirty {
 			m = x.metricsRequest()
 			x.dirty = false
 		}
@@ -309,9 +353,14 @@ func (x *Exporter) loop() {
 		if dropped > 0 {
 			x.warn(fmt.Sprintf("%d spans dropped: more than %d were waiting to be sent", dropped, maxPending))
 		}
-		if len(spans) > 0 && x.cfg.TracesURL != "" {
-			body := Traces{Resource: x.cfg.Resource, Scope: x.scope, Spans: spans}.Protobuf()
-			x.post(x.cfg.TracesURL, body)
+		for _, b := range batches {
+			done := x.post(x.cfg.TracesURL, b.body)
+			x.mu.Lock()
+			x.queued -= b.spans
+			if done && len(x.spares) < maxSpares && cap(b.body) <= 2*batchBytes {
+				x.spares = append(x.spares, b.body[:0])
+			}
+			x.mu.Unlock()
 		}
 		if m != nil && x.cfg.MetricsURL != "" {
 			x.post(x.cfg.MetricsURL, m)
@@ -319,32 +368,124 @@ func (x *Exporter) loop() {
 		if !open {
 			return
 		}
+		x.mu.Lock()
+		waiting := x.spans > 0 || x.dirty
+		x.mu.Unlock()
+		if waiting && !armed {
+			timer.Reset(batchDelay)
+			armed = true
+		}
 	}
 }
 
-func (x *Exporter) post(u string, body []byte) {
+// post sends body to u, and again while the collector answers that it
+// is busy (429, 502, 503, 504, as the OTLP spec says: after its
+// Retry-After, else after a backoff) until the request's deadline;
+// other failures are not retried. done reports whether the transport is
+// done with body (it may read a request's body after Do returned).
+func (x *Exporter) post(u string, body []byte) (done bool) {
 	ctx, cancel := context.WithTimeout(x.ctx, x.cfg.Timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
-	if err != nil {
-		x.warn(err.Error())
-		return
+	bs := &bodies{data: body}
+	defer func() { done = bs.open.Load() == 0 }()
+	backoff := firstBackoff
+	for tries := 1; ; tries++ {
+		resp, err := x.send(ctx, u, bs)
+		if err != nil {
+			x.warn(fmt.Sprintf("exporting: %v", err))
+			return
+		}
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		resp.Body.Close()
+		if resp.StatusCode/100 == 2 {
+			return
+		}
+		wait, ok := retryAfter(resp, backoff, time.Now())
+		if !ok {
+			x.warn(fmt.Sprintf("exporting to %s: %s", u, resp.Status))
+			return
+		}
+		if dl, _ := ctx.Deadline(); time.Until(dl) < wait {
+			x.warn(fmt.Sprintf("exporting to %s: %s, %d tries: the next is past the deadline", u, resp.Status, tries))
+			return
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			x.warn(fmt.Sprintf("exporting to %s: %s, %d tries: %v", u, resp.Status, tries, ctx.Err()))
+			return
+		case <-t.C:
+		}
+		backoff = min(2*backoff, maxBackoff)
 	}
+}
+
+// The backoff between tries when the collector names no Retry-After.
+const (
+	firstBackoff = 250 * time.Millisecond
+	maxBackoff   = 4 * time.Second
+)
+
+// retryAfter is how long to wait before trying a request the collector
+// answered resp again; ok is false when it is not to be tried again.
+func retryAfter(resp *http.Response, backoff time.Duration, now time.Time) (wait time.Duration, ok bool) {
+	switch resp.StatusCode {
+	case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+	default:
+		return 0, false
+	}
+	h := strings.TrimSpace(resp.Header.Get("Retry-After"))
+	if h == "" {
+		return backoff, true
+	}
+	if n, err := strconv.Atoi(h); err == nil && n >= 0 {
+		return time.Duration(n) * time.Second, true
+	}
+	if t, err := http.ParseTime(h); err == nil {
+		return max(t.Sub(now), 0), true
+	}
+	return backoff, true
+}
+
+// send makes one request of body to u.
+func (x *Exporter) send(ctx context.Context, u string, bs *bodies) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Body, _ = bs.get()
+	req.GetBody, req.ContentLength = bs.get, int64(len(bs.data))
 	req.Header.Set("Content-Type", "application/x-protobuf")
 	req.Header.Set("User-Agent", "harness/"+x.cfg.Version)
 	for k, v := range x.cfg.Headers {
 		req.Header.Set(k, v)
 	}
-	resp, err := x.client.Do(req)
-	if err != nil {
-		x.warn(fmt.Sprintf("exporting: %v", err))
-		return
-	}
-	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		x.warn(fmt.Sprintf("exporting to %s: %s", u, resp.Status))
-	}
+	return x.client.Do(req)
+}
+
+// bodies are the readers of one request body that the transport was
+// given (the first, and those GetBody makes for a retry); open counts
+// those it has not closed yet.
+type bodies struct {
+	data []byte
+	open atomic.Int32
+}
+
+func (bs *bodies) get() (io.ReadCloser, error) {
+	bs.open.Add(1)
+	return &body{Reader: bytes.NewReader(bs.data), bs: bs}, nil
+}
+
+type body struct {
+	*bytes.Reader
+	bs   *bodies
+	once sync.Once
+}
+
+func (b *body) Close() error {
+	b.once.Do(func() { b.bs.open.Add(-1) })
+	return nil
 }
 
 // warn tells of the first failure only: one line, however many runs.
@@ -378,4 +519,47 @@ func (x *Exporter) Shutdown(ctx context.Context) {
 		x.warn("flush at exit: " + ctx.Err().Error())
 	}
 	x.cancel()
+}
+
+// Open is a span of the trace that is not a run's and is still open: a
+// bench's plan, one of its rows. The runs started under it (its Context
+// as their parent) are its children.
+type Open struct {
+	x    *Exporter
+	s    Span
+	once sync.Once
+}
+
+// Start opens a span named name (INTERNAL), a child of parent, or the
+// root of a new trace when parent is zero.
+func (x *Exporter) Start(name string, parent SpanContext, attrs ...KeyValue) *Open {
+	o := &Open{x: x, s: Span{Name: name, Kind: KindInternal, Start: Nanos(time.Now().UnixNano()), Attributes: attrs}}
+	if parent.IsValid() {
+		o.s.TraceID, o.s.ParentSpanID = parent.TraceID, parent.SpanID
+	} else {
+		randomID(o.s.TraceID[:])
+	}
+	randomID(o.s.SpanID[:])
+	return o
+}
+
+// Context is the span, for its children.
+func (o *Open) Context() SpanContext {
+	return SpanContext{TraceID: o.s.TraceID, SpanID: o.s.SpanID, Sampled: true}
+}
+
+// End closes the span, adding attrs, and sends it; errorType is "" for
+// a success, else the span's error.type (its status is then ERROR).
+// Only the first End counts.
+func (o *Open) End(errorType string, attrs ...KeyValue) {
+	o.once.Do(func() {
+		s := &o.s
+		s.End = max(Nanos(time.Now().UnixNano()), s.Start)
+		s.Attributes = append(s.Attributes, attrs...)
+		if errorType != "" {
+			s.Attributes = append(s.Attributes, Str(AttrErrorType, errorType))
+			s.Status = SpanStatus{Code: StatusError, Message: errorType}
+		}
+		o.x.enqueue(s)
+	})
 }

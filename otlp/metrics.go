@@ -36,7 +36,7 @@ func newAggregate() *aggregate {
 // conventions' meanings), its duration, its status.
 func (a *aggregate) add(rec *Recorder, res *event.Result, root Span) {
 	common := []KeyValue{Str(AttrOperation, OpInvokeAgent), Str(AttrProvider, rec.provider)}
-	common = append(common, rec.modelAttrs()...)
+	common = rec.appendModelAttrs(common)
 	observe(a.tokens, tokenBounds, append(slices.Clone(common), Str(AttrTokenType, "input")), float64(InputTokens(res.Usage)))
 	observe(a.tokens, tokenBounds, append(slices.Clone(common), Str(AttrTokenType, "output")), float64(res.Usage.OutputTokens))
 	dur := common

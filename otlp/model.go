@@ -68,7 +68,23 @@ func (n Nanos) MarshalJSON() ([]byte, error) {
 }
 
 // Value is an attribute value: a string, an int64, a float64 or a bool.
-type Value struct{ v any }
+// It holds them unboxed (no interface): a span's attributes cost one
+// slice, not an allocation each.
+type Value struct {
+	kind valueKind
+	s    string
+	n    uint64 // int64, float64 bits, bool 0/1
+}
+
+type valueKind uint8
+
+const (
+	kindNone valueKind = iota
+	kindStr
+	kindInt
+	kindFloat
+	kindBool
+)
 
 // KeyValue is one attribute.
 type KeyValue struct {
@@ -77,26 +93,44 @@ type KeyValue struct {
 }
 
 // Str, Int, Float and Bool make attributes.
-func Str(k, v string) KeyValue       { return KeyValue{k, Value{v}} }
-func Int(k string, v int64) KeyValue { return KeyValue{k, Value{v}} }
+func Str(k, v string) KeyValue       { return KeyValue{k, Value{kind: kindStr, s: v}} }
+func Int(k string, v int64) KeyValue { return KeyValue{k, Value{kind: kindInt, n: uint64(v)}} }
 func Float(k string, v float64) KeyValue {
-	return KeyValue{k, Value{v}}
+	return KeyValue{k, Value{kind: kindFloat, n: math.Float64bits(v)}}
 }
-func Bool(k string, v bool) KeyValue { return KeyValue{k, Value{v}} }
+func Bool(k string, v bool) KeyValue {
+	n := uint64(0)
+	if v {
+		n = 1
+	}
+	return KeyValue{k, Value{kind: kindBool, n: n}}
+}
 
 // Get returns the value as a Go value (string, int64, float64, bool).
-func (v Value) Get() any { return v.v }
+func (v Value) Get() any {
+	switch v.kind {
+	case kindStr:
+		return v.s
+	case kindInt:
+		return int64(v.n)
+	case kindFloat:
+		return math.Float64frombits(v.n)
+	case kindBool:
+		return v.n == 1
+	}
+	return nil
+}
 
 func (v Value) MarshalJSON() ([]byte, error) {
-	switch x := v.v.(type) {
-	case string:
-		return json.Marshal(map[string]string{"stringValue": x})
-	case int64:
-		return json.Marshal(map[string]string{"intValue": strconv.FormatInt(x, 10)})
-	case float64:
-		return json.Marshal(map[string]float64{"doubleValue": x})
-	case bool:
-		return json.Marshal(map[string]bool{"boolValue": x})
+	switch v.kind {
+	case kindStr:
+		return json.Marshal(map[string]string{"stringValue": v.s})
+	case kindInt:
+		return json.Marshal(map[string]string{"intValue": strconv.FormatInt(int64(v.n), 10)})
+	case kindFloat:
+		return json.Marshal(map[string]float64{"doubleValue": math.Float64frombits(v.n)})
+	case kindBool:
+		return json.Marshal(map[string]bool{"boolValue": v.n == 1})
 	}
 	return []byte("{}"), nil
 }
@@ -165,18 +199,32 @@ type resourceJSON struct {
 
 // Protobuf is t as a binary ExportTraceServiceRequest.
 func (t Traces) Protobuf() []byte {
-	b, req := begin(make([]byte, 0, 256*len(t.Spans)+256), 1) // resource_spans
-	b, res := begin(b, 1)                                     // resource
-	b = end(appendAttrs(b, 1, t.Resource), res)
-	b, ss := begin(b, 2) // scope_spans
-	b, sc := begin(b, 1)
-	b = end(appendScope(b, t.Scope), sc)
+	b, req, ss := beginTraces(make([]byte, 0, 256*len(t.Spans)+256), t.Resource, t.Scope)
 	for i := range t.Spans {
-		var sp int
-		b, sp = begin(b, 2)
-		b = end(appendSpan(b, &t.Spans[i]), sp)
+		b = appendSpanMessage(b, &t.Spans[i])
 	}
-	return end(end(b, ss), req)
+	return endTraces(b, req, ss)
+}
+
+// beginTraces appends the head of an ExportTraceServiceRequest of one
+// resource and scope: its spans follow (appendSpanMessage), and
+// endTraces writes the lengths that enclose them. The exporter encodes
+// each span as it ends, straight into the request it will be sent in.
+func beginTraces(b []byte, resource []KeyValue, scope Scope) (out []byte, req, ss int) {
+	b, req = begin(b, 1) // resource_spans
+	b, res := begin(b, 1)
+	b = end(appendAttrs(b, 1, resource), res)
+	b, ss = begin(b, 2) // scope_spans
+	b, sc := begin(b, 1)
+	return end(appendScope(b, scope), sc), req, ss
+}
+
+func endTraces(b []byte, req, ss int) []byte { return end(end(b, ss), req) }
+
+// appendSpanMessage appends s as a span of the scope_spans beginTraces began.
+func appendSpanMessage(b []byte, s *Span) []byte {
+	b, sp := begin(b, 2)
+	return end(appendSpan(b, s), sp)
 }
 
 func appendScope(b []byte, s Scope) []byte {
@@ -225,22 +273,18 @@ func appendAttrs(b []byte, num int, kvs []KeyValue) []byte {
 }
 
 func appendAnyValue(b []byte, v Value) []byte {
-	switch x := v.v.(type) {
-	case string:
+	switch v.kind {
+	case kindStr:
 		b = binary.AppendUvarint(b, 1<<3|2)
-		b = binary.AppendUvarint(b, uint64(len(x)))
-		return append(b, x...)
-	case bool:
-		n := uint64(0)
-		if x {
-			n = 1
-		}
-		return appendVarintAlways(b, 2, n)
-	case int64:
-		return appendVarintAlways(b, 3, uint64(x))
-	case float64:
+		b = binary.AppendUvarint(b, uint64(len(v.s)))
+		return append(b, v.s...)
+	case kindBool:
+		return appendVarintAlways(b, 2, v.n)
+	case kindInt:
+		return appendVarintAlways(b, 3, v.n)
+	case kindFloat:
 		b = binary.AppendUvarint(b, 4<<3|1)
-		return binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
+		return binary.LittleEndian.AppendUint64(b, v.n)
 	}
 	return b
 }

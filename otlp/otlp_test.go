@@ -296,21 +296,7 @@ func TestCollectorFaults(t *testing.T) {
 			if name != "hung" {
 				cfg.Timeout = DefaultTimeout
 			}
-			var warnings []string
-			var mu sync.Mutex
-			cfg.Warn = func(m string) { mu.Lock(); warnings = append(warnings, m); mu.Unlock() }
-			x := New(cfg)
-			for range 3 {
-				run := x.Run(RunInfo{Run: evs[0].Run, Agent: "claude"})
-				for _, ev := range evs {
-					run.Add(ev)
-				}
-				run.Finish(evs[len(evs)-1].Body.(*event.Result))
-			}
-			x.Shutdown(context.Background())
-			mu.Lock()
-			defer mu.Unlock()
-			if len(warnings) != 1 || !strings.HasPrefix(warnings[0], "otlp: ") {
+			if warnings := exportRun(cfg, evs, 3); len(warnings) != 1 || !strings.HasPrefix(warnings[0], "otlp: ") {
 				t.Errorf("warnings %q, want one", warnings)
 			}
 		})
@@ -347,4 +333,115 @@ func TestFromEnv(t *testing.T) {
 	if _, _, err := FromEnv("", get); err == nil {
 		t.Error("bad headers: no error")
 	}
+}
+
+// TestManyBatchesArriveWhole: a run of more spans than a batch holds is
+// sent in several requests, each whole (the collector decodes it), every
+// span once with its own call's attributes (buffers and spans are reused).
+func TestManyBatchesArriveWhole(t *testing.T) {
+	const calls = 3000 // 6001 spans: more than batchSize, and than batchBytes
+	rc := otlptest.NewReceiver(t)
+	evs := toolStream(calls)
+	if w := export(t, rc, evs, RunInfo{Run: "run_x", Agent: "claude"}, false); len(w) != 0 {
+		t.Fatal(w)
+	}
+	bodies, spans, _ := rc.Got()
+	var traces int
+	for _, b := range bodies {
+		if len(b) > batchBytes+batchBytes/8 {
+			t.Errorf("a request of %d bytes", len(b))
+		}
+		traces++
+	}
+	if traces < 4 || len(spans) != 2*calls+1 {
+		t.Fatalf("%d requests, %d spans", traces, len(spans))
+	}
+	ids, calls0 := map[string]bool{}, map[string]bool{}
+	for _, s := range spans {
+		ids[s.SpanID().String()] = true
+		a := attrMap(s.Attributes())
+		if id, ok := a[AttrToolCallID].(string); ok {
+			if calls0[id] || s.Name() != "execute_tool Bash" || a["harness.tool.status"] != "ok" {
+				t.Fatalf("tool span %s: %v", s.Name(), a)
+			}
+			calls0[id] = true
+		} else if a[AttrOperation] == OpChat && (a[AttrInputTokens] != int64(10) || s.Name() != "chat claude-sonnet-4-5") {
+			t.Fatalf("chat span %s: %v", s.Name(), a)
+		}
+	}
+	if len(ids) != len(spans) || len(calls0) != calls {
+		t.Errorf("%d span ids, %d calls for %d spans", len(ids), len(calls0), len(spans))
+	}
+}
+
+// TestBusyCollectorIsRetried: a collector that answers 429 or 503 gets
+// the request again (after its Retry-After) until it takes it; one that
+// refuses it (400) is not asked again. Neither changes the run.
+func TestBusyCollectorIsRetried(t *testing.T) {
+	evs := otlptest.ReadEvents(t, "../testdata/claude/tool.golden.ndjson")
+	cases := []struct {
+		name       string
+		retryAfter string
+		statuses   []int
+		spans      bool // the spans arrive
+		warnings   int
+	}{
+		{"503 with Retry-After", "0", []int{503, 503}, true, 0},
+		{"429 with an HTTP date", "Wed, 21 Oct 2015 07:28:00 GMT", []int{429}, true, 0},
+		{"429 without Retry-After", "", []int{429}, true, 0},
+		{"400", "0", []int{400}, false, 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rc := otlptest.NewReceiver(t)
+			rc.FailFirst(c.retryAfter, c.statuses...)
+			cfg, _, _ := FromEnv(rc.URL, func(k string) string { return map[string]string{"OTEL_METRICS_EXPORTER": "none"}[k] })
+			warnings := exportRun(cfg, evs, 1)
+			_, spans, _ := rc.Got()
+			want := len(c.statuses) + 1
+			if !c.spans {
+				want = 1
+			}
+			if (len(spans) > 0) != c.spans || rc.Requests() != want || len(warnings) != c.warnings {
+				t.Errorf("%d spans, %d requests (want %d), warnings %q", len(spans), rc.Requests(), want, warnings)
+			}
+		})
+	}
+}
+
+// TestRetriesEndAtTheDeadline: a collector that stays busy is not asked
+// again past the flush deadline (its Retry-After, or the backoff, is
+// longer): the spans are dropped, with one warning.
+func TestRetriesEndAtTheDeadline(t *testing.T) {
+	evs := otlptest.ReadEvents(t, "../testdata/claude/tool.golden.ndjson")
+	for _, retryAfter := range []string{"3600", ""} {
+		rc := otlptest.NewReceiver(t)
+		rc.FailFirst(retryAfter, 503, 503, 503, 503)
+		cfg, _, _ := FromEnv(rc.URL, func(string) string { return "" })
+		cfg.Timeout = firstBackoff / 2
+		warnings := exportRun(cfg, evs, 1)
+		if len(warnings) != 1 || !strings.Contains(warnings[0], "503") || rc.Requests() != 2 { // traces and metrics, once each
+			t.Errorf("Retry-After %q: %d requests, warnings %q", retryAfter, rc.Requests(), warnings)
+		}
+	}
+}
+
+// exportRun exports runs runs of evs with cfg, shuts the exporter down
+// and returns its warnings.
+func exportRun(cfg Config, evs []event.Event, runs int) []string {
+	var warnings []string
+	var mu sync.Mutex
+	cfg.Warn = func(m string) { mu.Lock(); warnings = append(warnings, m); mu.Unlock() }
+	x := New(cfg)
+	for range runs {
+		run := x.Run(RunInfo{Run: evs[0].Run, Agent: "claude"})
+		for _, ev := range evs {
+			run.Add(ev)
+		}
+		run.Finish(evs[len(evs)-1].Body.(*event.Result))
+	}
+	x.Shutdown(context.Background())
+	mu.Lock()
+	defer mu.Unlock()
+	return warnings
 }

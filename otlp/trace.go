@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"math/rand/v2"
+	"slices"
 	"strings"
 
 	"github.com/agentharness/harness/event"
@@ -105,8 +106,10 @@ type RunInfo struct {
 type Recorder struct {
 	info    RunInfo
 	content bool
-	redact  *logger.Redactor
-	emit    func(Span) // a finished child span
+	redact  *logger.Redactor // made when first needed
+	// emit is given each finished child span; it is the caller's only
+	// during the call (the span is reused after).
+	emit func(*Span)
 
 	root      Span
 	provider  string
@@ -115,6 +118,10 @@ type Recorder struct {
 	seqFirst  int64
 	seqLast   int64
 	tools     map[string]*Span
+	free      []*Span           // emitted tool spans, for the next calls
+	names     map[string]string // "execute_tool NAME" by tool name
+	chat      Span              // the model call span being emitted
+	chatName  string
 	boundary  int64 // ms: where the next model call starts
 	fatal     *event.Error
 	warnings  int
@@ -122,9 +129,8 @@ type Recorder struct {
 
 // newRecorder starts the trace of a run: its root span's ids are known
 // from here on (Context), so the agent can be handed its traceparent.
-func newRecorder(info RunInfo, content bool, emit func(Span)) *Recorder {
-	r := &Recorder{info: info, content: content, emit: emit, tools: map[string]*Span{},
-		redact: logger.DefaultRedactor().WithEnv(info.Env)}
+func newRecorder(info RunInfo, content bool, emit func(*Span)) *Recorder {
+	r := &Recorder{info: info, content: content, emit: emit, tools: map[string]*Span{}, names: map[string]string{}, chatName: OpChat}
 	r.root = Span{Name: OpInvokeAgent + " " + info.Agent, Kind: KindClient}
 	if info.Parent.IsValid() {
 		r.root.TraceID, r.root.ParentSpanID = info.Parent.TraceID, info.Parent.SpanID
@@ -134,6 +140,15 @@ func newRecorder(info RunInfo, content bool, emit func(Span)) *Recorder {
 	randomID(r.root.SpanID[:])
 	r.provider = Provider(info.Agent, info.Model)
 	return r
+}
+
+// redactString redacts s as session logs are, and the values of the
+// run's --env whatever their names.
+func (r *Recorder) redactString(s string) string {
+	if r.redact == nil {
+		r.redact = logger.DefaultRedactor().WithEnv(r.info.Env)
+	}
+	return r.redact.RedactString(s)
 }
 
 // Context is the run's span, for the agent's TRACEPARENT.
@@ -148,10 +163,22 @@ func ms(ts int64) Nanos {
 	return Nanos(ts) * 1e6
 }
 
-func (r *Recorder) child(name string, kind int, start int64) *Span {
-	s := &Span{TraceID: r.root.TraceID, ParentSpanID: r.root.SpanID, Name: name, Kind: kind, Start: ms(start)}
+// child makes s a new child span of the run's span, keeping the room of
+// its attribute and event slices (s is reused).
+func (r *Recorder) child(s *Span, name string, kind int, start int64) {
+	*s = Span{TraceID: r.root.TraceID, ParentSpanID: r.root.SpanID, Name: name, Kind: kind, Start: ms(start),
+		Attributes: s.Attributes[:0], Events: s.Events[:0]}
 	randomID(s.SpanID[:])
-	return s
+}
+
+// toolSpan is a span for a tool call: an emitted one's, or a new one.
+func (r *Recorder) toolSpan() *Span {
+	if n := len(r.free); n > 0 {
+		s := r.free[n-1]
+		r.free = r.free[:n-1]
+		return s
+	}
+	return &Span{Attributes: make([]KeyValue, 0, 10)}
 }
 
 // randomID fills id from the runtime's ChaCha8 generator (math/rand/v2):
@@ -176,6 +203,7 @@ func (r *Recorder) Add(ev event.Event) {
 		r.boundary = ev.TS
 		if b.Model != "" {
 			r.model = b.Model
+			r.chatName = OpChat + " " + b.Model
 			if r.info.Model == "" {
 				r.provider = Provider(r.info.Agent, b.Model)
 			}
@@ -187,14 +215,23 @@ func (r *Recorder) Add(ev event.Event) {
 			r.root.Attributes = append(r.root.Attributes, Str(AttrAgentVersion, b.AgentVersion))
 		}
 	case *event.ToolStart:
-		s := r.child(OpExecuteTool+" "+b.Name, KindInternal, ev.TS)
+		name, ok := r.names[b.Name]
+		if !ok {
+			name = OpExecuteTool + " " + b.Name
+			r.names[b.Name] = name
+		}
+		s := r.toolSpan()
+		r.child(s, name, KindInternal, ev.TS)
 		if p := r.tools[b.ParentCallID]; b.ParentCallID != "" && p != nil {
 			s.ParentSpanID = p.SpanID // a sub-agent's call, under its task call
 		}
-		s.Attributes = []KeyValue{Str(AttrOperation, OpExecuteTool), Str(AttrToolName, b.Name),
-			Str(AttrToolCallID, b.CallID), Str(AttrToolType, "function"), Str("harness.tool.kind", string(b.Kind))}
+		s.Attributes = append(s.Attributes, Str(AttrOperation, OpExecuteTool), Str(AttrToolName, b.Name),
+			Str(AttrToolCallID, b.CallID), Str(AttrToolType, "function"), Str("harness.tool.kind", string(b.Kind)))
 		if r.content {
-			s.Attributes = append(s.Attributes, Str(AttrToolArguments, r.redact.RedactString(string(b.Input))))
+			s.Attributes = append(s.Attributes, Str(AttrToolArguments, r.redactString(string(b.Input))))
+		}
+		if old := r.tools[b.CallID]; old != nil {
+			r.free = append(r.free, old) // a call id used twice: the first call is dropped, as before
 		}
 		r.tools[b.CallID] = s
 	case *event.ToolEnd:
@@ -217,31 +254,30 @@ func (r *Recorder) Add(ev event.Event) {
 		}
 		if r.content {
 			if b.Output != "" {
-				s.Attributes = append(s.Attributes, Str(AttrToolResult, r.redact.RedactString(b.Output)))
+				s.Attributes = append(s.Attributes, Str(AttrToolResult, r.redactString(b.Output)))
 			}
 			if b.Diff != "" {
-				s.Attributes = append(s.Attributes, Str("harness.tool.diff", r.redact.RedactString(b.Diff)))
+				s.Attributes = append(s.Attributes, Str("harness.tool.diff", r.redactString(b.Diff)))
 			}
 		}
 		r.boundary = max(r.boundary, ev.TS)
-		r.emit(*s)
+		r.emit(s)
+		r.free = append(r.free, s)
 	case *event.Usage:
-		name := OpChat
-		if r.model != "" {
-			name += " " + r.model
-		}
-		s := r.child(name, KindClient, r.boundary)
+		s := &r.chat
+		r.child(s, r.chatName, KindClient, r.boundary)
 		s.End = ms(ev.TS)
-		s.Attributes = append([]KeyValue{Str(AttrOperation, OpChat), Str(AttrProvider, r.provider)}, r.modelAttrs()...)
-		s.Attributes = append(s.Attributes, usageAttrs(*b)...)
+		s.Attributes = append(s.Attributes, Str(AttrOperation, OpChat), Str(AttrProvider, r.provider))
+		s.Attributes = r.appendModelAttrs(s.Attributes)
+		s.Attributes = appendUsageAttrs(s.Attributes, b)
 		if b.CostUSD != 0 {
 			s.Attributes = append(s.Attributes, Float("harness.cost_usd", b.CostUSD))
 		}
 		r.boundary = max(r.boundary, ev.TS)
-		r.emit(*s)
+		r.emit(s)
 	case *event.Warning:
 		r.warnings++
-		attrs := []KeyValue{Str("harness.warning.code", b.Code), Str("harness.warning.message", r.redact.RedactString(b.Message))}
+		attrs := []KeyValue{Str("harness.warning.code", b.Code), Str("harness.warning.message", r.redactString(b.Message))}
 		for _, kv := range []struct {
 			k string
 			v int64
@@ -257,7 +293,7 @@ func (r *Recorder) Add(ev event.Event) {
 		}
 		on.Events = append(on.Events, SpanEvent{Time: ms(ev.TS), Name: "harness.warning", Attributes: attrs})
 	case *event.Error:
-		attrs := []KeyValue{Str("harness.error.code", b.Code), Str("harness.error.message", r.redact.RedactString(b.Message)),
+		attrs := []KeyValue{Str("harness.error.code", b.Code), Str("harness.error.message", r.redactString(b.Message)),
 			Bool("harness.error.fatal", b.Fatal)}
 		if b.Class != "" {
 			attrs = append(attrs, Str("harness.error.class", b.Class))
@@ -281,8 +317,7 @@ func (r *Recorder) Add(ev event.Event) {
 	}
 }
 
-func (r *Recorder) modelAttrs() []KeyValue {
-	var kv []KeyValue
+func (r *Recorder) appendModelAttrs(kv []KeyValue) []KeyValue {
 	if r.info.Model != "" {
 		kv = append(kv, Str(AttrRequestModel, r.info.Model))
 	}
@@ -295,8 +330,8 @@ func (r *Recorder) modelAttrs() []KeyValue {
 // usageAttrs are u in the conventions' meanings: input_tokens counts
 // every input token, the cached ones included (harness's input_tokens
 // leaves them out), and reasoning is a part of output.
-func usageAttrs(u event.Usage) []KeyValue {
-	kv := []KeyValue{Int(AttrInputTokens, InputTokens(u)), Int(AttrOutputTokens, u.OutputTokens)}
+func appendUsageAttrs(kv []KeyValue, u *event.Usage) []KeyValue {
+	kv = append(kv, Int(AttrInputTokens, InputTokens(*u)), Int(AttrOutputTokens, u.OutputTokens))
 	if u.CacheReadTokens != 0 {
 		kv = append(kv, Int(AttrCacheRead, u.CacheReadTokens))
 	}
@@ -323,7 +358,7 @@ func (r *Recorder) finish(ts int64, res *event.Result) {
 		t.End = s.End
 		t.Attributes = append(t.Attributes, Str("harness.tool.status", event.StatusCancelled), Str(AttrErrorType, event.StatusCancelled))
 		t.Status = SpanStatus{Code: StatusError, Message: event.StatusCancelled}
-		r.emit(*t)
+		r.emit(t)
 		delete(r.tools, id)
 	}
 	if s.Start == 0 || s.Start > s.End {
@@ -334,11 +369,11 @@ func (r *Recorder) finish(ts int64, res *event.Result) {
 		sessionID = r.sessionID
 	}
 	attrs := []KeyValue{Str(AttrOperation, OpInvokeAgent), Str(AttrProvider, r.provider), Str(AttrAgentName, r.info.Agent)}
-	attrs = append(attrs, r.modelAttrs()...)
+	attrs = r.appendModelAttrs(attrs)
 	if sessionID != "" {
 		attrs = append(attrs, Str(AttrConversationID, sessionID))
 	}
-	attrs = append(attrs, usageAttrs(res.Usage)...)
+	attrs = appendUsageAttrs(attrs, &res.Usage)
 	attrs = append(attrs, Str("harness.run.id", r.info.Run), Int("harness.seq.first", r.seqFirst), Int("harness.seq.last", r.seqLast),
 		Str("harness.result.status", res.Status), Int("harness.tool_calls", res.Stats.ToolCalls))
 	if r.info.Protocol != "" {
@@ -363,13 +398,13 @@ func (r *Recorder) finish(ts int64, res *event.Result) {
 		attrs = append(attrs, Str(AttrErrorType, et))
 		msg := res.Status
 		if r.fatal != nil {
-			msg = r.redact.RedactString(r.fatal.Message)
+			msg = r.redactString(r.fatal.Message)
 		}
 		s.Status = SpanStatus{Code: StatusError, Message: msg}
 	}
 	if r.content && res.Text != "" {
 		out, _ := json.Marshal([]map[string]any{{"role": "assistant", "finish_reason": "stop",
-			"parts": []map[string]string{{"type": "text", "content": r.redact.RedactString(res.Text)}}}})
+			"parts": []map[string]string{{"type": "text", "content": r.redactString(res.Text)}}}})
 		attrs = append(attrs, Str(AttrOutputMessages, string(out)))
 	}
 	s.Attributes = append(attrs, s.Attributes...)
@@ -437,7 +472,11 @@ func Provider(agent, model string) string {
 // (a run still going, or lost) is ended at its last event, with status.
 func TraceOf(info RunInfo, content bool, evs []event.Event, resource []KeyValue, version, status string) Traces {
 	var spans []Span
-	r := newRecorder(info, content, func(s Span) { spans = append(spans, s) })
+	r := newRecorder(info, content, func(s *Span) {
+		c := *s // s is reused: its slices too
+		c.Attributes, c.Events = slices.Clone(s.Attributes), slices.Clone(s.Events)
+		spans = append(spans, c)
+	})
 	var last event.Event
 	for _, ev := range evs {
 		r.Add(ev)

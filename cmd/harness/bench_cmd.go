@@ -155,7 +155,7 @@ func (c *benchCmd) Run(e *env, ctx *kong.Context) error {
 		Parallel: c.parallel(s), Keep: c.Keep, CheckTimeout: c.CheckTimeout,
 		Settings: lib, Setup: setup, Progress: prog.update, Interrupt: intr,
 		Shard: shard, Results: c.Results, Seed: c.Seed,
-		Isolate: c.Isolate, KeepTimeout: c.Timeout != nil,
+		Isolate: c.Isolate, KeepTimeout: c.Timeout != nil, Trace: c.otlpFlags.benchTrace(len(plan.Specs())),
 	})
 	stopSignals()
 	prog.stop()

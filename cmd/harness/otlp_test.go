@@ -146,3 +146,81 @@ func TestSessionsExportOTLPJSON(t *testing.T) {
 		t.Errorf("--format xml: exit %d", bad.code)
 	}
 }
+
+// TestBenchExportsPlanAndRowSpans: bench --otlp makes one span for the
+// plan, a child of it for each run row, and each run's invoke_agent span
+// a child of its row's, all in one trace.
+func TestBenchExportsPlanAndRowSpans(t *testing.T) {
+	isolate(t)
+	col := otlptest.NewReceiver(t)
+	r := invoke(t, "", benchArgs(t, "bench-cli-writer", "--agents", "claude", "-p", "write out.txt", "--workdir", benchSource(t),
+		"--repeat", "3", "--parallel", "2", "--report", "json", "--otlp", col.URL)...)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	_, spans, _ := col.Got()
+	var plans, rows, runs []ptrace.Span
+	for _, s := range spans {
+		switch {
+		case s.Name() == "bench":
+			plans = append(plans, s)
+		case strings.HasPrefix(s.Name(), "bench_run "):
+			rows = append(rows, s)
+		case strings.HasPrefix(s.Name(), "invoke_agent "):
+			runs = append(runs, s)
+		}
+	}
+	if len(plans) != 1 || len(rows) != 3 || len(runs) != 3 {
+		t.Fatalf("%d plan, %d row, %d run spans", len(plans), len(rows), len(runs))
+	}
+	plan := plans[0]
+	if !plan.ParentSpanID().IsEmpty() {
+		t.Errorf("the plan's span has a parent")
+	}
+	byID := map[string]ptrace.Span{}
+	for _, s := range rows {
+		byID[s.SpanID().String()] = s
+		if s.ParentSpanID() != plan.SpanID() || s.TraceID() != plan.TraceID() {
+			t.Errorf("row %s: parent %s, want the plan's %s", s.Name(), s.ParentSpanID(), plan.SpanID())
+		}
+	}
+	seen := map[string]bool{}
+	for _, s := range runs {
+		row, ok := byID[s.ParentSpanID().String()]
+		if !ok || seen[row.SpanID().String()] || s.TraceID() != plan.TraceID() {
+			t.Fatalf("run span %s: parent %s is no row of its own", s.Name(), s.ParentSpanID())
+		}
+		seen[row.SpanID().String()] = true
+		id, _ := s.Attributes().Get("harness.run.id")
+		rowID, _ := row.Attributes().Get("harness.run.id")
+		if id.Str() == "" || id.Str() != rowID.Str() || row.EndTimestamp() < s.EndTimestamp() {
+			t.Errorf("run %s under row of run %s", id.Str(), rowID.Str())
+		}
+	}
+}
+
+// TestRunPassesTheAgentItsOTelSettings: with --otlp, Claude Code is
+// started with its telemetry on, exporting to the same collector (its
+// spans take TRACEPARENT as their parent); without, with none of it.
+func TestRunPassesTheAgentItsOTelSettings(t *testing.T) {
+	isolate(t)
+	col := otlptest.NewReceiver(t)
+	t.Setenv(fakeagent.EchoVars, "CLAUDE_CODE_ENABLE_TELEMETRY,CLAUDE_CODE_ENHANCED_TELEMETRY_BETA,OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+	echoed := func(args ...string) string {
+		res := runFake(t, "echo-env", args...)
+		if res.code != 0 {
+			t.Fatalf("exit %d: %s", res.code, res.stderr)
+		}
+		return res.stdout
+	}
+	on := echoed("--otlp", col.URL)
+	for _, want := range []string{"CLAUDE_CODE_ENABLE_TELEMETRY=1", "CLAUDE_CODE_ENHANCED_TELEMETRY_BETA=1",
+		"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=" + col.URL + "/v1/traces"} {
+		if !strings.Contains(on, want) {
+			t.Errorf("with --otlp, the agent did not get %s", want)
+		}
+	}
+	if off := echoed(); strings.Contains(off, "CLAUDE_CODE_ENABLE_TELEMETRY=1") {
+		t.Error("without --otlp, the agent's telemetry is on")
+	}
+}

@@ -128,6 +128,9 @@ func (s *settings) logDir(e *env) string {
 type otlpFlags struct {
 	OTLP        string `name:"otlp" help:"Export every run as OpenTelemetry GenAI traces and metrics to this OTLP/HTTP endpoint, e.g. http://127.0.0.1:4318 (default: the otlp setting, else OTEL_EXPORTER_OTLP_ENDPOINT)." placeholder:"URL"`
 	OTLPContent bool   `name:"otlp-content" help:"Also export tool arguments, output, diffs and the final answer (redacted as session logs are)."`
+
+	x     *otlp.Exporter // started by start; nil when off
+	outer string         // TRACEPARENT of harness's own environment
 }
 
 // start turns the export on for the runs lib starts, when an endpoint
@@ -148,11 +151,13 @@ func (f *otlpFlags) start(e *env, s *settings, lib *harness.Settings) (stop func
 	// A harness started inside a trace (TRACEPARENT, as harness hands it
 	// to agents) puts its runs in it, unless a request brings its own.
 	outer := e.Getenv("TRACEPARENT")
+	f.x, f.outer = x, outer
 	lib.Telemetry = func(ctx context.Context, info harness.RunInfo) (harness.Observer, []string) {
 		ri := otlp.RunInfo{Run: info.Run, Agent: info.Agent, Model: info.Model, Protocol: info.Protocol, Env: info.Env}
 		ri.Parent, _ = otlp.ParseTraceparent(cmp.Or(harness.Traceparent(ctx), outer))
 		run := x.Run(ri)
-		return harness.Observer{OnEvent: run.Add, Close: run.Finish}, []string{"TRACEPARENT=" + run.Context().Traceparent()}
+		env := append([]string{"TRACEPARENT=" + run.Context().Traceparent()}, otlp.AgentEnv(info.Agent, cfg, cfg.Content)...)
+		return harness.Observer{OnEvent: run.Add, Close: run.Finish}, env
 	}
 	return func() { x.Shutdown(context.Background()) }, nil
 }

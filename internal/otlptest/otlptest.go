@@ -24,11 +24,14 @@ import (
 
 // Receiver is an OTLP/HTTP endpoint (URL) that keeps what it is sent.
 type Receiver struct {
-	URL     string
-	mu      sync.Mutex
-	bodies  [][]byte
-	spans   []ptrace.Span
-	metrics []pmetricotlp.ExportRequest
+	URL        string
+	mu         sync.Mutex
+	fail       []int // the statuses of the next requests, refused
+	retryAfter string
+	requests   int
+	bodies     [][]byte
+	spans      []ptrace.Span
+	metrics    []pmetricotlp.ExportRequest
 }
 
 // NewReceiver starts a receiver for the test's lifetime; a request it
@@ -42,6 +45,15 @@ func NewReceiver(t *testing.T) *Receiver {
 		}
 		rc.mu.Lock()
 		defer rc.mu.Unlock()
+		rc.requests++
+		if len(rc.fail) > 0 {
+			if rc.retryAfter != "" {
+				w.Header().Set("Retry-After", rc.retryAfter)
+			}
+			w.WriteHeader(rc.fail[0])
+			rc.fail = rc.fail[1:]
+			return
+		}
 		rc.bodies = append(rc.bodies, body)
 		var err error
 		switch r.URL.Path {
@@ -64,6 +76,22 @@ func NewReceiver(t *testing.T) *Receiver {
 	t.Cleanup(srv.Close)
 	rc.URL = srv.URL
 	return rc
+}
+
+// FailFirst makes the receiver refuse its next requests, one a status,
+// with a Retry-After header when retryAfter is not "": a collector that
+// is busy (429, 503) or refuses (400).
+func (rc *Receiver) FailFirst(retryAfter string, statuses ...int) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	rc.fail, rc.retryAfter = statuses, retryAfter
+}
+
+// Requests counts the requests received, refused ones included.
+func (rc *Receiver) Requests() int {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return rc.requests
 }
 
 // Spans returns every span of td.
