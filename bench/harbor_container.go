@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -70,7 +71,7 @@ func (im *taskImage) build(ctx context.Context, eng *isolate.Engine, task string
 			im.tag = ref
 			if im.workdir == "" {
 				out, _ := isolate.Run(pctx, eng.ImageWorkdirArgs(im.tag))
-				im.workdir = cmpOr(strings.TrimSpace(string(out)), "/")
+				im.workdir = cmp.Or(strings.TrimSpace(string(out)), "/")
 			}
 		case h.Workdir == "": // no Dockerfile to fall back on
 			return fmt.Errorf("bench: task %q: docker_image %s: %w", task, h.DockerImage, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -47,7 +48,7 @@ func (r *harborRun) resolveEnv() error {
 	var err error
 	resolve := func(table string, m map[string]string) []string {
 		var out []string
-		for _, k := range slices.Sorted(mapsKeys(m)) {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
 			v := envTemplate.ReplaceAllStringFunc(m[k], func(t string) string {
 				g := envTemplate.FindStringSubmatch(t)
 				if val, ok := os.LookupEnv(g[1]); ok {

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -9,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"path"
@@ -114,7 +116,7 @@ func (b *bencher) harbor(ctx context.Context, s Spec, in RunReport) (rr RunRepor
 	rr = in
 	hc := *s.Task.Harbor // this run's: its WORKDIR may come from the image
 	h := &hc
-	engine := cmpOr(b.opts.Isolate, isolate.None)
+	engine := cmp.Or(b.opts.Isolate, isolate.None)
 	r := &harborRun{dir: filepath.Join(b.dir, treeName(s)), h: h, engine: engine, network: h.AllowInternet}
 	fail := func(err error) RunReport {
 		if ctx.Err() == nil {
@@ -274,31 +276,6 @@ func (b *bencher) harborAgent(t *harness.Task, r *harborRun, oracle bool) {
 	t.Budgets = &bud
 }
 
-func envPairs(m map[string]string) []string {
-	var out []string
-	for _, k := range slices.Sorted(mapsKeys(m)) {
-		out = append(out, k+"="+m[k])
-	}
-	return out
-}
-
-func mapsKeys(m map[string]string) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
-
 // workspace makes the run's directories and its workspace: what the
 // Dockerfile copies into WORKDIR, measured by a repository kept outside
 // it (RUN/git), so the agent sees the workspace as the image has it.
@@ -413,7 +390,7 @@ func (r *harborRun) copyIn(sub, dst string) error {
 // rewritePaths replaces each path of m that stands as a path in s (not
 // inside a longer name: /app but not /apple or /x/app) by its value.
 func rewritePaths(s string, m map[string]string) string {
-	keys := slices.Sorted(mapsKeys(m))
+	keys := slices.Sorted(maps.Keys(m))
 	slices.SortStableFunc(keys, func(a, b string) int { return len(b) - len(a) }) // longest first
 	for _, k := range keys {
 		re := regexp.MustCompile(`(^|[^A-Za-z0-9_./~-])` + regexp.QuoteMeta(k) + `($|[^A-Za-z0-9_.-])`)
