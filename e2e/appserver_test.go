@@ -51,7 +51,20 @@ func TestCodexAppServerInterrupt(t *testing.T) {
 		mockmodel.Turn{Text: []string{"DONE:", " second file"}})
 	s := startSession(t, "codex", sc)
 	s.send(map[string]any{"type": "prompt", "text": "Sleep, please (" + mockmodel.ConverseMark1 + ")."})
-	require.Equal(t, event.KindShell, s.until(event.TypeToolStart).(*event.ToolStart).Kind)
+	// Codex reports the first model call's usage on its own schedule: on a
+	// loaded machine after the command has started. Interrupting before it
+	// did moves that usage to the next turn (the session's total is the
+	// same), so the interrupt waits for both.
+	var started, used bool
+	for !started || !used {
+		switch ev := s.next(); ev.Type {
+		case event.TypeToolStart:
+			require.Equal(t, event.KindShell, ev.Body.(*event.ToolStart).Kind)
+			started = true
+		case event.TypeUsage:
+			used = true
+		}
+	}
 	s.send(map[string]any{"type": "interrupt"})
 	first := s.until(event.TypeTurnEnd).(*event.TurnEnd)
 	require.Equal(t, event.ResultCancelled, first.Status, "%s", s.out.String())

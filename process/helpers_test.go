@@ -149,6 +149,14 @@ func startRun(t *testing.T, ctx context.Context, r *run, name string, args []str
 // the fake's first line (of the spawn when it printed none): start-up time
 // of a race-enabled test binary on a loaded machine (seconds, at worst) is
 // not the supervisor's doing. A run not over a minute after bound fails.
+// runBound is the time a run of the tests must end within after its first
+// line, where every wrong ending costs a minute or more (an idle budget, a
+// kill grace or the fake's own run of a minute, or a hang): a bound far
+// above the correct ending's (a few seconds at most on a quiet machine)
+// still tells them apart on a loaded one, where correct runs took up to
+// 2.13s against the former bounds of 2s (load 28).
+const runBound = 30 * time.Second
+
 func (r *run) wait(t *testing.T, bound time.Duration) Outcome {
 	t.Helper()
 	select {

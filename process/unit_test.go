@@ -98,7 +98,7 @@ func TestStragglerFinder(t *testing.T) {
 		require.True(t, pid == r.p.pid || pid == kids[0], "foreign process %d attributed", pid)
 	}
 	r.p.Interrupt()
-	o := r.wait(t, 5*time.Second)
+	o := r.wait(t, runBound)
 	require.ErrorIs(t, o.Reason, ErrInterrupted)
 }
 
@@ -113,7 +113,7 @@ func TestConcurrentRunsIsolated(t *testing.T) {
 		return len(other.pids) == 1
 	}, 10*time.Second, 5*time.Millisecond)
 	a := startFake(t, t.Context(), "double-fork-daemon", nil, Options{KillGrace: 100 * time.Millisecond}, nil, "")
-	oa := a.wait(t, 10*time.Second)
+	oa := a.wait(t, runBound)
 	require.GreaterOrEqual(t, oa.Stragglers, 1)
 
 	other.mu.Lock()
@@ -125,7 +125,7 @@ func TestConcurrentRunsIsolated(t *testing.T) {
 		require.NotEqual(t, byte('Z'), st.state)
 	}
 	other.p.Interrupt()
-	oo := other.wait(t, 20*time.Second) // its bound counts the other run too
+	oo := other.wait(t, runBound) // its bound counts the other run too
 	require.ErrorIs(t, oo.Reason, ErrInterrupted)
 }
 
@@ -162,7 +162,7 @@ func testConcurrentDaemonsIsolated(t *testing.T, o Options) {
 	daemonA := pidOf(a)
 	b := startFake(t, t.Context(), "env-i-setsid-daemon", nil, ob, nil, "")
 	daemonB := pidOf(b)
-	outB := b.wait(t, 10*time.Second) // checks that daemonB is gone
+	outB := b.wait(t, runBound) // checks that daemonB is gone
 	require.NoError(t, outB.Reason)
 	require.GreaterOrEqual(t, outB.Stragglers, 1)
 
@@ -171,7 +171,7 @@ func testConcurrentDaemonsIsolated(t *testing.T, o Options) {
 	require.NotEqual(t, byte('Z'), st.state, "the other run's daemon %d was killed", daemonA)
 	require.NotEqual(t, daemonA, daemonB)
 	a.p.Interrupt()
-	outA := a.wait(t, 20*time.Second) // checks that daemonA is gone
+	outA := a.wait(t, runBound) // checks that daemonA is gone
 	require.ErrorIs(t, outA.Reason, ErrInterrupted)
 }
 
@@ -239,7 +239,7 @@ func TestEnvAndDir(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	r := startFake(t, t.Context(), "stdin-reader", nil, Options{Dir: dir, Stdin: "x"}, nil, "")
-	o := r.wait(t, 5*time.Second)
+	o := r.wait(t, runBound)
 	require.NoError(t, o.Reason)
 	require.Equal(t, 0, o.ExitCode)
 	env, err := os.ReadFile("/proc/self/environ")
@@ -441,7 +441,7 @@ func TestForeignPipeHolder(t *testing.T) {
 			}
 			r.p.Interrupt()
 		}), "")
-	o := r.wait(t, 5*time.Second)
+	o := r.wait(t, runBound)
 	require.NotNil(t, held, "could not open the agent's stdout")
 	require.GreaterOrEqual(t, o.Duration, time.Second+drainTimeout, "the pipe was given up on, not closed by its holder")
 	require.ErrorIs(t, o.Reason, ErrInterrupted)
@@ -478,14 +478,21 @@ func TestOpenToolCallsLinear(t *testing.T) {
 		return 10 * time.Second
 	}})
 	var s supervisor
+	var t0 time.Time
 	for i := range n {
 		kind := event.KindShell
 		if i%2 == 0 {
 			kind = event.KindRead
 		}
 		p.ToolStarted("call"+strconv.Itoa(i), "", kind)
-		next := p.watch(&s, time.Now())
-		require.Equal(t, p.tools.calls["call0"].started.Add(2*time.Second), next, "the first read call's budget is the next thing due")
+		if i == 0 {
+			t0 = p.tools.calls["call0"].started
+		}
+		// The watchdogs run at the first call's start, not at time.Now():
+		// this counts work, and a loaded machine must not take the loop
+		// past the read budget.
+		next := p.watch(&s, t0)
+		require.Equal(t, t0.Add(2*time.Second), next, "the first read call's budget is the next thing due")
 	}
 	require.LessOrEqual(t, s.visits, int64(4*n), "watchdog work per wake grows with the open calls")
 	require.NoError(t, s.reason)
@@ -537,7 +544,7 @@ func TestReaperKilled(t *testing.T) {
 	r := startFake(t, t.Context(), "interrupt", nil, Options{KillGrace: time.Second, noCgroup: true},
 		onLine(`"tool_use"`, func(r *run) { require.NoError(t, unix.Kill(r.p.rp.pid, unix.SIGKILL)) }), "")
 	require.NotNil(t, r.p.rp)
-	o := r.wait(t, 5*time.Second)
+	o := r.wait(t, runBound)
 	require.NoError(t, o.Reason)
 	require.True(t, o.Exited)
 	require.Equal(t, -1, o.ExitCode)
@@ -557,7 +564,7 @@ func TestNoWalksWhenHeld(t *testing.T) {
 			r := startFake(t, t.Context(), "long-silent-tool", []string{"300ms"},
 				Options{Idle: time.Minute, KillGrace: time.Second, noCgroup: mode == "reaper"}, nil, "")
 			require.True(t, r.p.cg != nil || r.p.rp != nil)
-			o := r.wait(t, 10*time.Second)
+			o := r.wait(t, runBound)
 			require.NoError(t, o.Reason)
 			require.Zero(t, r.p.walks.Load())
 		})

@@ -101,12 +101,13 @@ func TestACPServerCancelMidTool(t *testing.T) {
 
 func TestACPServerHungAgentReturnsWithinIdle(t *testing.T) {
 	conn, ed, sid, _ := startACPSession(t, "hang-prompt", "--idle-timeout", "300ms")
-	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Second)
+	// Only a hang reaches this bound: the answer's reason (below) says the
+	// idle budget ended the prompt, which no timing of ours could prove
+	// on a loaded machine.
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	start := time.Now()
 	resp, err := conn.Prompt(ctx, harnesstest.Prompt(sid, "hang"))
-	require.NoError(t, err)
-	require.Less(t, time.Since(start), 3*time.Second, "returns within the idle budget (plus the kill)")
+	require.NoError(t, err, "returns within the idle budget (plus the kill)")
 	harnesstest.RequireIdleTimeout(t, resp)
 	require.Equal(t, 0, fakeAlive("hang-prompt"), "no process left")
 	require.Contains(t, ed.Text(), "idle_timeout", "the client is told why")
