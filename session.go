@@ -72,6 +72,11 @@ func (s *Settings) StartSession(ctx context.Context, t Task, o SessionOptions) (
 	if t.Permissions == Ask {
 		sess.ask = true
 		t.Permissions = FullAccess // the agent's own sandbox off: the caller decides each call
+		// Refused rather than run: an agent that does not ask would make
+		// every change unasked.
+		if a, err := Lookup(t.Agent); err == nil && a.ACP != nil && a.ACP.CannotAsk != "" {
+			return nil, fmt.Errorf("--permissions ask: %s", a.ACP.CannotAsk)
+		}
 	}
 	prompt := t.Prompt
 	t.Prompt = ""

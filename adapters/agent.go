@@ -47,6 +47,10 @@ type ACP struct {
 	// has its own. nil: the model cannot be chosen over ACP (OpenCode's
 	// ACP mode takes it from its config only) and is not passed.
 	Model func(model string) (args, env []string)
+	// CannotAsk says why a live session of the agent cannot have its
+	// caller answer each permission request (permissions ask); "" when it
+	// can.
+	CannotAsk string
 }
 
 // Driver is how an agent is driven: an Adapter without the identity,

@@ -28,7 +28,12 @@ var Agent = adapters.Agent{
 	Driver: &Adapter{},
 	Mock:   mock,
 	// OpenCode's ACP mode takes the model from its config only.
-	ACP: &adapters.ACP{Command: []string{"opencode", "acp"}},
+	ACP: &adapters.ACP{Command: []string{"opencode", "acp"},
+		// Seen with opencode 1.18.33 and the scripted model: by its default
+		// rules it never asks; told to ask (OPENCODE_PERMISSION), it writes
+		// an approved file through the client's fs/write_text_file, which
+		// harness does not advertise.
+		CannotAsk: "OpenCode over ACP asks for no edit by its default rules, and once made to ask writes approved files through the client's fs/write_text_file, which harness does not serve"},
 }
 
 // Adapter drives OpenCode (Agent.Driver). The zero value is ready to use;
