@@ -203,16 +203,22 @@ func TestJaegerTraceOfEachAgent(t *testing.T) {
 				}
 			}
 			require.NotEmpty(t, calls, "the tool scenario made no tool call")
+			// The agent's own spans, where harness turns its telemetry on
+			// (otlp.AgentEnv): in harness's trace, below its root.
+			own := map[string]string{"claude": "claude_code."}[agent]
 			var spans []jaegerSpan
 			eventually(t, time.Minute, agent+"'s trace in Jaeger", func() bool {
 				spans = traces(t, queryURL, service)
-				n := 0
+				n, agents := 0, 0
 				for _, s := range spans {
 					if strings.HasPrefix(s.OperationName, "invoke_agent") || strings.HasPrefix(s.OperationName, "execute_tool") {
 						n++
 					}
+					if own != "" && strings.HasPrefix(s.OperationName, own) {
+						agents++
+					}
 				}
-				return n >= 1+len(calls)
+				return n >= 1+len(calls) && (own == "" || agents > 0)
 			})
 			var roots []jaegerSpan
 			var got []string
@@ -221,8 +227,11 @@ func TestJaegerTraceOfEachAgent(t *testing.T) {
 					roots = append(roots, s)
 				}
 			}
-			require.Len(t, roots, 1)
+			require.Len(t, roots, 1, "one trace, one root")
 			root := roots[0]
+			for _, s := range spans {
+				require.Equal(t, root.TraceID, s.TraceID, "span %s is in harness's trace", s.OperationName)
+			}
 			require.Equal(t, "invoke_agent "+agent, root.OperationName)
 			for _, s := range spans {
 				if strings.HasPrefix(s.OperationName, "execute_tool ") {

@@ -7,10 +7,12 @@ import "strings"
 // TRACEPARENT harness gives it), as its pinned CLI reads it: Claude Code
 // (CLAUDE_CODE_ENABLE_TELEMETRY and the OTEL_* exporter variables; its
 // spans need CLAUDE_CODE_ENHANCED_TELEMETRY_BETA, and then take
-// TRACEPARENT as their parent) and Gemini CLI (GEMINI_TELEMETRY_*).
-// Nothing for the others (Codex reads its [otel] settings from its
-// config file only). Only endpoints and switches: no header, no --env
-// value; the prompts and tool content stay off unless content.
+// TRACEPARENT as their parent). Nothing for the others: Codex reads its
+// [otel] settings from its config file only, and Gemini CLI 0.61 exports
+// its spans in traces of their own (it does not read TRACEPARENT: seen
+// in e2e's Jaeger test), which would only be noise beside harness's.
+// Only endpoints and switches: no header, no --env value; the prompts and
+// tool content stay off unless content.
 func AgentEnv(agent string, cfg Config, content bool) []string {
 	base, ok := strings.CutSuffix(cfg.TracesURL, "/v1/traces")
 	if !ok || cfg.TracesURL == "" {
@@ -25,11 +27,6 @@ func AgentEnv(agent string, cfg Config, content bool) []string {
 		if content {
 			env = append(env, "OTEL_LOG_USER_PROMPTS=1", "OTEL_LOG_TOOL_DETAILS=1")
 		}
-		return env
-	case "gemini":
-		env := []string{"GEMINI_TELEMETRY_ENABLED=true", "GEMINI_TELEMETRY_TARGET=local",
-			"GEMINI_TELEMETRY_OTLP_ENDPOINT=" + base, "GEMINI_TELEMETRY_OTLP_PROTOCOL=http",
-			"GEMINI_TELEMETRY_TRACES_ENABLED=true", "GEMINI_TELEMETRY_LOG_PROMPTS=" + map[bool]string{true: "true", false: "false"}[content]}
 		return env
 	}
 	return nil
