@@ -4,7 +4,7 @@ GO      ?= go
 BIN     := bin/harness
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
-FUZZTIME ?= 4s
+FUZZTIME ?= 3s
 JAEGER  ?= $(HOME)/.cache/harness/jaeger-v1.76.0
 
 .PHONY: all build test unit fuzz vet lint install agents browser sandbox podman base-image image jaeger demo view-demo bench bench-smoke bench-tools clean

@@ -11,7 +11,7 @@
 # (no input saved) does not.
 set -euo pipefail
 GO=${GO:-go}
-FUZZTIME=${FUZZTIME:-4s}
+FUZZTIME=${FUZZTIME:-3s}
 cache=$($GO env GOCACHE)/fuzz
 bin=$(mktemp -d)
 trap 'rm -rf "$bin"' EXIT
