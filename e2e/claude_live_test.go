@@ -43,7 +43,11 @@ var liveAgents = []struct {
 	usage              bool
 	forgetsInterrupted bool
 	startsBeforeAsking bool
-}{{"claude", true, false, true}, {"gemini", false, true, false}, {"opencode", false, false, true}}
+}{
+	{agent: "claude", usage: true, startsBeforeAsking: true},
+	{agent: "gemini", forgetsInterrupted: true},
+	{agent: "opencode", startsBeforeAsking: true},
+}
 
 // TestLiveSessionInterrupt: an interrupt while the model stalls
 // mid-answer goes to the agent natively (Claude's control_request,

@@ -15,19 +15,15 @@ import "strings"
 // tool content stay off unless content.
 func AgentEnv(agent string, cfg Config, content bool) []string {
 	base, ok := strings.CutSuffix(cfg.TracesURL, "/v1/traces")
-	if !ok || cfg.TracesURL == "" {
+	if agent != "claude" || !ok {
 		return nil
 	}
-	switch agent {
-	case "claude":
-		env := []string{"CLAUDE_CODE_ENABLE_TELEMETRY=1", "CLAUDE_CODE_ENHANCED_TELEMETRY_BETA=1",
-			"OTEL_TRACES_EXPORTER=otlp", "OTEL_LOGS_EXPORTER=otlp", "OTEL_METRICS_EXPORTER=none",
-			"OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf", "OTEL_EXPORTER_OTLP_ENDPOINT=" + base,
-			"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=" + cfg.TracesURL, "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT=" + base + "/v1/logs"}
-		if content {
-			env = append(env, "OTEL_LOG_USER_PROMPTS=1", "OTEL_LOG_TOOL_DETAILS=1")
-		}
-		return env
+	env := []string{"CLAUDE_CODE_ENABLE_TELEMETRY=1", "CLAUDE_CODE_ENHANCED_TELEMETRY_BETA=1",
+		"OTEL_TRACES_EXPORTER=otlp", "OTEL_LOGS_EXPORTER=otlp", "OTEL_METRICS_EXPORTER=none",
+		"OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf", "OTEL_EXPORTER_OTLP_ENDPOINT=" + base,
+		"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=" + cfg.TracesURL, "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT=" + base + "/v1/logs"}
+	if content {
+		env = append(env, "OTEL_LOG_USER_PROMPTS=1", "OTEL_LOG_TOOL_DETAILS=1")
 	}
-	return nil
+	return env
 }
