@@ -60,10 +60,19 @@ type Session struct {
 	over     bool // the run has ended (the agent died, a budget): no prompt can go
 }
 
+// CannotAskError is StartSession's refusal of Permissions Ask for an
+// agent that would not ask (its adapters.ACP.CannotAsk says why): run, it
+// would make every change unasked.
+type CannotAskError struct{ Agent, Why string }
+
+func (e *CannotAskError) Error() string {
+	return fmt.Sprintf("%s cannot ask for permission in a live session: %s", e.Agent, e.Why)
+}
+
 // StartSession completes t from the settings and starts a live session
 // of its agent, as Start does a run; t.Prompt, when set, is the first
 // turn's prompt. The agent must speak a protocol that holds several turns
-// (today ACP: Task.Protocol "acp"). Task.Permissions may also be Ask.
+// (a row of Protocols() that is live). Task.Permissions may also be Ask.
 func (s *Settings) StartSession(ctx context.Context, t Task, o SessionOptions) (*Session, error) {
 	sess := &Session{o: o}
 	if o.AskDeadline <= 0 {
@@ -72,10 +81,8 @@ func (s *Settings) StartSession(ctx context.Context, t Task, o SessionOptions) (
 	if t.Permissions == Ask {
 		sess.ask = true
 		t.Permissions = FullAccess // the agent's own sandbox off: the caller decides each call
-		// Refused rather than run: an agent that does not ask would make
-		// every change unasked.
 		if a, err := Lookup(t.Agent); err == nil && a.ACP != nil && a.ACP.CannotAsk != "" {
-			return nil, fmt.Errorf("--permissions ask: %s", a.ACP.CannotAsk)
+			return nil, &CannotAskError{Agent: t.Agent, Why: a.ACP.CannotAsk}
 		}
 	}
 	prompt := t.Prompt

@@ -390,3 +390,17 @@ func liveNative(t *testing.T, path string) *bytes.Buffer {
 	}
 	return &native
 }
+
+// TestStartSessionRefusesAskUnasked: an agent that would not ask is
+// refused Ask with a library error that names the agent and the reason
+// (not the CLI's flag), and nothing is started.
+func TestStartSessionRefusesAskUnasked(t *testing.T) {
+	var st harness.Settings
+	_, err := st.StartSession(context.Background(), harness.Task{Agent: "opencode", Permissions: harness.Ask,
+		Binary: "/nonexistent/opencode", Cwd: t.TempDir()}, harness.SessionOptions{})
+	var ca *harness.CannotAskError
+	require.ErrorAs(t, err, &ca)
+	require.Equal(t, "opencode", ca.Agent)
+	require.NotEmpty(t, ca.Why)
+	require.NotContains(t, err.Error(), "--permissions")
+}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -157,6 +158,9 @@ func (c *sessionCmd) Run(e *env) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	sess, err := lib.StartSession(ctx, task, so)
+	if ca := (*harness.CannotAskError)(nil); errors.As(err, &ca) {
+		return withStatus(exitUsage, fmt.Errorf("--permissions ask: %s", ca.Why))
+	}
 	if err != nil {
 		return withStatus(exitUsage, err)
 	}
