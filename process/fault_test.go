@@ -131,6 +131,17 @@ func TestFaults(t *testing.T) {
 			},
 		},
 		{
+			// The escapee's main thread exits and its other threads run
+			// on: /proc calls it a zombie, yet it must be killed.
+			name: "leader-exits-escapee", boot: "fake_child", fake: "leader-exits-escapee",
+			opts: Options{Idle: 300 * ms, KillGrace: time.Minute},
+			check: func(t *testing.T, r *run, o Outcome) {
+				require.ErrorIs(t, o.Reason, ErrIdleTimeout)
+				require.GreaterOrEqual(t, o.Stragglers, 1)
+				require.Len(t, r.pids, 1)
+			},
+		},
+		{
 			name: "double-fork-daemon", boot: `"result"`, fake: "double-fork-daemon",
 			opts: Options{Idle: time.Minute, KillGrace: 100 * ms}, check: endedLeavingOne,
 		},
@@ -376,7 +387,7 @@ func TestFaults(t *testing.T) {
 	// also run with the two fallbacks; the last cannot catch an escapee
 	// that emptied its environment (env-i-setsid-daemon).
 	fallbacks := map[string]bool{
-		"grandchild-holds-stdout": true, "setsid-escapee": true, "setsid-escapee-kill-grace-zero": true, "double-fork-daemon": true,
+		"grandchild-holds-stdout": true, "setsid-escapee": true, "leader-exits-escapee": true, "setsid-escapee-kill-grace-zero": true, "double-fork-daemon": true,
 		"env-i-setsid-daemon": true, "killed-by-signal": true, "stdin-reader": true,
 		"interrupt": true, "ignore-sigterm": true,
 	}

@@ -221,7 +221,7 @@ func requireNoneAlive(t *testing.T, r *run) {
 		if ok && pid == r.p.pid && !environHas(pid, r.p.marker) && st.pgrp != r.p.pid {
 			continue // the pid was reused by an unrelated process
 		}
-		require.False(t, ok, "process %d of the run still exists (state %c)", pid, st.state)
+		require.False(t, ok, "process %d of the run still exists (state %c, parent %d, we are %d)", pid, st.state, st.ppid, os.Getpid())
 	}
 }
 

@@ -469,7 +469,7 @@ func (p *Proc) afterSpawn(ctx context.Context) {
 // yet reaped), and false where there is no /proc to ask.
 func Alive(pid int) bool {
 	st, ok := readStat(pid)
-	return ok && st.state != 'Z'
+	return ok && !st.dead()
 }
 
 // PID is the child's process id (also its process group id).

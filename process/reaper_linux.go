@@ -175,7 +175,7 @@ func killTree(killed *sync.Map, deadline time.Time) {
 	for {
 		live := 0
 		for _, st := range descendants(self) {
-			if st.state == 'Z' {
+			if st.dead() {
 				continue
 			}
 			live++

@@ -73,6 +73,28 @@ type procStat struct {
 	start                uint64 // clock ticks after boot: tells a reused pid apart
 }
 
+// dead reports a zombie whose every thread has exited. A process whose
+// main thread exited while others run on (pthread_exit in main) reads 'Z'
+// too, with its environment unreadable, yet runs: it is not dead.
+func (st procStat) dead() bool { return st.state == 'Z' && otherThread(st.pid) == 0 }
+
+// otherThread returns a thread of pid besides its main thread, 0 when
+// there is none.
+func otherThread(pid int) int {
+	d, err := os.Open("/proc/" + strconv.Itoa(pid) + "/task")
+	if err != nil {
+		return 0
+	}
+	defer d.Close()
+	names, _ := d.Readdirnames(-1)
+	for _, n := range names {
+		if tid, err := strconv.Atoi(n); err == nil && tid != pid {
+			return tid
+		}
+	}
+	return 0
+}
+
 func readStat(pid int) (procStat, bool) {
 	st, ok := procstat.Read(pid)
 	return fromStat(st), ok
@@ -181,7 +203,7 @@ func orphansOf(marker []byte, known map[int]uint64) (ours, others []procStat) {
 	}
 	for _, k := range kids {
 		st, ok := readStat(k)
-		if !ok || st.state == 'Z' {
+		if !ok || st.dead() {
 			continue
 		}
 		if start, seen := known[k]; seen && start == st.start {
@@ -200,6 +222,12 @@ func orphansOf(marker []byte, known map[int]uint64) (ours, others []procStat) {
 // "KEY=VALUE\x00" string).
 func environHas(pid int, entry []byte) bool {
 	b, err := procstat.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if len(b) == 0 {
+		// Its main thread has exited: another thread still has it.
+		if tid := otherThread(pid); tid != 0 {
+			b, err = procstat.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + strconv.Itoa(tid) + "/environ")
+		}
+	}
 	if err != nil {
 		return false
 	}
@@ -251,7 +279,7 @@ func (p *Proc) attribute(procs map[int]procStat) map[int]procStat {
 		start, seen := tracked[pid]
 		switch {
 		case st.pgrp == p.pid, p.sid != 0 && st.sid == p.sid, seen && start == st.start:
-		case st.ppid == self && st.state != 'Z' && environHas(pid, p.marker):
+		case st.ppid == self && !st.dead() && environHas(pid, p.marker):
 		default:
 			continue
 		}
@@ -306,7 +334,7 @@ func (p *Proc) killRun(reap bool) {
 		set := p.attribute(allProcs())
 		pending := false
 		for pid, st := range set {
-			if st.state == 'Z' {
+			if st.dead() {
 				// The agent is reaped by its Wait, unless the reaper that
 				// was its parent died first: then it is ours too.
 				if reap && st.ppid == self && (pid != p.pid || p.rp != nil) {
@@ -369,14 +397,19 @@ func (p *Proc) runGone() bool {
 		if !ok || st.start != start {
 			continue
 		}
-		if st.state != 'Z' {
+		if !st.dead() {
 			return false
 		}
 		if st.ppid != self {
 			return false // its parent, of the run, is still there to reap it
 		}
+		// A zombie leader whose other threads are still exiting reads 'Z'
+		// but cannot be reaped yet (WNOHANG returns 0): the sweep waits
+		// for it, or it would outlive the run unreaped.
 		var ws unix.WaitStatus
-		_, _ = unix.Wait4(pid, &ws, unix.WNOHANG, nil)
+		if got, err := unix.Wait4(pid, &ws, unix.WNOHANG, nil); err == nil && got == 0 {
+			return false
+		}
 	}
 	ours, _ := orphansOf(p.marker, tracked)
 	return len(ours) == 0

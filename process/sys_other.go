@@ -34,6 +34,8 @@ type procStat struct {
 
 func readStat(int) (procStat, bool) { return procStat{}, false }
 
+func (st procStat) dead() bool { return st.state == 'Z' }
+
 func descendants(int) []procStat { return nil }
 
 func orphansOf([]byte, map[int]uint64) (ours, others []procStat) { return nil, nil }

@@ -31,6 +31,7 @@ func init() {
 	})
 	Register("grandchild-holds-stdout", grandchildHoldsStdout)
 	Register("setsid-escapee", setsidEscapee)
+	Register("leader-exits-escapee", leaderExitsEscapee)
 	Register("double-fork-daemon", doubleForkDaemon)
 	Register("env-i-setsid-daemon", envISetsidDaemon)
 	Register("flood-stderr", floodStderr)
@@ -200,6 +201,16 @@ func grandchildHoldsStdout([]string) int {
 func setsidEscapee([]string) int {
 	initLine()
 	c := start("sleeper", true, nil, "ignore-term")
+	childLine(c.Process.Pid)
+	return hang()
+}
+
+// leader-exits-escapee: as setsid-escapee, but the escapee's main thread
+// exits at once and its other threads live on (LeaderExits): a process
+// /proc calls a zombie that the run must still kill.
+func leaderExitsEscapee([]string) int {
+	initLine()
+	c := start(LeaderExits, true, nil)
 	childLine(c.Process.Pid)
 	return hang()
 }
