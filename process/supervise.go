@@ -418,10 +418,19 @@ func (p *Proc) watchIdle(s *supervisor, w *wake) {
 	// The warning always comes before the timeout of the same silence,
 	// even when this goroutine woke too late to send it in time (a loaded
 	// machine): readers count on that order.
-	if warn := p.o.IdleWarning; warn > 0 && warn < budget && !s.warnedRef.Equal(ref) {
-		if warnAt := due.Add(-warn); now.Before(warnAt) {
+	if warn := p.o.IdleWarning; warn > 0 && warn < budget {
+		// Output does not wake this goroutine: once a silence is warned,
+		// it looks again when a silence begun by output from now on could
+		// be due its own warning. Sleeping until this one's timeout would
+		// warn the next one late, or miss it, whenever the warning comes
+		// earlier than half the budget (warned at 300 ms of a 2 s budget,
+		// a 650 ms pause was missed).
+		if warnAt := due.Add(-warn); s.warnedRef.Equal(ref) {
+			w.soonest(now.Add(budget - warn))
+		} else if now.Before(warnAt) {
 			w.soonest(warnAt)
 		} else {
+			w.soonest(now.Add(budget - warn))
 			s.warnedRef = ref
 			abortIn := max(0, due.Sub(now))
 			w.warnings = append(w.warnings, &event.Warning{
