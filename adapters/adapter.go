@@ -65,6 +65,19 @@ type Command struct {
 // where the CLI reads one, and is an error where it does not.
 const ArgPromptMax = 100 << 10
 
+// PromptLast is the Command of argv and env that ends with the prompt
+// after "--", so that a prompt starting with "-" stays the prompt; a
+// prompt longer than ArgPromptMax goes on stdin instead, argv ending with
+// stdinArgs (what the CLI takes as "read the prompt from stdin", if
+// anything).
+func PromptLast(argv, env []string, prompt string, stdinArgs ...string) Command {
+	if len(prompt) > ArgPromptMax {
+		return Command{Argv: append(argv, stdinArgs...), Env: env, Stdin: prompt, PromptIndex: -1}
+	}
+	argv = append(argv, "--", prompt)
+	return Command{Argv: argv, Env: env, PromptIndex: len(argv) - 1}
+}
+
 // RedactedArgv returns Argv with the prompt replaced by "<prompt>".
 func (c Command) RedactedArgv() []string {
 	out := append([]string(nil), c.Argv...)

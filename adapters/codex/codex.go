@@ -94,12 +94,7 @@ func (*Adapter) Command(binary string, t adapters.Task) (adapters.Command, error
 	if t.Resume != "" {
 		argv = append(argv, "resume", t.Resume)
 	}
-	if len(t.Prompt) > adapters.ArgPromptMax {
-		argv = append(argv, "--", "-")
-		return adapters.Command{Argv: argv, Stdin: t.Prompt, PromptIndex: -1}, nil
-	}
-	argv = append(argv, "--", t.Prompt)
-	return adapters.Command{Argv: argv, PromptIndex: len(argv) - 1}, nil
+	return adapters.PromptLast(argv, nil, t.Prompt, "--", "-"), nil
 }
 
 // tomlString quotes s as a TOML basic string: codex parses a -c value as

@@ -89,9 +89,5 @@ func (a *Adapter) Command(binary string, t adapters.Task) (adapters.Command, err
 		argv = append(argv, "--workspace", t.Cwd)
 	}
 	argv = append(argv, t.ExtraArgs...)
-	if len(t.Prompt) > adapters.ArgPromptMax {
-		return adapters.Command{Argv: argv, Stdin: t.Prompt, PromptIndex: -1}, nil
-	}
-	argv = append(argv, "--", t.Prompt)
-	return adapters.Command{Argv: argv, PromptIndex: len(argv) - 1}, nil
+	return adapters.PromptLast(argv, nil, t.Prompt), nil
 }
