@@ -7,21 +7,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/agentharness/harness"
 )
 
 // BenchmarkParseCommand times the whole 'harness parse' command in-process
 // (file read, line scan, adapter, stream, encoder, buffered write) on a
-// stream made by benchgen from each agent's testdata (every agent of the
-// table that has captures: not oracle and nop, which print no native
-// stream).
+// stream made by benchgen from each agent's testdata.
 func BenchmarkParseCommand(b *testing.B) {
 	root := filepath.Join(pkgDir, "..", "..")
-	for _, agent := range harness.AgentNames() {
-		if _, err := os.Stat(filepath.Join(root, "testdata", agent)); err != nil {
-			continue
-		}
+	for _, agent := range capturedAgents() {
 		b.Run(agent, func(b *testing.B) {
 			file := filepath.Join(b.TempDir(), agent+".jsonl")
 			gen := exec.Command("go", "run", "./adapters/internal/benchgen", "-agent", agent, "-size", "16MB", "-cases", cases(agent), "-o", file)
