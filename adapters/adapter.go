@@ -40,6 +40,19 @@ type Task struct {
 	NoPartial bool
 }
 
+// PermissionArgs are the arguments of t's permission mode: full for
+// FullAccess (or none given), readOnly for ReadOnly. Any other mode is an
+// error that names agent.
+func (t Task) PermissionArgs(agent string, full, readOnly []string) ([]string, error) {
+	switch t.Permissions {
+	case "", FullAccess:
+		return full, nil
+	case ReadOnly:
+		return readOnly, nil
+	}
+	return nil, fmt.Errorf("%s: unknown permission mode %q", agent, t.Permissions)
+}
+
 // Command is how to start the agent for one Task.
 type Command struct {
 	// Argv is the command line; Argv[0] is the binary as given to Command.
