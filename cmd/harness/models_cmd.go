@@ -18,7 +18,7 @@ type modelsCmd struct {
 }
 
 type modelsListCmd struct {
-	JSON bool `help:"Print JSON."`
+	jsonFlag `embed:""`
 }
 
 func (c *modelsListCmd) Run(e *env) error {
@@ -52,7 +52,7 @@ func (c *modelsResolveCmd) Run(e *env) error {
 }
 
 type modelsPricesCmd struct {
-	JSON bool `help:"Print JSON."`
+	jsonFlag `embed:""`
 }
 
 func (c *modelsPricesCmd) Run(e *env) error {
