@@ -296,14 +296,21 @@ func sendOne(t *testing.T, mode, permissions string, b harness.Budgets, so harne
 	return s, rec, dir
 }
 
-// sendTwo starts a live session of the fake in mode and sends it two
-// prompts, the second queued behind the first.
-func sendTwo(t *testing.T, mode string, so harness.SessionOptions) (*harness.Session, *liveRec) {
+// startTwo starts a live session of the fake in mode and sends it two
+// prompts (sendTwo).
+func startTwo(t *testing.T, mode string, so harness.SessionOptions) (*harness.Session, *liveRec) {
 	t.Helper()
 	s, rec, _ := startLive(t, mode, "", small(), so)
+	sendTwo(t, s)
+	return s, rec
+}
+
+// sendTwo sends the live session s two prompts, "one" and "two", the
+// second queued behind the first.
+func sendTwo(t *testing.T, s *harness.Session) {
+	t.Helper()
 	require.NoError(t, s.Send("one"))
 	require.NoError(t, s.Send("two"))
-	return s, rec
 }
 
 // closeLive ends a session that must end well and checks its stream.
@@ -399,7 +406,7 @@ func TestLiveSessionFaults(t *testing.T) {
 	})
 	t.Run("agent-dies-mid-turn", func(t *testing.T) {
 		t.Parallel()
-		s, rec := sendTwo(t, "die-mid-turn", harness.SessionOptions{})
+		s, rec := startTwo(t, "die-mid-turn", harness.SessionOptions{})
 		res := requireDiedInTurnTwo(t, s, rec)
 		require.Equal(t, int64(10), res.Usage.InputTokens, "the first turn's usage only")
 	})
@@ -412,7 +419,7 @@ func TestLiveSessionFaults(t *testing.T) {
 	})
 	t.Run("agent-answers-a-turn-never-sent", func(t *testing.T) {
 		t.Parallel()
-		s, rec := sendTwo(t, "answer-unsent", harness.SessionOptions{})
+		s, rec := startTwo(t, "answer-unsent", harness.SessionOptions{})
 		res := closeLive(t, s, rec)
 		require.Len(t, rec.find(event.TypeTurnEnd), 2)
 		require.Equal(t, int64(20), res.Usage.InputTokens, "the answers to nothing count nothing")
@@ -430,7 +437,7 @@ func TestLiveSessionFaults(t *testing.T) {
 	})
 	t.Run("turn-timeout", func(t *testing.T) {
 		t.Parallel()
-		s, rec := sendTwo(t, "slow-then-normal", harness.SessionOptions{TurnTimeout: 2 * time.Second})
+		s, rec := startTwo(t, "slow-then-normal", harness.SessionOptions{TurnTimeout: 2 * time.Second})
 		closeLive(t, s, rec)
 		ends := rec.find(event.TypeTurnEnd)
 		require.Equal(t, event.ResultTimeout, ends[0].(*event.TurnEnd).Status)

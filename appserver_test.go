@@ -25,8 +25,7 @@ func startAppServer(t *testing.T, mode string) (*harness.Session, *liveRec) {
 func TestAppServerSession(t *testing.T) {
 	t.Parallel()
 	s, rec := startAppServer(t, "normal")
-	require.NoError(t, s.Send("one"))
-	require.NoError(t, s.Send("two"))
+	sendTwo(t, s)
 	res := closeLive(t, s, rec)
 	ends := rec.find(event.TypeTurnEnd)
 	require.Len(t, ends, 2)
@@ -47,8 +46,7 @@ func TestAppServerSession(t *testing.T) {
 func TestAppServerAgentDiesMidTurn(t *testing.T) {
 	t.Parallel()
 	s, rec := startAppServer(t, "die-mid-turn")
-	require.NoError(t, s.Send("one"))
-	require.NoError(t, s.Send("two"))
+	sendTwo(t, s)
 	res := requireDiedInTurnTwo(t, s, rec)
 	require.Equal(t, int64(10), res.Usage.InputTokens, "the first turn's usage only")
 	require.ErrorIs(t, s.Send("three"), harness.ErrSessionOver)

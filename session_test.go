@@ -112,16 +112,6 @@ func startFakeLive(t *testing.T, task harness.Task, fake, modeVar string) (*harn
 	return s, rec
 }
 
-// sendTwoClaude starts the fake in mode and sends it two prompts, the
-// second queued behind the first.
-func sendTwoClaude(t *testing.T, mode string) (*harness.Session, *liveRec) {
-	t.Helper()
-	s, rec := startClaudeLive(t, mode)
-	require.NoError(t, s.Send("one"))
-	require.NoError(t, s.Send("two"))
-	return s, rec
-}
-
 // interruptClaudeLive starts the fake in mode, sends it a prompt and
 // interrupts the turn once the agent has said something.
 func interruptClaudeLive(t *testing.T, mode string) (*harness.Session, *liveRec) {
@@ -138,8 +128,7 @@ func interruptClaudeLive(t *testing.T, mode string) (*harness.Session, *liveRec)
 func TestClaudeLiveSession(t *testing.T) {
 	t.Parallel()
 	s, rec := startClaudeLive(t, "")
-	require.NoError(t, s.Send("one"))
-	require.NoError(t, s.Send("two"))
+	sendTwo(t, s)
 	res := closeLive(t, s, rec)
 	require.Equal(t, "fake-1", res.SessionID)
 	require.Equal(t, "fake-1", rec.find(event.TypeSessionStart)[0].(*event.SessionStart).SessionID)
@@ -162,13 +151,15 @@ func TestClaudeLiveFaults(t *testing.T) {
 	t.Parallel()
 	t.Run("dies-mid-turn", func(t *testing.T) {
 		t.Parallel()
-		s, rec := sendTwoClaude(t, "die-mid-turn")
+		s, rec := startClaudeLive(t, "die-mid-turn")
+		sendTwo(t, s)
 		res := requireDiedInTurnTwo(t, s, rec)
 		require.Equal(t, int64(5), res.Usage.OutputTokens, "the first turn's output only")
 	})
 	t.Run("garbage-line", func(t *testing.T) {
 		t.Parallel()
-		s, rec := sendTwoClaude(t, "garbage")
+		s, rec := startClaudeLive(t, "garbage")
+		sendTwo(t, s)
 		res := closeLive(t, s, rec)
 		require.Equal(t, int64(2), res.Stats.UnparsedLines)
 		for _, b := range rec.find(event.TypeTurnEnd) {

@@ -40,6 +40,19 @@ type Task struct {
 	NoPartial bool
 }
 
+// PermissionArgs are the arguments of t's permission mode: full for
+// FullAccess (or none given), readOnly for ReadOnly. Any other mode is an
+// error that names agent.
+func (t Task) PermissionArgs(agent string, full, readOnly []string) ([]string, error) {
+	switch t.Permissions {
+	case "", FullAccess:
+		return full, nil
+	case ReadOnly:
+		return readOnly, nil
+	}
+	return nil, fmt.Errorf("%s: unknown permission mode %q", agent, t.Permissions)
+}
+
 // Command is how to start the agent for one Task.
 type Command struct {
 	// Argv is the command line; Argv[0] is the binary as given to Command.
@@ -64,6 +77,19 @@ type Command struct {
 // E2BIG), so a longer prompt goes on the agent's stdin (Command.Stdin)
 // where the CLI reads one, and is an error where it does not.
 const ArgPromptMax = 100 << 10
+
+// PromptLast is the Command of argv and env that ends with the prompt
+// after "--", so that a prompt starting with "-" stays the prompt; a
+// prompt longer than ArgPromptMax goes on stdin instead, argv ending with
+// stdinArgs (what the CLI takes as "read the prompt from stdin", if
+// anything).
+func PromptLast(argv, env []string, prompt string, stdinArgs ...string) Command {
+	if len(prompt) > ArgPromptMax {
+		return Command{Argv: append(argv, stdinArgs...), Env: env, Stdin: prompt, PromptIndex: -1}
+	}
+	argv = append(argv, "--", prompt)
+	return Command{Argv: argv, Env: env, PromptIndex: len(argv) - 1}
+}
 
 // RedactedArgv returns Argv with the prompt replaced by "<prompt>".
 func (c Command) RedactedArgv() []string {

@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/adapters"
 	"github.com/agentharness/harness/adapters/adaptertest"
-	"github.com/agentharness/harness/adapters/claude"
 	"github.com/agentharness/harness/adapters/codex"
 	"github.com/agentharness/harness/adapters/cursor"
 	"github.com/agentharness/harness/adapters/gemini"
@@ -19,8 +20,12 @@ import (
 	"github.com/agentharness/harness/event"
 )
 
-// all is every agent's adapter.
-var all = []adapters.Adapter{claude.Agent, codex.Agent, cursor.Agent, opencode.Agent, gemini.Agent}
+// all is every agent of harness's table that has captures in testdata/
+// (not oracle and nop, which print no native stream), in display order.
+var all = slices.DeleteFunc(harness.Agents(), func(a harness.Agent) bool {
+	_, err := os.Stat(adaptertest.Testdata(a.Name()))
+	return err != nil
+})
 
 // eachAgent runs test on every agent's adapter, each in a parallel
 // subtest, with the directory of its captures.

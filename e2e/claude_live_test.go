@@ -201,15 +201,20 @@ text = ["Thinking"]
 hang = true
 `
 
-// TestLiveSessionHangsMidTurn: the real Claude Code over stream-json and
-// Codex over app-server, whose model stalls mid-answer: the idle watchdog
-// (2 s) ends that turn timeout, the session ends with it (result timeout,
-// exit 124) and no process is left.
+// TestLiveSessionHangsMidTurn: each agent over its own live protocol
+// (the real Claude Code over stream-json, Codex over app-server), whose
+// model stalls mid-answer: the idle watchdog (2 s) ends that turn timeout,
+// the session ends with it (result timeout, exit 124) and no process is
+// left.
 func TestLiveSessionHangsMidTurn(t *testing.T) {
 	t.Parallel()
 	scenario := filepath.Join(t.TempDir(), "hang.toml")
 	require.NoError(t, os.WriteFile(scenario, []byte(hangScenario), 0o644))
-	for _, agent := range []string{"claude", "codex"} {
+	for _, p := range hlib.Protocols() {
+		if !p.Live || p.Owner == "" {
+			continue
+		}
+		agent := p.Owner
 		t.Run(agent, func(t *testing.T) {
 			t.Parallel()
 			s := startSession(t, agent, scenario, "--idle-timeout", "2s")

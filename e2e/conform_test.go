@@ -16,10 +16,6 @@ import (
 	"github.com/agentharness/harness/conform"
 )
 
-// acpBinaries are the ACP commands of the four agents, installed by
-// scripts/agents.sh from agents.lock.
-var acpBinaries = map[string]string{"claude": "claude-agent-acp", "codex": "codex-acp", "gemini": "gemini", "opencode": "opencode"}
-
 // acpReportsUsage are the agents whose ACP answer carries the turn's
 // exact token totals; conform accepts usage absent over ACP (exact or
 // absent), the suite holds these to reporting it.
@@ -49,8 +45,9 @@ func TestConform(t *testing.T) {
 			for _, protocol := range []string{conform.CLI, conform.ACP} {
 				t.Run(protocol, func(t *testing.T) {
 					if protocol == conform.ACP {
-						_, err := os.Stat(filepath.Join(agentsDir, "node_modules", ".bin", acpBinaries[agent]))
-						require.NoError(t, err, "run 'make agents': %s is pinned in agents.lock", acpBinaries[agent])
+						bin := acpBinary(t, agent)
+						_, err := os.Stat(filepath.Join(agentsDir, "node_modules", ".bin", bin))
+						require.NoError(t, err, "run 'make agents': %s is pinned in agents.lock", bin)
 					}
 					for _, scenario := range conform.Scenarios() {
 						t.Run(scenario, func(t *testing.T) {

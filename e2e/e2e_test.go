@@ -25,15 +25,34 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	hlib "github.com/agentharness/harness"
 	"github.com/agentharness/harness/adapters/adaptertest"
 	"github.com/agentharness/harness/event"
 	"github.com/agentharness/harness/internal/harnesstest"
 	"github.com/agentharness/harness/mockmodel"
 )
 
-// agents are the CLIs that install from npm and run on the scripted model.
-// Cursor cannot be installed here; its adapter is held to fixtures.
-var agents = []string{"claude", "codex", "opencode", "gemini"}
+// agents are the CLIs of harness's table that install from npm (pinned in
+// agents.lock) and run on the scripted model, in display order. Cursor
+// cannot be installed here; its adapter is held to fixtures.
+var agents = func() []string {
+	var ids []string
+	for _, a := range hlib.Agents() {
+		if a.Info.NPMPackage != "" && a.Mock != nil {
+			ids = append(ids, a.Name())
+		}
+	}
+	return ids
+}()
+
+// acpBinary is the binary of the agent's ACP command (its table row's
+// ACP.Command), installed by scripts/agents.sh from agents.lock.
+func acpBinary(t *testing.T, agent string) string {
+	a, err := hlib.Lookup(agent)
+	require.NoError(t, err)
+	require.NotNil(t, a.ACP, "%s has no ACP command", agent)
+	return a.ACP.Command[0]
+}
 
 var (
 	harnessBin string

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"io"
 	"os/exec"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/agentharness/harness/adapters/adaptertest"
 	"github.com/agentharness/harness/event"
 	"github.com/agentharness/harness/internal/harnesstest"
+	"github.com/agentharness/harness/internal/syncio"
 )
 
 // liveSession is a 'harness session' driven as a chat UI drives it:
@@ -24,28 +24,29 @@ type liveSession struct {
 	t       *testing.T
 	cmd     *exec.Cmd
 	in      io.WriteCloser
-	out     lockedBuffer // the whole stream, for the checks at the end
+	out     *lockedBuffer // the whole stream, for the checks at the end
 	events  chan event.Event
-	stderr  lockedBuffer
+	stderr  *lockedBuffer
 	workdir string
 }
 
 // lockedBuffer is a buffer written by one goroutine (the stream's reader,
-// exec's stderr copier) while a test reads it for its messages.
+// exec's stderr copier) while a test reads it for its messages: a
+// syncio.Writer into b (newLockedBuffer), read under its lock.
 type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	syncio.Writer
+	b bytes.Buffer
 }
 
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
+func newLockedBuffer() *lockedBuffer {
+	l := &lockedBuffer{}
+	l.W = &l.b
+	return l
 }
 
 func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	l.Lock()
+	defer l.Unlock()
 	return l.b.String()
 }
 
@@ -64,11 +65,11 @@ func startSessionIn(t *testing.T, workdir, agent, scenario string, flags ...stri
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	t.Cleanup(cancel)
-	s := &liveSession{t: t, workdir: workdir, events: make(chan event.Event, 1024)}
+	s := &liveSession{t: t, workdir: workdir, events: make(chan event.Event, 1024), out: newLockedBuffer(), stderr: newLockedBuffer()}
 	args := append([]string{"session", "--agent", agent, "--mock", scenario, "--cwd", s.workdir,
 		"--idle-timeout", "60s", "--timeout", "3m", "--linger", "2s", "--kill-grace", "2s"}, flags...)
 	s.cmd = exec.CommandContext(ctx, harnessBin, args...)
-	s.cmd.Dir, s.cmd.Env, s.cmd.Stderr = s.workdir, harnessEnv(t, "NO_COLOR=1"), &s.stderr
+	s.cmd.Dir, s.cmd.Env, s.cmd.Stderr = s.workdir, harnessEnv(t, "NO_COLOR=1"), s.stderr
 	var err error
 	s.in, err = s.cmd.StdinPipe()
 	require.NoError(t, err)

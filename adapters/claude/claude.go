@@ -118,11 +118,7 @@ func (a *Adapter) Command(binary string, t adapters.Task) (adapters.Command, err
 			t.Permissions, adapters.FullAccess, adapters.ReadOnly)
 	}
 	argv = append(argv, t.ExtraArgs...)
-	if len(t.Prompt) > adapters.ArgPromptMax {
-		return adapters.Command{Argv: argv, Env: env, Stdin: t.Prompt, PromptIndex: -1}, nil
-	}
-	argv = append(argv, "--", t.Prompt)
-	return adapters.Command{Argv: argv, Env: env, PromptIndex: len(argv) - 1}, nil
+	return adapters.PromptLast(argv, env, t.Prompt), nil
 }
 
 // NewParser returns a parser for one run of Claude Code.

@@ -51,10 +51,8 @@ func (a *appServerAdapter) Binaries() []string { return a.argv[:1] }
 // cwd, permissions, instructions and the thread to resume go over the
 // protocol.
 func (a *appServerAdapter) Command(binary string, t adapters.Task) (adapters.Command, error) {
-	switch t.Permissions {
-	case "", adapters.FullAccess, adapters.ReadOnly:
-	default:
-		return adapters.Command{}, fmt.Errorf("codex: unknown permission mode %q", t.Permissions)
+	if _, err := t.PermissionArgs("codex", nil, nil); err != nil {
+		return adapters.Command{}, err // the mode itself goes over the protocol
 	}
 	if t.MaxTurns != 0 {
 		return adapters.Command{}, ErrMaxTurns

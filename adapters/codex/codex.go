@@ -73,14 +73,11 @@ func (*Adapter) Command(binary string, t adapters.Task) (adapters.Command, error
 	if t.Cwd != "" {
 		argv = append(argv, "-C", t.Cwd)
 	}
-	switch t.Permissions {
-	case "", adapters.FullAccess:
-		argv = append(argv, "--dangerously-bypass-approvals-and-sandbox")
-	case adapters.ReadOnly:
-		argv = append(argv, "-s", "read-only")
-	default:
-		return adapters.Command{}, fmt.Errorf("codex: unknown permission mode %q", t.Permissions)
+	perm, err := t.PermissionArgs("codex", []string{"--dangerously-bypass-approvals-and-sandbox"}, []string{"-s", "read-only"})
+	if err != nil {
+		return adapters.Command{}, err
 	}
+	argv = append(argv, perm...)
 	if t.MaxTurns != 0 {
 		return adapters.Command{}, ErrMaxTurns
 	}
@@ -94,12 +91,7 @@ func (*Adapter) Command(binary string, t adapters.Task) (adapters.Command, error
 	if t.Resume != "" {
 		argv = append(argv, "resume", t.Resume)
 	}
-	if len(t.Prompt) > adapters.ArgPromptMax {
-		argv = append(argv, "--", "-")
-		return adapters.Command{Argv: argv, Stdin: t.Prompt, PromptIndex: -1}, nil
-	}
-	argv = append(argv, "--", t.Prompt)
-	return adapters.Command{Argv: argv, PromptIndex: len(argv) - 1}, nil
+	return adapters.PromptLast(argv, nil, t.Prompt, "--", "-"), nil
 }
 
 // tomlString quotes s as a TOML basic string: codex parses a -c value as

@@ -6,7 +6,6 @@ package cursor
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/agentharness/harness/adapters"
 	"github.com/agentharness/harness/registry"
@@ -76,22 +75,15 @@ func (a *Adapter) Command(binary string, t adapters.Task) (adapters.Command, err
 	if t.Resume != "" {
 		argv = append(argv, "--resume", t.Resume)
 	}
-	switch t.Permissions {
-	case "", adapters.FullAccess:
-		argv = append(argv, "--force")
-	case adapters.ReadOnly:
-		argv = append(argv, "--mode", "ask")
-	default:
-		return adapters.Command{}, fmt.Errorf("cursor: unknown permission mode %q", t.Permissions)
+	perm, err := t.PermissionArgs("cursor", []string{"--force"}, []string{"--mode", "ask"})
+	if err != nil {
+		return adapters.Command{}, err
 	}
+	argv = append(argv, perm...)
 	argv = append(argv, "--trust")
 	if t.Cwd != "" {
 		argv = append(argv, "--workspace", t.Cwd)
 	}
 	argv = append(argv, t.ExtraArgs...)
-	if len(t.Prompt) > adapters.ArgPromptMax {
-		return adapters.Command{Argv: argv, Stdin: t.Prompt, PromptIndex: -1}, nil
-	}
-	argv = append(argv, "--", t.Prompt)
-	return adapters.Command{Argv: argv, PromptIndex: len(argv) - 1}, nil
+	return adapters.PromptLast(argv, nil, t.Prompt), nil
 }

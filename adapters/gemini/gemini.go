@@ -77,14 +77,11 @@ func (*Adapter) Command(binary string, t adapters.Task) (adapters.Command, error
 	if t.Model != "" {
 		argv = append(argv, "--model="+t.Model)
 	}
-	switch t.Permissions {
-	case "", adapters.FullAccess:
-		argv = append(argv, "--approval-mode=yolo")
-	case adapters.ReadOnly:
-		argv = append(argv, "--approval-mode=plan")
-	default:
-		return adapters.Command{}, fmt.Errorf("gemini: unknown permission mode %q", t.Permissions)
+	perm, err := t.PermissionArgs("gemini", []string{"--approval-mode=yolo"}, []string{"--approval-mode=plan"})
+	if err != nil {
+		return adapters.Command{}, err
 	}
+	argv = append(argv, perm...)
 	switch {
 	case t.MaxTurns != 0:
 		return adapters.Command{}, ErrMaxTurns

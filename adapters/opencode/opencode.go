@@ -100,9 +100,5 @@ func (a *Adapter) Command(binary string, t adapters.Task) (adapters.Command, err
 		return adapters.Command{}, fmt.Errorf("opencode: unknown permission mode %q", t.Permissions)
 	}
 	argv = append(argv, t.ExtraArgs...)
-	if len(t.Prompt) > adapters.ArgPromptMax {
-		return adapters.Command{Argv: argv, Env: env, Stdin: t.Prompt, PromptIndex: -1}, nil
-	}
-	argv = append(argv, "--", t.Prompt)
-	return adapters.Command{Argv: argv, Env: env, PromptIndex: len(argv) - 1}, nil
+	return adapters.PromptLast(argv, env, t.Prompt), nil
 }

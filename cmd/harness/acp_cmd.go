@@ -18,7 +18,7 @@ type acpCmd struct {
 	Agent       string   `short:"a" help:"Agent to run for each prompt: ${agents} (or an alias; default: the configured agent)."`
 	Protocol    string   `help:"How harness drives the agent: cli (its headless mode) or acp." enum:"${anyprotocols}," default:""`
 	Command     []string `help:"The command of an ACP agent harness has no adapter for (with --protocol acp); repeat it for each argument." sep:"none"`
-	Binary      string   `help:"Path of the agent's executable."`
+	binaryFlag  `embed:""`
 	Permissions *string  `help:"full-access (default) or read-only." enum:"full-access,read-only," default:""`
 	Env         []string `help:"Extra environment for the agent, KEY=VALUE (repeatable)." placeholder:"K=V" sep:"none"`
 	budgetFlags `embed:""`

@@ -295,6 +295,26 @@ func writeJSON(e *env, v any) error {
 	return enc.Encode(v)
 }
 
+// binaryFlag is --binary of the commands that start an agent.
+type binaryFlag struct {
+	Binary string `help:"Path of the agent's executable."`
+}
+
+// jsonFlag is --json of the commands that print a list.
+type jsonFlag struct {
+	JSON bool `help:"Print JSON."`
+}
+
+// printSettingsList is printList of what items reads from the settings
+// of the current directory: the listings of config and models.
+func printSettingsList[T any](e *env, asJSON bool, items func(*settings) []T, header string, row func(T) string) error {
+	s, err := loadSettings(e, "")
+	if err != nil {
+		return err
+	}
+	return printList(e, asJSON, items(s), header, row)
+}
+
 // printList prints items as JSON (--json), else as a table: header, then
 // one row per item, its cells separated by tabs.
 func printList[T any](e *env, asJSON bool, items []T, header string, row func(T) string) error {

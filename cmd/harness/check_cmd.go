@@ -9,8 +9,8 @@ import (
 )
 
 type checkCmd struct {
-	Agent  string `arg:"" help:"Agent to check."`
-	Binary string `help:"Path of the agent's executable."`
+	Agent      string `arg:"" help:"Agent to check."`
+	binaryFlag `embed:""`
 }
 
 // Run is a doctor for one agent: binary, version, credentials, and the

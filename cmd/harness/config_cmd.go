@@ -18,11 +18,8 @@ type configCmd struct {
 type configShowCmd struct{}
 
 func (configShowCmd) Run(e *env) error {
-	s, err := loadSettings(e, "")
-	if err != nil {
-		return err
-	}
-	return printList(e, false, s.cfg.Values(), "KEY\tVALUE\tFROM", func(v config.Value) string {
+	values := func(s *settings) []config.Value { return s.cfg.Values() }
+	return printSettingsList(e, false, values, "KEY\tVALUE\tFROM", func(v config.Value) string {
 		return v.Key + "\t" + v.Value + "\t" + v.Origin
 	})
 }

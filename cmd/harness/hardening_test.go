@@ -130,7 +130,7 @@ func TestLongPromptGoesOnStdin(t *testing.T) {
 func TestLongPromptPerAgent(t *testing.T) {
 	home := isolate(t)
 	long := strings.Repeat("x", 200<<10)
-	for _, agent := range []string{"claude", "codex", "cursor", "opencode", "gemini"} {
+	for _, agent := range capturedAgents() {
 		t.Run(agent, func(t *testing.T) {
 			r := invoke(t, long, "run", "-a", agent, "--binary", "/bin/true", "--dry-run", "--cwd", home)
 			require.Equal(t, 0, r.code, r.stderr)

@@ -16,7 +16,7 @@ import (
 )
 
 type listCmd struct {
-	JSON bool `help:"Print JSON."`
+	jsonFlag `embed:""`
 }
 
 type agentStatus struct {

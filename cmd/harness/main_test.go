@@ -16,6 +16,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/adapters/adaptertest"
 	"github.com/agentharness/harness/internal/fakeagent"
 	"github.com/agentharness/harness/internal/harnesstest"
@@ -29,6 +30,19 @@ func updating() bool {
 
 // pkgDir is this package's directory, taken before any test changes the cwd.
 var pkgDir, _ = os.Getwd()
+
+// capturedAgents are the agents of harness's table that have captures in
+// testdata/, in display order: the CLIs, not oracle and nop (which take
+// no prompt and print no native stream).
+func capturedAgents() []string {
+	var ids []string
+	for _, id := range harness.AgentNames() {
+		if _, err := os.Stat(filepath.Join(pkgDir, "..", "..", "testdata", id)); err == nil {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
 
 func TestMain(m *testing.M) {
 	harnesstest.RunChild()

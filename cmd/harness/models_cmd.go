@@ -18,15 +18,12 @@ type modelsCmd struct {
 }
 
 type modelsListCmd struct {
-	JSON bool `help:"Print JSON."`
+	jsonFlag `embed:""`
 }
 
 func (c *modelsListCmd) Run(e *env) error {
-	s, err := loadSettings(e, "")
-	if err != nil {
-		return err
-	}
-	return printList(e, c.JSON, s.models.List(), "ALIAS\tAGENT MODEL IDS", func(en registry.Entry) string {
+	list := func(s *settings) []registry.Entry { return s.models.List() }
+	return printSettingsList(e, c.JSON, list, "ALIAS\tAGENT MODEL IDS", func(en registry.Entry) string {
 		var ids []string
 		for _, agent := range slices.Sorted(maps.Keys(en.IDs)) {
 			ids = append(ids, agent+"="+en.IDs[agent])
@@ -55,15 +52,12 @@ func (c *modelsResolveCmd) Run(e *env) error {
 }
 
 type modelsPricesCmd struct {
-	JSON bool `help:"Print JSON."`
+	jsonFlag `embed:""`
 }
 
 func (c *modelsPricesCmd) Run(e *env) error {
-	s, err := loadSettings(e, "")
-	if err != nil {
-		return err
-	}
-	return printList(e, c.JSON, s.models.Prices(), "MODEL\tINPUT\tOUTPUT\tCACHE READ\tCACHE WRITE", func(p registry.PricedModel) string {
+	prices := func(s *settings) []registry.PricedModel { return s.models.Prices() }
+	return printSettingsList(e, c.JSON, prices, "MODEL\tINPUT\tOUTPUT\tCACHE READ\tCACHE WRITE", func(p registry.PricedModel) string {
 		return fmt.Sprintf("%s\t%g\t%g\t%g\t%g", p.ID, p.Price.Input, p.Price.Output, p.Price.CacheRead, p.Price.CacheWrite)
 	})
 }

@@ -13,11 +13,12 @@ import (
 // (file read, line scan, adapter, stream, encoder, buffered write) on a
 // stream made by benchgen from each agent's testdata.
 func BenchmarkParseCommand(b *testing.B) {
-	for _, agent := range []string{"claude", "codex", "cursor", "opencode", "gemini"} {
+	root := filepath.Join(pkgDir, "..", "..")
+	for _, agent := range capturedAgents() {
 		b.Run(agent, func(b *testing.B) {
 			file := filepath.Join(b.TempDir(), agent+".jsonl")
 			gen := exec.Command("go", "run", "./adapters/internal/benchgen", "-agent", agent, "-size", "16MB", "-cases", cases(agent), "-o", file)
-			gen.Dir = filepath.Join(pkgDir, "..", "..")
+			gen.Dir = root
 			if out, err := gen.CombinedOutput(); err != nil {
 				b.Fatalf("benchgen: %v\n%s", err, out)
 			}

@@ -33,16 +33,16 @@ type runCmd struct {
 	Permissions        *string `help:"full-access (default: a headless run has nobody to approve a tool) or read-only." enum:"full-access,read-only," default:""`
 	budgetFlags        `embed:""`
 	otlpFlags          `embed:""`
-	PTY                bool     `help:"Run the agent on a pseudo-terminal."`
-	Format             string   `short:"f" help:"Output: ndjson (the event stream), text (a readable transcript) or json (one document at the end)." enum:"ndjson,text,json," default:""`
-	Output             string   `short:"o" help:"Also write the NDJSON stream to this file." type:"path"`
-	Raw                bool     `help:"Also emit the agent's native lines as native events."`
-	NoLog              bool     `help:"Do not write a session log."`
-	Resume             string   `help:"Continue the agent's session with this id."`
-	MaxTurns           int      `help:"Limit the agent's turns (where the agent supports it)."`
-	SystemPrompt       string   `help:"Replace the agent's system prompt (where supported)."`
-	AppendSystemPrompt string   `help:"Append to the agent's system prompt (where supported)."`
-	Binary             string   `help:"Path of the agent's executable."`
+	PTY                bool   `help:"Run the agent on a pseudo-terminal."`
+	Format             string `short:"f" help:"Output: ndjson (the event stream), text (a readable transcript) or json (one document at the end)." enum:"ndjson,text,json," default:""`
+	Output             string `short:"o" help:"Also write the NDJSON stream to this file." type:"path"`
+	Raw                bool   `help:"Also emit the agent's native lines as native events."`
+	NoLog              bool   `help:"Do not write a session log."`
+	Resume             string `help:"Continue the agent's session with this id."`
+	MaxTurns           int    `help:"Limit the agent's turns (where the agent supports it)."`
+	SystemPrompt       string `help:"Replace the agent's system prompt (where supported)."`
+	AppendSystemPrompt string `help:"Append to the agent's system prompt (where supported)."`
+	binaryFlag         `embed:""`
 	Env                []string `help:"Extra environment for the agent, KEY=VALUE (repeatable; the value may hold commas). Values are redacted from session logs." placeholder:"K=V" sep:"none"`
 	DryRun             bool     `help:"Print the resolved binary, argv, environment keys and cwd; run nothing."`
 	Protocol           string   `help:"How harness drives the agent: cli (its headless mode, the default), acp (the Agent Client Protocol: ${acpcommands}), stream-json (Claude Code's own) or app-server (Codex's own)." enum:"${protocols}," default:""`

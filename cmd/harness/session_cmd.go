@@ -81,10 +81,10 @@ type sessionCmd struct {
 	Protocol    string         `help:"The agent's two-way protocol: acp (the Agent Client Protocol: ${acpcommands}), stream-json (Claude Code's own) or app-server (Codex's own). Default: the agent's own where harness speaks it, else acp." enum:"${liveprotocols}," default:""`
 	Raw         bool           `help:"Also emit the agent's native lines as native events."`
 	NoLog       bool           `help:"Do not write a session log."`
-	Binary      string         `help:"Path of the agent's executable."`
-	Env         []string       `help:"Extra environment for the agent, KEY=VALUE (repeatable). Values are redacted from session logs." placeholder:"K=V" sep:"none"`
-	Mock        string         `help:"Run against the built-in scripted model with this scenario or a scenario TOML file: no API key, no network."`
-	Resume      string         `help:"Continue the agent's session with this id (its session_start's session_id): Claude over stream-json, Codex over app-server."`
+	binaryFlag  `embed:""`
+	Env         []string `help:"Extra environment for the agent, KEY=VALUE (repeatable). Values are redacted from session logs." placeholder:"K=V" sep:"none"`
+	Mock        string   `help:"Run against the built-in scripted model with this scenario or a scenario TOML file: no API key, no network."`
+	Resume      string   `help:"Continue the agent's session with this id (its session_start's session_id): Claude over stream-json, Codex over app-server."`
 }
 
 // Validate checks the budgets (this Validate hides the embedded one).

@@ -55,7 +55,7 @@ func (c *sessionsCmd) load(e *env, id string) (string, logger.Meta, error) {
 }
 
 type sessionsListCmd struct {
-	JSON bool `help:"Print JSON."`
+	jsonFlag `embed:""`
 }
 
 func (c *sessionsListCmd) Run(e *env, parent *sessionsCmd) error {
@@ -76,8 +76,13 @@ func (c *sessionsListCmd) Run(e *env, parent *sessionsCmd) error {
 	})
 }
 
-type sessionsShowCmd struct {
+// runArg is the run a sessions subcommand reads.
+type runArg struct {
 	ID string `arg:"" name:"run" help:"Run id or unique prefix."`
+}
+
+type sessionsShowCmd struct {
+	runArg `embed:""`
 }
 
 func (c *sessionsShowCmd) Run(e *env, parent *sessionsCmd) error {
@@ -89,8 +94,8 @@ func (c *sessionsShowCmd) Run(e *env, parent *sessionsCmd) error {
 }
 
 type sessionsReplayCmd struct {
-	ID    string  `arg:"" name:"run" help:"Run id or unique prefix."`
-	Speed float64 `help:"Replay at this multiple of the original speed (1 = as recorded; 0 = at once)." default:"0"`
+	runArg `embed:""`
+	Speed  float64 `help:"Replay at this multiple of the original speed (1 = as recorded; 0 = at once)." default:"0"`
 }
 
 func (c *sessionsReplayCmd) Run(e *env, parent *sessionsCmd) error {
@@ -105,8 +110,8 @@ func (c *sessionsReplayCmd) Run(e *env, parent *sessionsCmd) error {
 }
 
 type sessionsReparseCmd struct {
-	ID  string `arg:"" name:"run" help:"Run id or unique prefix."`
-	Raw bool   `help:"Also emit native events."`
+	runArg `embed:""`
+	Raw    bool `help:"Also emit native events."`
 }
 
 func (c *sessionsReparseCmd) Run(e *env, parent *sessionsCmd) error {
@@ -139,7 +144,7 @@ func (c *sessionsReparseCmd) Run(e *env, parent *sessionsCmd) error {
 }
 
 type sessionsExportCmd struct {
-	ID          string `arg:"" name:"run" help:"Run id or unique prefix."`
+	runArg      `embed:""`
 	Output      string `short:"o" help:"Write to this file instead of stdout." type:"path"`
 	Format      string `default:"tar.gz" help:"What to write: tar.gz (the run's log files), atif (its trajectory, Harbor's ATIF JSON) or otlp-json (its trace as OTLP JSON, for an OpenTelemetry backend)."`
 	OTLPContent bool   `name:"otlp-content" help:"otlp-json: also export tool arguments, output, diffs and the final answer (as the session log has them, redacted)."`
