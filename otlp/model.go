@@ -267,6 +267,17 @@ func appendSpan(b []byte, s *Span) []byte {
 // few dozen bytes, and a padded length would be a tenth of them.
 func appendAttrs(b []byte, num int, kvs []KeyValue) []byte {
 	for _, kv := range kvs {
+		if kv.Value.kind == kindStr && num < 16 {
+			// Most attributes: a string value, every length a byte.
+			key, n := len(kv.Key), len(kv.Value.s)
+			if m := 2 + key + 4 + n; m < 128 {
+				b = append(b, byte(num<<3|2), byte(m), 1<<3|2, byte(key))
+				b = append(b, kv.Key...)
+				b = append(b, 2<<3|2, byte(2+n), 1<<3|2, byte(n))
+				b = append(b, kv.Value.s...)
+				continue
+			}
+		}
 		v := anyValueLen(kv.Value)
 		key := len(kv.Key)
 		m := 1 + uvarintLen(uint64(key)) + key + 1 + uvarintLen(uint64(v)) + v

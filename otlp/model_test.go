@@ -1,6 +1,7 @@
 package otlp
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -15,6 +16,9 @@ func TestAttrLengths(t *testing.T) {
 	for _, n := range []int{0, 1, 115, 116, 127, 128, 16371, 16372, 16383, 16384, 2097152} {
 		want[strings.Repeat("k", n%200+1)+"_"+strings.Repeat("v", 1)] = nil // keys of many lengths too
 		want["s"+strings.Repeat("k", n%300)] = strings.Repeat("v", n)
+	}
+	for n := 112; n < 126; n++ { // a short key: the attribute's length crosses 127 here
+		want[fmt.Sprint("x", n)] = strings.Repeat("v", n)
 	}
 	var attrs []KeyValue
 	for k, v := range want {
