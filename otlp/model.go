@@ -266,7 +266,8 @@ func appendSpan(b []byte, s *Span) []byte {
 // written exactly (not padded, as begin's are): most attributes are a
 // few dozen bytes, and a padded length would be a tenth of them.
 func appendAttrs(b []byte, num int, kvs []KeyValue) []byte {
-	for _, kv := range kvs {
+	for i := range kvs {
+		kv := &kvs[i]
 		if kv.Value.kind == kindStr && num < 16 {
 			// Most attributes: a string value, every length a byte.
 			key, n := len(kv.Key), len(kv.Value.s)
