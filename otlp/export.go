@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"strconv"
 	"strings"
@@ -212,7 +213,7 @@ func New(cfg Config) *Exporter {
 	x := &Exporter{cfg: cfg, client: cfg.Client, scope: Scope{Name: "harness", Version: cfg.Version},
 		start: Nanos(time.Now().UnixNano()), metrics: newAggregate(), wake: make(chan struct{}, 1), done: make(chan struct{})}
 	if x.client == nil {
-		x.client = &http.Client{}
+		x.client = &http.Client{Transport: newTransport()}
 	}
 	x.ctx, x.cancel = context.WithCancel(context.Background())
 	go x.loop()
@@ -260,10 +261,22 @@ func (r *Run) Finish(res *event.Result) {
 // costs a page fault a page, more than encoding into it does.
 const (
 	batchSize  = 2048
-	batchBytes = 256 << 10
+	batchBytes = 64 << 10
 	batchDelay = time.Second
 	maxSpares  = 2
 )
+
+// newTransport is http.DefaultTransport's settings (proxy from the
+// environment, HTTP/2 over TLS, timeouts) with a write buffer that holds
+// a whole batch: the transport writes a body with a Content-Length
+// through io.Copy of an io.LimitedReader, which costs a fresh 32 KiB copy
+// buffer a request, unless the connection's write buffer takes the body
+// whole (and sends it, head and all, in one write).
+func newTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.WriteBufferSize = batchBytes + batchBytes/8 + 4<<10
+	return t
+}
 
 // enqueue encodes s into the batch; s is not kept.
 func (x *Exporter) enqueue(s *Span) {
@@ -386,7 +399,7 @@ func (x *Exporter) loop() {
 func (x *Exporter) post(u string, body []byte) (done bool) {
 	ctx, cancel := context.WithTimeout(x.ctx, x.cfg.Timeout)
 	defer cancel()
-	bs := &bodies{data: body}
+	bs := newBodies(body)
 	defer func() { done = bs.open.Load() == 0 }()
 	backoff := firstBackoff
 	for tries := 1; ; tries++ {
@@ -450,7 +463,7 @@ func retryAfter(resp *http.Response, backoff time.Duration, now time.Time) (wait
 
 // send makes one request of body to u.
 func (x *Exporter) send(ctx context.Context, u string, bs *bodies) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, nil)
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, &bs.trace), http.MethodPost, u, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -466,26 +479,28 @@ func (x *Exporter) send(ctx context.Context, u string, bs *bodies) (*http.Respon
 
 // bodies are the readers of one request body that the transport was
 // given (the first, and those GetBody makes for a retry); open counts
-// those it has not closed yet.
+// those it has not finished writing yet (the transport may write a body
+// after Do returned). Each is an io.NopCloser of a bytes.Reader, a body
+// net/http knows to be in memory: it sends the head and the body in one
+// write, where a body of another type has its head flushed apart and is
+// copied through a fresh 32 KiB buffer a request.
 type bodies struct {
-	data []byte
-	open atomic.Int32
+	data  []byte
+	open  atomic.Int32
+	trace httptrace.ClientTrace
 }
 
+func newBodies(data []byte) *bodies {
+	bs := &bodies{data: data}
+	bs.trace.WroteRequest = func(httptrace.WroteRequestInfo) { bs.open.Add(-1) }
+	return bs
+}
+
+// get is a body for the transport. A body it never writes (a dial that
+// failed) stays open: its buffer is not reused, which is only a loss.
 func (bs *bodies) get() (io.ReadCloser, error) {
 	bs.open.Add(1)
-	return &body{Reader: bytes.NewReader(bs.data), bs: bs}, nil
-}
-
-type body struct {
-	*bytes.Reader
-	bs   *bodies
-	once sync.Once
-}
-
-func (b *body) Close() error {
-	b.once.Do(func() { b.bs.open.Add(-1) })
-	return nil
+	return io.NopCloser(bytes.NewReader(bs.data)), nil
 }
 
 // warn tells of the first failure only: one line, however many runs.

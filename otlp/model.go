@@ -17,6 +17,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"math"
+	"math/bits"
 	"strconv"
 )
 
@@ -260,17 +261,52 @@ func appendSpan(b []byte, s *Span) []byte {
 	return b
 }
 
-// appendAttrs appends each attribute as a KeyValue field num.
+// appendAttrs appends each attribute as a KeyValue field num. An
+// attribute's lengths are known before it is written, so they are
+// written exactly (not padded, as begin's are): most attributes are a
+// few dozen bytes, and a padded length would be a tenth of them.
 func appendAttrs(b []byte, num int, kvs []KeyValue) []byte {
-	for _, kv := range kvs {
-		var m, v int
-		b, m = begin(b, num)
-		b = appendString(b, 1, kv.Key)
-		b, v = begin(b, 2)
-		b = end(end(appendAnyValue(b, kv.Value), v), m)
+	for i := range kvs {
+		kv := &kvs[i]
+		if kv.Value.kind == kindStr && num < 16 {
+			// Most attributes: a string value, every length a byte.
+			key, n := len(kv.Key), len(kv.Value.s)
+			if m := 2 + key + 4 + n; m < 128 {
+				b = append(b, byte(num<<3|2), byte(m), 1<<3|2, byte(key))
+				b = append(b, kv.Key...)
+				b = append(b, 2<<3|2, byte(2+n), 1<<3|2, byte(n))
+				b = append(b, kv.Value.s...)
+				continue
+			}
+		}
+		v := anyValueLen(kv.Value)
+		key := len(kv.Key)
+		m := 1 + uvarintLen(uint64(key)) + key + 1 + uvarintLen(uint64(v)) + v
+		b = binary.AppendUvarint(b, uint64(num)<<3|2)
+		b = binary.AppendUvarint(b, uint64(m))
+		b = appendBytesString(b, 1, kv.Key) // present even when "": m counts it
+		b = binary.AppendUvarint(b, 2<<3|2)
+		b = binary.AppendUvarint(b, uint64(v))
+		b = appendAnyValue(b, kv.Value)
 	}
 	return b
 }
+
+// anyValueLen is the length of v's AnyValue message (appendAnyValue).
+func anyValueLen(v Value) int {
+	switch v.kind {
+	case kindStr:
+		return 1 + uvarintLen(uint64(len(v.s))) + len(v.s)
+	case kindBool, kindInt:
+		return 1 + uvarintLen(v.n)
+	case kindFloat:
+		return 1 + 8
+	}
+	return 0
+}
+
+// uvarintLen is the length of v as a varint.
+func uvarintLen(v uint64) int { return (bits.Len64(v|1) + 6) / 7 }
 
 func appendAnyValue(b []byte, v Value) []byte {
 	switch v.kind {
@@ -318,6 +354,13 @@ func appendString(b []byte, num int, s string) []byte {
 	if s == "" {
 		return b
 	}
+	b = binary.AppendUvarint(b, uint64(num)<<3|2)
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+// appendBytesString appends s as field num, even when it is "".
+func appendBytesString(b []byte, num int, s string) []byte {
 	b = binary.AppendUvarint(b, uint64(num)<<3|2)
 	b = binary.AppendUvarint(b, uint64(len(s)))
 	return append(b, s...)
