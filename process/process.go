@@ -89,7 +89,10 @@ type Options struct {
 	// BeforeStdoutRead, if set, is called on the stdout goroutine each
 	// time every line read so far has been handed to OnStdout and the
 	// reader is about to wait for more: the moment to flush what those
-	// lines produced.
+	// lines produced. While more output already waits in the pipe (the
+	// agent writes faster than OnStdout takes it), the reader does not
+	// wait and BeforeStdoutRead is not called (on Linux; elsewhere it is
+	// called before every read).
 	BeforeStdoutRead func()
 
 	// noReaper runs without the per-run reaper even when the hook is

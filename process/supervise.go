@@ -40,14 +40,19 @@ const (
 // error (EIO from a PTY master once the terminal is hung up, ErrClosed once
 // we gave up on the pipe) into EOF, so the last partial line is delivered.
 type activityReader struct {
-	r      io.Reader
+	r      *os.File
 	p      *Proc
-	before func()        // called before each read (stdout: Options.BeforeStdoutRead)
+	before func()        // called before a read that may wait (stdout: Options.BeforeStdoutRead)
 	read   *atomic.Int64 // counts the bytes read
 }
 
 func (a activityReader) Read(b []byte) (int, error) {
-	if a.before != nil {
+	// Output already waiting in the pipe is read without calling before:
+	// the reader will not wait for it. An agent flooding stdout then costs
+	// the writers flushed in before one write per buffer they fill, not
+	// one per read of the pipe (a 256 MiB flood: 4 reads per buffer of
+	// the session log).
+	if a.before != nil && pendingBytes(a.r) == 0 {
 		a.p.inCallback(a.before)
 	}
 	n, err := a.r.Read(b)
