@@ -343,7 +343,7 @@ func (r *Redactor) at(line []byte, i int, found rule) rule {
 	}
 	for _, t := range r.triggers[lower(c)] {
 		// The second byte first: most candidates end there.
-		if found&t.rules == 0 && len(line)-i >= len(t.needle) && lower(line[i+1]) == t.needle[1] &&
+		if t.rules&^found != 0 && len(line)-i >= len(t.needle) && lower(line[i+1]) == t.needle[1] &&
 			asciiEqualFold(line[i+2:i+len(t.needle)], t.needle[2:]) {
 			rules |= t.rules
 		}

@@ -168,6 +168,8 @@ func TestRedactMoreShapes(t *testing.T) {
 		{"url-password", "git clone https://bob:hunter2pw@git.example.com/x.git", "git clone https://bob:[REDACTED]@git.example.com/x.git"},
 		{"url-token-no-user", "postgres://:s3cr3t@db:5432/app", "postgres://:[REDACTED]@db:5432/app"},
 		{"url-port-kept", "see https://example.com:8080/path and user@example.com", "see https://example.com:8080/path and user@example.com"},
+		// "password" calls for the pair rule first; the header still gets its own.
+		{"auth-after-pair", "password=hunter2pw; Authorization: Basic dXNlcjpodW50ZXIy", "password=[REDACTED]; Authorization: Basic [REDACTED]"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
