@@ -42,18 +42,17 @@ const (
 type activityReader struct {
 	r      *os.File
 	p      *Proc
-	before func()        // called before a read that may wait (stdout: Options.BeforeStdoutRead)
-	read   *atomic.Int64 // counts the bytes read
+	before func(wait bool) // called before each read (stdout: Options.BeforeStdoutRead)
+	read   *atomic.Int64   // counts the bytes read
 }
 
 func (a activityReader) Read(b []byte) (int, error) {
-	// Output already waiting in the pipe is read without calling before:
-	// the reader will not wait for it. An agent flooding stdout then costs
-	// the writers flushed in before one write per buffer they fill, not
-	// one per read of the pipe (a 256 MiB flood: 4 reads per buffer of
-	// the session log).
-	if a.before != nil && pendingBytes(a.r) == 0 {
-		a.p.inCallback(a.before)
+	// Output already waiting in the pipe is read without waiting: an
+	// agent flooding stdout then costs the writers flushed before a wait
+	// one write per buffer they fill, not one per read of the pipe.
+	if a.before != nil {
+		wait := pendingBytes(a.r) == 0
+		a.p.inCallback(func() { a.before(wait) })
 	}
 	n, err := a.r.Read(b)
 	if n > 0 {

@@ -588,10 +588,10 @@ func TestNextWalk(t *testing.T) {
 	require.Equal(t, trackEvery, nextWalk(time.Second, true))
 }
 
-// TestBeforeReadOnlyBeforeWaiting: BeforeStdoutRead (the moment the harness
-// flushes its writers) is called when the reader would wait for the pipe,
-// not before reads of output already in it: a flooding agent does not
-// cost a flush of every writer per read.
+// TestBeforeReadOnlyBeforeWaiting: BeforeStdoutRead tells a read that may
+// wait for the pipe (the moment the harness flushes its writers) from
+// reads of output already in it: a flooding agent does not cost a flush
+// of every writer per read.
 func TestBeforeReadOnlyBeforeWaiting(t *testing.T) {
 	t.Parallel()
 	r, w, err := os.Pipe()
@@ -601,16 +601,15 @@ func TestBeforeReadOnlyBeforeWaiting(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, w.Close())
 	var read atomic.Int64
-	calls := 0
-	a := activityReader{r: r, p: newIdleProc(Options{}), before: func() { calls++ }, read: &read}
+	var waits []bool
+	a := activityReader{r: r, p: newIdleProc(Options{}), before: func(wait bool) { waits = append(waits, wait) }, read: &read}
 	buf := make([]byte, 4)
 	for _, want := range []int{4, 4, 2} {
 		n, err := a.Read(buf)
 		require.NoError(t, err)
 		require.Equal(t, want, n)
 	}
-	require.Zero(t, calls, "the pipe held what each read took")
 	_, err = a.Read(buf)
 	require.ErrorIs(t, err, io.EOF)
-	require.Equal(t, 1, calls, "called before the read that waits on an empty pipe")
+	require.Equal(t, []bool{false, false, false, true}, waits, "the pipe held what the first three reads took; the last waits on it")
 }
