@@ -435,11 +435,13 @@ func (r *Run) processOptions(c *Command, parser adapters.Parser, session adapter
 			r.stream.Emit(w)
 			r.flushOut()
 		},
-		BeforeStdoutRead: func() {
+		BeforeStdoutRead: func(wait bool) {
 			if r.feeding.Load() {
 				r.feeding.Store(false)
 			}
-			r.flushOut()
+			if wait {
+				r.flushOut()
+			}
 		},
 		// The parser is flushed after the last stdout line and before the
 		// outcome is turned into events, by Wait.

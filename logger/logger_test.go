@@ -417,3 +417,36 @@ func TestMetaKeepsHarnessNames(t *testing.T) {
 	require.Equal(t, "--add-dir="+Redacted, m.Argv[1])
 	require.Equal(t, Redacted+"-session", m.SessionID)
 }
+
+// TestFloodGrowsBuffers: lines are written in 64 KiB until 4 MiB came with
+// no Flush between (a flood), then in 1 MiB; every line reaches the files
+// whole and in order, through both sizes.
+func TestFloodGrowsBuffers(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, "run_f", Meta{Agent: "claude"}, WithRedactor(NewRedactor(nil)), WithBufferedEvents())
+	require.NoError(t, err)
+	line := []byte(`{"text":"` + strings.Repeat("y", 1000) + `"}`)
+	var want bytes.Buffer
+	writes := 0
+	for i := 0; s.natBuf.run < floodWrites+2; i++ {
+		l := fmt.Appendf(nil, "%d %s", i, line)
+		want.Write(append(l, '\n'))
+		before := s.natBuf.run
+		require.NoError(t, s.WriteNative(event.StreamStdout, l))
+		require.NoError(t, s.WriteEvent(l))
+		if s.natBuf.run != before {
+			writes++
+			require.Equal(t, writes >= floodWrites, s.natBuf.large, "after write %d", writes)
+		}
+	}
+	require.True(t, s.evBuf.large)
+	require.NoError(t, s.Flush())
+	require.Zero(t, s.natBuf.run, "a Flush ends the run of full writes")
+	require.True(t, s.natBuf.large, "the buffer stays grown")
+	require.NoError(t, s.Close(Meta{}))
+	for _, ext := range []string{ExtNative, ExtEvents} {
+		got, err := os.ReadFile(filepath.Join(dir, "run_f"+ext))
+		require.NoError(t, err)
+		require.True(t, bytes.Equal(want.Bytes(), got), "%s: %d bytes, want %d", ext, len(got), want.Len())
+	}
+}

@@ -2,6 +2,7 @@ package logger
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"os"
 	"regexp"
@@ -38,12 +39,17 @@ type Redactor struct {
 	triggers [256][]trigger
 	env      [][]byte
 	envBy    [256][][]byte // env by first byte
-	// near tells the bytes that are the first or second byte of a trigger
-	// (in either case) or of a secret value (0 or 1: the scan tests four
-	// at once); pairs, the pairs of bytes that start one (a bit set).
-	near  [256]uint8
-	pairs [1 << 16 / 64]uint64
+	// bigrams tells, for two bytes (little endian), whether they are the
+	// first two of a trigger (in either case) or of a secret value
+	// (startsHere), or its second and third (startsBefore).
+	bigrams *[1 << 16]uint8
 }
+
+// Bits of Redactor.bigrams.
+const (
+	startsHere   = 1 << iota // a needle may start at the first byte
+	startsBefore             // a needle may start just before it
+)
 
 // trigger is a lowercase needle and the rules it calls for.
 type trigger struct {
@@ -134,17 +140,11 @@ func secretKey(key []byte) bool {
 // secret (*_KEY, *_TOKEN, *_SECRET, *PASSWORD*, *_API_KEY) and that are
 // longer than 8 characters are redacted wherever they appear.
 func NewRedactor(environ []string) *Redactor {
-	r := &Redactor{}
+	r := &Redactor{bigrams: new([1 << 16]uint8)}
 	for _, t := range baseTriggers {
 		c := t.needle[0]
 		r.triggers[c] = append(r.triggers[c], t)
-		for _, a := range bothCases(c) {
-			r.near[a] = 1
-			for _, b := range bothCases(t.needle[1]) {
-				r.near[b] = 1
-				r.setPair(a, b)
-			}
-		}
+		r.setBigrams(t.needle, bothCases)
 	}
 	var vals []string
 	for _, kv := range environ {
@@ -166,12 +166,25 @@ func bothCases(c byte) []byte {
 	return []byte{c}
 }
 
-func (r *Redactor) setPair(a, b byte) { n := uint16(a)<<8 | uint16(b); r.pairs[n/64] |= 1 << (n % 64) }
+// The scan needs needles of at least three bytes: this fails to compile
+// if the least secret value is made shorter.
+const _ = uint(MinSecretValueLen - 3)
 
-// pair reports whether some needle starts with a, b.
-func (r *Redactor) pair(a, b byte) bool {
-	n := uint16(a)<<8 | uint16(b)
-	return r.pairs[n/64]&(1<<(n%64)) != 0
+// exactCase is c alone: secret values are matched case-sensitively.
+func exactCase(c byte) []byte { return []byte{c} }
+
+// setBigrams marks the first three bytes of needle, in the cases forms
+// gives, in r.bigrams. Every needle is at least three bytes long (the
+// triggers; values at least MinSecretValueLen).
+func (r *Redactor) setBigrams(needle string, forms func(byte) []byte) {
+	for _, a := range forms(needle[0]) {
+		for _, b := range forms(needle[1]) {
+			r.bigrams[uint16(a)|uint16(b)<<8] |= startsHere
+			for _, c := range forms(needle[2]) {
+				r.bigrams[uint16(b)|uint16(c)<<8] |= startsBefore
+			}
+		}
+	}
 }
 
 // Least lengths of a value given to WithEnv: shorter ones are too common
@@ -205,7 +218,8 @@ func (r *Redactor) WithEnv(pairs []string) *Redactor {
 	if len(vals) == 0 {
 		return r
 	}
-	c := &Redactor{triggers: r.triggers, near: r.near, pairs: r.pairs}
+	c := &Redactor{triggers: r.triggers, bigrams: new([1 << 16]uint8)}
+	*c.bigrams = *r.bigrams
 	for _, v := range r.env {
 		vals = append(vals, string(v))
 	}
@@ -249,8 +263,7 @@ func (r *Redactor) addValues(vals []string) {
 		b := []byte(v)
 		r.env = append(r.env, b)
 		r.envBy[v[0]] = append(r.envBy[v[0]], b)
-		r.near[v[0]], r.near[v[1]] = 1, 1
-		r.setPair(v[0], v[1])
+		r.setBigrams(v, exactCase)
 	}
 }
 
@@ -285,46 +298,46 @@ func DefaultRedactor() *Redactor { return defaultRedactor() }
 // scan returns the rules line calls for: the trigger words it holds,
 // case-insensitively, and whether it holds a secret value. It runs on
 // every line of the log (a flood of 1 GiB is scanned twice: native lines
-// and events), so it looks at every other byte only. Every needle (a
-// trigger word, a secret value) is at least two bytes long, so an
-// occurrence starting at i covers i or i+1, whichever is odd; an odd byte
-// that is neither the first nor the second byte of a needle (near) rules
-// out occurrences starting there and just before, with one lookup.
+// and events), so it looks up every other pair of bytes only. Every needle
+// (a trigger word, a secret value) is at least three bytes long, so an
+// occurrence starting at i has its first two bytes (i even) or its second
+// and third (i odd) at an even position; a pair that is neither for any
+// needle (most pairs of text) rules out both starts with one lookup.
+// Compared with a lookup of every other byte (most letters are the first
+// or second of some needle), Redact runs 32% fewer instructions on a line
+// of the flood fake and 52% fewer on a clean line of Claude's stream
+// (callgrind, BenchmarkRedact: 6,790 -> 4,650 and 7,530 -> 3,600 a line).
 func (r *Redactor) scan(line []byte) rule {
 	var rules rule
-	near := &r.near
-	next := 0 // the first position not yet checked
-	p := 1
-	// Four samples (eight bytes) a test: in most text, none is near.
-	for ; p+6 < len(line); p += 8 {
-		w := line[p : p+7]
-		if near[w[0]]|near[w[2]]|near[w[4]]|near[w[6]] == 0 {
+	bg := r.bigrams
+	p := 0
+	// Four pairs (eight bytes) a test: in most text, none starts a needle.
+	for ; p+8 <= len(line); p += 8 {
+		x := binary.LittleEndian.Uint64(line[p:])
+		if bg[uint16(x)]|bg[uint16(x>>16)]|bg[uint16(x>>32)]|bg[uint16(x>>48)] == 0 {
 			continue
 		}
-		for q := p; q <= p+6; q += 2 {
-			if near[line[q]] != 0 {
-				rules |= r.around(line, q, &next, rules)
-			}
+		for q := p; q < p+8; q += 2 {
+			rules |= r.around(line, q, rules)
 		}
 	}
-	for ; p < len(line); p += 2 {
-		if near[line[p]] != 0 {
-			rules |= r.around(line, p, &next, rules)
-		}
+	for ; p+1 < len(line); p += 2 {
+		rules |= r.around(line, p, rules)
 	}
 	return rules
 }
 
-// around returns the rules of needles starting at p-1 or p (from *next
-// on, which it moves past p), besides those in found.
-func (r *Redactor) around(line []byte, p int, next *int, found rule) rule {
+// around returns the rules of the needles starting at p-1 or p that the
+// pair of bytes at p may begin, besides those in found.
+func (r *Redactor) around(line []byte, p int, found rule) rule {
+	b := r.bigrams[binary.LittleEndian.Uint16(line[p:])]
 	var rules rule
-	for i := max(p-1, *next); i <= p; i++ {
-		if i+1 < len(line) && r.pair(line[i], line[i+1]) {
-			rules |= r.at(line, i, found|rules)
-		}
+	if b&startsBefore != 0 && p > 0 {
+		rules |= r.at(line, p-1, found)
 	}
-	*next = p + 1
+	if b&startsHere != 0 {
+		rules |= r.at(line, p, found|rules)
+	}
 	return rules
 }
 
@@ -343,7 +356,7 @@ func (r *Redactor) at(line []byte, i int, found rule) rule {
 	}
 	for _, t := range r.triggers[lower(c)] {
 		// The second byte first: most candidates end there.
-		if found&t.rules == 0 && len(line)-i >= len(t.needle) && lower(line[i+1]) == t.needle[1] &&
+		if t.rules&^found != 0 && len(line)-i >= len(t.needle) && lower(line[i+1]) == t.needle[1] &&
 			asciiEqualFold(line[i+2:i+len(t.needle)], t.needle[2:]) {
 			rules |= t.rules
 		}

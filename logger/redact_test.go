@@ -1,7 +1,9 @@
 package logger
 
 import (
+	"bytes"
 	"encoding/json"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -168,6 +170,8 @@ func TestRedactMoreShapes(t *testing.T) {
 		{"url-password", "git clone https://bob:hunter2pw@git.example.com/x.git", "git clone https://bob:[REDACTED]@git.example.com/x.git"},
 		{"url-token-no-user", "postgres://:s3cr3t@db:5432/app", "postgres://:[REDACTED]@db:5432/app"},
 		{"url-port-kept", "see https://example.com:8080/path and user@example.com", "see https://example.com:8080/path and user@example.com"},
+		// "password" calls for the pair rule first; the header still gets its own.
+		{"auth-after-pair", "password=hunter2pw; Authorization: Basic dXNlcjpodW50ZXIy", "password=[REDACTED]; Authorization: Basic [REDACTED]"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -225,4 +229,46 @@ func FuzzScanAgrees(f *testing.F) {
 			t.Fatalf("%q: scan %b, every position %b", s, got, want)
 		}
 	})
+}
+
+// TestScanFindsEveryNeedle: the scan, which looks at every other pair of
+// bytes, calls for the same rules as a look at every position for every
+// trigger (in any case) and secret value, on lines made of needles, their
+// pieces and noise, at every offset.
+func TestScanFindsEveryNeedle(t *testing.T) {
+	t.Parallel()
+	r := NewRedactor(testEnv).WithEnv([]string{"X=abcd", "MY_KEY=q\"<z"})
+	var pieces []string
+	for _, tr := range baseTriggers {
+		n := tr.needle
+		pieces = append(pieces, n, strings.ToUpper(n), n[:len(n)-1], n[1:])
+	}
+	for _, v := range r.env {
+		pieces = append(pieces, string(v), string(v[:len(v)-1]), string(v[1:]))
+	}
+	pieces = append(pieces, "y", "yy", " ", `"`, "\\", "é", "\x00")
+	naive := func(line []byte) rule {
+		var rules rule
+		for i := range line {
+			for _, v := range r.env {
+				if bytes.HasPrefix(line[i:], v) {
+					rules |= ruleEnv
+				}
+			}
+			for _, tr := range baseTriggers {
+				if len(line)-i >= len(tr.needle) && asciiEqualFold(line[i:i+len(tr.needle)], tr.needle) {
+					rules |= tr.rules
+				}
+			}
+		}
+		return rules
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 20000 {
+		var b []byte
+		for range rng.IntN(8) {
+			b = append(b, pieces[rng.IntN(len(pieces))]...)
+		}
+		require.Equal(t, naive(b), r.scan(b), "%q", b)
+	}
 }

@@ -86,11 +86,14 @@ type Options struct {
 	// final error is not the whole of stderr; Outcome.StderrBytes has the
 	// total.
 	OnWarning func(w *event.Warning)
-	// BeforeStdoutRead, if set, is called on the stdout goroutine each
-	// time every line read so far has been handed to OnStdout and the
-	// reader is about to wait for more: the moment to flush what those
-	// lines produced.
-	BeforeStdoutRead func()
+	// BeforeStdoutRead, if set, is called on the stdout goroutine before
+	// each read of stdout, once every line read so far has been handed to
+	// OnStdout. wait tells whether the read may wait for the agent: the
+	// moment to flush what those lines produced. It is false while more
+	// output already waits in the pipe (the agent writes faster than
+	// OnStdout takes it; on Linux, elsewhere it is always true), so that a
+	// flood is not flushed one read at a time.
+	BeforeStdoutRead func(wait bool)
 
 	// noReaper runs without the per-run reaper even when the hook is
 	// installed: tests keep checking the hookless path, and benchmarks

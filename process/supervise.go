@@ -40,15 +40,19 @@ const (
 // error (EIO from a PTY master once the terminal is hung up, ErrClosed once
 // we gave up on the pipe) into EOF, so the last partial line is delivered.
 type activityReader struct {
-	r      io.Reader
+	r      *os.File
 	p      *Proc
-	before func()        // called before each read (stdout: Options.BeforeStdoutRead)
-	read   *atomic.Int64 // counts the bytes read
+	before func(wait bool) // called before each read (stdout: Options.BeforeStdoutRead)
+	read   *atomic.Int64   // counts the bytes read
 }
 
 func (a activityReader) Read(b []byte) (int, error) {
+	// Output already waiting in the pipe is read without waiting: an
+	// agent flooding stdout then costs the writers flushed before a wait
+	// one write per buffer they fill, not one per read of the pipe.
 	if a.before != nil {
-		a.p.inCallback(a.before)
+		wait := pendingBytes(a.r) == 0
+		a.p.inCallback(func() { a.before(wait) })
 	}
 	n, err := a.r.Read(b)
 	if n > 0 {

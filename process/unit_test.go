@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -584,4 +586,30 @@ func TestNextWalk(t *testing.T) {
 	ms := time.Millisecond
 	require.Equal(t, []time.Duration{100 * ms, 200 * ms, 400 * ms, 800 * ms, time.Second, time.Second, time.Second}, seen)
 	require.Equal(t, trackEvery, nextWalk(time.Second, true))
+}
+
+// TestBeforeReadOnlyBeforeWaiting: BeforeStdoutRead tells a read that may
+// wait for the pipe (the moment the harness flushes its writers) from
+// reads of output already in it: a flooding agent does not cost a flush
+// of every writer per read.
+func TestBeforeReadOnlyBeforeWaiting(t *testing.T) {
+	t.Parallel()
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	defer r.Close()
+	_, err = w.WriteString("0123456789")
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+	var read atomic.Int64
+	var waits []bool
+	a := activityReader{r: r, p: newIdleProc(Options{}), before: func(wait bool) { waits = append(waits, wait) }, read: &read}
+	buf := make([]byte, 4)
+	for _, want := range []int{4, 4, 2} {
+		n, err := a.Read(buf)
+		require.NoError(t, err)
+		require.Equal(t, want, n)
+	}
+	_, err = a.Read(buf)
+	require.ErrorIs(t, err, io.EOF)
+	require.Equal(t, []bool{false, false, false, true}, waits, "the pipe held what the first three reads took; the last waits on it")
 }
