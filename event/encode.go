@@ -170,6 +170,32 @@ func appendBody(dst []byte, b Body) ([]byte, error) {
 			dst = append(dst, `,"truncated":true`...)
 		}
 		return append(dst, '}'), nil
+	case *Error:
+		if b.Partial != nil || len(b.Tried) > 0 {
+			break // a fatal error's partial run, not_installed's places: rare
+		}
+		// An agent's errors may come once a tool call (a loop detected,
+		// a tool refused): through encoding/json each cost as much as
+		// forty tool calls.
+		dst = append(dst, `,"code":`...)
+		dst = AppendString(dst, b.Code)
+		dst = append(dst, `,"message":`...)
+		dst = AppendString(dst, b.Message)
+		dst = append(dst, `,"fatal":`...)
+		dst = strconv.AppendBool(dst, b.Fatal)
+		dst = appendStringField(dst, "class", b.Class)
+		if b.Killed != nil {
+			dst = append(dst, `,"killed":`...)
+			dst = strconv.AppendBool(dst, *b.Killed)
+		}
+		dst = appendStringField(dst, "signal", b.Signal)
+		dst = appendStringField(dst, "hint", b.Hint)
+		if b.ExitCode != nil {
+			dst = append(dst, `,"exit_code":`...)
+			dst = strconv.AppendInt(dst, int64(*b.ExitCode), 10)
+		}
+		dst = appendIntField(dst, "http_status", int64(b.Status))
+		return append(dst, '}'), nil
 	case *Usage:
 		dst = appendIntField(dst, "input_tokens", b.InputTokens)
 		dst = appendIntField(dst, "output_tokens", b.OutputTokens)

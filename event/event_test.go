@@ -406,6 +406,9 @@ func TestHandEncodedMatchesReflection(t *testing.T) {
 		&ToolEnd{CallID: "c", Name: "n", Kind: KindRead, Status: StatusOK},
 		&Warning{Code: WarnIdle, Message: "m", IdleMS: 1, AbortInMS: 2, CallID: "c", Name: "n", ElapsedMS: 3, BudgetMS: 4, Bytes: 5, Line: "l", Truncated: true},
 		&Warning{Code: WarnLineTruncated, Message: ""},
+		&Error{Code: ErrAgentError, Message: "loop <detected>"}, &Error{Code: ErrAgentError, Message: "m\n", Fatal: true, Class: ClassOverloaded, Status: 503},
+		&Error{Code: "c", Message: "", Killed: Bool(false), Signal: "SIGKILL", Hint: "h", ExitCode: Int(-1)}, &Error{Code: "c", Killed: Bool(true), ExitCode: Int(0)},
+		&Error{Code: "c", Tried: []string{}}, &Error{Code: "c", Tried: []string{"/bin/x"}}, &Error{Code: "c", Fatal: true, Partial: &Partial{Events: 3}},
 	}
 	// A tool call's input after the Stream, which checked and compacted it.
 	streamed := &ToolStart{CallID: "c", Name: "W", Kind: KindWrite, Input: json.RawMessage("{ \"x\" : [1, 2],\n \"u\":\"\\u003c\u2028 \\\" \" }")}

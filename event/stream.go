@@ -73,10 +73,11 @@ type Stream struct {
 	// the set free of pointers (the GC need not scan it in a run of a
 	// million calls); a collision only renames a call that needed no
 	// renaming, and never lets an id repeat. The set grows by one hash per
-	// ended call (about 20 MB at a million calls): a bounded Bloom filter
-	// was tried and dropped, as its false positives renamed ~0.3 % of the
-	// calls past a million, differently on every parse (random seed).
-	closed    map[uint64]struct{}
+	// ended call, about 11 bytes (hashSet): it cannot forget one, as the agent
+	// may use that id again. A bounded Bloom filter was tried and
+	// dropped, as its false positives renamed ~0.3 % of the calls past a
+	// million, differently on every parse (random seed).
+	closed    hashSet
 	seed      maphash.Seed
 	reuses    map[string]int // agent's call id -> the last "#n" suffix given
 	toolCalls int64
@@ -131,7 +132,7 @@ func NewStream(cfg StreamConfig) *Stream {
 		cfg.Run = NewRunID()
 	}
 	s := &Stream{cfg: cfg, now: cfg.Now, open: map[string]*openCall{},
-		alias: map[string]string{}, closed: map[uint64]struct{}{}, reuses: map[string]int{}, seed: maphash.MakeSeed()}
+		alias: map[string]string{}, reuses: map[string]int{}, seed: maphash.MakeSeed()}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -572,7 +573,7 @@ func (s *Stream) toolEnd(v *ToolEnd) {
 		v.Paths = v.Paths[:MaxPaths]
 	}
 	delete(s.open, id)
-	s.closed[maphash.String(s.seed, id)] = struct{}{}
+	s.closed.add(maphash.String(s.seed, id)) // open, so not closed before
 	if id != agentID {
 		// A later start that reuses the agent's id must get a fresh one.
 		delete(s.alias, agentID)
@@ -581,8 +582,7 @@ func (s *Stream) toolEnd(v *ToolEnd) {
 }
 
 func (s *Stream) isClosed(id string) bool {
-	_, ok := s.closed[maphash.String(s.seed, id)]
-	return ok
+	return s.closed.has(maphash.String(s.seed, id))
 }
 
 // clock is the time of the call in progress.

@@ -13,8 +13,9 @@ import (
 // change is one entry of a file_change item's changes.
 type change struct {
 	path, kind string
-	diff       string // decoded: the new file (add), the old one (delete), hunks (update)
-	hasDiff    bool
+	// diff is the raw JSON string of the new file (add), the old one
+	// (delete) or the hunks (update), decoded only for the item's end.
+	diff string
 }
 
 // readChange reads one raw change. kind is a string in exec's JSON
@@ -39,9 +40,9 @@ func readChange(raw string) change {
 	c := change{path: jsonscan.Str(path), kind: changeKindOf(kind)}
 	switch {
 	case jsonscan.IsString(diff):
-		c.diff, c.hasDiff = jsonscan.Str(diff), true
+		c.diff = diff
 	case jsonscan.IsString(unified):
-		c.diff, c.hasDiff = jsonscan.Str(unified), true
+		c.diff = unified
 	}
 	return c
 }
@@ -55,20 +56,20 @@ func readChange(raw string) change {
 // anything not a well-formed set of hunks gives "": no diff rather than a
 // wrong one.
 func (c change) fileDiff(cwd string) string {
-	if !c.hasDiff || c.path == "" {
+	if c.diff == "" || c.path == "" {
 		return ""
 	}
-	name := adapters.DisplayPath(cwd, c.path)
+	name, text := adapters.DisplayPath(cwd, c.path), jsonscan.Str(c.diff)
 	switch c.kind {
 	case "add":
-		return adapters.Diff(name, adapters.File{}, adapters.Present(c.diff))
+		return adapters.Diff(name, adapters.File{}, adapters.Present(text))
 	case "delete":
-		return adapters.Diff(name, adapters.Present(c.diff), adapters.File{})
+		return adapters.Diff(name, adapters.Present(text), adapters.File{})
 	case "update":
-		if !wellFormedHunks(c.diff) {
+		if !wellFormedHunks(text) {
 			return ""
 		}
-		hunks := c.diff
+		hunks := text
 		if !strings.HasSuffix(hunks, "\n") {
 			hunks += "\n"
 		}
@@ -164,23 +165,22 @@ func rangeCount(r string) (int, bool) {
 
 // allAdded reports whether every change adds a file: Codex writes an added
 // file in place (fs::write), over whatever was there.
-func allAdded(changes string) bool {
-	all := true
-	jsonscan.Values(changes, func(raw string) bool {
-		all = readChange(raw).kind == "add"
-		return all
-	})
-	return all
+func allAdded(changes []change) bool {
+	for _, c := range changes {
+		if c.kind != "add" {
+			return false
+		}
+	}
+	return true
 }
 
 // fileChange fills a completed file_change's paths and diff. The diff is
 // given only when every change of a successful item has an exact one;
 // otherwise diff_skipped says it could not be known.
-func fileChange(te *event.ToolEnd, changes, cwd string) {
+func fileChange(te *event.ToolEnd, changes []change, cwd string) {
 	var diffs []string
 	complete := true
-	jsonscan.Values(changes, func(raw string) bool {
-		c := readChange(raw)
+	for _, c := range changes {
 		if c.path != "" {
 			te.Paths = append(te.Paths, c.path)
 		}
@@ -189,8 +189,7 @@ func fileChange(te *event.ToolEnd, changes, cwd string) {
 			complete = false
 		}
 		diffs = append(diffs, d)
-		return true
-	})
+	}
 	if te.Status != event.StatusOK || len(te.Paths) == 0 {
 		return
 	}

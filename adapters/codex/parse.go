@@ -166,7 +166,9 @@ type item struct {
 	changes, server, tool, arguments, query, action, items, prompt string
 	receivers, err, result                                         string
 
-	kind event.Kind // changeKind of changes, once computed
+	kind   event.Kind // changeKind of changes, once computed
+	list   []change   // changes, once read (listed)
+	listed bool
 }
 
 // read reads the item object at the start of rest and returns its length
@@ -406,12 +408,11 @@ func toolStart(id, typ string, it *item) *event.ToolStart {
 	case "file_change":
 		ts.Kind = it.changeKind()
 		var paths []string
-		jsonscan.Values(it.changes, func(c string) bool {
-			if p := jsonscan.Str(jsonscan.Get(c, "path")); p != "" {
-				paths = append(paths, p)
+		for _, c := range it.changeList() {
+			if c.path != "" {
+				paths = append(paths, c.path)
 			}
-			return true
-		})
+		}
 		if len(paths) > 0 {
 			ts.Path = paths[0]
 		}
@@ -419,7 +420,7 @@ func toolStart(id, typ string, it *item) *event.ToolStart {
 			ts.Paths = paths // a change set: the live run reads every file before the change
 		}
 		ts.Input = object(field{"changes", it.changes})
-		ts.Creates = len(paths) > 0 && allAdded(it.changes)
+		ts.Creates = len(paths) > 0 && allAdded(it.changeList())
 	case "mcp_tool_call":
 		ts.Kind = event.KindMCP
 		ts.Input = object(field{"server", it.server}, field{"tool", it.tool}, field{"arguments", it.arguments})
@@ -457,7 +458,7 @@ func toolEnd(id, typ string, it *item) *event.ToolEnd {
 		}
 	case "file_change":
 		te.Kind = it.changeKind()
-		fileChange(te, it.changes, "")
+		fileChange(te, it.changeList(), "")
 	case "mcp_tool_call":
 		te.Kind = event.KindMCP
 		if msg := jsonscan.Get(it.err, "message"); msg != "" {
@@ -477,22 +478,34 @@ func toolEnd(id, typ string, it *item) *event.ToolEnd {
 	return te
 }
 
-// changeKind returns changeKind(it.changes), walking the changes once for
-// the start and the end of an item.
+// changeList returns the item's changes, read once for the start and the
+// end of an item (its kind, paths, whether it only adds, its diff).
+func (it *item) changeList() []change {
+	if !it.listed {
+		it.listed = true
+		jsonscan.Values(it.changes, func(raw string) bool {
+			it.list = append(it.list, readChange(raw))
+			return true
+		})
+	}
+	return it.list
+}
+
+// changeKind returns changeKind(it.changeList()), once computed.
 func (it *item) changeKind() event.Kind {
 	if it.kind == "" {
-		it.kind = changeKind(it.changes)
+		it.kind = changeKind(it.changeList())
 	}
 	return it.kind
 }
 
 // changeKind maps a file_change's change kinds: all add → write, all
 // delete → delete, anything else (update, or a mix) → edit.
-func changeKind(changes string) event.Kind {
+func changeKind(changes []change) event.Kind {
 	kind := event.Kind("")
-	jsonscan.Values(changes, func(c string) bool {
+	for _, c := range changes {
 		k := event.KindEdit
-		switch changeKindOf(jsonscan.Get(c, "kind")) {
+		switch c.kind {
 		case "add":
 			k = event.KindWrite
 		case "delete":
@@ -503,8 +516,7 @@ func changeKind(changes string) event.Kind {
 		} else if kind != k {
 			kind = event.KindEdit
 		}
-		return true
-	})
+	}
 	if kind == "" {
 		return event.KindEdit
 	}

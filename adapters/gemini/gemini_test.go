@@ -1,6 +1,7 @@
 package gemini
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -343,13 +344,28 @@ func TestGoldenDiffsApply(t *testing.T) {
 // TestMillisAgreesWithTimeParse: the fixed-layout fast path gives what
 // time.Parse gives, for the layout Gemini writes and for everything near it.
 func TestMillisAgreesWithTimeParse(t *testing.T) {
+	var cases []string
 	for _, s := range []string{
 		"2026-11-20T10:00:00.123Z", "1999-12-31T23:59:59.999Z", "2024-02-29T00:00:00.000Z",
 		"2023-02-29T00:00:00.000Z", "2026-13-01T00:00:00.000Z", "2026-00-10T00:00:00.000Z",
 		"2026-11-31T00:00:00.000Z", "2026-11-20T24:00:00.000Z", "2026-11-20T10:60:00.000Z",
 		"2026-11-20T10:00:60.000Z", "2026-11-20T10:00:00.12aZ", "2026-11-20T10:00:00.123+01:00",
 		"2026-11-20T10:00:00Z", "2026-11-20T10:00:00.123456Z", "1970-01-01T00:00:00.000Z", "", "x",
+		"2000-02-29T00:00:00.000Z", "1900-02-29T00:00:00.000Z", "2100-02-29T00:00:00.000Z", "2026-04-31T00:00:00.000Z",
+		"2026-06-30T23:59:59.999Z", "2026-12-32T00:00:00.000Z", "2026-01-00T00:00:00.000Z", "0000-01-01T00:00:00.000Z",
+		"2026-1a-01T00:00:00.000Z", "-026-01-01T00:00:00.000Z", "2026-11-20T-1:00:00.000Z",
 	} {
+		cases = append(cases, s)
+	}
+	// Every month and day, and one past each end, of leap and common years.
+	for _, y := range []int{1900, 2000, 2023, 2024} {
+		for m := 0; m <= 13; m++ {
+			for d := 0; d <= 32; d++ {
+				cases = append(cases, fmt.Sprintf("%04d-%02d-%02dT12:34:56.789Z", y, m, d))
+			}
+		}
+	}
+	for _, s := range cases {
 		want := int64(0)
 		if tm, err := time.Parse(time.RFC3339Nano, s); err == nil && tm.UnixMilli() > 0 {
 			want = tm.UnixMilli()

@@ -332,10 +332,61 @@ func Str(raw string) string {
 		if strings.IndexByte(inner, '\\') < 0 {
 			return inner
 		}
+		if s, ok := unescape(inner); ok {
+			return s
+		}
 	} else if raw == "" || raw == "null" {
 		return ""
 	}
 	return gjson.Parse(raw).String()
+}
+
+// unescape decodes the content of a JSON string that has a backslash, as
+// gjson does, when every escape in it is one of the two-byte ones
+// (\n, \", ...) and it holds no control byte and no bare quote: ok is
+// false for anything else (\u escapes among them), which gjson decodes.
+// Escaped newlines and quotes are common in tool output and commands:
+// through gjson each such string cost a parse and two allocations.
+func unescape(inner string) (string, bool) {
+	var b strings.Builder
+	b.Grow(len(inner))
+	for {
+		// The text up to the next backslash, as it is.
+		run := inner
+		if k := strings.IndexByte(inner, '\\'); k >= 0 {
+			run = inner[:k]
+		}
+		for i := 0; i < len(run); i++ {
+			if run[i] < ' ' || run[i] == '"' {
+				return "", false
+			}
+		}
+		b.WriteString(run)
+		if len(run) == len(inner) {
+			return b.String(), true
+		}
+		if len(run)+1 == len(inner) {
+			return "", false // a backslash last
+		}
+		c := inner[len(run)+1]
+		switch c {
+		case '\\', '/', '"':
+		case 'b':
+			c = '\b'
+		case 'f':
+			c = '\f'
+		case 'n':
+			c = '\n'
+		case 'r':
+			c = '\r'
+		case 't':
+			c = '\t'
+		default:
+			return "", false
+		}
+		b.WriteByte(c)
+		inner = inner[len(run)+2:]
+	}
 }
 
 // StrOnly decodes raw only when it is a JSON string, as gjson code that

@@ -161,6 +161,20 @@ func FuzzGet(f *testing.F) {
 	})
 }
 
+// FuzzStr holds Str to gjson on any string value as the walker delimits
+// it, escapes and all.
+func FuzzStr(f *testing.F) {
+	for _, s := range []string{`"a\nb\"c\\d\/e\tf\rg\bh\fi"`, `"\u00e9\n"`, `"\ud83d\ude00"`, `"a\`, `"a\x"`,
+		"\"a\\n\x01\"", `"a\"b"`, `"\"`, `"\\"`, `"é\n\xff"`, `"x"`, "\"\x19\\b\""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		if want := gjson.Parse(raw).String(); IsString(raw) && skipString(raw, 0) == len(raw) && Str(raw) != want {
+			t.Fatalf("Str(%q) = %q, gjson %q", raw, Str(raw), want)
+		}
+	})
+}
+
 func plainKey(k string) bool {
 	for _, c := range k {
 		if !(c == '_' || c == '-' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
