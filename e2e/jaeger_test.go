@@ -193,7 +193,7 @@ func TestJaegerTraceOfEachAgent(t *testing.T) {
 			workdir := t.TempDir()
 			o := harnessWithEnv(t, workdir, []string{"OTEL_SERVICE_NAME=" + service, "OTEL_METRICS_EXPORTER=none"},
 				"run", "--agent", agent, "--mock", "tool", "--cwd", workdir, "-p", "Follow the script.",
-				"--idle-timeout", "30s", "--timeout", "2m", "--otlp", otlpURL)
+				"--idle-timeout", "90s", "--timeout", "2m", "--otlp", otlpURL)
 			require.Equal(t, 0, o.code, "stderr: %s", o.stderr)
 			require.Empty(t, o.stderr)
 			var calls []string
