@@ -154,6 +154,20 @@ func (l *lineBuf) take(full bool) []byte {
 	return b
 }
 
+// writeTo takes what the buffer holds (as take) and writes it to w; it
+// returns what it wrote, valid until the next add. what names the file in
+// an error.
+func (l *lineBuf) writeTo(w *os.File, full bool, what string) ([]byte, error) {
+	b := l.take(full)
+	if len(b) == 0 {
+		return nil, nil
+	}
+	if _, err := w.Write(b); err != nil {
+		return nil, fmt.Errorf("logger: write %s: %w", what, err)
+	}
+	return b, nil
+}
+
 // ErrClosed is returned by a Session's methods after Close.
 var ErrClosed = errors.New("logger: session closed")
 
@@ -284,12 +298,9 @@ func (s *Session) WriteEvent(line []byte) error {
 // writeEvents writes the buffered event lines, then hands them to the
 // event hook, one by one. s.mu is held.
 func (s *Session) writeEvents(full bool) error {
-	buf := s.evBuf.take(full)
-	if len(buf) == 0 {
-		return nil
-	}
-	if _, err := s.events.Write(buf); err != nil {
-		return fmt.Errorf("logger: write events: %w", err)
+	buf, err := s.evBuf.writeTo(s.events, full, "events")
+	if err != nil {
+		return err
 	}
 	if s.onEvent != nil {
 		for len(buf) > 0 {
@@ -343,14 +354,8 @@ func (s *Session) WriteNative(stream string, line []byte) error {
 
 // writeNative writes the buffered stdout lines. s.mu is held.
 func (s *Session) writeNative(full bool) error {
-	buf := s.natBuf.take(full)
-	if len(buf) == 0 {
-		return nil
-	}
-	if _, err := s.native.Write(buf); err != nil {
-		return fmt.Errorf("logger: write %s: %w", event.StreamStdout, err)
-	}
-	return nil
+	_, err := s.natBuf.writeTo(s.native, full, event.StreamStdout)
+	return err
 }
 
 func trimNewline(b []byte) []byte {
