@@ -256,6 +256,16 @@ func closeMeta(r *event.Result) logger.Meta {
 		CostUSD: r.CostUSD, CostEstimated: r.CostEstimated, SessionID: r.SessionID}
 }
 
+// FlushSessionLog writes the lines the session log holds in memory to its
+// files, so that a reader of the log sees every event the run has emitted
+// so far (the log is otherwise written when the agent's output pauses).
+// It may be called from any goroutine; after the run it does nothing.
+func (r *Run) FlushSessionLog() {
+	if r.log != nil && r.log.sess != nil {
+		_ = r.log.sess.Flush()
+	}
+}
+
 // SessionLog returns the path of the run's session log ("" when it has
 // none) and, once Wait returned, why it is missing or incomplete.
 func (r *Run) SessionLog() (path string, err error) {

@@ -793,3 +793,43 @@ func TestEventsFromLog(t *testing.T) {
 	p := harnesstest.MCPStructured(t, f.call(t, "run_events", map[string]any{"run_id": id, "limit": 1}, nil))
 	require.EqualValues(t, 1, p.Get("events.0.seq").Int())
 }
+
+// run_events reads the session log, which holds a burst's lines in memory
+// until the agent's output pauses: a page holds every event the run has
+// emitted, also while a burst is being written.
+func TestRunEventsHasWhatTheLogHolds(t *testing.T) {
+	t.Parallel()
+	reached, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	f := newFixture(t, func(o *mcpserver.Options) {
+		setup := o.Setup
+		o.Setup = func(tk *harness.Task) harness.Observer {
+			ob := setup(tk)
+			// Observers follow the session log: the tool_start line is in
+			// the log's buffer, not yet on the disk, while this one holds
+			// the stdout goroutine.
+			ob.OnLine = func(line []byte) {
+				if strings.Contains(string(line), `"type":"tool_start"`) {
+					once.Do(func() { close(reached); <-release })
+				}
+			}
+			return ob
+		}
+	})
+	defer close(release)
+	res := f.call(t, "run_agent", map[string]any{"agent": "claude", "prompt": "interrupt", "wait": "none"}, nil)
+	require.False(t, res.IsError, harnesstest.MCPText(res))
+	id := harnesstest.MCPStructured(t, res).Get("run_id").String()
+	select {
+	case <-reached:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the fake never started its tool call")
+	}
+	r := f.call(t, "run_events", map[string]any{"run_id": id, "after_seq": 0, "limit": 100}, nil)
+	require.False(t, r.IsError, harnesstest.MCPText(r))
+	var types []string
+	for _, ev := range harnesstest.MCPStructured(t, r).Get("events").Array() {
+		types = append(types, ev.Get("type").String())
+	}
+	require.Contains(t, types, "tool_start", "run_events: %v", types)
+}

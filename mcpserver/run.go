@@ -239,6 +239,8 @@ func (r *run) page(after int64, limit int) (eventPage, error) {
 // pageLog reads a page from the session log, from the cursor when the
 // page starts at or after it.
 func (r *run) pageLog(p eventPage, after int64, limit int) (eventPage, error) {
+	// What run_status reported is on the disk before the page is read.
+	r.h.FlushSessionLog()
 	r.cursorMu.Lock()
 	defer r.cursorMu.Unlock()
 	var off int64
