@@ -177,6 +177,11 @@ func TestFaults(t *testing.T) {
 				require.Equal(t, 1, stderrLines, "--raw shows stderr lines too")
 			}},
 		{name: "error-result-stderr-noise", status: event.ResultError, code: event.ErrAgentError, errIs: harness.ErrAgentFailed, bound: 10 * time.Second,
+			// The check reads the exit's own event: the fake must exit by
+			// itself after its result, also when a busy machine delays it
+			// past the small linger (then it is killed, and the event is
+			// the kill's).
+			budgets: func(b *harness.Budgets) { b.Linger = 5 * time.Second },
 			check: func(t *testing.T, f fakeRun) {
 				// The exit that follows the agent's own error details that
 				// failure: its class is the error's, not the stderr's.

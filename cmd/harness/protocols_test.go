@@ -170,13 +170,15 @@ func TestRunCustomACPAgent(t *testing.T) {
 func TestRunACPBadAgentExitStatus(t *testing.T) {
 	isolate(t)
 	argv, _ := fakeagent.Command("acp-agent")
+	// The idle budget is small only where it is the point: a busy machine
+	// can keep a test binary silent for a second while it starts.
 	for _, c := range []struct {
-		mode string
-		code int
-	}{{"bad-version", exitAgentFailed}, {"bad-json", exitAgentFailed}, {"undeclared", exitAgentFailed}, {"no-init", exitTimeout}} {
+		mode, idle string
+		code       int
+	}{{"bad-version", "30s", exitAgentFailed}, {"bad-json", "30s", exitAgentFailed}, {"undeclared", "30s", exitAgentFailed}, {"no-init", "1s", exitTimeout}} {
 		t.Run(c.mode, func(t *testing.T) {
 			r := invoke(t, "", "run", "--agent", "claude", "--protocol", "acp", "--binary", argv[0], "--cwd", t.TempDir(),
-				"--env", fakeagent.EnvVar+"=acp-agent", "--idle-timeout", "1s", "--linger", "200ms", "--no-log", "-p", "x", "--", c.mode)
+				"--env", fakeagent.EnvVar+"=acp-agent", "--idle-timeout", c.idle, "--linger", "200ms", "--no-log", "-p", "x", "--", c.mode)
 			require.Equal(t, c.code, r.code, r.stdout)
 			adaptertest.CheckStream(t, []byte(r.stdout))
 			if c.code == exitAgentFailed {
