@@ -55,6 +55,11 @@ const (
 type trigger struct {
 	needle string
 	rules  rule
+	// wordEnd: the needle counts only where no letter or digit follows
+	// it. A pair key ends with its word ("api_key", "x_token" before ":"
+	// or "="; secretKey's suffixes), so "input_tokens", "keyboard" and
+	// "secrets" call for nothing: a usage line is not rewritten.
+	wordEnd bool
 }
 
 // rule is a set of redaction rules a line may need.
@@ -98,16 +103,18 @@ func lazyRE(expr string) func() *regexp.Regexp {
 	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }
 
+// The needle, the rules it calls for, and whether it counts only at a
+// word's end (trigger.wordEnd).
 var baseTriggers = []trigger{
-	{"sk-", ruleShape}, {"ghp_", ruleShape}, {"gho_", ruleShape}, {"ghs_", ruleShape},
-	{"ghu_", ruleShape}, {"ghr_", ruleShape}, {"github_pat_", ruleShape},
-	{"glpat-", ruleShape}, {"gldt-", ruleShape}, {"glrt-", ruleShape}, {"glptt-", ruleShape}, {"glcbt-", ruleShape},
-	{"sk_", ruleShape}, {"rk_", ruleShape}, {"xox", ruleShape}, {"npm_", ruleShape},
-	{"://", ruleURL}, {`:\/\/`, ruleURL}, // JSON may escape "/"
-	{"akia", ruleShape}, {"asia", ruleShape}, {"aiza", ruleShape},
-	{"bearer", ruleBearer},
-	{"key", rulePair}, {"password", rulePair}, {"passwd", rulePair}, {"secret", rulePair},
-	{"token", rulePair}, {"authorization", rulePair | ruleAuth}, {"credential", rulePair},
+	{"sk-", ruleShape, false}, {"ghp_", ruleShape, false}, {"gho_", ruleShape, false}, {"ghs_", ruleShape, false},
+	{"ghu_", ruleShape, false}, {"ghr_", ruleShape, false}, {"github_pat_", ruleShape, false},
+	{"glpat-", ruleShape, false}, {"gldt-", ruleShape, false}, {"glrt-", ruleShape, false}, {"glptt-", ruleShape, false}, {"glcbt-", ruleShape, false},
+	{"sk_", ruleShape, false}, {"rk_", ruleShape, false}, {"xox", ruleShape, false}, {"npm_", ruleShape, false},
+	{"://", ruleURL, false}, {`:\/\/`, ruleURL, false}, // JSON may escape "/"
+	{"akia", ruleShape, false}, {"asia", ruleShape, false}, {"aiza", ruleShape, false},
+	{"bearer", ruleBearer, false},
+	{"key", rulePair, true}, {"password", rulePair, true}, {"passwd", rulePair, true}, {"secret", rulePair, true},
+	{"token", rulePair, true}, {"authorization", rulePair | ruleAuth, false}, {"credential", rulePair, false},
 }
 
 // secretKeySuffixes tell whether a JSON object key (lowercased, without
@@ -357,11 +364,20 @@ func (r *Redactor) at(line []byte, i int, found rule) rule {
 	for _, t := range r.triggers[lower(c)] {
 		// The second byte first: most candidates end there.
 		if t.rules&^found != 0 && len(line)-i >= len(t.needle) && lower(line[i+1]) == t.needle[1] &&
-			asciiEqualFold(line[i+2:i+len(t.needle)], t.needle[2:]) {
+			asciiEqualFold(line[i+2:i+len(t.needle)], t.needle[2:]) && !(t.wordEnd && alnumAt(line, i+len(t.needle))) {
 			rules |= t.rules
 		}
 	}
 	return rules
+}
+
+// alnumAt reports whether line[i] is an ASCII letter or digit.
+func alnumAt(line []byte, i int) bool {
+	if i >= len(line) {
+		return false
+	}
+	c := lower(line[i])
+	return 'a' <= c && c <= 'z' || '0' <= c && c <= '9'
 }
 
 func lower(c byte) byte {

@@ -231,6 +231,15 @@ func FuzzScanAgrees(f *testing.F) {
 	})
 }
 
+// wordGoesOn reports whether line[j] is an ASCII letter or digit.
+func wordGoesOn(line []byte, j int) bool {
+	if j == len(line) {
+		return false
+	}
+	c := line[j] | 0x20 // lower case for letters
+	return 'a' <= c && c <= 'z' || '0' <= line[j] && line[j] <= '9'
+}
+
 // TestScanFindsEveryNeedle: the scan, which looks at every other pair of
 // bytes, calls for the same rules as a look at every position for every
 // trigger (in any case) and secret value, on lines made of needles, their
@@ -246,7 +255,7 @@ func TestScanFindsEveryNeedle(t *testing.T) {
 	for _, v := range r.env {
 		pieces = append(pieces, string(v), string(v[:len(v)-1]), string(v[1:]))
 	}
-	pieces = append(pieces, "y", "yy", " ", `"`, "\\", "é", "\x00")
+	pieces = append(pieces, "y", "yy", "S", "9", "_", " ", `"`, "\\", "é", "\x00")
 	naive := func(line []byte) rule {
 		var rules rule
 		for i := range line {
@@ -256,7 +265,8 @@ func TestScanFindsEveryNeedle(t *testing.T) {
 				}
 			}
 			for _, tr := range baseTriggers {
-				if len(line)-i >= len(tr.needle) && asciiEqualFold(line[i:i+len(tr.needle)], tr.needle) {
+				if len(line)-i >= len(tr.needle) && asciiEqualFold(line[i:i+len(tr.needle)], tr.needle) &&
+					!(tr.wordEnd && wordGoesOn(line, i+len(tr.needle))) {
 					rules |= tr.rules
 				}
 			}
@@ -270,5 +280,31 @@ func TestScanFindsEveryNeedle(t *testing.T) {
 			b = append(b, pieces[rng.IntN(len(pieces))]...)
 		}
 		require.Equal(t, naive(b), r.scan(b), "%q", b)
+	}
+}
+
+// TestRedactLeavesUsageLinesAlone: keys that only contain a pair word
+// ("input_tokens") are not secrets, and a line with nothing to redact is
+// returned as is, not rewritten; a key that ends with one still is.
+func TestRedactLeavesUsageLinesAlone(t *testing.T) {
+	t.Parallel()
+	r := NewRedactor(nil)
+	for _, line := range []string{
+		`{"type":"result","usage":{"input_tokens":240,"cache_read_input_tokens":0,"output_tokens":50}}`,
+		`{"keyboard":"qwertyuiop","secrets_count":3,"passwords_rotated":true}`,
+		`tokens=1234567890 keys: abcdefgh`,
+	} {
+		in := []byte(line)
+		out := r.Redact(in)
+		require.Equal(t, line, string(out))
+		require.Same(t, &in[0], &out[0], "%s: returned as is", line)
+	}
+	for in, want := range map[string]string{
+		`{"usage":{"input_tokens":240},"auth_token":"abcdefgh1234"}`: `{"usage":{"input_tokens":240},"auth_token":"[REDACTED]"}`,
+		`{"api_key_":"abcdefgh1234"}`:                                `{"api_key_":"[REDACTED]"}`,
+		`TOKEN=abcdefgh1234 tokens=5`:                                `TOKEN=[REDACTED] tokens=5`,
+		`{"Secret": "abcdefgh1234"}`:                                 `{"Secret": "[REDACTED]"}`,
+	} {
+		require.Equal(t, want, string(r.Redact([]byte(in))), in)
 	}
 }
