@@ -52,7 +52,21 @@ type Models struct {
 	aliases map[string]map[string]string
 	prices  map[string]Price
 	sources []string
+
+	// looked keeps Price's answers by the id asked: a run asks at every
+	// usage event, and an id without a price walks the whole table (a
+	// tenth of the instructions of a run of 2000 tool calls).
+	lookedMu sync.Mutex
+	looked   map[string]priceLookup
 }
+
+type priceLookup struct {
+	price Price
+	ok    bool
+}
+
+// maxLooked bounds Models.looked: an agent may name any number of models.
+const maxLooked = 256
 
 type layer struct {
 	file   File
@@ -226,6 +240,24 @@ var datedSuffix = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompi
 // of "gpt-5".
 func (m *Models) Price(modelID string) (Price, bool) {
 	m.table()
+	m.lookedMu.Lock()
+	l, seen := m.looked[modelID]
+	m.lookedMu.Unlock()
+	if !seen {
+		l.price, l.ok = m.lookUp(modelID)
+		m.lookedMu.Lock()
+		if m.looked == nil {
+			m.looked = map[string]priceLookup{}
+		}
+		if len(m.looked) < maxLooked {
+			m.looked[modelID] = l
+		}
+		m.lookedMu.Unlock()
+	}
+	return l.price, l.ok
+}
+
+func (m *Models) lookUp(modelID string) (Price, bool) {
 	id := strings.ToLower(strings.TrimSpace(modelID))
 	if id == "" {
 		return Price{}, false

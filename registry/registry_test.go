@@ -139,9 +139,25 @@ func TestPrice(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			p, ok := m.Price(c.id)
-			require.Equal(t, c.ok, ok)
-			require.Equal(t, c.want, p)
+			for range 2 { // the second answer is the remembered one
+				p, ok := m.Price(c.id)
+				require.Equal(t, c.ok, ok)
+				require.Equal(t, c.want, p)
+			}
+		})
+	}
+}
+
+// BenchmarkPrice: a run looks its model's price up at every usage event.
+func BenchmarkPrice(b *testing.B) {
+	m, err := Load("", nil)
+	require.NoError(b, err)
+	for _, id := range []string{"claude-sonnet-4-5-20250929", "mock-model"} {
+		b.Run(id, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				m.Price(id)
+			}
 		})
 	}
 }
