@@ -222,8 +222,10 @@ func (r *Recorder) Add(ev event.Event) {
 		}
 		s := r.toolSpan()
 		r.child(s, name, KindInternal, ev.TS)
-		if p := r.tools[b.ParentCallID]; b.ParentCallID != "" && p != nil {
-			s.ParentSpanID = p.SpanID // a sub-agent's call, under its task call
+		if b.ParentCallID != "" { // most calls have none: no lookup
+			if p := r.tools[b.ParentCallID]; p != nil {
+				s.ParentSpanID = p.SpanID // a sub-agent's call, under its task call
+			}
 		}
 		s.Attributes = append(s.Attributes, Str(AttrOperation, OpExecuteTool), Str(AttrToolName, b.Name),
 			Str(AttrToolCallID, b.CallID), Str(AttrToolType, "function"), Str("harness.tool.kind", string(b.Kind)))
