@@ -481,8 +481,8 @@ func (r *Run) native(stream string, line []byte) {
 	if r.opts.OnNative != nil {
 		r.opts.OnNative(stream, line)
 	}
-	for _, ob := range r.opts.Observers {
-		if ob.OnNative != nil {
+	for i := range r.opts.Observers {
+		if ob := &r.opts.Observers[i]; ob.OnNative != nil {
 			ob.OnNative(stream, line)
 		}
 	}
@@ -575,8 +575,10 @@ func (r *Run) sink(ev event.Event) {
 	if r.opts.OnEvent != nil {
 		r.opts.OnEvent(ev)
 	}
-	for _, ob := range r.opts.Observers {
-		if ob.OnEvent != nil {
+	// Observers by index: ranging by value copies each one's five funcs
+	// at every event (and native line) of the run.
+	for i := range r.opts.Observers {
+		if ob := &r.opts.Observers[i]; ob.OnEvent != nil {
 			ob.OnEvent(ev)
 		}
 	}
@@ -594,8 +596,8 @@ func (r *Run) sink(ev event.Event) {
 	if r.opts.OnLine != nil {
 		r.opts.OnLine(line)
 	}
-	for _, ob := range r.opts.Observers {
-		if ob.OnLine != nil {
+	for i := range r.opts.Observers {
+		if ob := &r.opts.Observers[i]; ob.OnLine != nil {
 			ob.OnLine(line)
 		}
 	}

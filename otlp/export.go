@@ -197,6 +197,12 @@ type Exporter struct {
 	ctx      context.Context
 	cancel   context.CancelFunc
 	warnOnce sync.Once
+
+	// timer flushes what waits (the open batch, the metrics) batchDelay
+	// after it began; armed tells it is set. Those who add to a batch arm
+	// it: waking the loop for it would cost a thread switch a batch.
+	timer *time.Timer
+	armed bool
 }
 
 // sealed is a whole ExportTraceServiceRequest of spans spans.
@@ -211,7 +217,9 @@ func New(cfg Config) *Exporter {
 		cfg.Timeout = DefaultTimeout
 	}
 	x := &Exporter{cfg: cfg, client: cfg.Client, scope: Scope{Name: "harness", Version: cfg.Version},
-		start: Nanos(time.Now().UnixNano()), metrics: newAggregate(), wake: make(chan struct{}, 1), done: make(chan struct{})}
+		start: Nanos(time.Now().UnixNano()), metrics: newAggregate(), wake: make(chan struct{}, 1), done: make(chan struct{}),
+		timer: time.NewTimer(batchDelay)}
+	x.timer.Stop()
 	if x.client == nil {
 		x.client = &http.Client{Transport: newTransport()}
 	}
@@ -305,8 +313,16 @@ func (x *Exporter) enqueue(s *Span) {
 	case x.spans >= batchSize || len(x.batch) >= batchBytes:
 		x.seal()
 		x.signal() // the loop sends it
-	case x.spans == 1 && len(x.ready) == 0:
-		x.signal() // the loop arms its timer
+	case x.spans == 1:
+		x.arm()
+	}
+}
+
+// arm sets the flush timer unless it is set; x.mu is held.
+func (x *Exporter) arm() {
+	if !x.armed {
+		x.armed = true
+		x.timer.Reset(batchDelay)
 	}
 }
 
@@ -331,7 +347,7 @@ func (x *Exporter) record(rec *Recorder, res *event.Result, root Span) {
 	x.metrics.add(rec, res, root)
 	x.dirty = true
 	if !x.closed {
-		x.signal()
+		x.arm()
 	}
 	x.mu.Unlock()
 }
@@ -340,19 +356,18 @@ func (x *Exporter) record(rec *Recorder, res *event.Result, root Span) {
 // rest batchDelay after it began.
 func (x *Exporter) loop() {
 	defer close(x.done)
-	timer := time.NewTimer(batchDelay)
-	timer.Stop()
-	armed := false
+	defer x.timer.Stop()
 	for {
 		open, flush := true, false
 		select {
 		case _, open = <-x.wake:
 			flush = !open // else full batches only, if any
-		case <-timer.C:
-			armed, flush = false, true
+		case <-x.timer.C:
+			flush = true
 		}
 		x.mu.Lock()
 		if flush {
+			x.armed = false
 			x.seal()
 		}
 		batches, dropped := x.ready, x.dropped
@@ -380,13 +395,6 @@ func (x *Exporter) loop() {
 		}
 		if !open {
 			return
-		}
-		x.mu.Lock()
-		waiting := x.spans > 0 || x.dirty
-		x.mu.Unlock()
-		if waiting && !armed {
-			timer.Reset(batchDelay)
-			armed = true
 		}
 	}
 }

@@ -445,3 +445,36 @@ func exportRun(cfg Config, evs []event.Event, runs int) []string {
 	defer mu.Unlock()
 	return warnings
 }
+
+// TestPendingIsSentAfterTheDelay: spans that do not fill a batch, and
+// the metrics of a finished run, are sent batchDelay after they began,
+// without a Shutdown (a serve process's runs are exported as they end).
+func TestPendingIsSentAfterTheDelay(t *testing.T) {
+	rc := otlptest.NewReceiver(t)
+	cfg, _, err := FromEnv(rc.URL, func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := New(cfg)
+	defer x.Shutdown(context.Background())
+	evs := toolStream(2)
+	run := x.Run(RunInfo{Run: "run_x", Agent: "claude"})
+	for _, ev := range evs {
+		run.Add(ev)
+	}
+	run.Finish(evs[len(evs)-1].Body.(*event.Result))
+	rc.Wait(t, 2) // the spans, the metrics
+	if _, spans, metrics := rc.Got(); len(spans) != 5 || len(metrics) != 1 {
+		t.Fatalf("%d spans, %d metrics requests", len(spans), len(metrics))
+	}
+	// A second run after the first flush: the timer is armed again.
+	run = x.Run(RunInfo{Run: "run_y", Agent: "claude"})
+	for _, ev := range evs {
+		run.Add(ev)
+	}
+	run.Finish(evs[len(evs)-1].Body.(*event.Result))
+	rc.Wait(t, 2)
+	if _, spans, metrics := rc.Got(); len(spans) != 10 || len(metrics) != 2 {
+		t.Fatalf("%d spans, %d metrics requests", len(spans), len(metrics))
+	}
+}

@@ -122,7 +122,8 @@ type Recorder struct {
 	names     map[string]string // "execute_tool NAME" by tool name
 	chat      Span              // the model call span being emitted
 	chatName  string
-	boundary  int64 // ms: where the next model call starts
+	ids       *rand.PCG // the children's span ids
+	boundary  int64     // ms: where the next model call starts
 	fatal     *event.Error
 	warnings  int
 }
@@ -138,6 +139,10 @@ func newRecorder(info RunInfo, content bool, emit func(*Span)) *Recorder {
 		randomID(r.root.TraceID[:])
 	}
 	randomID(r.root.SpanID[:])
+	// The run's child spans take their ids from a PCG seeded from
+	// ChaCha8: they need be unique in their trace, not unguessable, and
+	// a PCG id costs 45 instructions fewer (callgrind).
+	r.ids = rand.NewPCG(rand.Uint64(), rand.Uint64())
 	r.provider = Provider(info.Agent, info.Model)
 	return r
 }
@@ -168,7 +173,7 @@ func ms(ts int64) Nanos {
 func (r *Recorder) child(s *Span, name string, kind int, start int64) {
 	*s = Span{TraceID: r.root.TraceID, ParentSpanID: r.root.SpanID, Name: name, Kind: kind, Start: ms(start),
 		Attributes: s.Attributes[:0], Events: s.Events[:0]}
-	randomID(s.SpanID[:])
+	binary.LittleEndian.PutUint64(s.SpanID[:], r.ids.Uint64()|1) // never all zero
 }
 
 // toolSpan is a span for a tool call: an emitted one's, or a new one.
@@ -222,8 +227,10 @@ func (r *Recorder) Add(ev event.Event) {
 		}
 		s := r.toolSpan()
 		r.child(s, name, KindInternal, ev.TS)
-		if p := r.tools[b.ParentCallID]; b.ParentCallID != "" && p != nil {
-			s.ParentSpanID = p.SpanID // a sub-agent's call, under its task call
+		if b.ParentCallID != "" { // most calls have none: no lookup
+			if p := r.tools[b.ParentCallID]; p != nil {
+				s.ParentSpanID = p.SpanID // a sub-agent's call, under its task call
+			}
 		}
 		s.Attributes = append(s.Attributes, Str(AttrOperation, OpExecuteTool), Str(AttrToolName, b.Name),
 			Str(AttrToolCallID, b.CallID), Str(AttrToolType, "function"), Str("harness.tool.kind", string(b.Kind)))

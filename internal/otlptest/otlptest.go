@@ -13,6 +13,7 @@ import (
 	"os"
 	"sync"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -32,12 +33,13 @@ type Receiver struct {
 	bodies     [][]byte
 	spans      []ptrace.Span
 	metrics    []pmetricotlp.ExportRequest
+	arrived    chan struct{} // a token a request taken, for Wait
 }
 
 // NewReceiver starts a receiver for the test's lifetime; a request it
 // cannot decode fails t.
 func NewReceiver(t *testing.T) *Receiver {
-	rc := &Receiver{}
+	rc := &Receiver{arrived: make(chan struct{}, 1024)}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		if ct := r.Header.Get("Content-Type"); ct != "application/x-protobuf" {
@@ -72,6 +74,10 @@ func NewReceiver(t *testing.T) *Receiver {
 			t.Errorf("%s: %v", r.URL.Path, err)
 			w.WriteHeader(http.StatusBadRequest)
 		}
+		select {
+		case rc.arrived <- struct{}{}:
+		default:
+		}
 	}))
 	t.Cleanup(srv.Close)
 	rc.URL = srv.URL
@@ -85,6 +91,20 @@ func (rc *Receiver) FailFirst(retryAfter string, statuses ...int) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	rc.fail, rc.retryAfter = statuses, retryAfter
+}
+
+// Wait waits for n more requests to be taken (refused ones are not
+// counted), and fails t if they are not within a minute.
+func (rc *Receiver) Wait(t *testing.T, n int) {
+	t.Helper()
+	timeout := time.After(time.Minute)
+	for range n {
+		select {
+		case <-rc.arrived:
+		case <-timeout:
+			t.Fatalf("the requests did not arrive")
+		}
+	}
 }
 
 // Requests counts the requests received, refused ones included.
