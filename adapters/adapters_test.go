@@ -110,7 +110,9 @@ func FuzzWholeFileMatchesUdiff(f *testing.F) {
 // udiff.Unified, byte for byte.
 func FuzzUnifiedMatchesUdiff(f *testing.F) {
 	for _, s := range [][2]string{{"a\nb\n", "a\nc\n"}, {"a\nb", "a\nb\n"}, {"\n\nc\n", "\n"}, {"x", "y"},
-		{"1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n", "1\n2\nX\n4\n5\n6\n7\n8\nY\n10\n"}, {"", "a\n"}, {"a\n", ""}} {
+		{"1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n", "1\n2\nX\n4\n5\n6\n7\n8\nY\n10\n"}, {"", "a\n"}, {"a\n", ""},
+		// A last line without its newline, changed, removed or followed.
+		{"a\nb\nc", "a\nX"}, {"x\ny", "x"}, {"a\nb", "a\nb\nc"}, {"a", "a\nb"}, {"a\nb\nc", "a\nb\nc\n"}} {
 		f.Add(s[0], s[1])
 	}
 	f.Fuzz(func(t *testing.T, before, after string) {
