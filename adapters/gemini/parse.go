@@ -21,7 +21,10 @@ type call struct {
 	kind    event.Kind
 	paths   []string
 	startMS int64 // the tool_use's timestamp, 0 when unknown
-	edit    edit  // what a write_file or replace asked for
+	// edit is what a write_file or replace asked for, nil for other
+	// tools. A pointer keeps call within the 128 bytes a map stores in
+	// place: a larger value is allocated on every insert into p.open.
+	edit *edit
 }
 
 type parser struct {
@@ -352,7 +355,8 @@ func (p *parser) toolUse(l *line) *event.ToolStart {
 	switch name {
 	case "write_file", "replace", "edit":
 		c.paths = nonEmpty(ts.Path)
-		c.edit = readEdit(name, ts.Path, l)
+		e := readEdit(name, ts.Path, l)
+		c.edit = &e
 	}
 	// A shell command or another agent's tool may change any file: what
 	// was seen of them no longer holds.
@@ -386,8 +390,8 @@ func (p *parser) toolResult(l *line) *event.ToolEnd {
 			te.Status = event.StatusDenied
 		}
 	}
-	if ok && c.edit.name != "" {
-		p.files.apply(te, c.edit)
+	if ok && c.edit != nil {
+		p.files.apply(te, *c.edit)
 	} else if !ok || known.Unseen(te.Kind) {
 		p.files.ForgetAll()
 	}
