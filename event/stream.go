@@ -66,9 +66,9 @@ type Stream struct {
 	finished bool
 
 	session SessionStart
-	open    map[string]*openCall // by the unique id in the stream
-	openSeq int64                // orders open calls, oldest first
-	alias   map[string]string    // agent's call id -> unique id in the stream
+	open    map[string]openCall // by the unique id in the stream (by value: no allocation per call)
+	openSeq int64               // orders open calls, oldest first
+	alias   map[string]string   // agent's call id -> unique id in the stream
 	// closed holds a hash of every call id already ended. Hashes keep
 	// the set free of pointers (the GC need not scan it in a run of a
 	// million calls); a collision only renames a call that needed no
@@ -131,7 +131,7 @@ func NewStream(cfg StreamConfig) *Stream {
 	if cfg.Run == "" {
 		cfg.Run = NewRunID()
 	}
-	s := &Stream{cfg: cfg, now: cfg.Now, open: map[string]*openCall{},
+	s := &Stream{cfg: cfg, now: cfg.Now, open: map[string]openCall{},
 		alias: map[string]string{}, reuses: map[string]int{}, seed: maphash.MakeSeed()}
 	if s.now == nil {
 		s.now = time.Now
@@ -290,12 +290,12 @@ func (s *Stream) OpenCalls() []OpenCall {
 }
 
 // openCalls returns the open calls, oldest first.
-func (s *Stream) openCalls() []*openCall {
-	out := make([]*openCall, 0, len(s.open))
+func (s *Stream) openCalls() []openCall {
+	out := make([]openCall, 0, len(s.open))
 	for _, c := range s.open {
 		out = append(out, c)
 	}
-	slices.SortFunc(out, func(a, b *openCall) int { return cmp.Compare(a.n, b.n) })
+	slices.SortFunc(out, func(a, b openCall) int { return cmp.Compare(a.n, b.n) })
 	return out
 }
 
@@ -517,7 +517,7 @@ func (s *Stream) toolStart(v *ToolStart) bool {
 		v.Paths = paths
 	}
 	s.openSeq++
-	s.open[v.CallID] = &openCall{id: v.CallID, name: v.Name, kind: v.Kind, at: s.clock(), start: v, n: s.openSeq}
+	s.open[v.CallID] = openCall{id: v.CallID, name: v.Name, kind: v.Kind, at: s.clock(), start: v, n: s.openSeq}
 	s.toolCalls++
 	return true
 }
