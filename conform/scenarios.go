@@ -116,7 +116,7 @@ var scenarios = []scenario{
 	{name: "overloaded", builtin: "overloaded", want: want{exit: 1, status: event.ResultError, class: event.ClassOverloaded, tools: shells(0)}},
 	// The model stops mid-answer: the idle budget ends the run, and an
 	// answer cut off mid-sentence is not the answer.
-	{name: "hang", builtin: "hang", idle: map[string]string{CLI: "3s", ACP: "10s"},
+	{name: "hang", builtin: "hang", idle: map[string]string{CLI: "3s", ACP: "20s"},
 		want: want{exit: 124, status: event.ResultTimeout, code: event.ErrIdleTimeout, tools: shells(0)}},
 }
 

@@ -69,6 +69,12 @@ func TestRunOTLPFaults(t *testing.T) {
 		}
 		var ts []event.Type
 		for _, ev := range evs {
+			// The watchdogs' warnings depend on how busy the machine is
+			// (a fake slow to exit after its result lingered), not on
+			// the export: CI saw one in the run without --otlp only.
+			if w, ok := ev.Body.(*event.Warning); ok && (w.Code == event.WarnLingeredAfterResult || w.Code == event.WarnToolStalled || w.Code == event.WarnIdle) {
+				continue
+			}
 			ts = append(ts, ev.Type)
 		}
 		return ts
