@@ -83,12 +83,14 @@ func appendCapped(dst, chunk []byte, max int, dropped int64) ([]byte, int64) {
 		dropped += int64(len(chunk) - room)
 		chunk = chunk[:room]
 	}
-	// Grow in one step to 1 MiB, then straight to the cap: append's small
-	// steps would allocate several times the line on the way to a huge one.
+	// Grow in one step to 1 MiB, then fourfold: append's small steps
+	// would allocate several times the line on the way to a huge one, and
+	// going straight to the cap made every line of a few MiB cost the
+	// whole cap (60 lines of 4 MB held 32 MB at once).
 	if need := len(dst) + len(chunk); need > cap(dst) {
 		c := 1 << 20
-		if need > c {
-			c = max
+		for c < need {
+			c *= 4
 		}
 		grown := make([]byte, len(dst), min(max, c))
 		copy(grown, dst)

@@ -3,6 +3,7 @@ package linescan
 import (
 	"bytes"
 	"io"
+	"runtime"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -74,6 +75,26 @@ func TestScanReadError(t *testing.T) {
 	err = Scan(r, 0, func(l []byte, _ int64) error { got = append(got, string(l)); return nil })
 	require.ErrorIs(t, err, iotest.ErrTimeout)
 	require.Equal(t, []string{"a", "half a li"}, got)
+}
+
+// A line of a few MiB costs about its own size, not the cap: 60 open tool
+// calls of 4 MB each once held 32 MB at a time, two 16 MiB buffers.
+func TestScanLongLineCostsItsSize(t *testing.T) {
+	line := strings.Repeat("z", 4_000_000)
+	in := strings.NewReader(line + "\n" + line + "\n")
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	n := 0
+	require.NoError(t, Scan(in, 0, func(l []byte, d int64) error {
+		require.Len(t, l, len(line))
+		require.Zero(t, d)
+		n++
+		return nil
+	}))
+	runtime.ReadMemStats(&after)
+	require.Equal(t, 2, n)
+	allocated := after.TotalAlloc - before.TotalAlloc
+	require.Less(t, allocated, uint64(2*2*len(line)), "two lines of %d bytes allocated %d bytes", len(line), allocated)
 }
 
 func BenchmarkScan(b *testing.B) {

@@ -74,6 +74,15 @@ func emit(obj string) {
 	_, _ = os.Stdout.WriteString(obj)
 }
 
+// emitParts writes one line given in pieces, each with its own write: the
+// concatenation of parts is a JSON object, as emit's argument.
+func emitParts(parts ...string) {
+	for _, p := range parts[:len(parts)-1] {
+		_, _ = os.Stdout.WriteString(p)
+	}
+	emit(parts[len(parts)-1])
+}
+
 func initLine() {
 	emit(`{"type":"system","subtype":"init","cwd":"/tmp/work","session_id":"` + SessionID + `","tools":["Bash","Read"],"model":"fake-model","permissionMode":"bypassPermissions","pid":` + strconv.Itoa(os.Getpid()) + `}`)
 }
