@@ -72,6 +72,11 @@ const (
 	ruleEnv                     // a secret env value
 	ruleAuth                    // authRE
 	ruleURL                     // urlRE
+	// ruleEscape: a JSON escape of a character below U+0100 ("\u0073"
+	// for "s"). An encoder may escape any character, so a secret may hide
+	// behind one from the scan of the raw line; the JSON path decodes the
+	// strings and scans them again.
+	ruleEscape
 )
 
 // secret-shaped tokens. Each alternative starts with a literal trigger.
@@ -115,6 +120,7 @@ var baseTriggers = []trigger{
 	{"bearer", ruleBearer, false},
 	{"key", rulePair, true}, {"password", rulePair, true}, {"passwd", rulePair, true}, {"secret", rulePair, true},
 	{"token", rulePair, true}, {"authorization", rulePair | ruleAuth, false}, {"credential", rulePair, false},
+	{`\u00`, ruleEscape, false},
 }
 
 // secretKeySuffixes tell whether a JSON object key (lowercased, without
@@ -415,6 +421,9 @@ func (r *Redactor) Redact(line []byte) []byte {
 	if len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[') && json.Valid(line) {
 		return r.redactJSON(line)
 	}
+	if rules == ruleEscape { // text: "\u0073" is what it says
+		return line
+	}
 	return r.redactText(bytes.Clone(line), rules)
 }
 
@@ -521,6 +530,12 @@ func (r *Redactor) redactJSON(line []byte) []byte {
 		}
 		if isKey {
 			lastKey = raw[1 : len(raw)-1]
+			if bytes.IndexByte(lastKey, '\\') >= 0 {
+				var k string
+				if json.Unmarshal(raw, &k) == nil {
+					lastKey = []byte(k)
+				}
+			}
 			valueAt = j + 1
 			for valueAt < len(line) && (line[valueAt] == ' ' || line[valueAt] == '\t' || line[valueAt] == '\n' || line[valueAt] == '\r') {
 				valueAt++

@@ -283,6 +283,32 @@ func TestScanFindsEveryNeedle(t *testing.T) {
 	}
 }
 
+// TestRedactSeesThroughEscapes: a JSON encoder may escape any character
+// ("\u0073" is "s"), so a secret whose raw bytes the scan cannot find is
+// still redacted in a JSON line: token shapes, values by env, secret keys.
+func TestRedactSeesThroughEscapes(t *testing.T) {
+	t.Parallel()
+	r := NewRedactor(testEnv).WithEnv([]string{"FOO=plain-value-1"})
+	for in, gone := range map[string]string{
+		`{"text":"use \u0073k-ant-api03-AbCdEf0123456789_xyz now"}`: "AbCdEf0123456789_xyz",
+		`{"cmd":"echo pl\u0061in-value-1"}`:                         "in-value-1",
+		`{"\u0074oken":"abcdefgh1234"}`:                             "abcdefgh1234",
+		`[{"out":"tok-0123456789\u0061bcdef"}]`:                     "bcdef",
+	} {
+		out := r.Redact([]byte(in))
+		require.True(t, json.Valid(out), "%s", out)
+		require.NotContains(t, string(out), gone, in)
+		require.Contains(t, string(out), Redacted, in)
+	}
+	for _, line := range []string{
+		`{"text":"\u001b[1mbold\u001b[0m"}`,                // ANSI colours: decoded, nothing to redact
+		`text with \u0073k-ant-api03-AbCdEf0123456789_xyz`, // not JSON: no escape to decode
+	} {
+		in := []byte(line)
+		require.Equal(t, line, string(r.Redact(in)))
+	}
+}
+
 // TestRedactLeavesUsageLinesAlone: keys that only contain a pair word
 // ("input_tokens") are not secrets, and a line with nothing to redact is
 // returned as is, not rewritten; a key that ends with one still is.
