@@ -73,27 +73,8 @@ type procStat struct {
 	start                uint64 // clock ticks after boot: tells a reused pid apart
 }
 
-// dead reports a zombie whose every thread has exited. A process whose
-// main thread exited while others run on (pthread_exit in main) reads 'Z'
-// too, with its environment unreadable, yet runs: it is not dead.
-func (st procStat) dead() bool { return st.state == 'Z' && otherThread(st.pid) == 0 }
-
-// otherThread returns a thread of pid besides its main thread, 0 when
-// there is none.
-func otherThread(pid int) int {
-	d, err := os.Open("/proc/" + strconv.Itoa(pid) + "/task")
-	if err != nil {
-		return 0
-	}
-	defer d.Close()
-	names, _ := d.Readdirnames(-1)
-	for _, n := range names {
-		if tid, err := strconv.Atoi(n); err == nil && tid != pid {
-			return tid
-		}
-	}
-	return 0
-}
+// dead reports a zombie whose every thread has exited (procstat.Stat.Live).
+func (st procStat) dead() bool { return st.state == 'Z' && procstat.OtherThread(st.pid) == 0 }
 
 func readStat(pid int) (procStat, bool) {
 	st, ok := procstat.Read(pid)
@@ -224,7 +205,7 @@ func environHas(pid int, entry []byte) bool {
 	b, err := procstat.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
 	if len(b) == 0 {
 		// Its main thread has exited: another thread still has it.
-		if tid := otherThread(pid); tid != 0 {
+		if tid := procstat.OtherThread(pid); tid != 0 {
 			b, err = procstat.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + strconv.Itoa(tid) + "/environ")
 		}
 	}

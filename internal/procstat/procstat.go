@@ -19,9 +19,13 @@ type Stat struct {
 	Start uint64
 }
 
-// Live reports whether the process has not ended: it is neither a zombie
-// (dead, not yet reaped) nor dead.
-func (s Stat) Live() bool { return s.State != 'Z' && s.State != 'X' }
+// Live reports whether the process has not ended: it is neither dead nor
+// a zombie (dead, not yet reaped) whose every thread has exited. A
+// process whose main thread exited while others run on (pthread_exit in
+// main) reads 'Z' too, with its environment unreadable, yet runs.
+func (s Stat) Live() bool {
+	return s.State != 'X' && (s.State != 'Z' || OtherThread(s.PID) != 0)
+}
 
 // Read reads pid's stat; ok is false when there is no such process (or
 // no /proc).

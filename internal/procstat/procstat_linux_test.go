@@ -2,7 +2,10 @@ package procstat
 
 import (
 	"os"
+	"os/exec"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -18,7 +21,8 @@ func TestParse(t *testing.T) {
 	require.False(t, ok)
 	_, ok = Parse(1, []byte("1 (x) S 1 2"))
 	require.False(t, ok)
-	st, _ = Parse(1, []byte("1 (x) Z 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19"))
+	// A pid no process has: a zombie with no thread left.
+	st, _ = Parse(1<<30, []byte("1073741824 (x) Z 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19"))
 	require.False(t, st.Live())
 }
 
@@ -31,4 +35,55 @@ func TestRead(t *testing.T) {
 	require.Positive(t, self.Pgrp)
 	_, ok = Read(1 << 30)
 	require.False(t, ok, "a pid no process has")
+}
+
+const leaderExitsEnv = "PROCSTAT_TEST_LEADER_EXITS"
+
+// The helper process of TestLiveLeaderExited: its main thread exits on
+// its own (SYS_EXIT, as pthread_exit in a C main) while the others run
+// on. Only a package initializer surely runs on the main thread.
+func init() {
+	if os.Getenv(leaderExitsEnv) == "" {
+		return
+	}
+	go func() { select {} }()
+	_, _, _ = syscall.RawSyscall(syscall.SYS_EXIT, 0, 0, 0)
+}
+
+// A process whose main thread has exited reads 'Z' yet runs: it is live
+// until its last thread is gone.
+func TestLiveLeaderExited(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), leaderExitsEnv+"=1")
+	require.NoError(t, cmd.Start())
+	pid := cmd.Process.Pid
+	reaped := false
+	defer func() {
+		if !reaped {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	}()
+	// state waits until pid's stat reads want and returns it.
+	state := func(want func(Stat) bool) Stat {
+		var st Stat
+		require.Eventually(t, func() bool {
+			var ok bool
+			st, ok = Read(pid)
+			return ok && want(st)
+		}, 10*time.Second, time.Millisecond)
+		return st
+	}
+	st := state(func(s Stat) bool { return s.State == 'Z' })
+	require.NotZero(t, OtherThread(pid), "its other threads run on")
+	require.True(t, st.Live())
+
+	require.NoError(t, cmd.Process.Kill())
+	st = state(func(s Stat) bool { return OtherThread(pid) == 0 })
+	require.False(t, st.Live(), "killed, not yet reaped: every thread has exited")
+	_ = cmd.Wait()
+	reaped = true
+	_, ok := Read(pid)
+	require.False(t, ok, "reaped")
 }

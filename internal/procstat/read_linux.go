@@ -2,6 +2,7 @@ package procstat
 
 import (
 	"os"
+	"strconv"
 
 	"golang.org/x/sys/unix"
 )
@@ -31,4 +32,21 @@ func ReadFile(path string) ([]byte, error) {
 		}
 		out = append(out, buf[:n]...)
 	}
+}
+
+// OtherThread returns a thread of pid besides its main thread, 0 when
+// there is none.
+func OtherThread(pid int) int {
+	d, err := os.Open("/proc/" + strconv.Itoa(pid) + "/task")
+	if err != nil {
+		return 0
+	}
+	defer d.Close()
+	names, _ := d.Readdirnames(-1)
+	for _, n := range names {
+		if tid, err := strconv.Atoi(n); err == nil && tid != pid {
+			return tid
+		}
+	}
+	return 0
 }
