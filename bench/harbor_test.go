@@ -481,3 +481,37 @@ func TestHarborArtifactsInResults(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "a\n", string(b))
 }
+
+// TestHarborBwrapAgentUnderTmp: an agent installed under /tmp runs in the
+// bwrap sandbox, whose /tmp is its own: its install is bound in
+// read-only at its path (before, bwrap's execvp found no such file).
+func TestHarborBwrapAgentUnderTmp(t *testing.T) {
+	t.Parallel()
+	dir, err := os.MkdirTemp("/tmp", "harness-agent-under-tmp-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	data, err := os.ReadFile(exe)
+	require.NoError(t, err)
+	bin := filepath.Join(dir, "bin", "fake-claude")
+	require.NoError(t, os.MkdirAll(filepath.Dir(bin), 0o755))
+	require.NoError(t, os.WriteFile(bin, data, 0o755))
+
+	tasks, err := bench.LoadTasks(filepath.Join(harborSuite, "create-file"))
+	require.NoError(t, err)
+	inner := fakes(map[string]string{"claude": "bench-writer"})
+	rep, err := bench.Run(t.Context(), bench.Plan{Tasks: tasks, Agents: []string{"claude"}}, bench.Options{
+		Isolate: isolate.Bwrap, Dir: t.TempDir(),
+		Setup: func(s bench.Spec, tk harness.Task) (harness.Task, harness.Observer, error) {
+			tk, obs, err := inner(s, tk)
+			tk.Binary = bin
+			return tk, obs, err
+		},
+	})
+	require.NoError(t, err)
+	require.Len(t, rep.Runs, 1)
+	r := rep.Runs[0]
+	require.Equal(t, "success", r.Status, "%s %s", r.Error, r.Detail)
+	require.Equal(t, 1, r.ToolCalls, "the fake ran in the sandbox")
+}
