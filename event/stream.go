@@ -468,10 +468,10 @@ func (s *Stream) toolStart(v *ToolStart) bool {
 		// A reused id: a key of reuses for the rest of the run, which
 		// must not keep the start's strings alive with it.
 		agentID = strings.Clone(agentID)
-	}
-	for s.isClosed(id) {
-		s.reuses[agentID]++
-		id = agentID + "#" + itoa(s.reuses[agentID]+1)
+		for s.isClosed(id) {
+			s.reuses[agentID]++
+			id = agentID + "#" + itoa(s.reuses[agentID]+1)
+		}
 	}
 	if id != agentID {
 		s.alias[agentID] = id
