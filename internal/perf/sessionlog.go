@@ -56,7 +56,8 @@ func (b *bench) withLog() []string {
 
 // sessionLog measures what the session log (on by default) costs: a
 // short run of many lines and a flood, each as interleaved pairs of runs
-// with and without the log, the ratio taken pair by pair.
+// with and without the log (the order alternating), the ratio taken pair
+// by pair.
 func (b *bench) sessionLog() []row {
 	cases := []struct {
 		figure, spec, target string
@@ -73,13 +74,19 @@ func (b *bench) sessionLog() []row {
 		b.log("%s: %d pairs", c.figure, c.pairs)
 		var with, without, ratios, wallRatios []float64
 		var err error
-		for range c.pairs {
-			var w, n usage
-			if w, err = b.runUsage(b.withLog(), c.spec); err != nil {
-				break
+		for i := range c.pairs {
+			withLog := func() (usage, error) {
+				u, err := b.runUsage(b.withLog(), c.spec)
+				// A flood's log is gigabytes: removed, and its dirty pages
+				// written out, before the next run, so that neither side
+				// of a pair starts while the kernel is still busy with
+				// the last one's.
+				_ = os.RemoveAll(b.sessionsDir())
+				syscall.Sync()
+				return u, err
 			}
-			_ = os.RemoveAll(b.sessionsDir()) // a flood's log is gigabytes
-			if n, err = b.runUsage(b.harnessRun(), c.spec); err != nil {
+			var w, n usage
+			if w, n, err = b.pair(i%2 == 0, withLog, func() (usage, error) { return b.runUsage(b.harnessRun(), c.spec) }); err != nil {
 				break
 			}
 			with, without = append(with, w.CPU), append(without, n.CPU)
