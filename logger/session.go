@@ -118,6 +118,7 @@ type Session struct {
 // of their fresh memory.
 const (
 	bufSmall    = 64 << 10
+	bufSlack    = 4 << 10 // room for the line that fills a buffer
 	bufLarge    = 1 << 20
 	floodWrites = 64
 )
@@ -131,6 +132,13 @@ type lineBuf struct {
 
 // add appends line and a newline; it reports whether buf is full.
 func (l *lineBuf) add(line []byte) bool {
+	if l.buf == nil {
+		// Made at its size once: grown by append from nothing, the two
+		// buffers of a run left ~550 KB behind on the way to 64 KiB,
+		// which brought on a collection in a run of 10k lines that had
+		// none with --no-log.
+		l.buf = make([]byte, 0, bufSmall+bufSlack)
+	}
 	l.buf = append(append(l.buf, line...), '\n')
 	limit := bufSmall
 	if l.large {
@@ -149,7 +157,7 @@ func (l *lineBuf) take(full bool) []byte {
 		return b
 	}
 	if l.run++; l.run == floodWrites && !l.large {
-		l.large, l.buf = true, make([]byte, 0, bufLarge)
+		l.large, l.buf = true, make([]byte, 0, bufLarge+bufSlack)
 	}
 	return b
 }
