@@ -592,7 +592,10 @@ func (r *Run) sink(ev event.Event) {
 	if err != nil {
 		return
 	}
-	line := append(r.line, '\n')
+	// Kept with its newline: appended to a copy, a line that filled the
+	// buffer would be copied afresh at every event of its size.
+	r.line = append(r.line, '\n')
+	line := r.line
 	if r.opts.OnLine != nil {
 		r.opts.OnLine(line)
 	}
