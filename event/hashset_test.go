@@ -83,3 +83,37 @@ func TestStreamKeepsLittlePerEndedCall(t *testing.T) {
 	runtime.KeepAlive(s)
 	runtime.KeepAlive(ids)
 }
+
+// TestHashSetSpreads: members that differ only in their high bits, only
+// in their low bits, or are 0, are all found, and their neighbours are
+// not, across the table's growths.
+func TestHashSetSpreads(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(3, 4))
+	spreads := map[string]func(i int) uint64{
+		"low bits":  func(i int) uint64 { return uint64(i) * 3 },
+		"high bits": func(i int) uint64 { return uint64(i) << 44 },
+		"powers":    func(i int) uint64 { return 1<<(i%64) + uint64(i/64) },
+		"uniform":   func(int) uint64 { return r.Uint64() },
+	}
+	for name, spread := range spreads {
+		var h hashSet
+		in := map[uint64]bool{}
+		for i := range 50_000 {
+			if x := spread(i); !in[x] {
+				h.add(x)
+				in[x] = true
+			}
+		}
+		require.False(t, h.has(0) && !in[0], name)
+		h.add(0)
+		in[0] = true
+		require.Equal(t, len(in), h.len(), name)
+		for x := range in {
+			require.True(t, h.has(x), "%s: member %d", name, x)
+			for _, y := range []uint64{x - 1, x + 1} {
+				require.Equal(t, in[y], h.has(y), "%s: %d", name, y)
+			}
+		}
+	}
+}

@@ -73,7 +73,7 @@ type Stream struct {
 	// the set free of pointers (the GC need not scan it in a run of a
 	// million calls); a collision only renames a call that needed no
 	// renaming, and never lets an id repeat. The set grows by one hash per
-	// ended call, about 11 bytes (hashSet): it cannot forget one, as the agent
+	// ended call, 11 to 21 bytes (hashSet): it cannot forget one, as the agent
 	// may use that id again. A bounded Bloom filter was tried and
 	// dropped, as its false positives renamed ~0.3 % of the calls past a
 	// million, differently on every parse (random seed).
