@@ -258,6 +258,24 @@ func OwnHome(t harness.Task) string {
 // ContainerName is a fresh name for a container of harness's.
 func ContainerName() string { return containerName("run") }
 
+// SandboxAgentBinds are the read-only binds, each at its own path, of
+// the agent's install (agentBinds) where the bwrap sandbox spec would
+// hide it: under its own /tmp or the run's HOME. The rest of the host is
+// seen read-only already.
+func SandboxAgentBinds(t harness.Task, settings *harness.Settings, spec isolate.Spec) ([]isolate.Bind, error) {
+	binds, _, err := agentBinds(t, settings)
+	if err != nil {
+		return nil, err
+	}
+	var hidden []isolate.Bind
+	for _, b := range binds {
+		if b.Host == b.Inner && spec.Hides(b.Inner) { // not the node shown at the image's path
+			hidden = append(hidden, b)
+		}
+	}
+	return hidden, nil
+}
+
 // agentBinds are the read-only binds that show an agent installed on the
 // host in a container at the same paths: each directory searched for
 // agents (for an npm install's node_modules/.bin, the install's top), the

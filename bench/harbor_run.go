@@ -203,7 +203,7 @@ func (b *bencher) harbor(ctx context.Context, s Spec, in RunReport) (rr RunRepor
 			spec.Binds = append(spec.Binds, isolate.Bind{Host: home, Inner: home})
 		}
 		if !oracle && t.Agent != "nop" {
-			binds, err := tmpAgentBinds(*t, b.opts.Settings)
+			binds, err := SandboxAgentBinds(*t, b.opts.Settings, spec)
 			if err != nil {
 				return err
 			}
@@ -229,24 +229,6 @@ func (b *bencher) harbor(ctx context.Context, s Spec, in RunReport) (rr RunRepor
 	})
 	r.keepArtifacts(&rr, b.opts.Keep)
 	return rr
-}
-
-// tmpAgentBinds are the read-only binds of an agent installed under /tmp
-// (agentBinds): the sandbox has a /tmp of its own, which would hide the
-// agent's binary and its install from it. The rest of the host is seen
-// read-only already.
-func tmpAgentBinds(t harness.Task, settings *harness.Settings) ([]isolate.Bind, error) {
-	binds, _, err := agentBinds(t, settings)
-	if err != nil {
-		return nil, err
-	}
-	var tmp []isolate.Bind
-	for _, b := range binds {
-		if strings.HasPrefix(filepath.Clean(b.Inner), "/tmp/") {
-			tmp = append(tmp, b)
-		}
-	}
-	return tmp, nil
 }
 
 // removeRunDir removes a run's directory (a variable: a test makes it

@@ -85,14 +85,7 @@ func (s Spec) Prefix() ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("isolate bwrap: %w", err)
 	}
-	// A top-level name the sandbox binds itself (/app, /tests) hides the
-	// host's entry of that name.
-	own := map[string]bool{"proc": true, "dev": true, "tmp": true}
-	for _, b := range s.Binds {
-		if first := firstElem(b.Inner); first != "" && path.Dir(path.Clean(b.Inner)) == "/" {
-			own[first] = true
-		}
-	}
+	own := s.ownTop()
 	for _, e := range top {
 		name := e.Name()
 		if own[name] {
@@ -147,6 +140,40 @@ func (s Spec) Prefix() ([]string, error) {
 		args = append(args, "--chdir", s.Chdir)
 	}
 	return append(args, "--"), nil
+}
+
+// ownTop is the top-level names of the sandbox's own root entries: /proc,
+// /dev, /tmp, and a name it binds itself (/app, /tests), which hides the
+// host's entry of that name.
+func (s Spec) ownTop() map[string]bool {
+	own := map[string]bool{"proc": true, "dev": true, "tmp": true}
+	for _, b := range s.Binds {
+		if first := firstElem(b.Inner); first != "" && path.Dir(path.Clean(b.Inner)) == "/" {
+			own[first] = true
+		}
+	}
+	return own
+}
+
+// Hides reports whether the host's absolute path p is out of the
+// sandbox's sight: the innermost bind over p shows another directory
+// there, or, with no bind over it, p is below one of the sandbox's own
+// top-level entries (/tmp, /app, …). A bind of a directory at its own
+// path hides nothing below it.
+func (s Spec) Hides(p string) bool {
+	p = path.Clean(p)
+	var over *Bind
+	for i := range s.Binds {
+		b := &s.Binds[i]
+		in := path.Clean(b.Inner)
+		if (p == in || strings.HasPrefix(p, in+"/")) && (over == nil || len(in) > len(path.Clean(over.Inner))) {
+			over = b
+		}
+	}
+	if over != nil {
+		return path.Clean(over.Host) != path.Clean(over.Inner)
+	}
+	return s.ownTop()[firstElem(p)]
 }
 
 func firstElem(p string) string {

@@ -40,6 +40,30 @@ func TestPrefix(t *testing.T) {
 }
 
 // The sandbox sees the host read-only and its binds writable.
+func TestHides(t *testing.T) {
+	s := Spec{Binds: []Bind{
+		{Host: "/var/run-1/tmp", Inner: "/tmp"},
+		{Host: "/var/run-1/home", Inner: "/root"},
+		{Host: "/tmp/model-home", Inner: "/tmp/model-home"},
+		{Host: "/var/run-1/app", Inner: "/app"},
+		{Host: "/var/run-1/logs", Inner: "/logs/agent"},
+	}}
+	for p, hidden := range map[string]bool{
+		"/tmp/agents/bin/claude":      true,  // the sandbox's own /tmp
+		"/root/.local/bin/claude":     true,  // the run's own HOME
+		"/tmp/model-home/.claude":     false, // bound at its own path
+		"/app/x":                      true,
+		"/logs/agent/x":               true,
+		"/logs/verifier":              false, // the host's /logs is seen
+		"/usr/local/bin/claude":       false,
+		"/proc/1":                     true,
+		"/rootless/bin":               false, // not below /root
+		"/tmp/model-home/../agents/x": true,
+	} {
+		require.Equal(t, hidden, s.Hides(p), p)
+	}
+}
+
 func TestSandboxIsReadOnlyButItsBinds(t *testing.T) {
 	ws := t.TempDir()
 	args, err := Spec{Chdir: "/app", Binds: []Bind{{Host: ws, Inner: "/app"}, {Host: t.TempDir(), Inner: "/tmp"}}}.Prefix()

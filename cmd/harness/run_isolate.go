@@ -19,7 +19,8 @@ import (
 //   - bwrap: the host read-only, the working directory bound writable at
 //     its own path, a private /tmp and HOME (empty: credentials come from
 //     the environment), a HOME the task sets itself (the scripted model's)
-//     bound writable; the host's network is kept (the agent needs its
+//     bound writable, the agent's install read-only where /tmp or HOME
+//     would hide it; the host's network is kept (the agent needs its
 //     model API); its own PID namespace, which dies with the run.
 //   - podman, docker: a container of --image with the working directory
 //     bound at its own path and the host's network, the agent run in it
@@ -77,6 +78,14 @@ func (c *runCmd) isolate(lib *harness.Settings, t *harness.Task) (func(), error)
 		}
 	}
 	os.Chmod(filepath.Join(private, "tmp"), 0o1777)
+	if t.Agent != "oracle" && t.Agent != "nop" {
+		binds, err := bench.SandboxAgentBinds(*t, lib, spec)
+		if err != nil {
+			os.RemoveAll(private)
+			return nil, fmt.Errorf("run: %w", err)
+		}
+		spec.Binds = append(spec.Binds, binds...)
+	}
 	prefix, err := spec.Prefix()
 	if err != nil {
 		os.RemoveAll(private)

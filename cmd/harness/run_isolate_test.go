@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentharness/harness/internal/fakeagent"
 	"github.com/agentharness/harness/internal/harnesstest"
 )
 
@@ -96,4 +97,24 @@ func TestBenchPodmanKilledLeavesNothing(t *testing.T) {
 		return len(harnesstest.ContainersUnder(t, tmp)) == 0 && len(harnesstest.ProcsNamed("sleep 3128")) == 0
 	},
 		time.Minute, 50*time.Millisecond, "a container or the solution outlived the bench")
+}
+
+// harness run --isolate bwrap of an agent installed in the user's HOME
+// (and so under /tmp here): the sandbox's private HOME and /tmp would hide
+// it; its install is bound in read-only at its path.
+func TestRunIsolatedAgentInHome(t *testing.T) {
+	home := isolate(t)
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	data, err := os.ReadFile(exe)
+	require.NoError(t, err)
+	bin := filepath.Join(home, ".local", "bin", "fake-claude")
+	require.NoError(t, os.MkdirAll(filepath.Dir(bin), 0o755))
+	require.NoError(t, os.WriteFile(bin, data, 0o755))
+	ws := filepath.Join(home, "ws")
+	require.NoError(t, os.Mkdir(ws, 0o755))
+	r := invoke(t, "", "run", "--agent", "claude", "--binary", bin, "--env", fakeagent.EnvVar+"=prompt-echo",
+		"--no-log", "--linger", "100ms", "--cwd", ws, "--isolate", "bwrap", "-p", "go")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, `"text":"stdin=0:`, "the fake ran in the sandbox")
 }
