@@ -45,7 +45,7 @@
 //  3. Otherwise (no cgroup, a library user without the hook, not Linux),
 //     what earlier versions did: the harness makes itself a child
 //     subreaper, walks the agent's descendants in /proc while it runs
-//     (every 50 ms while the agent prints or opens tool calls, backing off
+//     (at most every 50 ms while the agent prints or opens tool calls, backing off
 //     to once a second while it is silent: an idle run costs well under a
 //     millisecond of CPU a second), and
 //     at the end kills the group, the processes it saw, and orphans of its

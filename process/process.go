@@ -186,6 +186,7 @@ type Proc struct {
 	poke       chan struct{}
 	trackPoke  chan struct{}      // a tool call opened: walk now (see track)
 	walks      atomic.Int64       // /proc walks made by track (tests count work)
+	looks      atomic.Int64       // looks made by track: walks or reads of the cgroup's list (tests)
 	exited     chan struct{}      // closed once the child is reaped
 	exitStatus syscall.WaitStatus // valid once exited is closed, if haveStatus
 	haveStatus bool

@@ -158,7 +158,8 @@ func (p *Proc) inCallback(fn func()) {
 // An agent waiting on its model for minutes starts nothing, so the looks
 // back off while nothing happens (trackEvery doubling up to trackMax) and
 // come back to trackEvery when one finds a new process, the agent prints,
-// or a tool call opens (which also looks at once: its command starts now).
+// or a tool call opens (which also looks at once, its command starting
+// now, unless a look was less than trackEvery ago).
 func (p *Proc) track() {
 	if p.rp != nil {
 		return
@@ -172,6 +173,7 @@ func (p *Proc) track() {
 	defer timer.Stop()
 	every := trackEvery
 	lastAct := p.lastAct.Load()
+	lastLook := time.Now()
 	// The first look is after trackEvery, not at the spawn: the child has
 	// barely started then, and a run that ends sooner never pays for a
 	// walk of /proc (whatever escaped by then is caught at the end, where
@@ -183,7 +185,17 @@ func (p *Proc) track() {
 		case <-timer.C:
 		case <-p.trackPoke:
 			every = trackEvery
+			// An agent opening tool calls back to back pokes at every
+			// one: a look per call cost a run of 20000 quick calls 12 %
+			// of its CPU. One look per trackEvery at most, as while
+			// anything else happens.
+			if since := time.Since(lastLook); since < trackEvery {
+				timer.Reset(trackEvery - since)
+				continue
+			}
 		}
+		lastLook = time.Now()
+		p.looks.Add(1)
 		found := look()
 		act := p.lastAct.Load()
 		every = nextWalk(every, found || act != lastAct)

@@ -573,6 +573,43 @@ func TestNoWalksWhenHeld(t *testing.T) {
 	}
 }
 
+// TestPokesLookOncePerTrackEvery: an agent opening tool calls back to
+// back gets one look at its processes per trackEvery, not one per call
+// (a run of 20000 quick calls spent 12 % of its CPU reading its cgroup's
+// list).
+func TestPokesLookOncePerTrackEvery(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []string{"cgroup", "walk"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			r := startFake(t, t.Context(), "long-silent-tool", []string{"400ms"},
+				Options{Idle: time.Minute, KillGrace: time.Second, noCgroup: mode == "walk", noReaper: true}, nil, "")
+			if mode == "cgroup" {
+				require.NotNil(t, r.p.cg, "this machine gives runs a cgroup of their own")
+			}
+			start := time.Now()
+			pokes := 0
+			for ended := false; !ended; pokes++ {
+				id := "call_" + strconv.Itoa(pokes)
+				r.p.ToolStarted(id, "Bash", event.KindShell)
+				r.p.ToolEnded(id)
+				select {
+				case <-r.p.exited:
+					ended = true
+				case <-time.After(200 * time.Microsecond):
+				}
+			}
+			elapsed := time.Since(start)
+			o := r.wait(t, runBound)
+			require.NoError(t, o.Reason)
+			limit := int64(elapsed/trackEvery) + 2
+			require.Greater(t, pokes, 100)
+			require.LessOrEqual(t, r.p.looks.Load(), limit, "%d pokes in %v", pokes, elapsed)
+			require.Positive(t, r.p.looks.Load())
+		})
+	}
+}
+
 // TestNextWalk: without a cgroup or reaper, walks back off while nothing
 // changes, to one a second, and come back at once on a change.
 func TestNextWalk(t *testing.T) {
