@@ -302,3 +302,50 @@ func TestUserText(t *testing.T) {
 	require.Len(t, msgs, 1)
 	require.Equal(t, event.Message{Role: event.RoleUser, Text: "echoed prompt"}, *msgs[0])
 }
+
+// TestToolResultBlocksReadAsGjson: user lines are read with jsonscan as
+// gjson read them: the first of duplicate members, strings only where a
+// string is asked for, is_error as gjson's Bool, an object's values as
+// blocks, text blocks of an array content joined, escapes decoded (each
+// case's expectation is what the gjson reader gave).
+func TestToolResultBlocksReadAsGjson(t *testing.T) {
+	t.Parallel()
+	use := `{"type":"assistant","message":{"id":"m","content":[{"type":"tool_use","id":"T","name":"Bash","input":{"command":"x"}}]}}`
+	user := func(content string) string {
+		return `{"type":"user","message":{"role":"user","content":` + content + `}}`
+	}
+	cases := []struct {
+		name, line     string
+		id, status     string
+		output, prompt string
+	}{
+		{"escapes", user(`[{"tool_use_id":"T","type":"tool_result","content":"out \u0041\n\"q\"","is_error":false}]`), "T", event.StatusOK, "out A\n\"q\"", ""},
+		{"first-type-wins", user(`[{"tool_use_id":"T","type":"tool_result","type":"text","content":"a","is_error":true}]`), "T", event.StatusError, "a", ""},
+		{"first-id-wins-and-text-blocks-joined", user(`[{"tool_use_id":"T","tool_use_id":"U","type":"tool_result","content":[{"type":"text","text":"x"},{"type":"image"},{"text":"y","type":"text"},"str",5]}]`), "T", event.StatusOK, "x\ny", ""},
+		{"object-content-values", user(`{"a":{"tool_use_id":"T","type":"tool_result","content":"obj"}}`), "T", event.StatusOK, "obj", ""},
+		{"is-error-string-true-is-true", user(`[{"tool_use_id":"T","type":"tool_result","content":"Exit code 3\nboom","is_error":"true"}]`), "T", event.StatusError, "Exit code 3\nboom", ""},
+		{"is-error-one-is-true", user(`[{"tool_use_id":"T","type":"tool_result","content":"Exit code 3\nboom","is_error":1}]`), "T", event.StatusError, "Exit code 3\nboom", ""},
+		{"numeric-id-is-no-id", user(`[{"tool_use_id":5,"type":"tool_result","content":"o"}]`), "", event.StatusOK, "o", ""},
+		{"null-content", user(`[{"tool_use_id":"T","type":"tool_result","content":null}]`), "T", event.StatusOK, "", ""},
+		{"spaces", user(`[ {"tool_use_id" : "T" , "type" : "tool_result" , "content" : [ {"type":"text","text":"sp"} ] } ]`), "T", event.StatusOK, "sp", ""},
+		{"string-content-is-a-prompt", user(`"plain \"user\" text"`), "", "", "", "plain \"user\" text"},
+		{"first-content-wins", `{"type":"user","message":{"role":"user","content":"first","content":[{"type":"text","text":"t"}]}}`, "", "", "", "first"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			out := adaptertest.Bodies(newParser(), use, c.line)
+			ends, msgs := only[*event.ToolEnd](out), only[*event.Message](out)
+			if c.prompt != "" {
+				require.Len(t, msgs, 1)
+				require.Equal(t, c.prompt, msgs[0].Text)
+				require.Empty(t, ends)
+				return
+			}
+			require.Len(t, ends, 1)
+			require.Equal(t, c.id, ends[0].CallID)
+			require.Equal(t, c.status, ends[0].Status)
+			require.Equal(t, c.output, ends[0].Output)
+		})
+	}
+}

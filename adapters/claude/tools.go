@@ -7,6 +7,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/agentharness/harness/adapters/internal/jsonscan"
 	"github.com/agentharness/harness/event"
 )
 
@@ -103,18 +104,20 @@ func filePath(in gjson.Result) string {
 
 // resultText returns a tool_result's content: a string, or the text blocks
 // of an array joined by newlines (images are left out).
-func resultText(content gjson.Result) string {
+func resultText(raw string) string {
 	switch {
-	case content.Type == gjson.String:
-		return strings.Clone(content.Str)
-	case content.IsArray():
+	case jsonscan.IsString(raw):
+		return ownStr(raw)
+	case jsonscan.IsArray(raw):
 		var b strings.Builder
-		content.ForEach(func(_, blk gjson.Result) bool {
-			if blk.Get("type").Str == "text" {
+		jsonscan.EachElem(raw, func(blk string) bool {
+			var typ, text string
+			jsonscan.Pick(blk, textKeys, &typ, &text)
+			if jsonscan.StrOnly(typ) == "text" {
 				if b.Len() > 0 {
 					b.WriteByte('\n')
 				}
-				b.WriteString(blk.Get("text").Str)
+				b.WriteString(jsonscan.StrOnly(text))
 			}
 			return true
 		})
@@ -122,6 +125,8 @@ func resultText(content gjson.Result) string {
 	}
 	return ""
 }
+
+var textKeys = []string{"type", "text"}
 
 // deniedMarkers are what Claude Code writes in a tool_result when a call
 // was not allowed: headless prompts it could not ask ("… but you haven't
