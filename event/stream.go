@@ -5,13 +5,14 @@ import (
 	"cmp"
 	"encoding/json"
 	"errors"
-	"hash/maphash"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/agentharness/harness/internal/idset"
 )
 
 // Limits on what one event may carry, so that a line stays under
@@ -73,12 +74,11 @@ type Stream struct {
 	// the set free of pointers (the GC need not scan it in a run of a
 	// million calls); a collision only renames a call that needed no
 	// renaming, and never lets an id repeat. The set grows by one hash per
-	// ended call, 11 to 21 bytes (hashSet): it cannot forget one, as the agent
+	// ended call, 11 to 21 bytes (idset): it cannot forget one, as the agent
 	// may use that id again. A bounded Bloom filter was tried and
 	// dropped, as its false positives renamed ~0.3 % of the calls past a
 	// million, differently on every parse (random seed).
-	closed    hashSet
-	seed      maphash.Seed
+	closed    idset.Set
 	reuses    map[string]int // agent's call id -> the last "#n" suffix given
 	toolCalls int64
 	usage     Usage
@@ -132,7 +132,7 @@ func NewStream(cfg StreamConfig) *Stream {
 		cfg.Run = NewRunID()
 	}
 	s := &Stream{cfg: cfg, now: cfg.Now, open: map[string]openCall{},
-		alias: map[string]string{}, reuses: map[string]int{}, seed: maphash.MakeSeed()}
+		alias: map[string]string{}, reuses: map[string]int{}}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -573,7 +573,7 @@ func (s *Stream) toolEnd(v *ToolEnd) {
 		v.Paths = v.Paths[:MaxPaths]
 	}
 	delete(s.open, id)
-	s.closed.add(maphash.String(s.seed, id)) // open, so not closed before
+	s.closed.Add(id)
 	if id != agentID {
 		// A later start that reuses the agent's id must get a fresh one.
 		delete(s.alias, agentID)
@@ -582,7 +582,7 @@ func (s *Stream) toolEnd(v *ToolEnd) {
 }
 
 func (s *Stream) isClosed(id string) bool {
-	return s.closed.has(maphash.String(s.seed, id))
+	return s.closed.Has(id)
 }
 
 // clock is the time of the call in progress.

@@ -13,6 +13,7 @@ import (
 	"github.com/agentharness/harness/adapters/internal/known"
 	"github.com/agentharness/harness/adapters/internal/readahead"
 	"github.com/agentharness/harness/event"
+	"github.com/agentharness/harness/internal/idset"
 )
 
 // maxBlocks bounds the content block index a stream_event may name, so that
@@ -32,10 +33,21 @@ const maxBlocks = 1024
 type parser struct {
 	readahead.TwoStep[top] // Parse, and read-ahead: read then apply
 
-	calls map[string]*call      // tool_use id -> call, for tool_end's name and kind
-	usage map[string]*callUsage // message id -> its usage so far (see usage.go)
-	// modelIDs counts the non-empty ids in usage: a result reads it
-	// instead of walking usage, which grows with the stream.
+	// calls are the open tool calls by tool_use id, for tool_end's name
+	// and kind; ended holds the ids of those that ended, which a line may
+	// announce or answer again (ignored). usage is the usage state of
+	// the model calls not yet counted, by message id (see usage.go), and
+	// counted holds the ids of those counted. Ended and counted calls
+	// are kept as hashes only: a
+	// map of them all kept ~400 bytes a tool call, and a parse of the
+	// 800 MB benchmark stream of every capture peaked at 87 MB and spent
+	// most of its CPU in collections of that heap (see idset).
+	calls   map[string]*call
+	ended   idset.Set
+	usage   map[string]*callUsage
+	counted idset.Set
+	// modelIDs counts the non-empty message ids seen, in usage or
+	// counted: a result reads it.
 	modelIDs int64
 	emitted  event.Usage // the sum of the usage events emitted
 	streams  []*stream
@@ -637,7 +649,7 @@ func partialInput(b *block) string {
 
 // startTool emits a tool_start, once per tool_use id.
 func (p *parser) startTool(dst []event.Body, id, name, input, parent string) []event.Body {
-	if _, ok := p.calls[id]; ok {
+	if _, ok := p.calls[id]; ok || p.ended.Has(id) {
 		return dst
 	}
 	id, name = strings.Clone(id), strings.Clone(name)
@@ -832,13 +844,13 @@ func ownStr(raw string) string {
 // content) and is_error.
 func (p *parser) toolResult(dst []event.Body, t *top, id, output string, isError bool) []event.Body {
 	c := p.calls[id]
-	if c != nil && c.ended {
+	if c == nil && p.ended.Has(id) {
 		return dst // the same result twice
 	}
 	te := &event.ToolEnd{CallID: strings.Clone(id), Status: event.StatusOK, Name: "unknown", Kind: event.KindOther}
 	if c != nil {
 		te.Name, te.Kind = c.name, c.kind
-		c.ended = true
+		p.endCall(id)
 	}
 	te.Output = resultText(output)
 	if isError {
@@ -871,6 +883,12 @@ func (p *parser) toolResult(dst []event.Body, t *top, id, output string, isError
 		}
 	}
 	return append(dst, te)
+}
+
+// endCall moves the open call id to the ended ones.
+func (p *parser) endCall(id string) {
+	delete(p.calls, id)
+	p.ended.Add(id)
 }
 
 // deniedByMeta reports whether tool_result_meta (raw) records a refused
@@ -909,7 +927,7 @@ func (p *parser) modelCalls(begun string) int64 {
 	seen := map[string]bool{}
 	jsonscan.Values(begun, func(v string) bool {
 		id := jsonscan.StrOnly(v)
-		if id != "" && !seen[id] && p.usage[id] == nil {
+		if id != "" && !seen[id] && p.usage[id] == nil && !p.counted.Has(id) {
 			seen[id] = true
 			n++
 		}
@@ -938,8 +956,8 @@ func (p *parser) result(dst []event.Body, t *top) []event.Body {
 	// Calls Claude refused and never answered with a tool_result.
 	denials.ForEach(func(_, d gjson.Result) bool {
 		id := d.Get("tool_use_id").Str
-		if c := p.calls[id]; c != nil && !c.ended {
-			c.ended = true
+		if c := p.calls[id]; c != nil {
+			p.endCall(id)
 			dst = append(dst, &event.ToolEnd{CallID: strings.Clone(id), Name: c.name, Kind: c.kind,
 				Status: event.StatusDenied, Output: "denied: listed in the result's permission_denials"})
 		}

@@ -1,6 +1,7 @@
 package claude
 
 import (
+	"runtime"
 	"strconv"
 	"testing"
 	"unsafe"
@@ -64,4 +65,67 @@ func within(s, line string) bool {
 	}
 	p, lo := uintptr(unsafe.Pointer(unsafe.StringData(s))), uintptr(unsafe.Pointer(unsafe.StringData(line)))
 	return p >= lo && p < lo+uintptr(len(line))
+}
+
+// TestEndedCallsKeepLittle: what the parser keeps of a tool call once it
+// ended, and of a model call once counted, is a hash of its id each: 300k
+// tool calls, each in a model call of its own, leave it holding under 48
+// bytes a call (a map of the calls and their usage kept ~400 bytes a
+// call, and a parse of a million calls spent half its CPU collecting
+// that heap). Not parallel: the heap is measured.
+func TestEndedCallsKeepLittle(t *testing.T) {
+	const calls = 300_000
+	p := newParser()
+	usage := `,"usage":{"input_tokens":10,"output_tokens":5}`
+	var buf []event.Body
+	line := func(i int) (string, string) {
+		id := "toolu_" + strconv.Itoa(i)
+		use := `{"type":"assistant","message":{"id":"msg_` + strconv.Itoa(i) + `","content":[{"type":"tool_use","id":"` + id + `","name":"Bash","input":{"command":"ls"}}]` + usage + `}}`
+		return use, resultLine(id, "")
+	}
+	for i := range 1000 { // the maps and buffers of a run, at their size
+		use, res := line(-1 - i)
+		buf, _ = p.Parse(buf[:0], []byte(use))
+		buf, _ = p.Parse(buf[:0], []byte(res))
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for i := range calls {
+		use, res := line(i)
+		buf, _ = p.Parse(buf[:0], []byte(use))
+		buf, _ = p.Parse(buf[:0], []byte(res))
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	perCall := float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / calls
+	t.Logf("%.1f bytes kept per ended call", perCall)
+	require.Less(t, perCall, 48.0, "bytes kept per ended tool call and counted model call")
+	require.Empty(t, p.calls)
+	require.Empty(t, p.usage)
+	runtime.KeepAlive(p)
+}
+
+// TestEndedCallsStayKnown: a tool call announced or answered again, and a
+// model call's usage repeated, are still recognised a hundred thousand
+// calls later, now that only their hashes are kept.
+func TestEndedCallsStayKnown(t *testing.T) {
+	t.Parallel()
+	p := newParser()
+	first := `{"type":"assistant","message":{"id":"m_t0","content":[{"type":"tool_use","id":"t0","name":"Bash","input":{"command":"ls"}}],"usage":{"input_tokens":7}}}`
+	firstUsage := `{"type":"assistant","message":{"id":"m_t0","content":[{"type":"text","text":"again"}],"usage":{"input_tokens":7}}}`
+	lines := []string{first, resultLine("t0", "")}
+	for i := 1; i <= 100_000; i++ {
+		id := "t" + strconv.Itoa(i)
+		lines = append(lines, useLine(id, "Bash", `{"command":"ls"}`), resultLine(id, ""))
+	}
+	out := adaptertest.Bodies(p, lines...)
+	require.Len(t, only[*event.Usage](out), 1)
+	require.Len(t, only[*event.ToolStart](out), 100_001)
+	require.Len(t, only[*event.ToolEnd](out), 100_001)
+	again := adaptertest.Bodies(p, first, resultLine("t0", ""), firstUsage)
+	require.Empty(t, only[*event.ToolStart](again), "a call announced again after it ended")
+	require.Empty(t, only[*event.ToolEnd](again), "a result given again")
+	require.Empty(t, only[*event.Usage](again), "a model call counted long ago")
+	require.Len(t, only[*event.Message](again), 1)
 }

@@ -44,7 +44,6 @@ type call struct {
 	input     string    // the input object, kept only for write/edit tools (diffs), within event.MaxInputBytes
 	path      string    // a write/edit's file, when its input was too large to keep
 	startedAt time.Time // its assistant line's timestamp (native durations only)
-	ended     bool
 }
 
 // toolStart builds the tool_start of a tool_use with the given input object

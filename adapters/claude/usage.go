@@ -77,17 +77,30 @@ func readUsage(raw string) (u event.Usage, mask int) {
 	return u, mask
 }
 
-// callUsage returns the usage state of message id, creating it.
+// callUsage returns the usage state of message id, creating it. A call
+// already counted has no state left: what it gets is a counted one of its
+// own, which nothing reads after.
 func (p *parser) callUsage(id string) *callUsage {
 	cu := p.usage[id]
 	if cu == nil {
+		if p.counted.Has(id) {
+			return &callUsage{counted: true}
+		}
 		cu = &callUsage{}
 		p.usage[strings.Clone(id)] = cu
-		if id != "" {
+		if id != "" { // not counted nor in usage: a call not seen before
 			p.modelIDs++
 		}
 	}
 	return cu
+}
+
+// count marks message id's call counted (emitted, or dropped as
+// abandoned) and lets its state go.
+func (p *parser) count(id string, cu *callUsage) {
+	cu.counted = true
+	delete(p.usage, id)
+	p.counted.Add(id)
 }
 
 // emitUsage appends u as an increment and adds it to what was emitted.
@@ -143,13 +156,13 @@ func (p *parser) usageStop(dst []event.Body, id string, abandoned bool) []event.
 		return dst
 	}
 	if abandoned {
-		cu.counted = true
+		p.count(id, cu)
 		return dst
 	}
 	if !cu.haveFinal {
 		return dst // no final count: the result's totals will hold it
 	}
-	cu.counted = true
+	p.count(id, cu)
 	return p.emitUsage(dst, cu.final)
 }
 
@@ -163,7 +176,7 @@ func (p *parser) usageLine(dst []event.Body, id, raw string) []event.Body {
 	if cu.streamed || cu.counted {
 		return dst
 	}
-	cu.counted = true
+	p.count(id, cu)
 	u, _ := readUsage(raw)
 	return p.emitUsage(dst, event.Usage{InputTokens: u.InputTokens, CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens})
 }

@@ -1,8 +1,7 @@
-package event
+package idset
 
 import (
 	"math/rand/v2"
-	"runtime"
 	"strconv"
 	"testing"
 
@@ -40,50 +39,6 @@ func TestHashSetIsExact(t *testing.T) {
 	}
 }
 
-// TestStreamRenamesAnIDReusedLongAfter: an id ended a hundred thousand
-// calls ago is still known, whichever part of the set holds it.
-func TestStreamRenamesAnIDReusedLongAfter(t *testing.T) {
-	t.Parallel()
-	var ids []string
-	s := NewStream(StreamConfig{Run: testRun, Sink: func(ev Event) {
-		if st, ok := ev.Body.(*ToolStart); ok && st.CallID[0] == 'x' {
-			ids = append(ids, st.CallID)
-		}
-	}})
-	require.NoError(t, s.Emit(&ToolStart{CallID: "x", Name: "n"}, &ToolEnd{CallID: "x"}))
-	for i := range 100_000 {
-		id := "c" + strconv.Itoa(i)
-		require.NoError(t, s.Emit(&ToolStart{CallID: id, Name: "n"}, &ToolEnd{CallID: id}))
-	}
-	require.NoError(t, s.Emit(&ToolStart{CallID: "x", Name: "n"}, &ToolEnd{CallID: "x"}))
-	require.Equal(t, []string{"x", "x#2"}, ids)
-}
-
-// TestStreamKeepsLittlePerEndedCall: what a Stream keeps of each ended
-// call, to tell a reused id, is little more than its 8-byte hash (a map
-// of the hashes kept 32 bytes a call at this size).
-func TestStreamKeepsLittlePerEndedCall(t *testing.T) {
-	const calls = 300_000
-	ids := make([]string, calls)
-	for i := range ids {
-		ids[i] = "call_" + strconv.Itoa(i)
-	}
-	s := NewStream(StreamConfig{Run: testRun})
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	for _, id := range ids {
-		require.NoError(t, s.Emit(&ToolStart{CallID: id, Name: "n"}, &ToolEnd{CallID: id}))
-	}
-	runtime.GC()
-	runtime.ReadMemStats(&after)
-	perCall := float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / calls
-	t.Logf("%.1f bytes kept per ended call", perCall)
-	require.Less(t, perCall, 16.0, "bytes kept per ended call")
-	runtime.KeepAlive(s)
-	runtime.KeepAlive(ids)
-}
-
 // TestHashSetSpreads: members that differ only in their high bits, only
 // in their low bits, or are 0, are all found, and their neighbours are
 // not, across the table's growths.
@@ -116,4 +71,24 @@ func TestHashSetSpreads(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestSetOfStrings: ids added are members, once (Add tells the first
+// time), others are not; the zero Set is empty.
+func TestSetOfStrings(t *testing.T) {
+	t.Parallel()
+	var s Set
+	require.False(t, s.Has(""))
+	require.Zero(t, s.Len())
+	for i := range 20_000 {
+		require.True(t, s.Add("call_"+strconv.Itoa(i)))
+	}
+	require.True(t, s.Add(""))
+	require.False(t, s.Add(""))
+	for i := range 20_000 {
+		require.True(t, s.Has("call_"+strconv.Itoa(i)))
+		require.False(t, s.Add("call_"+strconv.Itoa(i)))
+		require.False(t, s.Has("other_"+strconv.Itoa(i)))
+	}
+	require.Equal(t, 20_001, s.Len())
 }

@@ -1,6 +1,45 @@
-package event
+// Package idset owns the sets of ids a run must recognise until it ends,
+// however long it is: the tool call ids a stream or parser has seen end
+// (an agent may announce or answer one again), the model call ids a
+// parser has counted. A member is kept as its 64-bit hash, 11 to 21 bytes
+// of a table without pointers (the collector never scans it), where a map
+// of the ids and their state kept a few hundred bytes a member and made a
+// long parse's heap, and its collections, grow with every call.
+package idset
 
-import "math/bits"
+import (
+	"hash/maphash"
+	"math/bits"
+)
+
+// Set is a set of strings, exact but for a collision of their 64-bit
+// hashes (seeded at random per Set: a collision is not reproducible, and
+// at a million members has a chance of about 1 in 10^13). The zero value
+// is an empty set. A Set is not safe for concurrent use.
+type Set struct {
+	h      hashSet
+	seed   maphash.Seed
+	seeded bool
+}
+
+// Add adds id; it reports whether id was not a member yet.
+func (s *Set) Add(id string) bool {
+	if !s.seeded {
+		s.seed, s.seeded = maphash.MakeSeed(), true
+	}
+	return s.h.add(maphash.String(s.seed, id))
+}
+
+// Has reports whether id is a member.
+func (s *Set) Has(id string) bool {
+	if !s.seeded {
+		return false
+	}
+	return s.h.has(maphash.String(s.seed, id))
+}
+
+// Len is the number of members.
+func (s *Set) Len() int { return s.h.len() }
 
 // hashSet is an exact set of 64-bit hashes, for the ids of every tool call
 // a run ended, which it must keep for the whole run: one table of the
@@ -21,17 +60,21 @@ type hashSet struct {
 	shift uint     // 64 - log2(len(slots))
 }
 
-// add adds x, which the caller knows is not a member yet.
-func (h *hashSet) add(x uint64) {
+// add adds x; it reports whether x was not a member yet.
+func (h *hashSet) add(x uint64) bool {
 	if x == 0 {
+		added := !h.zero
 		h.zero = true
-		return
+		return added
 	}
 	if 4*(h.n+1) > 3*len(h.slots) {
 		h.grow()
 	}
-	h.put(x)
+	if !h.put(x) {
+		return false
+	}
 	h.n++
+	return true
 }
 
 // home is x's first slot: x's bits spread by a multiplication (Fibonacci
@@ -39,13 +82,18 @@ func (h *hashSet) add(x uint64) {
 // in their low bits are spread over the table.
 func (h *hashSet) home(x uint64) uint64 { return (x * 0x9e3779b97f4a7c15) >> h.shift }
 
-func (h *hashSet) put(x uint64) {
+// put stores x unless it is there already (false).
+func (h *hashSet) put(x uint64) bool {
 	mask := uint64(len(h.slots) - 1)
 	i := h.home(x)
 	for h.slots[i] != 0 {
+		if h.slots[i] == x {
+			return false
+		}
 		i = (i + 1) & mask
 	}
 	h.slots[i] = x
+	return true
 }
 
 func (h *hashSet) grow() {
