@@ -46,7 +46,7 @@ func (c *parseCmd) Run(e *env) error {
 			// 10 MB and 3 % more at 150 MB (callgrind), where the
 			// collector runs more often.
 			debug.SetMemoryLimit(parseMemoryLimit)
-			stopPacing := paceMemoryLimit(parseMemoryLimit - parseHeadroom)
+			stopPacing := paceMemoryLimit(parseMemoryLimit)
 			defer stopPacing()
 		}
 	}
@@ -108,19 +108,16 @@ func (c *parseCmd) Run(e *env) error {
 	return nil
 }
 
-// parse's memory limit, and what it leaves the parse to allocate between
-// collections above what it keeps.
-const (
-	parseMemoryLimit = 32 << 20
-	parseHeadroom    = 24 << 20
-)
+// parseMemoryLimit is parse's memory limit while what it keeps is small.
+const parseMemoryLimit = 32 << 20
 
-// paceMemoryLimit keeps the memory limit at least parseHeadroom above the
-// heap the parse keeps alive (read every 50 ms), and at least base +
-// parseHeadroom, until stop is called. What a parse keeps grows with the
-// stream (a hash per ended call, a few per model call): past the fixed
-// limit the collector would run back to back, and did: a million Claude
-// tool calls took 5.2 s of CPU under it against 2.5 s without a limit.
+// paceMemoryLimit keeps the memory limit above the heap the parse keeps
+// alive (read every 50 ms) by half that heap, at least 8 MiB, and at
+// least at base, until stop is called. What a parse keeps grows with the
+// stream (a hash per ended call, per counted model call): past the fixed
+// limit the collector ran back to back (a million Claude tool calls: 5.2
+// s of CPU under it, 2.5 s without a limit), and at a fixed 24 MiB above
+// it a long codex stream peaked at 62 MB against 46 MB.
 func paceMemoryLimit(base int64) (stop func()) {
 	done := make(chan struct{})
 	go func() {
@@ -135,9 +132,14 @@ func paceMemoryLimit(base int64) (stop func()) {
 			}
 			metrics.Read(live)
 			if live[0].Value.Kind() == metrics.KindUint64 {
-				debug.SetMemoryLimit(max(base, int64(live[0].Value.Uint64())) + parseHeadroom)
+				debug.SetMemoryLimit(paceLimit(base, int64(live[0].Value.Uint64())))
 			}
 		}
 	}()
 	return func() { close(done) }
+}
+
+// paceLimit is the memory limit for a parse keeping live bytes.
+func paceLimit(base, live int64) int64 {
+	return max(base, live+max(8<<20, live/2))
 }
