@@ -6,7 +6,7 @@
 //	go run ./internal/perf [-smoke] [-run REGEXP] [-o BENCHMARKS.md]
 //
 // -run measures only the steps whose name matches (see steps: throughput,
-// latency, wrap, sessionlog, otlp, session, idle, liveview, memory, kill, isolate,
+// latency, wrap, sessionlog, otlp, session, idle, liveview, memory, growth, kill, isolate,
 // startup, gobench) and prints the report without writing BENCHMARKS.md unless -o
 // is given: one row can be measured again without the ten minutes of the
 // rest.
@@ -33,6 +33,7 @@ import (
 // sizes are the knobs that -smoke turns down.
 type sizes struct {
 	Stream       string // benchgen -size
+	Long         string // benchgen -size of the long stream of parseGrowth (4 × Stream)
 	HFRuns       int    // hyperfine runs for throughput
 	LatLines     int
 	LatRuns      int
@@ -59,7 +60,7 @@ type sizes struct {
 }
 
 var full = sizes{
-	Stream: "200MB", HFRuns: 5, LatLines: 10000, LatRuns: 7, WrapLines: 10000, WrapRuns: 20,
+	Stream: "200MB", Long: "800MB", HFRuns: 5, LatLines: 10000, LatRuns: 7, WrapLines: 10000, WrapRuns: 20,
 	FloodStdout: 1 << 30, FloodStderr: 100 << 20, HugeLine: 100 << 20, OneBlock: 256 << 20, KillRuns: 3, StartRuns: 40,
 	OpenCall: 4_000_000, DeepLevels: 8_000_000,
 	FloodPairs: 3, Idle: time.Minute, LiveLines: 3000, LiveRuns: 3, IsoRuns: 5, IsoBenches: 5,
@@ -67,7 +68,7 @@ var full = sizes{
 }
 
 var smoke = sizes{
-	Stream: "3MB", HFRuns: 2, LatLines: 1000, LatRuns: 1, WrapLines: 1000, WrapRuns: 3,
+	Stream: "3MB", Long: "12MB", HFRuns: 2, LatLines: 1000, LatRuns: 1, WrapLines: 1000, WrapRuns: 3,
 	FloodStdout: 8 << 20, FloodStderr: 2 << 20, HugeLine: 4 << 20, OneBlock: 4 << 20, KillRuns: 1, StartRuns: 5,
 	OpenCall: 100_000, DeepLevels: 100_000,
 	FloodPairs: 1, Idle: 2 * time.Second, LiveLines: 300, LiveRuns: 1, IsoRuns: 1, IsoBenches: 1,
@@ -189,6 +190,7 @@ func (b *bench) steps() []step {
 		{"idle", one(b.idleRun)},
 		{"liveview", b.liveView},
 		{"memory", b.memory},
+		{"growth", b.parseGrowth},
 		{"kill", one(b.killLatency)},
 		{"isolate", b.isolation},
 		{"startup", func() []row { rows := b.startup(); b.initNote(); return rows }},
