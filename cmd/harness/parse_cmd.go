@@ -111,13 +111,14 @@ func (c *parseCmd) Run(e *env) error {
 // parseMemoryLimit is parse's memory limit while what it keeps is small.
 const parseMemoryLimit = 32 << 20
 
-// paceMemoryLimit keeps the memory limit above the heap the parse keeps
-// alive (read every 50 ms) by half that heap, at least 8 MiB, and at
-// least at base, until stop is called. What a parse keeps grows with the
-// stream (a hash per ended call, per counted model call): past the fixed
-// limit the collector ran back to back (a million Claude tool calls: 5.2
-// s of CPU under it, 2.5 s without a limit), and at a fixed 24 MiB above
-// it a long codex stream peaked at 62 MB against 46 MB.
+// paceMemoryLimit keeps the memory limit 16 MiB above the heap the parse
+// keeps alive (read every 50 ms), and at least at base, until stop is
+// called. What a parse keeps grows with the stream (a hash per ended
+// call, per counted model call): past the fixed limit the collector ran
+// back to back (a million Claude tool calls: 5.2 s of CPU under it, 2.5 s
+// without a limit). 16 MiB is about what the fixed limit leaves a short
+// parse; half again what is kept (tried) cost a long codex stream 53 MB
+// against 46 MB, for the same CPU.
 func paceMemoryLimit(base int64) (stop func()) {
 	done := make(chan struct{})
 	go func() {
@@ -141,5 +142,5 @@ func paceMemoryLimit(base int64) (stop func()) {
 
 // paceLimit is the memory limit for a parse keeping live bytes.
 func paceLimit(base, live int64) int64 {
-	return max(base, live+max(8<<20, live/2))
+	return max(base, live+16<<20)
 }
