@@ -2,6 +2,7 @@ package claude
 
 import (
 	"cmp"
+	"slices"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -449,6 +450,21 @@ func (p *parser) Flush(dst []event.Body) []event.Body {
 	return p.releaseErr(dst)
 }
 
+// closeStream finishes and forgets the stream of the sub-agent run by
+// tool call parent, once that call has its result: nothing of the
+// sub-agent comes after it, and a run of many sub-agents kept every
+// one's stream, and looked through them all at every stream_event.
+func (p *parser) closeStream(dst []event.Body, parent string) []event.Body {
+	for i, st := range p.streams {
+		if st.parent == parent {
+			dst = p.finishBlocks(dst, st)
+			p.streams = slices.Delete(p.streams, i, i+1)
+			break
+		}
+	}
+	return dst
+}
+
 func (p *parser) stream(parent string, create bool) *stream {
 	for _, st := range p.streams {
 		if st.parent == parent {
@@ -846,6 +862,9 @@ func (p *parser) toolResult(dst []event.Body, t *top, id, output string, isError
 	c := p.calls[id]
 	if c == nil && p.ended.Has(id) {
 		return dst // the same result twice
+	}
+	if id != "" {
+		dst = p.closeStream(dst, id) // a sub-agent's, if this was its Task
 	}
 	te := &event.ToolEnd{CallID: strings.Clone(id), Status: event.StatusOK, Name: "unknown", Kind: event.KindOther}
 	if c != nil {

@@ -129,3 +129,43 @@ func TestEndedCallsStayKnown(t *testing.T) {
 	require.Empty(t, only[*event.Usage](again), "a model call counted long ago")
 	require.Len(t, only[*event.Message](again), 1)
 }
+
+// TestSubAgentStreamsEnd: the partial-message stream of a sub-agent is
+// let go when its Task call has its result, its finished blocks emitted
+// before that result's tool_end: a run of a thousand sub-agents keeps the
+// main agent's stream only (it kept all thousand, and looked through them
+// at every stream_event).
+func TestSubAgentStreamsEnd(t *testing.T) {
+	t.Parallel()
+	p := newParser()
+	ev := func(parent, event string) string {
+		return `{"type":"stream_event","event":` + event + `,"parent_tool_use_id":"` + parent + `"}`
+	}
+	var lines []string
+	for i := range 1000 {
+		task := "task_" + strconv.Itoa(i)
+		lines = append(lines, useLine(task, "Task", `{"prompt":"go"}`),
+			ev(task, `{"type":"message_start","message":{"id":"sub_`+strconv.Itoa(i)+`","usage":{"input_tokens":1}}}`),
+			ev(task, `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`),
+			ev(task, `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"sub says"}}`),
+			ev(task, `{"type":"content_block_stop","index":0}`),
+			resultLine(task, ""))
+	}
+	out := adaptertest.Bodies(p, lines...)
+	require.LessOrEqual(t, len(p.streams), 1)
+	var order []string
+	for _, b := range out {
+		switch v := b.(type) {
+		case *event.Message:
+			require.Equal(t, "sub says", v.Text)
+			order = append(order, "message "+v.ParentCallID)
+		case *event.ToolEnd:
+			order = append(order, "end "+v.CallID)
+		}
+	}
+	require.Len(t, order, 2000)
+	for i := range 1000 {
+		task := "task_" + strconv.Itoa(i)
+		require.Equal(t, []string{"message " + task, "end " + task}, order[2*i:2*i+2])
+	}
+}
