@@ -234,6 +234,43 @@ func TestListLoadResolve(t *testing.T) {
 	})
 }
 
+// TestResolveExactIDWithoutListing: a whole run id is found by looking
+// its files up, not by listing the directory (serve resolves one per
+// request, and the listing grew with every session kept); a prefix, or a
+// name that is not a plain file name, still goes by the listing, which
+// finds only what is in dir. Not parallel: it counts the listings.
+func TestResolveExactIDWithoutListing(t *testing.T) {
+	dir := t.TempDir()
+	writeRun(t, dir, "run_01AAA", t0, t0.Add(time.Minute))
+	writeRun(t, dir, "run_01AAAB", t0, t0.Add(time.Minute))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "run_01ZZZ"+ExtEvents), []byte("{}\n"), 0o600))
+	outside := t.TempDir()
+	writeRun(t, outside, "run_01OUT", t0, t0.Add(time.Minute))
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "run_01DIR"+ExtMeta), 0o700))
+	listings := 0
+	readDir = func(name string) ([]os.DirEntry, error) { listings++; return os.ReadDir(name) }
+	defer func() { readDir = os.ReadDir }()
+
+	for _, id := range []string{"run_01AAA", "run_01AAAB", "run_01ZZZ"} {
+		got, err := Resolve(dir, id)
+		require.NoError(t, err)
+		require.Equal(t, id, got)
+		m, err := Load(dir, id)
+		require.NoError(t, err)
+		require.Equal(t, id, m.Run)
+	}
+	require.Zero(t, listings, "whole ids are looked up")
+
+	got, err := Resolve(dir, "01ZZ")
+	require.NoError(t, err)
+	require.Equal(t, "run_01ZZZ", got)
+	require.Equal(t, 1, listings, "a prefix is listed")
+	for _, name := range []string{"../" + filepath.Base(outside) + "/run_01OUT", "run_01DIR", ".hidden", "run_01AAA/"} {
+		_, err := Resolve(dir, name)
+		require.ErrorIs(t, err, ErrNotFound, name)
+	}
+}
+
 func without(ids []string, drop string) []string {
 	var out []string
 	for _, id := range ids {

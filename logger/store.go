@@ -29,9 +29,13 @@ var runExts = []string{ExtEvents, ExtNative, ExtStderr, ExtMeta, ExtTrajectory}
 // run's file is named, for readers that open it themselves.
 func Path(dir, id, ext string) string { return filepath.Join(dir, id+ext) }
 
+// readDir lists a session directory (a variable for tests that count
+// the listings).
+var readDir = os.ReadDir
+
 // runIDs returns the run ids that have at least one log file in dir.
 func runIDs(dir string) ([]string, error) {
-	entries, err := os.ReadDir(dir)
+	entries, err := readDir(dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil
@@ -63,6 +67,9 @@ func Resolve(dir, run string) (string, error) {
 	if run == "" {
 		return "", fmt.Errorf("%w: empty run id", ErrNotFound)
 	}
+	if hasFiles(dir, run) {
+		return run, nil // the id itself, as the listing below would find first
+	}
 	ids, err := runIDs(dir)
 	if err != nil {
 		return "", err
@@ -88,6 +95,22 @@ func Resolve(dir, run string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("%w: %q in %s", ErrNotFound, run, dir)
+}
+
+// hasFiles reports whether id, a plain file name, has a log file in dir,
+// by looking its files up: serve resolves every run it starts or is
+// asked about, and listing the directory for that made each request cost
+// a read of every session's name (half of serve's CPU at 6600 files).
+func hasFiles(dir, id string) bool {
+	if strings.HasPrefix(id, ".") || strings.ContainsAny(id, "/\\\x00") {
+		return false // not a name runIDs could list
+	}
+	for _, ext := range runExts {
+		if fi, err := os.Lstat(Path(dir, id, ext)); err == nil && !fi.IsDir() {
+			return true
+		}
+	}
+	return false
 }
 
 // Load returns the meta of the run named by run (an id or unique prefix).
