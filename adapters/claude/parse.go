@@ -39,10 +39,9 @@ type parser struct {
 	// announce or answer again (ignored). usage is the usage state of
 	// the model calls not yet counted, by message id (see usage.go), and
 	// counted holds the ids of those counted. Ended and counted calls
-	// are kept as hashes only: a
-	// map of them all kept ~400 bytes a tool call, and a parse of the
-	// 800 MB benchmark stream of every capture peaked at 87 MB and spent
-	// most of its CPU in collections of that heap (see idset).
+	// are kept as hashes only: maps of them all kept ~300 bytes a tool
+	// call, and a parse of the 800 MB benchmark stream of every capture
+	// peaked at 87 MB and spent most of its CPU collecting that heap.
 	calls   map[string]*call
 	ended   idset.Set
 	usage   map[string]*callUsage

@@ -13,9 +13,9 @@ import (
 )
 
 // Set is a set of strings, exact but for a collision of their 64-bit
-// hashes (seeded at random per Set: a collision is not reproducible, and
-// at a million members has a chance of about 1 in 10^13). The zero value
-// is an empty set. A Set is not safe for concurrent use.
+// hashes: seeded at random per Set, so not reproducible, and a lookup
+// among a million members hits one by chance about once in 2·10^13. The
+// zero value is an empty set. A Set is not safe for concurrent use.
 type Set struct {
 	h      hashSet
 	seed   maphash.Seed
@@ -41,8 +41,8 @@ func (s *Set) Has(id string) bool {
 // Len is the number of members.
 func (s *Set) Len() int { return s.h.len() }
 
-// hashSet is an exact set of 64-bit hashes, for the ids of every tool call
-// a run ended, which it must keep for the whole run: one table of the
+// hashSet is an exact set of 64-bit hashes, the ids a Set must keep for
+// the whole run: one table of the
 // hashes, open addressing with linear probing, grown twofold at three
 // quarters full. A member costs 10.7 bytes at three quarters full and 21
 // just after a growth (14 at 300k calls), where a map of them all took
