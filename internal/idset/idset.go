@@ -42,17 +42,16 @@ func (s *Set) Has(id string) bool {
 func (s *Set) Len() int { return s.h.len() }
 
 // hashSet is an exact set of 64-bit hashes, the ids a Set must keep for
-// the whole run: one table of the
-// hashes, open addressing with linear probing, grown twofold at three
-// quarters full. A member costs 10.7 bytes at three quarters full and 21
-// just after a growth (14 at 300k calls), where a map of them all took
-// 32; the table holds no pointers, so the collector does not scan it. A
-// lookup is mostly one probe into the table: a sorted slice with a map
-// of the newest (before) took 11 to 12 bytes a member, but cost harness
-// parse 6 % more CPU on a codex stream in its lookups and merges (perf
-// stat, 5 interleaved runs of 200 MB: 990 -> 929 ms; gemini 1042 -> 1010
-// ms; peak RSS 39 MB either way, under parse's memory limit). The zero
-// value is an empty set.
+// the whole run: one table of the hashes, open addressing with linear
+// probing, grown twofold at three quarters full. A member costs 10.7 bytes
+// at three quarters full and 21 just after a growth (14 at 300k calls),
+// where a map of them all took 32; the table holds no pointers, so the
+// collector does not scan it. A lookup is mostly one probe into the table:
+// a sorted slice with a map of the newest (before) took 11 to 12 bytes a
+// member, but cost harness parse 6 % more CPU on a codex stream in its
+// lookups and merges (perf stat, 5 interleaved runs of 200 MB: 990 -> 929
+// ms; gemini 1042 -> 1010 ms; peak RSS 39 MB either way, under parse's
+// memory limit). The zero value is an empty set.
 type hashSet struct {
 	slots []uint64 // 0 marks an empty slot; len is a power of two
 	n     int      // members in slots
