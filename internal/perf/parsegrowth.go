@@ -44,22 +44,24 @@ func (b *bench) growthOf(agent string) (row, error) {
 		if err != nil {
 			return row{}, err
 		}
-		rss, err := b.peakRSS([]string{b.harness, "parse", "--agent", agent, file}, "")
-		if err != nil {
-			os.Remove(file)
-			return row{}, err
-		}
-		var cpus []float64
+		// Peak RSS moves by a few MB from run to run (where the
+		// collections fall): medians of three, as the CPU.
+		var rsss, cpus []float64
 		for range perEventRuns {
+			rss, err := b.peakRSS([]string{b.harness, "parse", "--agent", agent, file}, "")
+			if err != nil {
+				os.Remove(file)
+				return row{}, err
+			}
 			c, _, err := b.parseCPU(agent, file)
 			if err != nil {
 				os.Remove(file)
 				return row{}, err
 			}
-			cpus = append(cpus, c)
+			rsss, cpus = append(rsss, rss), append(cpus, c)
 		}
 		os.Remove(file)
-		got[i] = at{rss, median(cpus) / (float64(st.Size()) / 1e6)}
+		got[i] = at{median(rsss), median(cpus) / (float64(st.Size()) / 1e6)}
 	}
 	rssRatio, cpuRatio := got[1].rss/got[0].rss, got[1].cpuPerMB/got[0].cpuPerMB
 	return row{
