@@ -261,8 +261,12 @@ func ContainerName() string { return containerName("run") }
 // SandboxAgentBinds are the read-only binds, each at its own path, of
 // the agent's install (agentBinds) where the bwrap sandbox spec would
 // hide it: under its own /tmp or the run's HOME. The rest of the host is
-// seen read-only already.
+// seen read-only already; oracle and nop, which run the host's shells,
+// have no install.
 func SandboxAgentBinds(t harness.Task, settings *harness.Settings, spec isolate.Spec) ([]isolate.Bind, error) {
+	if t.Agent == "oracle" || t.Agent == "nop" {
+		return nil, nil
+	}
 	binds, _, err := agentBinds(t, settings)
 	if err != nil {
 		return nil, err

@@ -202,13 +202,11 @@ func (b *bencher) harbor(ctx context.Context, s Spec, in RunReport) (rr RunRepor
 		if home := OwnHome(*t); home != "" {
 			spec.Binds = append(spec.Binds, isolate.Bind{Host: home, Inner: home})
 		}
-		if !oracle && t.Agent != "nop" {
-			binds, err := SandboxAgentBinds(*t, b.opts.Settings, spec)
-			if err != nil {
-				return err
-			}
-			spec.Binds = append(spec.Binds, binds...)
+		binds, err := SandboxAgentBinds(*t, b.opts.Settings, spec)
+		if err != nil {
+			return err
 		}
+		spec.Binds = append(spec.Binds, binds...)
 		prefix, err := spec.Prefix()
 		t.Sandbox = &harness.Sandbox{Cwd: h.Workdir, Prefix: prefix}
 		return err

@@ -78,14 +78,12 @@ func (c *runCmd) isolate(lib *harness.Settings, t *harness.Task) (func(), error)
 		}
 	}
 	os.Chmod(filepath.Join(private, "tmp"), 0o1777)
-	if t.Agent != "oracle" && t.Agent != "nop" {
-		binds, err := bench.SandboxAgentBinds(*t, lib, spec)
-		if err != nil {
-			os.RemoveAll(private)
-			return nil, fmt.Errorf("run: %w", err)
-		}
-		spec.Binds = append(spec.Binds, binds...)
+	binds, err := bench.SandboxAgentBinds(*t, lib, spec)
+	if err != nil {
+		os.RemoveAll(private)
+		return nil, fmt.Errorf("run: %w", err)
 	}
+	spec.Binds = append(spec.Binds, binds...)
 	prefix, err := spec.Prefix()
 	if err != nil {
 		os.RemoveAll(private)
