@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 )
 
@@ -34,11 +33,8 @@ func (b *bench) growthOf(agent string) (row, error) {
 	var got [2]at
 	for i, size := range []string{b.sz.Stream, b.sz.Long} {
 		file := filepath.Join(b.tmp, agent+"-growth.jsonl")
-		b.log("parse growth: benchgen %s %s", agent, size)
-		cmd := exec.Command(filepath.Join(b.tmp, "benchgen"), "-agent", agent, "-size", size, "-o", file)
-		cmd.Dir = b.root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return row{}, fmt.Errorf("benchgen: %v: %s", err, out)
+		if err := b.benchgen("-agent", agent, "-size", size, "-o", file); err != nil {
+			return row{}, err
 		}
 		st, err := os.Stat(file)
 		if err != nil {

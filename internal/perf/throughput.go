@@ -112,12 +112,8 @@ func (b *bench) stream(agent string) (string, error) {
 		args = append(args, "-testdata", td)
 	}
 	file := filepath.Join(b.tmp, agent+".jsonl")
-	args = append(args, "-o", file)
-	b.log("benchgen %s", strings.Join(args, " "))
-	cmd := exec.Command(filepath.Join(b.tmp, "benchgen"), args...)
-	cmd.Dir = b.root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("benchgen %s: %v: %s", agent, err, bytes.TrimSpace(out))
+	if err := b.benchgen(append(args, "-o", file)...); err != nil {
+		return "", err
 	}
 	n, lines, err := countLines(file)
 	if err != nil {
@@ -127,6 +123,18 @@ func (b *bench) stream(agent string) (string, error) {
 		meanLine[agent] = float64(n) / float64(lines)
 	}
 	return file, nil
+}
+
+// benchgen runs the stream generator with args, from the module root
+// (its default -testdata).
+func (b *bench) benchgen(args ...string) error {
+	b.log("benchgen %s", strings.Join(args, " "))
+	cmd := exec.Command(filepath.Join(b.tmp, "benchgen"), args...)
+	cmd.Dir = b.root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("benchgen %s: %v: %s", strings.Join(args, " "), err, bytes.TrimSpace(out))
+	}
+	return nil
 }
 
 // copyPartials copies the partial-message captures (not the .raw copies)
