@@ -127,13 +127,14 @@ view-demo: build agents
 
 # The figures of BENCHMARKS.md side by side on this machine: harness parse
 # vs jq and cat, added latency, wrap overhead, memory, kill latency,
-# start-up, and the go benchmarks (about 7 minutes).
-bench: bench-tools sandbox base-image
-	$(GO) run ./internal/perf -o BENCHMARKS.md
+# start-up, --otlp on the real agents against Jaeger, and the go
+# benchmarks (about 10 minutes).
+bench: bench-tools sandbox base-image agents jaeger
+	HARNESS_JAEGER=$(JAEGER) $(GO) run ./internal/perf -o BENCHMARKS.md
 
 # The same measurements on tiny inputs: proves they still work (CI runs it).
-bench-smoke: bench-tools sandbox base-image
-	$(GO) run ./internal/perf -smoke
+bench-smoke: bench-tools sandbox base-image agents jaeger
+	HARNESS_JAEGER=$(JAEGER) $(GO) run ./internal/perf -smoke
 
 bench-tools:
 	@command -v jq >/dev/null && command -v hyperfine >/dev/null || { apt-get update && apt-get install -y jq hyperfine; }

@@ -2,18 +2,14 @@
 
 // The OTLP export against a real backend: Jaeger v2, built once into a
 // cache by 'make jaeger' (scripts/jaeger.sh) and started here on
-// 127.0.0.1. 'make test' runs it with the rest of the suite: go test -tags jaeger ./...
+// 127.0.0.1 (internal/jaeger). 'make test' runs it with the rest of the suite: go test -tags jaeger ./...
 
 package e2e
 
 import (
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -22,96 +18,21 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentharness/harness/event"
+	"github.com/agentharness/harness/internal/jaeger"
 )
 
-// jaegerBin is the cached Jaeger build: $HARNESS_JAEGER, else where
-// scripts/jaeger.sh puts it.
-func jaegerBin(t *testing.T) string {
-	if p := os.Getenv("HARNESS_JAEGER"); p != "" {
-		return p
-	}
-	home, err := os.UserHomeDir()
-	require.NoError(t, err)
-	p := filepath.Join(home, ".cache", "harness", "jaeger-v1.76.0")
-	_, err = os.Stat(p)
-	require.NoError(t, err, "Jaeger is not built: run 'make jaeger' (make test does)")
-	return p
-}
-
-func freePort(t *testing.T) int {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
-// startJaeger runs Jaeger with in-memory storage, OTLP/HTTP and its query
-// API on free ports of 127.0.0.1; it returns the two base URLs.
+// startJaeger runs Jaeger (internal/jaeger) for the test and returns its
+// OTLP/HTTP and query API base URLs.
 func startJaeger(t *testing.T) (otlpURL, queryURL string) {
-	bin := jaegerBin(t)
-	otlpPort, queryPort, grpcPort := freePort(t), freePort(t), freePort(t)
-	cfg := fmt.Sprintf(`service:
-  extensions: [jaeger_storage, jaeger_query]
-  pipelines:
-    traces:
-      receivers: [otlp]
-      processors: [batch]
-      exporters: [jaeger_storage_exporter]
-  telemetry:
-    metrics:
-      level: none
-    logs:
-      level: warn
-extensions:
-  jaeger_query:
-    storage:
-      traces: mem
-    http:
-      endpoint: 127.0.0.1:%d
-    grpc:
-      endpoint: 127.0.0.1:%d
-  jaeger_storage:
-    backends:
-      mem:
-        memory:
-          max_traces: 10000
-receivers:
-  otlp:
-    protocols:
-      http:
-        endpoint: 127.0.0.1:%d
-processors:
-  batch:
-    timeout: 50ms
-exporters:
-  jaeger_storage_exporter:
-    trace_storage: mem
-`, queryPort, grpcPort, otlpPort)
-	path := filepath.Join(t.TempDir(), "jaeger.yaml")
-	require.NoError(t, os.WriteFile(path, []byte(cfg), 0o600))
-	cmd := exec.Command(bin, "--config", path)
-	log, err := os.Create(filepath.Join(t.TempDir(), "jaeger.log"))
+	s, err := jaeger.Start(t.TempDir())
 	require.NoError(t, err)
-	cmd.Stdout, cmd.Stderr = log, log
-	require.NoError(t, cmd.Start())
 	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
+		s.Stop()
 		if t.Failed() {
-			b, _ := os.ReadFile(log.Name())
-			t.Logf("jaeger's log:\n%s", b)
+			t.Logf("jaeger's log:\n%s", s.Log())
 		}
 	})
-	queryURL = fmt.Sprintf("http://127.0.0.1:%d", queryPort)
-	eventually(t, time.Minute, "Jaeger's query API", func() bool {
-		resp, err := http.Get(queryURL + "/api/services")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == 200
-	})
-	return fmt.Sprintf("http://127.0.0.1:%d", otlpPort), queryURL
+	return s.OTLP, s.Query
 }
 
 // eventually polls cond until it holds: Jaeger stores what it receives

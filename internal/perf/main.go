@@ -11,7 +11,9 @@
 // is given: one row can be measured again without the ten minutes of the
 // rest.
 //
-// It needs jq and hyperfine on $PATH and installs nothing itself. Built
+// It needs jq and hyperfine on $PATH, the agents of make agents and the
+// Jaeger of make jaeger ($HARNESS_JAEGER) for the --otlp rows, and
+// installs nothing itself. Built
 // binaries and generated streams live in a temporary directory, removed
 // at the end. -smoke uses tiny inputs and few runs, to prove in CI that
 // the measurement still works; its figures are not comparable.
@@ -185,7 +187,7 @@ func (b *bench) steps() []step {
 		{"latency", b.latency},
 		{"wrap", one(b.wrapOverhead)},
 		{"sessionlog", b.sessionLog},
-		{"otlp", one(b.otlpOverhead)},
+		{"otlp", func() []row { return append([]row{b.otlpOverhead()}, b.otlpRealAgents()...) }},
 		{"session", b.session},
 		{"idle", one(b.idleRun)},
 		{"liveview", b.liveView},

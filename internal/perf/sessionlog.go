@@ -17,8 +17,14 @@ type usage struct{ CPU, Wall float64 }
 // runUsage runs argv with the fake set to spec, output to /dev/null, and
 // returns its usage.
 func (b *bench) runUsage(argv []string, spec string) (usage, error) {
+	return b.usageOf(argv, b.fakeEnv(spec))
+}
+
+// usageOf runs argv in env, output to /dev/null, and returns its usage:
+// its CPU and that of every process it waited for.
+func (b *bench) usageOf(argv []string, env []string) (usage, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = b.fakeEnv(spec)
+	cmd.Env = env
 	cmd.Dir = b.tmp
 	var stderr bytes.Buffer
 	if len(argv) > 1 {
