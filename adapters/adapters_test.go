@@ -1,10 +1,12 @@
 package adapters
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
 	udiff "github.com/aymanbagabas/go-udiff"
+	"github.com/aymanbagabas/go-udiff/lcs"
 
 	"github.com/stretchr/testify/require"
 
@@ -118,6 +120,48 @@ func FuzzUnifiedMatchesUdiff(f *testing.F) {
 	f.Fuzz(func(t *testing.T, before, after string) {
 		require.Equal(t, udiff.Unified("a/f", "b/f", before, after), unified("a/f", "b/f", before, after), "%q → %q", before, after)
 	})
+}
+
+// TestLineDiffsMatchLCS holds lineDiffs to lcs.DiffLines on every pair of
+// texts of up to 5 lines drawn from 3 (repeats are where pairings tie),
+// and of up to 4 lines from 4, the last line of each with or without
+// its newline: where lineDiffs answers without the search, it must be
+// the search's answer.
+func TestLineDiffsMatchLCS(t *testing.T) {
+	t.Parallel()
+	texts := func(alphabet []string, maxLen int) [][]string {
+		out := [][]string{nil}
+		for prev := [][]string{nil}; maxLen > 0; maxLen-- {
+			var next [][]string
+			for _, p := range prev {
+				for _, l := range alphabet {
+					next = append(next, append(slices.Clip(p), l))
+				}
+			}
+			out, prev = append(out, next...), next
+		}
+		return out
+	}
+	compared := 0
+	for _, set := range []struct {
+		alphabet []string
+		maxLen   int
+	}{{[]string{"a\n", "b\n", "c\n"}, 5}, {[]string{"a\n", "b\n", "c\n", "d\n"}, 4}, {[]string{"a\n", "b\n", "a"}, 4}} {
+		all := texts(set.alphabet, set.maxLen)
+		for _, a := range all {
+			for _, b := range all {
+				want, got := lcs.DiffLines(a, b), lineDiffs(a, b)
+				if len(want) == 0 && len(got) == 0 {
+					continue
+				}
+				if !slices.Equal(want, got) {
+					t.Fatalf("%q → %q: lineDiffs %v, lcs.DiffLines %v", a, b, got, want)
+				}
+				compared++
+			}
+		}
+	}
+	require.Positive(t, compared)
 }
 
 func TestHTTPStatus(t *testing.T) {

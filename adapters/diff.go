@@ -2,6 +2,7 @@ package adapters
 
 import (
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -59,7 +60,7 @@ func Diff(path string, before, after File) string {
 // (slowUnified).
 func unified(from, to, before, after string) string {
 	a, b := splitLines(before), splitLines(after)
-	diffs := lcs.DiffLines(a, b)
+	diffs := lineDiffs(a, b)
 	if touching(diffs) {
 		return slowUnified(from, to, before, after)
 	}
@@ -141,6 +142,47 @@ func splitLines(text string) []string {
 		start = end
 	}
 	return lines
+}
+
+// lineDiffs is lcs.DiffLines(a, b), without running it when its answer
+// is known: one edit of a and b between their common prefix and suffix,
+// when no line of either middle occurs anywhere in the other text. Those
+// lines then match nothing, so every common subsequence pairs lines of the
+// prefix and suffix only, which are the same sequence on both sides: the
+// longest pairs them in place, and no other pairing is as long. udiff's
+// Myers search finds a longest one while the edit is within its depth
+// limit (maxDiffs/2 = 50 rounds, each a step forward and back), so it
+// finds this one. The agents' edits are mostly that (a line replaced,
+// added or removed in a small file), and udiff's search allocates about
+// 2.4 KB for any diff: it was 8 % of `harness parse --agent gemini`'s
+// CPU. The cost of the check is bounded (checkBudget line comparisons);
+// FuzzUnifiedMatchesUdiff holds the output equal.
+func lineDiffs(a, b []string) []lcs.Diff {
+	p := 0
+	for p < len(a) && p < len(b) && a[p] == b[p] {
+		p++
+	}
+	s := 0
+	for s < len(a)-p && s < len(b)-p && a[len(a)-1-s] == b[len(b)-1-s] {
+		s++
+	}
+	x, y := a[p:len(a)-s], b[p:len(b)-s]
+	const maxEdit, checkBudget = 40, 4096
+	if n := len(x) + len(y); n == 0 || n > maxEdit || n*(len(a)+len(b)) > checkBudget ||
+		anyIn(x, b) || anyIn(y, a) {
+		return lcs.DiffLines(a, b)
+	}
+	return []lcs.Diff{{Start: p, End: len(a) - s, ReplStart: p, ReplEnd: len(b) - s}}
+}
+
+// anyIn reports whether a line of lines occurs in text.
+func anyIn(lines, text []string) bool {
+	for _, l := range lines {
+		if slices.Contains(text, l) {
+			return true
+		}
+	}
+	return false
 }
 
 // touching reports whether two edits of diffs touch, which udiff's
