@@ -92,3 +92,21 @@ func TestSetOfStrings(t *testing.T) {
 	}
 	require.Equal(t, 20_001, s.Len())
 }
+
+// TestSetGrowsByShard: a Set's members are spread over its shards, none of
+// which holds more than a small part of the set, so a growth copies a
+// small part (one table of a million members grew 8 → 16 MB in one step).
+func TestSetGrowsByShard(t *testing.T) {
+	t.Parallel()
+	var s Set
+	for i := range 300_000 {
+		s.Add("call_" + strconv.Itoa(i))
+	}
+	total, largest := 0, 0
+	for _, h := range s.shards {
+		total += len(h.slots)
+		largest = max(largest, len(h.slots))
+	}
+	require.Equal(t, 300_000, s.Len())
+	require.LessOrEqual(t, largest*16, total, "the largest table is %d of %d slots", largest, total)
+}
