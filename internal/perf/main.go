@@ -34,31 +34,32 @@ import (
 
 // sizes are the knobs that -smoke turns down.
 type sizes struct {
-	Stream       string // benchgen -size
-	Long         string // benchgen -size of the long stream of parseGrowth (4 × Stream)
-	HFRuns       int    // hyperfine runs for throughput
-	LatLines     int
-	LatRuns      int
-	WrapLines    int
-	WrapRuns     int
-	FloodStdout  int64
-	FloodStderr  int64
-	HugeLine     int64
-	OneBlock     int64 // one streamed content block (deltas of a single message)
-	OpenCall     int64 // the input of each of 60 open tool calls
-	DeepLevels   int64 // how deeply one tool input nests
-	KillRuns     int
-	StartRuns    int
-	FloodPairs   int           // runs with and without the session log
-	Idle         time.Duration // the silence of the idle run
-	LiveLines    int           // lines of each live-view run, 1 ms apart
-	LiveRuns     int
-	IsoRuns      int   // runs of each isolate bench
-	IsoBenches   int   // hyperfine runs of each
-	OTLPCalls    int64 // tool calls of each --otlp run
-	OTLPPairs    int   // runs with and without --otlp
-	SessTurns    int   // turns of the live session (prompt latency, RSS after 20 and after all)
-	GoBenchFlags []string
+	Stream         string // benchgen -size
+	Long           string // benchgen -size of the long stream of parseGrowth (4 × Stream)
+	HFRuns         int    // hyperfine runs for throughput
+	LatLines       int
+	LatRuns        int
+	WrapLines      int
+	WrapRuns       int
+	FloodStdout    int64
+	FloodStderr    int64
+	HugeLine       int64
+	OneBlock       int64 // one streamed content block (deltas of a single message)
+	OpenCall       int64 // the input of each of 60 open tool calls
+	DeepLevels     int64 // how deeply one tool input nests
+	KillRuns       int
+	StartRuns      int
+	FloodPairs     int           // runs with and without the session log
+	Idle           time.Duration // the silence of the idle run
+	LiveLines      int           // lines of each live-view run, 1 ms apart
+	LiveRuns       int
+	IsoRuns        int   // runs of each isolate bench
+	IsoBenches     int   // hyperfine runs of each
+	OTLPCalls      int64 // tool calls of each --otlp run
+	OTLPPairs      int   // runs with and without --otlp
+	OTLPAgentPairs int   // the same for each real agent: their CPU moves by ±4 % run to run
+	SessTurns      int   // turns of the live session (prompt latency, RSS after 20 and after all)
+	GoBenchFlags   []string
 }
 
 var full = sizes{
@@ -66,7 +67,7 @@ var full = sizes{
 	FloodStdout: 1 << 30, FloodStderr: 100 << 20, HugeLine: 100 << 20, OneBlock: 256 << 20, KillRuns: 3, StartRuns: 40,
 	OpenCall: 4_000_000, DeepLevels: 8_000_000,
 	FloodPairs: 3, Idle: time.Minute, LiveLines: 3000, LiveRuns: 3, IsoRuns: 5, IsoBenches: 5,
-	OTLPCalls: 2000, OTLPPairs: 10, SessTurns: 200,
+	OTLPCalls: 2000, OTLPPairs: 10, OTLPAgentPairs: 20, SessTurns: 200,
 }
 
 var smoke = sizes{
@@ -74,7 +75,7 @@ var smoke = sizes{
 	FloodStdout: 8 << 20, FloodStderr: 2 << 20, HugeLine: 4 << 20, OneBlock: 4 << 20, KillRuns: 1, StartRuns: 5,
 	OpenCall: 100_000, DeepLevels: 100_000,
 	FloodPairs: 1, Idle: 2 * time.Second, LiveLines: 300, LiveRuns: 1, IsoRuns: 1, IsoBenches: 1,
-	OTLPCalls: 50, OTLPPairs: 1, SessTurns: 40,
+	OTLPCalls: 50, OTLPPairs: 1, OTLPAgentPairs: 1, SessTurns: 40,
 	GoBenchFlags: []string{"-benchtime=1x"},
 }
 
