@@ -423,7 +423,7 @@ func (x *Exporter) post(u string, body []byte) (done bool) {
 		}
 		wait, ok := retryAfter(resp, backoff, time.Now())
 		if !ok {
-			x.warn(fmt.Sprintf("exporting to %s: %s", u, resp.Status))
+			x.warn(fmt.Sprintf("exporting to %s: %s%s", u, resp.Status, x.notServed(u, resp.StatusCode)))
 			return
 		}
 		if dl, _ := ctx.Deadline(); time.Until(dl) < wait {
@@ -440,6 +440,20 @@ func (x *Exporter) post(u string, body []byte) (done bool) {
 		}
 		backoff = min(2*backoff, maxBackoff)
 	}
+}
+
+// notServed explains a 404: the collector does not take that signal (Jaeger
+// takes traces only), and names the setting that stops harness sending it.
+func (x *Exporter) notServed(u string, status int) string {
+	if status != http.StatusNotFound {
+		return ""
+	}
+	signal := "TRACES"
+	if u == x.cfg.MetricsURL {
+		signal = "METRICS"
+	}
+	return fmt.Sprintf(": the collector takes no %s there; OTEL_%s_EXPORTER=none stops harness sending them",
+		strings.ToLower(signal), signal)
 }
 
 // The backoff between tries when the collector names no Retry-After.

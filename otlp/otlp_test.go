@@ -409,6 +409,23 @@ func TestBusyCollectorIsRetried(t *testing.T) {
 	}
 }
 
+// TestNotServedSignalIsNamed: a collector that answers 404 for a signal
+// (Jaeger takes no metrics) gets one warning that names the setting
+// turning that signal off, and is not asked again.
+func TestNotServedSignalIsNamed(t *testing.T) {
+	evs := otlptest.ReadEvents(t, "../testdata/claude/tool.golden.ndjson")
+	for signal, off := range map[string]string{"metrics": "OTEL_TRACES_EXPORTER", "traces": "OTEL_METRICS_EXPORTER"} {
+		rc := otlptest.NewReceiver(t)
+		rc.FailFirst("0", 404)
+		cfg, _, _ := FromEnv(rc.URL, func(k string) string { return map[string]string{off: "none"}[k] })
+		warnings := exportRun(cfg, evs, 1)
+		want := "OTEL_" + strings.ToUpper(signal) + "_EXPORTER=none"
+		if len(warnings) != 1 || !strings.Contains(warnings[0], "404") || !strings.Contains(warnings[0], want) || rc.Requests() != 1 {
+			t.Errorf("%s: %d requests, warnings %q, want one naming %s", signal, rc.Requests(), warnings, want)
+		}
+	}
+}
+
 // TestRetriesEndAtTheDeadline: a collector that stays busy is not asked
 // again past the flush deadline (its Retry-After, or the backoff, is
 // longer): the spans are dropped, with one warning.
