@@ -32,18 +32,8 @@ import (
 	"github.com/agentharness/harness/mockmodel"
 )
 
-// agents are the CLIs of harness's table that install from npm (pinned in
-// agents.lock) and run on the scripted model, in display order. Cursor
-// cannot be installed here; its adapter is held to fixtures.
-var agents = func() []string {
-	var ids []string
-	for _, a := range hlib.Agents() {
-		if a.Info.NPMPackage != "" && a.Mock != nil {
-			ids = append(ids, a.Name())
-		}
-	}
-	return ids
-}()
+// agents are the CLIs the suite runs for real (harnesstest.MockAgents).
+var agents = harnesstest.MockAgents()
 
 // acpBinary is the binary of the agent's ACP command (its table row's
 // ACP.Command), installed by scripts/agents.sh from agents.lock.

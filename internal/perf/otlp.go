@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"sync/atomic"
 
-	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/harnesstest"
 	"github.com/agentharness/harness/internal/jaeger"
 )
 
@@ -40,16 +40,9 @@ func (b *bench) otlpOverhead() row {
 	spec := fmt.Sprintf("tool-calls %d", b.sz.OTLPCalls)
 	with := func() (usage, error) { return b.runUsage(b.harnessRun("--otlp", "http://"+ln.Addr().String()), spec) }
 	without := func() (usage, error) { return b.runUsage(b.harnessRun(), spec) }
-	var w, n, ratios []float64
-	for i := range b.sz.OTLPPairs + 1 { // the first pair warms the caches up
-		uw, un, err := b.pair(i%2 == 0, with, without)
-		if err != nil {
-			return failedRow(figure, target, err)
-		}
-		if i == 0 {
-			continue
-		}
-		w, n, ratios = append(w, uw.CPU), append(n, un.CPU), append(ratios, uw.CPU/un.CPU)
+	w, n, ratios, err := b.cpuPairs(b.sz.OTLPPairs, with, without)
+	if err != nil {
+		return failedRow(figure, target, err)
 	}
 	if requests.Load() == 0 {
 		return failedRow(figure, target, fmt.Errorf("the receiver got no request"))
@@ -77,12 +70,7 @@ func (b *bench) otlpRealAgents() []row {
 	figure := func(agent string) string {
 		return "--otlp, a real agent's run: " + agent + " --mock tool, CPU of the run"
 	}
-	var agents []string // as the e2e suite's: installed from npm, run on the scripted model
-	for _, a := range harness.Agents() {
-		if a.Info.NPMPackage != "" && a.Mock != nil {
-			agents = append(agents, a.Name())
-		}
-	}
+	agents := harnesstest.MockAgents()
 	fail := func(err error) []row {
 		var rows []row
 		for _, a := range agents {
@@ -116,17 +104,7 @@ func (b *bench) otlpRealAgents() []row {
 			}
 		}
 		with, without := run("--otlp", j.OTLP), run()
-		var w, n, ratios []float64
-		var err error
-		for i := range b.sz.OTLPAgentPairs + 1 { // the first pair warms the caches up
-			var uw, un usage
-			if uw, un, err = b.pair(i%2 == 0, with, without); err != nil {
-				break
-			}
-			if i > 0 {
-				w, n, ratios = append(w, uw.CPU), append(n, un.CPU), append(ratios, uw.CPU/un.CPU)
-			}
-		}
+		w, n, ratios, err := b.cpuPairs(b.sz.OTLPAgentPairs, with, without)
 		if err != nil {
 			rows = append(rows, failedRow(figure(agent), target, err))
 			continue
@@ -143,4 +121,20 @@ func (b *bench) otlpRealAgents() []row {
 			Target:    target, Met: metStr(r <= limit)})
 	}
 	return rows
+}
+
+// cpuPairs runs pairs interleaved pairs of with and without, after one
+// more that warms the caches up and is left out, and returns each side's
+// CPU and the pairs' CPU ratios.
+func (b *bench) cpuPairs(pairs int, with, without func() (usage, error)) (w, n, ratios []float64, err error) {
+	for i := range pairs + 1 {
+		uw, un, err := b.pair(i%2 == 0, with, without)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if i > 0 {
+			w, n, ratios = append(w, uw.CPU), append(n, un.CPU), append(ratios, uw.CPU/un.CPU)
+		}
+	}
+	return w, n, ratios, nil
 }
