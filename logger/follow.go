@@ -693,7 +693,8 @@ func (fl *follower) fromFeed() (done, wait bool, err error) {
 }
 
 // envelope reads {"v":1,"type":"T","run":"R","seq":N, at the start of
-// line; ok is false for anything else.
+// line; ok is false for anything else, and for a type or run with an
+// escape in it (harness writes none): only a JSON parser reads those.
 func envelope(line []byte) (seq int64, typ string, ok bool) {
 	const head = `{"v":1,"type":"`
 	if !bytes.HasPrefix(line, []byte(head)) {
@@ -701,7 +702,7 @@ func envelope(line []byte) (seq int64, typ string, ok bool) {
 	}
 	rest := line[len(head):]
 	i := bytes.IndexByte(rest, '"')
-	if i < 0 {
+	if i < 0 || bytes.IndexByte(rest[:i], '\\') >= 0 {
 		return 0, "", false
 	}
 	typ, rest = string(rest[:i]), rest[i+1:]
@@ -709,7 +710,7 @@ func envelope(line []byte) (seq int64, typ string, ok bool) {
 		return 0, "", false
 	}
 	rest = rest[len(`,"run":"`):]
-	if i = bytes.IndexByte(rest, '"'); i < 0 {
+	if i = bytes.IndexByte(rest, '"'); i < 0 || bytes.IndexByte(rest[:i], '\\') >= 0 {
 		return 0, "", false
 	}
 	rest = rest[i+1:]

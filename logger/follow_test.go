@@ -94,6 +94,8 @@ func FuzzLineSeq(f *testing.F) {
 	f.Add([]byte(`{"seq":3,"type":"usage"}`))
 	f.Add([]byte(`{"v":1,"type":"x","run":"r","seq":99999999999999999999}`))
 	f.Add([]byte(`{"v":1,"type":"","run":"","seq":9227000000000000000}`)) // 19 digits, over MaxInt64
+	f.Add([]byte(`{"v":1,"type":"\b","run":"","seq":0}`))                 // an escape: the parser's
+	f.Add([]byte(`{"v":1,"type":"x","run":"a\"","seq":1,"seq":2}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
 		seq, typ, ok := envelope(line)
 		if !ok || !gjson.ValidBytes(line) {
