@@ -116,18 +116,28 @@ type Session struct {
 // log's CPU over --no-log from 1.31x to 1.21x; but 1 MiB buffers from the
 // start cost a run of 10k lines (1.7 MB) 1.13x -> 1.3x, in the page faults
 // of their fresh memory.
+//
+// Once large, the file's blocks are also allocated reserveAhead bytes
+// ahead of the writes (fallocate, the size left as it is): ext4 then has
+// no blocks to find at each write. Writing 1 GiB in 1 MiB writes took
+// 0.19-0.20 s of sys without and 0.10-0.11 s with, 4 to 64 MiB ahead
+// alike; at most reserveAhead is left allocated past the end of a file
+// whose harness was killed before Close gave it back.
 const (
-	bufSmall    = 64 << 10
-	bufSlack    = 4 << 10 // room for the line that fills a buffer
-	bufLarge    = 1 << 20
-	floodWrites = 64
+	bufSmall     = 64 << 10
+	bufSlack     = 4 << 10 // room for the line that fills a buffer
+	bufLarge     = 1 << 20
+	floodWrites  = 64
+	reserveAhead = 4 << 20
 )
 
 // lineBuf holds lines, each with its newline, until they are written.
 type lineBuf struct {
-	buf   []byte
-	large bool // grown to bufLarge
-	run   int  // writes in a row because buf was full
+	buf      []byte
+	large    bool  // grown to bufLarge
+	run      int   // writes in a row because buf was full
+	written  int64 // bytes written to the file
+	reserved int64 // the file's blocks are allocated up to here; -1: cannot be
 }
 
 // add appends line and a newline; it reports whether buf is full.
@@ -170,10 +180,28 @@ func (l *lineBuf) writeTo(w *os.File, full bool, what string) ([]byte, error) {
 	if len(b) == 0 {
 		return nil, nil
 	}
-	if _, err := w.Write(b); err != nil {
+	if l.large && l.reserved >= 0 && l.written+int64(len(b)) > l.reserved {
+		if reserve(w, l.written, reserveAhead) != nil {
+			l.reserved = -1 // not this file system: write as before
+		} else {
+			l.reserved = l.written + reserveAhead
+		}
+	}
+	n, err := w.Write(b)
+	l.written += int64(n)
+	if err != nil {
 		return nil, fmt.Errorf("logger: write %s: %w", what, err)
 	}
 	return b, nil
+}
+
+// release gives back the blocks reserved past the end of w.
+func (l *lineBuf) release(w *os.File) error {
+	if l.reserved <= l.written {
+		return nil
+	}
+	l.reserved = 0
+	return w.Truncate(l.written)
 }
 
 // ErrClosed is returned by a Session's methods after Close.
@@ -405,6 +433,7 @@ func (s *Session) Close(final Meta) error {
 	}
 	s.closed = true
 	err := s.flushLocked()
+	err = errors.Join(err, s.evBuf.release(s.events), s.natBuf.release(s.native))
 	err = errors.Join(err, s.events.Close(), s.native.Close())
 	if s.stderr != nil {
 		err = errors.Join(err, s.stderr.Close())
