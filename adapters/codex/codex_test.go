@@ -704,3 +704,30 @@ func FuzzAppServer(f *testing.F) {
 		}
 	})
 }
+
+// TestWellFormedHunksAsEventReadsThem: the hunks the adapter passes on
+// are those event's checker reads (a diff it refused broke the stream's
+// invariants: FuzzParse/81c548571e7f9307, a range "-000" of one line at
+// line 0).
+func TestWellFormedHunksAsEventReadsThem(t *testing.T) {
+	for _, tc := range []struct {
+		hunks string
+		ok    bool
+	}{
+		{"@@ -1 +1 @@\n-a\n+b\n", true},
+		{"@@ -1,2 +1,2 @@\n a\n-b\n+c\n", true},
+		{"@@ -0,0 +1,2 @@\n+a\n+b\n", true},
+		{"@@ -1,2 +0,0 @@\n-a\n-b\n", true},
+		{"@@ -1 +1 @@\n-a\n\\ No newline at end of file\n+b\n", true},
+		{"@@ -000 +0,2 @@\n 0000000\n+000000000000\n", false},
+		{"@@ -0 +1 @@\n-a\n+b\n", false},
+		{"@@ -1 +0 @@\n-a\n+b\n", false},
+		{"@@ -1,2 +1 @@\n-a\n+b\n", false},
+		{"@@ -1 +1\n-a\n+b\n", false},
+		{"", false},
+	} {
+		_, err := event.ParsePatch("--- a/f\n+++ b/f\n" + tc.hunks)
+		require.Equal(t, tc.ok, err == nil, "event reads %q: %v", tc.hunks, err)
+		require.Equal(t, tc.ok, wellFormedHunks(tc.hunks), "%q", tc.hunks)
+	}
+}

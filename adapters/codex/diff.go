@@ -151,16 +151,21 @@ func hunkHeader(line string) (oldN, newN int, ok bool) {
 	return oldN, newN, ok1 && ok2
 }
 
+// rangeCount returns the count of a range "a[,b]"; as event's checker
+// reads it, line 0 starts only an empty range (an empty file's).
 func rangeCount(r string) (int, bool) {
 	start, count, hasCount := strings.Cut(r, ",")
-	if _, err := strconv.ParseUint(start, 10, 31); err != nil {
+	a, err := strconv.ParseUint(start, 10, 31)
+	if err != nil {
 		return 0, false
 	}
-	if !hasCount {
-		return 1, true
+	n := uint64(1)
+	if hasCount {
+		if n, err = strconv.ParseUint(count, 10, 31); err != nil {
+			return 0, false
+		}
 	}
-	n, err := strconv.ParseUint(count, 10, 31)
-	return int(n), err == nil
+	return int(n), a > 0 || n == 0
 }
 
 // allAdded reports whether every change adds a file: Codex writes an added
