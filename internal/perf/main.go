@@ -58,8 +58,13 @@ type sizes struct {
 	OTLPCalls      int64 // tool calls of each --otlp run
 	OTLPPairs      int   // runs with and without --otlp
 	OTLPAgentPairs int   // the same for each real agent: their CPU moves by ±4 % run to run
-	SessTurns      int   // turns of the live session (prompt latency, RSS after 20 and after all)
-	GoBenchFlags   []string
+	// More pairs for an agent whose runs are quick, up to OTLPAgentMax,
+	// while they fit in OTLPAgentBudget: claude's ratio sits near the
+	// target, where the median of 20 pairs read either side of it.
+	OTLPAgentMax    int
+	OTLPAgentBudget time.Duration
+	SessTurns       int // turns of the live session (prompt latency, RSS after 20 and after all)
+	GoBenchFlags    []string
 }
 
 var full = sizes{
@@ -67,7 +72,7 @@ var full = sizes{
 	FloodStdout: 1 << 30, FloodStderr: 100 << 20, HugeLine: 100 << 20, OneBlock: 256 << 20, KillRuns: 3, StartRuns: 40,
 	OpenCall: 4_000_000, DeepLevels: 8_000_000,
 	FloodPairs: 3, Idle: time.Minute, LiveLines: 3000, LiveRuns: 3, IsoRuns: 5, IsoBenches: 5,
-	OTLPCalls: 2000, OTLPPairs: 10, OTLPAgentPairs: 20, SessTurns: 200,
+	OTLPCalls: 2000, OTLPPairs: 10, OTLPAgentPairs: 20, OTLPAgentMax: 60, OTLPAgentBudget: time.Minute, SessTurns: 200,
 }
 
 var smoke = sizes{
@@ -75,7 +80,7 @@ var smoke = sizes{
 	FloodStdout: 8 << 20, FloodStderr: 2 << 20, HugeLine: 4 << 20, OneBlock: 4 << 20, KillRuns: 1, StartRuns: 5,
 	OpenCall: 100_000, DeepLevels: 100_000,
 	FloodPairs: 1, Idle: 2 * time.Second, LiveLines: 300, LiveRuns: 1, IsoRuns: 1, IsoBenches: 1,
-	OTLPCalls: 50, OTLPPairs: 1, OTLPAgentPairs: 1, SessTurns: 40,
+	OTLPCalls: 50, OTLPPairs: 1, OTLPAgentPairs: 1, OTLPAgentMax: 1, SessTurns: 40,
 	GoBenchFlags: []string{"-benchtime=1x"},
 }
 

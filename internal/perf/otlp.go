@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync/atomic"
+	"time"
 
 	"github.com/agentharness/harness/internal/harnesstest"
 	"github.com/agentharness/harness/internal/jaeger"
@@ -40,7 +41,7 @@ func (b *bench) otlpOverhead() row {
 	spec := fmt.Sprintf("tool-calls %d", b.sz.OTLPCalls)
 	with := func() (usage, error) { return b.runUsage(b.harnessRun("--otlp", "http://"+ln.Addr().String()), spec) }
 	without := func() (usage, error) { return b.runUsage(b.harnessRun(), spec) }
-	w, n, ratios, err := b.cpuPairs(b.sz.OTLPPairs, with, without)
+	w, n, ratios, err := b.cpuPairs(b.sz.OTLPPairs, b.sz.OTLPPairs, 0, with, without)
 	if err != nil {
 		return failedRow(figure, target, err)
 	}
@@ -64,7 +65,8 @@ func (b *bench) otlpOverhead() row {
 // its own telemetry when harness turns it on (otlp.AgentEnv: Claude
 // Code), the agent's too. On Claude's run that is most of it: 1.035×
 // over 30 pairs, 1.001× with Claude Code's telemetry left off. A real
-// agent's CPU moves by about 4 % from run to run, hence more pairs.
+// agent's CPU moves by about 4 % from run to run, hence more pairs, as
+// many as fit in OTLPAgentBudget for a quick agent.
 func (b *bench) otlpRealAgents() []row {
 	const target, limit = "≤ 1.05× without --otlp", 1.05
 	figure := func(agent string) string {
@@ -90,7 +92,7 @@ func (b *bench) otlpRealAgents() []row {
 	env := append(append([]string(nil), b.env...), "HARNESS_AGENTS_DIR="+filepath.Join(b.root, ".agents"))
 	var rows []row
 	for _, agent := range agents {
-		b.log("%s: %d pairs", figure(agent), b.sz.OTLPAgentPairs)
+		b.log("%s: %d to %d pairs", figure(agent), b.sz.OTLPAgentPairs, b.sz.OTLPAgentMax)
 		run := func(extra ...string) func() (usage, error) {
 			return func() (usage, error) {
 				work, err := os.MkdirTemp(b.tmp, "run")
@@ -104,7 +106,7 @@ func (b *bench) otlpRealAgents() []row {
 			}
 		}
 		with, without := run("--otlp", j.OTLP), run()
-		w, n, ratios, err := b.cpuPairs(b.sz.OTLPAgentPairs, with, without)
+		w, n, ratios, err := b.cpuPairs(b.sz.OTLPAgentPairs, b.sz.OTLPAgentMax, b.sz.OTLPAgentBudget, with, without)
 		if err != nil {
 			rows = append(rows, failedRow(figure(agent), target, err))
 			continue
@@ -123,11 +125,13 @@ func (b *bench) otlpRealAgents() []row {
 	return rows
 }
 
-// cpuPairs runs pairs interleaved pairs of with and without, after one
-// more that warms the caches up and is left out, and returns each side's
-// CPU and the pairs' CPU ratios.
-func (b *bench) cpuPairs(pairs int, with, without func() (usage, error)) (w, n, ratios []float64, err error) {
-	for i := range pairs + 1 {
+// cpuPairs runs interleaved pairs of with and without, after one more
+// that warms the caches up and is left out: at least least pairs, and
+// more up to most while all of them took under budget. It returns each
+// side's CPU and the pairs' CPU ratios.
+func (b *bench) cpuPairs(least, most int, budget time.Duration, with, without func() (usage, error)) (w, n, ratios []float64, err error) {
+	start := time.Now()
+	for i := 0; i <= least || (i <= most && time.Since(start) < budget); i++ {
 		uw, un, err := b.pair(i%2 == 0, with, without)
 		if err != nil {
 			return nil, nil, nil, err
