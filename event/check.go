@@ -59,7 +59,7 @@ func CheckNDJSON(data []byte) error {
 // without a diff (a shell command, an MCP tool, a sub-agent, a file tool
 // without a whole diff) makes Check forget what it knew of every file.
 func Check(evs []Event) error {
-	c := checker{starts: map[string]int64{}, ended: map[string]bool{}, files: map[string]*knownFile{}}
+	c := checker{starts: map[string]int64{}, ended: map[string]bool{}}
 	for i, ev := range evs {
 		c.event(i, ev, len(evs))
 	}
@@ -76,9 +76,9 @@ type checker struct {
 	toolCalls int64
 	timeout   bool // a fatal idle/hard timeout error was seen
 	interrupt bool
-	usage     Usage                 // the sum of the usage events
-	files     map[string]*knownFile // by diff header path: what earlier diffs showed
-	turns     turnCheck             // a live session's turns (turns.go)
+	usage     Usage      // the sum of the usage events
+	diffs     DiffReplay // what earlier diffs showed of each file
+	turns     turnCheck  // a live session's turns (turns.go)
 }
 
 func (c *checker) fail(ev Event, format string, args ...any) {

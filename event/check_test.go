@@ -110,3 +110,22 @@ func FuzzCheckReplaysDiffs(f *testing.F) {
 		}
 	})
 }
+
+// TestDiffReplayLimit: past its Limit, a DiffReplay refuses the diff and
+// forgets everything, so that a later diff is held only to itself.
+func TestDiffReplayLimit(t *testing.T) {
+	edit := func(diff string) *ToolEnd { return &ToolEnd{Kind: KindEdit, Diff: diff} }
+	first := "--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n"
+	contradicting := "--- a/f\n+++ b/f\n@@ -1 +1 @@\n-x\n+y\n"
+
+	var unlimited DiffReplay
+	require.NoError(t, unlimited.Apply(edit(first)))
+	require.ErrorContains(t, unlimited.Apply(edit(contradicting)), `line 1 was "b\n"`)
+
+	r := DiffReplay{Limit: len(first) + 10}
+	require.NoError(t, r.Apply(edit(first)))
+	require.ErrorContains(t, r.Apply(edit(first)), "more than")
+	require.NoError(t, r.Apply(edit(contradicting)), "everything was forgotten")
+	require.NoError(t, r.Apply(&ToolEnd{Kind: KindShell}))
+	require.NoError(t, r.Apply(edit(first)), "a shell command made it forget, and the count start again")
+}

@@ -13,10 +13,7 @@ type knownFile struct {
 }
 
 // replay holds a file tool's diff to the content the earlier diffs of the
-// stream showed, and learns from it. A call that may change files without
-// a diff (a shell command, a file tool with none, an MCP tool, a sub-agent)
-// makes the checker forget everything it knew: the next diff of a file is
-// then only held to itself.
+// stream showed, and learns from it (DiffReplay).
 func (c *checker) replay(ev Event, b *ToolEnd) {
 	switch b.DiffSkipped {
 	case "", DiffSkippedTooLarge, DiffSkippedBinary, DiffSkippedUnknown, DiffSkippedNotRegular:
@@ -26,38 +23,79 @@ func (c *checker) replay(ev Event, b *ToolEnd) {
 	if b.Diff != "" && b.DiffSkipped != "" {
 		c.fail(ev, "both a diff and diff_skipped")
 	}
+	if err := c.diffs.Apply(b); err != nil {
+		c.fail(ev, "%v", err)
+	}
+}
+
+// DiffReplay is what the diffs of a stream showed of each file, held as
+// CheckNDJSON holds a stream to them. A parser that passes on the agent's
+// own diffs (not made from content it knows) passes each tool_end it
+// emits through Apply, and drops a diff that contradicts the earlier ones
+// rather than break the stream's invariant. The zero value knows nothing.
+type DiffReplay struct {
+	// Limit, when set, bounds the bytes of diffs held (a parser's memory):
+	// the diff that would go past it is refused, and everything forgotten.
+	// The parser drops that diff, and a file tool with no diff makes the
+	// stream's checker forget everything too: both start afresh together.
+	Limit int
+
+	files map[string]*knownFile // by diff header path
+	held  int                   // bytes of the diffs learnt since the last forget
+}
+
+// Apply holds the diff of b, as the stream carries it (a diff over
+// MaxOutputBytes is cut), to the content the earlier diffs showed, and
+// learns from it. A call that may change files without a diff (a shell
+// command, a file tool with none or with a cut one, an MCP tool, a
+// sub-agent) makes it forget everything it knew: the next diff of a file
+// is then only held to itself. An error says why the diff does not hold;
+// everything is forgotten then too.
+func (r *DiffReplay) Apply(b *ToolEnd) error {
 	switch b.Kind {
 	case KindRead, KindSearch, KindWeb, KindTodo:
-		return
+		return nil
 	case KindWrite, KindEdit, KindDelete:
-		if b.Diff != "" && !b.DiffTruncated {
+		if b.Diff != "" && !b.DiffTruncated && len(b.Diff) <= MaxOutputBytes {
 			break
 		}
 		fallthrough
 	default:
-		clear(c.files)
-		return
+		r.forget()
+		return nil
 	}
+	if r.Limit > 0 && r.held+len(b.Diff) > r.Limit {
+		r.forget()
+		return fmt.Errorf("diff: more than %d bytes of diffs to hold", r.Limit)
+	}
+	r.held += len(b.Diff)
 	patches, err := ParsePatch(b.Diff)
 	if err != nil {
-		c.fail(ev, "diff: %v", err)
-		clear(c.files)
-		return
+		r.forget()
+		return fmt.Errorf("diff: %w", err)
+	}
+	if r.files == nil {
+		r.files = map[string]*knownFile{}
 	}
 	for _, p := range patches {
-		if err := c.apply(p); err != nil {
-			c.fail(ev, "diff does not apply to the file as the stream showed it: %v", err)
-			clear(c.files)
-			return
+		if err := r.apply(p); err != nil {
+			r.forget()
+			return fmt.Errorf("diff does not apply to the file as the stream showed it: %w", err)
 		}
 	}
+	return nil
+}
+
+func (r *DiffReplay) forget() {
+	clear(r.files)
+	r.held = 0
 }
 
 // apply applies one file's patch to what is known of the file.
-func (c *checker) apply(p FilePatch) error {
-	base := c.files[p.From]
+func (r *DiffReplay) apply(p FilePatch) error {
+	base := r.files[p.From]
 	if p.From == "" {
-		base = c.files[p.To]
+		base = r.files[p.To]
 		if base == nil {
 			base = &knownFile{full: true} // created: it did not exist
 		}
@@ -87,13 +125,13 @@ func (c *checker) apply(p FilePatch) error {
 		after = &knownFile{exists: true, lines: lines}
 	}
 	if p.To == "" {
-		c.files[p.From] = &knownFile{full: true} // removed
+		r.files[p.From] = &knownFile{full: true} // removed
 		return nil
 	}
 	if p.From != "" && p.From != p.To {
-		c.files[p.From] = &knownFile{full: true} // renamed away
+		r.files[p.From] = &knownFile{full: true} // renamed away
 	}
-	c.files[p.To] = after
+	r.files[p.To] = after
 	return nil
 }
 

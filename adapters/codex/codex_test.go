@@ -708,7 +708,8 @@ func FuzzAppServer(f *testing.F) {
 // TestWellFormedHunksAsEventReadsThem: the hunks the adapter passes on
 // are those event's checker reads (a diff it refused broke the stream's
 // invariants: FuzzParse/81c548571e7f9307, a range "-000" of one line at
-// line 0).
+// line 0; FuzzParse/7638b257dbdada4e, a new range where the old one puts
+// no line).
 func TestWellFormedHunksAsEventReadsThem(t *testing.T) {
 	for _, tc := range []struct {
 		hunks string
@@ -724,10 +725,62 @@ func TestWellFormedHunksAsEventReadsThem(t *testing.T) {
 		{"@@ -1 +0 @@\n-a\n+b\n", false},
 		{"@@ -1,2 +1 @@\n-a\n+b\n", false},
 		{"@@ -1 +1\n-a\n+b\n", false},
+		{"@@ -1,2 +02 @@\n \n-\n", false}, // FuzzParse/7638b257dbdada4e: the new range starts at line 1
+		{"@@ -1 +1 @@\n-a\n+b\n@@ -3,0 +4 @@\n+c\n", true},
+		{"@@ -1 +1 @@\n-a\n+b\n@@ -3,0 +3,1 @@\n+c\n", false}, // an insertion after line 3 is line 4
+		{"@@ -1 +1,2 @@\n-a\n+b\n+c\n@@ -3 +4 @@\n-d\n+e\n", true},
+		{"@@ -1 +1,2 @@\n-a\n+b\n+c\n@@ -3 +3 @@\n-d\n+e\n", false},
+		{"@@ -3 +3 @@\n-a\n+b\n@@ -1 +1 @@\n-c\n+d\n", false},       // out of order
+		{"@@ -1,2 +1 @@\n-a\n-b\n+c\n@@ -2 +1 @@\n-d\n+e\n", false}, // overlaps the hunk before
 		{"", false},
 	} {
-		_, err := event.ParsePatch("--- a/f\n+++ b/f\n" + tc.hunks)
-		require.Equal(t, tc.ok, err == nil, "event reads %q: %v", tc.hunks, err)
 		require.Equal(t, tc.ok, wellFormedHunks(tc.hunks), "%q", tc.hunks)
+		// Through the parser, the stream holds its invariants, and has the
+		// diff only when it is well formed.
+		item, err := json.Marshal(map[string]any{"type": "item.completed", "item": map[string]any{
+			"id": "i", "type": "file_change", "status": "completed",
+			"changes": []map[string]string{{"path": "f", "kind": "update", "diff": tc.hunks}}}})
+		require.NoError(t, err)
+		out := adaptertest.Normalize(Agent, item, false)
+		require.NoError(t, event.CheckNDJSON(out), "%q", tc.hunks)
+		require.Equal(t, tc.ok, bytes.Contains(out, []byte(`"diff":"--- a/f`)), "%q: %s", tc.hunks, out)
+	}
+}
+
+// TestDiffContradictingEarlierOneIsUnknown: Codex's diffs are its own; a
+// second diff of a file whose lines contradict what the first showed
+// (the file changed outside the stream) is not passed on as exact, and one
+// that follows from it is.
+func TestDiffContradictingEarlierOneIsUnknown(t *testing.T) {
+	change := func(id, diff string) string {
+		line, err := json.Marshal(map[string]any{"type": "item.completed", "item": map[string]any{
+			"id": id, "type": "file_change", "status": "completed",
+			"changes": []map[string]string{{"path": "f", "kind": "update", "diff": diff}}}})
+		require.NoError(t, err)
+		return string(line)
+	}
+	for _, tc := range []struct {
+		second string
+		exact  bool
+	}{
+		{"@@ -1 +1 @@\n-b\n+c\n", true},  // follows from the first
+		{"@@ -1 +1 @@\n-x\n+c\n", false}, // line 1 was "b"
+	} {
+		out := adaptertest.Normalize(Agent, []byte(change("i1", "@@ -1 +1 @@\n-a\n+b\n")+"\n"+change("i2", tc.second)), false)
+		require.NoError(t, event.CheckNDJSON(out))
+		var ends []gjson.Result
+		for line := range bytes.Lines(out) {
+			if ev := gjson.ParseBytes(line); ev.Get("type").Str == "tool_end" {
+				ends = append(ends, ev)
+			}
+		}
+		require.Len(t, ends, 2)
+		require.Equal(t, "--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n", ends[0].Get("diff").Str)
+		if tc.exact {
+			require.Equal(t, "--- a/f\n+++ b/f\n"+tc.second, ends[1].Get("diff").Str)
+		} else {
+			require.False(t, ends[1].Get("diff").Exists())
+			require.Equal(t, event.DiffSkippedUnknown, ends[1].Get("diff_skipped").Str)
+		}
 	}
 }

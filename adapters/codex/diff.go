@@ -81,7 +81,9 @@ func (c change) fileDiff(cwd string) string {
 }
 
 // wellFormedHunks reports whether s is one or more unified-diff hunks and
-// nothing else, each with as many lines as its header counts.
+// nothing else, each with as many lines as its header counts, in order,
+// and each new range where the hunks before it put it (as event's checker
+// applies them).
 func wellFormedHunks(s string) bool {
 	if s == "" {
 		return false
@@ -100,11 +102,13 @@ func wellFormedHunks(s string) bool {
 		rest = rest[i+1:]
 		return l
 	}
+	next0, delta := 0, 0 // the first old line after the last hunk; new lines less old ones so far
 	for rest != "" {
-		oldN, newN, ok := hunkHeader(next())
-		if !ok {
+		oldAt, oldN, newAt, newN, ok := hunkHeader(next())
+		if !ok || oldAt < next0 || newAt != oldAt+delta {
 			return false
 		}
+		next0, delta = oldAt+oldN, delta+newN-oldN
 		for oldN > 0 || newN > 0 {
 			if rest == "" {
 				return false
@@ -131,41 +135,46 @@ func wellFormedHunks(s string) bool {
 	return true
 }
 
-// hunkHeader reads "@@ -a[,b] +c[,d] @@…" and returns b and d (1 when
+// hunkHeader reads "@@ -a[,b] +c[,d] @@…" and returns where each range
+// starts (the index of its first line, as readRange) and b and d (1 when
 // left out).
-func hunkHeader(line string) (oldN, newN int, ok bool) {
+func hunkHeader(line string) (oldAt, oldN, newAt, newN int, ok bool) {
 	rest, found := strings.CutPrefix(line, "@@ -")
 	if !found {
-		return 0, 0, false
+		return 0, 0, 0, 0, false
 	}
 	oldRange, rest, found := strings.Cut(rest, " +")
 	if !found {
-		return 0, 0, false
+		return 0, 0, 0, 0, false
 	}
 	newRange, _, found := strings.Cut(rest, " @@")
 	if !found {
-		return 0, 0, false
+		return 0, 0, 0, 0, false
 	}
-	oldN, ok1 := rangeCount(oldRange)
-	newN, ok2 := rangeCount(newRange)
-	return oldN, newN, ok1 && ok2
+	oldAt, oldN, ok1 := readRange(oldRange)
+	newAt, newN, ok2 := readRange(newRange)
+	return oldAt, oldN, newAt, newN, ok1 && ok2
 }
 
-// rangeCount returns the count of a range "a[,b]"; as event's checker
-// reads it, line 0 starts only an empty range (an empty file's).
-func rangeCount(r string) (int, bool) {
-	start, count, hasCount := strings.Cut(r, ",")
+// readRange reads a range "a[,b]": the index of its first line (a-1; a
+// for an empty range, which sits after line a) and its count. As event's
+// checker reads it, line 0 starts only an empty range (an empty file's).
+func readRange(r string) (at, count int, ok bool) {
+	start, n, hasCount := strings.Cut(r, ",")
 	a, err := strconv.ParseUint(start, 10, 31)
 	if err != nil {
-		return 0, false
+		return 0, 0, false
 	}
-	n := uint64(1)
+	c := uint64(1)
 	if hasCount {
-		if n, err = strconv.ParseUint(count, 10, 31); err != nil {
-			return 0, false
+		if c, err = strconv.ParseUint(n, 10, 31); err != nil {
+			return 0, 0, false
 		}
 	}
-	return int(n), a > 0 || n == 0
+	if c == 0 {
+		return int(a), 0, true
+	}
+	return int(a) - 1, int(c), a > 0
 }
 
 // allAdded reports whether every change adds a file: Codex writes an added
