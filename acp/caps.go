@@ -30,6 +30,9 @@ const (
 	// diff texts); past it a call keeps no diff (diff_skipped unknown),
 	// no input and no output (output_truncated).
 	maxHeld = 16 << 20
+	// maxDiffsHeld bounds the diffs a replayed session's mapper holds to
+	// check the next ones against (event.DiffReplay).
+	maxDiffsHeld = 8 << 20
 	// maxDenied bounds the ids of refused calls not yet ended.
 	maxDenied = 1024
 )

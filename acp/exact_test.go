@@ -3,6 +3,8 @@ package acp
 import (
 	"bytes"
 	"os"
+	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -160,4 +162,22 @@ func requireServerError500(t *testing.T, evs []event.Event) (*event.Error, *even
 	require.Equal(t, event.ResultError, res.Status)
 	require.Empty(t, res.Text, "the error's message is the error event's, not the answer")
 	return e, res
+}
+
+// TestReplayedDiffContradictingEarlierOneIsUnknown: a replayed session's
+// diffs are the agent's own; Gemini's creation of out.txt shown twice
+// (a second call, nothing between) cannot both be exact: the second
+// becomes diff_skipped unknown, and the stream holds its invariants.
+func TestReplayedDiffContradictingEarlierOneIsUnknown(t *testing.T) {
+	data, err := os.ReadFile("testdata/gemini-edit.jsonl")
+	require.NoError(t, err)
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	again := bytes.ReplaceAll(bytes.Join(lines[7:9], nil), []byte("write_file_1795469496809_0"), []byte("write_file_2"))
+	file := filepath.Join(t.TempDir(), "twice.jsonl")
+	require.NoError(t, os.WriteFile(file, slices.Concat(bytes.Join(lines[:9], nil), again, bytes.Join(lines[9:], nil)), 0o600))
+	ends := bodiesOf[*event.ToolEnd](normalized(t, file))
+	require.Len(t, ends, 2)
+	require.Contains(t, ends[0].Diff, "+hello-from-edit\n")
+	require.Empty(t, ends[1].Diff)
+	require.Equal(t, event.DiffSkippedUnknown, ends[1].DiffSkipped)
 }

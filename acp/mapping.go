@@ -35,6 +35,7 @@ type mapper struct {
 	heard         bool             // the turn has said something (text, thought, tool)
 	systemError   bool             // codex-acp: the turn failed; its text is the error's message
 	errText       capped           // that message, within keepText
+	diffs         event.DiffReplay // what a replayed session's diffs showed of each file
 }
 
 type tool struct {
@@ -298,6 +299,14 @@ func (m *mapper) toolCall(dst []event.Body, u *toolUpdate) []event.Body {
 		}
 	case len(tc.diffs) > 0:
 		m.diff(end, tc.diffs)
+	}
+	// A replayed session's diffs are the agent's: one that contradicts
+	// what the earlier ones showed of a file (made again, or changed
+	// outside the session) is not passed on as exact. A live session's
+	// are checked against the disk instead (AgentPatch).
+	m.diffs.Limit = maxDiffsHeld
+	if !m.live && m.diffs.Apply(end) != nil {
+		end.Diff, end.DiffSkipped = "", event.DiffSkippedUnknown
 	}
 	return append(dst, end)
 }
