@@ -29,19 +29,13 @@ type parser struct {
 	// total is the thread's usage as the last turn.completed reported it:
 	// Codex reports the thread's running total, not the turn's.
 	total  event.Usage
-	open   map[string]bool  // item ids whose tool_start was emitted
-	warned map[string]bool  // error item ids already reported
-	diffs  event.DiffReplay // what the diffs passed on showed of each file
-	lines  jsonscan.Lines   // copies of the lines, which bodies and p keep pieces of
+	open   map[string]bool // item ids whose tool_start was emitted
+	warned map[string]bool // error item ids already reported
+	lines  jsonscan.Lines  // copies of the lines, which bodies and p keep pieces of
 }
 
-// maxDiffsHeld bounds the diffs the parser holds to check the next ones
-// (event.DiffReplay): Codex's runs run a command between most edits,
-// which makes it forget them all.
-const maxDiffsHeld = 8 << 20
-
 func newParser() *parser {
-	p := &parser{open: map[string]bool{}, warned: map[string]bool{}, diffs: event.DiffReplay{Limit: maxDiffsHeld}}
+	p := &parser{open: map[string]bool{}, warned: map[string]bool{}}
 	p.TwoStep = readahead.New(p.read, p.apply)
 	return p
 }
@@ -390,14 +384,7 @@ func (p *parser) item(dst []event.Body, phase, typ string, it *item) ([]event.Bo
 		p.lastText = ""
 	}
 	if done {
-		te := toolEnd(id, typ, it)
-		// Codex's diffs are its own (apply_patch's hunks): one that
-		// contradicts what the earlier ones showed of the file (a file
-		// changed outside the stream) is not passed on as exact.
-		if err := p.diffs.Apply(te); err != nil {
-			te.Diff, te.DiffSkipped = "", event.DiffSkippedUnknown
-		}
-		dst = append(dst, te)
+		dst = append(dst, toolEnd(id, typ, it))
 		delete(p.open, id)
 	}
 	return dst, true
