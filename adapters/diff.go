@@ -30,6 +30,9 @@ func Diff(path string, before, after File) string {
 		return ""
 	}
 	name := strings.TrimPrefix(filepath.ToSlash(path), "/")
+	if !Nameable(name) {
+		return ""
+	}
 	from, to := "a/"+name, "b/"+name
 	switch {
 	case !before.Exists && !after.Exists:
@@ -274,6 +277,13 @@ func hunkRange(b *strings.Builder, line, count int) {
 	default:
 		b.WriteString(strconv.Itoa(line))
 	}
+}
+
+// Nameable reports whether a diff header can name the file at name (a
+// path without its leading slash): not the root ("/" leaves nothing) and
+// no newline, which would end the header line.
+func Nameable(name string) bool {
+	return name != "" && !strings.ContainsRune(name, '\n')
 }
 
 // DisplayPath is how a diff header names the file at path: relative to cwd

@@ -75,6 +75,9 @@ func (c change) fileDiff(cwd string) string {
 		}
 		// The headers adapters.Diff writes.
 		name = strings.TrimPrefix(filepath.ToSlash(name), "/")
+		if !adapters.Nameable(name) {
+			return ""
+		}
 		return "--- a/" + name + "\n+++ b/" + name + "\n" + hunks
 	}
 	return ""
