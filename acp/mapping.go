@@ -304,9 +304,11 @@ func (m *mapper) toolCall(dst []event.Body, u *toolUpdate) []event.Body {
 	// what the earlier ones showed of a file (made again, or changed
 	// outside the session) is not passed on as exact. A live session's
 	// are checked against the disk instead (AgentPatch).
-	m.diffs.Limit = maxDiffsHeld
-	if !m.live && m.diffs.Apply(end) != nil {
-		end.Diff, end.DiffSkipped = "", event.DiffSkippedUnknown
+	if !m.live {
+		m.diffs.Limit = maxDiffsHeld // the mapper is a zero value: set where it is used
+		if m.diffs.Apply(end) != nil {
+			end.Diff, end.DiffSkipped = "", event.DiffSkippedUnknown
+		}
 	}
 	return append(dst, end)
 }
