@@ -301,10 +301,16 @@ func FuzzResultsRow(f *testing.F) {
 	f.Add([]byte(`{"plan_id":`))
 	f.Add([]byte(`null`))
 	plan := bench.Plan{Tasks: []bench.Task{{Prompt: "p"}}, Agents: []string{"claude"}}
+	// One results directory for every input: opening a new one writes and
+	// syncs its plan file, which made each input cost a disk flush (a few
+	// hundred inputs a second, and at times one slow enough to outlast the
+	// fuzzing engine's deadline). Opening it again only reads.
+	dir := f.TempDir()
+	_, err := bench.OpenResults(dir, plan.Specs())
+	require.NoError(f, err)
+	row0 := filepath.Join(dir, "runs", "000000.json")
 	f.Fuzz(func(t *testing.T, row []byte) {
-		dir := t.TempDir()
-		require.NoError(t, os.MkdirAll(filepath.Join(dir, "runs"), 0o700))
-		require.NoError(t, os.WriteFile(filepath.Join(dir, "runs", "000000.json"), row, 0o600))
+		require.NoError(t, os.WriteFile(row0, row, 0o600))
 		_, _ = bench.OpenResults(dir, plan.Specs())
 		_, _ = bench.Merge([]string{dir})
 	})

@@ -24,6 +24,17 @@ for dir in $(git ls-files '*_test.go' | xargs grep -l '^func Fuzz' | xargs -n1 d
     echo "fuzz $pkg $target"
     run() { (cd "$dir" && "$bin/fuzz.test" -test.run='^$' -test.fuzz="^$target\$" \
       -test.fuzztime="$FUZZTIME" -test.fuzzcachedir="$cache/$pkg") >"$log" 2>&1; }
-    run || run || { cat "$log"; exit 1; }
+    # Go 1.26's fuzzing coordinator can fail a target at the end of its
+    # -fuzztime with a bare "context deadline exceeded" and no input saved
+    # (golang/go#75804, fixed in Go 1.27). A real finding always saves its
+    # input ("Failing input written"), a hang included; so such a failure
+    # counts as clean once the target's seeds and testdata corpus replay
+    # without error.
+    raced() {
+      grep -q 'context deadline exceeded' "$log" && ! grep -q 'Failing input' "$log" || return 1
+      echo "  the coordinator's deadline race (golang/go#75804): replaying the corpus"
+      (cd "$dir" && "$bin/fuzz.test" -test.run="^$target\$") >"$log" 2>&1
+    }
+    run || raced || run || raced || { cat "$log"; exit 1; }
   done
 done
