@@ -52,16 +52,11 @@ type DiffReplay struct {
 // is then only held to itself. An error says why the diff does not hold;
 // everything is forgotten then too.
 func (r *DiffReplay) Apply(b *ToolEnd) error {
-	switch b.Kind {
-	case KindRead, KindSearch, KindWeb, KindTodo:
-		return nil
-	case KindWrite, KindEdit, KindDelete:
-		if b.Diff != "" && !b.DiffTruncated && len(b.Diff) <= MaxOutputBytes {
-			break
-		}
-		fallthrough
-	default:
+	learns, forgets := Replays(b)
+	if forgets {
 		r.forget()
+	}
+	if !learns {
 		return nil
 	}
 	if r.Limit > 0 && r.held+len(b.Diff) > r.Limit {
@@ -84,6 +79,21 @@ func (r *DiffReplay) Apply(b *ToolEnd) error {
 		}
 	}
 	return nil
+}
+
+// Replays reports what DiffReplay.Apply does with b: learn from its diff
+// (a file tool with its whole diff), forget everything (any other call
+// that may change files), or neither (a read, search, web or todo call).
+func Replays(b *ToolEnd) (learns, forgets bool) {
+	switch b.Kind {
+	case KindRead, KindSearch, KindWeb, KindTodo:
+		return false, false
+	case KindWrite, KindEdit, KindDelete:
+		if b.Diff != "" && !b.DiffTruncated && len(b.Diff) <= MaxOutputBytes {
+			return true, false
+		}
+	}
+	return false, true
 }
 
 func (r *DiffReplay) forget() {

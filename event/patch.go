@@ -96,6 +96,9 @@ func headerPath(h, prefix string) string {
 	return strings.TrimPrefix(h, prefix)
 }
 
+// parseHunk reads the hunk at lines[i]. Its Lines share lines' array (no
+// allocation per hunk): a no-newline mark is dropped by moving the hunk's
+// later lines down over it, which only writes slots already read.
 func parseHunk(lines []string, i int) (Hunk, int, error) {
 	var h Hunk
 	if err := parseRange(lines[i], &h); err != nil {
@@ -103,6 +106,7 @@ func parseHunk(lines []string, i int) (Hunk, int, error) {
 	}
 	old, new := 0, 0
 	i++
+	first, n := i, 0 // h.Lines is lines[first : first+n]
 	for i < len(lines) && (old < h.OldCount || new < h.NewCount) {
 		l := lines[i]
 		switch l[0] {
@@ -121,13 +125,17 @@ func parseHunk(lines []string, i int) (Hunk, int, error) {
 		if !strings.HasSuffix(l, "\n") {
 			return h, 0, fmt.Errorf("diff line %d: the diff ends inside a line", i+1)
 		}
-		h.Lines = append(h.Lines, l)
 		i++
 		// The mark may follow any of the last lines of either side.
 		if i < len(lines) && strings.HasPrefix(lines[i], `\`) {
-			h.Lines[len(h.Lines)-1] = strings.TrimSuffix(l, "\n")
+			l = strings.TrimSuffix(l, "\n")
 			i++
 		}
+		lines[first+n] = l
+		n++
+	}
+	if n > 0 {
+		h.Lines = lines[first : first+n : first+n]
 	}
 	if old != h.OldCount || new != h.NewCount {
 		return h, 0, fmt.Errorf("hunk at -%d,%d: holds %d old and %d new lines", h.OldStart, h.OldCount, old, new)
@@ -140,6 +148,9 @@ func parseHunk(lines []string, i int) (Hunk, int, error) {
 
 // parseRange reads "@@ -a,b +c,d @@" (a count of one may be left out).
 func parseRange(l string, h *Hunk) error {
+	if parseRangeAsWritten(l, h) {
+		return nil
+	}
 	f := strings.Fields(l)
 	if len(f) < 4 || f[3] != "@@" || !strings.HasPrefix(f[1], "-") || !strings.HasPrefix(f[2], "+") {
 		return fmt.Errorf("bad hunk header %q", strings.TrimSuffix(l, "\n"))
@@ -151,6 +162,40 @@ func parseRange(l string, h *Hunk) error {
 		return fmt.Errorf("bad hunk header %q: %w", strings.TrimSuffix(l, "\n"), err)
 	}
 	return nil
+}
+
+// parseRangeAsWritten reads the header as diff tools write it, single
+// spaces between its four fields, without splitting it into fields (an
+// allocation a hunk); it reports false for anything else, which parseRange
+// then reads field by field.
+func parseRangeAsWritten(l string, h *Hunk) bool {
+	rest, ok := strings.CutPrefix(l, "@@ -")
+	if !ok {
+		return false
+	}
+	oldSpan, rest, ok1 := strings.Cut(rest, " +")
+	newSpan, rest, ok2 := strings.Cut(rest, " @@")
+	if !ok1 || !ok2 || !spanChars(oldSpan) || !spanChars(newSpan) {
+		return false
+	}
+	if rest != "" && !strings.ContainsRune(" \t\n\v\f\r", rune(rest[0])) {
+		return false
+	}
+	var err1, err2 error
+	h.OldStart, h.OldCount, err1 = parseSpan(oldSpan)
+	h.NewStart, h.NewCount, err2 = parseSpan(newSpan)
+	return err1 == nil && err2 == nil
+}
+
+// spanChars reports whether s is made of digits and commas only (no
+// space that would make it two fields).
+func spanChars(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < '0' || c > '9') && c != ',' {
+			return false
+		}
+	}
+	return true
 }
 
 func parseSpan(s string) (start, count int, err error) {
@@ -189,50 +234,109 @@ func ApplyPatch(p FilePatch, content string, exists bool) (string, bool, error) 
 	if p.From != "" && !exists {
 		return "", false, fmt.Errorf("%s: the diff changes a file that does not exist", p.From)
 	}
-	old := splitLines(content)
-	var out []string
-	next := 0 // first line of old not yet copied
+	// content is walked line by line as the hunks reach it (they are in
+	// order), and the result written once: no slice of either's lines.
+	var out strings.Builder
+	out.Grow(len(content) + added(p))
+	rest, line := content, 0 // the old lines not yet reached; the index of the first
+	open := false            // the last line written has no newline
+	write := func(l string) error {
+		if open {
+			return fmt.Errorf("%s: a line without newline is not the last one", name(p))
+		}
+		out.WriteString(l)
+		open = !strings.HasSuffix(l, "\n")
+		return nil
+	}
 	delta := 0
 	for _, h := range p.Hunks {
 		i := at(h.OldStart, h.OldCount)
-		if i < next || i > len(old) {
-			return "", false, fmt.Errorf("%s: hunk -%d,%d is out of order or past the end (%d lines)", name(p), h.OldStart, h.OldCount, len(old))
+		if i < line {
+			return "", false, fmt.Errorf("%s: hunk -%d,%d is out of order or past the end (%d lines)", name(p), h.OldStart, h.OldCount, countLines(content))
 		}
 		if want := at(h.NewStart, h.NewCount); i+delta != want {
 			return "", false, fmt.Errorf("%s: hunk -%d,%d +%d,%d: new start should be line %d", name(p), h.OldStart, h.OldCount, h.NewStart, h.NewCount, i+delta+1)
 		}
-		out = append(out, old[next:i]...)
+		for ; line < i; line++ {
+			if rest == "" {
+				return "", false, fmt.Errorf("%s: hunk -%d,%d is out of order or past the end (%d lines)", name(p), h.OldStart, h.OldCount, countLines(content))
+			}
+			l := nextLine(&rest)
+			if err := write(l); err != nil {
+				return "", false, err
+			}
+		}
 		for _, l := range h.Lines {
 			switch l[0] {
 			case ' ', '-':
-				if i >= len(old) || old[i] != l[1:] {
-					return "", false, fmt.Errorf("%s: hunk -%d,%d: line %d is %q in the file, %q in the diff", name(p), h.OldStart, h.OldCount, i+1, lineAt(old, i), l[1:])
+				if rest == "" {
+					return "", false, fmt.Errorf("%s: hunk -%d,%d: line %d is %s in the file, %q in the diff", name(p), h.OldStart, h.OldCount, line+1, "(end of file)", l[1:])
 				}
-				i++
+				if have := nextLine(&rest); have != l[1:] {
+					return "", false, fmt.Errorf("%s: hunk -%d,%d: line %d is %q in the file, %q in the diff", name(p), h.OldStart, h.OldCount, line+1, have, l[1:])
+				}
+				line++
 				if l[0] == ' ' {
-					out = append(out, l[1:])
+					if err := write(l[1:]); err != nil {
+						return "", false, err
+					}
 				}
 			case '+':
-				out = append(out, l[1:])
+				if err := write(l[1:]); err != nil {
+					return "", false, err
+				}
 			}
 		}
-		next = i
 		delta += h.NewCount - h.OldCount
 	}
-	out = append(out, old[next:]...)
-	for k := 0; k < len(out)-1; k++ {
-		if !strings.HasSuffix(out[k], "\n") {
-			return "", false, fmt.Errorf("%s: a line without newline is not the last one", name(p))
+	if rest != "" {
+		if err := write(rest); err != nil {
+			return "", false, err
 		}
 	}
-	after := strings.Join(out, "")
+	after := out.String()
 	if p.To == "" {
 		if after != "" {
-			return "", false, fmt.Errorf("%s: removed by the diff but %d lines remain", p.From, len(out))
+			return "", false, fmt.Errorf("%s: removed by the diff but %d lines remain", p.From, countLines(after))
 		}
 		return "", false, nil
 	}
 	return after, true, nil
+}
+
+// nextLine takes the first line off *rest, with its newline.
+func nextLine(rest *string) string {
+	s := *rest
+	i := strings.IndexByte(s, '\n') + 1
+	if i == 0 {
+		i = len(s)
+	}
+	*rest = s[i:]
+	return s[:i]
+}
+
+// countLines is how many lines text holds, the last one with or without
+// its newline.
+func countLines(text string) int {
+	n := strings.Count(text, "\n")
+	if text != "" && !strings.HasSuffix(text, "\n") {
+		n++
+	}
+	return n
+}
+
+// added is the bytes p's hunks add (an upper bound of what the content
+// grows by).
+func added(p FilePatch) int {
+	n := 0
+	for _, h := range p.Hunks {
+		for _, l := range h.Lines {
+			if l[0] == '+' {
+				n += len(l) - 1
+			}
+		}
+	}
+	return n
 }
 
 // Reverse returns the patch that undoes p: applied to the file p gives, it
@@ -260,25 +364,6 @@ func name(p FilePatch) string {
 		return p.To
 	}
 	return p.From
-}
-
-func lineAt(lines []string, i int) string {
-	if i < len(lines) {
-		return lines[i]
-	}
-	return "(end of file)"
-}
-
-// splitLines splits text into lines that keep their newline.
-func splitLines(text string) []string {
-	if text == "" {
-		return nil
-	}
-	lines := strings.SplitAfter(text, "\n")
-	if lines[len(lines)-1] == "" {
-		lines = lines[:len(lines)-1]
-	}
-	return lines
 }
 
 // partialFile is what is known of a file whose whole content is not: some

@@ -209,7 +209,7 @@ func CheckStream(t testing.TB, ndjson []byte) {
 	}
 }
 
-// Seed adds every line of every dir/*.jsonl to f's corpus, plus hostile
+// Seed adds every dir/*.jsonl to f's corpus, whole and line by line, plus hostile
 // inputs every parser must survive.
 func Seed(f *testing.F, dir string) {
 	files, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
@@ -221,6 +221,10 @@ func Seed(f *testing.F, dir string) {
 		for _, line := range bytes.Split(data, []byte("\n")) {
 			f.Add(line)
 		}
+		// The whole capture too: what a parser carries from line to line
+		// (a diff held to the earlier ones, a tool's start and end) is
+		// mutated only in an input of many lines.
+		f.Add(data)
 	}
 	for _, s := range []string{"", "{", "}", "null", "[]", "\"x\"", "{\"type\":null}", "{\"type\":1}",
 		"{\"type\":\"\xff\xfe\"}", "not json at all", "{\"type\":\"result\"", "\x00\x00"} {

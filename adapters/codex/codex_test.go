@@ -746,3 +746,51 @@ func TestWellFormedHunksAsEventReadsThem(t *testing.T) {
 		require.Equal(t, tc.ok, bytes.Contains(out, []byte(`"diff":"--- a/f`)), "%q: %s", tc.hunks, out)
 	}
 }
+
+// TestDiffContradictingEarlierOneIsUnknown: Codex's diffs are its own; a
+// diff of a file whose lines contradict what an earlier one showed (the
+// file changed outside the stream, a change given twice) is not passed on
+// as exact, and one that follows from it is. A command between may have
+// changed the file: then nothing is contradicted.
+func TestDiffContradictingEarlierOneIsUnknown(t *testing.T) {
+	type ch struct{ path, diff string }
+	change := func(id string, changes ...ch) string {
+		var cs []map[string]string
+		for _, c := range changes {
+			cs = append(cs, map[string]string{"path": c.path, "kind": "update", "diff": c.diff})
+		}
+		line, err := json.Marshal(map[string]any{"type": "item.completed", "item": map[string]any{
+			"id": id, "type": "file_change", "status": "completed", "changes": cs}})
+		require.NoError(t, err)
+		return string(line) + "\n"
+	}
+	const command = `{"type":"item.completed","item":{"id":"c","type":"command_execution","command":"sed -i s/b/x/ f","aggregated_output":"","exit_code":0,"status":"completed"}}` + "\n"
+	first := ch{"f", "@@ -1 +1 @@\n-a\n+b\n"}
+	other := ch{"g", "@@ -1 +1 @@\n-x\n+y\n"}
+	for _, tc := range []struct {
+		name   string
+		stream string
+		exact  []bool // each tool_end's diff passed on
+	}{
+		{"follows", change("i1", first) + change("i2", ch{"f", "@@ -1 +1 @@\n-b\n+c\n"}), []bool{true, true}},
+		{"contradicts", change("i1", first) + change("i2", ch{"f", "@@ -1 +1 @@\n-x\n+c\n"}), []bool{true, false}},
+		{"contradicts, the same file named otherwise", change("i1", first) + change("i2", ch{"/f", "@@ -1 +1 @@\n-x\n+c\n"}), []bool{true, false}},
+		{"contradicts, other files between", change("i1", first) + change("i2", other) + change("i3", ch{"f", "@@ -1 +1 @@\n-x\n+c\n"}), []bool{true, true, false}},
+		{"given twice in one item", change("i1", first, first), []bool{false}},
+		{"given twice", change("i1", first) + change("i2", first), []bool{true, false}},
+		{"a command between", change("i1", first) + command + change("i2", ch{"f", "@@ -1 +1 @@\n-x\n+c\n"}), []bool{true, true}},
+	} {
+		out := adaptertest.Normalize(Agent, []byte(tc.stream), false)
+		require.NoError(t, event.CheckNDJSON(out), tc.name)
+		var exact []bool
+		for line := range bytes.Lines(out) {
+			if ev := gjson.ParseBytes(line); ev.Get("type").Str == "tool_end" && ev.Get("name").Str == "file_change" {
+				exact = append(exact, ev.Get("diff").Exists())
+				if !ev.Get("diff").Exists() {
+					require.Equal(t, event.DiffSkippedUnknown, ev.Get("diff_skipped").Str, tc.name)
+				}
+			}
+		}
+		require.Equal(t, tc.exact, exact, tc.name)
+	}
+}

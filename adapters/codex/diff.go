@@ -216,3 +216,85 @@ func fileChange(te *event.ToolEnd, changes []change, cwd string) {
 		te.DiffSkipped = event.DiffSkippedUnknown
 	}
 }
+
+// maxDiffsHeld bounds the bytes of diffs the parser holds to check the
+// next ones against: Codex runs a command between most edits, which makes
+// it forget them all.
+const maxDiffsHeld = 8 << 20
+
+// diffCheck holds Codex's diffs to each other, as the stream's checker
+// does (event.DiffReplay). They are Codex's own (apply_patch's hunks), not
+// made from content the parser knows: one that contradicts what the
+// earlier ones showed of its file (a file changed outside the stream, one
+// change given twice) is not passed on as exact.
+//
+// Only a diff naming a file that an earlier one named since the replay
+// last forgot can contradict it, and most never do (a command comes
+// between). So a diff is held unread until a later one names one of its
+// files, or the held ones outgrow maxDiffsHeld; then the held ones are
+// replayed in order, and that one with them. Codex's diffs rename nothing,
+// so diffs of other files cannot bear on each other.
+type diffCheck struct {
+	replay event.DiffReplay
+	held   []string        // diffs not replayed yet, in order
+	bytes  int             // their length
+	named  map[string]bool // the files named by diffs since the replay last forgot
+}
+
+// check holds te's diff to the earlier ones; one that does not hold is
+// dropped, te's diff then unknown.
+func (d *diffCheck) check(te *event.ToolEnd) {
+	learns, forgets := event.Replays(te)
+	if forgets {
+		_ = d.replay.Apply(te) // forgets
+		d.forgotten()
+		return
+	}
+	if !learns {
+		return
+	}
+	if d.named == nil {
+		d.named = map[string]bool{}
+	}
+	again := false
+	for _, path := range te.Paths {
+		name := headerName(path)
+		again = again || d.named[name]
+		d.named[name] = true
+	}
+	if !again && d.bytes+len(te.Diff) <= maxDiffsHeld {
+		d.held = append(d.held, te.Diff)
+		d.bytes += len(te.Diff)
+		return
+	}
+	d.replay.Limit = maxDiffsHeld
+	var err error
+	for _, h := range d.held {
+		if err = d.replay.Apply(&event.ToolEnd{Kind: event.KindEdit, Diff: h}); err != nil {
+			break // the adapter's own fault (the stream's checker fails there too); te goes unknown with it
+		}
+	}
+	d.held, d.bytes = d.held[:0], 0
+	if err == nil {
+		err = d.replay.Apply(te)
+	}
+	if err != nil { // the replay forgot everything
+		te.Diff, te.DiffSkipped = "", event.DiffSkippedUnknown
+		d.forgotten()
+	}
+}
+
+// forgotten follows the replay forgetting everything.
+func (d *diffCheck) forgotten() {
+	d.held, d.bytes = d.held[:0], 0
+	clear(d.named)
+}
+
+// headerName is path as the stream's checker keys it: as its diff's
+// headers name it (adapters.Diff, fileDiff) and event.ParsePatch reads
+// them back, cut at a tab.
+func headerName(path string) string {
+	name := strings.TrimPrefix(filepath.ToSlash(path), "/")
+	name, _, _ = strings.Cut(name, "\t")
+	return name
+}

@@ -31,6 +31,7 @@ type parser struct {
 	total  event.Usage
 	open   map[string]bool // item ids whose tool_start was emitted
 	warned map[string]bool // error item ids already reported
+	diffs  diffCheck       // the diffs passed on, held to each other
 	lines  jsonscan.Lines  // copies of the lines, which bodies and p keep pieces of
 }
 
@@ -384,7 +385,9 @@ func (p *parser) item(dst []event.Body, phase, typ string, it *item) ([]event.Bo
 		p.lastText = ""
 	}
 	if done {
-		dst = append(dst, toolEnd(id, typ, it))
+		te := toolEnd(id, typ, it)
+		p.diffs.check(te)
+		dst = append(dst, te)
 		delete(p.open, id)
 	}
 	return dst, true
