@@ -40,8 +40,9 @@ type DiffReplay struct {
 	// stream's checker forget everything too: both start afresh together.
 	Limit int
 
-	files map[string]*knownFile // by diff header path
-	held  int                   // bytes of the diffs learnt since the last forget
+	files   map[string]knownFile // by diff header path
+	held    int                  // bytes of the diffs learnt since the last forget
+	scratch patchScratch
 }
 
 // Apply holds the diff of b, as the stream carries it (a diff over
@@ -64,13 +65,13 @@ func (r *DiffReplay) Apply(b *ToolEnd) error {
 		return fmt.Errorf("diff: more than %d bytes of diffs to hold", r.Limit)
 	}
 	r.held += len(b.Diff)
-	patches, err := ParsePatch(b.Diff)
+	patches, err := r.scratch.parse(b.Diff)
 	if err != nil {
 		r.forget()
 		return fmt.Errorf("diff: %w", err)
 	}
 	if r.files == nil {
-		r.files = map[string]*knownFile{}
+		r.files = map[string]knownFile{}
 	}
 	for _, p := range patches {
 		if err := r.apply(p); err != nil {
@@ -97,33 +98,35 @@ func Replays(b *ToolEnd) (learns, forgets bool) {
 }
 
 func (r *DiffReplay) forget() {
-	clear(r.files)
+	if len(r.files) > 0 { // clear walks the whole table, however empty: most calls have nothing to forget
+		clear(r.files)
+	}
 	r.held = 0
 }
 
 // apply applies one file's patch to what is known of the file.
 func (r *DiffReplay) apply(p FilePatch) error {
-	base := r.files[p.From]
+	base, known := r.files[p.From]
 	if p.From == "" {
-		base = r.files[p.To]
-		if base == nil {
-			base = &knownFile{full: true} // created: it did not exist
+		base, known = r.files[p.To]
+		if !known {
+			base, known = knownFile{full: true}, true // created: it did not exist
 		}
 	}
-	var after *knownFile
+	var after knownFile
 	switch {
-	case base == nil:
+	case !known:
 		lines, err := applyPartial(p, nil)
 		if err != nil {
 			return err
 		}
-		after = &knownFile{exists: true, lines: lines}
+		after = knownFile{exists: true, lines: lines}
 	case base.full:
 		text, exists, err := ApplyPatch(p, base.text, base.exists)
 		if err != nil {
 			return err
 		}
-		after = &knownFile{full: true, exists: exists, text: text}
+		after = knownFile{full: true, exists: exists, text: text}
 	default:
 		if p.From == "" {
 			return fmt.Errorf("%s: created by the diff but an earlier diff changed it", p.To)
@@ -132,14 +135,14 @@ func (r *DiffReplay) apply(p FilePatch) error {
 		if err != nil {
 			return err
 		}
-		after = &knownFile{exists: true, lines: lines}
+		after = knownFile{exists: true, lines: lines}
 	}
 	if p.To == "" {
-		r.files[p.From] = &knownFile{full: true} // removed
+		r.files[p.From] = knownFile{full: true} // removed
 		return nil
 	}
 	if p.From != "" && p.From != p.To {
-		r.files[p.From] = &knownFile{full: true} // renamed away
+		r.files[p.From] = knownFile{full: true} // renamed away
 	}
 	r.files[p.To] = after
 	return nil

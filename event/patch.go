@@ -30,35 +30,51 @@ type Hunk struct {
 // and ===) are ignored, as git apply ignores them. Every hunk must hold
 // exactly the lines its header counts.
 func ParsePatch(diff string) ([]FilePatch, error) {
+	return new(patchScratch).parse(diff)
+}
+
+// patchScratch is the memory a parse of a patch works in: the patch's
+// lines, its files and their hunks. A DiffReplay parses every diff in the
+// same one, which is free again once the diff is applied.
+type patchScratch struct {
+	lines   []string
+	patches []FilePatch
+	hunks   []Hunk
+}
+
+// parse is ParsePatch in s's memory: what it returns is valid until the
+// next parse.
+func (s *patchScratch) parse(diff string) ([]FilePatch, error) {
 	if diff == "" {
 		return nil, nil
 	}
-	lines := strings.SplitAfter(diff, "\n")
-	if lines[len(lines)-1] == "" {
-		lines = lines[:len(lines)-1]
+	lines := s.lines[:0]
+	for rest := diff; rest != ""; {
+		lines = append(lines, nextLine(&rest))
 	}
-	var out []FilePatch
+	s.lines, s.patches, s.hunks = lines, s.patches[:0], s.hunks[:0]
 	for i := 0; i < len(lines); {
 		l := lines[i]
 		switch {
 		case strings.HasPrefix(l, "--- "):
-			fp, next, err := parseFile(lines, i)
+			fp, next, err := s.parseFile(i)
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, fp)
+			s.patches = append(s.patches, fp)
 			i = next
 		default:
 			i++ // text around the patches, as git apply and patch allow
 		}
 	}
-	if len(out) == 0 {
+	if len(s.patches) == 0 {
 		return nil, errors.New("diff has no file header")
 	}
-	return out, nil
+	return s.patches, nil
 }
 
-func parseFile(lines []string, i int) (FilePatch, int, error) {
+func (s *patchScratch) parseFile(i int) (FilePatch, int, error) {
+	lines := s.lines
 	var fp FilePatch
 	if i+1 >= len(lines) || !strings.HasPrefix(lines[i+1], "+++ ") {
 		return fp, 0, fmt.Errorf("diff line %d: --- without +++", i+1)
@@ -69,17 +85,19 @@ func parseFile(lines []string, i int) (FilePatch, int, error) {
 		return fp, 0, fmt.Errorf("diff line %d: both sides are /dev/null", i+1)
 	}
 	i += 2
+	first := len(s.hunks)
 	for i < len(lines) && strings.HasPrefix(lines[i], "@@ ") {
 		h, next, err := parseHunk(lines, i)
 		if err != nil {
 			return fp, 0, err
 		}
-		fp.Hunks = append(fp.Hunks, h)
+		s.hunks = append(s.hunks, h)
 		i = next
 	}
-	if len(fp.Hunks) == 0 {
+	if len(s.hunks) == first {
 		return fp, 0, fmt.Errorf("diff line %d: file %q has no hunk", i, fp.To+fp.From)
 	}
+	fp.Hunks = s.hunks[first:len(s.hunks):len(s.hunks)]
 	return fp, i, nil
 }
 

@@ -287,7 +287,9 @@ func (d *diffCheck) check(te *event.ToolEnd) {
 // forgotten follows the replay forgetting everything.
 func (d *diffCheck) forgotten() {
 	d.held, d.bytes = d.held[:0], 0
-	clear(d.named)
+	if len(d.named) > 0 { // as DiffReplay's forget
+		clear(d.named)
+	}
 }
 
 // headerName is path as the stream's checker keys it: as its diff's
