@@ -29,8 +29,8 @@ func Diff(path string, before, after File) string {
 	if before == after {
 		return ""
 	}
-	name := strings.TrimPrefix(filepath.ToSlash(path), "/")
-	if !Nameable(name) {
+	name, ok := HeaderName(path)
+	if !ok {
 		return ""
 	}
 	from, to := "a/"+name, "b/"+name
@@ -279,11 +279,13 @@ func hunkRange(b *strings.Builder, line, count int) {
 	}
 }
 
-// Nameable reports whether a diff header can name the file at name (a
-// path without its leading slash): not the root ("/" leaves nothing) and
-// no newline, which would end the header line.
-func Nameable(name string) bool {
-	return name != "" && !strings.ContainsRune(name, '\n')
+// HeaderName is how the headers of the diff of the file at path name it
+// (after their a/ or b/): path without its leading slash. It reports false
+// when no header can name the file: the root ("/" leaves nothing) or a
+// newline, which would end the header line.
+func HeaderName(path string) (string, bool) {
+	name := strings.TrimPrefix(filepath.ToSlash(path), "/")
+	return name, name != "" && !strings.ContainsRune(name, '\n')
 }
 
 // DisplayPath is how a diff header names the file at path: relative to cwd

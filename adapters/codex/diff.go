@@ -1,7 +1,6 @@
 package codex
 
 import (
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -74,8 +73,8 @@ func (c change) fileDiff(cwd string) string {
 			hunks += "\n"
 		}
 		// The headers adapters.Diff writes.
-		name = strings.TrimPrefix(filepath.ToSlash(name), "/")
-		if !adapters.Nameable(name) {
+		name, ok := adapters.HeaderName(name)
+		if !ok {
 			return ""
 		}
 		return "--- a/" + name + "\n+++ b/" + name + "\n" + hunks
@@ -296,7 +295,7 @@ func (d *diffCheck) forgotten() {
 // headers name it (adapters.Diff, fileDiff) and event.ParsePatch reads
 // them back, cut at a tab.
 func headerName(path string) string {
-	name := strings.TrimPrefix(filepath.ToSlash(path), "/")
+	name, _ := adapters.HeaderName(path)
 	name, _, _ = strings.Cut(name, "\t")
 	return name
 }
