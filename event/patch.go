@@ -164,6 +164,22 @@ func parseHunk(lines []string, i int) (Hunk, int, error) {
 	return h, i, nil
 }
 
+// ParseHunkHeader reads a hunk's header line, "@@ -a,b +c,d @@" and
+// whatever follows it (a count of one may be left out), as ParsePatch
+// does. The Hunk returned has no lines.
+func ParseHunkHeader(line string) (Hunk, error) {
+	var h Hunk
+	err := parseRange(line, &h)
+	return h, err
+}
+
+// OldAt is the index (0-based) of the first line the old range covers;
+// an empty range -N,0 sits after line N.
+func (h Hunk) OldAt() int { return at(h.OldStart, h.OldCount) }
+
+// NewAt is OldAt of the new range.
+func (h Hunk) NewAt() int { return at(h.NewStart, h.NewCount) }
+
 // parseRange reads "@@ -a,b +c,d @@" (a count of one may be left out).
 func parseRange(l string, h *Hunk) error {
 	if parseRangeAsWritten(l, h) {

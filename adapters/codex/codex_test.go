@@ -725,6 +725,8 @@ func TestWellFormedHunksAsEventReadsThem(t *testing.T) {
 		{"@@ -1 +0 @@\n-a\n+b\n", false},
 		{"@@ -1,2 +1 @@\n-a\n+b\n", false},
 		{"@@ -1 +1\n-a\n+b\n", false},
+		{"@@ -1 +1 @@x\n-a\n+b\n", false}, // the header's last field is "@@x"
+		{"@@ -1 +1 @@ func f()\n-a\n+b\n", true},
 		{"@@ -1,2 +02 @@\n \n-\n", false}, // FuzzParse/7638b257dbdada4e: the new range starts at line 1
 		{"@@ -1 +1 @@\n-a\n+b\n@@ -3,0 +4 @@\n+c\n", true},
 		{"@@ -1 +1 @@\n-a\n+b\n@@ -3,0 +3,1 @@\n+c\n", false}, // an insertion after line 3 is line 4

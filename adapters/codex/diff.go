@@ -1,7 +1,6 @@
 package codex
 
 import (
-	"strconv"
 	"strings"
 
 	"github.com/agentharness/harness/adapters"
@@ -106,11 +105,12 @@ func wellFormedHunks(s string) bool {
 	}
 	next0, delta := 0, 0 // the first old line after the last hunk; new lines less old ones so far
 	for rest != "" {
-		oldAt, oldN, newAt, newN, ok := hunkHeader(next())
-		if !ok || oldAt < next0 || newAt != oldAt+delta {
+		h, err := event.ParseHunkHeader(next()) // as the stream's checker reads it
+		if err != nil || h.OldAt() < next0 || h.NewAt() != h.OldAt()+delta {
 			return false
 		}
-		next0, delta = oldAt+oldN, delta+newN-oldN
+		oldN, newN := h.OldCount, h.NewCount
+		next0, delta = h.OldAt()+oldN, delta+newN-oldN
 		for oldN > 0 || newN > 0 {
 			if rest == "" {
 				return false
@@ -135,48 +135,6 @@ func wellFormedHunks(s string) bool {
 		}
 	}
 	return true
-}
-
-// hunkHeader reads "@@ -a[,b] +c[,d] @@…" and returns where each range
-// starts (the index of its first line, as readRange) and b and d (1 when
-// left out).
-func hunkHeader(line string) (oldAt, oldN, newAt, newN int, ok bool) {
-	rest, found := strings.CutPrefix(line, "@@ -")
-	if !found {
-		return 0, 0, 0, 0, false
-	}
-	oldRange, rest, found := strings.Cut(rest, " +")
-	if !found {
-		return 0, 0, 0, 0, false
-	}
-	newRange, _, found := strings.Cut(rest, " @@")
-	if !found {
-		return 0, 0, 0, 0, false
-	}
-	oldAt, oldN, ok1 := readRange(oldRange)
-	newAt, newN, ok2 := readRange(newRange)
-	return oldAt, oldN, newAt, newN, ok1 && ok2
-}
-
-// readRange reads a range "a[,b]": the index of its first line (a-1; a
-// for an empty range, which sits after line a) and its count. As event's
-// checker reads it, line 0 starts only an empty range (an empty file's).
-func readRange(r string) (at, count int, ok bool) {
-	start, n, hasCount := strings.Cut(r, ",")
-	a, err := strconv.ParseUint(start, 10, 31)
-	if err != nil {
-		return 0, 0, false
-	}
-	c := uint64(1)
-	if hasCount {
-		if c, err = strconv.ParseUint(n, 10, 31); err != nil {
-			return 0, 0, false
-		}
-	}
-	if c == 0 {
-		return int(a), 0, true
-	}
-	return int(a) - 1, int(c), a > 0
 }
 
 // allAdded reports whether every change adds a file: Codex writes an added
