@@ -224,7 +224,6 @@ func (d *diffCheck) check(te *event.ToolEnd) {
 		d.bytes += len(te.Diff)
 		return
 	}
-	d.replay.Limit = maxDiffsHeld
 	var err error
 	for _, h := range d.held {
 		if err = d.replay.Apply(&event.ToolEnd{Kind: event.KindEdit, Diff: h}); err != nil {

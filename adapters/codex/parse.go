@@ -36,7 +36,7 @@ type parser struct {
 }
 
 func newParser() *parser {
-	p := &parser{open: map[string]bool{}, warned: map[string]bool{}}
+	p := &parser{open: map[string]bool{}, warned: map[string]bool{}, diffs: diffCheck{replay: event.DiffReplay{Limit: maxDiffsHeld}}}
 	p.TwoStep = readahead.New(p.read, p.apply)
 	return p
 }
