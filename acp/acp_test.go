@@ -357,3 +357,25 @@ func TestClaudeResultsKeptWithinTheBudget(t *testing.T) {
 	require.Empty(t, c.m.open)
 	require.Zero(t, c.m.held)
 }
+
+// TestCreationsWithAFileNoHeaderCanName: a call creating two files, one
+// of them named with a tab (which a diff header cannot hold:
+// adapters.HeaderName), has no diff, not the other file's alone.
+func TestCreationsWithAFileNoHeaderCanName(t *testing.T) {
+	line := func(paths ...string) string {
+		var content []any
+		for _, p := range paths {
+			content = append(content, map[string]any{"type": "diff", "path": p, "oldText": nil, "newText": "x\n"})
+		}
+		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "session/update", "params": map[string]any{"sessionId": "s1",
+			"update": map[string]any{"sessionUpdate": "tool_call_update", "toolCallId": "c1", "kind": "edit", "status": "completed", "content": content}}})
+		return string(b)
+	}
+	end := func(l string) *event.ToolEnd {
+		bodies, _ := adaptertest.ParseLines(NewParser(), l)
+		require.Len(t, bodies, 2)
+		return bodies[1].(*event.ToolEnd)
+	}
+	require.Equal(t, "--- /dev/null\n+++ b/a.txt\n@@ -0,0 +1 @@\n+x\n--- /dev/null\n+++ b/b.txt\n@@ -0,0 +1 @@\n+x\n", end(line("a.txt", "b.txt")).Diff)
+	require.Empty(t, end(line("a.txt", "b\tc.txt")).Diff)
+}

@@ -431,7 +431,11 @@ func (m *mapper) diff(end *event.ToolEnd, diffs []diffContent) {
 		if d.OldText != nil {
 			before = adapters.Present(*d.OldText)
 		}
-		p := adapters.Diff(adapters.DisplayPath(m.cwd, d.Path), before, adapters.Present(d.NewText))
+		name := adapters.DisplayPath(m.cwd, d.Path)
+		if _, ok := adapters.HeaderName(name); !ok {
+			return // its diff would be left out: not half the change
+		}
+		p := adapters.Diff(name, before, adapters.Present(d.NewText))
 		patch = append(patch, p)
 		if d.OldText == nil {
 			created = append(created, p)

@@ -281,11 +281,14 @@ func hunkRange(b *strings.Builder, line, count int) {
 
 // HeaderName is how the headers of the diff of the file at path name it
 // (after their a/ or b/): path without its leading slash. It reports false
-// when no header can name the file: the root ("/" leaves nothing) or a
-// newline, which would end the header line.
+// when no header can name the file: the root ("/" leaves nothing), a
+// newline, which would end the header line, a tab, where git apply and
+// event.ParsePatch end the name (a timestamp follows it in diff -u's
+// headers), or a CR, which git apply drops. Such a header would name
+// another file.
 func HeaderName(path string) (string, bool) {
 	name := strings.TrimPrefix(filepath.ToSlash(path), "/")
-	return name, name != "" && !strings.ContainsRune(name, '\n')
+	return name, name != "" && !strings.ContainsAny(name, "\n\r\t")
 }
 
 // DisplayPath is how a diff header names the file at path: relative to cwd

@@ -10,14 +10,44 @@ import (
 
 // TestDiffOfUnnameablePath: a path no header can name (the root, a
 // newline in it) gets no diff rather than one that does not parse
-// (codex FuzzParse/64cf2384075a94ad: a delete of "/").
+// (codex FuzzParse/64cf2384075a94ad: a delete of "/"), nor one that names
+// another file: git apply and event.ParsePatch end a header's name at a
+// tab (what follows is diff -u's timestamp), and git drops a CR before
+// the newline, so "a\tb" and "x\r" would be read as "a" and "x".
 func TestDiffOfUnnameablePath(t *testing.T) {
-	for _, path := range []string{"/", "", "a\nb"} {
+	for _, path := range []string{"/", "", "a\nb", "a\tb", "x\r", "dir/x\ry"} {
 		require.Empty(t, Diff(path, Present("x\n"), File{}), "%q", path)
 		require.Empty(t, Diff(path, File{}, Present("x\n")), "%q", path)
 		require.Empty(t, Diff(path, Present("x\n"), Present("y\n")), "%q", path)
+		_, ok := HeaderName(path)
+		require.False(t, ok, "%q", path)
 	}
 	d := Diff("/tmp/x", Present("x\n"), File{})
 	_, err := event.ParsePatch(d)
 	require.NoError(t, err, d)
+}
+
+// TestDiffNamesItsFile: the stream's checker reads back from a diff's
+// headers the very name HeaderName gives, whatever the path holds.
+func TestDiffNamesItsFile(t *testing.T) {
+	for _, path := range []string{"/tmp/x", "x", "dir/with space.txt", "trailing ", " lead", `back\slash`, `"quoted"`,
+		"é.txt", "a\x1bb", "a/b/../c", "dev/null"} {
+		name, ok := HeaderName(path)
+		require.True(t, ok, "%q", path)
+		for _, d := range []string{Diff(path, Present("x\n"), Present("y\n")), Diff(path, File{}, Present("y\n")), Diff(path, Present("x\n"), File{})} {
+			ps, err := event.ParsePatch(d)
+			require.NoError(t, err, d)
+			require.Len(t, ps, 1)
+			require.Equal(t, name, pick(ps[0].From, ps[0].To), "%q", path)
+		}
+	}
+}
+
+// pick is the name of a file patch: its new name, or the old one of a
+// file it removes.
+func pick(from, to string) string {
+	if to != "" {
+		return to
+	}
+	return from
 }

@@ -215,7 +215,9 @@ func (d *diffCheck) check(te *event.ToolEnd) {
 	}
 	again := false
 	for _, path := range te.Paths {
-		name := headerName(path)
+		// Keyed as the diff's headers name the file (adapters.Diff,
+		// fileDiff) and event.ParsePatch reads them back.
+		name, _ := adapters.HeaderName(path)
 		again = again || d.named[name]
 		d.named[name] = true
 	}
@@ -246,13 +248,4 @@ func (d *diffCheck) forgotten() {
 	if len(d.named) > 0 { // as DiffReplay's forget
 		clear(d.named)
 	}
-}
-
-// headerName is path as the stream's checker keys it: as its diff's
-// headers name it (adapters.Diff, fileDiff) and event.ParsePatch reads
-// them back, cut at a tab.
-func headerName(path string) string {
-	name, _ := adapters.HeaderName(path)
-	name, _, _ = strings.Cut(name, "\t")
-	return name
 }

@@ -212,6 +212,12 @@ func TestFileChanges(t *testing.T) {
 		require.Equal(t, []string{"/a", "/b"}, end.Paths)
 		require.Equal(t, "--- /dev/null\n+++ b/a\n@@ -0,0 +1 @@\n+a\n--- /dev/null\n+++ b/b\n@@ -0,0 +1 @@\n+b\n", end.Diff)
 	})
+	t.Run("patch-with-a-file-no-header-can-name-has-no-diff", func(t *testing.T) {
+		t.Parallel()
+		end := tool("apply_patch", `{"status":"completed","input":{"patchText":"p"},"metadata":{"files":[{"filePath":"/a","type":"add","before":"","after":"a\n"},{"filePath":"/b\tc","type":"add","before":"","after":"b\n"}]}}`)
+		require.Equal(t, []string{"/a", "/b\tc"}, end.Paths)
+		require.Empty(t, end.Diff, "not the diff of /a alone")
+	})
 }
 
 func TestSubAgentPartsAreSkipped(t *testing.T) {

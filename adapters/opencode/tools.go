@@ -243,6 +243,10 @@ func patchChange(end *event.ToolEnd, meta string) {
 			exact = false
 			return true
 		}
+		if !nameable(p) || mp != "" && !nameable(mp) {
+			exact = false // its diff would be left out: not half the patch
+			return true
+		}
 		before, after := adapters.Present(jsonscan.Str(rawBefore)), adapters.Present(jsonscan.Str(rawAfter))
 		switch get(f, "type") {
 		case "add":
@@ -260,6 +264,13 @@ func patchChange(end *event.ToolEnd, meta string) {
 	if exact {
 		end.Diff = adapters.JoinDiffs(diffs...)
 	}
+}
+
+// nameable reports whether a diff's headers can name the file at path
+// (adapters.HeaderName).
+func nameable(path string) bool {
+	_, ok := adapters.HeaderName(path)
+	return ok
 }
 
 // patchKind is write for a patch that only adds files, delete for one that

@@ -269,7 +269,12 @@ func (d *Diffs) end(v *event.ToolEnd, before []snapshot) {
 			v.Diff, v.DiffSkipped = "", skip
 			return
 		}
-		diffs = append(diffs, adapters.Diff(adapters.DisplayPath(d.cwd, d.abs(b.path)), b.file, a.file))
+		name := adapters.DisplayPath(d.cwd, d.abs(b.path))
+		if _, ok := adapters.HeaderName(name); !ok && a.file != b.file {
+			v.DiffSkipped = event.DiffSkippedUnknown // no header can name it
+			return
+		}
+		diffs = append(diffs, adapters.Diff(name, b.file, a.file))
 	}
 	v.Diff = adapters.JoinDiffs(diffs...)
 }
@@ -311,7 +316,11 @@ func (d *Diffs) verify(patch, callID string) (string, bool) {
 			return "", false
 		}
 		before := adapters.File{Text: text, Exists: exists}
-		diffs = append(diffs, adapters.Diff(adapters.DisplayPath(d.cwd, path), before, after.file))
+		name = adapters.DisplayPath(d.cwd, path)
+		if _, ok := adapters.HeaderName(name); !ok && before != after.file {
+			return "", false // as end: not half the change
+		}
+		diffs = append(diffs, adapters.Diff(name, before, after.file))
 	}
 	return adapters.JoinDiffs(diffs...), true
 }

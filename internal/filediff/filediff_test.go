@@ -374,3 +374,32 @@ func TestAgentCreatesAFileTheRunKnew(t *testing.T) {
 	require.Equal(t, event.DiffSkippedUnknown, second.DiffSkipped)
 
 }
+
+// TestUnnameableFileIsUnknown: a changed file that no diff header can name
+// (a tab, CR or newline in its name: adapters.HeaderName) leaves the whole
+// call's diff unknown, never one that says nothing changed or shows only
+// the call's other files.
+func TestUnnameableFileIsUnknown(t *testing.T) {
+	t.Parallel()
+	cwd := t.TempDir()
+	d := New(cwd)
+	plain := filepath.Join(cwd, "plain.txt")
+	for i, name := range []string{"a\tb.txt", "x\r", "new\nline"} {
+		odd := filepath.Join(cwd, name)
+		write(t, odd, "one\n")
+		write(t, plain, "one\n")
+		id := "c" + strconv.Itoa(i)
+		end := call(d, &event.ToolStart{CallID: id, Name: "Edit", Kind: event.KindEdit, Path: odd},
+			func() { write(t, odd, "two\n") },
+			&event.ToolEnd{CallID: id, Kind: event.KindEdit, Status: event.StatusOK, Paths: []string{odd}})
+		require.Empty(t, end.Diff, "%q", name)
+		require.Equal(t, event.DiffSkippedUnknown, end.DiffSkipped, "%q", name)
+
+		id += "m"
+		end = call(d, &event.ToolStart{CallID: id, Name: "apply_patch", Kind: event.KindEdit, Paths: []string{plain, odd}},
+			func() { write(t, plain, "two\n"); write(t, odd, "three\n") },
+			&event.ToolEnd{CallID: id, Kind: event.KindEdit, Status: event.StatusOK, Paths: []string{plain, odd}})
+		require.Empty(t, end.Diff, "%q", name)
+		require.Equal(t, event.DiffSkippedUnknown, end.DiffSkipped, "%q", name)
+	}
+}
