@@ -8,6 +8,8 @@ import (
 
 	udiff "github.com/aymanbagabas/go-udiff"
 	"github.com/aymanbagabas/go-udiff/lcs"
+
+	"github.com/agentharness/harness/event"
 )
 
 // File is a file's content at one moment. The zero File is a file that
@@ -277,6 +279,19 @@ func hunkRange(b *strings.Builder, line, count int) {
 	default:
 		b.WriteString(strconv.Itoa(line))
 	}
+}
+
+// DiffOrSkip is Diff, and the reason there is none where the file
+// changed but no header can name it (HeaderName): diff_skipped
+// "unknown", not an empty diff, which would say nothing changed.
+func DiffOrSkip(path string, before, after File) (diff, skipped string) {
+	if _, ok := HeaderName(path); ok {
+		return Diff(path, before, after), ""
+	}
+	if Diff("f", before, after) != "" {
+		return "", event.DiffSkippedUnknown
+	}
+	return "", "" // nothing a diff would show (an empty file created)
 }
 
 // HeaderName is how the headers of the diff of the file at path name it

@@ -27,6 +27,23 @@ func TestDiffOfUnnameablePath(t *testing.T) {
 	require.NoError(t, err, d)
 }
 
+// TestDiffOrSkip: a change no header can name is unknown; no change, or
+// one a diff shows nothing of (an empty file created), is no diff either
+// way.
+func TestDiffOrSkip(t *testing.T) {
+	d, skipped := DiffOrSkip("a\tb", Present("x\n"), Present("y\n"))
+	require.Empty(t, d)
+	require.Equal(t, event.DiffSkippedUnknown, skipped)
+	for _, c := range [][2]File{{Present("x\n"), Present("x\n")}, {{}, Present("")}, {{}, {}}} {
+		d, skipped := DiffOrSkip("a\tb", c[0], c[1])
+		require.Empty(t, d)
+		require.Empty(t, skipped, "%v", c)
+	}
+	d, skipped = DiffOrSkip("/w/a.txt", Present("x\n"), Present("y\n"))
+	require.Equal(t, Diff("/w/a.txt", Present("x\n"), Present("y\n")), d)
+	require.Empty(t, skipped)
+}
+
 // TestDiffNamesItsFile: the stream's checker reads back from a diff's
 // headers the very name HeaderName gives, whatever the path holds.
 func TestDiffNamesItsFile(t *testing.T) {

@@ -51,7 +51,7 @@ func (p *parser) fileChange(te *event.ToolEnd, c *call, tur gjson.Result) {
 		te.DiffSkipped = event.DiffSkippedTooLarge
 		return
 	}
-	te.Diff = adapters.Diff(adapters.DisplayPath(p.cwd, path), before, after)
+	te.Diff, te.DiffSkipped = adapters.DiffOrSkip(adapters.DisplayPath(p.cwd, path), before, after)
 }
 
 // before is the file at path before the call, where the stream knows it.
@@ -104,7 +104,8 @@ func FileChange(name, input, toolResponse string) (path, diff, skipped string) {
 	case len(before.Text)+len(after.Text) > maxDiffInput:
 		return path, "", event.DiffSkippedTooLarge
 	}
-	return path, adapters.Diff(path, before, after), ""
+	diff, skipped = adapters.DiffOrSkip(path, before, after)
+	return path, diff, skipped
 }
 
 // ToolKind is the normalized kind of a Claude Code tool, by its name (the

@@ -85,6 +85,11 @@ func TestDiffSources(t *testing.T) {
 			resultLine("a", `{"originalFile":"x\nx\n"}`))
 		require.Equal(t, "skipped: "+event.DiffSkippedUnknown, got["a"])
 	})
+	t.Run("a-file-no-header-can-name-is-unknown", func(t *testing.T) {
+		t.Parallel()
+		got := diffs(t, useLine("t", "Write", `{"file_path":"/w/a\tb.txt","content":"hi\n"}`), resultLine("t", `{"type":"update","originalFile":"ho\n"}`))
+		require.Equal(t, "skipped: "+event.DiffSkippedUnknown, got["t"], "not the diff of a.txt, nor none")
+	})
 	t.Run("a-path-outside-the-cwd-stays-absolute", func(t *testing.T) {
 		t.Parallel()
 		got := diffs(t, useLine("o", "Write", `{"file_path":"/etc/motd","content":"hi\n"}`), resultLine("o", `{"type":"update","originalFile":"ho\n"}`))

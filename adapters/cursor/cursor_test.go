@@ -160,6 +160,12 @@ func TestFileChanges(t *testing.T) {
 		e := end(t, `{"type":"tool_call","subtype":"completed","call_id":"e","tool_call":{"editToolCall":{"args":{"path":"/q/n.md"},"result":{"success":{"diffString":"--- /dev/null\n+++ b/n.md\n@@ -0,0 +1 @@\n+n","afterFullFileContent":"n"}}}}}`)
 		require.Equal(t, adapters.Diff("/q/n.md", adapters.File{}, adapters.Present("n")), e.Diff)
 	})
+	t.Run("a-file-no-header-can-name-is-unknown", func(t *testing.T) {
+		t.Parallel()
+		e := end(t, init, `{"type":"tool_call","subtype":"completed","call_id":"e","tool_call":{"editToolCall":{"args":{"path":"a\tb"},"result":{"success":{"path":"/p/a\tb","beforeFullFileContent":"x\n","afterFullFileContent":"y\n"}}}}}`)
+		require.Empty(t, e.Diff)
+		require.Equal(t, event.DiffSkippedUnknown, e.DiffSkipped)
+	})
 	t.Run("delete-from-prevContent", func(t *testing.T) {
 		t.Parallel()
 		e := end(t, init, `{"type":"tool_call","subtype":"completed","call_id":"d","tool_call":{"deleteToolCall":{"args":{"path":"/p/o.txt"},"result":{"success":{"path":"/p/o.txt","prevContent":"gone\n"}}}}}`)

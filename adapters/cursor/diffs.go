@@ -56,7 +56,7 @@ func (p *parser) fileDiff(c call, end *event.ToolEnd) {
 		end.DiffSkipped = event.DiffSkippedUnknown
 		return
 	}
-	end.Diff = adapters.Diff(adapters.DisplayPath(p.cwd, path), before, after)
+	end.Diff, end.DiffSkipped = adapters.DiffOrSkip(adapters.DisplayPath(p.cwd, path), before, after)
 }
 
 // contents returns the file before and after the call as the call's own

@@ -102,7 +102,7 @@ func (f *files) apply(te *event.ToolEnd, e edit) {
 	case !hasBefore:
 		te.DiffSkipped = event.DiffSkippedUnknown
 	case sure:
-		te.Diff = adapters.Diff(e.path, before, after)
+		te.Diff, te.DiffSkipped = adapters.DiffOrSkip(e.path, before, after)
 	default:
 		te.DiffSkipped = event.DiffSkippedUnknown
 		te.AgentPatch = adapters.Diff(e.path, before, after)

@@ -204,6 +204,10 @@ func TestParseWriteThenReplace(t *testing.T) {
 			`{"type":"tool_result","tool_id":"s","status":"success","output":""}`,
 			replace("r", `"old_string":"x","new_string":"y","allow_multiple":true`), modified("r")}, ""},
 		"over-escaped-content": {[]string{strings.Replace(write, `x\nx\n`, `x\\nx`, 1), created}, ""},
+		// A tab in the name: no header can name the file (adapters.HeaderName).
+		"a-file-no-header-can-name": {[]string{strings.ReplaceAll(write, "a.txt", `a\tb.txt`), strings.ReplaceAll(created, "a.txt", `a\tb.txt`),
+			strings.ReplaceAll(replace("r", `"old_string":"x","new_string":"y","allow_multiple":true`), "a.txt", `a\tb.txt`),
+			strings.ReplaceAll(modified("r"), "a.txt", `a\tb.txt`)}, ""},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

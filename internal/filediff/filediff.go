@@ -269,12 +269,12 @@ func (d *Diffs) end(v *event.ToolEnd, before []snapshot) {
 			v.Diff, v.DiffSkipped = "", skip
 			return
 		}
-		name := adapters.DisplayPath(d.cwd, d.abs(b.path))
-		if _, ok := adapters.HeaderName(name); !ok && a.file != b.file {
-			v.DiffSkipped = event.DiffSkippedUnknown // no header can name it
+		diff, skipped := adapters.DiffOrSkip(adapters.DisplayPath(d.cwd, d.abs(b.path)), b.file, a.file)
+		if skipped != "" {
+			v.DiffSkipped = skipped
 			return
 		}
-		diffs = append(diffs, adapters.Diff(name, b.file, a.file))
+		diffs = append(diffs, diff)
 	}
 	v.Diff = adapters.JoinDiffs(diffs...)
 }
@@ -316,11 +316,11 @@ func (d *Diffs) verify(patch, callID string) (string, bool) {
 			return "", false
 		}
 		before := adapters.File{Text: text, Exists: exists}
-		name = adapters.DisplayPath(d.cwd, path)
-		if _, ok := adapters.HeaderName(name); !ok && before != after.file {
+		diff, skipped := adapters.DiffOrSkip(adapters.DisplayPath(d.cwd, path), before, after.file)
+		if skipped != "" {
 			return "", false // as end: not half the change
 		}
-		diffs = append(diffs, adapters.Diff(name, before, after.file))
+		diffs = append(diffs, diff)
 	}
 	return adapters.JoinDiffs(diffs...), true
 }
