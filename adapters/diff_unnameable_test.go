@@ -1,6 +1,7 @@
 package adapters
 
 import (
+	"cmp"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -55,16 +56,7 @@ func TestDiffNamesItsFile(t *testing.T) {
 			ps, err := event.ParsePatch(d)
 			require.NoError(t, err, d)
 			require.Len(t, ps, 1)
-			require.Equal(t, name, pick(ps[0].From, ps[0].To), "%q", path)
+			require.Equal(t, name, cmp.Or(ps[0].To, ps[0].From), "%q", path)
 		}
 	}
-}
-
-// pick is the name of a file patch: its new name, or the old one of a
-// file it removes.
-func pick(from, to string) string {
-	if to != "" {
-		return to
-	}
-	return from
 }
