@@ -360,12 +360,18 @@ func TestClaudeResultsKeptWithinTheBudget(t *testing.T) {
 
 // TestCreationsWithAFileNoHeaderCanName: a call creating two files, one
 // of them named with a tab (which a diff header cannot hold:
-// adapters.HeaderName), has no diff, not the other file's alone.
+// adapters.HeaderName), has no diff, not the other file's alone, and says
+// why: no diff alone would say the call changed nothing. So does an edit
+// whose texts may be fragments (oldText given).
 func TestCreationsWithAFileNoHeaderCanName(t *testing.T) {
 	line := func(paths ...string) string {
 		var content []any
 		for _, p := range paths {
-			content = append(content, map[string]any{"type": "diff", "path": p, "oldText": nil, "newText": "x\n"})
+			var old any
+			if p == "edited.txt" {
+				old = "w\n"
+			}
+			content = append(content, map[string]any{"type": "diff", "path": p, "oldText": old, "newText": "x\n"})
 		}
 		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "session/update", "params": map[string]any{"sessionId": "s1",
 			"update": map[string]any{"sessionUpdate": "tool_call_update", "toolCallId": "c1", "kind": "edit", "status": "completed", "content": content}}})
@@ -376,6 +382,12 @@ func TestCreationsWithAFileNoHeaderCanName(t *testing.T) {
 		require.Len(t, bodies, 2)
 		return bodies[1].(*event.ToolEnd)
 	}
-	require.Equal(t, "--- /dev/null\n+++ b/a.txt\n@@ -0,0 +1 @@\n+x\n--- /dev/null\n+++ b/b.txt\n@@ -0,0 +1 @@\n+x\n", end(line("a.txt", "b.txt")).Diff)
-	require.Empty(t, end(line("a.txt", "b\tc.txt")).Diff)
+	both := end(line("a.txt", "b.txt"))
+	require.Equal(t, "--- /dev/null\n+++ b/a.txt\n@@ -0,0 +1 @@\n+x\n--- /dev/null\n+++ b/b.txt\n@@ -0,0 +1 @@\n+x\n", both.Diff)
+	require.Empty(t, both.DiffSkipped)
+	for _, paths := range [][]string{{"a.txt", "b\tc.txt"}, {"a.txt", "edited.txt"}, {"edited.txt"}} {
+		e := end(line(paths...))
+		require.Empty(t, e.Diff, "%q", paths)
+		require.Equal(t, event.DiffSkippedUnknown, e.DiffSkipped, "%q", paths)
+	}
 }

@@ -419,9 +419,17 @@ func (m *mapper) start(dst []event.Body, id string, tc *tool) []event.Body {
 // when it undoes exactly; a capture gets a diff only for creations (no
 // oldText), whose newText is the whole file.
 func (m *mapper) diff(end *event.ToolEnd, diffs []diffContent) {
+	// A capture's call whose change cannot be shown exactly says so: no
+	// diff alone would say it changed nothing.
+	unknown := func() {
+		if !m.live {
+			end.DiffSkipped = event.DiffSkippedUnknown
+		}
+	}
 	var patch, created []string
 	for _, d := range diffs {
 		if d.Path == "" {
+			unknown()
 			return
 		}
 		if d.Meta.Kind == "add" && d.OldText != nil && *d.OldText == "" {
@@ -433,7 +441,8 @@ func (m *mapper) diff(end *event.ToolEnd, diffs []diffContent) {
 		}
 		name := adapters.DisplayPath(m.cwd, d.Path)
 		if _, ok := adapters.HeaderName(name); !ok {
-			return // its diff would be left out: not half the change
+			unknown() // its diff would be left out: not half the change
+			return
 		}
 		p := adapters.Diff(name, before, adapters.Present(d.NewText))
 		patch = append(patch, p)
@@ -445,9 +454,11 @@ func (m *mapper) diff(end *event.ToolEnd, diffs []diffContent) {
 		end.AgentPatch = adapters.JoinDiffs(patch...)
 		return
 	}
-	if len(created) == len(diffs) {
-		end.Diff = adapters.JoinDiffs(created...)
+	if len(created) < len(diffs) {
+		unknown() // an edit's texts may be fragments
+		return
 	}
+	end.Diff = adapters.JoinDiffs(created...)
 }
 
 // rawOutput is the text of a call's rawOutput: a string, or the output
