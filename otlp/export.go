@@ -138,27 +138,41 @@ func baseURL(s string) (string, error) {
 	}
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", fmt.Errorf("otlp endpoint %q: want http(s)://HOST:PORT", s)
+		return "", fmt.Errorf("otlp endpoint %q: want http(s)://HOST:PORT", withoutUserinfo(s))
 	}
 	return strings.TrimSuffix(s, "/"), nil
 }
 
+// withoutUserinfo is the endpoint u as a message may show it: a user and
+// password in it (http://user:password@host) are left out, as Go's HTTP
+// client leaves them out of its own errors.
+func withoutUserinfo(u string) string {
+	// Up to the last @ anywhere: a password need not be valid in a URL
+	// (one with a slash in it ends the authority early).
+	scheme, at := strings.Index(u, "://"), strings.LastIndexByte(u, '@')
+	if scheme < 0 || at < scheme {
+		return u
+	}
+	return u[:scheme+3] + "***@" + u[at+1:]
+}
+
 // pairs reads the k=v,k=v lists of the OTEL_* variables, values
-// percent-decoded.
+// percent-decoded. An error names the key, never the value: headers carry
+// credentials.
 func pairs(s, name string) (map[string]string, error) {
 	m := map[string]string{}
-	for _, p := range strings.Split(s, ",") {
+	for i, p := range strings.Split(s, ",") {
 		if strings.TrimSpace(p) == "" {
 			continue
 		}
 		k, v, ok := strings.Cut(p, "=")
 		k = strings.TrimSpace(k)
 		if !ok || k == "" {
-			return nil, fmt.Errorf("%s: %q is not key=value", name, p)
+			return nil, fmt.Errorf("%s: entry %d is not key=value", name, i+1)
 		}
 		dv, err := url.PathUnescape(strings.TrimSpace(v))
 		if err != nil {
-			return nil, fmt.Errorf("%s: %q: %v", name, p, err)
+			return nil, fmt.Errorf("%s: the value of %q is not percent-encoded (%%XX)", name, k)
 		}
 		m[k] = dv
 	}
@@ -423,18 +437,18 @@ func (x *Exporter) post(u string, body []byte) (done bool) {
 		}
 		wait, ok := retryAfter(resp, backoff, time.Now())
 		if !ok {
-			x.warn(fmt.Sprintf("exporting to %s: %s%s", u, resp.Status, x.notServed(u, resp.StatusCode)))
+			x.warn(fmt.Sprintf("exporting to %s: %s%s", withoutUserinfo(u), resp.Status, x.notServed(u, resp.StatusCode)))
 			return
 		}
 		if dl, _ := ctx.Deadline(); time.Until(dl) < wait {
-			x.warn(fmt.Sprintf("exporting to %s: %s, %d tries: the next is past the deadline", u, resp.Status, tries))
+			x.warn(fmt.Sprintf("exporting to %s: %s, %d tries: the next is past the deadline", withoutUserinfo(u), resp.Status, tries))
 			return
 		}
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			x.warn(fmt.Sprintf("exporting to %s: %s, %d tries: %v", u, resp.Status, tries, ctx.Err()))
+			x.warn(fmt.Sprintf("exporting to %s: %s, %d tries: %v", withoutUserinfo(u), resp.Status, tries, ctx.Err()))
 			return
 		case <-t.C:
 		}
@@ -463,7 +477,10 @@ const (
 )
 
 // retryAfter is how long to wait before trying a request the collector
-// answered resp again; ok is false when it is not to be tried again.
+// answered resp again; ok is false when it is not to be tried again. A
+// Retry-After shorter than the backoff (0, or a date already past, as a
+// collector whose clock is behind sends) does not shorten it: a busy
+// collector would be asked again and again without a pause.
 func retryAfter(resp *http.Response, backoff time.Duration, now time.Time) (wait time.Duration, ok bool) {
 	switch resp.StatusCode {
 	case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
@@ -471,14 +488,11 @@ func retryAfter(resp *http.Response, backoff time.Duration, now time.Time) (wait
 		return 0, false
 	}
 	h := strings.TrimSpace(resp.Header.Get("Retry-After"))
-	if h == "" {
-		return backoff, true
-	}
 	if n, err := strconv.Atoi(h); err == nil && n >= 0 {
-		return time.Duration(n) * time.Second, true
+		return max(time.Duration(n)*time.Second, backoff), true
 	}
 	if t, err := http.ParseTime(h); err == nil {
-		return max(t.Sub(now), 0), true
+		return max(t.Sub(now), backoff), true
 	}
 	return backoff, true
 }

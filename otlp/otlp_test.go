@@ -3,10 +3,12 @@ package otlp
 import (
 	"bytes"
 	"context"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
@@ -439,6 +441,73 @@ func TestRetriesEndAtTheDeadline(t *testing.T) {
 		warnings := exportRun(cfg, evs, 1)
 		if len(warnings) != 1 || !strings.Contains(warnings[0], "503") || rc.Requests() != 2 { // traces and metrics, once each
 			t.Errorf("Retry-After %q: %d requests, warnings %q", retryAfter, rc.Requests(), warnings)
+		}
+	}
+}
+
+// TestRetryAfterNeverShortensTheBackoff: a collector that keeps answering
+// 503 with Retry-After 0 (or a date already past: its clock is behind) is
+// asked again after the backoff, not at once in a loop.
+func TestRetryAfterNeverShortensTheBackoff(t *testing.T) {
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	busy := func(h string) *http.Response {
+		r := &http.Response{StatusCode: http.StatusServiceUnavailable, Header: http.Header{}}
+		if h != "" {
+			r.Header.Set("Retry-After", h)
+		}
+		return r
+	}
+	for _, c := range []struct {
+		header string
+		want   time.Duration
+	}{
+		{"", time.Second},
+		{"0", time.Second},
+		{now.Add(-time.Hour).Format(http.TimeFormat), time.Second},
+		{"3", 3 * time.Second},
+		{now.Add(10 * time.Second).Format(http.TimeFormat), 10 * time.Second},
+		{"soon", time.Second},
+	} {
+		wait, ok := retryAfter(busy(c.header), time.Second, now)
+		if !ok || wait != c.want {
+			t.Errorf("Retry-After %q: wait %v, %v; want %v", c.header, wait, ok, c.want)
+		}
+	}
+	rc := otlptest.NewReceiver(t)
+	rc.FailFirst("0", slices.Repeat([]int{503}, 1000)...)
+	cfg, _, _ := FromEnv(rc.URL, func(k string) string { return map[string]string{"OTEL_METRICS_EXPORTER": "none"}[k] })
+	cfg.Timeout = 3 * firstBackoff / 2 // a try at once, one after the first backoff; the next (2x) is past it
+	warnings := exportRun(cfg, otlptest.ReadEvents(t, "../testdata/claude/tool.golden.ndjson"), 1)
+	if rc.Requests() != 2 || len(warnings) != 1 {
+		t.Errorf("%d requests in %v, warnings %q; want 2", rc.Requests(), cfg.Timeout, warnings)
+	}
+}
+
+// TestMessagesShowNoCredentials: a password in the endpoint and the values
+// of OTEL_EXPORTER_OTLP_HEADERS (an Authorization header) reach no warning
+// or error: they go to the terminal.
+func TestMessagesShowNoCredentials(t *testing.T) {
+	const password, token = "hunter2pass", "sk-ant-api03-TOKEN"
+	rc := otlptest.NewReceiver(t)
+	rc.FailFirst("", http.StatusUnauthorized)
+	withUser := strings.Replace(rc.URL, "://", "://otlpuser:"+password+"@", 1)
+	cfg, _, err := FromEnv(withUser, func(k string) string { return map[string]string{"OTEL_METRICS_EXPORTER": "none"}[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	warnings := exportRun(cfg, otlptest.ReadEvents(t, "../testdata/claude/tool.golden.ndjson"), 1)
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "401") || strings.Contains(warnings[0], password) {
+		t.Errorf("warnings %q: want one about the 401, without the password", warnings)
+	}
+	for _, c := range []struct{ endpoint, headers string }{
+		{"ftp://otlpuser:" + password + "@127.0.0.1:4318", ""},
+		{"http://otlpuser:" + password + "/x@127.0.0.1:4318", ""}, // not a URL at all
+		{"http://127.0.0.1:4318", "Authorization: Bearer " + token},
+		{"http://127.0.0.1:4318", "Authorization=Bearer%zz" + token},
+	} {
+		_, _, err := FromEnv(c.endpoint, func(k string) string { return map[string]string{"OTEL_EXPORTER_OTLP_HEADERS": c.headers}[k] })
+		if err == nil || strings.Contains(err.Error(), password) || strings.Contains(err.Error(), token) {
+			t.Errorf("%q, headers %q: error %v, want one without the secret", c.endpoint, c.headers, err)
 		}
 	}
 }
