@@ -396,3 +396,12 @@ func TestProtocolMessages(t *testing.T) {
 		require.ErrorContains(t, err, tc.want)
 	}
 }
+
+func TestIsSettingEnv(t *testing.T) {
+	for _, name := range []string{"HARNESS_FORMAT", "HARNESS_PERMISSIONS", "HARNESS_OTLP", "HARNESS_TOOL_TIMEOUT_SHELL", "HARNESS_NO_LOG"} {
+		require.True(t, IsSettingEnv(name), name)
+	}
+	for _, name := range []string{"HARNESS_AGENTS_DIR", "HARNESS_MCP_TOKEN", "PATH", ""} {
+		require.False(t, IsSettingEnv(name), name)
+	}
+}

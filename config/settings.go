@@ -234,6 +234,17 @@ var settings = sync.OnceValue(func() []Setting {
 	return s
 })
 
+// IsSettingEnv reports whether name is the environment variable of a
+// setting (HARNESS_FORMAT, HARNESS_TOOL_TIMEOUT_SHELL, …).
+func IsSettingEnv(name string) bool {
+	for _, s := range settings() {
+		if s.Env != "" && s.Env == name {
+			return true
+		}
+	}
+	return false
+}
+
 // Lookup returns the setting for a dotted key.
 func Lookup(key string) (Setting, bool) {
 	for _, s := range settings() {

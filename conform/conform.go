@@ -18,9 +18,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
+	"github.com/agentharness/harness/config"
 	"github.com/agentharness/harness/event"
 	"github.com/agentharness/harness/mockmodel"
 )
@@ -155,8 +157,15 @@ func Play(ctx context.Context, cfg Config, scenario string) (*Run, error) {
 	// Budgets for a loaded machine: conform is about what the stream
 	// says, not how fast (an agent's first start in a fresh home can be
 	// silent for a minute when the CPU is shared).
+	// The user's settings are not the scenario's: the stream is read as
+	// NDJSON, with every tool allowed. An empty project file shields the
+	// run from a harness.toml above the scratch directory.
+	if err := os.WriteFile(filepath.Join(dir, config.ProjectFileName), []byte("# harness conform: no project settings\n"), 0o644); err != nil {
+		return r, fmt.Errorf("conform: %w", err)
+	}
 	args := []string{"run", "--agent", cfg.Agent, "--protocol", r.Protocol, "--mock", mock, "--cwd", r.Workdir,
-		"-p", "Follow the script.", "--no-log", "--timeout", "5m", "--kill-grace", "2s", "--idle-timeout", "2m"}
+		"-p", "Follow the script.", "--format", "ndjson", "--permissions", config.FullAccess,
+		"--no-log", "--timeout", "5m", "--kill-grace", "2s", "--idle-timeout", "2m"}
 	if r.Protocol == ACP {
 		// An ACP adapter may stay up after its answer: 1 s is plenty.
 		args = append(args, "--linger", "1s")
@@ -187,7 +196,7 @@ func (r *Run) exec(ctx context.Context, cfg Config, args []string) error {
 	if env == nil {
 		env = os.Environ()
 	}
-	cmd.Env = append(env[:len(env):len(env)], "NO_COLOR=1",
+	cmd.Env = append(scenarioEnv(env), "NO_COLOR=1",
 		"XDG_CONFIG_HOME="+filepath.Join(r.Dir, "config"), "XDG_DATA_HOME="+filepath.Join(r.Dir, "data"))
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -210,6 +219,23 @@ func (r *Run) exec(ctx context.Context, cfg Config, args []string) error {
 		}
 	}
 	return nil
+}
+
+// scenarioEnv is env without what would make a scenario's run the user's
+// rather than the script's: harness's settings (HARNESS_FORMAT=text makes
+// the stream unreadable, HARNESS_PERMISSIONS=read-only refuses the tools,
+// HARNESS_OTLP sends the runs to the user's collector) and OpenTelemetry's
+// own variables. The rest (PATH, HARNESS_AGENTS_DIR) finds the CLI.
+func scenarioEnv(env []string) []string {
+	var out []string
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if config.IsSettingEnv(name) || strings.HasPrefix(name, "OTEL_") || name == "TRACEPARENT" || name == "TRACESTATE" {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
 }
 
 // bodies are the bodies of the run's events of type typ.

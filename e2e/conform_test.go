@@ -172,3 +172,25 @@ func TestConformCommand(t *testing.T) {
 		require.Equal(t, conform.Checks, names, s.Scenario)
 	}
 }
+
+// TestConformIgnoresTheUsersSettings: conform answers about the CLI, not
+// about the user's settings. HARNESS_FORMAT=text (which made every check
+// fail with "harness does not read this version"), read-only permissions,
+// a dead OTLP collector and a harness.toml above the scratch directory
+// asking for text change nothing: the tool scenario's checks all hold.
+func TestConformIgnoresTheUsersSettings(t *testing.T) {
+	t.Parallel()
+	above := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(above, "harness.toml"), []byte("format = \"text\"\npermissions = \"read-only\"\n"), 0o644))
+	scratch := filepath.Join(above, "scratch")
+	require.NoError(t, os.Mkdir(scratch, 0o755))
+	env := harnessEnv(t, "HARNESS_FORMAT=text", "HARNESS_PERMISSIONS=read-only", "HARNESS_OTLP=http://127.0.0.1:9",
+		"OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:9")
+	r, err := conform.Play(context.Background(), conform.Config{Harness: harnessBin, Agent: "claude", Protocol: conform.CLI,
+		Env: env, Scratch: scratch}, "tool")
+	require.NoError(t, err)
+	for _, c := range r.Checks {
+		require.NotEqual(t, conform.Fail, c.Status, "%s: %s\n%s", c.Name, c.Detail, r)
+	}
+	require.NotEmpty(t, r.Events)
+}
