@@ -14,10 +14,13 @@ import (
 // Every string that comes from the agent goes through termSafe (paint
 // does it for what it colors), so agent output cannot drive the terminal.
 type textRenderer struct {
-	w         io.Writer
-	color     bool
-	midLine   bool // the last write did not end a line
-	streamed  bool // deltas were printed since the last complete message
+	w       io.Writer
+	color   bool
+	midLine bool // the last write did not end a line
+	// streamed is the text of the deltas printed that no complete message
+	// has accounted for yet: a message that starts it was printed already
+	// (an agent may stream several parts before their messages come).
+	streamed  strings.Builder
 	reasoning bool // reasoning deltas were printed since the last complete reasoning
 }
 
@@ -77,8 +80,16 @@ func (t *textRenderer) Render(ev event.Event) {
 			t.reasoning = false
 		}
 		t.write(termSafe(b.Text))
-		t.streamed = true
+		if t.streamed.Len() < event.MaxTextBytes {
+			t.streamed.WriteString(b.Text)
+		}
 	case *event.ReasoningDelta:
+		if !t.reasoning || !t.midLine {
+			// Without color, only this tells it from the answer, on
+			// every line it starts.
+			t.endLine()
+			t.write(t.paint(ansiDim, "thinking: "))
+		}
 		t.write(t.paint(ansiDim, b.Text))
 		t.reasoning = true
 	case *event.Reasoning:
@@ -91,11 +102,21 @@ func (t *textRenderer) Render(ev event.Event) {
 		if b.Role != event.RoleAssistant {
 			return
 		}
-		if !t.streamed {
+		switch pending := t.streamed.String(); {
+		case pending == "":
 			t.write(termSafe(b.Text))
+		case strings.HasPrefix(pending, b.Text) && b.Text != "":
+			// Printed as it streamed; what follows it belongs to the
+			// messages still to come.
+			t.streamed.Reset()
+			t.streamed.WriteString(pending[len(b.Text):])
+			if t.streamed.Len() > 0 {
+				return
+			}
+		default: // the deltas were this message, told otherwise (cut, or a final form)
+			t.streamed.Reset()
 		}
 		t.endLine()
-		t.streamed = false
 	case *event.ToolStart:
 		t.endLine()
 	case *event.ToolEnd:

@@ -16,7 +16,8 @@ import (
 // TestTextTranscript renders real normalized streams as the text format
 // does and holds them to golden transcripts.
 func TestTextTranscript(t *testing.T) {
-	for _, name := range []string{"claude/partial-tool", "claude/errors", "codex/tool", "cursor/02_thinking_glob_edit_shell_usage", "opencode/edit_write"} {
+	for _, name := range []string{"claude/partial-tool", "claude/errors", "codex/tool", "cursor/02_thinking_glob_edit_shell_usage", "opencode/edit_write",
+		"opencode/multi_step_reasoning", "claude/partial-thinking-cut", "cursor/13_cut_off_partial"} {
 		t.Run(strings.ReplaceAll(name, "/", "-"), func(t *testing.T) {
 			data, err := os.ReadFile(filepath.Join(pkgDir, "..", "..", "testdata", name+".golden.ndjson"))
 			require.NoError(t, err)
