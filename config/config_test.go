@@ -249,6 +249,9 @@ func TestInvalidValues(t *testing.T) {
 		{"models-agent", "[models.aliases.x]\naider = \"m\"", `harness.toml: models: aliases.x: unknown agent "aider"`},
 		{"models-price", "[models.prices.m]\ninput = -1", `harness.toml: models: prices.m.input`},
 		{"syntax", "idle_timeout = \"5m", `harness.toml:1:`},
+		{"env-empty-name", "[agents.claude]\nenv = { \"\" = \"x\" }", `harness.toml: agents.claude.env: an empty variable name`},
+		{"env-name-with-equals", "[agents.claude]\nenv = { \"A=B\" = \"x\" }", `harness.toml: agents.claude.env: "A=B": a variable name cannot hold "="`},
+		{"env-nul", "[agents.claude]\nenv = { A = \"x\\u0000y\" }", `harness.toml: agents.claude.env: "A": a NUL byte`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -319,7 +319,9 @@ func (c *Config) applyAgents(name string, v any) ([]Warning, error) {
 			case "args":
 				ac.Args, err = asStrings(fv)
 			case "env":
-				ac.Env, err = asStringMap(fv)
+				if ac.Env, err = asStringMap(fv); err == nil {
+					err = checkEnvTable(ac.Env)
+				}
 			case "protocol":
 				if ac.Protocol, err = asString(fv); err == nil && !slices.Contains(registry.Protocols(), ac.Protocol) {
 					err = fmt.Errorf("must be %s", quotedOr(registry.Protocols()))
@@ -364,6 +366,22 @@ func asStrings(v any) ([]string, error) {
 		out[i] = s
 	}
 	return out, nil
+}
+
+// checkEnvTable refuses what no environment can hold, as --env does: an
+// empty name, a name with "=" (it would end the name early) and a NUL.
+func checkEnvTable(env map[string]string) error {
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		switch {
+		case k == "":
+			return fmt.Errorf("an empty variable name")
+		case strings.Contains(k, "="):
+			return fmt.Errorf("%q: a variable name cannot hold \"=\"", k)
+		case strings.ContainsRune(k+env[k], 0):
+			return fmt.Errorf("%q: a NUL byte", k)
+		}
+	}
+	return nil
 }
 
 func asStringMap(v any) (map[string]string, error) {
