@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentharness/harness/adapters"
 	"github.com/agentharness/harness/event"
+	"github.com/agentharness/harness/internal/jsonrpc"
 )
 
 // Ask is the permission mode of a live session whose caller answers each
@@ -24,13 +25,20 @@ const DefaultAskDeadline = 5 * time.Minute
 // asked.
 var ErrSessionOver = errors.New("harness: the session is over")
 
+// ErrTurnTimeout is Session.Wait's error when the agent did not end a turn
+// over SessionOptions.TurnTimeout once asked and was stopped, which ended
+// the session. It wraps ErrHardTimeout: a wall-clock limit, the turn's.
+var ErrTurnTimeout = fmt.Errorf("harness: a turn outlived its timeout: %w", ErrHardTimeout)
+
 // SessionOptions are a live session's: the callbacks of its run, and its
 // per-turn budgets. Budgets.Idle runs only while a turn is in progress;
 // Budgets.Hard bounds the whole session.
 type SessionOptions struct {
 	Options
 	// TurnTimeout bounds each turn (0: none). A turn over it is asked to
-	// end, as Interrupt asks, and ends with status timeout.
+	// end, as Interrupt asks, and ends with status timeout; an agent that
+	// does not end it is stopped, and the session ends timeout
+	// (ErrTurnTimeout).
 	TurnTimeout time.Duration
 	// AskDeadline is how long a permission request waits for Answer
 	// (Task.Permissions Ask); 0: DefaultAskDeadline.
@@ -49,6 +57,9 @@ type Session struct {
 	run  *Run
 	conv adapters.Conversation
 	o    SessionOptions
+	// halt stops the agent with a cause (the run's context's): a timeout
+	// is not an interrupt.
+	halt context.CancelCauseFunc
 
 	ask      bool       // permissions Ask
 	mu       sync.Mutex // serializes the Conversation with the parser's lines
@@ -58,6 +69,18 @@ type Session struct {
 	ending   bool
 	closed   bool
 	over     bool // the run has ended (the agent died, a budget): no prompt can go
+	// asks are the deadlines of the permission requests waiting for
+	// Answer, by the agent's call id (the Conversation's key).
+	asks   map[string]*askDeadline
+	askSeq int
+}
+
+// askDeadline is the timer that denies one permission request left
+// unanswered; seq tells it from the deadline of an earlier request of the
+// same call id.
+type askDeadline struct {
+	timer *time.Timer
+	seq   int
 }
 
 // CannotAskError is StartSession's refusal of Permissions Ask for an
@@ -87,7 +110,9 @@ func (s *Settings) StartSession(ctx context.Context, t Task, o SessionOptions) (
 	}
 	prompt := t.Prompt
 	t.Prompt = ""
+	ctx, sess.halt = context.WithCancelCause(ctx)
 	if _, err := s.start(ctx, t, o.Options, sess); err != nil {
+		sess.halt(nil)
 		return nil, err
 	}
 	// A session whose agent died during a turn still has that turn in
@@ -163,9 +188,10 @@ func (s *Session) stopTurn(n int) {
 	if s.run.canceler == nil || !s.run.canceler.Cancel() {
 		s.mu.Lock()
 		live = s.inTurn && s.turn == n // not when the turn ended meanwhile
+		timedOut := s.timedOut == n
 		s.mu.Unlock()
 		if live {
-			s.run.proc.Interrupt()
+			s.stopAgent(timedOut)
 		}
 		return
 	}
@@ -178,19 +204,33 @@ func (s *Session) stopTurn(n int) {
 			time.AfterFunc(cancelGrace, func() { check(graces + 1) })
 			return
 		}
-		if ignored && s.timedOut == n {
-			// The turn ends as what it was, out of time, before the
-			// stop ends the session (which would close it cancelled).
+		timedOut := s.timedOut == n
+		if ignored && timedOut {
+			// The turn ends as what it was, out of time, now: the
+			// session's end, which would close it so too, comes only
+			// once the agent is gone (up to the kill grace).
 			s.run.stream.Emit(&event.TurnEnd{Status: event.ResultTimeout, Synthetic: true})
 			s.inTurn = false
 			s.run.flushOut()
 		}
 		s.mu.Unlock()
 		if ignored {
-			s.run.proc.Interrupt()
+			s.stopAgent(timedOut)
 		}
 	}
 	time.AfterFunc(cancelGrace, func() { check(0) })
+}
+
+// stopAgent stops the agent, which ends the session. A turn that outlived
+// TurnTimeout stops it as a watchdog stops a run: nobody interrupted the
+// session, so it ends timeout (ErrTurnTimeout), not cancelled. Otherwise
+// as Run.Interrupt does.
+func (s *Session) stopAgent(timedOut bool) {
+	if timedOut {
+		s.halt(ErrTurnTimeout)
+		return
+	}
+	s.run.proc.Interrupt()
 }
 
 // ackedGraces is how many more cancelGraces an agent that acknowledged
@@ -209,7 +249,47 @@ func (s *Session) acked() bool {
 func (s *Session) Answer(callID string, allow bool) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.conv != nil && s.conv.Answer(callID, allow)
+	if s.conv == nil || !s.conv.Answer(callID, allow) {
+		return false
+	}
+	// Answered: its deadline is void. callID is the stream's (a reused
+	// id renamed "ID#n"), the deadline's key the agent's, as the
+	// Conversation's.
+	if id, d, ok := jsonrpc.Asked(s.asks, callID); ok {
+		d.timer.Stop()
+		delete(s.asks, id)
+	}
+	return true
+}
+
+// deadline starts the deadline of the permission request of callID (the
+// agent's id). An agent reuses its call ids (ACP agents from turn to
+// turn): the deadline of an earlier request of the id is stopped, and
+// seq keeps one that fires all the same from denying this request. mu is
+// held.
+func (s *Session) deadline(callID string) {
+	if old := s.asks[callID]; old != nil {
+		old.timer.Stop()
+	}
+	if s.asks == nil {
+		s.asks = make(map[string]*askDeadline)
+	}
+	s.askSeq++
+	seq := s.askSeq
+	s.asks[callID] = &askDeadline{seq: seq, timer: time.AfterFunc(s.o.AskDeadline, func() { s.expire(callID, seq) })}
+}
+
+// expire denies the request seq of callID if it is still the one its
+// deadline is for. A request withdrawn or cleared meanwhile is not
+// pending: the Conversation answers nothing.
+func (s *Session) expire(callID string, seq int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if d := s.asks[callID]; d == nil || d.seq != seq {
+		return
+	}
+	delete(s.asks, callID)
+	s.conv.Answer(callID, false)
 }
 
 // Close ends the session once every prompt sent has been answered: the
@@ -230,8 +310,13 @@ func (s *Session) Close() (*event.Result, error) {
 // budget, ctx) and returns its result, as Run.Wait does.
 func (s *Session) Wait() (*event.Result, error) {
 	res, err := s.run.Wait()
+	s.halt(nil) // the agent is gone: the context's resources go with it
 	s.mu.Lock()
 	s.over = true
+	for _, d := range s.asks {
+		d.timer.Stop() // nothing to deny any more
+	}
+	s.asks = nil
 	s.mu.Unlock()
 	return res, err
 }
@@ -259,8 +344,7 @@ func (s *Session) before(b event.Body) {
 		}
 	case *event.PermissionRequest:
 		v.DeadlineMS = s.o.AskDeadline.Milliseconds()
-		id := v.CallID
-		time.AfterFunc(s.o.AskDeadline, func() { s.Answer(id, false) })
+		s.deadline(v.CallID)
 	}
 }
 

@@ -103,11 +103,19 @@ func startClaudeLive(t *testing.T, mode string) (*harness.Session, *liveRec) {
 // fresh directory.
 func startFakeLive(t *testing.T, task harness.Task, fake, modeVar string) (*harness.Session, *liveRec) {
 	t.Helper()
+	return startFakeLiveWith(t, task, fake, modeVar, harness.SessionOptions{})
+}
+
+// startFakeLiveWith is startFakeLive with the session options so (their
+// callbacks replaced by the recorder's).
+func startFakeLiveWith(t *testing.T, task harness.Task, fake, modeVar string, so harness.SessionOptions) (*harness.Session, *liveRec) {
+	t.Helper()
 	argv, env := fakeagent.Command(fake)
 	rec := &liveRec{}
 	task.Binary, task.BaseEnv, task.Cwd = argv[0], append(env, modeVar), t.TempDir()
+	so.Options = rec.options()
 	var st harness.Settings
-	s, err := st.StartSession(context.Background(), task, harness.SessionOptions{Options: rec.options()})
+	s, err := st.StartSession(context.Background(), task, so)
 	require.NoError(t, err)
 	return s, rec
 }
@@ -197,6 +205,14 @@ func TestClaudeLiveFaults(t *testing.T) {
 		t.Parallel()
 		s, rec := interruptClaudeLive(t, "deaf")
 		requireStopped(t, s, rec)
+	})
+	t.Run("turn-timeout-never-acknowledged", func(t *testing.T) {
+		t.Parallel()
+		b := small()
+		s, rec := startFakeLiveWith(t, harness.Task{Agent: "claude", Protocol: harness.ProtocolStreamJSON, Budgets: &b},
+			fakeagent.ClaudeStream, fakeagent.ClaudeStreamMode+"=deaf", harness.SessionOptions{TurnTimeout: 50 * time.Millisecond})
+		require.NoError(t, s.Send("one"))
+		requireTurnTimedOut(t, s, rec)
 	})
 	t.Run("never-starts", func(t *testing.T) {
 		t.Parallel()
@@ -394,4 +410,75 @@ func TestStartSessionRefusesAskUnasked(t *testing.T) {
 	require.Equal(t, "opencode", ca.Agent)
 	require.NotEmpty(t, ca.Why)
 	require.NotContains(t, err.Error(), "--permissions")
+}
+
+// TestLiveAskDeadlineIsPerRequest: a permission request is denied its
+// deadline after it was made, whatever became of an earlier request of
+// the same agent call id (the fake asks for call-1 in every turn): the
+// first turn's request, answered, leaves no deadline behind to deny the
+// second's early.
+func TestLiveAskDeadlineIsPerRequest(t *testing.T) {
+	t.Parallel()
+	const deadline = time.Second
+	s, rec, _ := sendOne(t, "normal", harness.Ask, small(), harness.SessionOptions{AskDeadline: deadline}, event.TypePermissionRequest)
+	first := rec.waitFor(t, event.TypePermissionRequest, 1).(*event.PermissionRequest)
+	require.True(t, s.Answer(first.CallID, true))
+	rec.waitFor(t, event.TypeTurnEnd, 1)
+	// The scenario's pace, not a wait for something: the second request
+	// comes well within the first one's deadline.
+	time.Sleep(300 * time.Millisecond)
+	require.NoError(t, s.Send("two"))
+	second := rec.waitFor(t, event.TypePermissionRequest, 2).(*event.PermissionRequest)
+	require.Equal(t, "call-1#2", second.CallID)
+	rec.waitFor(t, event.TypeTurnEnd, 2) // unanswered: denied at its deadline
+	closeLive(t, s, rec)
+	var denied *event.ToolEnd
+	for _, b := range rec.find(event.TypeToolEnd) {
+		if e := b.(*event.ToolEnd); e.CallID == second.CallID {
+			denied = e
+		}
+	}
+	require.NotNil(t, denied)
+	require.Equal(t, event.StatusDenied, denied.Status)
+	waited := time.Duration(rec.ts(t, denied)-rec.ts(t, second)) * time.Millisecond
+	require.GreaterOrEqual(t, waited, deadline-time.Millisecond, "denied %s after it was made", waited)
+}
+
+// ts is the time (Unix ms) of the event of body b.
+func (l *liveRec) ts(t *testing.T, b event.Body) int64 {
+	t.Helper()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, ev := range l.evs {
+		if ev.Body == b {
+			return ev.TS
+		}
+	}
+	t.Fatalf("no such event: %#v", b)
+	return 0
+}
+
+// requireTurnTimedOut checks a session whose agent ignored the request to
+// end its turn over SessionOptions.TurnTimeout: it was stopped as a
+// watchdog stops a run, and the session ended timeout, not cancelled
+// (nobody interrupted it), with the turn closed timeout.
+func requireTurnTimedOut(t *testing.T, s *harness.Session, rec *liveRec) {
+	t.Helper()
+	res, err := s.Wait()
+	require.ErrorIs(t, err, harness.ErrTurnTimeout)
+	require.ErrorIs(t, err, harness.ErrHardTimeout, "a wall-clock limit, as the session's own")
+	checkLive(t, rec)
+	require.Equal(t, event.ResultTimeout, res.Status)
+	var fatal *event.Error
+	for _, b := range rec.find(event.TypeError) {
+		if e := b.(*event.Error); e.Fatal {
+			fatal = e
+		}
+	}
+	require.NotNil(t, fatal)
+	require.Equal(t, event.ErrHardTimeout, fatal.Code)
+	require.True(t, *fatal.Killed)
+	end := rec.find(event.TypeTurnEnd)[0].(*event.TurnEnd)
+	require.Equal(t, event.ResultTimeout, end.Status, "the turn ran out of time")
+	require.True(t, end.Synthetic)
 }

@@ -17,8 +17,9 @@ const stderrTailBytes = 8 << 10
 // Wait blocks until the run is over — the agent has exited, its output is
 // read and every process it started is gone — and returns the result event.
 // The error is nil on success; otherwise it wraps ErrIdleTimeout,
-// ErrHardTimeout, ErrInterrupted, ErrAgentFailed, or a *NotInstalledError
-// or spawn error. Wait may be called more than once.
+// ErrHardTimeout (ErrTurnTimeout for a live session's turn), ErrInterrupted,
+// ErrAgentFailed, or a *NotInstalledError or spawn error. Wait may be
+// called more than once.
 func (r *Run) Wait() (*event.Result, error) {
 	r.waitOnce.Do(r.wait)
 	return r.result, r.err
@@ -40,6 +41,14 @@ func (r *Run) wait() {
 		fatal.Killed, fatal.Signal = event.Bool(true), out.KillSignal
 	}
 	switch {
+	case r.live != nil && errors.Is(out.Reason, ErrTurnTimeout):
+		// A live session's turn outlived its budget and the agent did not
+		// end it when asked: stopped through the context, but a timeout as
+		// the hard budget's, not an interrupt (checked first: the reason
+		// also matches ErrInterrupted and ErrHardTimeout).
+		fatal.Code, fatal.Hint = event.ErrHardTimeout, "the agent ignored the request to end a turn over its limit; raise the turn timeout for longer turns"
+		fatal.Message = fmt.Sprintf("the turn exceeded its %s limit and did not end when asked; the agent was stopped", r.live.o.TurnTimeout)
+		o.Status, o.ToolStatus, r.err = event.ResultTimeout, event.StatusTimeout, ErrTurnTimeout
 	case errors.Is(out.Reason, process.ErrIdleTimeout):
 		fatal.Code, fatal.Hint = event.ErrIdleTimeout, "the agent printed nothing for the idle budget; raise the idle timeout if it works silently for long"
 		fatal.Message = fmt.Sprintf("no output for %s; the agent was stopped", r.silence(out).Round(time.Millisecond))

@@ -14,18 +14,30 @@ import (
 	"time"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/linescan"
 )
 
-// readCommands sends each line of stdin (at most maxPrompt bytes) to
-// cmds, and closes it at the end of input.
-func readCommands(e *env, cmds chan<- []byte) {
+// stdinLine is a line of the session's stdin; over when it was longer
+// than maxPrompt bytes (then text is nil: no command is that long).
+type stdinLine struct {
+	text []byte
+	over bool
+}
+
+// readCommands sends each line of stdin to cmds, and closes it at the end
+// of input. A line over maxPrompt bytes goes as over, and the lines after
+// it are read as any: a scanner's "token too long" ended the input there.
+func readCommands(e *env, cmds chan<- stdinLine) {
 	defer close(cmds)
-	sc := bufio.NewScanner(e.Stdin)
-	sc.Buffer(make([]byte, 64<<10), maxPrompt+1)
-	for sc.Scan() {
-		cmds <- bytes.Clone(sc.Bytes())
-	}
-	if err := sc.Err(); err != nil {
+	err := linescan.Scan(e.Stdin, maxPrompt, func(line []byte, dropped int64) error {
+		if dropped > 0 {
+			cmds <- stdinLine{over: true}
+		} else {
+			cmds <- stdinLine{text: bytes.Clone(line)}
+		}
+		return nil
+	})
+	if err != nil {
 		fmt.Fprintf(e.Stderr, "harness: session: reading stdin: %v\n", err)
 	}
 }
@@ -33,7 +45,12 @@ func readCommands(e *env, cmds chan<- []byte) {
 // command carries out line n of stdin; done at an end command. A line
 // that is no command is reported on stderr and skipped: the session goes
 // on. On a terminal, a line that is not JSON is a prompt.
-func (c *sessionCmd) command(e *env, sess *harness.Session, line []byte, n int, terminal bool) (done bool) {
+func (c *sessionCmd) command(e *env, sess *harness.Session, in stdinLine, n int, terminal bool) (done bool) {
+	if in.over {
+		fmt.Fprintf(e.Stderr, "harness: session: line %d: over %d MiB, skipped\n", n, maxPrompt>>20)
+		return false
+	}
+	line := in.text
 	if len(bytes.TrimSpace(line)) == 0 {
 		return false
 	}
@@ -166,7 +183,7 @@ func (c *sessionCmd) Run(e *env) error {
 	}
 	over := make(chan struct{})
 	go func() { sess.Wait(); close(over) }()
-	cmds := make(chan []byte)
+	cmds := make(chan stdinLine)
 	go readCommands(e, cmds)
 	terminal := false
 	if f, ok := e.Stdin.(*os.File); ok {
@@ -191,10 +208,29 @@ loop:
 			}
 		}
 	}
-	_, werr := sess.Close()
+	werr := closeSession(sess, sigs, cancel)
 	out.Flush()
 	if err := out.Err(); err != nil {
 		return withStatus(exitAgentFailed, fmt.Errorf("session: writing the output: %w", err))
 	}
 	return exitFor(werr)
+}
+
+// closeSession ends the session once the turns sent are answered
+// (Session.Close), which takes as long as they do: a signal meanwhile
+// still ends it at once, as one before the end of input does.
+func closeSession(sess *harness.Session, sigs <-chan os.Signal, cancel context.CancelFunc) error {
+	closed := make(chan error, 1)
+	go func() {
+		_, err := sess.Close()
+		closed <- err
+	}()
+	for {
+		select {
+		case <-sigs:
+			cancel()
+		case err := <-closed:
+			return err
+		}
+	}
 }
