@@ -20,8 +20,9 @@ import (
 // starting tree, so agents never see each other's edits:
 //
 //   - a source that is the top level of a git repository with at least one
-//     commit gets a detached `git worktree` of its HEAD: committed files
-//     only, local changes of the source are not part of the starting tree;
+//     commit gets a repository of its own checked out at a detached HEAD,
+//     the source's: committed files only, local changes of the source are
+//     not part of the starting tree (see repoTree);
 //   - any other source — a plain directory, a subdirectory of a repository
 //     (a task's fixture kept in a project), or none (an empty directory) —
 //     is copied as it is on disk, then a throwaway git repository is made
@@ -33,11 +34,10 @@ import (
 // created, edited, deleted or committed, minus what .gitignore hides.
 // Agents see a git repository in both cases, as they would in a project.
 type tree struct {
-	dir      string // the run's copy
-	cwd      string // where the agent and the check run (dir)
-	base     string // the starting commit
-	worktree string // the source repository, for a git worktree
-	gitDir   string // a repository kept outside dir (a Harbor workspace), else dir's own
+	dir    string // the run's copy
+	cwd    string // where the agent and the check run (dir)
+	base   string // the starting commit
+	gitDir string // a repository kept outside dir (a Harbor workspace), else dir's own
 }
 
 // gitArgs puts the tree's separate repository, when it has one, before args.
@@ -47,10 +47,6 @@ func (t *tree) gitArgs(args ...string) []string {
 	}
 	return append([]string{"--git-dir=" + t.gitDir, "--work-tree=" + t.dir}, args...)
 }
-
-// worktreeMu serializes git worktree add and remove, which update the
-// source repository's administrative files.
-var worktreeMu sync.Mutex
 
 // gitIdentity lets the throwaway commit succeed without a user config.
 var gitIdentity = []string{"-c", "user.name=harness bench", "-c", "user.email=bench@harness.invalid",
@@ -92,7 +88,7 @@ func treeName(s Spec) string {
 func makeTree(ctx context.Context, src, root string, s Spec) (*tree, error) {
 	dir := filepath.Join(root, treeName(s))
 	if src != "" && isRepoTop(ctx, src) {
-		return worktree(ctx, src, dir)
+		return repoTree(ctx, src, dir)
 	}
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
@@ -135,19 +131,73 @@ func isRepoTop(ctx context.Context, dir string) bool {
 	return err == nil
 }
 
-func worktree(ctx context.Context, src, dir string) (*tree, error) {
-	worktreeMu.Lock()
-	_, err := git(ctx, src, "worktree", "add", "-q", "--detach", dir, "HEAD")
-	worktreeMu.Unlock()
+// repoTree checks src's HEAD out in a new repository at dir. Not a `git
+// worktree`, which shares branches, stash and config with the source and
+// so with every other run. The new repository borrows the source's
+// objects through objects/info/alternates, which git only reads: its own
+// commits, refs, stash and config stay in dir, and nothing there can
+// change the source. It gets no ref of the source (no branch, tag or
+// remote to push to); of the rest, only the shallow list (a shallow
+// clone's history stays readable) and info/exclude (files changed still
+// leave out what git status leaves out in the source).
+func repoTree(ctx context.Context, src, dir string) (*tree, error) {
+	base, err := git(ctx, src, "rev-parse", "--verify", "HEAD^{commit}")
 	if err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
 	}
-	t := &tree{dir: dir, cwd: dir, worktree: src}
-	if t.base, err = git(ctx, dir, "rev-parse", "HEAD"); err != nil {
+	common, err := git(ctx, src, "rev-parse", "--git-common-dir") // the main repository's, for a linked worktree
+	if err != nil {
+		return nil, fmt.Errorf("bench: %w", err)
+	}
+	if !filepath.IsAbs(common) {
+		common = filepath.Join(src, common)
+	}
+	format, err := git(ctx, src, "rev-parse", "--show-object-format") // sha1 objects cannot name sha256 ones
+	if err != nil {
+		return nil, fmt.Errorf("bench: %w", err)
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("bench: %w", err)
+	}
+	t := &tree{dir: dir, cwd: dir, base: base}
+	if err := initBorrowing(ctx, dir, common, format); err != nil {
+		t.remove()
+		return nil, fmt.Errorf("bench: %w", err)
+	}
+	if _, err := git(ctx, dir, "checkout", "-q", "--detach", base); err != nil {
 		t.remove()
 		return nil, fmt.Errorf("bench: %w", err)
 	}
 	return t, nil
+}
+
+// initBorrowing makes an empty repository in dir that reads the objects
+// (of the given format) of the repository whose git directory is common.
+func initBorrowing(ctx context.Context, dir, common, format string) error {
+	if _, err := git(ctx, dir, "init", "-q", "--object-format="+format); err != nil {
+		return err
+	}
+	own := filepath.Join(dir, ".git")
+	objects, err := filepath.Abs(filepath.Join(common, "objects"))
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(own, "objects", "info", "alternates"), []byte(objects+"\n"), 0o644); err != nil {
+		return err
+	}
+	for _, f := range []string{"shallow", filepath.Join("info", "exclude")} {
+		b, err := os.ReadFile(filepath.Join(common, f))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err == nil {
+			err = os.WriteFile(filepath.Join(own, f), b, 0o644)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // FilesChanged is the git diff of a run's tree against its starting tree.
@@ -183,16 +233,8 @@ func (t *tree) changes(ctx context.Context) (*FilesChanged, error) {
 	return fc, nil
 }
 
-// remove deletes the tree (and unregisters a worktree).
+// remove deletes the tree.
 func (t *tree) remove() error {
-	if t.worktree != "" {
-		worktreeMu.Lock()
-		defer worktreeMu.Unlock()
-		if _, err := git(context.Background(), t.worktree, "worktree", "remove", "--force", "--force", t.dir); err == nil {
-			return nil
-		}
-		defer git(context.Background(), t.worktree, "worktree", "prune")
-	}
 	return removeAll(t.dir)
 }
 
@@ -218,7 +260,7 @@ const (
 	maxCopyFiles = 100_000
 )
 
-var errTooBig = errors.New("more than 1 GiB or 100000 files: point --workdir at the project, or make it a git repository (runs then get a git worktree)")
+var errTooBig = errors.New("more than 1 GiB or 100000 files: point --workdir at the project, or make it a git repository (runs then get a checkout of its HEAD)")
 
 // copyTree copies regular files, directories and symlinks of src into
 // dst (which exists), keeping modes, skipping skip (the bench's own

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -190,12 +191,17 @@ func (e *Engine) CopyArgs(src, dst string) []string {
 }
 
 // Run runs one of the command lines above and returns its output, or a
-// one-line error with the end of what it printed.
+// one-line error with the end of what it printed. The engine's client
+// runs in its own process group (a terminal's ^C is harness's to handle,
+// as for Start); when ctx ends it is asked to stop (interrupt), then
+// killed 10 s later: time for podman to remove what a build made.
 func Run(ctx context.Context, argv []string) ([]byte, error) {
 	var out, errb bytes.Buffer
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	cmd.WaitDelay = 5 * time.Second
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return interrupt(cmd.Process) }
+	cmd.WaitDelay = 10 * time.Second
 	if err := cmd.Run(); err != nil {
 		msg := strings.TrimSpace(errb.String())
 		if i := strings.LastIndexByte(msg, '\n'); i >= 0 {
@@ -207,6 +213,63 @@ func Run(ctx context.Context, argv []string) ([]byte, error) {
 		return out.Bytes(), fmt.Errorf("%s %s: %s", filepath.Base(argv[0]), argv[1], msg)
 	}
 	return out.Bytes(), nil
+}
+
+// stepRuntime is what podman calls itself when it re-executes itself to
+// run the container of a build's RUN step.
+const stepRuntime = "buildah-oci-runtime"
+
+// interrupt asks an engine's client to stop, so that it cleans up behind
+// it: not SIGKILL, exec.CommandContext's default. For podman (4.3) in a
+// build's RUN step not even SIGINT or SIGTERM: it exits at once on
+// either and leaves the step's processes running, its working container
+// (which has no Label: prune cannot find it) and its $TMPDIR/buildah*
+// directory. The step's runtime does handle SIGTERM: it kills the
+// step's container, the step fails, and podman removes what it made and
+// exits, as after any failed step. So SIGTERM goes to the step runtimes
+// when there are some, else SIGINT to the client itself, what ^C sends
+// (docker cancels the build or pull in its daemon; podman between two
+// steps exits, leaving a working container with no process in it).
+func interrupt(p *os.Process) error {
+	steps := childrenNamed(p.Pid, stepRuntime)
+	for _, pid := range steps {
+		syscall.Kill(pid, syscall.SIGTERM)
+	}
+	if len(steps) > 0 {
+		return nil
+	}
+	return p.Signal(os.Interrupt) // ESRCH is os.ErrProcessDone
+}
+
+// childrenNamed lists the processes whose parent is ppid and whose
+// argv[0] is name.
+func childrenNamed(ppid int, name string) []int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var pids []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		// "pid (comm) state ppid …": comm may hold spaces and parentheses.
+		i := bytes.LastIndexByte(stat, ')')
+		if err != nil || i < 0 {
+			continue
+		}
+		f := strings.Fields(string(stat[i+1:]))
+		if len(f) < 2 || f[1] != strconv.Itoa(ppid) {
+			continue
+		}
+		cmdline, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if argv0, _, _ := bytes.Cut(cmdline, []byte{0}); string(argv0) == name {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
 
 // ImageWorkdirArgs prints image's WORKDIR (empty when it sets none).

@@ -1,9 +1,13 @@
 package isolate
 
 import (
+	"bytes"
+	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -132,4 +136,116 @@ func TestQualifiedImage(t *testing.T) {
 	} {
 		require.Equal(t, want, QualifiedImage(in), in)
 	}
+}
+
+// A cancelled engine command is asked to stop, not SIGKILLed: SIGINT to
+// the client, or SIGTERM to a build step's runtime when there is one (a
+// fake engine here: bash names the step's process as podman does).
+func TestRunInterrupts(t *testing.T) {
+	t.Parallel()
+	for name, tc := range map[string]struct{ script, want string }{
+		"client": {`trap 'echo engine INT >>"$1"; exit 3' INT
+trap 'echo engine TERM >>"$1"; exit 3' TERM
+echo ready >"$2"
+while :; do sleep 0.05; done`, "engine INT\n"},
+		"build-step": {`trap 'echo engine INT >>"$1"; exit 3' INT
+trap 'echo engine TERM >>"$1"; exit 3' TERM
+(exec -a buildah-oci-runtime bash -c 'trap "echo step TERM >>$1; exit 1" TERM; echo ready >"$2"; while :; do sleep 0.05; done' step "$1" "$2") &
+wait $!
+exit 1`, "step TERM\n"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			engine, log, ready := filepath.Join(dir, "engine"), filepath.Join(dir, "log"), filepath.Join(dir, "ready")
+			require.NoError(t, os.WriteFile(engine, []byte("#!/bin/bash\n"+tc.script+"\n"), 0o755))
+			require.NoError(t, syscall.Mkfifo(ready, 0o600))
+			ctx, cancel := context.WithCancel(t.Context())
+			done := make(chan error, 1)
+			go func() { _, err := Run(ctx, []string{engine, log, ready}); done <- err }()
+			line, err := os.ReadFile(ready) // until the fake closes it
+			require.NoError(t, err)
+			require.Equal(t, "ready\n", string(line))
+			cancel()
+			select {
+			case err = <-done:
+			case <-time.After(8 * time.Second):
+				t.Fatal("Run did not return once its engine ended")
+			}
+			require.Error(t, err)
+			got, _ := os.ReadFile(log)
+			require.Equal(t, tc.want, string(got))
+		})
+	}
+}
+
+// A podman build cancelled in a RUN step leaves nothing behind: not the
+// step's processes, not its working container (buildah's, which bench
+// prune cannot find), not its $TMPDIR/buildah* directory. Before, the
+// SIGKILL left all three.
+func TestBuildCancelledLeavesNothing(t *testing.T) {
+	e, err := ContainerEngine(Podman)
+	require.NoError(t, err)
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	// A base of our own name: the build's working container is named
+	// after it, so another build's is never taken for this one's.
+	base := "localhost/harness-test-cancel-" + strconv.Itoa(os.Getpid()) + ":1"
+	_, err = Run(t.Context(), []string{e.Bin, "tag", baseImage, base})
+	require.NoError(t, err)
+	marker := "97." + strconv.Itoa(os.Getpid())
+	working := strings.TrimSuffix(strings.TrimPrefix(base, "localhost/"), ":1") + "-working-container"
+	t.Cleanup(func() {
+		for _, pid := range processesWith(t, "sleep "+marker) {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+		Run(context.Background(), []string{e.Bin, "rm", "-f", working})
+		Run(context.Background(), []string{e.Bin, "rmi", base})
+	})
+	ctxDir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(ctxDir, "Dockerfile"), []byte("FROM "+base+"\nRUN sleep "+marker+"\n"), 0o644))
+
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		_, err := Run(ctx, e.BuildArgs("localhost/harness-test-cancel-never:1", ctxDir))
+		done <- err
+	}()
+	require.Eventually(t, func() bool { return len(processesWith(t, "sleep "+marker)) > 0 }, time.Minute, 20*time.Millisecond,
+		"the RUN step starts")
+	start := time.Now()
+	cancel()
+	select {
+	case err = <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("Run did not return")
+	}
+	require.Error(t, err)
+	t.Logf("cancelled build ended in %v: %v", time.Since(start), err)
+	require.Empty(t, processesWith(t, "sleep "+marker), "the step's processes")
+	out, err := Run(t.Context(), []string{e.Bin, "ps", "-a", "--external", "--format", "{{.Names}}"})
+	require.NoError(t, err)
+	require.NotContains(t, string(out), working, "the build's working container")
+	left, err := os.ReadDir(tmp)
+	require.NoError(t, err)
+	require.Empty(t, left, "the build's temporary directory")
+}
+
+// processesWith lists the processes whose command line contains s.
+func processesWith(t *testing.T, s string) []int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc")
+	require.NoError(t, err)
+	var pids []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if strings.Contains(string(bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '})), s) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
