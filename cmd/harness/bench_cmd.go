@@ -39,7 +39,7 @@ type benchCmd struct {
 	Tasks        string        `help:"A directory of tasks: NAME.toml files, NAME/ folders (prompt.md, tree/, check.sh) or Harbor tasks (instruction.md, task.toml, tests/test.sh); or one Harbor task." type:"existingdir"`
 	Repeat       int           `help:"Runs per agent, model and task." default:"1"`
 	Parallel     *int          `help:"Runs at once (default: bench.parallel when configured, else the number of cores)."`
-	Workdir      string        `help:"Starting tree of every run: a git worktree of HEAD when it is a repository's top level, else a copy (default: the current directory for -p; with --tasks, for tasks without a tree, else an empty one)." type:"existingdir"`
+	Workdir      string        `help:"Starting tree of every run: a repository of its own checked out at HEAD when it is a repository's top level, else a copy (default: the current directory for -p; with --tasks, for tasks without a tree, else an empty one)." type:"existingdir"`
 	Check        string        `help:"Verifier run with sh -c in each run's tree after the agent ends; its exit status is pass/fail. A task's own check wins."`
 	CheckTimeout time.Duration `help:"Time limit of one check." default:"10m"`
 	Keep         bool          `help:"Keep every run's tree for inspection (its path is in the report)."`
