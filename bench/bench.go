@@ -449,8 +449,10 @@ func (b *bencher) one(ctx context.Context, s Spec) (rr RunReport) {
 	return rr
 }
 
+// passed is the check's verdict for Progress: none without a check, or
+// when the bench's cancel cut it short.
 func passed(c *CheckResult) *bool {
-	if c == nil {
+	if c == nil || c.cancelled() {
 		return nil
 	}
 	v := c.Passed
@@ -504,6 +506,11 @@ func (b *bencher) drive(ctx context.Context, s Spec, t harness.Task, tr *tree, r
 		err = adjust(&t)
 	}
 	if err != nil {
+		// The run ends before its agent starts: so does its observer
+		// (--mock's scripted model and its throwaway HOME).
+		if obs.Close != nil {
+			obs.Close(nil)
+		}
 		rr.Status, rr.Reason, rr.Error = event.ResultError, ReasonSetup, err.Error()
 		return
 	}
@@ -525,7 +532,17 @@ func (b *bencher) drive(ctx context.Context, s Spec, t harness.Task, tr *tree, r
 	}
 	// A check is about the agent's work: none when the agent never ran.
 	neverRan := rr.Reason == event.ErrNotInstalled || rr.Reason == event.ErrSpawnFailed
-	if check != nil && ctx.Err() == nil && !neverRan {
+	switch {
+	case check == nil || neverRan:
+	case ctx.Err() != nil && rr.Status != event.ResultCancelled:
+		// The agent ended on its own and the bench's cancel came before
+		// its check: no verdict, so the run is not over (final).
+		command := s.Task.Check
+		if s.Task.Harbor != nil {
+			command = verifierCommand
+		}
+		rr.Check = &CheckResult{Command: command, ExitCode: -1, Error: checkCancelled}
+	case ctx.Err() == nil:
 		b.progress(Progress{Spec: s, State: StateChecking, Status: rr.Status, Tools: rr.ToolCalls,
 			Elapsed: time.Duration(rr.WallMS) * time.Millisecond})
 		rr.Check = check()
@@ -558,7 +575,7 @@ func (b *bencher) agent(ctx context.Context, s Spec, t harness.Task, obs harness
 		settings = &harness.Settings{}
 	}
 	run, err := settings.Start(context.WithoutCancel(ctx), t, opts)
-	if err != nil {
+	if err != nil { // Start closed the observer (harness.Observer)
 		rr.Status, rr.Reason, rr.Error = event.ResultError, ReasonSetup, err.Error()
 		return
 	}

@@ -24,7 +24,7 @@ type CheckResult struct {
 	DurationMS      int64  `json:"duration_ms"`
 	Output          string `json:"output"` // stdout and stderr interleaved, the tail when cut
 	OutputTruncated bool   `json:"output_truncated,omitempty"`
-	Error           string `json:"error,omitempty"` // could not run, timed out, cancelled
+	Error           string `json:"error,omitempty"` // could not run, timed out, cancelled (checkCancelled)
 	// A Harbor task's verifier (harbor_run.go) gives a reward: Reward is
 	// the score (0..1; passed when 1), Rewards every number of
 	// reward.json, Outcome how the verifier ended (Outcome* values) and
@@ -34,6 +34,14 @@ type CheckResult struct {
 	Outcome string             `json:"outcome,omitempty"`
 	Detail  string             `json:"detail,omitempty"`
 }
+
+// checkCancelled is the Error of a check the bench's cancel interrupted
+// or kept from running: no verdict, and its run is not recorded (final).
+const checkCancelled = "cancelled"
+
+// cancelled reports whether c is no verdict because the bench was
+// cancelled.
+func (c *CheckResult) cancelled() bool { return c != nil && c.Error == checkCancelled }
 
 // runCheck runs command with sh -c in dir, in its own process group so a
 // timeout or a cancellation ends everything it started (SIGTERM, then
@@ -70,11 +78,17 @@ func runCheckEnv(ctx context.Context, command, dir string, timeout time.Duration
 	case errors.Is(cctx.Err(), context.DeadlineExceeded):
 		r.TimedOut, r.Error = true, "the check exceeded its "+timeout.String()+" limit"
 	case ctx.Err() != nil:
-		r.Error = "cancelled"
+		r.Error = checkCancelled
 	case err == nil:
 		r.ExitCode, r.Passed = 0, true
 	case errors.As(err, &ee):
 		r.ExitCode = ee.ExitCode()
+	case errors.Is(err, exec.ErrWaitDelay):
+		// It exited 0, and what it left in the background held its
+		// output open past WaitDelay: the exit is the verdict, and what
+		// was left is killed with the group above.
+		r.ExitCode = cmd.ProcessState.ExitCode()
+		r.Passed = r.ExitCode == 0
 	default:
 		r.Error = err.Error()
 	}

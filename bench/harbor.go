@@ -229,7 +229,7 @@ func seconds(m map[string]any, key string) (time.Duration, error) {
 	default:
 		return 0, fmt.Errorf("task.toml: %s: want a number of seconds", key)
 	}
-	if f < 0 || f > 1e7 {
+	if !(f >= 0 && f <= 1e7) { // so written, NaN is refused too
 		return 0, fmt.Errorf("task.toml: %s = %v: want 0 to 10000000 seconds", key, f)
 	}
 	return time.Duration(f * float64(time.Second)), nil
@@ -250,11 +250,11 @@ func limits(env map[string]any) (cpus float64, memMB int, err error) {
 		return 0, false, fmt.Errorf("task.toml: environment.%s: want a number", key)
 	}
 	c, _, err := num("cpus")
-	if err != nil || c < 0 || c > 1024 {
+	if err != nil || !(c >= 0 && c <= 1024) { // NaN too
 		return 0, 0, cmpErr(err, fmt.Errorf("task.toml: environment.cpus = %v: want 0 to 1024", c))
 	}
 	m, ok, err := num("memory_mb")
-	if err != nil || m < 0 || m > 1<<24 {
+	if err != nil || !(m >= 0 && m <= 1<<24) {
 		return 0, 0, cmpErr(err, fmt.Errorf("task.toml: environment.memory_mb = %v: want 0 to 16777216", m))
 	}
 	if !ok {
@@ -288,7 +288,7 @@ func memoryMB(s string) (int, error) {
 		s = strings.TrimRight(s, "MB")
 	}
 	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || f < 0 || f*mult > 1<<24 {
+	if err != nil || !(f >= 0 && f*mult <= 1<<24) { // "nan" parses: refused too
 		return 0, errors.New("bad size")
 	}
 	return int(f * mult), nil

@@ -1,9 +1,14 @@
 package bench
 
 import (
+	"context"
 	"errors"
 	"os"
 	"testing"
+	"time"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/event"
 
 	"github.com/stretchr/testify/require"
 )
@@ -52,4 +57,50 @@ func TestHarborCleanupErrorReported(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, rep.Runs, 1)
 	require.Equal(t, "removing the run directory: boom: device busy", rep.Runs[0].Error)
+}
+
+// A verifier that cannot even start because the bench was cancelled
+// (podman's exec of the copy failing with "context canceled") gives no
+// verdict, as a cancelled check does: not a verifier_error.
+func TestVerifierFailureWhenCancelled(t *testing.T) {
+	task := t.TempDir() // no tests/: copying it in fails
+	r := &harborRun{dir: t.TempDir(), h: &HarborTask{Dir: task, Workdir: "/app"}, engine: "none"}
+	c := r.verify(t.Context())
+	require.Equal(t, OutcomeVerifierError, c.Outcome, "not cancelled: a failure")
+	require.Contains(t, c.Detail, "copying tests/")
+	require.Empty(t, c.Error)
+
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	c = r.verify(ctx)
+	require.Equal(t, "cancelled", c.Error)
+	require.Empty(t, c.Outcome)
+	require.Empty(t, c.Detail)
+	require.False(t, c.Passed)
+	require.False(t, final(RunReport{Agent: "oracle", Status: "success", Check: c}), "not recorded")
+}
+
+// The observer Setup returns (--mock's scripted model and its throwaway
+// HOME) is closed once when the run fails before its agent starts: by
+// drive when what the task asks cannot be set up, by Start when the task
+// cannot run.
+func TestObserverClosedOnSetupFailure(t *testing.T) {
+	for name, c := range map[string]struct {
+		agent  string
+		adjust func(*harness.Task) error
+	}{
+		"adjust": {"nop", func(*harness.Task) error { return errors.New("the container did not start") }},
+		"start":  {"no-such-agent", nil},
+	} {
+		t.Run(name, func(t *testing.T) {
+			closed := 0
+			b := &bencher{now: time.Now, opts: Options{Setup: func(s Spec, tk harness.Task) (harness.Task, harness.Observer, error) {
+				return tk, harness.Observer{Close: func(*event.Result) { closed++ }}, nil
+			}}}
+			var rr RunReport
+			b.drive(t.Context(), Spec{Agent: c.agent}, harness.Task{Agent: c.agent, Prompt: "x", Cwd: t.TempDir()}, nil, &rr, c.adjust, nil)
+			require.Equal(t, ReasonSetup, rr.Reason, rr.Error)
+			require.Equal(t, 1, closed)
+		})
+	}
 }

@@ -11,7 +11,6 @@ import (
 	"io"
 	"io/fs"
 	"maps"
-	"math"
 	"os"
 	"path"
 	"path/filepath"
@@ -82,6 +81,10 @@ func (r *harborRun) paths() map[string]string {
 
 // spec is the bwrap sandbox of a phase: the workspace, /tmp, HOME and
 // /logs/agent for the agent; all of /logs and /tests for the verifier.
+// The agent does not see, at their host paths, the task's directory (its
+// tests/ and solution/, which podman never shows it) nor the bench's run
+// directories (other runs' workspaces, its own tests/): the host's /tmp
+// and HOME, hidden already, need not hold them.
 func (r *harborRun) spec(verifier, solution bool) isolate.Spec {
 	home := os.Getenv("HOME")
 	if home == "" || home == "/" {
@@ -98,6 +101,7 @@ func (r *harborRun) spec(verifier, solution bool) isolate.Spec {
 			isolate.Bind{Host: r.p("tests"), Inner: harborTests})
 	} else {
 		s.Binds = append(s.Binds, isolate.Bind{Host: r.p("logs/agent"), Inner: harborLogs + "/agent"})
+		s.Hide = []string{r.h.Dir, filepath.Dir(r.dir)}
 	}
 	if solution {
 		s.Binds = append(s.Binds, isolate.Bind{Host: r.p("solution"), Inner: harborSolution, ReadOnly: true})
@@ -215,8 +219,7 @@ func (b *bencher) harbor(ctx context.Context, s Spec, in RunReport) (rr RunRepor
 		// the verifier looks, as on the host where its group is killed.
 		if r.container != nil && (rr.Status == event.ResultTimeout || rr.Status == event.ResultCancelled) {
 			if err := r.container.KillAgent(ctx); err != nil {
-				return &CheckResult{Command: "bash /tests/test.sh", ExitCode: -1, Outcome: OutcomeVerifierError,
-					Detail: "ending the agent's processes: " + err.Error()}
+				return verifierFailed(ctx, "ending the agent's processes: "+err.Error())
 			}
 		}
 		c := r.verify(ctx)
@@ -410,13 +413,26 @@ func rewritePaths(s string, m map[string]string) string {
 	return s
 }
 
+// verifierCommand is how a Harbor task's verifier shows in the report.
+const verifierCommand = "bash /tests/test.sh"
+
+// verifierFailed is the check of a verifier that could not be run, for
+// detail: a verifier_error, unless the bench was cancelled meanwhile (a
+// podman exec ends with "context canceled"), which is no verdict.
+func verifierFailed(ctx context.Context, detail string) *CheckResult {
+	c := &CheckResult{Command: verifierCommand, ExitCode: -1}
+	if ctx.Err() != nil {
+		c.Error = checkCancelled
+		return c
+	}
+	c.Outcome, c.Detail = OutcomeVerifierError, detail
+	return c
+}
+
 // verify copies tests/ to /tests and runs tests/test.sh in WORKDIR with
 // [verifier].timeout_sec and [verifier].env, then reads the reward.
 func (r *harborRun) verify(ctx context.Context) *CheckResult {
-	const display = "bash /tests/test.sh"
-	fail := func(err error) *CheckResult {
-		return &CheckResult{Command: display, ExitCode: -1, Outcome: OutcomeVerifierError, Detail: err.Error()}
-	}
+	fail := func(err error) *CheckResult { return verifierFailed(ctx, err.Error()) }
 	// What the agent left in the verifier's directory is not a reward.
 	if err := removeAll(r.p("logs/verifier")); err != nil {
 		return fail(err)
@@ -467,7 +483,7 @@ func (r *harborRun) verify(ctx context.Context) *CheckResult {
 	argv = append(argv, "bash", script)
 	c := runCheckEnv(ctx, shellJoin(argv), r.p("app"), r.h.VerifierTimeout, r.verifierEnv)
 	c.Output = logger.DefaultRedactor().WithEnv(r.verifierEnv).RedactString(c.Output)
-	c.Command = display
+	c.Command = verifierCommand
 	switch {
 	case c.TimedOut:
 		c.Outcome = OutcomeVerifierTimeout
@@ -538,7 +554,7 @@ func (r *harborRun) reward() (map[string]float64, *float64, error) {
 	default:
 		return nil, nil, err
 	}
-	if reward != nil && (math.IsNaN(*reward) || *reward < 0 || *reward > 1) {
+	if reward != nil && !(*reward >= 0 && *reward <= 1) { // NaN too
 		return rewards, nil, fmt.Errorf("reward %v: want 0 to 1", *reward)
 	}
 	return rewards, reward, nil

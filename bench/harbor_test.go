@@ -75,6 +75,13 @@ func TestMalformedHarborTasks(t *testing.T) {
 		{"no test.sh", "no tests/test.sh", func(d string) { os.Remove(filepath.Join(d, "tests", "test.sh")) }},
 		{"timeout not a number", "verifier.timeout_sec: want a number of seconds", toml("[verifier]\ntimeout_sec = \"ten\"\n")},
 		{"negative timeout", "agent.timeout_sec = -1", toml("[verifier]\n[agent]\ntimeout_sec = -1\n")},
+		// NaN fails every comparison: a range check must say what it wants.
+		{"timeout nan", "verifier.timeout_sec = NaN: want 0 to 10000000 seconds", toml("[verifier]\ntimeout_sec = nan\n")},
+		{"build timeout nan", "environment.build_timeout_sec = NaN", toml("[verifier]\n[environment]\nbuild_timeout_sec = nan\n")},
+		{"cpus nan", "environment.cpus = NaN: want 0 to 1024", toml("[verifier]\n[environment]\ncpus = nan\n")},
+		{"memory_mb nan", "environment.memory_mb = NaN: want 0 to 16777216", toml("[verifier]\n[environment]\nmemory_mb = nan\n")},
+		{"memory nan", "environment.memory = nan", toml("[verifier]\n[environment]\nmemory = \"nan\"\n")},
+		{"storage nan", "environment.storage = NaNG", toml("[verifier]\n[environment]\nstorage = \"NaNG\"\n")},
 		{"allow_internet not a bool", "allow_internet: want true or false", toml("[verifier]\n[environment]\nallow_internet = \"no\"\n")},
 		{"env not strings", "verifier.env.N: want a string", toml("[verifier]\nenv = { N = 1 }\n")},
 		{"cpus not a number", "environment.cpus: want a number", toml("[verifier]\n[environment]\ncpus = \"two\"\n")},
@@ -514,4 +521,46 @@ func TestHarborBwrapAgentUnderTmp(t *testing.T) {
 	r := rep.Runs[0]
 	require.Equal(t, "success", r.Status, "%s %s", r.Error, r.Detail)
 	require.Equal(t, 1, r.ToolCalls, "the fake ran in the sandbox")
+}
+
+// TestHarborBwrapHidesTaskAndRuns: under bwrap the agent reads neither
+// its task's tests/ and solution/ at their host paths nor the bench's
+// run directories (its own and other runs'), wherever they lie: here
+// under /var/tmp, which the sandbox's own /tmp and HOME do not hide. As
+// under podman, it has /solution (the oracle) and its workspace.
+func TestHarborBwrapHidesTaskAndRuns(t *testing.T) {
+	base, err := os.MkdirTemp("/var/tmp", "harness-bwrap-peek-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(base) })
+	task, runs := filepath.Join(base, "suite", "peek"), filepath.Join(base, "runs")
+	copyDir(t, filepath.Join(harborSuite, "create-file"), task)
+	require.NoError(t, os.WriteFile(filepath.Join(task, "solution", "solve.sh"), []byte(`#!/bin/bash
+{
+  cat "$PEEK_TASK/tests/test.sh" && echo SAW-TESTS
+  cat "$PEEK_TASK/solution/solve.sh" > /dev/null && echo SAW-SOLUTION
+  ls -A "$PEEK_RUNS"/bench-*/
+  test -f /solution/solve.sh && echo OWN-SOLUTION
+} > /app/peek.txt 2>&1
+echo 'Hello, world!' > /app/hello.txt
+`), 0o755))
+	tasks, err := bench.LoadTasks(task)
+	require.NoError(t, err)
+	rep, err := bench.Run(t.Context(), bench.Plan{Tasks: tasks, Agents: []string{"nop", "oracle"}}, bench.Options{
+		Isolate: isolate.Bwrap, Dir: runs, Keep: true, Parallel: 1,
+		Setup: func(s bench.Spec, tk harness.Task) (harness.Task, harness.Observer, error) {
+			tk.Env = append(tk.Env, "PEEK_TASK="+task, "PEEK_RUNS="+runs)
+			return tk, harness.Observer{}, nil
+		},
+	})
+	require.NoError(t, err)
+	r := rep.Runs[1] // the nop's run, kept, is there as it runs
+	require.Equal(t, "oracle", r.Agent)
+	require.NotNil(t, r.Check, r.Error)
+	require.True(t, r.Check.Passed, r.Check.Output)
+	peek, err := os.ReadFile(filepath.Join(r.Tree, "peek.txt"))
+	require.NoError(t, err)
+	for _, leak := range []string{"SAW-TESTS", "SAW-SOLUTION", "001-peek", "002-peek"} {
+		require.NotContains(t, string(peek), leak)
+	}
+	require.Contains(t, string(peek), "OWN-SOLUTION")
 }

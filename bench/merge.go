@@ -32,11 +32,15 @@ var ErrPlanMismatch = errors.New("bench: not the same plan")
 // directories' plan gives it; at most MaxGroups agent × model groups. So
 // what a merge holds is bounded by MaxRuns and the size of its inputs,
 // whatever they say.
-func Merge(inputs []string) (*Report, error) {
+func Merge(inputs []string) (*Report, error) { return MergeSeed(inputs, 0) }
+
+// MergeSeed is Merge with the merged report's seed given (bench's
+// --seed); 0 is the first input's, as for Merge.
+func MergeSeed(inputs []string, seed uint64) (*Report, error) {
 	if len(inputs) == 0 {
 		return nil, errors.New("bench: merge: nothing to merge: give results directories or JSON reports")
 	}
-	m := &merger{}
+	m := &merger{seed: seed}
 	for _, in := range inputs {
 		st, err := os.Stat(in)
 		if err != nil {
@@ -133,6 +137,9 @@ func (m *merger) dir(dir string) error {
 		return err
 	}
 	for _, rec := range recs {
+		if !final(rec.Run) { // a row an older bench wrote of a cancelled check: run again
+			continue
+		}
 		if st, err := os.Stat(filepath.Join(dir, "runs", rowName(rec.Run.Index))); err == nil {
 			end := st.ModTime()
 			m.span(end.Add(-time.Duration(rec.Run.WallMS)*time.Millisecond), end)

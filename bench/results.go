@@ -238,12 +238,13 @@ func readCapped(path string, max int64) ([]byte, error) {
 }
 
 // final reports whether a run's row is worth keeping: a run that was
-// skipped or cancelled (the bench was interrupted), or whose agent never
-// started (setup failed, not installed), says nothing about the agent and
-// is run again.
+// skipped or cancelled (the bench was interrupted), whose check the
+// interrupt cut short (no verdict: the run is not over), or whose agent
+// never started (setup failed, not installed), says nothing about the
+// agent and is run again.
 func final(rr RunReport) bool {
 	switch {
-	case rr.Status == StatusSkipped, rr.Status == event.ResultCancelled:
+	case rr.Status == StatusSkipped, rr.Status == event.ResultCancelled, rr.Check.cancelled():
 		return false
 	case rr.Reason == ReasonSetup, rr.Reason == event.ErrNotInstalled, rr.Reason == event.ErrSpawnFailed:
 		return false

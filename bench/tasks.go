@@ -25,7 +25,8 @@ import (
 //     with the keys above, relative to the folder, whose values win.
 //
 // Other files (README.md, …) and hidden entries are ignored. Tasks are
-// sorted by name.
+// sorted by name; two entries naming one task (NAME.toml and NAME/) are
+// refused.
 
 // taskFile is the TOML form of a task.
 type taskFile struct {
@@ -50,6 +51,7 @@ func LoadTasks(dir string) ([]Task, error) {
 		return nil, fmt.Errorf("bench: tasks: %w", err)
 	}
 	var tasks []Task
+	from := map[string]string{} // task name → the entry that gave it
 	for _, e := range entries {
 		name := e.Name()
 		if strings.HasPrefix(name, ".") {
@@ -72,6 +74,12 @@ func LoadTasks(dir string) ([]Task, error) {
 		if err != nil {
 			return nil, fmt.Errorf("bench: task %s: %w", p, err)
 		}
+		// Runs are paired by task name: two tasks of one name would be
+		// compared as one, their pairs overwriting each other.
+		if first, ok := from[t.Name]; ok {
+			return nil, fmt.Errorf("bench: tasks: %s and %s are both task %s: rename one", first, p, t.Name)
+		}
+		from[t.Name] = p
 		tasks = append(tasks, t)
 	}
 	if len(tasks) == 0 {

@@ -56,3 +56,24 @@ func TestLoadTasksErrors(t *testing.T) {
 	_, err := bench.LoadTasks("/nonexistent/suite")
 	require.Error(t, err)
 }
+
+// Two entries of a suite that give one task name (foo.toml and foo/, a
+// Harbor task among them) are refused: the runs of both would be paired
+// as one task's, and a comparison would drop pairs.
+func TestLoadTasksDuplicateNames(t *testing.T) {
+	for name, files := range map[string]map[string]string{
+		"toml-and-folder": {"foo.toml": "prompt = \"x\"\n", "foo/prompt.md": "y"},
+		"toml-and-harbor": {"foo.toml": "prompt = \"x\"\n", "foo/instruction.md": "y", "foo/task.toml": "[verifier]\n", "foo/tests/test.sh": "true\n"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			for p, content := range files {
+				require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755))
+				require.NoError(t, os.WriteFile(filepath.Join(dir, p), []byte(content), 0o644))
+			}
+			_, err := bench.LoadTasks(dir)
+			require.EqualError(t, err, "bench: tasks: "+filepath.Join(dir, "foo")+" and "+filepath.Join(dir, "foo.toml")+
+				" are both task foo: rename one")
+		})
+	}
+}

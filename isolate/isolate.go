@@ -3,7 +3,8 @@
 //
 //   - none: no sandbox; the run works in its directory on the host.
 //   - bwrap (Debian's bubblewrap): no image. The host's file system is
-//     seen read-only, under a private root in which the run's own
+//     seen read-only (but for the directories a phase must not read,
+//     shown empty), under a private root in which the run's own
 //     directories are bound writable: the workspace at the task's
 //     WORKDIR, a private /tmp and HOME, /logs (and /tests, /solution when
 //     the phase has them). Each sandbox has its own PID namespace and
@@ -62,7 +63,14 @@ type Bind struct {
 // Spec is one sandbox: what it binds, where its process starts, whether
 // it has the network.
 type Spec struct {
-	Binds   []Bind
+	Binds []Bind
+	// Hide are host directories the sandbox shows empty (a tmpfs over
+	// each, made before the binds: a bind below one still shows): what
+	// the read-only host holds that the phase must not read, such as a
+	// task's solution and other runs' workspaces. One below a bind of
+	// another directory is hidden by it already; one below a bind of a
+	// directory at its own path is refused (the bind would show it).
+	Hide    []string
 	Chdir   string
 	Network bool
 	// GPUs binds the host's NVIDIA devices (/dev/nvidia*) into the
@@ -109,6 +117,20 @@ func (s Spec) Prefix() ([]string, error) {
 			args = append(args, "--dev-bind", d, d)
 		}
 	}
+	for _, h := range s.Hide {
+		if !filepath.IsAbs(h) {
+			return nil, fmt.Errorf("isolate bwrap: %s: want an absolute path", h)
+		}
+		if over := s.bindOver(h); over != nil && path.Clean(over.Host) == path.Clean(over.Inner) {
+			return nil, fmt.Errorf("isolate bwrap: %s: cannot be hidden below the bind of %s at its own path", h, over.Inner)
+		}
+		// What the host does not have there, or what a bind or the
+		// sandbox's own /tmp covers, is out of sight already.
+		if st, err := os.Stat(h); err != nil || !st.IsDir() || (Spec{Binds: s.Binds}).Hides(h) {
+			continue
+		}
+		args = append(args, "--tmpfs", h)
+	}
 	for _, b := range s.Binds {
 		if !filepath.IsAbs(b.Inner) {
 			return nil, fmt.Errorf("isolate bwrap: %s: want an absolute path", b.Inner)
@@ -120,8 +142,8 @@ func (s Spec) Prefix() ([]string, error) {
 			hostBound = true
 		}
 		if parent := path.Dir(path.Clean(b.Inner)); hostBound && parent != "/" && !slices.ContainsFunc(s.Binds, func(o Bind) bool {
-			return path.Clean(o.Inner) == parent || strings.HasPrefix(parent, path.Clean(o.Inner)+"/")
-		}) {
+			return within(parent, o.Inner)
+		}) && !slices.ContainsFunc(s.Hide, func(h string) bool { return within(parent, h) }) {
 			if st, err := os.Stat(parent); err != nil || !st.IsDir() {
 				return nil, fmt.Errorf("isolate bwrap: %s: its parent %s is not a directory on the host", b.Inner, parent)
 			}
@@ -157,23 +179,33 @@ func (s Spec) ownTop() map[string]bool {
 
 // Hides reports whether the host's absolute path p is out of the
 // sandbox's sight: the innermost bind over p shows another directory
-// there, or, with no bind over it, p is below one of the sandbox's own
-// top-level entries (/tmp, /app, …). A bind of a directory at its own
-// path hides nothing below it.
+// there, or, with no bind over it, p is below a hidden directory (Hide)
+// or one of the sandbox's own top-level entries (/tmp, /app, …). A bind
+// of a directory at its own path hides nothing below it.
 func (s Spec) Hides(p string) bool {
 	p = path.Clean(p)
+	if over := s.bindOver(p); over != nil { // made after the hides: it decides
+		return path.Clean(over.Host) != path.Clean(over.Inner)
+	}
+	return slices.ContainsFunc(s.Hide, func(h string) bool { return within(p, h) }) || s.ownTop()[firstElem(p)]
+}
+
+// bindOver is the innermost bind at or above p, or nil.
+func (s Spec) bindOver(p string) *Bind {
 	var over *Bind
 	for i := range s.Binds {
 		b := &s.Binds[i]
-		in := path.Clean(b.Inner)
-		if (p == in || strings.HasPrefix(p, in+"/")) && (over == nil || len(in) > len(path.Clean(over.Inner))) {
+		if within(p, b.Inner) && (over == nil || len(path.Clean(b.Inner)) > len(path.Clean(over.Inner))) {
 			over = b
 		}
 	}
-	if over != nil {
-		return path.Clean(over.Host) != path.Clean(over.Inner)
-	}
-	return s.ownTop()[firstElem(p)]
+	return over
+}
+
+// within reports whether p is dir or below it.
+func within(p, dir string) bool {
+	p, dir = path.Clean(p), path.Clean(dir)
+	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
 }
 
 func firstElem(p string) string {

@@ -79,3 +79,42 @@ func TestSandboxIsReadOnlyButItsBinds(t *testing.T) {
 	_, err = os.Stat(target)
 	require.True(t, os.IsNotExist(err))
 }
+
+// A hidden host directory is empty in the sandbox wherever it lies (here
+// under /var/tmp: the sandbox's own /tmp hides the host's anyway), a bind
+// below it still shows, and a hidden path that does not exist is no
+// error.
+func TestSandboxHidesDirectories(t *testing.T) {
+	base, err := os.MkdirTemp("/var/tmp", "harness-isolate-hide-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(base) })
+	task := filepath.Join(base, "task")
+	require.NoError(t, os.MkdirAll(filepath.Join(task, "solution"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(task, "solution", "solve.sh"), []byte("secret\n"), 0o644))
+	shown := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(shown, "f"), []byte("shown\n"), 0o644))
+	ws := t.TempDir()
+	s := Spec{Chdir: "/app", Hide: []string{task, filepath.Join(base, "no-such-dir")},
+		Binds: []Bind{{Host: ws, Inner: "/app"}, {Host: shown, Inner: filepath.Join(task, "kept")}}}
+	args, err := s.Prefix()
+	require.NoError(t, err)
+	script := "cat " + filepath.Join(task, "solution", "solve.sh") + " && echo SAW; ls -A " + task + " > ls.txt; cat " + filepath.Join(task, "kept", "f") + " > kept.txt"
+	out, err := exec.Command(args[0], slices.Concat(args[1:], []string{"sh", "-c", script})...).CombinedOutput()
+	require.NoError(t, err, string(out))
+	require.NotContains(t, string(out), "SAW")
+	ls, _ := os.ReadFile(filepath.Join(ws, "ls.txt"))
+	require.Equal(t, "kept\n", string(ls), "the hidden directory shows only the bind below it")
+	kept, _ := os.ReadFile(filepath.Join(ws, "kept.txt"))
+	require.Equal(t, "shown\n", string(kept))
+	require.True(t, s.Hides(filepath.Join(task, "solution", "solve.sh")))
+	require.False(t, s.Hides(base))
+
+	// Below a bind of another directory it is hidden already; below a
+	// bind at its own path, which would show it, it is refused.
+	require.NoError(t, os.Mkdir(filepath.Join(ws, "x"), 0o755))
+	args, err = Spec{Hide: []string{filepath.Join(ws, "x")}, Binds: []Bind{{Host: shown, Inner: ws}}}.Prefix()
+	require.NoError(t, err)
+	require.NotContains(t, strings.Join(args, " "), "--tmpfs "+filepath.Join(ws, "x"))
+	_, err = Spec{Hide: []string{task}, Binds: []Bind{{Host: base, Inner: base}}}.Prefix()
+	require.ErrorContains(t, err, "cannot be hidden below the bind of "+base+" at its own path")
+}

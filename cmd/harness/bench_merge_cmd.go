@@ -7,7 +7,7 @@ import (
 )
 
 // benchMergeCmd combines the shards of one plan into one report, in
-// every format, with bench's --report, -o and --no-store.
+// every format, with bench's --report, -o, --no-store and --seed.
 //
 // Exit status: 0 when the plan is complete and every run succeeded and
 // passed, 1 when runs are missing or failed, 2 for bad input (no input,
@@ -17,7 +17,7 @@ type benchMergeCmd struct {
 }
 
 func (m *benchMergeCmd) Run(e *env, parent *benchCmd) error {
-	rep, err := bench.Merge(m.Inputs)
+	rep, err := bench.MergeSeed(m.Inputs, parent.Seed)
 	if err != nil {
 		return withStatus(exitUsage, err)
 	}
