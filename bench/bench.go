@@ -20,6 +20,7 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/event"
+	"github.com/agentharness/harness/logger"
 )
 
 // Task is one thing to ask every agent.
@@ -546,6 +547,10 @@ func (b *bencher) drive(ctx context.Context, s Spec, t harness.Task, tr *tree, r
 		b.progress(Progress{Spec: s, State: StateChecking, Status: rr.Status, Tools: rr.ToolCalls,
 			Elapsed: time.Duration(rr.WallMS) * time.Millisecond})
 		rr.Check = check()
+		// The report keeps it, and serve shows it: what the log redacts,
+		// the check's output (run in harness's own environment) must not
+		// carry either.
+		rr.Check.Output = logger.DefaultRedactor().WithEnv(t.Env).RedactString(rr.Check.Output)
 	}
 }
 

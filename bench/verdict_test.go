@@ -168,3 +168,24 @@ func requireGone(t *testing.T, cmdline string) {
 	require.Eventually(t, func() bool { return len(harnesstest.ProcsNamed(cmdline)) == 0 }, 5*time.Second, 10*time.Millisecond,
 		"%s outlived the check that started it", cmdline)
 }
+
+// TestCheckOutputIsRedacted: the report keeps a check's output, and serve
+// shows it to any local reader: the secrets the session log would not
+// hold are redacted from it too (token shapes, the run's --env values),
+// though the check runs in harness's own environment.
+func TestCheckOutputIsRedacted(t *testing.T) {
+	const token, value = "sk-ant-api03-CHECKCHECKCHECKCHECK0123", "hunter2-env-value"
+	setup := func(s bench.Spec, tk harness.Task) (harness.Task, harness.Observer, error) {
+		tk, obs, err := fakes(writers)(s, tk)
+		tk.Env = append(tk.Env, "BENCH_PASSWORD="+value)
+		return tk, obs, err
+	}
+	plan := bench.Plan{Tasks: []bench.Task{{Name: "one", Prompt: "write"}}, Agents: []string{"claude"},
+		Check: "echo key " + token + " pw " + value + "; false"}
+	rep, err := bench.Run(t.Context(), plan, bench.Options{Dir: t.TempDir(), Setup: setup})
+	require.NoError(t, err)
+	c := rep.Runs[0].Check
+	require.NotNil(t, c)
+	require.False(t, c.Passed)
+	require.Equal(t, "key [REDACTED] pw [REDACTED]\n", c.Output)
+}
