@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -87,7 +88,7 @@ func growthFlag(name, v string) (float64, error) {
 		s, div = t, 100
 	}
 	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || f < 0 {
+	if err != nil || !(f >= 0 && !math.IsInf(f, 1)) { // NaN and +Inf would gate nothing
 		return 0, usageErrorf("bench: compare: %s %q: want a growth like 20%% or 0.2", name, v)
 	}
 	return f / div, nil

@@ -237,6 +237,8 @@ func TestBenchScaleBadInput(t *testing.T) {
 		"k8s-repeat-too-many":  {"bench", "--agents", "claude", "-p", "x", "--repeat", "200000", "k8s-job", "--shards", "2", "--image", "i"},
 		"compare-junk":         {"bench", "compare", junk, junk},
 		"compare-bad-growth":   {"bench", "compare", "--max-cost-growth", "lots", results, results},
+		"compare-nan-growth":   {"bench", "compare", "--max-time-growth", "nan", results, results},
+		"compare-inf-growth":   {"bench", "compare", "--max-cost-growth", "+Inf%", results, results},
 		"k8s-env-inline":       {"bench", "--agents", "claude", "-p", "x", "--env", "ANTHROPIC_API_KEY=sk-secret", "k8s-job", "--shards", "2", "--image", "i"},
 		"k8s-no-shards":        {"bench", "--agents", "claude", "-p", "x", "k8s-job", "--shards", "0", "--image", "i"},
 		"k8s-bad-secret-name":  {"bench", "--agents", "claude", "-p", "x", "k8s-job", "--shards", "2", "--image", "i", "--env-from-secret", "Bad_Name"},
