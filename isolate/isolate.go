@@ -154,6 +154,14 @@ func (s Spec) Prefix() ([]string, error) {
 		}
 		args = append(args, flag, b.Host, b.Inner)
 	}
+	if slices.ContainsFunc(s.Binds, func(b Bind) bool { return path.Clean(b.Inner) == "/tmp" && !b.ReadOnly }) {
+		// The sandbox's temporary directory is its own /tmp: a host
+		// TMPDIR elsewhere (/var/tmp/x) is read-only in here, and an
+		// agent that makes its files there fails (EROFS).
+		for _, v := range []string{"TMPDIR", "TMP", "TEMP"} {
+			args = append(args, "--setenv", v, "/tmp")
+		}
+	}
 	args = append(args, "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent")
 	if !s.Network {
 		args = append(args, "--unshare-net")

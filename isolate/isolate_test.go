@@ -80,6 +80,26 @@ func TestSandboxIsReadOnlyButItsBinds(t *testing.T) {
 	require.True(t, os.IsNotExist(err))
 }
 
+// The sandbox's temporary directory is its own /tmp, whatever the host's
+// TMPDIR: one outside /tmp is read-only in the sandbox, where an agent
+// writing its temporary files failed (EROFS).
+func TestSandboxTemporaryDirectoryIsItsTmp(t *testing.T) {
+	hostTmp, err := os.MkdirTemp("/var/tmp", "harness-isolate-tmpdir-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(hostTmp) })
+	ws, tmp := t.TempDir(), t.TempDir()
+	args, err := Spec{Chdir: "/app", Binds: []Bind{{Host: ws, Inner: "/app"}, {Host: tmp, Inner: "/tmp"}}}.Prefix()
+	require.NoError(t, err)
+	cmd := exec.Command(args[0], slices.Concat(args[1:], []string{"sh", "-c", `echo "$TMPDIR $TMP $TEMP" > env.txt && mktemp > made.txt`})...)
+	cmd.Env = append(os.Environ(), "TMPDIR="+hostTmp, "TMP="+hostTmp, "TEMP="+hostTmp)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, string(out))
+	env, _ := os.ReadFile(filepath.Join(ws, "env.txt"))
+	require.Equal(t, "/tmp /tmp /tmp\n", string(env))
+	made, _ := os.ReadFile(filepath.Join(ws, "made.txt"))
+	require.FileExists(t, filepath.Join(tmp, filepath.Base(strings.TrimSpace(string(made)))), "made in the sandbox's /tmp")
+}
+
 // A hidden host directory is empty in the sandbox wherever it lies (here
 // under /var/tmp: the sandbox's own /tmp hides the host's anyway), a bind
 // below it still shows, and a hidden path that does not exist is no
