@@ -2,7 +2,6 @@ package acpserver
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -95,45 +94,4 @@ func TestACPServerOversizePrompt(t *testing.T) {
 	require.Equal(t, acpsdk.StopReasonEndTurn, resp.StopReason)
 	_, err = os.Stat(filepath.Join(dir, fakeagent.ACPFile))
 	require.NoError(t, err)
-}
-
-// TestTopFields: the id and method of a message too long to hold are read
-// as a JSON decoder reads them, whatever the pieces it comes in, from the
-// top object only.
-func TestTopFields(t *testing.T) {
-	big := strings.Repeat("a", 100)
-	for _, msg := range []string{
-		`{"jsonrpc":"2.0","id":7,"method":"session/prompt","params":{"x":"` + big + `"}}`,
-		`{"jsonrpc":"2.0","method":"session/prompt","params":{"id":1,"method":"no","s":"\"}{,:"},"id":"a\"b"}`,
-		` { "params" : [1,{"id":2}], "method" : "x\u0041" , "id" : -1.5e3 } `,
-		`{"method":"session/cancel","params":{"sessionId":"s"}}`,
-		`{"id":null,"method":"m"}`,
-		`{"id":{"x":1},"method":"m"}`,
-		`{"id":3,"result":{"id":4}}`,
-		`[1,2]`,
-		`{"id":"` + strings.Repeat("i", 5000) + `","method":"m"}`,
-	} {
-		var want struct {
-			ID     *json.RawMessage `json:"id"`
-			Method string           `json:"method"`
-		}
-		_ = json.Unmarshal([]byte(msg), &want)
-		for _, size := range []int{1, 2, 3, 7, len(msg)} {
-			var f topFields
-			for i := 0; i < len(msg); i += size {
-				f.write([]byte(msg[i:min(i+size, len(msg))]))
-			}
-			require.Equal(t, want.Method, f.method, "%s in pieces of %d", msg, size)
-			require.Equal(t, want.ID != nil, f.hasID, "%s in pieces of %d", msg, size)
-			if want.ID != nil && len(*want.ID) <= maxIDBytes {
-				require.JSONEq(t, string(*want.ID), string(f.id), msg)
-			}
-		}
-	}
-	valid := func(id string) bool { return (&topFields{id: json.RawMessage(id)}).validID() }
-	require.True(t, valid(`7`))
-	require.True(t, valid(`"x"`))
-	require.False(t, valid(`{"x":1}`))
-	require.False(t, valid(`[1]`))
-	require.False(t, valid(`"`+strings.Repeat("i", 5000)+`"`))
 }

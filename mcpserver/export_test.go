@@ -15,3 +15,6 @@ func BufferedEvents(s *Server) int {
 	}
 	return n
 }
+
+// MaxLine is the longest line ServeStdio reads.
+const MaxLine = maxLine

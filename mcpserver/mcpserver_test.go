@@ -3,6 +3,7 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -53,7 +54,53 @@ func newFixture(t *testing.T, mutate func(*mcpserver.Options)) *fixture {
 // SDK's latest).
 func newFixtureProto(t *testing.T, proto string, mutate func(*mcpserver.Options)) *fixture {
 	t.Helper()
+	st, ct := mcp.NewInMemoryTransports()
+	return startFixture(t, proto, mutate, ct, func(s *mcpserver.Server) error { return s.Run(context.Background(), st) })
+}
+
+// newFixtureStdio is newFixture with the server on ServeStdio, over pipes.
+func newFixtureStdio(t *testing.T, mutate func(*mcpserver.Options)) *fixture {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	return startFixture(t, "2025-11-25", mutate, &mcp.IOTransport{Reader: outR, Writer: inW}, func(s *mcpserver.Server) error {
+		defer outW.Close()
+		return s.ServeStdio(context.Background(), inR, outW)
+	})
+}
+
+// startFixture starts the server with serve and connects the client with
+// ct.
+func startFixture(t *testing.T, proto string, mutate func(*mcpserver.Options), ct mcp.Transport, serve func(*mcpserver.Server) error) *fixture {
+	t.Helper()
 	f := &fixture{runDone: make(chan error, 1), logDir: t.TempDir()}
+	f.srv = mcpserver.New(f.options(mutate))
+	go func() { f.runDone <- serve(f.srv) }()
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v0"}, &mcp.ClientOptions{
+		LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
+			f.mu.Lock()
+			f.logs, f.logAt = append(f.logs, r.Params), append(f.logAt, time.Now())
+			f.mu.Unlock()
+		},
+		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+			f.mu.Lock()
+			f.progress = append(f.progress, r.Params)
+			f.mu.Unlock()
+		},
+	})
+	cs, err := client.Connect(context.Background(), &recorder{Transport: ct, f: f}, &mcp.ClientSessionOptions{ProtocolVersion: proto})
+	require.NoError(t, err)
+	f.cs = cs
+	t.Cleanup(func() {
+		cs.Close()
+		f.requireEnded(t)
+	})
+	return f
+}
+
+// options are the server's: each run's prompt names the fake that plays
+// it, and its processes are noted in f.children.
+func (f *fixture) options(mutate func(*mcpserver.Options)) mcpserver.Options {
 	o := mcpserver.Options{
 		Settings: &harness.Settings{LogDir: f.logDir},
 		Setup: func(tk *harness.Task) harness.Observer {
@@ -77,34 +124,19 @@ func newFixtureProto(t *testing.T, proto string, mutate func(*mcpserver.Options)
 	if mutate != nil {
 		mutate(&o)
 	}
-	f.srv = mcpserver.New(o)
-	st, ct := mcp.NewInMemoryTransports()
-	go func() { f.runDone <- f.srv.Run(context.Background(), st) }()
-	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v0"}, &mcp.ClientOptions{
-		LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
-			f.mu.Lock()
-			f.logs, f.logAt = append(f.logs, r.Params), append(f.logAt, time.Now())
-			f.mu.Unlock()
-		},
-		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
-			f.mu.Lock()
-			f.progress = append(f.progress, r.Params)
-			f.mu.Unlock()
-		},
-	})
-	cs, err := client.Connect(context.Background(), &recorder{Transport: ct, f: f}, &mcp.ClientSessionOptions{ProtocolVersion: proto})
-	require.NoError(t, err)
-	f.cs = cs
-	t.Cleanup(func() {
-		cs.Close()
-		select {
-		case <-f.runDone:
-		case <-time.After(20 * time.Second):
-			t.Error("the server did not end its session")
-		}
-		f.children.RequireGone(t)
-	})
-	return f
+	return o
+}
+
+// requireEnded waits for the server to end its session, once its client
+// went away, and checks no process of its runs is left.
+func (f *fixture) requireEnded(t *testing.T) {
+	t.Helper()
+	select {
+	case <-f.runDone:
+	case <-time.After(20 * time.Second):
+		t.Error("the server did not end its session")
+	}
+	f.children.RequireGone(t)
 }
 
 func (f *fixture) call(t *testing.T, name string, args map[string]any, token any) *mcp.CallToolResult {
@@ -832,4 +864,25 @@ func TestRunEventsHasWhatTheLogHolds(t *testing.T) {
 		types = append(types, ev.Get("type").String())
 	}
 	require.Contains(t, types, "tool_start", "run_events: %v", types)
+}
+
+// TestBudgetBeyondDurations: a budget past what a time.Duration holds
+// (~292 years) is lowered to the maximum; it overflowed, and was raised
+// to the minimum instead: the run got 2 s.
+func TestBudgetBeyondDurations(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, nil)
+	res := f.call(t, "run_agent", map[string]any{"agent": "claude", "prompt": "slow-drip", "wait": "none",
+		"idle_timeout_ms": int64(1) << 53, "hard_timeout_ms": int64(9223372036854775)}, nil)
+	require.False(t, res.IsError, harnesstest.MCPText(res))
+	s := harnesstest.MCPStructured(t, res)
+	b := s.Get("budgets")
+	require.EqualValues(t, 10000, b.Get("idle_timeout_ms").Int())
+	require.EqualValues(t, 30000, b.Get("hard_timeout_ms").Int())
+	require.Equal(t, []any{
+		"idle_timeout_ms 9007199254740992 lowered to the server maximum 10000",
+		"hard_timeout_ms 9223372036854776 lowered to the server maximum 30000", // as a JSON number, a float64
+	}, toAny(b.Get("clamped").Array()))
+	res = f.call(t, "cancel_run", map[string]any{"run_id": s.Get("run_id").String()}, nil)
+	require.Equal(t, "cancelled", harnesstest.MCPStructured(t, res).Get("state").String())
 }

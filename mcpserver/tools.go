@@ -213,7 +213,9 @@ func (s *Server) clamp(tb *harness.Budgets, idleMS, hardMS *int64) Budgets {
 	pick := func(name string, req *int64, def, lo, hi time.Duration) time.Duration {
 		d := def
 		if req != nil {
-			d = time.Duration(*req) * time.Millisecond
+			// Compared in milliseconds first: past ~292 years the
+			// product overflows, and wrapped below the minimum.
+			d = time.Duration(min(*req, hi.Milliseconds()+1)) * time.Millisecond
 		}
 		switch {
 		case req == nil && d <= 0:

@@ -4,14 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os/signal"
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/mcpserver"
@@ -69,8 +66,7 @@ func (c *mcpCmd) Run(e *env) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	if c.Listen == "" {
-		t := &mcp.IOTransport{Reader: io.NopCloser(e.Stdin), Writer: nopWriteCloser{e.Stdout}}
-		err = srv.Run(ctx, t)
+		err = srv.ServeStdio(ctx, e.Stdin, e.Stdout)
 		srv.Close()
 		if err != nil && ctx.Err() == nil {
 			return withStatus(exitAgentFailed, fmt.Errorf("mcp: %w", err))
@@ -125,7 +121,3 @@ func (c *mcpCmd) options(e *env, s *settings) mcpserver.Options {
 		Settings:         s.library(e, !c.NoLog),
 	}
 }
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }

@@ -1,0 +1,143 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentharness/harness/internal/rpcline"
+	"github.com/agentharness/harness/internal/syncio"
+)
+
+// maxLine is the longest line ServeStdio reads: a run_agent request whose
+// prompt is MaxPromptBytes with every byte escaped ("\u0001", six bytes
+// for one), and room for the rest of the request. So a prompt within
+// MaxPromptBytes always runs, and one over it meets run_agent's own
+// error, however the client escapes it.
+const maxLine = 6*MaxPromptBytes + 1<<20
+
+// ServeStdio serves one session as Run does, over newline-delimited
+// JSON-RPC on r and w (stdio). The SDK ends the connection at the first
+// line it cannot take, and with it the session and every run of it; so
+// each line is looked at first, and one the SDK would end at is answered
+// on w and dropped:
+//
+//   - a line that is not JSON: Parse error (-32700), id null;
+//   - JSON that is not one JSON-RPC message: Invalid request (-32600),
+//     with the id of a request, null otherwise. A batch is one of them,
+//     each of its requests answered so: MCP has had none since
+//     2025-06-18, and the SDK ends the connection at one then;
+//   - a line over maxLine, read through and never held: Invalid request
+//     with the request's id; a notification or a response is dropped
+//     with a warning to Options.Logger.
+//
+// Blank lines are skipped. The answers and the SDK's messages reach w
+// whole, one at a time.
+func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error {
+	out := &syncio.Writer{W: w}
+	in := &input{lines: rpcline.NewReader(r, maxLine), out: out, log: s.o.Logger}
+	// The SDK's own cap is a backstop that never fires: no line input
+	// hands on is over maxLine.
+	return s.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}, MaxLineLength: maxLine + 1<<20})
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// input is ServeStdio's input as the SDK reads it: line by line, each
+// line looked at before it is handed on. Read is called by the SDK's one
+// reading goroutine.
+type input struct {
+	lines *rpcline.Reader
+	out   io.Writer
+	log   *slog.Logger
+
+	rest []byte // what the SDK has not read yet of the line handed on
+	err  error  // the error that ended r, returned once rest is read
+}
+
+func (in *input) Read(p []byte) (int, error) {
+	for len(in.rest) == 0 {
+		if in.err != nil {
+			return 0, in.err
+		}
+		line, over, err := in.lines.Next()
+		in.err = err // EOF after a last line without its newline
+		if over != nil {
+			in.oversize(over)
+		} else {
+			in.rest = in.check(line)
+		}
+	}
+	n := copy(p, in.rest)
+	in.rest = in.rest[n:]
+	return n, nil
+}
+
+// check returns line as the SDK is to read it, or nil when it answered
+// it: it hands on only what the SDK reads without ending the connection.
+func (in *input) check(line []byte) []byte {
+	msg := bytes.TrimSpace(line)
+	switch {
+	case len(msg) == 0:
+		return nil
+	case !json.Valid(msg):
+		in.reply(nil, jsonrpc.CodeParseError, "parse error: the line is not JSON (send one JSON-RPC message a line)")
+	case msg[0] == '[':
+		var batch []json.RawMessage
+		_ = json.Unmarshal(msg, &batch)
+		const why = "invalid request: a JSON-RPC batch (send one message a line: MCP has no batches since 2025-06-18)"
+		answered := false
+		for _, m := range batch {
+			if id := rpcline.ID(m); id != nil {
+				in.reply(id, jsonrpc.CodeInvalidRequest, why)
+				answered = true
+			}
+		}
+		if !answered {
+			in.reply(nil, jsonrpc.CodeInvalidRequest, why)
+		}
+	default:
+		if _, err := jsonrpc.DecodeMessage(msg); err != nil {
+			in.reply(rpcline.ID(msg), jsonrpc.CodeInvalidRequest, "invalid request: "+err.Error())
+			return nil
+		}
+		// The SDK wants the newline right after the message: a space
+		// there ends the connection ("invalid trailing data").
+		return append(msg, '\n')
+	}
+	return nil
+}
+
+// oversize answers a line over maxLine.
+func (in *input) oversize(o *rpcline.Oversize) {
+	if !o.Request {
+		in.log.Warn("mcp: dropped an oversize message that is not a request", "bytes", o.Size, "method", o.Method)
+		return
+	}
+	in.reply(o.ID, jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: the message is %d bytes; harness mcp reads messages of up to %d bytes (a run_agent prompt is at most %d MiB)",
+		o.Size, maxLine, MaxPromptBytes>>20))
+}
+
+// reply writes a JSON-RPC error answer to the request id (nil: null, as
+// JSON-RPC says when the id could not be read).
+func (in *input) reply(id json.RawMessage, code int64, msg string) {
+	if id == nil {
+		id = json.RawMessage("null")
+	}
+	b, err := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   *jsonrpc.Error  `json:"error"`
+	}{"2.0", id, &jsonrpc.Error{Code: code, Message: msg}})
+	if err == nil {
+		_, _ = in.out.Write(append(b, '\n'))
+	}
+}

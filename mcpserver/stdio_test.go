@@ -1,0 +1,195 @@
+package mcpserver_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tidwall/gjson"
+
+	"github.com/agentharness/harness/internal/harnesstest"
+	"github.com/agentharness/harness/mcpserver"
+)
+
+// rawClient writes lines to ServeStdio as any client might, and reads
+// its answers.
+type rawClient struct {
+	t     *testing.T
+	f     *fixture
+	w     *io.PipeWriter
+	lines chan string
+}
+
+func newRawClient(t *testing.T) *rawClient {
+	t.Helper()
+	f := &fixture{runDone: make(chan error, 1), logDir: t.TempDir()}
+	f.srv = mcpserver.New(f.options(nil))
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	go func() {
+		err := f.srv.ServeStdio(context.Background(), inR, outW)
+		outW.Close()
+		inR.CloseWithError(io.ErrClosedPipe) // a write after the end fails, not hangs
+		f.runDone <- err
+	}()
+	c := &rawClient{t: t, f: f, w: inW, lines: make(chan string, 100)}
+	go func() {
+		sc := bufio.NewScanner(outR)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			c.lines <- sc.Text()
+		}
+		close(c.lines)
+	}()
+	t.Cleanup(func() {
+		inW.Close()
+		f.requireEnded(t)
+	})
+	c.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	require.Equal(t, "harness", c.answer().Get("result.serverInfo.name").String())
+	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return c
+}
+
+func (c *rawClient) send(line string) {
+	c.t.Helper()
+	_, err := io.WriteString(c.w, line+"\n")
+	require.NoError(c.t, err, "the server reads its input")
+}
+
+// answer is the next message that is not a notification.
+func (c *rawClient) answer() gjson.Result {
+	c.t.Helper()
+	timeout := time.After(20 * time.Second)
+	for {
+		select {
+		case l, ok := <-c.lines:
+			if !ok {
+				err := <-c.f.runDone
+				c.f.runDone <- err // for the cleanup's check
+				c.t.Fatalf("the server ended: %v", err)
+			}
+			if m := gjson.Parse(l); !m.Get("method").Exists() {
+				return m
+			}
+		case <-timeout:
+			c.t.Fatal("no answer")
+		}
+	}
+}
+
+// TestStdioBadLines: a line the SDK cannot take is answered with a
+// JSON-RPC error and dropped, and the session and its run go on. It
+// ended them: 'garbage' made harness mcp exit 1 ("invalid character
+// 'g'") and killed the agent it was running.
+func TestStdioBadLines(t *testing.T) {
+	t.Parallel()
+	c := newRawClient(t)
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"run_agent","arguments":{"agent":"claude","prompt":"hang-silent","wait":"none","idle_timeout_ms":10000}}}`)
+	run := c.answer().Get("result.structuredContent.run_id").String()
+	require.NotEmpty(t, run)
+
+	for _, tc := range []struct {
+		name, line string
+		want       []string // each answer: its id, and its error code or "ok"
+	}{
+		{"not-JSON", "garbage", []string{"null -32700"}},
+		{"cut-short", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":`, []string{"null -32700"}},
+		{"two-values", `{"jsonrpc":"2.0","id":2,"method":"ping"} {}`, []string{"null -32700"}},
+		{"empty-object", `{}`, []string{"null -32600"}},
+		{"scalar", `42`, []string{"null -32600"}},
+		{"null", `null`, []string{"null -32600"}},
+		{"old-version", `{"jsonrpc":"1.0","id":3,"method":"ping"}`, []string{"3 -32600"}},
+		{"bool-id", `{"jsonrpc":"2.0","id":true,"method":"ping"}`, []string{"null -32600"}},
+		{"bad-error-member", `{"jsonrpc":"2.0","id":"e","method":"ping","error":"x"}`, []string{`"e" -32600`}},
+		{"batch", `[{"jsonrpc":"2.0","id":4,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/cancelled"},{"jsonrpc":"2.0","id":5,"method":"ping"}]`,
+			[]string{"4 -32600", "5 -32600"}},
+		{"empty-batch", `[]`, []string{"null -32600"}},
+		{"trailing-blanks", "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"ping\"} \t ", []string{"6 ok"}},
+		{"blank-then-CRLF", "\n{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}\r", []string{"7 ok"}},
+	} {
+		c.send(tc.line)
+		var got []string
+		for range tc.want {
+			a := c.answer()
+			code := "ok"
+			if e := a.Get("error"); e.Exists() {
+				code = e.Get("code").String()
+				require.NotEmpty(t, e.Get("message").String(), tc.name)
+			}
+			got = append(got, a.Get("id").Raw+" "+code)
+		}
+		require.Equal(t, tc.want, got, tc.name)
+	}
+
+	c.send(`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"run_status","arguments":{"run_id":"` + run + `"}}}`)
+	require.Equal(t, "running", c.answer().Get("result.structuredContent.state").String(), "the run goes on")
+}
+
+// TestStdioOversizeLine: a line over the cap is read through, never
+// held, and a request gets an error with its id; the session goes on.
+// It ended at 16 MiB ("inbound JSON-RPC frame exceeded the configured
+// maximum line length").
+func TestStdioOversizeLine(t *testing.T) {
+	t.Parallel()
+	c := newRawClient(t)
+	head := `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"run_agent","arguments":{"agent":"claude","prompt":"`
+	_, err := io.WriteString(c.w, head)
+	require.NoError(t, err)
+	chunk := strings.Repeat("x", 1<<20)
+	for n := len(head); n <= mcpserver.MaxLine; n += len(chunk) {
+		_, err = io.WriteString(c.w, chunk)
+		require.NoError(t, err)
+	}
+	c.send(`"}}}`)
+	a := c.answer()
+	require.Equal(t, "9", a.Get("id").Raw)
+	require.EqualValues(t, -32600, a.Get("error.code").Int())
+	require.Contains(t, a.Get("error.message").String(), fmt.Sprintf("harness mcp reads messages of up to %d bytes", mcpserver.MaxLine))
+
+	c.send(`{"jsonrpc":"2.0","id":10,"method":"ping"}`)
+	require.Equal(t, "10", c.answer().Get("id").Raw)
+}
+
+// TestStdioBigPrompt: a prompt just over MaxPromptBytes reaches
+// run_agent's own check and its clear error; the stdio transport killed
+// the server at any frame over 16 MiB ("inbound JSON-RPC frame exceeded
+// the configured maximum line length"). The session goes on.
+func TestStdioBigPrompt(t *testing.T) {
+	t.Parallel()
+	f := newFixtureStdio(t, nil)
+	res := f.call(t, "run_agent", map[string]any{"agent": "claude", "prompt": strings.Repeat("x", mcpserver.MaxPromptBytes+1)}, nil)
+	require.True(t, res.IsError)
+	require.Contains(t, harnesstest.MCPText(res), fmt.Sprintf("the prompt is %d bytes, over the 16 MiB limit", mcpserver.MaxPromptBytes+1))
+
+	res = f.call(t, "run_agent", map[string]any{"agent": "claude", "prompt": "slow-drip"}, nil)
+	require.False(t, res.IsError, harnesstest.MCPText(res))
+	require.Equal(t, "success", harnesstest.MCPStructured(t, res).Get("state").String())
+}
+
+// TestStdioEscapedPrompt: so does a prompt whose every byte the client
+// escapes ("\u0001", six bytes a byte on the wire, the most JSON takes):
+// ServeStdio's cap has room for MaxPromptBytes of them.
+func TestStdioEscapedPrompt(t *testing.T) {
+	b, err := json.Marshal("\x01")
+	require.NoError(t, err)
+	require.Equal(t, `"\u0001"`, string(b))
+	head, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+		"params": map[string]any{"name": "run_agent", "arguments": map[string]any{"agent": "claude", "prompt": ""}}})
+	require.NoError(t, err)
+	require.Less(t, len(head)+6*(mcpserver.MaxPromptBytes+1), mcpserver.MaxLine)
+	if raceEnabled {
+		t.Skip("the SDK takes over 30 s to handle a 96 MiB request under the race detector")
+	}
+	f := newFixtureStdio(t, nil)
+	prompt := strings.Repeat("\x01", mcpserver.MaxPromptBytes+1)
+	res := f.call(t, "run_agent", map[string]any{"agent": "claude", "prompt": prompt}, nil)
+	require.True(t, res.IsError)
+	require.Contains(t, harnesstest.MCPText(res), fmt.Sprintf("the prompt is %d bytes, over the 16 MiB limit", len(prompt)))
+}
