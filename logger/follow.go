@@ -49,7 +49,7 @@ func OpenTailAt(dir, run string, offset int64) (*Tail, error) {
 		return nil, err
 	}
 	path := filepath.Join(dir, run+ExtEvents)
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if err != nil {
 		return nil, fmt.Errorf("logger: %w", err)
 	}
@@ -110,7 +110,7 @@ func (t *Tail) renewed() (bool, error) {
 	if !replaced && fi.Size() >= t.offset+int64(len(t.partial)) {
 		return false, nil
 	}
-	f, err := os.Open(t.path)
+	f, err := openRegular(t.path)
 	if err != nil {
 		return false, fmt.Errorf("logger: %w", err)
 	}

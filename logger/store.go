@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -28,6 +29,51 @@ var runExts = []string{ExtEvents, ExtNative, ExtStderr, ExtMeta, ExtTrajectory}
 // ExtStderr, ExtMeta or ExtTrajectory) in the session directory dir: the one place a
 // run's file is named, for readers that open it themselves.
 func Path(dir, id, ext string) string { return filepath.Join(dir, id+ext) }
+
+// ErrNotRegular is why a run's file that is not a regular file (a FIFO,
+// a device, a directory) is not opened, in the *fs.PathError the open
+// returns: a FIFO's open would wait for a writer, a device might never
+// end.
+var ErrNotRegular = errors.New("not a regular file")
+
+// OpenFile opens run id's file ext in dir for reading, as Path names it,
+// refusing one that is not a regular file (ErrNotRegular).
+func OpenFile(dir, id, ext string) (*os.File, error) { return openRegular(Path(dir, id, ext)) }
+
+// openRegular opens path for reading if it is a regular file. The open
+// does not block (O_NONBLOCK: a FIFO opens at once instead of waiting for
+// a writer), and the type is read from the open file, so a file replaced
+// between a look and the open is judged as what was opened. O_NONBLOCK
+// changes nothing of reading a regular file.
+func openRegular(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("%w (%s)", ErrNotRegular, fileKind(fi.Mode()))}
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m.IsDir():
+		return "a directory"
+	}
+	return "a special file"
+}
 
 // readDir lists a session directory (a variable for tests that count
 // the listings).
@@ -134,7 +180,7 @@ func loadMeta(dir, id string) Meta {
 // readMetaFile is loadMeta; stored is false when the meta file could not be
 // read (it may not be written yet), and the meta is made up.
 func readMetaFile(dir, id string) (m Meta, stored bool) {
-	data, err := os.ReadFile(Path(dir, id, ExtMeta))
+	data, err := readRegular(Path(dir, id, ExtMeta))
 	if err == nil && json.Unmarshal(data, &m) == nil && m.Run != "" {
 		if m.Status == StatusRunning && m.Harness.Gone() {
 			m.Status = StatusLost
@@ -150,6 +196,16 @@ func readMetaFile(dir, id string) (m Meta, stored bool) {
 		}
 	}
 	return m, false
+}
+
+// readRegular is os.ReadFile of a regular file only (openRegular).
+func readRegular(path string) ([]byte, error) {
+	f, err := openRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
 }
 
 // List returns the meta of every run in dir, newest first (by Start, then
@@ -183,7 +239,7 @@ func Replay(dir, run string, w io.Writer, speed float64, sleep func(time.Duratio
 	if err != nil {
 		return err
 	}
-	f, err := os.Open(Path(dir, id, ExtEvents))
+	f, err := openRegular(Path(dir, id, ExtEvents))
 	if err != nil {
 		return fmt.Errorf("logger: %w", err)
 	}
@@ -283,7 +339,7 @@ func Export(dir, run string, w io.Writer) error {
 }
 
 func addFile(tw *tar.Writer, path, name string) error {
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if err != nil {
 		return err
 	}

@@ -4,9 +4,9 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -35,7 +35,9 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	if id == "" {
 		return
 	}
-	if _, err := os.Stat(filepath.Join(s.cfg.Dir, id+logger.ExtEvents)); err != nil {
+	// Not a regular file (a FIFO): the log's reader would refuse it after
+	// the stream's 200, an empty stream that reads as a run with no events.
+	if fi, err := os.Stat(logger.Path(s.cfg.Dir, id, logger.ExtEvents)); err != nil || !fi.Mode().IsRegular() {
 		jsonError(w, http.StatusNotFound, "run "+id+" has no event log")
 		return
 	}
@@ -106,7 +108,12 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	})
 	switch {
 	case errors.Is(err, errDropped):
-		if !ndjson {
+		// NDJSON has no event names: the notice is a last line that is no
+		// event (no "type"), else the stream would read as a run that
+		// ended without a result.
+		if ndjson {
+			fmt.Fprintf(bw, "{\"reconnect\":{\"reason\":\"slow_client\",\"last_event_id\":%d}}\n", last)
+		} else {
 			fmt.Fprintf(bw, "event: reconnect\ndata: {\"reason\":\"slow_client\",\"last_event_id\":%d}\n\n", last)
 		}
 	case err == nil:
@@ -137,14 +144,70 @@ func afterSeq(r *http.Request) (int64, error) {
 }
 
 // native serves GET /api/runs/{run}/native: the agent's own stdout lines,
-// for the page's debug view.
+// for the page's debug view. The log is opened first, so that a missing
+// one is the API's JSON 404 (http.ServeFile answers in text) and a FIFO
+// is refused rather than blocking the open.
 func (s *Server) native(w http.ResponseWriter, r *http.Request) {
 	id := s.resolve(w, r.PathValue("run"))
 	if id == "" {
 		return
 	}
+	f, err := logger.OpenFile(s.cfg.Dir, id, logger.ExtNative)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, logger.ErrNotRegular) {
+		jsonError(w, http.StatusNotFound, "run "+id+" has no native log")
+		return
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		writeError(w, err)
+		return
+	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	http.ServeFile(w, r, nativePath(s.cfg.Dir, id))
+	jw := &jsonErrors{ResponseWriter: w}
+	http.ServeContent(jw, r, "", fi.ModTime(), f)
+	jw.done()
+}
+
+// jsonErrors answers the errors http.ServeContent writes itself (416 for
+// a range past the end, 412 for a failed precondition) as the API's JSON
+// errors, rather than in text.
+type jsonErrors struct {
+	http.ResponseWriter
+	status int // ≥ 400 once ServeContent failed
+	msg    []byte
+}
+
+func (w *jsonErrors) WriteHeader(status int) {
+	if status < 400 {
+		w.ResponseWriter.WriteHeader(status)
+		return
+	}
+	w.status = status
+}
+
+func (w *jsonErrors) Write(p []byte) (int, error) {
+	if w.status != 0 {
+		w.msg = append(w.msg, p...)
+		return len(p), nil
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+// done writes the error held back, if any.
+func (w *jsonErrors) done() {
+	if w.status == 0 {
+		return
+	}
+	msg := strings.TrimSpace(string(w.msg))
+	if msg == "" {
+		msg = strings.ToLower(http.StatusText(w.status))
+	}
+	jsonError(w.ResponseWriter, w.status, msg)
 }

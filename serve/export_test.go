@@ -8,3 +8,11 @@ func LiveRuns(s *Server) int {
 	defer s.mu.Unlock()
 	return len(s.live)
 }
+
+// Closing reports whether s.Close was called: the runs s held then have
+// been told to stop.
+func Closing(s *Server) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}

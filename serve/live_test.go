@@ -68,3 +68,25 @@ func TestLiveWakeAfterDisk(t *testing.T) {
 		t.Error("the readers were never woken")
 	}
 }
+
+// interrupts counts a run handle's interrupts.
+type interrupts struct{ n atomic.Int32 }
+
+func (c *interrupts) Interrupt() { c.n.Add(1) }
+
+// TestInterruptBeforeHandle: an interrupt that comes before the run has
+// its handle (launch registers a run before its start returns) stops it
+// once it has one; a run not interrupted is not.
+func TestInterruptBeforeHandle(t *testing.T) {
+	lr, h := newLiveRun(nil), &interrupts{}
+	lr.interrupt()
+	lr.setRun(h)
+	if h.n.Load() != 1 {
+		t.Fatalf("the run got %d interrupts, want 1", h.n.Load())
+	}
+	lr, h = newLiveRun(nil), &interrupts{}
+	lr.setRun(h)
+	if h.n.Load() != 0 {
+		t.Fatalf("a run not interrupted got %d interrupts", h.n.Load())
+	}
+}

@@ -49,24 +49,34 @@ type scan struct {
 }
 
 // summaries reads each run's log once: a later call reads only what was
-// appended since.
+// appended since. mu guards the map only; a run's log is read under the
+// run's own lock, so a log slow to read holds up no other run's summary.
 type summaries struct {
 	dir string
 	mu  sync.Mutex
-	by  map[string]*scan
+	by  map[string]*summary
+}
+
+// summary is one run's scan and the lock its reads take.
+type summary struct {
+	mu sync.Mutex
+	sc scan
 }
 
 func (ss *summaries) get(id string) scan {
 	ss.mu.Lock()
-	defer ss.mu.Unlock()
 	if ss.by == nil {
-		ss.by = map[string]*scan{}
+		ss.by = map[string]*summary{}
 	}
-	sc := ss.by[id]
-	if sc == nil {
-		sc = &scan{}
-		ss.by[id] = sc
+	su := ss.by[id]
+	if su == nil {
+		su = &summary{}
+		ss.by[id] = su
 	}
+	ss.mu.Unlock()
+	su.mu.Lock()
+	defer su.mu.Unlock()
+	sc := &su.sc
 	if !sc.tally.Ended() { // after the result, a log does not grow: no need to look
 		sc.read(ss.dir, id)
 	}
@@ -246,6 +256,3 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request) error {
 	writeJSON(w, http.StatusOK, runDetail{RunInfo: s.info(m), Argv: m.Argv})
 	return nil
 }
-
-// nativePath is where run id's native lines are (the debug view's file).
-func nativePath(dir, id string) string { return logger.Path(dir, id, logger.ExtNative) }

@@ -3,6 +3,7 @@ package serve
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -61,4 +62,26 @@ func TestScan(t *testing.T) {
 	require.True(t, sc.tally.Ended())
 	require.Equal(t, cut(long, resultPreview), sc.result)
 	require.Equal(t, int64(6), sc.tally.Usage.InputTokens)
+}
+
+// TestSummaryLocksOneRun: while a run's log is being read (slow: a
+// network file system, a FIFO before the store refused them), the other
+// runs' summaries are read: the lock of all the summaries is not held
+// across a read, only the run's own.
+func TestSummaryLocksOneRun(t *testing.T) {
+	ss := summaries{dir: t.TempDir()}
+	ss.get("run_slow")
+	su := ss.by["run_slow"]
+	su.mu.Lock() // a read of run_slow's log in progress
+	defer su.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		ss.get("run_other")
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("a summary waited for another run's read")
+	}
 }

@@ -316,6 +316,7 @@ type liveRun struct {
 	mu   sync.Mutex
 	run  runHandle     // nil until the run started
 	sess Session       // a live session's, nil for a run
+	stop bool          // interrupted: a run interrupted before it started is stopped once it has
 	head int64         // seq of the last line the run emitted
 	news bool          // lines emitted since the readers were last woken
 	wake chan struct{} // closed and replaced when the log gained lines
@@ -329,16 +330,22 @@ type runHandle interface {
 
 func newLiveRun(r runHandle) *liveRun { return &liveRun{run: r, wake: make(chan struct{})} }
 
-func (l *liveRun) setRun(r runHandle) {
-	l.mu.Lock()
-	l.run = r
-	l.mu.Unlock()
-}
+func (l *liveRun) setRun(r runHandle) { l.set(nil, r) }
 
-func (l *liveRun) setSession(sess Session, stop runHandle) {
+func (l *liveRun) setSession(sess Session, stop runHandle) { l.set(sess, stop) }
+
+// set gives the run its handle once it started, and stops it at once if
+// it was interrupted meanwhile: launch registers a run before its start
+// returns, and a cancel or the server's Close in that window has only
+// this to act on.
+func (l *liveRun) set(sess Session, r runHandle) {
 	l.mu.Lock()
-	l.sess, l.run = sess, stop
+	l.sess, l.run = sess, r
+	stop := l.stop
 	l.mu.Unlock()
+	if stop {
+		r.Interrupt()
+	}
 }
 
 func (l *liveRun) session() Session {
@@ -350,9 +357,12 @@ func (l *liveRun) session() Session {
 	return l.sess
 }
 
+// interrupt stops the run, now or, when it has not started yet, as soon
+// as it has (set).
 func (l *liveRun) interrupt() {
 	l.mu.Lock()
 	r := l.run
+	l.stop = true
 	l.mu.Unlock()
 	if r != nil {
 		r.Interrupt()

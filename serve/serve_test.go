@@ -359,6 +359,7 @@ func TestBadInput(t *testing.T) {
 		"bench-path-traversal": {"GET", "/api/bench/..%2fsessions", "", nil, 404, "no such bench report"},
 		"unknown-endpoint":     {"GET", "/api/nope", "", nil, 404, "no such endpoint"},
 		"no-event-log":         {"GET", "/api/runs/run_metaonly/events", "", nil, 404, "no event log"},
+		"no-native-log":        {"GET", "/api/runs/run_metaonly/native", "", nil, 404, "run_metaonly has no native log"},
 		"rebinding-host":       {"GET", "/api/runs", "", map[string]string{"Host": "evil.example:80"}, 401, "token"},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -449,4 +450,36 @@ func TestFinishedRunsEvicted(t *testing.T) {
 		require.Equal(t, http.StatusConflict, r.StatusCode)
 	}
 	require.Len(t, f.api.JSON(t, "/api/runs", 200)["runs"], 3)
+}
+
+// TestNative: the debug view's file is served as text, ranges with it;
+// its errors are the API's JSON ones.
+func TestNative(t *testing.T) {
+	f := newFixture(t, "serve-lines", "SERVE_TEST_LINES=3")
+	run := f.start(t)
+	waitStatus(t, f, run)
+	want, err := os.ReadFile(filepath.Join(f.dir, run+".native.jsonl"))
+	require.NoError(t, err)
+	require.NotEmpty(t, want)
+	for name, tc := range map[string]struct {
+		hdr    map[string]string
+		status int
+		body   string
+	}{
+		"whole":         {nil, http.StatusOK, string(want)},
+		"range":         {map[string]string{"Range": "bytes=1-"}, http.StatusPartialContent, string(want[1:])},
+		"range-too-far": {map[string]string{"Range": fmt.Sprintf("bytes=%d-", len(want)+10)}, http.StatusRequestedRangeNotSatisfiable, `{"error":"invalid range: failed to overlap"}` + "\n"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			res := f.api.Do(t, t.Context(), "GET", "/api/runs/"+run+"/native", "", tc.hdr)
+			defer res.Body.Close()
+			b, err := io.ReadAll(res.Body)
+			require.NoError(t, err)
+			require.Equal(t, tc.status, res.StatusCode, "%s", b)
+			require.Equal(t, tc.body, string(b))
+			if tc.status >= 400 {
+				require.Equal(t, "application/json", res.Header.Get("Content-Type"))
+			}
+		})
+	}
 }

@@ -3,8 +3,11 @@ package serve_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -41,7 +44,15 @@ func (w *stuckWriter) Write(p []byte) (int, error) {
 // TestSlowSubscriber: a client that stops reading neither holds up the
 // run nor another client; when it reads again it is told to reconnect,
 // after the last event it got, and a reconnect from there gets the rest.
+// An NDJSON client is told so by a last line that is no event: without it
+// its stream closed as that of a run that ended without a result.
 func TestSlowSubscriber(t *testing.T) {
+	for _, format := range []string{"sse", "ndjson"} {
+		t.Run(format, func(t *testing.T) { testSlowSubscriber(t, format == "ndjson") })
+	}
+}
+
+func testSlowSubscriber(t *testing.T, ndjson bool) {
 	var clock atomic.Int64 // the server's clock: moved on by hand
 	clock.Store(time.Now().UnixNano())
 	f := newFixtureWith(t, "serve-gated", func(c *serve.Config) {
@@ -68,6 +79,9 @@ func TestSlowSubscriber(t *testing.T) {
 	slow := &stuckWriter{hdr: http.Header{}, release: make(chan struct{}), entered: make(chan struct{})}
 	req := httptest.NewRequest("GET", "/api/runs/"+run+"/events", nil)
 	req.Host = "127.0.0.1"
+	if ndjson {
+		req.Header.Set("Accept", "application/x-ndjson")
+	}
 	handled := make(chan struct{})
 	go func() { f.srv.ServeHTTP(slow, req); close(handled) }()
 
@@ -89,20 +103,33 @@ func TestSlowSubscriber(t *testing.T) {
 		t.Fatal("the slow client's stream did not end")
 	}
 	out := slow.buf.String()
-	i := strings.LastIndex(out, "event: reconnect\n")
-	require.GreaterOrEqual(t, i, 0, "the slow client is told to reconnect:\n%s", out)
 	var got strings.Builder
 	last := ""
-	readSSE(t, strings.NewReader(out), func(m sse) bool {
-		if m.event == "" {
-			got.WriteString(m.data + "\n")
-			last = m.id
-		}
-		return true
-	})
-	require.Contains(t, out, `"last_event_id":`+last+`}`)
+	if ndjson {
+		got.WriteString(slowNDJSON(t, out, &last))
+	} else {
+		i := strings.LastIndex(out, "event: reconnect\n")
+		require.GreaterOrEqual(t, i, 0, "the slow client is told to reconnect:\n%s", out)
+		readSSE(t, strings.NewReader(out), func(m sse) bool {
+			if m.event == "" {
+				got.WriteString(m.data + "\n")
+				last = m.id
+			}
+			return true
+		})
+		require.Contains(t, out, `"last_event_id":`+last+`}`)
+	}
 	require.NotEqual(t, log, got.String(), "the slow client was cut short")
 
+	if ndjson {
+		res := f.api.Do(t, context.Background(), "GET", "/api/runs/"+run+"/events?after="+last, "", map[string]string{"Accept": "application/x-ndjson"})
+		defer res.Body.Close()
+		b, err := io.ReadAll(res.Body)
+		require.NoError(t, err)
+		got.Write(b)
+		require.Equal(t, log, got.String())
+		return
+	}
 	res := f.api.Events(t, context.Background(), run, map[string]string{"Last-Event-ID": last})
 	defer res.Body.Close()
 	readSSE(t, res.Body, func(m sse) bool {
@@ -112,4 +139,27 @@ func TestSlowSubscriber(t *testing.T) {
 		return m.event != "end"
 	})
 	require.Equal(t, log, got.String())
+}
+
+// slowNDJSON checks the NDJSON stream of a dropped client: events, then
+// one reconnect line naming the last of them (last). It returns the events.
+func slowNDJSON(t *testing.T, out string, last *string) string {
+	t.Helper()
+	require.True(t, strings.HasSuffix(out, "\n"), "%s", out)
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	var end struct {
+		Reconnect *struct {
+			Reason      string `json:"reason"`
+			LastEventID *int64 `json:"last_event_id"`
+		} `json:"reconnect"`
+	}
+	tail := lines[len(lines)-1]
+	require.NoError(t, json.Unmarshal([]byte(tail), &end), "%s", out)
+	require.NotNil(t, end.Reconnect, "the slow client is told to reconnect:\n%s", out)
+	require.Equal(t, "slow_client", end.Reconnect.Reason)
+	events := lines[:len(lines)-1]
+	require.NotEmpty(t, events)
+	*last = strconv.FormatInt(seqOf(t, events[len(events)-1]), 10)
+	require.Equal(t, *last, strconv.FormatInt(*end.Reconnect.LastEventID, 10))
+	return strings.Join(events, "\n") + "\n"
 }
