@@ -1,7 +1,6 @@
 package atif
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -23,11 +22,12 @@ func Load(dir, run, prompt string) (*Trajectory, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, err := os.ReadFile(logger.Path(dir, m.Run, logger.ExtEvents))
+	f, err := logger.OpenFile(dir, m.Run, logger.ExtEvents) // not a FIFO: it would wait for a writer
 	if err != nil {
 		return nil, fmt.Errorf("atif: %w", err)
 	}
-	evs, err := event.ReadAll(bytes.NewReader(data))
+	defer f.Close()
+	evs, err := event.ReadAll(f)
 	if err != nil {
 		return nil, fmt.Errorf("atif: %s%s: %w", m.Run, logger.ExtEvents, err)
 	}

@@ -2,9 +2,15 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
@@ -228,5 +234,38 @@ func TestRunPassesTheAgentItsOTelSettings(t *testing.T) {
 	}
 	if off := echoed(); strings.Contains(off, "CLAUDE_CODE_ENABLE_TELEMETRY=1") {
 		t.Error("without --otlp, the agent's telemetry is on")
+	}
+}
+
+// TestSessionsCommandsRefuseAFIFO: a run's log replaced by a FIFO (an
+// agent with full access can make one in the sessions directory) gets a
+// one-line error from reparse and the exports, never a wait for a writer.
+func TestSessionsCommandsRefuseAFIFO(t *testing.T) {
+	home := isolate(t)
+	res := runFake(t, "long-silent-tool", "--idle-timeout", "1m")
+	evs, err := event.ReadAll(strings.NewReader(res.stdout))
+	require.NoError(t, err)
+	run := evs[0].Run
+	dir := filepath.Join(home, ".local", "share", "harness", "sessions")
+	for _, ext := range []string{".ndjson", ".native.jsonl"} {
+		p := filepath.Join(dir, run+ext)
+		require.NoError(t, os.Remove(p))
+		require.NoError(t, syscall.Mkfifo(p, 0o600))
+	}
+	for _, args := range [][]string{
+		{"sessions", "reparse", run},
+		{"sessions", "export", "--format", "otlp-json", run},
+		{"sessions", "export", "--format", "atif", run},
+	} {
+		done := make(chan result, 1)
+		go func() { done <- invoke(t, "", args...) }()
+		select {
+		case r := <-done:
+			require.NotZero(t, r.code, "%v", args)
+			require.Contains(t, r.stderr, "not a regular file", "%v", args)
+			require.Equal(t, 1, strings.Count(strings.TrimSpace(r.stderr), "\n")+1, "%v: %s", args, r.stderr)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%v waits on the FIFO", args)
+		}
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -109,6 +108,17 @@ func (c *sessionsReplayCmd) Run(e *env, parent *sessionsCmd) error {
 	return nil
 }
 
+// readLog reads run id's file ext in dir whole; one that is not a
+// regular file (a FIFO would wait for a writer) is refused.
+func readLog(dir, id, ext string) ([]byte, error) {
+	f, err := logger.OpenFile(dir, id, ext)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
+}
+
 type sessionsReparseCmd struct {
 	runArg `embed:""`
 	Raw    bool `help:"Also emit native events."`
@@ -119,14 +129,14 @@ func (c *sessionsReparseCmd) Run(e *env, parent *sessionsCmd) error {
 	if err != nil {
 		return err
 	}
-	native, err := os.ReadFile(filepath.Join(dir, m.Run+".native.jsonl"))
+	native, err := readLog(dir, m.Run, logger.ExtNative)
 	if err != nil {
 		return withStatus(exitUsage, err)
 	}
 	// A live session's turns: their prompts and how the harness ended
 	// them are in its recorded stream, not in the agent's lines.
 	var rec *harness.SessionRecord
-	if f, err := os.Open(filepath.Join(dir, m.Run+".ndjson")); err == nil {
+	if f, err := logger.OpenFile(dir, m.Run, logger.ExtEvents); err == nil {
 		rec, err = harness.ReadSessionRecord(f)
 		f.Close()
 		if err != nil {
@@ -237,7 +247,7 @@ func exportOTLPJSON(c *sessionsExportCmd, e *env, dir, id string, w io.Writer) e
 	if err != nil {
 		return err
 	}
-	f, err := os.Open(logger.Path(dir, id, logger.ExtEvents))
+	f, err := logger.OpenFile(dir, id, logger.ExtEvents)
 	if err != nil {
 		return err
 	}
