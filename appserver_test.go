@@ -51,3 +51,23 @@ func TestAppServerAgentDiesMidTurn(t *testing.T) {
 	require.Equal(t, int64(10), res.Usage.InputTokens, "the first turn's usage only")
 	require.ErrorIs(t, s.Send("three"), harness.ErrSessionOver)
 }
+
+// TestAppServerLateNotification: an item of the first turn that Codex
+// completes after that turn's end, when the second turn/start is sent
+// but not answered, is not the second turn's: that turn gets its own
+// message, usage and end (it was taken for the late turn's, and the
+// session died of idleness).
+func TestAppServerLateNotification(t *testing.T) {
+	t.Parallel()
+	s, rec := startAppServer(t, "late")
+	sendTwo(t, s)
+	rec.waitFor(t, event.TypeTurnEnd, 2)
+	closeLive(t, s, rec)
+	ends := rec.find(event.TypeTurnEnd)
+	for _, b := range ends {
+		require.Equal(t, event.ResultSuccess, b.(*event.TurnEnd).Status)
+		require.Equal(t, "Done.", b.(*event.TurnEnd).Text)
+	}
+	require.Equal(t, event.Usage{InputTokens: 10, OutputTokens: 5}, ends[1].(*event.TurnEnd).Usage)
+	require.Empty(t, rec.find(event.TypeToolStart), "the late command is no turn's")
+}

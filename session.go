@@ -181,18 +181,19 @@ func (s *Session) stopTurn(n int) {
 		n = s.turn
 	}
 	live := s.inTurn && s.turn == n && s.run.proc != nil
+	// Asked under mu, which feed holds: the Canceler cancels whatever
+	// turn it has in flight, and turn n could otherwise end, and the next
+	// prompt go, between the check and the request. (mu before the
+	// Conversation's lock is Send's and feed's order; the request is
+	// queued on stdin, never blocking.)
+	asked := live && s.run.canceler != nil && s.run.canceler.Cancel()
+	timedOut := s.timedOut == n
 	s.mu.Unlock()
 	if !live {
 		return
 	}
-	if s.run.canceler == nil || !s.run.canceler.Cancel() {
-		s.mu.Lock()
-		live = s.inTurn && s.turn == n // not when the turn ended meanwhile
-		timedOut := s.timedOut == n
-		s.mu.Unlock()
-		if live {
-			s.stopAgent(timedOut)
-		}
+	if !asked {
+		s.stopAgent(timedOut)
 		return
 	}
 	var check func(graces int)

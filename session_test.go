@@ -201,6 +201,37 @@ func TestClaudeLiveFaults(t *testing.T) {
 			require.Empty(t, rec.find(event.TypeError))
 		})
 	}
+	// A second interrupt, or the turn's timeout after an interrupt, while
+	// the CLI winds the turn down (slow-stop: acknowledged at once, ended
+	// 3 s later) keeps the first one's acknowledgement: the CLI is given
+	// its grace, not stopped at 2 s, and the session goes on.
+	t.Run("interrupt-twice-slow-stop", func(t *testing.T) {
+		t.Parallel()
+		s, rec := interruptClaudeLive(t, "slow-stop")
+		s.Interrupt()
+		end := rec.waitFor(t, event.TypeTurnEnd, 1).(*event.TurnEnd)
+		require.Equal(t, event.ResultCancelled, end.Status)
+		require.False(t, end.Synthetic, "the agent ended it: it was not stopped")
+		require.NoError(t, s.Send("two"))
+		closeLive(t, s, rec)
+		require.Equal(t, event.ResultSuccess, rec.find(event.TypeTurnEnd)[1].(*event.TurnEnd).Status)
+	})
+	t.Run("turn-timeout-after-interrupt-slow-stop", func(t *testing.T) {
+		t.Parallel()
+		b := small()
+		b.Linger = 10 * time.Second
+		s, rec := startFakeLiveWith(t, harness.Task{Agent: "claude", Protocol: harness.ProtocolStreamJSON, Budgets: &b},
+			fakeagent.ClaudeStream, fakeagent.ClaudeStreamMode+"=slow-stop", harness.SessionOptions{TurnTimeout: time.Second})
+		require.NoError(t, s.Send("one"))
+		rec.waitFor(t, event.TypeMessage, 1)
+		s.Interrupt()
+		end := rec.waitFor(t, event.TypeTurnEnd, 1).(*event.TurnEnd)
+		require.Equal(t, event.ResultTimeout, end.Status, "it outlived its timeout")
+		require.False(t, end.Synthetic, "the agent ended it: it was not stopped")
+		require.NoError(t, s.Send("two"))
+		closeLive(t, s, rec)
+		require.Equal(t, event.ResultSuccess, rec.find(event.TypeTurnEnd)[1].(*event.TurnEnd).Status)
+	})
 	t.Run("interrupt-never-acknowledged", func(t *testing.T) {
 		t.Parallel()
 		s, rec := interruptClaudeLive(t, "deaf")

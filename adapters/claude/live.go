@@ -254,12 +254,18 @@ func (c *Conversation) open(dst []event.Body, prompt string) []event.Body {
 }
 
 // Cancel implements adapters.Canceler: an interrupt control_request for
-// the turn in flight; false when there is none.
+// the turn in flight; false when there is none. A turn already
+// interrupted is asked nothing more: a second request would replace the
+// first, whose acknowledgement would then count for nothing, and a CLI
+// winding the turn down would lose the grace of one that acknowledged.
 func (c *Conversation) Cancel() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.w == nil || !c.inTurn || c.over {
 		return false
+	}
+	if c.cancelled {
+		return true
 	}
 	c.interrupt, c.acked = "harness_"+strconv.Itoa(c.next+1), false
 	if err := c.request(map[string]string{"subtype": "interrupt"}); err != nil {

@@ -101,15 +101,19 @@ type Client struct {
 	ask       bool   // approvals wait for Answer
 	queue     jsonrpc.Prompts
 	turns     int
-	turnID    string // Codex's id of the turn in flight, once known
+	turnID    string // Codex's id of the turn in flight, once its turn/start answer or turn/started said it
 	interrupt bool   // turn/interrupt wanted before the turn's id was known
 	asks      map[string]approval
 	started   map[string]*event.ToolStart // tool items in flight, for their approvals
 	output    map[string]*strings.Builder // streamed command output, for items that end without theirs
 	retryErr  *event.Error                // the turn's last error notification, held for its end
 	turnUsage event.Usage                 // the usage reported within the turn in flight
+	// unseen is how far Codex's running total is ahead of the usage
+	// counted: what it reported outside the turns of this session (the
+	// thread's earlier turns, on thread/resume).
+	unseen event.Usage
 
-	p *parser // exec's item mapping, its tool state, the thread's usage total
+	p *parser // exec's item mapping, its tool state, the usage counted (its total)
 }
 
 // approval is a server request waiting for the caller's answer.
@@ -432,7 +436,7 @@ func (c *Client) response(dst []event.Body, msg *rpc) ([]event.Body, bool) {
 			} `json:"turn"`
 		}
 		json.Unmarshal(msg.Result, &r)
-		c.knowTurn(r.Turn.ID)
+		c.turnBegun(r.Turn.ID)
 	case "turn/interrupt":
 	default:
 		return dst, false
@@ -458,9 +462,16 @@ func (c *Client) failed(dst []event.Body, method, text string) []event.Body {
 	return c.fail(dst, method+" failed: "+text)
 }
 
-// knowTurn learns the id of the turn in flight, and sends the interrupt
-// asked before it was known. mu is held.
-func (c *Client) knowTurn(id string) {
+// turnBegun learns the id of the turn in flight from the turn/start
+// answer or turn/started, the only messages that say which turn harness
+// started (a notification naming another turn before them is late news
+// of an earlier one), and sends the interrupt asked before it was known.
+// A capture has no request of harness's to open its turns: they open
+// here. mu is held.
+func (c *Client) turnBegun(id string) {
+	if c.w == nil {
+		c.phase = asTurn
+	}
 	if c.phase != asTurn || c.turnID != "" || id == "" {
 		return
 	}
@@ -526,6 +537,9 @@ func (c *Client) turnEnded(dst []event.Body, status string, fail *event.Error) [
 	clear(c.output)
 	clear(c.asks) // Codex clears its pending requests at the turn's end
 	c.turnID, c.interrupt = "", false
+	if c.w == nil {
+		c.phase = asReady // a capture: what comes before the next turn is no turn's
+	}
 	if !c.conv || c.w == nil {
 		if fail != nil {
 			if c.w != nil {

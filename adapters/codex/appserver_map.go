@@ -32,6 +32,7 @@ var silent = map[string]bool{
 	"item/commandExecution/terminalInteraction": true, "item/mcpToolCall/progress": true, "hook/started": true,
 	"hook/completed": true, "model/rerouted": true, "item/autoApprovalReview/started": true,
 	"item/autoApprovalReview/completed": true, "thread/tokenUsage/updated": true,
+	"thread/goal/cleared": true, // {threadId}, on thread/resume
 }
 
 // turnParams are the fields of a notification that say which turn and
@@ -74,8 +75,10 @@ func (c *Client) notification(dst []event.Body, msg *rpc) ([]event.Body, bool) {
 	}
 	switch msg.Method {
 	case "turn/started":
-		c.knowTurn(p.Turn.ID)
+		c.turnBegun(p.Turn.ID)
 		return dst, true
+	case "thread/tokenUsage/updated":
+		return c.usage(dst, &p), true
 	case "warning", "configWarning", "deprecationNotice":
 		if p.Message != "" {
 			dst = append(dst, &event.Warning{Code: event.WarnAgentWarning, Message: truncate(p.Message, 2000)})
@@ -103,14 +106,6 @@ func (c *Client) notification(dst []event.Body, msg *rpc) ([]event.Body, bool) {
 	case "item/commandExecution/outputDelta":
 		c.streamed(p.ItemID, p.Delta)
 		return dst, true
-	case "thread/tokenUsage/updated":
-		t := p.TokenUsage.Total
-		inc := c.p.increment(openAIUsage(t.Input, t.Cached, t.Written, t.Output, t.Reasoning))
-		c.turnUsage.Add(inc)
-		if !inc.IsZero() {
-			dst = append(dst, &inc)
-		}
-		return dst, true
 	case "error":
 		if p.Error == nil {
 			return dst, true
@@ -125,19 +120,43 @@ func (c *Client) notification(dst []event.Body, msg *rpc) ([]event.Body, bool) {
 }
 
 // inTurn reports whether a notification of turn id (either field) belongs
-// to the turn in flight. A usage update outside every turn is left for
-// the next turn's, so that the turns' usage sums to the session's. mu is
-// held.
+// to the turn in flight. Until the turn's id is known (turnBegun) one
+// that names a turn is of an earlier one: Codex answers turn/start before
+// it says anything of the new turn. mu is held.
 func (c *Client) inTurn(id, turn string) bool {
 	id = either(id, turn)
-	if c.phase != asTurn {
-		return false
+	return c.phase == asTurn && (id == "" || id == c.turnID)
+}
+
+// usage maps thread/tokenUsage/updated, the thread's running total: its
+// growth is a usage event of the turn in flight. A total reported outside
+// it (the thread's earlier turns, which Codex reports right after
+// thread/resume; a late report of a turn that has ended) is no turn's of
+// this session: the next growth counts from it. mu is held.
+func (c *Client) usage(dst []event.Body, p *turnParams) []event.Body {
+	t := p.TokenUsage.Total
+	total := openAIUsage(t.Input, t.Cached, t.Written, t.Output, t.Reasoning)
+	if c.phase != asTurn || c.w != nil && !c.inTurn(p.TurnID, p.Turn.ID) {
+		c.unseen = beyond(total, c.p.total)
+		return dst
 	}
-	if c.turnID == "" {
-		c.knowTurn(id)
-		return true
+	inc := c.p.increment(beyond(total, c.unseen))
+	c.turnUsage.Add(inc)
+	if !inc.IsZero() {
+		dst = append(dst, &inc)
 	}
-	return id == "" || id == c.turnID
+	return dst
+}
+
+// beyond is what total has over base, field by field, none below zero.
+func beyond(total, base event.Usage) event.Usage {
+	return event.Usage{
+		InputTokens:      max(total.InputTokens-base.InputTokens, 0),
+		OutputTokens:     max(total.OutputTokens-base.OutputTokens, 0),
+		CacheReadTokens:  max(total.CacheReadTokens-base.CacheReadTokens, 0),
+		CacheWriteTokens: max(total.CacheWriteTokens-base.CacheWriteTokens, 0),
+		ReasoningTokens:  max(total.ReasoningTokens-base.ReasoningTokens, 0),
+	}
 }
 
 func either(a, b string) string {

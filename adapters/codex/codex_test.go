@@ -316,8 +316,13 @@ func BenchmarkHugeBlock(b *testing.B) {
 // turns, the converse scenario), interrupt (turn/interrupt during a
 // `sleep 30` tool call, then a second turn), ask (approval policy
 // untrusted: a command accepted, a file change declined), errors (error
-// replies to requests codex refused).
+// replies to requests codex refused), resume (thread/resume of a thread
+// whose one earlier turn, the converse scenario's first, made two model
+// calls; then its second prompt and a third, "Say it again.").
 const appServerData = "testdata/appserver"
+
+// resumedThread is the thread resume.jsonl continues.
+const resumedThread = "01a225af-0309-7dc1-9d58-708fa62ec323"
 
 // replay is a live session replayed from a capture: the Client driven as
 // the harness drives it (prompts queued, each approval answered by allow
@@ -330,6 +335,11 @@ type replay struct {
 	allow     []bool
 	interrupt bool
 	cwd       string
+	resume    string // the thread continued (Task.Resume)
+	// promptAfter, when set, holds the prompts back until a line holding
+	// it was read (a caller slower than Codex to start); else they are
+	// queued before the first line.
+	promptAfter string
 }
 
 func (r replay) run(t *testing.T, native []byte) (stream, sent []byte) {
@@ -338,18 +348,32 @@ func (r replay) run(t *testing.T, native []byte) (stream, sent []byte) {
 	s := adaptertest.Stream(Agent, false, &out)
 	c := NewAppServer()
 	c.Converse(r.ask)
-	require.NoError(t, c.Begin(&stdin, adapters.Task{Cwd: r.cwd}))
-	for _, p := range r.prompts {
-		bodies, err := c.Prompt(p)
-		require.NoError(t, err)
-		require.Empty(t, bodies, "queued until the thread is open")
+	require.NoError(t, c.Begin(&stdin, adapters.Task{Cwd: r.cwd, Resume: r.resume}))
+	prompt := func() {
+		for _, p := range r.prompts {
+			bodies, err := c.Prompt(p)
+			require.NoError(t, err)
+			if r.promptAfter == "" {
+				require.Empty(t, bodies, "queued until the thread is open")
+			} else if len(bodies) > 0 {
+				s.Emit(bodies...) // the turn's start: the thread is open, no turn in flight
+			}
+		}
+		c.End()
 	}
-	c.End()
+	held := r.promptAfter != ""
+	if !held {
+		prompt()
+	}
 	allow := r.allow
 	interrupt := r.interrupt
 	require.NoError(t, linescan.Scan(bytes.NewReader(native), 0, func(line []byte, _ int64) error {
 		bodies, known := c.Parse(nil, line)
 		s.Line(event.StreamStdout, line, !known, bodies)
+		if held && bytes.Contains(line, []byte(r.promptAfter)) {
+			held = false
+			prompt()
+		}
 		for _, b := range bodies {
 			switch v := b.(type) {
 			case *event.PermissionRequest:
@@ -382,6 +406,7 @@ func TestAppServerGolden(t *testing.T) {
 		"converse":  {prompts: []string{"Write first.txt (context-mark-alpha7).", "Now write second.txt (turn-mark-beta9)."}, cwd: "/tmp/cxs/w1"},
 		"interrupt": {prompts: []string{"Sleep please (context-mark-alpha7).", "Now write second.txt (turn-mark-beta9)."}, interrupt: true, cwd: "/tmp/cxs/w2"},
 		"ask":       {prompts: []string{"Do it (context-mark-alpha7)."}, ask: true, allow: []bool{true, false}, cwd: "/tmp/cxs/w3"},
+		"resume":    {prompts: []string{"Now write second.txt (turn-mark-beta9).", "Say it again."}, cwd: "/tmp/cxs/w4", resume: resumedThread},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -434,7 +459,10 @@ func TestAppServerCaptureGolden(t *testing.T) {
 // TestAppServerNumbers: what each turn reports is what the scripted model
 // served it (DefaultUsage, 120 input and 25 output tokens a call): the
 // converse turns make two calls each, the interrupted turn one, the ask
-// turn three; statuses and answers are the turns'.
+// turn three; the resumed thread's first turn two and its second one
+// (Codex's own "last" of each update is one call, 120/25), none of them
+// charged the thread's earlier 240/50, which Codex reports right after
+// thread/resume; statuses and answers are the turns'.
 func TestAppServerNumbers(t *testing.T) {
 	t.Parallel()
 	call := event.Usage{InputTokens: 120, OutputTokens: 25}
@@ -447,12 +475,17 @@ func TestAppServerNumbers(t *testing.T) {
 		"interrupt": {{Status: event.ResultCancelled, Usage: calls(1)},
 			{Status: event.ResultSuccess, Text: "DONE: second file", Usage: calls(2)}},
 		"ask": {{Status: event.ResultSuccess, Text: "DONE: asked", Usage: calls(3)}},
+		"resume": {{Status: event.ResultSuccess, Text: "DONE: second file", Usage: calls(2)},
+			{Status: event.ResultSuccess, Text: "DONE: second file", Usage: calls(1)}},
 	} {
 		native, err := os.ReadFile(filepath.Join(appServerData, name+".jsonl"))
 		require.NoError(t, err)
 		r := replay{prompts: []string{"one", "two"}[:len(want)], interrupt: name == "interrupt"}
-		if name == "ask" {
+		switch name {
+		case "ask":
 			r.ask, r.allow = true, []bool{true, false}
+		case "resume":
+			r.resume = resumedThread
 		}
 		stream, _ := r.run(t, native)
 		ends := turnEnds(t, stream)
@@ -462,6 +495,31 @@ func TestAppServerNumbers(t *testing.T) {
 			require.Equal(t, want[i].Text, e.Text, "%s turn %d", name, i+1)
 			require.Equal(t, want[i].Usage, e.Usage, "%s turn %d", name, i+1)
 		}
+	}
+}
+
+// TestAppServerResumeBaseline: the thread's earlier usage (240/50, two
+// model calls of the thread's first session), which Codex reports right
+// after thread/resume with that turn's id, is no turn's of the resumed
+// session, whether the first prompt went before it (the turn's id not
+// known yet) or only after it (between turns): the turns report 240/50
+// and 120/25, what their model calls cost.
+func TestAppServerResumeBaseline(t *testing.T) {
+	t.Parallel()
+	native, err := os.ReadFile(filepath.Join(appServerData, "resume.jsonl"))
+	require.NoError(t, err)
+	call := event.Usage{InputTokens: 120, OutputTokens: 25}
+	for name, after := range map[string]string{"prompt-first": "", "prompt-after-the-report": "thread/goal/cleared"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			r := replay{prompts: []string{"one", "two"}, resume: resumedThread, promptAfter: after}
+			stream, _ := r.run(t, native)
+			adaptertest.CheckStream(t, stream)
+			ends := turnEnds(t, stream)
+			require.Len(t, ends, 2)
+			require.Equal(t, event.Usage{InputTokens: 2 * call.InputTokens, OutputTokens: 2 * call.OutputTokens}, ends[0].Usage)
+			require.Equal(t, call, ends[1].Usage)
+		})
 	}
 }
 
@@ -594,6 +652,40 @@ func TestAppServerFaults(t *testing.T) {
 		require.Empty(t, bodies, "the end of another turn does not end this one")
 		require.True(t, c.Busy())
 	})
+	t.Run("late-notification-of-the-last-turn", func(t *testing.T) {
+		t.Parallel()
+		// An item of turn t1 that completes after t1's turn/completed,
+		// when the next turn/start is sent but not answered yet: nothing
+		// of t2's, and an interrupt then is t2's.
+		c, stdin := open(t, false)
+		for _, p := range []string{"one", "two"} {
+			_, err := c.Prompt(p)
+			require.NoError(t, err)
+		}
+		bodies, _ := exchange(c, `{"id":3,"result":{"turn":{"id":"t1","items":[],"status":"inProgress"}}}`,
+			`{"method":"turn/started","params":{"threadId":"x","turn":{"id":"t1","status":"inProgress"}}}`,
+			`{"method":"item/completed","params":{"threadId":"x","turnId":"t1","item":{"type":"agentMessage","id":"m1","text":"Done 1."}}}`,
+			`{"method":"thread/tokenUsage/updated","params":{"threadId":"x","turnId":"t1","tokenUsage":{"total":{"inputTokens":10,"cachedInputTokens":0,"outputTokens":5,"reasoningOutputTokens":0,"totalTokens":15}}}}`,
+			`{"method":"turn/completed","params":{"threadId":"x","turn":{"id":"t1","status":"completed"}}}`)
+		require.Equal(t, "two", bodies[len(bodies)-1].(*event.TurnStart).Prompt)
+		late, known := exchange(c, `{"method":"item/completed","params":{"threadId":"x","turnId":"t1","item":{"type":"commandExecution","id":"c1","command":"sleep 5","status":"completed","aggregatedOutput":"","exitCode":0}}}`,
+			`{"method":"thread/tokenUsage/updated","params":{"threadId":"x","turnId":"t1","tokenUsage":{"total":{"inputTokens":12,"cachedInputTokens":0,"outputTokens":6,"reasoningOutputTokens":0,"totalTokens":18}}}}`)
+		require.Equal(t, []bool{true, true}, known)
+		require.Empty(t, late, "t1's news is not t2's")
+		require.True(t, c.Cancel())
+		bodies, _ = exchange(c, `{"id":4,"result":{"turn":{"id":"t2","items":[],"status":"inProgress"}}}`)
+		require.Empty(t, bodies)
+		sent := strings.Split(strings.TrimSpace(stdin.String()), "\n")
+		require.Equal(t, `{"id":5,"method":"turn/interrupt","params":{"threadId":"01a21188-5573-7943-8473-14f418aa20c3","turnId":"t2"}}`,
+			sent[len(sent)-1], "the interrupt is t2's")
+		bodies, _ = exchange(c, `{"method":"item/completed","params":{"threadId":"x","turnId":"t2","item":{"type":"agentMessage","id":"m2","text":"Done 2."}}}`,
+			`{"method":"thread/tokenUsage/updated","params":{"threadId":"x","turnId":"t2","tokenUsage":{"total":{"inputTokens":22,"cachedInputTokens":0,"outputTokens":11,"reasoningOutputTokens":0,"totalTokens":33}}}}`,
+			`{"method":"turn/completed","params":{"threadId":"x","turn":{"id":"t2","status":"interrupted"}}}`)
+		end := bodies[len(bodies)-1].(*event.TurnEnd)
+		require.Equal(t, event.ResultCancelled, end.Status)
+		require.Equal(t, event.Usage{InputTokens: 10, OutputTokens: 5}, end.Usage, "t2's own growth: t1's late report is no turn's")
+		require.False(t, c.Busy(), "no turn in flight")
+	})
 	t.Run("output-streamed-not-aggregated", func(t *testing.T) {
 		t.Parallel()
 		c, _ := open(t, false)
@@ -631,28 +723,50 @@ func TestAppServerFaults(t *testing.T) {
 }
 
 // TestAppServerRun: without Converse the Client runs one turn, the
-// task's prompt, and its end is the run's result (no turn events).
+// task's prompt, and its end is the run's result (no turn events). A run
+// that resumes a thread ('harness run --resume') sends its turn/start at
+// the thread/resume answer, before Codex reports the thread's earlier
+// usage with the earlier turn's id: that turn is not the run's, and its
+// usage is not either.
 func TestAppServerRun(t *testing.T) {
 	t.Parallel()
-	native, err := os.ReadFile(filepath.Join(appServerData, "converse.jsonl"))
-	require.NoError(t, err)
-	var stdin bytes.Buffer
-	c := NewAppServer()
-	require.NoError(t, c.Begin(&stdin, adapters.Task{Cwd: "/tmp/cxs/w1", Prompt: "Write first.txt (context-mark-alpha7)."}))
-	var all []event.Body
-	for _, line := range bytes.Split(native, []byte("\n")) {
-		b, _ := c.Parse(nil, line)
-		all = append(all, b...)
-		if c.Done() {
-			break
-		}
-	}
-	res := all[len(all)-1].(*event.Result)
-	require.Equal(t, event.ResultSuccess, res.Status)
-	require.Equal(t, "DONE: first file", res.Text)
-	require.Equal(t, event.Usage{InputTokens: 240, OutputTokens: 50}, res.Usage)
-	for _, b := range all {
-		require.False(t, event.SessionOnly(b.EventType()), "a run has no turns")
+	for name, task := range map[string]adapters.Task{
+		"converse": {Cwd: "/tmp/cxs/w1", Prompt: "Write first.txt (context-mark-alpha7)."},
+		"resume":   {Cwd: "/tmp/cxs/w4", Prompt: "Now write second.txt (turn-mark-beta9).", Resume: resumedThread},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			native, err := os.ReadFile(filepath.Join(appServerData, name+".jsonl"))
+			require.NoError(t, err)
+			var stdin bytes.Buffer
+			c := NewAppServer()
+			require.NoError(t, c.Begin(&stdin, task))
+			var all []event.Body
+			for _, line := range bytes.Split(native, []byte("\n")) {
+				b, _ := c.Parse(nil, line)
+				all = append(all, b...)
+				if c.Done() {
+					break
+				}
+			}
+			require.True(t, c.Done(), "the turn ended")
+			res := all[len(all)-1].(*event.Result)
+			require.Equal(t, event.ResultSuccess, res.Status)
+			want := "DONE: first file"
+			if name == "resume" {
+				want = "DONE: second file"
+			}
+			require.Equal(t, want, res.Text)
+			require.Equal(t, event.Usage{InputTokens: 240, OutputTokens: 50}, res.Usage, "two model calls")
+			var sum event.Usage
+			for _, b := range all {
+				require.False(t, event.SessionOnly(b.EventType()), "a run has no turns")
+				if u, ok := b.(*event.Usage); ok {
+					sum.Add(*u)
+				}
+			}
+			require.Equal(t, res.Usage, sum)
+		})
 	}
 }
 

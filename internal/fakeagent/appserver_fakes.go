@@ -16,6 +16,9 @@ import (
 //	              and 5 output tokens (thread totals, as codex reports),
 //	              turn/completed
 //	die-mid-turn  the second turn starts, speaks, and the agent exits 3
+//	late          as normal, and after the first turn/completed a late
+//	              item/completed of that turn (a command that ended
+//	              after its turn did)
 //
 // It exits 0 at EOF on stdin.
 const CodexAppServer = "codex-app-server"
@@ -65,6 +68,10 @@ func codexAppServer([]string) int {
 			notify("thread/tokenUsage/updated", map[string]any{"threadId": "thread-1", "turnId": turn,
 				"tokenUsage": map[string]any{"total": total, "last": total}})
 			notify("turn/completed", map[string]any{"threadId": "thread-1", "turn": map[string]any{"id": turn, "items": []any{}, "status": "completed"}})
+			if mode == "late" && turns == 1 {
+				notify("item/completed", map[string]any{"threadId": "thread-1", "turnId": turn, "item": map[string]any{"type": "commandExecution",
+					"id": "c1", "command": "sleep 5", "status": "completed", "aggregatedOutput": "", "exitCode": 0}})
+			}
 		}
 	}
 	return 0
