@@ -86,7 +86,10 @@ type Task struct {
 
 	Binary     string   // the agent's executable; searched for when empty
 	SearchDirs []string // extra directories searched before PATH (e.g. the pinned installs)
-	Env        []string // KEY=VALUE added last, over the adapter's own; redacted from session logs by value
+	// Env is KEY=VALUE pairs added last, over the adapter's own; redacted
+	// from session logs by value. They are passed as given, even a name
+	// config.HarnessSecret matches: the caller hands them to the agent.
+	Env []string
 	// SetupEnv is KEY=VALUE pairs the caller's own tooling adds (the
 	// scripted model's wiring: its URL, dummy keys, a throwaway HOME),
 	// applied like Env and under it. Its values are not the user's: they
@@ -135,6 +138,9 @@ func (t Task) adapterTask() adapters.Task {
 
 // Options are the callbacks of a run. Callbacks are called one at a time,
 // in stream order, and must not block for long: the agent's output waits.
+// The supervision does not: a run whose callbacks block (a stdout nobody
+// reads) is still ended at its budgets and interrupted at once, and the
+// events wait for the callbacks, none lost (docs/supervision.md).
 type Options struct {
 	// OnEvent receives every event.
 	OnEvent func(event.Event)
@@ -205,6 +211,7 @@ type Run struct {
 	isReady atomic.Bool
 	feeding atomic.Bool  // a stdout chunk is being turned into events (set by the stdout goroutine)
 	chunkAt atomic.Int64 // Unix ns at which that chunk arrived
+
 }
 
 // Typed reasons a run did not succeed, returned by Wait (wrapped).
@@ -626,7 +633,9 @@ func (r *Run) now() time.Time {
 // RunID returns the run id stamped on every event.
 func (r *Run) RunID() string { return r.stream.Run() }
 
-// InFlight returns the tool calls still open, oldest first.
+// InFlight returns the tool calls still open, oldest first. It never
+// waits for the run's output: an interrupt reports them at once, also
+// while a callback blocks (a stdout nobody reads).
 func (r *Run) InFlight() []event.OpenCall { return r.stream.OpenCalls() }
 
 // Interrupt asks the agent to stop: SIGINT to its group, then SIGTERM, then

@@ -51,7 +51,9 @@ func (r *Run) wait() {
 		o.Status, o.ToolStatus, r.err = event.ResultTimeout, event.StatusTimeout, ErrTurnTimeout
 	case errors.Is(out.Reason, process.ErrIdleTimeout):
 		fatal.Code, fatal.Hint = event.ErrIdleTimeout, "the agent printed nothing for the idle budget; raise the idle timeout if it works silently for long"
-		fatal.Message = fmt.Sprintf("no output for %s; the agent was stopped", r.silence(out).Round(time.Millisecond))
+		// The silence the watchdog fired at: by now the kill grace has
+		// been added to it.
+		fatal.Message = fmt.Sprintf("no output for %s; the agent was stopped", out.Silence.Round(time.Millisecond))
 		o.Status, o.ToolStatus, r.err = event.ResultTimeout, event.StatusTimeout, ErrIdleTimeout
 	case errors.Is(out.Reason, process.ErrHardTimeout):
 		fatal.Code, fatal.Hint = event.ErrHardTimeout, "the run hit its wall-clock limit; raise the timeout for longer tasks"

@@ -68,8 +68,13 @@ type Stream struct {
 
 	session SessionStart
 	open    map[string]openCall // by the unique id in the stream (by value: no allocation per call)
-	openSeq int64               // orders open calls, oldest first
-	alias   map[string]string   // agent's call id -> unique id in the stream
+	// openMu guards open's changes (made under mu as well) and
+	// OpenCalls' reads: those must not wait for mu, which the sink holds
+	// for as long as its consumer blocks (an interrupt reports the calls
+	// in flight while stdout is stalled).
+	openMu  sync.Mutex
+	openSeq int64             // orders open calls, oldest first
+	alias   map[string]string // agent's call id -> unique id in the stream
 	// closed holds a hash of every call id already ended. Hashes keep
 	// the set free of pointers (the GC need not scan it in a run of a
 	// million calls); a collision only renames a call that needed no
@@ -278,10 +283,11 @@ func (s *Stream) Session() SessionStart {
 	return s.session
 }
 
-// OpenCalls returns the tool calls still open, oldest first.
+// OpenCalls returns the tool calls still open, oldest first. It never
+// waits for the sink.
 func (s *Stream) OpenCalls() []OpenCall {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.openMu.Lock()
+	defer s.openMu.Unlock()
 	out := make([]OpenCall, 0, len(s.open))
 	for _, c := range s.openCalls() {
 		out = append(out, OpenCall{Start: *c.start, Since: c.at})
@@ -517,7 +523,9 @@ func (s *Stream) toolStart(v *ToolStart) bool {
 		v.Paths = paths
 	}
 	s.openSeq++
+	s.openMu.Lock()
 	s.open[v.CallID] = openCall{id: v.CallID, name: v.Name, kind: v.Kind, at: s.clock(), start: v, n: s.openSeq}
+	s.openMu.Unlock()
 	s.toolCalls++
 	return true
 }
@@ -572,7 +580,9 @@ func (s *Stream) toolEnd(v *ToolEnd) {
 	if len(v.Paths) > MaxPaths {
 		v.Paths = v.Paths[:MaxPaths]
 	}
+	s.openMu.Lock()
 	delete(s.open, id)
+	s.openMu.Unlock()
 	s.closed.Add(id)
 	if id != agentID {
 		// A later start that reuses the agent's id must get a fresh one.

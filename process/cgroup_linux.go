@@ -24,14 +24,29 @@ import (
 // starts is in it from birth to death whatever it does to its session,
 // group, parent or environment; only a process allowed to write another
 // cgroup's cgroup.procs can leave it.
+//
+// Its harness holds an exclusive flock on the directory for as long as
+// the cgroup exists: the lock goes with the harness however it ends, so a
+// cgroup whose lock can be taken was left by a harness killed with
+// SIGKILL, and what of its run Pdeathsig did not end (its agent dies, the
+// tools it started do not) is ended by a later harness
+// (removeStaleCgroups). A lock cannot be fooled by a reused pid, nor by a
+// harness in another pid namespace sharing the cgroup.
 type runCgroup struct {
-	dir string
-	fd  int // the directory, opened for clone3
+	dir  string
+	path string // as /proc/PID/cgroup names it (cgroupSelf, then the run's name)
+	fd   int    // the directory, opened for clone3 and locked
 }
+
+// lockedSuffix ends the name of a run cgroup whose harness locks it.
+// Earlier harnesses did not: a later one cannot tell theirs abandoned,
+// and only removes them once empty.
+const lockedSuffix = "-locked"
 
 var (
 	cgroupOnce sync.Once
 	cgroupBase string // the harness's own cgroup v2 directory; "" if none
+	cgroupSelf string // the same, as /proc/self/cgroup names it
 	cgroupBad  bool   // creating a run cgroup failed once: not writable here
 	cgroupMu   sync.Mutex
 )
@@ -42,7 +57,8 @@ func newRunCgroup(token string) *runCgroup {
 	if !cgroupsUsable() {
 		return nil
 	}
-	dir := filepath.Join(cgroupBase, "harness-run-"+strings.ToLower(token))
+	name := "harness-run-" + strings.ToLower(token) + lockedSuffix
+	dir := filepath.Join(cgroupBase, name)
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		disableCgroups()
 		return nil
@@ -52,32 +68,96 @@ func newRunCgroup(token string) *runCgroup {
 		_ = os.Remove(dir)
 		return nil
 	}
-	return &runCgroup{dir: dir, fd: fd}
+	if err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		// Unlocked, it would look abandoned to the next harness, which
+		// would end the run: no cgroup rather than that.
+		_ = unix.Close(fd)
+		_ = os.Remove(dir)
+		disableCgroups()
+		return nil
+	}
+	return &runCgroup{dir: dir, path: strings.TrimSuffix(cgroupSelf, "/") + "/" + name, fd: fd}
 }
 
 // cgroupsUsable reports whether runs get a cgroup (as far as is known:
 // the first mkdir tells).
 func cgroupsUsable() bool {
 	cgroupOnce.Do(func() {
-		cgroupBase = findCgroupBase()
-		removeStaleCgroups(cgroupBase)
+		cgroupBase, cgroupSelf = findCgroupBase()
+		if cgroupBase != "" {
+			// Ending what a killed harness left may wait for its
+			// processes to die: not the first run's business.
+			go removeStaleCgroups(cgroupBase, time.Now().Add(-staleAge))
+		}
 	})
 	cgroupMu.Lock()
 	defer cgroupMu.Unlock()
 	return cgroupBase != "" && !cgroupBad
 }
 
-// removeStaleCgroups removes the empty run cgroups in base left by a
-// harness that was killed before it could (one still being set up is
-// young; one in use is not empty, and rmdir refuses it).
-func removeStaleCgroups(base string) {
-	if base == "" {
-		return
-	}
+// staleAge is how old a run cgroup must be before another harness looks
+// at it: one being set up (made, not yet locked) is young.
+const staleAge = time.Minute
+
+// removeStaleCgroups ends the run cgroups in base that a killed harness
+// left, made before cutoff: one of ours whose lock can be taken has lost
+// its harness, and what is left in it is SIGKILLed (cgroup.kill) before
+// it is removed; one an earlier harness made (unlocked, its owner cannot
+// be told gone) is removed only when empty, and rmdir refuses it
+// otherwise. A cgroup still in use is locked, or not empty.
+func removeStaleCgroups(base string, cutoff time.Time) {
 	old, _ := filepath.Glob(filepath.Join(base, "harness-run-*"))
 	for _, dir := range old {
-		if st, err := os.Stat(dir); err == nil && time.Since(st.ModTime()) > time.Minute {
+		st, err := os.Stat(dir)
+		if err != nil || !st.IsDir() || !st.ModTime().Before(cutoff) {
+			continue
+		}
+		if strings.HasSuffix(dir, lockedSuffix) {
+			endAbandoned(dir)
+		} else {
 			_ = unix.Rmdir(dir)
+		}
+	}
+}
+
+// endAbandoned kills what is left in the run cgroup dir and below it, and
+// removes them, if its harness is gone: if its lock can be taken.
+func endAbandoned(dir string) {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	defer unix.Close(fd)
+	if unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) != nil {
+		return // its harness is alive
+	}
+	deadline := time.Now().Add(sweepTimeout)
+	pause := time.Millisecond
+	for populated(dir) && time.Now().Before(deadline) {
+		killSubtree(dir)
+		time.Sleep(pause) // waiting on the kernel to finish the kills
+		pause = min(2*pause, 20*time.Millisecond)
+	}
+	removeEmptied(dir)
+}
+
+// populated reports whether a live process is in the cgroup dir or below
+// it (cgroup.events); an unreadable one counts as empty.
+func populated(dir string) bool {
+	b, err := procstat.ReadFile(filepath.Join(dir, "cgroup.events"))
+	return err == nil && bytes.Contains(b, []byte("populated 1"))
+}
+
+// killSubtree SIGKILLs everything in the cgroup dir and below it.
+func killSubtree(dir string) {
+	if os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0) == nil {
+		return // the whole subtree (Linux 5.14)
+	}
+	(&runCgroup{dir: dir}).kill()
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if e.IsDir() {
+			killSubtree(filepath.Join(dir, e.Name()))
 		}
 	}
 }
@@ -91,24 +171,20 @@ func disableCgroups() {
 
 // findCgroupBase returns the directory of this process's cgroup v2 (from
 // /proc/self/cgroup and the cgroup2 mount in /proc/self/mountinfo; a
-// hybrid layout mounts it at /sys/fs/cgroup/unified).
-func findCgroupBase() string {
+// hybrid layout mounts it at /sys/fs/cgroup/unified), and its path as
+// /proc/self/cgroup gives it; "" where there is none.
+func findCgroupBase() (dir, self string) {
 	b, err := os.ReadFile("/proc/self/cgroup")
 	if err != nil {
-		return ""
+		return "", ""
 	}
-	var self string
-	for l := range strings.Lines(string(b)) {
-		if p, ok := strings.CutPrefix(strings.TrimSpace(l), "0::"); ok {
-			self = p
-		}
-	}
+	self = cgroupLine(b)
 	if self == "" || strings.HasSuffix(self, " (deleted)") {
-		return ""
+		return "", ""
 	}
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
-		return ""
+		return "", ""
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
@@ -126,9 +202,33 @@ func findCgroupBase() string {
 		if !ok {
 			continue
 		}
-		return filepath.Join(mnt, rel)
+		return filepath.Join(mnt, rel), self
+	}
+	return "", ""
+}
+
+// cgroupLine returns the cgroup v2 path of a /proc/PID/cgroup file (its
+// "0::" line), "" without one.
+func cgroupLine(b []byte) string {
+	for l := range strings.Lines(string(b)) {
+		if p, ok := strings.CutPrefix(strings.TrimSpace(l), "0::"); ok {
+			return p
+		}
 	}
 	return ""
+}
+
+// holds reports whether pid is, or died, in the cgroup or below it. A
+// zombie's /proc/PID/cgroup still names the cgroup it died in (marked
+// " (deleted)" once that is removed), when nothing else ties it to its
+// run: its environment is gone, its group and session may be its own.
+func (c *runCgroup) holds(pid int) bool {
+	b, err := procstat.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup")
+	if err != nil {
+		return false
+	}
+	p := strings.TrimSuffix(cgroupLine(b), " (deleted)")
+	return p == c.path || strings.HasPrefix(p, c.path+"/")
 }
 
 // attr puts the child into the cgroup at its birth.
@@ -203,9 +303,14 @@ func (c *runCgroup) empty(deadline time.Time) map[int]uint64 {
 // remove deletes the (emptied) cgroup, and the cgroups a harness run
 // inside it made and could not remove (it was killed with the run).
 func (c *runCgroup) remove() {
-	_ = unix.Close(c.fd)
+	_ = unix.Close(c.fd) // and so its lock: from now on it is anyone's to remove
+	removeEmptied(c.dir)
+}
+
+// removeEmptied removes the cgroup dir, emptied, with its child cgroups.
+func removeEmptied(dir string) {
 	for range 50 { // the last exits may still be leaving it
-		err := rmdirTree(c.dir)
+		err := rmdirTree(dir)
 		if err == nil || !errors.Is(err, unix.EBUSY) {
 			return
 		}

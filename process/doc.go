@@ -10,7 +10,10 @@
 // calls (Proc.ToolStarted, Proc.ToolEnded) and the agent's terminal event
 // (Proc.AgentDone) from the events it parsed. It never prints or logs;
 // everything it has to say comes back as *event.Warning values through
-// Options.OnWarning and as the Outcome returned by Proc.Wait.
+// Options.OnWarning and as the Outcome returned by Proc.Wait. Warnings are
+// handed over by a goroutine of their own, in order: a caller whose
+// OnWarning blocks (its own consumer stalled) delays them, and Wait, never
+// the watchdogs, the escalation or an interrupt.
 //
 // # Every process of a run, and only those
 //
@@ -26,10 +29,24 @@
 //     (CLONE_INTO_CGROUP) and so is everything it starts, whatever it does
 //     to its session, parent or environment. At the end of the run the
 //     cgroup is emptied with cgroup.kill and removed. It costs a mkdir and
-//     an rmdir: no measurable latency (BenchmarkShortRun). Limits: a
-//     process allowed to write another cgroup's cgroup.procs (root in the
-//     agent) can move out; a harness killed with SIGKILL leaves its empty
-//     cgroup directory, removed by a later harness after a minute.
+//     an rmdir: no measurable latency (BenchmarkShortRun). Such a run does
+//     not make the harness a child subreaper (the cgroup needs no
+//     re-parenting): its orphans go to init, as without harness. Those
+//     that come to the harness anyway (pid 1 of a container, a subreaper
+//     for a run without a cgroup or by the caller's choice) are reaped at
+//     the end of the run when they died in its cgroup, which a zombie
+//     still names when nothing else ties it to the run (it left the
+//     agent's session and exited before any look saw it); no other
+//     child of the harness is ever waited for. Limits: a process allowed
+//     to write another cgroup's cgroup.procs (root in the agent) can move
+//     out. A harness killed with SIGKILL cannot end its runs: each agent
+//     dies (Pdeathsig), but what it started lives on in the run's cgroup,
+//     named harness-run-<token>-locked. The harness holds a flock on that
+//     directory while it lives, so the lock goes with it: a later harness
+//     in the same cgroup that can take the lock of one over a minute old
+//     knows its harness gone (a reused pid cannot fool it), kills what is
+//     left there (cgroup.kill) and removes it. A run cgroup of an earlier
+//     harness (harness-run-<token>, no lock) is removed only once empty.
 //  2. A reaper of its own, when the binary installed the hook (MaybeReap,
 //     first thing in main; TestMain in tests): the harness binary is
 //     re-executed as the agent's parent, a child subreaper (like tini -s),
@@ -51,6 +68,12 @@
 //     at the end kills the group, the processes it saw, and orphans of its
 //     own that carry the run's marker in their environment. A process that
 //     double-forks faster than a walk with an emptied environment escapes.
+//     One that leaves the agent's group and session and dies before a
+//     walk saw it, once re-parented to the harness (a subreaper), is never
+//     told from the caller's own children (its environment, the marker, is
+//     gone with it; its group and session are its own): it stays a zombie
+//     of the harness process until that exits. A long-lived program avoids
+//     that with MaybeReap.
 //
 // # Watchdogs
 //

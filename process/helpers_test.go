@@ -35,6 +35,9 @@ type run struct {
 	warnings []*event.Warning
 	errLines int
 	light    bool // keep no lines: check seqs on the fly (floods)
+	// warnGate, when set, holds OnWarning after it recorded a warning
+	// until the gate is closed: a consumer that does not read.
+	warnGate chan struct{}
 	lastSeq  int
 	badSeq   int           // lines whose seq did not follow the previous one (light)
 	first    time.Duration // when the first line came, after spawn
@@ -129,7 +132,14 @@ func startRun(t *testing.T, ctx context.Context, r *run, name string, args []str
 		}
 	}
 	o.OnStderr = func([]byte) { r.mu.Lock(); r.errLines++; r.mu.Unlock() }
-	o.OnWarning = func(w *event.Warning) { r.mu.Lock(); r.warnings = append(r.warnings, w); r.mu.Unlock() }
+	o.OnWarning = func(w *event.Warning) {
+		r.mu.Lock()
+		r.warnings = append(r.warnings, w)
+		r.mu.Unlock()
+		if r.warnGate != nil {
+			<-r.warnGate
+		}
+	}
 	p, err := Start(ctx, o)
 	require.NoError(t, err)
 	r.p = p
@@ -204,10 +214,17 @@ func (r *run) requireSeqs(t *testing.T, n int) {
 
 // requireNoneAlive checks that no process of the run is left: not in the
 // child's group, not carrying the run's marker, none of the pids the fake
-// announced (not even as a zombie).
+// announced (not even as a zombie of ours). A zombie whose parent is not
+// us is dead and its parent's to reap: a run in a cgroup does not make us
+// a subreaper, and its orphans go to init.
 func requireNoneAlive(t *testing.T, r *run) {
 	t.Helper()
+	self := os.Getpid()
+	othersZombie := func(st procStat) bool { return st.state == 'Z' && st.ppid != self }
 	for pid, st := range allProcs() {
+		if othersZombie(st) {
+			continue
+		}
 		require.NotEqual(t, r.p.pid, st.pgrp, "process %d of the run's group is alive (state %c)", pid, st.state)
 		if st.state != 'Z' {
 			require.False(t, environHas(pid, r.p.marker), "process %d of the run is alive", pid)
@@ -220,6 +237,9 @@ func requireNoneAlive(t *testing.T, r *run) {
 		st, ok := readStat(pid)
 		if ok && pid == r.p.pid && !environHas(pid, r.p.marker) && st.pgrp != r.p.pid {
 			continue // the pid was reused by an unrelated process
+		}
+		if ok && othersZombie(st) {
+			continue
 		}
 		require.False(t, ok, "process %d of the run still exists (state %c, parent %d, we are %d)", pid, st.state, st.ppid, os.Getpid())
 	}

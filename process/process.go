@@ -79,8 +79,11 @@ type Options struct {
 	// one goroutine. The tail is kept regardless.
 	OnStderr func(line []byte)
 	// OnWarning receives idle, tool_stalled, stderr_truncated and
-	// lingered_after_result warnings. Calls never overlap, but they come
-	// from the supervisor's or the stderr reader's goroutine.
+	// lingered_after_result warnings, in the order they were found, from
+	// a goroutine of their own; calls never overlap. Nothing waits for
+	// it: a call that blocks (its consumer stalled) holds up later
+	// warnings, never the watchdogs, the escalation, an interrupt or the
+	// reading of stderr. Wait returns once every warning was delivered.
 	// stderr_truncated is sent once, when stderr first outgrows the 64 KiB
 	// tail (not at the end), so a reader learns early that the tail in a
 	// final error is not the whole of stderr; Outcome.StderrBytes has the
@@ -138,6 +141,10 @@ type Outcome struct {
 	// LastActivity is the time of the last byte on stdout or stderr (the
 	// spawn time if there was none).
 	LastActivity time.Time
+	// Silence is, when Reason is ErrIdleTimeout, the silence the idle
+	// watchdog fired at: at least the idle budget in force, and without
+	// the kill grace that followed (LastActivity, read at the end, has it).
+	Silence time.Duration
 	// Stragglers counts processes of the run other than the child that the
 	// harness SIGKILLed one by one (re-parented, setsid'd, holding a pipe…).
 	Stragglers int
@@ -150,14 +157,14 @@ type Outcome struct {
 // Finding the run's processes at the end (see the package doc): the
 // run's own cgroup holds them all where cgroup v2 is writable; else the
 // run's own reaper (when MaybeReap installed the hook) has them all in its
-// tree. In any case, as a last resort, the child's descendants are walked
-// in /proc while it runs (and remembered by pid and start time), the
-// harness is a child subreaper, and a process belongs to the run when it
-// is in the child's process group (or session, with PTY), was seen
-// descending from the child, or is an orphan of ours carrying the run's
-// environment marker — and so are all of their descendants. Processes of
-// other runs never match, so concurrent runs in one harness do not kill
-// each other's processes.
+// tree. Without either, the child's descendants are walked in /proc
+// while it runs (and remembered by pid and start time) and the harness is
+// a child subreaper. In any case, as a last resort, a process belongs to
+// the run when it is in the child's process group (or session, with PTY),
+// was seen descending from the child, or is an orphan of ours carrying
+// the run's environment marker — and so are all of their descendants.
+// Processes of other runs never match, so concurrent runs in one harness
+// do not kill each other's processes.
 //
 // The end of a run: once the child has exited (by itself or escalation),
 // its pipes get until KillGrace after the exit to reach EOF (a grandchild's
@@ -208,7 +215,7 @@ type Proc struct {
 	tracked     map[int]uint64 // pid → start time of processes seen in the tree
 	stragglers  map[int]uint64
 
-	warnMu sync.Mutex
+	warns warnQueue // to OnWarning, off the supervisor's goroutine
 
 	tailMu     sync.Mutex
 	tail       *ring
@@ -222,11 +229,15 @@ var subreaperOnce sync.Once
 // ErrBadDir, ErrSpawn (wrapped with the cause; also wrapping ctx's error
 // when it is already done).
 //
-// On Linux the first Start makes the calling process a child subreaper for
-// the rest of its life: orphans of any descendant are re-parented to it.
-// Those of a run are reaped at its end; others are left alone. Where the
-// process's cgroup v2 is writable, each run gets a child cgroup of it
-// (harness-run-<token>), removed at the run's end.
+// Where the process's cgroup v2 is writable, each run gets a child cgroup
+// of it (harness-run-<token>-locked), removed at the run's end; orphans of
+// the run are left to whoever they are re-parented to (init, as without
+// harness), except those re-parented to this process (pid 1 of a
+// container, or a subreaper), which are reaped at the run's end. On Linux
+// the first Start of a run without a cgroup makes the calling process a
+// child subreaper for the rest of its life: orphans of any descendant are
+// re-parented to it. Those of a run are reaped at its end; others are
+// left alone.
 func Start(ctx context.Context, o Options) (*Proc, error) {
 	if len(o.Argv) == 0 || o.Argv[0] == "" {
 		return nil, fmt.Errorf("%w: empty argv", ErrSpawn)
@@ -254,7 +265,6 @@ func Start(ctx context.Context, o Options) (*Proc, error) {
 	if err != nil {
 		return nil, err
 	}
-	subreaperOnce.Do(becomeSubreaper)
 
 	var tok [12]byte
 	_, _ = rand.Read(tok[:])
@@ -284,6 +294,13 @@ func Start(ctx context.Context, o Options) (*Proc, error) {
 	if !o.noCgroup {
 		p.cg = newRunCgroup(token)
 	}
+	if p.cg == nil {
+		// Without a cgroup the run's orphans must come to us (walks) or,
+		// should the run's reaper die, still be found (its orphans carry
+		// the marker). A run in a cgroup needs no re-parenting, and being
+		// a subreaper would only make us the parent of orphans to reap.
+		subreaperOnce.Do(becomeSubreaper)
+	}
 	newCmd := func() {
 		cmd := &exec.Cmd{Path: path, Args: o.Argv, Dir: o.Dir}
 		cmd.Env = append(append(make([]string, 0, len(env)+2), env...), key+"=1")
@@ -305,6 +322,7 @@ func Start(ctx context.Context, o Options) (*Proc, error) {
 		cg := p.cg
 		p.cg = nil
 		cg.remove()
+		subreaperOnce.Do(becomeSubreaper)
 		newCmd()
 		if err = p.spawn(); err == nil {
 			disableCgroups()
@@ -552,7 +570,8 @@ func (p *Proc) interrupt(now time.Time) {
 }
 
 // Wait blocks until the run is over — the child exited, both pipes are
-// done, every straggler is killed and reaped — and returns its Outcome.
+// done, every straggler is killed and, if it is our child, reaped, every
+// warning is handed to OnWarning — and returns its Outcome.
 func (p *Proc) Wait() Outcome {
 	<-p.done
 	return p.out
@@ -569,13 +588,12 @@ func (p *Proc) touch() { p.lastAct.Store(int64(time.Since(p.start))) }
 
 func (p *Proc) lastActivity() time.Time { return p.start.Add(time.Duration(p.lastAct.Load())) }
 
+// warn queues w for OnWarning: it never waits for the caller (warnQueue).
 func (p *Proc) warn(w *event.Warning) {
 	if p.o.OnWarning == nil {
 		return
 	}
-	p.warnMu.Lock()
-	defer p.warnMu.Unlock()
-	p.o.OnWarning(w)
+	p.warns.push(p.o.OnWarning, w)
 }
 
 // LookPath finds the executable to run: the first of names that is

@@ -296,10 +296,11 @@ const (
 type supervisor struct {
 	reason    error
 	stage     int
-	stageAt   time.Time // when the current escalation began
-	termAt    time.Time // SIGTERM due (from stageINT)
-	killAt    time.Time // SIGKILL due
-	warnedRef time.Time // the silence an idle warning was sent for
+	stageAt   time.Time     // when the current escalation began
+	termAt    time.Time     // SIGTERM due (from stageINT)
+	killAt    time.Time     // SIGKILL due
+	warnedRef time.Time     // the silence an idle warning was sent for
+	silence   time.Duration // the silence the idle timeout fired at
 	lingered  bool
 	visits    int64 // tool calls looked at by the watchdogs (tests count work)
 }
@@ -458,7 +459,7 @@ func (p *Proc) watchIdle(s *supervisor, w *wake) {
 		}
 	}
 	if fire {
-		s.reason = ErrIdleTimeout
+		s.reason, s.silence = ErrIdleTimeout, now.Sub(ref)
 	}
 }
 
@@ -606,7 +607,7 @@ func (p *Proc) finish(s *supervisor) {
 	<-p.stdoutDone
 	<-p.stderrDone
 
-	o := Outcome{Reason: s.reason, Lingered: s.lingered, Duration: time.Since(p.start)}
+	o := Outcome{Reason: s.reason, Lingered: s.lingered, Silence: s.silence, Duration: time.Since(p.start)}
 	exitInfo(p.exitStatus, p.haveStatus, &o)
 	if s.stage != stageNone {
 		o.Killed = true
@@ -627,6 +628,10 @@ func (p *Proc) finish(s *supervisor) {
 	if p.rp != nil {
 		o.Stragglers += p.rp.killed
 	}
+	// The warnings go before the Outcome: a caller turns the Outcome into
+	// its last events, which must follow them (an idle warning precedes
+	// its timeout). The run is over: waiting here holds up nothing.
+	p.warns.wait()
 	p.out = o
 	close(p.done)
 }

@@ -288,6 +288,10 @@ func (p *Proc) killRun(reap bool) {
 	switch {
 	case p.cg != nil && reap: // the cgroup holds all of the run, exactly
 		p.emptyCgroup()
+		// Removed once the sweep below is over: until then rmdir may be
+		// refused (the cgroup of a zombie leader whose other threads were
+		// still exiting was left behind).
+		defer p.cg.remove()
 	case p.cg != nil:
 		// Those killed now leave the cgroup as zombies, re-parented to us
 		// once their parent dies too: remembered, they are reaped at the
@@ -398,9 +402,11 @@ func (p *Proc) runGone() bool {
 
 // emptyCgroup kills everything in the run's cgroup, counts what it killed
 // besides the agent as stragglers, remembers them so that the sweep reaps
-// their zombies (re-parented to us), and removes the cgroup.
+// their zombies (re-parented to us), and reaps the run's zombies that are
+// ours.
 func (p *Proc) emptyCgroup() {
-	killed := p.cg.empty(time.Now().Add(sweepTimeout))
+	deadline := time.Now().Add(sweepTimeout)
+	killed := p.cg.empty(deadline)
 	p.mu.Lock()
 	for pid, start := range killed {
 		if pid != p.pid {
@@ -408,7 +414,51 @@ func (p *Proc) emptyCgroup() {
 		}
 	}
 	p.mu.Unlock()
-	p.cg.remove()
+	p.reapCgroupZombies(deadline)
+}
+
+// reapCgroupZombies reaps the zombies among our children that died in the
+// run's cgroup. A run in a cgroup does not make us a subreaper, but its
+// orphans still come to us when we are one anyway (pid 1 of a container,
+// a run without a cgroup, the caller's own choice), and one that left the
+// agent's session and exited before any look saw it is known by nothing
+// else: it would stay our zombie for as long as we live, one per run of a
+// long-lived harness (mcp, serve, a library program). Only the run's
+// cgroup is a proof: a process of another run, or a child of the caller's
+// own program, never died in it, so no one else's exit status is taken.
+// A zombie whose last threads are still exiting cannot be reaped yet: it
+// is waited for until deadline.
+func (p *Proc) reapCgroupZombies(deadline time.Time) {
+	self := os.Getpid()
+	agentReaped := false
+	select {
+	case <-p.exited:
+		agentReaped = true
+	default:
+	}
+	pause := time.Millisecond
+	for {
+		kids, _ := childrenOf(self)
+		left := false
+		for _, pid := range kids {
+			if pid == p.pid && !agentReaped {
+				continue // the agent is reaped by its own Wait
+			}
+			st, ok := readStat(pid)
+			if !ok || st.state != 'Z' || !p.cg.holds(pid) {
+				continue
+			}
+			var ws unix.WaitStatus
+			if got, err := unix.Wait4(pid, &ws, unix.WNOHANG, nil); err == nil && got == 0 {
+				left = true
+			}
+		}
+		if !left || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(pause) // waiting on the kernel, not on another goroutine
+		pause = min(2*pause, 20*time.Millisecond)
+	}
 }
 
 // pendingBytes is how many bytes wait unread in the pipe or terminal r

@@ -503,17 +503,20 @@ func TestOpenToolCallsLinear(t *testing.T) {
 	base := time.Now()
 	var warned []*event.Warning
 	p.o.OnWarning = func(w *event.Warning) { warned = append(warned, w) }
-	p.watch(&s, base.Add(2500*time.Millisecond))
+	// Warnings are delivered by a goroutine of their own: each watch is
+	// followed by the wait for them (as Wait does).
+	watch := func(now time.Time) { p.watch(&s, now); p.warns.wait() }
+	watch(base.Add(2500 * time.Millisecond))
 	require.Equal(t, n/2, len(warned))
 	for _, w := range warned {
 		require.Equal(t, int64(2000), w.BudgetMS)
 	}
-	p.watch(&s, base.Add(2600*time.Millisecond))
+	watch(base.Add(2600 * time.Millisecond))
 	require.Equal(t, n/2, len(warned), "a call is warned about once")
 	for i := 0; i < n; i += 2 {
 		p.ToolEnded("call" + strconv.Itoa(i))
 	}
-	p.watch(&s, base.Add(10500*time.Millisecond))
+	watch(base.Add(10500 * time.Millisecond))
 	require.Equal(t, n, len(warned), "then the shell calls past their budget")
 	require.Equal(t, int64(10000), warned[n-1].BudgetMS)
 	require.NoError(t, s.reason)

@@ -427,10 +427,18 @@ func exitFor(err error) error {
 
 // forwardSignals turns SIGINT, SIGTERM and SIGHUP into an interrupt of the
 // run, reporting each tool call in flight on stderr; a second SIGINT within
-// 2 s kills at once.
+// 2 s kills at once. stop returns once the report is written, or a
+// second later: a stalled stderr must not keep harness from exiting.
+//
+// The interrupt goes first, and the report is written by a goroutine of
+// its own: stderr may be stalled as stdout may (a reader that does not
+// read, a terminal paused with ^S), and neither the interrupt nor the next
+// signal may wait for it.
 func forwardSignals(e *env, run *harness.Run, ch <-chan os.Signal) (stop func()) {
-	done := make(chan struct{})
+	done, loopDone := make(chan struct{}), make(chan struct{})
+	var reported chan struct{} // closed once the report is written; set by the loop
 	go func() {
+		defer close(loopDone)
 		first := true
 		for {
 			select {
@@ -440,17 +448,31 @@ func forwardSignals(e *env, run *harness.Run, ch <-chan os.Signal) (stop func())
 				if sig == syscall.SIGPIPE {
 					continue // a closed stdout is handled where it is written
 				}
-				if first {
-					for _, c := range run.InFlight() {
-						fmt.Fprintln(e.Stderr, inFlightLine(c, time.Now()))
-					}
-					first = false
-				}
 				run.Interrupt()
+				if first {
+					first = false
+					now, written := time.Now(), make(chan struct{})
+					reported = written
+					go func() {
+						defer close(written)
+						for _, c := range run.InFlight() {
+							fmt.Fprintln(e.Stderr, inFlightLine(c, now))
+						}
+					}()
+				}
 			}
 		}
 	}()
-	return func() { close(done) }
+	return func() {
+		close(done)
+		<-loopDone
+		if reported != nil {
+			select {
+			case <-reported:
+			case <-time.After(time.Second):
+			}
+		}
+	}
 }
 
 // inFlightLine is the stderr line for a tool call still running at an
