@@ -128,7 +128,10 @@ func TestCheck(t *testing.T) {
 	pass, fail := rep.Runs[0].Check, rep.Runs[1].Check
 	require.True(t, pass.Passed)
 	require.Equal(t, 0, pass.ExitCode)
-	require.Equal(t, "checking\nclaude", pass.Output)
+	// The fake's out.txt holds its --env value (BENCH_WHO=claude), which
+	// the report redacts as the session log does; codex is too short a
+	// value to be redacted (logger.MinValueLen).
+	require.Equal(t, "checking\n[REDACTED]", pass.Output)
 	require.False(t, fail.Passed)
 	require.Equal(t, 1, fail.ExitCode)
 	require.Equal(t, "checking\ncodex", fail.Output)
