@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"regexp"
 	"runtime"
 	"runtime/metrics"
@@ -299,4 +300,27 @@ func procStatusKB(t *testing.T, field string) int64 {
 	}
 	t.Fatalf("no %s in /proc/self/status", field)
 	return 0
+}
+
+// startReporting starts the fake agent scenario (a harness of its own that
+// the test kills) and returns it with the first line it prints, its
+// report; it is killed at the test's end, also when an assertion failed.
+func startReporting(t *testing.T, scenario ...string) (*exec.Cmd, []byte) {
+	t.Helper()
+	argv, env := fakeagent.Command(scenario[0], scenario[1:]...)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = env
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	})
+	line, err := bufio.NewReader(out).ReadBytes('\n')
+	require.NoError(t, err)
+	return cmd, line
 }

@@ -3,7 +3,6 @@
 package process
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -156,21 +155,7 @@ func TestAbandonedCgroupEnded(t *testing.T) {
 	if !cgroupsUsable() {
 		t.Skip("runs get no cgroup here")
 	}
-	argv, env := fakeagent.Command("abandoning-harness")
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = env
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { // also when an assertion failed
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-	})
-	line, err := bufio.NewReader(out).ReadBytes('\n')
-	require.NoError(t, err)
+	cmd, line := startReporting(t, "abandoning-harness")
 	var got struct {
 		Agent, Escapee int
 		Cgroup, Base   string

@@ -3,12 +3,10 @@
 package process
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -372,20 +370,8 @@ func TestPdeathsig(t *testing.T) {
 	for _, mode := range []string{"direct", "reaper"} {
 		t.Run(mode, func(t *testing.T) {
 			t.Parallel()
-			argv, env := fakeagent.Command("mini-harness", mode)
-			cmd := exec.Command(argv[0], argv[1:]...)
-			cmd.Env = env
-			out, err := cmd.StdoutPipe()
-			require.NoError(t, err)
-			require.NoError(t, cmd.Start())
-			t.Cleanup(func() { // also when an assertion failed
-				if cmd.ProcessState == nil {
-					_ = cmd.Process.Kill()
-					_ = cmd.Wait()
-				}
-			})
-			line, err := bufio.NewReader(out).ReadString('\n')
-			require.NoError(t, err)
+			cmd, out := startReporting(t, "mini-harness", mode)
+			line := string(out)
 			m := pidRe.FindStringSubmatch(line)
 			require.NotNil(t, m, line)
 			agent, _ := strconv.Atoi(m[1])
