@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -111,7 +112,19 @@ func (r *Run) wait() {
 func (r *Run) partial(out process.Outcome) *event.Partial {
 	tail := out.StderrTail
 	if len(tail) > stderrTailBytes {
-		tail = tail[len(tail)-stderrTailBytes:]
+		cut := len(tail) - stderrTailBytes
+		whole := tail[cut-1] == '\n'
+		tail = tail[cut:]
+		if !whole {
+			// The tail starts where the last line began, or the next
+			// word: a secret the cut went through would be left for the
+			// log's redactor as a piece it no longer knows.
+			if i := bytes.IndexAny(tail, "\n \t"); i >= 0 {
+				tail = tail[i+1:]
+			} else {
+				tail = nil
+			}
+		}
 	}
 	return &event.Partial{StderrTail: string(tail), LastActivityMSAgo: r.silence(out).Milliseconds()}
 }

@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/agentharness/harness/event"
 )
@@ -79,24 +83,31 @@ const (
 	ruleEscape
 )
 
+// wordStart is where a token may start: \b, or right after a text escape
+// ("\n", "\t", …: a JSON document or a log quoted inside a string, or
+// written to stderr), where \b sees none ("\nsk-": n and s are both word
+// characters). A match that starts with the escape keeps it (tokenRE's
+// replacement; the others' groups).
+const wordStart = `(?:\b|\\[nrtbf])`
+
 // secret-shaped tokens. Each alternative starts with a literal trigger.
 var (
 	// Compiled when first needed, not at every start-up of harness.
-	tokenRE = lazyRE(
-		`\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}` +
-			`|\b(?:ghp|gho|ghs|ghu|ghr)_[A-Za-z0-9]{20,}` +
-			`|\bgithub_pat_[A-Za-z0-9_]{20,}` +
-			`|\bgl(?:pat|dt|rt|ptt|cbt)-[A-Za-z0-9_-]{20,}` +
-			`|\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,}` +
-			`|\bxox[abposr]-[A-Za-z0-9-]{10,}` +
-			`|\bnpm_[A-Za-z0-9]{36}\b` +
-			`|\b(?:AKIA|ASIA)[A-Z0-9]{16}\b` +
-			`|\bAIza[0-9A-Za-z_-]{35}`)
-	bearerRE = lazyRE(`(?i)\b(bearer\s+)([A-Za-z0-9._~+/=-]{8,})`)
+	tokenRE = lazyRE(wordStart + `(?:` +
+		`sk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}` +
+		`|(?:ghp|gho|ghs|ghu|ghr)_[A-Za-z0-9]{20,}` +
+		`|github_pat_[A-Za-z0-9_]{20,}` +
+		`|gl(?:pat|dt|rt|ptt|cbt)-[A-Za-z0-9_-]{20,}` +
+		`|(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,}` +
+		`|xox[abposr]-[A-Za-z0-9-]{10,}` +
+		`|npm_[A-Za-z0-9]{36}\b` +
+		`|(?:AKIA|ASIA)[A-Z0-9]{16}\b` +
+		`|AIza[0-9A-Za-z_-]{35})`)
+	bearerRE = lazyRE(`(?i)` + wordStart + `(bearer\s+)([A-Za-z0-9._~+/=-]{8,})`)
 	// authRE matches an Authorization header (or Proxy-Authorization) with
 	// or without its scheme (Basic, Token, …); group 2 is the credentials,
 	// "[" and "]" in it so that what bearerRE redacted is skipped.
-	authRE = lazyRE(`(?i)\b(authorization["']?\s*[:=]\s*["']?(?:[a-z]+[ \t]+)?)([\[\]A-Za-z0-9._~+/=:-]{4,})`)
+	authRE = lazyRE(`(?i)` + wordStart + `(authorization["']?\s*[:=]\s*["']?(?:[a-z]+[ \t]+)?)([\[\]A-Za-z0-9._~+/=:-]{4,})`)
 	// urlRE matches the password of a URL's user info; group 2 is it.
 	urlRE = lazyRE(`(?i)\b([a-z][a-z0-9+.-]*://[^\s:/@"'<>]*:)([^\s/@"'<>]+)@`)
 	// pairRE matches key=value and "key": "value" inside text; group 2 is the value.
@@ -261,7 +272,7 @@ func (r *Redactor) addValues(vals []string) {
 	seen := map[string]bool{}
 	var all []string
 	for _, v := range vals {
-		for _, f := range []string{v, jsonForm(v, false), jsonForm(v, true)} {
+		for _, f := range append([]string{v, jsonForm(v, false), jsonForm(v, true)}, otherEncoders(jsonForm(v, false))...) {
 			if f != "" && !seen[f] {
 				seen[f] = true
 				all = append(all, f)
@@ -278,6 +289,37 @@ func (r *Redactor) addValues(vals []string) {
 		r.envBy[v[0]] = append(r.envBy[v[0]], b)
 		r.setBigrams(v, exactCase)
 	}
+}
+
+// otherEncoders are the forms other JSON encoders give the inside of a
+// JSON string js (as Go writes it, HTML unescaped): "/" escaped as "\/"
+// (PHP, some loggers), and every character past ASCII as \uXXXX in lower
+// and upper case hex (Python's ensure_ascii, Java's), with "/" escaped or
+// not. Only those that differ from js.
+func otherEncoders(js string) []string {
+	var forms []string
+	add := func(f string) {
+		if f != js && !slices.Contains(forms, f) {
+			forms = append(forms, f)
+		}
+	}
+	for _, hex := range []string{"%04x", "%04X"} {
+		var b strings.Builder
+		for _, r := range js {
+			switch {
+			case r < utf8.RuneSelf:
+				b.WriteRune(r)
+			case r > 0xFFFF:
+				r1, r2 := utf16.EncodeRune(r)
+				fmt.Fprintf(&b, `\u`+hex+`\u`+hex, r1, r2)
+			default:
+				fmt.Fprintf(&b, `\u`+hex, r)
+			}
+		}
+		add(b.String())
+		add(strings.ReplaceAll(b.String(), "/", `\/`))
+	}
+	return forms
 }
 
 // jsonForm is v as the inside of a JSON string, with HTML characters
@@ -444,10 +486,14 @@ func (r *Redactor) redactText(b []byte, rules rule) []byte {
 	}
 	if rules&ruleShape != 0 {
 		b = tokenRE().ReplaceAllFunc(b, func(m []byte) []byte {
-			if bytes.HasPrefix(m, []byte("sk-")) && !hasDigitAndLetter(m[3:]) {
+			esc := 0
+			if m[0] == '\\' {
+				esc = 2 // the text escape before the token stays (wordStart)
+			}
+			if tok := m[esc:]; bytes.HasPrefix(tok, []byte("sk-")) && !hasDigitAndLetter(tok[3:]) {
 				return m // "sk-learn-model-selection-guide" is prose, not a key
 			}
-			return []byte(Redacted)
+			return append(m[:esc:esc], Redacted...)
 		})
 	}
 	if rules&ruleBearer != 0 {

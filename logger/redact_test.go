@@ -334,3 +334,53 @@ func TestRedactLeavesUsageLinesAlone(t *testing.T) {
 		require.Equal(t, want, string(r.Redact([]byte(in))), in)
 	}
 }
+
+// TestRedactAfterATextEscape: a token right after a text escape ("\n",
+// "\t" as two characters: a JSON document or a log quoted inside a
+// string, or printed to stderr) is a token still, where \b sees no word
+// start; the escape stays, and a JSON line stays valid.
+func TestRedactAfterATextEscape(t *testing.T) {
+	t.Parallel()
+	r := NewRedactor(testEnv)
+	cases := []struct{ name, in, want string }{
+		{"stderr-json", `request failed: {"error":"invalid api credential\nsk-ant-api03-AbCdEf0123456789_xyz-QRSTUV"}`,
+			`request failed: {"error":"invalid api credential\n[REDACTED]"}`},
+		{"github-after-tab", `k\tghp_1234567890abcdefghijABCDEFGHIJ123456 end`, `k\t[REDACTED] end`},
+		{"bearer", `hdrs\nBearer eyJhbGciOiJIUzI1NiJ9.payload.sig`, `hdrs\nBearer [REDACTED]`},
+		{"authorization", `GET / HTTP/1.1\nAuthorization: Basic dXNlcjpwYXNzd29yZA==\n`, `GET / HTTP/1.1\nAuthorization: Basic [REDACTED]\n`},
+		{"json-string-holding-an-escape", `{"t":"a\\tglpat-abcdefghij0123456789xyz"}`, `{"t":"a\\t[REDACTED]"}`},
+		{"tool-result-of-a-json-file", `{"type":"user","content":"{\"note\": \"rotate this one:\\nsk-ant-api03-AbCdEf0123456789_xyz-QRSTUV\"}"}`,
+			`{"type":"user","content":"{\"note\": \"rotate this one:\\n[REDACTED]\"}"}`},
+		{"prose-after-an-escape", `see\nsk-learn-model-selection-guide`, `see\nsk-learn-model-selection-guide`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			got := r.Redact([]byte(c.in))
+			require.Equal(t, c.want, string(got))
+			require.Equal(t, json.Valid([]byte(c.in)), json.Valid(got), "a valid JSON line stays valid")
+		})
+	}
+}
+
+// TestRedactOtherEncodersForms: a value given to WithEnv is found as other
+// JSON encoders write it in a raw line: "/" as "\/" (PHP), and characters
+// past ASCII as \uXXXX, lower or upper case (Python's ensure_ascii, Java).
+func TestRedactOtherEncodersForms(t *testing.T) {
+	t.Parallel()
+	r := NewRedactor(nil).WithEnv([]string{"S1=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLE", "S2=zz東京zz99", "S3=emoji-🔑-key"})
+	for _, in := range []string{
+		`{"text":"slash form: wJalrXUtnFEMI\/K7MDENG\/bPxRfiCYEXAMPLE"}`,
+		`{"text":"cjk: zz\u6771\u4eaczz99"}`,
+		`{"text":"cjk: zz\u6771\u4EACzz99"}`,
+		`{"text":"astral: emoji-\ud83d\udd11-key"}`,
+		`plain text: zz\u6771\u4eaczz99 and wJalrXUtnFEMI\/K7MDENG\/bPxRfiCYEXAMPLE`,
+	} {
+		got := string(r.Redact([]byte(in)))
+		require.Contains(t, got, Redacted, in)
+		for _, leak := range []string{"wJalr", "zz99", "\\u4eac", "\\u4EAC", "\\udd11"} {
+			require.NotContains(t, got, leak, in)
+		}
+		require.Equal(t, json.Valid([]byte(in)), json.Valid([]byte(got)), in)
+	}
+}
