@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -602,6 +604,57 @@ func TestRawChangesNothingElse(t *testing.T) {
 		got[i] = nonNative(t, c.evs)
 	}
 	require.Equal(t, got[0], got[1])
+}
+
+// TestRawKeepsLastEvents: a fatal error's last_events are the last
+// normalized events, with or without --raw: native events (one a line)
+// pushed the real ones out of them.
+func TestRawKeepsLastEvents(t *testing.T) {
+	t.Parallel()
+	var last [2][]string
+	for i, raw := range []bool{false, true} {
+		s, _ := newStream(t, raw)
+		require.NoError(t, s.Line(StreamStdout, []byte(`{"type":"init"}`), false, []Body{&SessionStart{SessionID: "s1"}}))
+		for n := range lastEventsKept + 2 {
+			require.NoError(t, s.Line(StreamStdout, []byte(`{"type":"text"}`), false, []Body{&TextDelta{Text: strconv.Itoa(n)}}))
+			require.NoError(t, s.Line(StreamStdout, []byte(`{"type":"ping"}`), false, nil))
+		}
+		e := &Error{Code: ErrProcessExit, Message: "x", Fatal: true, Partial: &Partial{}}
+		require.NoError(t, s.Emit(e))
+		for _, l := range e.Partial.LastEvents {
+			last[i] = append(last[i], string(l.Type)+" "+l.Summary)
+		}
+	}
+	require.Len(t, last[0], lastEventsKept)
+	require.Equal(t, last[0], last[1])
+}
+
+// TestUsageNeverNegativeNorWrapped: a negative count an agent reports
+// (garbage) counts as 0, with a warning, and sums past the largest int64
+// stay there: the schema's minimum 0 holds for every event and the result.
+func TestUsageNeverNegativeNorWrapped(t *testing.T) {
+	t.Parallel()
+	s, c := newStream(t, false)
+	require.NoError(t, s.Line(StreamStdout, []byte(`{"type":"init"}`), false, []Body{&SessionStart{SessionID: "s1"}}))
+	for _, u := range []Usage{{InputTokens: -7, OutputTokens: 5, CostUSD: -1}, {InputTokens: math.MaxInt64 - 1}, {InputTokens: 10}} {
+		require.NoError(t, s.Line(StreamStdout, []byte(`{"type":"usage"}`), false, []Body{&u}))
+	}
+	require.NoError(t, s.Line(StreamStdout, []byte(`{"type":"result"}`), false,
+		[]Body{&Result{Status: ResultSuccess, Usage: Usage{OutputTokens: -3}}}))
+	r := s.Finish(Outcome{NoProcess: true})
+	require.NoError(t, CheckNDJSON(c.buf.Bytes()))
+	require.Equal(t, Usage{InputTokens: math.MaxInt64, OutputTokens: 5}, r.Usage)
+	warnings := 0
+	for _, ev := range c.evs {
+		switch b := ev.Body.(type) {
+		case *Usage:
+			require.True(t, b.InputTokens >= 0 && b.OutputTokens >= 0 && b.CostUSD >= 0, "%+v", b)
+		case *Warning:
+			require.Equal(t, WarnUsageMismatch, b.Code)
+			warnings++
+		}
+	}
+	require.Equal(t, 2, warnings, "one for the usage event, one for the result's totals")
 }
 
 func TestUnparsedLinesWarnRateLimited(t *testing.T) {

@@ -100,7 +100,11 @@ type Stream struct {
 	nativeN     int64
 	unparsedN   int64
 	last        [lastEventsKept]Event
-	lastAt      time.Time
+	// normalized counts the events sent that are not native, which are
+	// all last keeps: a fatal error's last_events are the normalized
+	// ones, with or without --raw.
+	normalized int64
+	lastAt     time.Time
 	// pending holds what a line the agent printed before its own
 	// session_start gave rise to without saying anything of the session
 	// (native events, unparsed_line warnings), until a session_start goes
@@ -361,6 +365,9 @@ func (s *Stream) emit(b Body) {
 	case *PermissionRequest:
 		s.permission(v)
 	case *Usage:
+		if v.dropNegative() {
+			s.emit(negativeUsage())
+		}
 		s.usage.Add(*v)
 		s.sawUsage = true
 	case *Message:
@@ -431,6 +438,9 @@ func (s *Stream) mergeSession(v *SessionStart) {
 
 func (s *Stream) keepResult(r *Result) {
 	cp := *r
+	if cp.Usage.dropNegative() {
+		s.emit(negativeUsage())
+	}
 	if s.agent != nil {
 		// Several terminal reports (one per turn): the latest wins, but
 		// keep what an earlier one knew and the later one lacks.
@@ -611,7 +621,10 @@ func (s *Stream) send(b Body) {
 	}
 	s.lastTS = ts
 	ev := Event{V: Version, Type: b.EventType(), Run: s.cfg.Run, Seq: s.seq, TS: ts, Body: b}
-	s.last[s.seq%lastEventsKept] = ev
+	if _, native := b.(*Native); !native {
+		s.normalized++
+		s.last[s.normalized%lastEventsKept] = ev
+	}
 	if s.cfg.Sink != nil {
 		s.cfg.Sink(ev)
 	}
@@ -619,11 +632,11 @@ func (s *Stream) send(b Body) {
 
 func (s *Stream) lastSummaries() []EventSummary {
 	out := []EventSummary{}
-	for seq := s.seq - lastEventsKept + 1; seq <= s.seq; seq++ {
-		if seq < 1 {
+	for n := s.normalized - lastEventsKept + 1; n <= s.normalized; n++ {
+		if n < 1 {
 			continue
 		}
-		ev := s.last[seq%lastEventsKept]
+		ev := s.last[n%lastEventsKept]
 		out = append(out, EventSummary{Seq: ev.Seq, Type: ev.Type, Summary: Summarize(ev.Body)})
 	}
 	return out

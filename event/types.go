@@ -7,7 +7,10 @@
 // It imports nothing else of harness.
 package event
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"math"
+)
 
 // Version is the schema version stamped on every event as "v".
 const Version = 1
@@ -228,15 +231,39 @@ type Usage struct {
 	CostEstimated    bool    `json:"cost_estimated,omitempty"`
 }
 
-// Add adds o to u.
+// Add adds o to u. A sum past the largest int64 stays there: counts
+// never wrap round to negative.
 func (u *Usage) Add(o Usage) {
-	u.InputTokens += o.InputTokens
-	u.OutputTokens += o.OutputTokens
-	u.CacheReadTokens += o.CacheReadTokens
-	u.CacheWriteTokens += o.CacheWriteTokens
-	u.ReasoningTokens += o.ReasoningTokens
+	for _, f := range [...]struct{ to, from *int64 }{{&u.InputTokens, &o.InputTokens}, {&u.OutputTokens, &o.OutputTokens},
+		{&u.CacheReadTokens, &o.CacheReadTokens}, {&u.CacheWriteTokens, &o.CacheWriteTokens}, {&u.ReasoningTokens, &o.ReasoningTokens}} {
+		if sum := *f.to + *f.from; *f.from > 0 && sum < *f.to {
+			*f.to = math.MaxInt64
+		} else {
+			*f.to = sum
+		}
+	}
 	u.CostUSD += o.CostUSD
 	u.CostEstimated = u.CostEstimated || o.CostEstimated
+}
+
+// dropNegative counts what an agent reported below zero (garbage: no
+// count or cost can be) as zero, and reports whether there was any.
+func (u *Usage) dropNegative() bool {
+	dropped := false
+	for _, f := range [...]*int64{&u.InputTokens, &u.OutputTokens, &u.CacheReadTokens, &u.CacheWriteTokens, &u.ReasoningTokens} {
+		if *f < 0 {
+			*f, dropped = 0, true
+		}
+	}
+	if u.CostUSD < 0 {
+		u.CostUSD, dropped = 0, true
+	}
+	return dropped
+}
+
+// negativeUsage is the warning of a negative count the agent reported.
+func negativeUsage() *Warning {
+	return &Warning{Code: WarnUsageMismatch, Message: "the agent reported a negative token count or cost; it counts as 0"}
 }
 
 // IsZero reports whether u counts nothing.
