@@ -150,7 +150,11 @@ func (c *Client) Cancel() bool {
 		return false
 	}
 	c.cancelAsks()
-	return c.notify("session/cancel", map[string]string{"sessionId": c.sessionID}) == nil
+	if c.notify("session/cancel", map[string]string{"sessionId": c.sessionID}) != nil {
+		return false
+	}
+	c.m.cancelAsked = true
+	return true
 }
 
 // Done implements adapters.Session: the prompt was answered, or the
@@ -514,28 +518,37 @@ func choosePermission(params json.RawMessage, permissions string, kindOf func(id
 	}
 	json.Unmarshal(params, &p)
 	id := callID(p.ToolCall.ID)
-	allow := permissions != adapters.ReadOnly
-	order := []string{"allow_always", "allow_once"}
-	if !allow {
-		kind := p.ToolCall.Kind
-		if kind == "" && kindOf != nil {
-			kind = kindOf(id)
-		}
-		allow = kind == "read" || kind == "search"
-		order = []string{"allow_once", "allow_always"}
-	}
-	if !allow {
-		order = []string{"reject_once", "reject_always"}
-		denied = id
-	}
-	for _, k := range order {
-		for _, o := range p.Options {
-			if o.Kind == k {
-				return map[string]string{"outcome": "selected", "optionId": o.ID}, denied
+	pick := func(kinds ...string) map[string]string {
+		for _, k := range kinds {
+			for _, o := range p.Options {
+				if o.Kind == k {
+					return map[string]string{"outcome": "selected", "optionId": o.ID}
+				}
 			}
 		}
+		return nil
 	}
-	return map[string]string{"outcome": "cancelled"}, denied
+	if permissions != adapters.ReadOnly {
+		if o := pick("allow_always", "allow_once"); o != nil {
+			return o, ""
+		}
+		return map[string]string{"outcome": "cancelled"}, ""
+	}
+	kind := p.ToolCall.Kind
+	if kind == "" && kindOf != nil {
+		kind = kindOf(id)
+	}
+	if kind == "read" || kind == "search" {
+		if o := pick("allow_once"); o != nil {
+			return o, ""
+		}
+		// Only "always" offered: not taken, the rule would outlive the
+		// run. Refused as anything else.
+	}
+	if o := pick("reject_once", "reject_always"); o != nil {
+		return o, id
+	}
+	return map[string]string{"outcome": "cancelled"}, id
 }
 
 func preview(line []byte) string {

@@ -32,6 +32,7 @@ type mapper struct {
 	noUsage       bool             // the agent's usage is known to be wrong: none is reported
 	modes         []string         // the session's modes (session/new), for a captured set_mode's echo
 	agent         string           // initialize's agentInfo.name
+	cancelAsked   bool             // harness sent session/cancel for the prompt in flight (Client.Cancel)
 	heard         bool             // the turn has said something (text, thought, tool)
 	systemError   bool             // codex-acp: the turn failed; its text is the error's message
 	errText       capped           // that message, within keepText
@@ -572,8 +573,15 @@ func (m *mapper) end(dst []event.Body, result json.RawMessage, sessionID string)
 	case "end_turn", "max_tokens", "max_turn_requests":
 		res.Status = event.ResultSuccess
 	case "cancelled":
-		res.Status = event.ResultCancelled
-		res.Text = ""
+		res.Status, res.Text = event.ResultCancelled, ""
+		if m.live && !m.cancelAsked {
+			// Nobody interrupted the run: the agent gave the turn up by
+			// itself (codex-acp does after a refused permission). An
+			// error, and one that says why.
+			res.Status = event.ResultError
+			dst = append(dst, &event.Error{Code: event.ErrAgentError, Fatal: true, Partial: &event.Partial{},
+				Message: "acp: the agent ended the turn cancelled, though harness did not ask it to"})
+		}
 	default: // "refusal", or a reason this version does not know
 		res.Status = event.ResultError
 		res.Text = ""
@@ -612,6 +620,12 @@ func (u *acpUsage) unified() event.Usage {
 	pos := func(v int64) int64 { return max(v, 0) }
 	in, out, cr, cw, th := pos(u.Input), pos(u.Output), pos(u.CacheRead), pos(u.CacheWrite), pos(u.Thought)
 	switch u.Total {
+	case in + out + cr + cw + th:
+		// First: with no cache read, the sum with a cache write is also
+		// one of the OpenAI-style sums below, which would take the write
+		// out of an input that never held it. OpenAI reports no cache
+		// writes; Anthropic does (claude-agent-acp: cache apart).
+		return event.Usage{InputTokens: in, OutputTokens: out + th, CacheReadTokens: cr, CacheWriteTokens: cw, ReasoningTokens: th}
 	case in + out + th, in + out + th + cw:
 		// input includes the cache read (OpenAI-style); output is net of thoughts
 		return event.Usage{InputTokens: max(in-cr-cw, 0), OutputTokens: out + th, CacheReadTokens: cr, CacheWriteTokens: cw, ReasoningTokens: th}
@@ -621,8 +635,6 @@ func (u *acpUsage) unified() event.Usage {
 			return event.Usage{InputTokens: max(in-cr-cw, 0), OutputTokens: out, CacheReadTokens: cr, CacheWriteTokens: cw, ReasoningTokens: min(th, out)}
 		}
 		return event.Usage{InputTokens: max(in-cr-cw, 0), OutputTokens: out, CacheReadTokens: cr, CacheWriteTokens: cw}
-	case in + out + cr + cw + th:
-		return event.Usage{InputTokens: in, OutputTokens: out + th, CacheReadTokens: cr, CacheWriteTokens: cw, ReasoningTokens: th}
 	}
 	// Cache apart and output with its thoughts, as Anthropic counts.
 	return event.Usage{InputTokens: in, OutputTokens: out, CacheReadTokens: cr, CacheWriteTokens: cw, ReasoningTokens: min(th, out)}

@@ -27,6 +27,7 @@ const maxLine = 8 << 20
 //   - A session/prompt for a session whose prompt is still running is
 //     refused here (Invalid request): the SDK would cancel the running
 //     prompt before asking harness, and that turn is left untouched.
+//   - A session/prompt without an id is dropped, with a warning (busy).
 //
 // Nothing is read until gate is closed: the SDK starts reading at once,
 // and the server's connection is set after. Read is called by the SDK's
@@ -98,8 +99,17 @@ func (in *input) busy(line []byte) bool {
 		Method string           `json:"method"`
 		Params json.RawMessage  `json:"params"`
 	}
-	if json.Unmarshal(line, &m) != nil || m.ID == nil || m.Method != acpsdk.AgentMethodSessionPrompt {
+	if json.Unmarshal(line, &m) != nil || m.Method != acpsdk.AgentMethodSessionPrompt {
 		return false
+	}
+	if m.ID == nil {
+		// Without an id (or with a null one) the SDK takes it for a
+		// notification and runs the prompt on its one notification
+		// goroutine: a run nobody can answer that holds up every
+		// session/cancel behind it, to its budget. Dropped: a
+		// notification has no answer.
+		in.log.Warn("acp: dropped a session/prompt without an id (a prompt is a request)")
+		return true
 	}
 	// As the SDK reads it: a prompt it refuses itself never reaches
 	// Prompt, so it claims nothing.

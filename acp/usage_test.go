@@ -1,0 +1,92 @@
+package acp
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentharness/harness/adapters"
+	"github.com/agentharness/harness/event"
+)
+
+// TestUsageReadings: an answer's usage is read by the sum the agent made
+// of it (totalTokens). A turn that writes the cache and reads none is
+// Anthropic's (claude-agent-acp 0.101: input apart from the cache), not
+// OpenAI's minus a cache write it never reports: its input was lost.
+func TestUsageReadings(t *testing.T) {
+	cases := []struct {
+		name string
+		in   acpUsage
+		want event.Usage
+	}{
+		{"anthropic-cache-write-no-read", acpUsage{Input: 5, Output: 100, CacheWrite: 4000, Total: 4105},
+			event.Usage{InputTokens: 5, OutputTokens: 100, CacheWriteTokens: 4000}},
+		{"anthropic-read-and-write", acpUsage{Input: 5, Output: 100, CacheRead: 300, CacheWrite: 40, Total: 445},
+			event.Usage{InputTokens: 5, OutputTokens: 100, CacheReadTokens: 300, CacheWriteTokens: 40}},
+		{"openai-cache-included", acpUsage{Input: 1000, Output: 50, CacheRead: 800, Total: 1050},
+			event.Usage{InputTokens: 200, OutputTokens: 50, CacheReadTokens: 800}},
+		{"openai-thoughts-apart", acpUsage{Input: 1000, Output: 50, Thought: 30, CacheRead: 800, Total: 1080},
+			event.Usage{InputTokens: 200, OutputTokens: 80, CacheReadTokens: 800, ReasoningTokens: 30}},
+		{"no-cache", acpUsage{Input: 240, Output: 50, Total: 290}, event.Usage{InputTokens: 240, OutputTokens: 50}},
+	}
+	for _, c := range cases {
+		require.Equal(t, c.want, c.in.unified(), c.name)
+	}
+}
+
+// TestReadOnlyNeverAllowsAlways: read-only allows a read once; offered
+// only "allow_always" (a rule the agent may save beyond the run), it
+// refuses it as it refuses anything else.
+func TestReadOnlyNeverAllowsAlways(t *testing.T) {
+	req := func(kind string, options ...string) json.RawMessage {
+		var opts []map[string]string
+		for _, o := range options {
+			opts = append(opts, map[string]string{"optionId": o, "kind": o})
+		}
+		b, _ := json.Marshal(map[string]any{"toolCall": map[string]string{"toolCallId": "c1", "kind": kind}, "options": opts})
+		return b
+	}
+	for _, c := range []struct {
+		name, permissions string
+		params            json.RawMessage
+		option, denied    string
+	}{
+		{"read-once", adapters.ReadOnly, req("read", "allow_always", "allow_once", "reject_once"), "allow_once", ""},
+		{"read-only-always", adapters.ReadOnly, req("read", "allow_always", "reject_once"), "reject_once", "c1"},
+		{"read-only-always-no-reject", adapters.ReadOnly, req("read", "allow_always"), "", "c1"},
+		{"edit", adapters.ReadOnly, req("edit", "allow_once", "reject_once"), "reject_once", "c1"},
+		{"full-access", adapters.FullAccess, req("edit", "allow_once", "allow_always"), "allow_always", ""},
+	} {
+		out, denied := choosePermission(c.params, c.permissions, nil)
+		require.Equal(t, c.option, out["optionId"], c.name)
+		require.Equal(t, c.denied, denied, c.name)
+		if c.option == "" {
+			require.Equal(t, "cancelled", out["outcome"], c.name)
+		}
+	}
+}
+
+// TestCancelledUnasked: a live run's prompt answered cancelled though
+// harness sent no session/cancel (codex-acp does, after a refused
+// permission) is an error that says why, not an error with no error
+// event; answered so after harness's own session/cancel, cancelled.
+func TestCancelledUnasked(t *testing.T) {
+	for _, asked := range []bool{false, true} {
+		var m mapper
+		m.init()
+		m.live, m.cancelAsked = true, asked
+		bodies := m.end(nil, json.RawMessage(`{"stopReason":"cancelled"}`), "s1")
+		res := bodies[len(bodies)-1].(*event.Result)
+		if asked {
+			require.Equal(t, event.ResultCancelled, res.Status)
+			require.Len(t, bodies, 1)
+			continue
+		}
+		require.Equal(t, event.ResultError, res.Status)
+		e := bodies[0].(*event.Error)
+		require.True(t, e.Fatal)
+		require.Equal(t, event.ErrAgentError, e.Code)
+		require.Contains(t, e.Message, "did not ask")
+	}
+}
