@@ -150,11 +150,7 @@ func (c *Client) Cancel() bool {
 		return false
 	}
 	c.cancelAsks()
-	if c.notify("session/cancel", map[string]string{"sessionId": c.sessionID}) != nil {
-		return false
-	}
-	c.m.cancelAsked = true
-	return true
+	return c.notify("session/cancel", map[string]string{"sessionId": c.sessionID}) == nil
 }
 
 // Done implements adapters.Session: the prompt was answered, or the

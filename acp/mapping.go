@@ -32,7 +32,6 @@ type mapper struct {
 	noUsage       bool             // the agent's usage is known to be wrong: none is reported
 	modes         []string         // the session's modes (session/new), for a captured set_mode's echo
 	agent         string           // initialize's agentInfo.name
-	cancelAsked   bool             // harness sent session/cancel for the prompt in flight (Client.Cancel)
 	heard         bool             // the turn has said something (text, thought, tool)
 	systemError   bool             // codex-acp: the turn failed; its text is the error's message
 	errText       capped           // that message, within keepText
@@ -573,15 +572,8 @@ func (m *mapper) end(dst []event.Body, result json.RawMessage, sessionID string)
 	case "end_turn", "max_tokens", "max_turn_requests":
 		res.Status = event.ResultSuccess
 	case "cancelled":
-		res.Status, res.Text = event.ResultCancelled, ""
-		if m.live && !m.cancelAsked {
-			// Nobody interrupted the run: the agent gave the turn up by
-			// itself (codex-acp does after a refused permission). An
-			// error, and one that says why.
-			res.Status = event.ResultError
-			dst = append(dst, &event.Error{Code: event.ErrAgentError, Fatal: true, Partial: &event.Partial{},
-				Message: "acp: the agent ended the turn cancelled, though harness did not ask it to"})
-		}
+		res.Status = event.ResultCancelled
+		res.Text = ""
 	default: // "refusal", or a reason this version does not know
 		res.Status = event.ResultError
 		res.Text = ""

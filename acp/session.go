@@ -192,7 +192,6 @@ func (c *Client) nextTurn(dst []event.Body) []event.Body {
 		return dst
 	}
 	c.conv.turns++
-	c.m.cancelAsked = false // a new prompt: an interrupt of the last is not its
 	c.phase = phasePrompt
 	return append(dst, &event.TurnStart{TurnID: "turn_" + strconv.Itoa(c.conv.turns), Prompt: text})
 }

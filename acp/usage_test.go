@@ -66,27 +66,3 @@ func TestReadOnlyNeverAllowsAlways(t *testing.T) {
 		}
 	}
 }
-
-// TestCancelledUnasked: a live run's prompt answered cancelled though
-// harness sent no session/cancel (codex-acp does, after a refused
-// permission) is an error that says why, not an error with no error
-// event; answered so after harness's own session/cancel, cancelled.
-func TestCancelledUnasked(t *testing.T) {
-	for _, asked := range []bool{false, true} {
-		var m mapper
-		m.init()
-		m.live, m.cancelAsked = true, asked
-		bodies := m.end(nil, json.RawMessage(`{"stopReason":"cancelled"}`), "s1")
-		res := bodies[len(bodies)-1].(*event.Result)
-		if asked {
-			require.Equal(t, event.ResultCancelled, res.Status)
-			require.Len(t, bodies, 1)
-			continue
-		}
-		require.Equal(t, event.ResultError, res.Status)
-		e := bodies[0].(*event.Error)
-		require.True(t, e.Fatal)
-		require.Equal(t, event.ErrAgentError, e.Code)
-		require.Contains(t, e.Message, "did not ask")
-	}
-}
