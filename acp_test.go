@@ -115,6 +115,18 @@ func TestACPClientHungPromptGoesIdle(t *testing.T) {
 	require.Equal(t, event.ErrIdleTimeout, fr.errorCode())
 }
 
+// TestACPClientAgentGivesUp: a prompt the agent answers cancelled though
+// harness asked nothing (codex-acp after a refused permission) fails the
+// run with an error that says why, not an error result with no error.
+func TestACPClientAgentGivesUp(t *testing.T) {
+	t.Parallel()
+	fr, _ := acpRun(t, "give-up", "", small(), nil)
+	require.ErrorIs(t, fr.err, harness.ErrAgentFailed)
+	require.Equal(t, event.ResultError, fr.result.Status)
+	require.Equal(t, event.ErrAgentError, fr.errorCode())
+	require.Contains(t, fr.find(event.TypeError)[0].(*event.Error).Message, "did not ask")
+}
+
 func TestACPClientInterruptSendsCancel(t *testing.T) {
 	t.Parallel()
 	fr, _ := acpRun(t, "slow-tool", "", small(), func(r *harness.Run) {

@@ -82,6 +82,13 @@ func (r *Run) wait() {
 		fatal.Code, fatal.Message = event.ErrInterrupted, "interrupted: the agent was asked to end its turn and stopped"
 		fatal.Hint = "resume the agent's session to continue where it stopped"
 		o.Status, o.ToolStatus, r.err = event.ResultCancelled, event.StatusCancelled, ErrInterrupted
+	case r.live == nil && r.stream.AgentStatus() == event.ResultCancelled && !r.stream.Fatal():
+		// Nobody stopped or asked it (every case above is harness's own
+		// stop): the agent gave its turn up by itself, as codex-acp does
+		// after a permission read-only refused. The run failed, and this
+		// says why.
+		fatal.Code, fatal.Message = event.ErrAgentError, "the agent ended its turn cancelled, though harness did not ask it to"
+		fatal.Hint = "see the calls before it: an agent may give up after a refused permission"
 	default:
 		fatal = nil
 	}

@@ -309,6 +309,17 @@ func (s *Stream) openCalls() []openCall {
 	return out
 }
 
+// AgentStatus is the status of the agent's own terminal report ("" before
+// one): the agent's word, before the run's outcome is folded in.
+func (s *Stream) AgentStatus() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.agent == nil {
+		return ""
+	}
+	return s.agent.Status
+}
+
 // AgentDone reports whether the agent's terminal report has been seen.
 func (s *Stream) AgentDone() bool {
 	s.mu.Lock()

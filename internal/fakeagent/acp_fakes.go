@@ -124,6 +124,11 @@ func acpAgent(args []string) int {
 				continue
 			case "hang-prompt":
 				continue
+			case "give-up":
+				// Ends the turn cancelled unasked, as codex-acp does after
+				// a permission it was refused.
+				send(map[string]any{"id": m.ID, "result": map[string]any{"stopReason": "cancelled"}})
+				continue
 			case "undeclared":
 				send(map[string]any{"id": 77, "method": "fs/read_text_file", "params": map[string]any{"sessionId": "sess-1", "path": "/etc/hostname"}})
 				continue
