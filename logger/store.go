@@ -40,6 +40,9 @@ var ErrNotRegular = errors.New("not a regular file")
 // refusing one that is not a regular file (ErrNotRegular).
 func OpenFile(dir, id, ext string) (*os.File, error) { return openRegular(Path(dir, id, ext)) }
 
+// ReadFile reads run id's file ext in dir whole, as OpenFile opens it.
+func ReadFile(dir, id, ext string) ([]byte, error) { return readRegular(Path(dir, id, ext)) }
+
 // openRegular opens path for reading if it is a regular file. The open
 // does not block (O_NONBLOCK: a FIFO opens at once instead of waiting for
 // a writer), and the type is read from the open file, so a file replaced

@@ -108,17 +108,6 @@ func (c *sessionsReplayCmd) Run(e *env, parent *sessionsCmd) error {
 	return nil
 }
 
-// readLog reads run id's file ext in dir whole; one that is not a
-// regular file (a FIFO would wait for a writer) is refused.
-func readLog(dir, id, ext string) ([]byte, error) {
-	f, err := logger.OpenFile(dir, id, ext)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return io.ReadAll(f)
-}
-
 type sessionsReparseCmd struct {
 	runArg `embed:""`
 	Raw    bool `help:"Also emit native events."`
@@ -129,7 +118,7 @@ func (c *sessionsReparseCmd) Run(e *env, parent *sessionsCmd) error {
 	if err != nil {
 		return err
 	}
-	native, err := readLog(dir, m.Run, logger.ExtNative)
+	native, err := logger.ReadFile(dir, m.Run, logger.ExtNative) // not a FIFO: it would wait for a writer
 	if err != nil {
 		return withStatus(exitUsage, err)
 	}
