@@ -80,11 +80,7 @@ func (in *input) oversize(o *rpcline.Oversize) {
 		in.log.Warn("acp: dropped an oversize message that is not a request", "bytes", o.Size, "method", o.Method)
 		return
 	}
-	id := json.RawMessage("null")
-	if o.ID != nil {
-		id = o.ID
-	}
-	in.out.reply(id, acpsdk.NewInvalidRequest(map[string]string{"error": msg}))
+	in.out.reply(o.ID, acpsdk.NewInvalidRequest(map[string]string{"error": msg}))
 }
 
 // busy reports whether line is a session/prompt for a session whose
@@ -128,8 +124,5 @@ type output struct{ syncio.Writer }
 
 // reply writes a JSON-RPC error answer to the request id.
 func (l *output) reply(id json.RawMessage, e *acpsdk.RequestError) {
-	b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": e})
-	if err == nil {
-		_, _ = l.Write(append(b, '\n'))
-	}
+	_ = rpcline.WriteError(l, id, e)
 }

@@ -126,18 +126,7 @@ func (in *input) oversize(o *rpcline.Oversize) {
 		o.Size, maxLine, MaxPromptBytes>>20))
 }
 
-// reply writes a JSON-RPC error answer to the request id (nil: null, as
-// JSON-RPC says when the id could not be read).
+// reply writes a JSON-RPC error answer to the request id (nil: null).
 func (in *input) reply(id json.RawMessage, code int64, msg string) {
-	if id == nil {
-		id = json.RawMessage("null")
-	}
-	b, err := json.Marshal(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Error   *jsonrpc.Error  `json:"error"`
-	}{"2.0", id, &jsonrpc.Error{Code: code, Message: msg}})
-	if err == nil {
-		_, _ = in.out.Write(append(b, '\n'))
-	}
+	_ = rpcline.WriteError(in.out, id, &jsonrpc.Error{Code: code, Message: msg})
 }

@@ -191,3 +191,22 @@ func (f *topFields) oversize(size int) *Oversize {
 	}
 	return o
 }
+
+// WriteError writes the JSON-RPC error answer e (the protocol's error
+// object) to the request id, as one line in one Write; a nil id is null,
+// as JSON-RPC answers a request whose id could not be read.
+func WriteError(w io.Writer, id json.RawMessage, e any) error {
+	if id == nil {
+		id = json.RawMessage("null")
+	}
+	b, err := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   any             `json:"error"`
+	}{"2.0", id, e})
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
