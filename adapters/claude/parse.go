@@ -58,6 +58,7 @@ type parser struct {
 	cwd        string      // the run's directory (system/init), for diff headers
 	files      known.Files // file contents the stream showed in full, for diffs
 	wallClock  bool        // tool durations left to the caller's clock (UseWallClock)
+	toolsKnown bool        // an init's tool list was emitted (system)
 }
 
 // stream is the partial-message state of one agent (main or sub-agent).
@@ -1042,12 +1043,18 @@ func (p *parser) system(dst []event.Body, s string, t *top) []event.Body {
 		ss := &event.SessionStart{Agent: "claude", SessionID: strings.Clone(jsonscan.StrOnly(t.session)),
 			Model: strings.Clone(jsonscan.StrOnly(t.model)), Cwd: p.cwd,
 			AgentVersion: strings.Clone(jsonscan.StrOnly(t.version))}
-		jsonscan.Values(t.tools, func(v string) bool {
-			if name := jsonscan.StrOnly(v); name != "" {
-				ss.Tools = append(ss.Tools, strings.Clone(name))
-			}
-			return true
-		})
+		// The stream keeps the first tool list it is given (a resumed
+		// or concatenated stream repeats init at every run): a later
+		// list would be copied only to be dropped, thirty strings a line.
+		if !p.toolsKnown {
+			jsonscan.Values(t.tools, func(v string) bool {
+				if name := jsonscan.StrOnly(v); name != "" {
+					ss.Tools = append(ss.Tools, strings.Clone(name))
+				}
+				return true
+			})
+			p.toolsKnown = len(ss.Tools) > 0
+		}
 		return append(dst, ss)
 	case "api_retry":
 		return append(dst, retryWarning(s))
