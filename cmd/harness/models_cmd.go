@@ -42,6 +42,11 @@ func (c *modelsResolveCmd) Run(e *env) error {
 	if err != nil {
 		return withStatus(exitUsage, err)
 	}
+	if strings.TrimSpace(c.Alias) == "" {
+		// An empty id would print an empty line and succeed: a script
+		// would pass --model "" on.
+		return usageErrorf("models resolve: the alias is empty: give a model alias or id")
+	}
 	s, err := loadSettings(e, "")
 	if err != nil {
 		return err
