@@ -110,8 +110,14 @@ var (
 	authRE = lazyRE(`(?i)` + wordStart + `(authorization["']?\s*[:=]\s*["']?(?:[a-z]+[ \t]+)?)([\[\]A-Za-z0-9._~+/=:-]{4,})`)
 	// urlRE matches the password of a URL's user info; group 2 is it.
 	urlRE = lazyRE(`(?i)\b([a-z][a-z0-9+.-]*://[^\s:/@"'<>]*:)([^\s/@"'<>]+)@`)
-	// pairRE matches key=value and "key": "value" inside text; group 2 is the value.
-	pairRE = lazyRE(`(?i)\b([a-z0-9_.-]*(?:api[_-]?key|apikey|access[_-]?key|secret[_-]?key|private[_-]?key|password|passwd|secret|access[_-]?token|auth[_-]?token|token|credentials?))["']?\s*[:=]\s*["']?([^\s"',;&}]+)`)
+	// pairRE matches key=value and "key": "value" inside text; the value
+	// is the first of groups 2-5 that matched. A value in quotes is taken
+	// whole, up to its closing quote on the line (password="a b c",
+	// API_TOKEN='a b', "a \" b"), and so is one in escaped quotes
+	// (password=\"a b\": a command in a JSON string printed as is, or
+	// quoted twice); a quote that does not close leaves the first word.
+	pairRE = lazyRE(`(?i)\b([a-z0-9_.-]*(?:api[_-]?key|apikey|access[_-]?key|secret[_-]?key|private[_-]?key|password|passwd|secret|access[_-]?token|auth[_-]?token|token|credentials?))(?:\\?["'])?\s*[:=]\s*` +
+		`(?:"((?:[^"\\\r\n]|\\.)+)"|'([^'\r\n]+)'|\\"([^"\r\n]+?)\\"|(?:\\?["'])?([^\s"',;&}]+))`)
 )
 
 // lazyRE compiles expr the first time it is used.
@@ -524,7 +530,9 @@ func hasDigitAndLetter(b []byte) bool {
 	return d && l
 }
 
-// replaceGroup replaces submatch g of every match of re with Redacted.
+// replaceGroup replaces, in every match of re, the first of submatches g,
+// g+1, … that matched with Redacted (pairRE's value has one group per
+// form of quoting).
 func replaceGroup(re *regexp.Regexp, b []byte, g int) []byte {
 	locs := re.FindAllSubmatchIndex(b, -1)
 	if locs == nil {
@@ -533,7 +541,11 @@ func replaceGroup(re *regexp.Regexp, b []byte, g int) []byte {
 	out := make([]byte, 0, len(b))
 	last := 0
 	for _, loc := range locs {
-		s, e := loc[2*g], loc[2*g+1]
+		k := g
+		for 2*k+2 < len(loc) && loc[2*k] < 0 {
+			k++
+		}
+		s, e := loc[2*k], loc[2*k+1]
 		if s < 0 || string(b[s:e]) == Redacted {
 			continue
 		}
@@ -545,8 +557,10 @@ func replaceGroup(re *regexp.Regexp, b []byte, g int) []byte {
 }
 
 // redactJSON rewrites the strings of a valid JSON document: each string's
-// content is redacted as text, and a string value whose key names a secret
-// is replaced whole.
+// content is redacted as text, and a string or number value whose key
+// names a secret is replaced whole (a number by the string Redacted: a PIN
+// or a numeric key is a secret still). true, false and null tell nothing;
+// an object or array is kept, its strings redacted as any others.
 func (r *Redactor) redactJSON(line []byte) []byte {
 	out := make([]byte, 0, len(line)+16)
 	var lastKey []byte // the key whose value starts at valueAt
@@ -554,6 +568,13 @@ func (r *Redactor) redactJSON(line []byte) []byte {
 	i := 0
 	for i < len(line) {
 		c := line[i]
+		if i == valueAt && (c == '-' || '0' <= c && c <= '9') && secretKey(lastKey) {
+			i = numberEnd(line, i)
+			out = append(out, '"')
+			out = append(out, Redacted...)
+			out = append(out, '"')
+			continue
+		}
 		if c != '"' {
 			out = append(out, c)
 			i++
@@ -590,6 +611,16 @@ func (r *Redactor) redactJSON(line []byte) []byte {
 		i = end + 1
 	}
 	return out
+}
+
+// numberEnd returns the index just past the JSON number that starts at
+// line[start]. line is valid JSON, so the number is well formed.
+func numberEnd(line []byte, start int) int {
+	i := start
+	for i < len(line) && strings.IndexByte("0123456789+-.eE", line[i]) >= 0 {
+		i++
+	}
+	return i
 }
 
 // stringEnd returns the index of the closing quote of the JSON string that
