@@ -112,6 +112,13 @@ type Client struct {
 	// counted: what it reported outside the turns of this session (the
 	// thread's earlier turns, on thread/resume).
 	unseen event.Usage
+	// announced: the session_start has gone out. The warnings Codex gives
+	// before it (configWarning at initialize, deprecationNotice) are held
+	// until then: an event before it would make the stream send a
+	// session_start of its own, without the thread's id and model.
+	announced bool
+	held      []event.Body
+	warned    map[string]bool // the warning texts said already: Codex repeats some
 
 	p *parser // exec's item mapping, its tool state, the usage counted (its total)
 }
@@ -133,7 +140,7 @@ var (
 // NewAppServer returns the Client of one connection.
 func NewAppServer() *Client {
 	return &Client{setup: DefaultSetupTimeout, conn: jsonrpc.New(nil, false), asks: map[string]approval{},
-		started: map[string]*event.ToolStart{}, output: map[string]*strings.Builder{}, p: newParser()}
+		started: map[string]*event.ToolStart{}, output: map[string]*strings.Builder{}, warned: map[string]bool{}, p: newParser()}
 }
 
 // BoundSetup implements adapters.SetupBounded.
@@ -300,7 +307,7 @@ func (c *Client) fail(dst []event.Body, msg string) []event.Body {
 	if over {
 		return dst // ended already: nothing more is said
 	}
-	return jsonrpc.Broken(dst, "codex app-server: "+msg, "check `codex --version`: harness speaks the app-server protocol of Codex 0.169",
+	return jsonrpc.Broken(c.release(dst), "codex app-server: "+msg, "check `codex --version`: harness speaks the app-server protocol of Codex 0.169",
 		c.thread, c.p.total)
 }
 
@@ -333,7 +340,11 @@ func (c *Client) threadParams() map[string]any {
 		p["developerInstructions"] = t.AppendSystemPrompt
 	}
 	if t.Resume != "" {
-		p["threadId"] = t.Resume
+		// The answer then leaves out the thread's earlier turns, which
+		// harness does not read (the usage so far comes in
+		// thread/tokenUsage/updated), and which on a long thread make a
+		// line past harness's line cap: the answer would be lost.
+		p["threadId"], p["excludeTurns"] = t.Resume, true
 	}
 	return p
 }
@@ -373,8 +384,20 @@ func (c *Client) Parse(dst []event.Body, line []byte) ([]event.Body, bool) {
 	return c.response(dst, &msg)
 }
 
-// Flush implements adapters.Parser.
-func (c *Client) Flush(dst []event.Body) []event.Body { return dst }
+// Flush implements adapters.Parser: the warnings still held, when the
+// thread never opened.
+func (c *Client) Flush(dst []event.Body) []event.Body {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.release(dst)
+}
+
+// release appends the warnings held for the session_start. mu is held.
+func (c *Client) release(dst []event.Body) []event.Body {
+	dst = append(dst, c.held...)
+	c.held = nil
+	return dst
+}
 
 // response handles the answer to one of harness's requests; in a capture
 // the request is told by the answer's shape.
@@ -426,6 +449,8 @@ func (c *Client) response(dst []event.Body, msg *rpc) ([]event.Body, bool) {
 		c.thread = r.Thread.ID
 		c.p.session = r.Thread.ID
 		dst = append(dst, &event.SessionStart{SessionID: r.Thread.ID, Model: truncate(r.Model, 200), AgentVersion: c.version})
+		c.announced = true
+		dst = c.release(dst)
 		if c.w != nil {
 			dst = c.ready(dst)
 		}
@@ -457,7 +482,7 @@ func (c *Client) failed(dst []event.Body, method, text string) []event.Body {
 		}
 	}
 	if c.w == nil {
-		return append(dst, agentError(method+" failed: "+text))
+		return append(c.release(dst), agentError(method+" failed: "+text))
 	}
 	return c.fail(dst, method+" failed: "+text)
 }

@@ -22,15 +22,16 @@ var execItemTypes = map[string]string{
 
 // silent are the notifications that say nothing of the run's: thread
 // and account state, the turn's aggregated diff (the file changes carry
-// theirs), approvals resolved.
+// theirs), approvals resolved. (mcpServer/startupStatus/updated is
+// mcpStartup's.)
 var silent = map[string]bool{
 	"thread/started": true, "thread/status/changed": true, "thread/settings/updated": true,
 	"thread/name/updated": true, "thread/compacted": true, "turn/diff/updated": true, "turn/plan/updated": true,
 	"serverRequest/resolved": true, "account/rateLimits/updated": true, "account/updated": true,
-	"remoteControl/status/changed": true, "mcpServer/startupStatus/updated": true, "skills/changed": true,
+	"remoteControl/status/changed": true, "skills/changed": true,
 	"item/fileChange/outputDelta": true, "item/fileChange/patchUpdated": true, "item/reasoning/summaryPartAdded": true,
 	"item/commandExecution/terminalInteraction": true, "item/mcpToolCall/progress": true, "hook/started": true,
-	"hook/completed": true, "model/rerouted": true, "item/autoApprovalReview/started": true,
+	"hook/completed": true, "item/autoApprovalReview/started": true,
 	"item/autoApprovalReview/completed": true, "thread/tokenUsage/updated": true,
 	"thread/goal/cleared": true, // {threadId}, on thread/resume
 }
@@ -63,12 +64,21 @@ type turnParams struct {
 		} `json:"total"`
 	} `json:"tokenUsage"`
 	Message string `json:"message"`
+	// configWarning's and deprecationNotice's; model/rerouted's.
+	Summary   string `json:"summary"`
+	Details   string `json:"details"`
+	FromModel string `json:"fromModel"`
+	ToModel   string `json:"toModel"`
+	Reason    string `json:"reason"`
 }
 
 // notification maps one notification. In a live session, what belongs
 // to no turn harness sent (a turn it never asked for, or one that has
 // ended) is dropped. mu is held.
 func (c *Client) notification(dst []event.Body, msg *rpc) ([]event.Body, bool) {
+	if msg.Method == "mcpServer/startupStatus/updated" {
+		return c.mcpStartup(dst, msg.Params)
+	}
 	var p turnParams
 	if json.Unmarshal(msg.Params, &p) != nil {
 		return dst, false
@@ -79,11 +89,10 @@ func (c *Client) notification(dst []event.Body, msg *rpc) ([]event.Body, bool) {
 		return dst, true
 	case "thread/tokenUsage/updated":
 		return c.usage(dst, &p), true
-	case "warning", "configWarning", "deprecationNotice":
-		if p.Message != "" {
-			dst = append(dst, &event.Warning{Code: event.WarnAgentWarning, Message: truncate(p.Message, 2000)})
-		}
-		return dst, true
+	case "warning", "guardianWarning":
+		return c.warn(dst, p.Message, true), true
+	case "configWarning", "deprecationNotice":
+		return c.warn(dst, notice(p.Summary, p.Details), true), true
 	}
 	if c.w != nil && !c.inTurn(p.TurnID, p.Turn.ID) {
 		return dst, true
@@ -106,6 +115,9 @@ func (c *Client) notification(dst []event.Body, msg *rpc) ([]event.Body, bool) {
 	case "item/commandExecution/outputDelta":
 		c.streamed(p.ItemID, p.Delta)
 		return dst, true
+	case "model/rerouted":
+		// Said of each turn rerouted, as `codex exec` says it.
+		return c.warn(dst, "model rerouted: "+p.FromModel+" -> "+p.ToModel+" ("+p.Reason+")", false), true
 	case "error":
 		if p.Error == nil {
 			return dst, true
@@ -117,6 +129,65 @@ func (c *Client) notification(dst []event.Body, msg *rpc) ([]event.Body, bool) {
 		return dst, true
 	}
 	return dst, silent[msg.Method]
+}
+
+// warn reports a warning of Codex's as a warning{agent_warning}; once
+// only when once is set (Codex repeats a configWarning as a warning when
+// the thread starts). Before the session_start it is held (announced).
+// mu is held.
+func (c *Client) warn(dst []event.Body, msg string, once bool) []event.Body {
+	msg = truncate(msg, 2000)
+	if msg == "" || once && c.warned[msg] {
+		return dst
+	}
+	if once && len(c.warned) < maxQueued {
+		c.warned[msg] = true
+	}
+	w := &event.Warning{Code: event.WarnAgentWarning, Message: msg}
+	if !c.announced {
+		if len(c.held) < maxQueued {
+			c.held = append(c.held, w)
+		}
+		return dst
+	}
+	return append(dst, w)
+}
+
+// notice joins a configWarning's or deprecationNotice's text on one line,
+// as `codex exec` words it: "summary (details)".
+func notice(summary, details string) string {
+	summary, details = strings.TrimSpace(summary), strings.TrimSpace(details)
+	switch {
+	case details == "":
+		return summary
+	case summary == "":
+		return details
+	}
+	return summary + " (" + details + ")"
+}
+
+// mcpStartup maps mcpServer/startupStatus/updated: an MCP server that
+// failed to start is a warning (Codex goes on without its tools); its
+// other states say nothing of the run's. Its error is a string, not the
+// error notification's object: it has a shape of its own. mu is held.
+func (c *Client) mcpStartup(dst []event.Body, params json.RawMessage) ([]event.Body, bool) {
+	var p struct {
+		Name          string `json:"name"`
+		Status        string `json:"status"`
+		Error         string `json:"error"`
+		FailureReason string `json:"failureReason"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return dst, false
+	}
+	if p.Status != "failed" {
+		return dst, true
+	}
+	msg := p.Error // "MCP client for `NAME` failed to start: …"
+	if msg == "" {
+		msg = notice("MCP server "+truncate(p.Name, 200)+" failed to start", p.FailureReason)
+	}
+	return c.warn(dst, msg, true), true
 }
 
 // inTurn reports whether a notification of turn id (either field) belongs

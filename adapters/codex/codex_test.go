@@ -318,7 +318,11 @@ func BenchmarkHugeBlock(b *testing.B) {
 // untrusted: a command accepted, a file change declined), errors (error
 // replies to requests codex refused), resume (thread/resume of a thread
 // whose one earlier turn, the converse scenario's first, made two model
-// calls; then its second prompt and a third, "Say it again.").
+// calls; then its second prompt and a third, "Say it again."). resume.jsonl
+// was captured before the Client asked excludeTurns: its thread/resume
+// answer still holds the earlier turn, and Codex's deprecationNotice
+// asks for excludeTurns (TestAppServerResumeBaselineWithoutTurns replays
+// it as Codex answers excludeTurns).
 const appServerData = "testdata/appserver"
 
 // resumedThread is the thread resume.jsonl continues.
