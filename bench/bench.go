@@ -10,6 +10,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/event"
+	"github.com/agentharness/harness/isolate"
 	"github.com/agentharness/harness/logger"
 )
 
@@ -49,6 +51,11 @@ type Plan struct {
 	Repeat int // 0 means 1
 	// Check is the verifier of tasks that have none of their own.
 	Check string
+	// Isolate is the engine Harbor tasks' runs are sandboxed in:
+	// isolate.None (or ""), Bwrap, Podman or Docker (harbor_run.go). It
+	// is part of the plan's id: the same runs under two engines are two
+	// plans, never resumed or merged into one report.
+	Isolate string
 }
 
 // Spec identifies one run of a plan.
@@ -128,9 +135,6 @@ type Options struct {
 	Results string
 	// Seed seeds the report's bootstrap intervals; 0 means DefaultSeed.
 	Seed uint64
-	// Isolate is the sandbox of Harbor tasks' runs: isolate.None (or "")
-	// or isolate.Bwrap (harbor_run.go).
-	Isolate string
 	// KeepTimeout keeps the budgets' hard timeout for Harbor tasks too;
 	// otherwise a task's [agent].timeout_sec is its runs' hard timeout.
 	KeepTimeout bool
@@ -179,7 +183,7 @@ func Run(ctx context.Context, p Plan, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkIsolate(p, o.Isolate); err != nil {
+	if err := checkIsolate(p, p.Isolate); err != nil {
 		return nil, err
 	}
 	now := o.Now
@@ -202,7 +206,7 @@ func Run(ctx context.Context, p Plan, o Options) (*Report, error) {
 		cctx, end = o.Trace(cctx, nil)
 		defer end(nil)
 	}
-	b := &bencher{opts: o, now: now, dir: dir, cancel: cancel, live: map[int]*harness.Run{}}
+	b := &bencher{opts: o, engine: cmp.Or(p.Isolate, isolate.None), now: now, dir: dir, cancel: cancel, live: map[int]*harness.Run{}}
 	if !o.Shard.valid() {
 		return nil, fmt.Errorf("bench: shard %s: want 0 <= I < N", o.Shard)
 	}
@@ -210,12 +214,12 @@ func Run(ctx context.Context, p Plan, o Options) (*Report, error) {
 	specs = o.Shard.Of(all)
 	var results *Results
 	if o.Results != "" {
-		if results, err = OpenResults(o.Results, all); err != nil {
+		if results, err = OpenResults(o.Results, all, b.engine); err != nil {
 			return nil, err
 		}
 	}
 	rep := &Report{Started: now(), Parallel: parallel, Runs: make([]RunReport, len(specs)),
-		PlanID: specsID(all), Planned: len(all), Seed: o.Seed}
+		PlanID: specsID(all, b.engine), Planned: len(all), Seed: o.Seed, Isolate: b.engine}
 	if o.Shard.Count > 1 {
 		sh := o.Shard
 		rep.Shard = &sh
@@ -360,6 +364,7 @@ func validate(p Plan) ([]Spec, error) {
 
 type bencher struct {
 	opts   Options
+	engine string // Plan.Isolate, isolate.None when ""
 	now    func() time.Time
 	dir    string
 	pmu    sync.Mutex
@@ -532,9 +537,8 @@ func (b *bencher) drive(ctx context.Context, s Spec, t harness.Task, tr *tree, r
 		rr.Error = "files changed: " + err.Error()
 	}
 	// A check is about the agent's work: none when the agent never ran.
-	neverRan := rr.Reason == event.ErrNotInstalled || rr.Reason == event.ErrSpawnFailed
 	switch {
-	case check == nil || neverRan:
+	case check == nil || rr.NotRun():
 	case ctx.Err() != nil && rr.Status != event.ResultCancelled:
 		// The agent ended on its own and the bench's cancel came before
 		// its check: no verdict, so the run is not over (final).

@@ -40,6 +40,10 @@ type DiffRow struct {
 	RateDiff      float64 `json:"rate_diff"` // new − base
 	RateDiffCILow float64 `json:"rate_diff_ci_low"`
 	RateDiffCIHi  float64 `json:"rate_diff_ci_high"`
+	// BaseNotRun and NewNotRun count the runs that never ran
+	// (RunReport.NotRun), in no rate.
+	BaseNotRun int `json:"base_not_run,omitempty"`
+	NewNotRun  int `json:"new_not_run,omitempty"`
 
 	// Growths are new/base − 1 of the medians, with bootstrap intervals;
 	// nil when either side has no value (or the base median is 0).
@@ -179,25 +183,36 @@ func diffRow(k cellKey, base, next []RunReport, o DiffOptions) DiffRow {
 		row.Metric, row.BaseK, row.BaseN, row.NewK, row.NewN = "success", bg.Succeeded, bg.Runs, ng.Succeeded, ng.Runs
 	}
 	row.RateDiff, row.RateDiffCILow, row.RateDiffCIHi = UnpairedDiff(row.NewK, row.NewN, row.BaseK, row.BaseN)
+	row.BaseNotRun, row.NewNotRun = bg.NotRun, ng.NotRun
+	// Runs that never ran are in no rate; that more of NEW's did not run
+	// (in proportion) is still worse: the gate must not pass a NEW whose
+	// agent could not even start.
+	if ng.NotRun*(bg.Runs+bg.NotRun) > bg.NotRun*(ng.Runs+ng.NotRun) {
+		row.Verdict = "worse"
+		row.Why = append(row.Why, fmt.Sprintf("runs not run %d/%d → %d/%d", bg.NotRun, bg.Runs+bg.NotRun, ng.NotRun, ng.Runs+ng.NotRun))
+	}
 	switch {
 	case row.BaseN == 0 || row.NewN == 0:
 	case row.RateDiffCIHi < 0:
 		row.Verdict = "worse"
 		row.Why = append(row.Why, fmt.Sprintf("%s rate %s → %s", row.Metric, pct(ratio(row.BaseK, row.BaseN)), pct(ratio(row.NewK, row.NewN))))
-	case row.RateDiffCILow > 0:
+	case row.RateDiffCILow > 0 && row.Verdict == "":
 		row.Verdict = "better"
 		row.Why = append(row.Why, fmt.Sprintf("%s rate %s → %s", row.Metric, pct(ratio(row.BaseK, row.BaseN)), pct(ratio(row.NewK, row.NewN))))
 	}
 	seed := rngFor(o.Seed, k.agent, k.model, k.task, "diff")
+	// A run whose agent never ran has no time or cost of the agent's.
 	walls := func(rs []RunReport) (xs []float64) {
 		for _, r := range rs {
-			xs = append(xs, float64(r.WallMS))
+			if r.ran() {
+				xs = append(xs, float64(r.WallMS))
+			}
 		}
 		return xs
 	}
 	costs := func(rs []RunReport) (xs []float64) {
 		for _, r := range rs {
-			if r.CostUSD != nil {
+			if r.ran() && r.CostUSD != nil {
 				xs = append(xs, *r.CostUSD)
 			}
 		}

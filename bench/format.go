@@ -11,6 +11,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/agentharness/harness/isolate"
 )
 
 // Formats lists the report formats Write knows.
@@ -37,8 +39,15 @@ var groupHeader = []string{"AGENT", "MODEL", "RUNS", "SUCCESS", "PASS", "WALL P5
 
 func (g Group) cells() []string {
 	runs := strconv.Itoa(g.Runs)
+	var apart []string
+	if g.NotRun > 0 {
+		apart = append(apart, fmt.Sprintf("+%d not run", g.NotRun))
+	}
 	if g.Skipped > 0 {
-		runs += fmt.Sprintf(" (+%d skipped)", g.Skipped)
+		apart = append(apart, fmt.Sprintf("+%d skipped", g.Skipped))
+	}
+	if len(apart) > 0 {
+		runs += " (" + strings.Join(apart, ", ") + ")"
 	}
 	success := "-"
 	if g.Runs > 0 {
@@ -95,6 +104,9 @@ func (r RunReport) cells() []string {
 	if r.Killed {
 		why = append(why, "killed")
 	}
+	if r.NotRun() {
+		why = append(why, "not run")
+	}
 	if len(why) > 0 {
 		status += " (" + strings.Join(why, ", ") + ")"
 	}
@@ -143,10 +155,20 @@ func (r *Report) footer() []string {
 	if est {
 		notes = append(notes, "~ cost estimated by harness from the model registry (the agent reported none)")
 	}
+	notRun := 0
+	for _, g := range r.Groups {
+		notRun += g.NotRun
+	}
+	if notRun > 0 {
+		notes = append(notes, fmt.Sprintf("not run: %d runs ended before their agent started (setup, not installed, spawn failed, unsupported): in no rate, median or comparison", notRun))
+	}
 	notes = append(notes, "percentiles: nearest rank over started runs; pass rate over runs with a check verdict")
 	notes = append(notes, "[low–high]: 95% intervals: Wilson for rates, bootstrap (seeded) for medians")
 	if len(r.Comparisons) > 0 {
 		notes = append(notes, "A vs B: paired on the same task and repeat; Δ = A − B with Newcombe's 95% interval, p from the exact McNemar test; a winner only when the interval excludes zero and p < 0.05")
+	}
+	if r.Isolate != "" && r.Isolate != isolate.None {
+		notes = append(notes, "runs isolated under "+r.Isolate)
 	}
 	if r.Shard != nil {
 		notes = append(notes, fmt.Sprintf("shard %s of plan %s: %d of its %d runs", r.Shard, short(r.PlanID), len(r.Runs), r.Planned))

@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -120,7 +119,7 @@ func (b *bencher) harbor(ctx context.Context, s Spec, in RunReport) (rr RunRepor
 	rr = in
 	hc := *s.Task.Harbor // this run's: its WORKDIR may come from the image
 	h := &hc
-	engine := cmp.Or(b.opts.Isolate, isolate.None)
+	engine := b.engine
 	r := &harborRun{dir: filepath.Join(b.dir, treeName(s)), h: h, engine: engine, network: h.AllowInternet}
 	fail := func(err error) RunReport {
 		if ctx.Err() == nil {

@@ -128,8 +128,8 @@ func runHarbor(t *testing.T, dir, engine string, agents ...string) *bench.Report
 		// Checked once the bench is over: nothing of it is left running.
 		require.Empty(t, harnesstest.ContainersUnder(t, runs), "containers left behind")
 	})
-	rep, err := bench.Run(t.Context(), bench.Plan{Tasks: tasks, Agents: agents}, bench.Options{
-		Parallel: 4, Isolate: engine, Dir: runs, Keep: true,
+	rep, err := bench.Run(t.Context(), bench.Plan{Tasks: tasks, Agents: agents, Isolate: engine}, bench.Options{
+		Parallel: 4, Dir: runs, Keep: true,
 		Setup: func(s bench.Spec, tk harness.Task) (harness.Task, harness.Observer, error) {
 			b := grace
 			tk.Budgets = &b
@@ -255,11 +255,11 @@ func TestHarborShardsMerge(t *testing.T) {
 		t.Run(engine, func(t *testing.T) {
 			tasks, err := bench.LoadTasks(harborSuite)
 			require.NoError(t, err)
-			plan := bench.Plan{Tasks: tasks, Agents: []string{"oracle", "nop"}}
+			plan := bench.Plan{Tasks: tasks, Agents: []string{"oracle", "nop"}, Isolate: engine}
 			results := t.TempDir()
 			for i := range 2 {
 				_, err := bench.Run(t.Context(), plan, bench.Options{Parallel: 4, Shard: bench.Shard{Index: i, Count: 2},
-					Results: results, Isolate: engine})
+					Results: results})
 				require.NoError(t, err)
 			}
 			merged, err := bench.Merge([]string{results})
@@ -508,8 +508,8 @@ func TestHarborBwrapAgentUnderTmp(t *testing.T) {
 	tasks, err := bench.LoadTasks(filepath.Join(harborSuite, "create-file"))
 	require.NoError(t, err)
 	inner := fakes(map[string]string{"claude": "bench-writer"})
-	rep, err := bench.Run(t.Context(), bench.Plan{Tasks: tasks, Agents: []string{"claude"}}, bench.Options{
-		Isolate: isolate.Bwrap, Dir: t.TempDir(),
+	rep, err := bench.Run(t.Context(), bench.Plan{Tasks: tasks, Agents: []string{"claude"}, Isolate: isolate.Bwrap}, bench.Options{
+		Dir: t.TempDir(),
 		Setup: func(s bench.Spec, tk harness.Task) (harness.Task, harness.Observer, error) {
 			tk, obs, err := inner(s, tk)
 			tk.Binary = bin
@@ -545,8 +545,8 @@ echo 'Hello, world!' > /app/hello.txt
 `), 0o755))
 	tasks, err := bench.LoadTasks(task)
 	require.NoError(t, err)
-	rep, err := bench.Run(t.Context(), bench.Plan{Tasks: tasks, Agents: []string{"nop", "oracle"}}, bench.Options{
-		Isolate: isolate.Bwrap, Dir: runs, Keep: true, Parallel: 1,
+	rep, err := bench.Run(t.Context(), bench.Plan{Tasks: tasks, Agents: []string{"nop", "oracle"}, Isolate: isolate.Bwrap}, bench.Options{
+		Dir: runs, Keep: true, Parallel: 1,
 		Setup: func(s bench.Spec, tk harness.Task) (harness.Task, harness.Observer, error) {
 			tk.Env = append(tk.Env, "PEEK_TASK="+task, "PEEK_RUNS="+runs)
 			return tk, harness.Observer{}, nil

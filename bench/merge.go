@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,8 @@ import (
 	"path/filepath"
 	"slices"
 	"time"
+
+	"github.com/agentharness/harness/isolate"
 )
 
 // ErrPlanMismatch is returned when inputs that must share a plan do not.
@@ -65,6 +68,7 @@ type merger struct {
 	planID   string
 	from     string // the input that set planID
 	planned  int
+	engine   string   // the isolation engine of the plan's runs
 	keys     []RunKey // the plan's runs, when a results directory named them
 	keysFrom string
 	seed     uint64
@@ -75,17 +79,26 @@ type merger struct {
 	dups     []RunKey
 }
 
-func (m *merger) plan(id, from string, planned int) error {
+// plan takes the plan of input from: its id, its number of runs and the
+// isolation engine it ran in ("" in the files of an earlier harness:
+// none, whose plan ids are as they were).
+func (m *merger) plan(id, from string, planned int, engine string) error {
 	if id == "" {
 		return fmt.Errorf("bench: merge: %s: has no plan id (made before shards existed?)", from)
 	}
 	if planned < 1 || planned > maxRuns {
 		return fmt.Errorf("bench: merge: %s: a plan of %d runs: not a plan bench makes (1 to %d)", from, planned, maxRuns)
 	}
+	engine = cmp.Or(engine, isolate.None)
 	if m.planID == "" {
-		m.planID, m.from, m.planned = id, from, planned
+		m.planID, m.from, m.planned, m.engine = id, from, planned, engine
 		m.seen = make([]bool, planned)
 		return nil
+	}
+	if engine != m.engine {
+		// The plan id hashes the engine: two engines are two plans.
+		return fmt.Errorf("%w: %s ran under --isolate %s, %s under --isolate %s: the runs of two engines do not mix",
+			ErrPlanMismatch, m.from, m.engine, from, engine)
 	}
 	if id != m.planID {
 		return fmt.Errorf("%w: %s is plan %s, %s is plan %s", ErrPlanMismatch, m.from, short(m.planID), from, short(id))
@@ -125,7 +138,7 @@ func (m *merger) dir(dir string) error {
 	if err != nil {
 		return err // "bench: FILE: …"
 	}
-	if err := m.plan(pf.PlanID, dir, len(pf.Runs)); err != nil {
+	if err := m.plan(pf.PlanID, dir, len(pf.Runs), pf.Isolate); err != nil {
 		return err
 	}
 	if m.keys != nil && !slices.Equal(m.keys, pf.Runs) {
@@ -154,7 +167,7 @@ func (m *merger) file(path string) error {
 	if err != nil {
 		return fmt.Errorf("bench: merge: %w", err)
 	}
-	if err := m.plan(r.PlanID, path, r.Planned); err != nil {
+	if err := m.plan(r.PlanID, path, r.Planned, r.Isolate); err != nil {
 		return err
 	}
 	lo, hi := 0, r.Planned
@@ -206,7 +219,7 @@ func (m *merger) check() error {
 
 func (m *merger) report() *Report {
 	slices.SortFunc(m.runs, func(a, b RunReport) int { return a.Index - b.Index })
-	r := &Report{PlanID: m.planID, Planned: m.planned, Seed: m.seed, Started: m.started,
+	r := &Report{PlanID: m.planID, Planned: m.planned, Isolate: m.engine, Seed: m.seed, Started: m.started,
 		Runs: m.runs, Duplicates: m.dups}
 	if !m.ended.IsZero() {
 		r.WallMS = m.ended.Sub(m.started).Milliseconds()
@@ -236,6 +249,7 @@ func (m *merger) report() *Report {
 type mergeReport struct {
 	PlanID  string
 	Planned int
+	Isolate string
 	Shard   *Shard
 	Seed    uint64
 	Started time.Time
@@ -261,7 +275,7 @@ func readMergeReport(path string) (*mergeReport, error) {
 	}
 	var r mergeReport
 	// The report's members merge reads besides runs; others are skipped.
-	fields := map[json.Token]any{"plan_id": &r.PlanID, "planned": &r.Planned, "shard": &r.Shard,
+	fields := map[json.Token]any{"plan_id": &r.PlanID, "planned": &r.Planned, "isolate": &r.Isolate, "shard": &r.Shard,
 		"seed": &r.Seed, "started": &r.Started, "wall_ms": &r.WallMS}
 	hasRuns := false
 	for dec.More() {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/isolate"
 )
 
 // Shard is part I (from 0) of N of a plan.
@@ -126,9 +127,10 @@ func (s Spec) Key() RunKey {
 // ID returns the plan's id: a hash of what defines it, the expanded runs
 // in their order, each with its task's name, prompt and check (the plan's
 // check for tasks without one), agent (aliases resolved), model and
-// repeat. The starting trees' paths and contents are not part of it (the
-// same plan runs from different checkouts), nor are budgets, binaries or
-// parallelism. An unknown agent keeps its name as given.
+// repeat, and the isolation engine they run in. The starting trees' paths
+// and contents are not part of it (the same plan runs from different
+// checkouts), nor are budgets, binaries or parallelism. An unknown agent
+// keeps its name as given.
 func (p Plan) ID() string {
 	q := p
 	q.Agents = make([]string, len(p.Agents))
@@ -145,11 +147,11 @@ func (p Plan) ID() string {
 		}
 		q.Tasks[i] = t
 	}
-	return specsID(q.Specs())
+	return specsID(q.Specs(), p.Isolate)
 }
 
-// specsID hashes the expanded plan (see Plan.ID).
-func specsID(specs []Spec) string {
+// specsID hashes the expanded plan run under engine (see Plan.ID).
+func specsID(specs []Spec, engine string) string {
 	type row struct {
 		Task, Prompt, Check, Agent, Model string
 		Repeat                            int
@@ -165,10 +167,14 @@ func specsID(specs []Spec) string {
 			rows[i].Harbor = s.Task.Harbor.Digest
 		}
 	}
+	if engine == isolate.None {
+		engine = "" // the ids of plans run on the host stay as they were
+	}
 	data, _ := json.Marshal(struct {
-		V    int
-		Runs []row
-	}{1, rows})
+		V       int
+		Isolate string `json:",omitempty"`
+		Runs    []row
+	}{1, engine, rows})
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:16])
 }

@@ -17,6 +17,10 @@ type Report struct {
 	// whole plan, all shards.
 	PlanID  string `json:"plan_id,omitempty"`
 	Planned int    `json:"planned,omitempty"`
+	// Isolate is the engine the runs were made in (Plan.Isolate): none,
+	// bwrap, podman or docker; "" in a report of an earlier harness
+	// (none, or unknown: it did not record it).
+	Isolate string `json:"isolate,omitempty"`
 	// Shard is the part of the plan this report ran; nil for all of it
 	// (or a merge of every shard).
 	Shard *Shard `json:"shard,omitempty"`
@@ -97,18 +101,42 @@ type RunReport struct {
 // Succeeded reports whether the agent ended with status success.
 func (r RunReport) Succeeded() bool { return r.Status == event.ResultSuccess }
 
+// NotRun reports whether the run ended before its agent started, for a
+// reason other than the bench's cancel (which skips it): its setup
+// failed (the tree, the Setup hook, the sandbox or container, the task's
+// environment), the agent is not installed or could not be spawned, or
+// the task asks for what this machine or engine cannot give. Such a run
+// says nothing about the agent: it is counted apart (Group.NotRun), in no
+// rate, median or comparison. All but an unsupported one are also run
+// again by a resume (they are not recorded in a results directory).
+func (r RunReport) NotRun() bool {
+	if r.Status == StatusSkipped {
+		return false
+	}
+	switch r.Reason {
+	case ReasonSetup, ReasonUnsupported, event.ErrNotInstalled, event.ErrSpawnFailed:
+		return true
+	}
+	return false
+}
+
+// ran reports whether the agent ran: the run is neither skipped nor not
+// run. Only such runs make the figures of a group.
+func (r RunReport) ran() bool { return r.Status != StatusSkipped && !r.NotRun() }
+
 // Group aggregates the runs of one agent and model (across tasks and
-// repeats). Rates count runs that started (not skipped); the pass rate
-// counts runs that had a check and got a verdict.
+// repeats). Rates count runs whose agent ran (neither skipped nor not
+// run); the pass rate counts runs that had a check and got a verdict.
 type Group struct {
 	Agent         string   `json:"agent"`
 	Model         string   `json:"model,omitempty"`
 	Task          string   `json:"task,omitempty"`           // in Report.TaskGroups only
 	ReportedModel string   `json:"reported_model,omitempty"` // the model every run reported, when they agree
-	Runs          int      `json:"runs"`                     // started
-	Skipped       int      `json:"skipped,omitempty"`
+	Runs          int      `json:"runs"`                     // whose agent ran
+	Skipped       int      `json:"skipped,omitempty"`        // the bench was cancelled before they started
+	NotRun        int      `json:"not_run,omitempty"`        // RunReport.NotRun: not in Runs nor in any rate
 	Succeeded     int      `json:"succeeded"`
-	SuccessRate   float64  `json:"success_rate"` // 0 when no run started
+	SuccessRate   float64  `json:"success_rate"` // 0 when no agent ran
 	Checked       int      `json:"checked"`
 	Passed        int      `json:"passed"`
 	PassRate      *float64 `json:"pass_rate,omitempty"` // nil when no run was checked
@@ -155,8 +183,12 @@ func aggregate(agent, model string, runs []RunReport) Group {
 		if r.ReportedModel != "" {
 			models[r.ReportedModel] = true
 		}
-		if r.Status == StatusSkipped {
+		switch {
+		case r.Status == StatusSkipped:
 			g.Skipped++
+			continue
+		case r.NotRun():
+			g.NotRun++
 			continue
 		}
 		g.Runs++

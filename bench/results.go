@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/agentharness/harness/event"
+	"github.com/agentharness/harness/isolate"
 )
 
 // A results directory holds one plan's runs as they end, from one bench
@@ -39,8 +41,12 @@ import (
 
 // PlanFile is the plan of a results directory.
 type PlanFile struct {
-	Version int      `json:"version"`
-	PlanID  string   `json:"plan_id"`
+	Version int    `json:"version"`
+	PlanID  string `json:"plan_id"`
+	// Isolate is the engine the plan's runs are made in (Plan.Isolate);
+	// a plan.json of an earlier harness has none: it is taken as
+	// isolate.None, whose plan ids are as they were.
+	Isolate string   `json:"isolate,omitempty"`
 	Runs    []RunKey `json:"runs"`
 }
 
@@ -70,10 +76,13 @@ type Results struct {
 }
 
 // OpenResults opens (creating it, 0700) the results directory dir for
-// the expanded plan specs. It fails when dir holds another plan's runs,
-// or a row it cannot read: it never overwrites or removes what is there.
-func OpenResults(dir string, specs []Spec) (*Results, error) {
-	id := specsID(specs)
+// the expanded plan specs run in the isolation engine (Plan.Isolate). It
+// fails when dir holds another plan's runs (the same runs in another
+// engine are another plan), or a row it cannot read: it never overwrites
+// or removes what is there.
+func OpenResults(dir string, specs []Spec, engine string) (*Results, error) {
+	engine = cmp.Or(engine, isolate.None)
+	id := specsID(specs, engine)
 	for _, d := range []string{dir, filepath.Join(dir, "runs"), filepath.Join(dir, "logs"), filepath.Join(dir, "claims")} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return nil, fmt.Errorf("bench: --results: %w", err)
@@ -86,13 +95,17 @@ func OpenResults(dir string, specs []Spec) (*Results, error) {
 		for i, s := range specs {
 			keys[i] = s.Key()
 		}
-		data, _ := json.MarshalIndent(PlanFile{Version: 1, PlanID: id, Runs: keys}, "", "  ")
+		data, _ := json.MarshalIndent(PlanFile{Version: 1, PlanID: id, Isolate: engine, Runs: keys}, "", "  ")
 		if err := writeAtomic(filepath.Join(dir, "plan.json"), append(data, '\n'), 0o600); err != nil {
 			return nil, fmt.Errorf("bench: --results: %w", err)
 		}
 	case err != nil:
 		return nil, err
 	case pf.PlanID != id:
+		if was := cmp.Or(pf.Isolate, isolate.None); was != engine && specsID(specs, was) == pf.PlanID {
+			return nil, fmt.Errorf("bench: --results %s holds the runs of this plan under --isolate %s%s, not %s: the runs of two engines do not mix; use another directory",
+				dir, was, unrecorded(pf.Isolate), engine)
+		}
 		return nil, fmt.Errorf("bench: --results %s holds the runs of plan %s, not of this plan (%s): use another directory", dir, short(pf.PlanID), short(id))
 	}
 	recs, err := readRecords(dir, id, len(specs))
@@ -107,6 +120,15 @@ func OpenResults(dir string, specs []Spec) (*Results, error) {
 }
 
 func short(id string) string { return id[:min(12, len(id))] }
+
+// unrecorded notes an engine taken as none because its file, written by
+// an earlier harness, names none.
+func unrecorded(recorded string) string {
+	if recorded == "" {
+		return " (taken as none: written by an earlier harness, which did not record the engine)"
+	}
+	return ""
+}
 
 // The most a results directory's files may weigh: far above what bench
 // writes (a row keeps 16 KiB of check output), they keep a directory on a
@@ -240,13 +262,14 @@ func readCapped(path string, max int64) ([]byte, error) {
 // final reports whether a run's row is worth keeping: a run that was
 // skipped or cancelled (the bench was interrupted), whose check the
 // interrupt cut short (no verdict: the run is not over), or whose agent
-// never started (setup failed, not installed), says nothing about the
-// agent and is run again.
+// never started (RunReport.NotRun: setup failed, not installed), says
+// nothing about the agent and is run again. An unsupported run is kept:
+// the same machine and engine would refuse it again.
 func final(rr RunReport) bool {
 	switch {
 	case rr.Status == StatusSkipped, rr.Status == event.ResultCancelled, rr.Check.cancelled():
 		return false
-	case rr.Reason == ReasonSetup, rr.Reason == event.ErrNotInstalled, rr.Reason == event.ErrSpawnFailed:
+	case rr.NotRun() && rr.Reason != ReasonUnsupported:
 		return false
 	}
 	return true

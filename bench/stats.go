@@ -128,7 +128,7 @@ func addIntervals(g *Group, runs []RunReport, seed uint64) {
 	var walls, tokens []int64
 	var costs []float64
 	for _, r := range runs {
-		if r.Status == StatusSkipped {
+		if !r.ran() {
 			continue
 		}
 		walls = append(walls, r.WallMS)
@@ -192,7 +192,7 @@ func Compare(runs []RunReport) []Comparison {
 			order = append(order, k)
 			by[k] = map[pairKey]RunReport{}
 		}
-		if r.Status != StatusSkipped {
+		if r.ran() { // a run whose agent never ran is no side of a pair
 			by[k][pairKey{r.Task, r.Repeat}] = r
 		}
 	}

@@ -36,7 +36,8 @@ func TestCancelledCheckRunsAgain(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			results, runs := filepath.Join(t.TempDir(), "results"), t.TempDir()
 			t.Cleanup(func() { require.Empty(t, harnesstest.ContainersUnder(t, runs), "containers left behind") })
-			opts := bench.Options{Isolate: c.engine, Dir: runs, Results: results, Setup: fakes(writers)}
+			c.plan.Isolate = c.engine
+			opts := bench.Options{Dir: runs, Results: results, Setup: fakes(writers)}
 			if c.plan.Tasks[0].Harbor != nil {
 				opts.Setup = nil
 			}

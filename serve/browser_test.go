@@ -2,6 +2,7 @@ package serve_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -120,6 +121,29 @@ func TestBrowserLiveRun(t *testing.T) {
 	require.Equal(t, map[string]int{"pass": 2, "wall": 2, "cost": 2, "firstTool": 2, "tasks": 2}, series, "one series per agent")
 	require.Equal(t, []string{"claude", "codex"}, eval[[]string](t, ctx, `window.harnessCharts.wall.data.datasets.map(d => d.label)`))
 	screenshot(t, ctx, filepath.Join(dir, "bench.png"))
+	points := `window.harnessCharts.wall.data.datasets.map(d => d.data.length)`
+	want := eval[[]int](t, ctx, points)
+
+	// A run that never started (docs/bench.md, "Not run") is no point of
+	// the charts: it has no wall time, only a zero.
+	writeReportWith(t, f.bench, "b2", map[string]any{"index": 7, "task": "fix-test", "agent": "claude", "repeat": 4,
+		"status": "error", "reason": "not_installed", "wall_ms": 0})
+	do(t, ctx, chromedp.Navigate(f.http.URL+"/bench/b2"))
+	poll(t, ctx, `document.body.dataset.charts === "ready"`)
+	require.Equal(t, want, eval[[]int](t, ctx, points))
+}
+
+// writeReportWith writes the test report with one more run, as id.
+func writeReportWith(t *testing.T, dir, id string, run map[string]any) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "report.json"))
+	require.NoError(t, err)
+	var rep map[string]any
+	require.NoError(t, json.Unmarshal(b, &rep))
+	rep["runs"] = append(rep["runs"].([]any), run)
+	b, err = json.Marshal(rep)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, id+".json"), b, 0o600))
 }
 
 // TestBrowserRealCLI: one run of a real agent CLI (Claude Code) against

@@ -155,7 +155,7 @@ func (c *benchCmd) Run(e *env, ctx *kong.Context) error {
 		Parallel: c.parallel(s), Keep: c.Keep, CheckTimeout: c.CheckTimeout,
 		Settings: lib, Setup: setup, Progress: prog.update, Interrupt: intr,
 		Shard: shard, Results: c.Results, Seed: c.Seed,
-		Isolate: c.Isolate, KeepTimeout: c.Timeout != nil, Trace: c.otlpFlags.benchTrace(len(plan.Specs())),
+		KeepTimeout: c.Timeout != nil, Trace: c.otlpFlags.benchTrace(len(plan.Specs())),
 	})
 	stopSignals()
 	prog.stop()
@@ -208,7 +208,7 @@ func (c *benchCmd) plan(e *env) (bench.Plan, error) {
 		}
 		agents[i] = a.Name()
 	}
-	p := bench.Plan{Agents: agents, Repeat: c.Repeat, Check: c.Check}
+	p := bench.Plan{Agents: agents, Repeat: c.Repeat, Check: c.Check, Isolate: c.Isolate}
 	for _, m := range c.Models {
 		if m = strings.TrimSpace(m); m != "" {
 			p.Models = append(p.Models, m)
@@ -334,13 +334,19 @@ func benchStatus(r *bench.Report) error {
 	if r.Cancelled {
 		return withStatus(exitInterrupted, errors.New("bench: cancelled; the report is partial"))
 	}
-	failed := 0
+	failed, notRun := 0, 0
 	for _, run := range r.Runs {
-		if !run.Succeeded() || run.Check != nil && !run.Check.Passed {
+		switch {
+		case run.NotRun():
+			notRun++
+		case !run.Succeeded() || run.Check != nil && !run.Check.Passed:
 			failed++
 		}
 	}
-	if failed > 0 {
+	switch {
+	case notRun > 0:
+		return withStatus(exitAgentFailed, fmt.Errorf("bench: %d of %d runs failed or did not pass their check, %d did not run", failed, len(r.Runs), notRun))
+	case failed > 0:
 		return withStatus(exitAgentFailed, fmt.Errorf("bench: %d of %d runs failed or did not pass their check", failed, len(r.Runs)))
 	}
 	return nil

@@ -131,6 +131,11 @@ func (c *benchCmd) jobArgs() ([]string, error) {
 	}
 	flag("no-log", c.NoLog)
 	str("mock", c.Mock)
+	if c.Isolate != "none" {
+		// The engine is part of the plan id the Job is labelled with:
+		// pods left at none would run another plan, unsandboxed.
+		str("isolate", c.Isolate)
+	}
 	if c.Seed != 0 {
 		args = append(args, "--seed", strconv.FormatUint(c.Seed, 10))
 	}

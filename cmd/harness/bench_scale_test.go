@@ -318,7 +318,7 @@ func TestBenchK8sJob(t *testing.T) {
 	require.NoError(t, os.MkdirAll(suite, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(suite, "prompt.md"), []byte("say hello\n"), 0o644))
 	planFlags := []string{"--agents", "claude,codex", "--models", "sonnet", "--tasks", "suite", "--repeat", "3",
-		"--check", "test -f out.txt", "--timeout", "20m", "--parallel", "2"}
+		"--check", "test -f out.txt", "--timeout", "20m", "--parallel", "2", "--isolate", "bwrap"}
 	r := invoke(t, "", append(append([]string{"bench"}, planFlags...), "k8s-job", "--shards", "4", "--image", "ghcr.io/x/harness:1",
 		"--parallelism", "2", "--results-claim", "bench-results", "--env-from-secret", "agent-keys", "--env-from-secret", "more-keys")...)
 	require.Equal(t, 0, r.code, r.stderr)
@@ -372,6 +372,7 @@ func TestBenchK8sJob(t *testing.T) {
 	require.Equal(t, bench.ResultsMount, cl.Bench.Results)
 	require.True(t, cl.Bench.ExitZero)
 	require.Equal(t, "20m0s", cl.Bench.Timeout.String())
+	require.Equal(t, "bwrap", cl.Bench.Isolate, "the pods run in the engine the plan names")
 	require.Contains(t, c.Args, "suite", "a path under the current directory travels relative")
 
 	// Without a claim, the results are on an emptyDir.

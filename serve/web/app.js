@@ -419,7 +419,9 @@ async function benchView(id) {
   const label = (r) => r.model ? r.agent + " · " + r.model : r.agent;
   const labels = groups.map((g) => g.label);
   const color = (i) => palette[i % palette.length];
-  const runsOf = (l) => rep.runs.filter((r) => label(r) === l && r.status !== "skipped");
+  // Runs that never started (docs/bench.md, "Not run") say nothing of the agent: no wall time to chart.
+  const notRun = new Set(["setup", "not_installed", "spawn_failed", "unsupported"]);
+  const runsOf = (l) => rep.runs.filter((r) => label(r) === l && r.status !== "skipped" && !notRun.has(r.reason));
   main.append(el("p", { class: "muted", text: fmt.time(rep.started) + " · " + rep.runs.length + " runs · wall " + fmt.ms(rep.wall_ms) + " · parallel " + rep.parallel }));
 
   const charts = el("div", { class: "charts" });
