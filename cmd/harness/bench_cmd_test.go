@@ -204,3 +204,37 @@ func TestBenchProgressRedraw(t *testing.T) {
 	require.Contains(t, last, "running")
 	require.Contains(t, last, "tools 2")
 }
+
+// An agent that is not installed did not run: the report counts it apart
+// (not in its success rate) and the exit line says so.
+func TestBenchNotRun(t *testing.T) {
+	isolate(t)
+	argv, _ := fakeagent.Command("bench-cli-writer")
+	r := invoke(t, "", "bench", "--agents", "claude,codex", "-p", "x", "--workdir", benchSource(t),
+		"--binary", "claude="+argv[0]+",codex=/nonexistent/codex", "--env", fakeagent.EnvVar+"=bench-cli-writer",
+		"--linger", "100ms", "--kill-grace", "200ms", "--report", "json", "--no-log", "--no-store")
+	require.Equal(t, exitAgentFailed, r.code, r.stderr)
+	require.Contains(t, r.stderr, "bench: 0 of 2 runs failed or did not pass their check, 1 did not run")
+	rep := decodeReport(t, r.stdout)
+	codex := rep.Groups[1]
+	require.Equal(t, "codex", codex.Agent)
+	require.Equal(t, []int{0, 1}, []int{codex.Runs, codex.NotRun})
+	require.Zero(t, codex.SuccessRate)
+	require.Empty(t, rep.Comparisons[0].Pairs, "no pair with a run that did not run")
+}
+
+// A bench resumed under another --isolate is refused, exit 2, one line.
+func TestBenchResumeUnderAnotherEngine(t *testing.T) {
+	task, err := filepath.Abs("../../bench/testdata/harbor/create-file") // before isolate moves the working directory
+	require.NoError(t, err)
+	home := isolate(t)
+	results := filepath.Join(home, "results")
+	args := []string{"bench", "--agents", "oracle", "--tasks", task, "--results", results, "--report", "json", "--no-store"}
+	r := invoke(t, "", append(args, "--isolate", "none")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, "none", decodeReport(t, r.stdout).Isolate)
+	r = invoke(t, "", append(args, "--isolate", "bwrap")...)
+	require.Equal(t, exitUsage, r.code, r.stderr)
+	require.Empty(t, r.stdout)
+	require.Equal(t, "harness: bench: --results "+results+" holds the runs of this plan under --isolate none, not bwrap: the runs of two engines do not mix; use another directory\n", r.stderr)
+}
