@@ -173,6 +173,17 @@ func (s *Session) Send(prompt string) error {
 // ends the session. With no turn in progress it does nothing.
 func (s *Session) Interrupt() { s.stopTurn(0) }
 
+// Stop ends the session at once, whatever turn is in progress, as
+// Run.Interrupt ends a run: SIGINT to the agent's group, then SIGTERM,
+// then SIGKILL after the grace; a second call within 2 s of the first
+// (or of the cancellation of the session's context) kills the group at
+// once. The session ends cancelled (ErrInterrupted).
+func (s *Session) Stop() {
+	if s.run.proc != nil {
+		s.run.proc.Interrupt()
+	}
+}
+
 // stopTurn asks the agent to end turn n (0: the turn in progress) and
 // stops it if it has not cancelGrace later.
 func (s *Session) stopTurn(n int) {

@@ -3,6 +3,7 @@ package harness_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -512,4 +513,59 @@ func requireTurnTimedOut(t *testing.T, s *harness.Session, rec *liveRec) {
 	end := rec.find(event.TypeTurnEnd)[0].(*event.TurnEnd)
 	require.Equal(t, event.ResultTimeout, end.Status, "the turn ran out of time")
 	require.True(t, end.Synthetic)
+}
+
+// costs reads the cost_usd and cost_estimated of each turn_end, then of
+// the result, of a session's stream (nil: no cost_usd).
+func costs(t *testing.T, stream []byte) (usd []*float64, estimated []bool) {
+	t.Helper()
+	for _, line := range bytes.Split(bytes.TrimSpace(stream), []byte("\n")) {
+		var ev struct {
+			Type          string   `json:"type"`
+			CostUSD       *float64 `json:"cost_usd"`
+			CostEstimated bool     `json:"cost_estimated"`
+		}
+		require.NoError(t, json.Unmarshal(line, &ev))
+		if ev.Type == "turn_end" || ev.Type == "result" {
+			usd, estimated = append(usd, ev.CostUSD), append(estimated, ev.CostEstimated)
+		}
+	}
+	return usd, estimated
+}
+
+// TestLiveSessionCost: an ACP agent's usage_update cost is the session's
+// running total (0.0125 after each turn of the fake: the second cost
+// nothing more). Each turn_end has its part of it, and the session's
+// result the agent's last total, not a sum, and not estimated.
+func TestLiveSessionCost(t *testing.T) {
+	t.Parallel()
+	s, rec, _ := startLive(t, "normal", "", small(), harness.SessionOptions{})
+	sendTwo(t, s)
+	closeLive(t, s, rec)
+	usd, estimated := costs(t, rec.stream())
+	require.Equal(t, []*float64{event.Float(0.0125), event.Float(0), event.Float(0.0125)}, usd)
+	require.Equal(t, []bool{false, false, false}, estimated)
+}
+
+// TestLiveSessionCostEstimated: an agent that reports no cost (the fake
+// Claude Code's results have no total_cost_usd) has each turn priced as
+// a run is, by the usage events harness priced: the turn's sum,
+// estimated, and the session's total in its result.
+func TestLiveSessionCostEstimated(t *testing.T) {
+	t.Parallel()
+	argv, env := fakeagent.Command(fakeagent.ClaudeStream)
+	b := small()
+	rec := &liveRec{}
+	so := harness.SessionOptions{Options: rec.options()}
+	so.EstimateCost = func(_ string, u event.Usage) (float64, bool) { return float64(u.InputTokens) / 1000, true }
+	var st harness.Settings
+	s, err := st.StartSession(context.Background(), harness.Task{Agent: "claude", Protocol: harness.ProtocolStreamJSON, Budgets: &b,
+		Binary: argv[0], BaseEnv: env, Cwd: t.TempDir()}, so)
+	require.NoError(t, err)
+	sendTwo(t, s)
+	closeLive(t, s, rec)
+	usd, estimated := costs(t, rec.stream())
+	// Each turn's one model call reads 10 input tokens: 0.01 each.
+	require.Equal(t, []*float64{event.Float(0.01), event.Float(0.01), event.Float(0.02)}, usd)
+	require.Equal(t, []bool{true, true, true}, estimated)
 }

@@ -206,7 +206,7 @@ func (c *Client) turnEnded(dst []event.Body, n int) []event.Body {
 	for _, b := range dst[n:] {
 		switch v := b.(type) {
 		case *event.Result:
-			end.Status, end.Text, end.Usage = v.Status, v.Text, v.Usage
+			end.Status, end.Text, end.Usage, end.SessionCostUSD = v.Status, v.Text, v.Usage, v.CostUSD
 		case *event.Error:
 			v.Fatal, v.Partial = false, nil
 			out = append(out, v)
@@ -229,13 +229,16 @@ func (c *Client) turnFailed(dst []event.Body, e *rpcError) []event.Body {
 	dst, failed := c.m.promptFailed(dst, e.Code, text)
 	failed.Fatal, failed.Partial = false, nil
 	failed.Message = truncate(fmt.Sprintf("session/prompt failed: %s", text), 2000)
+	end := &event.TurnEnd{Status: event.ResultError, SessionCostUSD: c.m.cost}
 	c.newTurn()
-	return c.ready(append(dst, failed, &event.TurnEnd{Status: event.ResultError}))
+	return c.ready(append(dst, failed, end))
 }
 
 // newTurn forgets what the mapper kept of the turn that ended: its answer,
-// a failure of its own. mu is held.
+// a failure of its own, the session's cost it reported (a running total:
+// the next turn's is the one reported from now on). mu is held.
 func (c *Client) newTurn() {
+	c.m.cost = nil
 	c.m.lastMessage = ""
 	c.m.text.Reset()
 	c.m.thought.Reset()

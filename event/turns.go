@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 )
@@ -21,16 +22,26 @@ type TurnStart struct {
 // TurnEnd closes the open turn, exactly once. Status is one of the Result
 // statuses; Text the turn's answer (the rules of result.text, within the
 // turn); Usage the turn's totals, which the usage events of the turn sum
-// to. Synthetic is set when the harness closed the turn itself because the
-// session ended during it (the agent died, a watchdog, an interrupt).
+// to; CostUSD the turn's cost, nil when unknown (the Stream sets it and
+// CostEstimated, as it sets a run's result's). Synthetic is set when the
+// harness closed the turn itself because the session ended during it (the
+// agent died, a watchdog, an interrupt).
 type TurnEnd struct {
-	TurnID        string `json:"turn_id"`
-	Status        string `json:"status"`
-	Text          string `json:"text"`
-	TextTruncated bool   `json:"text_truncated,omitempty"`
-	Usage         Usage  `json:"usage"`
-	DurationMS    int64  `json:"duration_ms"`
-	Synthetic     bool   `json:"synthetic,omitempty"`
+	TurnID        string   `json:"turn_id"`
+	Status        string   `json:"status"`
+	Text          string   `json:"text"`
+	TextTruncated bool     `json:"text_truncated,omitempty"`
+	Usage         Usage    `json:"usage"`
+	CostUSD       *float64 `json:"cost_usd,omitempty"`
+	CostEstimated bool     `json:"cost_estimated,omitempty"`
+	DurationMS    int64    `json:"duration_ms"`
+	Synthetic     bool     `json:"synthetic,omitempty"`
+	// SessionCostUSD is the agent's own cost of the whole session so far,
+	// as it reported it during the turn (Claude's total_cost_usd, ACP's
+	// usage_update cost: running totals); nil when it reported none. The
+	// adapter sets it; the Stream makes CostUSD the turn's part of it,
+	// and the session's result the last one. It is never emitted.
+	SessionCostUSD *float64 `json:"-"`
 }
 
 // PermissionRequest is the agent asking to run a tool call (a session
@@ -136,9 +147,47 @@ func (s *Stream) turnEnd(v *TurnEnd) bool {
 	}
 	capText(&v.Text, &v.TextTruncated)
 	s.turnText = v.Text
+	s.turnCost(v, t)
 	v.DurationMS = max(0, s.clock().Sub(t.at).Milliseconds())
 	s.turn = nil
 	return true
+}
+
+// turnCost gives turn t its cost as buildResult gives a run's: the
+// agent's own where it reports it, else the sum of the costs of the
+// turn's usage events (estimated where harness priced them), else none.
+// An agent reports the session's running total (SessionCostUSD): the
+// turn's part is what it grew by since the cost counted before the turn,
+// which is the previous total, and the stream's cost becomes the total,
+// so that the session's result has the agent's last total and not a sum
+// of parts. mu is held.
+func (s *Stream) turnCost(v *TurnEnd, t *openTurn) {
+	v.CostUSD, v.CostEstimated = nil, false
+	if total := v.SessionCostUSD; total != nil && *total >= 0 {
+		part := costSince(*total, t.usage.CostUSD)
+		s.usage.CostUSD, s.usage.CostEstimated = *total, false
+		if part >= 0 { // below 0, the total fell under what was counted before the turn: its part is unknown
+			v.CostUSD = Float(part)
+		}
+		return
+	}
+	if part := costSince(s.usage.CostUSD, t.usage.CostUSD); part > 0 {
+		v.CostUSD, v.CostEstimated = Float(part), s.usage.CostEstimated
+	}
+}
+
+// costSince is what a running cost grew by from before to now. A
+// difference is rounded to 1e-10 USD, far below any token's price: a part
+// of 0.3-0.1 USD is 0.2, not 0.19999999999999998.
+func costSince(now, before float64) float64 {
+	if before == 0 {
+		return now
+	}
+	d := now - before
+	if r := math.Round(d*1e10) / 1e10; !math.IsInf(r, 0) { // d over 1e298 USD is left as it is
+		return r
+	}
+	return d
 }
 
 // TurnCompleted reports whether the agent completed turn e on its own,

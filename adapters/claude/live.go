@@ -440,7 +440,9 @@ func (c *Conversation) release(dst []event.Body, n int) []event.Body {
 // CLI's error_during_execution is no error of its. The next prompt queued
 // goes at once. mu is held.
 func (c *Conversation) turnEnded(dst []event.Body, n int, r *event.Result) []event.Body {
-	end := &event.TurnEnd{Status: r.Status, Text: r.Text, Usage: r.Usage}
+	// total_cost_usd is the session's so far: the stream takes the
+	// turn's part of it.
+	end := &event.TurnEnd{Status: r.Status, Text: r.Text, Usage: r.Usage, SessionCostUSD: r.CostUSD}
 	if c.cancelled && r.Status != event.ResultSuccess {
 		end.Status = event.ResultCancelled
 	}

@@ -194,7 +194,7 @@ loop:
 	for {
 		select {
 		case <-sigs:
-			cancel() // the whole session ends, as a run's interrupt
+			sess.Stop() // the whole session ends, as a run's interrupt
 			break loop
 		case <-over:
 			break loop // the agent ended it (died, a budget)
@@ -208,7 +208,7 @@ loop:
 			}
 		}
 	}
-	werr := closeSession(sess, sigs, cancel)
+	werr := closeSession(sess, sigs)
 	out.Flush()
 	if err := out.Err(); err != nil {
 		return withStatus(exitAgentFailed, fmt.Errorf("session: writing the output: %w", err))
@@ -218,8 +218,9 @@ loop:
 
 // closeSession ends the session once the turns sent are answered
 // (Session.Close), which takes as long as they do: a signal meanwhile
-// still ends it at once, as one before the end of input does.
-func closeSession(sess *harness.Session, sigs <-chan os.Signal, cancel context.CancelFunc) error {
+// still ends it at once, as one before the end of input does, and a
+// second within 2 s of the first kills the agent at once, as for a run.
+func closeSession(sess *harness.Session, sigs <-chan os.Signal) error {
 	closed := make(chan error, 1)
 	go func() {
 		_, err := sess.Close()
@@ -228,7 +229,7 @@ func closeSession(sess *harness.Session, sigs <-chan os.Signal, cancel context.C
 	for {
 		select {
 		case <-sigs:
-			cancel()
+			sess.Stop()
 		case err := <-closed:
 			return err
 		}

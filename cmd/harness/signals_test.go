@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
+	"os/signal"
 	"strings"
 	"sync"
 	"syscall"
@@ -85,4 +87,56 @@ func TestSignalsNeverWaitForTheStream(t *testing.T) {
 	res, werr := run.Wait()
 	require.ErrorIs(t, werr, harness.ErrInterrupted)
 	require.Equal(t, event.ResultCancelled, res.Status)
+}
+
+// TestSessionSecondSignalKills: in a session, as in a run, the first
+// Ctrl-C asks the agent to stop (SIGINT, SIGTERM, SIGKILL after the
+// grace) and a second within 2 s kills it at once. (The session cancelled
+// its context at each signal: the second did nothing, and an agent deaf
+// to SIGINT and SIGTERM lived out the grace.)
+func TestSessionSecondSignalKills(t *testing.T) {
+	isolate(t)
+	// harness's own handler stops at its return; the signals this test
+	// sends itself until then must never reach the default action.
+	guard := make(chan os.Signal, 1)
+	signal.Notify(guard, syscall.SIGINT)
+	defer signal.Stop(guard)
+	argv, _ := fakeagent.Command("ignore-sigterm") // deaf to SIGINT and SIGTERM, and silent: the session waits
+	stdin, inw := io.Pipe()
+	defer inw.Close()
+	var out, errb bytes.Buffer
+	started := make(chan struct{})
+	stdout := &interruptOnLine{w: &out, marker: `"type":"session_start"`, fire: func() { close(started) }}
+	done := make(chan int, 1)
+	go func() {
+		done <- run([]string{"session", "--agent", "claude", "--binary", argv[0], "--cwd", t.TempDir(), "--no-log",
+			"--env", fakeagent.EnvVar + "=ignore-sigterm", "--idle-timeout", "0", "--timeout", "2m", "--kill-grace", "1m"}, stdin, stdout, &errb)
+	}()
+	select {
+	case <-started:
+	case <-time.After(time.Minute):
+		t.Fatal("the session never started")
+	}
+	// Ctrl-C, again and again: the runtime folds a signal into one still
+	// pending, so the second is sent until it is seen.
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	bound := time.After(20 * time.Second)
+	var code int
+wait:
+	for {
+		select {
+		case code = <-done:
+			break wait
+		case <-tick.C:
+			require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGINT))
+		case <-bound:
+			t.Fatal("two Ctrl-C left the session running (its kill grace is 1m)")
+		}
+	}
+	require.Equal(t, exitInterrupted, code, errb.String())
+	evs := sessionStream(t, result{code, out.String(), errb.String()})
+	res := evs[len(evs)-1].Body.(*event.Result)
+	require.Equal(t, event.ResultCancelled, res.Status)
+	require.Equal(t, "SIGKILL", res.Signal, "killed, not ended by a grace")
 }
