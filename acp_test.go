@@ -142,6 +142,25 @@ func TestACPClientInterruptSendsCancel(t *testing.T) {
 	require.Less(t, fr.elapsed, 2*time.Second)
 }
 
+// TestACPClientSecondInterruptKills: the second interrupt within 2 s of
+// the first kills an agent that ignores session/cancel and every signal
+// at once, as a run's second does; it used to be a first SIGINT, and the
+// agent had the whole kill grace again.
+func TestACPClientSecondInterruptKills(t *testing.T) {
+	t.Parallel()
+	b := small()
+	b.KillGrace = time.Minute
+	fr, _ := acpRun(t, "ignore-all", "", b, func(r *harness.Run) {
+		require.Eventually(t, func() bool { return len(r.InFlight()) == 1 }, 5*time.Second, 5*time.Millisecond)
+		r.Interrupt()
+		r.Interrupt()
+	})
+	require.ErrorIs(t, fr.err, harness.ErrInterrupted)
+	require.Equal(t, event.ResultCancelled, fr.result.Status)
+	require.Equal(t, "SIGKILL", fr.result.Signal)
+	require.Less(t, fr.elapsed, 2*time.Second, "killed at once, not after the 2 s cancel grace and the kill grace")
+}
+
 // TestProtocolAdapters: Task.Protocol picks the adapter from the protocol
 // table; what it returns runs as a session over stdio.
 func TestProtocolAdapters(t *testing.T) {

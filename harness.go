@@ -207,6 +207,9 @@ type Run struct {
 	live      *Session          // a live session's handle (session.go); nil for a run
 	canceler  adapters.Canceler // the session's, when it has one
 	cancelled atomic.Bool       // the session was asked to end its turn on Interrupt
+	// cancelAsked is when (unix ns) it was asked: a second Interrupt
+	// within 2 s of it kills.
+	cancelAsked atomic.Int64
 
 	isReady atomic.Bool
 	feeding atomic.Bool  // a stdout chunk is being turned into events (set by the stdout goroutine)
@@ -648,12 +651,21 @@ func (r *Run) Interrupt() {
 	if r.proc == nil {
 		return
 	}
-	if r.canceler != nil && r.cancelled.CompareAndSwap(false, true) {
-		if r.canceler.Cancel() {
-			time.AfterFunc(cancelGrace, r.proc.Interrupt)
+	if r.canceler != nil {
+		if r.cancelled.CompareAndSwap(false, true) {
+			if r.canceler.Cancel() {
+				r.cancelAsked.Store(time.Now().UnixNano())
+				time.AfterFunc(cancelGrace, r.proc.Interrupt)
+				return
+			}
+			r.cancelled.Store(false) // no turn in flight: signals at once
+		} else if at := r.cancelAsked.Load(); at != 0 && time.Since(time.Unix(0, at)) < 2*time.Second {
+			// The second interrupt while the agent is asked to end its
+			// turn: as a run's second, it kills at once (signalled, the
+			// agent would have had the whole kill grace again).
+			r.proc.Kill()
 			return
 		}
-		r.cancelled.Store(false) // no turn in flight: signals at once
 	}
 	r.proc.Interrupt()
 }

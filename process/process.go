@@ -557,6 +557,16 @@ func (p *Proc) Awaiting(on bool) {
 // over it does nothing.
 func (p *Proc) Interrupt() { p.interrupt(time.Now()) }
 
+// Kill ends the run at once: SIGKILL to the whole group, no grace (what a
+// second Interrupt within 2 s does).
+func (p *Proc) Kill() {
+	p.mu.Lock()
+	p.killNow = true
+	p.lastIntr = time.Now()
+	p.mu.Unlock()
+	p.wake()
+}
+
 func (p *Proc) interrupt(now time.Time) {
 	p.mu.Lock()
 	if !p.lastIntr.IsZero() && now.Sub(p.lastIntr) < 2*time.Second {

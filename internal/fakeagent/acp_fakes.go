@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"syscall"
 	"time"
 )
 
@@ -47,12 +49,17 @@ const (
 //	slow-then-normal  the first prompt as slow-tool, the others normal
 //	ignore-cancel     a prompt that starts a shell call and never ends,
 //	                  whatever session/cancel says
+//	ignore-all        ignore-cancel, and SIGINT and SIGTERM ignored too
 //
 // It exits 0 at EOF on stdin.
 func acpAgent(args []string) int {
 	mode := "normal"
 	if len(args) > 0 {
 		mode = args[0]
+	}
+	if mode == "ignore-all" {
+		signal.Ignore(syscall.SIGINT, syscall.SIGTERM)
+		mode = "ignore-cancel"
 	}
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(make([]byte, 1<<20), 1<<20)
