@@ -116,6 +116,10 @@ type Stream struct {
 	turn       *openTurn // the live session's turn in progress (turns.go)
 	turns      int
 	turnText   string // the last turn's answer: a session's result.text
+	// sessionCost is the agent's last running total of a session's cost
+	// (TurnEnd.SessionCostUSD), nil when it reported none: the result's
+	// cost_usd, also when it is 0.
+	sessionCost *float64
 	// tick is the time of the call in progress (Emit, Line, Finish), read
 	// once: the events of one native line share it.
 	tick time.Time
@@ -805,6 +809,9 @@ func (s *Stream) buildResult(status string, o Outcome) *Result {
 		if o.NoProcess && a.DurationMS > 0 {
 			r.DurationMS = a.DurationMS
 		}
+	}
+	if r.CostUSD == nil && s.sessionCost != nil && r.Usage.CostUSD == *s.sessionCost {
+		r.CostUSD = Float(*s.sessionCost)
 	}
 	if r.CostUSD == nil && r.Usage.CostUSD > 0 {
 		r.CostUSD = Float(r.Usage.CostUSD)

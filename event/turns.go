@@ -166,6 +166,7 @@ func (s *Stream) turnCost(v *TurnEnd, t *openTurn) {
 	if total := v.SessionCostUSD; total != nil && *total >= 0 {
 		part := costSince(*total, t.usage.CostUSD)
 		s.usage.CostUSD, s.usage.CostEstimated = *total, false
+		s.sessionCost = Float(*total)
 		if part >= 0 { // below 0, the total fell under what was counted before the turn: its part is unknown
 			v.CostUSD = Float(part)
 		}

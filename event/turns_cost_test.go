@@ -42,3 +42,17 @@ func TestStreamTurnCost(t *testing.T) {
 	require.Contains(t, c.buf.String(), `"cost_usd":0.2,`)
 	require.NotContains(t, c.buf.String(), "session_cost", "never emitted")
 }
+
+// TestStreamSessionCostZero: an agent whose running total is 0 (a free
+// model) gives the session's result cost_usd 0, as a run's result has
+// it, not no cost at all.
+func TestStreamSessionCostZero(t *testing.T) {
+	t.Parallel()
+	s, c := newStream(t, false)
+	require.NoError(t, s.Emit(&TurnStart{Prompt: "p"}, &TurnEnd{Status: ResultSuccess, SessionCostUSD: Float(0)}))
+	r := s.Finish(Outcome{})
+	require.Equal(t, Float(0), r.CostUSD)
+	require.False(t, r.CostEstimated)
+	require.Contains(t, c.buf.String(), `"type":"result"`)
+	require.Regexp(t, `"type":"result".*"cost_usd":0[,}]`, c.buf.String())
+}
