@@ -359,7 +359,7 @@ func (c *Command) Start(ctx context.Context, o Options) *Run {
 	r.startAt = r.now()
 	r.files = filediff.New(c.Cwd)
 	r.stream = event.NewStream(event.StreamConfig{
-		Run: t.Run, Now: r.streamNow, Raw: t.Raw, Sink: r.sink,
+		Run: t.Run, Now: r.streamNow, Raw: t.Raw, Sink: r.sink, Price: r.estimate,
 		Start: event.SessionStart{Agent: c.Agent, Model: t.Model, Cwd: c.Cwd, PTY: t.PTY, Argv: c.RedactedArgv()},
 	})
 	if c.NotInstalled != nil {

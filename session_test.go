@@ -547,6 +547,29 @@ func TestLiveSessionCost(t *testing.T) {
 	require.Equal(t, []bool{false, false, false}, estimated)
 }
 
+// TestLiveSessionACPCostEstimated: an ACP agent that reports usage in
+// its prompt answers but no cost (Gemini's, OpenCode's) has each turn
+// priced as an ACP run is: the usage event the stream makes of the
+// answer's usage is priced too, estimated.
+func TestLiveSessionACPCostEstimated(t *testing.T) {
+	t.Parallel()
+	argv, env := fakeagent.Command("acp-agent", "no-cost")
+	b := small()
+	rec := &liveRec{}
+	so := harness.SessionOptions{Options: rec.options()}
+	so.EstimateCost = func(_ string, u event.Usage) (float64, bool) { return float64(u.InputTokens) / 1000, true }
+	var st harness.Settings
+	s, err := st.StartSession(context.Background(), harness.Task{Agent: "fake-acp", Protocol: harness.ProtocolACP,
+		Command: argv, BaseEnv: env, Cwd: t.TempDir(), Budgets: &b}, so)
+	require.NoError(t, err)
+	sendTwo(t, s)
+	closeLive(t, s, rec)
+	usd, estimated := costs(t, rec.stream())
+	// Each turn's answer reports 10 input tokens: 0.01 each.
+	require.Equal(t, []*float64{event.Float(0.01), event.Float(0.01), event.Float(0.02)}, usd)
+	require.Equal(t, []bool{true, true, true}, estimated)
+}
+
 // TestLiveSessionCostEstimated: an agent that reports no cost (the fake
 // Claude Code's results have no total_cost_usd) has each turn priced as
 // a run is, by the usage events harness priced: the turn's sum,

@@ -45,6 +45,10 @@ type StreamConfig struct {
 	Sink  func(Event)      // receives every event, in order, under the stream's lock
 	Start SessionStart     // what the harness knows of the session: agent, cwd, argv, pty, pid
 	Raw   bool             // emit a native event for every line given to Line
+	// Price prices a usage event the stream makes itself (the part of a
+	// turn's usage no usage event reported) when it has no cost, as the
+	// caller prices the agent's own; nil: left unpriced.
+	Price func(*Usage)
 }
 
 // Stream turns the bodies an adapter and a supervisor produce into a valid

@@ -132,6 +132,9 @@ func (s *Stream) turnEnd(v *TurnEnd) bool {
 		v.Usage.CostUSD, v.Usage.CostEstimated = cost, est
 	case !d.IsZero():
 		d.CostUSD, d.CostEstimated = v.Usage.CostUSD, v.Usage.CostEstimated
+		if d.CostUSD == 0 && s.cfg.Price != nil {
+			s.cfg.Price(&d)
+		}
 		s.emit(&d)
 	}
 	switch {

@@ -50,6 +50,7 @@ const (
 //	ignore-cancel     a prompt that starts a shell call and never ends,
 //	                  whatever session/cancel says
 //	ignore-all        ignore-cancel, and SIGINT and SIGTERM ignored too
+//	no-cost           the normal turn, its usage_update without a cost
 //
 // It exits 0 at EOF on stdin.
 func acpAgent(args []string) int {
@@ -66,6 +67,9 @@ func acpAgent(args []string) int {
 	out := json.NewEncoder(os.Stdout)
 	send := func(v map[string]any) { v["jsonrpc"] = "2.0"; _ = out.Encode(v) }
 	update := func(sid string, u map[string]any) {
+		if mode == "no-cost" {
+			delete(u, "cost")
+		}
 		send(map[string]any{"method": "session/update", "params": map[string]any{"sessionId": sid, "update": u}})
 	}
 	type msg struct {
