@@ -7,7 +7,7 @@ LDFLAGS := -s -w -X main.version=$(VERSION)
 FUZZTIME ?= 3s
 JAEGER  ?= $(HOME)/.cache/harness/jaeger-v1.76.0
 
-.PHONY: all build test unit fuzz vet lint install agents browser sandbox podman base-image image jaeger demo view-demo bench bench-smoke bench-tools clean
+.PHONY: all build test unit fuzz vet lint install agents browser sandbox git-lfs podman base-image image jaeger demo view-demo bench bench-smoke bench-tools clean
 
 all: build
 
@@ -39,6 +39,11 @@ browser:
 # sandbox of Harbor tasks). Installed only when missing.
 sandbox:
 	@command -v bwrap >/dev/null || { apt-get update && apt-get install -y bubblewrap; }
+
+# Debian's git-lfs, for bench's tests of a starting tree kept in git LFS.
+# Installed only when missing.
+git-lfs:
+	@command -v git-lfs >/dev/null || { apt-get update && apt-get install -y git-lfs; }
 
 # Podman (with runc) and mmdebstrap, for bench --isolate podman and its
 # tests. Installed only when missing. podman runs with the settings of
@@ -96,7 +101,7 @@ jaeger:
 # installs, which must not run two at once, run one after the other).
 test: lint
 	@$(MAKE) --no-print-directory jaeger >/tmp/harness-jaeger-build.log 2>&1 & jaeger=$$!; \
-	$(MAKE) --no-print-directory agents browser sandbox base-image image; status=$$?; \
+	$(MAKE) --no-print-directory agents browser sandbox git-lfs base-image image; status=$$?; \
 	wait $$jaeger || { cat /tmp/harness-jaeger-build.log; exit 1; }; exit $$status
 	# The longest packages first (go test starts them in the order named):
 	# e2e alone takes ~10 of the 2 cores' minutes, and started last it ran
@@ -104,7 +109,7 @@ test: lint
 	HARNESS_AGENTS_DIR=$(CURDIR)/.agents HARNESS_JAEGER=$(JAEGER) $(GO) test -race -count=1 -tags jaeger -timeout 30m ./e2e ./cmd/harness ./bench ./...
 	$(MAKE) fuzz
 
-unit:
+unit: git-lfs
 	$(GO) test -race -count=1 ./...
 
 # A short fuzz of every fuzz target (scripts/fuzz.sh: one instrumented

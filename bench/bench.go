@@ -29,9 +29,10 @@ import (
 type Task struct {
 	Name   string // shown in reports; "" is fine for a single prompt
 	Prompt string
-	// Tree is the starting tree copied for every run (a git worktree at
-	// HEAD when it is inside a git repository, else a plain copy); "" is
-	// an empty directory.
+	// Tree is the starting tree copied for every run (a checkout of HEAD
+	// in a repository of the run's own that borrows the source's objects,
+	// when it is inside a git repository, else a plain copy); "" is an
+	// empty directory.
 	Tree string
 	// Check is the task's own verifier, run with sh -c in the run's tree
 	// after the agent ends; "" falls back to Plan.Check.

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -58,9 +59,23 @@ func git(ctx context.Context, dir string, args ...string) (string, error) {
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("git %s: %w: %s", args[0], err, strings.TrimSpace(errb.String()))
+		return "", fmt.Errorf("git %s: %w: %s", command(args), err, strings.TrimSpace(errb.String()))
 	}
 	return strings.TrimSpace(out.String()), nil
+}
+
+// command names the git command of args in an error: the first word
+// after git's options (-c takes a value).
+func command(args []string) string {
+	for i := 0; i < len(args); i++ {
+		switch {
+		case args[i] == "-c":
+			i++
+		case !strings.HasPrefix(args[i], "-"):
+			return args[i]
+		}
+	}
+	return args[0]
 }
 
 var unsafeChars = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9._-]+`) })
@@ -138,8 +153,9 @@ func isRepoTop(ctx context.Context, dir string) bool {
 // commits, refs, stash and config stay in dir, and nothing there can
 // change the source. It gets no ref of the source (no branch, tag or
 // remote to push to); of the rest, only the shallow list (a shallow
-// clone's history stays readable) and info/exclude (files changed still
-// leave out what git status leaves out in the source).
+// clone's history stays readable), info/exclude (files changed still
+// leave out what git status leaves out in the source) and the git LFS
+// settings (see lfsConfig).
 func repoTree(ctx context.Context, src, dir string) (*tree, error) {
 	base, err := git(ctx, src, "rev-parse", "--verify", "HEAD^{commit}")
 	if err != nil {
@@ -160,11 +176,22 @@ func repoTree(ctx context.Context, src, dir string) (*tree, error) {
 		return nil, fmt.Errorf("bench: %w", err)
 	}
 	t := &tree{dir: dir, cwd: dir, base: base}
-	if err := initBorrowing(ctx, dir, common, format); err != nil {
+	if err := initBorrowing(ctx, src, dir, common, format); err != nil {
 		t.remove()
 		return nil, fmt.Errorf("bench: %w", err)
 	}
-	if _, err := git(ctx, dir, "checkout", "-q", "--detach", base); err != nil {
+	if err := checkObjects(ctx, src, dir, base); err != nil {
+		t.remove()
+		return nil, err
+	}
+	// git-lfs takes a file's content from the source's LFS store, which it
+	// finds through the alternates; a file whose content the source never
+	// fetched stays the pointer the source's own checkout shows, where
+	// git-lfs would fail the checkout for want of a server to fetch from.
+	if _, err := git(ctx, dir, "-c", "lfs.skipdownloaderrors=true", "checkout", "-q", "--detach", base); err != nil {
+		if _, missing := exec.LookPath("git-lfs"); missing != nil && isLFS(ctx, dir) {
+			err = fmt.Errorf("%s keeps files in git LFS and git-lfs is not installed: install it (Debian: apt-get install git-lfs)", src)
+		}
 		t.remove()
 		return nil, fmt.Errorf("bench: %w", err)
 	}
@@ -172,8 +199,8 @@ func repoTree(ctx context.Context, src, dir string) (*tree, error) {
 }
 
 // initBorrowing makes an empty repository in dir that reads the objects
-// (of the given format) of the repository whose git directory is common.
-func initBorrowing(ctx context.Context, dir, common, format string) error {
+// (of the given format) of src, whose git directory is common.
+func initBorrowing(ctx context.Context, src, dir, common, format string) error {
 	if _, err := git(ctx, dir, "init", "-q", "--object-format="+format); err != nil {
 		return err
 	}
@@ -197,7 +224,81 @@ func initBorrowing(ctx context.Context, dir, common, format string) error {
 			return err
 		}
 	}
+	return copyConfig(ctx, src, dir, lfsConfig)
+}
+
+// lfsConfig matches the settings that decide what git LFS puts in a
+// checkout: the filter, wherever the source's git finds it (its own
+// config, the user's, the system's), and the paths it leaves as pointers.
+// The run's repository gets them in its own config, so its checkout is the
+// source's, and an agent's git (with a HOME of its own) and files changed
+// see LFS files as the pointers git stores, not as changed files.
+const lfsConfig = `^(filter\.lfs\.|lfs\.fetch(in|ex)clude$)`
+
+// copyConfig sets in dir's repository the settings src's git sees whose
+// names match the regular expression re.
+func copyConfig(ctx context.Context, src, dir, re string) error {
+	out, err := git(ctx, src, "config", "-z", "--get-regexp", re)
+	if ee := (*exec.ExitError)(nil); errors.As(err, &ee) && ee.ExitCode() == 1 {
+		return nil // none set
+	}
+	if err != nil {
+		return err
+	}
+	for _, kv := range strings.Split(out, "\x00") {
+		if key, value, _ := strings.Cut(kv, "\n"); key != "" {
+			if _, err := git(ctx, dir, "config", "--add", key, value); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
+}
+
+// isLFS reports whether git in dir hands files to git-lfs (filter.lfs).
+func isLFS(ctx context.Context, dir string) bool {
+	v, err := git(ctx, dir, "config", "filter.lfs.process")
+	if err != nil {
+		v, err = git(ctx, dir, "config", "filter.lfs.smudge")
+	}
+	return err == nil && v != ""
+}
+
+// checkObjects makes sure that every object of base's tree can be read,
+// before the checkout, which leaves out a file whose content it cannot
+// read and still succeeds: the run would start without it and count it
+// deleted by the agent. Only a partial clone lacks such objects (one
+// made with --sparse or --no-checkout has not fetched the files it did
+// not check out), and the run has no remote to fetch them from: the
+// source must. git archive reads every file of HEAD, so fetches them in
+// one go, and leaves the source's working tree as it is.
+func checkObjects(ctx context.Context, src, dir, base string) error {
+	out, err := git(ctx, dir, "rev-list", "--objects", "--missing=print", base+"^{tree}")
+	if err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	var missing []string
+	for line := range strings.Lines(out) {
+		if oid, ok := strings.CutPrefix(strings.TrimSpace(line), "?"); ok {
+			missing = append(missing, oid)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	what := fmt.Sprintf("%d objects", len(missing))
+	if len(missing) == 1 {
+		what = "1 object"
+	}
+	if paths, err := git(ctx, dir, "ls-tree", "-r", "-t", "--full-tree", base); err == nil {
+		for line := range strings.Lines(paths) {
+			if info, path, ok := strings.Cut(strings.TrimRight(line, "\n"), "\t"); ok && strings.HasSuffix(info, " "+missing[0]) {
+				what += " (" + path + ", …)"
+				break
+			}
+		}
+	}
+	return fmt.Errorf("bench: %s lacks %s of its HEAD, as a partial clone may: fetch them there first (git -C %s archive HEAD >/dev/null), or use a full clone", src, what, src)
 }
 
 // FilesChanged is the git diff of a run's tree against its starting tree.
@@ -330,7 +431,8 @@ func isDir(p string) error {
 	return nil
 }
 
-// runDir returns the directory of the run trees and what removes it.
+// runDir returns the directory of the run trees and what removes it, or,
+// when they are kept, makes them stand alone (standAlone).
 func runDir(dir string, keep bool) (string, func(), error) {
 	if dir == "" {
 		d, err := os.MkdirTemp("", "harness-bench-")
@@ -338,7 +440,7 @@ func runDir(dir string, keep bool) (string, func(), error) {
 			return "", nil, fmt.Errorf("bench: %w", err)
 		}
 		if keep {
-			return d, func() {}, nil
+			return d, func() { standAloneAll(d) }, nil
 		}
 		return d, func() { removeAll(d) }, nil
 	}
@@ -356,7 +458,164 @@ func runDir(dir string, keep bool) (string, func(), error) {
 		return "", nil, fmt.Errorf("bench: %w", err)
 	}
 	if keep {
-		return d, func() {}, nil
+		return d, func() { standAloneAll(d) }, nil
 	}
 	return d, func() { removeAll(d) }, nil
+}
+
+// standAloneAll makes every run tree in dir that borrows objects stand
+// alone. One that cannot (a full disk) keeps borrowing: it works as long
+// as its source does.
+func standAloneAll(dir string) {
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		objects := filepath.Join(dir, e.Name(), ".git", "objects")
+		if _, err := os.Stat(filepath.Join(objects, "info", "alternates")); err == nil {
+			standAlone(objects)
+		}
+	}
+}
+
+// standAlone gives a kept tree's repository (its objects directory) the
+// objects it borrows, so that it outlives a source gc'd, moved or
+// deleted: every object file of the directories it borrows from (and
+// of those they borrow from) is hard-linked in, or copied where it cannot
+// be (another file system), then the alternates file goes. Links cost
+// neither time nor space, and git never writes an object file again, so
+// the source's files stay as they are. Packs go before their indexes,
+// and a copy is renamed into place whole: until the end the repository
+// reads every object either way, and a failure removes what was added.
+func standAlone(objects string) error {
+	froms, err := borrowed(objects, 0)
+	if err != nil {
+		return err
+	}
+	var added []string
+	for _, from := range froms {
+		if err = linkObjects(from, objects, &added); err != nil {
+			break
+		}
+	}
+	if err == nil {
+		err = os.Remove(filepath.Join(objects, "info", "alternates"))
+	}
+	if err != nil {
+		for _, p := range added {
+			os.Remove(p)
+		}
+	}
+	return err
+}
+
+// borrowed lists the object directories that objects reads through its
+// alternates file, and those they read in turn (git follows five levels).
+func borrowed(objects string, depth int) ([]string, error) {
+	b, err := os.ReadFile(filepath.Join(objects, "info", "alternates"))
+	if errors.Is(err, fs.ErrNotExist) || depth > 5 {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var dirs []string
+	for line := range strings.Lines(string(b)) {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if !filepath.IsAbs(line) {
+			line = filepath.Join(objects, line)
+		}
+		more, err := borrowed(line, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		dirs = append(append(dirs, line), more...)
+	}
+	return dirs, nil
+}
+
+// linkObjects links or copies the object files of the objects directory
+// from into to — loose objects and packs; not info/ (alternates, commit
+// graph: optional) nor git's temporary files and directories (a push's
+// quarantine) — recording what it added.
+// A file already there (the same name is the same content) is left. A
+// file gone since it was listed (the source repacking) fails it.
+func linkObjects(from, to string, added *[]string) error {
+	var files []string
+	err := filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case p == filepath.Join(from, "info") || strings.HasPrefix(d.Name(), "tmp_"):
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+		case !d.IsDir():
+			files = append(files, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	// Indexes last: git sees a pack by its index.
+	isIdx := func(p string) int {
+		if strings.HasSuffix(p, ".idx") {
+			return 1
+		}
+		return 0
+	}
+	slices.SortStableFunc(files, func(a, b string) int { return isIdx(a) - isIdx(b) })
+	for _, p := range files {
+		rel, err := filepath.Rel(from, p)
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(to, rel)
+		if _, err := os.Lstat(dst); err == nil {
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		if err := linkOrCopy(p, dst); err != nil {
+			return err
+		}
+		*added = append(*added, dst)
+	}
+	return nil
+}
+
+// hardLink is os.Link, but where a test makes every link fail.
+var hardLink = os.Link
+
+// linkOrCopy hard-links src at dst, else copies it there through a
+// temporary file (git's own prefix, which git ignores).
+func linkOrCopy(src, dst string) error {
+	if hardLink(src, dst) == nil {
+		return nil
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	info, err := in.Stat()
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(dst), "tmp_obj_")
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(tmp, in)
+	err = errors.Join(err, tmp.Chmod(info.Mode().Perm()), tmp.Close())
+	if err == nil {
+		err = os.Rename(tmp.Name(), dst)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+	return err
 }
