@@ -1,14 +1,12 @@
 package bench
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"os"
-	"os/exec"
-	"sync"
-	"syscall"
 	"time"
+
+	"github.com/agentharness/harness/process"
 )
 
 // checkOutputMax is how much of a check's output the report keeps: the
@@ -43,9 +41,12 @@ const checkCancelled = "cancelled"
 // cancelled.
 func (c *CheckResult) cancelled() bool { return c != nil && c.Error == checkCancelled }
 
-// runCheck runs command with sh -c in dir, in its own process group so a
-// timeout or a cancellation ends everything it started (SIGTERM, then
-// SIGKILL after 2 s). Its exit status is the verdict.
+// runCheck runs command with sh -c in dir, supervised as an agent is
+// (process): a timeout or a cancellation ends it (SIGTERM, then SIGKILL
+// after 2 s; a cancellation sends SIGINT first), and once it exited,
+// everything it started is killed, even what left its process group
+// (setsid, a double fork): its run's cgroup or reaper holds them all.
+// Its exit status is the verdict.
 func runCheck(ctx context.Context, command, dir string, timeout time.Duration) *CheckResult {
 	return runCheckEnv(ctx, command, dir, timeout, nil)
 }
@@ -55,79 +56,41 @@ func runCheckEnv(ctx context.Context, command, dir string, timeout time.Duration
 	if timeout <= 0 {
 		timeout = 10 * time.Minute
 	}
-	cctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	cmd := exec.CommandContext(cctx, "sh", "-c", command)
-	cmd.Dir = dir
+	r := &CheckResult{Command: command, ExitCode: -1}
 	if env != nil {
-		cmd.Env = append(os.Environ(), env...)
+		env = append(os.Environ(), env...)
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return signalGroup(cmd, syscall.SIGTERM) }
-	cmd.WaitDelay = 2 * time.Second
-	out := &tailBuffer{max: checkOutputMax}
-	cmd.Stdout, cmd.Stderr = out, out
 	start := time.Now()
-	err := cmd.Run()
-	// The shell may be gone while what it started holds on: end the group.
-	_ = signalGroup(cmd, syscall.SIGKILL)
-	r := &CheckResult{Command: command, DurationMS: time.Since(start).Milliseconds(), ExitCode: -1}
-	r.Output, r.OutputTruncated = out.String()
-	var ee *exec.ExitError
+	// Its stdout goes to its stderr, whose tail process keeps byte for
+	// byte (stdout it reads as lines): the output as it was interleaved.
+	p, err := process.Start(ctx, process.Options{Argv: []string{"sh", "-c", "exec 1>&2; " + command},
+		Env: env, Dir: dir, Hard: timeout, KillGrace: 2 * time.Second})
+	if err != nil {
+		r.Error = err.Error()
+		if ctx.Err() != nil {
+			r.Error = checkCancelled
+		}
+		return r
+	}
+	o := p.Wait()
+	r.DurationMS = time.Since(start).Milliseconds()
+	r.Output, r.OutputTruncated = string(o.StderrTail), o.StderrBytes > int64(len(o.StderrTail))
+	if n := len(r.Output); n > checkOutputMax {
+		r.Output, r.OutputTruncated = r.Output[n-checkOutputMax:], true
+	}
 	switch {
-	case errors.Is(cctx.Err(), context.DeadlineExceeded):
+	case errors.Is(o.Reason, process.ErrHardTimeout):
 		r.TimedOut, r.Error = true, "the check exceeded its "+timeout.String()+" limit"
 	case ctx.Err() != nil:
 		r.Error = checkCancelled
-	case err == nil:
-		r.ExitCode, r.Passed = 0, true
-	case errors.As(err, &ee):
-		r.ExitCode = ee.ExitCode()
-	case errors.Is(err, exec.ErrWaitDelay):
-		// It exited 0, and what it left in the background held its
-		// output open past WaitDelay: the exit is the verdict, and what
-		// was left is killed with the group above.
-		r.ExitCode = cmd.ProcessState.ExitCode()
-		r.Passed = r.ExitCode == 0
+	case o.Reason != nil:
+		r.Error = o.Reason.Error()
+	case !o.Exited:
+		r.Error = "the check's exit status was lost"
 	default:
-		r.Error = err.Error()
+		// It exited by itself; what it left holding its output open was
+		// given 2 s, then killed: the exit is the verdict.
+		r.ExitCode, r.Passed = o.ExitCode, o.ExitCode == 0
 	}
 	return r
-}
-
-func signalGroup(cmd *exec.Cmd, sig syscall.Signal) error {
-	if cmd.Process == nil {
-		return nil
-	}
-	return syscall.Kill(-cmd.Process.Pid, sig)
-}
-
-// tailBuffer keeps the last max bytes written to it.
-type tailBuffer struct {
-	mu      sync.Mutex
-	max     int
-	buf     bytes.Buffer
-	dropped bool
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf.Write(p)
-	if over := t.buf.Len() - t.max; over > 0 {
-		t.buf.Next(over)
-		t.dropped = true
-		if t.buf.Cap() > 4*t.max { // keep memory flat under a flood
-			b := bytes.Clone(t.buf.Bytes())
-			t.buf.Reset()
-			t.buf.Write(b)
-		}
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) String() (string, bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.buf.String(), t.dropped
 }

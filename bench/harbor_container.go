@@ -102,7 +102,7 @@ func buildImage(ctx context.Context, eng *isolate.Engine, task string, h *Harbor
 	tag := isolate.ImageTag(task, digest)
 	if _, err := isolate.Run(ctx, eng.ImageExistsArgs(tag)); err != nil {
 		bctx, cancel := context.WithTimeout(ctx, h.BuildTimeout)
-		_, err := isolate.Run(bctx, eng.BuildArgs(tag, envDir))
+		err := eng.Build(bctx, tag, envDir)
 		cancel()
 		if err != nil {
 			return "", fmt.Errorf("bench: building task %q's image: %w", task, err)

@@ -81,9 +81,10 @@ func (r *harborRun) paths() map[string]string {
 // spec is the bwrap sandbox of a phase: the workspace, /tmp, HOME and
 // /logs/agent for the agent; all of /logs and /tests for the verifier.
 // The agent does not see, at their host paths, the task's directory (its
-// tests/ and solution/, which podman never shows it) nor the bench's run
-// directories (other runs' workspaces, its own tests/): the host's /tmp
-// and HOME, hidden already, need not hold them.
+// tests/ and solution/, which podman never shows it), the other tasks of
+// its suite (their answers) nor the bench's run directories (other runs'
+// workspaces, its own tests/): the host's /tmp and HOME, hidden already,
+// need not hold them.
 func (r *harborRun) spec(verifier, solution bool) isolate.Spec {
 	home := os.Getenv("HOME")
 	if home == "" || home == "/" {
@@ -100,12 +101,30 @@ func (r *harborRun) spec(verifier, solution bool) isolate.Spec {
 			isolate.Bind{Host: r.p("tests"), Inner: harborTests})
 	} else {
 		s.Binds = append(s.Binds, isolate.Bind{Host: r.p("logs/agent"), Inner: harborLogs + "/agent"})
-		s.Hide = []string{r.h.Dir, filepath.Dir(r.dir)}
+		s.Hide = append(suiteTasks(r.h.Dir), filepath.Dir(r.dir))
 	}
 	if solution {
 		s.Binds = append(s.Binds, isolate.Bind{Host: r.p("solution"), Inner: harborSolution, ReadOnly: true})
 	}
 	return s
+}
+
+// suiteTasks are the task's directory and the task directories beside
+// it (a task.toml in each): its suite's, whether the bench runs the
+// suite or only this task of it. Only the tasks are hidden, not the
+// suite's whole directory, which may hold what the agent needs (its
+// install, an interpreter).
+func suiteTasks(dir string) []string {
+	tasks := []string{dir}
+	suite := filepath.Dir(dir)
+	entries, _ := os.ReadDir(suite)
+	for _, e := range entries {
+		p := filepath.Join(suite, e.Name())
+		if _, err := os.Stat(filepath.Join(p, "task.toml")); err == nil && p != dir {
+			tasks = append(tasks, p)
+		}
+	}
+	return tasks
 }
 
 // harbor runs one run of a Harbor task: the workspace from the

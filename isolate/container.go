@@ -56,7 +56,8 @@ func (e *Engine) ImageExistsArgs(image string) []string {
 	return []string{e.Bin, "image", "exists", image}
 }
 
-// BuildArgs builds contextDir's Dockerfile as image.
+// BuildArgs builds contextDir's Dockerfile as image (Build runs it, and
+// removes what a cancelled podman build left).
 func (e *Engine) BuildArgs(image, contextDir string) []string {
 	return []string{e.Bin, "build", "--quiet", "--label", Label + "=image", "-t", image,
 		"-f", filepath.Join(contextDir, "Dockerfile"), contextDir}
@@ -229,7 +230,8 @@ const stepRuntime = "buildah-oci-runtime"
 // exits, as after any failed step. So SIGTERM goes to the step runtimes
 // when there are some, else SIGINT to the client itself, what ^C sends
 // (docker cancels the build or pull in its daemon; podman between two
-// steps exits, leaving a working container with no process in it).
+// steps exits, leaving a working container with no process in it, which
+// Build removes).
 func interrupt(p *os.Process) error {
 	steps := childrenNamed(p.Pid, stepRuntime)
 	for _, pid := range steps {

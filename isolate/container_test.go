@@ -207,10 +207,7 @@ func TestBuildCancelledLeavesNothing(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
-	go func() {
-		_, err := Run(ctx, e.BuildArgs("localhost/harness-test-cancel-never:1", ctxDir))
-		done <- err
-	}()
+	go func() { done <- e.Build(ctx, "localhost/harness-test-cancel-never:1", ctxDir) }()
 	require.Eventually(t, func() bool { return len(processesWith(t, "sleep "+marker)) > 0 }, time.Minute, 20*time.Millisecond,
 		"the RUN step starts")
 	start := time.Now()
