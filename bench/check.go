@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"time"
 
 	"github.com/agentharness/harness/process"
@@ -60,10 +61,16 @@ func runCheckEnv(ctx context.Context, command, dir string, timeout time.Duration
 	if env != nil {
 		env = append(os.Environ(), env...)
 	}
+	// sh is the host's, from harness's own PATH: env may set a PATH for
+	// another root (a task's verifier env, which podman exec passes on).
+	sh := "sh"
+	if p, err := exec.LookPath(sh); err == nil {
+		sh = p
+	}
 	start := time.Now()
 	// Its stdout goes to its stderr, whose tail process keeps byte for
 	// byte (stdout it reads as lines): the output as it was interleaved.
-	p, err := process.Start(ctx, process.Options{Argv: []string{"sh", "-c", "exec 1>&2; " + command},
+	p, err := process.Start(ctx, process.Options{Argv: []string{sh, "-c", "exec 1>&2; " + command},
 		Env: env, Dir: dir, Hard: timeout, KillGrace: 2 * time.Second})
 	if err != nil {
 		r.Error = err.Error()

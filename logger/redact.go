@@ -116,9 +116,18 @@ var (
 	// API_TOKEN='a b', "a \" b"), and so is one in escaped quotes
 	// (password=\"a b\": a command in a JSON string printed as is, or
 	// quoted twice); a quote that does not close leaves the first word.
+	// A closing quote is one a separator follows (pairEnd): one a word
+	// follows opened it (the quote after `grep "token:` closes the
+	// pattern; `", "path"` is no value). An unquoted value takes no
+	// backslash that escapes a quote (`\"token\":\"\"` has none).
 	pairRE = lazyRE(`(?i)\b([a-z0-9_.-]*(?:api[_-]?key|apikey|access[_-]?key|secret[_-]?key|private[_-]?key|password|passwd|secret|access[_-]?token|auth[_-]?token|token|credentials?))(?:\\?["'])?\s*[:=]\s*` +
-		`(?:"((?:[^"\\\r\n]|\\.)+)"|'([^'\r\n]+)'|\\"([^"\r\n]+?)\\"|(?:\\?["'])?([^\s"',;&}]+))`)
+		`(?:"((?:[^"\\\r\n]|\\.)+)"` + pairEnd + `|'([^'\r\n]+)'` + pairEnd + `|\\"([^"\r\n]+?)\\"` + pairEnd +
+		`|(?:\\?["'])?((?:[^\s"',;&}\\]|\\[^\s"'])+))`)
 )
+
+// pairEnd is what may follow a quoted value of pairRE: the end, a space,
+// a quote (of a string around it) or punctuation.
+const pairEnd = `(?:$|[\s"'\\,;&|)}\]>.:!?])`
 
 // lazyRE compiles expr the first time it is used.
 func lazyRE(expr string) func() *regexp.Regexp {

@@ -1,0 +1,21 @@
+package bench
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestCheckEnvPathElsewhere: a check's environment may set a PATH that
+// is not the host's (a Harbor task's [verifier].env PATH for its
+// container, where `podman exec` passes it on); sh is still the host's,
+// found in harness's own PATH, as before checks ran through process.
+// Before the fix: "sh is not installed: tried /nonexistent/sh".
+func TestCheckEnvPathElsewhere(t *testing.T) {
+	t.Parallel()
+	c := runCheckEnv(t.Context(), "echo hi", t.TempDir(), 10*time.Second, []string{"PATH=/nonexistent"})
+	require.Empty(t, c.Error)
+	require.True(t, c.Passed, "%+v", c)
+	require.Equal(t, "hi\n", c.Output)
+}
