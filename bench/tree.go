@@ -246,7 +246,13 @@ func copyConfig(ctx context.Context, src, dir, re string) error {
 		return err
 	}
 	for _, kv := range strings.Split(out, "\x00") {
-		if key, value, _ := strings.Cut(kv, "\n"); key != "" {
+		key, value, hasValue := strings.Cut(kv, "\n")
+		if !hasValue {
+			// A key with no value ("[filter \"lfs\"] required") is true
+			// to git; written with an empty value it would be false.
+			value = "true"
+		}
+		if key != "" {
 			if _, err := git(ctx, dir, "config", "--add", key, value); err != nil {
 				return err
 			}

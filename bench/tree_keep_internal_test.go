@@ -39,3 +39,27 @@ func TestStandAloneCopies(t *testing.T) {
 	require.Equal(t, "two\none", sh(tr.dir, "git fsck --no-progress --no-dangling && git log --format=%s"))
 	require.Empty(t, sh(tr.dir, "find .git/objects -name 'tmp_*'"), "no temporary file is left")
 }
+
+// TestCopyConfigValueless: a key with no value in the source's config
+// ("[filter \"lfs\"] required") is true to git, and stays true in the
+// run's repository; written with an empty value it read false.
+func TestCopyConfigValueless(t *testing.T) {
+	ctx := context.Background()
+	src, dst := t.TempDir(), t.TempDir()
+	for _, dir := range []string{src, dst} {
+		_, err := git(ctx, dir, "init", "-q")
+		require.NoError(t, err)
+	}
+	f, err := os.OpenFile(filepath.Join(src, ".git", "config"), os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString("[filter \"lfs\"]\n\trequired\n\tsmudge = git-lfs smudge -- %f\n")
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	require.NoError(t, copyConfig(ctx, src, dst, `^filter\.lfs\.`))
+	got, err := git(ctx, dst, "config", "--bool", "filter.lfs.required")
+	require.NoError(t, err)
+	require.Equal(t, "true", strings.TrimSpace(got))
+	got, err = git(ctx, dst, "config", "filter.lfs.smudge")
+	require.NoError(t, err)
+	require.Equal(t, "git-lfs smudge -- %f", strings.TrimSpace(got))
+}
