@@ -69,8 +69,9 @@ type Config struct {
 	Harness string
 	// Agent is the agent id; Protocol is CLI (when empty) or ACP.
 	Agent, Protocol string
-	// Binary is the agent's executable (run --binary); empty: the one
-	// harness finds (HARNESS_AGENTS_DIR, the pinned installs, PATH).
+	// Binary is the agent's executable (run --binary, a relative path
+	// taken from the caller's directory); empty: the one harness finds
+	// (HARNESS_AGENTS_DIR, the pinned installs, PATH) from there.
 	Binary string
 	// Env is the environment of the harness runs; nil: os.Environ(). Each
 	// run gets its own XDG config and data directories on top.
@@ -191,7 +192,9 @@ func (r *Run) exec(ctx context.Context, cfg Config, args []string) error {
 	// on a user's interrupt; SIGKILL only if it does not.
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 30 * time.Second
-	cmd.Dir = r.Workdir
+	// harness runs in the caller's directory (the agent in --cwd), so it
+	// finds the agent as the caller did: a relative --binary, the pinned
+	// installs of ./.agents.
 	env := cfg.Env
 	if env == nil {
 		env = os.Environ()

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"strings"
@@ -15,15 +16,26 @@ type checkCmd struct {
 
 // Run is a doctor for one agent: binary, version, credentials, and the
 // flags harness relies on. Exit 0 when all is well, 1 on a problem, 127
-// when the agent is not installed.
+// when the agent is not installed. The binary and credentials are the
+// ones a run would use: --binary, else the configuration's ([agents.NAME]
+// binary and env), else the environment and the usual search.
 func (c *checkCmd) Run(e *env) error {
 	a, err := harness.Lookup(c.Agent)
 	if err != nil {
 		return withStatus(exitUsage, err)
 	}
+	s, err := loadSettings(e, "")
+	if err != nil {
+		return err
+	}
 	ok := func(format string, args ...any) { fmt.Fprintf(e.Stdout, "ok    "+format+"\n", args...) }
 	bad := func(format string, args ...any) { fmt.Fprintf(e.Stdout, "FAIL  "+format+"\n", args...) }
-	cmd, err := findAgent(e, a.Name(), c.Binary)
+	ac := s.cfg.Agents[a.Name()]
+	binary := c.Binary
+	if ac.Protocol == "" || ac.Protocol == harness.ProtocolCLI {
+		binary = cmp.Or(binary, ac.Binary) // else the configured binary is of another protocol's command
+	}
+	cmd, err := findAgent(e, a.Name(), binary)
 	if err != nil {
 		return withStatus(exitUsage, err)
 	}
@@ -33,31 +45,54 @@ func (c *checkCmd) Run(e *env) error {
 	}
 	path := cmd.Binary
 	ok("binary: %s", path)
+	if a.Info.NPMPackage == "" && len(a.Info.CredentialEnv) == 0 && len(a.Info.Flags) == 0 {
+		// A built-in that calls no model (nop runs sh): a system tool
+		// with no version, credentials or flags of its own to check.
+		ok("%s needs nothing else", a.Name())
+		return nil
+	}
 	problems := 0
 	v, verr := probeVersion(path)
-	if errors.Is(verr, errProbeTimeout) {
+	switch {
+	case errors.Is(verr, errProbeTimeout):
 		// Not "printed nothing": a slow machine is told from a broken CLI.
 		bad("version: %s --version did not finish within %s", path, probeBound)
 		problems++
-	} else if v != "" {
+	case verr != nil:
+		// What a CLI that cannot start prints (a missing module, a node
+		// too old) is not its version.
+		if v != "" {
+			v = ": " + v
+		}
+		bad("version: %s --version: %v%s", path, verr, v)
+		problems++
+	case v != "":
 		ok("version: %s", v)
 		if pin := harness.Pin(a.Info.NPMPackage); pin != "" && !hasVersion(v, pin) {
 			// Not a failure: a newer CLI may well still be read exactly.
-			fmt.Fprintf(e.Stdout, "warn  version: not the pinned %s (agents.lock): run 'harness conform --agent %s' to check harness still reads it exactly\n", pin, a.Name())
+			// conform plays the binary checked here, not the one it would find.
+			conform := "harness conform --agent " + a.Name()
+			if binary != "" {
+				conform += " --binary " + shellQuote(path)
+			}
+			fmt.Fprintf(e.Stdout, "warn  version: not the pinned %s (agents.lock): run '%s' to check harness still reads it exactly\n", pin, conform)
 		}
-	} else {
+	default:
 		bad("version: %s --version printed nothing", path)
 		problems++
 	}
 	var creds []string
 	for _, k := range a.Info.CredentialEnv {
-		if e.Getenv(k) != "" {
-			creds = append(creds, k)
+		if e.Getenv(k) != "" || ac.Env[k] != "" {
+			creds = append(creds, k) // the name only: a value is a secret
 		}
 	}
-	if len(creds) > 0 {
+	switch {
+	case len(a.Info.CredentialEnv) == 0:
+		ok("credentials: none needed")
+	case len(creds) > 0:
 		ok("credentials: %s set", strings.Join(creds, ", "))
-	} else {
+	default:
 		// Not a failure: the CLI may have its own login, or run on --mock.
 		fmt.Fprintf(e.Stdout, "warn  credentials: none of %s is set (fine if the CLI is logged in, or with --mock)\n", strings.Join(a.Info.CredentialEnv, ", "))
 	}
@@ -112,4 +147,12 @@ func hasVersion(v, version string) bool {
 		}
 	}
 	return false
+}
+
+// shellQuote is path as one word of a shell command line.
+func shellQuote(path string) string {
+	if path != "" && strings.Trim(path, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._+-") == "" {
+		return path
+	}
+	return "'" + strings.ReplaceAll(path, "'", `'\''`) + "'"
 }

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,8 +15,8 @@ import (
 
 // TestCheckNamesConformOnVersionDrift: 'harness check' says when the
 // installed CLI is not the version agents.lock pins, and names 'harness
-// conform' as the way to find out whether harness still reads it; the
-// pinned version gets no such line.
+// conform' (on the binary checked) as the way to find out whether harness
+// still reads it; the pinned version gets no such line.
 func TestCheckNamesConformOnVersionDrift(t *testing.T) {
 	home := isolate(t)
 	a, err := harness.Lookup("claude")
@@ -29,7 +31,8 @@ func TestCheckNamesConformOnVersionDrift(t *testing.T) {
 		require.NoError(t, os.WriteFile(bin, []byte("#!/bin/sh\necho '"+tc.version+"'\n"), 0o755))
 		out := invoke(t, "", "check", "claude", "--binary", bin).stdout
 		require.Contains(t, out, "ok    version: "+tc.version+"\n")
-		warn := "warn  version: not the pinned " + pin + " (agents.lock): run 'harness conform --agent claude' to check harness still reads it exactly\n"
+		// conform must play the binary checked, not the one it would find.
+		warn := "warn  version: not the pinned " + pin + " (agents.lock): run 'harness conform --agent claude --binary " + bin + "' to check harness still reads it exactly\n"
 		if tc.drift {
 			require.Contains(t, out, warn)
 		} else {
@@ -70,4 +73,53 @@ func TestCheckSaysWhenTheCLIDidNotAnswer(t *testing.T) {
 	require.Contains(t, r.stdout, "FAIL  version: "+bin+" --version did not finish within 200ms\n")
 	require.Contains(t, r.stdout, "FAIL  flags: "+bin+" --help did not finish within 200ms\n")
 	require.NotContains(t, r.stdout, "printed nothing")
+}
+
+// TestCheckVersionThatFails: a CLI whose --version exits non-zero (a
+// missing module, a node too old) is broken: its error is not reported as
+// its version ("ok    version: Error: …" and a drift warning naming
+// conform, before).
+func TestCheckVersionThatFails(t *testing.T) {
+	home := isolate(t)
+	bin := filepath.Join(home, "claude")
+	require.NoError(t, os.WriteFile(bin, []byte("#!/bin/sh\necho 'Error: Cannot find module cli.js' >&2\nexit 1\n"), 0o755))
+	r := invoke(t, "", "check", "claude", "--binary", bin)
+	require.Equal(t, exitAgentFailed, r.code)
+	require.Contains(t, r.stdout, "FAIL  version: "+bin+" --version: exit status 1: Error: Cannot find module cli.js\n")
+	require.NotContains(t, r.stdout, "ok    version")
+	require.NotContains(t, r.stdout, "warn  version")
+}
+
+// TestCheckUsesTheConfiguration: check looks at what a run would use,
+// the configuration's [agents.NAME] binary and the credentials of its env
+// table (by name: the value is never printed). Before, the agent a run
+// started was "not installed" (127) and its key "none … is set".
+func TestCheckUsesTheConfiguration(t *testing.T) {
+	a, err := harness.Lookup("claude")
+	require.NoError(t, err)
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "my-claude")
+	help := strings.Join(a.Info.Flags, "\n")
+	require.NoError(t, os.WriteFile(bin, []byte("#!/bin/sh\nif [ \"$1\" = --version ]; then echo '"+harness.Pin(a.Info.NPMPackage)+
+		" (Claude Code)'; else echo '"+help+"'; fi\n"), 0o755))
+	const secret = "sk-ant-from-the-config-0123456789"
+	isolateWith(t, fmt.Sprintf("[agents.claude]\nbinary = %q\nenv = { ANTHROPIC_API_KEY = %q }\n", bin, secret))
+	for _, k := range a.Info.CredentialEnv {
+		t.Setenv(k, "")
+	}
+	r := invoke(t, "", "check", "claude")
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	require.Contains(t, r.stdout, "ok    binary: "+bin+"\n")
+	require.Contains(t, r.stdout, "ok    credentials: ANTHROPIC_API_KEY set\n")
+	require.NotContains(t, r.stdout+r.stderr, secret)
+}
+
+// TestCheckAgentWithNothingToCheck: nop (sh) has no version, credentials
+// or flags of its own: check says so, not "version: sh: Illegal option"
+// and "none of  is set".
+func TestCheckAgentWithNothingToCheck(t *testing.T) {
+	isolate(t)
+	r := invoke(t, "", "check", "nop")
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	require.Regexp(t, `^ok    binary: \S+/sh\nok    nop needs nothing else\n$`, r.stdout)
 }

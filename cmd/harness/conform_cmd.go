@@ -30,8 +30,10 @@ type conformTarget struct {
 	Protocol string         `json:"protocol"`
 	Version  string         `json:"version,omitempty"`
 	Binary   string         `json:"binary"`
+	Pinned   string         `json:"pinned,omitempty"` // over the CLI: the version agents.lock pins, harness's measured one
 	Passed   bool           `json:"passed"`
 	Runs     []*conform.Run `json:"scenarios"`
+	npm      string         // the CLI's npm package
 }
 
 // conformReport is the JSON output.
@@ -158,6 +160,7 @@ func (c *conformCmd) targets(e *env) ([]*conformTarget, error) {
 			t := &conformTarget{Agent: a.Name(), Protocol: p, Binary: cmd.Binary}
 			if p == conform.CLI {
 				t.Version = binaryVersion(cmd.Binary)
+				t.Pinned, t.npm = harness.Pin(a.Info.NPMPackage), a.Info.NPMPackage
 			}
 			out = append(out, t)
 		}
@@ -202,6 +205,10 @@ func printConform(e *env, rep conformReport) error {
 		verdict := "every check holds"
 		if !t.Passed {
 			verdict = "checks fail: harness does not read this version exactly"
+			if t.Pinned != "" && !hasVersion(t.Version, t.Pinned) {
+				// What to do: the version harness reads.
+				verdict += fmt.Sprintf("; it was measured on %s (agents.lock): npm i -g %s@%s", t.Pinned, t.npm, t.Pinned)
+			}
 		}
 		fmt.Fprintf(e.Stdout, "%s over %s: %s\n", t.Agent, t.Protocol, verdict)
 	}
