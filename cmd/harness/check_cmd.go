@@ -54,6 +54,8 @@ func (c *checkCmd) Run(e *env) error {
 	problems := 0
 	v, verr := probeVersion(path)
 	switch {
+	case errors.Is(verr, errProbeInterrupted):
+		return verr
 	case errors.Is(verr, errProbeTimeout):
 		// Not "printed nothing": a slow machine is told from a broken CLI.
 		bad("version: %s --version did not finish within %s", path, probeBound)
@@ -96,7 +98,11 @@ func (c *checkCmd) Run(e *env) error {
 		// Not a failure: the CLI may have its own login, or run on --mock.
 		fmt.Fprintf(e.Stdout, "warn  credentials: none of %s is set (fine if the CLI is logged in, or with --mock)\n", strings.Join(a.Info.CredentialEnv, ", "))
 	}
-	if help, err := helpText(path, a.Info.Flags); errors.Is(err, errProbeTimeout) {
+	help, err := helpText(path, a.Info.Flags)
+	if errors.Is(err, errProbeInterrupted) {
+		return err
+	}
+	if errors.Is(err, errProbeTimeout) {
 		bad("flags: %s --help did not finish within %s", path, probeBound)
 		problems++
 	} else {
@@ -124,14 +130,17 @@ func helpText(path string, flags []string) (string, error) {
 	b.WriteString(out)
 	for _, f := range flags {
 		if !strings.HasPrefix(f, "-") {
+			if errors.Is(err, errProbeInterrupted) {
+				break
+			}
 			sub, serr := probe(path, f, "--help")
 			b.WriteString(sub)
-			if errors.Is(serr, errProbeTimeout) {
+			if errors.Is(serr, errProbeTimeout) || errors.Is(serr, errProbeInterrupted) {
 				err = serr
 			}
 		}
 	}
-	if !errors.Is(err, errProbeTimeout) {
+	if !errors.Is(err, errProbeTimeout) && !errors.Is(err, errProbeInterrupted) {
 		err = nil // a CLI may exit non-zero after its help
 	}
 	return b.String(), err

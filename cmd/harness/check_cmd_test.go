@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -73,6 +75,63 @@ func TestCheckSaysWhenTheCLIDidNotAnswer(t *testing.T) {
 	require.Contains(t, r.stdout, "FAIL  version: "+bin+" --version did not finish within 200ms\n")
 	require.Contains(t, r.stdout, "FAIL  flags: "+bin+" --help did not finish within 200ms\n")
 	require.NotContains(t, r.stdout, "printed nothing")
+}
+
+// TestCheckProbeLeavesNothing: a CLI script that starts its real program
+// without exec and hangs: at the probe's bound the program is ended too,
+// not only the script (it outlived check before).
+func TestCheckProbeLeavesNothing(t *testing.T) {
+	home := isolate(t)
+	bound := probeBound
+	probeBound = 200 * time.Millisecond
+	t.Cleanup(func() { probeBound = bound })
+	bin, pids := filepath.Join(home, "claude"), filepath.Join(home, "pids")
+	require.NoError(t, os.WriteFile(bin, []byte("#!/bin/sh\nsleep 300 &\necho $! >>"+pids+"\nwait\n"), 0o755))
+	r := invoke(t, "", "check", "claude", "--binary", bin)
+	require.Equal(t, exitAgentFailed, r.code)
+	data, err := os.ReadFile(pids)
+	require.NoError(t, err)
+	for _, f := range strings.Fields(string(data)) {
+		pid, err := strconv.Atoi(f)
+		require.NoError(t, err)
+		require.Eventually(t, func() bool { return syscall.Kill(pid, 0) != nil }, 5*time.Second, 10*time.Millisecond,
+			"the CLI's child %d outlived check", pid)
+	}
+}
+
+// TestCheckInterruptedEndsTheProbe: a Ctrl-C while a CLI hangs ends
+// check at once (exit 130) and the CLI with everything it started: in a
+// process group of its own, the CLI no longer gets the terminal's signal.
+func TestCheckInterruptedEndsTheProbe(t *testing.T) {
+	home := isolate(t)
+	bin, pids := filepath.Join(home, "claude"), filepath.Join(home, "pids")
+	require.NoError(t, os.WriteFile(bin, []byte("#!/bin/sh\nsleep 300 &\necho $! >"+pids+"\nwait\n"), 0o755))
+	done := make(chan result, 1)
+	go func() { done <- invoke(t, "", "check", "claude", "--binary", bin) }()
+	require.Eventually(t, func() bool { data, _ := os.ReadFile(pids); return len(data) > 0 }, 10*time.Second, 10*time.Millisecond)
+	require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGINT)) // the probe's handler has it: it is running
+	var r result
+	select {
+	case r = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("check did not stop at the interrupt")
+	}
+	require.Equal(t, exitInterrupted, r.code, r.stderr)
+	data, err := os.ReadFile(pids)
+	require.NoError(t, err)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return syscall.Kill(pid, 0) != nil }, 5*time.Second, 10*time.Millisecond, "the CLI's child outlived check")
+}
+
+// TestCheckVersionIsStdout: the version is the CLI's stdout, not a
+// warning it prints on stderr first (codex with its home under /tmp).
+func TestCheckVersionIsStdout(t *testing.T) {
+	home := isolate(t)
+	bin := filepath.Join(home, "codex")
+	require.NoError(t, os.WriteFile(bin, []byte("#!/bin/sh\necho 'WARNING: proceeding, even though we could not create PATH aliases' >&2\necho 'codex-cli 0.169.0'\n"), 0o755))
+	out := invoke(t, "", "check", "codex", "--binary", bin).stdout
+	require.Contains(t, out, "ok    version: codex-cli 0.169.0\n")
 }
 
 // TestCheckVersionThatFails: a CLI whose --version exits non-zero (a

@@ -7,7 +7,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -33,7 +36,11 @@ func (c *listCmd) Run(e *env) error {
 	for _, a := range harness.Agents() {
 		st := agentStatus{ID: a.Info.ID, Name: a.Info.Display}
 		if c, err := findAgent(e, a.Info.ID, ""); err == nil && c.NotInstalled == nil {
-			st.Installed, st.Path, st.Version = true, c.Binary, binaryVersion(c.Binary)
+			v, err := probeVersion(c.Binary)
+			if errors.Is(err, errProbeInterrupted) {
+				return err
+			}
+			st.Installed, st.Path, st.Version = true, c.Binary, v
 		}
 		rows = append(rows, st)
 	}
@@ -62,9 +69,14 @@ func binaryVersion(path string) string {
 }
 
 // probeVersion is binaryVersion with the probe's error (errProbeTimeout
-// when the CLI did not answer within probeBound).
+// when the CLI did not answer within probeBound). The version is what the
+// CLI prints on stdout: its warnings go to stderr (codex with its home
+// under /tmp: "WARNING: proceeding, …"), read only when stdout is empty.
 func probeVersion(path string) (string, error) {
-	out, err := probe(path, "--version")
+	out, errOut, err := probeStreams(path, "--version")
+	if strings.TrimSpace(out) == "" {
+		out = errOut
+	}
 	line, _, _ := strings.Cut(strings.TrimSpace(out), "\n")
 	return strings.TrimSpace(termSafe(line)), err
 }
@@ -77,21 +89,56 @@ var probeBound = time.Minute
 // errProbeTimeout: the probed CLI was still running at probeBound.
 var errProbeTimeout = errors.New("no answer")
 
+// errProbeInterrupted: harness got SIGINT, SIGTERM or SIGHUP during the
+// probe, which ended the CLI.
+var errProbeInterrupted = withStatus(exitInterrupted, errors.New("interrupted"))
+
 // probe runs the agent binary with args, stdin /dev/null, bounded in time
-// and output, and returns what it printed on stdout and stderr.
+// and output, and returns what it printed on stdout, then on stderr.
 func probe(path string, args ...string) (string, error) {
+	out, errOut, err := probeStreams(path, args...)
+	return out + errOut, err
+}
+
+// probeStreams is probe with stdout and stderr apart. The CLI runs in a
+// process group of its own, ended whole once it exited or timed out: a
+// script that starts the real CLI without exec would leave it running.
+// Being in its own group it no longer gets the terminal's Ctrl-C, so a
+// signal to harness meanwhile ends the group, and the probe returns
+// errProbeInterrupted: the caller stops (exit 130).
+func probeStreams(path string, args ...string) (stdout, stderr string, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), probeBound)
 	defer cancel()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	var caught atomic.Bool
+	go func() {
+		select {
+		case <-sigs:
+			caught.Store(true)
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	cmd := exec.CommandContext(ctx, path, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = time.Second
 	cmd.Env = append(config.AgentEnviron(os.Environ()), "NO_COLOR=1", "CI=1")
-	var out limitedBuffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
+	var out, errOut limitedBuffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err = cmd.Run()
+	if cmd.Process != nil {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // what it left behind
+	}
+	if caught.Load() {
+		return out.String(), errOut.String(), errProbeInterrupted
+	}
 	if ctx.Err() != nil {
 		err = errProbeTimeout
 	}
-	return out.String(), err
+	return out.String(), errOut.String(), err
 }
 
 type limitedBuffer struct{ strings.Builder }
