@@ -490,3 +490,24 @@ func TestGoldenDiffsApply(t *testing.T) {
 		}
 	}
 }
+
+// A key given twice counts as its last value, as gjson reads it, nested
+// members and all: the parser reads nested values in the same pass and
+// clears what an earlier duplicate left only when there is one.
+func TestDuplicateKeysLastWins(t *testing.T) {
+	t.Parallel()
+	first := `{"shellToolCall":{"args":{"command":"old"},"result":{"success":{"exitCode":1}}},"startedAtMs":1,"completedAtMs":9}`
+	last := `{"shellToolCall":{"result":{"success":{"exitCode":0,"stdout":"ok"}}}}`
+	p := newParser()
+	for range 2 { // the second parse reads into the slot the first one left
+		bodies, _ := adaptertest.ParseLines(p,
+			`{"type":"tool_call","subtype":"completed","call_id":"c","tool_call":`+first+`,"tool_call":`+last+`}`,
+			`{"type":"assistant","message":{"content":"one"},"message":{"role":"assistant"}}`)
+		require.Len(t, bodies, 2)
+		st, end := bodies[0].(*event.ToolStart), bodies[1].(*event.ToolEnd)
+		require.Empty(t, st.Command, "the args of the first tool_call")
+		require.Equal(t, event.StatusOK, end.Status)
+		require.Equal(t, "ok", end.Output)
+		require.Zero(t, end.DurationMS, "the stamps of the first tool_call")
+	}
+}

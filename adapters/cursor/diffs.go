@@ -18,14 +18,14 @@ import (
 // line numbers, so neither is used. A successful call without such data
 // gets diff_skipped "unknown". Headers name the file relative to the
 // run's directory.
-func (p *parser) fileDiff(c call, end *event.ToolEnd) {
+func (p *parser) fileDiff(c *tool, end *event.ToolEnd) {
 	p.files.TouchedBy(c.kind) // a shell command, a sub-agent, an MCP tool
 	switch c.kind {
 	case event.KindWrite, event.KindEdit, event.KindDelete:
 	default:
 		return
 	}
-	path := c.changedPath("")
+	path := c.path()
 	if len(end.Paths) > 0 {
 		path = end.Paths[0]
 	}
@@ -37,8 +37,7 @@ func (p *parser) fileDiff(c call, end *event.ToolEnd) {
 		p.files.Forget(abs) // a failed call may have changed it all the same
 		return
 	}
-	_, env := c.envelope()
-	before, after, ok := c.contents(env)
+	before, after, ok := c.contents()
 	if known, has := p.files.Get(abs); !ok && c.kind == event.KindWrite {
 		before, ok = known, has
 	} else if ok && has && known != before {
@@ -61,22 +60,9 @@ func (p *parser) fileDiff(c call, end *event.ToolEnd) {
 
 // contents returns the file before and after the call as the call's own
 // data states them, and whether the before is known.
-func (c call) contents(env string) (before, after adapters.File, ok bool) {
-	var diff, beforeRaw, afterRaw, prev string
-	jsonscan.Each(env, func(k, v string) bool {
-		// First wins, as with Get.
-		switch {
-		case k == "diffString" && diff == "":
-			diff = v
-		case k == "beforeFullFileContent" && beforeRaw == "":
-			beforeRaw = v
-		case k == "afterFullFileContent" && afterRaw == "":
-			afterRaw = v
-		case k == "prevContent" && prev == "":
-			prev = v
-		}
-		return true
-	})
+func (c *tool) contents() (before, after adapters.File, ok bool) {
+	e := &c.env
+	diff, beforeRaw, afterRaw, prev := e.diffString, e.beforeFull, e.afterFull, e.prevContent
 	switch c.kind {
 	case event.KindDelete:
 		if jsonscan.IsString(prev) {

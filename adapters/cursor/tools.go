@@ -10,26 +10,34 @@ import (
 	"github.com/agentharness/harness/event"
 )
 
-// toolKinds maps Cursor's tool_call keys to kinds. readLints reads the
+// toolKind is the kind of a Cursor tool_call key. readLints reads the
 // editor's diagnostics and changes nothing, so it is a read. A key missing
-// here is kind other, named after the key.
-var toolKinds = map[string]event.Kind{
-	"readToolCall":        event.KindRead,
-	"readLintsToolCall":   event.KindRead,
-	"writeToolCall":       event.KindWrite,
-	"editToolCall":        event.KindEdit,
-	"deleteToolCall":      event.KindDelete,
-	"shellToolCall":       event.KindShell,
-	"lsToolCall":          event.KindSearch,
-	"globToolCall":        event.KindSearch,
-	"grepToolCall":        event.KindSearch,
-	"semSearchToolCall":   event.KindSearch,
-	"updateTodosToolCall": event.KindTodo,
-	"todoToolCall":        event.KindTodo,
-	"mcpToolCall":         event.KindMCP,
-	"webSearchToolCall":   event.KindWeb,
-	"webFetchToolCall":    event.KindWeb,
-	"taskToolCall":        event.KindTask,
+// here is kind other, named after the key. (A switch: a map's lookup,
+// hashing the key, was 1 % of harness parse's CPU on Cursor's stream.)
+func toolKind(key string) event.Kind {
+	switch key {
+	case "readToolCall", "readLintsToolCall":
+		return event.KindRead
+	case "writeToolCall":
+		return event.KindWrite
+	case "editToolCall":
+		return event.KindEdit
+	case "deleteToolCall":
+		return event.KindDelete
+	case "shellToolCall":
+		return event.KindShell
+	case "lsToolCall", "globToolCall", "grepToolCall", "semSearchToolCall":
+		return event.KindSearch
+	case "updateTodosToolCall", "todoToolCall":
+		return event.KindTodo
+	case "mcpToolCall":
+		return event.KindMCP
+	case "webSearchToolCall", "webFetchToolCall":
+		return event.KindWeb
+	case "taskToolCall":
+		return event.KindTask
+	}
+	return ""
 }
 
 // functionKinds maps the names of the generic "function" form (Cursor's
@@ -52,6 +60,9 @@ type call struct {
 	args   string // raw JSON
 	result string // raw JSON
 	a      args   // the members of args the parser reads
+	// walked is set when a was read with args, in the pass over the
+	// line; else named reads it.
+	walked bool
 	// startedAt and completedAt are Cursor's own stamps of the call, in
 	// Unix ms, where the tool_call object carries them next to the tool.
 	startedAt, completedAt int64
@@ -63,33 +74,134 @@ type args struct {
 	path, targetFile, filePath, command, fileText, strReplace, multiStrReplace string
 }
 
+// read reads the args object at the start of rest and returns its length
+// (0 when rest does not start with an object).
+func (a *args) read(rest string) int {
+	return jsonscan.EachEnd(rest, func(k, v string) bool {
+		a.member(k, v)
+		return true
+	})
+}
+
+// member reads the member k of args, of raw value v.
+func (a *args) member(k, v string) {
+	switch k {
+	case "path":
+		set(&a.path, v)
+	case "target_file":
+		set(&a.targetFile, v)
+	case "file_path":
+		set(&a.filePath, v)
+	case "command":
+		set(&a.command, v)
+	case "fileText":
+		set(&a.fileText, v)
+	case "strReplace":
+		set(&a.strReplace, v)
+	case "multiStrReplace":
+		set(&a.multiStrReplace, v)
+	}
+}
+
+// readArgs reads the members of args from a raw args object.
 func readArgs(raw string) args {
 	var a args
-	set := func(dst *string, v string) {
-		if *dst == "" {
-			*dst = v
-		}
-	}
 	jsonscan.Each(raw, func(k, v string) bool {
-		switch k {
-		case "path":
-			set(&a.path, v)
-		case "target_file":
-			set(&a.targetFile, v)
-		case "file_path":
-			set(&a.filePath, v)
-		case "command":
-			set(&a.command, v)
-		case "fileText":
-			set(&a.fileText, v)
-		case "strReplace":
-			set(&a.strReplace, v)
-		case "multiStrReplace":
-			set(&a.multiStrReplace, v)
-		}
+		a.member(k, v)
 		return true
 	})
 	return a
+}
+
+// set sets *dst to v unless it is set: the first of duplicate keys wins,
+// as with Get.
+func set(dst *string, v string) {
+	if *dst == "" {
+		*dst = v
+	}
+}
+
+// tool is a call as the parser applies it, with its result read.
+type tool struct {
+	*call
+	env envelope
+}
+
+// envelope is a call's result: its variant (success, failure, rejected,
+// error: the first of these members), the variant's raw body, and the raw
+// members of the body the parser reads, read in one walk (each read with
+// Get before: up to five walks of a result).
+type envelope struct {
+	variant, body                                  string
+	content, path, stdout, stderr, exitCode        string
+	executionTime, isError, message, reason, cmd   string
+	files, workspaceResults, directoryTreeRoot     string
+	diffString, beforeFull, afterFull, prevContent string
+}
+
+// read reads the result object at the start of rest and returns its
+// length (0 when rest does not start with an object).
+func (e *envelope) read(rest string) int {
+	return jsonscan.Fields(rest, func(k, vrest string) (int, bool) {
+		switch k {
+		case "success", "failure", "rejected", "error":
+			if e.variant != "" {
+				break
+			}
+			e.variant = k
+			n := e.readBody(vrest)
+			if n == 0 {
+				n = len(jsonscan.Value(vrest))
+			}
+			e.body = vrest[:n]
+			return n, true
+		}
+		return 0, true
+	})
+}
+
+// readBody reads the members of the variant's body at the start of rest
+// and returns its length (0 when it is no object).
+func (e *envelope) readBody(rest string) int {
+	return jsonscan.EachEnd(rest, func(k, v string) bool {
+		switch k {
+		case "content":
+			set(&e.content, v)
+		case "path":
+			set(&e.path, v)
+		case "stdout":
+			set(&e.stdout, v)
+		case "stderr":
+			set(&e.stderr, v)
+		case "exitCode":
+			set(&e.exitCode, v)
+		case "executionTime":
+			set(&e.executionTime, v)
+		case "isError":
+			set(&e.isError, v)
+		case "message":
+			set(&e.message, v)
+		case "reason":
+			set(&e.reason, v)
+		case "command":
+			set(&e.cmd, v)
+		case "files":
+			set(&e.files, v)
+		case "workspaceResults":
+			set(&e.workspaceResults, v)
+		case "directoryTreeRoot":
+			set(&e.directoryTreeRoot, v)
+		case "diffString":
+			set(&e.diffString, v)
+		case "beforeFullFileContent":
+			set(&e.beforeFull, v)
+		case "afterFullFileContent":
+			set(&e.afterFull, v)
+		case "prevContent":
+			set(&e.prevContent, v)
+		}
+		return true
+	})
 }
 
 // parseCall reads a raw tool_call object.
@@ -99,16 +211,18 @@ func parseCall(raw string) call {
 	}
 	var c call
 	c.read(raw)
-	return c.named()
+	c.named()
+	return c
 }
 
 // read reads the tool_call object at the start of rest, without naming it
 // (named does), and returns its length (0 when rest does not start with
 // an object). The tool is the member named …ToolCall or function; other
 // members are bookkeeping (toolCallId, startedAtMs, …), and only when no
-// member has such a name is the first object-valued one taken.
+// member has such a name is the first object-valued one taken. The tool's
+// args and result are read in the same pass.
 func (c *call) read(rest string) int {
-	tool := false // c.key is a …ToolCall or function member
+	found := false // c.key is a …ToolCall or function member
 	return jsonscan.Fields(rest, func(k, vrest string) (int, bool) {
 		switch k {
 		case "startedAtMs":
@@ -121,7 +235,7 @@ func (c *call) read(rest string) int {
 		named := strings.HasSuffix(k, "ToolCall") || k == "function"
 		take := false
 		switch {
-		case tool: // the tool was found: the rest is bookkeeping
+		case found: // the tool was found: the rest is bookkeeping
 		case named:
 			take = true
 		case c.key == "": // a stand-in until a named member comes
@@ -130,33 +244,43 @@ func (c *call) read(rest string) int {
 		if !take {
 			return 0, true
 		}
-		tool = named
-		c.key, c.name, c.kind, c.args, c.result = k, "", "", "", ""
-		var name, args string
-		n := jsonscan.EachEnd(vrest, func(k, v string) bool {
+		found = named
+		if c.key != "" { // a stand-in, replaced
+			*c = call{startedAt: c.startedAt, completedAt: c.completedAt}
+		}
+		c.key, c.walked = k, true
+		var name, arguments string
+		n := jsonscan.Fields(vrest, func(k, rest string) (int, bool) {
 			switch k {
 			case "args":
-				c.args = v
+				c.a = args{}
+				n := c.a.read(rest)
+				if n == 0 {
+					n = len(jsonscan.Value(rest))
+				}
+				c.args = rest[:n]
+				return n, true
+			}
+			v := jsonscan.Value(rest)
+			switch k {
 			case "result":
 				c.result = v
 			case "name":
-				if name == "" {
-					name = v
-				}
+				set(&name, v)
 			case "arguments":
-				if args == "" {
-					args = v
-				}
+				set(&arguments, v)
 			}
-			return true
+			return len(v), true
 		})
 		if c.key == "function" {
 			c.name = jsonscan.Str(name)
 			c.kind = functionKinds[c.name]
-			c.args = args
-			if jsonscan.IsString(args) { // OpenAI style: a JSON string
-				c.args = parse(jsonscan.Str(args))
+			c.args = arguments
+			if jsonscan.IsString(arguments) { // OpenAI style: a JSON string
+				c.args = parse(jsonscan.Str(arguments))
 			}
+			// Its args are read from the arguments, by named.
+			c.walked, c.a = false, args{}
 		}
 		return n, true
 	})
@@ -198,7 +322,8 @@ func parseCallJSON(tc gjson.Result) call {
 		}
 		return false // one key names the tool
 	})
-	return c.named()
+	c.named()
+	return c
 }
 
 // parse returns the JSON value that s holds, as gjson.Parse(s).Raw does:
@@ -220,12 +345,13 @@ func parse(s string) string {
 // Get(key).String() does.
 func str(raw, key string) string { return jsonscan.Str(jsonscan.Get(raw, key)) }
 
-// named fills in the call's name and kind from its key.
-func (c call) named() call {
+// named fills in the call's name and kind from its key, and reads its
+// args if the pass over the line did not.
+func (c *call) named() {
 	if c.key != "function" {
 		// The spec names tools as the agent does: "shellToolCall".
 		c.name = c.key
-		c.kind = toolKinds[c.key]
+		c.kind = toolKind(c.key)
 	}
 	if c.name == "" {
 		c.name = "unknown"
@@ -233,14 +359,16 @@ func (c call) named() call {
 	if c.kind == "" {
 		c.kind = event.KindOther
 	}
+	if c.walked {
+		return
+	}
 	switch c.kind {
 	case event.KindRead, event.KindWrite, event.KindEdit, event.KindDelete, event.KindShell:
 		c.a = readArgs(c.args)
 	}
-	return c
 }
 
-func (c call) path() string {
+func (c *call) path() string {
 	switch c.kind {
 	case event.KindRead, event.KindWrite, event.KindEdit, event.KindDelete:
 		for _, raw := range [...]string{c.a.path, c.a.targetFile, c.a.filePath} {
@@ -252,7 +380,7 @@ func (c call) path() string {
 	return ""
 }
 
-func (c call) command() string {
+func (c *tool) command() string {
 	if c.kind != event.KindShell {
 		return ""
 	}
@@ -260,11 +388,10 @@ func (c call) command() string {
 		return cmd
 	}
 	// A rejected call's completion has no args, only the envelope.
-	_, env := c.envelope()
-	return str(env, "command")
+	return jsonscan.Str(c.env.cmd)
 }
 
-func (c call) start(id string) *event.ToolStart {
+func (c *tool) start(id string) *event.ToolStart {
 	st := &event.ToolStart{CallID: id, Name: c.name, Kind: c.kind, Path: c.path(), Command: c.command()}
 	if jsonscan.IsObject(c.args) {
 		st.Input = json.RawMessage(c.args)
@@ -272,45 +399,31 @@ func (c call) start(id string) *event.ToolStart {
 	return st
 }
 
-// envelope returns the result's variant (success, failure, rejected, error)
-// and its body.
-func (c call) envelope() (variant string, body string) {
-	jsonscan.Each(c.result, func(k, v string) bool {
-		switch k {
-		case "success", "failure", "rejected", "error":
-			variant, body = k, v
-			return false
-		}
-		return true
-	})
-	return variant, body
-}
-
-func (c call) end(id string) *event.ToolEnd {
+func (c *tool) end(id string) *event.ToolEnd {
 	end := &event.ToolEnd{CallID: id, Name: c.name, Kind: c.kind}
-	variant, env := c.envelope()
-	switch variant {
+	e := &c.env
+	switch e.variant {
 	case "success":
 		end.Status = event.StatusOK
-		end.Output = c.successOutput(env)
-		if c.kind == event.KindMCP && jsonscan.Bool(jsonscan.Get(env, "isError")) {
+		end.Output = c.successOutput()
+		if c.kind == event.KindMCP && jsonscan.Bool(e.isError) {
 			end.Status = event.StatusError
 		}
-		c.fileChange(end, env)
+		c.fileChange(end)
 	case "failure":
 		end.Status = event.StatusError
-		end.Output = failureOutput(c, env)
+		end.Output = c.failureOutput()
 	case "rejected":
 		end.Status = event.StatusDenied
-		end.Output = str(env, "reason")
+		end.Output = jsonscan.Str(e.reason)
 		if end.Output == "" {
 			end.Output = "rejected"
 		}
 	case "error":
 		end.Status = event.StatusError
-		end.Output = str(env, "message")
+		end.Output = jsonscan.Str(e.message)
 		if end.Output == "" {
-			end.Output = env
+			end.Output = e.body
 		}
 	default:
 		end.Status = event.StatusError
@@ -321,7 +434,7 @@ func (c call) end(id string) *event.ToolEnd {
 		}
 	}
 	if c.kind == event.KindShell {
-		if code := jsonscan.Get(env, "exitCode"); jsonscan.IsNumber(code) {
+		if code := e.exitCode; jsonscan.IsNumber(code) {
 			n := jsonscan.Int(code)
 			end.ExitCode = event.Int(int(n))
 			if n != 0 && end.Status == event.StatusOK {
@@ -332,32 +445,19 @@ func (c call) end(id string) *event.ToolEnd {
 	return end
 }
 
-func failureOutput(c call, env string) string {
+func (c *tool) failureOutput() string {
 	if c.kind == event.KindShell {
-		return shellOutput(env)
+		return c.env.shellOutput()
 	}
-	if m := str(env, "message"); m != "" {
+	if m := jsonscan.Str(c.env.message); m != "" {
 		return m
 	}
-	return env
+	return c.env.body
 }
 
-func shellOutput(env string) string {
-	var stdout, stderr string
-	jsonscan.Each(env, func(k, v string) bool {
-		switch k {
-		case "stdout":
-			if stdout == "" {
-				stdout = v // first wins, as with Get
-			}
-		case "stderr":
-			if stderr == "" {
-				stderr = v
-			}
-		}
-		return true
-	})
-	out, errOut := jsonscan.Str(stdout), jsonscan.Str(stderr)
+// shellOutput is a shell call's stdout and stderr, joined by a newline.
+func (e *envelope) shellOutput() string {
+	out, errOut := jsonscan.Str(e.stdout), jsonscan.Str(e.stderr)
 	switch {
 	case errOut == "":
 		return out
@@ -370,28 +470,29 @@ func shellOutput(env string) string {
 }
 
 // successOutput is the short, useful part of a successful result.
-func (c call) successOutput(env string) string {
+func (c *tool) successOutput() string {
+	e := &c.env
 	if c.kind == event.KindShell {
-		return shellOutput(env)
+		return e.shellOutput()
 	}
 	switch c.key {
 	case "readToolCall":
-		return str(env, "content")
+		return jsonscan.Str(e.content)
 	case "writeToolCall", "editToolCall", "deleteToolCall":
 		return ""
 	case "globToolCall":
-		return joinStrings(jsonscan.Get(env, "files"))
+		return joinStrings(e.files)
 	case "grepToolCall":
-		if out := grepOutput(env); out != "" {
+		if out := grepOutput(e.workspaceResults); out != "" {
 			return out
 		}
 	case "lsToolCall":
 		var b strings.Builder
-		listTree(&b, jsonscan.Get(env, "directoryTreeRoot"), "", 0)
+		listTree(&b, e.directoryTreeRoot, "", 0)
 		return b.String()
 	case "mcpToolCall":
 		var parts []string
-		jsonscan.Values(jsonscan.Get(env, "content"), func(v string) bool {
+		jsonscan.Values(e.content, func(v string) bool {
 			t := jsonscan.Get(v, "text")
 			if tt := jsonscan.Get(t, "text"); tt != "" {
 				parts = append(parts, jsonscan.Str(tt))
@@ -404,6 +505,7 @@ func (c call) successOutput(env string) string {
 			return strings.Join(parts, "\n")
 		}
 	}
+	env := e.body
 	if jsonscan.IsString(env) {
 		return jsonscan.Str(env)
 	}
@@ -413,10 +515,11 @@ func (c call) successOutput(env string) string {
 	return env
 }
 
-// grepOutput renders grep matches as file:line:text, one a line.
-func grepOutput(env string) string {
+// grepOutput renders grep matches (a result's workspaceResults) as
+// file:line:text, one a line.
+func grepOutput(workspaceResults string) string {
 	var b strings.Builder
-	jsonscan.Values(jsonscan.Get(env, "workspaceResults"), func(ws string) bool {
+	jsonscan.Values(workspaceResults, func(ws string) bool {
 		jsonscan.Values(jsonscan.Path(ws, "content", "matches"), func(file string) bool {
 			name := str(file, "file")
 			jsonscan.Values(jsonscan.Get(file, "matches"), func(m string) bool {
@@ -463,21 +566,21 @@ func listTree(b *strings.Builder, dir string, indent string, depth int) {
 
 // fileChange sets Paths of a successful write, edit or delete; the diff
 // is the parser's (it knows the run's directory and earlier contents).
-func (c call) fileChange(end *event.ToolEnd, env string) {
+func (c *tool) fileChange(end *event.ToolEnd) {
 	switch c.kind {
 	case event.KindWrite, event.KindEdit, event.KindDelete:
 	default:
 		return
 	}
-	if path := c.changedPath(env); path != "" {
+	if path := c.changedPath(); path != "" {
 		end.Paths = []string{path}
 	}
 }
 
 // changedPath is the file a write, edit or delete changed: the result's
 // path, else the one in the arguments.
-func (c call) changedPath(env string) string {
-	if path := str(env, "path"); path != "" {
+func (c *tool) changedPath() string {
+	if path := jsonscan.Str(c.env.path); path != "" {
 		return path
 	}
 	return c.path()

@@ -416,3 +416,56 @@ func TestEditAfterWriteHeldToOpenCodesPatch(t *testing.T) {
 		require.Equal(t, event.DiffSkippedUnknown, e.DiffSkipped)
 	}
 }
+
+// A key given twice counts as its last value, as gjson reads it, nested
+// members and all: the parser reads nested values in the same pass and
+// clears what an earlier duplicate left only when there is one.
+func TestDuplicateKeysLastWins(t *testing.T) {
+	t.Parallel()
+	state := `"state":{"status":"completed","input":{"command":"old"},"metadata":{"exit":3},"time":{"start":1,"end":9},` +
+		`"input":{"description":"x"},"metadata":{},"time":{"start":10,"start":11,"end":30,"end":40}}`
+	old := `"state":{"status":"completed","input":{"command":"old"},"metadata":{"exit":3}}`
+	for _, line := range []string{
+		`{"type":"tool_use","sessionID":"s","part":{"tool":"bash","callID":"c",` + state + `}}`,
+		`{"type":"tool_use","sessionID":"s","part":{"tool":"bash","callID":"c",` + old + `,"state":{"status":"completed"}}}`,
+		`{"type":"tool_use","sessionID":"s","part":{"tool":"bash","callID":"c",` + old + `},"part":{"tool":"bash","callID":"c","state":{"status":"completed"}}}`,
+	} {
+		p := newParser()
+		for range 2 { // the second parse reads into the slot the first one left
+			bodies, _ := adaptertest.ParseLines(p, line)
+			var st *event.ToolStart
+			var end *event.ToolEnd
+			for _, b := range bodies {
+				switch b := b.(type) {
+				case *event.ToolStart:
+					st = b
+				case *event.ToolEnd:
+					end = b
+				}
+			}
+			require.NotNil(t, end, line)
+			require.Empty(t, st.Command, "the first input: %s", line)
+			require.Nil(t, end.ExitCode, "the first metadata: %s", line)
+			require.Equal(t, event.StatusOK, end.Status, line)
+			if strings.Contains(line, `"end":30`) {
+				require.Equal(t, int64(20), end.DurationMS, "the last time, the first of its start and end: %s", line)
+			} else {
+				require.Zero(t, end.DurationMS, "the first time: %s", line)
+			}
+		}
+	}
+	// Token counts: the last tokens, and in it the first of each count.
+	p := newParser()
+	for range 2 {
+		bodies, _ := adaptertest.ParseLines(p, `{"type":"step_finish","sessionID":"s","part":{"reason":"tool-calls",`+
+			`"tokens":{"input":5,"output":1,"cache":{"read":1,"write":1}},`+
+			`"tokens":{"input":3,"input":4,"reasoning":2,"cache":{"read":2,"read":8},"cache":{"write":7}}}}`)
+		var u *event.Usage
+		for _, b := range bodies {
+			if b, ok := b.(*event.Usage); ok {
+				u = b
+			}
+		}
+		require.Equal(t, &event.Usage{InputTokens: 3, OutputTokens: 2, ReasoningTokens: 2, CacheReadTokens: 2}, u)
+	}
+}

@@ -68,114 +68,217 @@ type line struct {
 type part struct {
 	sessionID, text, callID, id, tool, reason, messageID string
 	cost                                                 float64
-	tokens                                               string // raw JSON
+	tokens                                               tokens // read with the part
 	state                                                state
+}
+
+// tokens is a step's token counts, read with the line.
+type tokens struct {
+	input, output, reasoning, cacheRead, cacheWrite count
+	cache                                           bool // the first cache member was read
+}
+
+// count is an integer member read with the line; as with gjson's Get, the
+// first of duplicate keys wins.
+type count struct {
+	n    int64
+	seen bool
+}
+
+// read reads the integer at the start of rest, unless an earlier
+// duplicate was read, and returns its length (0 to have Fields skip it).
+func (c *count) read(rest string) int {
+	if c.seen {
+		return 0
+	}
+	var n int
+	c.n, n = jsonscan.IntValue(rest)
+	c.seen = true
+	return n
+}
+
+// read reads the tokens object at the start of rest and returns its
+// length (0 when rest does not start with an object).
+func (t *tokens) read(rest string) int {
+	return jsonscan.Fields(rest, func(k, rest string) (int, bool) {
+		switch k {
+		case "input":
+			return t.input.read(rest), true
+		case "output":
+			return t.output.read(rest), true
+		case "reasoning":
+			return t.reasoning.read(rest), true
+		case "cache":
+			if t.cache {
+				break
+			}
+			t.cache = true
+			return jsonscan.Fields(rest, func(k, rest string) (int, bool) {
+				switch k {
+				case "read":
+					return t.cacheRead.read(rest), true
+				case "write":
+					return t.cacheWrite.read(rest), true
+				}
+				return 0, true
+			}), true
+		}
+		return 0, true
+	})
 }
 
 // state holds the raw fields of a tool part's state, read with the line.
 // As with gjson's ForEach, the last of duplicate keys wins.
 type state struct {
-	status, input, output, err, meta, time string
+	status, input, output, err, meta string
+	start, end                       count    // time's, read with it
+	in                               input    // input's members, read with it
+	md                               metadata // meta's members, read with it
 }
 
-// read reads the state object at the start of rest and returns its length
-// (0 when rest does not start with an object).
+// read reads the state object at the start of rest into st, which must be
+// empty, and returns its length (0 when rest does not start with an
+// object).
 func (st *state) read(rest string) int {
-	*st = state{}
-	return jsonscan.EachEnd(rest, func(k, v string) bool {
+	return jsonscan.Fields(rest, func(k, rest string) (int, bool) {
+		switch k {
+		case "input":
+			if st.input != "" {
+				st.in = input{} // the last input wins
+			}
+			n := st.in.read(rest)
+			if n == 0 {
+				n = len(jsonscan.Value(rest))
+			}
+			st.input = rest[:n]
+			return n, true
+		case "time":
+			st.start, st.end = count{}, count{} // the last time wins
+			return jsonscan.Fields(rest, func(k, rest string) (int, bool) {
+				switch k {
+				case "start":
+					return st.start.read(rest), true
+				case "end":
+					return st.end.read(rest), true
+				}
+				return 0, true
+			}), true
+		case "metadata":
+			if st.meta != "" {
+				st.md = metadata{} // the last metadata wins
+			}
+			n := st.md.read(rest)
+			if n == 0 {
+				n = len(jsonscan.Value(rest))
+			}
+			st.meta = rest[:n]
+			return n, true
+		}
+		v := jsonscan.Value(rest)
 		switch k {
 		case "status":
 			st.status = v
-		case "input":
-			st.input = v
 		case "output":
 			st.output = v
 		case "error":
 			st.err = v
-		case "metadata":
-			st.meta = v
-		case "time":
-			st.time = v
 		}
-		return true
+		return len(v), true
 	})
 }
 
-// readLine reads the line s. The strings read are views of s, or copies
-// where escapes were decoded.
-func readLine(s string) line {
-	var l line
+// read reads the line s into l, which must be empty. The strings read are
+// views of s, or copies where escapes were decoded.
+func (l *line) read(s string) {
 	// The part is read in the same pass as the line, not skipped and
 	// walked again.
+	parts := 0
 	jsonscan.Fields(s, func(k, rest string) (int, bool) {
 		if k == "part" {
 			// gjson's ForEach hands a non-object to its callback once,
 			// with no key: nothing matches.
-			l.part = part{}
+			if parts++; parts > 1 {
+				l.part = part{} // the last part wins
+			}
 			return l.part.read(rest), true
 		}
-		v := jsonscan.Value(rest)
+		// Each member is decoded as it is skipped: n is its length, or 0
+		// to have Fields skip it.
+		var n int
 		switch k {
 		case "type":
-			l.typ = jsonscan.Str(v)
+			l.typ, n = jsonscan.StrValue(rest)
 		case "sessionID":
-			l.sessionID = jsonscan.Str(v)
+			l.sessionID, n = jsonscan.StrValue(rest)
 		case "error":
-			l.err = v
+			l.err = jsonscan.Value(rest)
+			n = len(l.err)
 		case "timestamp":
-			l.timestamp = jsonscan.Int(v)
+			l.timestamp, n = jsonscan.IntValue(rest)
 		}
-		return len(v), true
+		return n, true
 	})
-	return l
 }
 
 // read reads the part object at the start of rest and returns its length
 // (0 when rest does not start with an object).
 func (p *part) read(rest string) int {
+	states := 0
 	return jsonscan.Fields(rest, func(k, rest string) (int, bool) {
 		if k == "state" {
+			if states++; states > 1 {
+				p.state = state{} // the last state wins
+			}
 			// Read in the same pass, not skipped and walked again.
 			if n := p.state.read(rest); n > 0 {
 				return n, true
 			}
-			p.state = state{}
 		}
-		v := jsonscan.Value(rest)
+		var n int
 		switch k {
 		case "sessionID":
-			p.sessionID = jsonscan.Str(v)
+			p.sessionID, n = jsonscan.StrValue(rest)
 		case "text":
-			p.text = jsonscan.Str(v)
+			p.text, n = jsonscan.StrValue(rest)
 		case "callID":
-			p.callID = jsonscan.Str(v)
+			p.callID, n = jsonscan.StrValue(rest)
 		case "id":
-			p.id = jsonscan.Str(v)
+			p.id, n = jsonscan.StrValue(rest)
 		case "tool":
-			p.tool = jsonscan.Str(v)
+			p.tool, n = jsonscan.StrValue(rest)
 		case "reason":
-			p.reason = jsonscan.Str(v)
+			p.reason, n = jsonscan.StrValue(rest)
 		case "messageID":
-			p.messageID = jsonscan.Str(v)
+			p.messageID, n = jsonscan.StrValue(rest)
 		case "cost":
-			p.cost = gjson.Parse(v).Float()
+			v := jsonscan.Value(rest)
+			p.cost, n = gjson.Parse(v).Float(), len(v)
 		case "tokens":
-			p.tokens = v
+			p.tokens = tokens{} // the last tokens wins
+			n = p.tokens.read(rest)
 		}
-		return len(v), true
+		return n, true
 	})
 }
 
 // read is a line as read by parser.read.
 type read struct {
-	bad bool // not a JSON object, or of a type the parser does not know
-	l   line
+	// full is set once r holds a line. Read-ahead slots come empty (Apply
+	// empties them); Parse's one slot as the last line left it.
+	full bool
+	bad  bool // not a JSON object, or of a type the parser does not know
+	l    line
 }
 
 // read reads raw into r, in one pass. It uses nothing of the parser's
 // state but p.lines, which nothing else uses.
 func (p *parser) read(r *read, raw []byte) {
-	*r = read{}
+	if r.full {
+		// Only when needed: while the collector marks, clearing a read
+		// costs a write barrier for each of its pointers.
+		*r = read{}
+	}
+	r.full = true
 	trimmed := bytes.TrimSpace(raw)
 	// Not validated whole (that would cost a second pass): gjson reads
 	// malformed input without failing, and a line cut short does not end
@@ -186,7 +289,7 @@ func (p *parser) read(r *read, raw []byte) {
 	}
 	// One copy of the line (into blocks shared with other lines): bodies
 	// and p keep pieces of it.
-	r.l = readLine(p.lines.Copy(trimmed))
+	r.l.read(p.lines.Copy(trimmed))
 	switch r.l.typ {
 	case "step_start", "step_finish", "done", "text", "reasoning", "tool_use", "error":
 	default:
@@ -318,40 +421,17 @@ func (p *parser) unfinished(dst []event.Body) []event.Body {
 func (p *parser) Flush(dst []event.Body) []event.Body { return p.unfinished(dst) }
 
 func (p *parser) stepFinish(dst []event.Body, part *part, ts int64) []event.Body {
-	// As with gjson's Get, the first of duplicate keys wins.
-	var in, out, reasoningRaw, cache, cacheRead, cacheWrite string
-	jsonscan.Each(part.tokens, func(k, v string) bool {
-		switch k {
-		case "input":
-			set(&in, v)
-		case "output":
-			set(&out, v)
-		case "reasoning":
-			set(&reasoningRaw, v)
-		case "cache":
-			set(&cache, v)
-		}
-		return true
-	})
-	jsonscan.Each(cache, func(k, v string) bool {
-		switch k {
-		case "read":
-			set(&cacheRead, v)
-		case "write":
-			set(&cacheWrite, v)
-		}
-		return true
-	})
-	reasoning := jsonscan.Int(reasoningRaw)
+	t := &part.tokens
+	reasoning := t.reasoning.n
 	u := &event.Usage{
 		// OpenCode's input already excludes the cached part: its getUsage
 		// subtracts cache reads and writes for providers that include them.
-		InputTokens: jsonscan.Int(in),
+		InputTokens: t.input.n,
 		// Its output is net of reasoning, which it prices separately.
-		OutputTokens:     jsonscan.Int(out) + reasoning,
+		OutputTokens:     t.output.n + reasoning,
 		ReasoningTokens:  reasoning,
-		CacheReadTokens:  jsonscan.Int(cacheRead),
-		CacheWriteTokens: jsonscan.Int(cacheWrite),
+		CacheReadTokens:  t.cacheRead.n,
+		CacheWriteTokens: t.cacheWrite.n,
 		CostUSD:          part.cost,
 	}
 	if !u.IsZero() {

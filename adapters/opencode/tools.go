@@ -51,6 +51,87 @@ func denied(msg string) bool {
 		strings.Contains(msg, "prevents you from using this specific tool call")
 }
 
+// input holds the raw members of a tool's input the parser reads, and
+// metadata those of its metadata, read with the line (each read with Get
+// before: up to six walks of an edit's input, four of its metadata); the
+// first of duplicate keys wins, as with Get.
+type input struct {
+	command, filePath, content, oldString, newString, replaceAll string
+}
+
+type metadata struct {
+	files, exists, exit, diff string
+	filediff                  fileDiff // read in the same walk
+}
+
+// fileDiff holds the raw members of an edit's filediff.
+type fileDiff struct {
+	file, before, after string
+}
+
+// read reads the input object at the start of rest and returns its
+// length (0 when rest does not start with an object).
+func (in *input) read(rest string) int {
+	return jsonscan.EachEnd(rest, func(k, v string) bool {
+		switch k {
+		case "command":
+			set(&in.command, v)
+		case "filePath":
+			set(&in.filePath, v)
+		case "content":
+			set(&in.content, v)
+		case "oldString":
+			set(&in.oldString, v)
+		case "newString":
+			set(&in.newString, v)
+		case "replaceAll":
+			set(&in.replaceAll, v)
+		}
+		return true
+	})
+}
+
+// read reads the metadata object at the start of rest and returns its
+// length (0 when rest does not start with an object).
+func (m *metadata) read(rest string) int {
+	filediff := false
+	return jsonscan.Fields(rest, func(k, rest string) (int, bool) {
+		var dst *string
+		switch k {
+		case "files":
+			dst = &m.files
+		case "exists":
+			dst = &m.exists
+		case "exit":
+			dst = &m.exit
+		case "diff":
+			dst = &m.diff
+		case "filediff":
+			if filediff {
+				return 0, true
+			}
+			filediff = true
+			fd := &m.filediff
+			return jsonscan.EachEnd(rest, func(k, v string) bool {
+				switch k {
+				case "file":
+					set(&fd.file, v)
+				case "before":
+					set(&fd.before, v)
+				case "after":
+					set(&fd.after, v)
+				}
+				return true
+			}), true
+		default:
+			return 0, true
+		}
+		v := jsonscan.Value(rest)
+		set(dst, v)
+		return len(v), true
+	})
+}
+
 // toolUse turns one tool part, reported once when the call is over, into its
 // start and end. A part still pending or running (never printed by current
 // builds) only opens the call.
@@ -69,29 +150,31 @@ func toolUse(dst []event.Body, part *part, wall bool, files *known.Files) []even
 	kind := toolKind(name)
 	state := &part.state
 	status, output, errText := jsonscan.Str(state.status), jsonscan.Str(state.output), jsonscan.Str(state.err)
-	input, meta, times := state.input, state.meta, state.time // raw JSON
+	raw := state.input // raw JSON
+	md := &state.md
 	switch {
 	case name == "patch" || name == "apply_patch":
-		kind = patchKind(jsonscan.Get(meta, "files"))
-	case name == "write" && jsonscan.Bool(jsonscan.Get(meta, "exists")):
+		kind = patchKind(md.files)
+	case name == "write" && jsonscan.Bool(md.exists):
 		kind = event.KindEdit // the spec's rule: changing a file is an edit
 	}
 	st := &event.ToolStart{CallID: id, Name: name, Kind: kind}
-	if jsonscan.IsObject(input) {
-		st.Input = json.RawMessage(input)
+	if jsonscan.IsObject(raw) {
+		st.Input = json.RawMessage(raw)
 	}
+	in := &state.in
 	switch kind {
 	case event.KindShell:
-		st.Command = jsonscan.Str(jsonscan.Get(input, "command"))
+		st.Command = jsonscan.Str(in.command)
 	case event.KindRead, event.KindWrite, event.KindEdit:
-		st.Path = jsonscan.Str(jsonscan.Get(input, "filePath"))
+		st.Path = jsonscan.Str(in.filePath)
 	}
 	dst = append(dst, st)
 	if status != "completed" && status != "error" {
 		return dst
 	}
 	end := &event.ToolEnd{CallID: id, Name: name, Kind: kind, Status: event.StatusOK}
-	if t0, t1 := jsonscan.Int(jsonscan.Get(times, "start")), jsonscan.Int(jsonscan.Get(times, "end")); !wall && t0 > 0 && t1 >= t0 {
+	if t0, t1 := state.start.n, state.end.n; !wall && t0 > 0 && t1 >= t0 {
 		end.DurationMS = t1 - t0
 	}
 	if status == "error" {
@@ -104,11 +187,11 @@ func toolUse(dst []event.Body, part *part, wall bool, files *known.Files) []even
 		}
 	} else {
 		end.Output = output
-		fileChange(end, st, input, meta, files)
+		fileChange(end, st, in, md, files)
 	}
 	files.TouchedBy(kind)
 	if kind == event.KindShell {
-		if code := jsonscan.Get(meta, "exit"); jsonscan.IsNumber(code) {
+		if code := md.exit; jsonscan.IsNumber(code) {
 			// OpenCode reports a failed command as completed.
 			n := jsonscan.Int(code)
 			end.ExitCode = event.Int(int(n))
@@ -127,8 +210,7 @@ func toolUse(dst []event.Body, part *part, wall bool, files *known.Files) []even
 // patch text is not used: it has the indentation common to its lines
 // trimmed and line ends normalized, so it may not apply to the file.
 // Anything else gets no diff, and says so.
-func fileChange(end *event.ToolEnd, st *event.ToolStart, input, meta string, files *known.Files) {
-	get := func(raw, key string) string { return jsonscan.Str(jsonscan.Get(raw, key)) }
+func fileChange(end *event.ToolEnd, st *event.ToolStart, in *input, md *metadata, files *known.Files) {
 	path := st.Path
 	switch st.Name {
 	case "write":
@@ -137,7 +219,7 @@ func fileChange(end *event.ToolEnd, st *event.ToolStart, input, meta string, fil
 			return
 		}
 		end.Paths = []string{path}
-		content := jsonscan.Get(input, "content")
+		content := in.content
 		if !jsonscan.IsString(content) {
 			files.ForgetAll()
 			break
@@ -147,7 +229,7 @@ func fileChange(end *event.ToolEnd, st *event.ToolStart, input, meta string, fil
 		// the stream showed, gets a diff.
 		after := adapters.Present(jsonscan.Str(content))
 		before, seen := files.Get(path)
-		switch exists := jsonscan.Get(meta, "exists"); {
+		switch exists := md.exists; {
 		case exists == "false":
 			end.Diff = adapters.Diff(path, adapters.File{}, after)
 		case exists == "true" && seen && before.Exists:
@@ -155,21 +237,21 @@ func fileChange(end *event.ToolEnd, st *event.ToolStart, input, meta string, fil
 		}
 		files.Set(path, after)
 	case "edit", "multiedit":
-		fd := jsonscan.Get(meta, "filediff")
+		fd := &md.filediff
 		if path == "" {
-			path = get(fd, "file")
+			path = jsonscan.Str(fd.file)
 		}
 		if path != "" {
 			end.Paths = []string{path}
 		}
-		before, after := jsonscan.Get(fd, "before"), jsonscan.Get(fd, "after")
+		before, after := fd.before, fd.after
 		switch {
 		case path != "" && jsonscan.IsString(before) && jsonscan.IsString(after):
 			end.Diff = adapters.Diff(path, adapters.Present(jsonscan.Str(before)), adapters.Present(jsonscan.Str(after)))
 			files.Set(path, adapters.Present(jsonscan.Str(after)))
 		case path != "" && st.Name == "edit":
-			end.AgentPatch = get(meta, "diff") // for a live run to check against the disk
-			if b, a, ok := editFromKnown(files, path, input, end.AgentPatch); ok {
+			end.AgentPatch = jsonscan.Str(md.diff) // for a live run to check against the disk
+			if b, a, ok := editFromKnown(files, path, in, end.AgentPatch); ok {
 				end.Diff = adapters.Diff(path, b, a)
 				files.Set(path, a)
 			} else {
@@ -179,7 +261,7 @@ func fileChange(end *event.ToolEnd, st *event.ToolStart, input, meta string, fil
 			files.ForgetAll()
 		}
 	case "patch", "apply_patch":
-		patchChange(end, meta)
+		patchChange(end, md.files)
 		files.ForgetAll() // contents followed through writes and edits only
 	}
 	if end.Diff == "" && len(end.Paths) > 0 {
@@ -193,9 +275,9 @@ func fileChange(end *event.ToolEnd, st *event.ToolStart, input, meta string, fil
 // always does. OpenCode's own patch of the edit (its indentation may be
 // trimmed) must apply exactly to that content and give the same result:
 // a file changed out of the stream's sight (a formatter) gives none.
-func editFromKnown(files *known.Files, path, input, patch string) (before, after adapters.File, ok bool) {
+func editFromKnown(files *known.Files, path string, in *input, patch string) (before, after adapters.File, ok bool) {
 	file, seen := files.Get(path)
-	oldRaw, newRaw := jsonscan.Get(input, "oldString"), jsonscan.Get(input, "newString")
+	oldRaw, newRaw := in.oldString, in.newString
 	if !seen || !file.Exists || !jsonscan.IsString(oldRaw) || !jsonscan.IsString(newRaw) {
 		return before, after, false
 	}
@@ -205,7 +287,7 @@ func editFromKnown(files *known.Files, path, input, patch string) (before, after
 	}
 	n := strings.Count(file.Text, old)
 	var text string
-	switch all := jsonscan.Bool(jsonscan.Get(input, "replaceAll")); {
+	switch all := jsonscan.Bool(in.replaceAll); {
 	case n == 1:
 		text = strings.Replace(file.Text, old, repl, 1)
 	case n > 1 && all:
@@ -224,21 +306,22 @@ func editFromKnown(files *known.Files, path, input, patch string) (before, after
 	return file, adapters.Present(text), true
 }
 
-// patchChange diffs each file of a patch from its before and after
-// content; without them for every file, the patch gets no diff.
-func patchChange(end *event.ToolEnd, meta string) {
-	get := func(raw, key string) string { return jsonscan.Str(jsonscan.Get(raw, key)) }
+// patchChange diffs each file of a patch (the metadata's files) from its
+// before and after content; without them for every file, the patch gets
+// no diff.
+func patchChange(end *event.ToolEnd, files string) {
 	var diffs []string
 	exact := true
-	jsonscan.Values(jsonscan.Get(meta, "files"), func(f string) bool {
-		p, mp := get(f, "filePath"), get(f, "movePath")
+	jsonscan.Values(files, func(raw string) bool {
+		f := readPatchFile(raw)
+		p, mp := jsonscan.Str(f.filePath), jsonscan.Str(f.movePath)
 		if p != "" {
 			end.Paths = append(end.Paths, p)
 		}
 		if mp != "" {
 			end.Paths = append(end.Paths, mp)
 		}
-		rawBefore, rawAfter := jsonscan.Get(f, "before"), jsonscan.Get(f, "after")
+		rawBefore, rawAfter := f.before, f.after
 		if p == "" || !jsonscan.IsString(rawBefore) || !jsonscan.IsString(rawAfter) {
 			exact = false
 			return true
@@ -248,7 +331,7 @@ func patchChange(end *event.ToolEnd, meta string) {
 			return true
 		}
 		before, after := adapters.Present(jsonscan.Str(rawBefore)), adapters.Present(jsonscan.Str(rawAfter))
-		switch get(f, "type") {
+		switch jsonscan.Str(f.typ) {
 		case "add":
 			before = adapters.File{}
 		case "delete":
@@ -264,6 +347,32 @@ func patchChange(end *event.ToolEnd, meta string) {
 	if exact {
 		end.Diff = adapters.JoinDiffs(diffs...)
 	}
+}
+
+// patchFile holds the raw members of a file of a patch's metadata, read in
+// one walk; the first of duplicate keys wins, as with Get.
+type patchFile struct {
+	filePath, movePath, before, after, typ string
+}
+
+func readPatchFile(raw string) patchFile {
+	var f patchFile
+	jsonscan.Each(raw, func(k, v string) bool {
+		switch k {
+		case "filePath":
+			set(&f.filePath, v)
+		case "movePath":
+			set(&f.movePath, v)
+		case "before":
+			set(&f.before, v)
+		case "after":
+			set(&f.after, v)
+		case "type":
+			set(&f.typ, v)
+		}
+		return true
+	})
+	return f
 }
 
 // nameable reports whether a diff's headers can name the file at path

@@ -5,9 +5,11 @@
 // this walker only skips them. It never allocates and never panics on bad
 // input: a malformed object simply ends the walk. Values are handed out
 // raw, as slices of the input; Str, Int and Bool decode them with gjson's
-// semantics, so a parser moved from gjson to jsonscan behaves the same.
-// Pick reads a few members into variables in one pass, off the hot path;
-// on it a reader's compiled switch on member names is cheaper.
+// semantics, so a parser moved from gjson to jsonscan behaves the same;
+// StrValue and IntValue decode a Fields callback's value as they skip it,
+// where Value then Str would walk a string twice. Pick reads a few
+// members into variables in one pass, off the hot path; on it a reader's
+// compiled switch on member names is cheaper.
 //
 // The walker does not validate. Full validation would cost a second pass
 // over every line; parsers instead accept a line that looks like an object
@@ -175,12 +177,13 @@ func Value(rest string) string {
 }
 
 // isValueStart tells the bytes gjson starts a value at; it skips others.
-func isValueStart(c byte) bool {
-	switch c {
-	case '"', '{', '[', '-', '+', 't', 'f', 'n', 'i', 'I', 'N':
-		return true
-	}
-	return c >= '0' && c <= '9'
+func isValueStart(c byte) bool { return valueStart[c] }
+
+// valueStart is isValueStart's table: a lookup, where a switch on the
+// byte cost a dozen compares for the colon before every value.
+var valueStart = [256]bool{
+	'"': true, '{': true, '[': true, '-': true, '+': true, 't': true, 'f': true, 'n': true, 'i': true, 'I': true, 'N': true,
+	'0': true, '1': true, '2': true, '3': true, '4': true, '5': true, '6': true, '7': true, '8': true, '9': true,
 }
 
 // Elems walks the array at the start of s (s may go on past it) as
@@ -352,14 +355,9 @@ func unescape(inner string) (string, bool) {
 	b.Grow(len(inner))
 	for {
 		// The text up to the next backslash, as it is.
-		run := inner
-		if k := strings.IndexByte(inner, '\\'); k >= 0 {
-			run = inner[:k]
-		}
-		for i := 0; i < len(run); i++ {
-			if run[i] < ' ' || run[i] == '"' {
-				return "", false
-			}
+		run := inner[:plainRun(inner)]
+		if len(run) < len(inner) && inner[len(run)] != '\\' {
+			return "", false // a control byte or a bare quote
 		}
 		b.WriteString(run)
 		if len(run) == len(inner) {
@@ -389,6 +387,81 @@ func unescape(inner string) (string, bool) {
 	}
 }
 
+// plainRun returns the length of the run at the start of s that has no
+// backslash, quote or control byte, eight bytes at a time (a byte loop
+// was most of the cost of decoding text with escaped newlines).
+func plainRun(s string) int {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		x := load8(s, i)
+		if m := special(x) | (x-0x20*ones)&^x&highs; m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+	}
+	for ; i < len(s) && s[i] >= ' ' && s[i] != '"' && s[i] != '\\'; i++ {
+	}
+	return i
+}
+
+// StrValue is Str(Value(rest)) in one pass: it decodes the value at the
+// start of rest, as a Fields callback gets it, and returns it with the
+// length of the raw value. Str would look again for escapes in the string
+// the walk has just skipped.
+func StrValue(rest string) (string, int) {
+	if rest == "" {
+		return "", 0
+	}
+	if rest[0] == '"' {
+		end, plain := scanString(rest, 0)
+		if plain {
+			return rest[1 : end-1], end
+		}
+		return Str(rest[:end]), end
+	}
+	v := rest[:skipValue(rest, 0)]
+	return Str(v), len(v)
+}
+
+// IntValue is Int(Value(rest)) in one pass, as StrValue is for Str: an
+// integer is read as it is skipped.
+func IntValue(rest string) (int64, int) {
+	sign := 0
+	if len(rest) > 1 && rest[0] == '-' {
+		sign = 1
+	}
+	n, digits := digitsOf(rest[sign:])
+	end := sign + digits
+	if digits == 0 || end < len(rest) && !numberEnd(rest[end]) {
+		v := Value(rest) // not a plain integer, or too long to read here
+		return Int(v), len(v)
+	}
+	if sign == 1 {
+		n = -n
+	}
+	return n, end
+}
+
+// digitsOf reads the decimal digits at the start of s: their value and
+// how many there are, or 0 digits when there are more than eighteen
+// (which could overflow).
+func digitsOf(s string) (n int64, digits int) {
+	s = s[:min(len(s), 19)]
+	for ; digits < len(s); digits++ {
+		c := s[digits] - '0'
+		if c > 9 {
+			return n, digits
+		}
+		n = n*10 + int64(c)
+	}
+	if digits == 19 {
+		return 0, 0
+	}
+	return n, digits
+}
+
+// numberEnd tells the bytes that end a number, as skipValue reads one.
+func numberEnd(c byte) bool { return c <= ' ' || c == ',' || c == '}' || c == ']' }
+
 // StrOnly decodes raw only when it is a JSON string, as gjson code that
 // checks Type == gjson.String does; anything else is "". The result shares
 // raw's memory when there are no escapes.
@@ -401,24 +474,18 @@ func StrOnly(raw string) string {
 
 // Int decodes raw as gjson's Result.Int does.
 func Int(raw string) int64 {
-	var n int64
 	if raw == "" {
 		return 0
 	}
-	for i := 0; i < len(raw); i++ {
-		c := raw[i]
-		if c < '0' || c > '9' {
-			if i == 0 && c == '-' && len(raw) > 1 {
-				continue
-			}
-			return gjson.Parse(raw).Int()
-		}
-		if n > (1<<62)/10 {
-			return gjson.Parse(raw).Int()
-		}
-		n = n*10 + int64(c-'0')
+	sign := 0
+	if len(raw) > 1 && raw[0] == '-' {
+		sign = 1
 	}
-	if raw[0] == '-' {
+	n, digits := digitsOf(raw[sign:])
+	if sign+digits != len(raw) {
+		return gjson.Parse(raw).Int() // not a plain integer, or a long one
+	}
+	if sign == 1 {
 		return -n
 	}
 	return n
@@ -436,7 +503,7 @@ func Bool(raw string) bool {
 }
 
 func skipSpace(s string, i int) int {
-	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
+	for i < len(s) && s[i] <= ' ' && isSpace(s[i]) {
 		i++
 	}
 	return i
@@ -445,7 +512,17 @@ func skipSpace(s string, i int) int {
 // skipString returns the index just past the string starting at s[i] ('"'),
 // or len(s) when it does not end.
 func skipString(s string, i int) int {
+	end, _ := scanString(s, i)
+	return end
+}
+
+// scanString is skipString that also reports whether the string was seen
+// whole to have no backslash (plain): its content is then s[i+1:end-1] as
+// it is. It is false when the string has one, when it does not end, and
+// for long strings (handed to IndexByte, which does not look for them).
+func scanString(s string, i int) (end int, plain bool) {
 	j := i + 1
+	plain = true
 	// Most strings are short (ids, keys): eight bytes at a time beats a
 	// call to IndexByte there; long ones (text, tool output) go to
 	// IndexByte.
@@ -457,25 +534,27 @@ func skipString(s string, i int) int {
 		}
 		j += bits.TrailingZeros64(m) >> 3
 		if s[j] == '"' {
-			return j + 1
+			return j + 1, plain
 		}
 		j += 2 // a backslash and the byte it escapes
+		plain = false
 	}
 	for end := min(j+8, len(s)); j < end; j++ {
 		switch s[j] {
 		case '"':
-			return j + 1
+			return j + 1, plain
 		case '\\':
 			j++
+			plain = false
 		}
 	}
 	if j >= len(s) {
-		return len(s)
+		return len(s), false
 	}
 	for {
 		k := strings.IndexByte(s[j:], '"')
 		if k < 0 {
-			return len(s)
+			return len(s), false
 		}
 		j += k
 		n := 0
@@ -483,7 +562,7 @@ func skipString(s string, i int) int {
 			n++
 		}
 		if n%2 == 0 {
-			return j + 1
+			return j + 1, false
 		}
 		j++
 	}
@@ -533,7 +612,7 @@ func skipValue(s string, i int) int {
 	}
 	// A number runs to a space, control byte, comma or closing bracket.
 	j := i + 1
-	for j < len(s) && s[j] > ' ' && s[j] != ',' && s[j] != '}' && s[j] != ']' {
+	for j < len(s) && !numberEnd(s[j]) {
 		j++
 	}
 	return j
@@ -544,6 +623,9 @@ func skipValue(s string, i int) int {
 func skipContainer(s string, i int) int {
 	depth := 0
 	for j := i; j < len(s); j++ {
+		if !structural[s[j]] {
+			continue // one lookup for the bytes between strings
+		}
 		switch s[j] {
 		case '"':
 			j = skipString(s, j) - 1
@@ -558,6 +640,9 @@ func skipContainer(s string, i int) int {
 	}
 	return len(s)
 }
+
+// structural marks the bytes skipContainer acts on.
+var structural = [256]bool{'"': true, '{': true, '[': true, '}': true, ']': true}
 
 // Values calls fn with each value of raw as gjson's ForEach does: an
 // object's values, an array's elements, or, for any other value, that

@@ -284,3 +284,70 @@ func FuzzPick(f *testing.F) {
 		}
 	})
 }
+
+// FuzzValueReaders holds StrValue and IntValue, which decode a value as
+// they skip it, to Str and Int of Value: the same value and length.
+func FuzzValueReaders(f *testing.F) {
+	for _, s := range []string{`"a"`, `"a\"b",1`, `"` + strings.Repeat("x", 70) + `"}`, `"a\`, `"\u00e9"`, `12345,`,
+		`-7}`, `-`, `1.5e3]`, `123456789012345678901`, `123456789012345678 `, `-0`, `007`, `1x`, `9223372036854775807`, `-9223372036854775808`, `99999999999999999999`, `true`, `null`, `{"a":1}`, `[1]`, ``} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, rest string) {
+		v := Value(rest)
+		if s, n := StrValue(rest); s != Str(v) || n != len(v) {
+			t.Fatalf("StrValue(%q) = %q, %d; Str(Value) %q, %d", rest, s, n, Str(v), len(v))
+		}
+		if i, n := IntValue(rest); i != Int(v) || n != len(v) {
+			t.Fatalf("IntValue(%q) = %d, %d; Int(Value) %d, %d", rest, i, n, Int(v), len(v))
+		}
+		if want := gjson.Parse(v).Int(); Int(v) != want {
+			t.Fatalf("Int(%q) = %d, gjson %d", v, Int(v), want)
+		}
+	})
+}
+
+// TestScanStringPlain: a string reported plain has no backslash, and one
+// with a backslash is never reported plain.
+func TestScanStringPlain(t *testing.T) {
+	t.Parallel()
+	for n := 0; n < 90; n++ {
+		for at := 0; at <= n; at++ {
+			for _, ins := range []string{"", `\"`, `\\`, `\n`} {
+				body := strings.Repeat("x", at) + ins + strings.Repeat("y", n-at)
+				s := `"` + body + `","k":1}`
+				end, plain := scanString(s, 0)
+				require.Equal(t, len(body)+2, end, "%q", s)
+				if plain {
+					require.NotContains(t, body, `\`, "%q", s)
+				} else if n < 56 {
+					require.Contains(t, body, `\`, "short strings are seen whole: %q", s)
+				}
+			}
+		}
+	}
+}
+
+// TestPlainRun holds the word-at-a-time scan to a byte loop, with a stop
+// byte at every offset around its word edges and bytes that look alike
+// (above 0x7f, 0x20) before it.
+func TestPlainRun(t *testing.T) {
+	t.Parallel()
+	naive := func(s string) int {
+		for i := 0; i < len(s); i++ {
+			if s[i] < ' ' || s[i] == '"' || s[i] == '\\' {
+				return i
+			}
+		}
+		return len(s)
+	}
+	for n := 0; n < 40; n++ {
+		for at := 0; at <= n; at++ {
+			for _, stop := range []string{"", `"`, `\`, "\n", "\x00", "\x1f"} {
+				for _, fill := range []string{"x", " ", "\xff", "\x80"} {
+					s := strings.Repeat(fill, at) + stop + strings.Repeat("y", n-at)
+					require.Equal(t, naive(s), plainRun(s), "%q", s)
+				}
+			}
+		}
+	}
+}
