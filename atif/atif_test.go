@@ -195,7 +195,9 @@ func TestSchemaRejects(t *testing.T) {
 		"unresolvable ref":         strings.Replace(ok, `"message":"hi"`, `"message":"hi","observation":{"results":[{"subagent_trajectory_ref":[{"session_id":"s"}]}]}`, 1),
 		"metrics field":            strings.Replace(ok, `"source":"user","message":"hi"`, `"source":"agent","message":"hi","metrics":{"tokens":1}`, 1),
 		"metrics of no model call": strings.Replace(ok, `"source":"user","message":"hi"`, `"source":"agent","message":"hi","llm_call_count":0,"metrics":{}`, 1),
-		"subagent without id":      strings.Replace(ok, `"steps"`, `"subagent_trajectories":[{"agent":{"name":"a","version":"1"},"steps":[]}],"steps"`, 1),
+		"subagent without id":      strings.Replace(ok, `"steps"`, `"subagent_trajectories":[{"agent":{"name":"a","version":"1"},"steps":[{"step_id":1,"source":"user","message":""}]}],"steps"`, 1),
+		"no steps":                 `{"schema_version":"ATIF-v1.7","agent":{"name":"a","version":"1"},"steps":[]}`,
+		"subagent without steps":   strings.Replace(ok, `"steps"`, `"subagent_trajectories":[{"trajectory_id":"s","agent":{"name":"a","version":"1"},"steps":[]}],"steps"`, 1),
 	} {
 		t.Run(name, func(t *testing.T) {
 			require.Error(t, atiftest.ValidateSchema([]byte(doc)))

@@ -170,8 +170,8 @@ func (l *lists) addEvent(ev event.Event) {
 
 func (l *lists) addStep(parent string, s Step) {
 	switch {
-	case s.Source == "user" && s.Extra["prompt"] == true:
-		// Meta.Prompt: not from the stream.
+	case s.Source == "user" && s.Extra["prompt"] == true, s.Source == "system" && s.Extra["no_steps"] == true:
+		// Meta.Prompt, or the step of a stream with none: not from the stream.
 	case s.Source == "system" && s.Extra["error"] != nil:
 		l.add(parent, "error", s.Message)
 	case s.Source != "agent":

@@ -19,7 +19,9 @@ import (
 //     does a tool call after a usage event that followed the step's tool
 //     calls (that model call is over). A tool call's tool_end is a result
 //     in its own step's observation;
-//   - a system step for each error event and each system message.
+//   - a system step for each error event and each system message;
+//   - for a stream with none of these (and no prompt), one system step
+//     saying so (extra.no_steps): ATIF requires a step.
 //
 // A usage event counts in the agent step in progress (the next one when
 // it comes before any). A sub-agent's messages, reasoning and tool calls
@@ -332,6 +334,12 @@ func (b *builder) finish() *Trajectory {
 		st.usageN += b.pendN
 		st.cost = sumCost(st.cost, b.pendC)
 	}
+	if len(b.main.steps) == 0 {
+		// Harbor's models require a step; marked, as it is not the
+		// stream's (Check).
+		b.main.add(&Step{Source: "system", Message: "The run's stream has no prompt, message, tool call or error.",
+			Extra: extra("no_steps", true)})
+	}
 	var total event.Usage
 	t.Steps = b.main.build(&total)
 	for _, id := range b.subIDs {
@@ -431,7 +439,7 @@ func sumCost(a, b *float64) *float64 {
 	return &v
 }
 
-// final returns the final metrics (the result's usage and cost; the sum
+// final returns the final metrics (the result's usage and cost; the sums
 // of the steps' for a stream without a result) and the trajectory's
 // extra: what the result says of the run.
 func (b *builder) final(sum event.Usage, steps int) (*FinalMetrics, map[string]any) {
@@ -452,10 +460,18 @@ func (b *builder) final(sum event.Usage, steps int) (*FinalMetrics, map[string]a
 		ex = setExtra(ex, "signal", r.Signal)
 	} else {
 		ex["status"] = "incomplete"
+		if u.CostUSD != 0 { // the steps' costs, as their tokens
+			c := u.CostUSD
+			fm.TotalCostUSD = &c
+		}
 	}
 	fm.TotalPromptTokens, fm.TotalCompletionTokens, fm.TotalCachedTokens = prompt(u), u.OutputTokens, u.CacheReadTokens
 	fm.Extra = fields(u)
-	if b.result != nil && b.result.CostEstimated {
+	estimated := u.CostEstimated
+	if b.result != nil {
+		estimated = b.result.CostEstimated
+	}
+	if estimated {
 		fm.Extra["cost_estimated"] = true
 	}
 	return fm, ex

@@ -1,9 +1,12 @@
 package atif
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/agentharness/harness/event"
@@ -16,7 +19,9 @@ import (
 // or "": then the meta's prompt preview is the prompt when it is whole
 // (shorter than logger.PromptPreviewLen), else the trajectory has none.
 // An unknown run is logger.ErrNotFound (or ErrAmbiguous); a stream that
-// does not decode is an error naming its line.
+// does not decode is an error naming its line, but for a last line cut
+// mid-write (ReadEvents): the trajectory is of the lines before it, and
+// its extra.log_cut and notes say so.
 func Load(dir, run, prompt string) (*Trajectory, error) {
 	m, err := logger.Load(dir, run)
 	if err != nil {
@@ -27,15 +32,49 @@ func Load(dir, run, prompt string) (*Trajectory, error) {
 		return nil, fmt.Errorf("atif: %w", err)
 	}
 	defer f.Close()
-	evs, err := event.ReadAll(f)
+	evs, cut, err := ReadEvents(f)
 	if err != nil {
 		return nil, fmt.Errorf("atif: %s%s: %w", m.Run, logger.ExtEvents, err)
 	}
 	if prompt == "" && utf8.RuneCountInString(m.PromptPreview) < logger.PromptPreviewLen {
 		prompt = m.PromptPreview
 	}
-	return FromEvents(evs, Meta{Run: m.Run, Agent: m.Agent, AgentVersion: m.AgentVersion, Model: m.Model,
-		SessionID: m.SessionID, Prompt: prompt}), nil
+	t := FromEvents(evs, Meta{Run: m.Run, Agent: m.Agent, AgentVersion: m.AgentVersion, Model: m.Model,
+		SessionID: m.SessionID, Prompt: prompt})
+	if cut {
+		t.Extra["log_cut"] = true
+		t.Notes = strings.TrimSpace(t.Notes + " " + noteCut)
+	}
+	return t, nil
+}
+
+const noteCut = "The session log ends in a line cut short (its harness was stopped, or is still writing it): " +
+	"the trajectory is of the lines before it."
+
+// ReadEvents reads a session log's event stream. Its last line, when it
+// has no newline and does not decode, is a write the harness did not
+// finish (it was killed, or is writing it now): it is left out, and cut
+// says so. Any other line that does not decode is an error naming it.
+func ReadEvents(r io.Reader) (evs []event.Event, cut bool, err error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 4*event.MaxLineBytes) // as event.ReadAll
+	unterminated := false
+	sc.Split(func(data []byte, atEOF bool) (int, []byte, error) {
+		n, tok, err := bufio.ScanLines(data, atEOF)
+		unterminated = atEOF && n == len(data) && n > 0 && data[n-1] != '\n'
+		return n, tok, err
+	})
+	for n := 1; sc.Scan(); n++ {
+		ev, err := event.Decode(sc.Bytes())
+		if err != nil {
+			if unterminated {
+				return evs, true, nil
+			}
+			return evs, false, fmt.Errorf("line %d: %w", n, err)
+		}
+		evs = append(evs, ev)
+	}
+	return evs, false, sc.Err()
 }
 
 // WriteLog writes the trajectory of run beside its session log, as

@@ -476,7 +476,9 @@ func Provider(agent, model string) string {
 
 // TraceOf is the whole trace of a finished run's events (a session log):
 // what a live export would have sent, in one request. A stream cut short
-// (a run still going, or lost) is ended at its last event, with status.
+// (a run still going, or lost) is ended at its last event, with status,
+// and the usage and cost its usage events add up to (a result's usage
+// is that sum).
 func TraceOf(info RunInfo, content bool, evs []event.Event, resource []KeyValue, version, status string) Traces {
 	var spans []Span
 	r := newRecorder(info, content, func(s *Span) {
@@ -485,12 +487,20 @@ func TraceOf(info RunInfo, content bool, evs []event.Event, resource []KeyValue,
 		spans = append(spans, c)
 	})
 	var last event.Event
+	var sum event.Usage
 	for _, ev := range evs {
 		r.Add(ev)
+		if u, ok := ev.Body.(*event.Usage); ok {
+			sum.Add(*u)
+		}
 		last = ev
 	}
 	if r.root.End == 0 && len(evs) > 0 {
-		r.Add(event.Event{Seq: last.Seq, TS: last.TS, Body: &event.Result{Status: status}})
+		res := &event.Result{Status: status, Usage: sum, CostEstimated: sum.CostEstimated}
+		if sum.CostUSD != 0 {
+			res.CostUSD = &sum.CostUSD
+		}
+		r.Add(event.Event{Seq: last.Seq, TS: last.TS, Body: res})
 	}
 	if r.root.End != 0 {
 		spans = append(spans, r.root)

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/agentharness/harness/event"
+)
+
+// TestSessionsExportCutLog: a session log whose last line was cut
+// mid-write (the harness killed while writing it) is still exported, in
+// both formats, from the lines before the cut; only a bad line that is
+// not the last is an error.
+func TestSessionsExportCutLog(t *testing.T) {
+	home := isolate(t)
+	res := runFake(t, "long-silent-tool", "--idle-timeout", "1m")
+	evs, err := event.ReadAll(strings.NewReader(res.stdout))
+	require.NoError(t, err)
+	run := evs[0].Run
+	path := filepath.Join(home, ".local", "share", "harness", "sessions", run+".ndjson")
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	last := strings.LastIndex(strings.TrimSuffix(string(data), "\n"), "\n") + 1
+	require.NoError(t, os.WriteFile(path, data[:last+20], 0o600)) // the result line, cut
+
+	atif := invoke(t, "", "sessions", "export", "--format", "atif", run)
+	require.Zero(t, atif.code, atif.stderr)
+	var tr struct{ Extra map[string]any }
+	require.NoError(t, json.Unmarshal([]byte(atif.stdout), &tr))
+	require.Equal(t, true, tr.Extra["log_cut"])
+
+	otlp := invoke(t, "", "sessions", "export", "--format", "otlp-json", run)
+	require.Zero(t, otlp.code, otlp.stderr)
+	_, err = (&ptrace.JSONUnmarshaler{}).UnmarshalTraces([]byte(otlp.stdout))
+	require.NoError(t, err)
+
+	// A bad line before the last is not a cut: exit 1, one line.
+	require.NoError(t, os.WriteFile(path, append([]byte("{\n"), data...), 0o600))
+	for _, format := range []string{"atif", "otlp-json"} {
+		r := invoke(t, "", "sessions", "export", "--format", format, run)
+		require.Equal(t, exitAgentFailed, r.code, format)
+		require.Contains(t, r.stderr, "line 1", format)
+	}
+}
