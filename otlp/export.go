@@ -3,6 +3,7 @@ package otlp
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -71,6 +72,11 @@ func FromEnv(endpoint string, getenv func(string) string) (cfg Config, ok bool, 
 		if err != nil {
 			return Config{}, false, err
 		}
+		if strings.ContainsAny(base, "?#") {
+			// The signal's path would land inside the query: sent to
+			// the wrong place, with the key mangled.
+			return Config{}, false, fmt.Errorf("otlp endpoint %q: a base endpoint takes no query or fragment (the /v1/traces path goes after it): give a key in OTEL_EXPORTER_OTLP_HEADERS, or whole URLs in OTEL_EXPORTER_OTLP_TRACES_ENDPOINT and _METRICS_ENDPOINT", shownEndpoint(base))
+		}
 		if traces == "" {
 			traces = base + "/v1/traces"
 		}
@@ -138,15 +144,19 @@ func baseURL(s string) (string, error) {
 	}
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", fmt.Errorf("otlp endpoint %q: want http(s)://HOST:PORT", withoutUserinfo(s))
+		return "", fmt.Errorf("otlp endpoint %q: want http(s)://HOST:PORT", shownEndpoint(s))
 	}
 	return strings.TrimSuffix(s, "/"), nil
 }
 
-// withoutUserinfo is the endpoint u as a message may show it: a user and
+// shownEndpoint is the endpoint u as a message may show it: a user and
 // password in it (http://user:password@host) are left out, as Go's HTTP
-// client leaves them out of its own errors.
-func withoutUserinfo(u string) string {
+// client leaves them out of its own errors, and so is its query, where
+// some collectors take a key (?api_key=…), which Go's errors keep.
+func shownEndpoint(u string) string {
+	if q := strings.IndexByte(u, '?'); q >= 0 {
+		u = u[:q] + "?***"
+	}
 	// Up to the last @ anywhere: a password need not be valid in a URL
 	// (one with a slash in it ends the authority early).
 	scheme, at := strings.Index(u, "://"), strings.LastIndexByte(u, '@')
@@ -427,6 +437,9 @@ func (x *Exporter) post(u string, body []byte) (done bool) {
 	for tries := 1; ; tries++ {
 		resp, err := x.send(ctx, u, bs)
 		if err != nil {
+			if ue := (*url.Error)(nil); errors.As(err, &ue) {
+				ue.URL = shownEndpoint(ue.URL)
+			}
 			x.warn(fmt.Sprintf("exporting: %v", err))
 			return
 		}
@@ -437,18 +450,18 @@ func (x *Exporter) post(u string, body []byte) (done bool) {
 		}
 		wait, ok := retryAfter(resp, backoff, time.Now())
 		if !ok {
-			x.warn(fmt.Sprintf("exporting to %s: %s%s", withoutUserinfo(u), resp.Status, x.notServed(u, resp.StatusCode)))
+			x.warn(fmt.Sprintf("exporting to %s: %s%s", shownEndpoint(u), resp.Status, x.notServed(u, resp.StatusCode)))
 			return
 		}
 		if dl, _ := ctx.Deadline(); time.Until(dl) < wait {
-			x.warn(fmt.Sprintf("exporting to %s: %s, %d tries: the next is past the deadline", withoutUserinfo(u), resp.Status, tries))
+			x.warn(fmt.Sprintf("exporting to %s: %s, %d tries: the next is past the deadline", shownEndpoint(u), resp.Status, tries))
 			return
 		}
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			x.warn(fmt.Sprintf("exporting to %s: %s, %d tries: %v", withoutUserinfo(u), resp.Status, tries, ctx.Err()))
+			x.warn(fmt.Sprintf("exporting to %s: %s, %d tries: %v", shownEndpoint(u), resp.Status, tries, ctx.Err()))
 			return
 		case <-t.C:
 		}

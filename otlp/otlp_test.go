@@ -3,6 +3,7 @@ package otlp
 import (
 	"bytes"
 	"context"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -509,6 +510,41 @@ func TestMessagesShowNoCredentials(t *testing.T) {
 		if err == nil || strings.Contains(err.Error(), password) || strings.Contains(err.Error(), token) {
 			t.Errorf("%q, headers %q: error %v, want one without the secret", c.endpoint, c.headers, err)
 		}
+	}
+}
+
+// TestMessagesShowNoQueryKey: a key in the endpoint's query (collectors
+// that take ?api_key=…) reaches no warning, neither a refused request's
+// nor a transport error's (Go's url.Error keeps the query).
+func TestMessagesShowNoQueryKey(t *testing.T) {
+	const key = "QUERYSECRET123"
+	rc := otlptest.NewReceiver(t)
+	rc.FailFirst("", http.StatusUnauthorized)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closedURL := "http://" + l.Addr().String() // nothing listens: a transport error
+	l.Close()
+	for _, endpoint := range []string{rc.URL + "/v1/traces?api_key=" + key, closedURL + "/v1/traces?api_key=" + key} {
+		cfg, _, err := FromEnv("", func(k string) string {
+			return map[string]string{"OTEL_METRICS_EXPORTER": "none", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": endpoint}[k]
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		warnings := exportRun(cfg, otlptest.ReadEvents(t, "../testdata/claude/tool.golden.ndjson"), 1)
+		if len(warnings) != 1 || strings.Contains(warnings[0], key) || !strings.Contains(warnings[0], "?***") {
+			t.Errorf("%s: warnings %q: want one, the query hidden", endpoint, warnings)
+		}
+	}
+	if rc.Requests() != 1 {
+		t.Errorf("the receiver got %d requests, want 1: the whole URL is the traces endpoint", rc.Requests())
+	}
+	// A base endpoint with a query would get the signal's path inside it.
+	_, _, err = FromEnv(rc.URL+"?api_key="+key, func(string) string { return "" })
+	if err == nil || strings.Contains(err.Error(), key) || !strings.Contains(err.Error(), "takes no query") {
+		t.Errorf("base endpoint with a query: error %v", err)
 	}
 }
 
