@@ -143,7 +143,7 @@ func fields(u event.Usage) map[string]any {
 }
 
 // prompt is ATIF's prompt_tokens: every input token, cached or not.
-func prompt(u event.Usage) int64 { return u.InputTokens + u.CacheReadTokens + u.CacheWriteTokens }
+func prompt(u event.Usage) int64 { return u.AllInput() }
 
 func timestamp(ms int64) string {
 	return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z")

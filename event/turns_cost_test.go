@@ -1,6 +1,7 @@
 package event
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -55,4 +56,12 @@ func TestStreamSessionCostZero(t *testing.T) {
 	require.False(t, r.CostEstimated)
 	require.Contains(t, c.buf.String(), `"type":"result"`)
 	require.Regexp(t, `"type":"result".*"cost_usd":0[,}]`, c.buf.String())
+}
+
+// TestUsageAllInput: every input token, summed without wrapping: counts
+// near the largest int64 (garbage, but possible) stay positive.
+func TestUsageAllInput(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, int64(6), Usage{InputTokens: 1, CacheReadTokens: 2, CacheWriteTokens: 3, OutputTokens: 100}.AllInput())
+	require.Equal(t, int64(math.MaxInt64), Usage{InputTokens: math.MaxInt64 - 1, CacheReadTokens: 5, CacheWriteTokens: 5}.AllInput())
 }

@@ -246,6 +246,16 @@ func (u *Usage) Add(o Usage) {
 	u.CostEstimated = u.CostEstimated || o.CostEstimated
 }
 
+// AllInput is every input token of u: input, cache read and cache
+// written (what OpenTelemetry's input_tokens and ATIF's prompt_tokens
+// count), stopping at the largest int64 rather than wrapping negative.
+func (u Usage) AllInput() int64 {
+	n := Usage{InputTokens: u.InputTokens}
+	n.Add(Usage{InputTokens: u.CacheReadTokens})
+	n.Add(Usage{InputTokens: u.CacheWriteTokens})
+	return n.InputTokens
+}
+
 // dropNegative counts what an agent reported below zero (garbage: no
 // count or cost can be) as zero, and reports whether there was any.
 func (u *Usage) dropNegative() bool {

@@ -353,9 +353,7 @@ func appendUsageAttrs(kv []KeyValue, u *event.Usage) []KeyValue {
 
 // InputTokens is gen_ai.usage.input_tokens of u: all input, cache read
 // and cache written included.
-func InputTokens(u event.Usage) int64 {
-	return u.InputTokens + u.CacheReadTokens + u.CacheWriteTokens
-}
+func InputTokens(u event.Usage) int64 { return u.AllInput() }
 
 // finish ends the run's span at the result.
 func (r *Recorder) finish(ts int64, res *event.Result) {
