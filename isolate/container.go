@@ -232,9 +232,19 @@ const stepRuntime = "buildah-oci-runtime"
 // (docker cancels the build or pull in its daemon; podman between two
 // steps exits, leaving a working container with no process in it, which
 // Build removes).
+//
+// The step's container is killed first, by its init (the runtime's
+// child, in a session of its own): the runtime catches SIGTERM only once
+// the container has started, and one that gets it just before dies of it
+// and leaves the container running (seen in CI: the step's processes
+// outlived the cancelled build).
 func interrupt(p *os.Process) error {
 	steps := childrenNamed(p.Pid, stepRuntime)
 	for _, pid := range steps {
+		for _, init := range childrenNamed(pid, "") {
+			syscall.Kill(-init, syscall.SIGKILL) // its group: all of it without a PID namespace too
+			syscall.Kill(init, syscall.SIGKILL)
+		}
 		syscall.Kill(pid, syscall.SIGTERM)
 	}
 	if len(steps) > 0 {
@@ -244,7 +254,7 @@ func interrupt(p *os.Process) error {
 }
 
 // childrenNamed lists the processes whose parent is ppid and whose
-// argv[0] is name.
+// argv[0] is name ("": any).
 func childrenNamed(ppid int, name string) []int {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
@@ -267,7 +277,7 @@ func childrenNamed(ppid int, name string) []int {
 			continue
 		}
 		cmdline, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if argv0, _, _ := bytes.Cut(cmdline, []byte{0}); string(argv0) == name {
+		if argv0, _, _ := bytes.Cut(cmdline, []byte{0}); name == "" || string(argv0) == name {
 			pids = append(pids, pid)
 		}
 	}
