@@ -547,48 +547,36 @@ func TestLiveSessionCost(t *testing.T) {
 	require.Equal(t, []bool{false, false, false}, estimated)
 }
 
-// TestLiveSessionACPCostEstimated: an ACP agent that reports usage in
-// its prompt answers but no cost (Gemini's, OpenCode's) has each turn
-// priced as an ACP run is: the usage event the stream makes of the
-// answer's usage is priced too, estimated.
-func TestLiveSessionACPCostEstimated(t *testing.T) {
-	t.Parallel()
-	argv, env := fakeagent.Command("acp-agent", "no-cost")
-	b := small()
-	rec := &liveRec{}
-	so := harness.SessionOptions{Options: rec.options()}
-	so.EstimateCost = func(_ string, u event.Usage) (float64, bool) { return float64(u.InputTokens) / 1000, true }
-	var st harness.Settings
-	s, err := st.StartSession(context.Background(), harness.Task{Agent: "fake-acp", Protocol: harness.ProtocolACP,
-		Command: argv, BaseEnv: env, Cwd: t.TempDir(), Budgets: &b}, so)
-	require.NoError(t, err)
-	sendTwo(t, s)
-	closeLive(t, s, rec)
-	usd, estimated := costs(t, rec.stream())
-	// Each turn's answer reports 10 input tokens: 0.01 each.
-	require.Equal(t, []*float64{event.Float(0.01), event.Float(0.01), event.Float(0.02)}, usd)
-	require.Equal(t, []bool{true, true, true}, estimated)
-}
-
-// TestLiveSessionCostEstimated: an agent that reports no cost (the fake
-// Claude Code's results have no total_cost_usd) has each turn priced as
-// a run is, by the usage events harness priced: the turn's sum,
-// estimated, and the session's total in its result.
+// TestLiveSessionCostEstimated: an agent that reports no cost has each
+// turn priced as a run is, by the usage harness priced: the turn's sum,
+// estimated, and the session's total in its result. The fake Claude
+// Code's results have no total_cost_usd; the ACP agent reports usage in
+// its prompt answers but no cost (as Gemini's and OpenCode's do), and the
+// usage event the stream makes of the answer is priced too.
 func TestLiveSessionCostEstimated(t *testing.T) {
 	t.Parallel()
-	argv, env := fakeagent.Command(fakeagent.ClaudeStream)
-	b := small()
-	rec := &liveRec{}
-	so := harness.SessionOptions{Options: rec.options()}
-	so.EstimateCost = func(_ string, u event.Usage) (float64, bool) { return float64(u.InputTokens) / 1000, true }
-	var st harness.Settings
-	s, err := st.StartSession(context.Background(), harness.Task{Agent: "claude", Protocol: harness.ProtocolStreamJSON, Budgets: &b,
-		Binary: argv[0], BaseEnv: env, Cwd: t.TempDir()}, so)
-	require.NoError(t, err)
-	sendTwo(t, s)
-	closeLive(t, s, rec)
-	usd, estimated := costs(t, rec.stream())
-	// Each turn's one model call reads 10 input tokens: 0.01 each.
-	require.Equal(t, []*float64{event.Float(0.01), event.Float(0.01), event.Float(0.02)}, usd)
-	require.Equal(t, []bool{true, true, true}, estimated)
+	claude, claudeEnv := fakeagent.Command(fakeagent.ClaudeStream)
+	acp, acpEnv := fakeagent.Command("acp-agent", "no-cost")
+	for name, task := range map[string]harness.Task{
+		"stream-json": {Agent: "claude", Protocol: harness.ProtocolStreamJSON, Binary: claude[0], BaseEnv: claudeEnv},
+		"acp":         {Agent: "fake-acp", Protocol: harness.ProtocolACP, Command: acp, BaseEnv: acpEnv},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			b := small()
+			task.Budgets, task.Cwd = &b, t.TempDir()
+			rec := &liveRec{}
+			so := harness.SessionOptions{Options: rec.options()}
+			so.EstimateCost = func(_ string, u event.Usage) (float64, bool) { return float64(u.InputTokens) / 1000, true }
+			var st harness.Settings
+			s, err := st.StartSession(context.Background(), task, so)
+			require.NoError(t, err)
+			sendTwo(t, s)
+			closeLive(t, s, rec)
+			usd, estimated := costs(t, rec.stream())
+			// Each turn reads 10 input tokens: 0.01 each.
+			require.Equal(t, []*float64{event.Float(0.01), event.Float(0.01), event.Float(0.02)}, usd)
+			require.Equal(t, []bool{true, true, true}, estimated)
+		})
+	}
 }
