@@ -25,13 +25,13 @@ func readChange(raw string) change {
 	jsonscan.Each(raw, func(k, v string) bool {
 		switch k {
 		case "path":
-			set(&path, v)
+			jsonscan.SetFirst(&path, v)
 		case "kind":
-			set(&kind, v)
+			jsonscan.SetFirst(&kind, v)
 		case "diff":
-			set(&diff, v)
+			jsonscan.SetFirst(&diff, v)
 		case "unified_diff":
-			set(&unified, v)
+			jsonscan.SetFirst(&unified, v)
 		}
 		return true
 	})

@@ -47,12 +47,6 @@ type line struct {
 	typ, threadID, err, message, item, delta, itemID, questions, usage, msg string
 }
 
-func set(dst *string, v string) {
-	if *dst == "" {
-		*dst = v
-	}
-}
-
 // read is a line as read by parser.read.
 type read struct {
 	bad bool // not a JSON object
@@ -84,25 +78,25 @@ func (p *parser) read(r *read, raw []byte) {
 		v := jsonscan.Value(rest)
 		switch k {
 		case "type":
-			set(&l.typ, v)
+			jsonscan.SetFirst(&l.typ, v)
 		case "thread_id":
-			set(&l.threadID, v)
+			jsonscan.SetFirst(&l.threadID, v)
 		case "error":
-			set(&l.err, v)
+			jsonscan.SetFirst(&l.err, v)
 		case "message":
-			set(&l.message, v)
+			jsonscan.SetFirst(&l.message, v)
 		case "item":
-			set(&l.item, v)
+			jsonscan.SetFirst(&l.item, v)
 		case "delta":
-			set(&l.delta, v)
+			jsonscan.SetFirst(&l.delta, v)
 		case "item_id":
-			set(&l.itemID, v)
+			jsonscan.SetFirst(&l.itemID, v)
 		case "questions":
-			set(&l.questions, v)
+			jsonscan.SetFirst(&l.questions, v)
 		case "usage":
-			set(&l.usage, v)
+			jsonscan.SetFirst(&l.usage, v)
 		case "msg":
-			set(&l.msg, v)
+			jsonscan.SetFirst(&l.msg, v)
 		}
 		return len(v), true
 	})
@@ -178,45 +172,45 @@ func (it *item) read(rest string) int {
 	return jsonscan.EachEnd(rest, func(k, v string) bool {
 		switch k {
 		case "id":
-			set(&it.id, v)
+			jsonscan.SetFirst(&it.id, v)
 		case "type":
-			set(&it.typ, v)
+			jsonscan.SetFirst(&it.typ, v)
 		case "item_type":
-			set(&it.itemType, v)
+			jsonscan.SetFirst(&it.itemType, v)
 		case "text":
-			set(&it.text, v)
+			jsonscan.SetFirst(&it.text, v)
 		case "message":
-			set(&it.message, v)
+			jsonscan.SetFirst(&it.message, v)
 		case "status":
-			set(&it.status, v)
+			jsonscan.SetFirst(&it.status, v)
 		case "command":
-			set(&it.command, v)
+			jsonscan.SetFirst(&it.command, v)
 		case "aggregated_output", "aggregatedOutput": // exec's, the app-server's
-			set(&it.aggregatedOutput, v)
+			jsonscan.SetFirst(&it.aggregatedOutput, v)
 		case "exit_code", "exitCode":
-			set(&it.exitCode, v)
+			jsonscan.SetFirst(&it.exitCode, v)
 		case "changes":
-			set(&it.changes, v)
+			jsonscan.SetFirst(&it.changes, v)
 		case "server":
-			set(&it.server, v)
+			jsonscan.SetFirst(&it.server, v)
 		case "tool":
-			set(&it.tool, v)
+			jsonscan.SetFirst(&it.tool, v)
 		case "arguments":
-			set(&it.arguments, v)
+			jsonscan.SetFirst(&it.arguments, v)
 		case "query":
-			set(&it.query, v)
+			jsonscan.SetFirst(&it.query, v)
 		case "action":
-			set(&it.action, v)
+			jsonscan.SetFirst(&it.action, v)
 		case "items":
-			set(&it.items, v)
+			jsonscan.SetFirst(&it.items, v)
 		case "prompt":
-			set(&it.prompt, v)
+			jsonscan.SetFirst(&it.prompt, v)
 		case "receiver_thread_ids", "receiverThreadIds":
-			set(&it.receivers, v)
+			jsonscan.SetFirst(&it.receivers, v)
 		case "error":
-			set(&it.err, v)
+			jsonscan.SetFirst(&it.err, v)
 		case "result":
-			set(&it.result, v)
+			jsonscan.SetFirst(&it.result, v)
 		}
 		return true
 	})
@@ -267,15 +261,15 @@ func (p *parser) turnCompleted(dst []event.Body, u string) []event.Body {
 	jsonscan.Each(u, func(k, v string) bool {
 		switch k {
 		case "input_tokens":
-			set(&in, v)
+			jsonscan.SetFirst(&in, v)
 		case "cached_input_tokens":
-			set(&cached, v)
+			jsonscan.SetFirst(&cached, v)
 		case "cache_write_input_tokens":
-			set(&written, v)
+			jsonscan.SetFirst(&written, v)
 		case "output_tokens":
-			set(&out, v)
+			jsonscan.SetFirst(&out, v)
 		case "reasoning_output_tokens":
-			set(&reasoning, v)
+			jsonscan.SetFirst(&reasoning, v)
 		}
 		return true
 	})

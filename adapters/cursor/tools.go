@@ -87,19 +87,19 @@ func (a *args) read(rest string) int {
 func (a *args) member(k, v string) {
 	switch k {
 	case "path":
-		set(&a.path, v)
+		jsonscan.SetFirst(&a.path, v)
 	case "target_file":
-		set(&a.targetFile, v)
+		jsonscan.SetFirst(&a.targetFile, v)
 	case "file_path":
-		set(&a.filePath, v)
+		jsonscan.SetFirst(&a.filePath, v)
 	case "command":
-		set(&a.command, v)
+		jsonscan.SetFirst(&a.command, v)
 	case "fileText":
-		set(&a.fileText, v)
+		jsonscan.SetFirst(&a.fileText, v)
 	case "strReplace":
-		set(&a.strReplace, v)
+		jsonscan.SetFirst(&a.strReplace, v)
 	case "multiStrReplace":
-		set(&a.multiStrReplace, v)
+		jsonscan.SetFirst(&a.multiStrReplace, v)
 	}
 }
 
@@ -111,14 +111,6 @@ func readArgs(raw string) args {
 		return true
 	})
 	return a
-}
-
-// set sets *dst to v unless it is set: the first of duplicate keys wins,
-// as with Get.
-func set(dst *string, v string) {
-	if *dst == "" {
-		*dst = v
-	}
 }
 
 // tool is a call as the parser applies it, with its result read.
@@ -166,39 +158,39 @@ func (e *envelope) readBody(rest string) int {
 	return jsonscan.EachEnd(rest, func(k, v string) bool {
 		switch k {
 		case "content":
-			set(&e.content, v)
+			jsonscan.SetFirst(&e.content, v)
 		case "path":
-			set(&e.path, v)
+			jsonscan.SetFirst(&e.path, v)
 		case "stdout":
-			set(&e.stdout, v)
+			jsonscan.SetFirst(&e.stdout, v)
 		case "stderr":
-			set(&e.stderr, v)
+			jsonscan.SetFirst(&e.stderr, v)
 		case "exitCode":
-			set(&e.exitCode, v)
+			jsonscan.SetFirst(&e.exitCode, v)
 		case "executionTime":
-			set(&e.executionTime, v)
+			jsonscan.SetFirst(&e.executionTime, v)
 		case "isError":
-			set(&e.isError, v)
+			jsonscan.SetFirst(&e.isError, v)
 		case "message":
-			set(&e.message, v)
+			jsonscan.SetFirst(&e.message, v)
 		case "reason":
-			set(&e.reason, v)
+			jsonscan.SetFirst(&e.reason, v)
 		case "command":
-			set(&e.cmd, v)
+			jsonscan.SetFirst(&e.cmd, v)
 		case "files":
-			set(&e.files, v)
+			jsonscan.SetFirst(&e.files, v)
 		case "workspaceResults":
-			set(&e.workspaceResults, v)
+			jsonscan.SetFirst(&e.workspaceResults, v)
 		case "directoryTreeRoot":
-			set(&e.directoryTreeRoot, v)
+			jsonscan.SetFirst(&e.directoryTreeRoot, v)
 		case "diffString":
-			set(&e.diffString, v)
+			jsonscan.SetFirst(&e.diffString, v)
 		case "beforeFullFileContent":
-			set(&e.beforeFull, v)
+			jsonscan.SetFirst(&e.beforeFull, v)
 		case "afterFullFileContent":
-			set(&e.afterFull, v)
+			jsonscan.SetFirst(&e.afterFull, v)
 		case "prevContent":
-			set(&e.prevContent, v)
+			jsonscan.SetFirst(&e.prevContent, v)
 		}
 		return true
 	})
@@ -266,9 +258,9 @@ func (c *call) read(rest string) int {
 			case "result":
 				c.result = v
 			case "name":
-				set(&name, v)
+				jsonscan.SetFirst(&name, v)
 			case "arguments":
-				set(&arguments, v)
+				jsonscan.SetFirst(&arguments, v)
 			}
 			return len(v), true
 		})

@@ -68,12 +68,6 @@ type line struct {
 	pAllowMultiple, pExpected, pModifiedByUser                                  string
 }
 
-func set(dst *string, v string) {
-	if *dst == "" {
-		*dst = v
-	}
-}
-
 // read reads raw into l. The line is copied once (into blocks shared with
 // other lines) and walked once with jsonscan; bodies and p keep pieces of
 // the copy. It uses nothing of the parser's state but p.lines, which
@@ -97,37 +91,37 @@ func (p *parser) read(l *line, raw []byte) {
 		v := jsonscan.Value(rest)
 		switch k {
 		case "type":
-			set(&l.typ, v)
+			jsonscan.SetFirst(&l.typ, v)
 		case "role":
-			set(&l.role, v)
+			jsonscan.SetFirst(&l.role, v)
 		case "content":
-			set(&l.content, v)
+			jsonscan.SetFirst(&l.content, v)
 		case "delta":
-			set(&l.delta, v)
+			jsonscan.SetFirst(&l.delta, v)
 		case "session_id":
-			set(&l.session, v)
+			jsonscan.SetFirst(&l.session, v)
 		case "model":
-			set(&l.model, v)
+			jsonscan.SetFirst(&l.model, v)
 		case "tool_id":
-			set(&l.toolID, v)
+			jsonscan.SetFirst(&l.toolID, v)
 		case "tool_name":
-			set(&l.toolName, v)
+			jsonscan.SetFirst(&l.toolName, v)
 		case "parameters":
-			set(&l.params, v)
+			jsonscan.SetFirst(&l.params, v)
 		case "output":
-			set(&l.output, v)
+			jsonscan.SetFirst(&l.output, v)
 		case "status":
-			set(&l.status, v)
+			jsonscan.SetFirst(&l.status, v)
 		case "error":
-			set(&l.err, v)
+			jsonscan.SetFirst(&l.err, v)
 		case "severity":
-			set(&l.severity, v)
+			jsonscan.SetFirst(&l.severity, v)
 		case "message":
-			set(&l.message, v)
+			jsonscan.SetFirst(&l.message, v)
 		case "stats":
-			set(&l.stats, v)
+			jsonscan.SetFirst(&l.stats, v)
 		case "timestamp":
-			set(&l.timestamp, v)
+			jsonscan.SetFirst(&l.timestamp, v)
 		}
 		return len(v), true
 	})
@@ -307,25 +301,25 @@ func (l *line) readParams(rest string) int {
 	return jsonscan.EachEnd(rest, func(k, v string) bool {
 		switch k {
 		case "command":
-			set(&l.pCommand, v)
+			jsonscan.SetFirst(&l.pCommand, v)
 		case "content":
-			set(&l.pContent, v)
+			jsonscan.SetFirst(&l.pContent, v)
 		case "old_string":
-			set(&l.pOldString, v)
+			jsonscan.SetFirst(&l.pOldString, v)
 		case "new_string":
-			set(&l.pNewString, v)
+			jsonscan.SetFirst(&l.pNewString, v)
 		case "file_path":
-			set(&l.pFilePath, v)
+			jsonscan.SetFirst(&l.pFilePath, v)
 		case "absolute_path":
-			set(&l.pAbsolutePath, v)
+			jsonscan.SetFirst(&l.pAbsolutePath, v)
 		case "path":
-			set(&l.pPath, v)
+			jsonscan.SetFirst(&l.pPath, v)
 		case "allow_multiple":
-			set(&l.pAllowMultiple, v)
+			jsonscan.SetFirst(&l.pAllowMultiple, v)
 		case "expected_replacements":
-			set(&l.pExpected, v)
+			jsonscan.SetFirst(&l.pExpected, v)
 		case "modified_by_user":
-			set(&l.pModifiedByUser, v)
+			jsonscan.SetFirst(&l.pModifiedByUser, v)
 		}
 		return true
 	})

@@ -388,12 +388,6 @@ func (p *parser) result(status, text string, endMS int64) *event.Result {
 	return r
 }
 
-func set(dst *string, v string) {
-	if *dst == "" {
-		*dst = v
-	}
-}
-
 // A text part arrives whole and goes out at once as a delta, but whether
 // it is a complete message is known only when its step goes on: a tool
 // call or the step's end makes it one (the commentary before a tool, or

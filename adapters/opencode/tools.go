@@ -75,17 +75,17 @@ func (in *input) read(rest string) int {
 	return jsonscan.EachEnd(rest, func(k, v string) bool {
 		switch k {
 		case "command":
-			set(&in.command, v)
+			jsonscan.SetFirst(&in.command, v)
 		case "filePath":
-			set(&in.filePath, v)
+			jsonscan.SetFirst(&in.filePath, v)
 		case "content":
-			set(&in.content, v)
+			jsonscan.SetFirst(&in.content, v)
 		case "oldString":
-			set(&in.oldString, v)
+			jsonscan.SetFirst(&in.oldString, v)
 		case "newString":
-			set(&in.newString, v)
+			jsonscan.SetFirst(&in.newString, v)
 		case "replaceAll":
-			set(&in.replaceAll, v)
+			jsonscan.SetFirst(&in.replaceAll, v)
 		}
 		return true
 	})
@@ -115,11 +115,11 @@ func (m *metadata) read(rest string) int {
 			return jsonscan.EachEnd(rest, func(k, v string) bool {
 				switch k {
 				case "file":
-					set(&fd.file, v)
+					jsonscan.SetFirst(&fd.file, v)
 				case "before":
-					set(&fd.before, v)
+					jsonscan.SetFirst(&fd.before, v)
 				case "after":
-					set(&fd.after, v)
+					jsonscan.SetFirst(&fd.after, v)
 				}
 				return true
 			}), true
@@ -127,7 +127,7 @@ func (m *metadata) read(rest string) int {
 			return 0, true
 		}
 		v := jsonscan.Value(rest)
-		set(dst, v)
+		jsonscan.SetFirst(dst, v)
 		return len(v), true
 	})
 }
@@ -360,15 +360,15 @@ func readPatchFile(raw string) patchFile {
 	jsonscan.Each(raw, func(k, v string) bool {
 		switch k {
 		case "filePath":
-			set(&f.filePath, v)
+			jsonscan.SetFirst(&f.filePath, v)
 		case "movePath":
-			set(&f.movePath, v)
+			jsonscan.SetFirst(&f.movePath, v)
 		case "before":
-			set(&f.before, v)
+			jsonscan.SetFirst(&f.before, v)
 		case "after":
-			set(&f.after, v)
+			jsonscan.SetFirst(&f.after, v)
 		case "type":
-			set(&f.typ, v)
+			jsonscan.SetFirst(&f.typ, v)
 		}
 		return true
 	})

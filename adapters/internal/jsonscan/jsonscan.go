@@ -462,6 +462,15 @@ func digitsOf(s string) (n int64, digits int) {
 // numberEnd tells the bytes that end a number, as skipValue reads one.
 func numberEnd(c byte) bool { return c <= ' ' || c == ',' || c == '}' || c == ']' }
 
+// SetFirst sets *dst to the raw value v unless *dst is set: a reader
+// that walks an object's members keeps the first of duplicate keys, as
+// gjson's Get finds it.
+func SetFirst(dst *string, v string) {
+	if *dst == "" {
+		*dst = v
+	}
+}
+
 // StrOnly decodes raw only when it is a JSON string, as gjson code that
 // checks Type == gjson.String does; anything else is "". The result shares
 // raw's memory when there are no escapes.
