@@ -1,9 +1,7 @@
 package atif
 
 import (
-	"bufio"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,7 +18,7 @@ import (
 // (shorter than logger.PromptPreviewLen), else the trajectory has none.
 // An unknown run is logger.ErrNotFound (or ErrAmbiguous); a stream that
 // does not decode is an error naming its line, but for a last line cut
-// mid-write (ReadEvents): the trajectory is of the lines before it, and
+// mid-write (event.ReadLog): the trajectory is of the lines before it, and
 // its extra.log_cut and notes say so.
 func Load(dir, run, prompt string) (*Trajectory, error) {
 	m, err := logger.Load(dir, run)
@@ -32,7 +30,7 @@ func Load(dir, run, prompt string) (*Trajectory, error) {
 		return nil, fmt.Errorf("atif: %w", err)
 	}
 	defer f.Close()
-	evs, cut, err := ReadEvents(f)
+	evs, cut, err := event.ReadLog(f)
 	if err != nil {
 		return nil, fmt.Errorf("atif: %s%s: %w", m.Run, logger.ExtEvents, err)
 	}
@@ -50,32 +48,6 @@ func Load(dir, run, prompt string) (*Trajectory, error) {
 
 const noteCut = "The session log ends in a line cut short (its harness was stopped, or is still writing it): " +
 	"the trajectory is of the lines before it."
-
-// ReadEvents reads a session log's event stream. Its last line, when it
-// has no newline and does not decode, is a write the harness did not
-// finish (it was killed, or is writing it now): it is left out, and cut
-// says so. Any other line that does not decode is an error naming it.
-func ReadEvents(r io.Reader) (evs []event.Event, cut bool, err error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 4*event.MaxLineBytes) // as event.ReadAll
-	unterminated := false
-	sc.Split(func(data []byte, atEOF bool) (int, []byte, error) {
-		n, tok, err := bufio.ScanLines(data, atEOF)
-		unterminated = atEOF && n == len(data) && n > 0 && data[n-1] != '\n'
-		return n, tok, err
-	})
-	for n := 1; sc.Scan(); n++ {
-		ev, err := event.Decode(sc.Bytes())
-		if err != nil {
-			if unterminated {
-				return evs, true, nil
-			}
-			return evs, false, fmt.Errorf("line %d: %w", n, err)
-		}
-		evs = append(evs, ev)
-	}
-	return evs, false, sc.Err()
-}
 
 // WriteLog writes the trajectory of run beside its session log, as
 // dir/<run>.trajectory.json (logger.ExtTrajectory, 0600 like the log),

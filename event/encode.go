@@ -458,17 +458,37 @@ func Decode(line []byte) (Event, error) {
 // ReadAll decodes every line of an NDJSON stream. It stops at the first
 // malformed line and returns the events before it with the error.
 func ReadAll(r io.Reader) ([]Event, error) {
+	evs, _, err := readAll(r, false)
+	return evs, err
+}
+
+// ReadLog is ReadAll for a session log's event stream, which its harness
+// may still be writing or was killed writing: a last line that has no
+// newline and does not decode is a write not finished. It is left out,
+// and cut says so. Any other line that does not decode is an error
+// naming it.
+func ReadLog(r io.Reader) (evs []Event, cut bool, err error) { return readAll(r, true) }
+
+func readAll(r io.Reader, cutOK bool) (evs []Event, cut bool, err error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 4*MaxLineBytes)
-	var evs []Event
+	unterminated := false
+	sc.Split(func(data []byte, atEOF bool) (int, []byte, error) {
+		n, tok, err := bufio.ScanLines(data, atEOF)
+		unterminated = atEOF && n == len(data) && n > 0 && data[n-1] != '\n'
+		return n, tok, err
+	})
 	for n := 1; sc.Scan(); n++ {
 		ev, err := Decode(sc.Bytes())
 		if err != nil {
-			return evs, fmt.Errorf("line %d: %w", n, err)
+			if cutOK && unterminated {
+				return evs, true, nil
+			}
+			return evs, false, fmt.Errorf("line %d: %w", n, err)
 		}
 		evs = append(evs, ev)
 	}
-	return evs, sc.Err()
+	return evs, false, sc.Err()
 }
 
 // MarshalJSON encodes ev with its envelope.

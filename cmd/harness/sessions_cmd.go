@@ -241,7 +241,7 @@ func exportOTLPJSON(c *sessionsExportCmd, e *env, dir, id string, w io.Writer) e
 		return err
 	}
 	defer f.Close()
-	evs, _, err := atif.ReadEvents(f) // as the atif export: a last line cut mid-write is left out
+	evs, _, err := event.ReadLog(f) // as the atif export: a last line cut mid-write is left out
 	if err != nil {
 		return fmt.Errorf("%s: %w", id, err)
 	}
