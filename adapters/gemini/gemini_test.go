@@ -44,6 +44,11 @@ func delta(s string) string {
 	return `{"type":"message","role":"assistant","content":"` + s + `","delta":true}`
 }
 
+// deltaAt is delta with a timestamp at clock (15:04:05.000) on one day.
+func deltaAt(s, clock string) string {
+	return `{"type":"message","timestamp":"2026-11-21T` + clock + `Z","role":"assistant","content":"` + s + `","delta":true}`
+}
+
 // texts returns the text of each delta, message and warning, tagged.
 func texts(bodies []event.Body) []string {
 	var out []string
@@ -81,6 +86,16 @@ func TestParseDeltas(t *testing.T) {
 		"repeat-that-is-real-text": {[]string{delta("a"), delta("b"), delta("a"), delta("c"), result},
 			[]string{"d:a", "d:b", "d:a", "d:c", "m:abac"}},
 		"single-chunk-replayed": {[]string{delta("x"), delta("x"), result}, []string{"d:x", "w:agent_retry", "m:x"}},
+		// A chunk that repeats the first one within a burst is the model's
+		// text: a retry comes a second or more after the failed attempt.
+		"repeat-in-a-burst-is-text": {[]string{deltaAt("**", "10:00:00.100"), deltaAt("Note", "10:00:00.110"), deltaAt("**", "10:00:00.120"), result},
+			[]string{"d:**", "d:Note", "d:**", "m:**Note**"}},
+		"whole-message-repeated-in-a-burst": {[]string{deltaAt("ha", "10:00:00.100"), deltaAt("ha", "10:00:00.150"), result},
+			[]string{"d:ha", "d:ha", "m:haha"}},
+		"retry-after-a-gap": {[]string{deltaAt("x", "10:00:00.100"), deltaAt("y", "10:00:00.110"), deltaAt("x", "10:00:01.500"), deltaAt("y", "10:00:01.510"), deltaAt("z", "10:00:01.520"), result},
+			[]string{"d:x", "d:y", "w:agent_retry", "d:z", "m:xyz"}},
+		"second-retry-after-a-gap": {[]string{deltaAt("x", "10:00:00.100"), deltaAt("x", "10:00:02.000"), deltaAt("x", "10:00:02.010"), result},
+			[]string{"d:x", "w:agent_retry", "d:x", "m:xx"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

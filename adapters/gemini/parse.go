@@ -45,6 +45,10 @@ type parser struct {
 	deltas chunks
 	replay int
 	warned bool
+	// deltaTS is the last delta's timestamp (raw JSON, a piece of p.lines):
+	// a chunk that repeats the first one counts as a retry's replay only
+	// when it comes retryGap after it.
+	deltaTS string
 
 	lines jsonscan.Lines // copies of the lines, which bodies and p keep pieces of
 }
@@ -175,7 +179,7 @@ func (p *parser) message(dst []event.Body, l *line) ([]event.Body, bool) {
 	role := jsonscan.Str(l.role)
 	switch {
 	case role == "assistant" && jsonscan.Bool(l.delta):
-		return p.delta(dst, jsonscan.Str(l.content)), true
+		return p.delta(dst, jsonscan.Str(l.content), l.timestamp), true
 	case role == "assistant":
 		dst = p.endRun(dst)
 		text := jsonscan.Str(l.content)
@@ -188,18 +192,28 @@ func (p *parser) message(dst []event.Body, l *line) ([]event.Body, bool) {
 	return dst, false
 }
 
-// delta handles one assistant chunk. A retried model request streams the
-// same chunks again from the first one, with no marker: chunks that repeat
-// the current attempt are held back, and emitted late only if the stream
-// turns out to diverge (then they were real text, not a replay).
-func (p *parser) delta(dst []event.Body, text string) []event.Body {
+// retryGap is the least time, in ms, between a failed attempt's last chunk
+// and its retry's first: gemini-cli waits 1 s or more before it retries a
+// stream (MID_STREAM_RETRY_OPTIONS: 1 s, doubling; 5 s for a failed
+// request). A chunk that repeats the first one sooner is the model's own
+// text ("**", "Note", "**"), not a replay.
+const retryGap = 900
+
+// delta handles one assistant chunk, ts its line's timestamp (raw JSON). A
+// retried model request streams the same chunks again from the first one,
+// with no marker: chunks that repeat the current attempt are held back,
+// and emitted late only if the stream turns out to diverge (then they were
+// real text, not a replay).
+func (p *parser) delta(dst []event.Body, text, ts string) []event.Body {
 	d := &p.deltas
+	prevTS := p.deltaTS
+	p.deltaTS = ts
 	if p.replay >= 0 {
 		switch {
 		case p.replay < d.n() && d.is(p.replay, text):
 			p.replay++
 			return p.replayed(dst)
-		case p.replay == d.n() && d.is(0, text):
+		case p.replay == d.n() && d.is(0, text) && mayRetry(prevTS, ts):
 			p.replay = 1 // yet another attempt
 			return p.replayed(dst)
 		case p.replay == d.n():
@@ -213,12 +227,20 @@ func (p *parser) delta(dst []event.Body, text string) []event.Body {
 			p.replay = -1
 			dst = append(dst, &event.TextDelta{Text: held})
 		}
-	} else if d.n() > 0 && d.is(0, text) {
+	} else if d.n() > 0 && d.is(0, text) && mayRetry(prevTS, ts) {
 		p.replay = 1
 		return p.replayed(dst)
 	}
 	d.add(text)
 	return append(dst, &event.TextDelta{Text: text})
+}
+
+// mayRetry reports whether a chunk stamped cur may start a retry of the
+// attempt whose last chunk was stamped prev: retryGap or more later, or
+// either time unknown (a capture without timestamps folds as before).
+func mayRetry(prev, cur string) bool {
+	a, b := millis(prev), millis(cur)
+	return a == 0 || b == 0 || b-a >= retryGap
 }
 
 // replayed reports, once per run, a replay that repeated the whole
