@@ -284,24 +284,27 @@ func TestStepTextCapped(t *testing.T) {
 	part := textPart(strings.Repeat("ü", 50000))
 	var out []event.Body
 	deltas, messages := 0, 0
-	for range 10 {
-		out, _ = p.Parse(out[:0], []byte(part))
+	count := func(out []event.Body) {
 		for _, b := range out {
-			if d, ok := b.(*event.TextDelta); ok {
-				require.Len(t, d.Text, 100000)
+			switch b := b.(type) {
+			case *event.TextDelta:
+				require.Len(t, b.Text, 100000)
 				deltas++
+			case *event.Message:
+				require.Len(t, b.Text, 100000)
+				messages++
 			}
 		}
 	}
-	require.Equal(t, 10, deltas)
-	out, _ = p.Parse(out[:0], []byte(`{"type":"step_finish","sessionID":"s","part":{"sessionID":"s","reason":"stop"}}`))
-	for _, b := range out {
-		if m, ok := b.(*event.Message); ok {
-			require.Len(t, m.Text, 100000)
-			messages++
-		}
+	for range 10 {
+		out, _ = p.Parse(out[:0], []byte(part))
+		count(out)
 	}
-	require.Equal(t, 10, messages, "the step's end makes each part a complete message")
+	require.Equal(t, 10, deltas)
+	require.Equal(t, 9, messages, "each next part makes the one before it a complete message")
+	out, _ = p.Parse(out[:0], []byte(`{"type":"step_finish","sessionID":"s","part":{"sessionID":"s","reason":"stop"}}`))
+	count(out)
+	require.Equal(t, 10, messages, "the step's end makes the last part a complete message")
 	r := out[len(out)-1].(*event.Result)
 	require.True(t, r.TextTruncated)
 	require.LessOrEqual(t, len(r.Text), event.MaxTextBytes)

@@ -334,6 +334,10 @@ func (p *parser) apply(dst []event.Body, r *read) ([]event.Body, bool) {
 			p.keepText("\n\n")
 		}
 		p.keepText(part.text)
+		// The step went on past the parts held: they are complete, and a
+		// reader of the stream gets each message before the next part's
+		// text, not two parts run together.
+		dst = p.release(dst)
 		p.held = append(p.held, part.text)
 		dst = append(dst, &event.TextDelta{Text: part.text})
 	case "reasoning":
@@ -389,8 +393,8 @@ func (p *parser) result(status, text string, endMS int64) *event.Result {
 }
 
 // A text part arrives whole and goes out at once as a delta, but whether
-// it is a complete message is known only when its step goes on: a tool
-// call or the step's end makes it one (the commentary before a tool, or
+// it is a complete message is known only when its step goes on: another
+// text part, a tool call or the step's end makes it one (the commentary before a tool, or
 // the answer). Text of a step the output ended in — a run cut off while
 // the step's tool was still running — was never completed: it stays a
 // delta, and is no answer.
