@@ -20,7 +20,7 @@ type conformCmd struct {
 	Agent    string   `short:"a" help:"Agent to check: ${agents}, or all (every installed agent the scripted model can drive)." default:"all"`
 	Protocol string   `help:"Transport: cli, acp or all." enum:"cli,acp,all" default:"cli"`
 	Binary   string   `help:"Path of the agent's executable (one agent, one protocol)."`
-	Scenario []string `help:"Scenario to play (repeatable; default: all of ${scenarios})." placeholder:"S"`
+	Scenario []string `help:"Scenario to play (repeatable; default: all of ${scenarios})." placeholder:"S" sep:"none"`
 	Format   string   `short:"f" help:"Output: text (a table) or json." enum:"text,json" default:"text"`
 }
 
@@ -47,8 +47,13 @@ type conformReport struct {
 // harness binary. Exit 0 when every check holds, 1 when one fails, 2 on
 // bad usage, 127 when a named agent is not installed.
 func (c *conformCmd) Run(e *env) error {
-	scenarios := c.Scenario
-	if len(scenarios) == 0 {
+	// The flag's values are split here, not by kong: kong reads
+	// --scenario '' as no value at all, which would play every scenario.
+	var scenarios []string
+	for _, v := range c.Scenario {
+		scenarios = append(scenarios, strings.Split(v, ",")...)
+	}
+	if len(c.Scenario) == 0 {
 		scenarios = conform.Scenarios()
 	}
 	for _, s := range scenarios {
