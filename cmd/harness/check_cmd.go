@@ -45,9 +45,7 @@ func (c *checkCmd) Run(e *env) error {
 	}
 	path := cmd.Binary
 	ok("binary: %s", path)
-	if a.Info.NPMPackage == "" && len(a.Info.CredentialEnv) == 0 && len(a.Info.Flags) == 0 {
-		// A built-in that calls no model (nop runs sh): a system tool
-		// with no version, credentials or flags of its own to check.
+	if selfContained(a) {
 		ok("%s needs nothing else", a.Name())
 		return nil
 	}

@@ -181,4 +181,8 @@ func TestCheckAgentWithNothingToCheck(t *testing.T) {
 	r := invoke(t, "", "check", "nop")
 	require.Equal(t, 0, r.code, r.stdout+r.stderr)
 	require.Regexp(t, `^ok    binary: \S+/sh\nok    nop needs nothing else\n$`, r.stdout)
+	// The oracle's command needs a solution script; check needs none.
+	r = invoke(t, "", "check", "oracle")
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	require.Regexp(t, `^ok    binary: \S+/bash\nok    oracle needs nothing else\n$`, r.stdout)
 }

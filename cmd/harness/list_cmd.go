@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/adapters/oracle"
 	"github.com/agentharness/harness/config"
 )
 
@@ -36,11 +37,14 @@ func (c *listCmd) Run(e *env) error {
 	for _, a := range harness.Agents() {
 		st := agentStatus{ID: a.Info.ID, Name: a.Info.Display}
 		if c, err := findAgent(e, a.Info.ID, ""); err == nil && c.NotInstalled == nil {
-			v, err := probeVersion(c.Binary)
-			if errors.Is(err, errProbeInterrupted) {
-				return err
+			st.Installed, st.Path = true, c.Binary
+			if !selfContained(a) { // sh --version is no version, but "Illegal option"
+				v, err := probeVersion(c.Binary)
+				if errors.Is(err, errProbeInterrupted) {
+					return err
+				}
+				st.Version = v
 			}
-			st.Installed, st.Path, st.Version = true, c.Binary, v
 		}
 		rows = append(rows, st)
 	}
@@ -157,5 +161,20 @@ func (b *limitedBuffer) Write(p []byte) (int, error) {
 // findAgent looks for an agent's binary as a run would (explicit, else
 // the pinned installs, else PATH), without the configuration.
 func findAgent(e *env, agent, binary string) (*harness.Command, error) {
-	return harness.Prepare(harness.Task{Agent: agent, Prompt: "-", Binary: binary, SearchDirs: agentDirs(e)})
+	t := harness.Task{Agent: agent, Prompt: "-", Binary: binary, SearchDirs: agentDirs(e)}
+	c, err := harness.Prepare(t)
+	if errors.Is(err, oracle.ErrNoScript) {
+		// The oracle's command needs a task's solution script; only its
+		// binary (bash) is looked at here.
+		t.ExtraArgs = []string{"solve.sh"}
+		c, err = harness.Prepare(t)
+	}
+	return c, err
+}
+
+// selfContained reports whether a is a built-in that calls no model (nop
+// and oracle run sh and bash): a system tool with no version,
+// credentials or flags of its own to check.
+func selfContained(a harness.Agent) bool {
+	return a.Info.NPMPackage == "" && len(a.Info.CredentialEnv) == 0 && len(a.Info.Flags) == 0
 }
