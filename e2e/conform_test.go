@@ -194,3 +194,19 @@ func TestConformIgnoresTheUsersSettings(t *testing.T) {
 	}
 	require.NotEmpty(t, r.Events)
 }
+
+// TestConformCodexACPWithCacheUnderTmp: the scripted model's homes live in
+// the user's cache directory, and with XDG_CACHE_HOME under /tmp Codex's
+// home was under the temporary directory, where Codex refuses to make its
+// apply_patch helper: over ACP it edited nothing, and conform blamed the
+// version. The codex wiring's TMPDIR keeps CODEX_HOME out of it.
+func TestConformCodexACPWithCacheUnderTmp(t *testing.T) {
+	t.Parallel()
+	env := harnessEnv(t, "XDG_CACHE_HOME="+filepath.Join(t.TempDir(), "cache")) // under os.TempDir(), as Codex's temporary directory
+	r, err := conform.Play(context.Background(), conform.Config{Harness: harnessBin, Agent: "codex", Protocol: conform.ACP,
+		Env: env, Scratch: t.TempDir()}, "edit-new")
+	require.NoError(t, err)
+	for _, c := range r.Checks {
+		require.NotEqual(t, conform.Fail, c.Status, "%s: %s\n%s", c.Name, c.Detail, r)
+	}
+}
