@@ -600,3 +600,25 @@ func TestPendingIsSentAfterTheDelay(t *testing.T) {
 		t.Fatalf("%d spans, %d metrics requests", len(spans), len(metrics))
 	}
 }
+
+// TestChatSpanNamedByRequestModel: a chat span is named by the model the
+// run asked for (gen_ai.request.model), not by the one the agent resolved
+// it to; without one asked for, by the agent's.
+func TestChatSpanNamedByRequestModel(t *testing.T) {
+	for _, tc := range []struct{ asked, want string }{{"sonnet", "chat sonnet"}, {"", "chat claude-sonnet-4-5"}} {
+		rc := otlptest.NewReceiver(t)
+		if w := export(t, rc, toolStream(1), RunInfo{Run: "run_x", Agent: "claude", Model: tc.asked}, false); len(w) != 0 {
+			t.Fatal(w)
+		}
+		_, spans, _ := rc.Got()
+		var names []string
+		for _, s := range spans {
+			if attrMap(s.Attributes())[AttrOperation] == OpChat {
+				names = append(names, s.Name())
+			}
+		}
+		if len(names) != 1 || names[0] != tc.want {
+			t.Errorf("asked %q: chat spans %q, want %q", tc.asked, names, tc.want)
+		}
+	}
+}

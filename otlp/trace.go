@@ -132,6 +132,12 @@ type Recorder struct {
 // from here on (Context), so the agent can be handed its traceparent.
 func newRecorder(info RunInfo, content bool, emit func(*Span)) *Recorder {
 	r := &Recorder{info: info, content: content, emit: emit, tools: map[string]*Span{}, names: map[string]string{}, chatName: OpChat}
+	if info.Model != "" {
+		// The GenAI conventions name a chat span by its request model:
+		// the one asked for, when the run names one; else the one the
+		// agent says it uses.
+		r.chatName = OpChat + " " + info.Model
+	}
 	r.root = Span{Name: OpInvokeAgent + " " + info.Agent, Kind: KindClient}
 	if info.Parent.IsValid() {
 		r.root.TraceID, r.root.ParentSpanID = info.Parent.TraceID, info.Parent.SpanID
@@ -208,7 +214,9 @@ func (r *Recorder) Add(ev event.Event) {
 		r.boundary = ev.TS
 		if b.Model != "" {
 			r.model = b.Model
-			r.chatName = OpChat + " " + b.Model
+			if r.info.Model == "" {
+				r.chatName = OpChat + " " + b.Model
+			}
 			if r.info.Model == "" {
 				r.provider = Provider(r.info.Agent, b.Model)
 			}
