@@ -184,6 +184,10 @@ func (s *Session) Stop() {
 	}
 }
 
+// InFlight returns the tool calls started and not yet ended, oldest first,
+// as Run.InFlight does.
+func (s *Session) InFlight() []event.OpenCall { return s.run.InFlight() }
+
 // stopTurn asks the agent to end turn n (0: the turn in progress) and
 // stops it if it has not cancelGrace later.
 func (s *Session) stopTurn(n int) {

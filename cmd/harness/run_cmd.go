@@ -451,14 +451,7 @@ func forwardSignals(e *env, run *harness.Run, ch <-chan os.Signal) (stop func())
 				run.Interrupt()
 				if first {
 					first = false
-					now, written := time.Now(), make(chan struct{})
-					reported = written
-					go func() {
-						defer close(written)
-						for _, c := range run.InFlight() {
-							fmt.Fprintln(e.Stderr, inFlightLine(c, now))
-						}
-					}()
+					reported = reportInFlight(e, run.InFlight())
 				}
 			}
 		}
@@ -466,12 +459,32 @@ func forwardSignals(e *env, run *harness.Run, ch <-chan os.Signal) (stop func())
 	return func() {
 		close(done)
 		<-loopDone
-		if reported != nil {
-			select {
-			case <-reported:
-			case <-time.After(time.Second):
-			}
+		awaitReport(reported)
+	}
+}
+
+// reportInFlight writes a line per tool call in flight at an interrupt on
+// stderr, from a goroutine of its own (stderr may be stalled); the channel
+// is closed once they are written.
+func reportInFlight(e *env, calls []event.OpenCall) chan struct{} {
+	now, written := time.Now(), make(chan struct{})
+	go func() {
+		defer close(written)
+		for _, c := range calls {
+			fmt.Fprintln(e.Stderr, inFlightLine(c, now))
 		}
+	}()
+	return written
+}
+
+// awaitReport waits for reportInFlight's lines, a second at most.
+func awaitReport(reported chan struct{}) {
+	if reported == nil {
+		return
+	}
+	select {
+	case <-reported:
+	case <-time.After(time.Second):
 	}
 }
 

@@ -190,11 +190,14 @@ func (c *sessionCmd) Run(e *env) error {
 		terminal = isTerminal(f)
 	}
 	n := 0
+	var reported chan struct{} // the first signal's report of the tool calls in flight
+	defer func() { awaitReport(reported) }()
 loop:
 	for {
 		select {
 		case <-sigs:
 			sess.Stop() // the whole session ends, as a run's interrupt
+			reported = reportInFlight(e, sess.InFlight())
 			break loop
 		case <-over:
 			break loop // the agent ended it (died, a budget)
@@ -208,7 +211,11 @@ loop:
 			}
 		}
 	}
-	werr := closeSession(sess, sigs)
+	werr := closeSession(sess, sigs, func() {
+		if reported == nil {
+			reported = reportInFlight(e, sess.InFlight())
+		}
+	})
 	out.Flush()
 	if err := out.Err(); err != nil {
 		return withStatus(exitAgentFailed, fmt.Errorf("session: writing the output: %w", err))
@@ -220,7 +227,8 @@ loop:
 // (Session.Close), which takes as long as they do: a signal meanwhile
 // still ends it at once, as one before the end of input does, and a
 // second within 2 s of the first kills the agent at once, as for a run.
-func closeSession(sess *harness.Session, sigs <-chan os.Signal) error {
+// stopped is called after each signal's Stop.
+func closeSession(sess *harness.Session, sigs <-chan os.Signal, stopped func()) error {
 	closed := make(chan error, 1)
 	go func() {
 		_, err := sess.Close()
@@ -230,6 +238,7 @@ func closeSession(sess *harness.Session, sigs <-chan os.Signal) error {
 		select {
 		case <-sigs:
 			sess.Stop()
+			stopped()
 		case err := <-closed:
 			return err
 		}

@@ -140,3 +140,38 @@ wait:
 	require.Equal(t, event.ResultCancelled, res.Status)
 	require.Equal(t, "SIGKILL", res.Signal, "killed, not ended by a grace")
 }
+
+// TestSessionSignalReportsToolsInFlight: a Ctrl-C that ends a session
+// names on stderr each tool call still running, as it does for a run (a
+// session said nothing of them).
+func TestSessionSignalReportsToolsInFlight(t *testing.T) {
+	isolate(t)
+	guard := make(chan os.Signal, 1)
+	signal.Notify(guard, syscall.SIGINT)
+	defer signal.Stop(guard)
+	argv, _ := fakeagent.Command("hang-in-tool")
+	stdin, inw := io.Pipe()
+	defer inw.Close()
+	var out, errb bytes.Buffer
+	inTool := make(chan struct{})
+	stdout := &interruptOnLine{w: &out, marker: `"type":"tool_start"`, fire: func() { close(inTool) }}
+	done := make(chan int, 1)
+	go func() {
+		done <- run([]string{"session", "--agent", "claude", "--binary", argv[0], "--cwd", t.TempDir(), "--no-log",
+			"--env", fakeagent.EnvVar + "=hang-in-tool", "--idle-timeout", "0", "--timeout", "2m", "--kill-grace", "2s"}, stdin, stdout, &errb)
+	}()
+	select {
+	case <-inTool:
+	case <-time.After(time.Minute):
+		t.Fatal("the fake never opened its tool call")
+	}
+	require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGINT))
+	var code int
+	select {
+	case code = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Ctrl-C left the session running")
+	}
+	require.Equal(t, exitInterrupted, code, errb.String())
+	require.Contains(t, errb.String(), "tool still running at interrupt: Bash (call="+fakeagent.ToolCallID)
+}
