@@ -265,7 +265,7 @@ func (c *Client) item(dst []event.Body, phase string, raw json.RawMessage) []eve
 	if it.read(s) == 0 {
 		return dst
 	}
-	typ := jsonscan.Str(it.typ)
+	typ := it.typ.text
 	done := phase == "completed"
 	switch typ {
 	case "reasoning":
@@ -278,7 +278,7 @@ func (c *Client) item(dst []event.Body, phase string, raw json.RawMessage) []eve
 	case "commandExecution":
 		// An item that ends without its output (aggregatedOutput null)
 		// gets what was streamed of it.
-		if out := c.output[jsonscan.Str(it.id)]; done && out != nil && jsonscan.Str(it.aggregatedOutput) == "" {
+		if out := c.output[it.id.text]; done && out != nil && jsonscan.Str(it.aggregatedOutput) == "" {
 			it.aggregatedOutput = string(event.AppendString(nil, out.String()))
 		}
 	}

@@ -19,30 +19,32 @@ type change struct {
 // readChange reads one raw change. kind is a string in exec's JSON
 // ("add"), an object with a type in the app-server's ({"type":"update",
 // "move_path":…}). The text is "diff" (exec, app-server) or, in older
-// shapes, "unified_diff".
-func readChange(raw string) change {
-	var path, kind, diff, unified string
-	jsonscan.Each(raw, func(k, v string) bool {
+// shapes, "unified_diff". rest may go on past the change: n is the
+// change's length (0 when it is not an object).
+func readChange(rest string) (c change, n int) {
+	var path, kind str
+	var diff, unified string
+	n = jsonscan.Fields(rest, func(k, rest string) (int, bool) {
 		switch k {
 		case "path":
-			jsonscan.SetFirst(&path, v)
+			return path.read(rest), true
 		case "kind":
-			jsonscan.SetFirst(&kind, v)
+			return kind.read(rest), true
 		case "diff":
-			jsonscan.SetFirst(&diff, v)
+			return first(&diff, rest), true
 		case "unified_diff":
-			jsonscan.SetFirst(&unified, v)
+			return first(&unified, rest), true
 		}
-		return true
+		return 0, true
 	})
-	c := change{path: jsonscan.Str(path), kind: changeKindOf(kind)}
+	c = change{path: path.text, kind: changeKindOf(kind)}
 	switch {
 	case jsonscan.IsString(diff):
 		c.diff = diff
 	case jsonscan.IsString(unified):
 		c.diff = unified
 	}
-	return c
+	return c, n
 }
 
 // fileDiff is the diff of a change, from Codex's own data only: an added
@@ -152,26 +154,27 @@ func allAdded(changes []change) bool {
 // given only when every change of a successful item has an exact one;
 // otherwise diff_skipped says it could not be known.
 func fileChange(te *event.ToolEnd, changes []change, cwd string) {
-	var diffs []string
-	complete := true
 	for _, c := range changes {
 		if c.path != "" {
+			if te.Paths == nil {
+				te.Paths = make([]string, 0, len(changes))
+			}
 			te.Paths = append(te.Paths, c.path)
 		}
+	}
+	if te.Status != event.StatusOK || len(te.Paths) == 0 {
+		return // no diff to give: none is made
+	}
+	diffs := make([]string, 0, len(changes))
+	for _, c := range changes {
 		d := c.fileDiff(cwd)
 		if d == "" {
-			complete = false
+			te.DiffSkipped = event.DiffSkippedUnknown
+			return
 		}
 		diffs = append(diffs, d)
 	}
-	if te.Status != event.StatusOK || len(te.Paths) == 0 {
-		return
-	}
-	if complete {
-		te.Diff = adapters.JoinDiffs(diffs...)
-	} else {
-		te.DiffSkipped = event.DiffSkippedUnknown
-	}
+	te.Diff = adapters.JoinDiffs(diffs...)
 }
 
 // maxDiffsHeld bounds the bytes of diffs the parser holds to check the

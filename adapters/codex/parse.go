@@ -41,17 +41,101 @@ func newParser() *parser {
 	return p
 }
 
-// line holds the raw top-level fields of one line that the parser reads.
-// The first of duplicate keys wins, as with gjson.
+// line holds the top-level fields of one line that the parser reads, raw
+// but for typ and usage. The first of duplicate keys wins, as with gjson.
 type line struct {
-	typ, threadID, err, message, item, delta, itemID, questions, usage, msg string
+	typ str
+
+	threadID, err, message, item, delta, itemID, questions, msg string
+
+	usage usage
+}
+
+// str is a member read as it is walked: its raw value, and its text as
+// jsonscan.Str decodes it. The walk has just seen whether the string has
+// escapes; Str looked for them again, for the half a million strings of a
+// 20 MB codex stream that every line decodes (types, ids, statuses, the
+// changes' paths and kinds): 20 M of its 650 M parser instructions.
+type str struct{ raw, text string }
+
+// read reads the value at the start of rest, unless an earlier duplicate
+// was read, and returns its length (0 to have Fields skip it).
+func (s *str) read(rest string) int {
+	if s.raw != "" {
+		return 0
+	}
+	var n int
+	s.text, n = jsonscan.StrValue(rest)
+	s.raw = rest[:n]
+	return n
+}
+
+// first sets *dst to the raw value at the start of rest unless *dst is
+// set (jsonscan.SetFirst), and returns the value's length.
+func first(dst *string, rest string) int {
+	v := jsonscan.Value(rest)
+	jsonscan.SetFirst(dst, v)
+	return len(v)
+}
+
+// usage is turn.completed's token counts, read with the line rather than
+// skipped and walked again: the first usage member, and in it the first
+// of duplicate keys.
+type usage struct {
+	seen                                bool // the first usage member was read
+	in, cached, written, out, reasoning count
+}
+
+// count is an integer member read with the line.
+type count struct {
+	n    int64
+	seen bool
+}
+
+// read reads the integer at the start of rest, unless an earlier
+// duplicate was read, and returns its length (0 to have Fields skip it).
+func (c *count) read(rest string) int {
+	if c.seen {
+		return 0
+	}
+	var n int
+	c.n, n = jsonscan.IntValue(rest)
+	c.seen = true
+	return n
+}
+
+// read reads the usage object at the start of rest and returns its
+// length (0 when rest does not start with an object).
+func (u *usage) read(rest string) int {
+	if u.seen {
+		return 0
+	}
+	u.seen = true
+	return jsonscan.Fields(rest, func(k, rest string) (int, bool) {
+		switch k {
+		case "input_tokens":
+			return u.in.read(rest), true
+		case "cached_input_tokens":
+			return u.cached.read(rest), true
+		case "cache_write_input_tokens":
+			return u.written.read(rest), true
+		case "output_tokens":
+			return u.out.read(rest), true
+		case "reasoning_output_tokens":
+			return u.reasoning.read(rest), true
+		}
+		return 0, true
+	})
 }
 
 // read is a line as read by parser.read.
 type read struct {
-	bad bool // not a JSON object
-	l   line
-	it  item
+	// full is set once r holds a line. Read-ahead slots come empty (Apply
+	// empties them); Parse's one slot as the last line left it.
+	full bool
+	bad  bool // not a JSON object
+	l    line
+	it   item
 }
 
 // read reads raw into r. The line is copied once (into blocks shared with
@@ -59,7 +143,13 @@ type read struct {
 // the copy. It uses nothing of the parser's state but p.lines, which
 // nothing else uses.
 func (p *parser) read(r *read, raw []byte) {
-	*r = read{}
+	if r.full {
+		// Only when needed: a read is some 700 bytes of strings, and
+		// while the collector marks, clearing it costs a write barrier
+		// for each of its pointers.
+		*r = read{}
+	}
+	r.full = true
 	raw, ok := jsonscan.Object(raw)
 	if !ok {
 		r.bad = true
@@ -69,36 +159,35 @@ func (p *parser) read(r *read, raw []byte) {
 	// The item is read in the same pass as the line, not skipped and
 	// walked again.
 	jsonscan.Fields(p.lines.Copy(raw), func(k, rest string) (int, bool) {
-		if k == "item" && l.item == "" {
-			if n := it.read(rest); n > 0 {
-				l.item = rest[:n]
-				return n, true
-			}
-		}
-		v := jsonscan.Value(rest)
 		switch k {
-		case "type":
-			jsonscan.SetFirst(&l.typ, v)
-		case "thread_id":
-			jsonscan.SetFirst(&l.threadID, v)
-		case "error":
-			jsonscan.SetFirst(&l.err, v)
-		case "message":
-			jsonscan.SetFirst(&l.message, v)
 		case "item":
-			jsonscan.SetFirst(&l.item, v)
-		case "delta":
-			jsonscan.SetFirst(&l.delta, v)
-		case "item_id":
-			jsonscan.SetFirst(&l.itemID, v)
-		case "questions":
-			jsonscan.SetFirst(&l.questions, v)
+			if l.item == "" {
+				if n := it.read(rest); n > 0 {
+					l.item = rest[:n]
+					return n, true
+				}
+			}
+			return first(&l.item, rest), true
 		case "usage":
-			jsonscan.SetFirst(&l.usage, v)
+			return l.usage.read(rest), true
+		case "type":
+			return l.typ.read(rest), true
+		case "thread_id":
+			return first(&l.threadID, rest), true
+		case "error":
+			return first(&l.err, rest), true
+		case "message":
+			return first(&l.message, rest), true
+		case "delta":
+			return first(&l.delta, rest), true
+		case "item_id":
+			return first(&l.itemID, rest), true
+		case "questions":
+			return first(&l.questions, rest), true
 		case "msg":
-			jsonscan.SetFirst(&l.msg, v)
+			return first(&l.msg, rest), true
 		}
-		return len(v), true
+		return 0, true
 	})
 }
 
@@ -108,13 +197,13 @@ func (p *parser) apply(dst []event.Body, r *read) ([]event.Body, bool) {
 		return dst, false
 	}
 	l, it := &r.l, &r.it
-	if !jsonscan.IsString(l.typ) {
+	if !jsonscan.IsString(l.typ.raw) {
 		if jsonscan.Get(l.msg, "type") != "" {
 			return p.legacy(p.release(dst)), false
 		}
 		return dst, false
 	}
-	typ := jsonscan.Str(l.typ)
+	typ := l.typ.text
 	if typ != "turn.failed" {
 		dst = p.release(dst)
 	}
@@ -127,19 +216,19 @@ func (p *parser) apply(dst []event.Body, r *read) ([]event.Body, bool) {
 		clear(p.warned)
 		return dst, true
 	case "turn.completed":
-		return p.turnCompleted(dst, l.usage), true
+		return p.turnCompleted(dst, &l.usage), true
 	case "turn.failed":
 		return p.turnFailed(dst, jsonscan.Str(jsonscan.Get(l.err, "message"))), true
 	case "error":
 		return p.streamError(dst, jsonscan.Str(l.message)), true
 	case "item.started", "item.updated", "item.completed":
-		if !jsonscan.IsString(it.typ) {
+		if !jsonscan.IsString(it.typ.raw) {
 			if it.itemType != "" {
 				return p.legacy(dst), false
 			}
 			return dst, false
 		}
-		return p.item(dst, typ[len("item."):], jsonscan.Str(it.typ), it)
+		return p.item(dst, typ[len("item."):], it.typ.text, it)
 	case "item.plan.delta":
 		if d := jsonscan.Str(l.delta); d != "" {
 			dst = append(dst, &event.TextDelta{Text: d, MessageID: jsonscan.Str(l.itemID)})
@@ -154,66 +243,94 @@ func (p *parser) apply(dst []event.Body, r *read) ([]event.Body, bool) {
 	return dst, false
 }
 
-// item holds the raw fields of an item object that the parser reads.
+// item holds the fields of an item object that the parser reads: raw,
+// but for id, type and status, which every tool item's lines decode.
 type item struct {
-	id, typ, itemType, text, message, status                       string
-	command, aggregatedOutput, exitCode                            string
+	id, typ, status                                                str
+	itemType, text, message, command, aggregatedOutput, exitCode   string
 	changes, server, tool, arguments, query, action, items, prompt string
 	receivers, err, result                                         string
 
 	kind   event.Kind // changeKind of changes, once computed
 	list   []change   // changes, once read (listed)
 	listed bool
+	// one holds list when there is one change, as there mostly is: a
+	// slice made for each cost 10 M of the 600 M parser instructions of
+	// a 20 MB codex stream (26,000 file_change lines).
+	one [1]change
 }
 
 // read reads the item object at the start of rest and returns its length
 // (0 when rest does not start with an object).
 func (it *item) read(rest string) int {
-	return jsonscan.EachEnd(rest, func(k, v string) bool {
+	return jsonscan.Fields(rest, func(k, rest string) (int, bool) {
 		switch k {
 		case "id":
-			jsonscan.SetFirst(&it.id, v)
+			return it.id.read(rest), true
 		case "type":
-			jsonscan.SetFirst(&it.typ, v)
-		case "item_type":
-			jsonscan.SetFirst(&it.itemType, v)
-		case "text":
-			jsonscan.SetFirst(&it.text, v)
-		case "message":
-			jsonscan.SetFirst(&it.message, v)
+			return it.typ.read(rest), true
 		case "status":
-			jsonscan.SetFirst(&it.status, v)
+			return it.status.read(rest), true
+		case "item_type":
+			return first(&it.itemType, rest), true
+		case "text":
+			return first(&it.text, rest), true
+		case "message":
+			return first(&it.message, rest), true
 		case "command":
-			jsonscan.SetFirst(&it.command, v)
+			return first(&it.command, rest), true
 		case "aggregated_output", "aggregatedOutput": // exec's, the app-server's
-			jsonscan.SetFirst(&it.aggregatedOutput, v)
+			return first(&it.aggregatedOutput, rest), true
 		case "exit_code", "exitCode":
-			jsonscan.SetFirst(&it.exitCode, v)
+			return first(&it.exitCode, rest), true
 		case "changes":
-			jsonscan.SetFirst(&it.changes, v)
+			if it.changes == "" {
+				// An array of changes is read in the same pass, not
+				// skipped and walked twice again (the kind, then the
+				// paths and diffs).
+				if n := it.readChanges(rest); n > 0 {
+					it.changes = rest[:n]
+					return n, true
+				}
+			}
+			return first(&it.changes, rest), true
 		case "server":
-			jsonscan.SetFirst(&it.server, v)
+			return first(&it.server, rest), true
 		case "tool":
-			jsonscan.SetFirst(&it.tool, v)
+			return first(&it.tool, rest), true
 		case "arguments":
-			jsonscan.SetFirst(&it.arguments, v)
+			return first(&it.arguments, rest), true
 		case "query":
-			jsonscan.SetFirst(&it.query, v)
+			return first(&it.query, rest), true
 		case "action":
-			jsonscan.SetFirst(&it.action, v)
+			return first(&it.action, rest), true
 		case "items":
-			jsonscan.SetFirst(&it.items, v)
+			return first(&it.items, rest), true
 		case "prompt":
-			jsonscan.SetFirst(&it.prompt, v)
+			return first(&it.prompt, rest), true
 		case "receiver_thread_ids", "receiverThreadIds":
-			jsonscan.SetFirst(&it.receivers, v)
+			return first(&it.receivers, rest), true
 		case "error":
-			jsonscan.SetFirst(&it.err, v)
+			return first(&it.err, rest), true
 		case "result":
-			jsonscan.SetFirst(&it.result, v)
+			return first(&it.result, rest), true
 		}
-		return true
+		return 0, true
 	})
+}
+
+// readChanges reads the array of changes at the start of rest into it.list
+// and returns its length (0 when rest does not start with an array: the
+// value is then listed from its raw text when needed).
+func (it *item) readChanges(rest string) int {
+	it.list = it.one[:0]
+	n := jsonscan.Elems(rest, func(rest string) int {
+		c, n := readChange(rest)
+		it.list = append(it.list, c)
+		return n
+	})
+	it.listed = n > 0
+	return n
 }
 
 // legacy reports the old format once and switches the parser off.
@@ -256,24 +373,8 @@ func (p *parser) turnFailed(dst []event.Body, msg string) []event.Body {
 	return dst
 }
 
-func (p *parser) turnCompleted(dst []event.Body, u string) []event.Body {
-	var in, cached, written, out, reasoning string
-	jsonscan.Each(u, func(k, v string) bool {
-		switch k {
-		case "input_tokens":
-			jsonscan.SetFirst(&in, v)
-		case "cached_input_tokens":
-			jsonscan.SetFirst(&cached, v)
-		case "cache_write_input_tokens":
-			jsonscan.SetFirst(&written, v)
-		case "output_tokens":
-			jsonscan.SetFirst(&out, v)
-		case "reasoning_output_tokens":
-			jsonscan.SetFirst(&reasoning, v)
-		}
-		return true
-	})
-	total := openAIUsage(jsonscan.Int(in), jsonscan.Int(cached), jsonscan.Int(written), jsonscan.Int(out), jsonscan.Int(reasoning))
+func (p *parser) turnCompleted(dst []event.Body, u *usage) []event.Body {
+	total := openAIUsage(u.in.n, u.cached.n, u.written.n, u.out.n, u.reasoning.n)
 	inc := p.increment(total)
 	if !inc.IsZero() {
 		dst = append(dst, &inc)
@@ -342,7 +443,7 @@ func (p *parser) item(dst []event.Body, phase, typ string, it *item) ([]event.Bo
 	case "error":
 		// Non-fatal by Codex's own definition (e.g. missing model metadata).
 		// Reported once per item, whichever phases it shows up in.
-		id := jsonscan.Str(it.id)
+		id := it.id.text
 		if id == "" {
 			id = "item"
 		}
@@ -367,7 +468,7 @@ func (p *parser) item(dst []event.Body, phase, typ string, it *item) ([]event.Bo
 		return dst, false
 	}
 	// typ is now a constant, not a view of the line.
-	id := jsonscan.Str(it.id)
+	id := it.id.text
 	if id == "" {
 		// event.Stream pairs an empty call id badly; give it one.
 		id = "item"
@@ -389,7 +490,7 @@ func (p *parser) item(dst []event.Body, phase, typ string, it *item) ([]event.Bo
 
 // itemID returns the item's id, or "item" when it has none.
 func itemID(it *item) string {
-	if id := jsonscan.Str(it.id); id != "" {
+	if id := it.id.text; id != "" {
 		return id
 	}
 	return "item"
@@ -436,7 +537,7 @@ func toolStart(id, typ string, it *item) *event.ToolStart {
 
 func toolEnd(id, typ string, it *item) *event.ToolEnd {
 	te := &event.ToolEnd{CallID: id, Name: typ, Status: event.StatusOK}
-	switch jsonscan.Str(it.status) {
+	switch it.status.text {
 	case "failed":
 		te.Status = event.StatusError
 	case "declined": // refused at its approval (the app-server's, live sessions)
@@ -481,7 +582,8 @@ func (it *item) changeList() []change {
 	if !it.listed {
 		it.listed = true
 		jsonscan.Values(it.changes, func(raw string) bool {
-			it.list = append(it.list, readChange(raw))
+			c, _ := readChange(raw)
+			it.list = append(it.list, c)
 			return true
 		})
 	}
@@ -522,11 +624,14 @@ func changeKind(changes []change) event.Kind {
 
 // changeKindOf reads a change's kind: a string in exec's JSON ("add"),
 // an object with a type in the app-server's ({"type":"add"}).
-func changeKindOf(raw string) string {
-	if jsonscan.IsObject(raw) {
-		return jsonscan.Str(jsonscan.Get(raw, "type"))
+func changeKindOf(kind str) string {
+	switch {
+	case jsonscan.IsObject(kind.raw):
+		return jsonscan.Str(jsonscan.Get(kind.raw, "type"))
+	case jsonscan.IsString(kind.raw):
+		return kind.text
 	}
-	return jsonscan.StrOnly(raw)
+	return ""
 }
 
 type field struct{ key, raw string }

@@ -149,7 +149,7 @@ func toolUse(dst []event.Body, part *part, wall bool, files *known.Files) []even
 	}
 	kind := toolKind(name)
 	state := &part.state
-	status, output, errText := jsonscan.Str(state.status), jsonscan.Str(state.output), jsonscan.Str(state.err)
+	status, output, errText := state.status, state.output, state.err
 	raw := state.input // raw JSON
 	md := &state.md
 	switch {
@@ -247,8 +247,9 @@ func fileChange(end *event.ToolEnd, st *event.ToolStart, in *input, md *metadata
 		before, after := fd.before, fd.after
 		switch {
 		case path != "" && jsonscan.IsString(before) && jsonscan.IsString(after):
-			end.Diff = adapters.Diff(path, adapters.Present(jsonscan.Str(before)), adapters.Present(jsonscan.Str(after)))
-			files.Set(path, adapters.Present(jsonscan.Str(after)))
+			after := adapters.Present(jsonscan.Str(after))
+			end.Diff = adapters.Diff(path, adapters.Present(jsonscan.Str(before)), after)
+			files.Set(path, after)
 		case path != "" && st.Name == "edit":
 			end.AgentPatch = jsonscan.Str(md.diff) // for a live run to check against the disk
 			if b, a, ok := editFromKnown(files, path, in, end.AgentPatch); ok {
