@@ -502,8 +502,11 @@ func TestDuplicateKeysLastWins(t *testing.T) {
 	for range 2 { // the second parse reads into the slot the first one left
 		bodies, _ := adaptertest.ParseLines(p,
 			`{"type":"tool_call","subtype":"completed","call_id":"c","tool_call":`+first+`,"tool_call":`+last+`}`,
-			`{"type":"assistant","message":{"content":"one"},"message":{"role":"assistant"}}`)
-		require.Len(t, bodies, 2)
+			`{"type":"assistant","message":{"content":"one"},"message":{"role":"assistant"}}`,
+			`{"type":"tool_call","subtype":"completed","call_id":"r","tool_call":{"shellToolCall":{"result":{"success":{"exitCode":1,"stdout":"old"}},"result":{"success":{"exitCode":0}}}}}`)
+		require.Len(t, bodies, 4)
+		require.Equal(t, event.StatusOK, bodies[3].(*event.ToolEnd).Status, "the last result")
+		require.Empty(t, bodies[3].(*event.ToolEnd).Output, "the last result")
 		st, end := bodies[0].(*event.ToolStart), bodies[1].(*event.ToolEnd)
 		require.Empty(t, st.Command, "the args of the first tool_call")
 		require.Equal(t, event.StatusOK, end.Status)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"hash/maphash"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 
@@ -36,13 +37,13 @@ const keepText = event.MaxTextBytes + 1
 type parser struct {
 	readahead.TwoStep[read] // Parse, and read-ahead: read then apply
 
-	seg      capped           // text of the current segment's chunks
-	chunks   bool             // chunks were seen in the current segment and not yet closed into a message
-	lastSeg  capped           // the text of the segment closed last, to drop its consolidated repeat
-	thinking capped           // reasoning deltas not yet closed by thinking/completed
-	started  map[uint64]int64 // calls announced by tool_call/started and not yet completed, by callKey: their timestamp_ms
-	seed     maphash.Seed     // of callKey
-	lines    jsonscan.Lines   // copies of the lines
+	seg      capped         // text of the current segment's chunks
+	chunks   bool           // chunks were seen in the current segment and not yet closed into a message
+	lastSeg  closed         // the segment closed last, to drop its consolidated repeat
+	thinking capped         // reasoning deltas not yet closed by thinking/completed
+	started  openCalls      // calls announced by tool_call/started and not yet completed
+	seed     maphash.Seed   // of callKey
+	lines    jsonscan.Lines // copies of the lines
 
 	// final is the final answer so far: the complete assistant text since
 	// the last tool call (text before a tool call is commentary). sawText
@@ -57,7 +58,7 @@ type parser struct {
 }
 
 func newParser() *parser {
-	p := &parser{started: map[uint64]int64{}, seed: maphash.MakeSeed(), files: known.New(known.MaxFile, known.MaxTotal, known.KeepOthers)}
+	p := &parser{seed: maphash.MakeSeed(), files: known.New(known.MaxFile, known.MaxTotal, known.KeepOthers)}
 	p.TwoStep = readahead.New(p.read, p.apply)
 	return p
 }
@@ -86,12 +87,16 @@ func (c *capped) Len() int       { return c.len }
 func (c *capped) Cut() bool      { return c.len > c.b.Len() }
 func (c *capped) Reset()         { c.b.Reset(); c.len = 0 }
 
-// Set makes c hold s (already capped) standing for a text of n bytes.
-func (c *capped) Set(s string, n int) { c.Reset(); c.b.WriteString(s); c.len = n }
+// closed is a closed segment: the text its message carries (capped; the
+// message's string, not a copy) and the whole text's length.
+type closed struct {
+	text string
+	len  int
+}
 
 // Is reports whether text is the text c stands for.
-func (c *capped) Is(text string) bool {
-	return len(text) == c.len && strings.HasPrefix(text, c.b.String())
+func (c closed) Is(text string) bool {
+	return len(text) == c.len && strings.HasPrefix(text, c.text)
 }
 
 // fields are the top-level members of a line the parser reads, collected
@@ -215,7 +220,12 @@ func (p *parser) read(r *read, line []byte) {
 		*r = read{}
 	}
 	r.full = true
-	trimmed := bytes.TrimSpace(line)
+	trimmed := line
+	if len(line) == 0 || line[0] != '{' || line[len(line)-1] != '}' {
+		// Not for every line: an object alone on its line is by far the
+		// most common (3 M instructions on the 20 MB Cursor corpus).
+		trimmed = bytes.TrimSpace(line)
+	}
 	switch {
 	case len(trimmed) == 0:
 		r.what = lineBlank
@@ -326,7 +336,7 @@ func (p *parser) assistant(dst []event.Body, f *fields) []event.Body {
 	case p.chunks:
 		// The consolidated repeat of the chunks: the segment is complete.
 		return p.closeSegment(dst)
-	case p.lastSeg.Len() > 0 && p.lastSeg.Is(text):
+	case p.lastSeg.len > 0 && p.lastSeg.Is(text):
 		return dst // a second repeat of a segment already closed
 	case text == "":
 		return dst
@@ -348,8 +358,8 @@ func (p *parser) closeSegment(dst []event.Body) []event.Body {
 	if !p.chunks {
 		return dst
 	}
-	p.lastSeg.Set(p.seg.String(), p.seg.Len())
 	m := &event.Message{Role: event.RoleAssistant, Text: p.seg.String(), Truncated: p.seg.Cut()}
+	p.lastSeg = closed{m.Text, p.seg.Len()}
 	p.answer(m.Text, p.seg.Len())
 	p.seg.Reset()
 	p.chunks = false
@@ -360,7 +370,7 @@ func (p *parser) closeSegment(dst []event.Body) []event.Body {
 func (p *parser) endSegment(dst []event.Body) []event.Body {
 	dst = p.closeThinking(dst)
 	dst = p.closeSegment(dst)
-	p.lastSeg.Reset()
+	p.lastSeg = closed{}
 	return dst
 }
 
@@ -421,36 +431,81 @@ func (p *parser) toolCall(dst []event.Body, f *fields) ([]event.Body, bool) {
 		// end; naming both here keeps the pair together.
 		id = "call"
 	}
-	call := &tool{call: &f.call}
+	call := &f.call
 	if !f.hasCall {
-		*call.call = parseCall(f.toolCall)
+		*call = parseCall(f.toolCall)
 	} else {
 		call.named()
 	}
-	// The result is read here, on the applying side: read with the line,
-	// its nineteen members made every read-ahead slot half as large
-	// again (cleared, and scanned by the collector) for no gain measured.
-	call.env.read(call.result)
 	// Text before a tool call was commentary, not the final answer.
 	p.final.Reset()
 	ts := f.timestamp
 	key := p.callKey(id)
 	if f.subtype == "started" {
-		p.started[key] = ts
+		p.started.start(key, ts)
 		return append(dst, call.start(id)), true
 	}
-	startTS, ok := p.started[key]
+	startTS, ok := p.started.end(key)
 	if !ok {
 		// Only the completion was seen: announce the call with its input.
 		dst = append(dst, call.start(id))
 	}
-	delete(p.started, key)
 	end := call.end(id)
 	p.fileDiff(call, end)
 	if !p.wallClock {
 		end.DurationMS = nativeDuration(call, startTS, ts)
 	}
 	return append(dst, end), true
+}
+
+// openCalls are the calls announced by tool_call/started and not yet
+// completed, by callKey, with their timestamp_ms. Cursor has a few open at
+// a time at most: they are looked up in a short list, and only past
+// maxListed in a map. (A map alone cost 6.5 M instructions more on the
+// 20 MB Cursor corpus, 280 a call: its delete of its last entry draws a
+// new seed.)
+type openCalls struct {
+	listed []openCall
+	more   map[uint64]int64
+}
+
+type openCall struct {
+	key uint64
+	ts  int64
+}
+
+const maxListed = 16
+
+// start records the call of key as started at ts; a second start of a
+// call replaces the first.
+func (o *openCalls) start(key uint64, ts int64) {
+	for i := range o.listed {
+		if o.listed[i].key == key {
+			o.listed[i].ts = ts
+			return
+		}
+	}
+	if _, ok := o.more[key]; ok || len(o.listed) == maxListed {
+		if o.more == nil {
+			o.more = map[uint64]int64{}
+		}
+		o.more[key] = ts
+		return
+	}
+	o.listed = append(o.listed, openCall{key, ts})
+}
+
+// end forgets the call of key and returns when it started, if it was open.
+func (o *openCalls) end(key uint64) (ts int64, ok bool) {
+	for i, c := range o.listed {
+		if c.key == key {
+			o.listed = slices.Delete(o.listed, i, i+1)
+			return c.ts, true
+		}
+	}
+	ts, ok = o.more[key]
+	delete(o.more, key)
+	return ts, ok
 }
 
 // callKey is a call id's key in p.started: its hash, exact but for a
@@ -463,7 +518,7 @@ func (p *parser) callKey(id string) uint64 { return maphash.String(p.seed, id) }
 // the lines do not tell: the tool call's startedAtMs/completedAtMs, else
 // the timestamp_ms of its started and completed lines, else a shell's
 // executionTime.
-func nativeDuration(c *tool, startTS, endTS int64) int64 {
+func nativeDuration(c *call, startTS, endTS int64) int64 {
 	if c.startedAt > 0 && c.completedAt >= c.startedAt {
 		return c.completedAt - c.startedAt
 	}
@@ -471,7 +526,7 @@ func nativeDuration(c *tool, startTS, endTS int64) int64 {
 		return endTS - startTS
 	}
 	if c.kind == event.KindShell {
-		if t := c.env.executionTime; jsonscan.IsNumber(t) {
+		if t := c.env.raw(c.env.executionTime); jsonscan.IsNumber(t) {
 			return max(jsonscan.Int(t), 0)
 		}
 	}

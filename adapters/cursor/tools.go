@@ -57,9 +57,10 @@ type call struct {
 	key    string // the tool_call key, e.g. shellToolCall
 	name   string
 	kind   event.Kind
-	args   string // raw JSON
-	result string // raw JSON
-	a      args   // the members of args the parser reads
+	args   string   // raw JSON
+	result string   // raw JSON
+	a      args     // the members of args the parser reads
+	env    envelope // result, read with the line
 	// walked is set when a was read with args, in the pass over the
 	// line; else named reads it.
 	walked bool
@@ -71,7 +72,7 @@ type call struct {
 // args holds the raw members of a call's args that the parser reads, read
 // in one walk; the first of duplicate keys wins, as with Get.
 type args struct {
-	path, targetFile, filePath, command, fileText, strReplace, multiStrReplace string
+	path, targetFile, filePath, command, fileText string
 }
 
 // read reads the args object at the start of rest and returns its length
@@ -96,10 +97,6 @@ func (a *args) member(k, v string) {
 		jsonscan.SetFirst(&a.command, v)
 	case "fileText":
 		jsonscan.SetFirst(&a.fileText, v)
-	case "strReplace":
-		jsonscan.SetFirst(&a.strReplace, v)
-	case "multiStrReplace":
-		jsonscan.SetFirst(&a.multiStrReplace, v)
 	}
 }
 
@@ -113,23 +110,30 @@ func readArgs(raw string) args {
 	return a
 }
 
-// tool is a call as the parser applies it, with its result read.
-type tool struct {
-	*call
-	env envelope
+// envelope is a call's result: its variant (success, failure, rejected,
+// error: the first of these members), the variant's raw body, and where in
+// the body the members the parser reads are, found in the walk over the
+// line. The members are kept as places in body, not as strings: every
+// read-ahead slot holds an envelope, and every pointer in a slot costs,
+// whether the slot is in use or not (the collector scans it; clearing it
+// takes a write barrier while the collector marks). As seventeen strings
+// they cost harness parse 11 M instructions more on the 20 MB Cursor
+// corpus (callgrind, medians of five runs).
+type envelope struct {
+	variant, body                                string
+	content, path, stdout, stderr, exitCode      span
+	executionTime, isError, message, reason, cmd span
+	files, workspaceResults, directoryTreeRoot   span
+	diffString, beforeFull, afterFull            span
+	prevContent                                  span
 }
 
-// envelope is a call's result: its variant (success, failure, rejected,
-// error: the first of these members), the variant's raw body, and the raw
-// members of the body the parser reads, read in one walk (each read with
-// Get before: up to five walks of a result).
-type envelope struct {
-	variant, body                                  string
-	content, path, stdout, stderr, exitCode        string
-	executionTime, isError, message, reason, cmd   string
-	files, workspaceResults, directoryTreeRoot     string
-	diffString, beforeFull, afterFull, prevContent string
-}
+// span is where a raw value is in a string: [at, end), or nowhere when end
+// is 0.
+type span struct{ at, end int }
+
+// raw returns the raw member of the body at s, or "".
+func (e *envelope) raw(s span) string { return e.body[s.at:s.end] }
 
 // read reads the result object at the start of rest and returns its
 // length (0 when rest does not start with an object).
@@ -152,47 +156,56 @@ func (e *envelope) read(rest string) int {
 	})
 }
 
-// readBody reads the members of the variant's body at the start of rest
-// and returns its length (0 when it is no object).
+// readBody finds the members of the variant's body at the start of rest
+// and returns its length (0 when it is no object). The first of duplicate
+// keys wins, as with Get.
 func (e *envelope) readBody(rest string) int {
-	return jsonscan.EachEnd(rest, func(k, v string) bool {
+	return jsonscan.Fields(rest, func(k, vrest string) (int, bool) {
+		var m *span
 		switch k {
 		case "content":
-			jsonscan.SetFirst(&e.content, v)
+			m = &e.content
 		case "path":
-			jsonscan.SetFirst(&e.path, v)
+			m = &e.path
 		case "stdout":
-			jsonscan.SetFirst(&e.stdout, v)
+			m = &e.stdout
 		case "stderr":
-			jsonscan.SetFirst(&e.stderr, v)
+			m = &e.stderr
 		case "exitCode":
-			jsonscan.SetFirst(&e.exitCode, v)
+			m = &e.exitCode
 		case "executionTime":
-			jsonscan.SetFirst(&e.executionTime, v)
+			m = &e.executionTime
 		case "isError":
-			jsonscan.SetFirst(&e.isError, v)
+			m = &e.isError
 		case "message":
-			jsonscan.SetFirst(&e.message, v)
+			m = &e.message
 		case "reason":
-			jsonscan.SetFirst(&e.reason, v)
+			m = &e.reason
 		case "command":
-			jsonscan.SetFirst(&e.cmd, v)
+			m = &e.cmd
 		case "files":
-			jsonscan.SetFirst(&e.files, v)
+			m = &e.files
 		case "workspaceResults":
-			jsonscan.SetFirst(&e.workspaceResults, v)
+			m = &e.workspaceResults
 		case "directoryTreeRoot":
-			jsonscan.SetFirst(&e.directoryTreeRoot, v)
+			m = &e.directoryTreeRoot
 		case "diffString":
-			jsonscan.SetFirst(&e.diffString, v)
+			m = &e.diffString
 		case "beforeFullFileContent":
-			jsonscan.SetFirst(&e.beforeFull, v)
+			m = &e.beforeFull
 		case "afterFullFileContent":
-			jsonscan.SetFirst(&e.afterFull, v)
+			m = &e.afterFull
 		case "prevContent":
-			jsonscan.SetFirst(&e.prevContent, v)
+			m = &e.prevContent
+		default:
+			return 0, true
 		}
-		return true
+		n := len(jsonscan.Value(vrest))
+		if m.end == 0 {
+			at := len(rest) - len(vrest)
+			*m = span{at, at + n}
+		}
+		return n, true
 	})
 }
 
@@ -246,17 +259,28 @@ func (c *call) read(rest string) int {
 			switch k {
 			case "args":
 				c.a = args{}
-				n := c.a.read(rest)
+				n := 0
+				if readsArgs(toolKind(c.key)) {
+					n = c.a.read(rest)
+				}
 				if n == 0 {
 					n = len(jsonscan.Value(rest))
 				}
 				c.args = rest[:n]
 				return n, true
+			case "result":
+				if c.result != "" {
+					c.env = envelope{} // the last result wins
+				}
+				n := c.env.read(rest)
+				if n == 0 {
+					n = len(jsonscan.Value(rest))
+				}
+				c.result = rest[:n]
+				return n, true
 			}
 			v := jsonscan.Value(rest)
 			switch k {
-			case "result":
-				c.result = v
 			case "name":
 				jsonscan.SetFirst(&name, v)
 			case "arguments":
@@ -314,6 +338,7 @@ func parseCallJSON(tc gjson.Result) call {
 		}
 		return false // one key names the tool
 	})
+	c.env.read(c.result)
 	c.named()
 	return c
 }
@@ -354,10 +379,20 @@ func (c *call) named() {
 	if c.walked {
 		return
 	}
-	switch c.kind {
-	case event.KindRead, event.KindWrite, event.KindEdit, event.KindDelete, event.KindShell:
+	if readsArgs(c.kind) {
 		c.a = readArgs(c.args)
 	}
+}
+
+// readsArgs reports whether the parser reads members of the args of a
+// call of kind k (its path, command or file text). Other kinds' args are
+// only passed on whole, as the start's input, and are not walked.
+func readsArgs(k event.Kind) bool {
+	switch k {
+	case event.KindRead, event.KindWrite, event.KindEdit, event.KindDelete, event.KindShell:
+		return true
+	}
+	return false
 }
 
 func (c *call) path() string {
@@ -372,7 +407,7 @@ func (c *call) path() string {
 	return ""
 }
 
-func (c *tool) command() string {
+func (c *call) command() string {
 	if c.kind != event.KindShell {
 		return ""
 	}
@@ -380,10 +415,10 @@ func (c *tool) command() string {
 		return cmd
 	}
 	// A rejected call's completion has no args, only the envelope.
-	return jsonscan.Str(c.env.cmd)
+	return jsonscan.Str(c.env.raw(c.env.cmd))
 }
 
-func (c *tool) start(id string) *event.ToolStart {
+func (c *call) start(id string) *event.ToolStart {
 	st := &event.ToolStart{CallID: id, Name: c.name, Kind: c.kind, Path: c.path(), Command: c.command()}
 	if jsonscan.IsObject(c.args) {
 		st.Input = json.RawMessage(c.args)
@@ -391,14 +426,14 @@ func (c *tool) start(id string) *event.ToolStart {
 	return st
 }
 
-func (c *tool) end(id string) *event.ToolEnd {
+func (c *call) end(id string) *event.ToolEnd {
 	end := &event.ToolEnd{CallID: id, Name: c.name, Kind: c.kind}
 	e := &c.env
 	switch e.variant {
 	case "success":
 		end.Status = event.StatusOK
 		end.Output = c.successOutput()
-		if c.kind == event.KindMCP && jsonscan.Bool(e.isError) {
+		if c.kind == event.KindMCP && jsonscan.Bool(e.raw(e.isError)) {
 			end.Status = event.StatusError
 		}
 		c.fileChange(end)
@@ -407,13 +442,13 @@ func (c *tool) end(id string) *event.ToolEnd {
 		end.Output = c.failureOutput()
 	case "rejected":
 		end.Status = event.StatusDenied
-		end.Output = jsonscan.Str(e.reason)
+		end.Output = jsonscan.Str(e.raw(e.reason))
 		if end.Output == "" {
 			end.Output = "rejected"
 		}
 	case "error":
 		end.Status = event.StatusError
-		end.Output = jsonscan.Str(e.message)
+		end.Output = jsonscan.Str(e.raw(e.message))
 		if end.Output == "" {
 			end.Output = e.body
 		}
@@ -426,7 +461,7 @@ func (c *tool) end(id string) *event.ToolEnd {
 		}
 	}
 	if c.kind == event.KindShell {
-		if code := e.exitCode; jsonscan.IsNumber(code) {
+		if code := e.raw(e.exitCode); jsonscan.IsNumber(code) {
 			n := jsonscan.Int(code)
 			end.ExitCode = event.Int(int(n))
 			if n != 0 && end.Status == event.StatusOK {
@@ -437,11 +472,11 @@ func (c *tool) end(id string) *event.ToolEnd {
 	return end
 }
 
-func (c *tool) failureOutput() string {
+func (c *call) failureOutput() string {
 	if c.kind == event.KindShell {
 		return c.env.shellOutput()
 	}
-	if m := jsonscan.Str(c.env.message); m != "" {
+	if m := jsonscan.Str(c.env.raw(c.env.message)); m != "" {
 		return m
 	}
 	return c.env.body
@@ -449,7 +484,7 @@ func (c *tool) failureOutput() string {
 
 // shellOutput is a shell call's stdout and stderr, joined by a newline.
 func (e *envelope) shellOutput() string {
-	out, errOut := jsonscan.Str(e.stdout), jsonscan.Str(e.stderr)
+	out, errOut := jsonscan.Str(e.raw(e.stdout)), jsonscan.Str(e.raw(e.stderr))
 	switch {
 	case errOut == "":
 		return out
@@ -462,29 +497,29 @@ func (e *envelope) shellOutput() string {
 }
 
 // successOutput is the short, useful part of a successful result.
-func (c *tool) successOutput() string {
+func (c *call) successOutput() string {
 	e := &c.env
 	if c.kind == event.KindShell {
 		return e.shellOutput()
 	}
 	switch c.key {
 	case "readToolCall":
-		return jsonscan.Str(e.content)
+		return jsonscan.Str(e.raw(e.content))
 	case "writeToolCall", "editToolCall", "deleteToolCall":
 		return ""
 	case "globToolCall":
-		return joinStrings(e.files)
+		return joinStrings(e.raw(e.files))
 	case "grepToolCall":
-		if out := grepOutput(e.workspaceResults); out != "" {
+		if out := grepOutput(e.raw(e.workspaceResults)); out != "" {
 			return out
 		}
 	case "lsToolCall":
 		var b strings.Builder
-		listTree(&b, e.directoryTreeRoot, "", 0)
+		listTree(&b, e.raw(e.directoryTreeRoot), "", 0)
 		return b.String()
 	case "mcpToolCall":
 		var parts []string
-		jsonscan.Values(e.content, func(v string) bool {
+		jsonscan.Values(e.raw(e.content), func(v string) bool {
 			t := jsonscan.Get(v, "text")
 			if tt := jsonscan.Get(t, "text"); tt != "" {
 				parts = append(parts, jsonscan.Str(tt))
@@ -558,7 +593,7 @@ func listTree(b *strings.Builder, dir string, indent string, depth int) {
 
 // fileChange sets Paths of a successful write, edit or delete; the diff
 // is the parser's (it knows the run's directory and earlier contents).
-func (c *tool) fileChange(end *event.ToolEnd) {
+func (c *call) fileChange(end *event.ToolEnd) {
 	switch c.kind {
 	case event.KindWrite, event.KindEdit, event.KindDelete:
 	default:
@@ -571,8 +606,8 @@ func (c *tool) fileChange(end *event.ToolEnd) {
 
 // changedPath is the file a write, edit or delete changed: the result's
 // path, else the one in the arguments.
-func (c *tool) changedPath() string {
-	if path := jsonscan.Str(c.env.path); path != "" {
+func (c *call) changedPath() string {
+	if path := jsonscan.Str(c.env.raw(c.env.path)); path != "" {
 		return path
 	}
 	return c.path()
