@@ -184,31 +184,65 @@ func plainKey(k string) bool {
 	return k != ""
 }
 
-// TestSkipStringMatchesNaive checks the word-at-a-time scan against a byte
-// loop, with quotes and escapes at every offset around its word edges.
+// naiveStringEnd is skipString as a byte loop.
+func naiveStringEnd(s string, i int) int {
+	for j := i + 1; j < len(s); j++ {
+		switch s[j] {
+		case '"':
+			return j + 1
+		case '\\':
+			j++
+		}
+	}
+	return len(s)
+}
+
+// checkStringEnd holds both ways the walker finds the end of the string
+// at s[i] to the byte loop: stringEnd, or shortString, then longString.
+func checkStringEnd(t testing.TB, s string, i int) {
+	want := naiveStringEnd(s, i)
+	if got := skipString(s, i); got != want {
+		t.Fatalf("skipString(%q, %d) = %d, want %d", s, i, got, want)
+	}
+	end := shortString(s, i)
+	if end <= 0 {
+		end = longString(s, -end, i)
+	} else if strings.Contains(s[i:end], `\`) {
+		t.Fatalf("shortString(%q, %d) = %d, past a backslash", s, i, end)
+	}
+	if end != want {
+		t.Fatalf("shortString, longString(%q, %d) = %d, want %d", s, i, end, want)
+	}
+}
+
+// TestSkipStringMatchesNaive checks the word-at-a-time scans against a
+// byte loop, with quotes and escapes at every offset around their word
+// edges and backslashes before the string's opening quote.
 func TestSkipStringMatchesNaive(t *testing.T) {
 	t.Parallel()
-	naive := func(s string, i int) int {
-		for j := i + 1; j < len(s); j++ {
-			switch s[j] {
-			case '"':
-				return j + 1
-			case '\\':
-				j++
-			}
-		}
-		return len(s)
-	}
 	for n := 0; n < 150; n++ {
 		for _, ins := range []string{`\"`, `\\`, `\\\"`, `"`, `\`, `\\"`} {
 			for at := 0; at <= n; at += 1 + n/20 {
 				body := strings.Repeat("x", at) + ins + strings.Repeat("y", n-at)
 				for _, s := range []string{`"` + body, `"` + body + `"`, `"` + body + `","k":1}`} {
-					require.Equal(t, naive(s, 0), skipString(s, 0), "%q", s)
+					checkStringEnd(t, s, 0)
+					checkStringEnd(t, `\`+s, 1)
+					checkStringEnd(t, `\\`+s, 2)
 				}
 			}
 		}
 	}
+}
+
+func FuzzSkipString(f *testing.F) {
+	for _, s := range []string{`"a"`, `"a\"b"`, `"\\"`, `"` + strings.Repeat("x", 70) + `\""`, `\"\"`, `"é\\\"\\"}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if i := strings.IndexByte(s, '"'); i >= 0 {
+			checkStringEnd(t, s, i)
+		}
+	})
 }
 
 func TestLinesCopiesAreStable(t *testing.T) {
@@ -306,20 +340,23 @@ func FuzzValueReaders(f *testing.F) {
 	})
 }
 
-// TestScanStringPlain: a string reported plain has no backslash, and one
-// with a backslash is never reported plain.
-func TestScanStringPlain(t *testing.T) {
+// TestShortString: a string shortString ends has no backslash, and a
+// short one without is ended by it; any other is ended by longString.
+func TestShortString(t *testing.T) {
 	t.Parallel()
 	for n := 0; n < 90; n++ {
 		for at := 0; at <= n; at++ {
 			for _, ins := range []string{"", `\"`, `\\`, `\n`} {
 				body := strings.Repeat("x", at) + ins + strings.Repeat("y", n-at)
 				s := `"` + body + `","k":1}`
-				end, plain := scanString(s, 0)
-				require.Equal(t, len(body)+2, end, "%q", s)
-				if plain {
+				end := shortString(s, 0)
+				if end > 0 {
+					require.Equal(t, len(body)+2, end, "%q", s)
 					require.NotContains(t, body, `\`, "%q", s)
-				} else if n < 56 {
+					continue
+				}
+				require.Equal(t, len(body)+2, longString(s, -end, 0), "%q", s)
+				if n < 56 {
 					require.Contains(t, body, `\`, "short strings are seen whole: %q", s)
 				}
 			}
