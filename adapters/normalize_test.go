@@ -46,10 +46,7 @@ func (p *readAheadEcho) Read(s readahead.Slots, i int, line []byte) {
 }
 
 func (p *readAheadEcho) Apply(dst []event.Body, s readahead.Slots, i int) ([]event.Body, bool) {
-	slot := readahead.Slot[string](s, i)
-	line := *slot
-	*slot = ""
-	return p.Parse(dst, []byte(line))
+	return p.Parse(dst, []byte(*readahead.Slot[string](s, i)))
 }
 
 var parsers = map[string]func() adapters.Parser{
@@ -144,6 +141,54 @@ func TestNormalizeGivesTheStreamEachLineInOrder(t *testing.T) {
 			}
 		}
 	}
+}
+
+// slotKeeper is readAheadEcho keeping the slots it made, to be looked into.
+type slotKeeper struct {
+	readAheadEcho
+	made []readahead.Slots
+	n    int
+}
+
+func (p *slotKeeper) Slots(n int) readahead.Slots {
+	s := readahead.SlotsOf[string](n)
+	p.made, p.n = append(p.made, s), n
+	return s
+}
+
+// TestNormalizeKeepsNoLongLineInItsSlots: a read-ahead slot left as it
+// is after its line was applied holds no long line (a batch in the free
+// list would keep it alive), nor do the slots of a batch whose text was
+// too long to keep.
+func TestNormalizeKeepsNoLongLineInItsSlots(t *testing.T) {
+	t.Parallel()
+	long, huge := strings.Repeat("L", 100<<10), strings.Repeat("H", 5<<20)
+	var b strings.Builder
+	for i := range 300 {
+		b.WriteString("short " + fmt.Sprint(i) + "\n")
+		if i%10 == 0 {
+			b.WriteString(long + "\n")
+		}
+		if i == 150 {
+			b.WriteString(huge + "\n")
+		}
+	}
+	p := &slotKeeper{}
+	got, err := normalizeWith(t, p, strings.NewReader(b.String()), false, adapters.NormalizeOptions{})
+	require.NoError(t, err)
+	require.Equal(t, lineByLine(t, b.String(), false, 16<<20), got)
+	require.NotEmpty(t, p.made)
+	kept := 0
+	for _, s := range p.made {
+		for i := range p.n {
+			line := *readahead.Slot[string](s, i)
+			require.Less(t, len(line), 64<<10, "slot %d", i)
+			if line != "" {
+				kept++
+			}
+		}
+	}
+	require.NotZero(t, kept, "short lines' slots are left as they are")
 }
 
 func TestNormalizeKeepsWhatWasReadBeforeAnError(t *testing.T) {

@@ -25,14 +25,17 @@ func AppendJSON(dst []byte, ev Event) ([]byte, error) {
 }
 
 // Appender is AppendJSON for a sequence of events: it keeps the encoding of
-// the run id and the timestamp, which repeat from one event to the next.
-// The zero value is ready to use, and so is a nil *Appender (it keeps
-// nothing). An Appender is not safe for concurrent use.
+// the run id, the seq and the timestamp, which repeat (or, for seq, go up
+// by one) from one event to the next. The zero value is ready to use, and
+// so is a nil *Appender (it keeps nothing). An Appender is not safe for
+// concurrent use.
 type Appender struct {
 	run    string
-	runEnc []byte // run as a JSON string
+	runEnc []byte // `","run":"<run>","seq":`
+	seq    int64
+	seqEnc []byte // seq in decimal
 	ts     int64
-	tsEnc  []byte
+	tsEnc  []byte // `,"ts":<ts>`
 }
 
 // Append appends ev as AppendJSON does.
@@ -48,27 +51,48 @@ func (a *Appender) Append(dst []byte, ev Event) ([]byte, error) {
 		dst = append(dst, `,"type":"`...)
 	}
 	dst = append(dst, ev.Body.EventType()...)
-	dst = append(dst, `","run":`...)
 	if a == nil {
+		dst = append(dst, `","run":`...)
 		dst = AppendString(dst, ev.Run)
-	} else {
-		if a.runEnc == nil || ev.Run != a.run {
-			a.run, a.runEnc = ev.Run, AppendString(a.runEnc[:0], ev.Run)
-		}
-		dst = append(dst, a.runEnc...)
-	}
-	dst = append(dst, `,"seq":`...)
-	dst = strconv.AppendInt(dst, ev.Seq, 10)
-	dst = append(dst, `,"ts":`...)
-	if a == nil {
+		dst = append(dst, `,"seq":`...)
+		dst = strconv.AppendInt(dst, ev.Seq, 10)
+		dst = append(dst, `,"ts":`...)
 		dst = strconv.AppendInt(dst, ev.TS, 10)
-	} else {
-		if a.tsEnc == nil || ev.TS != a.ts {
-			a.ts, a.tsEnc = ev.TS, strconv.AppendInt(a.tsEnc[:0], ev.TS, 10)
-		}
-		dst = append(dst, a.tsEnc...)
+		return appendBody(dst, ev.Body)
 	}
+	// What an event shares with the one before is kept encoded, and the
+	// seq counted up in decimal rather than formatted: 120 to 145
+	// instructions an event less than the fields appended one by one
+	// (callgrind, harness parse of claude and cursor streams).
+	if a.runEnc == nil || ev.Run != a.run {
+		a.run = ev.Run
+		a.runEnc = append(AppendString(append(a.runEnc[:0], `","run":`...), ev.Run), `,"seq":`...)
+	}
+	dst = append(dst, a.runEnc...)
+	if ev.Seq > 1 && ev.Seq-1 == a.seq {
+		a.seqEnc = incDecimal(a.seqEnc)
+	} else {
+		a.seqEnc = strconv.AppendInt(a.seqEnc[:0], ev.Seq, 10)
+	}
+	a.seq = ev.Seq
+	dst = append(dst, a.seqEnc...)
+	if a.tsEnc == nil || ev.TS != a.ts {
+		a.ts, a.tsEnc = ev.TS, strconv.AppendInt(append(a.tsEnc[:0], `,"ts":`...), ev.TS, 10)
+	}
+	dst = append(dst, a.tsEnc...)
 	return appendBody(dst, ev.Body)
+}
+
+// incDecimal adds one to the positive decimal number d.
+func incDecimal(d []byte) []byte {
+	for i := len(d) - 1; i >= 0; i-- {
+		if d[i] < '9' {
+			d[i]++
+			return d
+		}
+		d[i] = '0'
+	}
+	return append([]byte{'1'}, d...) // 99 -> 100
 }
 
 // appendBody appends the fields of b and the closing brace.
@@ -387,10 +411,23 @@ func plain8(s string) bool { return escapes8(s) == 0 }
 // escapes8 marks (the high bit of its byte) the first of the 8 bytes of s
 // that may need escaping, and perhaps later ones: the lowest mark is exact.
 func escapes8(s string) uint64 {
-	v := binary.LittleEndian.Uint64([]byte(s)) // no copy: the compiler sees through it
+	return escapeMask(binary.LittleEndian.Uint64([]byte(s))) // no copy: the compiler sees through it
+}
+
+// escapeMask is escapes8 of the 8 bytes of v.
+func escapeMask(v uint64) uint64 {
+	// As v|quoteOrControl8(v), but a byte past ASCII is marked by v
+	// itself, so the &^ of each term (which only unmarks such bytes) can
+	// go: 4 operations less on every 8 bytes of every string encoded.
+	// The subtractions borrow only from a marked byte, into later ones.
+	return (v | (v - 0x20*lsb8) | ((v ^ '"'*lsb8) - lsb8) | ((v ^ '\\'*lsb8) - lsb8)) & msb8
+}
+
+// quoteOrControl8 marks (as escapes8) the first of the 8 bytes of v that
+// is a quote, a backslash or below 0x20, and perhaps later ones.
+func quoteOrControl8(v uint64) uint64 {
 	q, b := v^('"'*lsb8), v^('\\'*lsb8)
-	bad := v | // non-ASCII
-		(v-0x20*lsb8)&^v | // below 0x20
+	bad := (v-0x20*lsb8)&^v | // below 0x20
 		(q-lsb8)&^q |
 		(b-lsb8)&^b
 	return bad & msb8

@@ -95,7 +95,8 @@ func TestAppendStringMatchesEncodingJSON(t *testing.T) {
 }
 
 func FuzzAppendString(f *testing.F) {
-	for _, s := range []string{"", "a\"b", "\xff", "\u2028", "日本", "12345678\n", "abcdefghi\x01", "abcdefg\xe6\x97"} {
+	for _, s := range []string{"", "a\"b", "\xff", "\u2028", "日本", "12345678\n", "abcdefghi\x01", "abcdefg\xe6\x97",
+		"abcdefgh\"ijklmnop\x1fqrs", "\x7f\x7f\x7f\x7f\x7f\x7f\x7f\x7f\x20", "\x80abcdefg", "ab\x1f\x20\x21\x22\x5b\x5c\x5d\xa0abc\x00"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -443,6 +444,20 @@ func TestHandEncodedMatchesReflection(t *testing.T) {
 		fresh, err := AppendJSON(nil, ev)
 		require.NoError(t, err)
 		require.Equal(t, string(fresh), string(kept), "a new run id or timestamp is not taken from the memory")
+	}
+	// The seq is counted up from the one before, across every carry, and
+	// formatted afresh when it does not follow it.
+	seqs := []int64{1, 2, 3, 9, 10, 11, 7, 0, 1, -1, 0, 98, 99, 100, 101}
+	for n := int64(995); n <= 10001; n++ {
+		seqs = append(seqs, n)
+	}
+	for _, seq := range append(seqs, 5, 1<<62, 1<<62+1, 0, math.MaxInt64, math.MinInt64, math.MaxInt64, 1) {
+		ev := Event{V: 1, Run: "run_2", Seq: seq, TS: 100, Body: &Usage{}}
+		kept, err := app.Append(nil, ev)
+		require.NoError(t, err)
+		fresh, err := AppendJSON(nil, ev)
+		require.NoError(t, err)
+		require.Equal(t, string(fresh), string(kept))
 	}
 }
 

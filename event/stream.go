@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"encoding/json"
 	"errors"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -71,7 +70,7 @@ type Stream struct {
 	finished bool
 
 	session SessionStart
-	open    map[string]openCall // by the unique id in the stream (by value: no allocation per call)
+	open    openSet // by the unique id in the stream
 	// openMu guards open's changes (made under mu as well) and
 	// OpenCalls' reads: those must not wait for mu, which the sink holds
 	// for as long as its consumer blocks (an interrupt reports the calls
@@ -148,8 +147,7 @@ func NewStream(cfg StreamConfig) *Stream {
 	if cfg.Run == "" {
 		cfg.Run = NewRunID()
 	}
-	s := &Stream{cfg: cfg, now: cfg.Now, open: map[string]openCall{},
-		alias: map[string]string{}, reuses: map[string]int{}}
+	s := &Stream{cfg: cfg, now: cfg.Now, alias: map[string]string{}, reuses: map[string]int{}}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -300,7 +298,7 @@ func (s *Stream) Session() SessionStart {
 func (s *Stream) OpenCalls() []OpenCall {
 	s.openMu.Lock()
 	defer s.openMu.Unlock()
-	out := make([]OpenCall, 0, len(s.open))
+	out := make([]OpenCall, 0, s.open.len())
 	for _, c := range s.openCalls() {
 		out = append(out, OpenCall{Start: *c.start, Since: c.at})
 	}
@@ -308,14 +306,7 @@ func (s *Stream) OpenCalls() []OpenCall {
 }
 
 // openCalls returns the open calls, oldest first.
-func (s *Stream) openCalls() []openCall {
-	out := make([]openCall, 0, len(s.open))
-	for _, c := range s.open {
-		out = append(out, c)
-	}
-	slices.SortFunc(out, func(a, b openCall) int { return cmp.Compare(a.n, b.n) })
-	return out
-}
+func (s *Stream) openCalls() []openCall { return s.open.oldestFirst() }
 
 // AgentStatus is the status of the agent's own terminal report ("" before
 // one): the agent's word, before the run's outcome is folded in.
@@ -473,7 +464,12 @@ func (s *Stream) keepResult(r *Result) {
 	if cp.SessionID != "" && s.session.SessionID == "" {
 		s.session.SessionID = cp.SessionID
 	}
-	s.agent = &cp
+	if s.agent == nil {
+		// One copy, overwritten by each later report: a copy of each
+		// was 3 to 5 % of what a parse of codex or gemini allocates.
+		s.agent = new(Result)
+	}
+	*s.agent = cp
 }
 
 func (s *Stream) toolStart(v *ToolStart) bool {
@@ -481,7 +477,7 @@ func (s *Stream) toolStart(v *ToolStart) bool {
 		v.CallID = "call"
 	}
 	agentID := v.CallID
-	if _, isOpen := s.open[s.aliasOf(agentID)]; isOpen {
+	if s.open.find(s.aliasOf(agentID)) >= 0 {
 		return false // the same call announced twice
 	}
 	// The maps keep the id, and the open call its start, while the call
@@ -553,7 +549,7 @@ func (s *Stream) toolStart(v *ToolStart) bool {
 	}
 	s.openSeq++
 	s.openMu.Lock()
-	s.open[v.CallID] = openCall{id: v.CallID, name: v.Name, kind: v.Kind, at: s.clock(), start: v, n: s.openSeq}
+	s.open.add(openCall{id: v.CallID, name: v.Name, kind: v.Kind, at: s.clock(), start: v, n: s.openSeq})
 	s.openMu.Unlock()
 	s.toolCalls++
 	return true
@@ -572,7 +568,7 @@ func (s *Stream) toolEnd(v *ToolEnd) {
 	}
 	agentID := v.CallID
 	id := s.aliasOf(agentID)
-	c, ok := s.open[id]
+	c, ok := s.open.get(id)
 	if !ok {
 		// An end with no start: announce the call first, so the pair holds.
 		st := &ToolStart{CallID: v.CallID, Name: v.Name, Kind: v.Kind}
@@ -580,7 +576,7 @@ func (s *Stream) toolEnd(v *ToolEnd) {
 			s.send(st)
 		}
 		id = st.CallID
-		c = s.open[id]
+		c, _ = s.open.get(id)
 	}
 	v.CallID = id
 	if v.Name == "" {
@@ -610,7 +606,7 @@ func (s *Stream) toolEnd(v *ToolEnd) {
 		v.Paths = v.Paths[:MaxPaths]
 	}
 	s.openMu.Lock()
-	delete(s.open, id)
+	s.open.remove(id)
 	s.openMu.Unlock()
 	s.closed.Add(id)
 	if id != agentID {

@@ -58,7 +58,10 @@ func TestValidJSONDeep(t *testing.T) {
 }
 
 func FuzzValidJSON(f *testing.F) {
-	for _, s := range []string{`{}`, `{"a": [1, 2 ,3], "b" : "x y\t"}`, "{\"s\":\"\\\" \\\\\"}", `[1,`, `{"a":1}x`, "{\"u\":\"\xff\"}", `"\u2028"`, ` { } `, `{"a":1e5,"b":-0.5,"c":true,"d":null}`, `[[[[]]]]`, `{"a":[{"b":[]}]}`, `-01`, `1.5e+`} {
+	for _, s := range []string{`{}`, `{"a": [1, 2 ,3], "b" : "x y\t"}`, "{\"s\":\"\\\" \\\\\"}", `[1,`, `{"a":1}x`, "{\"u\":\"\xff\"}", `"\u2028"`, ` { } `, `{"a":1e5,"b":-0.5,"c":true,"d":null}`, `[[[[]]]]`, `{"a":[{"b":[]}]}`, `-01`, `1.5e+`,
+		// Strings long enough to be read eight bytes at a time.
+		"{\"abcdefghij\xc3\xa9klmnop\":\"0123456789\\\"x\\\\y\\nz\"}", "\"abcdefgh\xffijklmnop\x01\"", "\"abcdefghijklmnop\x1fq\"",
+		"\"abcdefgh\\u00e9ijklmn\\uZZZZ\"", "[\"aaaaaaaaaaaaaaa\" , \"bbbbbbbb\tb\"]", "\"\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e\xe3\x81\xae\\\"q\x7f\x80\""} {
 		f.Add([]byte(s))
 	}
 	f.Add(bytes.Repeat([]byte("["), MaxJSONDepth+1))

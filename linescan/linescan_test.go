@@ -1,7 +1,9 @@
 package linescan
 
 import (
+	"bufio"
 	"bytes"
+	"errors"
 	"io"
 	"runtime"
 	"strings"
@@ -106,3 +108,132 @@ func BenchmarkScan(b *testing.B) {
 		_ = Scan(bytes.NewReader(data), 0, func([]byte, int64) error { return nil })
 	}
 }
+
+// scanBufio is Scan as it was, on a bufio.Reader of size bytes: the fuzz
+// test holds Scan's own scanner to it.
+func scanBufio(r io.Reader, max, size int, fn Func) error {
+	br := bufio.NewReaderSize(r, size)
+	var long []byte
+	var dropped int64
+	for {
+		chunk, err := br.ReadSlice('\n')
+		switch {
+		case err == nil || (!errors.Is(err, bufio.ErrBufferFull) && (len(chunk) > 0 || len(long) > 0 || dropped > 0)):
+			line := chunk
+			if len(chunk) > 0 && chunk[len(chunk)-1] == '\n' {
+				line = chunk[:len(chunk)-1]
+			}
+			if long != nil || dropped > 0 {
+				long, dropped = appendCapped(long, line, max, dropped)
+				line = long
+			} else if len(line) > max {
+				line, dropped = line[:max], int64(len(line)-max)
+			}
+			if n := len(line); n > 0 && line[n-1] == '\r' {
+				line = line[:n-1]
+			}
+			if ferr := fn(line, dropped); ferr != nil {
+				return ferr
+			}
+			long, dropped = long[:0], 0
+			if cap(long) > 1<<20 {
+				long = nil
+			}
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+		case errors.Is(err, bufio.ErrBufferFull):
+			if long == nil {
+				long = make([]byte, 0, 2*len(chunk))
+			}
+			long, dropped = appendCapped(long, chunk, max, dropped)
+		case errors.Is(err, io.EOF):
+			return nil
+		default:
+			return err
+		}
+	}
+}
+
+// stingy returns at most n bytes a read, then, after the data, err.
+type stingy struct {
+	data  []byte
+	n     int
+	empty int // reads that return nothing, before each that returns data
+	err   error
+	eager bool // err comes with the last data
+	k     int
+}
+
+func (s *stingy) Read(p []byte) (int, error) {
+	if s.k < s.empty {
+		s.k++
+		return 0, nil
+	}
+	s.k = 0
+	if len(s.data) == 0 {
+		return 0, s.err
+	}
+	n := copy(p[:min(len(p), s.n)], s.data)
+	s.data = s.data[n:]
+	if len(s.data) == 0 && s.eager {
+		return n, s.err
+	}
+	return n, nil
+}
+
+func FuzzScanMatchesBufio(f *testing.F) {
+	f.Add([]byte("a\nbb\r\n\nccc"), uint8(3), uint8(16), uint8(1), uint8(0), uint8(0), uint8(0))
+	f.Add([]byte(strings.Repeat("x", 100)+"\n"+strings.Repeat("y", 40)+"\r\nz\n"), uint8(50), uint8(16), uint8(7), uint8(1), uint8(1), uint8(5))
+	f.Add([]byte(strings.Repeat("0123456789\r", 9)), uint8(200), uint8(17), uint8(64), uint8(2), uint8(2), uint8(0))
+	f.Add([]byte("\n\n\r\n"+strings.Repeat("q", 33)), uint8(1), uint8(16), uint8(3), uint8(0), uint8(1), uint8(2))
+	f.Fuzz(func(t *testing.T, data []byte, max, size, chunk, empty, errKind, stopAt uint8) {
+		m, sz := int(max)+1, int(size%64)+16 // bufio's smallest buffer is 16 bytes
+		errs := []error{io.EOF, iotest.ErrTimeout, io.ErrUnexpectedEOF}
+		reader := func() io.Reader {
+			return &stingy{data: data, n: int(chunk) + 1, empty: int(empty % 3), err: errs[int(errKind)%len(errs)], eager: errKind&8 != 0}
+		}
+		stop := errors.New("stop")
+		type call struct {
+			line    string
+			dropped int64
+		}
+		run := func(scan func(io.Reader, Func) error) ([]call, error) {
+			var calls []call
+			err := scan(reader(), func(l []byte, d int64) error {
+				calls = append(calls, call{string(l), d})
+				if stopAt > 0 && len(calls) == int(stopAt) {
+					return stop
+				}
+				return nil
+			})
+			return calls, err
+		}
+		want, wantErr := run(func(r io.Reader, fn Func) error { return scanBufio(r, m, sz, fn) })
+		got, gotErr := run(func(r io.Reader, fn Func) error {
+			s := scanner{r: r, max: m, fn: fn, buf: make([]byte, sz)}
+			return s.scan()
+		})
+		require.Equal(t, want, got)
+		require.Equal(t, wantErr, gotErr)
+	})
+}
+
+func TestScanNoProgress(t *testing.T) {
+	t.Parallel()
+	var got []string
+	err := Scan(io.MultiReader(strings.NewReader("a\nb"), nothing{}), 0, func(l []byte, _ int64) error {
+		got = append(got, string(l))
+		return nil
+	})
+	require.ErrorIs(t, err, io.ErrNoProgress)
+	require.Equal(t, []string{"a", "b"}, got)
+}
+
+// nothing is a reader that never returns anything, nor an error.
+type nothing struct{}
+
+func (nothing) Read([]byte) (int, error) { return 0, nil }

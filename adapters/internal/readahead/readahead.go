@@ -19,21 +19,30 @@ type Parser interface {
 	// stays valid until Apply of slot i returns (Apply must copy what it
 	// keeps).
 	Read(s Slots, i int, line []byte)
-	// Apply turns slot i, read earlier, into bodies and empties it.
+	// Apply turns slot i, read earlier, into bodies. The slot keeps what
+	// Read put there until it is read into again or cleared.
 	Apply(dst []event.Body, s Slots, i int) (out []event.Body, known bool)
 }
 
-// Slots is a read-ahead parser's room for read lines.
-type Slots any
+// Slots is a read-ahead parser's room for read lines, made by SlotsOf.
+type Slots interface {
+	// Clear empties slots [i, j), so that they pin nothing.
+	Clear(i, j int)
+}
+
+// slots is room for read lines of type R.
+type slots[R any] []R
+
+func (s *slots[R]) Clear(i, j int) { clear((*s)[i:j]) }
 
 // SlotsOf returns room for n read lines of type R.
 func SlotsOf[R any](n int) Slots {
-	s := make([]R, n)
+	s := make(slots[R], n)
 	return &s
 }
 
 // Slot returns slot i of s, made by SlotsOf[R].
-func Slot[R any](s Slots, i int) *R { return &(*s.(*[]R))[i] }
+func Slot[R any](s Slots, i int) *R { return &(*s.(*slots[R]))[i] }
 
 // TwoStep gives a parser that reads a line into an R (no parser state)
 // and then applies it (in order, with the state) the methods Parse, Slots,
@@ -64,11 +73,7 @@ func (t TwoStep[R]) Slots(n int) Slots { return SlotsOf[R](n) }
 // Read implements Parser.
 func (t TwoStep[R]) Read(s Slots, i int, line []byte) { t.readLine(Slot[R](s, i), line) }
 
-// Apply implements Parser; it empties the slot, so it pins nothing.
+// Apply implements Parser.
 func (t TwoStep[R]) Apply(dst []event.Body, s Slots, i int) ([]event.Body, bool) {
-	r := Slot[R](s, i)
-	dst, known := t.applyLine(dst, r)
-	var zero R
-	*r = zero
-	return dst, known
+	return t.applyLine(dst, Slot[R](s, i))
 }
