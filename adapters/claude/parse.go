@@ -175,8 +175,10 @@ type msgFields struct {
 	id     string // decoded
 	usage  string // raw JSON
 	blocks int    // content blocks
-	first  [3]blockFields
-	more   []blockFields // blocks after the first three
+	// Claude prints one block a line: room for three, zeroed with every
+	// line, cost 1.8 M instructions of 343.5 M (claude corpus).
+	first [1]blockFields
+	more  []blockFields // the blocks after the first
 }
 
 // blockFields are the fields of a content block; the strings are decoded,
@@ -368,7 +370,7 @@ func (p *parser) read(t *top, line []byte) {
 		case "duration_ms":
 			t.durationMS = jsonscan.Int(v)
 		case "total_cost_usd", "cost_usd":
-			if gjson.Parse(v).Type == gjson.Number { // the last number wins
+			if gjsonNumber(v) { // the last number wins
 				t.cost = v
 			}
 		case "usage":
@@ -432,6 +434,23 @@ func looksLikeObject(line []byte) bool {
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
 
+// gjsonNumber reports whether gjson.Parse takes v, a value as Fields
+// gives it (it starts at its first byte), for a number, without parsing
+// it (claude corpus: 343.2 M instructions with gjson.Parse here, 341.7 M
+// without).
+func gjsonNumber(v string) bool {
+	if v == "" {
+		return false
+	}
+	switch c := v[0]; {
+	case c == '+' || c == '-' || c >= '0' && c <= '9' || c == 'i' || c == 'I' || c == 'N':
+		return true
+	case c == 'n':
+		return len(v) > 1 && v[1] != 'u' // "nan"; "null" is not
+	}
+	return false
+}
+
 // first sets *dst to the raw value v unless a value was set before.
 func first(dst *string, v string) {
 	if *dst == "" {
@@ -482,7 +501,7 @@ func (p *parser) stream(parent string, create bool) *stream {
 // streamEvent handles one raw SSE event of --include-partial-messages.
 func (p *parser) streamEvent(dst []event.Body, t *top) []event.Body {
 	e := &t.ev
-	typ, index, cblock, message, usage := e.typ, e.index, e.cblock, e.message, e.usage
+	typ, index, cblock, usage := e.typ, e.index, e.cblock, e.usage
 	switch typ {
 	case "content_block_delta":
 		st := p.stream(t.parent, true)
@@ -546,7 +565,7 @@ func (p *parser) streamEvent(dst []event.Body, t *top) []event.Body {
 		st := p.stream(t.parent, true)
 		dst = p.finishBlocks(dst, st)
 		var rawID, msgUsage string
-		jsonscan.Each(message, func(k, v string) bool {
+		jsonscan.Each(e.message, func(k, v string) bool {
 			switch k {
 			case "id":
 				first(&rawID, v)
@@ -826,14 +845,14 @@ func (p *parser) user(dst []event.Body, t *top) []event.Body {
 		}
 		return dst
 	}
-	jsonscan.Values(content, func(blk string) bool {
-		var typ, text, id, output, isError string
-		jsonscan.Pick(blk, resultKeys, &typ, &text, &id, &output, &isError)
-		switch jsonscan.StrOnly(typ) {
+	jsonscan.Values(content, func(raw string) bool {
+		var blk resultBlock
+		jsonscan.Each(raw, blk.field)
+		switch jsonscan.StrOnly(blk.typ) {
 		case "tool_result":
-			dst = p.toolResult(dst, t, jsonscan.StrOnly(id), output, jsonscan.Bool(isError))
+			dst = p.toolResult(dst, t, jsonscan.StrOnly(blk.id), blk.output, jsonscan.Bool(blk.isError))
 		case "text":
-			if text := jsonscan.StrOnly(text); text != "" && !t.synthetic {
+			if text := jsonscan.StrOnly(blk.text); text != "" && !t.synthetic {
 				dst = append(dst, &event.Message{Role: event.RoleUser, Text: strings.Clone(text)})
 			}
 		}
@@ -842,9 +861,29 @@ func (p *parser) user(dst []event.Body, t *top) []event.Body {
 	return dst
 }
 
-// resultKeys are the members of a user message's content block that user
-// reads, in the order of its variables.
-var resultKeys = []string{"type", "text", "tool_use_id", "content", "is_error"}
+// resultBlock is a content block of a user message, raw: the first of
+// duplicate members, as jsonscan.Get finds them. It is read with a switch
+// on the names, where jsonscan.Pick matched each against a list (claude
+// corpus: 341.9 M instructions with Pick, 341.7 M without).
+type resultBlock struct {
+	typ, text, id, output, isError string
+}
+
+func (b *resultBlock) field(k, v string) bool {
+	switch k {
+	case "type":
+		first(&b.typ, v)
+	case "text":
+		first(&b.text, v)
+	case "tool_use_id":
+		first(&b.id, v)
+	case "content":
+		first(&b.output, v)
+	case "is_error":
+		first(&b.isError, v)
+	}
+	return true
+}
 
 // ownStr decodes the JSON string raw into memory of its own (not the
 // line's).
@@ -913,6 +952,13 @@ func (p *parser) endCall(id string) {
 // deniedByMeta reports whether tool_result_meta (raw) records a refused
 // permission decision for id.
 func deniedByMeta(raw, id string) bool {
+	// Without a refusal's word in it (and no escape that could spell one)
+	// there is none to find: most calls were accepted, and gjson's parse
+	// said so at a cost (claude corpus: 343.8 M instructions without this
+	// check, 341.7 M with).
+	if strings.IndexByte(raw, '\\') < 0 && !strings.Contains(raw, "den") && !strings.Contains(raw, "reject") {
+		return false
+	}
 	meta := gjson.Parse(raw)
 	if !meta.IsArray() {
 		return false

@@ -112,6 +112,32 @@ func TestPartialMessages(t *testing.T) {
 	})
 }
 
+// TestNestedReadsKeepKeyRules: the objects of a stream event keep the
+// key rules they had when apply walked them with jsonscan.Each: in a
+// content block and a message the first of duplicate keys wins, a usage
+// object's last number wins and other values are not counts, and of
+// duplicate objects the last wins as a whole. Spaces are valid JSON.
+func TestNestedReadsKeepKeyRules(t *testing.T) {
+	t.Parallel()
+	start := `{"type":"stream_event","event":{"type":"message_start","message":{"id":"m0"},"message":{"id":"m1","id":"m2","usage":{"input_tokens":7,"input_tokens":"x","cache_read_input_tokens":3,"input_tokens":8},"usage":{"input_tokens":99}}}}`
+	spaced := `{"type":"stream_event","event":{"type":"message_start","message":{ "id" : "m1" , "usage":{"input_tokens":8,"cache_read_input_tokens":3}, "id":"m2"}}}`
+	block := `{"type":"stream_event","event":{"type":"content_block_start","index":0,"content_block":{"type":"text"},"content_block":{ "type" : "tool_use" , "id":"t1","type":"text","name":"Bash","id":"t2" }}}`
+	input := `{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"command\":\"ls\"}"}}}`
+	stop := `{"type":"stream_event","event":{"type":"content_block_stop","index":0}}`
+	delta := `{"type":"stream_event","event":{"type":"message_delta","usage":{"output_tokens":1000},"usage":{"output_tokens":5,"output_tokens":null,"output_tokens_details":{"thinking_tokens":2,"thinking_tokens":4}}}}`
+	for _, first := range []string{start, spaced} {
+		out := adaptertest.Bodies(newParser(), first, block, input, stop, delta, msgStop)
+		ts := only[*event.ToolStart](out)
+		require.Len(t, ts, 1)
+		require.Equal(t, "t1", ts[0].CallID)
+		require.Equal(t, "Bash", ts[0].Name)
+		require.Equal(t, "ls", ts[0].Command)
+		us := only[*event.Usage](out)
+		require.Len(t, us, 1)
+		require.Equal(t, event.Usage{InputTokens: 8, CacheReadTokens: 3, OutputTokens: 5, ReasoningTokens: 2}, *us[0])
+	}
+}
+
 func TestNonPartialUsageDedup(t *testing.T) {
 	t.Parallel()
 	line := func(block string) string {
