@@ -83,25 +83,7 @@ func first(dst *string, rest string) int {
 // of duplicate keys.
 type usage struct {
 	seen                                bool // the first usage member was read
-	in, cached, written, out, reasoning count
-}
-
-// count is an integer member read with the line.
-type count struct {
-	n    int64
-	seen bool
-}
-
-// read reads the integer at the start of rest, unless an earlier
-// duplicate was read, and returns its length (0 to have Fields skip it).
-func (c *count) read(rest string) int {
-	if c.seen {
-		return 0
-	}
-	var n int
-	c.n, n = jsonscan.IntValue(rest)
-	c.seen = true
-	return n
+	in, cached, written, out, reasoning jsonscan.FirstInt
 }
 
 // read reads the usage object at the start of rest and returns its
@@ -114,15 +96,15 @@ func (u *usage) read(rest string) int {
 	return jsonscan.Fields(rest, func(k, rest string) (int, bool) {
 		switch k {
 		case "input_tokens":
-			return u.in.read(rest), true
+			return u.in.Read(rest), true
 		case "cached_input_tokens":
-			return u.cached.read(rest), true
+			return u.cached.Read(rest), true
 		case "cache_write_input_tokens":
-			return u.written.read(rest), true
+			return u.written.Read(rest), true
 		case "output_tokens":
-			return u.out.read(rest), true
+			return u.out.Read(rest), true
 		case "reasoning_output_tokens":
-			return u.reasoning.read(rest), true
+			return u.reasoning.Read(rest), true
 		}
 		return 0, true
 	})
@@ -374,7 +356,7 @@ func (p *parser) turnFailed(dst []event.Body, msg string) []event.Body {
 }
 
 func (p *parser) turnCompleted(dst []event.Body, u *usage) []event.Body {
-	total := openAIUsage(u.in.n, u.cached.n, u.written.n, u.out.n, u.reasoning.n)
+	total := openAIUsage(u.in.N, u.cached.N, u.written.N, u.out.N, u.reasoning.N)
 	inc := p.increment(total)
 	if !inc.IsZero() {
 		dst = append(dst, &inc)

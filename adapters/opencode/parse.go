@@ -75,27 +75,8 @@ type part struct {
 
 // tokens is a step's token counts, read with the line.
 type tokens struct {
-	input, output, reasoning, cacheRead, cacheWrite count
+	input, output, reasoning, cacheRead, cacheWrite jsonscan.FirstInt
 	cache                                           bool // the first cache member was read
-}
-
-// count is an integer member read with the line; as with gjson's Get, the
-// first of duplicate keys wins.
-type count struct {
-	n    int64
-	seen bool
-}
-
-// read reads the integer at the start of rest, unless an earlier
-// duplicate was read, and returns its length (0 to have Fields skip it).
-func (c *count) read(rest string) int {
-	if c.seen {
-		return 0
-	}
-	var n int
-	c.n, n = jsonscan.IntValue(rest)
-	c.seen = true
-	return n
 }
 
 // read reads the tokens object at the start of rest and returns its
@@ -104,11 +85,11 @@ func (t *tokens) read(rest string) int {
 	return jsonscan.Fields(rest, func(k, rest string) (int, bool) {
 		switch k {
 		case "input":
-			return t.input.read(rest), true
+			return t.input.Read(rest), true
 		case "output":
-			return t.output.read(rest), true
+			return t.output.Read(rest), true
 		case "reasoning":
-			return t.reasoning.read(rest), true
+			return t.reasoning.Read(rest), true
 		case "cache":
 			if t.cache {
 				break
@@ -117,9 +98,9 @@ func (t *tokens) read(rest string) int {
 			return jsonscan.Fields(rest, func(k, rest string) (int, bool) {
 				switch k {
 				case "read":
-					return t.cacheRead.read(rest), true
+					return t.cacheRead.Read(rest), true
 				case "write":
-					return t.cacheWrite.read(rest), true
+					return t.cacheWrite.Read(rest), true
 				}
 				return 0, true
 			}), true
@@ -134,9 +115,9 @@ func (t *tokens) read(rest string) int {
 type state struct {
 	status, output, err string // decoded (jsonscan.Str)
 	input, meta         string
-	start, end          count    // time's, read with it
-	in                  input    // input's members, read with it
-	md                  metadata // meta's members, read with it
+	start, end          jsonscan.FirstInt // time's, read with it
+	in                  input             // input's members, read with it
+	md                  metadata          // meta's members, read with it
 }
 
 // read reads the state object at the start of rest into st, which must be
@@ -156,13 +137,13 @@ func (st *state) read(rest string) int {
 			st.input = rest[:n]
 			return n, true
 		case "time":
-			st.start, st.end = count{}, count{} // the last time wins
+			st.start, st.end = jsonscan.FirstInt{}, jsonscan.FirstInt{} // the last time wins
 			return jsonscan.Fields(rest, func(k, rest string) (int, bool) {
 				switch k {
 				case "start":
-					return st.start.read(rest), true
+					return st.start.Read(rest), true
 				case "end":
-					return st.end.read(rest), true
+					return st.end.Read(rest), true
 				}
 				return 0, true
 			}), true
@@ -435,16 +416,16 @@ func (p *parser) Flush(dst []event.Body) []event.Body { return p.unfinished(dst)
 
 func (p *parser) stepFinish(dst []event.Body, part *part, ts int64) []event.Body {
 	t := &part.tokens
-	reasoning := t.reasoning.n
+	reasoning := t.reasoning.N
 	u := &event.Usage{
 		// OpenCode's input already excludes the cached part: its getUsage
 		// subtracts cache reads and writes for providers that include them.
-		InputTokens: t.input.n,
+		InputTokens: t.input.N,
 		// Its output is net of reasoning, which it prices separately.
-		OutputTokens:     t.output.n + reasoning,
+		OutputTokens:     t.output.N + reasoning,
 		ReasoningTokens:  reasoning,
-		CacheReadTokens:  t.cacheRead.n,
-		CacheWriteTokens: t.cacheWrite.n,
+		CacheReadTokens:  t.cacheRead.N,
+		CacheWriteTokens: t.cacheWrite.N,
 		CostUSD:          part.cost,
 	}
 	if !u.IsZero() {

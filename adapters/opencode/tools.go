@@ -174,7 +174,7 @@ func toolUse(dst []event.Body, part *part, wall bool, files *known.Files) []even
 		return dst
 	}
 	end := &event.ToolEnd{CallID: id, Name: name, Kind: kind, Status: event.StatusOK}
-	if t0, t1 := state.start.n, state.end.n; !wall && t0 > 0 && t1 >= t0 {
+	if t0, t1 := state.start.N, state.end.N; !wall && t0 > 0 && t1 >= t0 {
 		end.DurationMS = t1 - t0
 	}
 	if status == "error" {

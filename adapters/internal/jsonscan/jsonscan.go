@@ -491,6 +491,26 @@ func SetFirst(dst *string, v string) {
 	}
 }
 
+// FirstInt is an integer member read in the walk of its object (a Fields
+// callback), where it would be skipped and looked up again; as with
+// gjson's Get, the first of duplicate keys wins.
+type FirstInt struct {
+	N    int64
+	Seen bool // a member was read
+}
+
+// Read reads the integer at the start of rest, unless an earlier
+// duplicate was read, and returns its length (0 to have Fields skip it).
+func (c *FirstInt) Read(rest string) int {
+	if c.Seen {
+		return 0
+	}
+	var n int
+	c.N, n = IntValue(rest)
+	c.Seen = true
+	return n
+}
+
 // StrOnly decodes raw only when it is a JSON string, as gjson code that
 // checks Type == gjson.String does; anything else is "". The result shares
 // raw's memory when there are no escapes.

@@ -388,3 +388,21 @@ func TestPlainRun(t *testing.T) {
 		}
 	}
 }
+
+// TestFirstInt: the first of duplicate members is kept, and the length
+// read is the value's, so that Fields goes on after it.
+func TestFirstInt(t *testing.T) {
+	var a, b FirstInt
+	end := Fields(`{"a":12,"b":x,"a":7} tail`, func(k, rest string) (int, bool) {
+		switch k {
+		case "a":
+			return a.Read(rest), true
+		case "b":
+			return b.Read(rest), true
+		}
+		return 0, true
+	})
+	if a != (FirstInt{N: 12, Seen: true}) || !b.Seen || b.N != 0 || end != len(`{"a":12,"b":x,"a":7}`) {
+		t.Fatalf("a %+v, b %+v, end %d", a, b, end)
+	}
+}
