@@ -5,12 +5,14 @@ import (
 	"cmp"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentharness/harness/internal/fewmap"
 	"github.com/agentharness/harness/internal/idset"
 )
 
@@ -70,7 +72,7 @@ type Stream struct {
 	finished bool
 
 	session SessionStart
-	open    openSet // by the unique id in the stream
+	open    fewmap.Map[string, openCall] // by the unique id in the stream
 	// openMu guards open's changes (made under mu as well) and
 	// OpenCalls' reads: those must not wait for mu, which the sink holds
 	// for as long as its consumer blocks (an interrupt reports the calls
@@ -298,7 +300,7 @@ func (s *Stream) Session() SessionStart {
 func (s *Stream) OpenCalls() []OpenCall {
 	s.openMu.Lock()
 	defer s.openMu.Unlock()
-	out := make([]OpenCall, 0, s.open.len())
+	out := make([]OpenCall, 0, s.open.Len())
 	for _, c := range s.openCalls() {
 		out = append(out, OpenCall{Start: *c.start, Since: c.at})
 	}
@@ -306,7 +308,11 @@ func (s *Stream) OpenCalls() []OpenCall {
 }
 
 // openCalls returns the open calls, oldest first.
-func (s *Stream) openCalls() []openCall { return s.open.oldestFirst() }
+func (s *Stream) openCalls() []openCall {
+	out := s.open.Values()
+	slices.SortFunc(out, func(a, b openCall) int { return cmp.Compare(a.n, b.n) })
+	return out
+}
 
 // AgentStatus is the status of the agent's own terminal report ("" before
 // one): the agent's word, before the run's outcome is folded in.
@@ -477,7 +483,7 @@ func (s *Stream) toolStart(v *ToolStart) bool {
 		v.CallID = "call"
 	}
 	agentID := v.CallID
-	if s.open.find(s.aliasOf(agentID)) >= 0 {
+	if s.open.Has(s.aliasOf(agentID)) {
 		return false // the same call announced twice
 	}
 	// The maps keep the id, and the open call its start, while the call
@@ -549,7 +555,7 @@ func (s *Stream) toolStart(v *ToolStart) bool {
 	}
 	s.openSeq++
 	s.openMu.Lock()
-	s.open.add(openCall{id: v.CallID, name: v.Name, kind: v.Kind, at: s.clock(), start: v, n: s.openSeq})
+	s.open.Set(v.CallID, openCall{id: v.CallID, name: v.Name, kind: v.Kind, at: s.clock(), start: v, n: s.openSeq})
 	s.openMu.Unlock()
 	s.toolCalls++
 	return true
@@ -568,7 +574,7 @@ func (s *Stream) toolEnd(v *ToolEnd) {
 	}
 	agentID := v.CallID
 	id := s.aliasOf(agentID)
-	c, ok := s.open.get(id)
+	c, ok := s.open.Get(id)
 	if !ok {
 		// An end with no start: announce the call first, so the pair holds.
 		st := &ToolStart{CallID: v.CallID, Name: v.Name, Kind: v.Kind}
@@ -576,7 +582,7 @@ func (s *Stream) toolEnd(v *ToolEnd) {
 			s.send(st)
 		}
 		id = st.CallID
-		c, _ = s.open.get(id)
+		c, _ = s.open.Get(id)
 	}
 	v.CallID = id
 	if v.Name == "" {
@@ -606,7 +612,7 @@ func (s *Stream) toolEnd(v *ToolEnd) {
 		v.Paths = v.Paths[:MaxPaths]
 	}
 	s.openMu.Lock()
-	s.open.remove(id)
+	s.open.Delete(id)
 	s.openMu.Unlock()
 	s.closed.Add(id)
 	if id != agentID {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"hash/maphash"
 	"regexp"
-	"slices"
 	"strings"
 	"sync"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/agentharness/harness/adapters/internal/jsonscan"
 	"github.com/agentharness/harness/adapters/internal/known"
 	"github.com/agentharness/harness/event"
+	"github.com/agentharness/harness/internal/fewmap"
 )
 
 // maxErrorText caps the message of an error built from a raw stdout line.
@@ -37,13 +37,13 @@ const keepText = event.MaxTextBytes + 1
 type parser struct {
 	readahead.TwoStep[read] // Parse, and read-ahead: read then apply
 
-	seg      capped         // text of the current segment's chunks
-	chunks   bool           // chunks were seen in the current segment and not yet closed into a message
-	lastSeg  closed         // the segment closed last, to drop its consolidated repeat
-	thinking capped         // reasoning deltas not yet closed by thinking/completed
-	started  openCalls      // calls announced by tool_call/started and not yet completed
-	seed     maphash.Seed   // of callKey
-	lines    jsonscan.Lines // copies of the lines
+	seg      capped                    // text of the current segment's chunks
+	chunks   bool                      // chunks were seen in the current segment and not yet closed into a message
+	lastSeg  closed                    // the segment closed last, to drop its consolidated repeat
+	thinking capped                    // reasoning deltas not yet closed by thinking/completed
+	started  fewmap.Map[uint64, int64] // calls announced by tool_call/started and not yet completed, by callKey: their timestamp_ms
+	seed     maphash.Seed              // of callKey
+	lines    jsonscan.Lines            // copies of the lines
 
 	// final is the final answer so far: the complete assistant text since
 	// the last tool call (text before a tool call is commentary). sawText
@@ -442,10 +442,11 @@ func (p *parser) toolCall(dst []event.Body, f *fields) ([]event.Body, bool) {
 	ts := f.timestamp
 	key := p.callKey(id)
 	if f.subtype == "started" {
-		p.started.start(key, ts)
+		p.started.Set(key, ts)
 		return append(dst, call.start(id)), true
 	}
-	startTS, ok := p.started.end(key)
+	startTS, ok := p.started.Get(key)
+	p.started.Delete(key)
 	if !ok {
 		// Only the completion was seen: announce the call with its input.
 		dst = append(dst, call.start(id))
@@ -456,56 +457,6 @@ func (p *parser) toolCall(dst []event.Body, f *fields) ([]event.Body, bool) {
 		end.DurationMS = nativeDuration(call, startTS, ts)
 	}
 	return append(dst, end), true
-}
-
-// openCalls are the calls announced by tool_call/started and not yet
-// completed, by callKey, with their timestamp_ms. Cursor has a few open at
-// a time at most: they are looked up in a short list, and only past
-// maxListed in a map. (A map alone cost 6.5 M instructions more on the
-// 20 MB Cursor corpus, 280 a call: its delete of its last entry draws a
-// new seed.)
-type openCalls struct {
-	listed []openCall
-	more   map[uint64]int64
-}
-
-type openCall struct {
-	key uint64
-	ts  int64
-}
-
-const maxListed = 16
-
-// start records the call of key as started at ts; a second start of a
-// call replaces the first.
-func (o *openCalls) start(key uint64, ts int64) {
-	for i := range o.listed {
-		if o.listed[i].key == key {
-			o.listed[i].ts = ts
-			return
-		}
-	}
-	if _, ok := o.more[key]; ok || len(o.listed) == maxListed {
-		if o.more == nil {
-			o.more = map[uint64]int64{}
-		}
-		o.more[key] = ts
-		return
-	}
-	o.listed = append(o.listed, openCall{key, ts})
-}
-
-// end forgets the call of key and returns when it started, if it was open.
-func (o *openCalls) end(key uint64) (ts int64, ok bool) {
-	for i, c := range o.listed {
-		if c.key == key {
-			o.listed = slices.Delete(o.listed, i, i+1)
-			return c.ts, true
-		}
-	}
-	ts, ok = o.more[key]
-	delete(o.more, key)
-	return ts, ok
 }
 
 // callKey is a call id's key in p.started: its hash, exact but for a
