@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -209,4 +210,23 @@ func TestConformCodexACPWithCacheUnderTmp(t *testing.T) {
 	for _, c := range r.Checks {
 		require.NotEqual(t, conform.Fail, c.Status, "%s: %s\n%s", c.Name, c.Detail, r)
 	}
+}
+
+// TestOpenCodeMockLeavesNoLibrary: OpenCode writes its embedded native
+// library (5.4 MB) to the temporary directory at every start and never
+// removes it; a --mock run (tests, conform, bench smoke) kept one for
+// each run in /tmp. It now goes in the mock's home, removed with it.
+func TestOpenCodeMockLeavesNoLibrary(t *testing.T) {
+	t.Parallel()
+	tmp, work := t.TempDir(), t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, harnessBin, "run", "--agent", "opencode", "--mock", "text", "-p", "hi", "--no-log")
+	cmd.Dir, cmd.Env = work, harnessEnv(t, "TMPDIR="+tmp)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Contains(t, string(out), `"type":"result"`)
+	left, err := filepath.Glob(filepath.Join(tmp, ".*.so"))
+	require.NoError(t, err)
+	require.Empty(t, left, "OpenCode's library was left in TMPDIR")
 }
