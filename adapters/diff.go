@@ -309,7 +309,46 @@ func HeaderName(path string) (string, bool) {
 // DisplayPath is how a diff header names the file at path: relative to cwd
 // where the path is inside it, else the path itself. An empty cwd leaves
 // path as it is.
+//
+// Where cwd and path are plain (absolute paths of plain names, or path
+// relative), the name is worked out without filepath's two Cleans and Rel:
+// they cost 3,000 instructions a diff (7 M on the 20 MB Cursor corpus).
+// FuzzDisplayPath holds the two ways to the same names.
 func DisplayPath(cwd, path string) string {
+	if isPlainAbs(cwd) {
+		switch {
+		case plainNames(path):
+			return path // relative, and so inside cwd
+		case isPlainAbs(path) && path != cwd:
+			if rest, ok := strings.CutPrefix(path, cwd); ok && rest[0] == '/' {
+				return rest[1:]
+			}
+			return path // outside cwd
+		}
+	}
+	return cleanDisplayPath(cwd, path)
+}
+
+// isPlainAbs reports whether path is a slash and plain names, not the
+// root alone.
+func isPlainAbs(path string) bool {
+	return len(path) > 1 && path[0] == '/' && plainNames(path[1:])
+}
+
+// plainNames reports whether path is a relative path of names, none "."
+// or "..", one slash apart: one that filepath.Clean leaves as it is and
+// that stays below its directory.
+func plainNames(path string) bool {
+	for name := range strings.SplitSeq(path, "/") {
+		if name == "" || name == "." || name == ".." {
+			return false
+		}
+	}
+	return true
+}
+
+// cleanDisplayPath is DisplayPath for any cwd and path, with filepath.
+func cleanDisplayPath(cwd, path string) string {
 	if cwd == "" || path == "" {
 		return path
 	}

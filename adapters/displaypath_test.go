@@ -1,21 +1,19 @@
-package cursor
+package adapters
 
 import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/agentharness/harness/adapters"
 )
 
-// displayPath must name every file as adapters.DisplayPath does.
+// DisplayPath's short way for plain paths must name every file as the
+// way through filepath does.
 func TestDisplayPath(t *testing.T) {
 	t.Parallel()
 	for _, cwd := range []string{"", "/", "/p", "/p/q", "p", "/p/", "/p/../q", "/p//q"} {
 		for _, path := range []string{"", "a", "a/b", "./a", "a/../b", "../a", "a/", "a//b", "/p", "/p/a", "/p/a/b",
 			"/pa/b", "/q/a", "/p/q", "/p/q/a", "/p/./a", "/p/../a", "//p/a", "/", "/p/a/", ".", "..", "...", "/p/..."} {
-			p := &parser{cwd: cwd}
-			require.Equal(t, adapters.DisplayPath(cwd, path), p.displayPath(path), "cwd %q, path %q", cwd, path)
+			require.Equal(t, cleanDisplayPath(cwd, path), DisplayPath(cwd, path), "cwd %q, path %q", cwd, path)
 		}
 	}
 }
@@ -25,9 +23,8 @@ func FuzzDisplayPath(f *testing.F) {
 	f.Add("/p", "a/b")
 	f.Add("/p", "/pa/b")
 	f.Fuzz(func(t *testing.T, cwd, path string) {
-		p := &parser{cwd: cwd}
-		if got, want := p.displayPath(path), adapters.DisplayPath(cwd, path); got != want {
-			t.Fatalf("displayPath(%q, %q) = %q, DisplayPath %q", cwd, path, got, want)
+		if got, want := DisplayPath(cwd, path), cleanDisplayPath(cwd, path); got != want {
+			t.Fatalf("DisplayPath(%q, %q) = %q, through filepath %q", cwd, path, got, want)
 		}
 	})
 }
