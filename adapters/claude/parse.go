@@ -451,13 +451,6 @@ func gjsonNumber(v string) bool {
 	return false
 }
 
-// first sets *dst to the raw value v unless a value was set before.
-func first(dst *string, v string) {
-	if *dst == "" {
-		*dst = v
-	}
-}
-
 // Flush implements adapters.Parser: a block that was streamed to its
 // content_block_stop but whose complete form never came is emitted as
 // assembled from its deltas; a block the stream left unfinished is not
@@ -533,11 +526,11 @@ func (p *parser) streamEvent(dst []event.Body, t *top) []event.Body {
 		jsonscan.Each(cblock, func(k, v string) bool {
 			switch k { // the first of duplicate keys, as gjson's Get
 			case "type":
-				first(&ctype, v)
+				jsonscan.SetFirst(&ctype, v)
 			case "id":
-				first(&id, v)
+				jsonscan.SetFirst(&id, v)
 			case "name":
-				first(&name, v)
+				jsonscan.SetFirst(&name, v)
 			}
 			return true
 		})
@@ -568,9 +561,9 @@ func (p *parser) streamEvent(dst []event.Body, t *top) []event.Body {
 		jsonscan.Each(e.message, func(k, v string) bool {
 			switch k {
 			case "id":
-				first(&rawID, v)
+				jsonscan.SetFirst(&rawID, v)
 			case "usage":
-				first(&msgUsage, v)
+				jsonscan.SetFirst(&msgUsage, v)
 			}
 			return true
 		})
@@ -872,15 +865,15 @@ type resultBlock struct {
 func (b *resultBlock) field(k, v string) bool {
 	switch k {
 	case "type":
-		first(&b.typ, v)
+		jsonscan.SetFirst(&b.typ, v)
 	case "text":
-		first(&b.text, v)
+		jsonscan.SetFirst(&b.text, v)
 	case "tool_use_id":
-		first(&b.id, v)
+		jsonscan.SetFirst(&b.id, v)
 	case "content":
-		first(&b.output, v)
+		jsonscan.SetFirst(&b.output, v)
 	case "is_error":
-		first(&b.isError, v)
+		jsonscan.SetFirst(&b.isError, v)
 	}
 	return true
 }
