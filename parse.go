@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/agentharness/harness/adapters"
@@ -73,6 +74,7 @@ func Parse(ctx context.Context, r io.Reader, agent string, sink func(event.Event
 		MaxLine: o.MaxLine,
 		Batch:   func() { at = now() },
 		Idle:    o.Flush,
+		Regular: isRegular(r),
 	})
 	at = now()
 	if readErr != nil {
@@ -83,6 +85,17 @@ func Parse(ctx context.Context, r io.Reader, agent string, sink func(event.Event
 		out.Status = o.Session.Status // how the session ended is the harness's, not in its lines
 	}
 	return s.Finish(out), readErr
+}
+
+// isRegular reports whether r is a regular file (not a pipe, a terminal or
+// a FIFO that a writer may still be filling).
+func isRegular(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode().IsRegular()
 }
 
 // ctxReader stops a long parse when ctx is cancelled.

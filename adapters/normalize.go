@@ -20,6 +20,14 @@ type NormalizeOptions struct {
 	// being parsed): a writer that buffers the events writes them out
 	// here, so a live pipe sees each event as soon as its line was read.
 	Idle func()
+	// Regular says that r is a regular file, whose reads never wait for a
+	// writer: a batch then ends only when full, not before every read
+	// (64 KiB: every 130 lines of claude's), and the goroutines hand on a
+	// batch half as often. Measured on `harness parse` of the 100 MB
+	// claude corpus, medians of 6 runs: 1.29 -> 1.22 µs of CPU an event
+	// (gemini 0.85 -> 0.82), the rest of each hand-off being the runtime
+	// waking and parking the other goroutine's thread.
+	Regular bool
 }
 
 // Limits of one batch of parsed lines; a batch also ends whenever the
@@ -78,7 +86,7 @@ func Normalize(r io.Reader, p Parser, s *event.Stream, o NormalizeOptions) error
 	}
 	go func() {
 		defer close(read)
-		readErr = parseBatches(r, p, s.Raw(), o.MaxLine, read, free)
+		readErr = parseBatches(r, p, s.Raw(), o.MaxLine, o.Regular, read, free)
 	}()
 	for {
 		var b *batch
@@ -107,8 +115,8 @@ func Normalize(r io.Reader, p Parser, s *event.Stream, o NormalizeOptions) error
 
 // parseBatches reads r line by line, parses each line with p into the
 // current batch and hands batches to full: when one is full, and before
-// every read of r that may wait.
-func parseBatches(r io.Reader, p Parser, keepLines bool, maxLine int, full, free chan *batch) error {
+// every read of r that may wait (any read, unless r is regular).
+func parseBatches(r io.Reader, p Parser, keepLines bool, maxLine int, regular bool, full, free chan *batch) error {
 	ra, _ := p.(readahead.Parser)
 	cur, made := &batch{}, 1
 	send := func() {
@@ -126,7 +134,10 @@ func parseBatches(r io.Reader, p Parser, keepLines bool, maxLine int, full, free
 			cur, made = &batch{}, made+1
 		}
 	}
-	in := beforeRead{r: r, hook: send}
+	var in io.Reader = beforeRead{r: r, hook: send}
+	if regular {
+		in = r
+	}
 	err := linescan.Scan(in, maxLine, func(line []byte, dropped int64) error {
 		pl := parsedLine{from: len(cur.bodies)}
 		if dropped > 0 {

@@ -128,18 +128,37 @@ func TestNormalizeGivesTheStreamEachLineInOrder(t *testing.T) {
 		}
 		for name, r := range readers {
 			for kind, newParser := range parsers {
-				t.Run(fmt.Sprint(name, " ", kind, " raw=", raw), func(t *testing.T) {
-					exp := want
-					if name == "one-byte" {
-						exp = lineByLine(t, in[:64<<10], raw, maxLine)
-					}
-					got, err := normalizeWith(t, newParser(), r(), raw, adapters.NormalizeOptions{MaxLine: maxLine})
-					require.NoError(t, err)
-					require.Equal(t, exp, got)
-					require.NoError(t, event.CheckNDJSON([]byte(got)))
-				})
+				for _, regular := range []bool{false, true} {
+					t.Run(fmt.Sprint(name, " ", kind, " raw=", raw, " regular=", regular), func(t *testing.T) {
+						exp := want
+						if name == "one-byte" {
+							exp = lineByLine(t, in[:64<<10], raw, maxLine)
+						}
+						got, err := normalizeWith(t, newParser(), r(), raw, adapters.NormalizeOptions{MaxLine: maxLine, Regular: regular})
+						require.NoError(t, err)
+						require.Equal(t, exp, got)
+						require.NoError(t, event.CheckNDJSON([]byte(got)))
+					})
+				}
 			}
 		}
+	}
+}
+
+// TestNormalizeFillsBatchesFromARegularFile: from a regular file a batch
+// ends when full, not before each read, however short the reads.
+func TestNormalizeFillsBatchesFromARegularFile(t *testing.T) {
+	t.Parallel()
+	in := strings.Repeat("short line\n", 1000)
+	for regular, want := range map[bool]func(int) bool{
+		true:  func(n int) bool { return n == 4 },  // 256 lines a batch
+		false: func(n int) bool { return n > 100 }, // a batch before each read of a byte
+	} {
+		var batches int
+		s := event.NewStream(event.StreamConfig{Run: adaptertest.RunID, Start: event.SessionStart{Agent: "echo"}, Sink: func(event.Event) {}})
+		r := iotest.OneByteReader(strings.NewReader(in))
+		require.NoError(t, adapters.Normalize(r, &echoParser{}, s, adapters.NormalizeOptions{Regular: regular, Batch: func() { batches++ }}))
+		require.True(t, want(batches), "regular=%v: %d batches", regular, batches)
 	}
 }
 
