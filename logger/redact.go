@@ -512,16 +512,16 @@ func (r *Redactor) redactText(b []byte, rules rule) []byte {
 		})
 	}
 	if rules&ruleBearer != 0 {
-		b = replaceGroup(bearerRE(), b, 2)
+		b = replaceGroup(bearerRE(), b, 2, nil)
 	}
 	if rules&ruleAuth != 0 {
-		b = replaceGroup(authRE(), b, 2)
+		b = replaceGroup(authRE(), b, 2, nil)
 	}
 	if rules&ruleURL != 0 && bytes.IndexByte(b, '@') >= 0 {
-		b = replaceGroup(urlRE(), b, 2)
+		b = replaceGroup(urlRE(), b, 2, nil)
 	}
 	if rules&rulePair != 0 && bytes.ContainsAny(b, ":=") {
-		b = replaceGroup(pairRE(), b, 2)
+		b = replaceGroup(pairRE(), b, 2, pairValue)
 	}
 	return b
 }
@@ -541,8 +541,8 @@ func hasDigitAndLetter(b []byte) bool {
 
 // replaceGroup replaces, in every match of re, the first of submatches g,
 // g+1, … that matched with Redacted (pairRE's value has one group per
-// form of quoting).
-func replaceGroup(re *regexp.Regexp, b []byte, g int) []byte {
+// form of quoting), or with what with says (nil: Redacted always).
+func replaceGroup(re *regexp.Regexp, b []byte, g int, with func(b []byte, loc []int, k int) (string, bool)) []byte {
 	locs := re.FindAllSubmatchIndex(b, -1)
 	if locs == nil {
 		return b
@@ -558,11 +558,52 @@ func replaceGroup(re *regexp.Regexp, b []byte, g int) []byte {
 		if s < 0 || string(b[s:e]) == Redacted {
 			continue
 		}
+		repl := Redacted
+		if with != nil {
+			var ok bool
+			if repl, ok = with(b, loc, k); !ok {
+				continue
+			}
+		}
 		out = append(out, b[last:s]...)
-		out = append(out, Redacted...)
+		out = append(out, repl...)
 		last = e
 	}
 	return append(out, b[last:]...)
+}
+
+// pairValue is what replaces the value of pairRE's match loc, whose value
+// is group k: Redacted, except after a JSON key ("pin": 1234, or \"pin\":
+// 1234 quoted once more) in text that holds a JSON document, such as the
+// arguments string of a tool call. There, as redactJSON does with a line,
+// a number becomes the string Redacted and true, false and null are kept
+// (false: nothing to replace), so that the document stays JSON.
+func pairValue(b []byte, loc []int, k int) (string, bool) {
+	const unquoted = 5 // pairRE's group of a value without quotes
+	if k != unquoted {
+		return Redacted, true
+	}
+	sep := b[loc[3]:loc[2*k]] // from the key's end to the value
+	quote := ""
+	switch {
+	case bytes.HasPrefix(sep, []byte(`"`)):
+		quote = `"`
+	case bytes.HasPrefix(sep, []byte(`\"`)):
+		quote = `\"`
+	default:
+		return Redacted, true
+	}
+	colon := bytes.IndexByte(sep, ':')
+	if colon < 0 || bytes.ContainsAny(sep[colon:], `"'`) {
+		return Redacted, true // key=value, or a quote the value did not close
+	}
+	switch v := b[loc[2*k]:loc[2*k+1]]; {
+	case string(v) == "null" || string(v) == "true" || string(v) == "false":
+		return "", false
+	case (v[0] == '-' || '0' <= v[0] && v[0] <= '9') && json.Valid(v):
+		return quote + Redacted + quote, true
+	}
+	return Redacted, true
 }
 
 // redactJSON rewrites the strings of a valid JSON document: each string's

@@ -93,3 +93,32 @@ func FuzzRedactQuotedPair(f *testing.F) {
 		require.Equal(t, want, got["cmd"])
 	})
 }
+
+// TestRedactNumberInJSONInAString: inside a JSON document quoted in a
+// string (a tool call's arguments), a number under a secret key becomes
+// the string Redacted and null, true and false are kept, as in a line
+// that is JSON itself: the document in the string stays JSON.
+func TestRedactNumberInJSONInAString(t *testing.T) {
+	t.Parallel()
+	r := NewRedactor(nil)
+	for in, want := range map[string]string{
+		`{"arguments":"{\"password\":12345678}"}`:               `{"arguments":"{\"password\":\"[REDACTED]\"}"}`,
+		`{"arguments":"{\"token\": -1.5e3, \"n\": 1}"}`:         `{"arguments":"{\"token\": \"[REDACTED]\", \"n\": 1}"}`,
+		`{"arguments":"{\"password\":null,\"secret\":true}"}`:   `{"arguments":"{\"password\":null,\"secret\":true}"}`,
+		`{"arguments":"{\"cmd\":\"{\\\"password\\\":1234}\"}"}`: `{"arguments":"{\"cmd\":\"{\\\"password\\\":\\\"[REDACTED]\\\"}\"}"}`,
+	} {
+		out := r.Redact([]byte(in))
+		require.Equal(t, want, string(out), in)
+		var outer, inner map[string]any
+		require.NoError(t, json.Unmarshal(out, &outer))
+		require.NoError(t, json.Unmarshal([]byte(outer["arguments"].(string)), &inner), "the arguments stay JSON: %s", out)
+	}
+	// In text that is no JSON, a value is redacted whatever it is.
+	for in, want := range map[string]string{
+		`password=null`:         `password=[REDACTED]`,
+		`password: 1234`:        `password: [REDACTED]`,
+		`{"a":"token=42 next"}`: `{"a":"token=[REDACTED] next"}`,
+	} {
+		require.Equal(t, want, string(r.Redact([]byte(in))), in)
+	}
+}

@@ -124,6 +124,7 @@ func FuzzRedactJSONStaysValid(f *testing.F) {
 	f.Add(`["AKIAIOSFODNN7EXAMPLE", {"token": "\u00e9\ud83d\ude00"}]`)
 	f.Add(`{"password":-1.5e3,"api_key" : 0,"token":[1,true],"secret":{"n":2}}`)
 	f.Add(`{"cmd":"mysql --password=\"a b\" -e 'x' token='c d'"}`)
+	f.Add(`{"arguments":"{\"password\":12345678,\"token\":null,\"n\":[1]}"}`)
 	r := NewRedactor(testEnv)
 	f.Fuzz(func(t *testing.T, s string) {
 		out := r.Redact([]byte(s))
