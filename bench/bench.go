@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"slices"
 	"sync"
@@ -456,6 +457,22 @@ func (b *bencher) one(ctx context.Context, s Spec) (rr RunReport) {
 	return rr
 }
 
+// runTmp makes a temporary directory for a run on the host (no sandbox
+// or container, whose own /tmp goes with it) and returns the variables
+// that point the agent and the check at it, set before anything of the
+// task's or --mock's (which may point elsewhere), and what removes it
+// once the run is over: what they leave there does not pile up in the
+// host's (OpenCode writes a 5.4 MB library there at every start and never
+// removes it). Under the host's temporary directory, for a short path:
+// a socket's path must fit in 108 bytes.
+func runTmp() (env []string, remove func(), err error) {
+	dir, err := os.MkdirTemp("", "harness-bench-")
+	if err != nil {
+		return nil, nil, fmt.Errorf("bench: %w", err)
+	}
+	return []string{"TMPDIR=" + dir, "TMP=" + dir, "TEMP=" + dir}, func() { _ = os.RemoveAll(dir) }, nil
+}
+
 // passed is the check's verdict for Progress: none without a check, or
 // when the bench's cancel cut it short.
 func passed(c *CheckResult) *bool {
@@ -490,10 +507,16 @@ func (b *bencher) execute(ctx context.Context, s Spec, in RunReport) (rr RunRepo
 	if b.opts.Keep {
 		rr.Tree = tr.dir
 	}
-	t := harness.Task{Agent: s.Agent, Prompt: s.Task.Prompt, Model: s.Model, Cwd: tr.cwd}
+	tmpEnv, removeTmp, err := runTmp()
+	if err != nil {
+		rr.Status, rr.Reason, rr.Error = event.ResultError, ReasonSetup, err.Error()
+		return rr
+	}
+	defer removeTmp()
+	t := harness.Task{Agent: s.Agent, Prompt: s.Task.Prompt, Model: s.Model, Cwd: tr.cwd, Env: tmpEnv}
 	var check func() *CheckResult
 	if s.Task.Check != "" {
-		check = func() *CheckResult { return runCheck(ctx, s.Task.Check, tr.cwd, b.opts.CheckTimeout) }
+		check = func() *CheckResult { return runCheckEnv(ctx, s.Task.Check, tr.cwd, b.opts.CheckTimeout, tmpEnv) }
 	}
 	b.drive(ctx, s, t, tr, &rr, nil, check)
 	return rr

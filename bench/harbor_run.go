@@ -61,6 +61,9 @@ type harborRun struct {
 	// warnings of the run (RunReport.Warnings); artifactsErr a failure
 	// to copy the artifacts out.
 	warnings []string
+	// tmpEnv points the agent's and the verifier's temporary directory
+	// at one of the run's own under --isolate none (runTmp).
+	tmpEnv []string
 	// The container engine and the run's container (podman, docker).
 	eng       *isolate.Engine
 	container *isolate.Running
@@ -155,6 +158,14 @@ func (b *bencher) harbor(ctx context.Context, s Spec, in RunReport) (rr RunRepor
 	}
 	if err := r.resolveEnv(); err != nil {
 		return fail(err)
+	}
+	if engine == isolate.None || engine == "" {
+		env, remove, err := runTmp()
+		if err != nil {
+			return fail(err)
+		}
+		defer remove()
+		r.tmpEnv = env
 	}
 	defer func() { rr.Warnings = append(rr.Warnings, r.warnings...) }()
 	if h.Workdir == "" && !isolate.IsContainer(engine) {
@@ -277,7 +288,7 @@ func checkIsolate(p Plan, engine string) error {
 // its script, [solution].env and no per-tool budget (the script is one
 // tool call as long as the run).
 func (b *bencher) harborAgent(t *harness.Task, r *harborRun, oracle bool) {
-	t.Env = append(t.Env, r.env...)
+	t.Env = append(append(slices.Clone(r.tmpEnv), t.Env...), r.env...)
 	if t.Budgets == nil {
 		settings := b.opts.Settings
 		if settings == nil {
@@ -499,7 +510,7 @@ func (r *harborRun) verify(ctx context.Context) *CheckResult {
 	// The verifier's variables are in its environment, not on a command
 	// line; what it prints is redacted of their secret-looking values.
 	argv = append(argv, "bash", script)
-	c := runCheckEnv(ctx, shellJoin(argv), r.p("app"), r.h.VerifierTimeout, r.verifierEnv)
+	c := runCheckEnv(ctx, shellJoin(argv), r.p("app"), r.h.VerifierTimeout, append(slices.Clone(r.tmpEnv), r.verifierEnv...))
 	c.Output = logger.DefaultRedactor().WithEnv(r.verifierEnv).RedactString(c.Output)
 	c.Command = verifierCommand
 	switch {

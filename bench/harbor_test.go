@@ -1,6 +1,7 @@
 package bench_test
 
 import (
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -433,6 +434,41 @@ func TestHarborEnvTemplateUnset(t *testing.T) {
 	r := rep.Runs[0]
 	require.Equal(t, bench.ReasonSetup, r.Reason)
 	require.Equal(t, "bench: task.toml: verifier.env.KEY: ${HARNESS_SURELY_UNSET_VAR} is not set", r.Error)
+}
+
+// Under --isolate none, what the agent and the tests leave in their
+// temporary directory goes with the run, as in a sandbox's or a
+// container's own /tmp, and does not pile up in the host's; so for a
+// task of bench's own format.
+func TestBenchRunTmpGoesWithTheRun(t *testing.T) {
+	hostTmp := t.TempDir()
+	t.Setenv("TMPDIR", hostTmp)
+	dir := filepath.Join(t.TempDir(), "task")
+	copyDir(t, filepath.Join(harborSuite, "create-file"), dir)
+	for script, name := range map[string]string{"solution/solve.sh": "left-by-agent", "tests/test.sh": "left-by-verifier"} {
+		f, err := os.OpenFile(filepath.Join(dir, script), os.O_APPEND|os.O_WRONLY, 0)
+		require.NoError(t, err)
+		_, err = fmt.Fprintf(f, "\ntouch \"${TMPDIR:-/tmp}/%s\"\n", name)
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
+	}
+	rep := runHarbor(t, dir, "none", "oracle")
+	r := rep.Runs[0]
+	require.NotNil(t, r.Check, r.Error)
+	require.True(t, r.Check.Passed, r.Check.Output)
+	left, err := os.ReadDir(hostTmp)
+	require.NoError(t, err)
+	require.Empty(t, left, "files left in the host's TMPDIR")
+
+	plan := bench.Plan{Tasks: []bench.Task{{Prompt: "x", Check: `touch "$TMPDIR/left-by-check" && echo "$TMPDIR"`}}, Agents: []string{"claude"}}
+	prep, err := bench.Run(t.Context(), plan, bench.Options{Setup: fakes(map[string]string{"claude": "bench-writer"})})
+	require.NoError(t, err)
+	c := prep.Runs[0].Check
+	require.True(t, c.Passed, c.Output)
+	require.True(t, strings.HasPrefix(c.Output, filepath.Join(hostTmp, "harness-bench-")), c.Output)
+	left, err = os.ReadDir(hostTmp)
+	require.NoError(t, err)
+	require.Empty(t, left, "files left in the host's TMPDIR")
 }
 
 // A terminal-bench 2.0 style task (its task.toml as published, the
