@@ -134,17 +134,29 @@ func FuzzRedactJSONStaysValid(f *testing.F) {
 	})
 }
 
-func BenchmarkRedact(b *testing.B) {
-	r := NewRedactor(append(testEnv, "ANTHROPIC_API_KEY=sk-ant-benchmark-0123456789"))
-	clean := []byte(`{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Here is the plan: first read the file, then edit the function so that it returns early."}},"session_id":"ce92f1d2-0000-4000-8000-000000000000"}`)
-	usage := []byte(`{"type":"result","subtype":"success","usage":{"input_tokens":240,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":50},"total_cost_usd":0.00147}`)
+// benchRedactor and benchLines are what BenchmarkRedact measures.
+func benchRedactor() *Redactor {
+	return NewRedactor(append(testEnv, "ANTHROPIC_API_KEY=sk-ant-benchmark-0123456789"))
+}
+
+var benchLines = []struct {
+	name string
+	line []byte
+}{
+	{"clean", []byte(`{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Here is the plan: first read the file, then edit the function so that it returns early."}},"session_id":"ce92f1d2-0000-4000-8000-000000000000"}`)},
+	{"usage-line", []byte(`{"type":"result","subtype":"success","usage":{"input_tokens":240,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":50},"total_cost_usd":0.00147}`)},
+	{"secret", []byte(`{"type":"tool_end","output":"export OPENAI_API_KEY=sk-proj-Z9y8X7w6V5u4T3s2R1q0PpOo\nAuthorization: Bearer abcdefgh12345678"}`)},
 	// A line of the flood-stdout fake (make bench's memory rows).
-	flood := []byte(`{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"` + strings.Repeat("y", 900) + `"}]},"seq":2}`)
-	dirty := []byte(`{"type":"tool_end","output":"export OPENAI_API_KEY=sk-proj-Z9y8X7w6V5u4T3s2R1q0PpOo\nAuthorization: Bearer abcdefgh12345678"}`)
-	for _, c := range []struct {
-		name string
-		line []byte
-	}{{"clean", clean}, {"usage-line", usage}, {"secret", dirty}, {"flood-line", flood}} {
+	{"flood-line", []byte(`{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"` + strings.Repeat("y", 900) + `"}]},"seq":2}`)},
+	// An agent's answer in English, and a tool result holding Go code:
+	// real text is full of the letters that start a trigger.
+	{"prose", []byte(`{"type":"assistant","message":{"id":"msg_01XFDUDYJgAACzvnptvVoYEL","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":"I looked at the failing test and the cause is in the retry loop: when the server closes the connection before the response is complete, the client treats the partial body as a success and never tries again. The fix is to check the length of what was read against the Content-Length header, and to return an error that the loop already knows how to handle. I also added a test that starts a small server which hangs up halfway through, so that this case stays covered. All the tests in the package pass now, and the build is clean with the race detector on."}]},"session_id":"ce92f1d2-0000-4000-8000-000000000000"}`)},
+	{"code", []byte(`{"type":"user","message":{"role":"user","content":[{"tool_use_id":"toolu_01A09q90qw90lq917835lq9","type":"tool_result","content":"     1\tpackage retry\n     2\t\n     3\timport (\n     4\t\t\"context\"\n     5\t\t\"errors\"\n     6\t\t\"time\"\n     7\t)\n     8\t\n     9\t// Do calls f until it succeeds, ctx is done or n attempts failed.\n    10\tfunc Do(ctx context.Context, n int, f func() error) error {\n    11\t\tvar err error\n    12\t\tfor i := 0; i < n; i++ {\n    13\t\t\tif err = f(); err == nil {\n    14\t\t\t\treturn nil\n    15\t\t\t}\n    16\t\t\tselect {\n    17\t\t\tcase <-ctx.Done():\n    18\t\t\t\treturn errors.Join(err, ctx.Err())\n    19\t\t\tcase <-time.After(time.Duration(i+1) * 50 * time.Millisecond):\n    20\t\t\t}\n    21\t\t}\n    22\t\treturn err\n    23\t}\n"}]},"session_id":"ce92f1d2-0000-4000-8000-000000000000"}`)},
+}
+
+func BenchmarkRedact(b *testing.B) {
+	r := benchRedactor()
+	for _, c := range benchLines {
 		b.Run(c.name, func(b *testing.B) {
 			b.SetBytes(int64(len(c.line)))
 			b.ReportAllocs()
