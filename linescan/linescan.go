@@ -31,8 +31,32 @@ func Scan(r io.Reader, max int, fn Func) error {
 	return s.scan()
 }
 
+// ScanGrowing is Scan for a stream that may flood, such as an agent's
+// stdout: once growAfter reads in a row have filled its buffer, the
+// buffer grows to largeBufSize for the rest of the stream, so that a
+// flood is read in fewer, larger reads. Each read of a full pipe wakes
+// its writer: with the pipe widened to a MiB as well (the process
+// package does), a 1 GiB flood through harness run took 1.65 -> 1.49 s
+// of CPU with --no-log and 2.31 -> 1.98 s with the session log (medians
+// of 5 interleaved runs), the agent's CPU included. A stream that never
+// fills a read keeps the small buffer.
+func ScanGrowing(r io.Reader, max int, fn Func) error {
+	if max <= 0 {
+		max = DefaultMax
+	}
+	s := scanner{r: r, max: max, fn: fn, buf: make([]byte, bufSize), grow: true}
+	return s.scan()
+}
+
 // bufSize is the size of a Scan's buffer, and of its reads.
 const bufSize = 64 << 10
+
+// A ScanGrowing's buffer grows to largeBufSize after growAfter full
+// reads in a row.
+const (
+	largeBufSize = 1 << 20
+	growAfter    = 4
+)
 
 // maxEmptyReads is how many reads in a row may return nothing before
 // Scan gives up with io.ErrNoProgress (as bufio does).
@@ -53,6 +77,10 @@ type scanner struct {
 	err                 error  // of the last read, once there was one
 	long                []byte // assembles a line longer than buf
 	dropped             int64  // cut from the line being assembled
+	// grow: the buffer grows (ScanGrowing) once fullReads reads in a
+	// row have filled it.
+	grow      bool
+	fullReads int
 }
 
 func (s *scanner) scan() error {
@@ -102,8 +130,19 @@ func (s *scanner) read() {
 		n := copy(s.buf, s.buf[s.start:s.end])
 		s.start, s.scanned, s.end = 0, n, n
 	}
+	if s.grow && s.fullReads >= growAfter {
+		s.grow = false
+		s.buf = append(make([]byte, 0, largeBufSize), s.buf[:s.end]...)[:largeBufSize]
+	}
 	for range maxEmptyReads {
 		n, err := s.r.Read(s.buf[s.end:])
+		if s.grow {
+			if s.end+n == len(s.buf) {
+				s.fullReads++
+			} else {
+				s.fullReads = 0
+			}
+		}
 		s.end += n
 		if err != nil {
 			s.err = err

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -213,13 +214,63 @@ func FuzzScanMatchesBufio(f *testing.F) {
 			return calls, err
 		}
 		want, wantErr := run(func(r io.Reader, fn Func) error { return scanBufio(r, m, sz, fn) })
-		got, gotErr := run(func(r io.Reader, fn Func) error {
-			s := scanner{r: r, max: m, fn: fn, buf: make([]byte, sz)}
-			return s.scan()
-		})
-		require.Equal(t, want, got)
-		require.Equal(t, wantErr, gotErr)
+		for _, grow := range []bool{false, true} {
+			got, gotErr := run(func(r io.Reader, fn Func) error {
+				s := scanner{r: r, max: m, fn: fn, buf: make([]byte, sz), grow: grow}
+				return s.scan()
+			})
+			require.Equal(t, want, got, "grow=%v", grow)
+			require.Equal(t, wantErr, gotErr, "grow=%v", grow)
+		}
 	})
+}
+
+// sizes is an endless stream of 100-byte lines that records the size of
+// each read, filling it whole, or with at most most bytes when most > 0.
+type sizes struct {
+	most  int
+	reads []int
+	left  int // reads before EOF
+}
+
+func (s *sizes) Read(p []byte) (int, error) {
+	if s.left == 0 {
+		return 0, io.EOF
+	}
+	s.left--
+	s.reads = append(s.reads, len(p))
+	n := len(p)
+	if s.most > 0 {
+		n = min(n, s.most)
+	}
+	for i := range n {
+		p[i] = 'x'
+		if i%100 == 99 {
+			p[i] = '\n'
+		}
+	}
+	return n, nil
+}
+
+// TestScanGrowingReadsAFloodInLargeReads: ScanGrowing's reads grow to
+// largeBufSize once growAfter of them came back full, and never when
+// the reads come back short; Scan's never grow.
+func TestScanGrowingReadsAFloodInLargeReads(t *testing.T) {
+	t.Parallel()
+	count := func(l []byte, _ int64) error { return nil }
+	flood := &sizes{left: 20}
+	require.NoError(t, ScanGrowing(flood, 0, count))
+	require.Equal(t, bufSize, flood.reads[0])
+	require.Greater(t, flood.reads[growAfter], largeBufSize-100, "%v", flood.reads)
+	require.Greater(t, flood.reads[len(flood.reads)-1], largeBufSize-100)
+
+	trickle := &sizes{left: 20, most: 1000}
+	require.NoError(t, ScanGrowing(trickle, 0, count))
+	require.LessOrEqual(t, slices.Max(trickle.reads), bufSize, "%v", trickle.reads)
+
+	plain := &sizes{left: 20}
+	require.NoError(t, Scan(plain, 0, count))
+	require.LessOrEqual(t, slices.Max(plain.reads), bufSize)
 }
 
 func TestScanNoProgress(t *testing.T) {

@@ -384,6 +384,7 @@ func (p *Proc) spawn() error {
 			return fmt.Errorf("%w: %w", ErrSpawn, err)
 		}
 		p.stdoutR, p.cmd.Stdout = outR, outW
+		widenPipe(outR)
 		childEnds = append(childEnds, outW)
 		p.cmd.SysProcAttr = sysAttr()
 	}

@@ -77,7 +77,7 @@ func (p *Proc) readStdout() {
 		}
 		return nil
 	}
-	_ = linescan.Scan(activityReader{r: p.stdoutR, p: p, before: p.o.BeforeStdoutRead, read: &p.stdoutRead}, p.o.MaxLine, fn)
+	_ = linescan.ScanGrowing(activityReader{r: p.stdoutR, p: p, before: p.o.BeforeStdoutRead, read: &p.stdoutRead}, p.o.MaxLine, fn)
 }
 
 // cleanPTYLine removes ANSI escape sequences and every '\r' a terminal

@@ -639,3 +639,30 @@ func TestBeforeReadOnlyBeforeWaiting(t *testing.T) {
 	require.ErrorIs(t, err, io.EOF)
 	require.Equal(t, []bool{false, false, false, true}, waits, "the pipe held what the first three reads took; the last waits on it")
 }
+
+// TestStdoutPipeHoldsAMiB: the agent's stdout pipe is widened to a MiB
+// (or pipe-max-size, when lower), so that a flood wakes harness less
+// often (widenPipe).
+func TestStdoutPipeHoldsAMiB(t *testing.T) {
+	t.Parallel()
+	limit, err := os.ReadFile("/proc/sys/fs/pipe-max-size")
+	require.NoError(t, err)
+	max, err := strconv.Atoi(strings.TrimSpace(string(limit)))
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(t.Context())
+	argv, env := fakeagent.Command("long-silent-tool", "30s")
+	p, err := Start(ctx, Options{Argv: argv, Env: env})
+	require.NoError(t, err)
+	c, err := p.stdoutR.SyscallConn()
+	require.NoError(t, err)
+	var size int
+	require.NoError(t, c.Control(func(fd uintptr) { size, err = unix.FcntlInt(fd, unix.F_GETPIPE_SZ, 0) }))
+	require.NoError(t, err)
+	cancel()
+	p.Wait()
+	if max >= 1<<20 {
+		require.Equal(t, 1<<20, size)
+	} else {
+		require.Equal(t, 64<<10, size, "left as it was")
+	}
+}
