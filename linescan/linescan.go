@@ -36,10 +36,11 @@ func Scan(r io.Reader, max int, fn Func) error {
 // buffer grows to largeBufSize for the rest of the stream, so that a
 // flood is read in fewer, larger reads. Each read of a full pipe wakes
 // its writer: with the pipe widened to a MiB as well (the process
-// package does), a 1 GiB flood through harness run took 1.65 -> 1.49 s
-// of CPU with --no-log and 2.31 -> 1.98 s with the session log (medians
-// of 5 interleaved runs), the agent's CPU included. A stream that never
-// fills a read keeps the small buffer.
+// package does), a 1 GiB flood through harness run took 2.45 -> 2.12 s
+// of CPU with the session log and 1.70 -> 1.66 s with --no-log (medians
+// of 6 interleaved runs, the agent's CPU included); reads of 256 or 512
+// KiB gained less. A stream that never fills a read keeps the small
+// buffer.
 func ScanGrowing(r io.Reader, max int, fn Func) error {
 	if max <= 0 {
 		max = DefaultMax

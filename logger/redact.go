@@ -596,11 +596,12 @@ func replaceGroup(re *regexp.Regexp, b []byte, g int, with func(b []byte, loc []
 }
 
 // pairValue is what replaces the value of pairRE's match loc, whose value
-// is group k: Redacted, except after a JSON key ("pin": 1234, or \"pin\":
-// 1234 quoted once more) in text that holds a JSON document, such as the
-// arguments string of a tool call. There, as redactJSON does with a line,
-// a number becomes the string Redacted and true, false and null are kept
-// (false: nothing to replace), so that the document stays JSON.
+// is group k: Redacted, except after a JSON key ("password": 1234, or
+// \"password\": 1234 quoted once more) in text that holds a JSON
+// document, such as the arguments string of a tool call. There, as
+// redactJSON does with a line, a number becomes the string Redacted and
+// true, false and null are kept (false: nothing to replace), so that the
+// document stays JSON.
 func pairValue(b []byte, loc []int, k int) (string, bool) {
 	const unquoted = 5 // pairRE's group of a value without quotes
 	if k != unquoted {
