@@ -153,8 +153,9 @@ func TestBenchKilledResumes(t *testing.T) {
 	count, results, args := countedBench(t, "m1,m2", "1")
 
 	// The second run hangs: kill the bench (SIGKILL, no chance to clean
-	// up) once the first run's row is there.
-	cmd, _, errb := harnessProc(t, nil, append(args, "--env", "BENCH_HANG_AT=2")...)
+	// up) once the first run's row is there. Its run trees and the run's
+	// temporary directory, which it cannot remove, go with the test's.
+	cmd, _, errb := harnessProc(t, []string{"TMPDIR=" + t.TempDir()}, append(args, "--env", "BENCH_HANG_AT=2")...)
 	require.Eventually(t, func() bool {
 		data, _ := os.ReadFile(count)
 		_, err := os.Stat(filepath.Join(results, "runs", "000000.json"))
