@@ -33,7 +33,7 @@ func Scan(r io.Reader, max int, fn Func) error {
 
 // ScanGrowing is Scan for a stream that may flood, such as an agent's
 // stdout: once growAfter reads in a row have filled its buffer, the
-// buffer grows to largeBufSize for the rest of the stream, so that a
+// buffer grows to LargeBufSize for the rest of the stream, so that a
 // flood is read in fewer, larger reads. Each read of a full pipe wakes
 // its writer: with the pipe widened to a MiB as well (the process
 // package does), a 1 GiB flood through harness run took 2.45 -> 2.12 s
@@ -52,12 +52,12 @@ func ScanGrowing(r io.Reader, max int, fn Func) error {
 // bufSize is the size of a Scan's buffer, and of its reads.
 const bufSize = 64 << 10
 
-// A ScanGrowing's buffer grows to largeBufSize after growAfter full
-// reads in a row.
-const (
-	largeBufSize = 1 << 20
-	growAfter    = 4
-)
+// LargeBufSize is what a ScanGrowing's buffer grows to, after growAfter
+// full reads in a row: also the size the process package gives the pipe
+// it reads, so that one read can empty it.
+const LargeBufSize = 1 << 20
+
+const growAfter = 4
 
 // maxEmptyReads is how many reads in a row may return nothing before
 // Scan gives up with io.ErrNoProgress (as bufio does).
@@ -133,7 +133,7 @@ func (s *scanner) read() {
 	}
 	if s.grow && s.fullReads >= growAfter {
 		s.grow = false
-		s.buf = append(make([]byte, 0, largeBufSize), s.buf[:s.end]...)[:largeBufSize]
+		s.buf = append(make([]byte, 0, LargeBufSize), s.buf[:s.end]...)[:LargeBufSize]
 	}
 	for range maxEmptyReads {
 		n, err := s.r.Read(s.buf[s.end:])

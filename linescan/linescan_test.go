@@ -253,7 +253,7 @@ func (s *sizes) Read(p []byte) (int, error) {
 }
 
 // TestScanGrowingReadsAFloodInLargeReads: ScanGrowing's reads grow to
-// largeBufSize once growAfter of them came back full, and never when
+// LargeBufSize once growAfter of them came back full, and never when
 // the reads come back short; Scan's never grow.
 func TestScanGrowingReadsAFloodInLargeReads(t *testing.T) {
 	t.Parallel()
@@ -261,8 +261,8 @@ func TestScanGrowingReadsAFloodInLargeReads(t *testing.T) {
 	flood := &sizes{left: 20}
 	require.NoError(t, ScanGrowing(flood, 0, count))
 	require.Equal(t, bufSize, flood.reads[0])
-	require.Greater(t, flood.reads[growAfter], largeBufSize-100, "%v", flood.reads)
-	require.Greater(t, flood.reads[len(flood.reads)-1], largeBufSize-100)
+	require.Greater(t, flood.reads[growAfter], LargeBufSize-100, "%v", flood.reads)
+	require.Greater(t, flood.reads[len(flood.reads)-1], LargeBufSize-100)
 
 	trickle := &sizes{left: 20, most: 1000}
 	require.NoError(t, ScanGrowing(trickle, 0, count))

@@ -13,17 +13,18 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/agentharness/harness/internal/procstat"
+	"github.com/agentharness/harness/linescan"
 )
 
-// widenPipe makes the pipe of r hold a MiB (pipe-max-size's default),
-// where it held 64 KiB: an agent that floods stdout then fills it, and
-// wakes harness, 16 times less often (see linescan.ScanGrowing, which
-// reads it a MiB at a time). The pipe's pages are taken only as they
-// fill. Where the kernel refuses (a lower pipe-max-size, or the user's
+// widenPipe makes the pipe of r hold a MiB (linescan.LargeBufSize, what
+// one read of a flood takes; pipe-max-size's default), where it held 64
+// KiB: an agent that floods stdout then fills it, and wakes harness, 16
+// times less often (see linescan.ScanGrowing). The pipe's pages are taken
+// only as they fill. Where the kernel refuses (a lower pipe-max-size, or the user's
 // pipes already hold pipe-user-pages-soft), the pipe stays as it was.
 func widenPipe(r *os.File) {
 	if c, err := r.SyscallConn(); err == nil {
-		_ = c.Control(func(fd uintptr) { _, _ = unix.FcntlInt(fd, unix.F_SETPIPE_SZ, 1<<20) })
+		_ = c.Control(func(fd uintptr) { _, _ = unix.FcntlInt(fd, unix.F_SETPIPE_SZ, linescan.LargeBufSize) })
 	}
 }
 
