@@ -190,9 +190,8 @@ type Run struct {
 	stream  *event.Stream
 	proc    *process.Proc
 	ready   chan struct{}
-	line    []byte
+	line    []byte // the sink's, as enc: the Stream calls it under its lock
 	enc     event.Appender
-	encMu   sync.Mutex // guards line and enc
 	model   string
 	startAt time.Time
 	files   *filediff.Diffs // used by the stdout goroutine only
@@ -595,8 +594,6 @@ func (r *Run) sink(ev event.Event) {
 	if r.opts.OnLine == nil && !r.lineObservers() {
 		return
 	}
-	r.encMu.Lock()
-	defer r.encMu.Unlock()
 	var err error
 	r.line, err = r.enc.Append(r.line[:0], ev)
 	if err != nil {
