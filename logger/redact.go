@@ -379,6 +379,7 @@ func DefaultRedactor() *Redactor { return defaultRedactor() }
 func (r *Redactor) scan(line []byte) rule {
 	var rules rule
 	bg := r.bigrams
+	_ = bg[0] // the nil check, before the loop
 	p := 0
 	// Eight pairs (16 bytes) a test, each loaded as such, not cut from a
 	// uint64 (fewer instructions a pair, and one loop step for 16 bytes);
@@ -387,10 +388,15 @@ func (r *Redactor) scan(line []byte) rule {
 	// 4,680 -> 2,490 instructions on a line of the flood fake, 13,900 ->
 	// 5,580 on a line of English and 9,790 -> 4,250 on one of Go code
 	// (callgrind, BenchmarkRedact's lines; around's check of the other
-	// pair is part of it). Tests of 32 bytes cut the flood line to 2,120
-	// but cost prose and code 4-8%: there one pair in 12 or 24 hits.
-	for ; p+16 <= len(line); p += 16 {
-		w := (*[16]byte)(line[p : p+16])
+	// pair is part of it). Tests of 32 bytes cut the flood line from 2,490
+	// to 2,120 but cost prose and code 4-8%: there one pair in 12 or 24
+	// hits.
+	//
+	// The loop is written so that it has no bounds check and the table's
+	// nil check is made once: 2,496 -> 2,004 instructions on the flood
+	// line, 5,586 -> 5,194 on prose, 4,249 -> 3,829 on code (callgrind).
+	for last := len(line) - 16; p <= last; p += 16 {
+		w := (*[16]byte)(line[p:])
 		if bg[pairAt(w, 0)]|bg[pairAt(w, 2)]|bg[pairAt(w, 4)]|bg[pairAt(w, 6)]|
 			bg[pairAt(w, 8)]|bg[pairAt(w, 10)]|bg[pairAt(w, 12)]|bg[pairAt(w, 14)] == 0 {
 			continue
