@@ -314,7 +314,7 @@ func AppendString(dst []byte, s string) []byte {
 	// Most strings need no escaping at all: check eight bytes at a time
 	// (the last eight again, overlapping, for the tail) and copy s whole.
 	i := 0
-	for ; i+8 <= len(s); i += 8 {
+	for last := len(s) - 8; i <= last; i += 8 { // no bounds check, as in logger's scan
 		if !plain8(s[i : i+8]) {
 			return appendEscaped(append(dst, '"'), s, i)
 		}
@@ -341,8 +341,8 @@ func AppendString(dst []byte, s string) []byte {
 // needs no escaping), and its closing quote.
 func appendEscaped(dst []byte, s string, i int) []byte {
 	start := 0
-	for i < len(s) {
-		if i+8 <= len(s) {
+	for last := len(s) - 8; i < len(s); {
+		if i <= last {
 			m := escapes8(s[i : i+8])
 			if m == 0 {
 				i += 8
