@@ -71,7 +71,7 @@ var full = sizes{
 	Stream: "200MB", Long: "800MB", HFRuns: 5, LatLines: 10000, LatRuns: 7, WrapLines: 10000, WrapRuns: 20,
 	FloodStdout: 1 << 30, FloodStderr: 100 << 20, HugeLine: 100 << 20, OneBlock: 256 << 20, KillRuns: 3, StartRuns: 40,
 	OpenCall: 4_000_000, DeepLevels: 8_000_000,
-	FloodPairs: 3, Idle: time.Minute, LiveLines: 3000, LiveRuns: 3, IsoRuns: 5, IsoBenches: 5,
+	FloodPairs: 7, Idle: time.Minute, LiveLines: 3000, LiveRuns: 3, IsoRuns: 5, IsoBenches: 5,
 	OTLPCalls: 2000, OTLPPairs: 10, OTLPAgentPairs: 20, OTLPAgentMax: 60, OTLPAgentBudget: time.Minute, SessTurns: 200,
 }
 

@@ -10,7 +10,7 @@ import (
 
 // perEventRuns is how many times each agent's stream is parsed for its
 // CPU per event; the median is taken.
-const perEventRuns = 3
+const perEventRuns = 7
 
 // cpuPerEvent is the agent-independent yardstick of parsing: the CPU
 // (user+sys) of `harness parse --agent agent file`, output counted and
@@ -28,7 +28,7 @@ func (b *bench) cpuPerEvent(agent, file string) row {
 		per, events, cpu = append(per, c/float64(n)*1e6), n, c
 	}
 	m := median(per)
-	return row{Figure: figure, Value: fmt.Sprintf("%.2f µs", m),
+	return row{Figure: figure, Value: fmt.Sprintf("%.3f µs", m),
 		Reference: fmt.Sprintf("%d events, %.2f s CPU (last run)", events, cpu),
 		Ratio:     "—", Target: target, Met: metStr(m <= 0.8)}
 }

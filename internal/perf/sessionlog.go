@@ -106,7 +106,7 @@ func (b *bench) sessionLog() []row {
 		rows = append(rows, row{Figure: c.figure,
 			Value:     fmt.Sprintf("%.3f s CPU", median(with)),
 			Reference: fmt.Sprintf("%.3f s CPU with --no-log", median(without)),
-			Ratio:     fmt.Sprintf("%.2f× CPU, %.2f× wall (medians of %d pairs)", r, median(wallRatios), len(ratios)),
+			Ratio:     fmt.Sprintf("%.3f× CPU, %.2f× wall (medians of %d pairs)", r, median(wallRatios), len(ratios)),
 			Target:    c.target, Met: metStr(r <= c.limit)})
 	}
 	return rows
