@@ -6,7 +6,7 @@
 //	go run ./internal/perf [-smoke] [-run REGEXP] [-o BENCHMARKS.md]
 //
 // -run measures only the steps whose name matches (see steps: throughput,
-// latency, wrap, sessionlog, otlp, session, idle, liveview, memory, growth, kill, isolate,
+// latency, wrap, sessionlog, otlp, session, idle, parallel, liveview, memory, growth, kill, isolate,
 // startup, gobench) and prints the report without writing BENCHMARKS.md unless -o
 // is given: one row can be measured again without the ten minutes of the
 // rest.
@@ -64,6 +64,9 @@ type sizes struct {
 	OTLPAgentMax    int
 	OTLPAgentBudget time.Duration
 	SessTurns       int // turns of the live session (prompt latency, RSS after 20 and after all)
+	Parallel        int // runs started at once (parallelRuns)
+	ParallelLines   int // lines each of them prints
+	ParallelRounds  int
 	GoBenchFlags    []string
 }
 
@@ -73,6 +76,7 @@ var full = sizes{
 	OpenCall: 4_000_000, DeepLevels: 8_000_000,
 	FloodPairs: 7, Idle: time.Minute, LiveLines: 3000, LiveRuns: 3, IsoRuns: 5, IsoBenches: 5,
 	OTLPCalls: 2000, OTLPPairs: 10, OTLPAgentPairs: 20, OTLPAgentMax: 60, OTLPAgentBudget: time.Minute, SessTurns: 200,
+	Parallel: 64, ParallelLines: 1000, ParallelRounds: 3,
 }
 
 var smoke = sizes{
@@ -81,6 +85,7 @@ var smoke = sizes{
 	OpenCall: 100_000, DeepLevels: 100_000,
 	FloodPairs: 1, Idle: 2 * time.Second, LiveLines: 300, LiveRuns: 1, IsoRuns: 1, IsoBenches: 1,
 	OTLPCalls: 50, OTLPPairs: 1, OTLPAgentPairs: 1, OTLPAgentMax: 1, SessTurns: 40,
+	Parallel: 4, ParallelLines: 100, ParallelRounds: 1,
 	GoBenchFlags: []string{"-benchtime=1x"},
 }
 
@@ -196,6 +201,7 @@ func (b *bench) steps() []step {
 		{"otlp", func() []row { return append([]row{b.otlpOverhead()}, b.otlpRealAgents()...) }},
 		{"session", b.session},
 		{"idle", one(b.idleRun)},
+		{"parallel", one(b.parallelRuns)},
 		{"liveview", b.liveView},
 		{"memory", b.memory},
 		{"growth", b.parseGrowth},
