@@ -456,7 +456,7 @@ func TestMetaKeepsHarnessNames(t *testing.T) {
 }
 
 // TestFloodGrowsBuffers: lines are written in 64 KiB until 4 MiB came with
-// no Flush between (a flood), then in 1 MiB; every line reaches the files
+// no Flush between (a flood), then in 2 MiB; every line reaches the files
 // whole and in order, through both sizes.
 func TestFloodGrowsBuffers(t *testing.T) {
 	dir := t.TempDir()

@@ -115,7 +115,13 @@ type Session struct {
 // (medians of 4 interleaved pairs, under load): 1 MiB writes took the
 // log's CPU over --no-log from 1.31x to 1.21x; but 1 MiB buffers from the
 // start cost a run of 10k lines (1.7 MB) 1.13x -> 1.3x, in the page faults
-// of their fresh memory.
+// of their fresh memory. In 1 GiB floods (make bench's row, 7 pairs a
+// figure), 2 MiB writes with 16 MiB reserved gave a median of 1.24x over 9
+// figures against 1.26x over 8 for 1 MiB and 4 MiB; in interleaved runs
+// with the log, 2.05 against 2.13 s of CPU (12 each). Smaller writes cost
+// more (256 and 512 KiB: +5-10 %), and so did 4 MiB writes with 4 or 16
+// MiB reserved: +60-80 %, nearly all of it in the kernel's copy of the
+// buffer.
 //
 // Once large, the file's blocks are also allocated reserveAhead bytes
 // ahead of the writes (fallocate, the size left as it is): ext4 then has
@@ -126,9 +132,9 @@ type Session struct {
 const (
 	bufSmall     = 64 << 10
 	bufSlack     = 4 << 10 // room for the line that fills a buffer
-	bufLarge     = 1 << 20
+	bufLarge     = 2 << 20
 	floodWrites  = 64
-	reserveAhead = 4 << 20
+	reserveAhead = 16 << 20
 )
 
 // lineBuf holds lines, each with its newline, until they are written.
@@ -307,7 +313,7 @@ func (s *Session) Path() string { return s.path(ExtEvents) }
 func (s *Session) Run() string { return s.run }
 
 // WithBufferedEvents makes WriteEvent buffer event lines until Flush
-// (or until 64 KiB wait, 1 MiB in a flood, or Close) rather than write each at once: for a
+// (or until 64 KiB wait, 2 MiB in a flood, or Close) rather than write each at once: for a
 // writer that calls Flush whenever no further event is imminent, as the
 // harness does when it flushes its own output. A burst of events then
 // costs one write, and a reader of the file still sees each event as
