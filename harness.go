@@ -190,7 +190,7 @@ type Run struct {
 	stream  *event.Stream
 	proc    *process.Proc
 	ready   chan struct{}
-	line    []byte // the sink's, as enc: the Stream calls it under its lock
+	line    []byte // line and enc are the sink's, which the Stream calls under its lock
 	enc     event.Appender
 	model   string
 	startAt time.Time

@@ -73,12 +73,12 @@ func (p *Proc) readStdout() {
 	defer close(p.stdoutDone)
 	// The lines of one read are one stretch of our callbacks (see
 	// inCallback): counted, marked busy and stamped once, not at each
-	// line. Four atomic operations and a clock read a line less (and the
-	// harness's encoding lock, which the Stream's made redundant): a run
-	// flooding stdout with 1 GiB took 1.570 -> 1.545 s of CPU with
-	// --no-log, 2.005 -> 1.940 s with the session log (medians of 8
-	// interleaved runs); each atomic operation waits for the stores before
-	// it, and the log makes many.
+	// line: four atomic operations and a clock read a line less. Each
+	// atomic operation waits for the stores before it, and a session log
+	// makes many: a run flooding stdout with 1 GiB took 1.570 -> 1.545 s
+	// of CPU with --no-log, 2.005 -> 1.940 s with the log (medians of 8
+	// interleaved runs, the harness's sink lock dropped in the same
+	// build).
 	var lines int64
 	busy := false
 	endRead := func() {
