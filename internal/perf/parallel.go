@@ -15,7 +15,7 @@ import (
 // at once. Rounds alternate the order; the figures are medians.
 func (b *bench) parallelRuns() row {
 	n := b.sz.Parallel
-	figure := fmt.Sprintf("%d runs at once: harness CPU per run", n)
+	figure := fmt.Sprintf("%d runs at once: harness CPU per run (%d lines each, with the session log)", n, b.sz.ParallelLines)
 	const target = "flat: ≤ 1.25× one at a time"
 	spec := fmt.Sprintf("print-lines %d", b.sz.ParallelLines)
 	b.log("parallel runs: %d runs of %s, %d rounds", n, spec, b.sz.ParallelRounds)
@@ -78,7 +78,7 @@ func (b *bench) parallelRuns() row {
 		}
 	}
 	a, t := median(alone), median(together)
-	return row{Figure: figure + fmt.Sprintf(" (%d lines each, with the session log)", b.sz.ParallelLines),
+	return row{Figure: figure,
 		Value:     fmt.Sprintf("%.1f ms", t),
 		Reference: fmt.Sprintf("%.1f ms one at a time (the fake's own CPU taken off both)", a),
 		Ratio:     fmt.Sprintf("%.2f× (medians of %d rounds)", t/a, len(alone)),
