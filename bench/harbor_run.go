@@ -317,13 +317,21 @@ func (b *bencher) harborAgent(t *harness.Task, r *harborRun, oracle bool) {
 // Dockerfile copies into WORKDIR, measured by a repository kept outside
 // it (RUN/git), so the agent sees the workspace as the image has it.
 func (r *harborRun) workspace(ctx context.Context, im *taskImage) (*tree, error) {
-	for _, d := range []string{"app", "home", "tmp", "logs/agent", "logs/verifier", "logs/artifacts", "solution", "tests"} {
+	dirs := []string{"app", "logs/agent", "logs/verifier", "logs/artifacts", "solution", "tests"}
+	if r.engine == isolate.Bwrap {
+		// Only bwrap shows them (spec): a container has its own, and
+		// under none the run's temporary directory is runTmp's.
+		dirs = append(dirs, "home", "tmp")
+	}
+	for _, d := range dirs {
 		if err := os.MkdirAll(r.p(d), 0o755); err != nil {
 			return nil, fmt.Errorf("bench: %w", err)
 		}
 	}
-	if err := os.Chmod(r.p("tmp"), 0o1777); err != nil {
-		return nil, fmt.Errorf("bench: %w", err)
+	if r.engine == isolate.Bwrap {
+		if err := os.Chmod(r.p("tmp"), 0o1777); err != nil {
+			return nil, fmt.Errorf("bench: %w", err)
+		}
 	}
 	// Writable by an [agent].user or [verifier].user of the image.
 	for _, d := range []string{"logs", "logs/agent", "logs/verifier", "logs/artifacts"} {

@@ -148,6 +148,11 @@ func TestHarborOracleAndNop(t *testing.T) {
 			rep := runHarbor(t, harborSuite, engine, "oracle", "nop")
 			solvable := map[string]bool{"create-file": true, "fix-bug": true, "reward-json": true, "no-network": engine != "none"}
 			for _, r := range rep.Runs {
+				// HOME and /tmp of the run's own are bwrap's only.
+				for _, d := range []string{"home", "tmp"} {
+					_, err := os.Stat(filepath.Join(filepath.Dir(r.Tree), d))
+					require.Equal(t, engine == "bwrap", err == nil, "%s %s: RUN/%s: %v", r.Task, r.Agent, d, err)
+				}
 				require.NotNil(t, r.Check, "%s %s: %s", r.Task, r.Agent, r.Error)
 				c := r.Check
 				switch {
