@@ -598,18 +598,27 @@ func TestPokesLookOncePerTrackEvery(t *testing.T) {
 }
 
 // TestNextWalk: without a cgroup or reaper, walks back off while nothing
-// changes, to one a second, and come back at once on a change.
+// changes, to one a second, and come back at once on a change; the reads
+// of a run's cgroup back off to one every 30 s.
 func TestNextWalk(t *testing.T) {
 	t.Parallel()
-	d := trackEvery
-	var seen []time.Duration
-	for range 7 {
-		d = nextWalk(d, false)
-		seen = append(seen, d)
-	}
 	ms := time.Millisecond
-	require.Equal(t, []time.Duration{100 * ms, 200 * ms, 400 * ms, 800 * ms, time.Second, time.Second, time.Second}, seen)
-	require.Equal(t, trackEvery, nextWalk(time.Second, true))
+	for _, c := range []struct {
+		most time.Duration
+		want []time.Duration
+	}{
+		{trackMax, []time.Duration{100 * ms, 200 * ms, 400 * ms, 800 * ms, time.Second, time.Second, time.Second, time.Second, time.Second}},
+		{trackMaxHeld, []time.Duration{100 * ms, 200 * ms, 400 * ms, 800 * ms, 1600 * ms, 3200 * ms, 6400 * ms, 12800 * ms, 25600 * ms, 30 * time.Second, 30 * time.Second}},
+	} {
+		d := trackEvery
+		var seen []time.Duration
+		for range len(c.want) {
+			d = nextWalk(d, false, c.most)
+			seen = append(seen, d)
+		}
+		require.Equal(t, c.want, seen)
+		require.Equal(t, trackEvery, nextWalk(c.most, true, c.most))
+	}
 }
 
 // TestBeforeReadOnlyBeforeWaiting: BeforeStdoutRead tells a read that may
