@@ -2,6 +2,7 @@ package adapters
 
 import (
 	"io"
+	"sync/atomic"
 
 	"github.com/agentharness/harness/adapters/internal/readahead"
 	"github.com/agentharness/harness/event"
@@ -38,14 +39,26 @@ const (
 	// batches took 6 MB of a parse's heap, and the collector ran more
 	// often under parse's memory limit (codex, 200 MB: 41 collections
 	// against 34 at 256, and 1.7 % more instructions).
-	batchLines   = 256
-	batchBytes   = 1 << 20 // of lines kept (for native events, or a read-ahead parser (adapters/internal/readahead))
-	batchesAhead = 2
+	batchLines = 256
+	batchBytes = 1 << 20 // of lines kept (for native events, or a read-ahead parser (adapters/internal/readahead))
+	// batchesAhead is how many batches may queue before each of the last
+	// two stages: room for a stage to run ahead while another is held
+	// up, so that the cores stay busy on a shared machine. At 2, the
+	// 200 MB corpora took (medians of 9 interleaved runs, 2-vCPU Intel
+	// VM) gemini 711 ms, codex 686 and cursor 478; at 8, 602, 634 and
+	// 441 ms, for the same CPU (±3 %) and, but for claude's slots
+	// (32.6 -> 40.5 MB), the same peak RSS.
+	batchesAhead = 8
 	// maxBatches is how many batches there are at most: one at each of the
 	// three stages and batchesAhead queued before each of the last two.
 	// Past it the reader waits for one to come back rather than make
 	// another (a megabyte or two each, made only to be dropped later).
 	maxBatches = 3 + 2*batchesAhead
+	// maxAheadBytes bounds the lines held by the batches between the
+	// reader and the Stream: past it the reader waits for one to come
+	// back, so that a stream of long lines (a batch each, up to the line
+	// cap) is not held maxBatches times over.
+	maxAheadBytes = 8 << 20
 	// longLine is the length past which a line's read-ahead slot is
 	// cleared once applied. Shorter lines' slots are left as they are
 	// until read into again: what they pin (views of a batch's text, or
@@ -84,9 +97,10 @@ func Normalize(r io.Reader, p Parser, s *event.Stream, o NormalizeOptions) error
 			}
 		}()
 	}
+	var ahead atomic.Int64 // text of the batches sent on and not yet back
 	go func() {
 		defer close(read)
-		readErr = parseBatches(r, p, s.Raw(), o.MaxLine, o.Regular, read, free)
+		readErr = parseBatches(r, p, s.Raw(), o.MaxLine, o.Regular, read, free, &ahead)
 	}()
 	for {
 		var b *batch
@@ -105,6 +119,7 @@ func Normalize(r io.Reader, p Parser, s *event.Stream, o NormalizeOptions) error
 			o.Batch()
 		}
 		b.emit(s)
+		ahead.Add(-int64(len(b.text)))
 		b.reset()
 		free <- b // never waits: it has room for every batch
 	}
@@ -115,16 +130,18 @@ func Normalize(r io.Reader, p Parser, s *event.Stream, o NormalizeOptions) error
 
 // parseBatches reads r line by line, parses each line with p into the
 // current batch and hands batches to full: when one is full, and before
-// every read of r that may wait (any read, unless r is regular).
-func parseBatches(r io.Reader, p Parser, keepLines bool, maxLine int, regular bool, full, free chan *batch) error {
+// every read of r that may wait (any read, unless r is regular). ahead
+// counts the text of the batches handed on and not yet back in free.
+func parseBatches(r io.Reader, p Parser, keepLines bool, maxLine int, regular bool, full, free chan *batch, ahead *atomic.Int64) error {
 	ra, _ := p.(readahead.Parser)
 	cur, made := &batch{}, 1
 	send := func() {
 		if len(cur.lines) == 0 {
 			return
 		}
+		held := ahead.Add(int64(len(cur.text)))
 		full <- cur
-		if made == maxBatches {
+		if made == maxBatches || held >= maxAheadBytes {
 			cur = <-free
 			return
 		}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/iotest"
 	"time"
@@ -284,4 +285,49 @@ func TestNormalizeConcurrentRuns(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// countingEcho is readAheadEcho counting the lines it read.
+type countingEcho struct {
+	readAheadEcho
+	read atomic.Int64
+}
+
+func (p *countingEcho) Read(s readahead.Slots, i int, line []byte) {
+	p.read.Add(1)
+	p.readAheadEcho.Read(s, i, line)
+}
+
+// TestNormalizeBoundsTheLinesAhead: while the Stream's sink is held up,
+// the reader goes on only until the batches handed on hold 8 MiB of
+// lines, however many batches it may make: long lines (a batch each) are
+// not held a batch count over.
+func TestNormalizeBoundsTheLinesAhead(t *testing.T) {
+	t.Parallel()
+	const lineLen, lines = 2 << 20, 16
+	in := strings.Repeat(strings.Repeat("x", lineLen-1)+"\n", lines)
+	p := &countingEcho{}
+	release := make(chan struct{})
+	var once sync.Once
+	s := event.NewStream(event.StreamConfig{Run: adaptertest.RunID, Start: event.SessionStart{Agent: "echo"},
+		Sink: func(event.Event) { <-release }})
+	done := make(chan error, 1)
+	go func() { done <- adapters.Normalize(strings.NewReader(in), p, s, adapters.NormalizeOptions{Regular: true}) }()
+	defer once.Do(func() { close(release) })
+	// Wait until the reader stops (200 ms without a line), at most 10 s.
+	last, quiet := int64(-1), 0
+	for deadline := time.Now().Add(10 * time.Second); quiet < 10 && time.Now().Before(deadline); {
+		n := p.read.Load()
+		if n == last {
+			quiet++
+		} else {
+			last, quiet = n, 0
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	require.Positive(t, last)
+	require.LessOrEqual(t, last, int64(8<<20/lineLen+1), "lines read while the sink was held")
+	once.Do(func() { close(release) })
+	require.NoError(t, <-done)
+	require.Equal(t, int64(lines), p.read.Load())
 }
