@@ -312,7 +312,9 @@ func TestNormalizeBoundsTheLinesAhead(t *testing.T) {
 	s := event.NewStream(event.StreamConfig{Run: adaptertest.RunID, Start: event.SessionStart{Agent: "echo"},
 		Sink: func(event.Event) { <-release }})
 	done := make(chan error, 1)
-	go func() { done <- adapters.Normalize(strings.NewReader(in), p, s, adapters.NormalizeOptions{Regular: true}) }()
+	go func() {
+		done <- adapters.Normalize(strings.NewReader(in), p, s, adapters.NormalizeOptions{Regular: true})
+	}()
 	defer once.Do(func() { close(release) })
 	// Wait until the reader stops (200 ms without a line), at most 10 s.
 	last, quiet := int64(-1), 0

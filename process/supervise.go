@@ -30,9 +30,9 @@ const (
 	// to the end. Each read wakes the Go runtime's threads, which costs
 	// far more than the read on a VM: on a 2-vCPU Intel one, a read a
 	// second cost a silent run 1.8-4.3 ms of harness CPU a second
-	// (schedstat, 15 s windows), and make bench's idle row gave 3.16 ms
-	// a second at 1 s, 1.25-1.69 at 10 s, 0.90 at 30 s and 0.97 with no
-	// read after the first minute. The walks of a run without a cgroup
+	// (schedstat, 15 s windows), and make bench's idle row, run alone,
+	// gave 3.16 ms a second at 1 s, 1.25-1.69 at 10 s, 0.72-0.98 at 30 s
+	// and 0.97 with no read after the first minute. The walks of a run without a cgroup
 	// still back off to trackMax only: they are its only containment.
 	trackMaxHeld = 30 * time.Second
 	// drainTimeout bounds the wait for the pipes after every process of the
@@ -205,10 +205,10 @@ func (p *Proc) track() {
 	if p.rp != nil {
 		return
 	}
-	look, most := p.lookCgroup, trackMaxHeld
+	look, ceiling := p.lookCgroup, trackMaxHeld
 	if p.cg == nil {
 		w := &walker{negative: map[int]uint64{}}
-		look, most = func() bool { p.walks.Add(1); return p.walk(w) }, trackMax
+		look, ceiling = func() bool { p.walks.Add(1); return p.walk(w) }, trackMax
 	}
 	timer := time.NewTimer(trackEvery)
 	defer timer.Stop()
@@ -239,7 +239,7 @@ func (p *Proc) track() {
 		p.looks.Add(1)
 		found := look()
 		act := p.lastAct.Load()
-		every = nextWalk(every, found || act != lastAct, most)
+		every = nextWalk(every, found || act != lastAct, ceiling)
 		lastAct = act
 		timer.Reset(every) // since Go 1.23, a stale tick is dropped
 	}
@@ -267,12 +267,12 @@ func (p *Proc) known(pid int) bool {
 }
 
 // nextWalk is the pause before the next look: trackEvery after a change,
-// else twice the last one, at most most.
-func nextWalk(last time.Duration, changed bool, most time.Duration) time.Duration {
+// else twice the last one, at most ceiling.
+func nextWalk(last time.Duration, changed bool, ceiling time.Duration) time.Duration {
 	if changed {
 		return trackEvery
 	}
-	return min(2*last, most)
+	return min(2*last, ceiling)
 }
 
 // walker is what walks remember between them.

@@ -604,8 +604,8 @@ func TestNextWalk(t *testing.T) {
 	t.Parallel()
 	ms := time.Millisecond
 	for _, c := range []struct {
-		most time.Duration
-		want []time.Duration
+		ceiling time.Duration
+		want    []time.Duration
 	}{
 		{trackMax, []time.Duration{100 * ms, 200 * ms, 400 * ms, 800 * ms, time.Second, time.Second, time.Second, time.Second, time.Second}},
 		{trackMaxHeld, []time.Duration{100 * ms, 200 * ms, 400 * ms, 800 * ms, 1600 * ms, 3200 * ms, 6400 * ms, 12800 * ms, 25600 * ms, 30 * time.Second, 30 * time.Second}},
@@ -613,11 +613,11 @@ func TestNextWalk(t *testing.T) {
 		d := trackEvery
 		var seen []time.Duration
 		for range len(c.want) {
-			d = nextWalk(d, false, c.most)
+			d = nextWalk(d, false, c.ceiling)
 			seen = append(seen, d)
 		}
 		require.Equal(t, c.want, seen)
-		require.Equal(t, trackEvery, nextWalk(c.most, true, c.most))
+		require.Equal(t, trackEvery, nextWalk(c.ceiling, true, c.ceiling))
 	}
 }
 
