@@ -128,6 +128,10 @@ func Normalize(r io.Reader, p Parser, s *event.Stream, o NormalizeOptions) error
 	return readErr
 }
 
+// waitingForBatch, set only by a test (never while a Normalize runs), is
+// called whenever the reader is about to wait for a batch to come back.
+var waitingForBatch func()
+
 // parseBatches reads r line by line, parses each line with p into the
 // current batch and hands batches to full: when one is full, and before
 // every read of r that may wait (any read, unless r is regular). ahead
@@ -142,6 +146,9 @@ func parseBatches(r io.Reader, p Parser, keepLines bool, maxLine int, regular bo
 		held := ahead.Add(int64(len(cur.text)))
 		full <- cur
 		if made == maxBatches || held >= maxAheadBytes {
+			if waitingForBatch != nil {
+				waitingForBatch()
+			}
 			cur = <-free
 			return
 		}

@@ -287,49 +287,54 @@ func TestNormalizeConcurrentRuns(t *testing.T) {
 	wg.Wait()
 }
 
-// countingEcho is readAheadEcho counting the lines it read.
+// countingEcho is readAheadEcho counting the lines it read; allRead is
+// closed at the line numbered all.
 type countingEcho struct {
 	readAheadEcho
-	read atomic.Int64
+	read    atomic.Int64
+	all     int64
+	allRead chan struct{}
 }
 
 func (p *countingEcho) Read(s readahead.Slots, i int, line []byte) {
-	p.read.Add(1)
+	if p.read.Add(1) == p.all {
+		close(p.allRead)
+	}
 	p.readAheadEcho.Read(s, i, line)
 }
 
 // TestNormalizeBoundsTheLinesAhead: while the Stream's sink is held up,
 // the reader goes on only until the batches handed on hold 8 MiB of
 // lines, however many batches it may make: long lines (a batch each) are
-// not held a batch count over.
+// not held a batch count over. Not parallel: it sets Normalize's hook.
 func TestNormalizeBoundsTheLinesAhead(t *testing.T) {
-	t.Parallel()
-	const lineLen, lines = 2 << 20, 16
+	const lineLen, lines = 2 << 20, 16 // fewer lines than batches
 	in := strings.Repeat(strings.Repeat("x", lineLen-1)+"\n", lines)
-	p := &countingEcho{}
+	p := &countingEcho{all: lines, allRead: make(chan struct{})}
+	waiting := make(chan int64, 1) // the lines read when the reader first waits
+	defer adapters.SetWaitingForBatch(func() {
+		select {
+		case waiting <- p.read.Load():
+		default:
+		}
+	})()
 	release := make(chan struct{})
-	var once sync.Once
 	s := event.NewStream(event.StreamConfig{Run: adaptertest.RunID, Start: event.SessionStart{Agent: "echo"},
 		Sink: func(event.Event) { <-release }})
 	done := make(chan error, 1)
 	go func() {
 		done <- adapters.Normalize(strings.NewReader(in), p, s, adapters.NormalizeOptions{Regular: true})
 	}()
-	defer once.Do(func() { close(release) })
-	// Wait until the reader stops (200 ms without a line), at most 10 s.
-	last, quiet := int64(-1), 0
-	for deadline := time.Now().Add(10 * time.Second); quiet < 10 && time.Now().Before(deadline); {
-		n := p.read.Load()
-		if n == last {
-			quiet++
-		} else {
-			last, quiet = n, 0
-		}
-		time.Sleep(20 * time.Millisecond)
+	// The reader either waits for a batch back, or reads every line while
+	// the sink is held.
+	var read int64
+	select {
+	case read = <-waiting:
+	case <-p.allRead:
+		read = lines
 	}
-	require.Positive(t, last)
-	require.LessOrEqual(t, last, int64(8<<20/lineLen+1), "lines read while the sink was held")
-	once.Do(func() { close(release) })
+	close(release)
 	require.NoError(t, <-done)
 	require.Equal(t, int64(lines), p.read.Load())
+	require.LessOrEqual(t, read, int64(8<<20/lineLen+1), "lines read while the sink was held")
 }
