@@ -7,7 +7,7 @@ LDFLAGS := -s -w -X main.version=$(VERSION)
 FUZZTIME ?= 3s
 JAEGER  ?= $(HOME)/.cache/harness/jaeger-v1.76.0
 
-.PHONY: all build test unit fuzz vet lint install agents browser sandbox git-lfs podman base-image image jaeger demo view-demo bench bench-smoke bench-tools clean
+.PHONY: all build test unit fuzz vet lint install agents browser sandbox git-lfs podman base-image image jaeger demo view-demo bench bench-smoke bench-tools pgo clean
 
 all: build
 
@@ -105,12 +105,15 @@ test: lint
 	wait $$jaeger || { cat /tmp/harness-jaeger-build.log; exit 1; }; exit $$status
 	# The longest packages first (go test starts them in the order named):
 	# e2e alone takes ~10 of the 2 cores' minutes, and started last it ran
-	# by itself at the end.
-	HARNESS_AGENTS_DIR=$(CURDIR)/.agents HARNESS_JAEGER=$(JAEGER) $(GO) test -race -count=1 -tags jaeger -timeout 30m ./e2e ./cmd/harness ./bench ./...
+	# by itself at the end. -pgo=off: the profile (make pgo) changes no
+	# behaviour, and with it the command's test binary would compile every
+	# package it imports a second time; the binaries the tests build and
+	# run are built as users build them, with it.
+	HARNESS_AGENTS_DIR=$(CURDIR)/.agents HARNESS_JAEGER=$(JAEGER) $(GO) test -race -pgo=off -count=1 -tags jaeger -timeout 30m ./e2e ./cmd/harness ./bench ./...
 	$(MAKE) fuzz
 
 unit: git-lfs
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -pgo=off -count=1 ./...
 
 # A short fuzz of every fuzz target (scripts/fuzz.sh: one instrumented
 # test binary a package, each target FUZZTIME).
@@ -140,6 +143,15 @@ bench: bench-tools sandbox base-image agents jaeger
 # The same measurements on tiny inputs: proves they still work (CI runs it).
 bench-smoke: bench-tools sandbox base-image agents jaeger
 	HARNESS_JAEGER=$(JAEGER) $(GO) run ./internal/perf -smoke
+
+# The profile every build of harness is optimized with (go build's
+# -pgo=auto reads cmd/harness/default.pgo): the CPU profile of the parse
+# and run benchmarks of the command, on this machine. Rebuilt by hand when
+# the hot paths change much; a stale profile still builds, and helps less.
+pgo:
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	$(GO) test -run '^$$' -bench 'ParseCommand|RunCommand' -benchtime 3s -cpuprofile "$$tmp/cpu.prof" -o "$$tmp/harness.test" ./cmd/harness && \
+	$(GO) tool pprof -proto "$$tmp/cpu.prof" > cmd/harness/default.pgo
 
 bench-tools:
 	@command -v jq >/dev/null && command -v hyperfine >/dev/null || { apt-get update && apt-get install -y jq hyperfine; }
