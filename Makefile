@@ -109,7 +109,17 @@ test: lint
 	# behaviour, and with it the command's test binary would compile every
 	# package it imports a second time; the binaries the tests build and
 	# run are built as users build them, with it.
-	HARNESS_AGENTS_DIR=$(CURDIR)/.agents HARNESS_JAEGER=$(JAEGER) $(GO) test -race -pgo=off -count=1 -tags jaeger -timeout 30m ./e2e ./cmd/harness ./bench ./...
+	#
+	# The suite has a temporary directory of its own ($$TMPDIR), removed
+	# when it passes and kept (named) when it fails: the real CLIs leave
+	# files in theirs (Claude Code's claude-0/ and cc-socks/, Gemini's
+	# shell scripts and error reports, Codex's daemon directory), as do
+	# the headless browser's profiles. A short name: tests put sockets
+	# under it, and a socket's path must fit in 108 bytes.
+	@tmp=$$(mktemp -d -t hx.XXXXXX) || exit 1; \
+	if TMPDIR=$$tmp HARNESS_AGENTS_DIR=$(CURDIR)/.agents HARNESS_JAEGER=$(JAEGER) $(GO) test -race -pgo=off -count=1 -tags jaeger -timeout 30m ./e2e ./cmd/harness ./bench ./...; \
+	then chmod -R u+w "$$tmp"; rm -rf "$$tmp"; \
+	else echo "the suite's temporary files are kept in $$tmp"; exit 1; fi
 	$(MAKE) fuzz
 
 unit: git-lfs

@@ -66,10 +66,11 @@
 //  3. Otherwise (no cgroup, a library user without the hook, not Linux),
 //     what earlier versions did: the harness makes itself a child
 //     subreaper, walks the agent's descendants in /proc while it runs
-//     (at most every 50 ms while the agent prints or opens tool calls, backing off
-//     to once a second while it is silent: an idle run costs well under a
-//     millisecond of CPU a second), and
-//     at the end kills the group, the processes it saw, and orphans of its
+//     (at most every 50 ms while the agent prints or opens tool calls,
+//     backing off to once a second while it is silent: a silent run of
+//     45 s cost the harness 0.78 ms of CPU a second, its start included,
+//     on a 2-vCPU VM where one with a cgroup cost 0.21 ms), and at the
+//     end kills the group, the processes it saw, and orphans of its
 //     own that carry the run's marker in their environment. A process that
 //     double-forks faster than a walk with an emptied environment escapes.
 //     One that leaves the agent's group and session and dies before a
