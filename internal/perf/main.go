@@ -51,6 +51,7 @@ type sizes struct {
 	StartRuns      int
 	FloodPairs     int           // runs with and without the session log
 	Idle           time.Duration // the silence of the idle run
+	IdlePairs      int           // idle runs, each with a run of no silence
 	LiveLines      int           // lines of each live-view run, 1 ms apart
 	LiveRuns       int
 	IsoRuns        int   // runs of each isolate bench
@@ -74,7 +75,7 @@ var full = sizes{
 	Stream: "200MB", Long: "800MB", HFRuns: 5, LatLines: 10000, LatRuns: 7, WrapLines: 10000, WrapRuns: 20,
 	FloodStdout: 1 << 30, FloodStderr: 100 << 20, HugeLine: 100 << 20, OneBlock: 256 << 20, KillRuns: 3, StartRuns: 40,
 	OpenCall: 4_000_000, DeepLevels: 8_000_000,
-	FloodPairs: 7, Idle: time.Minute, LiveLines: 3000, LiveRuns: 3, IsoRuns: 5, IsoBenches: 5,
+	FloodPairs: 7, Idle: time.Minute, IdlePairs: 3, LiveLines: 3000, LiveRuns: 3, IsoRuns: 5, IsoBenches: 5,
 	OTLPCalls: 2000, OTLPPairs: 10, OTLPAgentPairs: 20, OTLPAgentMax: 60, OTLPAgentBudget: time.Minute, SessTurns: 200,
 	Parallel: 64, ParallelLines: 1000, ParallelRounds: 3,
 }
@@ -83,7 +84,7 @@ var smoke = sizes{
 	Stream: "3MB", Long: "12MB", HFRuns: 2, LatLines: 1000, LatRuns: 1, WrapLines: 1000, WrapRuns: 3,
 	FloodStdout: 8 << 20, FloodStderr: 2 << 20, HugeLine: 4 << 20, OneBlock: 4 << 20, KillRuns: 1, StartRuns: 5,
 	OpenCall: 100_000, DeepLevels: 100_000,
-	FloodPairs: 1, Idle: 2 * time.Second, LiveLines: 300, LiveRuns: 1, IsoRuns: 1, IsoBenches: 1,
+	FloodPairs: 1, Idle: 2 * time.Second, IdlePairs: 1, LiveLines: 300, LiveRuns: 1, IsoRuns: 1, IsoBenches: 1,
 	OTLPCalls: 50, OTLPPairs: 1, OTLPAgentPairs: 1, OTLPAgentMax: 1, SessTurns: 40,
 	Parallel: 4, ParallelLines: 100, ParallelRounds: 1,
 	GoBenchFlags: []string{"-benchtime=1x"},
