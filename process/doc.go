@@ -31,9 +31,9 @@
 //     cgroup is emptied with cgroup.kill and removed. It costs a mkdir and
 //     an rmdir: no measurable latency (BenchmarkShortRun). While the run
 //     lives, the cgroup's process list is read now and then (every 50 ms
-//     while the agent prints or opens tool calls, backing off to every
-//     30 s while it is silent), to remember processes that might later
-//     move out of it. Such a run does
+//     while the agent prints or opens tool calls, backing off fourfold
+//     at a time to every 30 s while it is silent: heldBackOff), to
+//     remember processes that might later move out of it. Such a run does
 //     not make the harness a child subreaper (the cgroup needs no
 //     re-parenting): its orphans go to init, as without harness. Those
 //     that come to the harness anyway (pid 1 of a container, a subreaper

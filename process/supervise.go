@@ -21,20 +21,8 @@ const (
 	// trackEvery is how often the child's descendants are walked in /proc
 	// while it runs and things happen (without a cgroup or reaper of the
 	// run's own), so that processes that later leave the tree are known;
-	// while nothing happens the walks back off to trackMax.
+	// while nothing happens the walks back off (walkBackOff).
 	trackEvery = 50 * time.Millisecond
-	trackMax   = time.Second
-	// trackMaxHeld is trackMax for a run in its own cgroup, whose reads
-	// of the cgroup's list only remember what may leave it (a process
-	// allowed to write another cgroup's list): the cgroup holds the rest
-	// to the end. Each read wakes the Go runtime's threads, which costs
-	// far more than the read on a VM: on a 2-vCPU Intel one, a read a
-	// second cost a silent run 1.8-4.3 ms of harness CPU a second
-	// (schedstat, 15 s windows), and make bench's idle row, run alone,
-	// gave 3.16 ms a second at 1 s, 1.25-1.69 at 10 s, 0.72-0.98 at 30 s
-	// and 0.97 with no read after the first minute. The walks of a run without a cgroup
-	// still back off to trackMax only: they are its only containment.
-	trackMaxHeld = 30 * time.Second
 	// drainTimeout bounds the wait for the pipes after every process of the
 	// run is dead; only a holder we could not attribute can make it matter.
 	drainTimeout = 500 * time.Millisecond
@@ -46,6 +34,42 @@ const (
 	// stderrLineMax caps one line handed to OnStderr.
 	stderrLineMax = 64 << 10
 )
+
+// backOff is how track's looks space out while nothing happens: each
+// pause is the last one times factor, up to ceiling.
+type backOff struct {
+	factor  time.Duration
+	ceiling time.Duration
+}
+
+var (
+	// walkBackOff paces the walks of /proc of a run without a cgroup:
+	// they are its only containment, so they stay at least once a second.
+	walkBackOff = backOff{factor: 2, ceiling: time.Second}
+	// heldBackOff paces the reads of the list of a run's own cgroup, which
+	// only remember what may leave it (a process allowed to write another
+	// cgroup's list): the cgroup holds the rest to the end. Each read
+	// wakes the Go runtime's threads, which costs far more than the read
+	// on a VM, and more the longer they slept: on a 2-vCPU Intel one, 1.6
+	// to 10 ms of harness CPU a wake-up after a second or more of silence
+	// (schedstat, by the second). A read a second cost a silent run
+	// 1.8-4.3 ms of CPU a second; make bench's idle row, run alone, gave
+	// 3.16 ms a second at a ceiling of 1 s, 1.25-1.69 at 10 s, 0.72-0.98
+	// at 30 s and 0.97 with no read after the first minute: at 30 s, the
+	// cost is the wake-ups of the first minute, which a factor of 4
+	// rather than 2 halves (3 after a second of silence in a minute,
+	// rather than 6).
+	heldBackOff = backOff{factor: 4, ceiling: 30 * time.Second}
+)
+
+// next is the pause before the next look: trackEvery after a change,
+// else the last one times the factor, at most the ceiling.
+func (b backOff) next(last time.Duration, changed bool) time.Duration {
+	if changed {
+		return trackEvery
+	}
+	return min(b.factor*last, b.ceiling)
+}
 
 // activityReader stamps the time of every byte read, and turns any read
 // error (EIO from a PTY master once the terminal is hung up, ErrClosed once
@@ -196,19 +220,18 @@ func (p *Proc) inCallback(fn func()) {
 // their descendants, in /proc (a few hundred microseconds of CPU a walk).
 //
 // An agent waiting on its model for minutes starts nothing, so the looks
-// back off while nothing happens (trackEvery doubling up to trackMax, or
-// trackMaxHeld for the cgroup's list) and
-// come back to trackEvery when one finds a new process, the agent prints,
+// back off while nothing happens (walkBackOff, or heldBackOff for the
+// cgroup's list) and come back to trackEvery when one finds a new process, the agent prints,
 // or a tool call opens (which also looks at once, its command starting
 // now, unless a look was less than trackEvery ago).
 func (p *Proc) track() {
 	if p.rp != nil {
 		return
 	}
-	look, ceiling := p.lookCgroup, trackMaxHeld
+	look, pace := p.lookCgroup, heldBackOff
 	if p.cg == nil {
 		w := &walker{negative: map[int]uint64{}}
-		look, ceiling = func() bool { p.walks.Add(1); return p.walk(w) }, trackMax
+		look, pace = func() bool { p.walks.Add(1); return p.walk(w) }, walkBackOff
 	}
 	timer := time.NewTimer(trackEvery)
 	defer timer.Stop()
@@ -239,7 +262,7 @@ func (p *Proc) track() {
 		p.looks.Add(1)
 		found := look()
 		act := p.lastAct.Load()
-		every = nextWalk(every, found || act != lastAct, ceiling)
+		every = pace.next(every, found || act != lastAct)
 		lastAct = act
 		timer.Reset(every) // since Go 1.23, a stale tick is dropped
 	}
@@ -264,15 +287,6 @@ func (p *Proc) known(pid int) bool {
 	defer p.mu.Unlock()
 	_, ok := p.tracked[pid]
 	return ok
-}
-
-// nextWalk is the pause before the next look: trackEvery after a change,
-// else twice the last one, at most ceiling.
-func nextWalk(last time.Duration, changed bool, ceiling time.Duration) time.Duration {
-	if changed {
-		return trackEvery
-	}
-	return min(2*last, ceiling)
 }
 
 // walker is what walks remember between them.

@@ -598,26 +598,27 @@ func TestPokesLookOncePerTrackEvery(t *testing.T) {
 }
 
 // TestNextWalk: without a cgroup or reaper, walks back off while nothing
-// changes, to one a second, and come back at once on a change; the reads
-// of a run's cgroup back off to one every 30 s.
+// changes, doubling the pause to one a second, and come back at once on a
+// change; the reads of a run's cgroup back off four times as fast, to one
+// every 30 s.
 func TestNextWalk(t *testing.T) {
 	t.Parallel()
 	ms := time.Millisecond
 	for _, c := range []struct {
-		ceiling time.Duration
-		want    []time.Duration
+		pace backOff
+		want []time.Duration
 	}{
-		{trackMax, []time.Duration{100 * ms, 200 * ms, 400 * ms, 800 * ms, time.Second, time.Second, time.Second, time.Second, time.Second}},
-		{trackMaxHeld, []time.Duration{100 * ms, 200 * ms, 400 * ms, 800 * ms, 1600 * ms, 3200 * ms, 6400 * ms, 12800 * ms, 25600 * ms, 30 * time.Second, 30 * time.Second}},
+		{walkBackOff, []time.Duration{100 * ms, 200 * ms, 400 * ms, 800 * ms, time.Second, time.Second, time.Second, time.Second, time.Second}},
+		{heldBackOff, []time.Duration{200 * ms, 800 * ms, 3200 * ms, 12800 * ms, 30 * time.Second, 30 * time.Second}},
 	} {
 		d := trackEvery
 		var seen []time.Duration
 		for range len(c.want) {
-			d = nextWalk(d, false, c.ceiling)
+			d = c.pace.next(d, false)
 			seen = append(seen, d)
 		}
 		require.Equal(t, c.want, seen)
-		require.Equal(t, trackEvery, nextWalk(c.ceiling, true, c.ceiling))
+		require.Equal(t, trackEvery, c.pace.next(c.pace.ceiling, true))
 	}
 }
 
