@@ -38,7 +38,7 @@ const (
 // backOff is how track's looks space out while nothing happens: each
 // pause is the last one times factor, up to ceiling.
 type backOff struct {
-	factor  time.Duration
+	factor  int
 	ceiling time.Duration
 }
 
@@ -49,16 +49,16 @@ var (
 	// heldBackOff paces the reads of the list of a run's own cgroup, which
 	// only remember what may leave it (a process allowed to write another
 	// cgroup's list): the cgroup holds the rest to the end. Each read
-	// wakes the Go runtime's threads, which costs far more than the read
-	// on a VM, and more the longer they slept: on a 2-vCPU Intel one, 1.6
-	// to 10 ms of harness CPU a wake-up after a second or more of silence
-	// (schedstat, by the second). A read a second cost a silent run
-	// 1.8-4.3 ms of CPU a second; make bench's idle row, run alone, gave
-	// 3.16 ms a second at a ceiling of 1 s, 1.25-1.69 at 10 s, 0.72-0.98
-	// at 30 s and 0.97 with no read after the first minute: at 30 s, the
-	// cost is the wake-ups of the first minute, which a factor of 4
-	// rather than 2 halves (3 after a second of silence in a minute,
-	// rather than 6).
+	// wakes the Go runtime's threads, which on a VM costs far more than
+	// the read: on a 2-vCPU Intel one, 1.6 to 15 ms of harness CPU a
+	// wake-up after a second or more of silence (schedstat, by the
+	// second). A read a second cost a silent run 1.8-4.3 ms of CPU a
+	// second; make bench's idle row, run alone, gave 3.16 ms a second at
+	// a ceiling of 1 s, 0.72-0.98 at 30 s and 0.97 with no read after the
+	// first minute, whose wake-ups are the cost left. Growing fourfold
+	// rather than twofold, the pauses make 3 wake-ups after a second of
+	// silence in the first minute rather than 6: the harness's own CPU
+	// over a minute of silence went from 53-66 ms to 40-51 ms.
 	heldBackOff = backOff{factor: 4, ceiling: 30 * time.Second}
 )
 
@@ -68,7 +68,7 @@ func (b backOff) next(last time.Duration, changed bool) time.Duration {
 	if changed {
 		return trackEvery
 	}
-	return min(b.factor*last, b.ceiling)
+	return min(time.Duration(b.factor)*last, b.ceiling)
 }
 
 // activityReader stamps the time of every byte read, and turns any read
@@ -221,9 +221,10 @@ func (p *Proc) inCallback(fn func()) {
 //
 // An agent waiting on its model for minutes starts nothing, so the looks
 // back off while nothing happens (walkBackOff, or heldBackOff for the
-// cgroup's list) and come back to trackEvery when one finds a new process, the agent prints,
-// or a tool call opens (which also looks at once, its command starting
-// now, unless a look was less than trackEvery ago).
+// cgroup's list) and come back to trackEvery when one finds a new
+// process, the agent prints, or a tool call opens (which also looks at
+// once, its command starting now, unless a look was less than
+// trackEvery ago).
 func (p *Proc) track() {
 	if p.rp != nil {
 		return

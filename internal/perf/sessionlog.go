@@ -121,8 +121,10 @@ func (b *bench) sessionLog() []row {
 // over the same silence (its Go runtime) is taken off: it runs beside the
 // harness, as both are idle. The median of the pairs: a run of no silence
 // alone moved by 0.015 s from one run to the next here (0.25 ms a second
-// of a minute's silence), and a wake-up after seconds of silence costs
-// 1.6-4.7 ms on a VM.
+// of a minute's silence). On a VM, where a wake-up after seconds of sleep
+// costs any process milliseconds of CPU, the difference also holds the
+// end of the long run, which wakes the harness's threads after the
+// silence.
 func (b *bench) idleRun() row {
 	d := b.sz.Idle
 	figure := fmt.Sprintf("idle run (%s silent): harness CPU a second", d)
