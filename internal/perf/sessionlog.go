@@ -116,15 +116,15 @@ func (b *bench) sessionLog() []row {
 // is silent (a tool call open, as while an agent waits on its model or a
 // build): `harness run` of the fake, with the session log, for Idle and
 // for no time at all, IdlePairs times; the difference over Idle, pair by
-// pair, is what each second of silence costs, start-up and the end of the
-// run left out (they have rows of their own). What the fake alone costs
-// over the same silence (its Go runtime) is taken off: it runs beside the
-// harness, as both are idle. The median of the pairs: a run of no silence
-// alone moved by 0.015 s from one run to the next here (0.25 ms a second
-// of a minute's silence). On a VM, where a wake-up after seconds of sleep
-// costs any process milliseconds of CPU, the difference also holds the
-// end of the long run, which wakes the harness's threads after the
-// silence.
+// pair, is what each second of silence costs, start-up left out (it has a
+// row of its own). The end of the run is in both, but not at the same
+// price on a VM, where a wake-up after seconds of sleep costs any process
+// milliseconds of CPU: the long run's end, which wakes the harness's
+// threads after the silence, is counted as part of the silence's cost.
+// What the fake alone costs over the same silence (its Go runtime) is
+// taken off: it runs beside the harness, as both are idle. The median of
+// the pairs: a run of no silence alone moved by 0.015 s from one run to
+// the next here (0.25 ms a second of a minute's silence).
 func (b *bench) idleRun() row {
 	d := b.sz.Idle
 	figure := fmt.Sprintf("idle run (%s silent): harness CPU a second", d)
