@@ -27,6 +27,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -214,6 +215,7 @@ type Run struct {
 	feeding atomic.Bool  // a stdout chunk is being turned into events (set by the stdout goroutine)
 	chunkAt atomic.Int64 // Unix ns at which that chunk arrived
 
+	tmpDir string // the agent's own temporary directory, removed by Wait; "" for none
 }
 
 // Typed reasons a run did not succeed, returned by Wait (wrapped).
@@ -256,6 +258,9 @@ type Command struct {
 	adapter     adapters.Adapter
 	task        Task
 	live        *Session // set by StartSession: the run is a live session
+	// privateTmp: the run makes the agent a temporary directory of its
+	// own (adapters.Command.PrivateTmp) when it starts.
+	privateTmp bool
 }
 
 // RedactedArgv returns Argv with the prompt replaced by "<prompt>", for
@@ -328,8 +333,54 @@ func Prepare(t Task) (*Command, error) {
 	c := &Command{Agent: a.Name(), Binary: bin, Argv: ac.Argv, AddedEnv: mergeEnv(nil, ac.Env, t.SetupEnv, t.Env),
 		Env: env, Stdin: ac.Stdin, Cwd: cwd, Session: ac.Session,
 		promptIndex: ac.PromptIndex, adapter: a, task: t}
+	// A TMPDIR the caller gives (bench's per-run one, a user's choice) is
+	// the agent's; a sandbox's /tmp goes with it.
+	c.privateTmp = ac.PrivateTmp && t.Sandbox == nil && !setsVar("TMPDIR", ac.Env, t.SetupEnv, t.Env)
 	errors.As(lookErr, &c.NotInstalled)
 	return c, nil
+}
+
+// setsVar reports whether one of the KEY=VALUE lists sets key.
+func setsVar(key string, lists ...[]string) bool {
+	for _, l := range lists {
+		for _, kv := range l {
+			if k, _, _ := strings.Cut(kv, "="); k == key {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// makePrivateTmp makes the run's own temporary directory under the one
+// env names (TMPDIR, else /tmp) and returns env pointing TMPDIR, TMP and
+// TEMP at it. Where it cannot be made, the agent keeps env's: it fails,
+// if it must, on its own terms.
+func (r *Run) makePrivateTmp(env []string) []string {
+	parent := "/tmp"
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "TMPDIR="); ok && v != "" {
+			parent = v
+		}
+	}
+	dir, err := os.MkdirTemp(parent, "harness-tmp-")
+	if err != nil {
+		return env
+	}
+	r.tmpDir = dir
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs // the agent's working directory is not harness's
+	}
+	return mergeEnv(env, []string{"TMPDIR=" + dir, "TMP=" + dir, "TEMP=" + dir})
+}
+
+// removePrivateTmp removes the run's temporary directory, once nothing of
+// the run is left to use it.
+func (r *Run) removePrivateTmp() {
+	if r.tmpDir != "" {
+		_ = os.RemoveAll(r.tmpDir)
+		r.tmpDir = ""
+	}
 }
 
 // Start validates the task and starts the agent, with the spec's default
@@ -375,7 +426,11 @@ func (c *Command) Start(ctx context.Context, o Options) *Run {
 			return r.spawnFailed(fmt.Errorf("harness: %s: a session agent's parser must implement adapters.Session", c.Agent))
 		}
 	}
-	proc, err := process.Start(ctx, r.processOptions(c, parser, session))
+	opts := r.processOptions(c, parser, session)
+	if c.privateTmp {
+		opts.Env = r.makePrivateTmp(opts.Env)
+	}
+	proc, err := process.Start(ctx, opts)
 	if err != nil {
 		return r.spawnFailed(err)
 	}

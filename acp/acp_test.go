@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentharness/harness/adapters"
 	"github.com/agentharness/harness/adapters/adaptertest"
+	"github.com/agentharness/harness/adapters/opencode"
 	"github.com/agentharness/harness/event"
 )
 
@@ -390,4 +391,22 @@ func TestCreationsWithAFileNoHeaderCanName(t *testing.T) {
 		require.Empty(t, e.Diff, "%q", paths)
 		require.Equal(t, event.DiffSkippedUnknown, e.DiffSkipped, "%q", paths)
 	}
+}
+
+// TestPrivateTmpOverACP: an agent that litters its temporary directory
+// (adapters.Agent.PrivateTmp: OpenCode) does so in its ACP mode too, and
+// its ACP command asks for a directory of the run's own; a custom ACP
+// agent's does not.
+func TestPrivateTmpOverACP(t *testing.T) {
+	a, err := For("opencode", &opencode.Agent, nil)
+	require.NoError(t, err)
+	c, err := a.Command("opencode", adapters.Task{Prompt: "x"})
+	require.NoError(t, err)
+	require.True(t, c.PrivateTmp)
+
+	custom, err := Custom("acp", []string{"acp"})
+	require.NoError(t, err)
+	c, err = custom.Command("acp", adapters.Task{Prompt: "x"})
+	require.NoError(t, err)
+	require.False(t, c.PrivateTmp)
 }

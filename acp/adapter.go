@@ -82,7 +82,9 @@ func (a *Adapter) Command(binary string, t adapters.Task) (adapters.Command, err
 			env = append(env, c.Env...)
 		}
 	}
-	return adapters.Command{Argv: argv, Env: env, PromptIndex: -1, Session: true}, nil
+	// The same binary litters the same directory in its ACP mode.
+	private := a.base != nil && a.base.PrivateTmp
+	return adapters.Command{Argv: argv, Env: env, PromptIndex: -1, Session: true, PrivateTmp: private}, nil
 }
 
 // NewParser implements adapters.Adapter: the Client of one session.

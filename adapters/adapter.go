@@ -70,6 +70,11 @@ type Command struct {
 	// the run's Parser, which must implement Session, writes there.
 	// Stdin must be "" (the prompt goes in the session's requests).
 	Session bool
+	// PrivateTmp asks for a temporary directory of the run's own, made
+	// under the user's and removed with the run (TMPDIR, TMP and TEMP
+	// point at it), unless the environment the run is given sets TMPDIR
+	// or the run is in a sandbox (Agent.PrivateTmp).
+	PrivateTmp bool
 }
 
 // ArgPromptMax is the longest prompt an adapter puts on the command line.

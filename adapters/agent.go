@@ -33,6 +33,12 @@ type Agent struct {
 	// nil when it has no ACP mode, which then needs its ACP command from
 	// the configuration ([agents.NAME] command).
 	ACP *ACP
+	// PrivateTmp says the agent leaves files in its temporary directory
+	// at every start and never removes them (OpenCode: its 5.4 MB native
+	// library, under a new name each time), so that they would pile up in
+	// the user's: each run of it, in either mode, gets a directory of its
+	// own (Command.PrivateTmp).
+	PrivateTmp bool
 }
 
 // ACP is how an agent is started as an ACP agent: over ACP the prompt,
@@ -68,8 +74,12 @@ func (a Agent) Name() string { return a.Info.ID }
 // Binaries are Info.Binaries.
 func (a Agent) Binaries() []string { return slices.Clone(a.Info.Binaries) }
 
-// Command is the Driver's.
-func (a Agent) Command(binary string, t Task) (Command, error) { return a.Driver.Command(binary, t) }
+// Command is the Driver's, with the Agent's PrivateTmp.
+func (a Agent) Command(binary string, t Task) (Command, error) {
+	c, err := a.Driver.Command(binary, t)
+	c.PrivateTmp = c.PrivateTmp || a.PrivateTmp
+	return c, err
+}
 
 // NewParser is the Driver's.
 func (a Agent) NewParser() Parser { return a.Driver.NewParser() }

@@ -190,16 +190,27 @@ func readFile(t *testing.T, path string) string {
 }
 
 // run starts agent on the scripted model playing scenario in a fresh
-// directory, with small budgets. The idle budget is 90 s: OpenCode has
-// printed nothing for over 30 s while it started on a loaded machine
-// (make test runs this package beside cmd/harness and bench).
+// directory, with small budgets and a TMPDIR of its own. The idle budget
+// is 90 s: OpenCode has printed nothing for over 30 s while it started on
+// a loaded machine (make test runs this package beside cmd/harness and
+// bench).
 func run(t *testing.T, agent, scenario string, extra ...string) outcome {
 	t.Helper()
-	workdir := t.TempDir()
+	workdir, tmp := t.TempDir(), t.TempDir()
 	args := append([]string{"run", "--agent", agent, "--mock", scenario, "--cwd", workdir,
 		"-p", "Follow the script.", "--idle-timeout", "90s", "--timeout", "2m", "--kill-grace", "2s"}, extra...)
-	o := harness(t, workdir, args...)
+	o := harnessWithEnv(t, workdir, []string{"TMPDIR=" + tmp}, args...)
 	o.agent = agent
+	if agent == "opencode" {
+		// OpenCode writes its native library (5.4 MB) to its temporary
+		// directory at every start and never removes it: the run gives
+		// it one of its own, gone with the run (adapters.Agent.PrivateTmp).
+		entries, err := os.ReadDir(tmp)
+		require.NoError(t, err)
+		for _, e := range entries {
+			t.Errorf("the run left %s in the user's TMPDIR", e.Name())
+		}
+	}
 	return o
 }
 

@@ -34,12 +34,6 @@ func mock(baseURL, home, _ string) (string, []string, error) {
 		}},
 	})
 	c.Env("OPENCODE_CONFIG", cfg)
-	// OpenCode (a Bun executable) writes its embedded native library to
-	// the temporary directory at every start, 5.4 MB, and never removes
-	// it: in the mock home, it goes with the home.
-	tmp := filepath.Join(home, ".tmp")
-	c.Mkdir(tmp)
-	c.Env("TMPDIR", tmp)
 	for _, k := range []string{"OPENCODE_DISABLE_AUTOUPDATE", "OPENCODE_DISABLE_LSP_DOWNLOAD", "OPENCODE_DISABLE_MODELS_FETCH",
 		"OPENCODE_DISABLE_DEFAULT_PLUGINS", "OPENCODE_DISABLE_SHARE"} {
 		c.Env(k, "1")

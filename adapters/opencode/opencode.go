@@ -27,6 +27,11 @@ var Agent = adapters.Agent{
 	},
 	Driver: &Adapter{},
 	Mock:   mock,
+	// OpenCode (a Bun executable) writes its embedded native library,
+	// 5.4 MB, to the temporary directory at every start under a new
+	// name (.<hex>-00000000.so), and an opencode/ directory, and never
+	// removes them.
+	PrivateTmp: true,
 	// OpenCode's ACP mode takes the model from its config only.
 	ACP: &adapters.ACP{Command: []string{"opencode", "acp"},
 		// Seen with opencode 1.18.33 and the scripted model: by its default

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 )
@@ -17,6 +18,7 @@ import (
 // user's terminal.
 func init() {
 	Register("echo-env", echoEnv)
+	Register("litter-tmp", litterTmp)
 	Register("terminal-escapes", terminalEscapes)
 	Register("terminal-escapes-interrupt", terminalEscapesInterrupt)
 	Register("prompt-echo", promptEcho)
@@ -57,6 +59,21 @@ func echoEnv([]string) int {
 	fmt.Fprintln(os.Stderr, "debug: "+all)
 	jsonResult(all)
 	return 0
+}
+
+// LitterName is the file litter-tmp leaves in its temporary directory.
+const LitterName = ".litter-00000000.so"
+
+// litter-tmp: leaves a file in $TMPDIR (as OpenCode leaves its native
+// library at every start), then prints TMPDIR, TMP and TEMP as echo-env
+// does.
+func litterTmp(args []string) int {
+	if err := os.WriteFile(filepath.Join(os.TempDir(), LitterName), []byte("lib"), 0o600); err != nil {
+		fmt.Fprintln(os.Stderr, "litter-tmp:", err)
+		return 1
+	}
+	os.Setenv(EchoVars, "TMPDIR,TMP,TEMP")
+	return echoEnv(args)
 }
 
 // TerminalAttack is agent text that would drive a terminal printed raw: an
