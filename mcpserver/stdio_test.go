@@ -3,7 +3,6 @@ package mcpserver_test
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -173,23 +172,3 @@ func TestStdioBigPrompt(t *testing.T) {
 	require.Equal(t, "success", harnesstest.MCPStructured(t, res).Get("state").String())
 }
 
-// TestStdioEscapedPrompt: so does a prompt whose every byte the client
-// escapes ("\u0001", six bytes a byte on the wire, the most JSON takes):
-// ServeStdio's cap has room for MaxPromptBytes of them.
-func TestStdioEscapedPrompt(t *testing.T) {
-	b, err := json.Marshal("\x01")
-	require.NoError(t, err)
-	require.Equal(t, `"\u0001"`, string(b))
-	head, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-		"params": map[string]any{"name": "run_agent", "arguments": map[string]any{"agent": "claude", "prompt": ""}}})
-	require.NoError(t, err)
-	require.Less(t, len(head)+6*(mcpserver.MaxPromptBytes+1), mcpserver.MaxLine)
-	if raceEnabled {
-		t.Skip("the SDK takes over 30 s to handle a 96 MiB request under the race detector")
-	}
-	f := newFixtureStdio(t, nil)
-	prompt := strings.Repeat("\x01", mcpserver.MaxPromptBytes+1)
-	res := f.call(t, "run_agent", map[string]any{"agent": "claude", "prompt": prompt}, nil)
-	require.True(t, res.IsError)
-	require.Contains(t, harnesstest.MCPText(res), fmt.Sprintf("the prompt is %d bytes, over the 16 MiB limit", len(prompt)))
-}

@@ -10,8 +10,6 @@ import (
 	"github.com/agentharness/harness/internal/fakeagent"
 )
 
-var long = flag.Bool("long", false, "run the 1 GB stdout flood")
-
 func TestMain(m *testing.M) {
 	MaybeReap() // first: a re-executed test binary may be a run's reaper
 	fakeagent.Register("mini-harness", miniHarness)

@@ -329,18 +329,6 @@ func TestHugeLine(t *testing.T) {
 	require.Zero(t, r.dropped[2])
 }
 
-// TestStdoutFlood reads 1 GiB of stdout lines (only with -long).
-func TestStdoutFlood(t *testing.T) {
-	if !*long {
-		t.Skip("1 GiB flood: run with -long")
-	}
-	r, o := floodRun(t, &run{ready: make(chan struct{}), light: true}, "flood-stdout", 1<<30, 120*time.Second)
-	t.Logf("%d lines", o.StdoutLines)
-	require.NoError(t, o.Reason)
-	require.Zero(t, r.badSeq, "lines lost or out of order")
-	require.Equal(t, int(o.StdoutLines), r.lastSeq)
-}
-
 // floodRun runs the flooding fake with its size argument into r (within
 // wait), and holds the test process's peak memory growth meanwhile under
 // 40 MiB: the heap, and RSS too where the race detector's shadow memory
