@@ -171,4 +171,3 @@ func TestStdioBigPrompt(t *testing.T) {
 	require.False(t, res.IsError, harnesstest.MCPText(res))
 	require.Equal(t, "success", harnesstest.MCPStructured(t, res).Get("state").String())
 }
-
