@@ -215,7 +215,7 @@ type Run struct {
 	feeding atomic.Bool  // a stdout chunk is being turned into events (set by the stdout goroutine)
 	chunkAt atomic.Int64 // Unix ns at which that chunk arrived
 
-	tmpDir string // the agent's own temporary directory, removed by Wait; "" for none
+	tmp *privateTmp // the agent's own temporary directory, removed by Wait; nil for none
 }
 
 // Typed reasons a run did not succeed, returned by Wait (wrapped).
@@ -352,37 +352,6 @@ func setsVar(key string, lists ...[]string) bool {
 	return false
 }
 
-// makePrivateTmp makes the run's own temporary directory under the one
-// env names (TMPDIR, else /tmp) and returns env pointing TMPDIR, TMP and
-// TEMP at it. Where it cannot be made, the agent keeps env's: it fails,
-// if it must, on its own terms.
-func (r *Run) makePrivateTmp(env []string) []string {
-	parent := "/tmp"
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "TMPDIR="); ok && v != "" {
-			parent = v
-		}
-	}
-	dir, err := os.MkdirTemp(parent, "harness-tmp-")
-	if err != nil {
-		return env
-	}
-	r.tmpDir = dir
-	if abs, err := filepath.Abs(dir); err == nil {
-		dir = abs // the agent's working directory is not harness's
-	}
-	return mergeEnv(env, []string{"TMPDIR=" + dir, "TMP=" + dir, "TEMP=" + dir})
-}
-
-// removePrivateTmp removes the run's temporary directory, once nothing of
-// the run is left to use it.
-func (r *Run) removePrivateTmp() {
-	if r.tmpDir != "" {
-		_ = os.RemoveAll(r.tmpDir)
-		r.tmpDir = ""
-	}
-}
-
 // Start validates the task and starts the agent, with the spec's default
 // budgets when t has none and no session log: Settings.Start is the run
 // of a configured caller. A task that cannot be run (unknown agent,
@@ -428,7 +397,7 @@ func (c *Command) Start(ctx context.Context, o Options) *Run {
 	}
 	opts := r.processOptions(c, parser, session)
 	if c.privateTmp {
-		opts.Env = r.makePrivateTmp(opts.Env)
+		r.tmp, opts.Env = makePrivateTmp(opts.Env)
 	}
 	proc, err := process.Start(ctx, opts)
 	if err != nil {

@@ -7,7 +7,9 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -66,6 +68,7 @@ func TestPrivateTmp(t *testing.T) {
 	require.Equal(t, parent, filepath.Dir(m[1]), "under the user's TMPDIR")
 	require.True(t, strings.HasPrefix(filepath.Base(m[1]), "harness-tmp-"), m[1])
 	require.Equal(t, []string{m[1], m[1]}, []string{m[2], m[3]}, "TMP and TEMP too")
+	require.Contains(t, text, "TMPDIR_LOCKED=yes", "harness holds its lock while the run lasts")
 	requireEmptyDir(t, parent)
 
 	t.Run("spawn failure", func(t *testing.T) {
@@ -94,10 +97,40 @@ func TestPrivateTmp(t *testing.T) {
 		require.Equal(t, filepath.Join(base, "rel"), filepath.Dir(m[1]), "made absolute")
 		requireEmptyDir(t, filepath.Join(base, "rel"))
 	})
+	t.Run("left by a killed harness", func(t *testing.T) {
+		parent := t.TempDir()
+		old := time.Now().Add(-2 * time.Minute)
+		mkdir := func(name string, at time.Time) string {
+			dir := filepath.Join(parent, name)
+			require.NoError(t, os.Mkdir(dir, 0o700))
+			require.NoError(t, os.WriteFile(filepath.Join(dir, fakeagent.LitterName), []byte("lib"), 0o600))
+			require.NoError(t, os.Chtimes(dir, at, at))
+			return dir
+		}
+		mkdir("harness-tmp-stale", old)            // its harness gone: removed
+		locked := mkdir("harness-tmp-locked", old) // its harness alive (this test holds the lock)
+		mkdir("harness-tmp-young", time.Now())     // being made by another harness
+		mkdir("not-harness", old)                  // not ours
+		fd, err := syscall.Open(locked, syscall.O_RDONLY|syscall.O_DIRECTORY, 0)
+		require.NoError(t, err)
+		defer syscall.Close(fd)
+		require.NoError(t, syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB))
+
+		text, res := litterRun(t, "litterer", exe[0], parent)
+		require.Equal(t, event.ResultSuccess, res.Status, text)
+		entries, err := os.ReadDir(parent)
+		require.NoError(t, err)
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		require.Equal(t, []string{"harness-tmp-locked", "harness-tmp-young", "not-harness"}, names)
+	})
 	t.Run("an agent without it", func(t *testing.T) {
 		text, res := litterRun(t, "claude", exe[0], parent)
 		require.Equal(t, event.ResultSuccess, res.Status, text)
 		require.Contains(t, text, "TMPDIR="+parent+" ")
+		require.Contains(t, text, "TMPDIR_LOCKED=no")
 		require.FileExists(t, filepath.Join(parent, fakeagent.LitterName))
 	})
 }

@@ -66,13 +66,22 @@ const LitterName = ".litter-00000000.so"
 
 // litter-tmp: leaves a file in $TMPDIR (as OpenCode leaves its native
 // library at every start), then prints TMPDIR, TMP and TEMP as echo-env
-// does.
+// does, and TMPDIR_LOCKED=yes when another holds the directory's flock.
 func litterTmp(args []string) int {
-	if err := os.WriteFile(filepath.Join(os.TempDir(), LitterName), []byte("lib"), 0o600); err != nil {
+	dir := os.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, LitterName), []byte("lib"), 0o600); err != nil {
 		fmt.Fprintln(os.Stderr, "litter-tmp:", err)
 		return 1
 	}
-	os.Setenv(EchoVars, "TMPDIR,TMP,TEMP")
+	locked := "no"
+	if fd, err := syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY, 0); err == nil {
+		if syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+			locked = "yes"
+		}
+		syscall.Close(fd)
+	}
+	os.Setenv(EchoVars, "TMPDIR,TMP,TEMP,TMPDIR_LOCKED")
+	os.Setenv("TMPDIR_LOCKED", locked)
 	return echoEnv(args)
 }
 
