@@ -12,8 +12,8 @@ import (
 // agent leaves files in its own at every start (adapters.Agent.PrivateTmp).
 // Its harness holds an exclusive flock on the directory for as long as
 // the run lasts: the lock goes with the harness however it ends, so a
-// directory whose lock can be taken, and that nothing changed for
-// staleTmpAge, was left by a harness killed with SIGKILL, and the next
+// directory whose lock can be taken, and whose modification time is
+// staleTmpAge old, was left by a harness killed with SIGKILL, and the next
 // run that makes one removes it (as the process package does with the
 // run cgroups a killed harness left).
 type privateTmp struct {
@@ -24,9 +24,9 @@ type privateTmp struct {
 // privateTmpPrefix begins the name of every run's temporary directory.
 const privateTmpPrefix = "harness-tmp-"
 
-// staleTmpAge is how long a directory must have been left unchanged
-// before another harness looks at its lock: one being made (not yet
-// locked) is young.
+// staleTmpAge is how old a directory's modification time must be before
+// another harness looks at its lock: one being made (not yet locked) is
+// young.
 const staleTmpAge = time.Minute
 
 // makePrivateTmp makes a run's temporary directory under the one env
