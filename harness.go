@@ -36,6 +36,7 @@ import (
 	"github.com/agentharness/harness/config"
 	"github.com/agentharness/harness/event"
 	"github.com/agentharness/harness/internal/filediff"
+	"github.com/agentharness/harness/internal/privtmp"
 	"github.com/agentharness/harness/process"
 )
 
@@ -215,7 +216,7 @@ type Run struct {
 	feeding atomic.Bool  // a stdout chunk is being turned into events (set by the stdout goroutine)
 	chunkAt atomic.Int64 // Unix ns at which that chunk arrived
 
-	tmp *privateTmp // the agent's own temporary directory, removed by Wait; nil for none
+	tmp *privtmp.Dir // the agent's own temporary directory, removed by Wait; nil for none
 }
 
 // Typed reasons a run did not succeed, returned by Wait (wrapped).

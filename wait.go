@@ -28,12 +28,12 @@ func (r *Run) Wait() (*event.Result, error) {
 
 func (r *Run) wait() {
 	if r.spawnErr != nil {
-		r.tmp.remove()
+		r.tmp.Remove()
 		r.failSpawn()
 		return
 	}
 	out := r.proc.Wait()
-	r.tmp.remove() // nothing of the run is left to use it
+	r.tmp.Remove() // nothing of the run is left to use it
 	r.flush()
 	o := event.Outcome{Lingered: errors.Is(out.Reason, process.ErrLingered), Signal: out.Signal, Resumed: r.task.Resume}
 	if out.Exited && out.ExitCode >= 0 {

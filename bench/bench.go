@@ -22,6 +22,7 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/event"
+	"github.com/agentharness/harness/internal/privtmp"
 	"github.com/agentharness/harness/isolate"
 	"github.com/agentharness/harness/logger"
 )
@@ -463,14 +464,15 @@ func (b *bencher) one(ctx context.Context, s Spec) (rr RunReport) {
 // task's or --mock's (which may point elsewhere), and what removes it
 // once the run is over: what they leave there does not pile up in the
 // host's (OpenCode writes a 5.4 MB library there at every start and never
-// removes it). Under the host's temporary directory, for a short path:
-// a socket's path must fit in 108 bytes.
+// removes it), nor does what a bench killed with SIGKILL left (privtmp).
+// Under the host's temporary directory, for a short path: a socket's path
+// must fit in 108 bytes.
 func runTmp() (env []string, remove func(), err error) {
-	dir, err := os.MkdirTemp("", "harness-bench-")
+	d, err := privtmp.Make(os.TempDir(), "harness-bench-")
 	if err != nil {
 		return nil, nil, fmt.Errorf("bench: %w", err)
 	}
-	return []string{"TMPDIR=" + dir, "TMP=" + dir, "TEMP=" + dir}, func() { _ = os.RemoveAll(dir) }, nil
+	return d.Env(), d.Remove, nil
 }
 
 // passed is the check's verdict for Progress: none without a check, or

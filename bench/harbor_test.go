@@ -444,10 +444,16 @@ func TestHarborEnvTemplateUnset(t *testing.T) {
 // Under --isolate none, what the agent and the tests leave in their
 // temporary directory goes with the run, as in a sandbox's or a
 // container's own /tmp, and does not pile up in the host's; so for a
-// task of bench's own format.
+// task of bench's own format. The run directory a bench killed with
+// SIGKILL left (unlocked, a while ago) goes with the next run
+// (internal/privtmp).
 func TestBenchRunTmpGoesWithTheRun(t *testing.T) {
 	hostTmp := t.TempDir()
 	t.Setenv("TMPDIR", hostTmp)
+	stale := filepath.Join(hostTmp, "harness-bench-stale")
+	require.NoError(t, os.Mkdir(stale, 0o700))
+	old := time.Now().Add(-2 * time.Minute)
+	require.NoError(t, os.Chtimes(stale, old, old))
 	dir := filepath.Join(t.TempDir(), "task")
 	copyDir(t, filepath.Join(harborSuite, "create-file"), dir)
 	for script, name := range map[string]string{"solution/solve.sh": "left-by-agent", "tests/test.sh": "left-by-verifier"} {

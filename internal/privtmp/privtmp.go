@@ -1,0 +1,100 @@
+// Package privtmp owns the temporary directories harness makes for one
+// run (an agent's own TMPDIR, a bench run's): each is locked while in use,
+// so that one a killed harness left can be told from one in use, and
+// removed.
+package privtmp
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Dir is a temporary directory in use. Its harness holds an exclusive
+// flock on it for as long as it exists: the lock goes with the harness
+// however it ends, so a directory whose lock can be taken, and whose
+// modification time is StaleAge old, was left by a harness killed with
+// SIGKILL; Make removes such directories (as the process package does
+// with the run cgroups a killed harness left). The lock is per open file,
+// so it also holds against other runs of the same process.
+type Dir struct {
+	Path string // absolute
+	fd   int    // the directory, open (close-on-exec) and locked
+}
+
+// StaleAge is how old a directory's modification time must be before
+// Make looks at its lock: one being made (not yet locked) is young.
+const StaleAge = time.Minute
+
+// Make removes the stale directories named prefix* in parent, then makes
+// and locks a new one there. A directory it could not lock is removed
+// again and an error returned: unlocked, it would look abandoned to
+// another harness, which would remove it in use.
+func Make(parent, prefix string) (*Dir, error) {
+	removeStale(parent, prefix, time.Now().Add(-StaleAge))
+	path, err := os.MkdirTemp(parent, prefix)
+	if err != nil {
+		return nil, err
+	}
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs // who uses it may work in another directory
+	}
+	fd, err := lock(path)
+	if err != nil {
+		_ = os.Remove(path)
+		return nil, err
+	}
+	return &Dir{Path: path, fd: fd}, nil
+}
+
+// Env is the environment that points TMPDIR, TMP and TEMP at d.
+func (d *Dir) Env() []string {
+	return []string{"TMPDIR=" + d.Path, "TMP=" + d.Path, "TEMP=" + d.Path}
+}
+
+// Remove removes d and what is in it, then lets go of its lock; it does
+// nothing on a nil or removed Dir.
+func (d *Dir) Remove() {
+	if d == nil || d.fd < 0 {
+		return
+	}
+	_ = os.RemoveAll(d.Path)
+	_ = syscall.Close(d.fd)
+	d.fd = -1
+}
+
+// lock opens dir and takes its exclusive flock, without waiting.
+func lock(dir string) (int, error) {
+	fd, err := syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, err
+	}
+	if err := syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		_ = syscall.Close(fd)
+		return -1, err
+	}
+	return fd, nil
+}
+
+// removeStale removes the directories named prefix* in parent whose
+// modification time is before cutoff and whose lock can be taken: their
+// harness is gone.
+func removeStale(parent, prefix string, cutoff time.Time) {
+	entries, _ := os.ReadDir(parent)
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), prefix) || !e.IsDir() {
+			continue
+		}
+		dir := filepath.Join(parent, e.Name())
+		st, err := os.Lstat(dir)
+		if err != nil || !st.IsDir() || !st.ModTime().Before(cutoff) {
+			continue
+		}
+		if fd, err := lock(dir); err == nil {
+			_ = os.RemoveAll(dir)
+			_ = syscall.Close(fd)
+		}
+	}
+}

@@ -1,0 +1,80 @@
+package privtmp
+
+import (
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// held reports whether someone holds dir's lock (a lock of another open
+// file conflicts, in this process too).
+func held(t *testing.T, dir string) bool {
+	t.Helper()
+	fd, err := lock(dir)
+	if err != nil {
+		return true
+	}
+	require.NoError(t, syscall.Close(fd))
+	return false
+}
+
+// TestMakeAndRemove: Make's directory is under parent, named by prefix,
+// absolute, locked while it exists and gone (lock and all) after Remove,
+// which a second time, or on nil, does nothing.
+func TestMakeAndRemove(t *testing.T) {
+	base := t.TempDir()
+	t.Chdir(base)
+	require.NoError(t, os.Mkdir("rel", 0o700))
+	d, err := Make("rel", "run-")
+	require.NoError(t, err)
+	require.Equal(t, filepath.Join(base, "rel"), filepath.Dir(d.Path), "absolute")
+	require.Regexp(t, `^run-\d+$`, filepath.Base(d.Path))
+	require.Equal(t, []string{"TMPDIR=" + d.Path, "TMP=" + d.Path, "TEMP=" + d.Path}, d.Env())
+	require.True(t, held(t, d.Path))
+	require.NoError(t, os.WriteFile(filepath.Join(d.Path, "left"), nil, 0o600))
+
+	d.Remove()
+	require.NoDirExists(t, d.Path)
+	d.Remove()
+	(*Dir)(nil).Remove()
+
+	_, err = Make(filepath.Join(base, "missing"), "run-")
+	require.Error(t, err)
+}
+
+// TestMakeRemovesStale: Make removes the directories of its prefix that a
+// killed harness left (lock free, modified over StaleAge ago), and keeps
+// one whose lock is held, one too young to tell (being made) and others.
+func TestMakeRemovesStale(t *testing.T) {
+	parent := t.TempDir()
+	old := time.Now().Add(-StaleAge - time.Minute)
+	mkdir := func(name string, at time.Time) string {
+		dir := filepath.Join(parent, name)
+		require.NoError(t, os.Mkdir(dir, 0o700))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "lib.so"), []byte("lib"), 0o600))
+		require.NoError(t, os.Chtimes(dir, at, at))
+		return dir
+	}
+	mkdir("run-stale", old)
+	locked := mkdir("run-locked", old)
+	mkdir("run-young", time.Now())
+	mkdir("other-stale", old)
+	fd, err := lock(locked)
+	require.NoError(t, err)
+	defer syscall.Close(fd)
+
+	d, err := Make(parent, "run-")
+	require.NoError(t, err)
+	defer d.Remove()
+	entries, err := os.ReadDir(parent)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	require.ElementsMatch(t, []string{"other-stale", "run-locked", "run-young", filepath.Base(d.Path)}, names)
+}
