@@ -87,11 +87,11 @@ func removeStale(parent, prefix string, cutoff time.Time) {
 		if !strings.HasPrefix(e.Name(), prefix) || !e.IsDir() {
 			continue
 		}
-		dir := filepath.Join(parent, e.Name())
-		st, err := os.Lstat(dir)
-		if err != nil || !st.IsDir() || !st.ModTime().Before(cutoff) {
+		st, err := e.Info() // lstat: the entry is a directory, not a link to one
+		if err != nil || !st.ModTime().Before(cutoff) {
 			continue
 		}
+		dir := filepath.Join(parent, e.Name())
 		if fd, err := lock(dir); err == nil {
 			_ = os.RemoveAll(dir)
 			_ = syscall.Close(fd)
