@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"maps"
@@ -81,8 +82,18 @@ func (r *harborRun) resolveEnv() error {
 
 // collect copies the task's artifacts out of the environment into the
 // run's logs/artifacts (where /logs/artifacts already is). One that
-// cannot be copied (missing) is a warning: the run's verdict stands.
+// cannot be copied (missing, or reached through a link out of the
+// environment) is a warning: the run's verdict stands.
 func (r *harborRun) collect(ctx context.Context) {
+	if len(r.h.Artifacts) == 0 {
+		return
+	}
+	logs, err := os.OpenRoot(r.p("logs"))
+	if err != nil {
+		r.warnings = append(r.warnings, "artifacts: "+oneLine(err.Error()))
+		return
+	}
+	defer logs.Close()
 	for _, a := range r.h.Artifacts {
 		src := a.Source
 		if !path.IsAbs(src) {
@@ -93,28 +104,29 @@ func (r *harborRun) collect(ctx context.Context) {
 		if rel == "" {
 			rel = strings.TrimPrefix(src, "/")
 		}
-		target := filepath.Join(r.p("logs/artifacts"), filepath.FromSlash(path.Clean(rel)))
-		err := os.MkdirAll(filepath.Dir(target), 0o755)
-		if err == nil {
-			err = r.copyOut(ctx, src, target)
-		}
-		if err == nil && len(a.Exclude) > 0 {
-			err = excludeFiles(target, a.Exclude)
-		}
-		if err != nil {
+		if err := r.copyOut(ctx, src, logs, path.Join("artifacts", path.Clean(rel)), a.Exclude); err != nil {
 			r.warnings = append(r.warnings, "artifact "+a.Source+": "+oneLine(err.Error()))
 		}
 	}
 }
 
-// copyOut copies src of the environment to target on the host: with the
-// engine's cp from a container, else from the run directory showing it
-// (only the environment's own paths: WORKDIR, /logs, /tests, /solution,
-// and under bwrap /tmp and HOME).
-func (r *harborRun) copyOut(ctx context.Context, src, target string) error {
+// copyOut copies src of the environment to target in logs, leaving out
+// what matches exclude: with the engine's cp from a container (into a
+// directory of the run's that no sandbox shows), else from the run
+// directory showing it (only the environment's own paths: WORKDIR,
+// /logs, /tests, /solution, and under bwrap /tmp and HOME). Either way,
+// what is copied is read and written through an os.Root (copyConfined).
+func (r *harborRun) copyOut(ctx context.Context, src string, logs *os.Root, target string, exclude []string) error {
 	if r.container != nil {
-		_, err := isolate.Run(ctx, r.eng.CopyArgs(r.container.Name+":"+src, target))
-		return err
+		stage, err := os.MkdirTemp(r.dir, "artifact-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(stage)
+		if _, err := isolate.Run(ctx, r.eng.CopyArgs(r.container.Name+":"+src, filepath.Join(stage, "a"))); err != nil {
+			return err
+		}
+		return copyFromDir(logs, target, stage, "a", exclude)
 	}
 	m := r.paths()
 	if r.engine == isolate.Bwrap {
@@ -131,37 +143,25 @@ func (r *harborRun) copyOut(ctx context.Context, src, target string) error {
 	if best == "" {
 		return fmt.Errorf("not in the environment's own paths under %s", r.engine)
 	}
-	host := filepath.Join(m[best], filepath.FromSlash(strings.TrimPrefix(src, best)))
-	st, err := os.Stat(host)
-	if err != nil {
+	name := strings.TrimPrefix(strings.TrimPrefix(src, best), "/")
+	if name == "" {
+		name = "."
+	}
+	err := copyFromDir(logs, target, m[best], name, exclude)
+	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("no such file in the environment")
 	}
-	if st.IsDir() {
-		return copyDirTo(host, target)
-	}
-	return copyFile(host, target, st.Mode().Perm())
+	return err
 }
 
-// excludeFiles removes what under dir has a base name matching one of
-// patterns.
-func excludeFiles(dir string, patterns []string) error {
-	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || p == dir {
-			return err
-		}
-		for _, pat := range patterns {
-			if ok, _ := path.Match(pat, d.Name()); ok {
-				if err := os.RemoveAll(p); err != nil {
-					return err
-				}
-				if d.IsDir() {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-		}
-		return nil
-	})
+// copyFromDir is copyConfined from name under the directory dir.
+func copyFromDir(dst *os.Root, target, dir, name string, exclude []string) error {
+	src, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	return copyConfined(dst, target, src, name, exclude)
 }
 
 // keepArtifacts keeps the run's artifacts (when there are any) beside
@@ -174,7 +174,11 @@ func (r *harborRun) keepArtifacts(rr *RunReport, keep bool) {
 	switch {
 	case rr.Log != "":
 		dst := filepath.Join(filepath.Dir(rr.Log), rr.Run+".artifacts")
-		if err := copyDirTo(src, dst); err != nil {
+		err := os.MkdirAll(dst, 0o755)
+		if err == nil {
+			err = keepFrom(r.p("logs"), dst)
+		}
+		if err != nil {
 			if rr.Error == "" {
 				rr.Error = "keeping the artifacts: " + err.Error()
 			}
@@ -184,6 +188,16 @@ func (r *harborRun) keepArtifacts(rr *RunReport, keep bool) {
 	case keep:
 		rr.Artifacts = src
 	}
+}
+
+// keepFrom copies artifacts/ of the run's logs to the directory dst.
+func keepFrom(logs, dst string) error {
+	to, err := os.OpenRoot(dst)
+	if err != nil {
+		return err
+	}
+	defer to.Close()
+	return copyFromDir(to, ".", logs, "artifacts", nil)
 }
 
 // copyDirTo copies directory src's contents to dst, made when missing.

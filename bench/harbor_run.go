@@ -546,9 +546,13 @@ func (r *harborRun) verify(ctx context.Context) *CheckResult {
 // reward reads /logs/verifier/reward.json (an object; its "reward" is
 // the score, else reward.txt's number) or else reward.txt (one number).
 func (r *harborRun) reward() (map[string]float64, *float64, error) {
-	dir := r.p("logs/verifier")
+	logs, err := os.OpenRoot(r.p("logs"))
+	if err != nil {
+		return nil, nil, fmt.Errorf("bench: %w", err)
+	}
+	defer logs.Close()
 	txt := func() (*float64, error) {
-		b, err := readCapped(filepath.Join(dir, "reward.txt"), 1<<20)
+		b, err := readCappedIn(logs, "verifier/reward.txt", 1<<20)
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil
 		}
@@ -563,7 +567,7 @@ func (r *harborRun) reward() (map[string]float64, *float64, error) {
 	}
 	var rewards map[string]float64
 	var reward *float64
-	b, err := readCapped(filepath.Join(dir, "reward.json"), 1<<20)
+	b, err := readCappedIn(logs, "verifier/reward.json", 1<<20)
 	switch {
 	case err == nil:
 		var m map[string]any

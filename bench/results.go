@@ -241,6 +241,11 @@ func readCapped(path string, max int64) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
 	}
+	return readCappedFile(f, path, max)
+}
+
+// readCappedFile is readCapped of the open file f, which it closes.
+func readCappedFile(f *os.File, path string, max int64) ([]byte, error) {
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {

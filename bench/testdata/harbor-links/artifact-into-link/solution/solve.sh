@@ -1,0 +1,2 @@
+#!/bin/bash
+echo from-the-sandbox > /app/real
