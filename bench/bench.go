@@ -148,6 +148,12 @@ type Options struct {
 	// plan's span is the rows' parent, a row's span its run's) and the
 	// span's end, called with the row's report (nil for the plan's).
 	Trace func(ctx context.Context, s *Spec) (context.Context, func(*RunReport))
+	// Accepted, when set, is called once the plan, its engine, the shard
+	// and the results directory are accepted, before any run starts:
+	// where the caller opens the files the bench writes (its report, its
+	// events), so that a bench refused leaves them as they were. Its
+	// error ends the bench and is returned as is.
+	Accepted func() error
 }
 
 // State is where a run is.
@@ -218,6 +224,11 @@ func Run(ctx context.Context, p Plan, o Options) (*Report, error) {
 	var results *Results
 	if o.Results != "" {
 		if results, err = OpenResults(o.Results, all, b.engine); err != nil {
+			return nil, err
+		}
+	}
+	if o.Accepted != nil {
+		if err := o.Accepted(); err != nil {
 			return nil, err
 		}
 	}
@@ -349,6 +360,13 @@ func validate(p Plan) ([]Spec, error) {
 		seen[a.Name()], agents[i] = true, a.Name()
 	}
 	p.Agents = agents
+	for i, m := range p.Models {
+		// Two runs of one agent, model, task and repeat would be one
+		// pair of the comparison, the second overwriting the first.
+		if slices.Contains(p.Models[:i], m) {
+			return nil, fmt.Errorf("bench: model %q given twice", m)
+		}
+	}
 	for i, t := range p.Tasks {
 		if t.Prompt == "" {
 			return nil, fmt.Errorf("bench: task %q has no prompt", t.Name)

@@ -107,19 +107,30 @@ func (c *benchCmd) Run(e *env, ctx *kong.Context) error {
 			return err
 		}
 	}
-	out, closeOut, err := c.reportWriter(e)
-	if err != nil {
-		return err
-	}
-	defer closeOut()
-	var events *syncio.Writer // whole lines from concurrent runs
-	if c.Events != "" {
-		f, err := createPrivate(c.Events)
+	// The report's and the events' files are made (emptied) only once
+	// bench.Run has accepted the plan and its --results (Accepted): a
+	// bench refused leaves them as they were.
+	var (
+		out      io.Writer
+		closeOut = func() {}
+		events   *syncio.Writer // whole lines from concurrent runs
+	)
+	defer func() { closeOut() }()
+	openOutputs := func() error {
+		w, closeReport, err := c.reportWriter(e)
 		if err != nil {
-			return usageErrorf("bench: --events: %v", err)
+			return err
 		}
-		defer f.Close()
-		events = &syncio.Writer{W: f}
+		out, closeOut = w, closeReport
+		if c.Events != "" {
+			f, err := createPrivate(c.Events)
+			if err != nil {
+				return usageErrorf("bench: --events: %v", err)
+			}
+			events = &syncio.Writer{W: f}
+			closeOut = func() { closeReport(); f.Close() }
+		}
+		return nil
 	}
 
 	lib := s.library(e, !c.NoLog)
@@ -156,6 +167,7 @@ func (c *benchCmd) Run(e *env, ctx *kong.Context) error {
 		Settings: lib, Setup: setup, Progress: prog.update, Interrupt: intr,
 		Shard: shard, Results: c.Results, Seed: c.Seed,
 		KeepTimeout: c.Timeout != nil, Trace: c.otlpFlags.benchTrace(len(plan.Specs())),
+		Accepted: openOutputs,
 	})
 	stopSignals()
 	prog.stop()
@@ -211,6 +223,9 @@ func (c *benchCmd) plan(e *env) (bench.Plan, error) {
 	p := bench.Plan{Agents: agents, Repeat: c.Repeat, Check: c.Check, Isolate: c.Isolate}
 	for _, m := range c.Models {
 		if m = strings.TrimSpace(m); m != "" {
+			if slices.Contains(p.Models, m) {
+				return p, usageErrorf("bench: model %s given twice", m)
+			}
 			p.Models = append(p.Models, m)
 		}
 	}

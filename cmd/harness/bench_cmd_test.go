@@ -238,3 +238,33 @@ func TestBenchResumeUnderAnotherEngine(t *testing.T) {
 	require.Empty(t, r.stdout)
 	require.Equal(t, "harness: bench: --results "+results+" holds the runs of this plan under --isolate none, not bwrap: the runs of two engines do not mix; use another directory\n", r.stderr)
 }
+
+// A bench refused before any run (here a sandbox for a task of bench's
+// own format, refused by bench.Run) leaves its -o and --events files as
+// they were; before, both were emptied first.
+func TestBenchRefusedLeavesItsFiles(t *testing.T) {
+	home := isolate(t)
+	report, events := filepath.Join(home, "report.json"), filepath.Join(home, "events.ndjson")
+	require.NoError(t, os.WriteFile(report, []byte("precious report\n"), 0o644))
+	require.NoError(t, os.WriteFile(events, []byte("precious events\n"), 0o644))
+	r := invoke(t, "", "bench", "--agents", "claude", "-p", "x", "--workdir", benchSource(t), "--isolate", "bwrap",
+		"-o", report, "--events", events, "--no-log", "--no-store")
+	require.Equal(t, exitUsage, r.code, r.stderr)
+	require.Equal(t, 1, strings.Count(r.stderr, "\n"), r.stderr)
+	for path, want := range map[string]string{report: "precious report\n", events: "precious events\n"} {
+		b, err := os.ReadFile(path)
+		require.NoError(t, err)
+		require.Equal(t, want, string(b), path)
+	}
+}
+
+// A model given twice is refused, as an agent given twice is: their runs
+// would be one pair of the comparison, one overwriting the other.
+func TestBenchModelGivenTwice(t *testing.T) {
+	isolate(t)
+	r := invoke(t, "", "bench", "--agents", "claude,codex", "--models", "m1, m2,m1", "-p", "x", "--workdir", benchSource(t), "--no-log", "--no-store")
+	require.Equal(t, exitUsage, r.code, r.stderr)
+	require.Equal(t, "harness: bench: model m1 given twice\n", r.stderr)
+	_, err := bench.Run(t.Context(), bench.Plan{Tasks: []bench.Task{{Name: "t", Prompt: "x"}}, Agents: []string{"claude"}, Models: []string{"m", "m"}}, bench.Options{})
+	require.EqualError(t, err, `bench: model "m" given twice`)
+}
