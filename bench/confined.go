@@ -40,7 +40,11 @@ func readCappedIn(root *os.Root, name string, max int64) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bench: %w", confinedErr(err))
 	}
-	return readCappedFile(f, name, max)
+	b, err := readCappedFile(f, name, max)
+	if err != nil {
+		return nil, fmt.Errorf("bench: %w", err)
+	}
+	return b, nil
 }
 
 // copyConfined copies name of src (a file, or a directory and what is

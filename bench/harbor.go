@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -111,7 +112,7 @@ func isHarborTask(dir string) bool {
 }
 
 func readTOML(p string) (map[string]any, error) {
-	b, err := os.ReadFile(p)
+	b, err := readTaskBytes(p)
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +130,7 @@ func harborTask(dir string) (Task, error) {
 		return Task{}, err
 	}
 	t := Task{Name: filepath.Base(abs)}
-	ins, err := os.ReadFile(filepath.Join(abs, "instruction.md"))
+	ins, err := readTaskBytes(filepath.Join(abs, "instruction.md"))
 	if err != nil {
 		return t, err
 	}
@@ -326,7 +327,7 @@ type dockerCopy struct {
 // or, when the task names a prebuilt image, WORKDIR "" (the image's own,
 // asked of the engine).
 func readDockerfile(p string, prebuilt bool) (string, []dockerCopy, error) {
-	f, err := os.Open(p)
+	b, err := readTaskBytes(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		if prebuilt {
 			return "", nil, nil
@@ -336,10 +337,9 @@ func readDockerfile(p string, prebuilt bool) (string, []dockerCopy, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	defer f.Close()
 	workdir, set := "/", false
 	var copies []dockerCopy
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	var cont strings.Builder
 	for sc.Scan() {

@@ -89,9 +89,20 @@ func LoadTasks(dir string) ([]Task, error) {
 	return tasks, nil
 }
 
+// maxTaskFile caps each file of a task that bench reads (its TOML, its
+// prompt, its check, its Dockerfile): a prompt is at most 16 MiB.
+const maxTaskFile = 16 << 20
+
+// readTaskBytes reads a file of a task: a regular file of at most
+// maxTaskFile bytes. A FIFO or a device in a suite, or named by one,
+// would otherwise hang the bench or fill its memory.
+func readTaskBytes(path string) ([]byte, error) {
+	return openCapped(path, maxTaskFile)
+}
+
 func readTaskFile(path string) (taskFile, error) {
 	var tf taskFile
-	b, err := os.ReadFile(path)
+	b, err := readTaskBytes(path)
 	if err != nil {
 		return tf, err
 	}
@@ -115,7 +126,7 @@ func (tf taskFile) resolve(name, base string) (Task, error) {
 		return t, errors.New("give prompt or prompt_file, not both")
 	}
 	if tf.PromptFile != "" {
-		b, err := os.ReadFile(rel(base, tf.PromptFile))
+		b, err := readTaskBytes(rel(base, tf.PromptFile))
 		if err != nil {
 			return t, err
 		}
@@ -175,8 +186,12 @@ func folderTask(dir string) (Task, error) {
 		tf.Tree = "tree"
 	}
 	if tf.Check == "" {
-		if b, err := os.ReadFile(filepath.Join(dir, "check.sh")); err == nil {
+		b, err := readTaskBytes(filepath.Join(dir, "check.sh"))
+		switch {
+		case err == nil:
 			tf.Check = string(b)
+		case !errors.Is(err, fs.ErrNotExist):
+			return Task{}, err
 		}
 	}
 	t, err := tf.resolve(filepath.Base(dir), dir)

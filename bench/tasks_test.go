@@ -3,7 +3,10 @@ package bench_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -74,6 +77,73 @@ func TestLoadTasksDuplicateNames(t *testing.T) {
 			_, err := bench.LoadTasks(dir)
 			require.EqualError(t, err, "bench: tasks: "+filepath.Join(dir, "foo")+" and "+filepath.Join(dir, "foo.toml")+
 				" are both task foo: rename one")
+		})
+	}
+}
+
+// A file of a task that is a FIFO or a device is refused with one line:
+// before, reading it hung the bench (a FIFO no one writes) or filled its
+// memory (/dev/zero). Each case is loaded with a deadline.
+func TestLoadTasksNotRegularFiles(t *testing.T) {
+	fifo := func(p string) { require.NoError(t, syscall.Mkfifo(p, 0o644)) }
+	zero := func(p string) { require.NoError(t, os.Symlink("/dev/zero", p)) }
+	write := func(p, s string) { require.NoError(t, os.WriteFile(p, []byte(s), 0o644)) }
+	harbor := func(dir string) {
+		copyDir(t, filepath.Join(harborSuite, "create-file"), dir)
+	}
+	for name, c := range map[string]struct {
+		make func(suite string)
+		want string
+	}{
+		"task toml fifo": {func(s string) { fifo(filepath.Join(s, "a.toml")) }, "a.toml: not a regular file"},
+		"prompt_file fifo": {func(s string) {
+			write(filepath.Join(s, "a.toml"), "prompt_file = \"p.md\"\n")
+			fifo(filepath.Join(s, "p.md"))
+		}, "p.md: not a regular file"},
+		"prompt.md fifo": {func(s string) { os.Mkdir(filepath.Join(s, "f"), 0o755); fifo(filepath.Join(s, "f", "prompt.md")) }, "prompt.md: not a regular file"},
+		"check.sh zero": {func(s string) {
+			os.Mkdir(filepath.Join(s, "f"), 0o755)
+			write(filepath.Join(s, "f", "prompt.md"), "x")
+			zero(filepath.Join(s, "f", "check.sh"))
+		}, "check.sh: not a regular file"},
+		"instruction fifo": {func(s string) {
+			harbor(filepath.Join(s, "h"))
+			os.Remove(filepath.Join(s, "h", "instruction.md"))
+			fifo(filepath.Join(s, "h", "instruction.md"))
+		}, "instruction.md: not a regular file"},
+		"instruction zero": {func(s string) {
+			harbor(filepath.Join(s, "h"))
+			os.Remove(filepath.Join(s, "h", "instruction.md"))
+			zero(filepath.Join(s, "h", "instruction.md"))
+		}, "instruction.md: not a regular file"},
+		"harbor toml fifo": {func(s string) {
+			harbor(filepath.Join(s, "h"))
+			os.Remove(filepath.Join(s, "h", "task.toml"))
+			fifo(filepath.Join(s, "h", "task.toml"))
+		}, "task.toml: not a regular file"},
+		"dockerfile fifo": {func(s string) {
+			harbor(filepath.Join(s, "h"))
+			p := filepath.Join(s, "h", "environment", "Dockerfile")
+			os.Remove(p)
+			fifo(p)
+		}, "Dockerfile: not a regular file"},
+		"instruction too big": {func(s string) {
+			harbor(filepath.Join(s, "h"))
+			write(filepath.Join(s, "h", "instruction.md"), strings.Repeat("x", 16<<20+1))
+		}, "instruction.md: more than 16777216 bytes"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			suite := t.TempDir()
+			c.make(suite)
+			done := make(chan error, 1)
+			go func() { _, err := bench.LoadTasks(suite); done <- err }()
+			select {
+			case err := <-done:
+				require.ErrorContains(t, err, c.want)
+				require.NotContains(t, err.Error(), "\n")
+			case <-time.After(10 * time.Second):
+				t.Fatal("LoadTasks hung")
+			}
 		})
 	}
 }
