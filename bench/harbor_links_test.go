@@ -76,6 +76,9 @@ func TestHarborLinksOutNotFollowed(t *testing.T) {
 			kept, err := os.ReadFile(filepath.Join(r.Artifacts, "app", "dir", "kept.txt"))
 			require.NoError(t, err, "the directory's other files are kept")
 			require.Equal(t, "kept\n", string(kept))
+			agent, err := os.ReadFile(filepath.Join(r.Artifacts, "agent.txt"))
+			require.NoError(t, err, "what the agent left in /logs/artifacts is kept")
+			require.Equal(t, "from-the-agent\n", string(agent))
 
 			all, err := json.Marshal(rep)
 			require.NoError(t, err)

@@ -81,8 +81,9 @@ func (r *harborRun) paths() map[string]string {
 	return m
 }
 
-// spec is the bwrap sandbox of a phase: the workspace, /tmp, HOME and
-// /logs/agent for the agent; all of /logs and /tests for the verifier.
+// spec is the bwrap sandbox of a phase: the workspace, /tmp, HOME,
+// /logs/agent and /logs/artifacts for the agent; all of /logs and /tests
+// for the verifier.
 // The agent does not see, at their host paths, the task's directory (its
 // tests/ and solution/, which podman never shows it), the other tasks of
 // its suite (their answers) nor the bench's run directories (other runs'
@@ -103,7 +104,10 @@ func (r *harborRun) spec(verifier, solution bool) isolate.Spec {
 		s.Binds = append(s.Binds, isolate.Bind{Host: r.p("logs"), Inner: harborLogs},
 			isolate.Bind{Host: r.p("tests"), Inner: harborTests})
 	} else {
-		s.Binds = append(s.Binds, isolate.Bind{Host: r.p("logs/agent"), Inner: harborLogs + "/agent"})
+		// /logs/artifacts too: what the agent leaves there is kept
+		// (Harbor's convention), as under podman where it has all /logs.
+		s.Binds = append(s.Binds, isolate.Bind{Host: r.p("logs/agent"), Inner: harborLogs + "/agent"},
+			isolate.Bind{Host: r.p("logs/artifacts"), Inner: harborLogs + "/artifacts"})
 		s.Hide = append(suiteTasks(r.h.Dir), filepath.Dir(r.dir))
 	}
 	if solution {

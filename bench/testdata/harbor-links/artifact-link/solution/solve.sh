@@ -6,3 +6,5 @@ ln -s "$HARNESS_LINK_SECRET" /app/link
 mkdir -p /app/dir
 ln -s "$HARNESS_LINK_SECRET" /app/dir/secret
 echo kept > /app/dir/kept.txt
+# What the agent leaves in /logs/artifacts is kept too (Harbor's convention).
+echo from-the-agent > /logs/artifacts/agent.txt
