@@ -192,6 +192,30 @@ func TestResultsResume(t *testing.T) {
 		rows, _ := filepath.Glob(filepath.Join(dir, "runs", "*.json"))
 		require.Len(t, rows, 4)
 	})
+	t.Run("row-of-another-run", func(t *testing.T) {
+		// A row of this plan whose run is not the one at its index (its
+		// task changed by hand) is refused, as merge refuses it; before,
+		// it was taken for a missing run, run again and overwritten.
+		dir := t.TempDir()
+		var started atomic.Int32
+		_, err := bench.Run(context.Background(), resumePlan(), bench.Options{Results: dir, Setup: counting(&started, writers)})
+		require.NoError(t, err)
+		row := filepath.Join(dir, "runs", "000000.json")
+		data, err := os.ReadFile(row)
+		require.NoError(t, err)
+		var rec map[string]any
+		require.NoError(t, json.Unmarshal(data, &rec))
+		rec["run"].(map[string]any)["task"] = "zzz"
+		tampered, err := json.Marshal(rec)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(row, tampered, 0o600))
+		started.Store(0)
+		_, err = bench.Run(context.Background(), resumePlan(), bench.Options{Results: dir, Setup: counting(&started, writers)})
+		require.ErrorContains(t, err, "000000.json holds run #1, which is not the run the plan has at that index")
+		require.Zero(t, started.Load())
+		data, _ = os.ReadFile(row)
+		require.Equal(t, string(tampered), string(data), "nothing already written is changed")
+	})
 }
 
 func TestShardsMergeToThePlan(t *testing.T) {

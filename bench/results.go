@@ -114,6 +114,13 @@ func OpenResults(dir string, specs []Spec, engine string) (*Results, error) {
 	}
 	r := &Results{dir: dir, planID: id, planned: len(specs), prior: map[int]RunReport{}}
 	for _, rec := range recs {
+		// A row of this plan for another run than its index's was not
+		// written by bench: refused, as merge refuses it, rather than
+		// run again over it.
+		if rec.Run.Key() != specs[rec.Run.Index].Key() {
+			return nil, fmt.Errorf("bench: --results %s: %s holds run #%d, which is not the run the plan has at that index (changed by hand?); move it away to run that run again",
+				dir, filepath.Join("runs", rowName(rec.Run.Index)), rec.Run.Index+1)
+		}
 		r.prior[rec.Run.Index] = rec.Run
 	}
 	return r, nil
