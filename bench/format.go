@@ -234,6 +234,13 @@ type table struct {
 	rows   [][]string
 }
 
+// cellEscapes writes a line break or a tab in a cell (a task named by
+// its directory may hold one) as Go writes it in a string, so that a
+// row stays one line and its columns stay aligned.
+var cellEscapes = strings.NewReplacer("\n", `\n`, "\r", `\r`, "\t", `\t`)
+
+func oneCell(s string) string { return cellEscapes.Replace(s) }
+
 // writeTables writes the tables, each followed by a blank line: aligned
 // text, or markdown (a "|" in a cell escaped).
 func writeTables(w io.Writer, markdown bool, tables ...table) error {
@@ -248,14 +255,18 @@ func writeTables(w io.Writer, markdown bool, tables ...table) error {
 			for _, cells := range t.rows {
 				esc := make([]string, len(cells))
 				for i, c := range cells {
-					esc[i] = strings.ReplaceAll(c, "|", `\|`)
+					esc[i] = strings.ReplaceAll(oneCell(c), "|", `\|`)
 				}
 				fmt.Fprintln(w, "| "+strings.Join(esc, " | ")+" |")
 			}
 		} else {
 			fmt.Fprintln(tw, strings.Join(t.header, "\t"))
 			for _, cells := range t.rows {
-				fmt.Fprintln(tw, strings.Join(cells, "\t"))
+				esc := make([]string, len(cells))
+				for i, c := range cells {
+					esc[i] = oneCell(c)
+				}
+				fmt.Fprintln(tw, strings.Join(esc, "\t"))
 			}
 			if err := tw.Flush(); err != nil {
 				return err

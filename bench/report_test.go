@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -156,4 +157,25 @@ func TestCSVShape(t *testing.T) {
 func TestUnknownFormat(t *testing.T) {
 	err := sampleReport().Write(&bytes.Buffer{}, "yaml")
 	require.ErrorContains(t, err, `unknown report format "yaml"`)
+}
+
+// A task named with a line break or a tab (a Harbor task is named by its
+// directory) keeps each row of the table and of markdown on one line:
+// before, the row was cut in two and the columns misaligned.
+func TestTableCellsOneLine(t *testing.T) {
+	rep := sampleReport()
+	for i := range rep.Runs {
+		rep.Runs[i].Task = "nl\nx\ttab\rcr"
+	}
+	bench.Summarize(rep)
+	for _, format := range []string{"table", "markdown"} {
+		var out bytes.Buffer
+		require.NoError(t, rep.Write(&out, format))
+		require.NotContains(t, out.String(), "\t", format)
+		require.NotContains(t, out.String(), "\r", format)
+		require.Contains(t, out.String(), `nl\nx\ttab\rcr`, format)
+		for _, line := range strings.Split(out.String(), "\n") {
+			require.False(t, strings.HasPrefix(line, "x"), "%s: a row cut in two: %q", format, line)
+		}
+	}
 }
