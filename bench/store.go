@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/agentharness/harness/internal/xdgdir"
@@ -98,18 +100,88 @@ func (s Store) Save(r *Report) (string, error) {
 
 func (s Store) path(id string) string { return filepath.Join(s.Dir, id+".json") }
 
+// ErrNotReport is why a stored report's file is not loaded: it is no
+// bench JSON report (not JSON, no runs), not a regular file (a FIFO, a
+// device), or larger than maxStored.
+var ErrNotReport = errors.New("not a bench JSON report")
+
+// maxStored caps the size of a stored report's file: a server reads it
+// whole into memory at a client's request.
+const maxStored = 256 << 20
+
 // Load reads the stored report id. An id that cannot be stored, like a
-// missing one, is an error wrapping fs.ErrNotExist.
+// missing one, is an error wrapping fs.ErrNotExist; a file that is not a
+// report one wrapping ErrNotReport. Its errors name the report by its id,
+// not by its path (a server answers with them).
 func (s Store) Load(id string) (*Report, error) {
 	if !validID().MatchString(id) {
 		return nil, fmt.Errorf("bench: report id %q: not a stored report id: %w", id, fs.ErrNotExist)
 	}
-	r, err := ReadReport(s.path(id))
+	data, err := readStored(s.path(id))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("bench: report %s: %w", id, err)
+	}
+	r, err := parseReport(data)
+	if err != nil {
+		return nil, fmt.Errorf("bench: report %s: %w", id, err)
 	}
 	r.ID = id
 	return r, nil
+}
+
+// readStored reads a stored report's file if it is a regular one of at
+// most maxStored bytes. The open does not block (O_NONBLOCK: a FIFO
+// would wait for a writer, holding its reader, a server's request among
+// them, forever), and the type is read from the open file, so the file
+// judged is the file read. Its errors do not hold the path.
+func readStored(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, pathless(err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, pathless(err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%w: %s, not a regular file", ErrNotReport, fileKind(fi.Mode()))
+	}
+	if fi.Size() > maxStored {
+		return nil, fmt.Errorf("%w: %d bytes, over %d", ErrNotReport, fi.Size(), maxStored)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxStored+1)) // it may have grown since the stat
+	if err != nil {
+		return nil, pathless(err)
+	}
+	if len(data) > maxStored {
+		return nil, fmt.Errorf("%w: over %d bytes", ErrNotReport, maxStored)
+	}
+	return data, nil
+}
+
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m.IsDir():
+		return "a directory"
+	}
+	return "a special file"
+}
+
+// pathless is err without the path an *fs.PathError names (its cause
+// is kept, so errors.Is(err, fs.ErrNotExist) still holds).
+func pathless(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // ReadReport reads a JSON report from a file.
@@ -118,12 +190,21 @@ func ReadReport(path string) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
 	}
+	r, err := parseReport(data)
+	if err != nil {
+		return nil, fmt.Errorf("bench: %s: %w", path, err)
+	}
+	return r, nil
+}
+
+// parseReport decodes a JSON report; what is not one is ErrNotReport.
+func parseReport(data []byte) (*Report, error) {
 	var r Report
 	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("bench: %s: not a bench JSON report: %v", path, err)
+		return nil, fmt.Errorf("%w: %v", ErrNotReport, err)
 	}
 	if r.Runs == nil && r.Groups == nil {
-		return nil, fmt.Errorf("bench: %s: not a bench JSON report: no runs", path)
+		return nil, fmt.Errorf("%w: no runs", ErrNotReport)
 	}
 	return &r, nil
 }

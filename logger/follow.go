@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -121,9 +122,11 @@ func (t *Tail) renewed() (bool, error) {
 }
 
 // LineSeq returns the seq and type of an event line; seq is -1 when the
-// line has none. Lines harness wrote start with the envelope in its order
-// (v, type, run, seq), read without a JSON parser; any other line is
-// parsed.
+// line has none, or none that is a seq (an integer from 0 to
+// math.MaxInt64): a line of a corrupted log, which is then delivered
+// without a place in the order rather than with a made-up one. Lines
+// harness wrote start with the envelope in its order (v, type, run, seq),
+// read without a JSON parser; any other line is parsed.
 func LineSeq(line []byte) (seq int64, typ string) {
 	if seq, typ, ok := envelope(line); ok {
 		return seq, typ
@@ -131,7 +134,12 @@ func LineSeq(line []byte) (seq int64, typ string) {
 	res := gjson.GetManyBytes(line, "seq", "type")
 	seq = -1
 	if res[0].Type == gjson.Number {
-		seq = res[0].Int()
+		// Not res[0].Int(): it clamps a seq past int64 to the largest one,
+		// above which no later line would be delivered; nor a fraction or
+		// an exponent, which no writer of the stream produces.
+		if n, err := strconv.ParseInt(res[0].Raw, 10, 64); err == nil && n >= 0 {
+			seq = n
+		}
 	}
 	return seq, res[1].Str
 }

@@ -27,8 +27,17 @@ var runExts = []string{ExtEvents, ExtNative, ExtStderr, ExtMeta, ExtTrajectory}
 
 // Path returns the path of run id's file ext (ExtEvents, ExtNative,
 // ExtStderr, ExtMeta or ExtTrajectory) in the session directory dir: the one place a
-// run's file is named, for readers that open it themselves.
-func Path(dir, id, ext string) string { return filepath.Join(dir, id+ext) }
+// run's file is named, for readers that open it themselves. An id that is
+// not a plain file name (empty, "." or "..", or holding a separator or
+// NUL: one Open refuses) names no file of the store, wherever it came
+// from: Path returns "", which every open, stat and remove fails on
+// (ENOENT), so that such an id never reaches a file outside dir.
+func Path(dir, id, ext string) string {
+	if validRunID(id) != nil {
+		return ""
+	}
+	return filepath.Join(dir, id+ext)
+}
 
 // ErrNotRegular is why a run's file that is not a regular file (a FIFO,
 // a device, a directory) is not opened, in the *fs.PathError the open
@@ -181,10 +190,14 @@ func loadMeta(dir, id string) Meta {
 }
 
 // readMetaFile is loadMeta; stored is false when the meta file could not be
-// read (it may not be written yet), and the meta is made up.
+// read (it may not be written yet), and the meta is made up. A meta is
+// only that of the run its file name names: one whose "run" says another
+// id (forged, or copied by hand) is no meta of this store, and is read as
+// a missing one, since the id it holds is what readers, Prune among
+// them, would open and remove.
 func readMetaFile(dir, id string) (m Meta, stored bool) {
 	data, err := readRegular(Path(dir, id, ExtMeta))
-	if err == nil && json.Unmarshal(data, &m) == nil && m.Run != "" {
+	if err == nil && json.Unmarshal(data, &m) == nil && m.Run == id {
 		if m.Status == StatusRunning && m.Harness.Gone() {
 			m.Status = StatusLost
 		}

@@ -89,6 +89,12 @@ func (s *Server) getBench(w http.ResponseWriter, r *http.Request) error {
 	if errors.Is(err, fs.ErrNotExist) {
 		return httpErrorf(http.StatusNotFound, "no such bench report: %s", id)
 	}
+	if errors.Is(err, bench.ErrNotReport) {
+		// Not a report (corrupt, a FIFO): the list leaves it out, so it
+		// is no report here either. The message names the id, not the
+		// file's path on this host.
+		return withStatus(http.StatusNotFound, err)
+	}
 	if err != nil {
 		return err
 	}

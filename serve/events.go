@@ -2,6 +2,7 @@ package serve
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -94,9 +95,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 				idBuf = strconv.AppendInt(append(idBuf[:0], "id: "...), seq, 10)
 				bw.Write(append(idBuf, '\n'))
 			}
-			bw.WriteString("data: ")
-			bw.Write(line)
-			bw.WriteString("\n\n")
+			writeData(bw, line)
 		}
 		if seq >= 0 {
 			last = seq
@@ -124,6 +123,27 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		return // the client went away, or the log could not be read mid-stream
 	}
 	_ = flush()
+}
+
+// writeData writes line as the data of an SSE message. A line is JSON
+// with no newline (the log is split at them), so it holds a raw CR only
+// where a corrupted log put one; an SSE client takes a CR for the end of
+// the field, and what follows for a field of its own. So a CR ends a data
+// line and starts the next: the client joins them with "\n", and no byte
+// of the log is read as a field name.
+func writeData(bw *bufio.Writer, line []byte) {
+	bw.WriteString("data: ")
+	for {
+		i := bytes.IndexByte(line, '\r')
+		if i < 0 {
+			break
+		}
+		bw.Write(line[:i])
+		bw.WriteString("\ndata: ")
+		line = line[i+1:]
+	}
+	bw.Write(line)
+	bw.WriteString("\n\n")
 }
 
 // afterSeq reads where a stream resumes: the Last-Event-ID header, else

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -62,13 +63,34 @@ type RunRequest struct {
 // maxRequest caps the body of POST /api/runs (the prompt with it).
 const maxRequest = 16 << 20
 
+// errTrailing is a request body with more after its JSON object.
+var errTrailing = errors.New("data after the JSON object")
+
+// decodeBody reads the request's body into v: one JSON object of v's
+// fields (an unknown one is an error) and nothing after it but space. A
+// decoder reads one value and leaves the rest: a body with more (a second
+// object, garbage) would be acted on as if it were the object alone.
+func decodeBody(w http.ResponseWriter, r *http.Request, v any) error {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxRequest))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	switch _, err := dec.Token(); {
+	case errors.Is(err, io.EOF):
+		return nil
+	case err == nil:
+		return errTrailing
+	default:
+		return fmt.Errorf("%w: %w", errTrailing, err)
+	}
+}
+
 // startRun serves POST /api/runs: 201 with the run's summary and the URL
 // of its events.
 func (s *Server) startRun(w http.ResponseWriter, r *http.Request) error {
 	var req RunRequest
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxRequest))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
+	if err := decodeBody(w, r, &req); err != nil {
 		return httpErrorf(http.StatusBadRequest, "bad run request: %w", err)
 	}
 	task, so, err := s.cfg.Launcher.task(req)

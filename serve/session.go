@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 
@@ -35,9 +34,7 @@ func (s *Server) command(w http.ResponseWriter, r *http.Request, body any) (stri
 	if err != nil || body == nil {
 		return id, sess, err
 	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxRequest))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(body); err != nil {
+	if err := decodeBody(w, r, body); err != nil {
 		return "", nil, httpErrorf(http.StatusBadRequest, "bad request body: %w", err)
 	}
 	return id, sess, nil

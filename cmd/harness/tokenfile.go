@@ -5,14 +5,18 @@ import (
 	"io"
 	"os"
 	"strings"
+	"syscall"
 )
 
 // readTokenFile reads a bearer token file the way ssh reads a key: one
 // that others may write is refused (anyone could put their own token in
 // it), one that others may read is used with a warning on stderr. The
 // mode is read from the open file, so the checked file is the read one.
+// Only a regular file is read: the open does not block (O_NONBLOCK), as
+// the open of a FIFO would wait for a writer, and the command with it,
+// before it could say anything.
 func readTokenFile(cmd, path string, stderr io.Writer) (string, error) {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return "", err
 	}
@@ -20,6 +24,9 @@ func readTokenFile(cmd, path string, stderr io.Writer) (string, error) {
 	st, err := f.Stat()
 	if err != nil {
 		return "", err
+	}
+	if !st.Mode().IsRegular() {
+		return "", usageErrorf("%s: --token-file %s is %s, not a regular file", cmd, path, fileKind(st.Mode()))
 	}
 	perm := st.Mode().Perm()
 	if perm&0o022 != 0 {
@@ -33,4 +40,18 @@ func readTokenFile(cmd, path string, stderr io.Writer) (string, error) {
 		return "", err
 	}
 	return strings.TrimSpace(string(b)), nil
+}
+
+func fileKind(m os.FileMode) string {
+	switch {
+	case m&os.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	case m.IsDir():
+		return "a directory"
+	}
+	return "a special file"
 }

@@ -1,0 +1,50 @@
+//go:build unix
+
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestTokenFileNotRegular: a token file that is a FIFO is refused at once
+// (exit 2, one line), where its open waited for a writer and serve hung
+// before it said anything; so is a directory.
+func TestTokenFileNotRegular(t *testing.T) {
+	home := isolate(t)
+	fifo := filepath.Join(home, "token.fifo")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	t.Cleanup(func() {
+		// A failing test leaves the command in the open: a writer lets it go.
+		if f, err := os.OpenFile(fifo, os.O_RDWR, 0); err == nil {
+			f.Close()
+		}
+	})
+	dir := filepath.Join(home, "token.dir")
+	require.NoError(t, os.Mkdir(dir, 0o700))
+	for _, tc := range []struct{ cmd, file, msg string }{
+		{"serve", fifo, "is a FIFO, not a regular file"},
+		{"mcp", fifo, "is a FIFO, not a regular file"},
+		{"serve", dir, "is a directory, not a regular file"},
+	} {
+		t.Run(tc.cmd+"/"+filepath.Ext(tc.file)[1:], func(t *testing.T) {
+			done := make(chan result, 1)
+			go func() { done <- invoke(t, "", tc.cmd, "--listen", "127.0.0.1:0", "--token-file", tc.file) }()
+			var r result
+			select {
+			case r = <-done:
+			case <-time.After(10 * time.Second):
+				t.Fatalf("%s blocked on its token file", tc.cmd)
+			}
+			require.Equal(t, exitUsage, r.code, r.stderr)
+			require.Contains(t, r.stderr, tc.msg)
+			require.Equal(t, 1, strings.Count(r.stderr, "\n"), r.stderr)
+		})
+	}
+}
