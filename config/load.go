@@ -154,7 +154,7 @@ func (c *Config) check() error {
 
 // applyFile reads one config file over c. name is how errors name it.
 func (c *Config) applyFile(path, name string) ([]Warning, error) {
-	data, err := os.ReadFile(path)
+	data, err := readRegular(path)
 	if err != nil {
 		return nil, &Error{Source: name, Err: err}
 	}

@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"math"
@@ -13,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/agentharness/harness/event"
 	"github.com/pelletier/go-toml/v2"
@@ -155,13 +157,14 @@ func (e *CacheError) Error() string { return e.Err.Error() }
 func (e *CacheError) Unwrap() error { return e.Err }
 
 // Load builds the model table: the builtin models.toml, then the user cache
-// at userCache (skipped when "" or missing; an unreadable or invalid cache is
-// a *CacheError naming it), then project. A later layer replaces an alias's id
-// for the agents it names and a model's whole price.
+// at userCache (skipped when "" or missing; a cache that is not a regular
+// file, is over 4 MiB, unreadable or invalid is a *CacheError naming it),
+// then project. A later layer replaces an alias's id for the agents it
+// names and a model's whole price.
 func Load(userCache string, project *File) (*Models, error) {
 	m := &Models{}
 	if userCache != "" {
-		data, err := os.ReadFile(userCache)
+		data, err := readCache(userCache)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 		case err != nil:
@@ -181,6 +184,31 @@ func Load(userCache string, project *File) (*Models, error) {
 		m.layers = append(m.layers, layer{*project, "project"})
 	}
 	return m, nil
+}
+
+// readCache reads the user cache at path if it is a regular file of at
+// most maxModelsFile bytes; anything else is an error and is never read
+// (a named pipe there hung every command, waiting in the open for a
+// writer). The open does not block, and the file judged is the one
+// opened.
+func readCache(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxModelsFile+1))
+	if err == nil && len(data) > maxModelsFile {
+		err = fmt.Errorf("%s: larger than %d bytes", path, maxModelsFile)
+	}
+	return data, err
 }
 
 func (m *Models) merge(f File, source string) {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/agentharness/harness"
@@ -20,6 +21,20 @@ type checkCmd struct {
 // ones a run would use: --binary, else the configuration's ([agents.NAME]
 // binary and env), else the environment and the usual search.
 func (c *checkCmd) Run(e *env) error {
+	// Every line goes through out, which keeps the first write error: a
+	// report nobody got (a full disk) ends the check with that error, as
+	// other commands' output does, unless the check was interrupted.
+	out := &stickyWriter{w: e.Stdout}
+	ce := *e
+	ce.Stdout = out
+	err := c.check(&ce)
+	if out.err != nil && !errors.Is(err, errProbeInterrupted) {
+		return out.err
+	}
+	return err
+}
+
+func (c *checkCmd) check(e *env) error {
 	a, err := harness.Lookup(c.Agent)
 	if err != nil {
 		return withStatus(exitUsage, err)
@@ -162,4 +177,20 @@ func shellQuote(path string) string {
 		return path
 	}
 	return "'" + strings.ReplaceAll(path, "'", `'\''`) + "'"
+}
+
+// stickyWriter passes writes to w until one fails, then keeps that error
+// (err) and fails every later write with it.
+type stickyWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (s *stickyWriter) Write(p []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	n, err := s.w.Write(p)
+	s.err = err
+	return n, err
 }

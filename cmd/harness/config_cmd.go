@@ -39,12 +39,13 @@ func (configPathCmd) Run(e *env) error {
 		}
 		return ""
 	}
-	fmt.Fprintf(e.Stdout, "user     %s %s\n", user, state(user))
 	if project == "" {
 		project = filepath.Join(wd, config.ProjectFileName)
 	}
-	fmt.Fprintf(e.Stdout, "project  %s %s\n", project, state(project))
-	return nil
+	// One write, whose error is the command's: output nobody got (a full
+	// disk) is not a success.
+	_, err = fmt.Fprintf(e.Stdout, "user     %s %s\nproject  %s %s\n", user, state(user), project, state(project))
+	return err
 }
 
 type configInitCmd struct {

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"runtime/debug"
 	"runtime/metrics"
+	"syscall"
 	"time"
 
 	"github.com/agentharness/harness"
@@ -25,9 +27,10 @@ type parseCmd struct {
 
 // Run normalizes the stream. Exit status: 0 when the agent's stream ends in
 // success, 1 when it reports an error or ends without its terminal event
-// or its output cannot be written, 2 for an unknown agent or an unreadable
-// file (a directory among them: one run is one stream, and parsing several
-// files as one would mix their runs).
+// or its output cannot be written (quietly when its reader left), 2 for an
+// unknown agent, a protocol it does not speak, an -o that is the input or
+// an unreadable file (a directory among them, also as stdin: one run is
+// one stream, and parsing several files as one would mix their runs).
 func (c *parseCmd) Run(e *env) error {
 	if _, err := harness.Adapter(c.Agent); err != nil {
 		return withStatus(exitUsage, err)
@@ -57,16 +60,22 @@ func (c *parseCmd) Run(e *env) error {
 			return usageErrorf("parse: %v", err)
 		}
 		defer f.Close()
-		if st, err := f.Stat(); err == nil && st.IsDir() {
-			return usageErrorf("parse: %s is a directory: give one captured stream (a .jsonl file), or - for stdin", c.File)
-		}
 		in = f
+	}
+	if err := checkParseInput(in, c.File, c.Output); err != nil {
+		return err
 	}
 	out, closeOut, err := outputTo(e, c.Output)
 	if err != nil {
 		return usageErrorf("parse: %v", err)
 	}
 	defer closeOut()
+	// A reader of stdout that leaves (| head) must end the parse with its
+	// status, not kill it: while SIGPIPE is caught, a write to a closed
+	// pipe fails with EPIPE instead (os/signal), as it does for run.
+	sigpipe := make(chan os.Signal, 1)
+	signal.Notify(sigpipe, syscall.SIGPIPE)
+	defer signal.Stop(sigpipe)
 	// Events are buffered and written out whenever the parse waits for
 	// input (Flush), and at the end.
 	w := bufio.NewWriterSize(out, 64<<10)
@@ -104,7 +113,12 @@ func (c *parseCmd) Run(e *env) error {
 		writeErr = ferr
 	}
 	switch {
-	case errors.Is(writeErr, io.ErrClosedPipe):
+	case res == nil && err != nil:
+		// Parse sends nothing and returns no result only when it refuses
+		// its arguments (an agent that does not speak --protocol): a
+		// usage error, as run's is. A failed read still has a result.
+		return withStatus(exitUsage, fmt.Errorf("parse: %w", err))
+	case errors.Is(writeErr, syscall.EPIPE), errors.Is(writeErr, io.ErrClosedPipe):
 		return withStatus(exitAgentFailed, nil) // the reader left; it can't be told
 	case writeErr != nil:
 		return withStatus(exitAgentFailed, fmt.Errorf("parse: writing: %w", writeErr))
@@ -112,6 +126,34 @@ func (c *parseCmd) Run(e *env) error {
 		return withStatus(exitAgentFailed, fmt.Errorf("parse: %w", err))
 	case res.Status != event.ResultSuccess:
 		return withStatus(exitAgentFailed, nil)
+	}
+	return nil
+}
+
+// checkParseInput refuses, before -o is created, an input parse cannot
+// read as one stream: a directory (given by name or as stdin), or the
+// very file -o names, which creating -o would truncate before a line of
+// it was read. file is the argument, "-" for stdin.
+func checkParseInput(in io.Reader, file, output string) error {
+	f, ok := in.(*os.File)
+	if !ok {
+		return nil
+	}
+	st, err := f.Stat()
+	if err != nil {
+		return nil // not a file to compare; reading it tells what is wrong
+	}
+	if st.IsDir() {
+		if file == "-" {
+			return usageErrorf("parse: stdin is a directory: give one captured stream (a .jsonl file)")
+		}
+		return usageErrorf("parse: %s is a directory: give one captured stream (a .jsonl file), or - for stdin", file)
+	}
+	if output == "" || !st.Mode().IsRegular() {
+		return nil // only a regular file is emptied by opening it (/dev/null is not)
+	}
+	if ost, err := os.Stat(output); err == nil && os.SameFile(st, ost) {
+		return usageErrorf("parse: -o %s is the file read: writing it would erase the stream before it is read", output)
 	}
 	return nil
 }

@@ -365,13 +365,18 @@ func (s *runSink) finish(run *harness.Run, res *event.Result) error {
 		doc := map[string]any{"run": run.RunID(), "events": s.jsonEvents, "result": res}
 		enc := json.NewEncoder(s.e.Stdout)
 		enc.SetEscapeHTML(false)
-		if err := enc.Encode(doc); err != nil && !errors.Is(err, syscall.EPIPE) {
-			s.stdoutErr = err
+		if err := enc.Encode(doc); err != nil {
+			// The run is over: nothing is left to stop, only to report.
+			if !errors.Is(err, syscall.EPIPE) {
+				s.stdoutErr = err
+			}
+			s.stdoutGone.Store(true)
 		}
 	}
 	// stdoutErr is read after stdoutGone, which its writer sets after it
 	// (or, for json, on this goroutine).
-	if gone := s.stdoutGone.Load(); (gone || s.format == "json") && s.stdoutErr != nil {
+	gone := s.stdoutGone.Load()
+	if gone && s.stdoutErr != nil {
 		return withStatus(exitAgentFailed, fmt.Errorf("run: writing the output: %w", s.stdoutErr))
 	}
 	if s.tee != nil {
@@ -383,6 +388,13 @@ func (s *runSink) finish(run *harness.Run, res *event.Result) error {
 		if err != nil {
 			return withStatus(exitAgentFailed, fmt.Errorf("run: -o: %w", err))
 		}
+	}
+	if gone {
+		// The reader left (| head): whatever the run's own end, what it
+		// printed was not all read, so the run ends as the interrupt it
+		// is (130), quietly, in every format; -f json finds out only
+		// here, after the run.
+		return withStatus(exitInterrupted, nil)
 	}
 	return nil
 }
