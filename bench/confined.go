@@ -8,7 +8,8 @@ import (
 	"os"
 	"path"
 	"strings"
-	"syscall"
+
+	"github.com/agentharness/harness/internal/regfile"
 )
 
 // What an agent or a verifier wrote (its /logs, its workspace) is read
@@ -36,13 +37,9 @@ var errArtifactsTooBig = fmt.Errorf("more than %d GiB or %d files", maxCopyBytes
 
 // readCappedIn is readCapped of name under root.
 func readCappedIn(root *os.Root, name string, max int64) ([]byte, error) {
-	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	b, err := regfile.ReadFileIn(root, name, max)
 	if err != nil {
 		return nil, fmt.Errorf("bench: %w", confinedErr(err))
-	}
-	b, err := readCappedFile(f, name, max)
-	if err != nil {
-		return nil, fmt.Errorf("bench: %w", err)
 	}
 	return b, nil
 }
@@ -119,16 +116,11 @@ func excluded(base string, patterns []string) bool {
 // copyFileConfined copies the regular file name of src to a new file
 // dstName of dst.
 func copyFileConfined(dst *os.Root, dstName string, src *os.Root, name string, perm fs.FileMode) error {
-	in, err := src.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	in, err := regfile.OpenIn(src, name)
 	if err != nil {
 		return confinedErr(err)
 	}
 	defer in.Close()
-	if st, err := in.Stat(); err != nil {
-		return err
-	} else if !st.Mode().IsRegular() {
-		return fmt.Errorf("%s: not a regular file", name)
-	}
 	out, err := dst.OpenFile(dstName, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
 		return confinedErr(err)

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/agentharness/harness/event"
+	"github.com/agentharness/harness/internal/regfile"
 	"github.com/agentharness/harness/isolate"
 )
 
@@ -244,40 +245,11 @@ func readRecord(dir, name, planID string, planned int) (rec RunRecord, ok bool, 
 // without blocking and never read, so no file put in a results directory
 // can hang or swell its reader.
 func readCapped(path string, max int64) ([]byte, error) {
-	b, err := openCapped(path, max)
+	b, err := regfile.ReadFile(path, max)
 	if err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
 	}
 	return b, nil
-}
-
-// openCapped is readCapped without the "bench: " of its errors.
-func openCapped(path string, max int64) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	return readCappedFile(f, path, max)
-}
-
-// readCappedFile reads the open file f as readCapped does, and closes it.
-func readCappedFile(f *os.File, path string, max int64) ([]byte, error) {
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", path)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > max {
-		return nil, fmt.Errorf("%s: more than %d bytes", path, max)
-	}
-	return data, nil
 }
 
 // final reports whether a run's row is worth keeping: a run that was

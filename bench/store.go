@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,9 +11,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
+	"github.com/agentharness/harness/internal/regfile"
 	"github.com/agentharness/harness/internal/xdgdir"
 )
 
@@ -130,48 +129,18 @@ func (s Store) Load(id string) (*Report, error) {
 }
 
 // readStored reads a stored report's file if it is a regular one of at
-// most maxStored bytes. The open does not block (O_NONBLOCK: a FIFO
-// would wait for a writer, holding its reader, a server's request among
-// them, forever), and the type is read from the open file, so the file
-// judged is the file read. Its errors do not hold the path.
+// most maxStored bytes (regfile: a FIFO would hold its reader, a server's
+// request among them, forever). Its errors do not hold the path.
 func readStored(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
+	data, err := regfile.ReadFile(path, maxStored)
+	var tooLarge *regfile.TooLargeError
+	switch {
+	case errors.Is(err, regfile.ErrNotRegular), errors.As(err, &tooLarge):
+		return nil, fmt.Errorf("%w: %w", ErrNotReport, pathless(err))
+	case err != nil:
 		return nil, pathless(err)
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, pathless(err)
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%w: %s, not a regular file", ErrNotReport, fileKind(fi.Mode()))
-	}
-	if fi.Size() > maxStored {
-		return nil, fmt.Errorf("%w: %d bytes, over %d", ErrNotReport, fi.Size(), maxStored)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxStored+1)) // it may have grown since the stat
-	if err != nil {
-		return nil, pathless(err)
-	}
-	if len(data) > maxStored {
-		return nil, fmt.Errorf("%w: over %d bytes", ErrNotReport, maxStored)
 	}
 	return data, nil
-}
-
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m.IsDir():
-		return "a directory"
-	}
-	return "a special file"
 }
 
 // pathless is err without the path an *fs.PathError names (its cause

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/pelletier/go-toml/v2"
+
+	"github.com/agentharness/harness/internal/regfile"
 )
 
 // A task suite is a directory; each entry is one task, named after it:
@@ -97,7 +99,7 @@ const maxTaskFile = 16 << 20
 // maxTaskFile bytes. A FIFO or a device in a suite, or named by one,
 // would otherwise hang the bench or fill its memory.
 func readTaskBytes(path string) ([]byte, error) {
-	return openCapped(path, maxTaskFile)
+	return regfile.ReadFile(path, maxTaskFile)
 }
 
 func readTaskFile(path string) (taskFile, error) {

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentharness/harness/internal/regfile"
 	"github.com/agentharness/harness/registry"
 	"github.com/pelletier/go-toml/v2"
 )
@@ -152,10 +153,18 @@ func (c *Config) check() error {
 	return nil
 }
 
+// maxFile bounds a config file: one is a few KB; a FIFO or anything much
+// larger put in its place is refused, not read (regfile).
+const maxFile = 4 << 20
+
 // applyFile reads one config file over c. name is how errors name it.
 func (c *Config) applyFile(path, name string) ([]Warning, error) {
-	data, err := readRegular(path)
+	data, err := regfile.ReadFile(path, maxFile)
 	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // the Error names the file
+		}
 		return nil, &Error{Source: name, Err: err}
 	}
 	var tree map[string]any

@@ -67,19 +67,19 @@ func TestLoadReadsOnlyRegularFiles(t *testing.T) {
 		_, _, err := Load(LoadOptions{Cwd: dir})
 		var ce *Error
 		require.ErrorAs(t, err, &ce)
-		require.EqualError(t, err, "harness.toml: not a regular file (a named pipe)")
+		require.EqualError(t, err, "harness.toml: not a regular file (a FIFO)")
 	})
 	t.Run("project-fifo-given", func(t *testing.T) {
 		t.Parallel()
 		p := mkfifo(t, filepath.Join(t.TempDir(), "custom.toml"))
 		_, _, err := Load(LoadOptions{ProjectFile: p})
-		require.EqualError(t, err, p+": not a regular file (a named pipe)")
+		require.EqualError(t, err, p+": not a regular file (a FIFO)")
 	})
 	t.Run("user-fifo", func(t *testing.T) {
 		t.Parallel()
 		p := mkfifo(t, filepath.Join(t.TempDir(), "harness", "config.toml"))
 		_, _, err := Load(LoadOptions{UserFile: p})
-		require.EqualError(t, err, p+": not a regular file (a named pipe)")
+		require.EqualError(t, err, p+": not a regular file (a FIFO)")
 	})
 	// Valid TOML padded with blank lines: only its size is wrong.
 	padded := func(t *testing.T, size int) string {
@@ -90,7 +90,7 @@ func TestLoadReadsOnlyRegularFiles(t *testing.T) {
 	t.Run("too-large", func(t *testing.T) {
 		t.Parallel()
 		_, _, err := Load(LoadOptions{ProjectFile: padded(t, maxFile+1)})
-		require.ErrorContains(t, err, ": larger than 4 MiB: not a config file")
+		require.ErrorContains(t, err, ": more than 4194304 bytes")
 	})
 	t.Run("regular-at-the-cap", func(t *testing.T) {
 		t.Parallel()

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/agentharness/harness/internal/regfile"
 )
 
 // WithEventHook sets a function called with each event line (redacted,
@@ -50,7 +52,7 @@ func OpenTailAt(dir, run string, offset int64) (*Tail, error) {
 		return nil, err
 	}
 	path := filepath.Join(dir, run+ExtEvents)
-	f, err := openRegular(path)
+	f, err := regfile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("logger: %w", err)
 	}
@@ -111,7 +113,7 @@ func (t *Tail) renewed() (bool, error) {
 	if !replaced && fi.Size() >= t.offset+int64(len(t.partial)) {
 		return false, nil
 	}
-	f, err := openRegular(t.path)
+	f, err := regfile.Open(t.path)
 	if err != nil {
 		return false, fmt.Errorf("logger: %w", err)
 	}

@@ -13,8 +13,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/agentharness/harness/internal/regfile"
 )
 
 // ErrNotFound means no run in the directory matches the id or prefix.
@@ -42,50 +43,15 @@ func Path(dir, id, ext string) string {
 // ErrNotRegular is why a run's file that is not a regular file (a FIFO,
 // a device, a directory) is not opened, in the *fs.PathError the open
 // returns: a FIFO's open would wait for a writer, a device might never
-// end.
-var ErrNotRegular = errors.New("not a regular file")
+// end (regfile).
+var ErrNotRegular = regfile.ErrNotRegular
 
 // OpenFile opens run id's file ext in dir for reading, as Path names it,
 // refusing one that is not a regular file (ErrNotRegular).
-func OpenFile(dir, id, ext string) (*os.File, error) { return openRegular(Path(dir, id, ext)) }
+func OpenFile(dir, id, ext string) (*os.File, error) { return regfile.Open(Path(dir, id, ext)) }
 
 // ReadFile reads run id's file ext in dir whole, as OpenFile opens it.
 func ReadFile(dir, id, ext string) ([]byte, error) { return readRegular(Path(dir, id, ext)) }
-
-// openRegular opens path for reading if it is a regular file. The open
-// does not block (O_NONBLOCK: a FIFO opens at once instead of waiting for
-// a writer), and the type is read from the open file, so a file replaced
-// between a look and the open is judged as what was opened. O_NONBLOCK
-// changes nothing of reading a regular file.
-func openRegular(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	fi, err := f.Stat()
-	if err == nil && !fi.Mode().IsRegular() {
-		err = &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("%w (%s)", ErrNotRegular, fileKind(fi.Mode()))}
-	}
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return f, nil
-}
-
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m.IsDir():
-		return "a directory"
-	}
-	return "a special file"
-}
 
 // readDir lists a session directory (a variable for tests that count
 // the listings).
@@ -214,9 +180,9 @@ func readMetaFile(dir, id string) (m Meta, stored bool) {
 	return m, false
 }
 
-// readRegular is os.ReadFile of a regular file only (openRegular).
+// readRegular is os.ReadFile of a regular file only (regfile.Open).
 func readRegular(path string) ([]byte, error) {
-	f, err := openRegular(path)
+	f, err := regfile.Open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -255,7 +221,7 @@ func Replay(dir, run string, w io.Writer, speed float64, sleep func(time.Duratio
 	if err != nil {
 		return err
 	}
-	f, err := openRegular(Path(dir, id, ExtEvents))
+	f, err := regfile.Open(Path(dir, id, ExtEvents))
 	if err != nil {
 		return fmt.Errorf("logger: %w", err)
 	}
@@ -355,7 +321,7 @@ func Export(dir, run string, w io.Writer) error {
 }
 
 func addFile(tw *tar.Writer, path, name string) error {
-	f, err := openRegular(path)
+	f, err := regfile.Open(path)
 	if err != nil {
 		return err
 	}

@@ -59,7 +59,7 @@ func TestLoadReadsOnlyARegularCache(t *testing.T) {
 		var ce *CacheError
 		require.ErrorAs(t, err, &ce)
 		require.Equal(t, cache, ce.Path)
-		require.EqualError(t, err, "registry: read model cache: "+cache+": not a regular file")
+		require.EqualError(t, err, "registry: read model cache: open "+cache+": not a regular file (a FIFO)")
 	})
 	// Valid TOML padded with blank lines: only its size is wrong.
 	padded := func(t *testing.T, size int) string {
@@ -74,7 +74,7 @@ func TestLoadReadsOnlyARegularCache(t *testing.T) {
 		_, err := Load(padded(t, maxModelsFile+1), nil)
 		var ce *CacheError
 		require.ErrorAs(t, err, &ce)
-		require.ErrorContains(t, err, "larger than 4194304 bytes")
+		require.ErrorContains(t, err, "more than 4194304 bytes")
 	})
 	t.Run("at-the-cap", func(t *testing.T) {
 		t.Parallel()

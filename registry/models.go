@@ -5,18 +5,16 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"maps"
 	"math"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 
 	"github.com/agentharness/harness/event"
+	"github.com/agentharness/harness/internal/regfile"
 	"github.com/pelletier/go-toml/v2"
 )
 
@@ -164,7 +162,7 @@ func (e *CacheError) Unwrap() error { return e.Err }
 func Load(userCache string, project *File) (*Models, error) {
 	m := &Models{}
 	if userCache != "" {
-		data, err := readCache(userCache)
+		data, err := regfile.ReadFile(userCache, maxModelsFile)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 		case err != nil:
@@ -184,31 +182,6 @@ func Load(userCache string, project *File) (*Models, error) {
 		m.layers = append(m.layers, layer{*project, "project"})
 	}
 	return m, nil
-}
-
-// readCache reads the user cache at path if it is a regular file of at
-// most maxModelsFile bytes; anything else is an error and is never read
-// (a named pipe there hung every command, waiting in the open for a
-// writer). The open does not block, and the file judged is the one
-// opened.
-func readCache(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", path)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxModelsFile+1))
-	if err == nil && len(data) > maxModelsFile {
-		err = fmt.Errorf("%s: larger than %d bytes", path, maxModelsFile)
-	}
-	return data, err
 }
 
 func (m *Models) merge(f File, source string) {

@@ -29,9 +29,9 @@ func TestBenchReportNotRegular(t *testing.T) {
 		status int
 		want   string
 	}{
-		{"/api/bench/fifo", 404, "bench: report fifo: not a bench JSON report: a FIFO, not a regular file"},
+		{"/api/bench/fifo", 404, "bench: report fifo: not a bench JSON report: not a regular file (a FIFO)"},
 		{"/api/bench/corrupt", 404, "bench: report corrupt: not a bench JSON report: unexpected end of JSON input"},
-		{"/api/bench/dir", 404, "bench: report dir: not a bench JSON report: a directory, not a regular file"},
+		{"/api/bench/dir", 404, "bench: report dir: not a bench JSON report: not a regular file (a directory)"},
 		{"/api/bench", 200, ""},
 	} {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

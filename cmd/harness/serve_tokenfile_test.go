@@ -29,9 +29,9 @@ func TestTokenFileNotRegular(t *testing.T) {
 	dir := filepath.Join(home, "token.dir")
 	require.NoError(t, os.Mkdir(dir, 0o700))
 	for _, tc := range []struct{ cmd, file, msg string }{
-		{"serve", fifo, "is a FIFO, not a regular file"},
-		{"mcp", fifo, "is a FIFO, not a regular file"},
-		{"serve", dir, "is a directory, not a regular file"},
+		{"serve", fifo, ": not a regular file (a FIFO)"},
+		{"mcp", fifo, ": not a regular file (a FIFO)"},
+		{"serve", dir, ": not a regular file (a directory)"},
 	} {
 		t.Run(tc.cmd+"/"+filepath.Ext(tc.file)[1:], func(t *testing.T) {
 			done := make(chan result, 1)

@@ -205,14 +205,14 @@ func TestNamedPipeConfigIsAnError(t *testing.T) {
 		mkfifo(t, filepath.Join(home, "harness.toml"))
 		r := invoke(t, "", "config", "show")
 		require.Equal(t, exitUsage, r.code, r.stderr)
-		require.Equal(t, "harness: harness.toml: not a regular file (a named pipe)\n", r.stderr)
+		require.Equal(t, "harness: harness.toml: not a regular file (a FIFO)\n", r.stderr)
 	})
 	t.Run("user", func(t *testing.T) {
 		user := filepath.Join(home, ".config", "harness", "config.toml")
 		mkfifo(t, user)
 		r := invoke(t, "", "run", "-a", "nop", "-p", "x", "--dry-run")
 		require.Equal(t, exitUsage, r.code, r.stderr)
-		require.Equal(t, "harness: "+user+": not a regular file (a named pipe)\n", r.stderr)
+		require.Equal(t, "harness: "+user+": not a regular file (a FIFO)\n", r.stderr)
 	})
 	t.Run("model-cache", func(t *testing.T) {
 		cache := filepath.Join(home, ".cache", "harness", "models.toml")
@@ -220,6 +220,6 @@ func TestNamedPipeConfigIsAnError(t *testing.T) {
 		r := invoke(t, "", "models", "resolve", "sonnet", "-a", "claude")
 		require.Equal(t, exitOK, r.code, r.stderr)
 		require.NotEmpty(t, r.stdout)
-		require.Equal(t, "harness: warning: registry: read model cache: "+cache+": not a regular file; using the built-in model registry (refresh it with 'harness models update' or delete it)\n", r.stderr)
+		require.Equal(t, "harness: warning: registry: read model cache: open "+cache+": not a regular file (a FIFO); using the built-in model registry (refresh it with 'harness models update' or delete it)\n", r.stderr)
 	})
 }

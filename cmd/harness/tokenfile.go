@@ -1,22 +1,25 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
-	"syscall"
+
+	"github.com/agentharness/harness/internal/regfile"
 )
 
 // readTokenFile reads a bearer token file the way ssh reads a key: one
 // that others may write is refused (anyone could put their own token in
 // it), one that others may read is used with a warning on stderr. The
 // mode is read from the open file, so the checked file is the read one.
-// Only a regular file is read: the open does not block (O_NONBLOCK), as
-// the open of a FIFO would wait for a writer, and the command with it,
-// before it could say anything.
+// Only a regular file is read (regfile): the open of a FIFO would wait
+// for a writer, and the command with it, before it could say anything.
 func readTokenFile(cmd, path string, stderr io.Writer) (string, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err := regfile.Open(path)
+	if errors.Is(err, regfile.ErrNotRegular) {
+		return "", usageErrorf("%s: --token-file %s: %v", cmd, path, errors.Unwrap(err))
+	}
 	if err != nil {
 		return "", err
 	}
@@ -24,9 +27,6 @@ func readTokenFile(cmd, path string, stderr io.Writer) (string, error) {
 	st, err := f.Stat()
 	if err != nil {
 		return "", err
-	}
-	if !st.Mode().IsRegular() {
-		return "", usageErrorf("%s: --token-file %s is %s, not a regular file", cmd, path, fileKind(st.Mode()))
 	}
 	perm := st.Mode().Perm()
 	if perm&0o022 != 0 {
@@ -40,18 +40,4 @@ func readTokenFile(cmd, path string, stderr io.Writer) (string, error) {
 		return "", err
 	}
 	return strings.TrimSpace(string(b)), nil
-}
-
-func fileKind(m os.FileMode) string {
-	switch {
-	case m&os.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&os.ModeSocket != 0:
-		return "a socket"
-	case m&os.ModeDevice != 0:
-		return "a device"
-	case m.IsDir():
-		return "a directory"
-	}
-	return "a special file"
 }
