@@ -1,16 +1,16 @@
 package acpserver
 
 import (
-	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/agentharness/harness/internal/rpcline"
-	"github.com/agentharness/harness/internal/syncio"
 )
 
 // maxLine is the longest message 'harness acp' reads. The ACP SDK ends
@@ -21,13 +21,23 @@ const maxLine = 8 << 20
 // input is the server's input as the ACP SDK reads it: line by line,
 // each line looked at before it is handed on.
 //
+//   - A line that is not one JSON-RPC 2.0 message (rpcline.Check) is
+//     answered, not handed on: Parse error (-32700) when it is not JSON,
+//     else Invalid request (-32600), to the id of a request (each of a
+//     batch's), null otherwise. The SDK logged it to stderr and answered
+//     nothing, or served a request with an id it could not answer.
 //   - A line over maxLine is not handed on (it is read through, never
 //     held): a request gets a JSON-RPC error (Invalid request) with its id,
 //     anything else a warning to Options.Logger.
+//   - Notifications are taken here, never handed on: session/cancel is
+//     the only one an ACP agent takes, and the SDK holds notifications
+//     in a queue of 1024 that ends the connection when full (a burst of
+//     session/cancel did). Others are dropped (an unknown extension's,
+//     whose name starts with "_", without a word, as ACP says).
 //   - A session/prompt for a session whose prompt is still running is
 //     refused here (Invalid request): the SDK would cancel the running
 //     prompt before asking harness, and that turn is left untouched.
-//   - A session/prompt without an id is dropped, with a warning (busy).
+//   - A session/prompt without an id is dropped, with a warning.
 //
 // Nothing is read until gate is closed: the SDK starts reading at once,
 // and the server's connection is set after. Read is called by the SDK's
@@ -60,15 +70,39 @@ func (in *input) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// next reads one line and hands it on, answers it or drops it.
+// next reads one line and hands it on, answers it, takes it or drops it.
 func (in *input) next() {
 	line, over, err := in.lines.Next()
 	in.err = err // EOF after a last line without its newline
-	switch {
-	case over != nil:
+	if over != nil {
 		in.oversize(over)
-	case !in.busy(line):
-		in.rest = line
+		return
+	}
+	m, bad := rpcline.Check(line)
+	switch {
+	case bad != nil:
+		in.invalid(bad)
+	case m == nil: // a blank line
+	case m.Notification():
+		in.notify(m)
+	case m.Method == acpsdk.AgentMethodSessionPrompt && in.busy(m):
+	default:
+		in.rest = m.Line
+	}
+}
+
+// invalid answers a line that is not one JSON-RPC message.
+func (in *input) invalid(bad *rpcline.Invalid) {
+	data := map[string]string{"error": bad.Reason}
+	e := acpsdk.NewInvalidRequest(data)
+	if bad.Code == rpcline.CodeParseError {
+		e = acpsdk.NewParseError(data)
+	}
+	if len(bad.IDs) == 0 {
+		in.out.reply(nil, e)
+	}
+	for _, id := range bad.IDs {
+		in.out.reply(id, e)
 	}
 }
 
@@ -83,46 +117,39 @@ func (in *input) oversize(o *rpcline.Oversize) {
 	in.out.reply(o.ID, acpsdk.NewInvalidRequest(map[string]string{"error": msg}))
 }
 
-// busy reports whether line is a session/prompt for a session whose
-// prompt is still running, and answers it; otherwise a valid prompt
-// claims its session (server.claim) until Prompt returns.
-func (in *input) busy(line []byte) bool {
-	if !bytes.Contains(line, []byte(acpsdk.AgentMethodSessionPrompt)) {
-		return false
-	}
-	var m struct {
-		ID     *json.RawMessage `json:"id"`
-		Method string           `json:"method"`
-		Params json.RawMessage  `json:"params"`
-	}
-	if json.Unmarshal(line, &m) != nil || m.Method != acpsdk.AgentMethodSessionPrompt {
-		return false
-	}
-	if m.ID == nil {
+// notify takes a notification (see input).
+func (in *input) notify(m *rpcline.Message) {
+	switch {
+	case m.Method == acpsdk.AgentMethodSessionCancel:
+		var p acpsdk.CancelNotification
+		if json.Unmarshal(m.Params, &p) != nil || p.Validate() != nil {
+			in.log.Warn("acp: dropped a session/cancel without a sessionId")
+			return
+		}
+		_ = in.srv.Cancel(context.Background(), p)
+	case m.Method == acpsdk.AgentMethodSessionPrompt:
 		// Without an id (or with a null one) the SDK takes it for a
 		// notification and runs the prompt on its one notification
 		// goroutine: a run nobody can answer that holds up every
 		// session/cancel behind it, to its budget. Dropped: a
 		// notification has no answer.
 		in.log.Warn("acp: dropped a session/prompt without an id (a prompt is a request)")
-		return true
+	case !strings.HasPrefix(m.Method, "_"):
+		in.log.Warn("acp: dropped a notification harness acp does not take", "method", m.Method)
 	}
+}
+
+// busy reports whether m, a session/prompt request, is for a session
+// whose prompt is still running, and answers it; otherwise a valid
+// prompt claims its session (server.claim) until Prompt returns.
+func (in *input) busy(m *rpcline.Message) bool {
 	// As the SDK reads it: a prompt it refuses itself never reaches
 	// Prompt, so it claims nothing.
 	var p acpsdk.PromptRequest
 	if json.Unmarshal(m.Params, &p) != nil || p.Validate() != nil || in.srv.claim(p.SessionId) {
 		return false
 	}
-	in.out.reply(*m.ID, acpsdk.NewInvalidRequest(map[string]string{
+	in.out.reply(m.ID, acpsdk.NewInvalidRequest(map[string]string{
 		"sessionId": "a prompt is already running in this session: wait for its answer (or send session/cancel, then wait)"}))
 	return true
-}
-
-// output is the server's output, shared by the SDK (one whole message
-// per Write) and input's own answers.
-type output struct{ syncio.Writer }
-
-// reply writes a JSON-RPC error answer to the request id.
-func (l *output) reply(id json.RawMessage, e *acpsdk.RequestError) {
-	_ = rpcline.WriteError(l, id, e)
 }

@@ -1,13 +1,19 @@
 package acpserver
 
 import (
+	"bufio"
 	"bytes"
+	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
+	acpsdk "github.com/coder/acp-go-sdk"
 	"github.com/stretchr/testify/require"
+	"github.com/tidwall/gjson"
 )
 
 // TestPromptWithoutIDIsDropped: a session/prompt without an id (or with a
@@ -31,4 +37,161 @@ func TestPromptWithoutIDIsDropped(t *testing.T) {
 		require.Contains(t, logs.String(), "without an id")
 		require.Empty(t, out.String(), "a notification gets no answer")
 	}
+}
+
+// rawACP writes lines to the server as any client might, and reads its
+// answers; its server starts no runs.
+type rawACP struct {
+	t     *testing.T
+	w     *io.PipeWriter
+	lines chan string
+}
+
+func newRawACP(t *testing.T) *rawACP {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		newServer(Options{Version: "test"}).serve(context.Background(), inR, outW, nil)
+		outW.Close()
+		inR.CloseWithError(io.ErrClosedPipe) // a write after the end fails, not hangs
+	}()
+	c := &rawACP{t: t, w: inW, lines: make(chan string, 100)}
+	go func() {
+		sc := bufio.NewScanner(outR)
+		for sc.Scan() {
+			c.lines <- sc.Text()
+		}
+		close(c.lines)
+	}()
+	t.Cleanup(func() {
+		inW.Close()
+		<-done
+	})
+	return c
+}
+
+func (c *rawACP) send(lines string) {
+	c.t.Helper()
+	_, err := io.WriteString(c.w, lines+"\n")
+	require.NoError(c.t, err, "the server reads its input")
+}
+
+// answer is the next message: its id, and its error code or "ok".
+func (c *rawACP) answer() string {
+	c.t.Helper()
+	select {
+	case l, ok := <-c.lines:
+		require.True(c.t, ok, "the server ended")
+		m := gjson.Parse(l)
+		if e := m.Get("error"); e.Exists() {
+			require.NotEmpty(c.t, e.Get("message").String())
+			return m.Get("id").Raw + " " + e.Get("code").String()
+		}
+		return m.Get("id").Raw + " ok"
+	case <-time.After(20 * time.Second):
+		c.t.Fatal("no answer")
+		return ""
+	}
+}
+
+// TestInputBadLines: a line that is not one JSON-RPC 2.0 message is
+// answered with a JSON-RPC error, to the request's id when it has one
+// harness can answer and null otherwise, and the connection goes on. The
+// SDK logged some to stderr and answered nothing, and served others,
+// answering ids that are objects or booleans.
+func TestInputBadLines(t *testing.T) {
+	t.Parallel()
+	c := newRawACP(t)
+	const init = `"method":"initialize","params":{"protocolVersion":1}}`
+	for _, tc := range []struct {
+		name, line string
+		want       []string
+	}{
+		{"not-JSON", "{bad json", []string{"null -32700"}},
+		{"two-values", `{"jsonrpc":"2.0","id":1,` + init + ` {}`, []string{"null -32700"}},
+		{"batch", `[{"jsonrpc":"2.0","id":13,` + init + `,{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s"}},{"jsonrpc":"2.0","id":"b",` + init + `]`,
+			[]string{"13 -32600", `"b" -32600`}},
+		{"empty-batch", `[]`, []string{"null -32600"}},
+		{"string", `"str"`, []string{"null -32600"}},
+		{"null", `null`, []string{"null -32600"}},
+		{"old-version", `{"jsonrpc":"1.0","id":11,` + init, []string{"11 -32600"}},
+		{"no-version", `{"id":12,` + init, []string{"12 -32600"}},
+		{"object-id", `{"jsonrpc":"2.0","id":{"a":1},` + init, []string{"null -32600"}},
+		{"bool-id", `{"jsonrpc":"2.0","id":true,` + init, []string{"null -32600"}},
+		{"fraction-id", `{"jsonrpc":"2.0","id":1.5,` + init, []string{"null -32600"}},
+		{"id-past-2^53", `{"jsonrpc":"2.0","id":9007199254740993,` + init, []string{"null -32600"}},
+		{"method-not-string", `{"jsonrpc":"2.0","id":14,"method":7}`, []string{"14 -32600"}},
+		{"request-with-result", `{"jsonrpc":"2.0","id":15,"result":{},` + init, []string{"15 -32600"}},
+		{"response-without-result", `{"jsonrpc":"2.0","id":16}`, []string{"null -32600"}},
+		{"response-bad-error", `{"jsonrpc":"2.0","id":17,"error":"x"}`, []string{"null -32600"}},
+		{"valid", "\n \t{\"jsonrpc\":\"2.0\",\"id\":9007199254740991," + init + " \r", []string{"9007199254740991 ok"}},
+		{"string-id", `{"jsonrpc":"2.0","id":"x",` + init, []string{`"x" ok`}},
+	} {
+		c.send(tc.line)
+		var got []string
+		for range tc.want {
+			got = append(got, c.answer())
+		}
+		require.Equal(t, tc.want, got, tc.name)
+	}
+}
+
+// TestInputNotificationBurst: a burst of notifications far past the SDK's
+// queue of 1024 (session/cancel for sessions harness does not know, and
+// extensions' notifications) is taken by input, and the request after it
+// is answered. The SDK's queue overflowed, when its reader outran its
+// handler, and it ended the connection: pending requests went unanswered
+// and harness acp exited 0 (TestInputTakesNotifications shows why that
+// no longer happens, whatever the timing).
+func TestInputNotificationBurst(t *testing.T) {
+	t.Parallel()
+	c := newRawACP(t)
+	var b strings.Builder
+	for i := range 20000 {
+		if i%2 == 0 {
+			fmt.Fprintf(&b, `{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"x%d"}}`+"\n", i)
+		} else {
+			b.WriteString(`{"jsonrpc":"2.0","method":"_ext/x","params":{}}` + "\n")
+		}
+	}
+	b.WriteString(`{"jsonrpc":"2.0","id":5,"method":"initialize","params":{"protocolVersion":1}}`)
+	c.send(b.String())
+	require.Equal(t, "5 ok", c.answer())
+}
+
+// TestInputTakesNotifications: no notification reaches the SDK, whose
+// queue of them is 1024 long: session/cancel is taken by the server, an
+// extension's is dropped without a word, any other with a warning.
+func TestInputTakesNotifications(t *testing.T) {
+	t.Parallel()
+	srv := newServer(Options{})
+	sess, err := srv.NewSession(t.Context(), acpsdk.NewSessionRequest{Cwd: t.TempDir()})
+	require.NoError(t, err)
+	require.True(t, srv.claim(sess.SessionId), "a prompt was read")
+	var lines strings.Builder
+	for i := range 2000 {
+		fmt.Fprintf(&lines, `{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"x%d"}}`+"\n", i)
+		lines.WriteString(`{"jsonrpc":"2.0","method":"_ext/x","params":{}}` + "\n")
+	}
+	fmt.Fprintf(&lines, `{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":%q}}`+"\n", sess.SessionId)
+	lines.WriteString(`{"jsonrpc":"2.0","method":"session/other"}` + "\n")
+	req := `{"jsonrpc":"2.0","id":5,"method":"initialize","params":{"protocolVersion":1}}` + "\n"
+
+	var logs, out bytes.Buffer
+	in := newInput(strings.NewReader(lines.String()+req), &output{}, srv, slog.New(slog.NewTextHandler(&logs, nil)))
+	in.out.W = &out
+	close(in.gate)
+	got, err := io.ReadAll(in)
+	require.NoError(t, err)
+	require.Equal(t, req, string(got), "only the request reaches the SDK")
+	require.Empty(t, out.String(), "a notification has no answer")
+	require.Equal(t, 1, strings.Count(logs.String(), "level="), logs.String())
+	require.Contains(t, logs.String(), "method=session/other")
+	s := srv.lookup(sess.SessionId)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	require.True(t, s.cancel, "the session's cancel was taken: its prompt's run is interrupted as it starts")
 }

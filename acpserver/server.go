@@ -7,12 +7,14 @@
 //
 // It owns the ACP side only: which agent runs, with what budgets and
 // configuration, is the caller's (Options.Task, Options.Start). It reads
-// its input line by line before the SDK does (input.go): a line over
-// maxLine is answered, not handed on, and a second prompt on a busy
-// session is refused without touching the running one. When the client
-// goes away or the caller's context ends, every run still going is
-// interrupted and waited for: no run outlives Serve. The package never
-// prints; the SDK's diagnostics go to Options.Logger.
+// its input line by line before the SDK does (input.go): a line that is
+// not one JSON-RPC message, or is over maxLine, is answered, not handed
+// on; notifications are taken there (session/cancel); and a second
+// prompt on a busy session is refused without touching the running one.
+// When the client goes away or the caller's context ends, every run
+// still going is interrupted and waited for: no run outlives Serve, and
+// a client that no longer reads its output does not hold it (output.go).
+// The package never prints; the SDK's diagnostics go to Options.Logger.
 package acpserver
 
 import (
@@ -25,11 +27,11 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/agentharness/harness"
-	"github.com/agentharness/harness/internal/syncio"
 )
 
 // Options configure Serve.
@@ -52,14 +54,20 @@ type Options struct {
 // ctx ends, then interrupts the runs still going and returns once they
 // are over.
 func Serve(ctx context.Context, r io.Reader, w io.Writer, o Options) {
-	logger := o.Logger
+	newServer(o).serve(ctx, r, w, o.Logger)
+}
+
+func newServer(o Options) *server {
+	return &server{sessions: map[string]*session{}, start: o.Start, task: o.Task, version: o.Version, writeGrace: writeGrace}
+}
+
+func (srv *server) serve(ctx context.Context, r io.Reader, w io.Writer, logger *slog.Logger) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	srv := &server{sessions: map[string]*session{}, start: o.Start, task: o.Task, version: o.Version}
 	// Nothing is read until the connection is set up: the SDK's reader
 	// starts at once, and its logger and srv.conn are written after.
-	out := &output{syncio.Writer{W: w}}
+	out := newOutput(w, srv.writeGrace)
 	in := newInput(r, out, srv, logger)
 	conn := acpsdk.NewAgentSideConnection(srv, out, in)
 	conn.SetLogger(logger)
@@ -70,7 +78,9 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, o Options) {
 	case <-ctx.Done():
 	}
 	// The client went away or the caller was told to stop: no run
-	// outlives the server.
+	// outlives the server, and none waits forever on a client that no
+	// longer reads.
+	out.end()
 	srv.stopAll()
 	srv.runs.Wait()
 }
@@ -81,11 +91,15 @@ type server struct {
 	task    func(cwd, prompt string) harness.Task
 	start   func(context.Context, harness.Task, harness.Options) (*harness.Run, error)
 	version string
+	// writeGrace bounds a write to the output blocked once the input
+	// ended (output).
+	writeGrace time.Duration
 
 	runs sync.WaitGroup // the prompts' runs in flight
 
 	mu       sync.Mutex
 	sessions map[string]*session
+	stopped  bool // stopAll was called: no run starts
 }
 
 // session is one ACP session: a cwd, and the run of its prompt in
@@ -94,7 +108,12 @@ type session struct {
 	cwd  string
 	mu   sync.Mutex
 	busy bool // a prompt was read (input) and has not been answered
-	run  *harness.Run
+	// cancel: a session/cancel came while busy and before run was set;
+	// Prompt interrupts the run as soon as it has one. The cancel, read
+	// right after the prompt, is taken before the SDK has even handed the
+	// prompt to Prompt, and was lost.
+	cancel bool
+	run    *harness.Run
 }
 
 // claim marks the session's prompt as running when it is not, and
@@ -146,29 +165,52 @@ func (a *server) lookup(id acpsdk.SessionId) *session {
 	return a.sessions[string(id)]
 }
 
-// Cancel interrupts the session's run; its prompt then answers cancelled.
+// Cancel interrupts the session's run, or the run of the prompt read
+// and not yet started, as soon as it is; its prompt then answers
+// cancelled. A session with no prompt has nothing to cancel.
 func (a *server) Cancel(_ context.Context, p acpsdk.CancelNotification) error {
 	if s := a.lookup(p.SessionId); s != nil {
 		s.mu.Lock()
-		if s.run != nil {
+		switch {
+		case s.run != nil:
 			s.run.Interrupt()
+		case s.busy:
+			s.cancel = true
 		}
 		s.mu.Unlock()
 	}
 	return nil
 }
 
-// stopAll interrupts every run still going when the client went away.
+// stopAll interrupts every run still going when the client went away,
+// and those of the prompts read and not yet started as they start; no
+// other run starts. Then runs.Wait waits for every run there will be.
 func (a *server) stopAll() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.stopped = true
 	for _, s := range a.sessions {
 		s.mu.Lock()
-		if s.run != nil {
+		switch {
+		case s.run != nil:
 			s.run.Interrupt()
+		case s.busy:
+			s.cancel = true
 		}
 		s.mu.Unlock()
 	}
+}
+
+// track counts a run about to start in runs, unless the server is
+// stopping (false).
+func (a *server) track() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.stopped {
+		return false
+	}
+	a.runs.Add(1)
+	return true
 }
 
 // Prompt runs the agent on the prompt, under supervision, and streams its
@@ -180,7 +222,7 @@ func (a *server) Prompt(ctx context.Context, p acpsdk.PromptRequest) (acpsdk.Pro
 	}
 	defer func() {
 		s.mu.Lock()
-		s.busy = false // claimed by input when it read the request
+		s.busy, s.cancel = false, false // claimed by input when it read the request
 		s.mu.Unlock()
 	}()
 	var text []string
@@ -192,6 +234,10 @@ func (a *server) Prompt(ctx context.Context, p acpsdk.PromptRequest) (acpsdk.Pro
 			text = append(text, b.ResourceLink.Uri)
 		}
 	}
+	if !a.track() {
+		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonCancelled}, nil // the client went away
+	}
+	defer a.runs.Done()
 	fw := &forwarder{conn: a.conn, sid: p.SessionId, cwd: s.cwd, ctx: context.WithoutCancel(ctx)}
 	s.mu.Lock()
 	if s.run != nil {
@@ -208,8 +254,9 @@ func (a *server) Prompt(ctx context.Context, p acpsdk.PromptRequest) (acpsdk.Pro
 		return acpsdk.PromptResponse{}, acpsdk.NewInvalidParams(map[string]string{"task": err.Error()})
 	}
 	s.run = run
-	a.runs.Add(1)
-	defer a.runs.Done()
+	if s.cancel {
+		run.Interrupt() // cancelled before it started
+	}
 	s.mu.Unlock()
 	stop := context.AfterFunc(ctx, run.Interrupt) // the client went away or cancelled the request
 	res, _ := run.Wait()

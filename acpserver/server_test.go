@@ -2,11 +2,13 @@ package acpserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -94,4 +96,126 @@ func TestACPServerOversizePrompt(t *testing.T) {
 	require.Equal(t, acpsdk.StopReasonEndTurn, resp.StopReason)
 	_, err = os.Stat(filepath.Join(dir, fakeagent.ACPFile))
 	require.NoError(t, err)
+}
+
+// TestACPServerCancelBeforeRunStarts: a session/cancel taken after its
+// prompt was read but before the prompt's run started interrupts the run
+// as soon as it starts, and the prompt answers cancelled. Sent in the
+// same write as its prompt, the cancel was lost about 4 times in 10 (it
+// found no run) and the run went on.
+func TestACPServerCancelBeforeRunStarts(t *testing.T) {
+	argv, env := fakeagent.Command("hang-silent")
+	srv := newServer(Options{Start: harness.Start, Version: "test", Task: func(cwd, prompt string) harness.Task {
+		b := harness.DefaultBudgets()
+		b.Linger, b.KillGrace = 200*time.Millisecond, 200*time.Millisecond
+		return harness.Task{Agent: "claude", Binary: argv[0], BaseEnv: env, Cwd: cwd, Prompt: prompt, Budgets: &b}
+	}})
+	_, _, sid, _ := harnesstest.ServeACP(t, func(in io.Reader, out io.Writer) {
+		srv.serve(context.Background(), in, out, nil)
+	})
+	// The order at its worst: input reads the prompt (its session is
+	// claimed) and takes the cancel before the SDK calls Prompt.
+	require.True(t, srv.claim(sid))
+	require.NoError(t, srv.Cancel(t.Context(), acpsdk.CancelNotification{SessionId: sid}))
+	answer := make(chan acpsdk.PromptResponse, 1)
+	go func() {
+		resp, _ := srv.Prompt(context.Background(), harnesstest.Prompt(sid, "x"))
+		answer <- resp
+	}()
+	select {
+	case resp := <-answer:
+		require.Equal(t, acpsdk.StopReasonCancelled, resp.StopReason)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the cancel was lost: the run goes on")
+	}
+
+	// The cancel was that prompt's, and one on a session with no prompt
+	// is nobody's: neither waits for the next prompt.
+	require.NoError(t, srv.Cancel(t.Context(), acpsdk.CancelNotification{SessionId: sid}))
+	s := srv.lookup(sid)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	require.False(t, s.busy || s.cancel || s.run != nil, "the session is free, with no cancel pending")
+}
+
+// TestACPServerPromptAfterClientLeft: a prompt read before the client
+// went away but started after the server stopped its runs starts none:
+// no run outlives Serve.
+func TestACPServerPromptAfterClientLeft(t *testing.T) {
+	srv := newServer(Options{Version: "test", Start: func(context.Context, harness.Task, harness.Options) (*harness.Run, error) {
+		t.Error("a run started after the server stopped")
+		return nil, errors.New("no")
+	}, Task: func(cwd, prompt string) harness.Task { return harness.Task{} }})
+	inR, inW := io.Pipe()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		srv.serve(context.Background(), inR, io.Discard, nil)
+	}()
+	sess, err := srv.NewSession(t.Context(), acpsdk.NewSessionRequest{Cwd: t.TempDir()})
+	require.NoError(t, err)
+	require.True(t, srv.claim(sess.SessionId))
+	inW.Close()
+	<-done
+	resp, err := srv.Prompt(t.Context(), harnesstest.Prompt(sess.SessionId, "x"))
+	require.NoError(t, err)
+	require.Equal(t, acpsdk.StopReasonCancelled, resp.StopReason)
+}
+
+// stuckWriter is the stdout of a client that read one message and then
+// stopped reading: its first write is passed on to first, and every
+// later one blocks (blocked is closed when the first does) until the
+// test ends.
+type stuckWriter struct {
+	first, blocked, release chan struct{}
+	n                       atomic.Int32
+}
+
+func (w *stuckWriter) Write(p []byte) (int, error) {
+	switch w.n.Add(1) {
+	case 1:
+		close(w.first)
+		return len(p), nil
+	case 2:
+		close(w.blocked)
+	}
+	<-w.release
+	return 0, io.ErrClosedPipe
+}
+
+// TestACPServerEndsWhenClientStopsReading: once the client closed its end
+// of stdin, a run blocked writing its events to a stdout nobody reads is
+// let go after the write grace: Serve returns, no run left. It waited
+// forever on the full pipe.
+func TestACPServerEndsWhenClientStopsReading(t *testing.T) {
+	argv, env := fakeagent.Command("hang-after-output")
+	srv := newServer(Options{Start: harness.Start, Version: "test", Task: func(cwd, prompt string) harness.Task {
+		b := harness.DefaultBudgets()
+		b.Linger, b.KillGrace = 200*time.Millisecond, 200*time.Millisecond
+		return harness.Task{Agent: "claude", Binary: argv[0], BaseEnv: env, Cwd: cwd, Prompt: prompt, Budgets: &b}
+	}})
+	srv.writeGrace = 100 * time.Millisecond
+	w := &stuckWriter{first: make(chan struct{}), blocked: make(chan struct{}), release: make(chan struct{})}
+	t.Cleanup(func() { close(w.release) })
+	inR, inW := io.Pipe()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		srv.serve(context.Background(), inR, w, nil)
+	}()
+	_, err := io.WriteString(inW, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}`+"\n")
+	require.NoError(t, err)
+	<-w.first // answered: the connection is set up
+	sess, err := srv.NewSession(t.Context(), acpsdk.NewSessionRequest{Cwd: t.TempDir()})
+	require.NoError(t, err)
+	require.True(t, srv.claim(sess.SessionId))
+	go func() { _, _ = srv.Prompt(context.Background(), harnesstest.Prompt(sess.SessionId, "x")) }()
+	<-w.blocked // the run's first update waits for a reader that never comes
+
+	inW.Close()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("Serve waits forever on a client that reads nothing")
+	}
 }

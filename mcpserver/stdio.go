@@ -1,15 +1,16 @@
 package mcpserver
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/tidwall/gjson"
 
 	"github.com/agentharness/harness/internal/rpcline"
 	"github.com/agentharness/harness/internal/syncio"
@@ -25,14 +26,18 @@ const maxLine = 6*MaxPromptBytes + 1<<20
 // ServeStdio serves one session as Run does, over newline-delimited
 // JSON-RPC on r and w (stdio). The SDK ends the connection at the first
 // line it cannot take, and with it the session and every run of it; so
-// each line is looked at first, and one the SDK would end at is answered
-// on w and dropped:
+// each line is looked at first (rpcline.Check), and one the SDK would
+// end at, drop or answer wrongly is answered on w and dropped:
 //
 //   - a line that is not JSON: Parse error (-32700), id null;
-//   - JSON that is not one JSON-RPC message: Invalid request (-32600),
-//     with the id of a request, null otherwise. A batch is one of them,
-//     each of its requests answered so: MCP has had none since
-//     2025-06-18, and the SDK ends the connection at one then;
+//   - JSON that is not one JSON-RPC 2.0 message: Invalid request
+//     (-32600), with the id of a request, null otherwise. A batch is one
+//     of them, each of its requests answered so: MCP has had none since
+//     2025-06-18, and the SDK ends the connection at one then. An id
+//     that is a fraction or past 2^53-1 is one too (id null): the SDK
+//     would answer a different id;
+//   - a request whose id is that of a request still in progress: Invalid
+//     request with that id (the SDK drops it without an answer);
 //   - a line over maxLine, read through and never held: Invalid request
 //     with the request's id; a notification or a response is dropped
 //     with a warning to Options.Logger.
@@ -41,15 +46,41 @@ const maxLine = 6*MaxPromptBytes + 1<<20
 // whole, one at a time.
 func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error {
 	out := &syncio.Writer{W: w}
-	in := &input{lines: rpcline.NewReader(r, maxLine), out: out, log: s.o.Logger}
+	in := &input{lines: rpcline.NewReader(r, maxLine), out: out, log: s.o.Logger, calls: map[string]bool{}}
 	// The SDK's own cap is a backstop that never fires: no line input
 	// hands on is over maxLine.
-	return s.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}, MaxLineLength: maxLine + 1<<20})
+	return s.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(in), Writer: sdkOutput{out, in}, MaxLineLength: maxLine + 1<<20})
 }
 
-type nopWriteCloser struct{ io.Writer }
+// sdkOutput is the SDK's way to w: it tells input of each answer written,
+// so that its id is free again.
+type sdkOutput struct {
+	w  io.Writer
+	in *input
+}
 
-func (nopWriteCloser) Close() error { return nil }
+// Write writes one message of the SDK's (its transport writes each whole).
+func (o sdkOutput) Write(p []byte) (int, error) {
+	var id gjson.Result
+	method := false
+	gjson.ParseBytes(p).ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "id":
+			id = v
+		case "method":
+			method = true
+		}
+		return true
+	})
+	if !method && (id.Type == gjson.String || id.Type == gjson.Number) {
+		// Freed before it is written: the client may reuse the id as
+		// soon as it reads the answer.
+		o.in.answered(idKey(id.Type == gjson.String, id.Str, id.Raw))
+	}
+	return o.w.Write(p)
+}
+
+func (sdkOutput) Close() error { return nil }
 
 // input is ServeStdio's input as the SDK reads it: line by line, each
 // line looked at before it is handed on. Read is called by the SDK's one
@@ -61,6 +92,9 @@ type input struct {
 
 	rest []byte // what the SDK has not read yet of the line handed on
 	err  error  // the error that ended r, returned once rest is read
+
+	mu    sync.Mutex
+	calls map[string]bool // ids (idKey) of the requests handed on and not answered yet
 }
 
 func (in *input) Read(p []byte) (int, error) {
@@ -82,38 +116,70 @@ func (in *input) Read(p []byte) (int, error) {
 }
 
 // check returns line as the SDK is to read it, or nil when it answered
-// it: it hands on only what the SDK reads without ending the connection.
+// it: it hands on only what the SDK reads without ending the connection,
+// and answers as it was asked.
 func (in *input) check(line []byte) []byte {
-	msg := bytes.TrimSpace(line)
+	m, bad := rpcline.Check(line)
 	switch {
-	case len(msg) == 0:
+	case bad != nil:
+		msg := "invalid request: " + bad.Reason
+		switch {
+		case bad.Code == rpcline.CodeParseError:
+			msg = "parse error: " + bad.Reason
+		case bad.Batch:
+			msg += ": MCP has no batches since 2025-06-18"
+		}
+		if len(bad.IDs) == 0 {
+			in.reply(nil, bad.Code, msg)
+		}
+		for _, id := range bad.IDs {
+			in.reply(id, bad.Code, msg)
+		}
 		return nil
-	case !json.Valid(msg):
-		in.reply(nil, jsonrpc.CodeParseError, "parse error: the line is not JSON (send one JSON-RPC message a line)")
-	case msg[0] == '[':
-		var batch []json.RawMessage
-		_ = json.Unmarshal(msg, &batch)
-		const why = "invalid request: a JSON-RPC batch (send one message a line: MCP has no batches since 2025-06-18)"
-		answered := false
-		for _, m := range batch {
-			if id := rpcline.ID(m); id != nil {
-				in.reply(id, jsonrpc.CodeInvalidRequest, why)
-				answered = true
-			}
-		}
-		if !answered {
-			in.reply(nil, jsonrpc.CodeInvalidRequest, why)
-		}
-	default:
-		if _, err := jsonrpc.DecodeMessage(msg); err != nil {
-			in.reply(rpcline.ID(msg), jsonrpc.CodeInvalidRequest, "invalid request: "+err.Error())
-			return nil
-		}
-		// The SDK wants the newline right after the message: a space
-		// there ends the connection ("invalid trailing data").
-		return append(msg, '\n')
+	case m == nil: // a blank line
+		return nil
 	}
-	return nil
+	if _, err := jsonrpc.DecodeMessage(m.Line); err != nil {
+		// A backstop: Check refuses all the SDK does.
+		in.reply(rpcline.ID(m.Line), jsonrpc.CodeInvalidRequest, "invalid request: "+err.Error())
+		return nil
+	}
+	if m.Method != "" && m.ID != nil && !in.call(m.ID) {
+		in.reply(m.ID, jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: id %s is already in use by a request in progress", m.ID))
+		return nil
+	}
+	return m.Line
+}
+
+// call notes the id of a request handed on, and reports false when a
+// request with that id is still in progress.
+func (in *input) call(id json.RawMessage) bool {
+	var s string
+	str := json.Unmarshal(id, &s) == nil
+	key := idKey(str, s, string(id))
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.calls[key] {
+		return false
+	}
+	in.calls[key] = true
+	return true
+}
+
+// answered frees the id key of a request answered.
+func (in *input) answered(key string) {
+	in.mu.Lock()
+	delete(in.calls, key)
+	in.mu.Unlock()
+}
+
+// idKey is how the SDK tells ids apart: a string by its value, a number
+// (a whole one, rpcline.ValidID) by its digits.
+func idKey(isString bool, s, number string) string {
+	if isString {
+		return "s" + s
+	}
+	return "n" + number
 }
 
 // oversize answers a line over maxLine.
@@ -126,7 +192,8 @@ func (in *input) oversize(o *rpcline.Oversize) {
 		o.Size, maxLine, MaxPromptBytes>>20))
 }
 
-// reply writes a JSON-RPC error answer to the request id (nil: null).
+// reply writes a JSON-RPC error answer to the request id (nil: null),
+// straight to the output: no id it answers is freed.
 func (in *input) reply(id json.RawMessage, code int64, msg string) {
 	_ = rpcline.WriteError(in.out, id, &jsonrpc.Error{Code: code, Message: msg})
 }

@@ -110,6 +110,13 @@ func TestStdioBadLines(t *testing.T) {
 		{"batch", `[{"jsonrpc":"2.0","id":4,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/cancelled"},{"jsonrpc":"2.0","id":5,"method":"ping"}]`,
 			[]string{"4 -32600", "5 -32600"}},
 		{"empty-batch", `[]`, []string{"null -32600"}},
+		{"fraction-id", `{"jsonrpc":"2.0","id":1.5,"method":"ping"}`, []string{"null -32600"}},
+		{"exponent-id", `{"jsonrpc":"2.0","id":1e3,"method":"ping"}`, []string{"null -32600"}},
+		{"id-past-2^53", `{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}`, []string{"null -32600"}},
+		{"id-past-int64", `{"jsonrpc":"2.0","id":12345678901234567890,"method":"ping"}`, []string{"null -32600"}},
+		{"largest-exact-id", `{"jsonrpc":"2.0","id":9007199254740991,"method":"ping"}`, []string{"9007199254740991 ok"}},
+		{"smallest-exact-id", `{"jsonrpc":"2.0","id":-9007199254740991,"method":"ping"}`, []string{"-9007199254740991 ok"}},
+		{"response-without-result", `{"jsonrpc":"2.0","id":77}`, []string{"null -32600"}},
 		{"trailing-blanks", "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"ping\"} \t ", []string{"6 ok"}},
 		{"blank-then-CRLF", "\n{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}\r", []string{"7 ok"}},
 	} {
@@ -129,6 +136,34 @@ func TestStdioBadLines(t *testing.T) {
 
 	c.send(`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"run_status","arguments":{"run_id":"` + run + `"}}}`)
 	require.Equal(t, "running", c.answer().Get("result.structuredContent.state").String(), "the run goes on")
+}
+
+// TestStdioIDInUse: a request reusing the id of a request still in
+// progress is answered Invalid request with that id, and the request in
+// progress goes on; once that is answered, its id is free again. The SDK
+// dropped the second request without an answer.
+func TestStdioIDInUse(t *testing.T) {
+	t.Parallel()
+	c := newRawClient(t)
+	c.send(`{"jsonrpc":"2.0","id":"r","method":"tools/call","params":{"name":"run_agent","arguments":{"agent":"claude","prompt":"hang-silent","idle_timeout_ms":10000}}}`)
+	c.send(`{"jsonrpc":"2.0","id":"r","method":"ping"}`)
+	a := c.answer()
+	require.Equal(t, `"r"`, a.Get("id").Raw)
+	require.EqualValues(t, -32600, a.Get("error.code").Int())
+	require.Contains(t, a.Get("error.message").String(), `id "r" is already in use by a request in progress`)
+
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	require.Equal(t, "1", c.answer().Get("id").Raw, "another id is served")
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	require.Equal(t, "1", c.answer().Get("id").Raw, "an answered id is free again")
+
+	c.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"r"}}`)
+	a = c.answer()
+	require.Equal(t, `"r"`, a.Get("id").Raw, "the request in progress is answered, once")
+	c.send(`{"jsonrpc":"2.0","id":"r","method":"ping"}`)
+	a = c.answer()
+	require.Equal(t, `"r"`, a.Get("id").Raw)
+	require.False(t, a.Get("error").Exists(), "its id is free again: %s", a.Raw)
 }
 
 // TestStdioOversizeLine: a line over the cap is read through, never

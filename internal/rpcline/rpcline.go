@@ -2,7 +2,8 @@
 // servers ('harness acp', 'harness mcp') with a cap: a line over the cap
 // is read through and never held, and what an answer to it needs (its
 // top-level id and method) is kept. The servers' SDKs end the connection
-// at such a line; their input goes through a Reader first.
+// at such a line; their input goes through a Reader first, and each line
+// through Check, which tells what is not one JSON-RPC 2.0 message.
 package rpcline
 
 import (
@@ -10,6 +11,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"strconv"
 )
 
 // Reader reads lines of up to a cap. It is not safe for concurrent use.
@@ -87,13 +89,29 @@ func ID(msg []byte) json.RawMessage {
 // maxIDBytes bounds the id read off an oversize message.
 const maxIDBytes = 4 << 10
 
-// ValidID reports whether id is one JSON-RPC allows, and harness answers
-// with: a string or a number, whole, of at most 4 KiB.
+// maxExactID is the largest id number every JSON reader holds exactly
+// (2^53-1, a float64's whole numbers).
+const maxExactID = 1<<53 - 1
+
+// ValidID reports whether id is one JSON-RPC allows and harness can answer
+// with exactly the id it was sent: a string of at most 4 KiB, or a whole
+// number written plainly (no fraction, exponent or -0) of at most 2^53-1
+// in magnitude. The MCP SDK reads an id number as a float64 and answers
+// with it as an int64: 1.5 came back 1, 9007199254740993 came back
+// 9007199254740992.
 func ValidID(id json.RawMessage) bool {
-	if len(id) == 0 || len(id) > maxIDBytes || !json.Valid(id) {
+	if len(id) == 0 || len(id) > maxIDBytes {
 		return false
 	}
-	return id[0] == '"' || id[0] == '-' || (id[0] >= '0' && id[0] <= '9')
+	switch c := id[0]; {
+	case c == '"':
+		var s string
+		return json.Unmarshal(id, &s) == nil
+	case c == '-' || c >= '0' && c <= '9':
+		n, err := strconv.ParseInt(string(id), 10, 64)
+		return err == nil && n >= -maxExactID && n <= maxExactID && strconv.FormatInt(n, 10) == string(id)
+	}
+	return false
 }
 
 // topFields finds the top-level "id" and "method" of a JSON object fed in

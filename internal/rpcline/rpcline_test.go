@@ -2,6 +2,7 @@ package rpcline
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"runtime"
 	"strings"
@@ -113,5 +114,79 @@ func TestID(t *testing.T) {
 		`garbage`: ``,
 	} {
 		require.Equal(t, want, string(ID([]byte(msg))), msg)
+	}
+}
+
+// TestValidIDExact: a number id is valid only when every JSON reader
+// holds it exactly and answers it as it was written: whole, plain, of at
+// most 2^53-1 in magnitude.
+func TestValidIDExact(t *testing.T) {
+	t.Parallel()
+	for id, want := range map[string]bool{
+		`0`: true, `7`: true, `-7`: true, `9007199254740991`: true, `-9007199254740991`: true,
+		`"a\"b"`: true, `""`: true,
+		`1.5`: false, `1.0`: false, `1e3`: false, `-0`: false, `9007199254740992`: false,
+		`9007199254740993`: false, `12345678901234567890`: false, `-9223372036854775808`: false,
+		`"unterminated`: false, `true`: false, `null`: false, ``: false,
+	} {
+		require.Equal(t, want, ValidID(json.RawMessage(id)), id)
+	}
+}
+
+// TestCheck: what is one JSON-RPC 2.0 message, what is not, and which ids
+// the error answers name.
+func TestCheck(t *testing.T) {
+	t.Parallel()
+	m, bad := Check([]byte(" \t\r\n"))
+	require.Nil(t, m)
+	require.Nil(t, bad, "a blank line is neither")
+
+	for line, want := range map[string]Message{
+		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1}}` + " \r\n": {Line: []byte(`{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1}}` + "\n"),
+			ID: json.RawMessage(`1`), Method: "m", Params: json.RawMessage(`{"a":1}`)},
+		`{"jsonrpc":"2.0","method":"n"}`:           {Line: []byte(`{"jsonrpc":"2.0","method":"n"}` + "\n"), Method: "n"},
+		`{"jsonrpc":"2.0","id":null,"method":"n"}`: {Line: []byte(`{"jsonrpc":"2.0","id":null,"method":"n"}` + "\n"), Method: "n"},
+		`{"jsonrpc":"2.0","id":"r","result":null}`: {Line: []byte(`{"jsonrpc":"2.0","id":"r","result":null}` + "\n"), ID: json.RawMessage(`"r"`)},
+		`{"jsonrpc":"2.0","id":2,"error":{"code":-1,"message":"x","data":[1]}}`: {Line: []byte(`{"jsonrpc":"2.0","id":2,"error":{"code":-1,"message":"x","data":[1]}}` + "\n"),
+			ID: json.RawMessage(`2`)},
+	} {
+		m, bad := Check([]byte(line))
+		require.Nil(t, bad, line)
+		require.Equal(t, want, *m, line)
+	}
+	require.True(t, (&Message{Method: "n"}).Notification())
+
+	for line, want := range map[string]string{
+		`garbage`:                           `-32700 []`,
+		`{"jsonrpc":"2.0","method":"m"} {}`: `-32700 []`,
+		`42`:                                `-32600 []`,
+		`[]`:                                `-32600 [] batch`,
+		`[{"jsonrpc":"2.0","id":1,"method":"m"},{"jsonrpc":"2.0","method":"n"},{"id":"b","method":"m"},{"id":1.5,"method":"m"}]`: `-32600 [1 "b"] batch`,
+		`{"jsonrpc":"1.0","id":3,"method":"m"}`:                      `-32600 [3]`,
+		`{"JSONRPC":"2.0","id":3,"method":"m"}`:                      `-32600 [3]`,
+		`{"jsonrpc":"2.0","id":true,"method":"m"}`:                   `-32600 []`,
+		`{"jsonrpc":"2.0","id":1.5,"method":"m"}`:                    `-32600 []`,
+		`{"jsonrpc":"2.0","id":4,"method":""}`:                       `-32600 [4]`,
+		`{"jsonrpc":"2.0","id":4,"method":null}`:                     `-32600 [4]`,
+		`{"jsonrpc":"2.0","id":5,"method":"m","error":"x"}`:          `-32600 [5]`,
+		`{"jsonrpc":"2.0","result":{}}`:                              `-32600 []`,
+		`{"jsonrpc":"2.0","id":6}`:                                   `-32600 []`,
+		`{"jsonrpc":"2.0","id":6,"result":1,"error":{}}`:             `-32600 []`,
+		`{"jsonrpc":"2.0","id":6,"error":{"code":1.5,"message":""}}`: `-32600 []`,
+		`{"jsonrpc":"2.0","id":6,"error":{"code":1}}`:                `-32600 []`,
+	} {
+		m, bad := Check([]byte(line))
+		require.Nil(t, m, line)
+		require.NotNil(t, bad, line)
+		require.NotEmpty(t, bad.Reason, line)
+		ids := make([]string, len(bad.IDs))
+		for i, id := range bad.IDs {
+			ids[i] = string(id)
+		}
+		got := fmt.Sprintf("%d %v", bad.Code, ids)
+		if bad.Batch {
+			got += " batch"
+		}
+		require.Equal(t, want, got, line)
 	}
 }

@@ -1,0 +1,87 @@
+package acpserver
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"sync"
+	"time"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/agentharness/harness/internal/rpcline"
+)
+
+// writeGrace is how long a write to the output may block once the input
+// has ended: a client that closed its end of stdin may still read the
+// answers of its interrupted prompts, but one that reads nothing for
+// this long is gone.
+const writeGrace = 5 * time.Second
+
+// errAbandoned is the error of a write to an output deemed unread.
+var errAbandoned = errors.New("acpserver: the client stopped reading its input and output")
+
+// output is the server's output, shared by the SDK (one whole message
+// per Write) and input's own answers: each Write reaches W whole, one at
+// a time. Once ended is closed (the input ended, Serve is stopping), a
+// write still blocked after grace is abandoned, and every later one
+// fails at once: a run whose events nobody reads would otherwise hold
+// Serve forever, writing to a full pipe. The zero value (with W) never
+// abandons a write.
+type output struct {
+	W     io.Writer
+	ended chan struct{}
+	grace time.Duration
+
+	mu   sync.Mutex
+	dead bool // a write was abandoned
+}
+
+func newOutput(w io.Writer, grace time.Duration) *output {
+	return &output{W: w, ended: make(chan struct{}), grace: grace}
+}
+
+// Write writes p to W, alone; see output.
+func (o *output) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.dead {
+		return 0, errAbandoned
+	}
+	if o.ended == nil {
+		return o.W.Write(p)
+	}
+	type result struct {
+		n   int
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		n, err := o.W.Write(p)
+		done <- result{n, err}
+	}()
+	select {
+	case r := <-done:
+		return r.n, r.err
+	case <-o.ended:
+	}
+	t := time.NewTimer(o.grace)
+	defer t.Stop()
+	select {
+	case r := <-done:
+		return r.n, r.err
+	case <-t.C:
+		// The write goes on in its goroutine, or never ends; nothing
+		// else is written after it.
+		o.dead = true
+		return 0, errAbandoned
+	}
+}
+
+// end tells o the input has ended.
+func (o *output) end() { close(o.ended) }
+
+// reply writes a JSON-RPC error answer to the request id.
+func (o *output) reply(id json.RawMessage, e *acpsdk.RequestError) {
+	_ = rpcline.WriteError(o, id, e)
+}
