@@ -11,7 +11,7 @@ import (
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/event"
 	"github.com/agentharness/harness/internal/fakeagent"
-	"github.com/agentharness/harness/internal/harnesstest"
+	"github.com/agentharness/harness/internal/fifotest"
 )
 
 // A Write to a named pipe nobody writes: the live diff must not open it
@@ -20,7 +20,7 @@ import (
 func TestWriteToFIFOEndsWithinBudget(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	harnesstest.GuardFIFO(t, filepath.Join(dir, fakeagent.FIFOName))
+	fifotest.Guard(t, filepath.Join(dir, fakeagent.FIFOName))
 	argv, env := fakeagent.Command("write-to-fifo")
 	b := small()
 	b.Hard = 10 * time.Second

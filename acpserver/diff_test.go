@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentharness/harness/internal/harnesstest"
+	"github.com/agentharness/harness/internal/fifotest"
 )
 
 // The diff sent to the editor names a file that is a named pipe by then
@@ -18,7 +18,7 @@ func TestACPServerDiffOfAPipeIsItsText(t *testing.T) {
 	dir := t.TempDir()
 	pipe := filepath.Join(dir, "out.txt")
 	require.NoError(t, syscall.Mkfifo(pipe, 0o600))
-	harnesstest.GuardFIFO(t, pipe)
+	fifotest.Guard(t, pipe)
 	f := &forwarder{cwd: dir}
 	contents := f.diffs("--- a/out.txt\n+++ b/out.txt\n@@ -1 +1 @@\n-a\n+b\n")
 	require.Len(t, contents, 1)

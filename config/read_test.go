@@ -2,56 +2,14 @@ package config
 
 import (
 	"bytes"
-	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentharness/harness/internal/fifotest"
 )
-
-// guardFIFO turns a hang opening the named pipe at path into a test
-// failure: if the test is still running after 20 s, it fails it and opens
-// the pipe for writing (again and again, without blocking), which lets a
-// reader stuck in its open go on. It guards, it does not synchronize: a
-// Load that never opens the pipe ends long before.
-func guardFIFO(t *testing.T, path string) {
-	t.Helper()
-	done, stopped := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(stopped)
-		select {
-		case <-done:
-			return
-		case <-time.After(20 * time.Second):
-		}
-		t.Errorf("still running after 20 s: something opened the pipe %s", path)
-		for {
-			if fd, err := syscall.Open(path, syscall.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
-				_ = syscall.Close(fd)
-			}
-			select {
-			case <-done:
-				return
-			case <-time.After(50 * time.Millisecond):
-			}
-		}
-	}()
-	t.Cleanup(func() {
-		close(done)
-		<-stopped
-	})
-}
-
-// mkfifo makes a named pipe at path.
-func mkfifo(t *testing.T, path string) string {
-	t.Helper()
-	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-	require.NoError(t, syscall.Mkfifo(path, 0o600))
-	guardFIFO(t, path)
-	return path
-}
 
 // TestLoadReadsOnlyRegularFiles: a named pipe where a config file is
 // looked for (the project's harness.toml, found or given, and the user's
@@ -63,7 +21,7 @@ func TestLoadReadsOnlyRegularFiles(t *testing.T) {
 	t.Run("project-fifo-found", func(t *testing.T) {
 		t.Parallel()
 		dir := t.TempDir()
-		mkfifo(t, filepath.Join(dir, ProjectFileName))
+		fifotest.Make(t, filepath.Join(dir, ProjectFileName))
 		_, _, err := Load(LoadOptions{Cwd: dir})
 		var ce *Error
 		require.ErrorAs(t, err, &ce)
@@ -71,13 +29,13 @@ func TestLoadReadsOnlyRegularFiles(t *testing.T) {
 	})
 	t.Run("project-fifo-given", func(t *testing.T) {
 		t.Parallel()
-		p := mkfifo(t, filepath.Join(t.TempDir(), "custom.toml"))
+		p := fifotest.Make(t, filepath.Join(t.TempDir(), "custom.toml"))
 		_, _, err := Load(LoadOptions{ProjectFile: p})
 		require.EqualError(t, err, p+": not a regular file (a FIFO)")
 	})
 	t.Run("user-fifo", func(t *testing.T) {
 		t.Parallel()
-		p := mkfifo(t, filepath.Join(t.TempDir(), "harness", "config.toml"))
+		p := fifotest.Make(t, filepath.Join(t.TempDir(), "harness", "config.toml"))
 		_, _, err := Load(LoadOptions{UserFile: p})
 		require.EqualError(t, err, p+": not a regular file (a FIFO)")
 	})

@@ -6,42 +6,11 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
-)
 
-// guardFIFO turns a hang opening the named pipe at path into a test
-// failure: if the test is still running after 20 s, it fails it and opens
-// the pipe for writing (again and again, without blocking), which lets a
-// reader stuck in its open go on. It guards, it does not synchronize.
-func guardFIFO(t *testing.T, path string) {
-	t.Helper()
-	done, stopped := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(stopped)
-		select {
-		case <-done:
-			return
-		case <-time.After(20 * time.Second):
-		}
-		t.Errorf("still running after 20 s: something opened the pipe %s", path)
-		for {
-			if fd, err := syscall.Open(path, syscall.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
-				_ = syscall.Close(fd)
-			}
-			select {
-			case <-done:
-				return
-			case <-time.After(50 * time.Millisecond):
-			}
-		}
-	}()
-	t.Cleanup(func() {
-		close(done)
-		<-stopped
-	})
-}
+	"github.com/agentharness/harness/internal/fifotest"
+)
 
 // TestLoadReadsOnlyARegularCache: a cache that is a named pipe is a
 // *CacheError naming it, never opened for reading (its open waited for a
@@ -54,7 +23,7 @@ func TestLoadReadsOnlyARegularCache(t *testing.T) {
 		t.Parallel()
 		cache := filepath.Join(t.TempDir(), "models.toml")
 		require.NoError(t, syscall.Mkfifo(cache, 0o600))
-		guardFIFO(t, cache)
+		fifotest.Guard(t, cache)
 		_, err := Load(cache, nil)
 		var ce *CacheError
 		require.ErrorAs(t, err, &ce)

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentharness/harness/internal/fakeagent"
-	"github.com/agentharness/harness/internal/harnesstest"
+	"github.com/agentharness/harness/internal/fifotest"
 )
 
 // What harness does with its inputs and outputs when they are not what a
@@ -195,10 +195,7 @@ func TestOutputErrorsAreReported(t *testing.T) {
 func TestNamedPipeConfigIsAnError(t *testing.T) {
 	home := isolate(t)
 	mkfifo := func(t *testing.T, path string) {
-		t.Helper()
-		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-		require.NoError(t, syscall.Mkfifo(path, 0o600))
-		harnesstest.GuardFIFO(t, path)
+		fifotest.Make(t, path)
 		t.Cleanup(func() { os.Remove(path) })
 	}
 	t.Run("project", func(t *testing.T) {

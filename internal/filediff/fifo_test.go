@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentharness/harness/event"
+	"github.com/agentharness/harness/internal/fifotest"
 	"github.com/agentharness/harness/internal/filediff"
-	"github.com/agentharness/harness/internal/harnesstest"
 )
 
 // Only regular files are opened: a named pipe (directly or through a
@@ -23,7 +23,7 @@ func TestLiveDiffNeverOpensWhatIsNotARegularFile(t *testing.T) {
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "fifo")
 	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
-	harnesstest.GuardFIFO(t, fifo)
+	fifotest.Guard(t, fifo)
 	require.NoError(t, os.Symlink(fifo, filepath.Join(dir, "link-to-fifo")))
 	sock, err := net.Listen("unix", filepath.Join(dir, "sock"))
 	require.NoError(t, err)
