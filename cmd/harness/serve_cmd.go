@@ -98,7 +98,15 @@ func (c *serveCmd) token(stderr io.Writer) (string, error) {
 		var raw [32]byte
 		rand.Read(raw[:])
 		tok := hex.EncodeToString(raw[:])
-		if err := os.WriteFile(c.TokenFile, []byte(tok+"\n"), 0o600); err != nil {
+		// O_EXCL: a file made meanwhile is not ours to overwrite (its mode
+		// may let others read the token), and a dangling link is not
+		// followed to make a file wherever it points.
+		f, err := os.OpenFile(c.TokenFile, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err == nil {
+			_, err = f.WriteString(tok + "\n")
+			err = errors.Join(err, f.Close())
+		}
+		if err != nil {
 			return "", usageErrorf("serve: --token-file: %v", err)
 		}
 		return tok, nil

@@ -48,3 +48,27 @@ func TestTokenFileNotRegular(t *testing.T) {
 		})
 	}
 }
+
+// A missing token file that is a dangling link is not followed: serve
+// refuses it (exit 2, one line) and makes no file where it points; it
+// wrote its fresh token there before.
+func TestTokenFileDanglingLinkNotFollowed(t *testing.T) {
+	home := isolate(t)
+	target := filepath.Join(home, "elsewhere", "token")
+	require.NoError(t, os.Mkdir(filepath.Dir(target), 0o755))
+	link := filepath.Join(home, "token")
+	require.NoError(t, os.Symlink(target, link))
+	done := make(chan result, 1)
+	go func() { done <- invoke(t, "", "serve", "--listen", "127.0.0.1:0", "--token-file", link) }()
+	var r result
+	select {
+	case r = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve took the link and is serving")
+	}
+	require.Equal(t, exitUsage, r.code, r.stderr)
+	require.Contains(t, r.stderr, "file exists")
+	require.Equal(t, 1, strings.Count(r.stderr, "\n"), r.stderr)
+	_, err := os.Lstat(target)
+	require.True(t, os.IsNotExist(err), "a token file was made where the link points")
+}
