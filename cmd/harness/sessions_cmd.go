@@ -196,6 +196,16 @@ func (c *sessionsExportCmd) Run(e *env, parent *sessionsCmd) error {
 	if err != nil {
 		return withStatus(exitUsage, err)
 	}
+	if c.Output != "" {
+		// Creating -o empties it: it must not be a file the export reads.
+		if out, err := os.Stat(c.Output); err == nil {
+			for _, ext := range []string{logger.ExtEvents, logger.ExtNative, logger.ExtStderr, logger.ExtMeta, logger.ExtTrajectory} {
+				if in, err := os.Stat(logger.Path(dir, id, ext)); err == nil && os.SameFile(in, out) {
+					return usageErrorf("sessions export: -o %s is a file of run %s: writing it would erase it before it is read", c.Output, id)
+				}
+			}
+		}
+	}
 	w, closeOut, err := outputTo(e, c.Output)
 	if err != nil {
 		return withStatus(exitUsage, err)

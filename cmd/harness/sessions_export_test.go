@@ -48,3 +48,27 @@ func TestSessionsExportCutLog(t *testing.T) {
 		require.Contains(t, r.stderr, "line 1", format)
 	}
 }
+
+// An -o that is one of the run's own files (here its event log, by a
+// link) is refused before it is created: creating it emptied the log
+// the export then read.
+func TestSessionsExportOutputIsTheRunsFile(t *testing.T) {
+	home := isolate(t)
+	res := runFake(t, "long-silent-tool", "--idle-timeout", "1m")
+	evs, err := event.ReadAll(strings.NewReader(res.stdout))
+	require.NoError(t, err)
+	run := evs[0].Run
+	path := filepath.Join(home, ".local", "share", "harness", "sessions", run+".ndjson")
+	before, err := os.ReadFile(path)
+	require.NoError(t, err)
+	link := filepath.Join(home, "out.ndjson")
+	require.NoError(t, os.Symlink(path, link))
+	for _, format := range []string{"tar.gz", "atif", "otlp-json"} {
+		r := invoke(t, "", "sessions", "export", "--format", format, "-o", link, run)
+		require.Equal(t, exitUsage, r.code, r.stderr)
+		require.Equal(t, "harness: sessions export: -o "+link+" is a file of run "+run+": writing it would erase it before it is read\n", r.stderr)
+	}
+	after, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, string(before), string(after))
+}
