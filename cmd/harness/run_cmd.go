@@ -62,6 +62,10 @@ func (c *runCmd) Validate() error {
 	if len(c.Extra) > 0 && c.Extra[0] != "--" {
 		return fmt.Errorf("unexpected argument %q: the task goes in -p, the agent's own arguments after --", c.Extra[0])
 	}
+	if c.Image != "" && c.Isolate != "podman" && c.Isolate != "docker" {
+		// Not honoured elsewhere: said, not dropped.
+		return fmt.Errorf("--image is for --isolate podman or docker")
+	}
 	return nil
 }
 

@@ -52,9 +52,6 @@ func (c *runCmd) isolate(lib *harness.Settings, t *harness.Task) (func(), error)
 		}
 		return func() { run.Stop() }, nil
 	}
-	if c.Image != "" {
-		return nil, usageErrorf("run: --image is for --isolate podman or docker")
-	}
 	private, err := os.MkdirTemp("", "harness-sandbox-")
 	if err != nil {
 		return nil, err
