@@ -167,6 +167,10 @@ func readPrompt(e *env, cmd, prompt, file string) (string, error) {
 	case prompt != "" && file != "":
 		return "", usageErrorf("%s: give --prompt or --prompt-file, not both", cmd)
 	case prompt != "":
+		if strings.TrimSpace(prompt) == "" {
+			// As a blank stdin is: nothing for the agent to do.
+			return "", usageErrorf("%s: no prompt: -p is blank", cmd)
+		}
 		return prompt, nil
 	case file != "":
 		f, err := os.Open(file)
@@ -174,7 +178,11 @@ func readPrompt(e *env, cmd, prompt, file string) (string, error) {
 			return "", usageErrorf("%s: %v", cmd, err)
 		}
 		defer f.Close()
-		return readPromptFrom(f, cmd, "--prompt-file "+file)
+		p, err := readPromptFrom(f, cmd, "--prompt-file "+file)
+		if err == nil && strings.TrimSpace(p) == "" {
+			return "", usageErrorf("%s: no prompt: --prompt-file %s is blank", cmd, file)
+		}
+		return p, err
 	}
 	if f, ok := e.Stdin.(*os.File); ok && isTerminal(f) {
 		return "", usageErrorf("%s: no prompt: give -p, --prompt-file, or pipe it on stdin", cmd)
