@@ -245,7 +245,14 @@ func New(cfg Config) *Exporter {
 		timer: time.NewTimer(batchDelay)}
 	x.timer.Stop()
 	if x.client == nil {
-		x.client = &http.Client{Transport: newTransport()}
+		// Redirects are not followed: the POST would come back a GET
+		// without its body (a 301 or 302: all telemetry lost, and the
+		// final 200 taken for success), and the user's
+		// OTEL_EXPORTER_OTLP_HEADERS (an API key) would go to wherever
+		// the collector points. A 3xx is an answer like a 4xx: a warning.
+		x.client = &http.Client{Transport: newTransport(), CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		}}
 	}
 	x.ctx, x.cancel = context.WithCancel(context.Background())
 	go x.loop()
@@ -472,6 +479,9 @@ func (x *Exporter) post(u string, body []byte) (done bool) {
 // notServed explains a 404: the collector does not take that signal (Jaeger
 // takes traces only), and names the setting that stops harness sending it.
 func (x *Exporter) notServed(u string, status int) string {
+	if status/100 == 3 {
+		return ": harness follows no redirect: give the collector's own URL"
+	}
 	if status != http.StatusNotFound {
 		return ""
 	}
