@@ -95,8 +95,14 @@ func (e *CannotAskError) Error() string {
 // StartSession completes t from the settings and starts a live session
 // of its agent, as Start does a run; t.Prompt, when set, is the first
 // turn's prompt. The agent must speak a protocol that holds several turns
-// (a row of Protocols() that is live). Task.Permissions may also be Ask.
+// (a row of Protocols() that is live); a task that names none gets
+// SessionProtocol's. Task.Permissions may also be Ask.
 func (s *Settings) StartSession(ctx context.Context, t Task, o SessionOptions) (*Session, error) {
+	if t.Protocol == "" {
+		// Not the run's default, the CLI's headless mode: it holds one
+		// prompt, and the session would end before its first turn.
+		t.Protocol = s.SessionProtocol(t.Agent)
+	}
 	sess := &Session{o: o}
 	if o.AskDeadline <= 0 {
 		sess.o.AskDeadline = DefaultAskDeadline

@@ -154,6 +154,23 @@ func TestClaudeLiveSession(t *testing.T) {
 	require.Equal(t, int64(10), res.Usage.OutputTokens)
 }
 
+// TestSessionDefaultProtocol: a session whose task names no protocol is
+// held over the agent's own two-way one (Claude's stream-json), as the
+// CLI's does: the library used the run's default, the headless CLI, which
+// holds one prompt, so the session ended before its first turn.
+func TestSessionDefaultProtocol(t *testing.T) {
+	t.Parallel()
+	b := small()
+	b.Linger = 10 * time.Second
+	s, rec := startFakeLive(t, harness.Task{Agent: "claude", Budgets: &b}, fakeagent.ClaudeStream, fakeagent.ClaudeStreamMode+"=")
+	sendTwo(t, s)
+	closeLive(t, s, rec)
+	require.Len(t, rec.find(event.TypeTurnEnd), 2)
+	var st harness.Settings
+	require.Equal(t, harness.ProtocolStreamJSON, st.SessionProtocol("claude"))
+	require.Equal(t, harness.ProtocolACP, st.SessionProtocol("gemini"))
+}
+
 // TestClaudeLiveFaults: the fake CLI misbehaves; each session ends with a
 // valid stream and no process left.
 func TestClaudeLiveFaults(t *testing.T) {

@@ -109,6 +109,22 @@ func (s *Settings) EstimateCost(model string, u event.Usage) (float64, bool) {
 	return s.Models.Estimate(model, u)
 }
 
+// SessionProtocol is the protocol of a live session of agent (an id or an
+// alias; "" for the configured agent) when the task names none: the
+// agent's configured protocol when it holds a live session, else the
+// agent's own two-way protocol, else ACP (LiveProtocol).
+func (s *Settings) SessionProtocol(agent string) string {
+	cfg := s.config()
+	agent = cmp.Or(agent, cfg.Agent)
+	if a, err := Adapter(agent); err == nil {
+		agent = a.Name()
+	}
+	if p := cfg.Agents[agent].Protocol; p != "" && p != ProtocolCLI {
+		return p
+	}
+	return LiveProtocol(agent)
+}
+
 // complete fills what t leaves to the configuration: the agent, model
 // (aliases resolved), permissions, the agent's extra arguments, binary and
 // environment, PTY, native events, budgets, where to look for binaries.

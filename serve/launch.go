@@ -164,7 +164,7 @@ func (l Launcher) task(req RunRequest) (harness.Task, *harness.SessionOptions, e
 	if !req.Session {
 		return t, nil, nil
 	}
-	t.Protocol = harness.LiveProtocol(t.Agent) // the agent's own two-way protocol, else ACP
+	t.Protocol = l.Settings.SessionProtocol(t.Agent) // set here: AttachMock wires the protocol's mock
 	return t, &so, nil
 }
 

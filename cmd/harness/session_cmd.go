@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -123,18 +124,6 @@ type sessionCommand struct {
 	Allow  *bool  `json:"allow"`
 }
 
-// protocol is the session's protocol: the one given, else the agent's
-// configured one when it holds a live session, else the agent's default.
-func (c *sessionCmd) protocol(s *settings, agent string) string {
-	if c.Protocol != "" {
-		return c.Protocol
-	}
-	if p := s.cfg.Agents[agent].Protocol; p != "" && p != harness.ProtocolCLI {
-		return p
-	}
-	return harness.LiveProtocol(agent)
-}
-
 func (c *sessionCmd) Run(e *env) error {
 	s, err := loadSettings(e, c.Cwd)
 	if err != nil {
@@ -156,7 +145,7 @@ func (c *sessionCmd) Run(e *env) error {
 		return err
 	}
 	task := harness.Task{Agent: name, Model: c.Model, Cwd: c.Cwd, Permissions: deref(c.Permissions),
-		Binary: c.Binary, Env: c.Env, Raw: c.Raw, Budgets: c.over(lib.Budgets()), Protocol: c.protocol(s, name), Resume: c.Resume}
+		Binary: c.Binary, Env: c.Env, Raw: c.Raw, Budgets: c.over(lib.Budgets()), Protocol: cmp.Or(c.Protocol, lib.SessionProtocol(name)), Resume: c.Resume}
 	if c.Mock != "" {
 		stop, err := attachMock(&task, c.Mock)
 		if err != nil {
