@@ -25,6 +25,12 @@ const DefaultAskDeadline = 5 * time.Minute
 // asked.
 var ErrSessionOver = errors.New("harness: the session is over")
 
+// ErrQueueFull is Send's error while 64 prompts (adapters.MaxQueued)
+// wait for the turn in progress: the session goes on, and a prompt sent
+// again once a turn has ended (its turn_end) is taken. It bounds what a
+// caller sending faster than the agent answers keeps waiting.
+var ErrQueueFull = adapters.ErrQueueFull
+
 // ErrTurnTimeout is Session.Wait's error when the agent did not end a turn
 // over SessionOptions.TurnTimeout once asked and was stopped, which ended
 // the session. It wraps ErrHardTimeout: a wall-clock limit, the turn's.
@@ -150,7 +156,8 @@ func (s *Session) RunID() string { return s.run.RunID() }
 
 // Send sends prompt as the next turn: at once when no turn is in
 // progress, else when the turn in progress ends. ErrSessionOver once the
-// session has ended or Close was called.
+// session has ended or Close was called; ErrQueueFull while too many
+// prompts wait.
 func (s *Session) Send(prompt string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -158,7 +165,10 @@ func (s *Session) Send(prompt string) error {
 		return ErrSessionOver
 	}
 	bodies, err := s.conv.Prompt(prompt)
-	if err != nil {
+	switch {
+	case errors.Is(err, ErrQueueFull):
+		return ErrQueueFull // not over: the caller sends it again later
+	case err != nil:
 		return fmt.Errorf("%w: %w", ErrSessionOver, err)
 	}
 	if len(bodies) > 0 {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/adapters"
 	"github.com/agentharness/harness/adapters/adaptertest"
 	"github.com/agentharness/harness/event"
 	"github.com/agentharness/harness/internal/fakeagent"
@@ -169,6 +171,28 @@ func TestSessionDefaultProtocol(t *testing.T) {
 	var st harness.Settings
 	require.Equal(t, harness.ProtocolStreamJSON, st.SessionProtocol("claude"))
 	require.Equal(t, harness.ProtocolACP, st.SessionProtocol("gemini"))
+}
+
+// TestSessionQueueFull: while the first turn hangs, a prompt past the
+// 64 waiting is ErrQueueFull, not ErrSessionOver, and the session goes
+// on: once the turn is interrupted, a prompt is taken again. Before, the
+// refusal said the session was over.
+func TestSessionQueueFull(t *testing.T) {
+	t.Parallel()
+	s, rec := startClaudeLive(t, "hang")
+	require.NoError(t, s.Send("first"))
+	for i := range adapters.MaxQueued {
+		require.NoError(t, s.Send("waiting "+strconv.Itoa(i)))
+	}
+	err := s.Send("one too many")
+	require.ErrorIs(t, err, harness.ErrQueueFull)
+	require.NotErrorIs(t, err, harness.ErrSessionOver)
+	rec.waitFor(t, event.TypeMessage, 1)
+	s.Interrupt()
+	rec.waitFor(t, event.TypeTurnEnd, 2)
+	require.NoError(t, s.Send("after"))
+	s.Stop()
+	s.Wait()
 }
 
 // TestClaudeLiveFaults: the fake CLI misbehaves; each session ends with a

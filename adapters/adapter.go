@@ -10,6 +10,7 @@ package adapters
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -227,6 +228,16 @@ type CancelAcknowledger interface {
 	Canceler
 	CancelAcknowledged() bool
 }
+
+// ErrQueueFull is a Conversation's Prompt while MaxQueued prompts wait
+// for the turn in progress: the session goes on, and a prompt sent once a
+// turn has ended is taken. The bound keeps a caller that sends faster
+// than the agent answers from growing the queue without end (a prompt
+// may be 16 MiB).
+var ErrQueueFull = errors.New("too many prompts waiting for the turn in progress")
+
+// MaxQueued bounds the prompts waiting for the turn in progress.
+const MaxQueued = 64
 
 // Conversation is a Session that holds many turns on one agent process (a
 // live session: ACP's several session/prompt on one session). The harness

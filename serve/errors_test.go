@@ -41,6 +41,7 @@ func TestStatusOf(t *testing.T) {
 		"ambiguous":    {fmt.Errorf("%w: r matches a, b", logger.ErrAmbiguous), http.StatusBadRequest},
 		"closing":      {errClosing, http.StatusServiceUnavailable},
 		"session-over": {fmt.Errorf("%w: the agent exited", harness.ErrSessionOver), http.StatusConflict},
+		"queue-full":   {harness.ErrQueueFull, http.StatusTooManyRequests},
 		"anything":     {errors.New("disk on fire"), http.StatusInternalServerError},
 	} {
 		t.Run(name, func(t *testing.T) {

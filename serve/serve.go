@@ -258,6 +258,8 @@ func statusOf(err error) int {
 		return http.StatusBadRequest
 	case errors.Is(err, harness.ErrSessionOver):
 		return http.StatusConflict
+	case errors.Is(err, harness.ErrQueueFull):
+		return http.StatusTooManyRequests // the session goes on: send it again after a turn_end
 	case errors.Is(err, errClosing):
 		return http.StatusServiceUnavailable
 	}

@@ -66,13 +66,12 @@ func (a liveAdapter) Command(binary string, t adapters.Task) (adapters.Command, 
 // NewParser implements adapters.Adapter.
 func (liveAdapter) NewParser() adapters.Parser { return NewConversation() }
 
-// maxQueued bounds the prompts waiting for the turn in progress, and the
-// permission requests waiting for an answer.
-const maxQueued = 64
+// maxQueued bounds the permission requests waiting for an answer, as
+// adapters.MaxQueued does the prompts waiting for their turn.
+const maxQueued = adapters.MaxQueued
 
 var (
 	errSessionOver = errors.New("claude: the session is over")
-	errQueueFull   = errors.New("claude: too many prompts waiting for the turn in progress")
 )
 
 // Conversation is a live session of Claude Code over stream-json
@@ -200,8 +199,8 @@ func (c *Conversation) Prompt(text string) ([]event.Body, error) {
 	switch {
 	case c.over || c.ending || c.w == nil:
 		return nil, errSessionOver
-	case len(c.queue) >= maxQueued:
-		return nil, errQueueFull
+	case len(c.queue) >= adapters.MaxQueued:
+		return nil, adapters.ErrQueueFull
 	}
 	c.queue = append(c.queue, text)
 	if c.inTurn {

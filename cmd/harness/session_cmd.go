@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/event"
 	"github.com/agentharness/harness/linescan"
 )
 
@@ -45,21 +46,23 @@ func readCommands(e *env, cmds chan<- stdinLine) {
 
 // command carries out line n of stdin; done at an end command. A line
 // that is no command is reported on stderr and skipped: the session goes
-// on. On a terminal, a line that is not JSON is a prompt.
-func (c *sessionCmd) command(e *env, sess *harness.Session, in stdinLine, n int, terminal bool) (done bool) {
+// on. On a terminal, a line that is not JSON is a prompt. held is a
+// prompt the session has no room for yet (harness.ErrQueueFull): it is to
+// be sent again once a turn has ended, before any line after it is read.
+func (c *sessionCmd) command(e *env, sess *harness.Session, in stdinLine, n int, terminal bool) (done bool, held string) {
 	if in.over {
 		fmt.Fprintf(e.Stderr, "harness: session: line %d: over %d MiB, skipped\n", n, maxPrompt>>20)
-		return false
+		return false, ""
 	}
 	line := in.text
 	if len(bytes.TrimSpace(line)) == 0 {
-		return false
+		return false, ""
 	}
 	var cmd sessionCommand
 	if err := json.Unmarshal(line, &cmd); err != nil {
 		if !terminal {
 			fmt.Fprintf(e.Stderr, "harness: session: line %d: not a JSON command: %v\n", n, err)
-			return false
+			return false, ""
 		}
 		cmd = sessionCommand{Type: "prompt", Text: string(line)}
 	}
@@ -67,7 +70,9 @@ func (c *sessionCmd) command(e *env, sess *harness.Session, in stdinLine, n int,
 	case "prompt":
 		if cmd.Text == "" {
 			fmt.Fprintf(e.Stderr, "harness: session: line %d: a prompt needs its text\n", n)
-		} else if err := sess.Send(cmd.Text); err != nil {
+		} else if err := sess.Send(cmd.Text); errors.Is(err, harness.ErrQueueFull) {
+			return false, cmd.Text
+		} else if err != nil {
 			fmt.Fprintf(e.Stderr, "harness: session: line %d: %v\n", n, err)
 		}
 	case "interrupt":
@@ -79,11 +84,11 @@ func (c *sessionCmd) command(e *env, sess *harness.Session, in stdinLine, n int,
 			fmt.Fprintf(e.Stderr, "harness: session: line %d: no permission request %q is waiting\n", n, termSafe(cmd.CallID))
 		}
 	case "end":
-		return true
+		return true, ""
 	default:
 		fmt.Fprintf(e.Stderr, "harness: session: line %d: unknown command type %q (want prompt, interrupt, answer or end)\n", n, termSafe(cmd.Type))
 	}
-	return false
+	return false, ""
 }
 
 // sessionCmd holds a live session: one agent process, a turn per prompt
@@ -157,6 +162,16 @@ func (c *sessionCmd) Run(e *env) error {
 	so := harness.SessionOptions{AskDeadline: c.AskTimeout, TurnTimeout: deref(c.TurnTimeout)}
 	so.OnLine = func(line []byte) { out.Write(line) }
 	so.Flush = out.Flush
+	// A turn's end makes room for a prompt held (harness.ErrQueueFull).
+	turnEnded := make(chan struct{}, 1)
+	so.OnEvent = func(ev event.Event) {
+		if ev.Type == event.TypeTurnEnd {
+			select {
+			case turnEnded <- struct{}{}:
+			default:
+			}
+		}
+	}
 
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
@@ -181,8 +196,16 @@ func (c *sessionCmd) Run(e *env) error {
 	n := 0
 	var reported chan struct{} // the first signal's report of the tool calls in flight
 	defer func() { awaitReport(reported) }()
+	// held is a prompt the session had no room for: stdin is not read
+	// again until a turn has ended and it is sent, so a writer faster
+	// than the agent waits rather than loses prompts.
+	var held string
 loop:
 	for {
+		next := cmds
+		if held != "" {
+			next = nil
+		}
 		select {
 		case <-sigs:
 			sess.Stop() // the whole session ends, as a run's interrupt
@@ -190,12 +213,24 @@ loop:
 			break loop
 		case <-over:
 			break loop // the agent ended it (died, a budget)
-		case line, ok := <-cmds:
+		case <-turnEnded:
+			if held == "" {
+				continue
+			}
+			switch err := sess.Send(held); {
+			case errors.Is(err, harness.ErrQueueFull):
+				continue
+			case err != nil:
+				fmt.Fprintf(e.Stderr, "harness: session: line %d: %v\n", n, err)
+			}
+			held = ""
+		case line, ok := <-next:
 			if !ok {
 				break loop // end of input
 			}
 			n++
-			if done := c.command(e, sess, line, n, terminal); done {
+			var done bool
+			if done, held = c.command(e, sess, line, n, terminal); done {
 				break loop
 			}
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"os"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -92,4 +93,29 @@ func TestSessionCommandTurnTimeout(t *testing.T) {
 	fatal := harnesstest.Bodies(evs, event.TypeError)[0].(*event.Error)
 	require.Equal(t, event.ErrHardTimeout, fatal.Code)
 	require.Contains(t, fatal.Message, "turn")
+}
+
+// TestSessionCommandManyPrompts: more prompts at once than a session
+// holds waiting (adapters.MaxQueued) are all answered, in order: stdin is
+// read again only once a turn has ended. Each prompt past the 65th was
+// dropped with "the session is over", and the session still ended 0.
+func TestSessionCommandManyPrompts(t *testing.T) {
+	isolate(t)
+	argv, _ := fakeagent.Command(fakeagent.ClaudeStream)
+	var stdin strings.Builder
+	const prompts = 150
+	for i := range prompts {
+		stdin.WriteString(`{"type":"prompt","text":"p` + strconv.Itoa(i) + `"}` + "\n")
+	}
+	r := invoke(t, stdin.String(), "session", "--agent", "claude", "--binary", argv[0], "--cwd", t.TempDir(),
+		"--env", fakeagent.EnvVar+"="+fakeagent.ClaudeStream, "--linger", "5s", "--idle-timeout", "5s", "--no-log")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Empty(t, r.stderr)
+	evs := sessionStream(t, r)
+	starts := harnesstest.Bodies(evs, event.TypeTurnStart)
+	require.Len(t, starts, prompts)
+	for i, b := range starts {
+		require.Equal(t, "p"+strconv.Itoa(i), b.(*event.TurnStart).Prompt)
+	}
+	require.Len(t, harnesstest.Bodies(evs, event.TypeTurnEnd), prompts)
 }

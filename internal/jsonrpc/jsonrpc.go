@@ -10,6 +10,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/agentharness/harness/adapters"
 	"github.com/agentharness/harness/event"
 )
 
@@ -115,11 +116,11 @@ func Broken(dst []event.Body, msg, hint, session string, usage event.Usage) []ev
 }
 
 // MaxQueued bounds the prompts waiting for the turn in progress.
-const MaxQueued = 64
+const MaxQueued = adapters.MaxQueued
 
 // Prompts' refusals.
 var (
-	ErrQueueFull = errors.New("too many prompts waiting for the turn in progress")
+	ErrQueueFull = adapters.ErrQueueFull
 	ErrOver      = errors.New("the session is over")
 )
 
