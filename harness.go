@@ -208,6 +208,11 @@ type Run struct {
 	live      *Session          // a live session's handle (session.go); nil for a run
 	canceler  adapters.Canceler // the session's, when it has one
 	cancelled atomic.Bool       // the session was asked to end its turn on Interrupt
+	// failedFirst: the agent had reported its failure (a fatal error)
+	// when the run was interrupted (Interrupt, the context's end): the
+	// interrupt is then a detail of that failure (wait).
+	failedFirst atomic.Bool
+	stopNoting  func() bool // ends the watch of the context for failedFirst
 	// cancelAsked is when (unix ns) it was asked: a second Interrupt
 	// within 2 s of it kills.
 	cancelAsked atomic.Int64
@@ -405,6 +410,7 @@ func (c *Command) Start(ctx context.Context, o Options) *Run {
 		return r.spawnFailed(err)
 	}
 	r.proc = proc
+	r.stopNoting = context.AfterFunc(ctx, r.noteInterrupt)
 	r.stream.SetPID(proc.PID())
 	if session != nil {
 		r.beginSession(c, session)
@@ -673,6 +679,7 @@ func (r *Run) Interrupt() {
 	if r.proc == nil {
 		return
 	}
+	r.noteInterrupt()
 	if r.canceler != nil {
 		if r.cancelled.CompareAndSwap(false, true) {
 			if r.canceler.Cancel() {
@@ -690,6 +697,14 @@ func (r *Run) Interrupt() {
 		}
 	}
 	r.proc.Interrupt()
+}
+
+// noteInterrupt notes whether the agent had reported its failure when the
+// run was interrupted (failedFirst).
+func (r *Run) noteInterrupt() {
+	if r.stream.Fatal() {
+		r.failedFirst.Store(true)
+	}
 }
 
 // cancelGrace is how long a session agent has to end its turn when asked.

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentharness/harness/adapters"
 	"github.com/agentharness/harness/config"
 	"github.com/agentharness/harness/event"
 	"github.com/agentharness/harness/logger"
@@ -111,16 +112,24 @@ func (s *Settings) EstimateCost(model string, u event.Usage) (float64, bool) {
 
 // SessionProtocol is the protocol of a live session of agent (an id or an
 // alias; "" for the configured agent) when the task names none: the
-// agent's configured protocol when it holds a live session, else the
-// agent's own two-way protocol, else ACP (LiveProtocol).
+// agent's configured protocol when it holds a live session, else its
+// default one when that does (a registered agent whose parser is an
+// adapters.Conversation: ""), else the agent's own two-way protocol, else
+// ACP (LiveProtocol).
 func (s *Settings) SessionProtocol(agent string) string {
 	cfg := s.config()
 	agent = cmp.Or(agent, cfg.Agent)
-	if a, err := Adapter(agent); err == nil {
+	a, err := Lookup(agent)
+	if err == nil {
 		agent = a.Name()
 	}
 	if p := cfg.Agents[agent].Protocol; p != "" && p != ProtocolCLI {
 		return p
+	}
+	if err == nil {
+		if _, live := a.NewParser().(adapters.Conversation); live {
+			return ""
+		}
 	}
 	return LiveProtocol(agent)
 }

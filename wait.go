@@ -33,6 +33,7 @@ func (r *Run) wait() {
 		return
 	}
 	out := r.proc.Wait()
+	r.stopNoting()
 	r.tmp.Remove() // nothing of the run is left to use it
 	r.flush()
 	o := event.Outcome{Lingered: errors.Is(out.Reason, process.ErrLingered), Signal: out.Signal, Resumed: r.task.Resume}
@@ -94,7 +95,9 @@ func (r *Run) wait() {
 	default:
 		fatal = nil
 	}
-	if fatal != nil && fatal.Code == event.ErrProcessExit && r.stream.Fatal() {
+	switch {
+	case fatal == nil || !r.stream.Fatal():
+	case fatal.Code == event.ErrProcessExit:
 		// The agent already reported why it failed (its own fatal
 		// agent_error): the exit status that follows is a detail of that
 		// failure, not a second one, and has its class: not one guessed
@@ -104,6 +107,13 @@ func (r *Run) wait() {
 		if class, status := r.stream.FatalClass(); class != "" {
 			fatal.Class, fatal.Status = class, status
 		}
+	case fatal.Code == event.ErrInterrupted && r.failedFirst.Load():
+		// Interrupted after it had said it failed (most often as it
+		// lingered): the run's one fatal error is the agent's, and the
+		// run keeps the status the agent reported. An agent that fails
+		// because it was interrupted is the interrupt's.
+		fatal.Fatal, fatal.Partial = false, nil
+		o.Status, r.err = "", nil
 	}
 	if fatal != nil {
 		r.stream.Emit(fatal)

@@ -43,6 +43,11 @@ func init() {
 	Register("exit-mid-tool", exitMidTool)
 	Register("killed-by-signal", killedBySignal)
 	Register("result-then-linger", resultThenLinger)
+	Register("error-result-then-linger", func([]string) int {
+		initLine()
+		resultLine(true, "API Error: 500 boom")
+		return hang()
+	})
 	Register("slow-drip", slowDrip)
 	Register("long-silent-tool", longSilentTool)
 	Register("tool-past-budget", toolPastBudget)
