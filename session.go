@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentharness/harness/adapters"
@@ -72,6 +73,10 @@ type Session struct {
 	turn     int        // turns started
 	inTurn   bool
 	timedOut int // the turn that outlived TurnTimeout, 0 when none
+	// openTurn is the turn started whose end the parser has not yet
+	// produced, 0 when none: written under mu, read without it when a
+	// callback holds mu (lockWithin).
+	openTurn atomic.Int64
 	ending   bool
 	closed   bool
 	over     bool // the run has ended (the agent died, a budget): no prompt can go
@@ -187,7 +192,7 @@ func (s *Session) Send(prompt string) error {
 // ended the turn 2 s later (8 s when it acknowledged the request:
 // adapters.CancelAcknowledger), stopped as Run.Interrupt stops it, which
 // ends the session. With no turn in progress it does nothing.
-func (s *Session) Interrupt() { s.stopTurn(0) }
+func (s *Session) Interrupt() { s.stopTurn(0, false) }
 
 // Stop ends the session at once, whatever turn is in progress, as
 // Run.Interrupt ends a run: SIGINT to the agent's group, then SIGTERM,
@@ -205,9 +210,17 @@ func (s *Session) Stop() {
 func (s *Session) InFlight() []event.OpenCall { return s.run.InFlight() }
 
 // stopTurn asks the agent to end turn n (0: the turn in progress) and
-// stops it if it has not cancelGrace later.
-func (s *Session) stopTurn(n int) {
-	s.mu.Lock()
+// stops it if it has not cancelGrace later; timeout: n outlived
+// TurnTimeout. While a callback holds the session (lockWithin), the agent
+// cannot be asked over its protocol: it is stopped as one that ignored
+// the request.
+func (s *Session) stopTurn(n int, timeout bool) {
+	if !s.lockWithin(cancelGrace) {
+		if open := s.openTurn.Load(); open != 0 && (n == 0 || open == int64(n)) {
+			s.stopAgent(timeout)
+		}
+		return
+	}
 	if n == 0 {
 		n = s.turn
 	}
@@ -229,7 +242,12 @@ func (s *Session) stopTurn(n int) {
 	}
 	var check func(graces int)
 	check = func(graces int) {
-		s.mu.Lock()
+		if !s.lockWithin(cancelGrace) {
+			if s.openTurn.Load() == int64(n) {
+				s.stopAgent(timedOut)
+			}
+			return
+		}
 		ignored := s.inTurn && s.turn == n
 		if ignored && graces < ackedGraces && s.acked() {
 			s.mu.Unlock()
@@ -243,6 +261,7 @@ func (s *Session) stopTurn(n int) {
 			// once the agent is gone (up to the kill grace).
 			s.run.stream.Emit(&event.TurnEnd{Status: event.ResultTimeout, Synthetic: true})
 			s.inTurn = false
+			s.openTurn.Store(0)
 			s.run.flushOut()
 		}
 		s.mu.Unlock()
@@ -251,6 +270,34 @@ func (s *Session) stopTurn(n int) {
 		}
 	}
 	time.AfterFunc(cancelGrace, func() { check(0) })
+}
+
+// lockWithin takes mu, unless it is still held d later: a callback of the
+// session's (an event to a consumer that reads none) holds it with the
+// line being fed. Then it returns false, without mu, and the caller acts
+// without it: a consumer holds up the events, never a budget or an
+// interrupt. The lock taken too late is let go at once.
+func (s *Session) lockWithin(d time.Duration) bool {
+	if s.mu.TryLock() {
+		return true
+	}
+	got := make(chan struct{})
+	go func() {
+		s.mu.Lock()
+		close(got)
+	}()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-got:
+		return true
+	case <-t.C:
+		go func() {
+			<-got
+			s.mu.Unlock()
+		}()
+		return false
+	}
 }
 
 // stopAgent stops the agent, which ends the session. A turn that outlived
@@ -374,6 +421,7 @@ func (s *Session) before(b event.Body) {
 		if s.timedOut != 0 && s.timedOut == s.turn {
 			v.Status = event.ResultTimeout
 		}
+		s.openTurn.Store(0)
 	case *event.PermissionRequest:
 		v.DeadlineMS = s.o.AskDeadline.Milliseconds()
 		s.deadline(v.CallID)
@@ -389,6 +437,7 @@ func (s *Session) after(b event.Body) {
 	case *event.TurnStart:
 		s.turn++
 		s.inTurn = true
+		s.openTurn.Store(int64(s.turn))
 		if d := s.o.TurnTimeout; d > 0 {
 			n := s.turn
 			time.AfterFunc(d, func() { s.turnTimedOut(n) })
@@ -400,14 +449,19 @@ func (s *Session) after(b event.Body) {
 
 // turnTimedOut ends turn n, over its budget, if it is still in progress.
 func (s *Session) turnTimedOut(n int) {
-	s.mu.Lock()
+	if !s.lockWithin(cancelGrace) {
+		if s.openTurn.Load() == int64(n) {
+			s.stopAgent(true)
+		}
+		return
+	}
 	live := s.inTurn && s.turn == n
 	if live {
 		s.timedOut = n
 	}
 	s.mu.Unlock()
 	if live {
-		s.stopTurn(n)
+		s.stopTurn(n, true)
 	}
 }
 
