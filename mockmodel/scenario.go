@@ -2,13 +2,14 @@ package mockmodel
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/agentharness/harness/internal/regfile"
 	"github.com/pelletier/go-toml/v2"
 )
 
@@ -20,6 +21,21 @@ type Usage struct {
 	OutputTokens    int `toml:"output"`
 	CachedTokens    int `toml:"cached"`
 	ReasoningTokens int `toml:"reasoning"`
+}
+
+// check refuses counts no API reports: negative ones, more cached than
+// input (cached is part of input) or more reasoning than output (part of
+// output): the agents' own arithmetic made other numbers of them.
+func (u Usage) check() error {
+	switch {
+	case u.InputTokens < 0 || u.OutputTokens < 0 || u.CachedTokens < 0 || u.ReasoningTokens < 0:
+		return errors.New("a negative count")
+	case u.CachedTokens > u.InputTokens:
+		return fmt.Errorf("cached %d over input %d (cached is part of input)", u.CachedTokens, u.InputTokens)
+	case u.ReasoningTokens > u.OutputTokens:
+		return fmt.Errorf("reasoning %d over output %d (reasoning is part of output)", u.ReasoningTokens, u.OutputTokens)
+	}
+	return nil
 }
 
 // Total is input plus output, the figure APIs report as total tokens.
@@ -238,28 +254,58 @@ func Builtin(name string) (*Scenario, error) {
 //
 // Unknown keys are an error, so a typo does not silently change the script.
 func LoadScenario(path string) (*Scenario, error) {
-	data, err := os.ReadFile(path)
+	// A regular file only: a FIFO's open waited for a writer, forever.
+	data, err := regfile.ReadFile(path, maxScenarioFile)
 	if err != nil {
 		return nil, fmt.Errorf("mockmodel: load scenario: %w", err)
 	}
 	return ParseScenario(data)
 }
 
-// ParseScenario is LoadScenario on TOML text.
+// maxScenarioFile caps a scenario file (a scenario of many long turns is
+// a few MB).
+const maxScenarioFile = 64 << 20
+
+// maxDelayMS bounds delay_ms and retry_after_ms: a day (more overflowed
+// a time.Duration into a negative one, which slept nothing).
+const maxDelayMS = 24 * 60 * 60 * 1000
+
+// ParseScenario is LoadScenario on TOML text. What the scenario asks must
+// be served as it asks, or the scenario is refused: unknown keys, numbers
+// out of range, tool arguments that are not JSON (nan, inf).
 func ParseScenario(data []byte) (*Scenario, error) {
 	var sc Scenario
 	dec := toml.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&sc); err != nil {
+		var sm *toml.StrictMissingError
+		if errors.As(err, &sm) {
+			// Its Error() names no key.
+			var keys []string
+			for _, e := range sm.Errors {
+				row, _ := e.Position()
+				keys = append(keys, fmt.Sprintf("%s (line %d)", strings.Join(e.Key(), "."), row))
+			}
+			return nil, fmt.Errorf("mockmodel: parse scenario: unknown key %s", strings.Join(keys, ", "))
+		}
 		return nil, fmt.Errorf("mockmodel: parse scenario: %w", err)
 	}
 	if len(sc.Turns) == 0 {
 		return nil, errors.New("mockmodel: parse scenario: no [[turn]]")
 	}
+	if err := sc.SideUsage.check(); err != nil {
+		return nil, fmt.Errorf("mockmodel: parse scenario: side_usage: %w", err)
+	}
 	for i := range sc.Turns {
 		t := &sc.Turns[i]
 		if t.DelayMS < 0 || t.RetryAfterMS < 0 {
 			return nil, fmt.Errorf("mockmodel: parse scenario: turn %d: negative duration", i)
+		}
+		if t.DelayMS > maxDelayMS || t.RetryAfterMS > maxDelayMS {
+			return nil, fmt.Errorf("mockmodel: parse scenario: turn %d: a delay over a day (%d ms)", i, maxDelayMS)
+		}
+		if err := t.Usage.check(); err != nil {
+			return nil, fmt.Errorf("mockmodel: parse scenario: turn %d: usage: %w", i, err)
 		}
 		t.Delay = time.Duration(t.DelayMS) * time.Millisecond
 		t.RetryAfter = time.Duration(t.RetryAfterMS) * time.Millisecond
@@ -274,6 +320,9 @@ func ParseScenario(data []byte) (*Scenario, error) {
 				return nil, fmt.Errorf("mockmodel: parse scenario: turn %d tool %d: shell without command", i, j)
 			case c.Kind == KindWrite && c.Path == "":
 				return nil, fmt.Errorf("mockmodel: parse scenario: turn %d tool %d: write without path", i, j)
+			}
+			if _, err := json.Marshal(c.Args); err != nil {
+				return nil, fmt.Errorf("mockmodel: parse scenario: turn %d tool %d: args are not JSON (nan or inf?): %v", i, j, err)
 			}
 		}
 	}

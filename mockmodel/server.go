@@ -237,7 +237,8 @@ func (s *Server) models(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	if strings.HasPrefix(r.URL.Path, "/v1beta") {
 		if m := modelFromPath(r.URL.Path); m != "" {
-			fmt.Fprintf(w, `{"name":"models/%s","displayName":"%s","inputTokenLimit":1048576,"outputTokenLimit":65536,"supportedGenerationMethods":["generateContent","streamGenerateContent","countTokens"]}`, m, m)
+			json.NewEncoder(w).Encode(map[string]any{"name": "models/" + m, "displayName": m, "inputTokenLimit": 1048576, "outputTokenLimit": 65536,
+				"supportedGenerationMethods": []string{"generateContent", "streamGenerateContent", "countTokens"}})
 			return
 		}
 		io.WriteString(w, `{"models":[{"name":"models/gemini-2.5-flash","displayName":"Gemini 2.5 Flash","supportedGenerationMethods":["generateContent","streamGenerateContent","countTokens"]}]}`)
@@ -301,6 +302,9 @@ func (s *Server) model(w http.ResponseWriter, r *http.Request, a api) {
 		dec := json.NewDecoder(bytes.NewReader(raw))
 		dec.UseNumber()
 		err = dec.Decode(&body)
+		if _, more := dec.Token(); err == nil && (body == nil || more != io.EOF) {
+			err = errors.New("not one JSON object") // null, or more after it: as the APIs answer
+		}
 	}
 	if err != nil {
 		s.record(Request{API: a.name(), Method: r.Method, Path: r.URL.RequestURI(), Turn: -1, Status: http.StatusBadRequest})

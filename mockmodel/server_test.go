@@ -2,6 +2,7 @@ package mockmodel
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"os"
@@ -581,4 +582,23 @@ func TestParseScenarioErrors(t *testing.T) {
 	}
 	_, err := LoadScenario(filepath.Join(t.TempDir(), "missing.toml"))
 	require.ErrorIs(t, err, os.ErrNotExist)
+}
+
+// TestMalformedRequests: a body that is not one JSON object (null, or
+// more after it) is 400, as the APIs answer it, where it was served as a
+// turn; a model name with a quote comes back in JSON that parses.
+func TestMalformedRequests(t *testing.T) {
+	s := start(t, "text")
+	for _, body := range []string{"null", `{"model":"m","messages":[]} trailing`, `{"model":"m"}{"model":"m"}`} {
+		resp, err := http.Post(s.URL()+"/v1/messages", "application/json", strings.NewReader(body))
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusBadRequest, resp.StatusCode, body)
+	}
+	resp, err := http.Get(s.URL() + "/v1beta/models/a%22b")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var m map[string]any
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&m))
+	require.Equal(t, `models/a"b`, m["name"])
 }

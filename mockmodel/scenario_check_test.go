@@ -1,0 +1,50 @@
+package mockmodel
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentharness/harness/internal/fifotest"
+	"github.com/agentharness/harness/internal/regfile"
+)
+
+// TestParseScenarioRefuses: a scenario the server could not serve as
+// written is refused with one line naming why. Before, a typo's error
+// named no key, a delay past int64 nanoseconds slept nothing, negative or
+// inconsistent counts came out of the agents as other numbers, and a nan
+// argument turned the call's arguments into {}.
+func TestParseScenarioRefuses(t *testing.T) {
+	for name, c := range map[string]struct{ toml, want string }{
+		"unknown key":       {"[[turn]]\ntxet = [\"a\"]\n", "unknown key"},
+		"negative usage":    {"[[turn]]\nusage = { input = -5, output = 2 }\n", "turn 0: usage: a negative count"},
+		"cached over input": {"[[turn]]\nusage = { input = 5, output = 2, cached = 100 }\n", "cached 100 over input 5"},
+		"reasoning over":    {"[[turn]]\nusage = { input = 5, output = 2, reasoning = 3 }\n", "reasoning 3 over output 2"},
+		"side usage":        {"side_usage = { input = -1 }\n[[turn]]\ntext = [\"a\"]\n", "side_usage: a negative count"},
+		"huge delay":        {"[[turn]]\ndelay_ms = 10000000000000\ntext = [\"a\"]\n", "a delay over a day"},
+		"huge retry":        {"[[turn]]\nstatus = 429\nretry_after_ms = 10000000000000\n", "a delay over a day"},
+		"nan args":          {"[[turn]]\n[[turn.tool]]\nkind = \"Bash\"\nargs = { weird = nan }\n", "args are not JSON"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := ParseScenario([]byte(c.toml))
+			if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error %v, want one line with %q", err, c.want)
+			}
+		})
+	}
+	_, err := ParseScenario([]byte("[[turn]]\ntxet = [\"a\"]\n"))
+	if !strings.Contains(err.Error(), "txet") {
+		t.Errorf("the unknown key is not named: %v", err)
+	}
+}
+
+// TestScenarioFileFIFO: a scenario file that is a FIFO is refused at once;
+// its read waited for a writer, and harness run --mock with it, forever.
+func TestScenarioFileFIFO(t *testing.T) {
+	fifo := fifotest.Make(t, filepath.Join(t.TempDir(), "s.toml"))
+	_, err := FindScenario(fifo)
+	if !errors.Is(err, regfile.ErrNotRegular) {
+		t.Fatalf("error %v, want not a regular file", err)
+	}
+}
