@@ -760,3 +760,34 @@ func TestULIDString(t *testing.T) {
 	// Later ids sort after earlier ones.
 	require.Less(t, ulidString(1764054000123, [10]byte{0xff}), ulidString(1764054000124, [10]byte{}))
 }
+
+// TestResultTextCutIsSaid: a result whose text was cut to the limit
+// before the stream saw it (an adapter that cuts it: OpenCode, Gemini),
+// or taken from a message the stream cut, says so; the stream's own cap
+// then sees a text within the limit. Before, such a result had the cut
+// text and no text_truncated. A text taken after the cut one is not cut.
+func TestResultTextCutIsSaid(t *testing.T) {
+	t.Parallel()
+	exact := strings.Repeat("a", MaxTextBytes)
+	s, _ := newStream(t, true)
+	require.NoError(t, s.Emit(&Result{Status: ResultSuccess, Text: exact, TextTruncated: true}))
+	r := s.Finish(Outcome{NoProcess: true})
+	require.Equal(t, exact, r.Text)
+	require.True(t, r.TextTruncated, "the adapter's cut")
+
+	s, _ = newStream(t, true)
+	require.NoError(t, s.Emit(&Message{Role: RoleAssistant, Text: exact + "b"}))
+	require.NoError(t, s.Emit(&Result{Status: ResultSuccess}))
+	r = s.Finish(Outcome{NoProcess: true})
+	require.Len(t, r.Text, MaxTextBytes)
+	require.True(t, r.TextTruncated, "the message's cut")
+
+	s, _ = newStream(t, true)
+	require.NoError(t, s.Emit(&Message{Role: RoleAssistant, Text: exact + "b"}))
+	require.NoError(t, s.Emit(&ToolStart{CallID: "c", Name: "Bash", Kind: KindShell, Input: json.RawMessage(`{}`)}, &ToolEnd{CallID: "c"}))
+	require.NoError(t, s.Emit(&TextDelta{Text: "short"}))
+	require.NoError(t, s.Emit(&Result{Status: ResultSuccess}))
+	r = s.Finish(Outcome{NoProcess: true})
+	require.Equal(t, "short", r.Text)
+	require.False(t, r.TextTruncated)
+}

@@ -101,6 +101,7 @@ type Stream struct {
 	fatalClass  string
 	fatalStatus int
 	lastText    string
+	lastCut     bool // lastText was cut (its message's Truncated)
 	deltaText   strings.Builder
 	nativeN     int64
 	unparsedN   int64
@@ -121,6 +122,7 @@ type Stream struct {
 	turn       *openTurn // the live session's turn in progress (turns.go)
 	turns      int
 	turnText   string // the last turn's answer: a session's result.text
+	turnCut    bool   // turnText was cut
 	// sessionCost is the agent's last running total of a session's cost
 	// (TurnEnd.SessionCostUSD), nil when it reported none: the result's
 	// cost_usd, also when it is 0.
@@ -366,7 +368,7 @@ func (s *Stream) emit(b Body) {
 		if v.ParentCallID == "" {
 			// What the agent said before a tool call was commentary, not
 			// its final answer.
-			s.lastText = ""
+			s.lastText, s.lastCut = "", false
 			s.deltaText.Reset()
 		}
 	case *ToolEnd:
@@ -389,7 +391,7 @@ func (s *Stream) emit(b Body) {
 	case *Message:
 		capText(&v.Text, &v.Truncated)
 		if v.Role == RoleAssistant && v.ParentCallID == "" { // a sub-agent's answer is not the run's
-			s.lastText = v.Text
+			s.lastText, s.lastCut = v.Text, v.Truncated
 			s.deltaText.Reset()
 		}
 	case *Reasoning:
@@ -796,7 +798,9 @@ func (s *Stream) buildResult(status string, o Outcome) *Result {
 	r.DurationMS = s.clock().Sub(s.startAt).Milliseconds()
 	r.Usage = s.usage
 	if a := s.agent; a != nil {
-		r.Text = a.Text
+		// An adapter that cut the text to the limit itself says so: the
+		// cap below sees a text within it and would not.
+		r.Text, r.TextTruncated = a.Text, a.TextTruncated
 		r.SessionID = a.SessionID
 		r.ResumedSessionID = a.ResumedSessionID
 		r.NumTurns = a.NumTurns
@@ -826,14 +830,14 @@ func (s *Stream) buildResult(status string, o Outcome) *Result {
 	if s.turns > 0 {
 		// A live session's answer is its last turn's, even when that
 		// turn has none (it was interrupted, or the session ended in it).
-		r.Text = s.turnText
+		r.Text, r.TextTruncated = s.turnText, s.turnCut
 	} else if r.Text == "" {
 		// The last complete answer. Deltas count only when the agent
 		// finished its turn: in a run cut off (or a turn the agent reports
 		// cancelled) they may be a sentence half said, and in a turn it
 		// reports failed, its error (claude-agent-acp streams an API error
 		// as text before it answers the prompt with it).
-		r.Text = s.lastText
+		r.Text, r.TextTruncated = s.lastText, s.lastCut
 		if r.Text == "" && s.agent != nil && s.agent.Status == ResultSuccess {
 			r.Text = s.deltaText.String()
 		}

@@ -88,7 +88,7 @@ func (s *Stream) turnStart(v *TurnStart) {
 	capText(&v.Prompt, &v.PromptTruncated)
 	s.turn = &openTurn{id: v.TurnID, at: s.clock(), usage: s.usage}
 	// The session's answer is the last turn's.
-	s.lastText = ""
+	s.lastText, s.lastCut = "", false
 	s.deltaText.Reset()
 }
 
@@ -141,15 +141,15 @@ func (s *Stream) turnEnd(v *TurnEnd) bool {
 	case !TurnCompleted(v):
 		// No answer, not even the agent's own text for it: what the
 		// agent said before it was stopped is in the stream already.
-		v.Text = ""
+		v.Text, v.TextTruncated = "", false
 	case v.Text == "":
-		v.Text = s.lastText
+		v.Text, v.TextTruncated = s.lastText, s.lastCut
 		if v.Text == "" && v.Status == ResultSuccess {
 			v.Text = s.deltaText.String()
 		}
 	}
 	capText(&v.Text, &v.TextTruncated)
-	s.turnText = v.Text
+	s.turnText, s.turnCut = v.Text, v.TextTruncated
 	s.turnCost(v, t)
 	v.DurationMS = max(0, s.clock().Sub(t.at).Milliseconds())
 	s.turn = nil
