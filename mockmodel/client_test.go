@@ -435,7 +435,7 @@ func decodeGeminiChunk(t *testing.T, m map[string]any, r *reply) {
 		}
 	}
 	if u := obj(m["usageMetadata"]); u != nil {
-		r.Usage = Usage{InputTokens: num(u["promptTokenCount"]), OutputTokens: num(u["candidatesTokenCount"]),
+		r.Usage = Usage{InputTokens: num(u["promptTokenCount"]), OutputTokens: num(u["candidatesTokenCount"]) + num(u["thoughtsTokenCount"]),
 			CachedTokens: num(u["cachedContentTokenCount"]), ReasoningTokens: num(u["thoughtsTokenCount"])}
 		require.Equal(t, r.Usage.Total(), num(u["totalTokenCount"]))
 	}

@@ -50,9 +50,14 @@ func (geminiAPI) errorBody(status int, overloaded bool) any {
 	return map[string]any{"error": map[string]any{"code": status, "message": e.msg, "status": e.status}}
 }
 
+// usage is the turn's usageMetadata as the Gemini API counts: the
+// candidates leave the thoughts out, and the total is the prompt, the
+// candidates and the thoughts (a scenario's output holds its reasoning).
+// Candidates that held the thoughts, in a total without them, gave the
+// CLI's stats no thoughts to recover: Gemini's reasoning came out 0.
 func (geminiAPI) usage(u Usage) map[string]any {
 	return map[string]any{
-		"promptTokenCount": u.InputTokens, "candidatesTokenCount": u.OutputTokens, "totalTokenCount": u.Total(),
+		"promptTokenCount": u.InputTokens, "candidatesTokenCount": u.OutputTokens - u.ReasoningTokens, "totalTokenCount": u.Total(),
 		"cachedContentTokenCount": u.CachedTokens, "thoughtsTokenCount": u.ReasoningTokens,
 	}
 }

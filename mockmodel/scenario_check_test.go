@@ -48,3 +48,18 @@ func TestScenarioFileFIFO(t *testing.T) {
 		t.Fatalf("error %v, want not a regular file", err)
 	}
 }
+
+// TestGeminiUsageCountsThoughtsApart: the Gemini API's candidates leave
+// the thoughts out and its total holds them; the Gemini CLI's stats then
+// give harness the thoughts as total - prompt - candidates. Sent with the
+// thoughts inside the candidates, a scenario's reasoning came out 0.
+func TestGeminiUsageCountsThoughtsApart(t *testing.T) {
+	got := geminiAPI{}.usage(Usage{InputTokens: 1000, OutputTokens: 50, CachedTokens: 400, ReasoningTokens: 7})
+	want := map[string]any{"promptTokenCount": 1000, "candidatesTokenCount": 43, "thoughtsTokenCount": 7,
+		"totalTokenCount": 1050, "cachedContentTokenCount": 400}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %v, want %v", k, got[k], v)
+		}
+	}
+}
