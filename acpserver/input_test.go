@@ -195,3 +195,46 @@ func TestInputTakesNotifications(t *testing.T) {
 	defer s.mu.Unlock()
 	require.True(t, s.cancel, "the session's cancel was taken: its prompt's run is interrupted as it starts")
 }
+
+// TestInputIDInUse: a request reusing the id of one handed on and not
+// answered yet is refused (-32600 with that id) and never reaches the
+// SDK, which ran it beside the first and answered both with the one id;
+// once the SDK answered the first, the id is free again. input's own
+// answers free no id.
+func TestInputIDInUse(t *testing.T) {
+	req := func(id string) string {
+		return `{"jsonrpc":"2.0","id":` + id + `,"method":"session/new","params":{"cwd":"/","mcpServers":[]}}` + "\n"
+	}
+	pr, pw := io.Pipe()
+	var out bytes.Buffer
+	o := &output{}
+	o.W = &out
+	in := newInput(pr, o, nil, slog.New(slog.DiscardHandler))
+	close(in.gate)
+	read := func() string {
+		buf := make([]byte, 4096)
+		n, err := in.Read(buf)
+		require.NoError(t, err)
+		return string(buf[:n])
+	}
+	go pw.Write([]byte(req("1") + req(`"a"`) + req("1") + req(`"a"`)))
+	require.Equal(t, req("1"), read())
+	require.Equal(t, req(`"a"`), read())
+	go pw.Write([]byte(req("2"))) // read past the two refused
+	require.Equal(t, req("2"), read())
+	answers := strings.Split(strings.TrimSpace(out.String()), "\n")
+	require.Len(t, answers, 2)
+	require.Equal(t, int64(-32600), gjson.Get(answers[0], "error.code").Int())
+	require.Equal(t, "1", gjson.Get(answers[0], "id").Raw)
+	require.Equal(t, `"a"`, gjson.Get(answers[1], "id").Raw)
+	// The SDK answers request 1: its id is free; "a" is still in use.
+	_, err := o.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s"}}` + "\n"))
+	require.NoError(t, err)
+	go pw.Write([]byte(req(`"a"`) + req("1")))
+	require.Equal(t, req("1"), read())
+	answers = strings.Split(strings.TrimSpace(out.String()), "\n")
+	require.Len(t, answers, 4) // the SDK's answer to 1 among them
+	require.Equal(t, `"a"`, gjson.Get(answers[3], "id").Raw)
+	require.Equal(t, int64(-32600), gjson.Get(answers[3], "error.code").Int())
+	pw.Close()
+}

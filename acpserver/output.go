@@ -35,14 +35,24 @@ type output struct {
 
 	mu   sync.Mutex
 	dead bool // a write was abandoned
+
+	// calls are the requests handed on to the SDK and not answered yet:
+	// the SDK's answers (Write) free their ids, input's own (reply) do not.
+	calls rpcline.InFlight
 }
 
 func newOutput(w io.Writer, grace time.Duration) *output {
 	return &output{W: w, ended: make(chan struct{}), grace: grace}
 }
 
-// Write writes p to W, alone; see output.
+// Write writes p, one whole message of the SDK's, to W (write).
 func (o *output) Write(p []byte) (int, error) {
+	o.calls.Written(p)
+	return o.write(p)
+}
+
+// write writes p to W, alone; see output.
+func (o *output) write(p []byte) (int, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.dead {
@@ -81,7 +91,13 @@ func (o *output) Write(p []byte) (int, error) {
 // end tells o the input has ended.
 func (o *output) end() { close(o.ended) }
 
-// reply writes a JSON-RPC error answer to the request id.
+// reply writes a JSON-RPC error answer to the request id: input's own,
+// which frees no id the SDK holds.
 func (o *output) reply(id json.RawMessage, e *acpsdk.RequestError) {
-	_ = rpcline.WriteError(o, id, e)
+	_ = rpcline.WriteError(ownWriter{o}, id, e)
 }
+
+// ownWriter writes input's own messages.
+type ownWriter struct{ o *output }
+
+func (w ownWriter) Write(p []byte) (int, error) { return w.o.write(p) }

@@ -6,11 +6,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/tidwall/gjson"
 
 	"github.com/agentharness/harness/internal/rpcline"
 	"github.com/agentharness/harness/internal/syncio"
@@ -46,7 +44,7 @@ const maxLine = 6*MaxPromptBytes + 1<<20
 // whole, one at a time.
 func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error {
 	out := &syncio.Writer{W: w}
-	in := &input{lines: rpcline.NewReader(r, maxLine), out: out, log: s.o.Logger, calls: map[string]bool{}}
+	in := &input{lines: rpcline.NewReader(r, maxLine), out: out, log: s.o.Logger}
 	// The SDK's own cap is a backstop that never fires: no line input
 	// hands on is over maxLine.
 	return s.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(in), Writer: sdkOutput{out, in}, MaxLineLength: maxLine + 1<<20})
@@ -61,22 +59,7 @@ type sdkOutput struct {
 
 // Write writes one message of the SDK's (its transport writes each whole).
 func (o sdkOutput) Write(p []byte) (int, error) {
-	var id gjson.Result
-	method := false
-	gjson.ParseBytes(p).ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
-		case "id":
-			id = v
-		case "method":
-			method = true
-		}
-		return true
-	})
-	if !method && (id.Type == gjson.String || id.Type == gjson.Number) {
-		// Freed before it is written: the client may reuse the id as
-		// soon as it reads the answer.
-		o.in.answered(idKey(id.Type == gjson.String, id.Str, id.Raw))
-	}
+	o.in.calls.Written(p)
 	return o.w.Write(p)
 }
 
@@ -93,8 +76,7 @@ type input struct {
 	rest []byte // what the SDK has not read yet of the line handed on
 	err  error  // the error that ended r, returned once rest is read
 
-	mu    sync.Mutex
-	calls map[string]bool // ids (idKey) of the requests handed on and not answered yet
+	calls rpcline.InFlight // the requests handed on and not answered yet
 }
 
 func (in *input) Read(p []byte) (int, error) {
@@ -144,42 +126,11 @@ func (in *input) check(line []byte) []byte {
 		in.reply(rpcline.ID(m.Line), jsonrpc.CodeInvalidRequest, "invalid request: "+err.Error())
 		return nil
 	}
-	if m.Method != "" && m.ID != nil && !in.call(m.ID) {
+	if m.Method != "" && m.ID != nil && !in.calls.Start(m.ID) {
 		in.reply(m.ID, jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: id %s is already in use by a request in progress", m.ID))
 		return nil
 	}
 	return m.Line
-}
-
-// call notes the id of a request handed on, and reports false when a
-// request with that id is still in progress.
-func (in *input) call(id json.RawMessage) bool {
-	var s string
-	str := json.Unmarshal(id, &s) == nil
-	key := idKey(str, s, string(id))
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	if in.calls[key] {
-		return false
-	}
-	in.calls[key] = true
-	return true
-}
-
-// answered frees the id key of a request answered.
-func (in *input) answered(key string) {
-	in.mu.Lock()
-	delete(in.calls, key)
-	in.mu.Unlock()
-}
-
-// idKey is how the SDK tells ids apart: a string by its value, a number
-// (a whole one, rpcline.ValidID) by its digits.
-func idKey(isString bool, s, number string) string {
-	if isString {
-		return "s" + s
-	}
-	return "n" + number
 }
 
 // oversize answers a line over maxLine.

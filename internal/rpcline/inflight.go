@@ -1,0 +1,76 @@
+package rpcline
+
+import (
+	"encoding/json"
+	"sync"
+
+	"github.com/tidwall/gjson"
+)
+
+// InFlight are the ids of the requests a server's input handed on to its
+// SDK and its output has not answered yet. A request that reuses one is
+// to be refused: the Go SDKs drop it without an answer (MCP's) or run it
+// beside the first and answer both with the one id (ACP's). The zero
+// value is ready to use; it is safe for concurrent use.
+type InFlight struct {
+	mu  sync.Mutex
+	ids map[string]bool
+}
+
+// Start notes the id of a request (one Check passed) handed on, and
+// reports false, noting nothing, when a request of that id is in
+// progress.
+func (f *InFlight) Start(id json.RawMessage) bool {
+	key := idKey(gjson.ParseBytes(id))
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.ids[key] {
+		return false
+	}
+	if f.ids == nil {
+		f.ids = map[string]bool{}
+	}
+	f.ids[key] = true
+	return true
+}
+
+// End frees id, a request's the server answered itself.
+func (f *InFlight) End(id json.RawMessage) {
+	key := idKey(gjson.ParseBytes(id))
+	f.mu.Lock()
+	delete(f.ids, key)
+	f.mu.Unlock()
+}
+
+// Written frees the id msg answers when msg, one whole message the
+// server's SDK writes, is a response. Call it before the message is
+// written: the client may reuse the id as soon as it reads the answer.
+func (f *InFlight) Written(msg []byte) {
+	var id gjson.Result
+	method := false
+	gjson.ParseBytes(msg).ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "id":
+			id = v
+		case "method":
+			method = true
+		}
+		return true
+	})
+	if method || (id.Type != gjson.String && id.Type != gjson.Number) {
+		return
+	}
+	key := idKey(id)
+	f.mu.Lock()
+	delete(f.ids, key)
+	f.mu.Unlock()
+}
+
+// idKey is how the SDKs tell ids apart: a string by its value, a number
+// (a whole one, as ValidID allows) by its digits.
+func idKey(id gjson.Result) string {
+	if id.Type == gjson.String {
+		return "s" + id.Str
+	}
+	return "n" + id.Raw
+}
