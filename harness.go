@@ -208,9 +208,12 @@ type Run struct {
 	live      *Session          // a live session's handle (session.go); nil for a run
 	canceler  adapters.Canceler // the session's, when it has one
 	cancelled atomic.Bool       // the session was asked to end its turn on Interrupt
-	// failedFirst: the agent had reported its failure (a fatal error)
-	// when the run was interrupted (Interrupt, the context's end): the
-	// interrupt is then a detail of that failure (wait).
+	// agentFailed: the agent's parser gave a fatal error. failedFirst: it
+	// had when the run was interrupted (Interrupt, the context's end): the
+	// interrupt is then a detail of that failure (wait). Atomics: an
+	// interrupt must not wait for the stream's lock, which a stalled
+	// consumer holds.
+	agentFailed atomic.Bool
 	failedFirst atomic.Bool
 	stopNoting  func() bool // ends the watch of the context for failedFirst
 	// cancelAsked is when (unix ns) it was asked: a second Interrupt
@@ -553,6 +556,10 @@ func (r *Run) feed(p adapters.Parser, buf []event.Body, line []byte) []event.Bod
 			r.estimate(v)
 		case *event.Result:
 			r.estimate(&v.Usage)
+		case *event.Error:
+			if v.Fatal {
+				r.agentFailed.Store(true)
+			}
 		}
 	}
 	r.files.Observe(out)
@@ -702,7 +709,7 @@ func (r *Run) Interrupt() {
 // noteInterrupt notes whether the agent had reported its failure when the
 // run was interrupted (failedFirst).
 func (r *Run) noteInterrupt() {
-	if r.stream.Fatal() {
+	if r.agentFailed.Load() {
 		r.failedFirst.Store(true)
 	}
 }
