@@ -408,3 +408,28 @@ func TestIsSettingEnv(t *testing.T) {
 		require.False(t, IsSettingEnv(name), name)
 	}
 }
+
+// TestBinaryRelativeToItsFile: an agent's binary given as a relative path
+// is the config file's, so the project's harness.toml names the same
+// executable from any directory of the project; a bare name stays a name
+// to look up on PATH, an absolute path as it is. Before, the path was
+// taken from the directory harness ran in.
+func TestBinaryRelativeToItsFile(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	write(t, filepath.Join(root, "repo", ProjectFileName), `
+[agents.claude]
+binary = "node_modules/.bin/claude"
+[agents.codex]
+binary = "codex-nightly"
+[agents.gemini]
+binary = "/opt/gemini"
+`)
+	cwd := filepath.Join(root, "repo", "sub")
+	require.NoError(t, os.MkdirAll(cwd, 0o755))
+	c, _, err := Load(LoadOptions{Cwd: cwd})
+	require.NoError(t, err)
+	require.Equal(t, filepath.Join(root, "repo", "node_modules", ".bin", "claude"), c.Agents["claude"].Binary)
+	require.Equal(t, "codex-nightly", c.Agents["codex"].Binary)
+	require.Equal(t, "/opt/gemini", c.Agents["gemini"].Binary)
+}

@@ -29,7 +29,7 @@ const exampleHeader = `# harness.toml — configuration for harness.
 // settings table; agentsDoc opens them.
 const exampleTables = `#
 # [agents.claude]
-# binary = "/opt/claude/bin/claude"   # executable path or name; default: looked up on PATH
+# binary = "/opt/claude/bin/claude"   # executable path (a relative one is this file's) or name; default: looked up on PATH
 # args = ["--max-turns", "20"]        # extra arguments, after harness's own
 # env = { DISABLE_TELEMETRY = "1" }   # added to the agent's environment
 # model = "opus"                      # this agent's default model (alias or id)

@@ -182,7 +182,8 @@ func (c *Config) applyFile(path, name string) ([]Warning, error) {
 		v := tree[k]
 		switch k {
 		case "agents":
-			w, err := c.applyAgents(name, v)
+			dir, _ := filepath.Abs(filepath.Dir(path))
+			w, err := c.applyAgents(name, dir, v)
 			warns = append(warns, w...)
 			if err != nil {
 				return warns, err
@@ -292,7 +293,7 @@ func quotedOr(names []string) string {
 	return strings.Join(q, " or ")
 }
 
-func (c *Config) applyAgents(name string, v any) ([]Warning, error) {
+func (c *Config) applyAgents(name, dir string, v any) ([]Warning, error) {
 	table, ok := v.(map[string]any)
 	if !ok {
 		return nil, &Error{Source: name, Key: "agents", Err: errors.New("must be a table of [agents.NAME] tables")}
@@ -322,7 +323,11 @@ func (c *Config) applyAgents(name string, v any) ([]Warning, error) {
 			var err error
 			switch f {
 			case "binary":
-				ac.Binary, err = asString(fv)
+				if ac.Binary, err = asString(fv); err == nil && strings.ContainsRune(ac.Binary, filepath.Separator) && !filepath.IsAbs(ac.Binary) {
+					// A relative path is the file's, as a name is PATH's:
+					// the same agent from any directory of the project.
+					ac.Binary = filepath.Join(dir, ac.Binary)
+				}
 			case "model":
 				ac.Model, err = asString(fv)
 			case "args":
