@@ -1,6 +1,7 @@
 package mockmodel
 
 import (
+	"encoding/json"
 	"errors"
 	"path/filepath"
 	"strings"
@@ -62,4 +63,38 @@ func TestGeminiUsageCountsThoughtsApart(t *testing.T) {
 			t.Errorf("%s = %v, want %v", k, got[k], v)
 		}
 	}
+}
+
+// FuzzParseScenario: a scenario file, the user's TOML, never panics the
+// parser, and what it accepts is served as written: counts the APIs can
+// report, delays that fit, tool arguments that are JSON.
+func FuzzParseScenario(f *testing.F) {
+	for _, s := range []string{
+		"[[turn]]\ntext = [\"a\"]\n",
+		"[[turn]]\ndelay_ms = 5\nusage = { input = 10, output = 2, cached = 3, reasoning = 1 }\n[[turn.tool]]\nkind = \"shell\"\ncommand = \"echo\"\n",
+		"[[turn]]\n[[turn.tool]]\nkind = \"Bash\"\nargs = { a = 1.5, b = [1, 2] }\n",
+		"[[turn]]\nstatus = 429\nretry_after_ms = 10\n",
+		"side_usage = { input = 1 }\n[[turn]]\nafter = \"x\"\nrequires = \"y\"\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		sc, err := ParseScenario(data)
+		if err != nil {
+			return
+		}
+		if len(sc.Turns) == 0 {
+			t.Fatal("accepted with no turn")
+		}
+		for _, tu := range sc.Turns {
+			if tu.Delay < 0 || tu.RetryAfter < 0 || tu.Usage.check() != nil {
+				t.Fatalf("accepted a turn it cannot serve as written: %+v", tu)
+			}
+			for _, c := range tu.ToolCalls {
+				if _, err := json.Marshal(c.Args); err != nil {
+					t.Fatalf("accepted arguments that are not JSON: %v", err)
+				}
+			}
+		}
+	})
 }
