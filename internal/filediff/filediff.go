@@ -74,6 +74,16 @@ type Diffs struct {
 // files with a clock that ticks once per scheduler tick (up to 10 ms).
 const mtimeSlack = 25 * time.Millisecond
 
+// emptySlack is how much older than the run a file found empty at a
+// call's start must look to be taken for empty before the call: one the
+// call has just truncated to rewrite it (Codex) looks as old as the file
+// clock says, and on a loaded VM that clock lagged the run's own by more
+// than mtimeSlack (CI: a Codex edit's file, truncated 260 ms into the run,
+// looked older than the run, and its diff showed the whole file added).
+// Taking a file emptied shortly before the run for unknown costs a diff;
+// the other way round a diff is wrong.
+const emptySlack = 10 * time.Second
+
 // Arrived records that a chunk of stdout arrived at t.
 func (d *Diffs) Arrived(t time.Time) {
 	d.prevChunk, d.chunk = d.chunk, t
@@ -381,7 +391,7 @@ func (d *Diffs) read(path string, changedAfter time.Time) snapshot {
 		atStart := !changedAfter.IsZero()
 		if err != nil || !again.ModTime().Equal(st.ModTime()) || again.Size() != st.Size() ||
 			(atStart && again.ModTime().After(changedAfter)) ||
-			(atStart && len(data) == 0 && again.ModTime().After(d.started.Add(-mtimeSlack))) {
+			(atStart && len(data) == 0 && again.ModTime().After(d.started.Add(-emptySlack))) {
 			s.file, s.skip = adapters.File{}, event.DiffSkippedUnknown
 		}
 	}

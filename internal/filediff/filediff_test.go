@@ -403,3 +403,28 @@ func TestUnnameableFileIsUnknown(t *testing.T) {
 		require.Equal(t, event.DiffSkippedUnknown, end.DiffSkipped, "%q", name)
 	}
 }
+
+// TestTruncatedWhileTheFileClockLags: a file the call has just truncated
+// to rewrite it (Codex) whose time, from the kernel's coarse file clock,
+// looks older than the run itself (seen in CI on a loaded VM, by some
+// hundreds of ms): its content before is unknown, not the empty file.
+// Before, the edit's diff showed the whole file added, which git apply
+// refused.
+func TestTruncatedWhileTheFileClockLags(t *testing.T) {
+	t.Parallel()
+	cwd := t.TempDir()
+	notes := filepath.Join(cwd, "notes.md")
+	write(t, notes, "one\ntwo\n")
+	d := New(cwd)
+	d.Arrived(time.Now())
+	require.NoError(t, os.WriteFile(notes, nil, 0o644)) // truncated, about to be written
+	lagged := time.Now().Add(-time.Second)              // as the lagging file clock stamped it
+	require.NoError(t, os.Chtimes(notes, lagged, lagged))
+	d.Arrived(time.Now())
+	d.Observe([]event.Body{&event.ToolStart{CallID: "c", Name: "file_change", Kind: event.KindEdit, Path: notes}})
+	require.NoError(t, os.WriteFile(notes, []byte("one\nTWO\n"), 0o644))
+	end := &event.ToolEnd{CallID: "c", Kind: event.KindEdit, Status: event.StatusOK}
+	d.Observe([]event.Body{end})
+	require.Empty(t, end.Diff, "a diff from the truncated file would be wrong")
+	require.Equal(t, event.DiffSkippedUnknown, end.DiffSkipped)
+}
