@@ -215,10 +215,7 @@ func (s *Session) InFlight() []event.OpenCall { return s.run.InFlight() }
 // cannot be asked over its protocol: it is stopped as one that ignored
 // the request.
 func (s *Session) stopTurn(n int, timeout bool) {
-	if !s.lockWithin(cancelGrace) {
-		if open := s.openTurn.Load(); open != 0 && (n == 0 || open == int64(n)) {
-			s.stopAgent(timeout)
-		}
+	if !s.lockOrStop(n, timeout) {
 		return
 	}
 	if n == 0 {
@@ -242,10 +239,7 @@ func (s *Session) stopTurn(n int, timeout bool) {
 	}
 	var check func(graces int)
 	check = func(graces int) {
-		if !s.lockWithin(cancelGrace) {
-			if s.openTurn.Load() == int64(n) {
-				s.stopAgent(timedOut)
-			}
+		if !s.lockOrStop(n, timedOut) {
 			return
 		}
 		ignored := s.inTurn && s.turn == n
@@ -298,6 +292,19 @@ func (s *Session) lockWithin(d time.Duration) bool {
 		}()
 		return false
 	}
+}
+
+// lockOrStop takes mu within cancelGrace (lockWithin), or else, without
+// it, stops the agent as one that ignored the request to end turn n (0:
+// the turn in progress) when that turn is still open, and returns false.
+func (s *Session) lockOrStop(n int, timeout bool) bool {
+	if s.lockWithin(cancelGrace) {
+		return true
+	}
+	if open := s.openTurn.Load(); open != 0 && (n == 0 || open == int64(n)) {
+		s.stopAgent(timeout)
+	}
+	return false
 }
 
 // stopAgent stops the agent, which ends the session. A turn that outlived
@@ -449,10 +456,7 @@ func (s *Session) after(b event.Body) {
 
 // turnTimedOut ends turn n, over its budget, if it is still in progress.
 func (s *Session) turnTimedOut(n int) {
-	if !s.lockWithin(cancelGrace) {
-		if s.openTurn.Load() == int64(n) {
-			s.stopAgent(true)
-		}
+	if !s.lockOrStop(n, true) {
 		return
 	}
 	live := s.inTurn && s.turn == n
