@@ -13,17 +13,24 @@ import (
 	"github.com/agentharness/harness/event"
 )
 
+// loggedRun runs a fake with its session log in a fresh home and returns
+// the home, the run's id and the path of its event log.
+func loggedRun(t *testing.T) (home, run, path string) {
+	t.Helper()
+	home = isolate(t)
+	res := runFake(t, "long-silent-tool", "--idle-timeout", "1m")
+	evs, err := event.ReadAll(strings.NewReader(res.stdout))
+	require.NoError(t, err)
+	run = evs[0].Run
+	return home, run, filepath.Join(home, ".local", "share", "harness", "sessions", run+".ndjson")
+}
+
 // TestSessionsExportCutLog: a session log whose last line was cut
 // mid-write (the harness killed while writing it) is still exported, in
 // both formats, from the lines before the cut; only a bad line that is
 // not the last is an error.
 func TestSessionsExportCutLog(t *testing.T) {
-	home := isolate(t)
-	res := runFake(t, "long-silent-tool", "--idle-timeout", "1m")
-	evs, err := event.ReadAll(strings.NewReader(res.stdout))
-	require.NoError(t, err)
-	run := evs[0].Run
-	path := filepath.Join(home, ".local", "share", "harness", "sessions", run+".ndjson")
+	_, run, path := loggedRun(t)
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
 	last := strings.LastIndex(strings.TrimSuffix(string(data), "\n"), "\n") + 1
@@ -53,12 +60,7 @@ func TestSessionsExportCutLog(t *testing.T) {
 // link) is refused before it is created: creating it emptied the log
 // the export then read.
 func TestSessionsExportOutputIsTheRunsFile(t *testing.T) {
-	home := isolate(t)
-	res := runFake(t, "long-silent-tool", "--idle-timeout", "1m")
-	evs, err := event.ReadAll(strings.NewReader(res.stdout))
-	require.NoError(t, err)
-	run := evs[0].Run
-	path := filepath.Join(home, ".local", "share", "harness", "sessions", run+".ndjson")
+	home, run, path := loggedRun(t)
 	before, err := os.ReadFile(path)
 	require.NoError(t, err)
 	link := filepath.Join(home, "out.ndjson")
