@@ -91,6 +91,13 @@ func TestLoadTasksNotRegularFiles(t *testing.T) {
 	harbor := func(dir string) {
 		copyDir(t, filepath.Join(harborSuite, "create-file"), dir)
 	}
+	// inHarbor makes a Harbor task h in suite s whose file rel is made by mk.
+	inHarbor := func(s, rel string, mk func(string)) {
+		harbor(filepath.Join(s, "h"))
+		p := filepath.Join(s, "h", rel)
+		os.Remove(p)
+		mk(p)
+	}
 	for name, c := range map[string]struct {
 		make func(suite string)
 		want string
@@ -106,27 +113,10 @@ func TestLoadTasksNotRegularFiles(t *testing.T) {
 			write(filepath.Join(s, "f", "prompt.md"), "x")
 			zero(filepath.Join(s, "f", "check.sh"))
 		}, "check.sh: not a regular file"},
-		"instruction fifo": {func(s string) {
-			harbor(filepath.Join(s, "h"))
-			os.Remove(filepath.Join(s, "h", "instruction.md"))
-			fifo(filepath.Join(s, "h", "instruction.md"))
-		}, "instruction.md: not a regular file"},
-		"instruction zero": {func(s string) {
-			harbor(filepath.Join(s, "h"))
-			os.Remove(filepath.Join(s, "h", "instruction.md"))
-			zero(filepath.Join(s, "h", "instruction.md"))
-		}, "instruction.md: not a regular file"},
-		"harbor toml fifo": {func(s string) {
-			harbor(filepath.Join(s, "h"))
-			os.Remove(filepath.Join(s, "h", "task.toml"))
-			fifo(filepath.Join(s, "h", "task.toml"))
-		}, "task.toml: not a regular file"},
-		"dockerfile fifo": {func(s string) {
-			harbor(filepath.Join(s, "h"))
-			p := filepath.Join(s, "h", "environment", "Dockerfile")
-			os.Remove(p)
-			fifo(p)
-		}, "Dockerfile: not a regular file"},
+		"instruction fifo": {func(s string) { inHarbor(s, "instruction.md", fifo) }, "instruction.md: not a regular file"},
+		"instruction zero": {func(s string) { inHarbor(s, "instruction.md", zero) }, "instruction.md: not a regular file"},
+		"harbor toml fifo": {func(s string) { inHarbor(s, "task.toml", fifo) }, "task.toml: not a regular file"},
+		"dockerfile fifo":  {func(s string) { inHarbor(s, filepath.Join("environment", "Dockerfile"), fifo) }, "Dockerfile: not a regular file"},
 		"instruction too big": {func(s string) {
 			harbor(filepath.Join(s, "h"))
 			write(filepath.Join(s, "h", "instruction.md"), strings.Repeat("x", 16<<20+1))
