@@ -512,6 +512,7 @@ func (r *Run) beginSession(c *Command, session adapters.Session) {
 // (adapters.SetupBounded), from the session's timer: bodies say so, and
 // the agent, its stdin closed, has the linger budget to exit.
 func (r *Run) endSession(bodies ...event.Body) {
+	defer process.ContainPanic() // on the adapter's timer
 	r.waitReady()
 	r.stream.Emit(bodies...)
 	r.flushOut()
@@ -712,6 +713,16 @@ func (r *Run) noteInterrupt() {
 	if r.agentFailed.Load() {
 		r.failedFirst.Store(true)
 	}
+}
+
+// afterFunc is time.AfterFunc for a timer that may emit events: a
+// callback of the caller's that panics there ends every run first
+// (process.ContainPanic).
+func afterFunc(d time.Duration, fn func()) *time.Timer {
+	return time.AfterFunc(d, func() {
+		defer process.ContainPanic()
+		fn()
+	})
 }
 
 // cancelGrace is how long a session agent has to end its turn when asked.

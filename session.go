@@ -245,7 +245,7 @@ func (s *Session) stopTurn(n int, timeout bool) {
 		ignored := s.inTurn && s.turn == n
 		if ignored && graces < ackedGraces && s.acked() {
 			s.mu.Unlock()
-			time.AfterFunc(cancelGrace, func() { check(graces + 1) })
+			afterFunc(cancelGrace, func() { check(graces + 1) })
 			return
 		}
 		timedOut := s.timedOut == n
@@ -263,7 +263,7 @@ func (s *Session) stopTurn(n int, timeout bool) {
 			s.stopAgent(timedOut)
 		}
 	}
-	time.AfterFunc(cancelGrace, func() { check(0) })
+	afterFunc(cancelGrace, func() { check(0) })
 }
 
 // lockWithin takes mu, unless it is still held d later: a callback of the
@@ -362,7 +362,7 @@ func (s *Session) deadline(callID string) {
 	}
 	s.askSeq++
 	seq := s.askSeq
-	s.asks[callID] = &askDeadline{seq: seq, timer: time.AfterFunc(s.o.AskDeadline, func() { s.expire(callID, seq) })}
+	s.asks[callID] = &askDeadline{seq: seq, timer: afterFunc(s.o.AskDeadline, func() { s.expire(callID, seq) })}
 }
 
 // expire denies the request seq of callID if it is still the one its
@@ -447,7 +447,7 @@ func (s *Session) after(b event.Body) {
 		s.openTurn.Store(int64(s.turn))
 		if d := s.o.TurnTimeout; d > 0 {
 			n := s.turn
-			time.AfterFunc(d, func() { s.turnTimedOut(n) })
+			afterFunc(d, func() { s.turnTimedOut(n) })
 		}
 	case *event.TurnEnd:
 		s.inTurn = false

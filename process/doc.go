@@ -45,7 +45,9 @@
 //     to write another cgroup's cgroup.procs (root in the agent) can move
 //     out. A harness killed with SIGKILL cannot end its runs: each agent
 //     dies (Pdeathsig), but what it started lives on in the run's cgroup,
-//     named harness-run-<token>-locked. The harness holds a flock on that
+//     named harness-run-<token>-locked (a callback that panics on one of
+//     our goroutines is not such a death: ContainPanic ends every run
+//     first). The harness holds a flock on that
 //     directory while it lives, so the lock goes with it: a later harness
 //     in the same cgroup that can take the lock of one over a minute old
 //     knows its harness gone (a reused pid cannot fool it), kills what is

@@ -469,6 +469,7 @@ func (p *Proc) startAndWait(started chan<- error, childEnds []*os.File) {
 }
 
 func (p *Proc) afterSpawn(ctx context.Context) {
+	addLive(p)
 	if st, ok := readStat(p.pid); ok {
 		p.tracked[p.pid] = st.start
 	}

@@ -106,6 +106,7 @@ func (a activityReader) Read(b []byte) (int, error) {
 
 func (p *Proc) readStdout() {
 	defer close(p.stdoutDone)
+	defer ContainPanic() // OnStdout is the caller's
 	// The lines of one read are one stretch of our callbacks (see
 	// inCallback): counted, marked busy and stamped once, not at each
 	// line: four atomic operations and a clock read a line less. Each
@@ -180,6 +181,7 @@ func (t tailWriter) Write(b []byte) (int, error) {
 
 func (p *Proc) readStderr() {
 	defer close(p.stderrDone)
+	defer ContainPanic() // OnStderr is the caller's
 	src := io.TeeReader(activityReader{r: p.stderrR, p: p, read: &p.stderrRead}, tailWriter{p})
 	if p.o.OnStderr == nil {
 		buf := make([]byte, 32<<10)
@@ -650,6 +652,7 @@ func (p *Proc) drain(done <-chan struct{}, r *os.File, read *atomic.Int64) {
 // the Outcome.
 func (p *Proc) finish(s *supervisor) {
 	p.killRun(true)
+	dropLive(p)
 	p.drain(p.stdoutDone, p.stdoutR, &p.stdoutRead)
 	p.drain(p.stderrDone, p.stderrR, &p.stderrRead)
 	_ = p.stdoutR.Close() // unblocks a reader still waiting on a foreign holder

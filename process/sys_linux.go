@@ -294,6 +294,21 @@ func (p *Proc) attribute(procs map[int]procStat) map[int]procStat {
 	return set
 }
 
+// killForPanic kills every process of the run at once, for ContainPanic:
+// the program is about to die, and init reaps what it leaves. The run's
+// cgroup is removed once empty. The run's reaper is waited for: it kills
+// its tree only if it does not die of our exit first (its Pdeathsig).
+func (p *Proc) killForPanic() {
+	p.killRun(false)
+	switch {
+	case p.cg != nil:
+		p.cg.empty(time.Now().Add(sweepTimeout))
+		removeEmptied(p.cg.dir)
+	case p.rp != nil:
+		p.rp.finish()
+	}
+}
+
 // killRun SIGKILLs every live process of the run. With reap it loops until
 // none is left, reaping the ones re-parented to us; without, it makes one
 // pass (used at the SIGKILL stage, while the child is still alive).

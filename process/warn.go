@@ -41,6 +41,7 @@ func (q *warnQueue) push(fn func(*event.Warning), w *event.Warning) {
 // deliver calls fn with each queued warning, oldest first, until none is
 // left. Calls never overlap: only one deliver runs at a time.
 func (q *warnQueue) deliver(fn func(*event.Warning)) {
+	defer ContainPanic()
 	for {
 		q.mu.Lock()
 		if len(q.pending) == 0 {

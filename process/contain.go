@@ -1,0 +1,53 @@
+package process
+
+import "sync"
+
+// live is every run of this program from its spawn to the end of its
+// sweep: what ContainPanic ends before a panic takes the program down.
+var live struct {
+	sync.Mutex
+	procs map[*Proc]struct{}
+}
+
+func addLive(p *Proc) {
+	live.Lock()
+	defer live.Unlock()
+	if live.procs == nil {
+		live.procs = map[*Proc]struct{}{}
+	}
+	live.procs[p] = struct{}{}
+}
+
+func dropLive(p *Proc) {
+	live.Lock()
+	defer live.Unlock()
+	delete(live.procs, p)
+}
+
+// ContainPanic, deferred by a goroutine of harness's own that runs a
+// caller's callback (the lines of a run to its events, a warning, a
+// session's timer), ends every run of this program when that callback
+// panics, and then panics again with what it recovered: the program
+// still dies of the panic, with its trace, but leaves no process behind.
+// Without it the agents would die with the program (Pdeathsig), but what
+// they started would live on: re-parented to init, or in a run's cgroup
+// until a later harness ends it. A panic on a goroutine of the caller's
+// is the caller's to recover, and ends nothing.
+func ContainPanic() {
+	v := recover()
+	if v == nil {
+		return
+	}
+	live.Lock()
+	procs := make([]*Proc, 0, len(live.procs))
+	for p := range live.procs {
+		procs = append(procs, p)
+	}
+	live.Unlock()
+	var wg sync.WaitGroup
+	for _, p := range procs {
+		wg.Go(p.killForPanic)
+	}
+	wg.Wait()
+	panic(v)
+}
