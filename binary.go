@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"cmp"
 	"path/filepath"
 	"strings"
 
@@ -14,8 +15,9 @@ import (
 // *NotInstalledError listing every place tried; the returned name is then
 // the first candidate, so a command line can still be shown. A relative
 // path is taken from the current directory (not the task's) and made
-// absolute, so the agent's working directory does not change it.
-func findBinary(a adapters.Adapter, explicit string, dirs []string, env []string) (string, error) {
+// absolute, so the agent's working directory does not change it. from
+// says where explicit came from ("": the task, that is --binary).
+func findBinary(a adapters.Adapter, explicit, from string, dirs []string, env []string) (string, error) {
 	names := a.Binaries()
 	if explicit != "" {
 		names, dirs = []string{explicit}, nil
@@ -27,7 +29,7 @@ func findBinary(a adapters.Adapter, explicit string, dirs []string, env []string
 		nf.Name = a.Name()
 		if explicit != "" {
 			for i := range nf.Tried {
-				nf.Tried[i] += " (--binary)"
+				nf.Tried[i] += " (" + cmp.Or(from, "--binary") + ")"
 			}
 		}
 	}

@@ -113,6 +113,8 @@ type Task struct {
 	// Sandbox, when set, runs the agent inside an isolation (bench
 	// --isolate bwrap): Cwd stays the directory on the host.
 	Sandbox *Sandbox
+
+	binaryFrom string // where Binary came from, when not the task's own: a not-installed error names it
 }
 
 // Sandbox is how an agent is started inside an isolation: Prefix (the
@@ -310,7 +312,7 @@ func Prepare(t Task) (*Command, error) {
 		base = os.Environ()
 	}
 	base = config.AgentEnviron(base)
-	bin, lookErr := findBinary(a, t.Binary, t.SearchDirs, base)
+	bin, lookErr := findBinary(a, t.Binary, t.binaryFrom, t.SearchDirs, base)
 	at := t.adapterTask()
 	if t.Sandbox != nil {
 		at.Cwd = t.Sandbox.Cwd

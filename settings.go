@@ -157,7 +157,9 @@ func (s *Settings) complete(t Task) (Task, error) {
 	t.Model = s.ResolveModel(cmp.Or(t.Model, cfg.Model, ac.Model), t.Agent)
 	t.Permissions = cmp.Or(t.Permissions, cfg.Permissions, FullAccess)
 	t.ExtraArgs = append(slices.Clone(ac.Args), t.ExtraArgs...)
-	t.Binary = cmp.Or(t.Binary, ac.Binary)
+	if t.Binary == "" && ac.Binary != "" {
+		t.Binary, t.binaryFrom = ac.Binary, "binary of [agents."+t.Agent+"] in the configuration"
+	}
 	if t.SearchDirs == nil {
 		t.SearchDirs = s.SearchDirs
 	}
