@@ -44,7 +44,7 @@ type runCmd struct {
 	AppendSystemPrompt string `help:"Append to the agent's system prompt (where supported)."`
 	binaryFlag         `embed:""`
 	Env                []string `help:"Extra environment for the agent, KEY=VALUE (repeatable; the value may hold commas). Values are redacted from session logs." placeholder:"K=V" sep:"none"`
-	DryRun             bool     `help:"Print the resolved binary, argv, environment keys and cwd; run nothing."`
+	DryRun             bool     `help:"Print the resolved binary, argv, environment keys and cwd (and the --isolate the argv would run in); run nothing."`
 	Protocol           string   `help:"How harness drives the agent: cli (its headless mode, the default), acp (the Agent Client Protocol: ${acpcommands}), stream-json (Claude Code's own) or app-server (Codex's own)." enum:"${protocols}," default:""`
 	Mock               string   `help:"Run against the built-in scripted model with this scenario (${mockscenarios}) or a scenario TOML file: no API key, no network."`
 	Isolate            string   `help:"Run the agent isolated: none, bwrap (the host read-only but the working directory, a private HOME and /tmp), podman or docker (in a container of --image, the working directory bound at its path). See docs/bench.md." enum:"none,bwrap,podman,docker" default:"none"`
@@ -101,7 +101,7 @@ func (c *runCmd) Run(e *env) error {
 		defer stop()
 	}
 	if c.DryRun {
-		return dryRun(e, lib, task)
+		return c.dryRun(e, lib, task)
 	}
 	return execute(e, lib, task, runOutput{format: cmp.Or(c.Format, s.cfg.Format, "ndjson"), file: c.Output})
 }
@@ -210,11 +210,19 @@ func isTerminal(f *os.File) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// dryRun prints what would run, as one JSON object.
-func dryRun(e *env, lib *harness.Settings, t harness.Task) error {
+// dryRun prints what would run, as one JSON object. An isolated run's
+// argv is what runs inside the isolation, which it names (it is checked
+// as the run would check it, but not made).
+func (c *runCmd) dryRun(e *env, lib *harness.Settings, t harness.Task) error {
 	cmd, err := lib.Prepare(t)
 	if err != nil {
 		return withStatus(exitUsage, err)
+	}
+	isolated := c.Isolate != "none" && c.Isolate != ""
+	if isolated {
+		if err := c.checkIsolate(); err != nil {
+			return err
+		}
 	}
 	envKeys := make([]string, 0, len(cmd.AddedEnv))
 	for _, kv := range cmd.AddedEnv {
@@ -228,6 +236,12 @@ func dryRun(e *env, lib *harness.Settings, t harness.Task) error {
 	}
 	if cmd.NotInstalled != nil {
 		out["not_installed"] = cmd.NotInstalled.Error()
+	}
+	if isolated {
+		out["isolate"] = c.Isolate
+		if c.Image != "" {
+			out["image"] = c.Image
+		}
 	}
 	return writeJSON(e, out)
 }

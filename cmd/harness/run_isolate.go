@@ -26,17 +26,14 @@ import (
 //     bound at its own path and the host's network, the agent run in it
 //     with exec (as bench does); removed at the end.
 func (c *runCmd) isolate(lib *harness.Settings, t *harness.Task) (func(), error) {
-	if err := sandbox.Check(c.Isolate); err != nil {
-		return nil, withStatus(exitUsage, fmt.Errorf("run: %w", err))
+	if err := c.checkIsolate(); err != nil {
+		return nil, err
 	}
 	cwd, err := filepath.Abs(cmp.Or(t.Cwd, "."))
 	if err != nil {
 		return nil, err
 	}
 	if sandbox.IsContainer(c.Isolate) {
-		if c.Image == "" {
-			return nil, usageErrorf("run: --isolate %s needs --image", c.Isolate)
-		}
 		eng, err := sandbox.ContainerEngine(c.Isolate)
 		if err != nil {
 			return nil, withStatus(exitUsage, fmt.Errorf("run: %w", err))
@@ -88,4 +85,17 @@ func (c *runCmd) isolate(lib *harness.Settings, t *harness.Task) (func(), error)
 	}
 	t.Sandbox = &harness.Sandbox{Cwd: cwd, Prefix: prefix}
 	return func() { os.RemoveAll(private) }, nil
+}
+
+// checkIsolate refuses an --isolate that this machine cannot give, or
+// that lacks its image, as a run does before it makes the isolation (and
+// --dry-run without making it).
+func (c *runCmd) checkIsolate() error {
+	if err := sandbox.Check(c.Isolate); err != nil {
+		return withStatus(exitUsage, fmt.Errorf("run: %w", err))
+	}
+	if sandbox.IsContainer(c.Isolate) && c.Image == "" {
+		return usageErrorf("run: --isolate %s needs --image", c.Isolate)
+	}
+	return nil
 }
