@@ -269,8 +269,16 @@ func appendIntField(dst []byte, key string, v int64) []byte {
 	return strconv.AppendInt(dst, v, 10)
 }
 
-// appendFloat formats f as encoding/json does.
+// appendFloat formats f as encoding/json does. A NaN or an infinity,
+// which JSON cannot hold (the Stream keeps them out), is clamped rather
+// than breaking the line.
 func appendFloat(dst []byte, f float64) []byte {
+	switch {
+	case math.IsNaN(f):
+		f = 0
+	case math.IsInf(f, 0):
+		f = math.Copysign(math.MaxFloat64, f)
+	}
 	format := byte('f')
 	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
 		format = 'e'

@@ -672,6 +672,49 @@ func TestUsageNeverNegativeNorWrapped(t *testing.T) {
 	require.Equal(t, 2, warnings, "one for the usage event, one for the result's totals")
 }
 
+// TestCostNeverGarbageNorInfinite: a cost an agent reports that is no
+// cost (negative, NaN, infinite), in a usage event or its terminal
+// report, counts as 0 with a warning, and costs whose sum passes the
+// largest float64 stay there: every line stays JSON and the result is
+// last. An infinite cost made an invalid line, then lost the result.
+func TestCostNeverGarbageNorInfinite(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name   string
+		usages []float64
+		result *float64
+		want   float64
+		warns  int
+	}{
+		{"infinite usage", []float64{0.5, math.Inf(1)}, nil, 0.5, 1},
+		{"NaN usage", []float64{math.NaN(), 0.25}, nil, 0.25, 1},
+		{"sum past the largest", []float64{1e308, 1e308}, nil, math.MaxFloat64, 0},
+		{"negative result cost", []float64{0.5}, Float(-0.5), 0, 1},
+		{"infinite result cost", []float64{0.5}, Float(math.Inf(1)), 0, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, cap := newStream(t, false)
+			require.NoError(t, s.Line(StreamStdout, []byte(`{"type":"init"}`), false, []Body{&SessionStart{SessionID: "s1"}}))
+			for _, cost := range c.usages {
+				require.NoError(t, s.Line(StreamStdout, []byte(`{"type":"usage"}`), false, []Body{&Usage{OutputTokens: 1, CostUSD: cost}}))
+			}
+			require.NoError(t, s.Line(StreamStdout, []byte(`{"type":"result"}`), false,
+				[]Body{&Result{Status: ResultSuccess, CostUSD: c.result}}))
+			r := s.Finish(Outcome{NoProcess: true})
+			require.NoError(t, CheckNDJSON(cap.buf.Bytes()), "%s", cap.buf.Bytes())
+			require.Equal(t, c.want, r.Usage.CostUSD)
+			warns := 0
+			for _, ev := range cap.evs {
+				if w, ok := ev.Body.(*Warning); ok {
+					require.Equal(t, WarnUsageMismatch, w.Code)
+					warns++
+				}
+			}
+			require.Equal(t, c.warns, warns)
+		})
+	}
+}
+
 func TestUnparsedLinesWarnRateLimited(t *testing.T) {
 	t.Parallel()
 	s, c := newStream(t, false)

@@ -456,7 +456,11 @@ func (s *Stream) mergeSession(v *SessionStart) {
 
 func (s *Stream) keepResult(r *Result) {
 	cp := *r
-	if cp.Usage.dropNegative() {
+	dropped := cp.Usage.dropNegative()
+	if cp.CostUSD != nil && garbageCost(*cp.CostUSD) {
+		cp.CostUSD, dropped = Float(0), true
+	}
+	if dropped {
 		s.emit(negativeUsage())
 	}
 	if s.agent != nil {

@@ -166,7 +166,7 @@ func (s *Stream) turnEnd(v *TurnEnd) bool {
 // of parts. mu is held.
 func (s *Stream) turnCost(v *TurnEnd, t *openTurn) {
 	v.CostUSD, v.CostEstimated = nil, false
-	if total := v.SessionCostUSD; total != nil && *total >= 0 {
+	if total := v.SessionCostUSD; total != nil && !garbageCost(*total) {
 		part := costSince(*total, t.usage.CostUSD)
 		s.usage.CostUSD, s.usage.CostEstimated = *total, false
 		s.sessionCost = Float(*total)

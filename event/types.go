@@ -242,9 +242,22 @@ func (u *Usage) Add(o Usage) {
 			*f.to = sum
 		}
 	}
-	u.CostUSD += o.CostUSD
+	u.CostUSD = addCost(u.CostUSD, o.CostUSD)
 	u.CostEstimated = u.CostEstimated || o.CostEstimated
 }
+
+// addCost is a+b, stopping at the largest float64 rather than becoming
+// +Inf, which no JSON can hold.
+func addCost(a, b float64) float64 {
+	if sum := a + b; !math.IsInf(sum, 0) {
+		return sum
+	}
+	return math.MaxFloat64
+}
+
+// garbageCost reports whether c is no cost at all: negative, NaN or
+// infinite.
+func garbageCost(c float64) bool { return !(c >= 0) || math.IsInf(c, 1) }
 
 // AllInput is every input token of u: input, cache read and cache
 // written (what OpenTelemetry's input_tokens and ATIF's prompt_tokens
@@ -256,8 +269,9 @@ func (u Usage) AllInput() int64 {
 	return n.InputTokens
 }
 
-// dropNegative counts what an agent reported below zero (garbage: no
-// count or cost can be) as zero, and reports whether there was any.
+// dropNegative counts what an agent reported below zero, or a cost that
+// is no number (garbage: no count or cost can be), as zero, and reports
+// whether there was any.
 func (u *Usage) dropNegative() bool {
 	dropped := false
 	for _, f := range [...]*int64{&u.InputTokens, &u.OutputTokens, &u.CacheReadTokens, &u.CacheWriteTokens, &u.ReasoningTokens} {
@@ -265,7 +279,7 @@ func (u *Usage) dropNegative() bool {
 			*f, dropped = 0, true
 		}
 	}
-	if u.CostUSD < 0 {
+	if garbageCost(u.CostUSD) {
 		u.CostUSD, dropped = 0, true
 	}
 	return dropped
