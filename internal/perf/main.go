@@ -7,7 +7,7 @@
 //
 // -run measures only the steps whose name matches (see steps: throughput,
 // latency, wrap, sessionlog, otlp, session, idle, parallel, liveview, memory, growth, kill, isolate,
-// startup, gobench) and prints the report without writing BENCHMARKS.md unless -o
+// startup, machine, gobench) and prints the report without writing BENCHMARKS.md unless -o
 // is given: one row can be measured again without the ten minutes of the
 // rest.
 //
@@ -69,6 +69,11 @@ type sizes struct {
 	ParallelLines   int // lines each of them prints
 	ParallelRounds  int
 	GoBenchFlags    []string
+	// The machine rows: a file this big written, and fresh memory touched,
+	// right after memory was freed and after MachineRest of rest.
+	MachineWrite  int64
+	MachineRest   time.Duration
+	MachineRounds int
 }
 
 var full = sizes{
@@ -78,6 +83,7 @@ var full = sizes{
 	FloodPairs: 7, Idle: time.Minute, IdlePairs: 3, LiveLines: 3000, LiveRuns: 3, IsoRuns: 5, IsoBenches: 5,
 	OTLPCalls: 2000, OTLPPairs: 10, OTLPAgentPairs: 20, OTLPAgentMax: 60, OTLPAgentBudget: time.Minute, SessTurns: 200,
 	Parallel: 64, ParallelLines: 1000, ParallelRounds: 3,
+	MachineWrite: 1 << 30, MachineRest: 5 * time.Second, MachineRounds: 3,
 }
 
 var smoke = sizes{
@@ -88,6 +94,7 @@ var smoke = sizes{
 	OTLPCalls: 50, OTLPPairs: 1, OTLPAgentPairs: 1, OTLPAgentMax: 1, SessTurns: 40,
 	Parallel: 4, ParallelLines: 100, ParallelRounds: 1,
 	GoBenchFlags: []string{"-benchtime=1x"},
+	MachineWrite: 64 << 20, MachineRest: 500 * time.Millisecond, MachineRounds: 1,
 }
 
 // bench holds what every measurement needs.
@@ -209,6 +216,7 @@ func (b *bench) steps() []step {
 		{"kill", one(b.killLatency)},
 		{"isolate", b.isolation},
 		{"startup", func() []row { rows := b.startup(); b.initNote(); return rows }},
+		{"machine", b.machine},
 	}
 }
 
