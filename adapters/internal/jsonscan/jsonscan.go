@@ -22,6 +22,8 @@ package jsonscan
 import (
 	"math/bits"
 	"strings"
+	"unicode"
+	"unicode/utf16"
 	"unsafe"
 
 	"github.com/tidwall/gjson"
@@ -347,7 +349,10 @@ func IsNumber(raw string) bool {
 
 // Str decodes raw as gjson's Result.String does: a string's text (sharing
 // raw's memory when it has no escapes), a number's or object's raw text,
-// "true"/"false", and "" for null or nothing.
+// "true"/"false", and "" for null or nothing. A \u escape is decoded as
+// encoding/json does, not as gjson: a surrogate without its pair is
+// U+FFFD and the escape after it is its own (gjson takes that one for
+// the pair, and its character is lost).
 func Str(raw string) string {
 	if IsString(raw) {
 		inner := raw[1 : len(raw)-1]
@@ -363,10 +368,9 @@ func Str(raw string) string {
 	return gjson.Parse(raw).String()
 }
 
-// unescape decodes the content of a JSON string that has a backslash, as
-// gjson does, when every escape in it is one of the two-byte ones
-// (\n, \", ...) and it holds no control byte and no bare quote: ok is
-// false for anything else (\u escapes among them), which gjson decodes.
+// unescape decodes the content of a JSON string that has a backslash
+// when every escape in it is well formed and it holds no control byte
+// and no bare quote: ok is false for anything else, which gjson decodes.
 // Escaped newlines and quotes are common in tool output and commands:
 // through gjson each such string cost a parse and two allocations.
 func unescape(inner string) (string, bool) {
@@ -398,12 +402,63 @@ func unescape(inner string) (string, bool) {
 			c = '\r'
 		case 't':
 			c = '\t'
+		case 'u':
+			r, n := decodeU(inner[len(run):])
+			if n == 0 {
+				return "", false
+			}
+			b.WriteRune(r)
+			inner = inner[len(run)+n:]
+			continue
 		default:
 			return "", false
 		}
 		b.WriteByte(c)
 		inner = inner[len(run)+2:]
 	}
+}
+
+// decodeU decodes the \uXXXX escape at the start of s, with the low
+// surrogate's escape after it when it is a high surrogate's pair, as
+// encoding/json does: a surrogate without its pair is U+FFFD, and what
+// follows it is decoded on its own. n is the bytes taken, 0 for a
+// malformed escape.
+func decodeU(s string) (r rune, n int) {
+	r, ok := hex4(s)
+	if !ok {
+		return 0, 0
+	}
+	if !utf16.IsSurrogate(r) {
+		return r, 6
+	}
+	if r2, ok := hex4(s[6:]); ok {
+		if pair := utf16.DecodeRune(r, r2); pair != unicode.ReplacementChar {
+			return pair, 12
+		}
+	}
+	return unicode.ReplacementChar, 6
+}
+
+// hex4 is the rune of the \uXXXX escape at the start of s.
+func hex4(s string) (rune, bool) {
+	if len(s) < 6 || s[0] != '\\' || s[1] != 'u' {
+		return 0, false
+	}
+	var r rune
+	for _, c := range []byte(s[2:6]) {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c -= 'a' - 10
+		case 'A' <= c && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
 }
 
 // plainRun returns the length of the run at the start of s that has no

@@ -1,8 +1,10 @@
 package jsonscan
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
@@ -161,18 +163,46 @@ func FuzzGet(f *testing.F) {
 	})
 }
 
-// FuzzStr holds Str to gjson on any string value as the walker delimits
-// it, escapes and all.
+// FuzzStr holds Str, on any string value as the walker delimits it,
+// escapes and all, to encoding/json where the value is valid JSON (gjson
+// loses the character after a lone surrogate), and to gjson elsewhere
+// but for \u escapes.
 func FuzzStr(f *testing.F) {
 	for _, s := range []string{`"a\nb\"c\\d\/e\tf\rg\bh\fi"`, `"\u00e9\n"`, `"\ud83d\ude00"`, `"a\`, `"a\x"`,
-		"\"a\\n\x01\"", `"a\"b"`, `"\"`, `"\\"`, `"é\n\xff"`, `"x"`, "\"\x19\\b\""} {
+		"\"a\\n\x01\"", `"a\"b"`, `"\"`, `"\\"`, `"é\n\xff"`, `"x"`, "\"\x19\\b\"",
+		`"a\ud83d\u00e9b"`, `"\ud800\ud83d\ude00"`, `"\udc00\ud800x"`, `"\ud83d"`, `"\uD83D\uDE00"`, `"\u12"`, `"\uzzzz"`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
-		if want := gjson.Parse(raw).String(); IsString(raw) && skipString(raw, 0) == len(raw) && Str(raw) != want {
-			t.Fatalf("Str(%q) = %q, gjson %q", raw, Str(raw), want)
+		if !IsString(raw) || skipString(raw, 0) != len(raw) {
+			return
+		}
+		got := Str(raw)
+		var want string
+		if utf8.ValidString(raw) && json.Unmarshal([]byte(raw), &want) == nil {
+			if got != want {
+				t.Fatalf("Str(%q) = %q, encoding/json %q", raw, got, want)
+			}
+		} else if want := gjson.Parse(raw).String(); !strings.Contains(raw, `\u`) && got != want {
+			t.Fatalf("Str(%q) = %q, gjson %q", raw, got, want)
 		}
 	})
+}
+
+// TestStrLoneSurrogates: a surrogate without its pair is U+FFFD and the
+// escape after it is its own, as encoding/json has it; gjson dropped the
+// é of "a\ud83d\u00e9b", and an emoji after a lone high surrogate.
+func TestStrLoneSurrogates(t *testing.T) {
+	for raw, want := range map[string]string{
+		`"a\ud83d\u00e9b"`:       "a\ufffdéb",
+		`"\ud800\ud83d\ude00"`:   "\ufffd😀",
+		`"\ud800\ud800x"`:        "\ufffd\ufffdx",
+		`"\udc00x"`:              "\ufffdx",
+		`"\ud83d"`:               "\ufffd",
+		`"\uD83D\uDE00\n\u00e9"`: "😀\né",
+	} {
+		require.Equal(t, want, Str(raw), raw)
+	}
 }
 
 func plainKey(k string) bool {
