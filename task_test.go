@@ -15,6 +15,7 @@ import (
 var notForAdapter = map[string]string{
 	"Agent":      "picks the adapter itself",
 	"Binary":     "resolved by Prepare into the command's binary",
+	"binaryFrom": "where Binary came from, for Prepare's not-installed error",
 	"SearchDirs": "where Prepare looks for the binary",
 	"Env":        "added to the process environment by Prepare",
 	"SetupEnv":   "added to the process environment by Prepare",
