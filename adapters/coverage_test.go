@@ -80,6 +80,7 @@ func TestHostileLinesAndOwnedStrings(t *testing.T) {
 	eachAgent(t, func(t *testing.T, a adapters.Adapter, dir string) {
 		adaptertest.HostileLines(t, a, dir)
 		adaptertest.BodiesOwnTheirStrings(t, a, dir)
+		adaptertest.TwoValuesOnALine(t, a, dir)
 	})
 }
 

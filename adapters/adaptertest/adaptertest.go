@@ -512,6 +512,35 @@ func HostileLines(t *testing.T, a adapters.Adapter, dir string) {
 	}
 }
 
+// TwoValuesOnALine checks that a's parser counts unparsed a line that
+// holds two of the captures' objects one after the other ("{...}{...}",
+// two writers interleaved without a newline): it starts and ends with a
+// brace, but the second object is never read, and it was lost without a
+// trace.
+func TwoValuesOnALine(t *testing.T, a adapters.Adapter, dir string) {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	tried := 0
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		require.NoError(t, err)
+		lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+		for i := 0; i+1 < len(lines) && tried < 200; i++ {
+			if _, known := a.NewParser().Parse(nil, []byte(lines[i])); !known || !strings.HasPrefix(lines[i], "{") || !strings.HasPrefix(lines[i+1], "{") {
+				continue
+			}
+			tried++
+			for _, sep := range []string{"", " ", "\t"} {
+				_, known := a.NewParser().Parse(nil, []byte(lines[i]+sep+lines[i+1]))
+				require.False(t, known, "%s: two objects on a line taken for one:\n%s%s%s", file, lines[i], sep, lines[i+1])
+			}
+		}
+	}
+	require.NotZero(t, tried, "no parsed line in the captures of %s", dir)
+}
+
 // BodiesOwnTheirStrings checks that the bodies a's parser returns do not
 // share the line's memory, which the caller reuses for the next line: the
 // captures in dir are parsed from one buffer scribbled over after each

@@ -289,7 +289,7 @@ func (p *parser) read(t *top, line []byte) {
 	t.line = s
 	// Nested values read here (the event of a stream_event) are read in
 	// the same pass as the line, not skipped and walked again.
-	jsonscan.Fields(s, func(k, rest string) (int, bool) {
+	end := jsonscan.Fields(s, func(k, rest string) (int, bool) {
 		switch k {
 		case "event":
 			if n := t.ev.read(rest); n > 0 {
@@ -382,6 +382,7 @@ func (p *parser) read(t *top, line []byte) {
 		}
 		return len(v), true
 	})
+	t.bad = jsonscan.Trailing(s, end)
 }
 
 // apply turns a line read by read into bodies, with the parser's state.

@@ -140,7 +140,8 @@ func (p *parser) read(r *read, raw []byte) {
 	l, it := &r.l, &r.it
 	// The item is read in the same pass as the line, not skipped and
 	// walked again.
-	jsonscan.Fields(p.lines.Copy(raw), func(k, rest string) (int, bool) {
+	s := p.lines.Copy(raw)
+	end := jsonscan.Fields(s, func(k, rest string) (int, bool) {
 		switch k {
 		case "item":
 			if l.item == "" {
@@ -171,6 +172,7 @@ func (p *parser) read(r *read, raw []byte) {
 		}
 		return 0, true
 	})
+	r.bad = jsonscan.Trailing(s, end)
 }
 
 // apply turns a line read by read into bodies, with the parser's state.

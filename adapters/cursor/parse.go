@@ -116,12 +116,13 @@ type fields struct {
 	hasCall                       bool
 }
 
-// read reads the line s into f, which must be empty. s must be a string
+// read reads the line s into f, which must be empty, and reports whether
+// s held nothing past its object (jsonscan.Trailing). s must be a string
 // the parser may keep pieces of (a copy of the line).
-func (f *fields) read(s string) {
+func (f *fields) read(s string) (whole bool) {
 	// Nested values the parser reads (message, tool_call) are read in the
 	// same pass as the line, not skipped and walked again.
-	jsonscan.Fields(s, func(k, rest string) (int, bool) {
+	end := jsonscan.Fields(s, func(k, rest string) (int, bool) {
 		switch k {
 		case "message":
 			f.msgText = ""
@@ -189,6 +190,7 @@ func (f *fields) read(s string) {
 		}
 		return n, true
 	})
+	return !jsonscan.Trailing(s, end)
 }
 
 // read is a line as read by parser.read.
@@ -240,7 +242,9 @@ func (p *parser) read(r *read, line []byte) {
 		// One copy of the line (into blocks shared with other lines),
 		// which the bodies may keep pieces of.
 		r.what = lineObject
-		r.f.read(p.lines.Copy(trimmed))
+		if !r.f.read(p.lines.Copy(trimmed)) {
+			r.what = lineUnknown
+		}
 	case event.ValidJSON(trimmed) || event.JSONTooDeep(trimmed):
 		r.what = lineUnknown // JSON, but not an event
 	default:

@@ -83,7 +83,8 @@ func (p *parser) read(l *line, raw []byte) {
 		l.bad = true
 		return
 	}
-	jsonscan.Fields(p.lines.Copy(raw), func(k, rest string) (int, bool) {
+	s := p.lines.Copy(raw)
+	end := jsonscan.Fields(s, func(k, rest string) (int, bool) {
 		if k == "parameters" && l.params == "" {
 			// Read in the same pass as the line, not skipped and walked
 			// again.
@@ -129,6 +130,7 @@ func (p *parser) read(l *line, raw []byte) {
 		}
 		return len(v), true
 	})
+	l.bad = jsonscan.Trailing(s, end)
 }
 
 // apply turns a line read by read into bodies, with the parser's state.

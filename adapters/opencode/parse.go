@@ -171,13 +171,14 @@ func (st *state) read(rest string) int {
 	})
 }
 
-// read reads the line s into l, which must be empty. The strings read are
-// views of s, or copies where escapes were decoded.
-func (l *line) read(s string) {
+// read reads the line s into l, which must be empty, and reports whether
+// s held nothing past its object (jsonscan.Trailing). The strings read
+// are views of s, or copies where escapes were decoded.
+func (l *line) read(s string) (whole bool) {
 	// The part is read in the same pass as the line, not skipped and
 	// walked again.
 	parts := 0
-	jsonscan.Fields(s, func(k, rest string) (int, bool) {
+	end := jsonscan.Fields(s, func(k, rest string) (int, bool) {
 		if k == "part" {
 			// gjson's ForEach hands a non-object to its callback once,
 			// with no key: nothing matches.
@@ -202,6 +203,7 @@ func (l *line) read(s string) {
 		}
 		return n, true
 	})
+	return !jsonscan.Trailing(s, end)
 }
 
 // read reads the part object at the start of rest and returns its length
@@ -285,7 +287,10 @@ func (p *parser) read(r *read, raw []byte) {
 	}
 	// One copy of the line (into blocks shared with other lines): bodies
 	// and p keep pieces of it.
-	r.l.read(p.lines.Copy(trimmed))
+	if !r.l.read(p.lines.Copy(trimmed)) {
+		r.bad = true
+		return
+	}
 	switch r.l.typ {
 	case "step_start", "step_finish", "done", "text", "reasoning", "tool_use", "error":
 	default:

@@ -45,6 +45,12 @@ func Object(line []byte) ([]byte, bool) {
 	return line, len(line) >= 2 && line[0] == '{' && line[len(line)-1] == '}'
 }
 
+// Trailing reports whether s goes on past end, where a Fields walk of
+// the object at its start ended: a second value on the line ("{...}
+// {...}" starts and ends with a brace, as Object asks), which the walk
+// never read. A parser counts such a line unparsed rather than lose it.
+func Trailing(s string, end int) bool { return skipSpace(s, end) < len(s) }
+
 // isSpace tells JSON's spaces. Most bytes it sees are not: one compare
 // rules them out.
 func isSpace(c byte) bool { return c <= ' ' && (c == ' ' || c == '\t' || c == '\r' || c == '\n') }
