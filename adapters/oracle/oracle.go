@@ -14,6 +14,7 @@ package oracle
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -55,9 +56,39 @@ exit "$c"`
 // ErrNoScript is the error of an oracle task without a script.
 var ErrNoScript = errors.New("give the solution script as the one argument after -- (bench gives a Harbor task's solution/solve.sh)")
 
+// Options that an agent of no model cannot honour: a run given one would
+// silently do something else (a script run read-only with full access).
+var (
+	ErrReadOnly     = errors.New("runs with full access: it has no read-only mode")
+	ErrMaxTurns     = errors.New("calls no model: it has no max-turns option")
+	ErrSystemPrompt = errors.New("calls no model: it has no system prompt")
+	ErrResume       = errors.New("has no session to resume")
+)
+
+// refuse returns the error of the first option of t that an agent of no
+// model cannot honour, nil when t asks for none.
+func refuse(t adapters.Task) error {
+	switch {
+	case t.Permissions != "" && t.Permissions != adapters.FullAccess && t.Permissions != adapters.ReadOnly:
+		return fmt.Errorf("unknown permission mode %q", t.Permissions)
+	case t.Permissions == adapters.ReadOnly:
+		return ErrReadOnly
+	case t.MaxTurns > 0:
+		return ErrMaxTurns
+	case t.SystemPrompt != "" || t.AppendSystemPrompt != "":
+		return ErrSystemPrompt
+	case t.Resume != "":
+		return ErrResume
+	}
+	return nil
+}
+
 type oracleDriver struct{}
 
 func (oracleDriver) Command(binary string, t adapters.Task) (adapters.Command, error) {
+	if err := refuse(t); err != nil {
+		return adapters.Command{}, err
+	}
 	if len(t.ExtraArgs) != 1 || t.ExtraArgs[0] == "" {
 		return adapters.Command{}, ErrNoScript
 	}
@@ -120,6 +151,9 @@ func (p *parser) Flush(dst []event.Body) []event.Body { return dst }
 type nopDriver struct{}
 
 func (nopDriver) Command(binary string, t adapters.Task) (adapters.Command, error) {
+	if err := refuse(t); err != nil {
+		return adapters.Command{}, err
+	}
 	return adapters.Command{Argv: []string{binary, "-c", `printf '\036harness-nop\n'`}, PromptIndex: -1}, nil
 }
 

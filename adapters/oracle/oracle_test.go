@@ -64,6 +64,28 @@ func TestOracleNeedsItsScript(t *testing.T) {
 	require.Equal(t, -1, c.PromptIndex)
 }
 
+// TestRefusesWhatItCannotHonour: oracle and nop call no model and run
+// with full access: a task asking otherwise is refused, not run as
+// something else (the script was run with full access under read-only).
+func TestRefusesWhatItCannotHonour(t *testing.T) {
+	script := []string{"/solution/solve.sh"}
+	for _, a := range []adapters.Agent{Agent, Nop} {
+		for want, task := range map[error]adapters.Task{
+			ErrReadOnly:     {Permissions: adapters.ReadOnly, ExtraArgs: script},
+			ErrMaxTurns:     {MaxTurns: 5, ExtraArgs: script},
+			ErrSystemPrompt: {AppendSystemPrompt: "be brief", ExtraArgs: script},
+			ErrResume:       {Resume: "abc", ExtraArgs: script},
+		} {
+			_, err := a.Command("/bin/sh", task)
+			require.ErrorIs(t, err, want, a.Name())
+		}
+		_, err := a.Command("/bin/sh", adapters.Task{Permissions: "yolo", ExtraArgs: script})
+		require.ErrorContains(t, err, `unknown permission mode "yolo"`)
+		_, err = a.Command("/bin/sh", adapters.Task{Permissions: adapters.FullAccess, Model: "sonnet", ExtraArgs: script})
+		require.NoError(t, err, "a bench's models are crossed with every agent: a model is no option of theirs")
+	}
+}
+
 func TestNopSucceeds(t *testing.T) {
 	bodies, unknown := parse(Nop.NewParser(), "\x1eharness-nop")
 	require.Zero(t, unknown)
