@@ -715,6 +715,33 @@ func TestCostNeverGarbageNorInfinite(t *testing.T) {
 	}
 }
 
+// TestNativeDurationOfZeroKept: a duration the agent's own clock gives
+// (DurationNative) is kept when it is 0, for a tool call as for the run
+// in parse: the call's start and end, or the run's lines, carried the
+// same millisecond. The stream's clock (here a millisecond a call) took
+// its place, and harness parse of the same capture gave another number
+// each time.
+func TestNativeDurationOfZeroKept(t *testing.T) {
+	t.Parallel()
+	for _, native := range []bool{true, false} {
+		s, c := newStream(t, false)
+		require.NoError(t, s.Line(StreamStdout, []byte(`{"type":"init"}`), false, []Body{&SessionStart{SessionID: "s1"}}))
+		require.NoError(t, s.Line(StreamStdout, []byte(`{"type":"tool"}`), false, []Body{&ToolStart{CallID: "c1", Name: "bash"}}))
+		require.NoError(t, s.Line(StreamStdout, []byte(`{"type":"tool"}`), false, []Body{&ToolEnd{CallID: "c1", DurationNative: native}}))
+		require.NoError(t, s.Line(StreamStdout, []byte(`{"type":"result"}`), false,
+			[]Body{&Result{Status: ResultSuccess, DurationNative: native}}))
+		r := s.Finish(Outcome{NoProcess: true})
+		end := c.evs[len(c.evs)-2].Body.(*ToolEnd)
+		if native {
+			require.Zero(t, end.DurationMS)
+			require.Zero(t, r.DurationMS)
+		} else { // no native clock: the stream's
+			require.Positive(t, end.DurationMS)
+			require.Positive(t, r.DurationMS)
+		}
+	}
+}
+
 func TestUnparsedLinesWarnRateLimited(t *testing.T) {
 	t.Parallel()
 	s, c := newStream(t, false)

@@ -600,12 +600,10 @@ func (s *Stream) toolEnd(v *ToolEnd) {
 	if v.Status == "" {
 		v.Status = StatusOK
 	}
-	if v.DurationMS <= 0 {
+	if v.DurationMS <= 0 && !v.DurationNative {
 		v.DurationMS = s.clock().Sub(c.at).Milliseconds()
-		if v.DurationMS < 0 {
-			v.DurationMS = 0
-		}
 	}
+	v.DurationMS = max(v.DurationMS, 0)
 	if len(v.Output) > MaxOutputBytes {
 		v.Output = capUTF8(v.Output, MaxOutputBytes)
 		v.OutputTruncated = true
@@ -820,8 +818,8 @@ func (s *Stream) buildResult(status string, o Outcome) *Result {
 			r.Usage.CostUSD = *a.CostUSD
 			r.Usage.CostEstimated = false
 		}
-		if o.NoProcess && a.DurationMS > 0 {
-			r.DurationMS = a.DurationMS
+		if o.NoProcess && (a.DurationMS > 0 || a.DurationNative) {
+			r.DurationMS = max(a.DurationMS, 0)
 		}
 	}
 	if r.CostUSD == nil && s.sessionCost != nil && r.Usage.CostUSD == *s.sessionCost {

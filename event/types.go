@@ -207,6 +207,10 @@ type ToolEnd struct {
 	// against the file on disk and makes the diff from it only when the
 	// patch, reversed, applies exactly to the file as the call left it.
 	AgentPatch string `json:"-"`
+	// DurationNative says DurationMS is the agent's own (its timestamps'
+	// difference), kept even when 0: a call whose start and end carry the
+	// same millisecond took no time the agent can tell, not the parser's.
+	DurationNative bool `json:"-"`
 }
 
 // Why a file tool's diff was left out (ToolEnd.DiffSkipped).
@@ -408,6 +412,9 @@ type Result struct {
 	Stats             Stats    `json:"stats"`
 	TextTruncated     bool     `json:"text_truncated,omitempty"`
 	LingeredAfterDone bool     `json:"lingered,omitempty"`
+	// DurationNative says DurationMS is the agent's own (reported, or the
+	// span of its timestamps), kept by harness parse even when 0.
+	DurationNative bool `json:"-"`
 }
 
 // Stats counts what a run read and wrote.

@@ -166,6 +166,7 @@ type top struct {
 	result, cost, usage, errs, den string // raw JSON
 	begun                          string // begun_message_ids, raw JSON
 	numTurns, durationMS           int64
+	hasDuration                    bool     // the result says duration_ms, perhaps 0
 	ev                             streamEv // the event of a stream_event, read with the line
 	msg                            msgFields
 }
@@ -368,7 +369,7 @@ func (p *parser) read(t *top, line []byte) {
 		case "begun_message_ids":
 			t.begun = v
 		case "duration_ms":
-			t.durationMS = jsonscan.Int(v)
+			t.durationMS, t.hasDuration = jsonscan.Int(v), jsonscan.IsNumber(v)
 		case "total_cost_usd", "cost_usd":
 			if gjsonNumber(v) { // the last number wins
 				t.cost = v
@@ -929,8 +930,8 @@ func (p *parser) toolResult(dst []event.Body, t *top, id, output string, isError
 	if c != nil {
 		c.input, c.path = "", ""
 		if !p.wallClock && !c.startedAt.IsZero() {
-			if end := parseTime(t.timestamp); end.After(c.startedAt) {
-				te.DurationMS = end.Sub(c.startedAt).Milliseconds()
+			if end := parseTime(t.timestamp); !end.IsZero() && !end.Before(c.startedAt) {
+				te.DurationMS, te.DurationNative = end.Sub(c.startedAt).Milliseconds(), true
 			}
 		}
 	}
@@ -1026,7 +1027,7 @@ func (p *parser) result(dst []event.Body, t *top) []event.Body {
 	dst = p.usageRest(dst, total)
 	isErr = isErr || strings.HasPrefix(subtype, "error")
 	r := &event.Result{Status: event.ResultSuccess, Text: strings.Clone(text), SessionID: strings.Clone(session),
-		NumTurns: int(turns), DurationMS: durMS, CostUSD: cost, Usage: total}
+		NumTurns: int(turns), DurationMS: durMS, DurationNative: t.hasDuration, CostUSD: cost, Usage: total}
 	if !isErr {
 		dst = p.releaseErr(dst)
 		return append(dst, r)

@@ -230,7 +230,7 @@ func TestResult(t *testing.T) {
 		t.Parallel()
 		bodies, _ := adaptertest.ParseLines(newParser(), `{"type":"result","subtype":"success","duration_ms":12,"is_error":false,"result":"done","session_id":"s","usage":{"inputTokens":10,"outputTokens":2,"cacheReadTokens":5}}`)
 		u := event.Usage{InputTokens: 10, OutputTokens: 2, CacheReadTokens: 5}
-		require.Equal(t, []event.Body{&u, &event.Result{Status: event.ResultSuccess, Text: "done", SessionID: "s", DurationMS: 12, Usage: u}}, bodies)
+		require.Equal(t, []event.Body{&u, &event.Result{Status: event.ResultSuccess, Text: "done", SessionID: "s", DurationMS: 12, DurationNative: true, Usage: u}}, bodies)
 	})
 	t.Run("is-error", func(t *testing.T) {
 		t.Parallel()

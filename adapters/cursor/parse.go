@@ -110,6 +110,7 @@ type fields struct {
 	hasTimestamp, hasModelCall    bool
 	isError                       bool
 	durationMS                    int64
+	hasDuration                   bool   // the line says duration_ms, perhaps 0
 	toolCall, usage, err          string // raw JSON
 	msgText                       string // the text of message.content, read with message
 	call                          call   // tool_call, read with the line when it is an object
@@ -181,6 +182,7 @@ func (f *fields) read(s string) (whole bool) {
 			f.isError, n = jsonscan.Bool(v), len(v)
 		case "duration_ms":
 			f.durationMS, n = jsonscan.IntValue(rest)
+			f.hasDuration = jsonscan.IsNumber(rest)
 		case "usage":
 			f.usage = jsonscan.Value(rest)
 			n = len(f.usage)
@@ -458,7 +460,7 @@ func (p *parser) toolCall(dst []event.Body, f *fields) ([]event.Body, bool) {
 	end := call.end(id)
 	p.fileDiff(call, end)
 	if !p.wallClock {
-		end.DurationMS = nativeDuration(call, startTS, ts)
+		end.DurationMS, end.DurationNative = nativeDuration(call, startTS, ts)
 	}
 	return append(dst, end), true
 }
@@ -469,23 +471,23 @@ func (p *parser) toolCall(dst []event.Body, f *fields) ([]event.Body, bool) {
 // key would keep whole), and a lookup hashes eight bytes, not the id.
 func (p *parser) callKey(id string) uint64 { return maphash.String(p.seed, id) }
 
-// nativeDuration is a call's duration by Cursor's own clock, or 0 when
-// the lines do not tell: the tool call's startedAtMs/completedAtMs, else
+// nativeDuration is a call's duration by Cursor's own clock, ok false
+// when the lines do not tell: the tool call's startedAtMs/completedAtMs, else
 // the timestamp_ms of its started and completed lines, else a shell's
 // executionTime.
-func nativeDuration(c *call, startTS, endTS int64) int64 {
+func nativeDuration(c *call, startTS, endTS int64) (ms int64, ok bool) {
 	if c.startedAt > 0 && c.completedAt >= c.startedAt {
-		return c.completedAt - c.startedAt
+		return c.completedAt - c.startedAt, true
 	}
 	if startTS > 0 && endTS >= startTS {
-		return endTS - startTS
+		return endTS - startTS, true
 	}
 	if c.kind == event.KindShell {
 		if t := c.env.raw(c.env.executionTime); jsonscan.IsNumber(t) {
-			return max(jsonscan.Int(t), 0)
+			return max(jsonscan.Int(t), 0), true
 		}
 	}
-	return 0
+	return 0, false
 }
 
 func (p *parser) result(dst []event.Body, f *fields) []event.Body {
@@ -496,7 +498,7 @@ func (p *parser) result(dst []event.Body, f *fields) []event.Body {
 	}
 	dst = p.endSegment(dst)
 	text := f.result
-	r := &event.Result{Status: event.ResultSuccess, SessionID: f.sessionID, DurationMS: f.durationMS}
+	r := &event.Result{Status: event.ResultSuccess, SessionID: f.sessionID, DurationMS: f.durationMS, DurationNative: f.hasDuration}
 	if u := f.usage; jsonscan.IsObject(u) {
 		var in, out, cacheRead, cacheWrite string
 		jsonscan.Pick(u, []string{"inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens"}, &in, &out, &cacheRead, &cacheWrite)

@@ -148,7 +148,7 @@ func TestParseResult(t *testing.T) {
 	// spec's output includes.
 	u := event.Usage{InputTokens: 15, CacheReadTokens: 5, OutputTokens: 14, ReasoningTokens: 4}
 	require.Equal(t, &u, bodies[4])
-	require.Equal(t, &event.Result{Status: event.ResultError, Text: "hi", SessionID: "s1", DurationMS: 7, Usage: u}, bodies[5])
+	require.Equal(t, &event.Result{Status: event.ResultError, Text: "hi", SessionID: "s1", DurationMS: 7, DurationNative: true, Usage: u}, bodies[5])
 }
 
 func TestParseErrorClasses(t *testing.T) {

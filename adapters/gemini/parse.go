@@ -391,7 +391,7 @@ func (p *parser) toolResult(l *line) *event.ToolEnd {
 	if ok {
 		te.Name, te.Kind, te.Paths = c.name, c.kind, c.paths
 		if end := millis(l.timestamp); !p.wall && c.startMS > 0 && end >= c.startMS {
-			te.DurationMS = end - c.startMS
+			te.DurationMS, te.DurationNative = end-c.startMS, true
 		}
 	} else {
 		te.Name = nameFromID(id)
@@ -527,9 +527,9 @@ func (p *parser) result(dst []event.Body, l *line) []event.Body {
 		&total, &cached, &input, &inputTokens, &outputTokens, &duration)
 	r := &event.Result{Status: status, Text: p.lastText, TextTruncated: p.lastCut, SessionID: p.session}
 	if !p.wall {
-		r.DurationMS = jsonscan.Int(duration)
+		r.DurationMS, r.DurationNative = jsonscan.Int(duration), jsonscan.IsNumber(duration)
 		if end := millis(l.timestamp); r.DurationMS <= 0 && p.initMS > 0 && end >= p.initMS {
-			r.DurationMS = end - p.initMS
+			r.DurationMS, r.DurationNative = end-p.initMS, true
 		}
 	}
 	if jsonscan.IsObject(l.stats) {

@@ -388,7 +388,7 @@ func (p *parser) result(status, text string, endMS int64) *event.Result {
 		r.TextTruncated = p.textCut
 	}
 	if !p.wall && p.firstMS > 0 && endMS >= p.firstMS {
-		r.DurationMS = endMS - p.firstMS
+		r.DurationMS, r.DurationNative = endMS-p.firstMS, true
 	}
 	return r
 }

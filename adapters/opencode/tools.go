@@ -185,7 +185,7 @@ func toolUse(dst []event.Body, part *part, wall bool, files *known.Files) []even
 	}
 	end := &event.ToolEnd{CallID: id, Name: name, Kind: kind, Status: event.StatusOK}
 	if t0, t1 := state.start.N, state.end.N; !wall && t0 > 0 && t1 >= t0 {
-		end.DurationMS = t1 - t0
+		end.DurationMS, end.DurationNative = t1-t0, true
 	}
 	if status == "error" {
 		end.Status = event.StatusError
