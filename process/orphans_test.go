@@ -208,3 +208,26 @@ func reapIfOurs(pid int) {
 		_, _ = unix.Wait4(pid, &ws, unix.WNOHANG, nil)
 	}
 }
+
+// TestReaperOutlivesSignals: a run's reaper is ended by its harness only
+// (its control pipe, or Pdeathsig). A SIGTERM, SIGINT, SIGHUP or SIGQUIT
+// sent to it (pkill -f of the agent's command line matches it: it runs
+// with the agent's argv) killed it, and the agent with it (Pdeathsig),
+// and the daemon the agent had started with an emptied environment in a
+// session of its own, which nothing else ties to the run, lived on.
+func TestReaperOutlivesSignals(t *testing.T) {
+	t.Parallel()
+	r := startFake(t, t.Context(), "env-i-setsid-daemon", []string{"hang"},
+		Options{Idle: time.Minute, KillGrace: 100 * time.Millisecond, noCgroup: true}, nil, `"result"`)
+	require.NotNil(t, r.p.rp)
+	require.Eventually(t, func() bool { r.mu.Lock(); defer r.mu.Unlock(); return len(r.pids) == 1 },
+		runBound, time.Millisecond, "the daemon was never announced")
+	reaper := r.p.cmd.Process.Pid
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT} {
+		require.NoError(t, syscall.Kill(reaper, sig))
+	}
+	r.p.Interrupt()
+	o := r.wait(t, runBound) // requireNoneAlive: the daemon too
+	require.ErrorIs(t, o.Reason, ErrInterrupted, "the agent died with its reaper")
+	require.False(t, Alive(r.pids[0]), "the run's daemon outlived it")
+}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"runtime"
 	"strconv"
 	"strings"
@@ -72,6 +73,12 @@ func runReaper(spec string) int {
 	// Pdeathsig of the agent is tied to the thread that forks it: that
 	// thread must live as long as we do.
 	runtime.LockOSThread()
+	// Only our harness ends us (the control pipe, or Pdeathsig when it
+	// dies): a signal meant for the agent (pkill -f of its command line,
+	// which is ours too) would take the agent with us, and let what it
+	// started without the run's marker live on. Caught, not ignored: the
+	// agent, forked and exec'd, gets the default actions back.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT)
 	status := os.NewFile(reaperStatusFD, "reaper-status")
 	control := os.NewFile(reaperControlFD, "reaper-control")
 	if status == nil || control == nil {
