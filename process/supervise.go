@@ -485,6 +485,17 @@ func (p *Proc) watchIdle(s *supervisor, w *wake) {
 	if p.o.Idle <= 0 || unlimited || p.awaiting {
 		return // awaiting: a live session between turns is not stuck
 	}
+	// Output waiting unread in a pipe is no silence: the reader is behind,
+	// not the agent (a harness stopped with Ctrl-Z and resumed ran its
+	// watchdog before its reader as often as not, and a working agent got
+	// an idle timeout). Asked only when a warning or the timeout is due.
+	quiet := budget
+	if warn := p.o.IdleWarning; warn > 0 && warn < budget {
+		quiet = budget - warn
+	}
+	if !now.Before(ref.Add(quiet)) && pendingBytes(p.stdoutR)+pendingBytes(p.stderrR) > 0 {
+		ref = now
+	}
 	due = ref.Add(budget)
 	fire := !now.Before(due)
 	if !fire {
