@@ -38,6 +38,15 @@ func ContainPanic() {
 	if v == nil {
 		return
 	}
+	EndAll()
+	panic(v)
+}
+
+// EndAll kills every process of every run of this program, at once, and
+// returns when they are killed: for a program about to die another way
+// than by its runs' ends (a panic: ContainPanic; SIGQUIT, whose default
+// action exits without them). The runs' own ends then find nothing left.
+func EndAll() {
 	live.Lock()
 	procs := make([]*Proc, 0, len(live.procs))
 	for p := range live.procs {
@@ -46,8 +55,7 @@ func ContainPanic() {
 	live.Unlock()
 	var wg sync.WaitGroup
 	for _, p := range procs {
-		wg.Go(p.killForPanic)
+		wg.Go(p.killAtOnce)
 	}
 	wg.Wait()
-	panic(v)
 }

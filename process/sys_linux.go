@@ -294,11 +294,11 @@ func (p *Proc) attribute(procs map[int]procStat) map[int]procStat {
 	return set
 }
 
-// killForPanic kills every process of the run at once, for ContainPanic:
+// killAtOnce kills every process of the run at once, for EndAll:
 // the program is about to die, and init reaps what it leaves. The run's
 // cgroup is removed once empty. The run's reaper is waited for: it kills
 // its tree only if it does not die of our exit first (its Pdeathsig).
-func (p *Proc) killForPanic() {
+func (p *Proc) killAtOnce() {
 	p.killRun(false)
 	switch {
 	case p.cg != nil:

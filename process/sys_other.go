@@ -47,4 +47,4 @@ func (p *Proc) killRun(bool) { p.signalGroup(syscall.SIGKILL) }
 // pendingBytes is 0 outside Linux: drain keeps its plain bound there.
 func pendingBytes(*os.File) int { return 0 }
 
-func (p *Proc) killForPanic() { p.killRun(false) }
+func (p *Proc) killAtOnce() { p.killRun(false) }
