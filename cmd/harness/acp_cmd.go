@@ -5,6 +5,7 @@ import (
 	"context"
 	"log/slog"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/agentharness/harness"
@@ -28,6 +29,16 @@ type acpCmd struct {
 }
 
 func (c *acpCmd) Run(e *env) error {
+	if len(c.Command) > 0 && !harness.TakesCommand(c.Protocol) {
+		// Else the agent would run by its adapter, the command unused.
+		var takes []string
+		for _, p := range harness.Protocols() {
+			if harness.TakesCommand(p.Name) {
+				takes = append(takes, "--protocol "+p.Name)
+			}
+		}
+		return usageErrorf("acp: --command is only for %s (an agent harness has no adapter for)", strings.Join(takes, " or "))
+	}
 	s, err := loadSettings(e, "")
 	if err != nil {
 		return err

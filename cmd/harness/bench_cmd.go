@@ -184,6 +184,26 @@ func (c *benchCmd) Run(e *env, ctx *kong.Context) error {
 	return benchStatus(rep)
 }
 
+// refuseRunFlags refuses the flags of bench, given on the command line,
+// that its sub-command sub does not read (all but keep): they shape a
+// bench's runs, and sub runs none, so they would do nothing.
+func refuseRunFlags(ctx *kong.Context, sub string, keep ...string) error {
+	parent := ctx.Selected().Parent
+	var set []string
+	for _, p := range ctx.Path {
+		if p.Flag == nil || !slices.Contains(parent.Flags, p.Flag) || slices.Contains(keep, p.Flag.Name) {
+			continue
+		}
+		if name := "--" + p.Flag.Name; !slices.Contains(set, name) {
+			set = append(set, name)
+		}
+	}
+	if len(set) > 0 {
+		return usageErrorf("bench: %s: %s: flags of a bench run; %s runs nothing", sub, strings.Join(set, ", "), sub)
+	}
+	return nil
+}
+
 // writeReport writes the report; the table and markdown, read on a
 // terminal, quote what agents said (errors, model names), so they go
 // through termSafe. json and csv are data and stay as they are.
@@ -199,7 +219,8 @@ func writeReport(w io.Writer, rep *bench.Report, format string) error {
 	return err
 }
 
-// plan builds the bench plan from the flags.
+// plan builds the bench plan from the flags, refusing one too large to
+// run (bench.Plan.CheckSize).
 func (c *benchCmd) plan(e *env) (bench.Plan, error) {
 	var agents []string
 	for _, a := range c.Agents {
@@ -261,6 +282,11 @@ func (c *benchCmd) plan(e *env) (bench.Plan, error) {
 			return p, err
 		}
 		p.Tasks = []bench.Task{{Prompt: prompt, Tree: workdir}}
+	}
+	// Before anything expands the plan (its specs, a trace's run count):
+	// --repeat 100000000 would take gigabytes first.
+	if err := p.CheckSize(); err != nil {
+		return p, withStatus(exitUsage, err)
 	}
 	return p, nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -267,4 +268,20 @@ func TestBenchModelGivenTwice(t *testing.T) {
 	require.Equal(t, "harness: bench: model m1 given twice\n", r.stderr)
 	_, err := bench.Run(t.Context(), bench.Plan{Tasks: []bench.Task{{Name: "t", Prompt: "x"}}, Agents: []string{"claude"}, Models: []string{"m", "m"}}, bench.Options{})
 	require.EqualError(t, err, `bench: model "m" given twice`)
+}
+
+// A plan over bench.Plan.CheckSize's bounds is refused before anything
+// expands it: --repeat 100000000 took 5.7 GB before the refusal. The
+// plan here is twice the bound, enough to show (some 140 MB expanded)
+// and still safe to expand when the refusal comes too late.
+func TestBenchRefusesHugePlanBeforeExpanding(t *testing.T) {
+	isolate(t)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	r := invoke(t, "", "bench", "--agents", "nop", "-p", "hi", "--no-store", "--repeat", "200000")
+	runtime.ReadMemStats(&after)
+	require.Equal(t, exitUsage, r.code, r.stderr)
+	require.Empty(t, r.stdout)
+	require.Equal(t, "harness: bench: 1 tasks × 1 models × 200000 repeats × 1 agents: more than 100000 runs\n", r.stderr)
+	require.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(32<<20), "allocated before refusing")
 }

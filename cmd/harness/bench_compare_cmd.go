@@ -6,12 +6,14 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/alecthomas/kong"
+
 	"github.com/agentharness/harness/bench"
 )
 
 // benchCompareCmd is the regression gate: NEW against BASE, per agent ×
 // model and per task, with intervals. It uses bench's --report (table,
-// markdown or json) and -o.
+// markdown or json), -o and --seed, and refuses bench's other flags.
 //
 // Exit status: 0 when NEW is not shown worse, 1 when it is (pass or
 // success rate lower with the interval below zero, or median cost or
@@ -24,7 +26,10 @@ type benchCompareCmd struct {
 	MaxTimeGrowth string `help:"Growth of the median wall time that fails the gate." default:"20%"`
 }
 
-func (c *benchCompareCmd) Run(e *env, parent *benchCmd) error {
+func (c *benchCompareCmd) Run(e *env, parent *benchCmd, ctx *kong.Context) error {
+	if err := refuseRunFlags(ctx, "compare", "report", "output", "seed"); err != nil {
+		return err
+	}
 	cost, err := growthFlag("--max-cost-growth", c.MaxCostGrowth)
 	if err != nil {
 		return err

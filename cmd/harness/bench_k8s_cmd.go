@@ -42,9 +42,6 @@ func (k *benchK8sJobCmd) Run(e *env, parent *benchCmd) error {
 	if err != nil {
 		return err
 	}
-	if err := plan.CheckSize(); err != nil {
-		return withStatus(exitUsage, err)
-	}
 	if k.Shards < 1 {
 		return usageErrorf("bench: k8s-job: --shards %d: want 1 or more", k.Shards)
 	}

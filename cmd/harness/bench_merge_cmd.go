@@ -3,11 +3,14 @@ package main
 import (
 	"fmt"
 
+	"github.com/alecthomas/kong"
+
 	"github.com/agentharness/harness/bench"
 )
 
 // benchMergeCmd combines the shards of one plan into one report, in
-// every format, with bench's --report, -o, --no-store and --seed.
+// every format, with bench's --report, -o, --no-store, --seed and
+// --exit-zero; bench's other flags are refused.
 //
 // Exit status: 0 when the plan is complete and every run succeeded and
 // passed, 1 when runs are missing or failed, 2 for bad input (no input,
@@ -16,7 +19,10 @@ type benchMergeCmd struct {
 	Inputs []string `arg:"" help:"Results directories (--results) or JSON reports of the shards." type:"path"`
 }
 
-func (m *benchMergeCmd) Run(e *env, parent *benchCmd) error {
+func (m *benchMergeCmd) Run(e *env, parent *benchCmd, ctx *kong.Context) error {
+	if err := refuseRunFlags(ctx, "merge", "report", "output", "no-store", "seed", "exit-zero"); err != nil {
+		return err
+	}
 	rep, err := bench.MergeSeed(m.Inputs, parent.Seed)
 	if err != nil {
 		return withStatus(exitUsage, err)

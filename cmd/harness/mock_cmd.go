@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/agentharness/harness"
@@ -21,10 +22,8 @@ type mockCmd struct {
 
 func (c *mockCmd) Run(e *env) error {
 	if c.List {
-		for _, n := range mockmodel.BuiltinNames() {
-			fmt.Fprintln(e.Stdout, n)
-		}
-		return nil
+		_, err := fmt.Fprintln(e.Stdout, strings.Join(mockmodel.BuiltinNames(), "\n"))
+		return err
 	}
 	sc, err := mockmodel.FindScenario(c.Scenario)
 	if err != nil {
@@ -35,7 +34,10 @@ func (c *mockCmd) Run(e *env) error {
 		return withStatus(exitUsage, err)
 	}
 	defer srv.Close()
-	fmt.Fprintln(e.Stdout, srv.URL())
+	// Its URL is how it is found: not written, it serves nobody.
+	if _, err := fmt.Fprintln(e.Stdout, srv.URL()); err != nil {
+		return err
+	}
 	if f, ok := e.Stdout.(*os.File); ok {
 		f.Sync()
 	}

@@ -100,7 +100,7 @@ type sessionCmd struct {
 	Permissions *string `help:"full-access (default), read-only, or ask: each permission request is a permission_request event, answered by an answer command (denied after --ask-timeout)." enum:"full-access,read-only,ask," default:""`
 	budgetFlags `embed:""`
 	TurnTimeout *time.Duration `help:"Wall-clock limit of one turn: the agent is asked to end it, and the turn ends timeout (0 = off, the default)."`
-	AskTimeout  time.Duration  `help:"How long a permission request waits for its answer before it is denied." default:"5m"`
+	AskTimeout  time.Duration  `help:"How long a permission request waits for its answer before it is denied (0 = the default, 5m)." default:"5m"`
 	Protocol    string         `help:"The agent's two-way protocol: acp (the Agent Client Protocol: ${acpcommands}), stream-json (Claude Code's own) or app-server (Codex's own). Default: the agent's own where harness speaks it, else acp." enum:"${liveprotocols}," default:""`
 	Raw         bool           `help:"Also emit the agent's native lines as native events."`
 	NoLog       bool           `help:"Do not write a session log."`
@@ -115,8 +115,12 @@ func (c *sessionCmd) Validate() error {
 	if err := c.budgetFlags.Validate(); err != nil {
 		return err
 	}
-	if (c.TurnTimeout != nil && *c.TurnTimeout < 0) || c.AskTimeout < 0 {
-		return fmt.Errorf("a budget cannot be negative (0 turns it off)")
+	if c.TurnTimeout != nil && *c.TurnTimeout < 0 {
+		return fmt.Errorf("--turn-timeout %s: a budget cannot be negative (0 turns it off)", *c.TurnTimeout)
+	}
+	if c.AskTimeout < 0 {
+		// 0 is not off: a request then waits harness.DefaultAskDeadline.
+		return fmt.Errorf("--ask-timeout %s: a deadline cannot be negative (0 = the default, %s)", c.AskTimeout, formatDuration(harness.DefaultAskDeadline))
 	}
 	return nil
 }

@@ -5,9 +5,11 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -102,7 +104,11 @@ func (c *sessionsReplayCmd) Run(e *env, parent *sessionsCmd) error {
 	if err != nil {
 		return err
 	}
-	if err := logger.Replay(dir, c.ID, e.Stdout, c.Speed, time.Sleep); err != nil {
+	out := &stickyWriter{w: e.Stdout}
+	if err := logger.Replay(dir, c.ID, out, c.Speed, time.Sleep); err != nil {
+		if out.err != nil { // the output, not the run asked for
+			return withStatus(exitAgentFailed, err)
+		}
 		return withStatus(exitUsage, err)
 	}
 	return nil
@@ -132,10 +138,20 @@ func (c *sessionsReparseCmd) Run(e *env, parent *sessionsCmd) error {
 			return withStatus(exitUsage, err)
 		}
 	}
-	enc := event.NewEncoder(e.Stdout)
+	out := &stickyWriter{w: e.Stdout}
+	enc := event.NewEncoder(out)
 	protocol := harness.LoggedProtocol(m.Protocol, native)
-	_, err = harness.Parse(context.Background(), bytes.NewReader(native), m.Agent, func(ev event.Event) { enc.Encode(ev) },
-		harness.ParseOptions{Raw: c.Raw, Protocol: protocol, Session: rec})
+	// A failed write ends the parse: nobody would see the rest.
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	_, err = harness.Parse(ctx, bytes.NewReader(native), m.Agent, func(ev event.Event) {
+		if out.err == nil && enc.Encode(ev) != nil {
+			stop()
+		}
+	}, harness.ParseOptions{Raw: c.Raw, Protocol: protocol, Session: rec})
+	if out.err != nil {
+		return withStatus(exitAgentFailed, fmt.Errorf("sessions reparse: writing: %w", out.err))
+	}
 	if err != nil {
 		return withStatus(exitAgentFailed, err)
 	}
@@ -188,6 +204,9 @@ func (c *sessionsExportCmd) Run(e *env, parent *sessionsCmd) error {
 	if export == nil {
 		return usageErrorf("sessions export: unknown --format %q (want %s)", c.Format, strings.Join(formats, ", "))
 	}
+	if c.OTLPContent && c.Format != "otlp-json" {
+		return usageErrorf("sessions export: --otlp-content is for --format otlp-json, not %s", c.Format)
+	}
 	dir, err := parent.dir(e)
 	if err != nil {
 		return err
@@ -196,34 +215,99 @@ func (c *sessionsExportCmd) Run(e *env, parent *sessionsCmd) error {
 	if err != nil {
 		return withStatus(exitUsage, err)
 	}
-	if c.Output != "" {
-		// Creating -o empties it: it must not be a file the export reads.
-		if out, err := os.Stat(c.Output); err == nil {
-			for _, ext := range []string{logger.ExtEvents, logger.ExtNative, logger.ExtStderr, logger.ExtMeta, logger.ExtTrajectory} {
-				if in, err := os.Stat(logger.Path(dir, id, ext)); err == nil && os.SameFile(in, out) {
-					return usageErrorf("sessions export: -o %s is a file of run %s: writing it would erase it before it is read", c.Output, id)
-				}
+	if c.Output == "" {
+		if err := export(c, e, dir, id, e.Stdout); err != nil {
+			// The run exists: its log could not be read (or the output written).
+			return withStatus(exitAgentFailed, err)
+		}
+		return nil
+	}
+	// The export replaces -o: it must not be a file the export reads.
+	if out, err := os.Stat(c.Output); err == nil {
+		for _, ext := range []string{logger.ExtEvents, logger.ExtNative, logger.ExtStderr, logger.ExtMeta, logger.ExtTrajectory} {
+			if in, err := os.Stat(logger.Path(dir, id, ext)); err == nil && os.SameFile(in, out) {
+				return usageErrorf("sessions export: -o %s is a file of run %s: the export would replace it", c.Output, id)
 			}
 		}
 	}
-	w, closeOut, err := outputTo(e, c.Output)
-	if err != nil {
-		return withStatus(exitUsage, err)
-	}
-	err = export(c, e, dir, id, w)
-	closeOut()
-	if err != nil {
-		if c.Output != "" {
-			os.Remove(c.Output) // no half an export
+	return writeFileWith(c.Output, func(w io.Writer) error { return export(c, e, dir, id, w) })
+}
+
+// writeFileWith writes path with write, never half: a regular file (or
+// none yet) gets a temporary file beside it, with the file's mode (0600
+// for a new one), renamed over it once write succeeded, so a failed write
+// leaves it as it was. Anything else
+// (a device, a FIFO) is written in place and never removed: harness did
+// not make it. A path that cannot be opened is a usage error; a failed
+// write, exit 1.
+func writeFileWith(path string, write func(io.Writer) error) error {
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return withStatus(exitUsage, err)
 		}
-		// The run exists: its log could not be read (or the output written).
-		return withStatus(exitAgentFailed, err)
+		err = write(f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return withStatus(exitAgentFailed, err)
+		}
+		return nil
+	}
+	target, mode := path, os.FileMode(0o600) // it holds the run's logs
+	if t, err := filepath.EvalSymlinks(path); err == nil {
+		target = t // a link stays a link: the export goes where it points
+	}
+	if st, err := os.Stat(target); err == nil {
+		mode = st.Mode().Perm() // replaced, it keeps its mode
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(target), "."+filepath.Base(target)+".*.tmp")
+	if err != nil {
+		return withStatus(exitUsage, outputErr(err, "", path))
+	}
+	err = tmp.Chmod(mode)
+	if err == nil {
+		err = write(tmp)
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), target)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return withStatus(exitAgentFailed, outputErr(err, tmp.Name(), path))
 	}
 	return nil
 }
 
+// outputErr makes err, when it is about file tmp (any file when tmp is
+// ""), name path instead: the user gave path, the temporary file is gone.
+func outputErr(err error, tmp, path string) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) && (tmp == "" || pe.Path == tmp) {
+		pe.Path = path
+	}
+	var le *os.LinkError // a failed rename
+	if errors.As(err, &le) && le.Old == tmp {
+		return fmt.Errorf("%s: %w", path, le.Err)
+	}
+	return err
+}
+
 type sessionsPruneCmd struct {
 	OlderThan time.Duration `required:"" help:"Remove runs that ended longer ago than this (e.g. 720h)."`
+}
+
+// Validate refuses a negative --older-than as a usage error, before any
+// run is read.
+func (c *sessionsPruneCmd) Validate() error {
+	if c.OlderThan < 0 {
+		return fmt.Errorf("--older-than %s: an age cannot be negative", c.OlderThan)
+	}
+	return nil
 }
 
 func (c *sessionsPruneCmd) Run(e *env, parent *sessionsCmd) error {

@@ -57,8 +57,7 @@ func TestSessionsExportCutLog(t *testing.T) {
 }
 
 // An -o that is one of the run's own files (here its event log, by a
-// link) is refused before it is created: creating it emptied the log
-// the export then read.
+// link) is refused: the export would replace the log it reads.
 func TestSessionsExportOutputIsTheRunsFile(t *testing.T) {
 	home, run, path := loggedRun(t)
 	before, err := os.ReadFile(path)
@@ -68,9 +67,48 @@ func TestSessionsExportOutputIsTheRunsFile(t *testing.T) {
 	for _, format := range []string{"tar.gz", "atif", "otlp-json"} {
 		r := invoke(t, "", "sessions", "export", "--format", format, "-o", link, run)
 		require.Equal(t, exitUsage, r.code, r.stderr)
-		require.Equal(t, "harness: sessions export: -o "+link+" is a file of run "+run+": writing it would erase it before it is read\n", r.stderr)
+		require.Equal(t, "harness: sessions export: -o "+link+" is a file of run "+run+": the export would replace it\n", r.stderr)
 	}
 	after, err := os.ReadFile(path)
 	require.NoError(t, err)
 	require.Equal(t, string(before), string(after))
+}
+
+// A failed export leaves -o as it was: a file that was there keeps its
+// content, and what harness did not create (here /dev/full, by a link)
+// is never removed.
+func TestSessionsExportFailureKeepsOutput(t *testing.T) {
+	home, run, path := loggedRun(t)
+	t.Run("device", func(t *testing.T) {
+		if _, err := os.Stat("/dev/full"); err != nil {
+			t.Skip("no /dev/full")
+		}
+		link := filepath.Join(home, "full")
+		require.NoError(t, os.Symlink("/dev/full", link))
+		r := invoke(t, "", "sessions", "export", "-o", link, run)
+		require.Equal(t, exitAgentFailed, r.code, r.stderr)
+		require.Contains(t, r.stderr, "no space left on device")
+		require.Equal(t, 1, strings.Count(r.stderr, "\n"), r.stderr)
+		st, err := os.Lstat(link)
+		require.NoError(t, err)
+		require.Equal(t, os.ModeSymlink, st.Mode().Type())
+		st, err = os.Stat("/dev/full")
+		require.NoError(t, err)
+		require.Equal(t, os.ModeDevice|os.ModeCharDevice, st.Mode().Type())
+	})
+	t.Run("old-file", func(t *testing.T) {
+		out := filepath.Join(home, "traj.json")
+		require.NoError(t, os.WriteFile(out, []byte("old"), 0o600))
+		data, err := os.ReadFile(path)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(path, append([]byte("{\n"), data...), 0o600)) // the export fails
+		r := invoke(t, "", "sessions", "export", "--format", "atif", "-o", out, run)
+		require.Equal(t, exitAgentFailed, r.code, r.stderr)
+		got, err := os.ReadFile(out)
+		require.NoError(t, err)
+		require.Equal(t, "old", string(got))
+		left, err := filepath.Glob(filepath.Join(home, ".traj.json.*"))
+		require.NoError(t, err)
+		require.Empty(t, left, "temporary file left behind")
+	})
 }
