@@ -63,14 +63,21 @@ var scriptCommands = map[string]func(){
 	"fakeagent": scriptFakeAgent,
 }
 
-// sigintAfter names the variable that makes harness interrupt itself.
-const sigintAfter = "SCRIPT_SIGINT_AFTER"
+// sigintAfter and sigquitAfter name the variables that make harness send
+// itself SIGINT or SIGQUIT once a line of its output holds their value.
+const (
+	sigintAfter  = "SCRIPT_SIGINT_AFTER"
+	sigquitAfter = "SCRIPT_SIGQUIT_AFTER"
+)
 
 func scriptHarness() {
+	endRunsOnQuit() // as main does
 	var stdout io.Writer = os.Stdout
-	if marker := os.Getenv(sigintAfter); marker != "" {
-		os.Unsetenv(sigintAfter)
-		stdout = &interruptOnLine{w: os.Stdout, marker: marker, fire: func() { syscall.Kill(os.Getpid(), syscall.SIGINT) }}
+	for name, sig := range map[string]syscall.Signal{sigintAfter: syscall.SIGINT, sigquitAfter: syscall.SIGQUIT} {
+		if marker := os.Getenv(name); marker != "" {
+			os.Unsetenv(name)
+			stdout = &interruptOnLine{w: stdout, marker: marker, fire: func() { syscall.Kill(os.Getpid(), sig) }}
+		}
 	}
 	os.Exit(run(os.Args[1:], os.Stdin, stdout, os.Stderr))
 }
