@@ -162,7 +162,15 @@ func (c *sessionCmd) Run(e *env) error {
 		}
 		defer stop()
 	}
-	out := &flushWriter{w: bufio.NewWriterSize(e.Stdout, 64<<10)}
+	// A reader of stdout that went away (| head) ends the session as an
+	// interrupt does, quietly: the agent and its tools are cleaned up.
+	// SIGPIPE is caught, so that the write fails (EPIPE) rather than the
+	// signal killing harness with the run's processes left behind.
+	outGone := make(chan struct{})
+	pipe := make(chan os.Signal, 1)
+	signal.Notify(pipe, syscall.SIGPIPE)
+	defer signal.Stop(pipe)
+	out := &flushWriter{w: bufio.NewWriterSize(e.Stdout, 64<<10), onErr: func(error) { close(outGone) }}
 	so := harness.SessionOptions{AskDeadline: c.AskTimeout, TurnTimeout: deref(c.TurnTimeout)}
 	so.OnLine = func(line []byte) { out.Write(line) }
 	so.Flush = out.Flush
@@ -217,6 +225,9 @@ loop:
 			break loop
 		case <-over:
 			break loop // the agent ended it (died, a budget)
+		case <-outGone:
+			sess.Stop()
+			break loop
 		case <-turnEnded:
 			if held == "" {
 				continue
@@ -245,7 +256,9 @@ loop:
 		}
 	})
 	out.Flush()
-	if err := out.Err(); err != nil {
+	if err := out.Err(); errors.Is(err, syscall.EPIPE) {
+		return withStatus(exitInterrupted, nil)
+	} else if err != nil {
 		return withStatus(exitAgentFailed, fmt.Errorf("session: writing the output: %w", err))
 	}
 	return exitFor(werr)

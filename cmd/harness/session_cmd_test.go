@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -118,4 +120,48 @@ func TestSessionCommandManyPrompts(t *testing.T) {
 		require.Equal(t, "p"+strconv.Itoa(i), b.(*event.TurnStart).Prompt)
 	}
 	require.Len(t, harnesstest.Bodies(evs, event.TypeTurnEnd), prompts)
+}
+
+// goneAfterFirst keeps the first write and fails every later one, as a
+// pipe whose reader has gone (| head -c 100).
+type goneAfterFirst struct {
+	first []byte
+	n     int
+}
+
+func (w *goneAfterFirst) Write(p []byte) (int, error) {
+	if w.n++; w.n > 1 {
+		return 0, syscall.EPIPE
+	}
+	w.first = append(w.first, p...)
+	return len(p), nil
+}
+
+// TestSessionCommandStopsWhenStdoutGoes: a reader of the session's output
+// that went away ends the session as an interrupt does, quietly (130),
+// the agent and its tools cleaned up, as for a run. It ran on; and with
+// a real pipe SIGPIPE killed harness and left the agent's tools alive.
+func TestSessionCommandStopsWhenStdoutGoes(t *testing.T) {
+	isolate(t)
+	argv, _ := fakeagent.Command(fakeagent.ClaudeStream)
+	var errb bytes.Buffer
+	stdout := &goneAfterFirst{}
+	stdin, prompts := io.Pipe() // open: only the reader's leaving can end the session
+	t.Cleanup(func() { prompts.Close() })
+	go func() {
+		for i := range 50 {
+			if _, err := fmt.Fprintf(prompts, `{"type":"prompt","text":"p%d"}`+"\n", i); err != nil {
+				return
+			}
+		}
+	}()
+	code := run([]string{"session", "--agent", "claude", "--binary", argv[0], "--cwd", t.TempDir(), "--no-log",
+		"--env", fakeagent.EnvVar + "=" + fakeagent.ClaudeStream, "--idle-timeout", "0", "--timeout", "20s", "--kill-grace", "1s"},
+		stdin, stdout, &errb)
+	require.Equal(t, exitInterrupted, code, errb.String())
+	require.Empty(t, errb.String())
+	evs, err := event.ReadAll(bytes.NewReader(stdout.first))
+	require.NoError(t, err)
+	pid := evs[0].Body.(*event.SessionStart).PID
+	require.False(t, process.Alive(pid), "the agent is still alive")
 }
