@@ -129,7 +129,7 @@ func Agents() []Agent {
 type UnknownAgentError struct{ Name string }
 
 func (e *UnknownAgentError) Error() string {
-	return fmt.Sprintf("unknown agent %q (known: %v)", e.Name, AgentNames())
+	return fmt.Sprintf("unknown agent %q (known: %s)", e.Name, strings.Join(AgentNames(), ", "))
 }
 
 // AgentNames returns the canonical ids of the supported agents, in display

@@ -319,7 +319,10 @@ func Prepare(t Task) (*Command, error) {
 	}
 	ac, err := a.Command(bin, at)
 	if err != nil {
-		return nil, &TaskError{fmt.Errorf("%s: %w", a.Name(), err)}
+		if !strings.HasPrefix(err.Error(), a.Name()+": ") { // most adapters name themselves
+			err = fmt.Errorf("%s: %w", a.Name(), err)
+		}
+		return nil, &TaskError{err}
 	}
 	// Some agents (OpenCode) take their project directory from $PWD rather
 	// than from the process's working directory.
