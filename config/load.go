@@ -206,6 +206,11 @@ func (c *Config) applyFile(path, name string) ([]Warning, error) {
 // applyTree applies a scalar setting or descends into a table of them.
 func (c *Config) applyTree(name, key string, v any) ([]Warning, error) {
 	if sub, ok := v.(map[string]any); ok {
+		if _, setting := Lookup(key); setting && !isTable(key) {
+			// A known setting, not a table: its value is wrong, as an
+			// array's would be (not "unknown table; did you mean" it).
+			return nil, &Error{Source: name, Key: key, Err: errors.New("is a table, not a single value")}
+		}
 		if !isTable(key) {
 			return []Warning{{Source: name, Key: key, Message: "unknown table (ignored)" + suggest(key)}}, nil
 		}
@@ -268,7 +273,10 @@ func scalarString(v any) (string, error) {
 	case float64:
 		return strconv.FormatFloat(x, 'g', -1, 64), nil
 	}
-	return "", fmt.Errorf("is a %T, not a single value", v)
+	if _, ok := v.([]any); ok {
+		return "", errors.New("is an array, not a single value")
+	}
+	return "", errors.New("is a date or time, not a single value") // the only other kind of TOML value
 }
 
 // commandProtocolsHint tells how an agent harness has no adapter for is

@@ -259,7 +259,12 @@ func LoadScenario(path string) (*Scenario, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mockmodel: load scenario: %w", err)
 	}
-	return ParseScenario(data)
+	sc, err := ParseScenario(data)
+	if err != nil {
+		// The file named: "parse scenario: toml: ..." said nothing of which.
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return sc, nil
 }
 
 // maxScenarioFile caps a scenario file (a scenario of many long turns is

@@ -582,6 +582,12 @@ func TestParseScenarioErrors(t *testing.T) {
 	}
 	_, err := LoadScenario(filepath.Join(t.TempDir(), "missing.toml"))
 	require.ErrorIs(t, err, os.ErrNotExist)
+	// A file's error names the file: "toml: array is incomplete" alone
+	// said nothing of which.
+	bad := filepath.Join(t.TempDir(), "bad.toml")
+	require.NoError(t, os.WriteFile(bad, []byte("[[turn]]\ntext = [\"a\""), 0o644))
+	_, err = LoadScenario(bad)
+	require.ErrorContains(t, err, bad+": mockmodel: parse scenario: ")
 }
 
 // TestMalformedRequests: a body that is not one JSON object (null, or
