@@ -103,6 +103,11 @@ func Start(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("mockmodel: address %q: %w", addr, err)
 	}
 	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		if strings.EqualFold(host, "localhost") {
+			// Agents resolve it to ::1 or 127.0.0.1 as they please, and
+			// reach the server only when they pick what it listens on.
+			return nil, fmt.Errorf("%w: %q: give 127.0.0.1 or [::1], which agents cannot resolve elsewhere", ErrNotLoopback, addr)
+		}
 		return nil, fmt.Errorf("%w: %q", ErrNotLoopback, addr)
 	}
 	sc := cfg.Scenario

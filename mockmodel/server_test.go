@@ -390,7 +390,9 @@ func TestLoopbackOnly(t *testing.T) {
 		_, err := Start(Config{Addr: addr})
 		require.ErrorIs(t, err, ErrNotLoopback, addr)
 	}
-	_, err := Start(Config{Addr: "127.0.0.1"})
+	_, err := Start(Config{Addr: "localhost:0"})
+	require.ErrorContains(t, err, "give 127.0.0.1 or [::1]", "why localhost is not taken")
+	_, err = Start(Config{Addr: "127.0.0.1"})
 	require.Error(t, err, "no port")
 	s, err := Start(Config{Addr: "127.0.0.2:0"})
 	require.NoError(t, err)

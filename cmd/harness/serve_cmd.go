@@ -106,6 +106,9 @@ func (c *serveCmd) token(stderr io.Writer) (string, error) {
 			_, err = f.WriteString(tok + "\n")
 			err = errors.Join(err, f.Close())
 		}
+		if st, lerr := os.Lstat(c.TokenFile); errors.Is(err, os.ErrExist) && lerr == nil && st.Mode()&os.ModeSymlink != 0 {
+			return "", usageErrorf("serve: --token-file %s: a link to no file (a token file is not made where a link points)", c.TokenFile)
+		}
 		if err != nil {
 			return "", usageErrorf("serve: --token-file: %v", err)
 		}

@@ -67,7 +67,7 @@ func TestTokenFileDanglingLinkNotFollowed(t *testing.T) {
 		t.Fatal("serve took the link and is serving")
 	}
 	require.Equal(t, exitUsage, r.code, r.stderr)
-	require.Contains(t, r.stderr, "file exists")
+	require.Contains(t, r.stderr, "--token-file "+link+": a link to no file")
 	require.Equal(t, 1, strings.Count(r.stderr, "\n"), r.stderr)
 	_, err := os.Lstat(target)
 	require.True(t, os.IsNotExist(err), "a token file was made where the link points")
