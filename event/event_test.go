@@ -672,6 +672,24 @@ func TestUsageNeverNegativeNorWrapped(t *testing.T) {
 	require.Equal(t, 2, warnings, "one for the usage event, one for the result's totals")
 }
 
+// TestGarbageWarnedOnceALine: one native line whose garbage count feeds
+// both a usage event and the terminal report (Codex's turn.completed)
+// makes one warning, not one for each.
+func TestGarbageWarnedOnceALine(t *testing.T) {
+	t.Parallel()
+	s, c := newStream(t, false)
+	require.NoError(t, s.Line(StreamStdout, []byte(`{"type":"turn.completed"}`), false,
+		[]Body{&Usage{OutputTokens: -50}, &Result{Status: ResultSuccess, Usage: Usage{OutputTokens: -50}}}))
+	s.Finish(Outcome{NoProcess: true})
+	warns := 0
+	for _, ev := range c.evs {
+		if _, ok := ev.Body.(*Warning); ok {
+			warns++
+		}
+	}
+	require.Equal(t, 1, warns)
+}
+
 // TestCostNeverGarbageNorInfinite: a cost an agent reports that is no
 // cost (negative, NaN, infinite), in a usage event or its terminal
 // report, counts as 0 with a warning, and costs whose sum passes the

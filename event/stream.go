@@ -104,8 +104,12 @@ type Stream struct {
 	lastCut     bool // lastText was cut (its message's Truncated)
 	deltaText   strings.Builder
 	nativeN     int64
-	unparsedN   int64
-	last        [lastEventsKept]Event
+	// garbageAt is the native line (nativeN) whose garbage usage was last
+	// warned of: its per-call event and the terminal report it also fed
+	// (Codex's turn.completed) make one warning, not two.
+	garbageAt int64
+	unparsedN int64
+	last      [lastEventsKept]Event
 	// normalized counts the events sent that are not native, which are
 	// all last keeps: a fatal error's last_events are the normalized
 	// ones, with or without --raw.
@@ -384,7 +388,7 @@ func (s *Stream) emit(b Body) {
 		s.permission(v)
 	case *Usage:
 		if v.dropNegative() {
-			s.emit(negativeUsage())
+			s.warnGarbage()
 		}
 		s.usage.Add(*v)
 		s.sawUsage = true
@@ -461,7 +465,7 @@ func (s *Stream) keepResult(r *Result) {
 		cp.CostUSD, dropped = Float(0), true
 	}
 	if dropped {
-		s.emit(negativeUsage())
+		s.warnGarbage()
 	}
 	if s.agent != nil {
 		// Several terminal reports (one per turn): the latest wins, but
@@ -624,6 +628,16 @@ func (s *Stream) toolEnd(v *ToolEnd) {
 		delete(s.alias, agentID)
 	}
 	s.send(v)
+}
+
+// warnGarbage warns that the agent reported a garbage count or cost,
+// once a native line.
+func (s *Stream) warnGarbage() {
+	if s.garbageAt == s.nativeN && s.nativeN > 0 {
+		return
+	}
+	s.garbageAt = s.nativeN
+	s.emit(negativeUsage())
 }
 
 func (s *Stream) isClosed(id string) bool {
