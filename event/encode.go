@@ -188,8 +188,15 @@ func appendBody(dst []byte, b Body) ([]byte, error) {
 		dst = appendStringField(dst, "name", b.Name)
 		dst = appendIntField(dst, "elapsed_ms", b.ElapsedMS)
 		dst = appendIntField(dst, "budget_ms", b.BudgetMS)
-		dst = appendIntField(dst, "bytes", b.Bytes)
-		dst = appendStringField(dst, "line", b.Line)
+		if b.LineGiven {
+			dst = append(dst, `,"bytes":`...)
+			dst = strconv.AppendInt(dst, b.Bytes, 10)
+			dst = append(dst, `,"line":`...)
+			dst = AppendString(dst, b.Line)
+		} else {
+			dst = appendIntField(dst, "bytes", b.Bytes)
+			dst = appendStringField(dst, "line", b.Line)
+		}
 		if b.Truncated {
 			dst = append(dst, `,"truncated":true`...)
 		}

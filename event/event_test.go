@@ -760,6 +760,18 @@ func TestNativeDurationOfZeroKept(t *testing.T) {
 	}
 }
 
+// TestEmptyUnparsedLineWarned: the warning of an empty unparsed line has
+// its line and bytes, "" and 0, as every unparsed line's warning has;
+// both were left out as empty.
+func TestEmptyUnparsedLineWarned(t *testing.T) {
+	t.Parallel()
+	s, c := newStream(t, false)
+	require.NoError(t, s.Line(StreamStdout, nil, true, nil))
+	s.Finish(Outcome{NoProcess: true})
+	require.NoError(t, CheckNDJSON(c.buf.Bytes()))
+	require.Contains(t, c.buf.String(), `"code":"unparsed_line","message":"a line of the agent's output was not understood","bytes":0,"line":""`)
+}
+
 func TestUnparsedLinesWarnRateLimited(t *testing.T) {
 	t.Parallel()
 	s, c := newStream(t, false)

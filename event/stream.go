@@ -233,7 +233,7 @@ func (s *Stream) hold(b Body) {
 
 // unparsedWarning is the warning of the nth unparsed line.
 func unparsedWarning(line []byte, n int64) *Warning {
-	w := &Warning{Code: WarnUnparsedLine, Bytes: int64(len(line)),
+	w := &Warning{Code: WarnUnparsedLine, Bytes: int64(len(line)), LineGiven: true,
 		Message: "a line of the agent's output was not understood"}
 	w.Line, w.Truncated = preview(line, linePreview)
 	if n == UnparsedWarnings {

@@ -325,6 +325,9 @@ type Warning struct {
 	Bytes     int64  `json:"bytes,omitempty"` // size of what was cut or dropped
 	Line      string `json:"line,omitempty"`  // a preview of the line concerned
 	Truncated bool   `json:"truncated,omitempty"`
+	// LineGiven has Bytes and Line written even when they are empty: an
+	// unparsed line's warning has both, also for an empty line.
+	LineGiven bool `json:"-"`
 }
 
 // Error codes.
