@@ -122,6 +122,7 @@ func (s *Settings) StartSession(ctx context.Context, t Task, o SessionOptions) (
 		sess.ask = true
 		t.Permissions = FullAccess // the agent's own sandbox off: the caller decides each call
 		if a, err := Lookup(t.Agent); err == nil && a.ACP != nil && a.ACP.CannotAsk != "" {
+			closeObservers(o.Observers, nil) // as Start does for a task that cannot run
 			return nil, &CannotAskError{Agent: t.Agent, Why: a.ACP.CannotAsk}
 		}
 	}

@@ -221,7 +221,10 @@ func (s *Settings) start(ctx context.Context, t Task, o Options, live *Session) 
 	if s.Telemetry != nil {
 		t := c.task
 		ob, env := s.Telemetry(ctx, RunInfo{Run: t.Run, Agent: c.Agent, Model: t.Model, Protocol: loggedProtocol(t.Protocol), Env: t.Env})
-		o.Observers = append(o.Observers, ob)
+		// Onto a copy: appended in place, it went into the caller's array
+		// when that had room, and a second run's observer took the place
+		// of the first's (their Options shared).
+		o.Observers = append(slices.Clip(o.Observers), ob)
 		c.Env = append(c.Env, env...) // last: exec takes the last of a duplicated key
 		c.AddedEnv = append(c.AddedEnv, env...)
 	}
