@@ -603,8 +603,13 @@ func (r *Run) streamNow() time.Time {
 	return r.now()
 }
 
-// flushOut tells the writer that no further event is imminent.
-func (r *Run) flushOut() {
+// flushOut tells the writer that no further event is imminent. It runs
+// between events, never beside OnLine or OnEvent: callbacks are called one
+// at a time, and a Flush of a writer that OnLine fills (a bufio.Writer,
+// unlocked) ran beside it when a warning's goroutine flushed.
+func (r *Run) flushOut() { r.stream.Between(r.flushNow) }
+
+func (r *Run) flushNow() {
 	if r.opts.Flush != nil {
 		r.opts.Flush()
 	}

@@ -1,9 +1,15 @@
 package harness_test
 
 import (
+	"bufio"
 	"context"
+	"io"
+	"os"
+	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -70,4 +76,61 @@ func TestCannotAskClosesObservers(t *testing.T) {
 	var ca *harness.CannotAskError
 	require.ErrorAs(t, err, &ca)
 	require.Equal(t, 1, closes)
+}
+
+// TestFlushNeverBesideOnLine: callbacks are called one at a time, Flush
+// too: a writer that OnLine fills and Flush writes out needs no lock. A
+// warning's goroutine (tool_stalled, with a 1 ms tool budget) flushed
+// beside OnLine on the stdout goroutine, 1 to 60 times a run of 40 open
+// calls and 3000 lines.
+func TestFlushNeverBesideOnLine(t *testing.T) {
+	t.Parallel()
+	agent := filepath.Join(t.TempDir(), "agent.sh")
+	require.NoError(t, os.WriteFile(agent, []byte(`#!/bin/sh
+echo '{"type":"system","subtype":"init","session_id":"s1","model":"m","cwd":"/tmp","tools":[]}'
+i=0
+while [ $i -lt 40 ]; do
+  echo '{"type":"assistant","message":{"id":"t'$i'","role":"assistant","content":[{"type":"tool_use","id":"tool'$i'","name":"Bash","input":{"command":"ls"}}]}}'
+  i=$((i+1))
+done
+i=0
+while [ $i -lt 3000 ]; do
+  echo '{"type":"assistant","message":{"id":"m'$i'","role":"assistant","content":[{"type":"text","text":"hello"}]}}'
+  i=$((i+1))
+done
+echo '{"type":"result","subtype":"success","is_error":false,"result":"done","session_id":"s1","num_turns":1,"duration_ms":12,"usage":{"input_tokens":5,"output_tokens":3}}'
+`), 0o755))
+	var in, overlaps, warnings atomic.Int32
+	enter := func() {
+		if in.Add(1) > 1 {
+			overlaps.Add(1)
+		}
+	}
+	// Unlocked, as the callbacks' order allows: the race detector (make
+	// test) sees an overlap the counter may miss. Each callback takes a
+	// while, as a real writer's does, so that one running beside the
+	// other is seen.
+	w := bufio.NewWriter(io.Discard)
+	spin := func() {
+		for start := time.Now(); time.Since(start) < 100*time.Microsecond; {
+		}
+	}
+	b := small()
+	b.Tool = func(event.Kind) time.Duration { return time.Millisecond }
+	for range 3 {
+		r, err := harness.Start(context.Background(), harness.Task{Agent: "claude", Binary: agent, Prompt: "x", Cwd: t.TempDir(), Budgets: &b, Raw: true},
+			harness.Options{
+				OnLine: func(l []byte) { enter(); w.Write(l); spin(); in.Add(-1) },
+				OnEvent: func(ev event.Event) {
+					if ev.Type == event.TypeWarning {
+						warnings.Add(1)
+					}
+				},
+				Flush: func() { enter(); w.Flush(); spin(); in.Add(-1) },
+			})
+		require.NoError(t, err)
+		_, _ = r.Wait()
+	}
+	require.Positive(t, warnings.Load(), "no tool_stalled warning: nothing flushed from its goroutine")
+	require.Zero(t, overlaps.Load(), "Flush ran beside OnLine")
 }

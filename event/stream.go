@@ -186,6 +186,14 @@ func (s *Stream) Emit(bodies ...Body) error {
 	return nil
 }
 
+// Between runs fn while no event is being emitted: fn never runs beside
+// the Sink (a flush of what the Sink wrote, say). fn must not emit.
+func (s *Stream) Between(fn func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fn()
+}
+
 // Line accounts for one native line and emits what was derived from it:
 // the native event first when Raw is set, then the bodies. unparsed marks a
 // line the adapter did not understand (counted in stats.unparsed_lines).
