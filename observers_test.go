@@ -134,3 +134,35 @@ echo '{"type":"result","subtype":"success","is_error":false,"result":"done","ses
 	require.Positive(t, warnings.Load(), "no tool_stalled warning: nothing flushed from its goroutine")
 	require.Zero(t, overlaps.Load(), "Flush ran beside OnLine")
 }
+
+// TestStreamJSONRunInterrupted: a one-prompt run over Claude's stream-json
+// that the caller interrupts, and whose CLI answers by ending the turn
+// (error_during_execution), ends interrupted and cancelled, as a run over
+// ACP does and as a turn of a session does: it ended with a fatal
+// agent_error, status error and ErrAgentFailed.
+func TestStreamJSONRunInterrupted(t *testing.T) {
+	t.Parallel()
+	argv, env := fakeagent.Command(fakeagent.ClaudeStream)
+	b := small()
+	answered := make(chan struct{}, 1)
+	r, err := harness.Start(context.Background(), harness.Task{Agent: "claude", Binary: argv[0], Protocol: "stream-json",
+		Prompt: "go", Cwd: t.TempDir(), Budgets: &b, BaseEnv: append(env, fakeagent.ClaudeStreamMode+"=hang")},
+		harness.Options{OnEvent: func(ev event.Event) {
+			if ev.Type == event.TypeTextDelta || ev.Type == event.TypeMessage {
+				select {
+				case answered <- struct{}{}:
+				default:
+				}
+			}
+		}})
+	require.NoError(t, err)
+	select {
+	case <-answered: // the turn is in flight: the interrupt is its
+	case <-time.After(30 * time.Second):
+		t.Fatal("the turn never answered")
+	}
+	r.Interrupt()
+	res, err := r.Wait()
+	require.ErrorIs(t, err, harness.ErrInterrupted)
+	require.Equal(t, event.ResultCancelled, res.Status)
+}

@@ -369,14 +369,30 @@ func (c *Conversation) Parse(dst []event.Body, line []byte) ([]event.Body, bool)
 		if r, ok := dst[i].(*event.Result); ok {
 			if !c.conv || c.w == nil {
 				// A run's result, or each turn's of a captured
-				// session (the stream keeps the last).
+				// session (the stream keeps the last). A run the
+				// caller interrupted ends cancelled, as a turn does:
+				// the CLI's error_during_execution is no error of its.
 				c.inTurn = false
+				if c.cancelled && r.Status != event.ResultSuccess {
+					dst = dropErrors(dst, n)
+				}
 				return dst, true
 			}
 			return c.turnEnded(dst, n, r), true
 		}
 	}
 	return dst, known
+}
+
+// dropErrors removes the errors of dst[n:].
+func dropErrors(dst []event.Body, n int) []event.Body {
+	out := dst[:n]
+	for _, b := range dst[n:] {
+		if _, ok := b.(*event.Error); !ok {
+			out = append(out, b)
+		}
+	}
+	return out
 }
 
 // dropUsage removes the usage events of dst[n:]: usage the CLI reports
