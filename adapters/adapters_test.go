@@ -35,6 +35,13 @@ func TestClassifyError(t *testing.T) {
 		"model not found":                           event.ClassBadRequest,
 		"took 15000 ms":                             "",
 		"status 5000":                               "",
+		"Request failed with status code 429.":      event.ClassRateLimit,
+		`{"error":{"code":429}}`:                    event.ClassRateLimit,
+		// A crash's stack trace: its line numbers and addresses are no
+		// HTTP statuses (cli.js:429 made a rate limit of a TypeError).
+		"TypeError: Cannot read properties of undefined\n    at Object.run (file:///x/cli.js:429:17)":     "",
+		"file:///x/cli.js:401\n    throw new TypeError(\"x\")":                                            "",
+		"SIGSEGV: segmentation violation\nPC=0x40a7ee m=0 sigcode=0 addr=0x429\n\t/src/main.go:403 +0x1d": event.ClassCrash,
 	} {
 		require.Equal(t, want, ClassifyError(text), text)
 	}

@@ -29,7 +29,8 @@ var classRules = []struct {
 		"bad gateway", "gateway timeout"}},
 	{event.ClassNetwork, nil, []string{"econnrefused", "econnreset", "etimedout", "enotfound", "connection refused", "connection reset",
 		"connection closed", "network", "socket", "stream disconnected", "timed out", "timeout", "broken pipe", "dns"}},
-	{event.ClassCrash, nil, []string{"panic", "segmentation fault", "uncaught", "stack trace", "fatal error"}},
+	{event.ClassCrash, nil, []string{"panic", "segmentation fault", "segmentation violation", "sigsegv", "uncaught", "stack trace",
+		"fatal error", "traceback (most recent call last)"}},
 }
 
 // ClassifyError returns the error class that text (an agent's error message)
@@ -55,7 +56,9 @@ func ClassifyError(text string) string {
 }
 
 // containsNumber reports whether n occurs in s as a whole number, not as
-// part of a longer one ("500" in "HTTP 500", not in "15000").
+// part of a longer one or of a word ("500" in "HTTP 500", not in "15000"
+// nor in the address "0x500"), nor as a line number ("cli.js:429:17",
+// "main.go:429": a crash's stack trace made a rate limit of it).
 func containsNumber(s, n string) bool {
 	for i := 0; ; {
 		j := strings.Index(s[i:], n)
@@ -64,12 +67,19 @@ func containsNumber(s, n string) bool {
 		}
 		j += i
 		end := j + len(n)
-		if (j == 0 || !isDigit(s[j-1])) && (end == len(s) || !isDigit(s[end])) {
+		lineNumber := j >= 2 && s[j-1] == ':' && isWordByte(s[j-2])
+		joinedBefore := j > 0 && (isWordByte(s[j-1]) || s[j-1] == '.')
+		joinedAfter := end < len(s) && (isWordByte(s[end]) || s[end] == '.' && end+1 < len(s) && isDigit(s[end+1]))
+		if !joinedBefore && !joinedAfter && !lineNumber {
 			return true
 		}
 		i = j + 1
 	}
 }
+
+// isWordByte tells the bytes a number in a word or a name is joined to:
+// letters (lowercase: the text is), digits and '_'.
+func isWordByte(b byte) bool { return isDigit(b) || b >= 'a' && b <= 'z' || b == '_' }
 
 func isDigit(b byte) bool { return b >= '0' && b <= '9' }
 
