@@ -43,6 +43,9 @@ type ParseOptions struct {
 // one ends with an error event and status error. Parse returns the result,
 // or an error for an unknown agent or a failed read (the events read before
 // a read error are still sent, and the stream still ends with a result).
+// A cancelled ctx ends it as a read error (ctx's): also while a read of a
+// pipe (an *os.File) waits for its writer; another reader is checked
+// around each read.
 func Parse(ctx context.Context, r io.Reader, agent string, sink func(event.Event), o ParseOptions) (*event.Result, error) {
 	// Over a protocol other than cli the agent may be any name, as if
 	// given by its command: only the adapter's parser is used.
@@ -67,6 +70,22 @@ func Parse(ctx context.Context, r io.Reader, agent string, sink func(event.Event
 		if p, err = newReplayer(p, o.Session); err != nil {
 			return nil, fmt.Errorf("protocol %q: %w", cmp.Or(o.Protocol, ProtocolCLI), err)
 		}
+	}
+	if f, ok := r.(*os.File); ok && !isRegular(r) {
+		// A read that waits for the pipe's writer is ended by a deadline
+		// once ctx is cancelled (a check before each read came too late:
+		// the parse waited for the writer, and then lost the cancel).
+		set := make(chan struct{})
+		stop := context.AfterFunc(ctx, func() {
+			_ = f.SetReadDeadline(time.Now())
+			close(set)
+		})
+		defer func() {
+			if !stop() {
+				<-set
+				_ = f.SetReadDeadline(time.Time{}) // the caller's file, as it was
+			}
+		}()
 	}
 	// A capture has no clock of its own: parsers time tool calls from the
 	// lines' timestamps by default (adapters.WallClocked).
@@ -108,5 +127,9 @@ func (c ctxReader) Read(p []byte) (int, error) {
 	if err := c.ctx.Err(); err != nil {
 		return 0, err
 	}
-	return c.r.Read(p)
+	n, err := c.r.Read(p)
+	if cerr := c.ctx.Err(); cerr != nil {
+		return n, cerr // cancelled while the read waited: not lost
+	}
+	return n, err
 }
