@@ -824,6 +824,10 @@ func TestEventsFromLog(t *testing.T) {
 	// A page from the start again, after the cursor moved on.
 	p := harnesstest.MCPStructured(t, f.call(t, "run_events", map[string]any{"run_id": id, "limit": 1}, nil))
 	require.EqualValues(t, 1, p.Get("events.0.seq").Int())
+	// Past the end: last_seq is the newest event's, not after_seq echoed.
+	p = harnesstest.MCPStructured(t, f.call(t, "run_events", map[string]any{"run_id": id, "after_seq": events + 500}, nil))
+	require.Equal(t, events, p.Get("last_seq").Int())
+	require.Empty(t, p.Get("events").Array())
 }
 
 // run_events reads the session log, which holds a burst's lines in memory
@@ -885,4 +889,58 @@ func TestBudgetBeyondDurations(t *testing.T) {
 	}, toAny(b.Get("clamped").Array()))
 	res = f.call(t, "cancel_run", map[string]any{"run_id": s.Get("run_id").String()}, nil)
 	require.Equal(t, "cancelled", harnesstest.MCPStructured(t, res).Get("state").String())
+}
+
+// TestHTTPSessionDeleteEndsRuns: a client's end of its HTTP session (a
+// DELETE) interrupts the session's runs at once and is answered then. The
+// SDK's close waited for the run_agent in flight, whose run was only
+// interrupted once the close was over: the DELETE waited for the run's
+// idle budget (5 min here), and the runs went on meanwhile.
+func TestHTTPSessionDeleteEndsRuns(t *testing.T) {
+	t.Parallel()
+	started := make(chan struct{}, 1)
+	srv := mcpserver.New(mcpserver.Options{Setup: func(tk *harness.Task) harness.Observer {
+		argv, env := fakeagent.Command(tk.Prompt)
+		tk.Binary, tk.BaseEnv = argv[0], env
+		return harness.Observer{OnEvent: func(event.Event) {
+			select {
+			case started <- struct{}{}:
+			default:
+			}
+		}}
+	}})
+	ts := httptest.NewServer(srv.Handler("s3cret-0123456789abcdef"))
+	t.Cleanup(func() { srv.Close(); ts.CloseClientConnections(); ts.Close() })
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v0"}, nil)
+	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL,
+		HTTPClient: &http.Client{Transport: bearer{"s3cret-0123456789abcdef", http.DefaultTransport}}, DisableStandaloneSSE: true}, nil)
+	require.NoError(t, err)
+	go func() {
+		_, _ = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "run_agent",
+			Arguments: map[string]any{"agent": "claude", "prompt": "interrupt"}}) // waits for its end
+	}()
+	select {
+	case <-started:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the run never started")
+	}
+	// The client's own Close waits for its calls in flight: the DELETE is
+	// sent as a client that gives up on them sends it.
+	closed := make(chan error, 1)
+	go func() {
+		req, _ := http.NewRequest(http.MethodDelete, ts.URL, nil)
+		req.Header.Set("Authorization", "Bearer s3cret-0123456789abcdef")
+		req.Header.Set("Mcp-Session-Id", cs.ID())
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		closed <- err
+	}()
+	select {
+	case err := <-closed:
+		require.NoError(t, err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("the session's DELETE waited for its run")
+	}
 }

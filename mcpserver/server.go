@@ -300,8 +300,34 @@ func (s *Server) Handler(token string) http.Handler {
 			http.Error(w, "harness mcp: missing or wrong bearer token", http.StatusUnauthorized)
 			return
 		}
+		if req.Method == http.MethodDelete {
+			// The session's end: its runs are interrupted first. The
+			// SDK's close waits for the calls in flight, a run_agent
+			// waiting on its run among them, and the runs were only
+			// ended once the close was over: a DELETE waited for them
+			// to reach their own budgets, up to an hour.
+			s.endSessionID(req.Header.Get("Mcp-Session-Id"))
+		}
 		h.ServeHTTP(w, req)
 	})
+}
+
+// endSessionID interrupts the runs of the session of that id, if any.
+func (s *Server) endSessionID(id string) {
+	if id == "" {
+		return
+	}
+	s.mu.Lock()
+	var found *mcp.ServerSession
+	for ss := range s.sessions {
+		if ss.ID() == id {
+			found = ss
+		}
+	}
+	s.mu.Unlock()
+	if found != nil {
+		s.endSession(found, false)
+	}
 }
 
 // CheckLoopback returns an error unless addr (host:port) is a loopback
