@@ -254,6 +254,7 @@ func (r *run) pageLog(p eventPage, after int64, limit int) (eventPage, error) {
 	}
 	defer t.Close()
 	p.next = after
+	var newest int64 // in the log: after_seq past the end is no event's
 	for {
 		line, err := t.Next()
 		if errors.Is(err, io.EOF) {
@@ -263,6 +264,7 @@ func (r *run) pageLog(p eventPage, after int64, limit int) (eventPage, error) {
 			return p, fmt.Errorf("the run's session log cannot be read: %w", err)
 		}
 		seq, _ := logger.LineSeq(line)
+		newest = max(newest, seq)
 		if seq <= after {
 			continue
 		}
@@ -274,7 +276,7 @@ func (r *run) pageLog(p eventPage, after int64, limit int) (eventPage, error) {
 		p.next = seq
 		r.cursorSeq, r.cursorOff = seq, t.Offset()
 	}
-	p.last = max(p.last, p.next) // the log may be a line ahead of the callbacks
+	p.last = max(p.last, newest) // the log may be a line ahead of the callbacks
 	return p, nil
 }
 
