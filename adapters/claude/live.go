@@ -360,7 +360,10 @@ func (c *Conversation) Parse(dst []event.Body, line []byte) ([]event.Body, bool)
 	between := c.conv && c.w != nil && !c.inTurn
 	dst, known := c.p.Parse(dst, line)
 	if between {
-		dst = dropUsage(dst, n)
+		// Usage the CLI reports between turns belongs to no turn
+		// (docs/events.md invariant 7): no prompt of the caller's paid
+		// for it.
+		dst = drop[*event.Usage](dst, n)
 	}
 	if len(dst) > n && !c.started {
 		dst = c.release(dst, n)
@@ -374,7 +377,7 @@ func (c *Conversation) Parse(dst []event.Body, line []byte) ([]event.Body, bool)
 				// the CLI's error_during_execution is no error of its.
 				c.inTurn = false
 				if c.cancelled && r.Status != event.ResultSuccess {
-					dst = dropErrors(dst, n)
+					dst = drop[*event.Error](dst, n)
 				}
 				return dst, true
 			}
@@ -384,24 +387,11 @@ func (c *Conversation) Parse(dst []event.Body, line []byte) ([]event.Body, bool)
 	return dst, known
 }
 
-// dropErrors removes the errors of dst[n:].
-func dropErrors(dst []event.Body, n int) []event.Body {
+// drop removes the bodies of type T from dst[n:].
+func drop[T event.Body](dst []event.Body, n int) []event.Body {
 	out := dst[:n]
 	for _, b := range dst[n:] {
-		if _, ok := b.(*event.Error); !ok {
-			out = append(out, b)
-		}
-	}
-	return out
-}
-
-// dropUsage removes the usage events of dst[n:]: usage the CLI reports
-// between turns belongs to no turn (docs/events.md invariant 7), and no
-// prompt of the caller's paid for it.
-func dropUsage(dst []event.Body, n int) []event.Body {
-	out := dst[:n]
-	for _, b := range dst[n:] {
-		if _, ok := b.(*event.Usage); !ok {
+		if _, ok := b.(T); !ok {
 			out = append(out, b)
 		}
 	}
