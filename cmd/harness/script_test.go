@@ -79,7 +79,7 @@ func scriptHarness() {
 			stdout = &interruptOnLine{w: stdout, marker: marker, fire: func() { syscall.Kill(os.Getpid(), sig) }}
 		}
 	}
-	os.Exit(run(os.Args[1:], os.Stdin, stdout, os.Stderr))
+	exit(run(os.Args[1:], os.Stdin, stdout, os.Stderr))
 }
 
 // interruptOnLine passes writes to w and calls fire once, after the first
