@@ -14,7 +14,6 @@ package oracle
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 
@@ -65,12 +64,13 @@ var (
 	ErrResume       = errors.New("has no session to resume")
 )
 
-// refuse returns the error of the first option of t that an agent of no
-// model cannot honour, nil when t asks for none.
-func refuse(t adapters.Task) error {
+// refuse returns the error of the first option of t that agent, calling
+// no model, cannot honour, nil when t asks for none.
+func refuse(agent string, t adapters.Task) error {
+	if _, err := t.PermissionArgs(agent, nil, nil); err != nil {
+		return err
+	}
 	switch {
-	case t.Permissions != "" && t.Permissions != adapters.FullAccess && t.Permissions != adapters.ReadOnly:
-		return fmt.Errorf("unknown permission mode %q", t.Permissions)
 	case t.Permissions == adapters.ReadOnly:
 		return ErrReadOnly
 	case t.MaxTurns > 0:
@@ -86,7 +86,7 @@ func refuse(t adapters.Task) error {
 type oracleDriver struct{}
 
 func (oracleDriver) Command(binary string, t adapters.Task) (adapters.Command, error) {
-	if err := refuse(t); err != nil {
+	if err := refuse("oracle", t); err != nil {
 		return adapters.Command{}, err
 	}
 	if len(t.ExtraArgs) != 1 || t.ExtraArgs[0] == "" {
@@ -151,7 +151,7 @@ func (p *parser) Flush(dst []event.Body) []event.Body { return dst }
 type nopDriver struct{}
 
 func (nopDriver) Command(binary string, t adapters.Task) (adapters.Command, error) {
-	if err := refuse(t); err != nil {
+	if err := refuse("nop", t); err != nil {
 		return adapters.Command{}, err
 	}
 	return adapters.Command{Argv: []string{binary, "-c", `printf '\036harness-nop\n'`}, PromptIndex: -1}, nil
