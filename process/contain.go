@@ -1,6 +1,9 @@
 package process
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // live is every run of this program from its spawn to the end of its
 // sweep: what ContainPanic ends before a panic takes the program down.
@@ -38,9 +41,16 @@ func ContainPanic() {
 	if v == nil {
 		return
 	}
+	dying.Store(true)
 	EndAll()
 	panic(v)
 }
+
+// dying is set once a callback's panic is being contained: the runs it
+// kills then never end (finish), or the caller's Wait would return while
+// the panic is still on its way up and the program could exit with its
+// own status instead of dying of the panic.
+var dying atomic.Bool
 
 // EndAll kills every process of every run of this program, at once, and
 // returns when they are killed: for a program about to die another way

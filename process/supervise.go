@@ -702,6 +702,9 @@ func (p *Proc) finish(s *supervisor) {
 	// its last events, which must follow them (an idle warning precedes
 	// its timeout). The run is over: waiting here holds up nothing.
 	p.warns.wait()
+	if dying.Load() {
+		select {} // the program is dying of a callback's panic (ContainPanic)
+	}
 	p.out = o
 	close(p.done)
 }
