@@ -242,11 +242,11 @@ func addCost(c *float64, u *event.Usage) *float64 {
 	if u.CostUSD == 0 {
 		return c
 	}
-	v := u.CostUSD
+	sum := event.Usage{CostUSD: u.CostUSD}
 	if c != nil {
-		v += *c
+		sum.Add(event.Usage{CostUSD: *c}) // as the stream adds them: decimals
 	}
-	return &v
+	return &sum.CostUSD
 }
 
 // subID is the trajectory_id of the sub-agent of task call callID.

@@ -733,6 +733,37 @@ func TestCostNeverGarbageNorInfinite(t *testing.T) {
 	}
 }
 
+// TestCostsAddAsDecimals: the costs of a run's steps add up to the
+// decimal total of what the agent wrote, in the stream and in its
+// result, not to the binary sum's 0.30000000000000004.
+func TestCostsAddAsDecimals(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		costs []float64
+		want  string
+	}{
+		{[]float64{0.1, 0.2}, "0.3"},
+		{[]float64{0.1, 0.2, 0.3}, "0.6"},
+		{[]float64{0.0012, 0.00034, 1.5e-7}, "0.00154015"},
+		{[]float64{1e300, 1e-300}, "1e+300"}, // too far apart for 18 digits: the binary sum
+		{[]float64{0.000525, 0.0123456789012}, "0.0128706789012"},
+	} {
+		var u Usage
+		for _, cost := range c.costs {
+			u.Add(Usage{CostUSD: cost})
+		}
+		require.Equal(t, c.want, strconv.FormatFloat(u.CostUSD, 'g', -1, 64), "%v", c.costs)
+
+		s, cap := newStream(t, false)
+		for _, cost := range c.costs {
+			require.NoError(t, s.Line(StreamStdout, []byte(`{"type":"usage"}`), false, []Body{&Usage{OutputTokens: 1, CostUSD: cost}}))
+		}
+		r := s.Finish(Outcome{NoProcess: true})
+		require.Equal(t, u.CostUSD, r.Usage.CostUSD)
+		require.NoError(t, CheckNDJSON(cap.buf.Bytes()), "%s", cap.buf.Bytes())
+	}
+}
+
 // TestNativeDurationOfZeroKept: a duration the agent's own clock gives
 // (DurationNative) is kept when it is 0, for a tool call as for the run
 // in parse: the call's start and end, or the run's lines, carried the

@@ -10,6 +10,8 @@ package event
 import (
 	"encoding/json"
 	"math"
+	"strconv"
+	"strings"
 )
 
 // Version is the schema version stamped on every event as "v".
@@ -251,12 +253,66 @@ func (u *Usage) Add(o Usage) {
 }
 
 // addCost is a+b, stopping at the largest float64 rather than becoming
-// +Inf, which no JSON can hold.
+// +Inf, which no JSON can hold. Costs arrive as decimals (0.1, then
+// 0.2), so they are added as the decimals they were written as: binary
+// addition would make that 0.30000000000000004, a total no agent sent.
 func addCost(a, b float64) float64 {
-	if sum := a + b; !math.IsInf(sum, 0) {
+	sum := a + b
+	if math.IsInf(sum, 0) {
+		return math.MaxFloat64
+	}
+	if a == 0 || b == 0 {
 		return sum
 	}
-	return math.MaxFloat64
+	if d, ok := decimalSum(a, b); ok {
+		return d
+	}
+	return sum
+}
+
+// decimalSum adds a and b, non-negative and finite, as the shortest
+// decimals that name them, and rounds the sum to float64 once. It says
+// false when the two, aligned to one exponent, need more than 18 digits.
+func decimalSum(a, b float64) (float64, bool) {
+	ma, ea, ok := decimalOf(a)
+	if !ok {
+		return 0, false
+	}
+	mb, eb, ok := decimalOf(b)
+	if !ok {
+		return 0, false
+	}
+	if ea < eb { // b's digits move left to a's exponent
+		ma, ea, mb, eb = mb, eb, ma, ea
+	}
+	for ; ea > eb; ea-- {
+		if ma > 1e17 {
+			return 0, false
+		}
+		ma *= 10
+	}
+	var buf [48]byte
+	text := strconv.AppendUint(buf[:0], ma+mb, 10)
+	text = append(text, 'e')
+	text = strconv.AppendInt(text, int64(eb), 10)
+	sum, err := strconv.ParseFloat(string(text), 64)
+	return sum, err == nil && !math.IsInf(sum, 0)
+}
+
+// decimalOf is v as m×10^e, m the digits of v's shortest decimal.
+func decimalOf(v float64) (m uint64, e int, ok bool) {
+	var buf [32]byte
+	text := strconv.AppendFloat(buf[:0], v, 'e', -1, 64) // d.ddde±xx
+	mant, exp, _ := strings.Cut(string(text), "e")
+	e, err := strconv.Atoi(exp)
+	if err != nil {
+		return 0, 0, false
+	}
+	if whole, frac, dot := strings.Cut(mant, "."); dot {
+		mant, e = whole+frac, e-len(frac)
+	}
+	m, err = strconv.ParseUint(mant, 10, 64)
+	return m, e, err == nil
 }
 
 // garbageCost reports whether c is no cost at all: negative, NaN or
