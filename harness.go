@@ -217,6 +217,10 @@ type Run struct {
 	// consumer holds.
 	agentFailed atomic.Bool
 	failedFirst atomic.Bool
+	// interrupted: the run was interrupted (Interrupt, the context's end).
+	// A fatal error the agent reports after it is its answer to the
+	// interrupt, and the run's one fatal error is the interrupt's (feed).
+	interrupted atomic.Bool
 	stopNoting  func() bool // ends the watch of the context for failedFirst
 	// cancelAsked is when (unix ns) it was asked: a second Interrupt
 	// within 2 s of it kills.
@@ -563,7 +567,14 @@ func (r *Run) feed(p adapters.Parser, buf []event.Body, line []byte) []event.Bod
 		case *event.Result:
 			r.estimate(&v.Usage)
 		case *event.Error:
-			if v.Fatal {
+			switch {
+			case !v.Fatal:
+			case r.live == nil && r.interrupted.Load() && !r.agentFailed.Load():
+				// The agent failing because it was interrupted (an error
+				// result for Ctrl-C): a detail of the interrupt, whose fatal
+				// error ends the run (wait).
+				v.Fatal, v.Partial = false, nil
+			default:
 				r.agentFailed.Store(true)
 			}
 		}
@@ -723,6 +734,7 @@ func (r *Run) noteInterrupt() {
 	if r.agentFailed.Load() {
 		r.failedFirst.Store(true)
 	}
+	r.interrupted.Store(true)
 }
 
 // afterFunc is time.AfterFunc for a timer that may emit events: a

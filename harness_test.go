@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -83,8 +84,8 @@ func (f fakeRun) find(typ event.Type) []event.Body { return harnesstest.Bodies(f
 
 func (f fakeRun) errorCode() string {
 	// The harness's own error (interrupted, idle_timeout, …) says how the
-	// run ended; the agent's terminal agent_error, fatal too, may come
-	// before it (a SIGINT'ed Claude still prints its error result).
+	// run ended; the agent's terminal agent_error may come before it,
+	// fatal when the agent failed before the watchdog fired.
 	code := ""
 	for _, b := range f.find(event.TypeError) {
 		if e := b.(*event.Error); e.Fatal || e.Code == event.CodeNoTerminalEvent {
@@ -243,6 +244,14 @@ func TestFaults(t *testing.T) {
 				ends := f.find(event.TypeToolEnd)
 				require.Len(t, ends, 1)
 				require.Equal(t, event.StatusCancelled, ends[0].(*event.ToolEnd).Status)
+				// The error result the agent prints for the SIGINT is a
+				// detail of the interrupt: the run has one fatal error.
+				var codes []string
+				for _, b := range f.find(event.TypeError) {
+					e := b.(*event.Error)
+					codes = append(codes, fmt.Sprintf("%s fatal=%v", e.Code, e.Fatal))
+				}
+				require.Equal(t, []string{"agent_error fatal=false", "interrupted fatal=true"}, codes, "%s", f.ndjson)
 			}},
 		{name: "grandchild-holds-stdout", bound: 10 * time.Second},
 		{name: "setsid-escapee", budgets: quickIdle, status: event.ResultTimeout, bound: 10 * time.Second},
