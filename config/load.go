@@ -284,10 +284,8 @@ func scalarString(v any) (string, error) {
 // for each protocol that starts agents from a command.
 func commandProtocolsHint() string {
 	var b strings.Builder
-	for _, p := range registry.Protocols() {
-		if registry.TakesCommand(p) {
-			fmt.Fprintf(&b, "; any other %s agent needs protocol = %q and command", strings.ToUpper(p), p)
-		}
+	for _, p := range registry.CommandProtocols() {
+		fmt.Fprintf(&b, "; any other %s agent needs protocol = %q and command", strings.ToUpper(p), p)
 	}
 	return b.String()
 }

@@ -645,7 +645,7 @@ func (s *Stream) warnGarbage() {
 		return
 	}
 	s.garbageAt = s.nativeN
-	s.emit(negativeUsage())
+	s.emit(garbageUsage())
 }
 
 func (s *Stream) isClosed(id string) bool {

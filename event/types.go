@@ -345,9 +345,10 @@ func (u *Usage) dropNegative() bool {
 	return dropped
 }
 
-// negativeUsage is the warning of a negative count the agent reported.
-func negativeUsage() *Warning {
-	return &Warning{Code: WarnUsageMismatch, Message: "the agent reported a negative token count or cost; it counts as 0"}
+// garbageUsage is the warning of a count or cost the agent reported that
+// no count or cost can be (dropNegative).
+func garbageUsage() *Warning {
+	return &Warning{Code: WarnUsageMismatch, Message: "the agent reported a negative token count, or a cost that is negative or not a finite number; it counts as 0"}
 }
 
 // IsZero reports whether u counts nothing.

@@ -111,6 +111,18 @@ func TakesCommand(protocol string) bool {
 	return table != nil && table.TakesCommand(protocol)
 }
 
+// CommandProtocols returns the protocols that start an agent from a
+// command of its own (TakesCommand), in the order of Protocols.
+func CommandProtocols() []string {
+	var takes []string
+	for _, p := range Protocols() {
+		if TakesCommand(p) {
+			takes = append(takes, p)
+		}
+	}
+	return takes
+}
+
 // Clone returns a copy of a whose slices are its own.
 func (a AgentInfo) Clone() AgentInfo {
 	a.Aliases = slices.Clone(a.Aliases)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/acpserver"
+	"github.com/agentharness/harness/registry"
 )
 
 // acpCmd speaks ACP on stdio as an agent (docs/acp.md, package
@@ -32,10 +33,8 @@ func (c *acpCmd) Run(e *env) error {
 	if len(c.Command) > 0 && !harness.TakesCommand(c.Protocol) {
 		// Else the agent would run by its adapter, the command unused.
 		var takes []string
-		for _, p := range harness.Protocols() {
-			if harness.TakesCommand(p.Name) {
-				takes = append(takes, "--protocol "+p.Name)
-			}
+		for _, p := range registry.CommandProtocols() {
+			takes = append(takes, "--protocol "+p)
 		}
 		return usageErrorf("acp: --command is only for %s (an agent harness has no adapter for)", strings.Join(takes, " or "))
 	}
