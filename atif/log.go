@@ -2,12 +2,11 @@ package atif
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/agentharness/harness/event"
+	"github.com/agentharness/harness/internal/regfile"
 	"github.com/agentharness/harness/logger"
 )
 
@@ -63,19 +62,7 @@ func WriteLog(dir, run, prompt string) (string, error) {
 		return "", fmt.Errorf("atif: %w", err)
 	}
 	path := logger.Path(dir, t.TrajectoryID, logger.ExtTrajectory)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return "", fmt.Errorf("atif: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	_, err = tmp.Write(data)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
+	if err := regfile.WriteFile(path, data, 0o600); err != nil {
 		return "", fmt.Errorf("atif: %w", err)
 	}
 	return path, nil

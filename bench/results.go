@@ -97,7 +97,7 @@ func OpenResults(dir string, specs []Spec, engine string) (*Results, error) {
 			keys[i] = s.Key()
 		}
 		data, _ := json.MarshalIndent(PlanFile{Version: 1, PlanID: id, Isolate: engine, Runs: keys}, "", "  ")
-		if err := writeAtomic(filepath.Join(dir, "plan.json"), append(data, '\n'), 0o600); err != nil {
+		if err := regfile.WriteFile(filepath.Join(dir, "plan.json"), append(data, '\n'), 0o600, regfile.Synced()); err != nil {
 			return nil, fmt.Errorf("bench: --results: %w", err)
 		}
 	case err != nil:
@@ -367,36 +367,22 @@ func (r *Results) record(rr *RunReport) {
 	}
 	data, err := json.MarshalIndent(rec, "", "  ")
 	if err == nil {
-		err = writeAtomic(filepath.Join(r.dir, "runs", name+".json"), append(data, '\n'), 0o600)
+		err = regfile.WriteFile(filepath.Join(r.dir, "runs", name+".json"), append(data, '\n'), 0o600, regfile.Synced())
 	}
 	if err != nil && rr.Error == "" {
 		rr.Error = "recording the run in --results: " + err.Error()
 	}
 }
 
-// copyAtomic copies src to dst atomically (0600).
+// copyAtomic copies src to dst atomically (0600), synced.
 func copyAtomic(src, dst string) error {
 	in, err := os.Open(src)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	f, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".tmp*")
-	if err != nil {
+	return regfile.Replace(dst, 0o600, func(f *os.File) error {
+		_, err := io.Copy(f, in)
 		return err
-	}
-	_, err = io.Copy(f, in)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), dst)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return err
+	}, regfile.Synced())
 }

@@ -89,7 +89,7 @@ func (s Store) Save(r *Report) (string, error) {
 			r.ID = prev
 			return "", fmt.Errorf("bench: storing the report: %w", err)
 		}
-		if err := writeAtomic(path, append(data, '\n'), 0o600); err != nil {
+		if err := regfile.WriteFile(path, append(data, '\n'), 0o600, regfile.Synced()); err != nil {
 			r.ID = prev
 			return "", fmt.Errorf("bench: storing the report: %w", err)
 		}
@@ -249,32 +249,4 @@ func info(id, path string, r *Report) ReportInfo {
 		}
 	}
 	return in
-}
-
-// writeAtomic writes data to path through a temporary file in the same
-// directory, synced and renamed: path holds the old content or the new,
-// never a part.
-func writeAtomic(path string, data []byte, perm os.FileMode) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(perm)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-	}
-	return err
 }

@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/agentharness/harness/internal/regfile"
 )
 
 // A run's tree. Every run works in its own fresh copy of the task's
@@ -611,17 +613,8 @@ func linkOrCopy(src, dst string) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(dst), "tmp_obj_")
-	if err != nil {
+	return regfile.Replace(dst, info.Mode().Perm(), func(f *os.File) error {
+		_, err := io.Copy(f, in)
 		return err
-	}
-	_, err = io.Copy(tmp, in)
-	err = errors.Join(err, tmp.Chmod(info.Mode().Perm()), tmp.Close())
-	if err == nil {
-		err = os.Rename(tmp.Name(), dst)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
-	return err
+	}, regfile.TempPattern("tmp_obj_"))
 }

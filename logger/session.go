@@ -24,6 +24,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentharness/harness/event"
+	"github.com/agentharness/harness/internal/regfile"
 	"github.com/agentharness/harness/internal/xdgdir"
 )
 
@@ -520,19 +521,12 @@ func (s *Session) writeMeta() error {
 		return fmt.Errorf("logger: encode meta: %w", err)
 	}
 	data = append(data, '\n')
-	tmp, err := os.CreateTemp(s.dir, "."+s.run+".meta-*")
-	if err != nil {
-		return fmt.Errorf("logger: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
+	// Not synced: this is on every run's end path, and a run whose meta
+	// a crash lost still loads (Load).
+	if err := regfile.WriteFile(s.path(ExtMeta), data, 0o600); err != nil {
 		return fmt.Errorf("logger: write meta: %w", err)
 	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("logger: write meta: %w", err)
-	}
-	return os.Rename(tmp.Name(), s.path(ExtMeta))
+	return nil
 }
 
 // preview cuts s to PromptPreviewLen characters, on a rune boundary.

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentharness/harness/internal/regfile"
 	"github.com/agentharness/harness/internal/xdgdir"
 )
 
@@ -58,7 +59,11 @@ func Update(from, userCache string, fetch func(url string) ([]byte, error)) (Upd
 	if len(f.Aliases) == 0 && len(f.Prices) == 0 {
 		return UpdateResult{}, fmt.Errorf("registry: update from %s: no aliases and no prices", from)
 	}
-	if err := writeAtomic(userCache, data); err != nil {
+	err = os.MkdirAll(filepath.Dir(userCache), 0o700)
+	if err == nil {
+		err = regfile.WriteFile(userCache, data, 0o600, regfile.Synced())
+	}
+	if err != nil {
 		return UpdateResult{}, fmt.Errorf("registry: update: %w", err)
 	}
 	return UpdateResult{Path: userCache, Aliases: len(f.Aliases), Prices: len(f.Prices)}, nil
@@ -97,30 +102,6 @@ func httpGet(url string) ([]byte, error) {
 		err = fmt.Errorf("larger than %d bytes", maxModelsFile)
 	}
 	return data, err
-}
-
-func writeAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, ".models-*.toml")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // after a successful rename there is nothing to remove
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
 
 // DefaultCachePath returns where the user model cache lives:

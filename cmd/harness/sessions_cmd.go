@@ -16,6 +16,7 @@ import (
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/atif"
 	"github.com/agentharness/harness/event"
+	"github.com/agentharness/harness/internal/regfile"
 	"github.com/agentharness/harness/logger"
 	"github.com/agentharness/harness/otlp"
 )
@@ -262,25 +263,19 @@ func writeFileWith(path string, write func(io.Writer) error) error {
 	if st, err := os.Stat(target); err == nil {
 		mode = st.Mode().Perm() // replaced, it keeps its mode
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(target), "."+filepath.Base(target)+".*.tmp")
-	if err != nil {
+	tmp := "" // set once the temporary file exists: an error before it is a directory that cannot be written
+	err := regfile.Replace(target, mode, func(f *os.File) error {
+		tmp = f.Name()
+		return write(f)
+	})
+	switch {
+	case err == nil:
+		return nil
+	case tmp == "":
 		return withStatus(exitUsage, outputErr(err, "", path))
+	default:
+		return withStatus(exitAgentFailed, outputErr(err, tmp, path))
 	}
-	err = tmp.Chmod(mode)
-	if err == nil {
-		err = write(tmp)
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), target)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return withStatus(exitAgentFailed, outputErr(err, tmp.Name(), path))
-	}
-	return nil
 }
 
 // outputErr makes err, when it is about file tmp (any file when tmp is

@@ -3,7 +3,8 @@
 // results, token files). Anything else found in such a place, a FIFO, a
 // device, a directory, is refused without blocking and without being
 // read: the open of a FIFO waits for a writer, and a device may never
-// end. What is read is capped.
+// end. What is read is capped. It also writes such files whole or not at
+// all (Replace).
 package regfile
 
 import (
