@@ -40,9 +40,12 @@ type ParseOptions struct {
 // as a live run would, and sends each event to sink in order, on the
 // calling goroutine (reading and parsing run a little ahead on others).
 // The agent's terminal event decides the result's status; a stream without
-// one ends with an error event and status error. Parse returns the result,
-// or an error for an unknown agent or a failed read (the events read before
-// a read error are still sent, and the stream still ends with a result).
+// one ends with an error event and status error. The result's duration is
+// the agent's own where its terminal event reports one, else the span of
+// the lines' timestamps (adapters.NativeSpanned), else (lines without
+// any) how long the parse took by o.Now. Parse returns the result, or an
+// error for an unknown agent or a failed read (the events read before a
+// read error are still sent, and the stream still ends with a result).
 // A cancelled ctx ends it as a read error (ctx's): also while a read of a
 // pipe (an *os.File) waits for its writer; another reader is checked
 // around each read.
@@ -66,6 +69,9 @@ func Parse(ctx context.Context, r io.Reader, agent string, sink func(event.Event
 		Start: event.SessionStart{Agent: a.Name()},
 	})
 	var p adapters.Parser = a.NewParser()
+	// Asked of the adapter's own parser: a replayer drives that same
+	// parser over the lines.
+	spanned, _ := p.(adapters.NativeSpanned)
 	if o.Session != nil {
 		if p, err = newReplayer(p, o.Session); err != nil {
 			return nil, fmt.Errorf("protocol %q: %w", cmp.Or(o.Protocol, ProtocolCLI), err)
@@ -100,6 +106,11 @@ func Parse(ctx context.Context, r io.Reader, agent string, sink func(event.Event
 		s.Emit(&event.Error{Code: event.ErrParseError, Message: "reading the native stream: " + readErr.Error()})
 	}
 	out := event.Outcome{NoProcess: true}
+	if spanned != nil {
+		if ms, ok := spanned.NativeSpan(); ok {
+			out.NativeSpanMS = &ms
+		}
+	}
 	if o.Session != nil {
 		out.Status = o.Session.Status // how the session ended is the harness's, not in its lines
 	}

@@ -285,6 +285,18 @@ type WallClocked interface {
 	UseWallClock()
 }
 
+// NativeSpanned is implemented by a parser of an agent whose lines carry
+// timestamps. NativeSpan is the span, in ms, of the timestamps of the
+// lines it understood so far: from the first to the last (the earliest to
+// the latest, where they come out of order); ok is false when it read
+// none. harness parse reports it as the run's duration where the agent's
+// terminal event reports none, or the capture was cut before it: the
+// duration then comes from the capture, not from how long the parse took.
+// It is asked after the last line, never concurrently with Parse.
+type NativeSpanned interface {
+	NativeSpan() (ms int64, ok bool)
+}
+
 // LineTruncated is the warning for a native line cut at kept bytes.
 func LineTruncated(kept int, dropped int64) *event.Warning {
 	return &event.Warning{Code: event.WarnLineTruncated,

@@ -701,6 +701,11 @@ type Outcome struct {
 	// NoProcess is set by harness parse: the agent's terminal event alone
 	// decides, and its own duration is reported.
 	NoProcess bool
+	// NativeSpanMS, for a NoProcess run, is the span of the timestamps in
+	// the agent's lines, nil when they had none: the duration reported
+	// when the agent's terminal event reports none (or never came), in
+	// place of how long the parse took.
+	NativeSpanMS *int64
 	// Lingered: the harness ended the agent after its final event.
 	Lingered bool
 	// Resumed is the session id the run was asked to resume; when the agent
@@ -820,6 +825,9 @@ func (s *Stream) deriveStatus(o Outcome) string {
 func (s *Stream) buildResult(status string, o Outcome) *Result {
 	r := &Result{Status: status, ExitCode: o.ExitCode, Signal: o.Signal, LingeredAfterDone: o.Lingered}
 	r.DurationMS = s.clock().Sub(s.startAt).Milliseconds()
+	if o.NoProcess && o.NativeSpanMS != nil {
+		r.DurationMS = max(*o.NativeSpanMS, 0)
+	}
 	r.Usage = s.usage
 	if a := s.agent; a != nil {
 		// An adapter that cut the text to the limit itself says so: the

@@ -52,13 +52,26 @@ func Clock() func() time.Time {
 	}
 }
 
+// finishParse ends the stream of a parse by p as harness.Parse does: a
+// capture's duration is the span of its timestamps where p has them.
+func finishParse(s *event.Stream, p adapters.Parser) {
+	o := event.Outcome{NoProcess: true}
+	if spanned, ok := p.(adapters.NativeSpanned); ok {
+		if ms, ok := spanned.NativeSpan(); ok {
+			o.NativeSpanMS = &ms
+		}
+	}
+	s.Finish(o)
+}
+
 // Normalize runs a native stream through a fresh parser of a, as harness
 // parse does, with the test clock and run id, and returns the NDJSON.
 func Normalize(a adapters.Adapter, native []byte, raw bool) []byte {
 	var out bytes.Buffer
 	s := Stream(a, raw, &out)
-	_ = adapters.Normalize(bytes.NewReader(native), a.NewParser(), s, adapters.NormalizeOptions{})
-	s.Finish(event.Outcome{NoProcess: true})
+	p := a.NewParser()
+	_ = adapters.Normalize(bytes.NewReader(native), p, s, adapters.NormalizeOptions{})
+	finishParse(s, p)
 	return out.Bytes()
 }
 
@@ -286,7 +299,7 @@ func normalizeLive(a adapters.Adapter, native []byte) []byte {
 		return nil
 	})
 	s.Emit(p.Flush(nil)...)
-	s.Finish(event.Outcome{NoProcess: true})
+	finishParse(s, p)
 	return out.Bytes()
 }
 

@@ -114,6 +114,7 @@ var (
 	_ adapters.Canceler           = (*Conversation)(nil)
 	_ adapters.SetupBounded       = (*Conversation)(nil)
 	_ adapters.CancelAcknowledger = (*Conversation)(nil)
+	_ adapters.NativeSpanned      = (*Conversation)(nil)
 )
 
 // BoundSetup implements adapters.SetupBounded: the CLI's start (it says
@@ -135,6 +136,14 @@ func NewConversation() *Conversation {
 
 // UseWallClock implements adapters.WallClocked.
 func (c *Conversation) UseWallClock() { c.p.UseWallClock() }
+
+// NativeSpan implements adapters.NativeSpanned: the lines' span, as the
+// CLI's parser read them.
+func (c *Conversation) NativeSpan() (int64, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.p.NativeSpan()
+}
 
 // Converse implements adapters.Conversation.
 func (c *Conversation) Converse(ask bool) {

@@ -59,6 +59,11 @@ type parser struct {
 	files      known.Files // file contents the stream showed in full, for diffs
 	wallClock  bool        // tool durations left to the caller's clock (UseWallClock)
 	toolsKnown bool        // an init's tool list was emitted (system)
+
+	// firstTS and lastTS are the first and the last timestamp of the
+	// lines understood, raw (copies: a line is gone after its Parse), and
+	// parsed only when NativeSpan asks.
+	firstTS, lastTS []byte
 }
 
 // stream is the partial-message state of one agent (main or sub-agent).
@@ -142,6 +147,17 @@ func newParser() *parser {
 // timestamps (a tool_use's assistant line to its tool_result's user line),
 // which is all a capture has.
 func (p *parser) UseWallClock() { p.wallClock = true }
+
+// NativeSpan implements adapters.NativeSpanned: from the first line's
+// timestamp to the last's. Claude Code stamps its assistant and user
+// lines, not its init, stream_event or result lines.
+func (p *parser) NativeSpan() (int64, bool) {
+	first, last := parseTime(string(p.firstTS)), parseTime(string(p.lastTS))
+	if first.IsZero() || last.Before(first) {
+		return 0, false
+	}
+	return last.Sub(first).Milliseconds(), true
+}
 
 // top holds the top-level fields of a line that dispatch needs.
 type top struct {
@@ -388,6 +404,17 @@ func (p *parser) read(t *top, line []byte) {
 
 // apply turns a line read by read into bodies, with the parser's state.
 func (p *parser) apply(dst []event.Body, t *top) ([]event.Body, bool) {
+	dst, known := p.applyLine(dst, t)
+	if known && t.timestamp != "" {
+		if len(p.firstTS) == 0 {
+			p.firstTS = append(p.firstTS, t.timestamp...)
+		}
+		p.lastTS = append(p.lastTS[:0], t.timestamp...)
+	}
+	return dst, known
+}
+
+func (p *parser) applyLine(dst []event.Body, t *top) ([]event.Body, bool) {
 	if t.bad {
 		return dst, false
 	}

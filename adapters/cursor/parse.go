@@ -55,6 +55,9 @@ type parser struct {
 	// wallClock leaves tool durations to the harness's clock (live runs,
 	// UseWallClock); harness parse takes them from Cursor's timestamps.
 	wallClock bool
+	// earliestMS and latestMS bound Cursor's stamps seen so far
+	// (NativeSpan), 0 before one.
+	earliestMS, latestMS int64
 }
 
 func newParser() *parser {
@@ -67,6 +70,25 @@ func newParser() *parser {
 // left to the caller's clock instead of Cursor's own (the default, read
 // from the lines).
 func (p *parser) UseWallClock() { p.wallClock = true }
+
+// NativeSpan implements adapters.NativeSpanned: from the earliest of
+// Cursor's stamps to the latest — the timestamp_ms of the lines understood
+// and the tool calls' startedAtMs and completedAtMs, which are out of line
+// order (a completed line carries its call's start).
+func (p *parser) NativeSpan() (int64, bool) {
+	return p.latestMS - p.earliestMS, p.earliestMS > 0
+}
+
+// stamped widens the span of Cursor's stamps to ms, 0 when unknown.
+func (p *parser) stamped(ms int64) {
+	if ms <= 0 {
+		return
+	}
+	if p.earliestMS == 0 || ms < p.earliestMS {
+		p.earliestMS = ms
+	}
+	p.latestMS = max(p.latestMS, ms)
+}
 
 // capped is text kept up to keepText bytes; what is over is counted, not
 // kept.
@@ -257,6 +279,14 @@ func (p *parser) read(r *read, line []byte) {
 
 // apply turns a line read by read into bodies, with the parser's state.
 func (p *parser) apply(dst []event.Body, r *read) ([]event.Body, bool) {
+	dst, known := p.applyLine(dst, r)
+	if known && r.what == lineObject && r.f.hasTimestamp {
+		p.stamped(r.f.timestamp)
+	}
+	return dst, known
+}
+
+func (p *parser) applyLine(dst []event.Body, r *read) ([]event.Body, bool) {
 	switch r.what {
 	case lineBlank:
 		return dst, true
@@ -445,6 +475,8 @@ func (p *parser) toolCall(dst []event.Body, f *fields) ([]event.Body, bool) {
 	}
 	// Text before a tool call was commentary, not the final answer.
 	p.final.Reset()
+	p.stamped(call.startedAt)
+	p.stamped(call.completedAt)
 	ts := f.timestamp
 	key := p.callKey(id)
 	if f.subtype == "started" {

@@ -38,6 +38,10 @@ type parser struct {
 	wall     bool            // durations are left to the caller's clock (UseWallClock)
 	files    files           // file contents the stream showed in full
 
+	// firstTS and lastTS are the first and the last timestamp of the
+	// lines understood, raw: parsed only when NativeSpan asks.
+	firstTS, lastTS []byte
+
 	// The current run of assistant deltas, as one attempt of the model:
 	// deltas holds its chunks, replay the position reached by a stream
 	// that restarted from the first chunk (-1: none), warned whether the
@@ -135,6 +139,17 @@ func (p *parser) read(l *line, raw []byte) {
 
 // apply turns a line read by read into bodies, with the parser's state.
 func (p *parser) apply(dst []event.Body, l *line) ([]event.Body, bool) {
+	dst, known := p.applyLine(dst, l)
+	if known && l.timestamp != "" {
+		if len(p.firstTS) == 0 {
+			p.firstTS = append(p.firstTS, l.timestamp...)
+		}
+		p.lastTS = append(p.lastTS[:0], l.timestamp...)
+	}
+	return dst, known
+}
+
+func (p *parser) applyLine(dst []event.Body, l *line) ([]event.Body, bool) {
 	if l.bad || !jsonscan.IsString(l.typ) {
 		return dst, false
 	}
@@ -619,6 +634,16 @@ func daysIn(m, y int) int {
 // the caller's clock: a live run measures them itself, while harness parse
 // has only the agent's timestamps.
 func (p *parser) UseWallClock() { p.wall = true }
+
+// NativeSpan implements adapters.NativeSpanned: from the first line's
+// timestamp to the last's.
+func (p *parser) NativeSpan() (int64, bool) {
+	first, last := millis(string(p.firstTS)), millis(string(p.lastTS))
+	if first > 0 && last >= first {
+		return last - first, true
+	}
+	return 0, false
+}
 
 // nameFromID recovers the tool name from a tool id of the shape Gemini
 // 0.61 gives, `<name>__<name>_<ms>_<n>`, for a result whose tool_use was

@@ -39,6 +39,7 @@ type parser struct {
 	held     []string        // text parts of the step not yet known to be complete messages
 	terminal bool            // a Result was emitted
 	firstMS  int64           // the first line's timestamp
+	lastMS   int64           // the last line's timestamp (NativeSpan)
 	wall     bool            // durations are left to the caller's clock (UseWallClock)
 	lines    jsonscan.Lines  // copies of the lines, which bodies and p keep pieces of
 	files    known.Files     // file contents the stream showed in full, for diffs
@@ -48,6 +49,16 @@ type parser struct {
 // the caller's clock: a live run measures them itself, while harness parse
 // has only the agent's timestamps.
 func (p *parser) UseWallClock() { p.wall = true }
+
+// NativeSpan implements adapters.NativeSpanned: from the first line's
+// timestamp to the last's, as the result's duration is to the terminal
+// line's.
+func (p *parser) NativeSpan() (int64, bool) {
+	if p.firstMS > 0 && p.lastMS >= p.firstMS {
+		return p.lastMS - p.firstMS, true
+	}
+	return 0, false
+}
 
 func newParser() *parser {
 	p := &parser{files: known.New(known.MaxFile, known.MaxTotal, known.ForgetOthers)}
@@ -304,8 +315,11 @@ func (p *parser) apply(dst []event.Body, r *read) ([]event.Body, bool) {
 		return dst, false
 	}
 	l := &r.l
-	if p.firstMS == 0 && l.timestamp > 0 {
-		p.firstMS = l.timestamp
+	if l.timestamp > 0 {
+		if p.firstMS == 0 {
+			p.firstMS = l.timestamp
+		}
+		p.lastMS = l.timestamp
 	}
 	if p.session == "" && l.sessionID != "" {
 		p.session = l.sessionID
