@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/big"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"sync"
@@ -761,6 +763,25 @@ func TestCostsAddAsDecimals(t *testing.T) {
 		r := s.Finish(Outcome{NoProcess: true})
 		require.Equal(t, u.CostUSD, r.Usage.CostUSD)
 		require.NoError(t, CheckNDJSON(cap.buf.Bytes()), "%s", cap.buf.Bytes())
+	}
+
+	// Against exact rational arithmetic: the sum of two decimals of up to
+	// 6 digits, their points up to 12 places apart (18 digits aligned), is
+	// the float64 nearest to their exact sum.
+	rng := rand.New(rand.NewPCG(1, 2))
+	decimal := func() string { return fmt.Sprintf("%de-%d", rng.Int64N(1e6)+1, rng.IntN(13)) }
+	for range 20000 {
+		x, y := decimal(), decimal()
+		var rx, ry big.Rat
+		rx.SetString(x)
+		ry.SetString(y)
+		want, _ := rx.Add(&rx, &ry).Float64()
+		var u Usage
+		fx, _ := strconv.ParseFloat(x, 64)
+		fy, _ := strconv.ParseFloat(y, 64)
+		u.Add(Usage{CostUSD: fx})
+		u.Add(Usage{CostUSD: fy})
+		require.Equal(t, want, u.CostUSD, "%s + %s", x, y)
 	}
 }
 

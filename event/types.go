@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"math"
 	"strconv"
-	"strings"
 )
 
 // Version is the schema version stamped on every event as "v".
@@ -261,7 +260,7 @@ func addCost(a, b float64) float64 {
 	if math.IsInf(sum, 0) {
 		return math.MaxFloat64
 	}
-	if a == 0 || b == 0 {
+	if !(a > 0 && b > 0) { // nothing to align; garbage is the caller's (dropNegative)
 		return sum
 	}
 	if d, ok := decimalSum(a, b); ok {
@@ -274,14 +273,8 @@ func addCost(a, b float64) float64 {
 // decimals that name them, and rounds the sum to float64 once. It says
 // false when the two, aligned to one exponent, need more than 18 digits.
 func decimalSum(a, b float64) (float64, bool) {
-	ma, ea, ok := decimalOf(a)
-	if !ok {
-		return 0, false
-	}
-	mb, eb, ok := decimalOf(b)
-	if !ok {
-		return 0, false
-	}
+	ma, ea := decimalOf(a)
+	mb, eb := decimalOf(b)
 	if ea < eb { // b's digits move left to a's exponent
 		ma, ea, mb, eb = mb, eb, ma, ea
 	}
@@ -291,28 +284,47 @@ func decimalSum(a, b float64) (float64, bool) {
 		}
 		ma *= 10
 	}
+	m := ma + mb
+	// m and 10^-e exact in a float64: one division, rounded once (the
+	// sums of costs, 0.0015 and the like, all take this way).
+	if m < 1<<53 && eb < 0 && eb >= -22 {
+		return float64(m) / pow10[-eb], true
+	}
 	var buf [48]byte
-	text := strconv.AppendUint(buf[:0], ma+mb, 10)
+	text := strconv.AppendUint(buf[:0], m, 10)
 	text = append(text, 'e')
 	text = strconv.AppendInt(text, int64(eb), 10)
 	sum, err := strconv.ParseFloat(string(text), 64)
 	return sum, err == nil && !math.IsInf(sum, 0)
 }
 
-// decimalOf is v as m×10^e, m the digits of v's shortest decimal.
-func decimalOf(v float64) (m uint64, e int, ok bool) {
+var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+
+// decimalOf is v, positive and finite, as m×10^e, m the at most 17
+// digits of v's shortest decimal.
+func decimalOf(v float64) (m uint64, e int) {
 	var buf [32]byte
-	text := strconv.AppendFloat(buf[:0], v, 'e', -1, 64) // d.ddde±xx
-	mant, exp, _ := strings.Cut(string(text), "e")
-	e, err := strconv.Atoi(exp)
-	if err != nil {
-		return 0, 0, false
+	text := strconv.AppendFloat(buf[:0], v, 'e', -1, 64) // d.ddde±dd
+	i, frac := 0, -1
+	for ; text[i] != 'e'; i++ {
+		if text[i] == '.' {
+			frac = 0
+			continue
+		}
+		m = m*10 + uint64(text[i]-'0')
+		if frac >= 0 {
+			frac++
+		}
 	}
-	if whole, frac, dot := strings.Cut(mant, "."); dot {
-		mant, e = whole+frac, e-len(frac)
+	neg := text[i+1] == '-'
+	for _, c := range text[i+2:] {
+		e = e*10 + int(c-'0')
 	}
-	m, err = strconv.ParseUint(mant, 10, 64)
-	return m, e, err == nil
+	if neg {
+		e = -e
+	}
+	return m, e - max(frac, 0)
 }
 
 // garbageCost reports whether c is no cost at all: negative, NaN or
