@@ -13,6 +13,7 @@ import (
 	"github.com/agentharness/harness/adapters/internal/jsonscan"
 	"github.com/agentharness/harness/adapters/internal/known"
 	"github.com/agentharness/harness/adapters/internal/readahead"
+	"github.com/agentharness/harness/adapters/internal/stamps"
 	"github.com/agentharness/harness/event"
 	"github.com/agentharness/harness/internal/idset"
 )
@@ -60,10 +61,7 @@ type parser struct {
 	wallClock  bool        // tool durations left to the caller's clock (UseWallClock)
 	toolsKnown bool        // an init's tool list was emitted (system)
 
-	// firstTS and lastTS are the first and the last timestamp of the
-	// lines understood, raw (copies: a line is gone after its Parse), and
-	// parsed only when NativeSpan asks.
-	firstTS, lastTS []byte
+	stamps stamps.Span // of the lines understood
 }
 
 // stream is the partial-message state of one agent (main or sub-agent).
@@ -152,11 +150,10 @@ func (p *parser) UseWallClock() { p.wallClock = true }
 // timestamp to the last's. Claude Code stamps its assistant and user
 // lines, not its init, stream_event or result lines.
 func (p *parser) NativeSpan() (int64, bool) {
-	first, last := parseTime(string(p.firstTS)), parseTime(string(p.lastTS))
-	if first.IsZero() || last.Before(first) {
-		return 0, false
-	}
-	return last.Sub(first).Milliseconds(), true
+	return p.stamps.MS(func(raw string) (int64, bool) {
+		t := parseTime(raw)
+		return t.UnixMilli(), !t.IsZero()
+	})
 }
 
 // top holds the top-level fields of a line that dispatch needs.
@@ -405,11 +402,8 @@ func (p *parser) read(t *top, line []byte) {
 // apply turns a line read by read into bodies, with the parser's state.
 func (p *parser) apply(dst []event.Body, t *top) ([]event.Body, bool) {
 	dst, known := p.applyLine(dst, t)
-	if known && t.timestamp != "" {
-		if len(p.firstTS) == 0 {
-			p.firstTS = append(p.firstTS, t.timestamp...)
-		}
-		p.lastTS = append(p.lastTS[:0], t.timestamp...)
+	if known {
+		p.stamps.Note(t.timestamp)
 	}
 	return dst, known
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/agentharness/harness/adapters/internal/jsonscan"
 	"github.com/agentharness/harness/adapters/internal/known"
 	"github.com/agentharness/harness/adapters/internal/readahead"
+	"github.com/agentharness/harness/adapters/internal/stamps"
 	"github.com/agentharness/harness/event"
 )
 
@@ -38,9 +39,7 @@ type parser struct {
 	wall     bool            // durations are left to the caller's clock (UseWallClock)
 	files    files           // file contents the stream showed in full
 
-	// firstTS and lastTS are the first and the last timestamp of the
-	// lines understood, raw: parsed only when NativeSpan asks.
-	firstTS, lastTS []byte
+	stamps stamps.Span // of the lines understood
 
 	// The current run of assistant deltas, as one attempt of the model:
 	// deltas holds its chunks, replay the position reached by a stream
@@ -140,11 +139,8 @@ func (p *parser) read(l *line, raw []byte) {
 // apply turns a line read by read into bodies, with the parser's state.
 func (p *parser) apply(dst []event.Body, l *line) ([]event.Body, bool) {
 	dst, known := p.applyLine(dst, l)
-	if known && l.timestamp != "" {
-		if len(p.firstTS) == 0 {
-			p.firstTS = append(p.firstTS, l.timestamp...)
-		}
-		p.lastTS = append(p.lastTS[:0], l.timestamp...)
+	if known {
+		p.stamps.Note(l.timestamp)
 	}
 	return dst, known
 }
@@ -638,11 +634,10 @@ func (p *parser) UseWallClock() { p.wall = true }
 // NativeSpan implements adapters.NativeSpanned: from the first line's
 // timestamp to the last's.
 func (p *parser) NativeSpan() (int64, bool) {
-	first, last := millis(string(p.firstTS)), millis(string(p.lastTS))
-	if first > 0 && last >= first {
-		return last - first, true
-	}
-	return 0, false
+	return p.stamps.MS(func(raw string) (int64, bool) {
+		ms := millis(raw)
+		return ms, ms > 0
+	})
 }
 
 // nameFromID recovers the tool name from a tool id of the shape Gemini
