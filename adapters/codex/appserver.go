@@ -108,10 +108,10 @@ type Client struct {
 	output    map[string]*strings.Builder // streamed command output, for items that end without theirs
 	retryErr  *event.Error                // the turn's last error notification, held for its end
 	turnUsage event.Usage                 // the usage reported within the turn in flight
-	// unseen is how far Codex's running total is ahead of the usage
-	// counted: what it reported outside the turns of this session (the
-	// thread's earlier turns, on thread/resume).
-	unseen event.Usage
+	// seen is each thread's running total as far as it is counted, by
+	// thread id ("" for notifications that name none: the session's):
+	// the growth past it is usage, a total at or below it none.
+	seen map[string]event.Usage
 	// announced: the session_start has gone out. The warnings Codex gives
 	// before it (configWarning at initialize, deprecationNotice) are held
 	// until then: an event before it would make the stream send a

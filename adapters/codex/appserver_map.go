@@ -39,11 +39,12 @@ var silent = map[string]bool{
 // turnParams are the fields of a notification that say which turn and
 // item it belongs to.
 type turnParams struct {
-	TurnID string          `json:"turnId"`
-	ItemID string          `json:"itemId"`
-	Item   json.RawMessage `json:"item"`
-	Delta  string          `json:"delta"`
-	Turn   struct {
+	ThreadID string          `json:"threadId"`
+	TurnID   string          `json:"turnId"`
+	ItemID   string          `json:"itemId"`
+	Item     json.RawMessage `json:"item"`
+	Delta    string          `json:"delta"`
+	Turn     struct {
 		ID     string `json:"id"`
 		Status string `json:"status"`
 		Error  *struct {
@@ -199,24 +200,50 @@ func (c *Client) inTurn(id, turn string) bool {
 	return c.phase == asTurn && (id == "" || id == c.turnID)
 }
 
-// usage maps thread/tokenUsage/updated, the thread's running total: its
-// growth is a usage event of the turn in flight. A total reported outside
-// it (the thread's earlier turns, which Codex reports right after
-// thread/resume; a late report of a turn that has ended) is no turn's of
-// this session: the next growth counts from it. mu is held.
+// usage maps thread/tokenUsage/updated, a thread's running total: its
+// growth is a usage event of the turn in flight. Each thread counts from
+// its own total: the session's, and any other Codex reports on this
+// connection (a sub-agent it spawned, whose model calls are the turn's
+// too). A total reported outside the turn (the thread's earlier turns,
+// which Codex reports right after thread/resume; a late report of a turn
+// that has ended) is no turn's of this session: the next growth counts
+// from it. A total below one already counted (a late, stale report) has
+// no growth. mu is held.
 func (c *Client) usage(dst []event.Body, p *turnParams) []event.Body {
 	t := p.TokenUsage.Total
 	total := openAIUsage(t.Input, t.Cached, t.Written, t.Output, t.Reasoning)
-	if c.phase != asTurn || c.w != nil && !c.inTurn(p.TurnID, p.Turn.ID) {
-		c.unseen = beyond(total, c.p.total)
+	thread := p.ThreadID
+	if thread == c.thread {
+		thread = ""
+	}
+	if c.seen == nil {
+		c.seen = map[string]event.Usage{}
+	}
+	prev := c.seen[thread]
+	c.seen[thread] = highest(prev, total)
+	// Another thread's turn has ids of its own: only the session's
+	// notifications are held to the turn in flight.
+	if c.phase != asTurn || thread == "" && c.w != nil && !c.inTurn(p.TurnID, p.Turn.ID) {
 		return dst
 	}
-	inc := c.p.increment(beyond(total, c.unseen))
+	inc := beyond(total, prev)
+	c.p.total.Add(inc)
 	c.turnUsage.Add(inc)
 	if !inc.IsZero() {
 		dst = append(dst, &inc)
 	}
 	return dst
+}
+
+// highest is a and b's larger count in each field.
+func highest(a, b event.Usage) event.Usage {
+	return event.Usage{
+		InputTokens:      max(a.InputTokens, b.InputTokens),
+		OutputTokens:     max(a.OutputTokens, b.OutputTokens),
+		CacheReadTokens:  max(a.CacheReadTokens, b.CacheReadTokens),
+		CacheWriteTokens: max(a.CacheWriteTokens, b.CacheWriteTokens),
+		ReasoningTokens:  max(a.ReasoningTokens, b.ReasoningTokens),
+	}
 }
 
 // beyond is what total has over base, field by field, none below zero.

@@ -3,6 +3,7 @@ package codex
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -667,13 +668,13 @@ func TestAppServerFaults(t *testing.T) {
 			require.NoError(t, err)
 		}
 		bodies, _ := exchange(c, `{"id":3,"result":{"turn":{"id":"t1","items":[],"status":"inProgress"}}}`,
-			`{"method":"turn/started","params":{"threadId":"x","turn":{"id":"t1","status":"inProgress"}}}`,
-			`{"method":"item/completed","params":{"threadId":"x","turnId":"t1","item":{"type":"agentMessage","id":"m1","text":"Done 1."}}}`,
-			`{"method":"thread/tokenUsage/updated","params":{"threadId":"x","turnId":"t1","tokenUsage":{"total":{"inputTokens":10,"cachedInputTokens":0,"outputTokens":5,"reasoningOutputTokens":0,"totalTokens":15}}}}`,
-			`{"method":"turn/completed","params":{"threadId":"x","turn":{"id":"t1","status":"completed"}}}`)
+			`{"method":"turn/started","params":{"threadId":"01a21188-5573-7943-8473-14f418aa20c3","turn":{"id":"t1","status":"inProgress"}}}`,
+			`{"method":"item/completed","params":{"threadId":"01a21188-5573-7943-8473-14f418aa20c3","turnId":"t1","item":{"type":"agentMessage","id":"m1","text":"Done 1."}}}`,
+			`{"method":"thread/tokenUsage/updated","params":{"threadId":"01a21188-5573-7943-8473-14f418aa20c3","turnId":"t1","tokenUsage":{"total":{"inputTokens":10,"cachedInputTokens":0,"outputTokens":5,"reasoningOutputTokens":0,"totalTokens":15}}}}`,
+			`{"method":"turn/completed","params":{"threadId":"01a21188-5573-7943-8473-14f418aa20c3","turn":{"id":"t1","status":"completed"}}}`)
 		require.Equal(t, "two", bodies[len(bodies)-1].(*event.TurnStart).Prompt)
-		late, known := exchange(c, `{"method":"item/completed","params":{"threadId":"x","turnId":"t1","item":{"type":"commandExecution","id":"c1","command":"sleep 5","status":"completed","aggregatedOutput":"","exitCode":0}}}`,
-			`{"method":"thread/tokenUsage/updated","params":{"threadId":"x","turnId":"t1","tokenUsage":{"total":{"inputTokens":12,"cachedInputTokens":0,"outputTokens":6,"reasoningOutputTokens":0,"totalTokens":18}}}}`)
+		late, known := exchange(c, `{"method":"item/completed","params":{"threadId":"01a21188-5573-7943-8473-14f418aa20c3","turnId":"t1","item":{"type":"commandExecution","id":"c1","command":"sleep 5","status":"completed","aggregatedOutput":"","exitCode":0}}}`,
+			`{"method":"thread/tokenUsage/updated","params":{"threadId":"01a21188-5573-7943-8473-14f418aa20c3","turnId":"t1","tokenUsage":{"total":{"inputTokens":12,"cachedInputTokens":0,"outputTokens":6,"reasoningOutputTokens":0,"totalTokens":18}}}}`)
 		require.Equal(t, []bool{true, true}, known)
 		require.Empty(t, late, "t1's news is not t2's")
 		require.True(t, c.Cancel())
@@ -682,9 +683,9 @@ func TestAppServerFaults(t *testing.T) {
 		sent := strings.Split(strings.TrimSpace(stdin.String()), "\n")
 		require.Equal(t, `{"id":5,"method":"turn/interrupt","params":{"threadId":"01a21188-5573-7943-8473-14f418aa20c3","turnId":"t2"}}`,
 			sent[len(sent)-1], "the interrupt is t2's")
-		bodies, _ = exchange(c, `{"method":"item/completed","params":{"threadId":"x","turnId":"t2","item":{"type":"agentMessage","id":"m2","text":"Done 2."}}}`,
-			`{"method":"thread/tokenUsage/updated","params":{"threadId":"x","turnId":"t2","tokenUsage":{"total":{"inputTokens":22,"cachedInputTokens":0,"outputTokens":11,"reasoningOutputTokens":0,"totalTokens":33}}}}`,
-			`{"method":"turn/completed","params":{"threadId":"x","turn":{"id":"t2","status":"interrupted"}}}`)
+		bodies, _ = exchange(c, `{"method":"item/completed","params":{"threadId":"01a21188-5573-7943-8473-14f418aa20c3","turnId":"t2","item":{"type":"agentMessage","id":"m2","text":"Done 2."}}}`,
+			`{"method":"thread/tokenUsage/updated","params":{"threadId":"01a21188-5573-7943-8473-14f418aa20c3","turnId":"t2","tokenUsage":{"total":{"inputTokens":22,"cachedInputTokens":0,"outputTokens":11,"reasoningOutputTokens":0,"totalTokens":33}}}}`,
+			`{"method":"turn/completed","params":{"threadId":"01a21188-5573-7943-8473-14f418aa20c3","turn":{"id":"t2","status":"interrupted"}}}`)
 		end := bodies[len(bodies)-1].(*event.TurnEnd)
 		require.Equal(t, event.ResultCancelled, end.Status)
 		require.Equal(t, event.Usage{InputTokens: 10, OutputTokens: 5}, end.Usage, "t2's own growth: t1's late report is no turn's")
@@ -912,5 +913,50 @@ func TestDiffContradictingEarlierOneIsUnknown(t *testing.T) {
 			}
 		}
 		require.Equal(t, tc.exact, exact, tc.name)
+	}
+}
+
+// TestAppServerUsageByThread: each thread's running total counts from
+// its own last one. A sub-agent's thread (another threadId on the
+// connection, its own turn ids: a session of Codex's own, whose total
+// holds its calls alone) adds its growth to the turn in flight, without
+// moving the session's own count; a stale total, below one already
+// counted, adds nothing. The sub-agent's 500 made the session's 120 and
+// 700 count as 200, and its own growth was lost; the stale 100 after 300
+// counted whole again.
+func TestAppServerUsageByThread(t *testing.T) {
+	t.Parallel()
+	const own = "01a21188-5573-7943-8473-14f418aa20c3"
+	total := func(thread, turn string, in, out int64) string {
+		return fmt.Sprintf(`{"method":"thread/tokenUsage/updated","params":{"threadId":%q,"turnId":%q,"tokenUsage":{"total":{"inputTokens":%d,"cachedInputTokens":0,"outputTokens":%d,"reasoningOutputTokens":0,"totalTokens":%d}}}}`,
+			thread, turn, in, out, in+out)
+	}
+	for _, c := range []struct {
+		name    string
+		totals  []string
+		in, out int64
+	}{
+		{"sub-agent", []string{total("thread-sub", "sub-turn-1", 500, 100), total(own, "t1", 120, 25), total(own, "t1", 700, 150),
+			total("thread-sub", "sub-turn-1", 600, 110)}, 600 + 700, 110 + 150},
+		{"stale", []string{total(own, "t1", 100, 20), total(own, "t1", 300, 50), total(own, "t1", 300, 50), total(own, "t1", 100, 20)}, 300, 50},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			cl, _ := open(t, false)
+			_, err := cl.Prompt("go")
+			require.NoError(t, err)
+			lines := append([]string{`{"id":3,"result":{"turn":{"id":"t1","items":[],"status":"inProgress"}}}`}, c.totals...)
+			lines = append(lines, `{"method":"turn/completed","params":{"threadId":"`+own+`","turn":{"id":"t1","status":"completed"}}}`)
+			bodies, _ := exchange(cl, lines...)
+			var sum event.Usage
+			for _, b := range bodies {
+				if u, ok := b.(*event.Usage); ok {
+					sum.Add(*u)
+				}
+			}
+			require.Equal(t, event.Usage{InputTokens: c.in, OutputTokens: c.out}, sum)
+			end := bodies[len(bodies)-1].(*event.TurnEnd)
+			require.Equal(t, event.Usage{InputTokens: c.in, OutputTokens: c.out}, end.Usage)
+		})
 	}
 }
