@@ -42,6 +42,11 @@ func TestClassifyError(t *testing.T) {
 		"TypeError: Cannot read properties of undefined\n    at Object.run (file:///x/cli.js:429:17)":     "",
 		"file:///x/cli.js:401\n    throw new TypeError(\"x\")":                                            "",
 		"SIGSEGV: segmentation violation\nPC=0x40a7ee m=0 sigcode=0 addr=0x429\n\t/src/main.go:403 +0x1d": event.ClassCrash,
+		// An errno name is a word of its own: FileNotFoundError holds
+		// "enotfound".
+		"Traceback (most recent call last):\n  File \"a.py\", line 3\nFileNotFoundError: [Errno 2] No such file": event.ClassCrash,
+		"getaddrinfo ENOTFOUND api.anthropic.com": event.ClassNetwork,
+		"Error: read ECONNRESET":                  event.ClassNetwork,
 	} {
 		require.Equal(t, want, ClassifyError(text), text)
 	}

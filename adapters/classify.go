@@ -27,7 +27,7 @@ var classRules = []struct {
 	// (docs/events.md): one rule for every agent and both transports.
 	{event.ClassServerError, []string{"500", "502", "504"}, []string{"internal server error", "internal_server_error", "server_error",
 		"bad gateway", "gateway timeout"}},
-	{event.ClassNetwork, nil, []string{"econnrefused", "econnreset", "etimedout", "enotfound", "connection refused", "connection reset",
+	{event.ClassNetwork, nil, []string{"connection refused", "connection reset",
 		"connection closed", "network", "socket", "stream disconnected", "timed out", "timeout", "broken pipe", "dns"}},
 	{event.ClassCrash, nil, []string{"panic", "segmentation fault", "segmentation violation", "sigsegv", "uncaught", "stack trace",
 		"fatal error", "traceback (most recent call last)"}},
@@ -41,6 +41,15 @@ func ClassifyError(text string) string {
 	}
 	lower := strings.ToLower(text)
 	for _, r := range classRules {
+		if r.class == event.ClassNetwork {
+			// errno names, whole words: Python's FileNotFoundError holds
+			// "enotfound", and its crash was read as the network's.
+			for _, e := range [...]string{"econnrefused", "econnreset", "etimedout", "enotfound"} {
+				if containsWord(lower, e) {
+					return r.class
+				}
+			}
+		}
 		for _, c := range r.codes {
 			if containsNumber(lower, c) {
 				return r.class
@@ -79,6 +88,23 @@ func containsNumber(s, n string) bool {
 
 // isWordByte tells the bytes a number in a word or a name is joined to:
 // letters (lowercase: the text is), digits and '_'.
+// containsWord reports whether w occurs in s as a word of its own, not
+// joined to letters, digits or '_' on either side.
+func containsWord(s, w string) bool {
+	for i := 0; ; {
+		j := strings.Index(s[i:], w)
+		if j < 0 {
+			return false
+		}
+		j += i
+		end := j + len(w)
+		if (j == 0 || !isWordByte(s[j-1])) && (end == len(s) || !isWordByte(s[end])) {
+			return true
+		}
+		i = j + 1
+	}
+}
+
 func isWordByte(b byte) bool { return isDigit(b) || b >= 'a' && b <= 'z' || b == '_' }
 
 func isDigit(b byte) bool { return b >= '0' && b <= '9' }
