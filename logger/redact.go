@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"net/url"
 	"regexp"
 	"slices"
 	"sort"
@@ -42,6 +43,7 @@ type Redactor struct {
 	triggers [256][]trigger
 	env      [][]byte
 	envBy    [256][][]byte // env by first byte
+	values   []string      // the secret values as given (Values)
 	// bigrams tells, for two bytes (little endian), whether they are the
 	// first two of a trigger (in either case) or of a secret value
 	// (startsHere), or its second and third (startsBefore).
@@ -187,13 +189,50 @@ func NewRedactor(environ []string) *Redactor {
 	var vals []string
 	for _, kv := range environ {
 		name, val, ok := strings.Cut(kv, "=")
-		if !ok || len(val) <= 8 || !secretEnvName(name) {
+		if !ok || len(val) <= 8 {
 			continue
 		}
-		vals = append(vals, val)
+		switch {
+		case secretEnvName(name):
+			vals = append(vals, val)
+		case otlpHeadersName(name):
+			vals = append(vals, headerValues(val)...)
+		}
 	}
 	r.addValues(vals)
 	return r
+}
+
+// otlpHeadersName reports whether name is an OTLP exporter's headers
+// variable (OTEL_EXPORTER_OTLP_HEADERS, …_TRACES_HEADERS): a collector's
+// API key goes there, and every agent inherits it.
+func otlpHeadersName(name string) bool {
+	n := strings.ToUpper(name)
+	return strings.HasPrefix(n, "OTEL_EXPORTER_OTLP_") && strings.HasSuffix(n, "HEADERS")
+}
+
+// headerValues are the secrets of an OTLP headers variable ("key=value,…",
+// values percent-encoded): the whole of it, and each value longer than 8
+// bytes as written and decoded ("Bearer%20k…" and "Bearer k…", and the
+// credentials after the scheme).
+func headerValues(v string) []string {
+	vals := []string{v}
+	for pair := range strings.SplitSeq(v, ",") {
+		_, val, ok := strings.Cut(pair, "=")
+		val = strings.TrimSpace(val)
+		if !ok || len(val) <= 8 {
+			continue
+		}
+		vals = append(vals, val)
+		if dec, err := url.PathUnescape(val); err == nil && dec != val {
+			vals = append(vals, dec)
+			// "Bearer k…": the credentials alone, as a tool may print them.
+			if _, cred, ok := strings.Cut(dec, " "); ok && len(cred) > 8 {
+				vals = append(vals, cred)
+			}
+		}
+	}
+	return vals
 }
 
 // bothCases is c, and its upper case when it is a lowercase letter.
@@ -283,6 +322,7 @@ func looseSecretName(name string) bool {
 // encoder may give it inside a string (so the scan of a raw JSON line
 // finds it; redactJSON then matches the decoded string).
 func (r *Redactor) addValues(vals []string) {
+	r.values = slices.Clone(vals)
 	seen := map[string]bool{}
 	var all []string
 	for _, v := range vals {
@@ -304,6 +344,11 @@ func (r *Redactor) addValues(vals []string) {
 		r.setBigrams(v, exactCase)
 	}
 }
+
+// Values returns the secret values r redacts by value (WithEnv's, and
+// those of the environment's secret-looking variables): what a cut of
+// the event stream must not go through (event.StreamConfig.Secrets).
+func (r *Redactor) Values() []string { return slices.Clone(r.values) }
 
 // otherEncoders are the forms other JSON encoders give the inside of a
 // JSON string js (as Go writes it, HTML unescaped): "/" escaped as "\/"

@@ -399,3 +399,25 @@ func TestRedactOtherEncodersForms(t *testing.T) {
 		require.Equal(t, json.Valid([]byte(in)), json.Valid([]byte(got)), in)
 	}
 }
+
+// TestRedactOTLPHeaders: the values of OTEL_EXPORTER_OTLP_HEADERS (a
+// collector's API key, which every agent inherits) are redacted by value
+// as written and percent-decoded, as a secret-looking variable's are; an
+// agent that printed its environment put them in the log whole.
+func TestRedactOTLPHeaders(t *testing.T) {
+	t.Parallel()
+	r := NewRedactor([]string{"OTEL_EXPORTER_OTLP_HEADERS=authorization=Bearer%20hdrsecret-5566778899,x-tenant=acme",
+		"OTEL_EXPORTER_OTLP_TRACES_HEADERS=api-key=k9Zq7Lm2Xv4Rt8Wn"})
+	for _, line := range []string{
+		"OTEL_EXPORTER_OTLP_HEADERS=authorization=Bearer%20hdrsecret-5566778899,x-tenant=acme",
+		`{"env":"authorization=Bearer%20hdrsecret-5566778899"}`,
+		"sending with hdrsecret-5566778899 as the key", // decoded, no "Bearer" before it
+		"key k9Zq7Lm2Xv4Rt8Wn",
+	} {
+		got := string(r.Redact([]byte(line)))
+		require.NotContains(t, got, "hdrsecret-5566778899", line)
+		require.NotContains(t, got, "k9Zq7Lm2Xv4Rt8Wn", line)
+		require.Contains(t, got, Redacted, line)
+	}
+	require.Equal(t, "x-tenant=acme", string(r.Redact([]byte("x-tenant=acme"))), "a value of 8 bytes or less is no secret")
+}
