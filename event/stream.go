@@ -50,6 +50,12 @@ type StreamConfig struct {
 	// turn's usage no usage event reported) when it has no cost, as the
 	// caller prices the agent's own; nil: left unpriced.
 	Price func(*Usage)
+	// Secrets are values the caller knows for secrets (the keys it handed
+	// the agent), which its redactors remove from what it writes. A cut
+	// the stream makes (a line's preview, an output over its cap, a
+	// summary) never ends inside one: the part left before the cut, which
+	// a redactor no longer knows, is cut too (Stream.unsplit).
+	Secrets []string
 }
 
 // Stream turns the bodies an adapter and a supervisor produce into a valid
@@ -222,7 +228,11 @@ func (s *Stream) Line(stream string, line []byte, unparsed bool, bodies []Body) 
 		s.hold(NativeLine(stream, line))
 	}
 	if unparsed && s.unparsedN <= UnparsedWarnings {
-		s.hold(unparsedWarning(line, s.unparsedN))
+		w := unparsedWarning(line, s.unparsedN)
+		if w.Truncated {
+			w.Line = s.unsplit(w.Line)
+		}
+		s.hold(w)
 	}
 	for _, b := range bodies {
 		s.emit(b)
@@ -401,13 +411,13 @@ func (s *Stream) emit(b Body) {
 		s.usage.Add(*v)
 		s.sawUsage = true
 	case *Message:
-		capText(&v.Text, &v.Truncated)
+		s.capText(&v.Text, &v.Truncated)
 		if v.Role == RoleAssistant && v.ParentCallID == "" { // a sub-agent's answer is not the run's
 			s.lastText, s.lastCut = v.Text, v.Truncated
 			s.deltaText.Reset()
 		}
 	case *Reasoning:
-		capText(&v.Text, &v.Truncated)
+		s.capText(&v.Text, &v.Truncated)
 	case *TextDelta:
 		if v.ParentCallID == "" && s.deltaText.Len() < MaxTextBytes {
 			s.deltaText.WriteString(v.Text)
@@ -436,12 +446,32 @@ func (s *Stream) sendPending() {
 	}
 }
 
-func capText(text *string, truncated *bool) {
+func (s *Stream) capText(text *string, truncated *bool) {
 	if len(*text) > MaxTextBytes {
-		*text = capUTF8(*text, MaxTextBytes)
+		*text = s.unsplit(capUTF8(*text, MaxTextBytes))
 		*truncated = true
 	}
 }
+
+// unsplit is cut, a string the stream cut, without the start of a secret
+// (StreamConfig.Secrets) that the cut went through: the first bytes of a
+// secret, at least 4 of them and not all, that end it. Those are left
+// out, not redacted: the stream is exact where it is not cut.
+func (s *Stream) unsplit(cut string) string {
+	for _, v := range s.cfg.Secrets {
+		for k := min(len(v)-1, len(cut)); k >= minSecretPart; k-- {
+			if strings.HasSuffix(cut, v[:k]) {
+				cut = cut[:len(cut)-k]
+				break
+			}
+		}
+	}
+	return cut
+}
+
+// minSecretPart is the fewest bytes of a secret that unsplit leaves out:
+// fewer say nothing of it.
+const minSecretPart = 4
 
 func (s *Stream) mergeSession(v *SessionStart) {
 	h := s.cfg.Start
@@ -509,10 +539,12 @@ func (s *Stream) toolStart(v *ToolStart) bool {
 	// would keep alive. The id and the start's strings (short, within
 	// their caps) are copied in one allocation rather than one each.
 	if len(v.Command) > MaxOutputBytes {
-		v.Command = cutUTF8(v.Command, MaxOutputBytes)
+		v.Command = s.unsplit(cutUTF8(v.Command, MaxOutputBytes))
 		v.InputTruncated = true
 	}
-	v.Path = cutUTF8(v.Path, MaxFieldBytes)
+	if len(v.Path) > MaxFieldBytes {
+		v.Path = s.unsplit(cutUTF8(v.Path, MaxFieldBytes))
+	}
 	kept := agentID + v.Name + v.ParentCallID + v.Command + v.Path
 	agentID, kept = kept[:len(agentID)], kept[len(agentID):]
 	v.Name, kept = kept[:len(v.Name)], kept[len(v.Name):]
@@ -617,11 +649,11 @@ func (s *Stream) toolEnd(v *ToolEnd) {
 	}
 	v.DurationMS = max(v.DurationMS, 0)
 	if len(v.Output) > MaxOutputBytes {
-		v.Output = capUTF8(v.Output, MaxOutputBytes)
+		v.Output = s.unsplit(capUTF8(v.Output, MaxOutputBytes))
 		v.OutputTruncated = true
 	}
 	if len(v.Diff) > MaxOutputBytes {
-		v.Diff = capUTF8(v.Diff, MaxOutputBytes)
+		v.Diff = s.unsplit(capUTF8(v.Diff, MaxOutputBytes))
 		v.DiffTruncated = true
 	}
 	if len(v.Paths) > MaxPaths {
@@ -684,7 +716,8 @@ func (s *Stream) lastSummaries() []EventSummary {
 			continue
 		}
 		ev := s.last[n%lastEventsKept]
-		out = append(out, EventSummary{Seq: ev.Seq, Type: ev.Type, Summary: Summarize(ev.Body)})
+		// A summary that cut its text ends at the cut.
+		out = append(out, EventSummary{Seq: ev.Seq, Type: ev.Type, Summary: s.unsplit(Summarize(ev.Body))})
 	}
 	return out
 }
@@ -874,7 +907,7 @@ func (s *Stream) buildResult(status string, o Outcome) *Result {
 			r.Text = s.deltaText.String()
 		}
 	}
-	capText(&r.Text, &r.TextTruncated)
+	s.capText(&r.Text, &r.TextTruncated)
 	if r.SessionID == "" {
 		r.SessionID = s.session.SessionID
 	}

@@ -85,7 +85,7 @@ func (s *Stream) turnStart(v *TurnStart) {
 	if v.TurnID == "" {
 		v.TurnID = "turn_" + strconv.Itoa(s.turns)
 	}
-	capText(&v.Prompt, &v.PromptTruncated)
+	s.capText(&v.Prompt, &v.PromptTruncated)
 	s.turn = &openTurn{id: v.TurnID, at: s.clock(), usage: s.usage}
 	// The session's answer is the last turn's.
 	s.lastText, s.lastCut = "", false
@@ -148,7 +148,7 @@ func (s *Stream) turnEnd(v *TurnEnd) bool {
 			v.Text = s.deltaText.String()
 		}
 	}
-	capText(&v.Text, &v.TextTruncated)
+	s.capText(&v.Text, &v.TextTruncated)
 	s.turnText, s.turnCut = v.Text, v.TextTruncated
 	s.turnCost(v, t)
 	v.DurationMS = max(0, s.clock().Sub(t.at).Milliseconds())
@@ -235,8 +235,14 @@ func (s *Stream) permission(v *PermissionRequest) {
 		}
 		v.Input = in
 	}
-	v.Tool, v.Path = cutUTF8(v.Tool, MaxFieldBytes), cutUTF8(v.Path, MaxFieldBytes)
-	v.Command = cutUTF8(v.Command, MaxOutputBytes)
+	for _, f := range [...]struct {
+		field *string
+		max   int
+	}{{&v.Tool, MaxFieldBytes}, {&v.Path, MaxFieldBytes}, {&v.Command, MaxOutputBytes}} {
+		if len(*f.field) > f.max {
+			*f.field = s.unsplit(cutUTF8(*f.field, f.max))
+		}
+	}
 }
 
 // InTurn reports whether a turn is open.
