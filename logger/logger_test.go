@@ -337,16 +337,56 @@ func TestReplay(t *testing.T) {
 	})
 }
 
+// TestReplayBoundsWaits: replay --speed 1 of a log with a forged or
+// corrupted ts (9796018519087, 250 years on) slept for 250 years. Each
+// wait is at most MaxReplayWait, whatever the gap and the speed, and a ts
+// going backwards waits nothing.
+func TestReplayBoundsWaits(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	lines := []string{
+		`{"v":1,"type":"session_start","run":"run_r","seq":1,"ts":1000}`,
+		`{"v":1,"type":"text_delta","run":"run_r","seq":2,"ts":9796018519087,"text":"a"}`,
+		`{"v":1,"type":"text_delta","run":"run_r","seq":3,"ts":1500,"text":"b"}`,
+		`{"v":1,"type":"text_delta","run":"run_r","seq":4,"ts":2000,"text":"c"}`,
+		`{"v":1,"type":"result","run":"run_r","seq":5,"ts":62000}`,
+	}
+	writeRun(t, dir, "run_r", t0, t0)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "run_r"+ExtEvents), []byte(strings.Join(lines, "\n")+"\n"), 0o600))
+	for _, c := range []struct {
+		name  string
+		speed float64
+		want  []time.Duration
+	}{
+		{"original-timing", 1, []time.Duration{MaxReplayWait, 500 * time.Millisecond, MaxReplayWait}},
+		{"slow-motion", 0.5, []time.Duration{MaxReplayWait, time.Second, MaxReplayWait}},
+		{"fast", 100, []time.Duration{MaxReplayWait, 5 * time.Millisecond, 600 * time.Millisecond}},
+		{"tiny-speed", 1e-300, []time.Duration{MaxReplayWait, MaxReplayWait, MaxReplayWait}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			var out bytes.Buffer
+			var slept []time.Duration
+			require.NoError(t, Replay(dir, "run_r", &out, c.speed, func(d time.Duration) { slept = append(slept, d) }))
+			require.Equal(t, strings.Join(lines, "\n")+"\n", out.String())
+			require.Equal(t, c.want, slept)
+		})
+	}
+}
+
 func TestPrune(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	now := t0.Add(30 * 24 * time.Hour)
 	writeRun(t, dir, "run_old", t0, t0.Add(time.Minute))
 	writeRun(t, dir, "run_new", now.Add(-time.Hour), now.Add(-time.Minute))
-	// A run that never closed: only its start counts.
-	s := openTest(t, dir, "run_crashed", Meta{Start: t0.Add(time.Hour)})
+	// A run that never closed, its harness gone: its last write counts.
+	me := self()
+	require.NotNil(t, me, "this test needs /proc")
+	s := openTest(t, dir, "run_crashed", Meta{Start: t0.Add(time.Hour), Harness: &Process{PID: 1 << 30, Start: me.Start, NS: me.NS}})
 	require.NoError(t, s.WriteNative(event.StreamStderr, []byte("boom")))
 	require.NoError(t, s.Flush())
+	touchRun(t, dir, "run_crashed", t0.Add(2*time.Hour))
 
 	removed, err := Prune(dir, 7*24*time.Hour, now)
 	require.NoError(t, err)
@@ -364,6 +404,74 @@ func TestPrune(t *testing.T) {
 	require.Equal(t, []string{"run_new"}, removed)
 	_, err = Prune(dir, -time.Second, now)
 	require.Error(t, err)
+}
+
+// touchRun sets the modification time of run's files in dir to at.
+func touchRun(t *testing.T, dir, run string, at time.Time) {
+	t.Helper()
+	for _, ext := range runExts {
+		if err := os.Chtimes(Path(dir, run, ext), at, at); err != nil {
+			require.ErrorIs(t, err, os.ErrNotExist)
+		}
+	}
+}
+
+// TestPruneRunning: a run whose harness is alive is never pruned, however
+// long ago it started: 'sessions prune --older-than 1s' removed the logs
+// of a run 3 s in, by its start, while its harness wrote them. A run
+// that is not closed but cannot be running (its harness gone), or may not
+// be (its harness not judged: no /proc, another machine), is pruned by
+// the last write to its files, not by its start; a run with no meta file
+// written in the last seconds is starting.
+func TestPruneRunning(t *testing.T) {
+	t.Parallel()
+	me := self()
+	require.NotNil(t, me, "this test needs /proc")
+	now := time.Now()
+	long := now.Add(-100 * 24 * time.Hour)
+	for _, c := range []struct {
+		name      string
+		harness   *Process
+		noMeta    bool
+		lastWrite time.Time
+		pruned    bool
+	}{
+		{name: "alive", harness: me, lastWrite: long},
+		{name: "alive-writing", harness: me, lastWrite: now},
+		{name: "lost-quiet", harness: &Process{PID: 1 << 30, Start: me.Start, NS: me.NS}, lastWrite: long, pruned: true},
+		{name: "lost-recently", harness: &Process{PID: me.PID, Start: me.Start + 1, NS: me.NS}, lastWrite: now.Add(-time.Minute)},
+		{name: "not-judged-quiet", harness: nil, lastWrite: long, pruned: true},
+		{name: "not-judged-writing", harness: &Process{PID: 1 << 30, Start: 1, NS: "another-boot/pid:[1]"}, lastWrite: now.Add(-time.Minute)},
+		{name: "starting", noMeta: true, lastWrite: now},
+		{name: "no-meta-quiet", noMeta: true, lastWrite: long, pruned: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			run := "run_" + c.name
+			if !c.noMeta {
+				writeMetaFile(t, dir, Meta{Run: run, Agent: "claude", Status: StatusRunning, Start: long, Harness: c.harness})
+			}
+			require.NoError(t, os.WriteFile(Path(dir, run, ExtEvents), []byte("{}\n"), 0o600))
+			touchRun(t, dir, run, c.lastWrite)
+			age := 30 * time.Minute
+			if c.lastWrite.Equal(now) {
+				age = 0 // whatever the age asked for
+			}
+			removed, err := Prune(dir, age, now.Add(time.Second))
+			require.NoError(t, err)
+			if !c.pruned {
+				require.Empty(t, removed)
+				_, err := os.Stat(Path(dir, run, ExtEvents))
+				require.NoError(t, err)
+				return
+			}
+			require.Equal(t, []string{run}, removed)
+			entries, err := os.ReadDir(dir)
+			require.NoError(t, err)
+			require.Empty(t, entries)
+		})
+	}
 }
 
 func TestExport(t *testing.T) {

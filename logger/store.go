@@ -205,10 +205,19 @@ func List(dir string) ([]Meta, error) {
 	return out, nil
 }
 
+// MaxReplayWait bounds each wait of Replay: a pause longer than this (at
+// the speed asked for) is replayed as this long. A log may hold pauses of
+// minutes (a tool call; the idle budget is 5m by default), during which
+// nothing arrives to be watched, and a ts forged, corrupted or taken from
+// a clock that jumped may be years from its neighbour's: a few seconds
+// still show a pause as one.
+const MaxReplayWait = 5 * time.Second
+
 // Replay writes the stored event stream of run to w, one line at a time.
 // speed 0 writes as fast as w takes it; speed s > 0 waits, between two
 // lines, the difference of their "ts" divided by s (1 = original timing),
-// by calling sleep (time.Sleep when nil). A line without a usable ts is
+// at most MaxReplayWait, by calling sleep (time.Sleep when nil). A line
+// without a usable ts, or whose ts is not after the one before it, is
 // written without waiting.
 func Replay(dir, run string, w io.Writer, speed float64, sleep func(time.Duration)) error {
 	if speed < 0 {
@@ -238,7 +247,7 @@ func Replay(dir, run string, w io.Writer, speed float64, sleep func(time.Duratio
 					if err := bw.Flush(); err != nil {
 						return err
 					}
-					sleep(time.Duration(float64(*env.TS-prevTS) * float64(time.Millisecond) / speed))
+					sleep(replayWait(*env.TS-prevTS, speed))
 				}
 				prevTS = *env.TS
 			}
@@ -254,27 +263,43 @@ func Replay(dir, run string, w io.Writer, speed float64, sleep func(time.Duratio
 	return bw.Flush()
 }
 
-// Prune removes every run in dir that ended (or, when it has no end,
-// started) more than olderThan before now, and returns the removed ids,
-// sorted. A run still marked running is pruned only by its start time, so
-// a harness that crashed does not keep its logs forever.
+// replayWait is the wait for a gap of gapMS > 0 milliseconds at speed > 0:
+// the gap divided by speed, at most MaxReplayWait (compared before the
+// conversion, which a gap of years at a low speed would overflow).
+func replayWait(gapMS int64, speed float64) time.Duration {
+	d := float64(gapMS) * float64(time.Millisecond) / speed
+	if !(d < float64(MaxReplayWait)) { // NaN too
+		return MaxReplayWait
+	}
+	return time.Duration(d)
+}
+
+// Prune removes every run in dir that ended more than olderThan before
+// now, and returns the removed ids, sorted. A run whose harness is alive
+// (its meta says running and names a process of this machine's boot and
+// pid namespace that is still there) is never removed, however old: it
+// is being written. A run closed with an end time ended then; any other
+// run ended at the last modification of its files: one lost (its harness
+// died before closing it), one whose meta names no process or one of
+// elsewhere (no /proc, another machine: not judged, so taken for over once
+// it wrote nothing for olderThan), and one with no meta of its own. A run
+// with no meta file whose files were written in the last 10 s may be
+// starting (its writer creates the log, then the meta) and is kept.
 func Prune(dir string, olderThan time.Duration, now time.Time) ([]string, error) {
 	if olderThan < 0 {
 		return nil, fmt.Errorf("logger: prune age %v is negative", olderThan)
 	}
-	metas, err := List(dir)
+	ids, err := runIDs(dir)
 	if err != nil {
 		return nil, err
 	}
 	cutoff := now.Add(-olderThan)
 	var removed []string
 	var errs []error
-	for _, m := range metas {
-		at := m.End
-		if at.IsZero() {
-			at = m.Start
-		}
-		if !at.Before(cutoff) {
+	for _, id := range ids {
+		m, stored := readMetaFile(dir, id)
+		at, over := endedAt(dir, m, stored, now)
+		if !over || !at.Before(cutoff) {
 			continue
 		}
 		ok := true
@@ -293,6 +318,52 @@ func Prune(dir string, olderThan time.Duration, now time.Time) ([]string, error)
 		return removed, fmt.Errorf("logger: prune: %w", errors.Join(errs...))
 	}
 	return removed, nil
+}
+
+// endedAt is when the run of meta m (stored: read from its file) ended,
+// as Prune judges it; over is false for a run that may still be written:
+// its harness alive, or, with no meta file yet, written in the last
+// metaGrace.
+func endedAt(dir string, m Meta, stored bool, now time.Time) (at time.Time, over bool) {
+	if m.Status == StatusRunning && alive(m.Harness) {
+		return time.Time{}, false
+	}
+	if stored && m.Status != StatusRunning && m.Status != StatusLost && !m.End.IsZero() {
+		return m.End, true
+	}
+	at = lastWrite(dir, m.Run)
+	if at.IsZero() {
+		at = m.Start
+	}
+	if !stored && now.Sub(at) < metaGrace && !hasMeta(dir, m.Run) {
+		return time.Time{}, false
+	}
+	return at, true
+}
+
+// hasMeta reports whether run id has a meta file in dir, readable or not.
+func hasMeta(dir, id string) bool {
+	_, err := os.Lstat(Path(dir, id, ExtMeta))
+	return !errors.Is(err, fs.ErrNotExist)
+}
+
+// alive reports whether p is known to be running: it names a process of
+// this machine's boot and pid namespace, and that process is there. A nil
+// p, or one of elsewhere, is neither known alive nor known gone.
+func alive(p *Process) bool {
+	return p != nil && p.PID > 0 && p.NS != "" && p.NS == selfNS() && !p.Gone()
+}
+
+// lastWrite is the latest modification time of run id's files in dir,
+// zero when none is there.
+func lastWrite(dir, id string) time.Time {
+	var last time.Time
+	for _, ext := range runExts {
+		if fi, err := os.Lstat(Path(dir, id, ext)); err == nil && fi.ModTime().After(last) {
+			last = fi.ModTime()
+		}
+	}
+	return last
 }
 
 // Export writes the log files of run to w as a gzip-compressed tar archive
