@@ -24,6 +24,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/agentharness/harness/adapters"
 	"github.com/agentharness/harness/event"
 	"github.com/agentharness/harness/internal/jsonrpc"
@@ -193,6 +195,18 @@ func (c *Client) fail(dst []event.Body, msg string) []event.Body {
 	c.end()
 	c.stopped = true
 	return jsonrpc.Broken(dst, "acp: "+msg, "the agent does not speak ACP as harness does; check its version and command", c.sessionID, event.Usage{})
+}
+
+// refuseAsk ends a session with permissions ask that the agent would
+// not gate: in the mode it keeps, some edits or commands run unasked, so
+// nothing is prompted. mu is held.
+func (c *Client) refuseAsk(dst []event.Body, why string) []event.Body {
+	c.end()
+	c.stopped = true
+	return append(dst, &event.Error{Code: event.ErrBadConfig, Fatal: true, Partial: &event.Partial{},
+		Message: "acp: permissions ask: " + why,
+		Hint:    "run it with permissions full-access or read-only, or over a protocol of its own that asks"},
+		&event.Result{Status: event.ResultError, SessionID: c.sessionID})
 }
 
 // send writes one request. mu is held.
@@ -390,7 +404,11 @@ func (c *Client) response(dst []event.Body, msg *rpc) ([]event.Body, bool) {
 		if c.conv.ask {
 			perm = askMode
 		}
-		if mode := chooseMode(ids, perm); mode != "" && mode != r.Modes.Current {
+		mode := chooseMode(ids, perm)
+		if perm == askMode && mode == "" && len(ids) > 0 {
+			return c.refuseAsk(dst, "the agent offers no mode that asks before edits and commands (its modes: "+truncate(strings.Join(ids, ", "), 200)+")"), true
+		}
+		if mode != "" && mode != r.Modes.Current {
 			c.phase = phaseMode
 			c.arm()
 			c.send("session/set_mode", map[string]string{"sessionId": r.SessionID, "modeId": mode})
@@ -402,6 +420,12 @@ func (c *Client) response(dst []event.Body, msg *rpc) ([]event.Body, bool) {
 			dst = c.prompt(dst)
 		}
 	case "session/prompt":
+		if r := gjson.GetBytes(msg.Result, "stopReason"); r.Type != gjson.String || r.Str == "" {
+			// Required: without it the turn's outcome is unknown.
+			dst = c.m.endDenied(dst)
+			return c.fail(dst, "the agent answered session/prompt without a stopReason, which ACP requires (result: "+
+				cmp.Or(truncate(string(msg.Result), 120), "none")+")"), true
+		}
 		n := len(dst)
 		dst = c.m.end(dst, msg.Result, c.sessionID)
 		if c.conv.on && c.w != nil {
@@ -446,6 +470,9 @@ func (c *Client) end() {
 // rpcFailed turns an error answer to one of our requests into the run's
 // fatal error. mu is held.
 func (c *Client) rpcFailed(dst []event.Body, method string, e *rpcError) []event.Body {
+	if method == "session/set_mode" && c.conv.ask {
+		return c.refuseAsk(dst, "the agent refused the mode that asks: "+truncate(e.Message, 500))
+	}
 	if method == "session/set_mode" {
 		// A mode the agent refuses is not fatal: prompt in the one it has.
 		dst = append(dst, &event.Warning{Code: event.WarnAgentWarning, Message: "acp: session/set_mode: " + truncate(e.Message, 500)})
@@ -472,13 +499,19 @@ func (c *Client) rpcFailed(dst []event.Body, method string, e *rpcError) []event
 }
 
 // chooseMode picks the session mode that matches the permissions among
-// the agent's: codex-acp's "full-access" (its default mode's sandbox stops
-// the shell), Claude's "bypassPermissions", Gemini's "yolo"; for
-// read-only, "read-only" or "default". "" keeps the agent's mode.
+// the agent's: for full-access codex-acp's "agent-full-access"
+// ("full-access" before 2: its default modes sandbox the shell), Claude's
+// "bypassPermissions", Gemini's "yolo"; for ask, the mode that asks
+// before edits and commands; for read-only, "read-only" or "default".
+// "" keeps the agent's mode.
 func chooseMode(ids []string, permissions string) string {
-	want := []string{"full-access", "bypassPermissions", "yolo", "auto"}
+	want := []string{"agent-full-access", "full-access", "bypassPermissions", "yolo", "auto"}
 	if permissions == askMode {
-		want = []string{"default"} // the mode that asks before edits and commands
+		// Claude's and Gemini's "default"; codex-acp's "read-only", the
+		// only one of its modes that asks before an edit or a command
+		// that needs more than reading (its "agent" and
+		// "workspace-write" change the workspace unasked).
+		want = []string{"default", "read-only"}
 	}
 	if permissions == adapters.ReadOnly {
 		// "default" asks harness before edits and commands, which it

@@ -3,6 +3,7 @@ package acp
 import (
 	"cmp"
 	"encoding/json"
+	"maps"
 	"slices"
 	"strings"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/agentharness/harness/adapters/gemini"
 	"github.com/agentharness/harness/adapters/opencode"
 	"github.com/agentharness/harness/event"
+	"github.com/agentharness/harness/internal/idset"
 )
 
 // mapper turns session/update notifications and the prompt's answer into
@@ -23,6 +25,7 @@ type mapper struct {
 	text, thought capped
 	lastMessage   string           // the last complete message no tool call followed
 	open          map[string]*tool // by ACP toolCallId, announced or started
+	ended         idset.Set        // calls that ended, or that a turn's end closed: a later update of one is late news
 	held          int              // bytes the open calls keep (input, output, diffs), at most maxHeld
 	live          bool             // a live session: diffs are checked against the disk
 	cwd           string           // a replayed session's directory: its diffs name files from there, as a live run's do
@@ -144,7 +147,7 @@ func (m *mapper) update(dst []event.Body, params json.RawMessage) ([]event.Body,
 		}
 	case "tool_call", "tool_call_update":
 		u.ToolCallID = callID(u.ToolCallID)
-		dst = m.toolCall(dst, &u.toolUpdate)
+		dst = m.toolCall(dst, &u.toolUpdate, u.Kind == "tool_call")
 	case "plan":
 		// A plan is the agent's todo list: one todo call, complete.
 		id := "plan"
@@ -194,14 +197,19 @@ func deref(s *string) string {
 // (Claude and OpenCode: "pending", rawInput {}) and fill it in with
 // updates, possibly once the call has run: what is learned after the
 // start (a path) goes on the tool_end only, never into a tool_start
-// whose file the harness would then read after the change.
-func (m *mapper) toolCall(dst []event.Body, u *toolUpdate) []event.Body {
+// whose file the harness would then read after the change. An update
+// of a call that already ended is dropped (announce: a tool_call, which
+// starts a new call under the id again).
+func (m *mapper) toolCall(dst []event.Body, u *toolUpdate, announce bool) []event.Body {
 	if u.ToolCallID == "" {
 		return dst
 	}
-	m.heard = true
 	id := u.ToolCallID
 	tc, known := m.open[id]
+	if !known && !announce && m.ended.Has(id) {
+		return m.late(dst, id, deref(u.Status))
+	}
+	m.heard = true
 	if !known {
 		tc = &tool{}
 		m.open[id] = tc
@@ -244,6 +252,7 @@ func (m *mapper) toolCall(dst []event.Body, u *toolUpdate) []event.Body {
 	}
 	delete(m.open, id)
 	m.release(tc)
+	m.ended.Add(id)
 	end := &event.ToolEnd{CallID: id, Name: tc.name, Kind: tc.kind, Status: event.StatusOK}
 	if status == "failed" {
 		end.Status = event.StatusError
@@ -275,17 +284,7 @@ func (m *mapper) toolCall(dst []event.Body, u *toolUpdate) []event.Body {
 			}
 		}
 	}
-	if tc.path != "" && isFileKind(tc.kind) {
-		end.Paths = []string{tc.path}
-	}
-	if len(end.Paths) == 0 && isFileKind(tc.kind) {
-		// codex-acp 2 names the files only in its diff content.
-		for _, d := range tc.diffs {
-			if d.Path != "" && !slices.Contains(end.Paths, d.Path) {
-				end.Paths = append(end.Paths, d.Path)
-			}
-		}
-	}
+	end.Paths = tc.paths()
 	switch {
 	case end.Status != event.StatusOK:
 	case tc.claudeTool != "" && tc.claudeSkip != "" && (tc.kind == event.KindWrite || tc.kind == event.KindEdit):
@@ -313,6 +312,52 @@ func (m *mapper) toolCall(dst []event.Body, u *toolUpdate) []event.Body {
 	return append(dst, end)
 }
 
+// late drops an update of a call that already ended. Its end was
+// reported, by the agent or by the turn's end (cancelled, synthetic): a
+// new call made of the update (ID#2, no input) would count a call twice.
+// An end so reported is said, since the status the stream gave the call
+// may have been a guess; other updates are dropped unsaid (codex-acp
+// streams a command's output past its turn, claude-agent-acp may send a
+// call's hook result after its end).
+func (m *mapper) late(dst []event.Body, id, status string) []event.Body {
+	if status != "completed" && status != "failed" {
+		return dst
+	}
+	return append(dst, &event.Warning{Code: event.WarnAgentWarning,
+		Message: "acp: the agent reported tool call " + truncate(id, 200) + " " + status + " after it had ended; the update is dropped"})
+}
+
+// endDenied ends the open calls whose permission harness refused, as
+// denied: an agent may never report such a call failed (codex-acp ends
+// its turn instead), and the turn's end would close it cancelled.
+func (m *mapper) endDenied(dst []event.Body) []event.Body {
+	for _, id := range slices.Sorted(maps.Keys(m.denied)) {
+		tc := m.open[id]
+		if tc == nil || !tc.started {
+			continue
+		}
+		delete(m.open, id)
+		delete(m.denied, id)
+		m.release(tc)
+		m.ended.Add(id)
+		dst = append(dst, &event.ToolEnd{CallID: id, Name: tc.name, Kind: tc.kind, Status: event.StatusDenied,
+			Output: "denied: its permission was refused", Paths: tc.paths()})
+	}
+	return dst
+}
+
+// turnOver forgets the calls still open at a turn's end: the stream closes
+// them with the turn (cancelled, synthetic), and an update of one that
+// comes later is late news (late). A refusal is its turn's.
+func (m *mapper) turnOver() {
+	for id, tc := range m.open {
+		m.release(tc)
+		m.ended.Add(id)
+	}
+	clear(m.open)
+	clear(m.denied)
+}
+
 // maxTerminal bounds the command output kept of a call (the stream caps
 // an output further).
 const maxTerminal = 1 << 20
@@ -335,6 +380,24 @@ func createsAll(diffs []diffContent) bool {
 		}
 	}
 	return len(diffs) > 0
+}
+
+// paths are the files a file call names: its path, else the files of
+// its diff content (codex-acp 2 names them only there).
+func (tc *tool) paths() []string {
+	if !isFileKind(tc.kind) {
+		return nil
+	}
+	if tc.path != "" {
+		return []string{tc.path}
+	}
+	var paths []string
+	for _, d := range tc.diffs {
+		if d.Path != "" && !slices.Contains(paths, d.Path) {
+			paths = append(paths, d.Path)
+		}
+	}
+	return paths
 }
 
 func isFileKind(k event.Kind) bool {
@@ -550,6 +613,7 @@ func (m *mapper) end(dst []event.Body, result json.RawMessage, sessionID string)
 		Usage      *acpUsage `json:"usage"`
 	}
 	json.Unmarshal(result, &r)
+	dst = m.endDenied(dst)
 	switch r.StopReason {
 	case "end_turn", "max_tokens", "max_turn_requests":
 	default:
@@ -642,6 +706,7 @@ func (m *mapper) promptFailed(dst []event.Body, code int, text string) ([]event.
 	if pending := strings.TrimSpace(m.text.String()); pending != "" && strings.Contains(text, pending) {
 		m.text.Reset()
 	}
+	dst = m.endDenied(dst)
 	dst = m.flushText(dst)
 	e := &event.Error{Code: event.ErrAgentError, Fatal: true, Partial: &event.Partial{}}
 	switch {

@@ -236,7 +236,8 @@ func (c *Client) turnFailed(dst []event.Body, e *rpcError) []event.Body {
 
 // newTurn forgets what the mapper kept of the turn that ended: its answer,
 // a failure of its own, the session's cost it reported (a running total:
-// the next turn's is the one reported from now on). mu is held.
+// the next turn's is the one reported from now on), its calls still open
+// (the turn's end closes them). mu is held.
 func (c *Client) newTurn() {
 	c.m.cost = nil
 	c.m.lastMessage = ""
@@ -245,5 +246,6 @@ func (c *Client) newTurn() {
 	c.m.systemError = false
 	c.m.errText.Reset()
 	c.m.heard = false
+	c.m.turnOver()
 	c.cancelAsks()
 }
