@@ -397,7 +397,8 @@ func (c *Command) Start(ctx context.Context, o Options) *Run {
 	r.files = filediff.New(c.Cwd)
 	r.stream = event.NewStream(event.StreamConfig{
 		Run: t.Run, Now: r.streamNow, Raw: t.Raw, Sink: r.sink, Price: r.estimate,
-		Start: event.SessionStart{Agent: c.Agent, Model: t.Model, Cwd: c.Cwd, PTY: t.PTY, Argv: c.RedactedArgv()},
+		Start:   event.SessionStart{Agent: c.Agent, Model: t.Model, Cwd: c.Cwd, PTY: t.PTY, Argv: c.RedactedArgv()},
+		Secrets: secretValues(t.Env),
 	})
 	if c.NotInstalled != nil {
 		return r.spawnFailed(c.NotInstalled)
@@ -554,10 +555,11 @@ func closeObservers(obs []Observer, res *event.Result) {
 // watchdogs: tool calls opening and closing, the agent being done.
 func (r *Run) feed(p adapters.Parser, buf []event.Body, line []byte) []event.Body {
 	out, known := p.Parse(buf[:0], line)
+	if r.live != nil {
+		out = r.live.before(out) // turns and permission requests: only a live session's parser makes them
+	}
 	for _, b := range out {
 		switch v := b.(type) {
-		case *event.TurnEnd, *event.PermissionRequest:
-			r.live.before(v) // only a live session's parser makes them
 		case *event.SessionStart:
 			if v.Model != "" {
 				r.model = v.Model

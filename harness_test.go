@@ -516,3 +516,29 @@ func TestSessionLogLive(t *testing.T) {
 	require.True(t, seen)
 	require.True(t, onDisk, "the event was not in the log when the harness waited for the agent")
 }
+
+// TestLogHasNoPartOfASecret: a secret handed to the agent (--env) that
+// the agent prints where the stream cuts (an unparsed line's preview, a
+// tool output's cap) leaves no part of itself in the session log: the
+// cut left its first 38 of 40 bytes, which the log's redactor, knowing
+// the value whole, did not see.
+func TestLogHasNoPartOfASecret(t *testing.T) {
+	t.Parallel()
+	const secret = "Zk7Qp2Lm9Xv4Rt8Wn3Bc6Hy1Jd5Fg0Ks2Ma7Ne4P"
+	argv, env := fakeagent.Command("secret-cut")
+	cfg := config.Defaults()
+	s := &harness.Settings{Config: &cfg, Environ: env, LogDir: t.TempDir()}
+	run, err := s.Start(context.Background(), harness.Task{Agent: "claude", Prompt: "x", Binary: argv[0], Cwd: t.TempDir(),
+		Env: []string{"FAKE_SECRET=" + secret}, Budgets: ptr(small())}, harness.Options{})
+	require.NoError(t, err)
+	res, err := run.Wait()
+	require.NoError(t, err)
+	require.Equal(t, event.ResultSuccess, res.Status)
+	path, err := run.SessionLog()
+	require.NoError(t, err)
+	log, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Contains(t, string(log), `"output_truncated":true`, "the output was cut")
+	require.Contains(t, string(log), `"code":"unparsed_line"`, "the line was cut")
+	require.False(t, strings.Contains(string(log), secret[:4]), "no part of the secret is left in the log")
+}

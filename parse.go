@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/agentharness/harness/adapters"
@@ -34,6 +35,25 @@ type ParseOptions struct {
 	// rebuilds the turns as the session emitted them. The protocol must
 	// hold several turns (acp, stream-json, app-server).
 	Session *SessionRecord
+	// Model and Cwd are what the harness started the run with
+	// (logger.Meta's Model and Cwd; when empty, Session's): its
+	// session_start's, as a live run's (the agent's own model wins where
+	// its lines name one), and the directory a replayed client is begun
+	// in.
+	Model, Cwd string
+	// Permissions is the permission mode the run had (logger.Meta's):
+	// FullAccess when empty (a capture, or a log written before harness
+	// recorded it), ReadOnly, or Ask (a live session whose caller
+	// answered). The client driven over a Session's lines then makes the
+	// session's requests in its order and answers the agent as it did.
+	// Over ACP a one-prompt run's ReadOnly has its client driven too (a
+	// capture alone is mapped as full-access answered it), so what the
+	// run refused ends denied again.
+	Permissions string
+	// EstimateCost, when set, prices the usage the agent reported without
+	// a cost as a live run's Options.EstimateCost does: for Model until
+	// the agent names its own. Nil: such usage is left unpriced.
+	EstimateCost func(model string, u event.Usage) (usd float64, ok bool)
 }
 
 // Parse normalizes a captured native stdout stream of agent read from r,
@@ -64,18 +84,41 @@ func Parse(ctx context.Context, r io.Reader, agent string, sink func(event.Event
 	// event: a batch is read within a millisecond or so, and a clock read
 	// per event costs more than its encoding on event-dense streams.
 	at := now()
+	model, cwd := o.Model, o.Cwd
+	if o.Session != nil {
+		model, cwd = cmp.Or(model, o.Session.Model), cmp.Or(cwd, o.Session.Cwd)
+	}
+	var pr *pricer
+	var price func(*event.Usage)
+	if o.EstimateCost != nil {
+		pr = &pricer{estimate: o.EstimateCost, model: model}
+		price = pr.price
+	}
 	s := event.NewStream(event.StreamConfig{
-		Run: o.Run, Now: func() time.Time { return at }, Raw: o.Raw, Sink: sink,
-		Start: event.SessionStart{Agent: a.Name()},
+		Run: o.Run, Now: func() time.Time { return at }, Raw: o.Raw, Sink: sink, Price: price,
+		Start: event.SessionStart{Agent: a.Name(), Model: model, Cwd: cwd},
 	})
 	var p adapters.Parser = a.NewParser()
 	// Asked of the adapter's own parser: a replayer drives that same
 	// parser over the lines.
 	spanned, _ := p.(adapters.NativeSpanned)
-	if o.Session != nil {
-		if p, err = newReplayer(p, o.Session); err != nil {
-			return nil, fmt.Errorf("protocol %q: %w", cmp.Or(o.Protocol, ProtocolCLI), err)
-		}
+	t, ask := replayTask(o, cwd)
+	switch {
+	case o.Session != nil:
+		p, err = newReplayer(p, o.Session, t, ask)
+	case t.Permissions == ReadOnly:
+		// A capture is mapped as full-access answered it: a run that
+		// refused has its client driven to refuse again.
+		p, err = replayRun(p, t)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("protocol %q: %w", cmp.Or(o.Protocol, ProtocolCLI), err)
+	}
+	if pr != nil {
+		// Around the parser: it loses a read-ahead parser's second
+		// goroutine, which only a parse that prices pays for.
+		pr.Parser = p
+		p = pr
 	}
 	if f, ok := r.(*os.File); ok && !isRegular(r) {
 		// A read that waits for the pipe's writer is ended by a deadline
@@ -143,4 +186,52 @@ func (c ctxReader) Read(p []byte) (int, error) {
 		return n, cerr // cancelled while the read waited: not lost
 	}
 	return n, err
+}
+
+// pricer prices the usage its parser's lines report without a cost as a
+// live run does (Run.estimate): for the run's model, then for the one the
+// agent names in its session_start. Its Flush is the parser's, unpriced,
+// as a live run's is. Parse runs on Normalize's reading goroutine and
+// price on the Stream's too: mu guards model.
+type pricer struct {
+	adapters.Parser
+	estimate func(model string, u event.Usage) (float64, bool)
+
+	mu    sync.Mutex
+	model string
+}
+
+// Parse implements adapters.Parser.
+func (p *pricer) Parse(dst []event.Body, line []byte) ([]event.Body, bool) {
+	n := len(dst)
+	dst, known := p.Parser.Parse(dst, line)
+	for _, b := range dst[n:] {
+		switch v := b.(type) {
+		case *event.SessionStart:
+			if v.Model != "" {
+				p.mu.Lock()
+				p.model = v.Model
+				p.mu.Unlock()
+			}
+		case *event.Usage:
+			p.price(v)
+		case *event.Result:
+			p.price(&v.Usage)
+		}
+	}
+	return dst, known
+}
+
+// price prices u, when it has no cost, for the model of the lines parsed
+// so far.
+func (p *pricer) price(u *event.Usage) {
+	if u.CostUSD != 0 || u.IsZero() {
+		return
+	}
+	p.mu.Lock()
+	model := p.model
+	p.mu.Unlock()
+	if usd, ok := p.estimate(model, *u); ok {
+		u.CostUSD, u.CostEstimated = usd, true
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -38,7 +39,9 @@ var ErrQueueFull = adapters.ErrQueueFull
 var ErrTurnTimeout = fmt.Errorf("harness: a turn outlived its timeout: %w", ErrHardTimeout)
 
 // SessionOptions are a live session's: the callbacks of its run, and its
-// per-turn budgets. Budgets.Idle runs only while a turn is in progress;
+// per-turn budgets. Budgets.Idle runs only while a turn is in progress
+// and no permission request of it waits for Answer (the AskDeadline
+// bounds that wait; neither Idle nor Budgets.Tool cuts it short);
 // Budgets.Hard bounds the whole session.
 type SessionOptions struct {
 	Options
@@ -73,6 +76,13 @@ type Session struct {
 	turn     int        // turns started
 	inTurn   bool
 	timedOut int // the turn that outlived TurnTimeout, 0 when none
+	// cancelled is the last turn the agent was asked to end over its
+	// protocol (Interrupt, TurnTimeout), 0 when none.
+	cancelled int
+	// stopped is why harness stopped the agent, which ends the session
+	// (stopAgent, Stop): stopCancel or stopTimeout; 0 while it has not.
+	// Atomic: a callback that holds mu does not hold up a stop.
+	stopped atomic.Int32
 	// openTurn is the turn started whose end the parser has not yet
 	// produced, 0 when none: written under mu, read without it when a
 	// callback holds mu (lockWithin).
@@ -188,7 +198,8 @@ func (s *Session) Send(prompt string) error {
 	return nil
 }
 
-// Interrupt ends the turn in progress: the agent is asked over its
+// Interrupt ends the turn in progress, which ends cancelled however the
+// agent ends it: the agent is asked over its
 // protocol (ACP session/cancel, Claude's interrupt) and, when it has not
 // ended the turn 2 s later (8 s when it acknowledged the request:
 // adapters.CancelAcknowledger), stopped as Run.Interrupt stops it, which
@@ -202,6 +213,7 @@ func (s *Session) Interrupt() { s.stopTurn(0, false) }
 // once. The session ends cancelled (ErrInterrupted).
 func (s *Session) Stop() {
 	if s.run.proc != nil {
+		s.stopped.CompareAndSwap(0, stopCancel)
 		s.run.proc.Interrupt()
 	}
 }
@@ -222,13 +234,21 @@ func (s *Session) stopTurn(n int, timeout bool) {
 	if n == 0 {
 		n = s.turn
 	}
-	live := s.inTurn && s.turn == n && s.run.proc != nil
+	// An agent being stopped already (a turn over its timeout) is not
+	// asked again, nor signalled twice, which would kill it at once.
+	live := s.inTurn && s.turn == n && s.run.proc != nil && s.stopped.Load() == 0
 	// Asked under mu, which feed holds: the Canceler cancels whatever
 	// turn it has in flight, and turn n could otherwise end, and the next
 	// prompt go, between the check and the request. (mu before the
 	// Conversation's lock is Send's and feed's order; the request is
 	// queued on stdin, never blocking.)
 	asked := live && s.run.canceler != nil && s.run.canceler.Cancel()
+	if asked {
+		// Asked, the turn is cancelled (or out of time) however the
+		// agent ends it, and its permission requests wait for nobody.
+		s.cancelled = n
+		s.watch()
+	}
 	timedOut := s.timedOut == n
 	s.mu.Unlock()
 	if !live {
@@ -250,17 +270,13 @@ func (s *Session) stopTurn(n int, timeout bool) {
 			return
 		}
 		timedOut := s.timedOut == n
-		if ignored && timedOut {
-			// The turn ends as what it was, out of time, now: the
-			// session's end, which would close it so too, comes only
-			// once the agent is gone (up to the kill grace).
-			s.run.stream.Emit(&event.TurnEnd{Status: event.ResultTimeout, Synthetic: true})
-			s.inTurn = false
-			s.openTurn.Store(0)
-			s.run.flushOut()
-		}
 		s.mu.Unlock()
 		if ignored {
+			// The turn stays open while the agent is stopped: what it
+			// still says of the turn (its usage, its end, cancelled, as
+			// it answers the signal) is the turn's, which ends timeout
+			// (before) or, when the agent says nothing more, is closed
+			// so by the session's end.
 			s.stopAgent(timedOut)
 		}
 	}
@@ -311,14 +327,22 @@ func (s *Session) lockOrStop(n int, timeout bool) bool {
 // stopAgent stops the agent, which ends the session. A turn that outlived
 // TurnTimeout stops it as a watchdog stops a run: nobody interrupted the
 // session, so it ends timeout (ErrTurnTimeout), not cancelled. Otherwise
-// as Run.Interrupt does.
+// as Run.Interrupt does. An agent stopped already is left to that stop:
+// a second signal would kill it at once.
 func (s *Session) stopAgent(timedOut bool) {
-	if timedOut {
+	switch {
+	case timedOut && s.stopped.CompareAndSwap(0, stopTimeout):
 		s.halt(ErrTurnTimeout)
-		return
+	case !timedOut && s.stopped.CompareAndSwap(0, stopCancel):
+		s.run.proc.Interrupt()
 	}
-	s.run.proc.Interrupt()
 }
+
+// Why harness stopped a session's agent (Session.stopped).
+const (
+	stopCancel  = 1 // an interrupt: the session ends cancelled
+	stopTimeout = 2 // a turn over TurnTimeout: the session ends timeout
+)
 
 // ackedGraces is how many more cancelGraces an agent that acknowledged
 // the cancel of its turn has to end it.
@@ -346,6 +370,7 @@ func (s *Session) Answer(callID string, allow bool) bool {
 		d.timer.Stop()
 		delete(s.asks, id)
 	}
+	s.watch() // the agent owes the answer again
 	return true
 }
 
@@ -377,6 +402,17 @@ func (s *Session) expire(callID string, seq int) {
 	}
 	delete(s.asks, callID)
 	s.conv.Answer(callID, false)
+	s.watch()
+}
+
+// dropAsks stops the deadlines of the permission requests still waiting:
+// their turn ended, and the Conversation forgot them with it (every
+// protocol's agent asks nothing across turns). mu is held.
+func (s *Session) dropAsks() {
+	for _, d := range s.asks {
+		d.timer.Stop()
+	}
+	clear(s.asks)
 }
 
 // Close ends the session once every prompt sent has been answered: the
@@ -418,22 +454,72 @@ func (s *Session) feed(p adapters.Parser, buf []event.Body, line []byte) []event
 	return out
 }
 
-// before sees a turn's end or a permission request before the stream has
-// it. mu is held.
-func (s *Session) before(b event.Body) {
-	if s == nil {
-		return
-	}
-	switch v := b.(type) {
-	case *event.TurnEnd:
-		if s.timedOut != 0 && s.timedOut == s.turn {
-			v.Status = event.ResultTimeout
+// before sees the bodies of a line before the stream has them: a turn's
+// end gets the status of what the session did to the turn (turnEnding),
+// after the error that says why when there is one; a permission request
+// gets its deadline. It returns bodies, changed. mu is held.
+func (s *Session) before(bodies []event.Body) []event.Body {
+	n, open := s.turn, s.inTurn
+	for i := 0; i < len(bodies); i++ {
+		switch v := bodies[i].(type) {
+		case *event.TurnStart:
+			n, open = n+1, true // the next prompt, sent as the turn before it ended
+		case *event.TurnEnd:
+			if !open {
+				break // of no turn: the stream drops it
+			}
+			open = false
+			if e := s.turnEnding(v, n); e != nil {
+				bodies = slices.Insert(bodies, i, event.Body(e))
+				i++
+			}
+		case *event.PermissionRequest:
+			v.DeadlineMS = s.o.AskDeadline.Milliseconds()
+			s.deadline(v.CallID)
 		}
-		s.openTurn.Store(0)
-	case *event.PermissionRequest:
-		v.DeadlineMS = s.o.AskDeadline.Milliseconds()
-		s.deadline(v.CallID)
 	}
+	return bodies
+}
+
+// turnEnding gives the agent's end of turn n the status of what was
+// done to the turn (endTurnAs): timeout for a turn over TurnTimeout, or
+// that ended as harness stopped the agent for it; cancelled for a turn
+// the caller interrupted (Interrupt, Stop, the context's end). It returns
+// the error to go before it, if any. mu is held.
+func (s *Session) turnEnding(v *event.TurnEnd, n int) *event.Error {
+	s.openTurn.Store(0)
+	s.dropAsks()
+	stopped := ""
+	switch why := s.stopped.Load(); {
+	case n == s.timedOut || why == stopTimeout:
+		stopped = event.ResultTimeout
+	case n == s.cancelled || why == stopCancel || s.run.interrupted.Load():
+		stopped = event.ResultCancelled
+	}
+	return endTurnAs(v, stopped)
+}
+
+// endTurnAs gives an agent's end of a turn of a live session the status
+// of what harness did to the turn, whatever the agent answered: stopped
+// is event.ResultTimeout for a turn out of time, event.ResultCancelled
+// for one interrupted (an agent may finish the turn, end_turn, as the
+// request reaches it: a run so interrupted ends cancelled too), "" for a
+// turn harness left alone. A turn the agent ended cancelled by itself,
+// though harness did not ask it to (codex-acp after a refused
+// permission), failed: its status is error, and endTurnAs returns the
+// error to go before it, the one a run so ended fails with, but not
+// fatal (the session goes on); nil otherwise. A replay of a session's
+// log, whose record says how each turn was stopped, needs the same rule
+// to give the recorded stream again.
+func endTurnAs(v *event.TurnEnd, stopped string) *event.Error {
+	switch {
+	case stopped != "":
+		v.Status = stopped
+	case v.Status == event.ResultCancelled:
+		v.Status = event.ResultError
+		return gaveUp()
+	}
+	return nil
 }
 
 // after sees a turn start or end the stream has sent. mu is held.
@@ -470,12 +556,21 @@ func (s *Session) turnTimedOut(n int) {
 	}
 }
 
-// watch runs the idle watchdog only while the agent owes an answer. mu is
-// held.
+// watch runs the idle watchdog only while the agent owes an answer: a
+// turn is in progress, and no permission request of it waits for the
+// caller (that wait is the caller's, bounded by the ask deadline, and
+// the agent's silence counts again from the answer). mu is held.
 func (s *Session) watch() {
 	if s.conv != nil && s.run.proc != nil {
-		s.run.proc.Awaiting(!s.conv.Busy())
+		s.run.proc.Awaiting(!s.conv.Busy() || s.asking())
 	}
+}
+
+// asking reports whether a permission request of the turn in progress
+// waits for the caller's answer: one the turn's interrupt withdrew does
+// not. mu is held.
+func (s *Session) asking() bool {
+	return len(s.asks) > 0 && s.cancelled != s.turn
 }
 
 // finishIfDone ends a session that is over by the caller's wish: the

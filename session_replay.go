@@ -2,9 +2,11 @@ package harness
 
 import (
 	"bufio"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/agentharness/harness/adapters"
@@ -15,7 +17,7 @@ import (
 // agent's native lines do not: the prompts the harness wrote to the agent,
 // how each turn ended where the harness decided it (an interrupt, a turn
 // out of time, a turn the session's end closed), whether the caller
-// answered permission requests, and how the session ended. With it, Parse
+// answered permission requests and how, and how the session ended. With it, Parse
 // rebuilds the session's turns from its native lines
 // (ParseOptions.Session).
 type SessionRecord struct {
@@ -23,6 +25,14 @@ type SessionRecord struct {
 	Ask    bool   // the session asked its caller (permission_request events)
 	Status string // the session's result status
 	Cwd    string // the agent's directory (session_start), which paths and diffs are relative to
+	Model  string // the session's model (session_start)
+	// AskDeadlineMS is how long the session's permission requests waited
+	// for an answer (their deadline_ms), 0 when it made none.
+	AskDeadlineMS int64
+	// Refused says, for each of the session's permission requests in
+	// order, whether it was refused (its call's tool_end is denied: the
+	// caller's answer, or its deadline's).
+	Refused []bool
 }
 
 // RecordedTurn is one turn of a SessionRecord: its turn_start's prompt
@@ -40,6 +50,7 @@ type RecordedTurn struct {
 // are not rebuilt. The error is the reader's only.
 func ReadSessionRecord(r io.Reader) (*SessionRecord, error) {
 	rec := &SessionRecord{}
+	asked := map[string]int{} // a call's permission request, by the call's id in the stream
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 4*event.MaxLineBytes)
 	for sc.Scan() {
@@ -47,7 +58,7 @@ func ReadSessionRecord(r io.Reader) (*SessionRecord, error) {
 		if err != nil {
 			break // the damage: what follows is not the session's record
 		}
-		rec.add(ev.Body)
+		rec.add(ev.Body, asked)
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("reading the recorded stream: %w", err)
@@ -58,11 +69,12 @@ func ReadSessionRecord(r io.Reader) (*SessionRecord, error) {
 	return rec, nil
 }
 
-// add takes what the record keeps of one recorded event.
-func (rec *SessionRecord) add(b event.Body) {
+// add takes what the record keeps of one recorded event; asked is the
+// index in Refused of each call's last permission request.
+func (rec *SessionRecord) add(b event.Body, asked map[string]int) {
 	switch b := b.(type) {
 	case *event.SessionStart:
-		rec.Cwd = b.Cwd
+		rec.Cwd, rec.Model = b.Cwd, b.Model
 	case *event.TurnStart:
 		rec.Turns = append(rec.Turns, RecordedTurn{Prompt: b.Prompt})
 	case *event.TurnEnd:
@@ -71,6 +83,14 @@ func (rec *SessionRecord) add(b event.Body) {
 		}
 	case *event.PermissionRequest:
 		rec.Ask = true
+		rec.AskDeadlineMS = cmp.Or(rec.AskDeadlineMS, b.DeadlineMS)
+		asked[b.CallID] = len(rec.Refused)
+		rec.Refused = append(rec.Refused, false)
+	case *event.ToolEnd:
+		if i, ok := asked[b.CallID]; ok {
+			rec.Refused[i] = b.Status == event.StatusDenied
+			delete(asked, b.CallID)
+		}
 	case *event.Result:
 		rec.Status = b.Status
 	}
@@ -81,39 +101,79 @@ func (rec *SessionRecord) add(b event.Body) {
 var errOnePrompt = errors.New("the protocol holds one prompt a session: its log has no turns")
 
 // replayer plays a live session again over its native lines: the
-// protocol's own Conversation, begun on a stdin that goes nowhere (so its
-// request ids are the live run's), is sent each recorded prompt when the
-// turn before it ended, and asked to cancel a turn the recorded stream
+// protocol's own Conversation, begun on a stdin that goes nowhere with
+// the session's task (so it makes the session's requests, with their
+// ids, and answers the agent as it did), is sent each recorded prompt
+// when the turn before it ended, given the caller's answer to each
+// permission request, and asked to cancel a turn the recorded stream
 // shows interrupted or out of time; a turn the harness ended itself
 // (timeout, or closed when the session ended in it) ends so again.
 type replayer struct {
 	conv     adapters.Conversation
 	rec      *SessionRecord
 	sent     int  // prompts sent
+	asked    int  // permission requests made
 	open     bool // a turn is in progress
 	canceled bool // its cancel was asked
 }
 
-// newReplayer begins conv for a replay of rec; the first prompt's turn
+// newReplayer begins conv for a replay of rec with task t (the session's
+// permissions: ask when its caller answered); the first prompt's turn
 // comes with the first line.
-func newReplayer(p adapters.Parser, rec *SessionRecord) (*replayer, error) {
+func newReplayer(p adapters.Parser, rec *SessionRecord, t adapters.Task, ask bool) (*replayer, error) {
 	conv, ok := p.(adapters.Conversation)
 	if !ok {
 		return nil, errOnePrompt
 	}
-	if b, ok := conv.(adapters.SetupBounded); ok {
-		// A capture is read at once: no setup step can be late.
-		b.BoundSetup(100*365*24*time.Hour, nil)
-	}
-	if r, ok := conv.(adapters.Replayed); ok {
-		r.Replay()
-	}
-	conv.Converse(rec.Ask)
-	if err := conv.Begin(io.Discard, adapters.Task{Cwd: rec.Cwd}); err != nil {
+	replaying(conv)
+	conv.Converse(ask || rec.Ask)
+	if err := conv.Begin(io.Discard, t); err != nil {
 		return nil, err
 	}
 	r := &replayer{conv: conv, rec: rec}
 	return r, nil
+}
+
+// replaying readies s, a protocol's client, to be driven over captured
+// lines.
+func replaying(s adapters.Session) {
+	if b, ok := s.(adapters.SetupBounded); ok {
+		// A capture is read at once: no setup step can be late.
+		b.BoundSetup(100*365*24*time.Hour, nil)
+	}
+	if r, ok := s.(adapters.Replayed); ok {
+		r.Replay()
+	}
+}
+
+// replayTask is the task a replay begins the protocol's client with: as
+// far as the client's requests and answers go, the run's. A session whose
+// caller answered (Ask) had the agent's own sandbox off, and asked.
+func replayTask(o ParseOptions, cwd string) (t adapters.Task, ask bool) {
+	t = adapters.Task{Cwd: cwd, Model: o.Model, Permissions: cmp.Or(o.Permissions, FullAccess)}
+	if t.Permissions == Ask {
+		t.Permissions, ask = FullAccess, true
+	}
+	return t, ask
+}
+
+// replayRun drives p, the parser of a one-prompt run, as the run drove it
+// where the protocol's client answers the agent from the permissions and
+// tells the agent's answers by the ids of its own requests (ACP: an
+// adapters.Replayed Session): begun on a stdin that goes nowhere with the
+// run's task, it makes the run's requests and refuses what the run
+// refused. Any other parser is returned as it is, to map the capture
+// alone.
+func replayRun(p adapters.Parser, t adapters.Task) (adapters.Parser, error) {
+	s, ok := p.(adapters.Session)
+	if _, replayed := p.(adapters.Replayed); !ok || !replayed {
+		return p, nil
+	}
+	replaying(s)
+	if err := s.Begin(io.Discard, t); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // Parse implements adapters.Parser.
@@ -150,8 +210,11 @@ func (r *replayer) stopped() bool {
 	return s == event.ResultCancelled || s == event.ResultTimeout
 }
 
-// turns follows the turns in dst[n:]: a turn out of time ends so (the
-// agent ended it cancelled), and the next prompt goes once a turn ended.
+// turns follows the turns in dst[n:]: a permission request has the
+// session's deadline and is answered as it was; a turn out of time ends
+// so (the agent ended it cancelled); one the agent ended cancelled
+// unasked ends error, after the error that says so, as the session ended
+// it (Session.turnEnding); and the next prompt goes once a turn ended.
 func (r *replayer) turns(dst []event.Body, n int) []event.Body {
 	for {
 		ended := false
@@ -159,9 +222,24 @@ func (r *replayer) turns(dst []event.Body, n int) []event.Body {
 			switch v := dst[i].(type) {
 			case *event.TurnStart:
 				r.open, r.canceled = true, false
+			case *event.PermissionRequest:
+				v.DeadlineMS = r.rec.AskDeadlineMS // the session's setting
+				if r.asked < len(r.rec.Refused) {
+					r.conv.Answer(v.CallID, !r.rec.Refused[r.asked])
+				}
+				r.asked++
 			case *event.TurnEnd:
-				if r.sent > 0 && r.rec.Turns[r.sent-1].Status == event.ResultTimeout {
+				var status string
+				if r.sent > 0 {
+					status = r.rec.Turns[r.sent-1].Status
+				}
+				switch {
+				case status == event.ResultTimeout:
 					v.Status = event.ResultTimeout
+				case status == event.ResultError && v.Status == event.ResultCancelled:
+					v.Status = event.ResultError
+					dst = slices.Insert(dst, i, event.Body(gaveUp()))
+					i++
 				}
 				r.open, ended = false, true
 			}

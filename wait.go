@@ -90,8 +90,8 @@ func (r *Run) wait() {
 		// stop): the agent gave its turn up by itself, as codex-acp does
 		// after a permission read-only refused. The run failed, and this
 		// says why.
-		fatal.Code, fatal.Message = event.ErrAgentError, "the agent ended its turn cancelled, though harness did not ask it to"
-		fatal.Hint = "see the calls before it: an agent may give up after a refused permission"
+		e := gaveUp()
+		fatal.Code, fatal.Message, fatal.Hint = e.Code, e.Message, e.Hint
 	default:
 		fatal = nil
 	}
@@ -124,6 +124,14 @@ func (r *Run) wait() {
 	if r.err == nil && r.result.Status != event.ResultSuccess {
 		r.err = ErrAgentFailed
 	}
+}
+
+// gaveUp is the error of a turn the agent ended cancelled by itself,
+// though harness did not ask it to: a run's fatal error (wait), a live
+// session's turn's, not fatal (Session.turnEnding).
+func gaveUp() *event.Error {
+	return &event.Error{Code: event.ErrAgentError, Message: "the agent ended its turn cancelled, though harness did not ask it to",
+		Hint: "see the calls before it: an agent may give up after a refused permission"}
 }
 
 // partial is what a fatal error saves of the run; the stream adds the last

@@ -66,6 +66,12 @@ type Meta struct {
 	// what re-normalizing its native lines needs; empty: its CLI, or a log
 	// written before the field.
 	Protocol string `json:"protocol,omitempty"`
+	// Permissions is the permission mode the agent ran with (harness's
+	// "full-access" or "read-only"; "ask" for a live session whose caller
+	// answered its permission requests): the requests a protocol's
+	// client made and its answers depend on it, which re-normalizing
+	// drives again. Empty: a log written before the field (full-access).
+	Permissions string `json:"permissions,omitempty"`
 	// Harness is the process writing the log, set by Open (nil where
 	// there is no /proc). A reader that finds it gone while Status still
 	// says running reads the status as StatusLost.
@@ -475,6 +481,7 @@ func mergeMeta(m, f Meta) Meta {
 	set(&m.SessionID, f.SessionID)
 	set(&m.HarnessVersion, f.HarnessVersion)
 	set(&m.Protocol, f.Protocol)
+	set(&m.Permissions, f.Permissions)
 	if f.Argv != nil {
 		m.Argv = f.Argv
 	}
@@ -510,7 +517,7 @@ func (s *Session) writeMeta() error {
 		m.Argv = argv
 	}
 	// Every field the agent or the user wrote is redacted; what harness
-	// itself names (run id, agent id, protocol, status, version) is not, so that a
+	// itself names (run id, agent id, protocol, permissions, status, version) is not, so that a
 	// value that happens to equal one (--env A=claude) cannot break
 	// 'sessions list' and 'reparse'.
 	for _, f := range []*string{&m.AgentVersion, &m.Model, &m.Cwd, &m.Signal, &m.SessionID} {

@@ -441,7 +441,8 @@ func TestReparseReadsLoggedProtocol(t *testing.T) {
 
 // TestSessionCommand: 'harness session' reads NDJSON commands on stdin —
 // two prompts, a line that is no command and one of an unknown type (each
-// reported on stderr and skipped), then the end — and writes one stream of
+// reported on stderr and skipped), then the end, and a line after it
+// (reported, not carried out) — and writes one stream of
 // two turns of one agent process; exit 0, no process left.
 func TestSessionCommand(t *testing.T) {
 	isolate(t)
@@ -454,7 +455,7 @@ not json
 
 {"type":"prompt","text":"once more"}
 {"type":"end"}
-{"type":"prompt","text":"after the end: never read"}
+{"type":"prompt","text":"after the end: never carried out"}
 `
 	r := invoke(t, stdin, "session", "--agent", "claude", "--protocol", "acp", "--binary", argv[0], "--cwd", dir,
 		"--env", fakeagent.EnvVar+"=acp-agent", "--linger", "200ms", "--idle-timeout", "5s")
@@ -464,6 +465,7 @@ not json
 		"harness: session: line 2: not a JSON command: invalid character 'o' in literal null (expecting 'u')",
 		`harness: session: line 3: unknown command type "dance" (want prompt, interrupt, answer or end)`,
 		`harness: session: line 4: no permission request "nope" is waiting`,
+		"harness: session: line 8: after the end command (line 7): skipped, and so is any line after it",
 	}, strings.Split(strings.TrimSpace(r.stderr), "\n"))
 	evs, err := event.ReadAll(strings.NewReader(r.stdout))
 	require.NoError(t, err)
@@ -515,8 +517,9 @@ func TestSessionCommandClaudeDefault(t *testing.T) {
 }
 
 // TestSessionReparse: 'sessions reparse' of a live session's log rebuilds
-// its turns as the session emitted them — the same events, the same
-// turns, prompts, statuses, answers and usage — over each protocol that
+// its turns as the session emitted them — the same events (the
+// session_start's cwd too), the same turns, prompts, statuses, answers
+// and usage — over each protocol that
 // holds several turns (the prompts and the harness's own decisions come
 // from the recorded stream, the rest from the agent's lines).
 func TestSessionReparse(t *testing.T) {
@@ -539,11 +542,65 @@ func TestSessionReparse(t *testing.T) {
 			require.Equal(t, 0, r.code, r.stderr)
 			rr := reparseOnly(t, home)
 			require.Equal(t, harnesstest.ReparseParts(t, []byte(r.stdout)), harnesstest.ReparseParts(t, []byte(rr.stdout)))
+			require.Equal(t, sessionStartOf(t, r.stdout), sessionStartOf(t, rr.stdout), "cwd and model as recorded")
 			evs, err := event.ReadAll(strings.NewReader(rr.stdout))
 			require.NoError(t, err)
 			require.Len(t, harnesstest.Bodies(evs, event.TypeTurnEnd), 2)
 		})
 	}
+}
+
+// TestReparseACPReadOnly: 'sessions reparse' of an ACP session and of a
+// one-prompt ACP run with --permissions read-only gives the recorded
+// stream again (the fake offers no mode to set: the prompt is request 3,
+// which a replay as full-access took for the answer to its set_mode; the
+// edit refused ends denied), with the session_start's cwd and model, and
+// the usage the agent reported without a cost priced as the run priced
+// it (the registry's price of the run's model).
+func TestReparseACPReadOnly(t *testing.T) {
+	argv, _ := fakeagent.Command("acp-agent")
+	conf := fmt.Sprintf("[agents.fake]\nprotocol = \"acp\"\ncommand = [%q, \"no-cost\"]\nenv = { %s = \"acp-agent\" }\n", argv[0], fakeagent.EnvVar)
+	for _, tc := range []struct{ name, stdin string }{
+		{"session", `{"type":"prompt","text":"one"}` + "\n" + `{"type":"prompt","text":"two"}` + "\n"},
+		{"run", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			home := isolateWith(t, conf)
+			dir := filepath.Join(home, "work") // the project file is found from the run's cwd up
+			require.NoError(t, os.Mkdir(dir, 0o755))
+			args := []string{tc.name, "--agent", "fake", "--permissions", "read-only", "--model", "claude-sonnet-4-5",
+				"--cwd", dir, "--linger", "5s", "--idle-timeout", "5s"}
+			if tc.name == "run" {
+				args = append(args, "-p", "write it")
+			}
+			r := invoke(t, tc.stdin, args...)
+			require.Equal(t, 0, r.code, r.stderr)
+			adaptertest.CheckStream(t, []byte(r.stdout))
+			evs, err := event.ReadAll(strings.NewReader(r.stdout))
+			require.NoError(t, err)
+			for _, b := range harnesstest.Bodies(evs, event.TypeToolEnd) {
+				if e := b.(*event.ToolEnd); e.Kind == event.KindEdit {
+					require.Equal(t, event.StatusDenied, e.Status, r.stdout)
+				}
+			}
+			require.True(t, evs[len(evs)-1].Body.(*event.Result).CostEstimated, "the run priced its usage\n%s", r.stdout)
+
+			rr := reparseOnly(t, home)
+			require.Equal(t, harnesstest.ReparseParts(t, []byte(r.stdout)), harnesstest.ReparseParts(t, []byte(rr.stdout)))
+			require.Equal(t, sessionStartOf(t, r.stdout), sessionStartOf(t, rr.stdout), "cwd and model as recorded")
+		})
+	}
+}
+
+// sessionStartOf is the session_start of stream, without what only a
+// process has.
+func sessionStartOf(t *testing.T, stream string) event.SessionStart {
+	t.Helper()
+	evs, err := event.ReadAll(strings.NewReader(stream))
+	require.NoError(t, err)
+	ss := *evs[0].Body.(*event.SessionStart)
+	ss.PID, ss.Argv = 0, nil
+	return ss
 }
 
 // TestRunProtocolStreamJSON: 'harness run --protocol stream-json' is one

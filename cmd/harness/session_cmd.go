@@ -68,7 +68,7 @@ func (c *sessionCmd) command(e *env, sess *harness.Session, in stdinLine, n int,
 	}
 	switch cmd.Type {
 	case "prompt":
-		if cmd.Text == "" {
+		if strings.TrimSpace(cmd.Text) == "" { // blank: no more a prompt than "" is
 			fmt.Fprintf(e.Stderr, "harness: session: line %d: a prompt needs its text\n", n)
 		} else if err := sess.Send(cmd.Text); errors.Is(err, harness.ErrQueueFull) {
 			return false, cmd.Text
@@ -212,6 +212,7 @@ func (c *sessionCmd) Run(e *env) error {
 	// again until a turn has ended and it is sent, so a writer faster
 	// than the agent waits rather than loses prompts.
 	var held string
+	var ended <-chan stdinLine // stdin after an end command
 loop:
 	for {
 		next := cmds
@@ -246,15 +247,18 @@ loop:
 			n++
 			var done bool
 			if done, held = c.command(e, sess, line, n, terminal); done {
+				ended = cmds
 				break loop
 			}
 		}
 	}
+	after := skipAfterEnd(e, ended, n)
 	werr := closeSession(sess, sigs, func() {
 		if reported == nil {
 			reported = reportInFlight(e, sess.InFlight())
 		}
 	})
+	after()
 	out.Flush()
 	if err := out.Err(); errors.Is(err, syscall.EPIPE) {
 		return withStatus(exitInterrupted, nil)
@@ -262,6 +266,56 @@ loop:
 		return withStatus(exitAgentFailed, fmt.Errorf("session: writing the output: %w", err))
 	}
 	return exitFor(werr)
+}
+
+// skipAfterEnd reads the lines of stdin (cmds) after the end command at
+// line n while the session ends: none is carried out, and the first that
+// is not blank is reported on stderr, once. The function it returns stops
+// the reading; a line already read by then (one stdin held) is reported
+// too. A nil cmds (no end command) reads nothing.
+func skipAfterEnd(e *env, cmds <-chan stdinLine, n int) (stop func()) {
+	if cmds == nil {
+		return func() {}
+	}
+	quit, done := make(chan struct{}), make(chan struct{})
+	end := n
+	told := false
+	skip := func(in stdinLine) {
+		n++
+		if !told && (in.over || len(bytes.TrimSpace(in.text)) > 0) {
+			told = true
+			fmt.Fprintf(e.Stderr, "harness: session: line %d: after the end command (line %d): skipped, and so is any line after it\n", n, end)
+		}
+	}
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case in, ok := <-cmds:
+				if !ok {
+					return
+				}
+				skip(in)
+			case <-quit:
+				for !told { // the lines already read, until one is told
+					select {
+					case in, ok := <-cmds:
+						if !ok {
+							return
+						}
+						skip(in)
+					default:
+						return
+					}
+				}
+				return
+			}
+		}
+	}()
+	return func() {
+		close(quit)
+		<-done
+	}
 }
 
 // closeSession ends the session once the turns sent are answered

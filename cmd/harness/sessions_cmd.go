@@ -97,7 +97,7 @@ func (c *sessionsShowCmd) Run(e *env, parent *sessionsCmd) error {
 
 type sessionsReplayCmd struct {
 	runArg `embed:""`
-	Speed  float64 `help:"Replay at this multiple of the original speed (1 = as recorded; 0 = at once)." default:"0"`
+	Speed  float64 `help:"Replay at this multiple of the original speed (1 = as recorded; 0 = at once); no pause lasts over 5s." default:"0"`
 }
 
 func (c *sessionsReplayCmd) Run(e *env, parent *sessionsCmd) error {
@@ -121,9 +121,16 @@ type sessionsReparseCmd struct {
 }
 
 func (c *sessionsReparseCmd) Run(e *env, parent *sessionsCmd) error {
-	dir, m, err := parent.load(e, c.ID)
+	// The settings a run has: usage the agent reported without a cost is
+	// priced as the run priced it.
+	st, err := loadSettings(e, "")
 	if err != nil {
 		return err
+	}
+	dir := cmp.Or(parent.Dir, st.logDir(e))
+	m, err := logger.Load(dir, c.ID)
+	if err != nil {
+		return withStatus(exitUsage, err)
 	}
 	native, err := logger.ReadFile(dir, m.Run, logger.ExtNative) // not a FIFO: it would wait for a writer
 	if err != nil {
@@ -149,7 +156,11 @@ func (c *sessionsReparseCmd) Run(e *env, parent *sessionsCmd) error {
 		if out.err == nil && enc.Encode(ev) != nil {
 			stop()
 		}
-	}, harness.ParseOptions{Raw: c.Raw, Protocol: protocol, Session: rec})
+	}, harness.ParseOptions{Raw: c.Raw, Protocol: protocol, Session: rec,
+		// What the run was started with: its session_start's, and what its
+		// protocol's client did (the requests it made, its answers).
+		Model: m.Model, Cwd: m.Cwd, Permissions: m.Permissions,
+		EstimateCost: st.library(e, false).EstimateCost})
 	if out.err != nil {
 		return withStatus(exitAgentFailed, fmt.Errorf("sessions reparse: writing: %w", out.err))
 	}
@@ -293,7 +304,7 @@ func outputErr(err error, tmp, path string) error {
 }
 
 type sessionsPruneCmd struct {
-	OlderThan time.Duration `required:"" help:"Remove runs that ended longer ago than this (e.g. 720h)."`
+	OlderThan time.Duration `required:"" help:"Remove runs that ended longer ago than this (e.g. 720h); a running run is kept, one whose harness died goes by its last write."`
 }
 
 // Validate refuses a negative --older-than as a usage error, before any

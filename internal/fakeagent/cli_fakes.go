@@ -22,6 +22,7 @@ func init() {
 	Register("terminal-escapes", terminalEscapes)
 	Register("terminal-escapes-interrupt", terminalEscapesInterrupt)
 	Register("prompt-echo", promptEcho)
+	Register("secret-cut", secretCut)
 }
 
 // EchoVars names the variable that lists, comma-separated, the variables
@@ -167,4 +168,17 @@ func jsonString(s string) string {
 func sum(s string) string {
 	h := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(h[:8])
+}
+
+// secret-cut: the value of $FAKE_SECRET where harness's cuts fall, two
+// bytes of it past each: an unparsed line's 200-byte preview and a tool
+// output's 64 KiB cap.
+func secretCut([]string) int {
+	v := os.Getenv("FAKE_SECRET")
+	initLine()
+	emit("progress: " + strings.Repeat(".", max(200-len("progress: ")-len(v)+2, 0)) + v + " (not json)")
+	jsonToolUse("cat log")
+	jsonToolResult(strings.Repeat(".", max(64<<10-len(v)+2, 0)) + v)
+	jsonResult("done")
+	return 0
 }
