@@ -240,6 +240,7 @@ type liveRec struct {
 	out    bytes.Buffer
 	evs    []event.Event
 	signal chan struct{}
+	logs   string // the session log's directory, where the test gave one
 }
 
 func (l *liveRec) options() harness.Options {

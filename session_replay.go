@@ -229,16 +229,17 @@ func (r *replayer) turns(dst []event.Body, n int) []event.Body {
 				}
 				r.asked++
 			case *event.TurnEnd:
-				var status string
+				// What harness did to the turn, as the session did it
+				// (endTurnAs): a turn out of time, or one the caller
+				// interrupted, whatever the agent answered.
+				stopped := ""
 				if r.sent > 0 {
-					status = r.rec.Turns[r.sent-1].Status
+					if st := r.rec.Turns[r.sent-1].Status; st == event.ResultTimeout || st == event.ResultCancelled {
+						stopped = st
+					}
 				}
-				switch {
-				case status == event.ResultTimeout:
-					v.Status = event.ResultTimeout
-				case status == event.ResultError && v.Status == event.ResultCancelled:
-					v.Status = event.ResultError
-					dst = slices.Insert(dst, i, event.Body(gaveUp()))
+				if e := endTurnAs(v, stopped); e != nil {
+					dst = slices.Insert(dst, i, event.Body(e))
 					i++
 				}
 				r.open, ended = false, true

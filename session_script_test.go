@@ -245,9 +245,9 @@ func startScript(t *testing.T, fake string, sc script, permissions string, b har
 	if fake == appServerScript {
 		task.Agent, task.Protocol, task.Command, task.Binary = "codex", harness.ProtocolAppServer, nil, argv[0]
 	}
-	rec := &liveRec{}
+	rec := &liveRec{logs: t.TempDir()}
 	so.Options = rec.options()
-	var st harness.Settings
+	st := harness.Settings{LogDir: rec.logs}
 	s, err := st.StartSession(context.Background(), task, so)
 	require.NoError(t, err)
 	return s, rec

@@ -11,6 +11,8 @@ import (
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/event"
 	"github.com/agentharness/harness/internal/fakeagent"
+	"github.com/agentharness/harness/internal/harnesstest"
+	"github.com/agentharness/harness/logger"
 )
 
 // TestLiveAskHoldsIdle: while a permission request waits for the caller,
@@ -149,6 +151,13 @@ func TestLiveTurnInterruptedEndsCancelled(t *testing.T) {
 	require.Equal(t, event.ResultSuccess, rec.find(event.TypeTurnEnd)[1].(*event.TurnEnd).Status)
 	require.Equal(t, "two", res.Text)
 	require.Empty(t, rec.find(event.TypeError))
+
+	// Its log reparses to the same stream: the interrupted turn cancelled
+	// there too, though its lines say end_turn.
+	m, err := logger.Load(rec.logs, s.RunID())
+	require.NoError(t, err)
+	recorded := rec.stream()
+	require.Equal(t, harnesstest.ReparseParts(t, recorded), harnesstest.ReparseParts(t, reparse(t, rec.logs, m, nil)))
 }
 
 // TestLiveTurnTimeoutLateAnswer: a turn over its timeout whose agent
