@@ -107,10 +107,12 @@ func (c *sessionsReplayCmd) Run(e *env, parent *sessionsCmd) error {
 	}
 	out := &stickyWriter{w: e.Stdout}
 	if err := logger.Replay(dir, c.ID, out, c.Speed, time.Sleep); err != nil {
-		if out.err != nil { // the output, not the run asked for
-			return withStatus(exitAgentFailed, err)
+		if errors.Is(err, logger.ErrNotFound) || errors.Is(err, logger.ErrAmbiguous) {
+			return withStatus(exitUsage, err) // the run asked for, as every sessions command
 		}
-		return withStatus(exitUsage, err)
+		// The output, or a log that cannot be read (a directory or a
+		// FIFO in its place): 1, as export says of the same log.
+		return withStatus(exitAgentFailed, err)
 	}
 	return nil
 }
@@ -132,9 +134,14 @@ func (c *sessionsReparseCmd) Run(e *env, parent *sessionsCmd) error {
 	if err != nil {
 		return withStatus(exitUsage, err)
 	}
+	if m.Agent == "" {
+		return withStatus(exitAgentFailed, fmt.Errorf("sessions reparse: run %s: its meta names no agent (%s is damaged)", m.Run,
+			logger.Path(dir, m.Run, logger.ExtMeta)))
+	}
+	// A log that cannot be read is 1, as one that does not decode.
 	native, err := logger.ReadFile(dir, m.Run, logger.ExtNative) // not a FIFO: it would wait for a writer
 	if err != nil {
-		return withStatus(exitUsage, err)
+		return withStatus(exitAgentFailed, err)
 	}
 	// A live session's turns: their prompts and how the harness ended
 	// them are in its recorded stream, not in the agent's lines.
@@ -143,7 +150,7 @@ func (c *sessionsReparseCmd) Run(e *env, parent *sessionsCmd) error {
 		rec, err = harness.ReadSessionRecord(f)
 		f.Close()
 		if err != nil {
-			return withStatus(exitUsage, err)
+			return withStatus(exitAgentFailed, err)
 		}
 	}
 	out := &stickyWriter{w: e.Stdout}
