@@ -3,6 +3,7 @@ package serve
 import (
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/agentharness/harness"
 )
@@ -50,7 +51,7 @@ func (s *Server) sendMessage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if body.Text == "" {
+	if strings.TrimSpace(body.Text) == "" { // blank: no more a prompt than "" is, as for harness session
 		return httpErrorf(http.StatusBadRequest, "a message needs its text")
 	}
 	if err := sess.Send(body.Text); err != nil {

@@ -189,6 +189,12 @@ func TestSessionAgentDies(t *testing.T) {
 func TestSessionShutdown(t *testing.T) {
 	f := newSessionFixture(t, "normal")
 	run := f.startSession(t, "", "full-access", t.TempDir())
+	// A blank message is no prompt, as an empty one is not.
+	for _, text := range []string{"", "  \n\t "} {
+		st, b := f.post(t, "/api/runs/"+run+"/messages", `{"text":`+strconv.Quote(text)+`}`)
+		require.Equal(t, http.StatusBadRequest, st, b)
+		require.Contains(t, b, "a message needs its text")
+	}
 	res := f.api.Events(t, context.Background(), run, map[string]string{"Accept": "application/x-ndjson"})
 	defer res.Body.Close()
 	require.NoError(t, f.srv.Close())
