@@ -104,7 +104,9 @@ func (b *bench) buildGoReference() (string, error) {
 		}
 	}
 	bin := filepath.Join(dir, "goref")
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, ".")
+	// -buildvcs=false: the reference is no repository's, whatever is above b.tmp
+	// (an empty /tmp/.git made its stamping fail).
+	cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=false", "-ldflags", "-s -w", "-o", bin, ".")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-mod=mod")
 	if out, err := cmd.CombinedOutput(); err != nil {
