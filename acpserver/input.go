@@ -85,12 +85,12 @@ func (in *input) next() {
 	case m == nil: // a blank line
 	case m.Notification():
 		in.notify(m)
-	case m.Method != "" && !in.out.calls.Start(m.ID):
+	case m.Method != "" && !in.out.handOn(m.ID):
 		// The SDK would run it beside the first and answer both with the
 		// one id.
 		in.out.reply(m.ID, acpsdk.NewInvalidRequest(map[string]string{"id": "already in use by a request in progress"}))
 	case m.Method == acpsdk.AgentMethodSessionPrompt && in.busy(m):
-		in.out.calls.End(m.ID) // answered here
+		in.out.answered(m.ID) // answered here
 	default:
 		in.rest = m.Line
 	}

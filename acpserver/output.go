@@ -39,6 +39,9 @@ type output struct {
 	// calls are the requests handed on to the SDK and not answered yet:
 	// the SDK's answers (Write) free their ids, input's own (reply) do not.
 	calls rpcline.InFlight
+	// unanswered are the requests handed on whose answers are not written
+	// (or abandoned) yet: those in calls and those being written.
+	unanswered pending
 }
 
 func newOutput(w io.Writer, grace time.Duration) *output {
@@ -47,9 +50,36 @@ func newOutput(w io.Writer, grace time.Duration) *output {
 
 // Write writes p, one whole message of the SDK's, to W (write).
 func (o *output) Write(p []byte) (int, error) {
-	o.calls.Written(p)
+	if o.calls.Written(p) {
+		defer o.unanswered.add(-1)
+	}
 	return o.write(p)
 }
+
+// handOn notes the id of a request input hands on to the SDK, and
+// reports false, noting nothing, when a request of that id is in
+// progress (rpcline.InFlight.Start).
+func (o *output) handOn(id json.RawMessage) bool {
+	if !o.calls.Start(id) {
+		return false
+	}
+	o.unanswered.add(1)
+	return true
+}
+
+// answered frees the id of a request handOn noted that input answered
+// itself after all.
+func (o *output) answered(id json.RawMessage) {
+	o.calls.End(id)
+	o.unanswered.add(-1)
+}
+
+// drain returns once every request handed on has its answer written, or
+// abandoned (end bounds each write then). The SDK writes an answer only
+// after the method returned: a prompt's run being over is not its answer
+// being written, and a 'harness acp' that returned then exited before
+// it was, about 2 times in 6 when stdin closed mid-prompt.
+func (o *output) drain() { o.unanswered.wait() }
 
 // write writes p to W, alone; see output.
 func (o *output) write(p []byte) (int, error) {
@@ -101,3 +131,38 @@ func (o *output) reply(id json.RawMessage, e *acpsdk.RequestError) {
 type ownWriter struct{ o *output }
 
 func (w ownWriter) Write(p []byte) (int, error) { return w.o.write(p) }
+
+// pending is a count that can be waited on to reach zero; unlike a
+// sync.WaitGroup, it may rise again while waited on (input hands on
+// requests until stdin ends, and Serve may stop before: its context
+// ended). The zero value is zero; it is safe for concurrent use.
+type pending struct {
+	mu   sync.Mutex
+	n    int
+	zero chan struct{} // closed when n falls to zero; made by wait
+}
+
+func (c *pending) add(d int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.n += d
+	if c.n == 0 && c.zero != nil {
+		close(c.zero)
+		c.zero = nil
+	}
+}
+
+// wait returns once the count is zero.
+func (c *pending) wait() {
+	c.mu.Lock()
+	if c.n == 0 {
+		c.mu.Unlock()
+		return
+	}
+	if c.zero == nil {
+		c.zero = make(chan struct{})
+	}
+	zero := c.zero
+	c.mu.Unlock()
+	<-zero
+}

@@ -12,8 +12,11 @@
 // on; notifications are taken there (session/cancel); and a second
 // prompt on a busy session is refused without touching the running one.
 // When the client goes away or the caller's context ends, every run
-// still going is interrupted and waited for: no run outlives Serve, and
-// a client that no longer reads its output does not hold it (output.go).
+// still going is interrupted and waited for, and every request read is
+// answered (a prompt's run interrupted answers cancelled) before Serve
+// returns: no run outlives Serve, no answer is lost when the caller
+// exits then, and a client that no longer reads its output does not hold
+// it (output.go).
 // The package never prints; the SDK's diagnostics go to Options.Logger.
 package acpserver
 
@@ -52,7 +55,8 @@ type Options struct {
 
 // Serve speaks ACP as an agent on r and w until the client closes r or
 // ctx ends, then interrupts the runs still going and returns once they
-// are over.
+// are over and the answers of the requests read are written (each
+// write then bounded by the write grace, see output).
 func Serve(ctx context.Context, r io.Reader, w io.Writer, o Options) {
 	newServer(o).serve(ctx, r, w, o.Logger)
 }
@@ -78,11 +82,13 @@ func (srv *server) serve(ctx context.Context, r io.Reader, w io.Writer, logger *
 	case <-ctx.Done():
 	}
 	// The client went away or the caller was told to stop: no run
-	// outlives the server, and none waits forever on a client that no
-	// longer reads.
+	// outlives the server, every request read is answered before Serve
+	// returns (the caller exits then), and nothing waits forever on a
+	// client that no longer reads.
 	out.end()
 	srv.stopAll()
 	srv.runs.Wait()
+	out.drain()
 }
 
 // server is the ACP agent harness plays; safe for concurrent use.

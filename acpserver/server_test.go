@@ -1,13 +1,16 @@
 package acpserver
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -185,8 +188,9 @@ func (w *stuckWriter) Write(p []byte) (int, error) {
 
 // TestACPServerEndsWhenClientStopsReading: once the client closed its end
 // of stdin, a run blocked writing its events to a stdout nobody reads is
-// let go after the write grace: Serve returns, no run left. It waited
-// forever on the full pipe.
+// let go after the write grace: Serve returns, no run left, without the
+// prompt's answer, which nobody reads either. It waited forever on the
+// full pipe.
 func TestACPServerEndsWhenClientStopsReading(t *testing.T) {
 	argv, env := fakeagent.Command("hang-after-output")
 	srv := newServer(Options{Start: harness.Start, Version: "test", Task: func(cwd, prompt string) harness.Task {
@@ -208,8 +212,10 @@ func TestACPServerEndsWhenClientStopsReading(t *testing.T) {
 	<-w.first // answered: the connection is set up
 	sess, err := srv.NewSession(t.Context(), acpsdk.NewSessionRequest{Cwd: t.TempDir()})
 	require.NoError(t, err)
-	require.True(t, srv.claim(sess.SessionId))
-	go func() { _, _ = srv.Prompt(context.Background(), harnesstest.Prompt(sess.SessionId, "x")) }()
+	// Through the SDK: Serve waits for the prompt's answer to be written,
+	// and no more than the grace.
+	_, err = fmt.Fprintf(inW, `{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{"sessionId":%q,"prompt":[{"type":"text","text":"x"}]}}`+"\n", sess.SessionId)
+	require.NoError(t, err)
 	<-w.blocked // the run's first update waits for a reader that never comes
 
 	inW.Close()
@@ -217,5 +223,84 @@ func TestACPServerEndsWhenClientStopsReading(t *testing.T) {
 	case <-done:
 	case <-time.After(20 * time.Second):
 		t.Fatal("Serve waits forever on a client that reads nothing")
+	}
+}
+
+// slowReader is the stdout of a client that reads slowly: each message
+// is taken a moment after it is written, and kept.
+type slowReader struct {
+	mu  sync.Mutex
+	out bytes.Buffer
+}
+
+func (w *slowReader) Write(p []byte) (int, error) {
+	time.Sleep(time.Millisecond)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.out.Write(p)
+}
+
+// answer returns the answer to the request of id, or nil.
+func (w *slowReader) answer(t *testing.T, id int) map[string]any {
+	t.Helper()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for line := range strings.Lines(w.out.String()) {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &m))
+		if _, req := m["method"]; !req && m["id"] == float64(id) {
+			return m
+		}
+	}
+	return nil
+}
+
+// TestACPServerAnswersPromptWhenStdinCloses: stdin closing while a
+// prompt runs interrupts the run, and the prompt's answer (cancelled) is
+// written before Serve returns, after which 'harness acp' exits. Serve
+// returned once the run was over, before the SDK wrote the answer, and
+// the answer was lost 2 times in 6.
+func TestACPServerAnswersPromptWhenStdinCloses(t *testing.T) {
+	argv, env := fakeagent.Command("hang-silent")
+	for i := range 20 {
+		started := make(chan struct{}, 1)
+		srv := newServer(Options{Version: "test",
+			Start: func(ctx context.Context, task harness.Task, o harness.Options) (*harness.Run, error) {
+				r, err := harness.Start(ctx, task, o)
+				started <- struct{}{}
+				return r, err
+			},
+			Task: func(cwd, prompt string) harness.Task {
+				b := harness.DefaultBudgets()
+				b.Linger, b.KillGrace = 200*time.Millisecond, 200*time.Millisecond
+				return harness.Task{Agent: "claude", Binary: argv[0], BaseEnv: env, Cwd: cwd, Prompt: prompt, Budgets: &b}
+			}})
+		w := &slowReader{}
+		inR, inW := io.Pipe()
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			srv.serve(context.Background(), inR, w, nil)
+		}()
+		sess, err := srv.NewSession(t.Context(), acpsdk.NewSessionRequest{Cwd: t.TempDir()})
+		require.NoError(t, err)
+		_, err = fmt.Fprintf(inW, `{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":%q,"prompt":[{"type":"text","text":"x"}]}}`+"\n", sess.SessionId)
+		require.NoError(t, err)
+		select {
+		case <-started:
+		case <-time.After(20 * time.Second):
+			t.Fatal("the prompt's run did not start")
+		}
+
+		inW.Close()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			t.Fatal("Serve did not return after stdin closed")
+		}
+		a := w.answer(t, 2)
+		require.NotNil(t, a, "trial %d: Serve returned before the prompt's answer was written", i)
+		result, _ := a["result"].(map[string]any)
+		require.Equal(t, "cancelled", result["stopReason"], "trial %d: %v", i, a)
 	}
 }

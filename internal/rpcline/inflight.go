@@ -43,9 +43,11 @@ func (f *InFlight) End(id json.RawMessage) {
 }
 
 // Written frees the id msg answers when msg, one whole message the
-// server's SDK writes, is a response. Call it before the message is
-// written: the client may reuse the id as soon as it reads the answer.
-func (f *InFlight) Written(msg []byte) {
+// server's SDK writes, is a response, and reports whether it answers a
+// request in flight (its id was noted and not freed yet). Call it before
+// the message is written: the client may reuse the id as soon as it
+// reads the answer.
+func (f *InFlight) Written(msg []byte) bool {
 	var id gjson.Result
 	method := false
 	gjson.ParseBytes(msg).ForEach(func(k, v gjson.Result) bool {
@@ -58,12 +60,14 @@ func (f *InFlight) Written(msg []byte) {
 		return true
 	})
 	if method || (id.Type != gjson.String && id.Type != gjson.Number) {
-		return
+		return false
 	}
 	key := idKey(id)
 	f.mu.Lock()
+	defer f.mu.Unlock()
+	answers := f.ids[key]
 	delete(f.ids, key)
-	f.mu.Unlock()
+	return answers
 }
 
 // idKey is how the SDKs tell ids apart: a string by its value, a number

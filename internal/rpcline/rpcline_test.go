@@ -190,3 +190,21 @@ func TestCheck(t *testing.T) {
 		require.Equal(t, want, got, line)
 	}
 }
+
+// TestInFlightWritten: an answer frees its request's id, once, and
+// reports so; a request, a notification or an answer to no request in
+// flight frees nothing.
+func TestInFlightWritten(t *testing.T) {
+	t.Parallel()
+	var f InFlight
+	require.True(t, f.Start(json.RawMessage(`7`)))
+	require.True(t, f.Start(json.RawMessage(`"7"`)))
+	require.False(t, f.Start(json.RawMessage(`7`)), "in progress")
+	require.False(t, f.Written([]byte(`{"jsonrpc":"2.0","id":7,"method":"fs/read_text_file"}`)), "a request of the server's")
+	require.False(t, f.Written([]byte(`{"jsonrpc":"2.0","method":"session/update"}`)))
+	require.True(t, f.Written([]byte(`{"jsonrpc":"2.0","id":7,"result":{}}`)))
+	require.False(t, f.Written([]byte(`{"jsonrpc":"2.0","id":7,"result":{}}`)), "answered already")
+	require.True(t, f.Start(json.RawMessage(`7`)), "free again")
+	f.End(json.RawMessage(`"7"`))
+	require.False(t, f.Written([]byte(`{"jsonrpc":"2.0","id":"7","error":{"code":1,"message":"m"}}`)), "ended")
+}
