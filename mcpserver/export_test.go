@@ -1,5 +1,7 @@
 package mcpserver
 
+import "time"
+
 // BufferedEvents is how many events the runs of s's sessions hold in
 // memory.
 func BufferedEvents(s *Server) int {
@@ -18,3 +20,12 @@ func BufferedEvents(s *Server) int {
 
 // MaxLine is the longest line ServeStdio reads.
 const MaxLine = maxLine
+
+// SetWriteGrace sets how long a write to ServeStdio's output may stay
+// blocked once the client has gone.
+func SetWriteGrace(s *Server, d time.Duration) { s.writeGrace = d }
+
+// MaxBody is the largest request body s's Handler takes; SetMaxBody sets
+// it, before Handler is called.
+func MaxBody(s *Server) int64       { return s.maxBody }
+func SetMaxBody(s *Server, n int64) { s.maxBody = n }

@@ -13,9 +13,15 @@
 //
 // Runs belong to the MCP session that started them: when the session ends
 // (the client disconnects, or the transport is closed) its runs are
-// interrupted and waited for, so no agent process outlives it. The package
-// is built on the official Go SDK (github.com/modelcontextprotocol/go-sdk)
-// and never prints.
+// interrupted and waited for, so no agent process outlives it. Over stdio
+// the end of stdin is the client's going away: the runs are interrupted
+// at once, and a write to a client that no longer reads stdout either is
+// given up after 5 s, so that ServeStdio returns. Over HTTP a call whose
+// POST the client closed is cancelled, as a notifications/cancelled
+// would: run_agent interrupts its run. A request may be as long over HTTP
+// as over stdio (a prompt of MaxPromptBytes escaped byte by byte). The
+// package is built on the official Go SDK
+// (github.com/modelcontextprotocol/go-sdk) and never prints.
 package mcpserver
 
 import (
@@ -98,6 +104,14 @@ type Server struct {
 	// rootErr is why a root could not be resolved: every run is refused.
 	rootErr error
 
+	// writeGrace bounds a write to ServeStdio's output blocked once the
+	// client has gone (output).
+	writeGrace time.Duration
+	// maxBody is the largest request body Handler takes.
+	maxBody int64
+	// posts are the HTTP POSTs being served (postHeader).
+	posts posts
+
 	mu       sync.Mutex
 	sessions map[*mcp.ServerSession]*session
 	closed   bool
@@ -131,7 +145,7 @@ func New(o Options) *Server {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	s := &Server{o: o, sessions: map[*mcp.ServerSession]*session{}}
+	s := &Server{o: o, sessions: map[*mcp.ServerSession]*session{}, writeGrace: writeGrace, maxBody: maxLine}
 	s.roots, s.rootErr = resolveRoots(o.Roots)
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "harness", Title: "harness: run coding agents under supervision", Version: o.Version},
 		&mcp.ServerOptions{Logger: o.Logger, Instructions: fmt.Sprintf(instructions, agentList())})
@@ -156,6 +170,15 @@ func orDur(d, def time.Duration) time.Duration {
 // Run serves one session over t until the client goes away or ctx is done,
 // then ends the session's runs and waits for them.
 func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
+	return s.serve(ctx, t, nil, nil)
+}
+
+// serve is Run. A close of gone (the transport's input ended: the client
+// has gone) interrupts the session's runs at once: the SDK ends the
+// session only once every call in flight has returned, and a call's
+// answer may wait as long as the client reads nothing. stop, when set,
+// is called first when gone is closed or ctx is done.
+func (s *Server) serve(ctx context.Context, t mcp.Transport, gone <-chan struct{}, stop func()) error {
 	ss, err := s.mcp.Connect(ctx, t, nil)
 	if err != nil {
 		return err
@@ -163,13 +186,25 @@ func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 	s.track(ss)
 	ended := make(chan error, 1)
 	go func() { ended <- ss.Wait() }()
-	select {
-	case err = <-ended:
-	case <-ctx.Done():
+	stopping := func() {
+		if stop != nil {
+			stop()
+		}
 		s.endSession(ss, false) // interrupt first: Close waits for run_agent calls in flight
-		ss.Close()
-		<-ended
-		err = ctx.Err()
+	}
+	for over := false; !over; {
+		select {
+		case err = <-ended:
+			over = true
+		case <-gone:
+			gone = nil
+			stopping()
+		case <-ctx.Done():
+			stopping()
+			ss.Close()
+			<-ended
+			err, over = ctx.Err(), true
+		}
 	}
 	s.endSession(ss, true)
 	if errors.Is(err, io.EOF) {
@@ -196,13 +231,17 @@ func (s *Server) Close() {
 // middleware notes every session the first time it is seen, and gives a
 // session that has just initialized the log level "warning", so the idle
 // warnings reach clients that never call logging/setLevel (the spec lets
-// the server choose then). A client's own setLevel overrides it.
+// the server choose then). A client's own setLevel overrides it. A
+// request that came in an HTTP POST is cancelled when the POST is over
+// (callContext).
 func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		ss, _ := req.GetSession().(*mcp.ServerSession)
 		if ss != nil {
 			s.track(ss)
 		}
+		ctx, done := s.callContext(ctx, method, req)
+		defer done()
 		res, err := next(ctx, method, req)
 		if method == "initialize" && err == nil && ss != nil {
 			_, _ = next(ctx, "logging/setLevel", &mcp.ServerRequest[*mcp.SetLoggingLevelParams]{
@@ -286,12 +325,20 @@ func CheckToken(token string) error {
 // which answers 401 unless the request carries "Authorization: Bearer
 // <token>" (compared in constant time); a token that CheckToken refuses
 // (empty, shorter than MinTokenLen) refuses everyone.
+//
+// A request body may be as long as a line of ServeStdio (maxLine: a
+// prompt of MaxPromptBytes escaped byte by byte), so a prompt within
+// MaxPromptBytes runs over both transports; a longer body is answered
+// 413 (servePOST). A call whose POST is over before it is answered (the
+// client closed the connection) is cancelled: run_agent interrupts its
+// run.
 func (s *Server) Handler(token string) http.Handler {
 	// A session nobody talks to for longer than a run may last is
 	// abandoned: closing it ends its runs (the SDK pauses the timer while
 	// a request, such as a waiting run_agent, is in flight).
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
-		&mcp.StreamableHTTPOptions{Logger: s.o.Logger, SessionTimeout: s.o.Limits.HardMax + 5*time.Minute})
+		&mcp.StreamableHTTPOptions{Logger: s.o.Logger, SessionTimeout: s.o.Limits.HardMax + 5*time.Minute,
+			MaxRequestBodyBytes: s.maxBody})
 	want := []byte("Bearer " + token)
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		got := []byte(req.Header.Get("Authorization"))
@@ -300,7 +347,11 @@ func (s *Server) Handler(token string) http.Handler {
 			http.Error(w, "harness mcp: missing or wrong bearer token", http.StatusUnauthorized)
 			return
 		}
-		if req.Method == http.MethodDelete {
+		switch req.Method {
+		case http.MethodPost:
+			s.servePOST(h, w, req)
+			return
+		case http.MethodDelete:
 			// The session's end: its runs are interrupted first. The
 			// SDK's close waits for the calls in flight, a run_agent
 			// waiting on its run among them, and the runs were only

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -11,7 +12,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentharness/harness/internal/rpcline"
-	"github.com/agentharness/harness/internal/syncio"
 )
 
 // maxLine is the longest line ServeStdio reads: a run_agent request whose
@@ -42,12 +42,26 @@ const maxLine = 6*MaxPromptBytes + 1<<20
 //
 // Blank lines are skipped. The answers and the SDK's messages reach w
 // whole, one at a time.
+//
+// The end of r (EOF, or a read error) is the client's going away: the
+// session's runs are interrupted at once (the SDK answers no call once
+// its input has ended). Once r has ended, or ctx is done, a write to w
+// blocked for writeGrace (5 s) is abandoned and nothing more is written:
+// a client that closed stdin and no longer reads stdout does not keep
+// ServeStdio, which returns once the runs' processes are gone. That end
+// is the client's doing, not an error: ServeStdio returns nil.
 func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error {
-	out := &syncio.Writer{W: w}
-	in := &input{lines: rpcline.NewReader(r, maxLine), out: out, log: s.o.Logger}
+	out := newOutput(w, s.writeGrace)
+	in := &input{lines: rpcline.NewReader(r, maxLine), out: out, log: s.o.Logger, ended: make(chan struct{})}
 	// The SDK's own cap is a backstop that never fires: no line input
 	// hands on is over maxLine.
-	return s.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(in), Writer: sdkOutput{out, in}, MaxLineLength: maxLine + 1<<20})
+	err := s.serve(ctx, &mcp.IOTransport{Reader: io.NopCloser(in), Writer: sdkOutput{out, in}, MaxLineLength: maxLine + 1<<20},
+		in.ended, out.end)
+	if errors.Is(err, errUnread) {
+		s.o.Logger.Warn("mcp: the client closed its input and stopped reading the output; messages were not written")
+		err = nil
+	}
+	return err
 }
 
 // sdkOutput is the SDK's way to w: it tells input of each answer written,
@@ -75,6 +89,8 @@ type input struct {
 
 	rest []byte // what the SDK has not read yet of the line handed on
 	err  error  // the error that ended r, returned once rest is read
+	// ended is closed when r has ended (err is set): the client is gone.
+	ended chan struct{}
 
 	calls rpcline.InFlight // the requests handed on and not answered yet
 }
@@ -86,6 +102,9 @@ func (in *input) Read(p []byte) (int, error) {
 		}
 		line, over, err := in.lines.Next()
 		in.err = err // EOF after a last line without its newline
+		if err != nil {
+			close(in.ended)
+		}
 		if over != nil {
 			in.oversize(over)
 		} else {
@@ -139,8 +158,7 @@ func (in *input) oversize(o *rpcline.Oversize) {
 		in.log.Warn("mcp: dropped an oversize message that is not a request", "bytes", o.Size, "method", o.Method)
 		return
 	}
-	in.reply(o.ID, jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: the message is %d bytes; harness mcp reads messages of up to %d bytes (a run_agent prompt is at most %d MiB)",
-		o.Size, maxLine, MaxPromptBytes>>20))
+	in.reply(o.ID, jsonrpc.CodeInvalidRequest, oversizeMessage("message", int64(o.Size), maxLine))
 }
 
 // reply writes a JSON-RPC error answer to the request id (nil: null),
