@@ -2,7 +2,6 @@ package acpserver
 
 import (
 	"encoding/json"
-	"errors"
 	"io"
 	"sync"
 	"time"
@@ -10,6 +9,7 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/agentharness/harness/internal/rpcline"
+	"github.com/agentharness/harness/internal/syncio"
 )
 
 // writeGrace is how long a write to the output may block once the input
@@ -18,23 +18,15 @@ import (
 // this long is gone.
 const writeGrace = 5 * time.Second
 
-// errAbandoned is the error of a write to an output deemed unread.
-var errAbandoned = errors.New("acpserver: the client stopped reading its input and output")
-
 // output is the server's output, shared by the SDK (one whole message
 // per Write) and input's own answers: each Write reaches W whole, one at
-// a time. Once ended is closed (the input ended, Serve is stopping), a
-// write still blocked after grace is abandoned, and every later one
-// fails at once: a run whose events nobody reads would otherwise hold
-// Serve forever, writing to a full pipe. The zero value (with W) never
-// abandons a write.
+// a time, and once the input has ended (or Serve is stopping: end) a
+// write nobody reads within the grace is abandoned, and every later one
+// fails at once (syncio.GraceWriter): a run whose events nobody reads
+// would otherwise hold Serve forever, writing to a full pipe. The zero
+// value (with W) abandons no write until end.
 type output struct {
-	W     io.Writer
-	ended chan struct{}
-	grace time.Duration
-
-	mu   sync.Mutex
-	dead bool // a write was abandoned
+	syncio.GraceWriter
 
 	// calls are the requests handed on to the SDK and not answered yet:
 	// the SDK's answers (Write) free their ids, input's own (reply) do not.
@@ -45,15 +37,15 @@ type output struct {
 }
 
 func newOutput(w io.Writer, grace time.Duration) *output {
-	return &output{W: w, ended: make(chan struct{}), grace: grace}
+	return &output{GraceWriter: syncio.GraceWriter{W: w, Grace: grace}}
 }
 
-// Write writes p, one whole message of the SDK's, to W (write).
+// Write writes p, one whole message of the SDK's, to W.
 func (o *output) Write(p []byte) (int, error) {
 	if o.calls.Written(p) {
 		defer o.unanswered.add(-1)
 	}
-	return o.write(p)
+	return o.GraceWriter.Write(p)
 }
 
 // handOn notes the id of a request input hands on to the SDK, and
@@ -81,45 +73,8 @@ func (o *output) answered(id json.RawMessage) {
 // it was, about 2 times in 6 when stdin closed mid-prompt.
 func (o *output) drain() { o.unanswered.wait() }
 
-// write writes p to W, alone; see output.
-func (o *output) write(p []byte) (int, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.dead {
-		return 0, errAbandoned
-	}
-	if o.ended == nil {
-		return o.W.Write(p)
-	}
-	type result struct {
-		n   int
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		n, err := o.W.Write(p)
-		done <- result{n, err}
-	}()
-	select {
-	case r := <-done:
-		return r.n, r.err
-	case <-o.ended:
-	}
-	t := time.NewTimer(o.grace)
-	defer t.Stop()
-	select {
-	case r := <-done:
-		return r.n, r.err
-	case <-t.C:
-		// The write goes on in its goroutine, or never ends; nothing
-		// else is written after it.
-		o.dead = true
-		return 0, errAbandoned
-	}
-}
-
 // end tells o the input has ended.
-func (o *output) end() { close(o.ended) }
+func (o *output) end() { o.GraceWriter.End() }
 
 // reply writes a JSON-RPC error answer to the request id: input's own,
 // which frees no id the SDK holds.
@@ -130,7 +85,7 @@ func (o *output) reply(id json.RawMessage, e *acpsdk.RequestError) {
 // ownWriter writes input's own messages.
 type ownWriter struct{ o *output }
 
-func (w ownWriter) Write(p []byte) (int, error) { return w.o.write(p) }
+func (w ownWriter) Write(p []byte) (int, error) { return w.o.GraceWriter.Write(p) }
 
 // pending is a count that can be waited on to reach zero; unlike a
 // sync.WaitGroup, it may rise again while waited on (input hands on

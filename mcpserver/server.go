@@ -105,7 +105,7 @@ type Server struct {
 	rootErr error
 
 	// writeGrace bounds a write to ServeStdio's output blocked once the
-	// client has gone (output).
+	// client has gone (syncio.GraceWriter).
 	writeGrace time.Duration
 	// maxBody is the largest request body Handler takes.
 	maxBody int64

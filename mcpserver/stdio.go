@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentharness/harness/internal/rpcline"
+	"github.com/agentharness/harness/internal/syncio"
 )
 
 // maxLine is the longest line ServeStdio reads: a run_agent request whose
@@ -51,13 +52,13 @@ const maxLine = 6*MaxPromptBytes + 1<<20
 // ServeStdio, which returns once the runs' processes are gone. That end
 // is the client's doing, not an error: ServeStdio returns nil.
 func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error {
-	out := newOutput(w, s.writeGrace)
+	out := &syncio.GraceWriter{W: w, Grace: s.writeGrace}
 	in := &input{lines: rpcline.NewReader(r, maxLine), out: out, log: s.o.Logger, ended: make(chan struct{})}
 	// The SDK's own cap is a backstop that never fires: no line input
 	// hands on is over maxLine.
 	err := s.serve(ctx, &mcp.IOTransport{Reader: io.NopCloser(in), Writer: sdkOutput{out, in}, MaxLineLength: maxLine + 1<<20},
-		in.ended, out.end)
-	if errors.Is(err, errUnread) {
+		in.ended, out.End)
+	if errors.Is(err, syncio.ErrAbandoned) {
 		s.o.Logger.Warn("mcp: the client closed its input and stopped reading the output; messages were not written")
 		err = nil
 	}

@@ -1,4 +1,5 @@
-// Package syncio holds a writer safe for concurrent use.
+// Package syncio holds writers safe for concurrent use: one that keeps
+// each Write whole, and one that also gives up on a reader that is gone.
 package syncio
 
 import (
