@@ -1,8 +1,8 @@
 package conform
 
 import (
-	"bytes"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -49,7 +49,7 @@ func (r *Run) check(s scenario) {
 	}{
 		{CheckInvariants, r.checkInvariants},
 		{CheckStatus, func() (string, string) { return r.checkStatus(w) }},
-		{CheckAnswer, func() (string, string) { return r.checkAnswer(w) }},
+		{CheckAnswer, func() (string, string) { return r.checkAnswer(w, s.before) }},
 		{CheckTools, func() (string, string) { return r.checkTools(w.tools(r.Agent)) }},
 		{CheckUsage, r.checkUsage},
 		{CheckDiffs, func() (string, string) { return r.checkDiffs(w.edits, s.before) }},
@@ -120,21 +120,35 @@ func (r *Run) checkStatus(w want) (string, string) {
 	return pass()
 }
 
-func (r *Run) checkAnswer(w want) (string, string) {
+// checkAnswer holds result.text to the script's answer, and the whole
+// work directory to the files the scenario's tools write: every file the
+// run left (before: the files it started with) is the scenario's, none
+// is missing, none holds anything else.
+func (r *Run) checkAnswer(w want, before map[string]string) (string, string) {
 	if r.Result == nil {
 		return fail("no result event")
 	}
 	if r.Result.Text != w.text {
 		return fail("result text %q, want %q", r.Result.Text, w.text)
 	}
-	for _, p := range sortedKeys(w.files) {
-		b, err := os.ReadFile(filepath.Join(r.Workdir, p))
-		if err != nil {
-			return fail("%s: %v", p, err)
-		}
-		if string(b) != w.files[p] {
-			return fail("%s holds %q, want %q", p, b, w.files[p])
-		}
+	left, err := r.leftFiles()
+	if err != nil {
+		return fail("%v", err)
+	}
+	want := map[string]file{}
+	for p, text := range before {
+		want[p] = file{data: text}
+	}
+	for p, text := range w.files {
+		want[p] = file{data: text}
+	}
+	switch p, d := difference(left, want); d {
+	case added:
+		return fail("%s: the run left %s, which no tool of the scenario writes", p, left[p])
+	case removed:
+		return fail("%s: the run did not leave it", p)
+	case changed:
+		return fail("%s holds %s, want %s", p, left[p], want[p])
 	}
 	return pass()
 }
@@ -235,7 +249,10 @@ func (r *Run) checkUsage() (string, string) {
 // checkDiffs holds every file tool's diff to the real files: git apply
 // takes the diffs, in order, on the run's directory as it was before
 // (before: relative path -> content; a file not listed did not exist),
-// and the files come out as the run left them.
+// and the directory comes out as the run left it, every file: none more,
+// none less, none different. Where the run also made a shell call, what
+// the command wrote no diff shows: only the files the diffs touch are
+// held then.
 func (r *Run) checkDiffs(edits bool, before map[string]string) (string, string) {
 	var files []*event.ToolEnd
 	for _, e := range r.ToolEnds() {
@@ -276,7 +293,15 @@ func (r *Run) checkDiffs(edits bool, before map[string]string) (string, string) 
 			return fail("%s: %v", e.Name, err)
 		}
 		for _, p := range ps {
-			touched[p.From], touched[p.To] = true, true
+			for _, path := range []string{p.From, p.To} {
+				switch {
+				case path == "": // /dev/null
+				case !filepath.IsLocal(path):
+					return fail("%s: %s: diff headers must be relative to the run's cwd", e.Name, path)
+				default:
+					touched[filepath.ToSlash(filepath.Clean(path))] = true
+				}
+			}
 		}
 		cmd := exec.Command("git", "apply", "--verbose", "-")
 		cmd.Dir, cmd.Stdin = dir, strings.NewReader(e.Diff)
@@ -284,23 +309,35 @@ func (r *Run) checkDiffs(edits bool, before map[string]string) (string, string) 
 			return fail("git apply refused the diff of %s: %v: %s", e.Name, err, firstLine(string(out)))
 		}
 	}
-	delete(touched, "")
-	for _, p := range sortedKeys(touched) {
-		want, werr := os.ReadFile(filepath.Join(r.Workdir, p))
-		got, gerr := os.ReadFile(filepath.Join(dir, p))
-		switch {
-		case os.IsNotExist(werr) && !os.IsNotExist(gerr):
-			return fail("%s: the run removed it, the diffs did not", p)
-		case os.IsNotExist(werr):
-		case werr != nil:
-			return fail("%s: %v (diff headers must be relative to the run's cwd)", p, werr)
-		case gerr != nil:
-			return fail("%s: %v", p, gerr)
-		case !bytes.Equal(want, got):
-			return fail("%s after the diffs is not the file the run left", p)
+	left, err := r.leftFiles()
+	if err != nil {
+		return fail("%v", err)
+	}
+	replayed, err := readFiles(dir)
+	if err != nil {
+		return fail("%v", err)
+	}
+	if r.ranShell() {
+		// What a shell command wrote no diff shows: only the files the
+		// diffs touch are theirs to give (checkAnswer holds the rest).
+		for _, files := range []map[string]file{left, replayed} {
+			maps.DeleteFunc(files, func(p string, _ file) bool { return !touched[p] })
 		}
 	}
+	switch p, d := difference(left, replayed); d {
+	case added:
+		return fail("%s: the run left it, the diffs do not make it", p)
+	case removed:
+		return fail("%s: the run removed it, the diffs did not", p)
+	case changed:
+		return fail("%s after the diffs is not the file the run left", p)
+	}
 	return pass()
+}
+
+// ranShell reports whether the run made a shell tool call.
+func (r *Run) ranShell() bool {
+	return slices.ContainsFunc(r.ToolEnds(), func(e *event.ToolEnd) bool { return e.Kind == event.KindShell })
 }
 
 func (r *Run) checkUnparsed() (string, string) {

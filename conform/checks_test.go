@@ -57,33 +57,64 @@ func TestCheckUsage(t *testing.T) {
 }
 
 // TestCheckDiffs: a diff passes when git apply takes it on the files as
-// they were and gives the file the run left; a wrong or missing diff
-// fails, except diff_skipped unknown where KnownNoDiff says why.
+// they were and gives the files the run left, the whole work directory;
+// a wrong or missing diff fails, and so does a file the run left,
+// changed or removed that no diff shows (except where a shell command
+// may have written it), and diff_skipped unknown except where
+// KnownNoDiff says why.
 func TestCheckDiffs(t *testing.T) {
 	create := "diff --git a/out.txt b/out.txt\nnew file mode 100644\n--- /dev/null\n+++ b/out.txt\n@@ -0,0 +1 @@\n+hello\n"
 	wrong := "diff --git a/out.txt b/out.txt\nnew file mode 100644\n--- /dev/null\n+++ b/out.txt\n@@ -0,0 +1 @@\n+bye\n"
+	out := map[string]string{"out.txt": "hello\n"}
+	notes := map[string]string{"notes.md": "n\n"}
 	for _, tc := range []struct {
 		name, agent string
 		end         event.ToolEnd
+		before      map[string]string // the work directory before the run
+		left        map[string]string // … and after it (nil: out)
+		shell       bool              // the run also made a shell call
 		status      string
 		detail      string
 	}{
-		{"replays", "claude", event.ToolEnd{Diff: create}, Pass, ""},
-		{"wrong-content", "claude", event.ToolEnd{Diff: wrong}, Fail, "is not the file the run left"},
-		{"no-diff", "claude", event.ToolEnd{}, Fail, "has no diff"},
-		{"skipped", "claude", event.ToolEnd{DiffSkipped: event.DiffSkippedUnknown}, Fail, "never skipped"},
-		{"skipped-known", "codex", event.ToolEnd{DiffSkipped: event.DiffSkippedUnknown}, Pass, "diff_skipped unknown (Codex applies"},
+		{name: "replays", agent: "claude", end: event.ToolEnd{Diff: create}, status: Pass},
+		{name: "replays-beside-a-file-before", agent: "claude", end: event.ToolEnd{Diff: create}, before: notes,
+			left: map[string]string{"notes.md": "n\n", "out.txt": "hello\n"}, status: Pass},
+		{name: "wrong-content", agent: "claude", end: event.ToolEnd{Diff: wrong}, status: Fail, detail: "out.txt after the diffs is not the file the run left"},
+		{name: "no-diff", agent: "claude", status: Fail, detail: "has no diff"},
+		{name: "skipped", agent: "claude", end: event.ToolEnd{DiffSkipped: event.DiffSkippedUnknown}, status: Fail, detail: "never skipped"},
+		{name: "skipped-known", agent: "codex", end: event.ToolEnd{DiffSkipped: event.DiffSkippedUnknown}, status: Pass, detail: "diff_skipped unknown (Codex applies"},
+		{name: "a-file-no-diff-made", agent: "claude", end: event.ToolEnd{Diff: create},
+			left: map[string]string{"out.txt": "hello\n", "extra.txt": "sneaky\n"}, status: Fail, detail: "extra.txt: the run left it, the diffs do not make it"},
+		{name: "a-file-no-diff-made-in-a-directory", agent: "claude", end: event.ToolEnd{Diff: create},
+			left: map[string]string{"out.txt": "hello\n", "sub/extra.txt": "sneaky\n"}, status: Fail, detail: "sub/extra.txt: the run left it"},
+		{name: "a-file-before-removed", agent: "claude", end: event.ToolEnd{Diff: create}, before: notes,
+			status: Fail, detail: "notes.md: the run removed it, the diffs did not"},
+		{name: "a-file-before-changed", agent: "claude", end: event.ToolEnd{Diff: create}, before: notes,
+			left: map[string]string{"notes.md": "tampered\n", "out.txt": "hello\n"}, status: Fail, detail: "notes.md after the diffs is not the file the run left"},
+		{name: "the-file-made-then-removed", agent: "claude", end: event.ToolEnd{Diff: create},
+			left: map[string]string{}, status: Fail, detail: "out.txt: the run removed it, the diffs did not"},
+		{name: "absolute-header", agent: "claude", end: event.ToolEnd{Diff: "--- /dev/null\n+++ /elsewhere/out.txt\n@@ -0,0 +1 @@\n+hello\n"},
+			status: Fail, detail: "/elsewhere/out.txt: diff headers must be relative to the run's cwd"},
+		{name: "a-file-a-shell-command-made", agent: "claude", end: event.ToolEnd{Diff: create}, shell: true,
+			left: map[string]string{"out.txt": "hello\n", "shell.txt": "from the shell\n"}, status: Pass},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			work := filepath.Join(dir, "work")
-			require.NoError(t, os.MkdirAll(work, 0o755))
-			require.NoError(t, os.WriteFile(filepath.Join(work, "out.txt"), []byte("hello\n"), 0o644))
+			left := tc.left
+			if left == nil {
+				left = out
+			}
+			writeFiles(t, work, left)
 			end := tc.end
 			end.CallID, end.Name, end.Kind, end.Status, end.Paths = "c1", "Write", event.KindWrite, event.StatusOK, []string{"out.txt"}
-			r := runOf(work, &end)
+			evs := []event.Body{&end}
+			if tc.shell {
+				evs = append(evs, &event.ToolEnd{CallID: "c2", Name: "Bash", Kind: event.KindShell, Status: event.StatusOK})
+			}
+			r := runOf(work, evs...)
 			r.Dir, r.Agent, r.Protocol = dir, tc.agent, CLI
-			st, detail := r.checkDiffs(true, nil)
+			st, detail := r.checkDiffs(true, tc.before)
 			require.Equal(t, tc.status, st, detail)
 			require.Contains(t, detail, tc.detail)
 		})
@@ -92,6 +123,64 @@ func TestCheckDiffs(t *testing.T) {
 	require.Equal(t, NA, st, "no file tool, none expected")
 	st, _ = runOf(t.TempDir()).checkDiffs(true, nil)
 	require.Equal(t, Fail, st, "an edit scenario without a file tool")
+}
+
+// TestCheckAnswer: the answer holds when result.text is the script's and
+// the work directory holds exactly the files the scenario had and its
+// tools write: a file more (wherever, whatever it is), one changed or one
+// missing fails. Before, only the files the scenario writes were read,
+// and a CLI that wrote a file no tool call reported passed.
+func TestCheckAnswer(t *testing.T) {
+	w := want{text: "DONE", files: map[string]string{"out.txt": "hello\n"}}
+	before := map[string]string{"notes.md": "n\n"}
+	for _, tc := range []struct {
+		name   string
+		left   map[string]string
+		link   bool // the run also left a symlink, extra.lnk
+		status string
+		detail string
+	}{
+		{name: "exact", left: map[string]string{"notes.md": "n\n", "out.txt": "hello\n"}, status: Pass},
+		{name: "a-file-more", left: map[string]string{"notes.md": "n\n", "out.txt": "hello\n", "extra.txt": "sneaky\n"},
+			status: Fail, detail: `extra.txt: the run left "sneaky\n", which no tool of the scenario writes`},
+		{name: "a-file-more-in-a-directory", left: map[string]string{"notes.md": "n\n", "out.txt": "hello\n", "a/b/extra.txt": ""},
+			status: Fail, detail: `a/b/extra.txt: the run left ""`},
+		{name: "a-symlink-more", left: map[string]string{"notes.md": "n\n", "out.txt": "hello\n"}, link: true,
+			status: Fail, detail: `extra.lnk: the run left a symlink to "out.txt"`},
+		{name: "written-wrong", left: map[string]string{"notes.md": "n\n", "out.txt": "hello\ntampered\n"},
+			status: Fail, detail: `out.txt holds "hello\ntampered\n", want "hello\n"`},
+		{name: "a-file-before-changed", left: map[string]string{"notes.md": "tampered\n", "out.txt": "hello\n"},
+			status: Fail, detail: `notes.md holds "tampered\n", want "n\n"`},
+		{name: "not-written", left: map[string]string{"notes.md": "n\n"}, status: Fail, detail: "out.txt: the run did not leave it"},
+		{name: "a-file-before-removed", left: map[string]string{"out.txt": "hello\n"}, status: Fail, detail: "notes.md: the run did not leave it"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			work := t.TempDir()
+			writeFiles(t, work, tc.left)
+			require.NoError(t, os.Mkdir(filepath.Join(work, "empty"), 0o755)) // a directory is no file
+			if tc.link {
+				require.NoError(t, os.Symlink("out.txt", filepath.Join(work, "extra.lnk")))
+			}
+			r := runOf(work, &event.Result{Status: event.ResultSuccess, Text: "DONE"})
+			st, detail := r.checkAnswer(w, before)
+			require.Equal(t, tc.status, st, detail)
+			require.Contains(t, detail, tc.detail)
+		})
+	}
+	r := runOf(t.TempDir(), &event.Result{Status: event.ResultSuccess, Text: "done"})
+	st, detail := r.checkAnswer(w, nil)
+	require.Equal(t, Fail, st)
+	require.Equal(t, `result text "done", want "DONE"`, detail)
+}
+
+// writeFiles makes dir with files (path relative to dir: content).
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	for p, text := range files {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, p), []byte(text), 0o644))
+	}
 }
 
 // TestCheckTools: a failed shell command must end "error" with its exit

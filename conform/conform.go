@@ -1,11 +1,12 @@
 // Package conform plays the built-in scripted scenarios against an agent
 // CLI as installed, through the harness binary, and holds each stream to
 // what the scripted model did: the stream invariants, the exit and result
-// status and error class, the answer and the files on disk, the tool
-// calls, usage equal to what the model served, every diff replaying with
-// git apply to the file the run left, no unparsed line, and no process of
-// the run left alive. `harness conform` and the e2e suite both call it:
-// one set of scenarios and checks.
+// status and error class, the answer and the work directory holding
+// exactly the files the tools wrote, the tool calls, usage equal to what
+// the model served, every diff replaying with git apply to the files the
+// run left, no unparsed line, and no process of the run left alive.
+// `harness conform` and the e2e suite both call it: one set of scenarios
+// and checks.
 //
 // Nothing here prints; Play returns what it found.
 package conform
@@ -37,10 +38,10 @@ const (
 const (
 	CheckInvariants = "invariants" // event.CheckNDJSON: framing, order, ids, usage sum, diffs replay
 	CheckStatus     = "status"     // exit status, result status, error class and HTTP status
-	CheckAnswer     = "answer"     // the final text and the files the run left
+	CheckAnswer     = "answer"     // the final text, and the work directory holding exactly the files the tools wrote
 	CheckTools      = "tools"      // tool calls: count, kinds, statuses, exit codes, paths
 	CheckUsage      = "usage"      // tokens equal to what the scripted model served, per call
-	CheckDiffs      = "diffs"      // every file tool's diff replays with git apply to the file on disk
+	CheckDiffs      = "diffs"      // the file tools' diffs replay with git apply to the work directory the run left
 	CheckUnparsed   = "unparsed"   // no native line the adapter did not understand
 	CheckProcesses  = "processes"  // no process of the run alive after harness exits
 )

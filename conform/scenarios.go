@@ -33,8 +33,10 @@ type want struct {
 	class  string // some error of this class
 	code   string // some error with this code
 	text   string // result.text
-	files  map[string]string
-	tools  func(agent string) []tool
+	// files are what the run's tools write: with before's, every file
+	// the work directory holds after the run.
+	files map[string]string
+	tools func(agent string) []tool
 	// edits: the run changes files with file tools, whose diffs must replay.
 	edits bool
 }
@@ -108,7 +110,7 @@ var scenarios = []scenario{
 				}
 			}}},
 	{name: "multi", builtin: "multi", want: want{status: event.ResultSuccess, text: mockmodel.MultiAnswer,
-		files: map[string]string{"out.txt": "first\nsecond\n"}, tools: shells(3)}},
+		files: map[string]string{"first.txt": "first\n", "second.txt": "second\n", "out.txt": "first\nsecond\n"}, tools: shells(3)}},
 	// The scripted model answers HTTP 500: one fatal server_error with
 	// the status, on every agent (Codex's "high demand" text is its
 	// fixed wording of a 500), and no answer.

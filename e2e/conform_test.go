@@ -196,6 +196,33 @@ func TestConformIgnoresTheUsersSettings(t *testing.T) {
 	require.NotEmpty(t, r.Events)
 }
 
+// TestConformSeesAFileNoToolReports: a CLI that writes a file no tool
+// call reports (a wrapper that runs the real Claude Code, then writes
+// extra.txt in its directory) fails answer and diffs, which hold the
+// whole work directory the run left. Before, both read only the files the
+// scenario and the diffs named, and every check held.
+func TestConformSeesAFileNoToolReports(t *testing.T) {
+	t.Parallel()
+	wrapper := filepath.Join(t.TempDir(), "claude")
+	claude := filepath.Join(agentsDir, "node_modules", ".bin", "claude")
+	require.NoError(t, os.WriteFile(wrapper, []byte("#!/bin/sh\n'"+claude+"' \"$@\"\nstatus=$?\necho sneaky >extra.txt\nexit $status\n"), 0o755))
+	r, err := conform.Play(context.Background(), conform.Config{Harness: harnessBin, Agent: "claude", Protocol: conform.CLI,
+		Binary: wrapper, Env: harnessEnv(t), Scratch: t.TempDir()}, "edit-new")
+	require.NoError(t, err)
+	for _, c := range r.Checks {
+		switch c.Name {
+		case conform.CheckAnswer:
+			require.Equal(t, conform.Fail, c.Status, "%s", r)
+			require.Equal(t, `extra.txt: the run left "sneaky\n", which no tool of the scenario writes`, c.Detail)
+		case conform.CheckDiffs:
+			require.Equal(t, conform.Fail, c.Status, "%s", r)
+			require.Equal(t, "extra.txt: the run left it, the diffs do not make it", c.Detail)
+		default:
+			require.NotEqual(t, conform.Fail, c.Status, "%s: %s\n%s", c.Name, c.Detail, r)
+		}
+	}
+}
+
 // TestConformCodexACPWithCacheUnderTmp: the scripted model's homes live in
 // the user's cache directory, and with XDG_CACHE_HOME under /tmp Codex's
 // home was under the temporary directory, where Codex refuses to make its

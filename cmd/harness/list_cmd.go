@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"os/signal"
 	"strings"
 	"sync/atomic"
@@ -17,6 +16,7 @@ import (
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/adapters/oracle"
 	"github.com/agentharness/harness/config"
+	"github.com/agentharness/harness/process"
 )
 
 type listCmd struct {
@@ -104,51 +104,70 @@ func probe(path string, args ...string) (string, error) {
 	return out + errOut, err
 }
 
-// probeStreams is probe with stdout and stderr apart. The CLI runs in a
-// process group of its own, ended whole once it exited or timed out: a
-// script that starts the real CLI without exec would leave it running.
-// Being in its own group it no longer gets the terminal's Ctrl-C, so a
-// signal to harness meanwhile ends the group, and the probe returns
-// errProbeInterrupted: the caller stops (exit 130).
+// probeStreams is probe with stdout and stderr apart. The CLI runs
+// supervised as a run's agent is (process.Start: a process group of its
+// own, and the run's cgroup or reaper), so everything it started is gone
+// once it exited or was ended, also what left its group and session (a
+// double fork with setsid): a script that starts the real CLI without
+// exec, or a CLI that daemonizes, would leave it running. Past probeBound
+// the whole run is SIGKILLed at once. Being in its own group it no longer
+// gets the terminal's Ctrl-C, so a signal to harness meanwhile ends it
+// likewise, and the probe returns errProbeInterrupted: the caller stops
+// (exit 130).
 func probeStreams(path string, args ...string) (stdout, stderr string, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), probeBound)
 	defer cancel()
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
+	var out, errOut limitedBuffer
+	p, err := process.Start(context.Background(), process.Options{
+		Argv: append([]string{path}, args...),
+		Env:  append(config.AgentEnviron(os.Environ()), "NO_COLOR=1", "CI=1"),
+		// What still holds the CLI's output a second after it exited is
+		// killed with the rest.
+		KillGrace: time.Second,
+		MaxLine:   probeOutput,
+		OnStdout:  func(line []byte, _ int64) { out.line(line) },
+		OnStderr:  errOut.line,
+	})
+	if err != nil {
+		return "", "", err
+	}
 	var caught atomic.Bool
+	ended := make(chan struct{})
 	go func() {
 		select {
 		case <-sigs:
 			caught.Store(true)
-			cancel()
+			p.Kill()
 		case <-ctx.Done():
+			p.Kill()
+		case <-ended:
 		}
 	}()
-	cmd := exec.CommandContext(ctx, path, args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = time.Second
-	cmd.Env = append(config.AgentEnviron(os.Environ()), "NO_COLOR=1", "CI=1")
-	var out, errOut limitedBuffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err = cmd.Run()
-	if cmd.Process != nil {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // what it left behind
-	}
-	if caught.Load() {
-		return out.String(), errOut.String(), errProbeInterrupted
-	}
-	if ctx.Err() != nil {
+	o := p.Wait()
+	close(ended)
+	switch {
+	case caught.Load():
+		err = errProbeInterrupted
+	case ctx.Err() != nil:
 		err = errProbeTimeout
+	case o.Signal != "":
+		err = fmt.Errorf("killed by %s", o.Signal)
+	case o.ExitCode != 0:
+		err = fmt.Errorf("exit status %d", o.ExitCode)
 	}
 	return out.String(), errOut.String(), err
 }
 
+// probeOutput bounds what a probe keeps of each of the CLI's streams.
+const probeOutput = 1 << 20
+
 type limitedBuffer struct{ strings.Builder }
 
 func (b *limitedBuffer) Write(p []byte) (int, error) {
-	if room := 1<<20 - b.Len(); room > 0 {
+	if room := probeOutput - b.Len(); room > 0 {
 		if len(p) > room {
 			b.Builder.Write(p[:room])
 		} else {
@@ -156,6 +175,12 @@ func (b *limitedBuffer) Write(p []byte) (int, error) {
 		}
 	}
 	return len(p), nil
+}
+
+// line keeps one line of a stream and its newline, within the bound.
+func (b *limitedBuffer) line(l []byte) {
+	_, _ = b.Write(l)
+	_, _ = b.Write([]byte{'\n'})
 }
 
 // findAgent looks for an agent's binary as a run would (explicit, else
