@@ -148,6 +148,13 @@ type Options struct {
 	// plan's span is the rows' parent, a row's span its run's) and the
 	// span's end, called with the row's report (nil for the plan's).
 	Trace func(ctx context.Context, s *Spec) (context.Context, func(*RunReport))
+	// Hide are files and directories of the caller's own that no run
+	// may read, such as its report's and events' files (the merged
+	// stream of every run): a bwrap sandbox shows them empty, as it does
+	// the bench's run directories, Results, the session logs and the
+	// stored reports. A file must exist when the runs start (Accepted
+	// makes them) to be hidden.
+	Hide []string
 	// Accepted, when set, is called once the plan, its engine, the shard
 	// and the results directory are accepted, before any run starts:
 	// where the caller opens the files the bench writes (its report, its
@@ -220,7 +227,7 @@ func Run(ctx context.Context, p Plan, o Options) (*Report, error) {
 		return nil, fmt.Errorf("bench: shard %s: want 0 <= I < N", o.Shard)
 	}
 	all := specs
-	specs = o.Shard.Of(all)
+	specs = o.Shard.Of(all, p.Shape())
 	var results *Results
 	if o.Results != "" {
 		if results, err = OpenResults(o.Results, all, b.engine); err != nil {
@@ -235,8 +242,8 @@ func Run(ctx context.Context, p Plan, o Options) (*Report, error) {
 	rep := &Report{Started: now(), Parallel: parallel, Runs: make([]RunReport, len(specs)),
 		PlanID: specsID(all, b.engine), Planned: len(all), Seed: o.Seed, Isolate: b.engine}
 	if o.Shard.Count > 1 {
-		sh := o.Shard
-		rep.Shard = &sh
+		sh, shape := o.Shard, p.Shape()
+		rep.Shard, rep.Shape = &sh, &shape
 	}
 	if results != nil {
 		results.shard = rep.Shard
@@ -486,11 +493,11 @@ func (b *bencher) one(ctx context.Context, s Spec) (rr RunReport) {
 // Under the host's temporary directory, for a short path: a socket's path
 // must fit in 108 bytes.
 func runTmp() (env []string, remove func(), err error) {
-	d, err := privtmp.Make(os.TempDir(), "harness-bench-")
+	d, err := privtmp.Make(os.TempDir(), runTmpPrefix)
 	if err != nil {
 		return nil, nil, fmt.Errorf("bench: %w", err)
 	}
-	return d.Env(), d.Remove, nil
+	return d.Env(), func() { d.Remove() }, nil
 }
 
 // passed is the check's verdict for Progress: none without a check, or

@@ -84,8 +84,9 @@ func TestMergeRefusesTwoEngines(t *testing.T) {
 	var dirs, files []string
 	for i, engine := range []string{isolate.None, isolate.Bwrap} {
 		dir := filepath.Join(base, engine)
-		rep, err := bench.Run(t.Context(), oraclePlan(t, engine, "oracle", "nop"),
-			bench.Options{Results: dir, Shard: bench.Shard{Index: i, Count: 2}})
+		p := oraclePlan(t, engine, "oracle")
+		p.Repeat = 2 // two groups (task × repeat): one run in each shard
+		rep, err := bench.Run(t.Context(), p, bench.Options{Results: dir, Shard: bench.Shard{Index: i, Count: 2}})
 		require.NoError(t, err)
 		require.Len(t, rep.Runs, 1)
 		require.Equal(t, engine, rep.Isolate)

@@ -111,10 +111,15 @@ func isHarborTask(dir string) bool {
 	return ok
 }
 
+// readTOML reads and parses a task.toml; an error says which of the two
+// failed (one that does not exist is fs.ErrNotExist).
 func readTOML(p string) (map[string]any, error) {
 	b, err := readTaskBytes(p)
-	if err != nil {
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil, err
+	}
+	if err != nil {
+		return nil, fmt.Errorf("task.toml cannot be read: %w", err)
 	}
 	var m map[string]any
 	if err := toml.Unmarshal(b, &m); err != nil {
@@ -201,6 +206,11 @@ func harborTask(dir string) (Task, error) {
 	if err := h.readFields(m, agent, verifier, env); err != nil {
 		return t, err
 	}
+	for _, rel := range copiedIn {
+		if _, err := taskPath(abs, rel); err != nil {
+			return t, err
+		}
+	}
 	if st, err := os.Stat(filepath.Join(abs, "tests", "test.sh")); err != nil || !st.Mode().IsRegular() {
 		return t, errors.New("no tests/test.sh (the verifier)")
 	}
@@ -213,6 +223,59 @@ func harborTask(dir string) (Task, error) {
 	}
 	t.Harbor = h
 	return t, nil
+}
+
+// copiedIn are the paths of a Harbor task that a run copies in (to
+// /tests and /solution) and runs. A symbolic link among them is followed
+// while it stays in the task's directory, and refused when it leaves it
+// (taskPath): copied as a link, it would lead the verifier or the oracle
+// to the host's files, which a sandbox or container does not show, or
+// to nothing.
+var copiedIn = []string{"tests", "tests/test.sh", "solution", "solution/solve.sh"}
+
+// taskPath returns where rel (slash-separated) of the task in dir is,
+// its symbolic links followed: a path in dir as it is on disk. A path
+// that does not exist is returned as it is named (whoever reads it says
+// what is missing); one whose links lead out of dir, or to nothing, is
+// an error.
+func taskPath(dir, rel string) (string, error) {
+	p := filepath.Join(dir, filepath.FromSlash(rel))
+	real, err := filepath.EvalSymlinks(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		if link := danglingLink(dir, rel); link != "" {
+			return "", fmt.Errorf("%s: a symbolic link to nothing", link)
+		}
+		return p, nil
+	}
+	if err != nil {
+		return "", err
+	}
+	root, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return "", err
+	}
+	if real != root && !strings.HasPrefix(real, root+string(filepath.Separator)) {
+		return "", fmt.Errorf("%s: a symbolic link out of the task's directory (to %s): not followed", rel, real)
+	}
+	return real, nil
+}
+
+// danglingLink names the first element of rel in dir that is a symbolic
+// link leading nowhere, "" when none is.
+func danglingLink(dir, rel string) string {
+	p := dir
+	for _, e := range strings.Split(rel, "/") {
+		p = filepath.Join(p, e)
+		st, err := os.Lstat(p)
+		if err != nil {
+			return ""
+		}
+		if _, err := os.Stat(p); err != nil && st.Mode()&fs.ModeSymlink != 0 {
+			r, _ := filepath.Rel(dir, p)
+			return filepath.ToSlash(r)
+		}
+	}
+	return ""
 }
 
 // seconds reads a number of seconds (Harbor's timeouts are floats).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -24,9 +25,36 @@ func TestRewritePaths(t *testing.T) {
 		"/apple /x/app /app_data ./app ~/app": "/apple /x/app /app_data ./app ~/app",
 		"a=/app:/tests":                       "a=/r/app:/r/tests",
 		"/app":                                "/r/app",
+		"/app /tests\n/logs\t'/app'":          "/r/app /r/tests\n/r/logs\t'/r/app'",
+		"":                                    "",
+		"no path here":                        "no path here",
 	} {
 		require.Equal(t, want, rewritePaths(in, m), in)
 	}
+}
+
+// TestRewritePathsOnce: the text is rewritten in one pass. WORKDIR /tmp
+// under --isolate none maps /tmp (and /logs, /tests) to the run's
+// directories, which lie under the host's /tmp: a replacement holds a
+// path of the map again, and is never rewritten (before, the loop that
+// rewrote until nothing changed grew the text for ever, deaf to the
+// bench's cancel, and a shorter path was rewritten inside a longer one's
+// replacement). Of paths that start at one place the longest that stands
+// as a path wins.
+func TestRewritePathsOnce(t *testing.T) {
+	run := "/tmp/harness-benchrun-1/001-t-nop-r1/"
+	m := map[string]string{"/tmp": run + "app", "/logs": run + "logs", "/tests": run + "tests", "/solution": run + "solution"}
+	for in, want := range map[string]string{
+		"echo 1 > /logs/verifier/reward.txt": "echo 1 > " + run + "logs/verifier/reward.txt",
+		"cd /tmp && ls /tmp/x /tests":        "cd " + run + "app && ls " + run + "app/x " + run + "tests",
+		"/tmp/tmp /tmpx /x/tmp":              run + "app/tmp /tmpx /x/tmp",
+	} {
+		require.Equal(t, want, rewritePaths(in, m), in)
+	}
+	nested := map[string]string{"/app": "/r/app", "/app/src": "/s"}
+	require.Equal(t, "/s/x /r/app/srcs /r/app /s", rewritePaths("/app/src/x /app/srcs /app /app/src", nested))
+	big := strings.Repeat("cat /tmp/a /logs/b\n", 1<<14)
+	require.Equal(t, strings.Repeat("cat "+run+"app/a "+run+"logs/b\n", 1<<14), rewritePaths(big, m))
 }
 
 func TestReadDockerfile(t *testing.T) {

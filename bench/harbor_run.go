@@ -13,7 +13,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -55,6 +54,9 @@ type harborRun struct {
 	h       *HarborTask
 	engine  string
 	network bool // the agent's
+	// own are the bench's own paths, hidden from both phases
+	// (bencher.ownPaths).
+	own []string
 	// env: [environment].env resolved; verifierEnv and solutionEnv their
 	// tables resolved, with env first.
 	env, verifierEnv, solutionEnv []string
@@ -84,11 +86,14 @@ func (r *harborRun) paths() map[string]string {
 // spec is the bwrap sandbox of a phase: the workspace, /tmp, HOME,
 // /logs/agent and /logs/artifacts for the agent; all of /logs and /tests
 // for the verifier.
-// The agent does not see, at their host paths, the task's directory (its
-// tests/ and solution/, which podman never shows it), the other tasks of
-// its suite (their answers) nor the bench's run directories (other runs'
-// workspaces, its own tests/): the host's /tmp and HOME, hidden already,
-// need not hold them.
+// Neither phase sees, at their host paths, the bench's own files
+// (ownPaths: the run directories, with other runs' workspaces and this
+// run's tests/; --results, the session logs, the events' file, with
+// other runs' transcripts), and the agent does not see the task's
+// directory (its tests/ and solution/, which podman never shows it) nor
+// the other tasks of its suite (their answers): the host's /tmp and
+// HOME, hidden already, need not hold them. (The verifier may run what
+// the agent left in the workspace.)
 func (r *harborRun) spec(verifier, solution bool) isolate.Spec {
 	home := os.Getenv("HOME")
 	if home == "" || home == "/" {
@@ -98,7 +103,7 @@ func (r *harborRun) spec(verifier, solution bool) isolate.Spec {
 		{Host: r.p("tmp"), Inner: "/tmp"},
 		{Host: r.p("home"), Inner: home},
 		{Host: r.p("app"), Inner: r.h.Workdir},
-	}}
+	}, Hide: slices.Clone(r.own)}
 	if verifier {
 		s.Network = r.h.VerifierInternet
 		s.Binds = append(s.Binds, isolate.Bind{Host: r.p("logs"), Inner: harborLogs},
@@ -108,12 +113,46 @@ func (r *harborRun) spec(verifier, solution bool) isolate.Spec {
 		// (Harbor's convention), as under podman where it has all /logs.
 		s.Binds = append(s.Binds, isolate.Bind{Host: r.p("logs/agent"), Inner: harborLogs + "/agent"},
 			isolate.Bind{Host: r.p("logs/artifacts"), Inner: harborLogs + "/artifacts"})
-		s.Hide = append(suiteTasks(r.h.Dir), filepath.Dir(r.dir))
+		s.Hide = append(s.Hide, suiteTasks(r.h.Dir)...)
 	}
 	if solution {
 		s.Binds = append(s.Binds, isolate.Bind{Host: r.p("solution"), Inner: harborSolution, ReadOnly: true})
 	}
 	return s
+}
+
+// ownPaths are the bench's own files and directories, which no run may
+// read wherever they lie: its run directories (other runs' workspaces),
+// Options.Results (other runs' rows, session logs and trajectories), the
+// session logs (Settings.LogDir), the stored reports (StoreDir) and the
+// caller's (Options.Hide: the report's and events' files), each also at
+// its real path when a symbolic link leads there. The session logs' and
+// the stored reports' directories are made now (0700, as their writers
+// make them) if missing: a sandbox hides only what exists as it starts,
+// and the logs of this run and the next go there while it runs.
+func (b *bencher) ownPaths() []string {
+	made := []string{StoreDir()}
+	if b.opts.Settings != nil && b.opts.Settings.LogDir != "" {
+		made = append(made, b.opts.Settings.LogDir)
+	}
+	for _, d := range made {
+		os.MkdirAll(d, 0o700) // what cannot be made is never written either
+	}
+	var own []string
+	for _, p := range slices.Concat([]string{b.dir, b.opts.Results}, made, b.opts.Hide) {
+		if p == "" {
+			continue
+		}
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			continue
+		}
+		own = append(own, abs)
+		if real, err := filepath.EvalSymlinks(abs); err == nil && real != abs {
+			own = append(own, real)
+		}
+	}
+	return own
 }
 
 // suiteTasks are the task's directory and the task directories beside
@@ -147,6 +186,9 @@ func (b *bencher) harbor(ctx context.Context, s Spec, in RunReport) (rr RunRepor
 	h := &hc
 	engine := b.engine
 	r := &harborRun{dir: filepath.Join(b.dir, treeName(s)), h: h, engine: engine, network: h.AllowInternet}
+	if engine == isolate.Bwrap {
+		r.own = b.ownPaths()
+	}
 	fail := func(err error) RunReport {
 		if ctx.Err() == nil {
 			rr.Status, rr.Reason, rr.Error = event.ResultError, ReasonSetup, err.Error()
@@ -218,7 +260,7 @@ func (b *bencher) harbor(ctx context.Context, s Spec, in RunReport) (rr RunRepor
 	}
 	oracle := s.Agent == "oracle"
 	if oracle {
-		if err := r.copyIn("solution", r.p("solution")); err != nil {
+		if err := r.copyIn(ctx, "solution", "solve.sh", r.p("solution")); err != nil {
 			return fail(fmt.Errorf("bench: solution: %w", err))
 		}
 	}
@@ -365,6 +407,9 @@ func (r *harborRun) workspace(ctx context.Context, im *taskImage) (*tree, error)
 				return nil, fmt.Errorf("bench: environment/Dockerfile: COPY %s: no such file in environment/", src)
 			}
 			for _, m := range matches {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
 				if err := copyInto(m, target, intoDir); err != nil {
 					return nil, fmt.Errorf("bench: environment/Dockerfile: COPY %s: %w", src, err)
 				}
@@ -410,17 +455,48 @@ func copyInto(src, target string, intoDir bool) error {
 	return copyFile(src, target, st.Mode().Perm())
 }
 
-// copyIn copies the task's sub directory to dst, its text rewritten to
-// the run's paths under --isolate none.
-func (r *harborRun) copyIn(sub, dst string) error {
-	if err := copyTree(filepath.Join(r.h.Dir, sub), dst, ""); err != nil {
+// copyIn copies the task's sub directory to dst (which exists), and its
+// script (test.sh, solve.sh) as a file: each followed when it is a
+// symbolic link that stays in the task's directory, refused when it
+// leaves it (taskPath); other links in sub are copied as links. Under
+// --isolate none their text is rewritten to the run's paths. It stops
+// at the first file once ctx is done.
+func (r *harborRun) copyIn(ctx context.Context, sub, script, dst string) error {
+	src, err := taskPath(r.h.Dir, sub)
+	if err != nil {
 		return err
+	}
+	if err := copyTree(src, dst, ""); err != nil {
+		return err
+	}
+	if st, err := os.Lstat(filepath.Join(src, script)); err == nil && st.Mode()&fs.ModeSymlink != 0 {
+		real, err := taskPath(r.h.Dir, sub+"/"+script)
+		if err != nil {
+			return err
+		}
+		st, err := os.Stat(real)
+		if err != nil {
+			return err
+		}
+		if !st.Mode().IsRegular() {
+			return fmt.Errorf("%s/%s: not a regular file", sub, script)
+		}
+		target := filepath.Join(dst, script)
+		if err := os.Remove(target); err != nil {
+			return err
+		}
+		if err := copyFile(real, target, st.Mode().Perm()); err != nil {
+			return err
+		}
 	}
 	if r.engine != isolate.None {
 		return nil
 	}
 	m := r.paths()
 	return filepath.WalkDir(dst, func(p string, d fs.DirEntry, err error) error {
+		if err == nil {
+			err = ctx.Err()
+		}
 		if err != nil || !d.Type().IsRegular() {
 			return err
 		}
@@ -437,21 +513,53 @@ func (r *harborRun) copyIn(sub, dst string) error {
 }
 
 // rewritePaths replaces each path of m that stands as a path in s (not
-// inside a longer name: /app but not /apple or /x/app) by its value.
+// inside a longer name: /app but not /apple, /x/app or ./app) by its
+// value, in one pass over s: where several paths start at one place the
+// longest that stands as a path wins, each place is replaced once, and
+// what a replacement wrote is never looked at again (a value may itself
+// hold a path of m: the run's directory under the host's /tmp when /tmp
+// is WORKDIR). The boundaries are those of s as given, so two paths
+// sharing one (/app:/tests) are both replaced. Its time is linear in
+// len(s) times the number of paths.
 func rewritePaths(s string, m map[string]string) string {
 	keys := slices.Sorted(maps.Keys(m))
 	slices.SortStableFunc(keys, func(a, b string) int { return len(b) - len(a) }) // longest first
-	for _, k := range keys {
-		re := regexp.MustCompile(`(^|[^A-Za-z0-9_./~-])` + regexp.QuoteMeta(k) + `($|[^A-Za-z0-9_.-])`)
-		for {
-			out := re.ReplaceAllString(s, "${1}"+strings.ReplaceAll(m[k], "$", "$$")+"${2}")
-			if out == s {
-				break
+	var out strings.Builder
+	done := 0 // s[:done] is in out
+	for i := 0; i < len(s); i++ {
+		if i > 0 && inPathName(s[i-1], true) {
+			continue
+		}
+		for _, k := range keys {
+			end := i + len(k)
+			if k == "" || !strings.HasPrefix(s[i:], k) || end < len(s) && inPathName(s[end], false) {
+				continue
 			}
-			s = out // a second pass for matches sharing a boundary character
+			out.WriteString(s[done:i])
+			out.WriteString(m[k])
+			done = end
+			i = end - 1 // on past the match; the character after it may start the next
+			break
 		}
 	}
-	return s
+	if done == 0 {
+		return s
+	}
+	out.WriteString(s[done:])
+	return out.String()
+}
+
+// inPathName reports whether c, before (or after) a path, makes it part
+// of a longer name: letters, digits and _ . - either side; / and ~
+// before (/x/app, ~/app).
+func inPathName(c byte, before bool) bool {
+	switch {
+	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '_', c == '.', c == '-':
+		return true
+	case c == '/', c == '~':
+		return before
+	}
+	return false
 }
 
 // verifierCommand is how a Harbor task's verifier shows in the report.
@@ -490,7 +598,7 @@ func (r *harborRun) verify(ctx context.Context) *CheckResult {
 	if err := os.Mkdir(r.p("tests"), 0o755); err != nil {
 		return fail(err)
 	}
-	if err := r.copyIn("tests", r.p("tests")); err != nil {
+	if err := r.copyIn(ctx, "tests", "test.sh", r.p("tests")); err != nil {
 		return fail(fmt.Errorf("copying tests/: %w", err))
 	}
 	var argv []string
@@ -614,44 +722,59 @@ func shellJoin(argv []string) string {
 	return strings.Join(q, " ")
 }
 
-// digestTask hashes task.toml and the files of environment/ and tests/.
+// digestTask hashes task.toml and the files of environment/ and tests/:
+// tests/ and tests/test.sh as a run copies them in (copyIn), followed
+// when they are symbolic links in the task's directory.
 func digestTask(dir string) (string, error) {
 	h := sha256.New()
-	add := func(p string) error {
+	add := func(p, name string) error {
 		f, err := os.Open(p)
 		if err != nil {
 			return err
 		}
 		defer f.Close()
-		rel, _ := filepath.Rel(dir, p)
-		fmt.Fprintf(h, "%s\x00", filepath.ToSlash(rel))
+		fmt.Fprintf(h, "%s\x00", name)
 		_, err = io.Copy(h, f)
 		h.Write([]byte{0})
 		return err
 	}
-	if err := add(filepath.Join(dir, "task.toml")); err != nil {
+	if err := add(filepath.Join(dir, "task.toml"), "task.toml"); err != nil {
 		return "", err
 	}
+	type file struct{ path, name string }
 	for _, sub := range []string{"environment", "tests"} {
-		var files []string
-		err := filepath.WalkDir(filepath.Join(dir, sub), func(p string, d fs.DirEntry, err error) error {
+		root := filepath.Join(dir, sub)
+		if real, err := taskPath(dir, sub); err == nil && sub == "tests" {
+			root = real
+		}
+		var files []file
+		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				if errors.Is(err, fs.ErrNotExist) {
 					return nil
 				}
 				return err
 			}
-			if d.Type().IsRegular() {
-				files = append(files, p)
+			rel, _ := filepath.Rel(root, p)
+			name := sub + "/" + filepath.ToSlash(rel)
+			switch {
+			case d.Type().IsRegular():
+				files = append(files, file{p, name})
+			case d.Type()&fs.ModeSymlink != 0 && name == "tests/test.sh":
+				real, err := taskPath(dir, name)
+				if err != nil {
+					return err
+				}
+				files = append(files, file{real, name})
 			}
 			return nil
 		})
 		if err != nil {
 			return "", err
 		}
-		slices.Sort(files)
-		for _, p := range files {
-			if err := add(p); err != nil {
+		slices.SortFunc(files, func(a, b file) int { return strings.Compare(a.name, b.name) })
+		for _, f := range files {
+			if err := add(f.path, f.name); err != nil {
 				return "", err
 			}
 		}

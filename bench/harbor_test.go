@@ -450,7 +450,7 @@ func TestHarborEnvTemplateUnset(t *testing.T) {
 func TestBenchRunTmpGoesWithTheRun(t *testing.T) {
 	hostTmp := t.TempDir()
 	t.Setenv("TMPDIR", hostTmp)
-	stale := filepath.Join(hostTmp, "harness-bench-stale")
+	stale := filepath.Join(hostTmp, "harness-benchtmp-stale")
 	require.NoError(t, os.Mkdir(stale, 0o700))
 	old := time.Now().Add(-2 * time.Minute)
 	require.NoError(t, os.Chtimes(stale, old, old))
@@ -476,7 +476,7 @@ func TestBenchRunTmpGoesWithTheRun(t *testing.T) {
 	require.NoError(t, err)
 	c := prep.Runs[0].Check
 	require.True(t, c.Passed, c.Output)
-	require.True(t, strings.HasPrefix(c.Output, filepath.Join(hostTmp, "harness-bench-")), c.Output)
+	require.True(t, strings.HasPrefix(c.Output, filepath.Join(hostTmp, "harness-benchtmp-")), c.Output)
 	left, err = os.ReadDir(hostTmp)
 	require.NoError(t, err)
 	require.Empty(t, left, "files left in the host's TMPDIR")

@@ -170,18 +170,29 @@ func (m *merger) file(path string) error {
 	if err := m.plan(r.PlanID, path, r.Planned, r.Isolate); err != nil {
 		return err
 	}
-	lo, hi := 0, r.Planned
-	if sh := r.Shard; sh != nil {
+	// The runs of its shard: whole groups of the plan's shape, or, in a
+	// report of an earlier harness (no shape), a block of the plan order.
+	sh, shape := Shard{}, Shape{Tasks: r.Planned, Models: 1, Repeats: 1, Agents: 1}
+	if r.Shard != nil {
+		sh = *r.Shard
 		if !sh.valid() {
 			return fmt.Errorf("bench: merge: %s: shard %d/%d of %d runs: not a shard bench makes", path, sh.Index, sh.Count, r.Planned)
 		}
-		lo, hi = sh.bound(sh.Index, r.Planned), sh.bound(sh.Index+1, r.Planned)
+	}
+	if r.Shape != nil && r.Shard != nil {
+		if !r.Shape.valid(r.Planned) {
+			return fmt.Errorf("bench: merge: %s: shape %d tasks × %d models × %d repeats × %d agents: not the %d runs of its plan",
+				path, r.Shape.Tasks, r.Shape.Models, r.Shape.Repeats, r.Shape.Agents, r.Planned)
+		}
+		shape = *r.Shape
 	}
 	mine := make(map[int]bool, len(r.Runs))
 	for _, rr := range r.Runs {
 		switch {
-		case rr.Index < lo || rr.Index >= hi:
-			return fmt.Errorf("bench: merge: %s: run #%d is not in its plan (runs #%d to #%d)", path, rr.Index+1, lo+1, hi)
+		case rr.Index < 0 || rr.Index >= r.Planned:
+			return fmt.Errorf("bench: merge: %s: run #%d is not in its plan (runs #1 to #%d)", path, rr.Index+1, r.Planned)
+		case !sh.has(shape, rr.Index):
+			return fmt.Errorf("bench: merge: %s: run #%d is not in its shard %s", path, rr.Index+1, sh)
 		case mine[rr.Index]:
 			return fmt.Errorf("bench: merge: %s: holds run #%d twice: not a report bench writes", path, rr.Index+1)
 		case rr.Agent == "":
@@ -251,6 +262,7 @@ type mergeReport struct {
 	Planned int
 	Isolate string
 	Shard   *Shard
+	Shape   *Shape
 	Seed    uint64
 	Started time.Time
 	WallMS  int64
@@ -276,7 +288,7 @@ func readMergeReport(path string) (*mergeReport, error) {
 	var r mergeReport
 	// The report's members merge reads besides runs; others are skipped.
 	fields := map[json.Token]any{"plan_id": &r.PlanID, "planned": &r.Planned, "isolate": &r.Isolate, "shard": &r.Shard,
-		"seed": &r.Seed, "started": &r.Started, "wall_ms": &r.WallMS}
+		"shape": &r.Shape, "seed": &r.Seed, "started": &r.Started, "wall_ms": &r.WallMS}
 	hasRuns := false
 	for dec.More() {
 		tok, err := dec.Token()

@@ -56,14 +56,25 @@ func TestMergeRefusesCraftedReports(t *testing.T) {
 		inputs []any
 		want   string
 	}{
-		"planned-5-million":      {[]any{craftedReport(5_000_000, run(0))}, "a plan of 5000000 runs: not a plan bench makes"},
-		"planned-3-billion":      {[]any{craftedReport(3_000_000_000, run(0))}, "not a plan bench makes"},
-		"planned-just-over":      {[]any{craftedReport(bench.MaxRuns+1, run(0))}, "not a plan bench makes"},
-		"planned-negative":       {[]any{craftedReport(-1, run(0))}, "not a plan bench makes"},
-		"planned-disagrees":      {[]any{craftedReport(4, run(0)), craftedReport(40, run(1))}, "gives it 40"},
-		"index-past-the-plan":    {[]any{craftedReport(4, run(4))}, "run #5 is not in its plan"},
-		"index-negative":         {[]any{craftedReport(4, run(-7))}, "is not in its plan"},
-		"index-outside-shard":    {[]any{func() *bench.Report { r := *sharded; r.Runs = []bench.RunReport{run(0)}; return &r }()}, "run #1 is not in its plan (runs #4 to #6)"},
+		"planned-5-million":   {[]any{craftedReport(5_000_000, run(0))}, "a plan of 5000000 runs: not a plan bench makes"},
+		"planned-3-billion":   {[]any{craftedReport(3_000_000_000, run(0))}, "not a plan bench makes"},
+		"planned-just-over":   {[]any{craftedReport(bench.MaxRuns+1, run(0))}, "not a plan bench makes"},
+		"planned-negative":    {[]any{craftedReport(-1, run(0))}, "not a plan bench makes"},
+		"planned-disagrees":   {[]any{craftedReport(4, run(0)), craftedReport(40, run(1))}, "gives it 40"},
+		"index-past-the-plan": {[]any{craftedReport(4, run(4))}, "run #5 is not in its plan"},
+		"index-negative":      {[]any{craftedReport(4, run(-7))}, "is not in its plan"},
+		"index-outside-shard": {[]any{func() *bench.Report { r := *sharded; r.Runs = []bench.RunReport{run(0)}; return &r }()}, "run #1 is not in its shard 1/3"},
+		"index-outside-groups": {[]any{func() *bench.Report {
+			r := *sharded // groups 1 and 2 of 5 tasks × 2 agents: runs 2 to 5
+			r.Shape = &bench.Shape{Tasks: 5, Models: 1, Repeats: 1, Agents: 2}
+			r.Runs = []bench.RunReport{run(2), run(6)}
+			return &r
+		}()}, "run #7 is not in its shard 1/3"},
+		"bad-shape": {[]any{func() *bench.Report {
+			r := *sharded
+			r.Shape = &bench.Shape{Tasks: 5, Models: 1, Repeats: 1, Agents: 3}
+			return &r
+		}()}, "not the 10 runs of its plan"},
 		"bad-shard":              {[]any{func() *bench.Report { r := *sharded; r.Shard = &bench.Shard{Index: 3, Count: 3}; return &r }()}, "not a shard bench makes"},
 		"same-run-twice":         {[]any{craftedReport(4, run(1), run(1))}, "holds run #2 twice"},
 		"run-without-agent":      {[]any{craftedReport(4, bench.RunReport{Index: 2})}, "run #3 has no agent"},

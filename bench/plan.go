@@ -36,16 +36,40 @@ func ParseShard(s string) (Shard, error) {
 	return Shard{Index: idx, Count: count}, nil
 }
 
-// Of returns the specs of this shard: a contiguous block of the plan's
-// stable order, so that the runs of every agent on one task and repeat
-// stay together on one machine. Every process that expands the same plan
-// agrees on the partition; the blocks of the N shards cover the plan
-// once. The zero Shard is the whole plan.
-func (s Shard) Of(specs []Spec) []Spec {
+// Of returns the specs of this shard of a plan of the given shape (its
+// specs, Plan.Specs): the runs of groups [I·G/N, (I+1)·G/N) of the G
+// groups, a group being the runs of every model and agent on one task
+// and repeat (Shape.group), so that a paired comparison, made on those
+// runs, is made of runs of one machine. Shards are as even as whole
+// groups allow; a shard's runs are contiguous in plan order but for a
+// plan of several models and repeats (the order is task, model, repeat,
+// agent: a group is one block per model). Every process that expands the
+// same plan agrees on the partition; the N shards cover the plan once.
+// The zero Shard is the whole plan. A shape that is not the specs' (a
+// test's bare specs) counts each run as a group of its own.
+func (s Shard) Of(specs []Spec, sh Shape) []Spec {
 	if s.Count <= 1 {
 		return specs
 	}
-	return specs[s.bound(s.Index, len(specs)):s.bound(s.Index+1, len(specs))]
+	if !sh.valid(len(specs)) {
+		sh = Shape{Tasks: len(specs), Models: 1, Repeats: 1, Agents: 1}
+	}
+	var out []Spec
+	for _, sp := range specs {
+		if s.has(sh, sp.Index) {
+			out = append(out, sp)
+		}
+	}
+	return out
+}
+
+// has reports whether run i of a plan of shape sh is in s.
+func (s Shard) has(sh Shape, i int) bool {
+	if s.Count <= 1 {
+		return true
+	}
+	g, n := sh.group(i), sh.groups()
+	return s.bound(s.Index, n) <= g && g < s.bound(s.Index+1, n)
 }
 
 // bound is i·n/Count without overflow, for 0 <= i <= Count.
@@ -53,6 +77,46 @@ func (s Shard) bound(i, n int) int {
 	hi, lo := bits.Mul64(uint64(i), uint64(n))
 	q, _ := bits.Div64(hi, lo, uint64(s.Count)) // hi < Count as i·n/Count <= n
 	return int(q)
+}
+
+// Shape is how a plan expands (Plan.Specs): for each of Tasks tasks,
+// each of Models models (1 for the agents' defaults), each of Repeats
+// repeats, each of Agents agents, one run. A report of a shard records
+// it, so that a merge can tell which runs the shard holds.
+type Shape struct {
+	Tasks   int `json:"tasks"`
+	Models  int `json:"models"`
+	Repeats int `json:"repeats"`
+	Agents  int `json:"agents"`
+}
+
+// Shape is the plan's shape.
+func (p Plan) Shape() Shape {
+	return Shape{Tasks: len(p.Tasks), Models: max(len(p.Models), 1), Repeats: max(p.Repeat, 1), Agents: len(p.Agents)}
+}
+
+// valid reports whether sh is the shape of a plan of runs runs (each
+// factor at least 1; their product runs, computed without overflow).
+func (sh Shape) valid(runs int) bool {
+	n := 1
+	for _, f := range []int{sh.Tasks, sh.Models, sh.Repeats, sh.Agents} {
+		if f < 1 || f > runs || n > runs/f {
+			return false
+		}
+		n *= f
+	}
+	return n == runs
+}
+
+// groups is the number of groups of sh: one per task and repeat.
+func (sh Shape) groups() int { return sh.Tasks * sh.Repeats }
+
+// group is the group of run i, from 0 in the order of tasks, then
+// repeats: task·Repeats + repeat-1. Its runs are those of every model
+// and agent on that task and repeat.
+func (sh Shape) group(i int) int {
+	perTask := sh.Models * sh.Repeats * sh.Agents
+	return i/perTask*sh.Repeats + i/sh.Agents%sh.Repeats
 }
 
 // valid reports whether s is the whole plan (zero) or a shard of it.

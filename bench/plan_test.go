@@ -3,6 +3,7 @@ package bench_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -37,7 +38,7 @@ func TestShardsPartitionThePlan(t *testing.T) {
 		for n := 1; n <= 7; n++ {
 			var got []int
 			for i := range n {
-				for _, s := range (bench.Shard{Index: i, Count: n}).Of(specs) {
+				for _, s := range (bench.Shard{Index: i, Count: n}).Of(specs, bench.Shape{}) {
 					got = append(got, s.Index)
 				}
 			}
@@ -49,6 +50,73 @@ func TestShardsPartitionThePlan(t *testing.T) {
 				want = nil
 			}
 			require.Equal(t, want, got, "size %d, %d shards: each run once, in order", size, n)
+		}
+	}
+}
+
+// TestShardsKeepGroupsWhole: a shard holds whole groups (the runs of every
+// model and agent on one task and repeat: a paired comparison's), the N
+// shards hold every run once, and their numbers of groups differ by at
+// most one. Before, a shard was a block of n/N runs: with 6 tasks × 2
+// agents in 5 shards, reward-json's oracle (run 6) was in shard 2 and its
+// nop (run 7) in shard 3.
+func TestShardsKeepGroupsWhole(t *testing.T) {
+	plan := func(tasks, models, repeats, agents int) bench.Plan {
+		p := bench.Plan{Repeat: repeats}
+		for i := range tasks {
+			p.Tasks = append(p.Tasks, bench.Task{Name: fmt.Sprintf("t%d", i), Prompt: "x"})
+		}
+		for i := range agents {
+			p.Agents = append(p.Agents, fmt.Sprintf("a%d", i))
+		}
+		for i := range models {
+			if models > 1 {
+				p.Models = append(p.Models, fmt.Sprintf("m%d", i))
+			}
+		}
+		return p
+	}
+	p := plan(6, 1, 1, 2)
+	for i := range 5 {
+		var idx []int
+		for _, s := range (bench.Shard{Index: i, Count: 5}).Of(p.Specs(), p.Shape()) {
+			idx = append(idx, s.Index)
+		}
+		require.Equal(t, [][]int{{0, 1}, {2, 3}, {4, 5}, {6, 7}, {8, 9, 10, 11}}[i], idx, "shard %d/5", i)
+	}
+
+	for tasks := 1; tasks <= 4; tasks++ {
+		for models := 1; models <= 2; models++ {
+			for repeats := 1; repeats <= 3; repeats++ {
+				for agents := 1; agents <= 3; agents++ {
+					p := plan(tasks, models, repeats, agents)
+					specs := p.Specs()
+					for n := 1; n <= 7; n++ {
+						name := fmt.Sprintf("%d tasks × %d models × %d repeats × %d agents, %d shards", tasks, models, repeats, agents, n)
+						shardOf := map[int]int{}
+						groupShard := map[string]int{}
+						var sizes []int
+						for i := range n {
+							got := (bench.Shard{Index: i, Count: n}).Of(specs, p.Shape())
+							require.True(t, slices.IsSortedFunc(got, func(a, b bench.Spec) int { return a.Index - b.Index }), name)
+							groups := map[string]bool{}
+							for _, s := range got {
+								_, twice := shardOf[s.Index]
+								require.False(t, twice, name)
+								shardOf[s.Index] = i
+								g := fmt.Sprintf("%s/%d", s.Task.Name, s.Repeat)
+								if first, ok := groupShard[g]; ok {
+									require.Equal(t, first, i, "%s: group %s split", name, g)
+								}
+								groupShard[g], groups[g] = i, true
+							}
+							sizes = append(sizes, len(groups))
+						}
+						require.Len(t, shardOf, len(specs), name)
+						require.LessOrEqual(t, slices.Max(sizes)-slices.Min(sizes), 1, "%s: %v", name, sizes)
+					}
+				}
+			}
 		}
 	}
 }
@@ -258,15 +326,15 @@ func TestShardsMergeToThePlan(t *testing.T) {
 	t.Run("missing-and-duplicate", func(t *testing.T) {
 		m, err := bench.Merge([]string{files[0], files[0], files[2]})
 		require.NoError(t, err)
-		require.Len(t, m.Duplicates, 2, "shard 0 holds runs 0 and 1")
+		require.Len(t, m.Duplicates, 2, "shard 0 holds runs 0 and 1 (task one, repeat 1)")
 		var missing []int
 		for _, k := range m.Missing {
 			missing = append(missing, k.Index)
 		}
-		require.Equal(t, []int{2, 3, 4}, missing)
+		require.Equal(t, []int{2, 3}, missing, "shard 1 holds runs 2 and 3 (task one, repeat 2)")
 		var out strings.Builder
 		require.NoError(t, m.Write(&out, "table"))
-		require.Contains(t, out.String(), "missing: #3, #4, #5\n", "reports name the missing runs by index only")
+		require.Contains(t, out.String(), "missing: #3, #4\n", "reports name the missing runs by index only")
 		require.Contains(t, out.String(), "duplicate: #1 claude [one] repeat 1")
 	})
 	t.Run("missing-from-a-directory", func(t *testing.T) {
@@ -312,7 +380,7 @@ func FuzzParseShard(f *testing.F) {
 			t.Fatalf("%q gave %+v", s, sh)
 		}
 		specs := make([]bench.Spec, 10)
-		if len(sh.Of(specs)) > 10 {
+		if len(sh.Of(specs, bench.Shape{Tasks: 5, Models: 1, Repeats: 1, Agents: 2})) > 10 {
 			t.Fatal("a shard larger than the plan")
 		}
 	})

@@ -24,6 +24,9 @@ type Report struct {
 	// Shard is the part of the plan this report ran; nil for all of it
 	// (or a merge of every shard).
 	Shard *Shard `json:"shard,omitempty"`
+	// Shape is the plan's shape, which tells the runs of each shard
+	// (Shard.Of); set with Shard.
+	Shape *Shape `json:"shape,omitempty"`
 	// Missing and Duplicates are filled by Merge: runs of the plan no
 	// input recorded, and runs recorded more than once (the first kept).
 	Missing    []RunKey `json:"missing,omitempty"`

@@ -38,13 +38,28 @@ type taskFile struct {
 	Check      string `toml:"check"`
 }
 
-// LoadTasks reads the task suite in dir. dir may also be one Harbor task
-// (harbor.go), and a suite may hold Harbor task folders next to its own.
+// LoadTasks reads the task suite in dir. dir may also be one task: a
+// Harbor task (harbor.go), or any directory holding an instruction.md or
+// a task.toml (a task's own files, which a suite's directory does not
+// hold), refused with its own reason when it cannot run. A suite may
+// hold Harbor task folders next to its own.
 func LoadTasks(dir string) ([]Task, error) {
 	if isHarborTask(dir) {
 		t, err := harborTask(dir)
 		if err != nil {
 			return nil, fmt.Errorf("bench: harbor task %s: %w", dir, err)
+		}
+		return []Task{t}, nil
+	}
+	if isTaskDir(dir) {
+		// Read as a suite, its environment/ or tree/ would be a task.
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			return nil, fmt.Errorf("bench: tasks: %w", err)
+		}
+		t, err := folderTask(abs)
+		if err != nil {
+			return nil, fmt.Errorf("bench: task %s: %w", dir, err)
 		}
 		return []Task{t}, nil
 	}
@@ -162,14 +177,32 @@ func tomlTask(path, name string) (Task, error) {
 	return t, err
 }
 
+// isTaskDir reports whether dir holds an instruction.md or a task.toml
+// (of any type: one that is not a regular file is refused as a task's).
+func isTaskDir(dir string) bool {
+	for _, f := range []string{"instruction.md", "task.toml"} {
+		if _, err := os.Lstat(filepath.Join(dir, f)); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// folderTask reads a task folder of bench's own format, or says why a
+// Harbor task (an instruction.md, or a task.toml with [verifier]) that
+// isHarborTask did not take cannot run.
 func folderTask(dir string) (Task, error) {
 	var tf taskFile
-	if _, err := os.Stat(filepath.Join(dir, "instruction.md")); err == nil {
-		if _, err := readTOML(filepath.Join(dir, "task.toml")); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return Task{}, fmt.Errorf("a Harbor task (instruction.md) whose %w", err)
-		} else if err == nil {
-			return Task{}, errors.New("a Harbor task (instruction.md) whose task.toml has no [verifier] table")
-		}
+	_, statErr := os.Stat(filepath.Join(dir, "instruction.md"))
+	instruction := statErr == nil
+	m, err := readTOML(filepath.Join(dir, "task.toml"))
+	switch {
+	case instruction && err != nil && !errors.Is(err, fs.ErrNotExist):
+		return Task{}, fmt.Errorf("a Harbor task (instruction.md) whose %w", err)
+	case instruction && err == nil:
+		return Task{}, errors.New("a Harbor task (instruction.md) whose task.toml has no [verifier] table")
+	case err == nil && m["verifier"] != nil:
+		return Task{}, errors.New("a Harbor task (a task.toml with [verifier]) with no instruction.md (the prompt)")
 	}
 	if _, err := os.Stat(filepath.Join(dir, "task.toml")); err == nil {
 		if tf, err = readTaskFile(filepath.Join(dir, "task.toml")); err != nil {
@@ -197,7 +230,10 @@ func folderTask(dir string) (Task, error) {
 		}
 	}
 	t, err := tf.resolve(filepath.Base(dir), dir)
-	if err == nil && strings.TrimSpace(t.Prompt) == "" {
+	switch {
+	case err == nil && strings.TrimSpace(t.Prompt) == "" && instruction:
+		err = errors.New("a Harbor task (instruction.md) with no task.toml")
+	case err == nil && strings.TrimSpace(t.Prompt) == "":
 		err = errors.New("no prompt (want prompt.md, prompt.txt or a task.toml with prompt)")
 	}
 	return t, err

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agentharness/harness/internal/privtmp"
 	"github.com/agentharness/harness/internal/regfile"
 )
 
@@ -439,18 +440,40 @@ func isDir(p string) error {
 	return nil
 }
 
+// The directories a bench makes in the host's temporary directory, each
+// kind with a prefix of its own that starts no other's names (nor the
+// harness-bench- of earlier harnesses, whose runs swept every directory
+// so named that they could lock): a sweep of stale directories
+// (privtmp.Make) takes only those of its own prefix.
+const (
+	// runTmpPrefix names a run's own temporary directory (runTmp):
+	// locked while the run lasts, removed after it, swept once stale.
+	runTmpPrefix = "harness-benchtmp-"
+	// runsPrefix names a bench's directory of run trees: locked while
+	// the bench lives, removed at its end, swept once stale (a bench
+	// killed with SIGKILL left it).
+	runsPrefix = "harness-benchrun-"
+	// keptPrefix names it under --keep: never locked, never swept, it
+	// stays, as does every kept tree of a bench killed before its end.
+	keptPrefix = "harness-benchkeep-"
+)
+
 // runDir returns the directory of the run trees and what removes it, or,
 // when they are kept, makes them stand alone (standAlone).
 func runDir(dir string, keep bool) (string, func(), error) {
-	if dir == "" {
-		d, err := os.MkdirTemp("", "harness-bench-")
+	if dir == "" && keep {
+		d, err := os.MkdirTemp("", keptPrefix)
 		if err != nil {
 			return "", nil, fmt.Errorf("bench: %w", err)
 		}
-		if keep {
-			return d, func() { standAloneAll(d) }, nil
+		return d, func() { standAloneAll(d) }, nil
+	}
+	if dir == "" {
+		d, err := privtmp.Make(os.TempDir(), runsPrefix)
+		if err != nil {
+			return "", nil, fmt.Errorf("bench: %w", err)
 		}
-		return d, func() { removeAll(d) }, nil
+		return d.Path, func() { d.Remove() }, nil
 	}
 	// A directory the caller named holds one fresh subdirectory per bench,
 	// so benches never collide; the named directory itself stays.

@@ -11,6 +11,11 @@
 //     dies with the process that started it (--unshare-pid
 //     --die-with-parent), so nothing it started outlives it; the network
 //     is cut (--unshare-net) when the task does not allow the internet.
+//     It has no capability, even when harness runs as root: its own user
+//     namespace (--unshare-user, uid 0 still 0 when harness is root) with
+//     every capability dropped (--cap-drop ALL) and no_new_privs set (as
+//     bwrap always does), so it cannot mount, unmount or remount: a
+//     read-only bind stays read-only and a hidden directory stays hidden.
 package isolate
 
 import (
@@ -64,12 +69,15 @@ type Bind struct {
 // it has the network.
 type Spec struct {
 	Binds []Bind
-	// Hide are host directories the sandbox shows empty (a tmpfs over
-	// each, made before the binds: a bind below one still shows): what
+	// Hide are host paths the sandbox shows empty, made before the binds
+	// (a bind below one still shows): a directory gets a tmpfs over it,
+	// any other file /dev/null bound read-only over it. They are what
 	// the read-only host holds that the phase must not read, such as a
-	// task's solution and other runs' workspaces. One below a bind of
-	// another directory is hidden by it already; one below a bind of a
-	// directory at its own path is refused (the bind would show it).
+	// task's solution, other runs' workspaces and the caller's own
+	// outputs (session logs, results). A path the host does not have is
+	// skipped; one below a bind of another directory is hidden by it
+	// already; one below a bind of a directory at its own path is
+	// refused (the bind would show it).
 	Hide    []string
 	Chdir   string
 	Network bool
@@ -82,7 +90,9 @@ type Spec struct {
 // after it) in the sandbox. The root is a tmpfs holding a read-only bind
 // of every top-level entry of the host's / (symlinks kept as symlinks),
 // so that binds at paths the host does not have (/app, /tests, /logs)
-// can be made; /proc, /dev and /tmp are the sandbox's own.
+// can be made; /proc, /dev and /tmp are the sandbox's own. The command
+// runs with no capability (--unshare-user --cap-drop ALL): uid 0 when
+// harness is root, but unable to mount, unmount or remount anything.
 func (s Spec) Prefix() ([]string, error) {
 	bin, err := exec.LookPath("bwrap")
 	if err != nil {
@@ -117,16 +127,26 @@ func (s Spec) Prefix() ([]string, error) {
 			args = append(args, "--dev-bind", d, d)
 		}
 	}
-	for _, h := range s.Hide {
+	for i, h := range s.Hide {
 		if !filepath.IsAbs(h) {
 			return nil, fmt.Errorf("isolate bwrap: %s: want an absolute path", h)
 		}
 		if over := s.bindOver(h); over != nil && path.Clean(over.Host) == path.Clean(over.Inner) {
 			return nil, fmt.Errorf("isolate bwrap: %s: cannot be hidden below the bind of %s at its own path", h, over.Inner)
 		}
-		// What the host does not have there, or what a bind or the
-		// sandbox's own /tmp covers, is out of sight already.
-		if st, err := os.Stat(h); err != nil || !st.IsDir() || (Spec{Binds: s.Binds}).Hides(h) {
+		// What the host does not have there, or what another hidden
+		// directory, a bind or the sandbox's own /tmp covers, is out of
+		// sight already.
+		if slices.ContainsFunc(s.Hide[:i], func(o string) bool { return within(h, o) }) ||
+			slices.ContainsFunc(s.Hide[i+1:], func(o string) bool { return within(h, o) && path.Clean(o) != path.Clean(h) }) {
+			continue
+		}
+		st, err := os.Stat(h)
+		if err != nil || (Spec{Binds: s.Binds}).Hides(h) {
+			continue
+		}
+		if !st.IsDir() {
+			args = append(args, "--ro-bind", "/dev/null", h)
 			continue
 		}
 		args = append(args, "--tmpfs", h)
@@ -162,7 +182,14 @@ func (s Spec) Prefix() ([]string, error) {
 			args = append(args, "--setenv", v, "/tmp")
 		}
 	}
-	args = append(args, "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent")
+	// Without a user namespace and --cap-drop, bwrap run by root leaves
+	// the command every capability: it could remount a read-only bind
+	// writable, unmount a hidden directory's tmpfs, mount over anything.
+	// The user namespace alone is not enough (root's bwrap makes the
+	// mounts inside it, so they are not locked), nor needed for the drop;
+	// together they leave no capability, not even in the bounding set.
+	args = append(args, "--unshare-user", "--cap-drop", "ALL",
+		"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent")
 	if !s.Network {
 		args = append(args, "--unshare-net")
 	}

@@ -25,7 +25,7 @@ func TestPrefix(t *testing.T) {
 	args, err := s.Prefix()
 	require.NoError(t, err)
 	require.Equal(t, "--", args[len(args)-1])
-	for _, f := range []string{"--unshare-pid", "--die-with-parent", "--unshare-net"} {
+	for _, f := range []string{"--unshare-pid", "--die-with-parent", "--unshare-net", "--unshare-user", "--cap-drop"} {
 		require.Contains(t, args, f)
 	}
 	s.Network = true
@@ -137,4 +137,72 @@ func TestSandboxHidesDirectories(t *testing.T) {
 	require.NotContains(t, strings.Join(args, " "), "--tmpfs "+filepath.Join(ws, "x"))
 	_, err = Spec{Hide: []string{task}, Binds: []Bind{{Host: base, Inner: base}}}.Prefix()
 	require.ErrorContains(t, err, "cannot be hidden below the bind of "+base+" at its own path")
+}
+
+// The sandbox has no capability, even when harness runs as root: bwrap
+// left root's every capability (CapEff 000001fffeffffff), and the
+// command remounted a read-only host directory writable and changed a
+// host file, mounted a tmpfs, and unmounted a hidden directory's tmpfs.
+func TestSandboxHasNoCapabilities(t *testing.T) {
+	base, err := os.MkdirTemp("/var/tmp", "harness-isolate-caps-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(base) })
+	host, bound, hidden := filepath.Join(base, "host"), filepath.Join(base, "bound"), filepath.Join(base, "hidden")
+	for _, d := range []string{host, bound, hidden} {
+		require.NoError(t, os.Mkdir(d, 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(d, "f"), []byte("host\n"), 0o644))
+	}
+	ws := t.TempDir()
+	args, err := Spec{Chdir: "/app", Hide: []string{hidden}, Binds: []Bind{
+		{Host: ws, Inner: "/app"}, {Host: t.TempDir(), Inner: "/tmp"}, {Host: bound, Inner: "/ro", ReadOnly: true},
+	}}.Prefix()
+	require.NoError(t, err)
+	script := strings.NewReplacer("HOST", host, "HIDDEN", hidden).Replace(`
+grep CapEff /proc/self/status > caps.txt
+mount -o remount,bind,rw HOST && echo REMOUNTED
+echo changed > HOST/f && echo WROTE
+mount -o remount,bind,rw /ro && echo REMOUNTED
+echo changed > /ro/f && echo WROTE
+mount -t tmpfs x HOST && echo MOUNTED
+umount HIDDEN && echo UNMOUNTED
+cat HIDDEN/f && echo SAW
+echo done > done.txt`)
+	out, _ := exec.Command(args[0], slices.Concat(args[1:], []string{"sh", "-c", script})...).CombinedOutput()
+	for _, w := range []string{"REMOUNTED", "WROTE", "MOUNTED", "SAW"} {
+		require.NotContains(t, string(out), w)
+	}
+	require.FileExists(t, filepath.Join(ws, "done.txt"), string(out))
+	caps, err := os.ReadFile(filepath.Join(ws, "caps.txt"))
+	require.NoError(t, err)
+	require.Equal(t, "CapEff:\t0000000000000000\n", string(caps))
+	for _, d := range []string{host, bound} {
+		b, _ := os.ReadFile(filepath.Join(d, "f"))
+		require.Equal(t, "host\n", string(b), d)
+	}
+}
+
+// A hidden file is empty in the sandbox (/dev/null over it), and one
+// below a hidden directory needs nothing of its own.
+func TestSandboxHidesFiles(t *testing.T) {
+	base, err := os.MkdirTemp("/var/tmp", "harness-isolate-hidefile-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(base) })
+	events, res := filepath.Join(base, "events.ndjson"), filepath.Join(base, "res")
+	require.NoError(t, os.WriteFile(events, []byte("SECRET\n"), 0o600))
+	require.NoError(t, os.Mkdir(res, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(res, "row.json"), []byte("SECRET\n"), 0o600))
+	ws := t.TempDir()
+	s := Spec{Chdir: "/app", Hide: []string{events, res, filepath.Join(res, "row.json"), res}, Binds: []Bind{{Host: ws, Inner: "/app"}}}
+	args, err := s.Prefix()
+	require.NoError(t, err)
+	require.Equal(t, 1, strings.Count(strings.Join(args, " "), "--tmpfs "+res), "once, and nothing below it")
+	require.NotContains(t, args, filepath.Join(res, "row.json"))
+	script := "cat " + events + " > seen.txt; ls -A " + res + " >> seen.txt; echo ok >> seen.txt"
+	out, err := exec.Command(args[0], slices.Concat(args[1:], []string{"sh", "-c", script})...).CombinedOutput()
+	require.NoError(t, err, string(out))
+	seen, _ := os.ReadFile(filepath.Join(ws, "seen.txt"))
+	require.Equal(t, "ok\n", string(seen))
+	require.True(t, s.Hides(events))
+	b, _ := os.ReadFile(events)
+	require.Equal(t, "SECRET\n", string(b), "the host's file is untouched")
 }

@@ -8,15 +8,20 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agentharness/harness/internal/privtmp"
 	"github.com/agentharness/harness/internal/xdgdir"
 )
 
 // Mock is a scripted model server on 127.0.0.1 that runs can be pointed at,
 // so a real agent CLI works offline with no API key. It owns the throwaway
-// homes it gives each run and removes them on Close.
+// homes it gives each run, in one directory of the user's cache
+// ($XDG_CACHE_HOME/harness/mock/run-*), locked while the Mock lives and
+// removed on Close: the next StartMock removes one that a harness killed
+// with SIGKILL left (internal/privtmp).
 type Mock struct {
 	srv  *Server
-	root string
+	dir  *privtmp.Dir
+	root string // dir.Path
 
 	mu    sync.Mutex
 	homes int
@@ -52,13 +57,17 @@ func StartMock(scenario, addr string) (*Mock, error) {
 		srv.Close()
 		return nil, fmt.Errorf("mock: %w", err)
 	}
-	root, err := os.MkdirTemp(base, "run-")
+	dir, err := privtmp.Make(base, homesPrefix)
 	if err != nil {
 		srv.Close()
 		return nil, fmt.Errorf("mock: %w", err)
 	}
-	return &Mock{srv: srv, root: root}, nil
+	return &Mock{srv: srv, dir: dir, root: dir.Path}, nil
 }
+
+// homesPrefix names a Mock's directory of homes in the user's cache:
+// nothing else is kept there.
+const homesPrefix = "run-"
 
 // Wiring points an agent at a server: it writes the agent's config under
 // home and returns the model id and the environment to run it with
@@ -110,8 +119,9 @@ func (m *Mock) Point(agent, workdir string, wire Wiring) (model string, env []st
 	return model, append(env, own...), nil
 }
 
-// Close stops the server and removes the homes it handed out.
+// Close stops the server and removes the homes it handed out (what an
+// agent left read-only there too, such as Go's module cache).
 func (m *Mock) Close() error {
 	err := m.srv.Close()
-	return errors.Join(err, os.RemoveAll(m.root))
+	return errors.Join(err, m.dir.Remove())
 }

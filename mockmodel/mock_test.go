@@ -8,12 +8,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pelletier/go-toml/v2"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/adapters"
+	"github.com/agentharness/harness/internal/privtmp"
 )
 
 // TestPoint: an agent is wired by its own wiring (given the server's URL
@@ -223,4 +225,43 @@ func readJSON(t *testing.T, path string) map[string]any {
 	var cfg map[string]any
 	require.NoError(t, json.Unmarshal(data, &cfg))
 	return cfg
+}
+
+// TestMockHomesSweptWhenStale: a Mock's homes are a locked directory of
+// the user's cache: one a harness killed with SIGKILL left (unlocked, not
+// modified for a while) goes with the next StartMock, one of a live Mock
+// (however old) or one too young to tell stays, and Close removes its
+// own, what an agent left read-only there too. Before, each was a plain
+// temporary directory, left for ever by a killed bench.
+func TestMockHomesSweptWhenStale(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	old := time.Now().Add(-2 * privtmp.StaleAge)
+	live, err := StartMock("text", "")
+	require.NoError(t, err)
+	base := filepath.Dir(live.root)
+	killed := filepath.Join(base, "run-killed")
+	young := filepath.Join(base, "run-young")
+	for _, dir := range []string{killed, young} {
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, "claude-1", "go", "pkg", "mod"), 0o700))
+		require.NoError(t, os.Chmod(filepath.Join(dir, "claude-1", "go", "pkg", "mod"), 0o500))
+	}
+	for _, dir := range []string{killed, live.root} {
+		require.NoError(t, os.Chtimes(dir, old, old))
+	}
+
+	next, err := StartMock("text", "")
+	require.NoError(t, err)
+	require.NoDirExists(t, killed, "left by a killed harness")
+	require.DirExists(t, live.root, "in use")
+	require.DirExists(t, young, "too young to tell")
+
+	_, _, err = next.Point("toy", t.TempDir(), func(_, home, _ string) (string, []string, error) {
+		return "toy", nil, os.Chmod(filepath.Join(home, ".cache"), 0o500)
+	})
+	require.NoError(t, err)
+	require.NoError(t, next.Close())
+	require.NoError(t, live.Close())
+	require.NoDirExists(t, next.root)
+	require.NoDirExists(t, live.root)
+	require.NoError(t, os.Chmod(filepath.Join(young, "claude-1", "go", "pkg", "mod"), 0o700))
 }

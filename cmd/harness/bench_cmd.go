@@ -168,6 +168,9 @@ func (c *benchCmd) Run(e *env, ctx *kong.Context) error {
 		Shard: shard, Results: c.Results, Seed: c.Seed,
 		KeepTimeout: c.Timeout != nil, Trace: c.otlpFlags.benchTrace(len(plan.Specs())),
 		Accepted: openOutputs,
+		// No run reads the report's nor the events' file (every run's
+		// stream), wherever they lie.
+		Hide: slices.DeleteFunc([]string{c.Output, c.Events}, func(p string) bool { return p == "" }),
 	})
 	stopSignals()
 	prog.stop()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/agentharness/harness"
@@ -20,8 +21,9 @@ import (
 //     its own path, a private /tmp and HOME (empty: credentials come from
 //     the environment), a HOME the task sets itself (the scripted model's)
 //     bound writable, the agent's install read-only where /tmp or HOME
-//     would hide it; the host's network is kept (the agent needs its
-//     model API); its own PID namespace, which dies with the run.
+//     would hide it, the session logs shown empty; the host's network is
+//     kept (the agent needs its model API); its own PID namespace, which
+//     dies with the run; no capability.
 //   - podman, docker: a container of --image with the working directory
 //     bound at its own path and the host's network, the agent run in it
 //     with exec (as bench does); removed at the end.
@@ -64,6 +66,13 @@ func (c *runCmd) isolate(lib *harness.Settings, t *harness.Task) (func(), error)
 	}}
 	if own := bench.OwnHome(*t); own != "" {
 		spec.Binds = append(spec.Binds, sandbox.Bind{Host: own, Inner: own})
+	}
+	// The session logs (other runs' transcripts) are not the agent's to
+	// read wherever they lie, unless in the directory it may change.
+	if logs, err := filepath.Abs(lib.LogDir); lib.LogDir != "" && err == nil {
+		if rel, err := filepath.Rel(cwd, logs); err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+			spec.Hide = append(spec.Hide, logs)
+		}
 	}
 	for _, d := range []string{"tmp", "home"} {
 		if err := os.Mkdir(filepath.Join(private, d), 0o700); err != nil {

@@ -1,10 +1,18 @@
 // Package privtmp owns the temporary directories harness makes for one
-// run (an agent's own TMPDIR, a bench run's): each is locked while in use,
-// so that one a killed harness left can be told from one in use, and
+// run or one bench (an agent's own TMPDIR, a bench run's, a bench's run
+// trees, the scripted model's homes): each is locked while in use, so
+// that one a killed harness left can be told from one in use, and
 // removed.
+//
+// Each kind of directory has a prefix of its own, and no prefix may be
+// the start of another's names: Make removes every stale directory
+// whose name starts with its prefix, so a directory named with a longer
+// prefix of the same start would be taken for one of its own, as would
+// a directory that is never locked (one meant to stay).
 package privtmp
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,10 +26,11 @@ import (
 // modification time is StaleAge old, was left by a harness killed with
 // SIGKILL; Make removes such directories (as the process package does
 // with the run cgroups a killed harness left). The lock is per open file,
-// so it also holds against other runs of the same process.
+// so it also holds against other runs of the same process. A Dir is not
+// safe for concurrent use.
 type Dir struct {
 	Path string // absolute
-	fd   int    // the directory, open (close-on-exec) and locked
+	fd   int    // the directory, open (close-on-exec) and locked; -1 once removed
 }
 
 // StaleAge is how old a directory's modification time must be before
@@ -54,20 +63,23 @@ func (d *Dir) Env() []string {
 	return []string{"TMPDIR=" + d.Path, "TMP=" + d.Path, "TEMP=" + d.Path}
 }
 
-// Remove removes d and what is in it, then lets go of its lock; it does
-// nothing on a nil or removed Dir.
-func (d *Dir) Remove() {
+// Remove removes d and what is in it (read-only directories too, which
+// tools such as Go's module cache leave), then lets go of its lock; it
+// returns the error of the removal, and does nothing on a nil Dir or
+// one already removed.
+func (d *Dir) Remove() error {
 	if d == nil || d.fd < 0 {
-		return
+		return nil
 	}
-	_ = os.RemoveAll(d.Path)
+	err := removeAll(d.Path)
 	_ = syscall.Close(d.fd)
 	d.fd = -1
+	return err
 }
 
 // lock opens dir and takes its exclusive flock, without waiting.
 func lock(dir string) (int, error) {
-	fd, err := syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	fd, err := syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		return -1, err
 	}
@@ -93,8 +105,23 @@ func removeStale(parent, prefix string, cutoff time.Time) {
 		}
 		dir := filepath.Join(parent, e.Name())
 		if fd, err := lock(dir); err == nil {
-			_ = os.RemoveAll(dir)
+			_ = removeAll(dir)
 			_ = syscall.Close(fd)
 		}
 	}
+}
+
+// removeAll removes dir, making its read-only directories writable
+// first when it must (a directory of mode 0555 keeps its entries).
+func removeAll(dir string) error {
+	if err := os.RemoveAll(dir); err == nil {
+		return nil
+	}
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			_ = os.Chmod(p, 0o700)
+		}
+		return nil
+	})
+	return os.RemoveAll(dir)
 }

@@ -36,19 +36,31 @@ func TestMakeAndRemove(t *testing.T) {
 	require.Equal(t, []string{"TMPDIR=" + d.Path, "TMP=" + d.Path, "TEMP=" + d.Path}, d.Env())
 	require.True(t, held(t, d.Path))
 	require.NoError(t, os.WriteFile(filepath.Join(d.Path, "left"), nil, 0o600))
+	readOnly(t, d.Path)
 
-	d.Remove()
+	require.NoError(t, d.Remove())
 	require.NoDirExists(t, d.Path)
-	d.Remove()
-	(*Dir)(nil).Remove()
+	require.NoError(t, d.Remove())
+	require.NoError(t, (*Dir)(nil).Remove())
 
 	_, err = Make(filepath.Join(base, "missing"), "run-")
 	require.Error(t, err)
 }
 
+// readOnly leaves in dir a directory that keeps its entries (mode 0555),
+// as Go's module cache in an agent's HOME does.
+func readOnly(t *testing.T, dir string) {
+	t.Helper()
+	ro := filepath.Join(dir, "go", "pkg", "mod")
+	require.NoError(t, os.MkdirAll(filepath.Join(ro, "m@v1"), 0o755))
+	require.NoError(t, os.Chmod(ro, 0o555))
+	t.Cleanup(func() { os.Chmod(ro, 0o755) })
+}
+
 // TestMakeRemovesStale: Make removes the directories of its prefix that a
-// killed harness left (lock free, modified over StaleAge ago), and keeps
-// one whose lock is held, one too young to tell (being made) and others.
+// killed harness left (lock free, modified over StaleAge ago; read-only
+// directories in them too), and keeps one whose lock is held, one too
+// young to tell (being made) and others.
 func TestMakeRemovesStale(t *testing.T) {
 	parent := t.TempDir()
 	old := time.Now().Add(-StaleAge - time.Minute)
@@ -59,7 +71,8 @@ func TestMakeRemovesStale(t *testing.T) {
 		require.NoError(t, os.Chtimes(dir, at, at))
 		return dir
 	}
-	mkdir("run-stale", old)
+	readOnly(t, mkdir("run-stale", old))
+	require.NoError(t, os.Chtimes(filepath.Join(parent, "run-stale"), old, old))
 	locked := mkdir("run-locked", old)
 	mkdir("run-young", time.Now())
 	mkdir("other-stale", old)
