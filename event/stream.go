@@ -459,9 +459,15 @@ func (s *Stream) capText(text *string, truncated *bool) {
 // out, not redacted: the stream is exact where it is not cut.
 func (s *Stream) unsplit(cut string) string {
 	for _, v := range s.cfg.Secrets {
-		for k := min(len(v)-1, len(cut)); k >= minSecretPart; k-- {
-			if strings.HasSuffix(cut, v[:k]) {
-				cut = cut[:len(cut)-k]
+		if len(v) <= minSecretPart {
+			continue // no part of it both long enough and not all of it
+		}
+		// The earliest start in cut's last len(v)-1 bytes from which the
+		// rest of cut begins v: one pass, whatever v's length (a PEM key
+		// is kilobytes).
+		for i := max(len(cut)-len(v)+1, 0); i <= len(cut)-minSecretPart; i++ {
+			if cut[i] == v[0] && strings.HasPrefix(v, cut[i:]) {
+				cut = cut[:i]
 				break
 			}
 		}

@@ -67,3 +67,21 @@ func TestCutsNeverSplitASecret(t *testing.T) {
 	}
 	require.True(t, strings.HasSuffix(cuts[0], "..."), "what came before the secret is kept: %q", cuts[0])
 }
+
+// TestUnsplit: the longest end of a cut that begins a secret, at least
+// minSecretPart bytes and not all of it, goes; anything else stays.
+func TestUnsplit(t *testing.T) {
+	t.Parallel()
+	s := NewStream(StreamConfig{Secrets: []string{"", "abc", "secretvalue", "xxxxsecond"}})
+	for cut, want := range map[string]string{
+		"text secr":          "text ",
+		"text sec":           "text sec",         // 3 bytes say nothing
+		"text secretvalue":   "text secretvalue", // whole: the redactor's
+		"text secretvalu":    "text ",
+		"xxxxxxxsec":         "xxx", // the longest end that begins a secret
+		"":                   "",
+		"plain text, no cut": "plain text, no cut",
+	} {
+		require.Equal(t, want, s.unsplit(cut), cut)
+	}
+}
