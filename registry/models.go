@@ -24,10 +24,10 @@ var builtinTOML []byte
 // Price is a model's list price in USD per million tokens. CacheRead and
 // CacheWrite are zero where the provider does not charge them separately.
 type Price struct {
-	Input      float64 `toml:"input"`
-	Output     float64 `toml:"output"`
-	CacheRead  float64 `toml:"cache_read"`
-	CacheWrite float64 `toml:"cache_write"`
+	Input      float64 `toml:"input" json:"input"`
+	Output     float64 `toml:"output" json:"output"`
+	CacheRead  float64 `toml:"cache_read" json:"cache_read"`
+	CacheWrite float64 `toml:"cache_write" json:"cache_write"`
 }
 
 // File is the shape of a models.toml, of the user cache and of the
@@ -325,8 +325,8 @@ func (m *Models) Estimate(modelID string, u event.Usage) (usd float64, ok bool) 
 
 // Entry is one alias of the table, for `harness models`.
 type Entry struct {
-	Alias string
-	IDs   map[string]string // agent id → model id
+	Alias string            `json:"alias"`
+	IDs   map[string]string `json:"ids"` // agent id → model id
 }
 
 // List returns every alias, sorted by name.
@@ -341,8 +341,8 @@ func (m *Models) List() []Entry {
 
 // PricedModel is one priced model id.
 type PricedModel struct {
-	ID    string
-	Price Price
+	ID    string `json:"id"`
+	Price Price  `json:"price"` // USD per million tokens
 }
 
 // Prices returns every priced model id, sorted.
