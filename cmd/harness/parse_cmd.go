@@ -75,6 +75,7 @@ func (c *parseCmd) Run(e *env) error {
 	// pipe fails with EPIPE instead (os/signal), as it does for run.
 	sigpipe := make(chan os.Signal, 1)
 	signal.Notify(sigpipe, syscall.SIGPIPE)
+	pipeOwned.Store(true)
 	defer signal.Stop(sigpipe)
 	// Events are buffered and written out whenever the parse waits for
 	// input (Flush), and at the end.

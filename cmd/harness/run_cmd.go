@@ -264,6 +264,7 @@ func execute(e *env, lib *harness.Settings, t harness.Task, o runOutput) error {
 	// end the harness and leave the agent unwatched.
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
+	pipeOwned.Store(true)
 	defer signal.Stop(sigs)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

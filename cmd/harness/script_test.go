@@ -72,6 +72,7 @@ const (
 
 func scriptHarness() {
 	endRunsOnQuit() // as main does
+	endRunsOnBrokenPipe()
 	var stdout io.Writer = os.Stdout
 	for name, sig := range map[string]syscall.Signal{sigintAfter: syscall.SIGINT, sigquitAfter: syscall.SIGQUIT} {
 		if marker := os.Getenv(name); marker != "" {

@@ -169,6 +169,7 @@ func (c *sessionCmd) Run(e *env) error {
 	outGone := make(chan struct{})
 	pipe := make(chan os.Signal, 1)
 	signal.Notify(pipe, syscall.SIGPIPE)
+	pipeOwned.Store(true)
 	defer signal.Stop(pipe)
 	out := &flushWriter{w: bufio.NewWriterSize(e.Stdout, 64<<10), onErr: func(error) { close(outGone) }}
 	so := harness.SessionOptions{AskDeadline: c.AskTimeout, TurnTimeout: deref(c.TurnTimeout)}
