@@ -7,11 +7,31 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 )
 
 // ErrNotComparable is returned by Diff when two reports were not run on
 // comparable plans.
 var ErrNotComparable = errors.New("bench: compare: not comparable")
+
+// ErrNothingToCompare is returned by Diff when the two reports hold the
+// same cells but no agent × model has a run that ran on both sides (all
+// skipped or not run), and no side is worse for it: no figure of one
+// can be set against the other's.
+var ErrNothingToCompare = errors.New("bench: compare: nothing to compare")
+
+// MinMedianRuns is how many runs each side needs before the growth of a
+// median gets an interval and may give a verdict. Below 6, no 95 %
+// interval of a median exists at all without assuming a distribution
+// (all n runs fall on one side of the true median with probability
+// 2/2^n, 6.25 % at n = 5), and the bootstrap's interval collapses: two
+// runs of 2 ms against two of 3 ms gave +50 % [+50 %, +50 %].
+const MinMedianRuns = 6
+
+// DefaultTimeNoise is the change of a median wall time within which it
+// is measurement noise, whatever its ratio: process start, scheduling
+// and the millisecond clock, which make a 2 ms run 3 ms (+50 %).
+const DefaultTimeNoise = time.Second
 
 // DiffOptions are the thresholds of Diff.
 type DiffOptions struct {
@@ -20,6 +40,10 @@ type DiffOptions struct {
 	// interval also excludes zero. Negative means the default, 0.2.
 	MaxCostGrowth float64
 	MaxTimeGrowth float64
+	// TimeNoise is the rise of the median wall time that is never a
+	// regression, however large its ratio; 0 means DefaultTimeNoise,
+	// negative none.
+	TimeNoise time.Duration
 	// Seed seeds the bootstrap; 0 means DefaultSeed.
 	Seed uint64
 }
@@ -46,7 +70,9 @@ type DiffRow struct {
 	NewNotRun  int `json:"new_not_run,omitempty"`
 
 	// Growths are new/base − 1 of the medians, with bootstrap intervals;
-	// nil when either side has no value (or the base median is 0).
+	// nil when either side has no value (or the base median is 0). The
+	// intervals are nil too when a side has fewer than MinMedianRuns
+	// values: too few runs to tell.
 	WallGrowth       *float64 `json:"wall_growth,omitempty"`
 	WallGrowthCILow  *float64 `json:"wall_growth_ci_low,omitempty"`
 	WallGrowthCIHigh *float64 `json:"wall_growth_ci_high,omitempty"`
@@ -58,7 +84,15 @@ type DiffRow struct {
 	// what made it so.
 	Verdict string   `json:"verdict,omitempty"`
 	Why     []string `json:"why,omitempty"`
+	// Undecided says which figures gave no verdict and why: no run ran
+	// on a side (nothing to compare; the rate's interval is then
+	// [-1, 1]), too few runs for a median's growth, or a wall time's
+	// rise within measurement noise.
+	Undecided []string `json:"undecided,omitempty"`
 }
+
+// compared is whether the row's rates had runs on both sides.
+func (r DiffRow) compared() bool { return r.BaseN > 0 && r.NewN > 0 }
 
 // DiffReport is the outcome of Diff.
 type DiffReport struct {
@@ -76,14 +110,20 @@ type DiffReport struct {
 //
 // A row is worse when the rate's interval is wholly below zero, or when
 // the median wall time or cost grew by more than the allowed growth and
-// the growth's interval is wholly above zero; better when the rate's
-// interval is wholly above zero.
+// the growth's interval is wholly above zero (with at least
+// MinMedianRuns values a side, and for wall time a rise beyond
+// TimeNoise); better when the rate's interval is wholly above zero.
+// When no row has runs that ran on both sides and none is worse for
+// it, the error wraps ErrNothingToCompare.
 func Diff(base, next *Report, o DiffOptions) (*DiffReport, error) {
 	if o.MaxCostGrowth < 0 {
 		o.MaxCostGrowth = 0.2
 	}
 	if o.MaxTimeGrowth < 0 {
 		o.MaxTimeGrowth = 0.2
+	}
+	if o.TimeNoise == 0 {
+		o.TimeNoise = DefaultTimeNoise
 	}
 	if o.Seed == 0 {
 		o.Seed = DefaultSeed
@@ -93,6 +133,7 @@ func Diff(base, next *Report, o DiffOptions) (*DiffReport, error) {
 		return nil, err
 	}
 	d := &DiffReport{BasePlan: base.PlanID, NewPlan: next.PlanID}
+	compared := false
 	for _, byTask := range []bool{false, true} {
 		bg, ng := group(base.Runs, byTask), group(next.Runs, byTask)
 		for _, k := range bg.order {
@@ -101,10 +142,24 @@ func Diff(base, next *Report, o DiffOptions) (*DiffReport, error) {
 			}
 			row := diffRow(k, bg.runs[k], ng.runs[k], o)
 			d.Regressed = d.Regressed || row.Verdict == "worse"
+			compared = compared || row.compared()
 			d.Rows = append(d.Rows, row)
 		}
 	}
+	if !compared && !d.Regressed {
+		return nil, fmt.Errorf("%w: no agent × model has a run that ran on both sides (BASE: %d of %d runs ran, NEW: %d of %d; the others were skipped or not run)",
+			ErrNothingToCompare, ranOf(base.Runs), len(base.Runs), ranOf(next.Runs), len(next.Runs))
+	}
 	return d, nil
+}
+
+func ranOf(runs []RunReport) (n int) {
+	for _, r := range runs {
+		if r.ran() {
+			n++
+		}
+	}
+	return n
 }
 
 type cellKey struct{ agent, model, task string }
@@ -167,6 +222,7 @@ func group(runs []RunReport, byTask bool) grouped {
 		}
 		if _, ok := g.runs[k]; !ok {
 			g.order = append(g.order, k)
+			g.runs[k] = nil // known, even when its runs are all skipped
 		}
 		if r.Status != StatusSkipped {
 			g.runs[k] = append(g.runs[k], r)
@@ -192,7 +248,15 @@ func diffRow(k cellKey, base, next []RunReport, o DiffOptions) DiffRow {
 		row.Why = append(row.Why, fmt.Sprintf("runs not run %d/%d → %d/%d", bg.NotRun, bg.Runs+bg.NotRun, ng.NotRun, ng.Runs+ng.NotRun))
 	}
 	switch {
-	case row.BaseN == 0 || row.NewN == 0:
+	case !row.compared():
+		side := "BASE"
+		if row.NewN == 0 {
+			side = "NEW"
+			if row.BaseN == 0 {
+				side = "BASE nor NEW"
+			}
+		}
+		row.Undecided = append(row.Undecided, "nothing to compare: no run of "+side+" ran")
 	case row.RateDiffCIHi < 0:
 		row.Verdict = "worse"
 		row.Why = append(row.Why, fmt.Sprintf("%s rate %s → %s", row.Metric, pct(ratio(row.BaseK, row.BaseN)), pct(ratio(row.NewK, row.NewN))))
@@ -218,19 +282,30 @@ func diffRow(k cellKey, base, next []RunReport, o DiffOptions) DiffRow {
 		}
 		return xs
 	}
-	growth := func(what string, b, n []float64, limit float64) (g, lo, hi *float64) {
+	// noise is the rise of the median (in its unit) that is no regression.
+	growth := func(what string, b, n []float64, limit, noise float64, unit time.Duration) (g, lo, hi *float64) {
 		gv, l, h, ok := BootstrapGrowth(b, n, seed)
 		if !ok {
 			return nil, nil, nil
 		}
+		if len(b) < MinMedianRuns || len(n) < MinMedianRuns {
+			row.Undecided = append(row.Undecided, fmt.Sprintf("%s: too few runs to tell (%d and %d; %d a side needed)", what, len(b), len(n), MinMedianRuns))
+			return &gv, nil, nil
+		}
 		if gv > limit && l > 0 {
-			row.Verdict = "worse"
-			row.Why = append(row.Why, fmt.Sprintf("median %s +%.0f%% (interval %+.0f%%…%+.0f%%, limit %.0f%%)", what, gv*100, l*100, h*100, limit*100))
+			if rise := Percentile(n, 50) - Percentile(b, 50); rise > noise {
+				row.Verdict = "worse"
+				row.Why = append(row.Why, fmt.Sprintf("median %s +%.0f%% (interval %+.0f%%…%+.0f%%, limit %.0f%%)", what, gv*100, l*100, h*100, limit*100))
+			} else {
+				row.Undecided = append(row.Undecided, fmt.Sprintf("%s: +%.0f%% is +%v, within measurement noise (%v)",
+					what, gv*100, time.Duration(rise*float64(unit)), time.Duration(noise*float64(unit))))
+			}
 		}
 		return &gv, &l, &h
 	}
-	row.WallGrowth, row.WallGrowthCILow, row.WallGrowthCIHigh = growth("wall time", walls(base), walls(next), o.MaxTimeGrowth)
-	row.CostGrowth, row.CostGrowthCILow, row.CostGrowthCIHigh = growth("cost", costs(base), costs(next), o.MaxCostGrowth)
+	noise := max(float64(o.TimeNoise)/float64(time.Millisecond), 0) // walls are in ms
+	row.WallGrowth, row.WallGrowthCILow, row.WallGrowthCIHigh = growth("wall time", walls(base), walls(next), o.MaxTimeGrowth, noise, time.Millisecond)
+	row.CostGrowth, row.CostGrowthCILow, row.CostGrowthCIHigh = growth("cost", costs(base), costs(next), o.MaxCostGrowth, 0, 0)
 	return row
 }
 
@@ -311,14 +386,17 @@ func (d *DiffReport) Write(w io.Writer, format string) error {
 		if task == "" {
 			task = "(all)"
 		}
+		rate := "-" // a side without runs: no interval to show
+		if r.compared() {
+			rate = fmt.Sprintf("%+.0f%% [%+.0f%%, %+.0f%%]", r.RateDiff*100, r.RateDiffCILow*100, r.RateDiffCIHi*100)
+		}
 		rows = append(rows, []string{r.Agent, dash(r.Model), task,
-			fmt.Sprintf("%s %d/%d → %d/%d", r.Metric, r.BaseK, r.BaseN, r.NewK, r.NewN),
-			fmt.Sprintf("%+.0f%% [%+.0f%%, %+.0f%%]", r.RateDiff*100, r.RateDiffCILow*100, r.RateDiffCIHi*100),
+			fmt.Sprintf("%s %d/%d → %d/%d", r.Metric, r.BaseK, r.BaseN, r.NewK, r.NewN), rate,
 			growthCell(r.WallGrowth, r.WallGrowthCILow, r.WallGrowthCIHigh),
 			growthCell(r.CostGrowth, r.CostGrowthCILow, r.CostGrowthCIHigh),
 			verdictCell(r)})
 	}
-	legend := "Δ RATE is NEW − BASE with Newcombe's 95% interval; medians' growth has a bootstrap 95% interval; a row is worse only when its interval excludes zero."
+	legend := fmt.Sprintf("Δ RATE is NEW − BASE with Newcombe's 95%% interval; medians' growth has a bootstrap 95%% interval, given %d runs a side; a row is worse only when its interval excludes zero (and a wall time's rise is beyond measurement noise).", MinMedianRuns)
 	if err := writeTables(w, format == "markdown", table{header: header, rows: rows}); err != nil {
 		return err
 	}
@@ -334,15 +412,22 @@ func dash(s string) string {
 }
 
 func growthCell(g, lo, hi *float64) string {
-	if g == nil {
+	switch {
+	case g == nil:
 		return "-"
+	case lo == nil:
+		return fmt.Sprintf("%+.0f%% (too few runs)", *g*100)
 	}
 	return fmt.Sprintf("%+.0f%% [%+.0f%%, %+.0f%%]", *g*100, *lo*100, *hi*100)
 }
 
 func verdictCell(r DiffRow) string {
-	if r.Verdict == "" {
-		return "no difference shown"
+	var s string
+	switch {
+	case r.Verdict != "":
+		s = r.Verdict + ": " + strings.Join(r.Why, "; ")
+	case r.compared():
+		s = "no difference shown"
 	}
-	return r.Verdict + ": " + strings.Join(r.Why, "; ")
+	return strings.Join(slices.DeleteFunc(append([]string{s}, r.Undecided...), func(x string) bool { return x == "" }), "; ")
 }

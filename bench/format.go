@@ -87,6 +87,9 @@ func (c Comparison) cells() []string {
 	case "b":
 		winner = b
 	}
+	if c.Pairs == 0 { // no task and repeat both made: no interval to show
+		return []string{a + " vs " + b, c.Metric, "0", "-", "nothing to compare: no pair", "-", winner}
+	}
 	return []string{a + " vs " + b, c.Metric, strconv.Itoa(c.Pairs), fmt.Sprintf("%d/%d", c.OnlyA, c.OnlyB),
 		fmt.Sprintf("%+.0f%% [%+.0f%%, %+.0f%%]", c.Diff*100, c.DiffCILow*100, c.DiffCIHigh*100),
 		strconv.FormatFloat(c.PValue, 'g', 3, 64), winner}

@@ -14,8 +14,10 @@ import (
 
 // TestHarborBwrapHidesOtherTasks: under bwrap the agent reads no other
 // task of its suite (their tests/ and solution/ are those tasks'
-// answers), whether the bench runs the whole suite or one task of it.
-// Before, only its own task's directory was hidden. The suite lies under
+// answers), whether the bench runs the whole suite or one task of it;
+// nor does the verifier, which may run what the agent left (nor its own
+// task's solution/). Before, only its own task's directory was hidden,
+// and the verifier saw every task. The suite lies under
 // /var/tmp, which the sandbox's own /tmp and HOME do not hide.
 func TestHarborBwrapHidesOtherTasks(t *testing.T) {
 	base, err := os.MkdirTemp("/var/tmp", "harness-bwrap-suite-")
@@ -32,6 +34,20 @@ func TestHarborBwrapHidesOtherTasks(t *testing.T) {
   cat "$PEEK_OTHER/task.toml" > /dev/null && echo SAW-OTHER-TASK
 } > /app/peek.txt 2>&1
 echo 'Hello, world!' > /app/hello.txt
+`), 0o755))
+	// The verifier looks too, at the other task and at its own task's
+	// solution/ (podman's verifier has neither).
+	require.NoError(t, os.WriteFile(filepath.Join(peek, "tests", "test.sh"), []byte(`#!/bin/bash
+{
+  cat '`+other+`/tests/test.sh' && echo SAW-OTHER-TESTS
+  cat '`+other+`/solution/solve.sh' && echo SAW-OTHER-SOLUTION
+  cat '`+peek+`/solution/solve.sh' > /dev/null && echo SAW-OWN-SOLUTION
+} > /app/verifier-peek.txt 2>&1
+if [ "$(cat /app/hello.txt 2>/dev/null)" = "Hello, world!" ]; then
+  echo 1 > /logs/verifier/reward.txt
+else
+  echo 0 > /logs/verifier/reward.txt
+fi
 `), 0o755))
 	for name, dir := range map[string]string{"suite": suite, "one-task": peek} {
 		t.Run(name, func(t *testing.T) {
@@ -58,6 +74,11 @@ echo 'Hello, world!' > /app/hello.txt
 			require.NoError(t, err)
 			for _, leak := range []string{"SAW-OTHER-TESTS", "SAW-OTHER-SOLUTION", "SAW-OTHER-TASK"} {
 				require.NotContains(t, string(seen), leak)
+			}
+			seen, err = os.ReadFile(filepath.Join(r.Tree, "verifier-peek.txt"))
+			require.NoError(t, err)
+			for _, leak := range []string{"SAW-OTHER-TESTS", "SAW-OTHER-SOLUTION", "SAW-OWN-SOLUTION"} {
+				require.NotContains(t, string(seen), leak, "the verifier")
 			}
 		})
 	}

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -104,6 +105,10 @@ func (r *harborRun) spec(verifier, solution bool) isolate.Spec {
 		{Host: r.p("home"), Inner: home},
 		{Host: r.p("app"), Inner: r.h.Workdir},
 	}, Hide: slices.Clone(r.own)}
+	// The task directories of its suite (their answers) are hidden from
+	// the verifier too: it may run what the agent left in the workspace.
+	// Its tests/ is the run's copy at /tests.
+	s.Hide = append(s.Hide, suiteTasks(r.h.Dir)...)
 	if verifier {
 		s.Network = r.h.VerifierInternet
 		s.Binds = append(s.Binds, isolate.Bind{Host: r.p("logs"), Inner: harborLogs},
@@ -113,7 +118,6 @@ func (r *harborRun) spec(verifier, solution bool) isolate.Spec {
 		// (Harbor's convention), as under podman where it has all /logs.
 		s.Binds = append(s.Binds, isolate.Bind{Host: r.p("logs/agent"), Inner: harborLogs + "/agent"},
 			isolate.Bind{Host: r.p("logs/artifacts"), Inner: harborLogs + "/artifacts"})
-		s.Hide = append(s.Hide, suiteTasks(r.h.Dir)...)
 	}
 	if solution {
 		s.Binds = append(s.Binds, isolate.Bind{Host: r.p("solution"), Inner: harborSolution, ReadOnly: true})
@@ -671,9 +675,13 @@ func (r *harborRun) reward() (map[string]float64, *float64, error) {
 		if err != nil {
 			return nil, err
 		}
-		f, err := strconv.ParseFloat(strings.TrimSpace(string(b)), 64)
+		s := strings.TrimSpace(string(b))
+		f, err := strconv.ParseFloat(s, 64)
+		if errors.Is(err, strconv.ErrRange) { // a number, past float64's range
+			return nil, fmt.Errorf("reward.txt: %s is out of range: want 0 to 1", clip(s))
+		}
 		if err != nil {
-			return nil, fmt.Errorf("reward.txt: %q is not a number", strings.TrimSpace(string(b)))
+			return nil, fmt.Errorf("reward.txt: %q is not a number", s)
 		}
 		return &f, nil
 	}
@@ -682,15 +690,26 @@ func (r *harborRun) reward() (map[string]float64, *float64, error) {
 	b, err := readCappedIn(logs, "verifier/reward.json", 1<<20)
 	switch {
 	case err == nil:
-		var m map[string]any
+		// Raw values: a number past float64's range (Python's json writes
+		// 10**400 as it is) is told apart from JSON that does not parse.
+		var m map[string]json.RawMessage
 		if err := json.Unmarshal(b, &m); err != nil {
-			return nil, nil, errors.New("reward.json: not a JSON object")
+			return nil, nil, rewardJSONError(b, err)
 		}
 		rewards = map[string]float64{}
 		for k, v := range m {
-			if f, ok := v.(float64); ok {
-				rewards[k] = f
+			if len(v) == 0 || (v[0] != '-' && (v[0] < '0' || v[0] > '9')) {
+				continue // not a number
 			}
+			f, err := strconv.ParseFloat(string(v), 64)
+			switch {
+			case err == nil:
+				rewards[k] = f
+			case k == "reward":
+				return nil, nil, fmt.Errorf("reward.json: %q %s is out of range: want 0 to 1", k, clip(string(v)))
+			}
+			// Another number out of range is left out of the rewards: no
+			// float64 holds it, nor would the report's JSON.
 		}
 		if f, ok := rewards["reward"]; ok {
 			reward = &f
@@ -711,6 +730,30 @@ func (r *harborRun) reward() (map[string]float64, *float64, error) {
 		return rewards, nil, fmt.Errorf("reward %v: want 0 to 1", *reward)
 	}
 	return rewards, reward, nil
+}
+
+// rewardJSONError says why reward.json did not decode into an object:
+// not JSON at all, or Python's NaN and Infinity (its json module writes
+// them for floats that are not finite, JSON has no such number), or JSON
+// of another kind.
+func rewardJSONError(b []byte, err error) error {
+	var syn *json.SyntaxError
+	if errors.As(err, &syn) {
+		if at := b[min(max(syn.Offset-1, 0), int64(len(b))):]; bytes.HasPrefix(at, []byte("NaN")) || bytes.HasPrefix(at, []byte("Infinity")) {
+			return errors.New("reward.json: not valid JSON: NaN or Infinity, not a finite number: want 0 to 1")
+		}
+		return fmt.Errorf("reward.json: not valid JSON (%v)", err)
+	}
+	return errors.New("reward.json: not a JSON object")
+}
+
+// clip shortens what a verifier wrote for a message: a number of 400
+// digits says no more than its first 32.
+func clip(s string) string {
+	if len(s) > 32 {
+		return s[:32] + "…"
+	}
+	return s
 }
 
 // shellJoin quotes argv for sh -c.

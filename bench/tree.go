@@ -443,8 +443,8 @@ func isDir(p string) error {
 // The directories a bench makes in the host's temporary directory, each
 // kind with a prefix of its own that starts no other's names (nor the
 // harness-bench- of earlier harnesses, whose runs swept every directory
-// so named that they could lock): a sweep of stale directories
-// (privtmp.Make) takes only those of its own prefix.
+// so named that they could lock; sweepLegacy takes those): a sweep of
+// stale directories (privtmp.Make) takes only those of its own prefix.
 const (
 	// runTmpPrefix names a run's own temporary directory (runTmp):
 	// locked while the run lasts, removed after it, swept once stale.
@@ -461,6 +461,8 @@ const (
 // runDir returns the directory of the run trees and what removes it, or,
 // when they are kept, makes them stand alone (standAlone).
 func runDir(dir string, keep bool) (string, func(), error) {
+	// Once a bench, whatever its --dir: runTmp's TMPDIRs are there too.
+	sweepLegacy(os.TempDir())
 	if dir == "" && keep {
 		d, err := os.MkdirTemp("", keptPrefix)
 		if err != nil {

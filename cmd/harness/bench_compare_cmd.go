@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/alecthomas/kong"
 
@@ -18,12 +19,14 @@ import (
 // Exit status: 0 when NEW is not shown worse, 1 when it is (pass or
 // success rate lower with the interval below zero, or median cost or
 // wall time grown beyond the limit with the interval above zero), 2 when
-// the two were not run on comparable plans or cannot be read.
+// the two were not run on comparable plans, cannot be read, or have
+// nothing to compare (no run that ran on both sides).
 type benchCompareCmd struct {
-	Base          string `arg:"" help:"The base: a JSON report, a results directory or a stored report id."`
-	New           string `arg:"" help:"The new one, likewise."`
-	MaxCostGrowth string `help:"Growth of the median cost that fails the gate, e.g. 20% or 0.2." default:"20%"`
-	MaxTimeGrowth string `help:"Growth of the median wall time that fails the gate." default:"20%"`
+	Base          string        `arg:"" help:"The base: a JSON report, a results directory or a stored report id."`
+	New           string        `arg:"" help:"The new one, likewise."`
+	MaxCostGrowth string        `help:"Growth of the median cost that fails the gate, e.g. 20% or 0.2." default:"20%"`
+	MaxTimeGrowth string        `help:"Growth of the median wall time that fails the gate." default:"20%"`
+	TimeNoise     time.Duration `help:"A rise of the median wall time up to this is measurement noise, never a regression (0: none)." default:"1s"`
 }
 
 func (c *benchCompareCmd) Run(e *env, parent *benchCmd, ctx *kong.Context) error {
@@ -49,8 +52,15 @@ func (c *benchCompareCmd) Run(e *env, parent *benchCmd, ctx *kong.Context) error
 	if err != nil {
 		return withStatus(exitUsage, err)
 	}
-	d, err := bench.Diff(base, next, bench.DiffOptions{MaxCostGrowth: cost, MaxTimeGrowth: wall, Seed: parent.Seed})
-	if err != nil { // bench.ErrNotComparable, the one error Diff has
+	if c.TimeNoise < 0 {
+		return usageErrorf("bench: compare: --time-noise %v: want a duration of 0 or more", c.TimeNoise)
+	}
+	noise := c.TimeNoise
+	if noise == 0 {
+		noise = -1 // Diff's "none"; its 0 is the default
+	}
+	d, err := bench.Diff(base, next, bench.DiffOptions{MaxCostGrowth: cost, MaxTimeGrowth: wall, TimeNoise: noise, Seed: parent.Seed})
+	if err != nil { // bench.ErrNotComparable or ErrNothingToCompare
 		return withStatus(exitUsage, err)
 	}
 	out, closeOut, err := parent.reportWriter(e)
