@@ -33,7 +33,9 @@ type ParseOptions struct {
 	// Session, for the native lines of a live session's log, is what its
 	// recorded stream says of its turns (ReadSessionRecord): Parse then
 	// rebuilds the turns as the session emitted them. The protocol must
-	// hold several turns (acp, stream-json, app-server).
+	// hold several turns (acp, stream-json, app-server). The record of a
+	// one-prompt run's log (no Turns) gives the run's status and the
+	// error harness ended it with, which its lines do not hold.
 	Session *SessionRecord
 	// Model and Cwd are what the harness started the run with
 	// (logger.Meta's Model and Cwd; when empty, Session's): its
@@ -48,7 +50,8 @@ type ParseOptions struct {
 	// session's requests in its order and answers the agent as it did.
 	// Over ACP a one-prompt run's ReadOnly has its client driven too (a
 	// capture alone is mapped as full-access answered it), so what the
-	// run refused ends denied again.
+	// run refused ends denied again; so has a run of any permissions
+	// with a Cwd, so its diffs name files from there as the run's did.
 	Permissions string
 	// EstimateCost, when set, prices the usage the agent reported without
 	// a cost as a live run's Options.EstimateCost does: for Model until
@@ -102,15 +105,7 @@ func Parse(ctx context.Context, r io.Reader, agent string, sink func(event.Event
 	// Asked of the adapter's own parser: a replayer drives that same
 	// parser over the lines.
 	spanned, _ := p.(adapters.NativeSpanned)
-	t, ask := replayTask(o, cwd)
-	switch {
-	case o.Session != nil:
-		p, err = newReplayer(p, o.Session, t, ask)
-	case t.Permissions == ReadOnly:
-		// A capture is mapped as full-access answered it: a run that
-		// refused has its client driven to refuse again.
-		p, err = replayRun(p, t)
-	}
+	p, err = replayParser(p, o, cwd)
 	if err != nil {
 		return nil, fmt.Errorf("protocol %q: %w", cmp.Or(o.Protocol, ProtocolCLI), err)
 	}
@@ -154,9 +149,7 @@ func Parse(ctx context.Context, r io.Reader, agent string, sink func(event.Event
 			out.NativeSpanMS = &ms
 		}
 	}
-	if o.Session != nil {
-		out.Status = o.Session.Status // how the session ended is the harness's, not in its lines
-	}
+	o.Session.outcome(&out)
 	return s.Finish(out), readErr
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,6 +27,16 @@ const DefaultAskDeadline = 5 * time.Minute
 // ErrSessionOver is Send's error once the session has ended or End was
 // asked.
 var ErrSessionOver = errors.New("harness: the session is over")
+
+// ErrBlankPrompt is Send's error for a prompt that is empty or only white
+// space (BlankPrompt), which is not sent: the session goes on. harness
+// session refuses such a prompt with the same words.
+var ErrBlankPrompt = errors.New("a prompt needs its text")
+
+// BlankPrompt reports whether prompt has no text: empty or only white
+// space. No front door sends one (an agent given one answers nothing
+// useful, or refuses the request).
+func BlankPrompt(prompt string) bool { return strings.TrimSpace(prompt) == "" }
 
 // ErrQueueFull is Send's error while 64 prompts (adapters.MaxQueued)
 // wait for the turn in progress: the session goes on, and a prompt sent
@@ -137,6 +148,11 @@ func (s *Settings) StartSession(ctx context.Context, t Task, o SessionOptions) (
 		}
 	}
 	prompt := t.Prompt
+	if prompt != "" && BlankPrompt(prompt) {
+		// Refused before an agent is started for it, as Send refuses it.
+		closeObservers(o.Observers, nil)
+		return nil, ErrBlankPrompt
+	}
 	t.Prompt = ""
 	ctx, sess.halt = context.WithCancelCause(ctx)
 	if _, err := s.start(ctx, t, o.Options, sess); err != nil {
@@ -171,10 +187,13 @@ func (s *Session) attach(p adapters.Session) bool {
 func (s *Session) RunID() string { return s.run.RunID() }
 
 // Send sends prompt as the next turn: at once when no turn is in
-// progress, else when the turn in progress ends. ErrSessionOver once the
-// session has ended or Close was called; ErrQueueFull while too many
-// prompts wait.
+// progress, else when the turn in progress ends. ErrBlankPrompt for a
+// prompt with no text; ErrSessionOver once the session has ended or Close
+// was called; ErrQueueFull while too many prompts wait.
 func (s *Session) Send(prompt string) error {
+	if BlankPrompt(prompt) {
+		return ErrBlankPrompt
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.conv == nil || s.ending || s.over || s.run.proc == nil {

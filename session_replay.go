@@ -19,7 +19,8 @@ import (
 // out of time, a turn the session's end closed), whether the caller
 // answered permission requests and how, and how the session ended. With it, Parse
 // rebuilds the session's turns from its native lines
-// (ParseOptions.Session).
+// (ParseOptions.Session). The record of a one-prompt run's stream has no
+// Turns: Parse then takes from it how the run ended (Status, End).
 type SessionRecord struct {
 	Turns  []RecordedTurn
 	Ask    bool   // the session asked its caller (permission_request events)
@@ -33,6 +34,12 @@ type SessionRecord struct {
 	// order, whether it was refused (its call's tool_end is denied: the
 	// caller's answer, or its deadline's).
 	Refused []bool
+	// End is the error harness itself ended the stream with, after the
+	// agent's last line (a watchdog, an interrupt, the agent's exit
+	// status, a turn the agent gave up unasked: Run.Wait's), nil when it
+	// ended none: the agent's lines do not say it. A run's reparse ends
+	// with it again.
+	End *event.Error
 }
 
 // RecordedTurn is one turn of a SessionRecord: its turn_start's prompt
@@ -44,26 +51,29 @@ type RecordedTurn struct {
 }
 
 // ReadSessionRecord reads the SessionRecord of a recorded stream (a
-// session log's <run>.ndjson); nil for the stream of a run, which has no
-// turns. A stream cut or damaged partway (the harness died writing it)
-// gives the record of the events before the damage: the turns after it
-// are not rebuilt. The error is the reader's only.
+// session log's <run>.ndjson); for the stream of a one-prompt run, a
+// record without Turns (nil when the stream holds no event). A stream
+// cut or damaged partway (the harness died writing it) gives the record
+// of the events before the damage: the turns after it are not rebuilt.
+// The error is the reader's only.
 func ReadSessionRecord(r io.Reader) (*SessionRecord, error) {
 	rec := &SessionRecord{}
 	asked := map[string]int{} // a call's permission request, by the call's id in the stream
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 4*event.MaxLineBytes)
+	n := 0
 	for sc.Scan() {
 		ev, err := event.Decode(sc.Bytes())
 		if err != nil {
 			break // the damage: what follows is not the session's record
 		}
+		n++
 		rec.add(ev.Body, asked)
 	}
 	if err := sc.Err(); err != nil && !errors.Is(err, bufio.ErrTooLong) { // a line over the cap is damage too
 		return nil, fmt.Errorf("reading the recorded stream: %w", err)
 	}
-	if len(rec.Turns) == 0 {
+	if n == 0 {
 		return nil, nil
 	}
 	return rec, nil
@@ -91,8 +101,63 @@ func (rec *SessionRecord) add(b event.Body, asked map[string]int) {
 			rec.Refused[i] = b.Status == event.StatusDenied
 			delete(asked, b.CallID)
 		}
+	case *event.Error:
+		// Run.Wait's error comes after every other error of the stream:
+		// a later one is not the harness's end.
+		rec.End = nil
+		if harnessEnd(b) {
+			end := *b
+			if b.Partial != nil {
+				// What only the process knew is kept; the events before
+				// it are the reparse's own (the Stream counts them).
+				p := *b.Partial
+				p.Events, p.LastEvents = 0, nil
+				end.Partial = &p
+			}
+			rec.End = &end
+		}
 	case *event.Result:
 		rec.Status = b.Status
+	}
+}
+
+// harnessEnd reports whether e is an error Run.Wait ends a stream with
+// (no adapter makes one of these codes; an agent_error only with the
+// message of a turn given up, gaveUp's).
+func harnessEnd(e *event.Error) bool {
+	switch e.Code {
+	case event.ErrIdleTimeout, event.ErrHardTimeout, event.ErrInterrupted, event.ErrProcessExit:
+		return true
+	case event.ErrAgentError:
+		return e.Message == gaveUp().Message
+	}
+	return false
+}
+
+// live reports whether rec is a live session's (it has turns), not a
+// one-prompt run's.
+func (rec *SessionRecord) live() bool { return rec != nil && len(rec.Turns) > 0 }
+
+// outcome sets what out takes from rec: how a session ended (its
+// result's status), or a run that harness ended (End): its status, and
+// the status the calls still open were closed with, as Run.Wait closed
+// them. A run that the agent ended is the agent's lines'.
+func (rec *SessionRecord) outcome(out *event.Outcome) {
+	switch {
+	case rec == nil:
+		return
+	case rec.live():
+		out.Status = rec.Status // how the session ended is the harness's, not in its lines
+		return
+	case rec.End == nil:
+		return
+	}
+	out.Status = rec.Status
+	switch rec.End.Code {
+	case event.ErrIdleTimeout, event.ErrHardTimeout:
+		out.ToolStatus = event.StatusTimeout
+	case event.ErrInterrupted:
+		out.ToolStatus = event.StatusCancelled
 	}
 }
 
@@ -155,6 +220,55 @@ func replayTask(o ParseOptions, cwd string) (t adapters.Task, ask bool) {
 		t.Permissions, ask = FullAccess, true
 	}
 	return t, ask
+}
+
+// replayParser is the parser Parse maps native lines with, for o and the
+// run's cwd: a live session's replayed over its record's turns; a
+// read-only one-prompt run's client driven as the run drove it (its
+// refusals); else the capture mapped alone, as full-access answered it,
+// naming files from cwd where the parser can (dirReplayed) as the run's
+// diffs did; and a run whose record says harness ended it ends so again.
+func replayParser(p adapters.Parser, o ParseOptions, cwd string) (adapters.Parser, error) {
+	t, ask := replayTask(o, cwd)
+	if o.Session.live() {
+		return newReplayer(p, o.Session, t, ask)
+	}
+	if t.Permissions == ReadOnly {
+		var err error
+		if p, err = replayRun(p, t); err != nil {
+			return nil, err
+		}
+	} else if d, ok := p.(dirReplayed); ok && cwd != "" {
+		d.ReplayIn(cwd)
+	}
+	if o.Session != nil && o.Session.End != nil {
+		p = &endReplayer{Parser: p, end: *o.Session.End}
+	}
+	return p, nil
+}
+
+// dirReplayed is a parser (acp.Client) whose capture, mapped alone,
+// names the files of its diffs from the run's directory, as the live
+// run's diffs do (its lines name files by absolute path, or relative to a
+// directory they do not say).
+type dirReplayed interface{ ReplayIn(cwd string) }
+
+// endReplayer ends a replayed run with the error harness ended it with
+// (SessionRecord.End), after the agent's last line, where Run.Wait
+// emitted it.
+type endReplayer struct {
+	adapters.Parser
+	end event.Error
+}
+
+// Flush implements adapters.Parser.
+func (r *endReplayer) Flush(dst []event.Body) []event.Body {
+	end := r.end
+	if end.Partial != nil {
+		p := *end.Partial
+		end.Partial = &p
+	}
+	return append(r.Parser.Flush(dst), &end)
 }
 
 // replayRun drives p, the parser of a one-prompt run, as the run drove it

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -25,7 +26,11 @@ import (
 // replay as full-access took for the answer to its own set_mode; the
 // edit read-only refused ends denied; a permission request has the
 // session's deadline; a turn the agent gave up ends error. A log written
-// before harness recorded the permissions reads as full-access.
+// before harness recorded the permissions reads as full-access. A
+// full-access run names the file of its diff from its directory, as the
+// live run did (the reparse named it by its absolute path), and a run
+// harness ended itself (an agent that gave its turn up unasked, an idle
+// timeout) ends with harness's error again (the reparse had none).
 func TestReparseAsRecorded(t *testing.T) {
 	t.Parallel()
 	// Priced for the run's model only: a reparse that lost it prices
@@ -46,11 +51,19 @@ func TestReparseAsRecorded(t *testing.T) {
 		{name: "session-full-access", mode: "no-cost", live: true, want: event.TypeUsage},
 		{name: "session-full-access-old-log", mode: "no-cost", live: true, oldLog: true, want: event.TypeUsage},
 		{name: "run-read-only", mode: "no-cost", permissions: harness.ReadOnly, want: event.TypeToolEnd},
+		{name: "run-full-access", mode: "no-cost", want: event.TypeToolEnd},
+		{name: "run-give-up", mode: "give-up", want: event.TypeError},
+		{name: "run-idle-timeout", mode: "hang-prompt", want: event.TypeError},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			argv, env := fakeagent.Command("acp-agent", tc.mode)
 			logs, b := t.TempDir(), small()
+			if tc.mode == "hang-prompt" {
+				// No idle warning: a warning of the watchdog's is the
+				// process's, not in the log's lines.
+				b.Idle, b.IdleWarning = 300*time.Millisecond, 0
+			}
 			st := harness.Settings{LogDir: logs}
 			task := harness.Task{Agent: "fake-acp", Protocol: harness.ProtocolACP, Command: argv, BaseEnv: env,
 				Cwd: t.TempDir(), Model: "m-1", Permissions: tc.permissions, Budgets: &b}
@@ -75,7 +88,14 @@ func TestReparseAsRecorded(t *testing.T) {
 				r, err := st.Start(context.Background(), task, o)
 				require.NoError(t, err)
 				_, err = r.Wait()
-				require.NoError(t, err)
+				switch tc.mode {
+				case "give-up":
+					require.ErrorIs(t, err, harness.ErrAgentFailed, "the agent gave its turn up unasked")
+				case "hang-prompt":
+					require.ErrorIs(t, err, harness.ErrIdleTimeout)
+				default:
+					require.NoError(t, err)
+				}
 				run = r.RunID()
 			}
 			checkLive(t, rec)

@@ -195,6 +195,32 @@ func TestSessionQueueFull(t *testing.T) {
 	s.Wait()
 }
 
+// TestSessionSendBlank: a prompt that is empty or only white space is
+// refused with ErrBlankPrompt, as harness session and serve refuse it,
+// nothing is sent, and the session goes on; StartSession refuses one as
+// the first prompt before starting the agent. Send took it as a turn.
+func TestSessionSendBlank(t *testing.T) {
+	t.Parallel()
+	s, rec, _ := startLive(t, "normal", "", small(), harness.SessionOptions{})
+	for _, p := range []string{"", "   ", "\t\n \r\n"} {
+		err := s.Send(p)
+		require.ErrorIs(t, err, harness.ErrBlankPrompt, "%q", p)
+		require.NotErrorIs(t, err, harness.ErrSessionOver)
+	}
+	require.Equal(t, "a prompt needs its text", harness.ErrBlankPrompt.Error(), "harness session's words")
+	require.NoError(t, s.Send("one"))
+	closeLive(t, s, rec)
+	starts := rec.find(event.TypeTurnStart)
+	require.Len(t, starts, 1, "%s", rec.stream())
+	require.Equal(t, "one", starts[0].(*event.TurnStart).Prompt)
+
+	var st harness.Settings
+	sess, err := st.StartSession(context.Background(), harness.Task{Agent: "fake-acp", Protocol: harness.ProtocolACP,
+		Command: []string{"/nonexistent/fake"}, Cwd: t.TempDir(), Prompt: " \n"}, harness.SessionOptions{})
+	require.ErrorIs(t, err, harness.ErrBlankPrompt)
+	require.Nil(t, sess)
+}
+
 // TestClaudeLiveFaults: the fake CLI misbehaves; each session ends with a
 // valid stream and no process left.
 func TestClaudeLiveFaults(t *testing.T) {

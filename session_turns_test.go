@@ -43,6 +43,7 @@ func TestLiveAskHoldsIdle(t *testing.T) {
 		require.NoError(t, err, "allowed: the call ran")
 		for _, w := range rec.find(event.TypeWarning) {
 			require.NotEqual(t, event.WarnIdle, w.(*event.Warning).Code, "an idle warning while the caller was asked")
+			require.NotEqual(t, event.WarnToolStalled, w.(*event.Warning).Code, "a tool_stalled warning while the caller was asked")
 		}
 	})
 	t.Run("denied-at-deadline", func(t *testing.T) {

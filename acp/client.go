@@ -97,6 +97,18 @@ var (
 // keeps them (creations only), not handed over for a check on the disk.
 func (c *Client) Replay() { c.replay = true }
 
+// ReplayIn makes a Client that only maps captured lines (no Begin) name
+// the files of its diffs from cwd, the captured run's directory, as the
+// run's own diffs did (harness.Parse of a run's log with its cwd).
+func (c *Client) ReplayIn(cwd string) {
+	if abs, err := filepath.Abs(cwd); err == nil {
+		cwd = abs
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.m.cwd = cwd
+}
+
 // NewParser returns the Client of one session. Until Begin it only maps
 // captured lines (harness parse, sessions reparse): it writes nothing and
 // checks no deadline.

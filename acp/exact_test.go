@@ -2,13 +2,16 @@ package acp
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentharness/harness/adapters"
 	"github.com/agentharness/harness/adapters/adaptertest"
 	"github.com/agentharness/harness/event"
 )
@@ -180,4 +183,66 @@ func TestReplayedDiffContradictingEarlierOneIsUnknown(t *testing.T) {
 	require.Contains(t, ends[0].Diff, "+hello-from-edit\n")
 	require.Empty(t, ends[1].Diff)
 	require.Equal(t, event.DiffSkippedUnknown, ends[1].DiffSkipped)
+}
+
+// replayed is the stream of a captured run mapped in the run's
+// directory cwd: as sessions reparse maps a full-access run's log
+// (ReplayIn), or driven (Replay, Begin) as it maps a read-only run's and a
+// live session's.
+func replayed(t *testing.T, file, cwd string, driven bool) []event.Event {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	require.NoError(t, err)
+	a, err := Custom("acp", []string{"acp"})
+	require.NoError(t, err)
+	c := a.NewParser().(*Client)
+	if driven {
+		c.Replay()
+		c.BoundSetup(time.Hour, nil)
+		require.NoError(t, c.Begin(io.Discard, adapters.Task{Cwd: cwd}))
+	} else {
+		c.ReplayIn(cwd)
+	}
+	var out bytes.Buffer
+	s := adaptertest.Stream(a, false, &out)
+	require.NoError(t, adapters.Normalize(bytes.NewReader(data), c, s, adapters.NormalizeOptions{}))
+	s.Finish(event.Outcome{NoProcess: true})
+	adaptertest.CheckStream(t, out.Bytes())
+	evs, err := event.ReadAll(&out)
+	require.NoError(t, err)
+	return evs
+}
+
+// TestReplayedRunNamesFilesFromItsDirectory: a run's capture mapped in
+// its directory names the files of its diffs from there, as the live
+// run's diffs do, Claude's own (_meta.claudeCode) too: a full-access
+// run's were named by their absolute path, and claude-agent-acp's also
+// when driven.
+func TestReplayedRunNamesFilesFromItsDirectory(t *testing.T) {
+	for _, driven := range []bool{false, true} {
+		for _, file := range []string{"testdata/claude-edit.jsonl", "testdata/codex-edit.jsonl", "testdata/gemini-edit.jsonl"} {
+			ends := bodiesOf[*event.ToolEnd](replayed(t, file, "/tmp/acpw/cap", driven))
+			require.NotEmpty(t, ends, file)
+			require.Equal(t, "--- /dev/null\n+++ b/out.txt\n@@ -0,0 +1 @@\n+hello-from-edit\n", ends[0].Diff, "%s driven=%v", file, driven)
+			require.Equal(t, []string{"/tmp/acpw/cap/out.txt"}, ends[0].Paths, file)
+		}
+		// Outside the directory: the absolute path, as a live run names it.
+		end := bodiesOf[*event.ToolEnd](replayed(t, "testdata/claude-edit.jsonl", "/elsewhere", driven))[0]
+		require.Equal(t, "--- /dev/null\n+++ b/tmp/acpw/cap/out.txt\n@@ -0,0 +1 @@\n+hello-from-edit\n", end.Diff)
+	}
+}
+
+// TestCapturedWriteWithoutDiffIsUnknown: a file call that ends well with
+// no diff content (opencode acp's write) cannot be shown from a capture:
+// diff_skipped unknown, as the live run says of it, not a call that
+// seems to have changed nothing.
+func TestCapturedWriteWithoutDiffIsUnknown(t *testing.T) {
+	for _, evs := range [][]event.Event{normalized(t, "testdata/opencode-edit.jsonl"),
+		replayed(t, "testdata/opencode-edit.jsonl", "/tmp/acpw/cap", false), replayed(t, "testdata/opencode-edit.jsonl", "/tmp/acpw/cap", true)} {
+		end := bodiesOf[*event.ToolEnd](evs)[0]
+		require.Equal(t, event.KindWrite, end.Kind)
+		require.Equal(t, event.StatusOK, end.Status)
+		require.Empty(t, end.Diff)
+		require.Equal(t, event.DiffSkippedUnknown, end.DiffSkipped)
+	}
 }

@@ -294,10 +294,16 @@ func (m *mapper) toolCall(dst []event.Body, u *toolUpdate, announce bool) []even
 		// Claude's own data, as over its CLI; its ACP diff content is not
 		// exact (the trailing newline of the texts is cut).
 		if path, diff, skipped := claude.FileChange(tc.claudeTool, string(tc.input), string(tc.claudeResponse)); path != "" {
-			end.Paths, end.Diff, end.DiffSkipped = []string{path}, diff, skipped
+			end.Paths, end.Diff, end.DiffSkipped = []string{path}, m.display(diff, path), skipped
 		}
 	case len(tc.diffs) > 0:
 		m.diff(end, tc.diffs)
+	}
+	if !m.live && end.Status == event.StatusOK && isFileKind(end.Kind) && end.Diff == "" && end.DiffSkipped == "" {
+		// A capture that shows no change of a file call cannot say it
+		// changed nothing (a live run's disk could): unknown, as a live
+		// run says of a call it could not read before.
+		end.DiffSkipped = event.DiffSkippedUnknown
 	}
 	// A replayed session's diffs are the agent's: one that contradicts
 	// what the earlier ones showed of a file (made again, or changed
@@ -522,6 +528,27 @@ func (m *mapper) diff(end *event.ToolEnd, diffs []diffContent) {
 		return
 	}
 	end.Diff = adapters.JoinDiffs(created...)
+}
+
+// display names the file of diff, the diff of the one file at path (its
+// headers name path whole), as the stream names it: from the replayed
+// session's directory (DisplayPath), as a live run's diffs do.
+func (m *mapper) display(diff, path string) string {
+	from, ok := adapters.HeaderName(path)
+	to, ok2 := adapters.HeaderName(adapters.DisplayPath(m.cwd, path))
+	if diff == "" || m.cwd == "" || !ok || !ok2 || from == to {
+		return diff
+	}
+	lines := strings.SplitAfterN(diff, "\n", 3)
+	if len(lines) < 3 {
+		return diff
+	}
+	for i, prefix := range []string{"--- a/", "+++ b/"} {
+		if lines[i] == prefix+from+"\n" {
+			lines[i] = prefix + to + "\n"
+		}
+	}
+	return strings.Join(lines, "")
 }
 
 // rawOutput is the text of a call's rawOutput: a string, or the output

@@ -83,6 +83,7 @@ func (x *Index) List() ([]Meta, error) {
 			continue
 		}
 		m, stored := readMetaFile(x.dir, id)
+		m, settled := settle(x.dir, m, stored)
 		old, ok := x.metas[id]
 		switch {
 		case !ok || !old.meta.Start.Equal(m.Start):
@@ -93,7 +94,10 @@ func (x *Index) List() ([]Meta, error) {
 			}
 			changed[id] = m
 		}
-		x.metas[id] = indexed{meta: m, final: stored && m.Status != StatusRunning && m.Status != StatusLost}
+		// A meta settled from its log is final only once no harness is
+		// left to rewrite it (Close, right after the result).
+		final := stored && m.Status != StatusRunning && m.Status != StatusLost && (!settled || m.Harness.Gone())
+		x.metas[id] = indexed{meta: m, final: final}
 	}
 	switch {
 	case x.dirty || x.sorted == nil:

@@ -3,6 +3,7 @@ package logger
 import (
 	"archive/tar"
 	"bufio"
+	"cmp"
 	"compress/gzip"
 	"encoding/json"
 	"errors"
@@ -15,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentharness/harness/event"
 	"github.com/agentharness/harness/internal/regfile"
 )
 
@@ -141,7 +143,8 @@ func hasFiles(dir, id string) bool {
 // A run whose meta file is missing or unreadable still loads, with Run set
 // and Start taken from its oldest file's modification time. A meta still
 // saying running whose harness process is gone (Process.Gone) loads with
-// Status StatusLost.
+// Status StatusLost. Either, when its event log ends with the result,
+// loads as that result says (settle).
 func Load(dir, run string) (Meta, error) {
 	id, err := Resolve(dir, run)
 	if err != nil {
@@ -151,8 +154,57 @@ func Load(dir, run string) (Meta, error) {
 }
 
 func loadMeta(dir, id string) Meta {
-	m, _ := readMetaFile(dir, id)
+	m, stored := readMetaFile(dir, id)
+	m, _ = settle(dir, m, stored)
 	return m
+}
+
+// settle gives a meta that does not say how its run ended (running, lost,
+// or no meta file: unknown) the end its event log records, and reports
+// whether it did. The log's stream is the record: a log whose last line
+// is the result is a run that ended, whatever became of the harness that
+// was to rewrite the meta (killed between the two, or not there yet),
+// and readers (sessions list, serve's run list) say so alike. The status,
+// end time, exit, usage, cost and session id are the result's, as Close
+// would have written them; a run with no meta file also takes its agent,
+// version, model and cwd from its session_start. Only the log's ends are
+// read, whatever its size.
+func settle(dir string, m Meta, stored bool) (Meta, bool) {
+	if stored && m.Status != StatusRunning && m.Status != StatusLost {
+		return m, false // final: Close wrote it from the result
+	}
+	ends, err := ReadEnds(dir, m.Run, event.MaxLineBytes)
+	if err != nil || ends.Last == nil {
+		return m, false
+	}
+	last, err := event.Decode(ends.Last)
+	if err != nil {
+		return m, false
+	}
+	r, ok := last.Body.(*event.Result)
+	if !ok || r.Status == "" {
+		return m, false
+	}
+	if !stored {
+		if first, err := event.Decode(ends.First); err == nil {
+			if ss, ok := first.Body.(*event.SessionStart); ok {
+				m.Agent = cmp.Or(m.Agent, ss.Agent)
+				m.AgentVersion = cmp.Or(m.AgentVersion, ss.AgentVersion)
+				m.Model = cmp.Or(m.Model, ss.Model)
+				m.Cwd = cmp.Or(m.Cwd, ss.Cwd)
+			}
+		}
+	}
+	u := r.Usage
+	m.Status, m.ExitCode, m.Signal, m.Usage = r.Status, r.ExitCode, r.Signal, &u
+	if r.CostUSD != nil {
+		m.CostUSD, m.CostEstimated = r.CostUSD, r.CostEstimated
+	}
+	m.SessionID = cmp.Or(r.SessionID, m.SessionID)
+	if m.End.IsZero() && last.TS > 0 {
+		m.End = time.UnixMilli(last.TS)
+	}
+	return m, true
 }
 
 // readMetaFile is loadMeta; stored is false when the meta file could not be

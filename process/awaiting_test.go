@@ -59,3 +59,38 @@ func TestPendingOutputIsNoSilence(t *testing.T) {
 	p.watch(&s, time.Now().Add(time.Hour))
 	require.ErrorIs(t, s.reason, ErrIdleTimeout, "a silence once the pipes are read")
 }
+
+// TestAwaitingHoldsToolBudget: while a live session waits for its caller
+// (a permission request waiting for the answer) the budget of each open
+// tool call stands still, as the idle watchdog holds: no tool_stalled
+// warning during the wait, however long, and each call's budget resumes
+// where it stood once the agent owes an answer again. The warning came
+// while the caller was still within its ask deadline.
+func TestAwaitingHoldsToolBudget(t *testing.T) {
+	t.Parallel()
+	var warned []*event.Warning
+	p := newIdleProc(Options{Idle: 24 * time.Hour, KillGrace: time.Hour,
+		ToolBudget: func(event.Kind) time.Duration { return time.Minute },
+		OnWarning:  func(w *event.Warning) { warned = append(warned, w) }})
+	var s supervisor
+	watch := func(now time.Time) time.Time { next := p.watch(&s, now); p.warns.wait(); return next }
+	t0 := time.Now()
+	p.toolStarted("c1", "Edit", event.KindEdit, t0)
+	p.awaitingAt(true, t0.Add(10*time.Second)) // asked, 10 s into c1's minute
+	p.toolStarted("c2", "Read", event.KindRead, t0.Add(30*time.Minute))
+	watch(t0.Add(time.Hour))
+	require.Empty(t, warned, "the caller's wait is not the tools'")
+	answered := t0.Add(time.Hour)
+	p.awaitingAt(false, answered)
+	next := watch(answered.Add(49 * time.Second))
+	require.Empty(t, warned)
+	require.Equal(t, answered.Add(50*time.Second), next, "c1 has the 50 s of its budget it had left")
+	watch(answered.Add(50 * time.Second))
+	require.Len(t, warned, 1)
+	require.Equal(t, "c1", warned[0].CallID)
+	require.Equal(t, (time.Hour + 50*time.Second).Milliseconds(), warned[0].ElapsedMS, "its time since it started")
+	watch(answered.Add(time.Minute))
+	require.Len(t, warned, 2, "c2, opened during the wait, has its minute from the answer")
+	require.Equal(t, "c2", warned[1].CallID)
+	require.NoError(t, s.reason)
+}

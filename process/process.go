@@ -215,6 +215,12 @@ type Proc struct {
 	tracked     map[int]uint64 // pid → start time of processes seen in the tree
 	stragglers  map[int]uint64
 
+	// The tool budgets' clock: wall time less the time spent awaiting
+	// (held, and since awaitSince while awaiting), so that a wait for the
+	// caller counts in no call's budget.
+	held       time.Duration
+	awaitSince time.Time
+
 	warns warnQueue // to OnWarning, off the supervisor's goroutine
 
 	tailMu     sync.Mutex
@@ -504,9 +510,12 @@ func (p *Proc) PID() int { return p.pid }
 // tool_stalled warning is sent for the call, naming the tool (name may be
 // empty).
 func (p *Proc) ToolStarted(callID, name string, kind event.Kind) {
-	now := time.Now()
+	p.toolStarted(callID, name, kind, time.Now())
+}
+
+func (p *Proc) toolStarted(callID, name string, kind event.Kind, now time.Time) {
 	p.mu.Lock()
-	p.tools.add(&toolCall{id: callID, name: name, kind: kind, started: now, budget: p.budgets(kind)})
+	p.tools.add(&toolCall{id: callID, name: name, kind: kind, started: now, at: p.toolClock(now), budget: p.budgets(kind)})
 	p.toolRef = now
 	p.mu.Unlock()
 	p.wake()
@@ -540,17 +549,36 @@ func (p *Proc) AgentDone() {
 
 // Awaiting says whether the agent of a live session is waiting for the
 // caller (between turns: its silence is not its own) or owes an answer (a
-// turn in progress). While it waits the idle watchdog holds; when it owes
-// an answer again its silence counts from then. The hard budget, the
-// session's, always runs.
-func (p *Proc) Awaiting(on bool) {
+// turn in progress). While it waits the idle watchdog holds, and so does
+// the budget of every open tool call (no tool_stalled warning: the wait is
+// the caller's, not the tool's); when it owes an answer again its silence
+// counts from then, and each call's budget resumes where it stood. The
+// hard budget, the session's, always runs.
+func (p *Proc) Awaiting(on bool) { p.awaitingAt(on, time.Now()) }
+
+func (p *Proc) awaitingAt(on bool, now time.Time) {
 	p.mu.Lock()
 	if p.awaiting && !on {
-		p.toolRef = time.Now() // the silence starts with the turn
+		p.toolRef = now // the silence starts with the turn
+		p.held += max(0, now.Sub(p.awaitSince))
+	}
+	if !p.awaiting && on {
+		p.awaitSince = now
 	}
 	p.awaiting = on
 	p.mu.Unlock()
 	p.wake()
+}
+
+// toolClock is the tool budgets' clock at wall time now: it stands still
+// while the session awaits its caller (a permission request waiting for
+// the answer is that wait, bounded by the ask deadline alone; the call
+// asked for has not even started). p.mu is held.
+func (p *Proc) toolClock(now time.Time) time.Time {
+	if p.awaiting && p.awaitSince.Before(now) {
+		now = p.awaitSince
+	}
+	return now.Add(-p.held)
 }
 
 // Interrupt ends the run like a user's Ctrl-C: SIGINT to the group, SIGTERM

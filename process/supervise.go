@@ -473,8 +473,17 @@ func (p *Proc) watchIdle(s *supervisor, w *wake) {
 	}
 	budget, unlimited := p.tools.maxBudget()
 	budget = max(budget, p.o.Idle)
-	stalled, due := p.tools.stalled(now, &s.visits)
-	w.soonest(due)
+	// While the session awaits its caller the tool clock stands: no call
+	// stalls, and none is due until the wait ends (Awaiting wakes us).
+	var stalled []*toolCall
+	if !p.awaiting {
+		clock := p.toolClock(now)
+		var due time.Time
+		stalled, due = p.tools.stalled(clock, &s.visits)
+		if !due.IsZero() {
+			w.soonest(now.Add(due.Sub(clock)))
+		}
+	}
 	for _, c := range stalled {
 		w.warnings = append(w.warnings, &event.Warning{
 			Code: event.WarnToolStalled, CallID: c.id, Name: c.name,
@@ -496,7 +505,7 @@ func (p *Proc) watchIdle(s *supervisor, w *wake) {
 	if !now.Before(ref.Add(quiet)) && pendingBytes(p.stdoutR)+pendingBytes(p.stderrR) > 0 {
 		ref = now
 	}
-	due = ref.Add(budget)
+	due := ref.Add(budget)
 	fire := !now.Before(due)
 	if !fire {
 		w.soonest(due)

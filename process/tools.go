@@ -28,7 +28,8 @@ type budgetQueue struct {
 type toolCall struct {
 	id, name string
 	kind     event.Kind
-	started  time.Time
+	started  time.Time // wall clock, for the warning's elapsed time
+	at       time.Time // started on the tool clock (Proc.toolClock)
 	budget   time.Duration
 	pending  *list.Element // in its queue while not warned about
 }
@@ -86,14 +87,14 @@ func (ts *toolSet) maxBudget() (budget time.Duration, unlimited bool) {
 
 // stalled removes from the queues and returns the calls whose budget ran
 // out by now (each is returned once in its life), and returns the next
-// time one runs out (zero if none is pending). visits counts the calls
-// looked at.
+// time one runs out (zero if none is pending), both on the tool clock
+// (toolCall.at). visits counts the calls looked at.
 func (ts *toolSet) stalled(now time.Time, visits *int64) (out []*toolCall, next time.Time) {
 	for _, q := range ts.byBudget {
 		for e := q.pending.Front(); e != nil; e = q.pending.Front() {
 			*visits++
 			c := e.Value.(*toolCall)
-			due := c.started.Add(c.budget)
+			due := c.at.Add(c.budget)
 			if now.Before(due) {
 				if next.IsZero() || due.Before(next) {
 					next = due

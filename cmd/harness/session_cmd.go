@@ -68,9 +68,9 @@ func (c *sessionCmd) command(e *env, sess *harness.Session, in stdinLine, n int,
 	}
 	switch cmd.Type {
 	case "prompt":
-		if strings.TrimSpace(cmd.Text) == "" { // blank: no more a prompt than "" is
-			fmt.Fprintf(e.Stderr, "harness: session: line %d: a prompt needs its text\n", n)
-		} else if err := sess.Send(cmd.Text); errors.Is(err, harness.ErrQueueFull) {
+		// A blank prompt is the library's to refuse (harness.ErrBlankPrompt):
+		// reported like any other refusal.
+		if err := sess.Send(cmd.Text); errors.Is(err, harness.ErrQueueFull) {
 			return false, cmd.Text
 		} else if err != nil {
 			fmt.Fprintf(e.Stderr, "harness: session: line %d: %v\n", n, err)
