@@ -196,3 +196,48 @@ func TestLiveSession(t *testing.T) {
 		})
 	}
 }
+
+// TestACPRunReparsesAsRun: a one-prompt run over ACP that edits a file,
+// then 'sessions reparse' of its log: the same diffs, to the byte. A
+// reparse named the file by its absolute path (codex-acp, Gemini), and
+// claude-agent-acp's live diff had a hunk header of its own (+1,1).
+func TestACPRunReparsesAsRun(t *testing.T) {
+	for _, agent := range []string{"claude", "codex", "gemini"} {
+		t.Run(agent, func(t *testing.T) {
+			t.Parallel()
+			workdir, tmp := t.TempDir(), t.TempDir()
+			env := harnessEnv(t, "NO_COLOR=1", "TMPDIR="+tmp)
+			harnessIn := func(args ...string) []byte {
+				ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+				defer cancel()
+				cmd := exec.CommandContext(ctx, harnessBin, args...)
+				cmd.Dir, cmd.Env = workdir, env
+				var stderr bytes.Buffer
+				cmd.Stderr = &stderr
+				out, err := cmd.Output()
+				require.NoError(t, err, "%q: %s", args, stderr.String())
+				return out
+			}
+			live := harnessIn("run", "--agent", agent, "--protocol", "acp", "--mock", "edit", "--cwd", workdir,
+				"-p", "Follow the script.", "--idle-timeout", "90s", "--timeout", "2m", "--kill-grace", "2s", "--linger", "1s")
+			var metas []struct{ Run string }
+			require.NoError(t, json.Unmarshal(harnessIn("sessions", "list", "--json"), &metas))
+			require.Len(t, metas, 1)
+			again := harnessIn("sessions", "reparse", metas[0].Run)
+			diffs := func(stream []byte) []string {
+				evs, err := event.ReadAll(bytes.NewReader(stream))
+				require.NoError(t, err)
+				var out []string
+				for _, b := range harnesstest.Bodies(evs, event.TypeToolEnd) {
+					e := b.(*event.ToolEnd)
+					out = append(out, e.Diff+e.DiffSkipped)
+				}
+				return out
+			}
+			want := diffs(live)
+			require.NotEmpty(t, want, "%s", live)
+			require.Contains(t, strings.Join(want, ""), "+++ b/", "the edit's diff: %s", live)
+			require.Equal(t, want, diffs(again), "live:\n%s\nreparsed:\n%s", live, again)
+		})
+	}
+}

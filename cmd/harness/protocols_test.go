@@ -143,6 +143,15 @@ func TestRunProtocolACPAndReparse(t *testing.T) {
 		}
 	}
 	require.Contains(t, diff, "+"+strings.TrimSuffix(fakeagent.ACPFileText, "\n"), "a creation's diff, from the captured lines")
+	live, err := event.ReadAll(strings.NewReader(r.stdout))
+	require.NoError(t, err)
+	var liveDiff string
+	for _, ev := range live {
+		if e, ok := ev.Body.(*event.ToolEnd); ok && e.Diff != "" {
+			liveDiff = e.Diff
+		}
+	}
+	require.Equal(t, liveDiff, diff, "the reparse gives the run's diff, its hunk headers too")
 }
 
 // TestRunCustomACPAgent: any other ACP agent is one config entry, and then

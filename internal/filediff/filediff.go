@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -463,7 +464,7 @@ func (d *Diffs) relativize(diff string) string {
 	for _, p := range ps {
 		b.WriteString("--- " + d.header("a/", p.From) + "\n+++ " + d.header("b/", p.To) + "\n")
 		for _, h := range p.Hunks {
-			fmt.Fprintf(&b, "@@ -%d,%d +%d,%d @@\n", h.OldStart, h.OldCount, h.NewStart, h.NewCount)
+			b.WriteString("@@ -" + span(h.OldStart, h.OldCount) + " +" + span(h.NewStart, h.NewCount) + " @@\n")
 			for _, l := range h.Lines {
 				b.WriteString(l)
 				if !strings.HasSuffix(l, "\n") {
@@ -473,6 +474,15 @@ func (d *Diffs) relativize(diff string) string {
 		}
 	}
 	return b.String()
+}
+
+// span is one side of a hunk header as diff -u writes it, and as the
+// adapters' own diffs have it: the count is left out when it is 1.
+func span(start, count int) string {
+	if count == 1 {
+		return strconv.Itoa(start)
+	}
+	return strconv.Itoa(start) + "," + strconv.Itoa(count)
 }
 
 // header is a diff header's path: relative to the cwd when the path, taken

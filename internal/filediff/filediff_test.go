@@ -162,7 +162,7 @@ func TestLiveDiffsComeFromTheDisk(t *testing.T) {
 		end3 := &event.ToolEnd{CallID: "oc3", Kind: event.KindWrite, Status: event.StatusOK,
 			Diff: "Index: /" + abs + "\n====\n--- /dev/null\n+++ b/" + abs + "\n@@ -0,0 +1 @@\n+x\n\\ No newline at end of file\n"}
 		d.Observe([]event.Body{start3, end3})
-		require.Equal(t, "--- /dev/null\n+++ b/oc.txt\n@@ -0,0 +1,1 @@\n+x\n\\ No newline at end of file\n", end3.Diff)
+		require.Equal(t, "--- /dev/null\n+++ b/oc.txt\n@@ -0,0 +1 @@\n+x\n\\ No newline at end of file\n", end3.Diff)
 		gitApplies(t, end3.Diff, map[string]string{}, map[string]string{"oc.txt": "x"})
 	})
 	t.Run("changing-when-read", func(t *testing.T) {
