@@ -302,6 +302,12 @@ func Prepare(t Task) (*Command, error) {
 		b := DefaultBudgets()
 		t.Budgets = &b
 	}
+	if strings.HasPrefix(t.Resume, "-") {
+		// Codex, Cursor and OpenCode take the id as an argument of its
+		// own, where "--dangerously-bypass-approvals-and-sandbox" would be
+		// a flag; no agent's session id starts so.
+		return nil, &TaskError{fmt.Errorf("resume %q: a session id does not start with '-'", t.Resume)}
+	}
 	cwd := t.Cwd
 	if cwd == "" {
 		cwd, _ = os.Getwd()
@@ -348,6 +354,9 @@ func Prepare(t Task) (*Command, error) {
 			ac.PromptIndex += len(prefix)
 		}
 	}
+	if err := execable(ac, env); err != nil {
+		return nil, &TaskError{err}
+	}
 	c := &Command{Agent: a.Name(), Binary: bin, Argv: ac.Argv, AddedEnv: mergeEnv(nil, ac.Env, t.SetupEnv, t.Env),
 		Env: env, Stdin: ac.Stdin, Cwd: cwd, Session: ac.Session,
 		promptIndex: ac.PromptIndex, adapter: a, task: t}
@@ -356,6 +365,40 @@ func Prepare(t Task) (*Command, error) {
 	c.privateTmp = ac.PrivateTmp && t.Sandbox == nil && !setsVar("TMPDIR", ac.Env, t.SetupEnv, t.Env)
 	errors.As(lookErr, &c.NotInstalled)
 	return c, nil
+}
+
+// maxExecString is the longest argument or environment entry execve
+// takes on Linux (MAX_ARG_STRLEN, its NUL included).
+const maxExecString = 32*4096 - 1
+
+// execable refuses a command line or environment the agent could not be
+// started with, naming the part at fault: a NUL byte would end it early
+// (execve says only "invalid argument", of harness's own binary when a
+// reaper starts the agent), one over maxExecString fails the exec
+// ("argument list too long"). A long prompt goes on stdin already.
+func execable(ac adapters.Command, env []string) error {
+	for i, a := range ac.Argv {
+		what := fmt.Sprintf("argument %d of the agent's command line", i)
+		if i == ac.PromptIndex {
+			what = "the prompt"
+		}
+		switch {
+		case strings.IndexByte(a, 0) >= 0:
+			return fmt.Errorf("%s holds a NUL byte", what)
+		case len(a) > maxExecString:
+			return fmt.Errorf("%s is %d bytes: over the %d the system takes in one argument", what, len(a), maxExecString)
+		}
+	}
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		switch {
+		case strings.IndexByte(kv, 0) >= 0:
+			return fmt.Errorf("environment variable %s holds a NUL byte", k)
+		case len(kv) > maxExecString:
+			return fmt.Errorf("environment variable %s is %d bytes: over the %d the system takes in one variable", k, len(kv), maxExecString)
+		}
+	}
+	return nil
 }
 
 // setsVar reports whether one of the KEY=VALUE lists sets key.
