@@ -25,7 +25,12 @@ const maxLine = 8 << 20
 //     answered, not handed on: Parse error (-32700) when it is not JSON,
 //     else Invalid request (-32600), to the id of a request (each of a
 //     batch's), null otherwise. The SDK logged it to stderr and answered
-//     nothing, or served a request with an id it could not answer.
+//     nothing, or served a request with an id it could not answer. A
+//     request whose id is null is one: the SDK took it for a
+//     notification, and answered nothing.
+//   - input's own answers are queued (output.own): it never waits for the
+//     output, so it sees the end of stdin even when the client no longer
+//     reads, and Serve's grace starts.
 //   - A line over maxLine is not handed on (it is read through, never
 //     held): a request gets a JSON-RPC error (Invalid request) with its id,
 //     anything else a warning to Options.Logger.
@@ -37,7 +42,8 @@ const maxLine = 8 << 20
 //   - A session/prompt for a session whose prompt is still running is
 //     refused here (Invalid request): the SDK would cancel the running
 //     prompt before asking harness, and that turn is left untouched.
-//   - A session/prompt without an id is dropped, with a warning.
+//   - A session/prompt without an id is dropped, with a warning (one with
+//     a null id is answered Invalid request, above).
 //
 // Nothing is read until gate is closed: the SDK starts reading at once,
 // and the server's connection is set after. Read is called by the SDK's
@@ -88,11 +94,19 @@ func (in *input) next() {
 	case m.Method != "" && !in.out.handOn(m.ID):
 		// The SDK would run it beside the first and answer both with the
 		// one id.
-		in.out.reply(m.ID, acpsdk.NewInvalidRequest(map[string]string{"id": "already in use by a request in progress"}))
+		in.reply(m.ID, acpsdk.NewInvalidRequest(map[string]string{"id": "already in use by a request in progress"}))
 	case m.Method == acpsdk.AgentMethodSessionPrompt && in.busy(m):
 		in.out.answered(m.ID) // answered here
 	default:
 		in.rest = m.Line
+	}
+}
+
+// reply answers the request id (nil: null) with the error e; see
+// output.reply.
+func (in *input) reply(id json.RawMessage, e *acpsdk.RequestError) {
+	if err := in.out.reply(id, e); err != nil {
+		in.log.Warn("acp: dropped an error answer: the client reads none of the output", "id", string(id), "error", err)
 	}
 }
 
@@ -104,10 +118,10 @@ func (in *input) invalid(bad *rpcline.Invalid) {
 		e = acpsdk.NewParseError(data)
 	}
 	if len(bad.IDs) == 0 {
-		in.out.reply(nil, e)
+		in.reply(nil, e)
 	}
 	for _, id := range bad.IDs {
-		in.out.reply(id, e)
+		in.reply(id, e)
 	}
 }
 
@@ -119,7 +133,7 @@ func (in *input) oversize(o *rpcline.Oversize) {
 		in.log.Warn("acp: dropped an oversize message that is not a request", "bytes", o.Size, "method", o.Method)
 		return
 	}
-	in.out.reply(o.ID, acpsdk.NewInvalidRequest(map[string]string{"error": msg}))
+	in.reply(o.ID, acpsdk.NewInvalidRequest(map[string]string{"error": msg}))
 }
 
 // notify takes a notification (see input).
@@ -133,11 +147,10 @@ func (in *input) notify(m *rpcline.Message) {
 		}
 		_ = in.srv.Cancel(context.Background(), p)
 	case m.Method == acpsdk.AgentMethodSessionPrompt:
-		// Without an id (or with a null one) the SDK takes it for a
-		// notification and runs the prompt on its one notification
-		// goroutine: a run nobody can answer that holds up every
-		// session/cancel behind it, to its budget. Dropped: a
-		// notification has no answer.
+		// Without an id the SDK takes it for a notification and runs
+		// the prompt on its one notification goroutine: a run nobody
+		// can answer that holds up every session/cancel behind it, to
+		// its budget. Dropped: a notification has no answer.
 		in.log.Warn("acp: dropped a session/prompt without an id (a prompt is a request)")
 	case !strings.HasPrefix(m.Method, "_"):
 		in.log.Warn("acp: dropped a notification harness acp does not take", "method", m.Method)
@@ -154,7 +167,7 @@ func (in *input) busy(m *rpcline.Message) bool {
 	if json.Unmarshal(m.Params, &p) != nil || p.Validate() != nil || in.srv.claim(p.SessionId) {
 		return false
 	}
-	in.out.reply(m.ID, acpsdk.NewInvalidRequest(map[string]string{
+	in.reply(m.ID, acpsdk.NewInvalidRequest(map[string]string{
 		"sessionId": "a prompt is already running in this session: wait for its answer (or send session/cancel, then wait)"}))
 	return true
 }

@@ -16,26 +16,34 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// TestPromptWithoutIDIsDropped: a session/prompt without an id (or with a
-// null one) never reaches the SDK, which would take it for a notification
-// and run the prompt on its notification goroutine, unanswerable, with
-// every session/cancel waiting behind it. A warning says so; the next
-// line goes on.
+// TestPromptWithoutIDIsDropped: a session/prompt without an id never
+// reaches the SDK, which would take it for a notification and run the
+// prompt on its notification goroutine, unanswerable, with every
+// session/cancel waiting behind it. A warning says so; the next line
+// goes on. One with a null id is a request all the same: it is answered
+// Invalid request to id null (it was dropped, unanswered, as the SDK
+// reads it).
 func TestPromptWithoutIDIsDropped(t *testing.T) {
 	next := `{"jsonrpc":"2.0","id":7,"method":"session/cancel","params":{"sessionId":"s1"}}` + "\n"
-	for _, prompt := range []string{
-		`{"jsonrpc":"2.0","method":"session/prompt","params":{"sessionId":"s1","prompt":[{"type":"text","text":"hi"}]}}`,
-		`{"jsonrpc":"2.0","id":null,"method":"session/prompt","params":{"sessionId":"s1","prompt":[{"type":"text","text":"hi"}]}}`,
+	for _, tc := range []struct{ prompt, log, answer string }{
+		{`{"jsonrpc":"2.0","method":"session/prompt","params":{"sessionId":"s1","prompt":[{"type":"text","text":"hi"}]}}`, "without an id", ""},
+		{`{"jsonrpc":"2.0","id":null,"method":"session/prompt","params":{"sessionId":"s1","prompt":[{"type":"text","text":"hi"}]}}`, "", "null -32600"},
 	} {
 		var logs, out bytes.Buffer
-		in := newInput(strings.NewReader(prompt+"\n"+next), &output{}, nil, slog.New(slog.NewTextHandler(&logs, nil)))
-		in.out.W = &out
+		in := newInput(strings.NewReader(tc.prompt+"\n"+next), newOutput(&out, time.Hour), nil, slog.New(slog.NewTextHandler(&logs, nil)))
 		close(in.gate)
 		got, err := io.ReadAll(in)
 		require.NoError(t, err)
 		require.Equal(t, next, string(got), "only the line after the prompt reaches the SDK")
-		require.Contains(t, logs.String(), "without an id")
-		require.Empty(t, out.String(), "a notification gets no answer")
+		in.out.own.Wait()
+		if tc.log != "" {
+			require.Contains(t, logs.String(), tc.log)
+		}
+		answer := ""
+		if a := gjson.Parse(out.String()); out.Len() > 0 {
+			answer = a.Get("id").Raw + " " + a.Get("error.code").String()
+		}
+		require.Equal(t, tc.answer, answer, tc.prompt)
 	}
 }
 
@@ -121,6 +129,7 @@ func TestInputBadLines(t *testing.T) {
 		{"no-version", `{"id":12,` + init, []string{"12 -32600"}},
 		{"object-id", `{"jsonrpc":"2.0","id":{"a":1},` + init, []string{"null -32600"}},
 		{"bool-id", `{"jsonrpc":"2.0","id":true,` + init, []string{"null -32600"}},
+		{"null-id", `{"jsonrpc":"2.0","id":null,` + init, []string{"null -32600"}}, // a request the SDK took for a notification
 		{"fraction-id", `{"jsonrpc":"2.0","id":1.5,` + init, []string{"null -32600"}},
 		{"id-past-2^53", `{"jsonrpc":"2.0","id":9007199254740993,` + init, []string{"null -32600"}},
 		{"method-not-string", `{"jsonrpc":"2.0","id":14,"method":7}`, []string{"14 -32600"}},
@@ -181,12 +190,12 @@ func TestInputTakesNotifications(t *testing.T) {
 	req := `{"jsonrpc":"2.0","id":5,"method":"initialize","params":{"protocolVersion":1}}` + "\n"
 
 	var logs, out bytes.Buffer
-	in := newInput(strings.NewReader(lines.String()+req), &output{}, srv, slog.New(slog.NewTextHandler(&logs, nil)))
-	in.out.W = &out
+	in := newInput(strings.NewReader(lines.String()+req), newOutput(&out, time.Hour), srv, slog.New(slog.NewTextHandler(&logs, nil)))
 	close(in.gate)
 	got, err := io.ReadAll(in)
 	require.NoError(t, err)
 	require.Equal(t, req, string(got), "only the request reaches the SDK")
+	in.out.own.Wait()
 	require.Empty(t, out.String(), "a notification has no answer")
 	require.Equal(t, 1, strings.Count(logs.String(), "level="), logs.String())
 	require.Contains(t, logs.String(), "method=session/other")
@@ -207,8 +216,7 @@ func TestInputIDInUse(t *testing.T) {
 	}
 	pr, pw := io.Pipe()
 	var out bytes.Buffer
-	o := &output{}
-	o.W = &out
+	o := newOutput(&out, time.Hour)
 	in := newInput(pr, o, nil, slog.New(slog.DiscardHandler))
 	close(in.gate)
 	read := func() string {
@@ -222,6 +230,7 @@ func TestInputIDInUse(t *testing.T) {
 	require.Equal(t, req(`"a"`), read())
 	go pw.Write([]byte(req("2"))) // read past the two refused
 	require.Equal(t, req("2"), read())
+	o.own.Wait()
 	answers := strings.Split(strings.TrimSpace(out.String()), "\n")
 	require.Len(t, answers, 2)
 	require.Equal(t, int64(-32600), gjson.Get(answers[0], "error.code").Int())
@@ -232,9 +241,37 @@ func TestInputIDInUse(t *testing.T) {
 	require.NoError(t, err)
 	go pw.Write([]byte(req(`"a"`) + req("1")))
 	require.Equal(t, req("1"), read())
+	o.own.Wait()
 	answers = strings.Split(strings.TrimSpace(out.String()), "\n")
 	require.Len(t, answers, 4) // the SDK's answer to 1 among them
 	require.Equal(t, `"a"`, gjson.Get(answers[3], "id").Raw)
 	require.Equal(t, int64(-32600), gjson.Get(answers[3], "error.code").Int())
 	pw.Close()
+}
+
+// TestInputBadLineUnreadThenEOF: the error answer to a line that is not
+// JSON-RPC does not keep input from seeing the end of stdin when nobody
+// reads stdout: Serve gives the answer up after the grace and returns.
+// input wrote the answer itself, blocked on the full pipe, never read
+// the EOF, and harness acp hung for ever.
+func TestInputBadLineUnreadThenEOF(t *testing.T) {
+	t.Parallel()
+	srv := newServer(Options{Version: "test"})
+	srv.writeGrace = 50 * time.Millisecond
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe() // nobody reads outR
+	t.Cleanup(func() { outR.Close() })
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		srv.serve(context.Background(), inR, outW, nil)
+	}()
+	_, err := io.WriteString(inW, "garbage\n")
+	require.NoError(t, err)
+	require.NoError(t, inW.Close())
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("Serve hangs on the answer to a bad line nobody reads")
+	}
 }

@@ -34,10 +34,21 @@ type output struct {
 	// unanswered are the requests handed on whose answers are not written
 	// (or abandoned) yet: those in calls and those being written.
 	unanswered pending
+	// own are input's own answers on their way to W: input never waits
+	// for W, or it would not see the end of stdin while the client reads
+	// nothing (and the grace starts only then).
+	own syncio.Queue
 }
 
+// maxReplies bounds the bytes of input's own answers waiting for a
+// client that does not read them: thousands of answers (each at most an
+// id of 4 KiB and a short message).
+const maxReplies = 1 << 20
+
 func newOutput(w io.Writer, grace time.Duration) *output {
-	return &output{GraceWriter: syncio.GraceWriter{W: w, Grace: grace}}
+	o := &output{GraceWriter: syncio.GraceWriter{W: w, Grace: grace}}
+	o.own.W, o.own.Max = ownWriter{o}, maxReplies
+	return o
 }
 
 // Write writes p, one whole message of the SDK's, to W.
@@ -70,16 +81,21 @@ func (o *output) answered(id json.RawMessage) {
 // abandoned (end bounds each write then). The SDK writes an answer only
 // after the method returned: a prompt's run being over is not its answer
 // being written, and a 'harness acp' that returned then exited before
-// it was, about 2 times in 6 when stdin closed mid-prompt.
-func (o *output) drain() { o.unanswered.wait() }
+// it was, about 2 times in 6 when stdin closed mid-prompt. input's own
+// answers are written (or abandoned) by then too.
+func (o *output) drain() {
+	o.unanswered.wait()
+	o.own.Wait()
+}
 
 // end tells o the input has ended.
 func (o *output) end() { o.GraceWriter.End() }
 
-// reply writes a JSON-RPC error answer to the request id: input's own,
-// which frees no id the SDK holds.
-func (o *output) reply(id json.RawMessage, e *acpsdk.RequestError) {
-	_ = rpcline.WriteError(ownWriter{o}, id, e)
+// reply queues a JSON-RPC error answer to the request id: input's own,
+// which frees no id the SDK holds. Its error is syncio.ErrQueueFull when
+// it was dropped.
+func (o *output) reply(id json.RawMessage, e *acpsdk.RequestError) error {
+	return rpcline.WriteError(&o.own, id, e)
 }
 
 // ownWriter writes input's own messages.

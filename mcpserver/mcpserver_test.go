@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -458,6 +459,19 @@ func TestBadArguments(t *testing.T) {
 		{"bad-permissions", "run_agent", map[string]any{"agent": "claude", "prompt": "x", "permissions": "root"}, "permissions"},
 		{"bad-wait", "run_agent", map[string]any{"agent": "claude", "prompt": "x", "wait": "forever"}, "wait"},
 		{"negative-idle", "run_agent", map[string]any{"agent": "claude", "prompt": "x", "idle_timeout_ms": -5}, "idle_timeout_ms -5"},
+		// Past 2^53-1: the SDK, which reads arguments as float64s, gave
+		// a Go decode error ("json: cannot unmarshal number ... into Go
+		// struct field mcpserver.RunArgs.idle_timeout_ms of type int64").
+		{"idle-2^63-1", "run_agent", map[string]any{"agent": "claude", "prompt": "x", "idle_timeout_ms": int64(math.MaxInt64)},
+			"run_agent: idle_timeout_ms 9223372036854775807: want a whole number of milliseconds from 0 to 9007199254740991"},
+		{"hard-1e30", "run_agent", map[string]any{"agent": "claude", "prompt": "x", "hard_timeout_ms": json.Number("1e30")},
+			"run_agent: hard_timeout_ms 1e30: want a whole number of milliseconds from 0 to 9007199254740991"},
+		{"idle-2^53", "run_agent", map[string]any{"agent": "claude", "prompt": "x", "idle_timeout_ms": int64(1) << 53},
+			"idle_timeout_ms 9007199254740992: want a whole number"},
+		{"idle-fraction", "run_agent", map[string]any{"agent": "claude", "prompt": "x", "idle_timeout_ms": 1.5}, "idle_timeout_ms 1.5: want a whole number"},
+		{"hard-string", "run_agent", map[string]any{"agent": "claude", "prompt": "x", "hard_timeout_ms": "5"}, "hard_timeout_ms (a string): want a whole number"},
+		{"limit-1e30", "run_events", map[string]any{"run_id": "run_nope", "limit": json.Number("1e30")},
+			"run_events: limit 1e30: want a whole number from 0 to 9007199254740991"},
 		{"cwd-missing", "run_agent", map[string]any{"agent": "claude", "prompt": "slow-drip", "cwd": "nonexistent/dir"}, "is not a directory"},
 		{"cwd-file", "run_agent", map[string]any{"agent": "claude", "prompt": "slow-drip", "cwd": file}, "is not a directory"},
 		{"unknown-field", "run_agent", map[string]any{"agent": "claude", "prompt": "x", "colour": "red"}, "colour"},
@@ -879,15 +893,15 @@ func TestBudgetBeyondDurations(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, nil)
 	res := f.call(t, "run_agent", map[string]any{"agent": "claude", "prompt": "slow-drip", "wait": "none",
-		"idle_timeout_ms": int64(1) << 53, "hard_timeout_ms": int64(9223372036854775)}, nil)
+		"idle_timeout_ms": int64(1)<<53 - 1, "hard_timeout_ms": int64(9223372036855)}, nil) // 1 ms past what a Duration holds
 	require.False(t, res.IsError, harnesstest.MCPText(res))
 	s := harnesstest.MCPStructured(t, res)
 	b := s.Get("budgets")
 	require.EqualValues(t, 10000, b.Get("idle_timeout_ms").Int())
 	require.EqualValues(t, 30000, b.Get("hard_timeout_ms").Int())
 	require.Equal(t, []any{
-		"idle_timeout_ms 9007199254740992 lowered to the server maximum 10000",
-		"hard_timeout_ms 9223372036854776 lowered to the server maximum 30000", // as a JSON number, a float64
+		"idle_timeout_ms 9007199254740991 lowered to the server maximum 10000",
+		"hard_timeout_ms 9223372036855 lowered to the server maximum 30000",
 	}, toAny(b.Get("clamped").Array()))
 	res = f.call(t, "cancel_run", map[string]any{"run_id": s.Get("run_id").String()}, nil)
 	require.Equal(t, "cancelled", harnesstest.MCPStructured(t, res).Get("state").String())

@@ -9,3 +9,8 @@ import "time"
 // (syncio.GraceWriter). Without it the SDK, which answers every call
 // before it lets the session end, would hold harness mcp forever.
 const writeGrace = 5 * time.Second
+
+// holdMax bounds how long ServeStdio holds the end of its input back
+// from the SDK while calls are in flight (input.Read): they end within
+// the runs' kill grace and the write grace, so this is a backstop only.
+const holdMax = time.Minute

@@ -15,10 +15,11 @@
 // (the client disconnects, or the transport is closed) its runs are
 // interrupted and waited for, so no agent process outlives it. Over stdio
 // the end of stdin is the client's going away: the runs are interrupted
-// at once, and a write to a client that no longer reads stdout either is
-// given up after 5 s, so that ServeStdio returns. Over HTTP a call whose
-// POST the client closed is cancelled, as a notifications/cancelled
-// would: run_agent interrupts its run. A request may be as long over HTTP
+// at once, the calls in flight are answered (a waiting run_agent with its
+// interrupted run's result), and a write to a client that no longer reads
+// stdout either is given up after 5 s, so that ServeStdio returns. Over
+// HTTP a call whose POST the client closed is cancelled, as a
+// notifications/cancelled would: run_agent interrupts its run. A request may be as long over HTTP
 // as over stdio (a prompt of MaxPromptBytes escaped byte by byte). The
 // package is built on the official Go SDK
 // (github.com/modelcontextprotocol/go-sdk) and never prints.
@@ -107,6 +108,8 @@ type Server struct {
 	// writeGrace bounds a write to ServeStdio's output blocked once the
 	// client has gone (syncio.GraceWriter).
 	writeGrace time.Duration
+	// holdMax bounds the hold of the end of ServeStdio's input (input).
+	holdMax time.Duration
 	// maxBody is the largest request body Handler takes.
 	maxBody int64
 	// posts are the HTTP POSTs being served (postHeader).
@@ -145,7 +148,7 @@ func New(o Options) *Server {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	s := &Server{o: o, sessions: map[*mcp.ServerSession]*session{}, writeGrace: writeGrace, maxBody: maxLine}
+	s := &Server{o: o, sessions: map[*mcp.ServerSession]*session{}, writeGrace: writeGrace, holdMax: holdMax, maxBody: maxLine}
 	s.roots, s.rootErr = resolveRoots(o.Roots)
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "harness", Title: "harness: run coding agents under supervision", Version: o.Version},
 		&mcp.ServerOptions{Logger: o.Logger, Instructions: fmt.Sprintf(instructions, agentList())})
@@ -233,12 +236,16 @@ func (s *Server) Close() {
 // warnings reach clients that never call logging/setLevel (the spec lets
 // the server choose then). A client's own setLevel overrides it. A
 // request that came in an HTTP POST is cancelled when the POST is over
-// (callContext).
+// (callContext). A request the SDK would serve wrongly is answered here
+// (refuse), and an initialize refused gets a JSON-RPC code (withCode).
 func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		ss, _ := req.GetSession().(*mcp.ServerSession)
 		if ss != nil {
 			s.track(ss)
+		}
+		if res, err := refuse(method, req); res != nil || err != nil {
+			return res, err
 		}
 		ctx, done := s.callContext(ctx, method, req)
 		defer done()
@@ -247,7 +254,7 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			_, _ = next(ctx, "logging/setLevel", &mcp.ServerRequest[*mcp.SetLoggingLevelParams]{
 				Session: ss, Params: &mcp.SetLoggingLevelParams{Level: "warning"}})
 		}
-		return res, err
+		return res, withCode(method, err)
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -21,6 +23,11 @@ import (
 // MaxPromptBytes always runs, and one over it meets run_agent's own
 // error, however the client escapes it.
 const maxLine = 6*MaxPromptBytes + 1<<20
+
+// maxReplies bounds the bytes of ServeStdio's own error answers waiting
+// for a client that does not read them: thousands of answers (each at
+// most an id of 4 KiB and a short message).
+const maxReplies = 1 << 20
 
 // ServeStdio serves one session as Run does, over newline-delimited
 // JSON-RPC on r and w (stdio). The SDK ends the connection at the first
@@ -42,22 +49,34 @@ const maxLine = 6*MaxPromptBytes + 1<<20
 //     with a warning to Options.Logger.
 //
 // Blank lines are skipped. The answers and the SDK's messages reach w
-// whole, one at a time.
+// whole, one at a time. These answers are queued (at most maxReplies
+// bytes of them; past that one is dropped, with a warning to
+// Options.Logger): the reader never waits for w, so it sees the end of r
+// even when the client no longer reads.
 //
 // The end of r (EOF, or a read error) is the client's going away: the
-// session's runs are interrupted at once (the SDK answers no call once
-// its input has ended). Once r has ended, or ctx is done, a write to w
-// blocked for writeGrace (5 s) is abandoned and nothing more is written:
-// a client that closed stdin and no longer reads stdout does not keep
-// ServeStdio, which returns once the runs' processes are gone. That end
-// is the client's doing, not an error: ServeStdio returns nil.
+// session's runs are interrupted at once, and every call in flight is
+// answered (a run_agent waiting for its run, with the interrupted run's
+// result). The SDK answers no call once its input has ended, so the end
+// reaches it only once every request handed on is answered, or w
+// failed (or after holdMax, 1 min: a backstop). Once r has ended, or ctx is done, a write to w blocked for
+// writeGrace (5 s) is abandoned and nothing more is written: a client
+// that closed stdin and no longer reads stdout does not keep ServeStdio,
+// which returns once the runs' processes are gone. That end is the
+// client's doing, not an error: ServeStdio returns nil.
 func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error {
 	out := &syncio.GraceWriter{W: w, Grace: s.writeGrace}
-	in := &input{lines: rpcline.NewReader(r, maxLine), out: out, log: s.o.Logger, ended: make(chan struct{})}
+	in := &input{lines: rpcline.NewReader(r, maxLine), replies: &syncio.Queue{W: out, Max: maxReplies}, log: s.o.Logger,
+		ended: make(chan struct{}), broken: make(chan struct{}), quit: make(chan struct{}), holdMax: s.holdMax}
 	// The SDK's own cap is a backstop that never fires: no line input
 	// hands on is over maxLine.
 	err := s.serve(ctx, &mcp.IOTransport{Reader: io.NopCloser(in), Writer: sdkOutput{out, in}, MaxLineLength: maxLine + 1<<20},
 		in.ended, out.End)
+	close(in.quit)
+	// input's own answers are written before ServeStdio returns (the
+	// caller exits then), each within the grace once the session is over.
+	out.End()
+	in.replies.Wait()
 	if errors.Is(err, syncio.ErrAbandoned) {
 		s.o.Logger.Warn("mcp: the client closed its input and stopped reading the output; messages were not written")
 		err = nil
@@ -75,7 +94,13 @@ type sdkOutput struct {
 // Write writes one message of the SDK's (its transport writes each whole).
 func (o sdkOutput) Write(p []byte) (int, error) {
 	o.in.calls.Written(p)
-	return o.w.Write(p)
+	n, err := o.w.Write(p)
+	if err != nil {
+		// The SDK writes nothing after a failed write, so the calls in
+		// flight will never be answered: the end of r need not wait.
+		o.in.brokenOnce.Do(func() { close(o.in.broken) })
+	}
+	return n, err
 }
 
 func (sdkOutput) Close() error { return nil }
@@ -84,14 +109,23 @@ func (sdkOutput) Close() error { return nil }
 // line looked at before it is handed on. Read is called by the SDK's one
 // reading goroutine.
 type input struct {
-	lines *rpcline.Reader
-	out   io.Writer
-	log   *slog.Logger
+	lines   *rpcline.Reader
+	replies *syncio.Queue // input's own answers, on their way to the output
+	log     *slog.Logger
 
 	rest []byte // what the SDK has not read yet of the line handed on
 	err  error  // the error that ended r, returned once rest is read
 	// ended is closed when r has ended (err is set): the client is gone.
 	ended chan struct{}
+	// broken is closed when a write of the SDK's failed.
+	broken     chan struct{}
+	brokenOnce sync.Once
+	// quit is closed when ServeStdio is over.
+	quit chan struct{}
+	// holdMax bounds the hold of the end of r (Read); holdEnd is its
+	// timer, from the end of r.
+	holdMax time.Duration
+	holdEnd <-chan time.Time
 
 	calls rpcline.InFlight // the requests handed on and not answered yet
 }
@@ -99,6 +133,21 @@ type input struct {
 func (in *input) Read(p []byte) (int, error) {
 	for len(in.rest) == 0 {
 		if in.err != nil {
+			// Held back until the calls in flight are answered: the SDK
+			// answers none once it has seen the end. Each waits on runs
+			// interrupted at the end, and on writes given up after the
+			// grace.
+			if in.holdEnd == nil {
+				// A backstop: a call the SDK never answered would hold
+				// the session, and ServeStdio, for ever.
+				in.holdEnd = time.After(in.holdMax)
+			}
+			select {
+			case <-in.calls.Idle():
+			case <-in.broken:
+			case <-in.quit:
+			case <-in.holdEnd:
+			}
 			return 0, in.err
 		}
 		line, over, err := in.lines.Next()
@@ -162,8 +211,10 @@ func (in *input) oversize(o *rpcline.Oversize) {
 	in.reply(o.ID, jsonrpc.CodeInvalidRequest, oversizeMessage("message", int64(o.Size), maxLine))
 }
 
-// reply writes a JSON-RPC error answer to the request id (nil: null),
-// straight to the output: no id it answers is freed.
+// reply queues a JSON-RPC error answer to the request id (nil: null)
+// for the output: no id it answers is freed.
 func (in *input) reply(id json.RawMessage, code int64, msg string) {
-	_ = rpcline.WriteError(in.out, id, &jsonrpc.Error{Code: code, Message: msg})
+	if err := rpcline.WriteError(in.replies, id, &jsonrpc.Error{Code: code, Message: msg}); err != nil {
+		in.log.Warn("mcp: dropped an error answer: the client reads none of the output", "id", string(id), "error", err)
+	}
 }

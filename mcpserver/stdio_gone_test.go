@@ -123,3 +123,37 @@ func TestStdioEOFInterruptsRuns(t *testing.T) {
 		t.Fatal("ServeStdio did not return once its output was read")
 	}
 }
+
+// TestStdioBadLineUnreadThenEOF: the error answer to a line that is not
+// JSON-RPC does not keep the reader from seeing the end of stdin when
+// nobody reads stdout: ServeStdio gives the answer up after the grace
+// and returns. The reader wrote the answer itself, blocked on the full
+// pipe, never read the EOF, and harness mcp hung for ever.
+func TestStdioBadLineUnreadThenEOF(t *testing.T) {
+	t.Parallel()
+	c := newPipeClient(t, 50*time.Millisecond)
+	c.send(t, "garbage")
+	require.NoError(t, c.in.Close())
+	select {
+	case err := <-c.f.runDone:
+		require.NoError(t, err, "the client's going away is no error")
+	case <-time.After(20 * time.Second):
+		t.Fatal("ServeStdio hangs on the answer to a bad line nobody reads")
+	}
+}
+
+// TestStdioEOFAnswersCallInFlight: a run_agent call waiting for its run
+// (wait=turn) when stdin ends gets its answer, the run interrupted, for
+// a client that still reads stdout. It got none: the SDK answers no call
+// once its input has ended.
+func TestStdioEOFAnswersCallInFlight(t *testing.T) {
+	t.Parallel()
+	c := newRawClient(t)
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"run_agent","arguments":{"agent":"claude","prompt":"interrupt"}}}`)
+	require.Eventually(t, func() bool { return len(c.f.children.PIDs()) > 0 }, 30*time.Second, 5*time.Millisecond, "the agent starts")
+	require.NoError(t, c.w.Close())
+	a := c.answer()
+	require.Equal(t, "1", a.Get("id").Raw, a.Raw)
+	require.True(t, a.Get("result.isError").Bool(), a.Raw)
+	require.Equal(t, "cancelled", a.Get("result.structuredContent.state").String(), a.Raw)
+}

@@ -106,6 +106,9 @@ func TestStdioBadLines(t *testing.T) {
 		{"null", `null`, []string{"null -32600"}},
 		{"old-version", `{"jsonrpc":"1.0","id":3,"method":"ping"}`, []string{"3 -32600"}},
 		{"bool-id", `{"jsonrpc":"2.0","id":true,"method":"ping"}`, []string{"null -32600"}},
+		// A request all the same (JSON-RPC 2.0 discourages it, MCP forbids
+		// it): the SDK took it for a notification and answered nothing.
+		{"null-id", `{"jsonrpc":"2.0","id":null,"method":"ping"}`, []string{"null -32600"}},
 		{"bad-error-member", `{"jsonrpc":"2.0","id":"e","method":"ping","error":"x"}`, []string{`"e" -32600`}},
 		{"batch", `[{"jsonrpc":"2.0","id":4,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/cancelled"},{"jsonrpc":"2.0","id":5,"method":"ping"}]`,
 			[]string{"4 -32600", "5 -32600"}},
@@ -205,4 +208,29 @@ func TestStdioBigPrompt(t *testing.T) {
 	res = f.call(t, "run_agent", map[string]any{"agent": "claude", "prompt": "slow-drip"}, nil)
 	require.False(t, res.IsError, harnesstest.MCPText(res))
 	require.Equal(t, "success", harnesstest.MCPStructured(t, res).Get("state").String())
+}
+
+// TestStdioProtocolErrors: a second initialize is refused with a
+// JSON-RPC code (Invalid request; the SDK's error had code 0), and
+// logging/setLevel to a level MCP does not have with Invalid params (the
+// SDK took any string); a level it has is taken.
+func TestStdioProtocolErrors(t *testing.T) {
+	t.Parallel()
+	c := newRawClient(t)
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	a := c.answer()
+	require.Equal(t, "1", a.Get("id").Raw)
+	require.EqualValues(t, -32600, a.Get("error.code").Int(), a.Raw)
+	require.Contains(t, a.Get("error.message").String(), `duplicate "initialize"`)
+
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"bogus"}}`)
+	a = c.answer()
+	require.Equal(t, "2", a.Get("id").Raw)
+	require.EqualValues(t, -32602, a.Get("error.code").Int(), a.Raw)
+	require.Contains(t, a.Get("error.message").String(), `log level "bogus"`)
+
+	c.send(`{"jsonrpc":"2.0","id":3,"method":"logging/setLevel","params":{"level":"error"}}`)
+	a = c.answer()
+	require.Equal(t, "3", a.Get("id").Raw)
+	require.False(t, a.Get("error").Exists(), a.Raw)
 }

@@ -95,7 +95,9 @@ func (s *Server) addTools() {
 	mcp.AddTool(s.mcp, &mcp.Tool{Name: "run_status", Title: "Status of a run",
 		Description:  "State of a run started by run_agent: running or its final status, elapsed time, time since its last output, what it is doing, and the tool calls in flight.",
 		OutputSchema: schemaFor[Status](), Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, s.runStatus)
-	mcp.AddTool(s.mcp, &mcp.Tool{Name: "run_events", Title: "Events of a run",
+	eventsSchema := schemaFor[EventsArgs]()
+	intRange(eventsSchema, "run_events")
+	mcp.AddTool(s.mcp, &mcp.Tool{Name: "run_events", Title: "Events of a run", InputSchema: eventsSchema,
 		Description:  "Page through a run's normalized events (harness's unified event stream) with seq greater than after_seq. Events are read from the run's session log; a server without session logs keeps only the newest 10000 events (32 MiB) of each run, and reports older ones as dropped.",
 		OutputSchema: schemaFor[EventsPage](), Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, s.runEvents)
 	mcp.AddTool(s.mcp, &mcp.Tool{Name: "cancel_run", Title: "Cancel a run",
@@ -123,7 +125,17 @@ func runArgsSchema() *jsonschema.Schema {
 	sc.Properties["prompt"].MinLength = jsonschema.Ptr(1)
 	sc.Properties["agent"].MinLength = jsonschema.Ptr(1)
 	sc.Properties["agent"].Description = "the agent to run: " + agentList() + " (list_agents shows which are installed)"
+	intRange(sc, "run_agent")
 	return sc
+}
+
+// intRange gives the whole-number arguments of tool their range in its
+// input schema sc (checkIntArgs holds calls to it).
+func intRange(sc *jsonschema.Schema, tool string) {
+	for _, a := range intArgs[tool] {
+		sc.Properties[a.name].Minimum = jsonschema.Ptr(0.0)
+		sc.Properties[a.name].Maximum = jsonschema.Ptr(float64(maxArgInt))
+	}
 }
 
 // agentList names the supported agents, for descriptions.

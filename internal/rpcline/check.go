@@ -20,8 +20,8 @@ type Message struct {
 	// what an SDK reads (the Go SDKs end the connection at a blank
 	// between a message and its newline). It shares the line's memory.
 	Line []byte
-	// ID is the id; nil when there is none or it is null (the SDKs take
-	// such a request for a notification).
+	// ID is the id; nil when there is none (a notification), or, in a
+	// response, when it is null.
 	ID     json.RawMessage
 	Method string // "" in a response
 	Params json.RawMessage
@@ -46,7 +46,9 @@ type Invalid struct {
 // servers' SDKs take none); and anything else that is not one message
 // (CodeInvalidRequest): not an object, "jsonrpc" not "2.0", an id that
 // ValidID refuses, a method that is not a non-empty string, a request
-// with a result or an error, a response without an id or with other than
+// with a result or an error, a request whose id is null (JSON-RPC's
+// discouraged request id, which the servers' SDKs take for a
+// notification's and never answer), a response without an id or with other than
 // one of a result and an error, or with an error that is not
 // {code: integer, message: string}. The id answered is the request's
 // when ValidID allows it (ID), else null.
@@ -102,7 +104,8 @@ func message(msg []byte) (*Message, string) {
 	if p, ok := f["params"]; ok {
 		m.Params = json.RawMessage(p)
 	}
-	if id, ok := f["id"]; ok && id != "null" {
+	id, hasID := f["id"]
+	if hasID && id != "null" {
 		if !ValidID(json.RawMessage(id)) {
 			return nil, "the id must be a string, or a whole number of at most 2^53-1 (one harness can answer exactly)"
 		}
@@ -117,6 +120,10 @@ func message(msg []byte) (*Message, string) {
 			return nil, `"method" must be a non-empty string`
 		case hasResult || hasError:
 			return nil, `a request has no "result" or "error"`
+		case hasID && m.ID == nil:
+			// Answered Invalid request to id null: its sender waits for
+			// an answer with that id, and the SDKs would give none.
+			return nil, "the id of a request must be a string or a whole number, not null (a notification has no id)"
 		}
 		m.Method = v
 		return m, ""

@@ -13,8 +13,34 @@ import (
 // beside the first and answer both with the one id (ACP's). The zero
 // value is ready to use; it is safe for concurrent use.
 type InFlight struct {
-	mu  sync.Mutex
-	ids map[string]bool
+	mu   sync.Mutex
+	ids  map[string]bool
+	idle []chan struct{} // Idle's, closed when ids empties
+}
+
+// Idle returns a channel closed once no request is in flight: at once
+// when none is.
+func (f *InFlight) Idle() <-chan struct{} {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c := make(chan struct{})
+	if len(f.ids) == 0 {
+		close(c)
+	} else {
+		f.idle = append(f.idle, c)
+	}
+	return c
+}
+
+// free forgets key; the caller holds mu.
+func (f *InFlight) free(key string) {
+	delete(f.ids, key)
+	if len(f.ids) == 0 {
+		for _, c := range f.idle {
+			close(c)
+		}
+		f.idle = nil
+	}
 }
 
 // Start notes the id of a request (one Check passed) handed on, and
@@ -38,7 +64,7 @@ func (f *InFlight) Start(id json.RawMessage) bool {
 func (f *InFlight) End(id json.RawMessage) {
 	key := idKey(gjson.ParseBytes(id))
 	f.mu.Lock()
-	delete(f.ids, key)
+	f.free(key)
 	f.mu.Unlock()
 }
 
@@ -66,7 +92,9 @@ func (f *InFlight) Written(msg []byte) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	answers := f.ids[key]
-	delete(f.ids, key)
+	if answers {
+		f.free(key)
+	}
 	return answers
 }
 

@@ -34,8 +34,9 @@ type Oversize struct {
 	// ID is its top-level id when that is one JSON-RPC allows (see
 	// ValidID); nil otherwise.
 	ID json.RawMessage
-	// Request reports whether it has a method and an id that is not
-	// null: its sender waits for an answer.
+	// Request reports whether it has a method and an id, null too (then
+	// ID is nil, and the answer's id null): its sender waits for an
+	// answer.
 	Request bool
 }
 
@@ -191,7 +192,7 @@ func (f *topFields) endValue() {
 	v := bytes.TrimSpace(f.val)
 	switch string(f.key) {
 	case "id":
-		f.hasID = string(v) != "null" // a null id is a notification's, as the SDKs read it
+		f.hasID = true // null too: a request, answered with id null
 		f.id = append(json.RawMessage(nil), v...)
 	case "method":
 		var s string

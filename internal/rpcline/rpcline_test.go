@@ -80,13 +80,16 @@ func TestTopFields(t *testing.T) {
 			Method string           `json:"method"`
 		}
 		_ = json.Unmarshal([]byte(msg), &want)
+		var keys map[string]json.RawMessage
+		_ = json.Unmarshal([]byte(msg), &keys)
+		_, hasID := keys["id"] // null too: a request, answered with id null
 		for _, size := range []int{1, 2, 3, 7, len(msg)} {
 			var f topFields
 			for i := 0; i < len(msg); i += size {
 				f.write([]byte(msg[i:min(i+size, len(msg))]))
 			}
 			require.Equal(t, want.Method, f.method, "%s in pieces of %d", msg, size)
-			require.Equal(t, want.ID != nil, f.hasID, "%s in pieces of %d", msg, size)
+			require.Equal(t, hasID, f.hasID, "%s in pieces of %d", msg, size)
 			if want.ID != nil && len(*want.ID) <= maxIDBytes {
 				require.JSONEq(t, string(*want.ID), string(f.id), msg)
 			}
@@ -145,7 +148,6 @@ func TestCheck(t *testing.T) {
 		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1}}` + " \r\n": {Line: []byte(`{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1}}` + "\n"),
 			ID: json.RawMessage(`1`), Method: "m", Params: json.RawMessage(`{"a":1}`)},
 		`{"jsonrpc":"2.0","method":"n"}`:           {Line: []byte(`{"jsonrpc":"2.0","method":"n"}` + "\n"), Method: "n"},
-		`{"jsonrpc":"2.0","id":null,"method":"n"}`: {Line: []byte(`{"jsonrpc":"2.0","id":null,"method":"n"}` + "\n"), Method: "n"},
 		`{"jsonrpc":"2.0","id":"r","result":null}`: {Line: []byte(`{"jsonrpc":"2.0","id":"r","result":null}` + "\n"), ID: json.RawMessage(`"r"`)},
 		`{"jsonrpc":"2.0","id":2,"error":{"code":-1,"message":"x","data":[1]}}`: {Line: []byte(`{"jsonrpc":"2.0","id":2,"error":{"code":-1,"message":"x","data":[1]}}` + "\n"),
 			ID: json.RawMessage(`2`)},
@@ -166,6 +168,7 @@ func TestCheck(t *testing.T) {
 		`{"JSONRPC":"2.0","id":3,"method":"m"}`:                      `-32600 [3]`,
 		`{"jsonrpc":"2.0","id":true,"method":"m"}`:                   `-32600 []`,
 		`{"jsonrpc":"2.0","id":1.5,"method":"m"}`:                    `-32600 []`,
+		`{"jsonrpc":"2.0","id":null,"method":"n"}`:                   `-32600 []`, // a request, answered to id null
 		`{"jsonrpc":"2.0","id":4,"method":""}`:                       `-32600 [4]`,
 		`{"jsonrpc":"2.0","id":4,"method":null}`:                     `-32600 [4]`,
 		`{"jsonrpc":"2.0","id":5,"method":"m","error":"x"}`:          `-32600 [5]`,
@@ -207,4 +210,38 @@ func TestInFlightWritten(t *testing.T) {
 	require.True(t, f.Start(json.RawMessage(`7`)), "free again")
 	f.End(json.RawMessage(`"7"`))
 	require.False(t, f.Written([]byte(`{"jsonrpc":"2.0","id":"7","error":{"code":1,"message":"m"}}`)), "ended")
+}
+
+// TestInFlightIdle: Idle's channel is closed at once with no request in
+// flight, else once the last is answered or ended.
+func TestInFlightIdle(t *testing.T) {
+	t.Parallel()
+	var f InFlight
+	closed := func(c <-chan struct{}) bool {
+		select {
+		case <-c:
+			return true
+		default:
+			return false
+		}
+	}
+	require.True(t, closed(f.Idle()))
+	require.True(t, f.Start(json.RawMessage(`1`)))
+	require.True(t, f.Start(json.RawMessage(`2`)))
+	idle := f.Idle()
+	require.False(t, f.Written([]byte(`{"jsonrpc":"2.0","id":3,"result":{}}`)))
+	require.True(t, f.Written([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}`)))
+	require.False(t, closed(idle), "2 is in flight")
+	f.End(json.RawMessage(`2`))
+	require.True(t, closed(idle))
+}
+
+// TestOversizeNullID: an oversize request whose id is null is a request
+// still, answered to id null; it was dropped as a notification.
+func TestOversizeNullID(t *testing.T) {
+	t.Parallel()
+	line := `{"jsonrpc":"2.0","id":null,"method":"m","params":"` + strings.Repeat("x", 100) + `"}` + "\n"
+	_, o, err := NewReader(strings.NewReader(line), 10).Next()
+	require.NoError(t, err)
+	require.Equal(t, &Oversize{Size: len(line), Method: "m", Request: true}, o)
 }
