@@ -36,12 +36,14 @@ const exampleTables = `#
 
 # [models] — model aliases and prices, over the builtin table and the user
 # cache ($XDG_CACHE_HOME/harness/models.toml, ` + "`harness models update`" + `).
+# Alias names and model ids ignore case: two in one file that differ only
+# in case are an error; a later file's replaces an earlier file's.
 #
 # [models.aliases.fast]               # an alias: agent → that agent's model id
 # codex = "gpt-5-mini"
 # opencode = "openai/gpt-5-mini"
 #
-# [models.prices."gpt-5.5"]           # USD per million tokens
+# [models.prices."gpt-5.5"]           # USD per million tokens, 0 to 1000000
 # input = 5.0
 # output = 30.0
 # cache_read = 0.5

@@ -25,10 +25,40 @@ type LoadOptions struct {
 	// --config); it must exist.
 	ProjectFile string
 	// UserFile is the user config; "" reads none (the CLI passes
-	// DefaultUserFile(os.Getenv)). A missing user file is not an error.
+	// DefaultUserFile(os.Getenv)). A user file that does not exist is not
+	// an error; one that cannot be looked at (a symbolic link loop, a
+	// directory that cannot be searched) is.
 	UserFile string
 	// Getenv reads HARNESS_* variables; nil reads none.
 	Getenv func(string) string
+	// Home is the user's home directory, which a path setting's leading
+	// "~/" names (log_dir = "~/harness-logs"); "" makes such a value an
+	// error.
+	Home string
+}
+
+// Present reports whether the config file at path is there to be read:
+// false only when nothing is at path. Anything else that keeps it from
+// being looked at, a symbolic link loop, a link to nothing, a directory
+// that cannot be searched, is an *Error naming path (exit 2): skipping
+// it would silently drop the settings it holds.
+func Present(path string) (bool, error) {
+	_, err := os.Stat(path)
+	if err == nil {
+		return true, nil
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		if _, lerr := os.Lstat(path); lerr != nil {
+			return false, nil // nothing there (or its directory is missing)
+		}
+		err = errors.New("a symbolic link to nothing")
+	} else {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // the Error names the file
+		}
+	}
+	return false, &Error{Source: path, Err: err}
 }
 
 // FindProject returns the harness.toml nearest to dir, walking up to the
@@ -47,8 +77,12 @@ func FindProject(dir string) (string, error) {
 		if err == nil && !fi.IsDir() {
 			return p, nil
 		}
-		if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrPermission) {
-			return "", fmt.Errorf("config: %w", err)
+		if err != nil && !errors.Is(err, fs.ErrPermission) {
+			// Nothing there: look further up. Anything else (a link loop,
+			// a link to nothing) is an error, as for the user's file.
+			if _, err := Present(p); err != nil {
+				return "", err
+			}
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
@@ -66,8 +100,12 @@ func Load(opts LoadOptions) (Config, []Warning, error) {
 	c := Defaults()
 	var warns []Warning
 	if opts.UserFile != "" {
-		if _, err := os.Stat(opts.UserFile); err == nil {
-			w, err := c.applyFile(opts.UserFile, opts.UserFile)
+		present, err := Present(opts.UserFile)
+		if err != nil {
+			return c, warns, err
+		}
+		if present {
+			w, err := c.applyFile(opts.UserFile, opts.UserFile, opts.Home)
 			warns = append(warns, w...)
 			if err != nil {
 				return c, warns, err
@@ -82,14 +120,14 @@ func Load(opts LoadOptions) (Config, []Warning, error) {
 		}
 	}
 	if project != "" {
-		w, err := c.applyFile(project, displayPath(opts.Cwd, project))
+		w, err := c.applyFile(project, displayPath(opts.Cwd, project), opts.Home)
 		warns = append(warns, w...)
 		if err != nil {
 			return c, warns, err
 		}
 	}
 	if opts.Getenv != nil {
-		if err := c.applyEnv(opts.Getenv); err != nil {
+		if err := c.applyEnv(opts.Getenv, opts.Home); err != nil {
 			return c, warns, err
 		}
 	}
@@ -112,7 +150,7 @@ func displayPath(cwd, path string) string {
 	return path
 }
 
-func (c *Config) applyEnv(getenv func(string) string) error {
+func (c *Config) applyEnv(getenv func(string) string, home string) error {
 	for _, s := range settings() {
 		if s.Env == "" {
 			continue
@@ -131,6 +169,11 @@ func (c *Config) applyEnv(getenv func(string) string) error {
 		}
 		if err := s.set(c, raw); err != nil {
 			return &Error{Source: source, Key: s.Key, Value: getenv(s.Env), Quote: true, Err: err}
+		}
+		// A relative path from the environment stays relative: it is the
+		// directory harness runs in's, as any path a shell hands over.
+		if err := c.resolvePath(s, "", home); err != nil {
+			return &Error{Source: source, Key: s.Key, Value: raw, Quote: true, Err: err}
 		}
 		c.Origins[s.Key] = source
 	}
@@ -157,8 +200,12 @@ func (c *Config) check() error {
 // larger put in its place is refused, not read (regfile).
 const maxFile = 4 << 20
 
+// fileSource is the config file being applied: name is how errors name
+// it, dir its directory (absolute), home the user's home directory.
+type fileSource struct{ name, dir, home string }
+
 // applyFile reads one config file over c. name is how errors name it.
-func (c *Config) applyFile(path, name string) ([]Warning, error) {
+func (c *Config) applyFile(path, name, home string) ([]Warning, error) {
 	data, err := regfile.ReadFile(path, maxFile)
 	if err != nil {
 		var pe *fs.PathError
@@ -167,22 +214,27 @@ func (c *Config) applyFile(path, name string) ([]Warning, error) {
 		}
 		return nil, &Error{Source: name, Err: err}
 	}
-	var tree map[string]any
-	if err := toml.Unmarshal(data, &tree); err != nil {
+	tree, err := registry.DecodeTOML(data)
+	if err != nil {
 		var de *toml.DecodeError
 		if errors.As(err, &de) {
 			row, col := de.Position()
 			return nil, &Error{Source: fmt.Sprintf("%s:%d:%d", name, row, col), Err: fmt.Errorf("%s", de.Error())}
 		}
+		var deep *registry.DeepError
+		if errors.As(err, &deep) {
+			return nil, &Error{Source: fmt.Sprintf("%s:%d:%d", name, deep.Line, deep.Column), Err: err}
+		}
 		return nil, &Error{Source: name, Err: err}
 	}
 	c.Files = append(c.Files, path)
+	dir, _ := filepath.Abs(filepath.Dir(path))
+	src := fileSource{name: name, dir: dir, home: home}
 	var warns []Warning
 	for _, k := range slices.Sorted(maps.Keys(tree)) {
 		v := tree[k]
 		switch k {
 		case "agents":
-			dir, _ := filepath.Abs(filepath.Dir(path))
 			w, err := c.applyAgents(name, dir, v)
 			warns = append(warns, w...)
 			if err != nil {
@@ -193,7 +245,7 @@ func (c *Config) applyFile(path, name string) ([]Warning, error) {
 				return warns, err
 			}
 		default:
-			w, err := c.applyTree(name, k, v)
+			w, err := c.applyTree(src, k, v)
 			warns = append(warns, w...)
 			if err != nil {
 				return warns, err
@@ -204,7 +256,8 @@ func (c *Config) applyFile(path, name string) ([]Warning, error) {
 }
 
 // applyTree applies a scalar setting or descends into a table of them.
-func (c *Config) applyTree(name, key string, v any) ([]Warning, error) {
+func (c *Config) applyTree(src fileSource, key string, v any) ([]Warning, error) {
+	name := src.name
 	if sub, ok := v.(map[string]any); ok {
 		if _, setting := Lookup(key); setting && !isTable(key) {
 			// A known setting, not a table: its value is wrong, as an
@@ -216,7 +269,7 @@ func (c *Config) applyTree(name, key string, v any) ([]Warning, error) {
 		}
 		var warns []Warning
 		for _, k := range slices.Sorted(maps.Keys(sub)) {
-			w, err := c.applyTree(name, key+"."+k, sub[k])
+			w, err := c.applyTree(src, key+"."+k, sub[k])
 			warns = append(warns, w...)
 			if err != nil {
 				return warns, err
@@ -225,6 +278,15 @@ func (c *Config) applyTree(name, key string, v any) ([]Warning, error) {
 		return warns, nil
 	}
 	s, ok := Lookup(key)
+	if !ok && isTable(key) {
+		// A known table given a value: as wrong as a table given where a
+		// value is (above), not an unknown key to skip.
+		what := "a single value"
+		if _, isArray := v.([]any); isArray {
+			what = "an array"
+		}
+		return nil, &Error{Source: name, Key: key, Err: fmt.Errorf("is %s, not a table (write [%s] and its keys below it)", what, key)}
+	}
 	if !ok {
 		return []Warning{{Source: name, Key: key, Message: "unknown key (ignored)" + suggest(key)}}, nil
 	}
@@ -236,8 +298,37 @@ func (c *Config) applyTree(name, key string, v any) ([]Warning, error) {
 		_, isString := v.(string)
 		return nil, &Error{Source: name, Key: key, Value: raw, Quote: isString || s.Kind != KindInt, Err: err}
 	}
+	if err := c.resolvePath(s, src.dir, src.home); err != nil {
+		return nil, &Error{Source: name, Key: key, Value: raw, Quote: true, Err: err}
+	}
 	c.Origins[key] = name
 	return nil, nil
+}
+
+// resolvePath makes the value of a path setting s just set mean the same
+// from any directory: a leading "~/" is the home directory (no shell
+// expands it in a file: it made a directory named "~" wherever harness
+// ran), and a relative path is dir's, the directory of the file that set
+// it, as an agent's binary is; dir "" leaves it relative.
+func (c *Config) resolvePath(s Setting, dir, home string) error {
+	if s.Kind != KindPath {
+		return nil
+	}
+	p := s.get(c)
+	switch {
+	case p == "":
+		return nil
+	case p == "~" || strings.HasPrefix(p, "~/"):
+		if home == "" {
+			return errors.New("starts with ~ but the home directory is not known (HOME is not set)")
+		}
+		p = filepath.Join(home, p[1:])
+	case strings.HasPrefix(p, "~"):
+		return errors.New("names another user's home (~NAME), which harness does not expand: use ~/ or another path")
+	case dir != "" && !filepath.IsAbs(p):
+		p = filepath.Join(dir, p)
+	}
+	return s.set(c, p)
 }
 
 func isTable(key string) bool {
@@ -420,35 +511,47 @@ func asStringMap(v any) (map[string]string, error) {
 	return out, nil
 }
 
-// applyModels decodes [models] with the registry's own strict parser, so
-// that a models table means the same in harness.toml and in models.toml.
+// applyModels decodes [models] with the registry's own strict decoder
+// (ParseTable), so that a models table means the same in harness.toml
+// and in models.toml, and lays it over the files read before. Names are
+// merged as the registry looks them up, aliases and model ids ignoring
+// case and agents by their canonical id, so that the project's "Fast"
+// replaces the user's "fast" instead of colliding with it.
 func (c *Config) applyModels(name string, v any) error {
 	table, ok := v.(map[string]any)
 	if !ok {
 		return &Error{Source: name, Key: "models", Err: errors.New("must be a table")}
 	}
-	data, err := toml.Marshal(table)
+	f, err := registry.ParseTable(name, table)
 	if err != nil {
+		var fe *registry.FileError
+		if errors.As(err, &fe) {
+			key := "models"
+			if fe.Key != "" {
+				key += "." + fe.Key
+			}
+			return &Error{Source: name, Key: key, Err: fe.Err}
+		}
 		return &Error{Source: name, Key: "models", Err: err}
 	}
-	f, err := registry.ParseFile(name+" [models]", data)
-	if err != nil {
-		return &Error{Source: name, Key: "models", Err: errors.New(strings.TrimPrefix(err.Error(), "registry: "+name+" [models]: "))}
-	}
 	for alias, ids := range f.Aliases {
+		alias = strings.ToLower(alias)
 		if c.Models.Aliases == nil {
 			c.Models.Aliases = map[string]map[string]string{}
 		}
 		if c.Models.Aliases[alias] == nil {
 			c.Models.Aliases[alias] = map[string]string{}
 		}
-		maps.Copy(c.Models.Aliases[alias], ids)
+		for agent, id := range ids {
+			canon, _ := registry.Canonical(agent) // ParseTable checked it
+			c.Models.Aliases[alias][canon] = id
+		}
 	}
 	for id, p := range f.Prices {
 		if c.Models.Prices == nil {
 			c.Models.Prices = map[string]registry.Price{}
 		}
-		c.Models.Prices[id] = p
+		c.Models.Prices[strings.ToLower(id)] = p
 	}
 	return nil
 }

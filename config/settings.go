@@ -172,7 +172,7 @@ var settings = sync.OnceValue(func() []Setting {
 			s.EnvInverts = true
 			return s
 		}(),
-		stringSetting("log_dir", "HARNESS_LOG_DIR", "session log directory; unset: $XDG_DATA_HOME/harness/sessions", KindPath,
+		stringSetting("log_dir", "HARNESS_LOG_DIR", `session log directory; a leading "~/" is the home directory, a relative path this file's directory; unset: $XDG_DATA_HOME/harness/sessions`, KindPath,
 			func(c *Config) *string { return &c.LogDir }),
 		stringSetting("otlp", "HARNESS_OTLP",
 			"export every run as OpenTelemetry traces and metrics to this OTLP/HTTP endpoint (http://HOST:4318); unset: OTEL_EXPORTER_OTLP_ENDPOINT, else none", KindString,

@@ -1,13 +1,11 @@
 package registry
 
 import (
-	"bytes"
 	_ "embed"
 	"errors"
 	"fmt"
 	"io/fs"
 	"maps"
-	"math"
 	"regexp"
 	"slices"
 	"strings"
@@ -15,7 +13,6 @@ import (
 
 	"github.com/agentharness/harness/event"
 	"github.com/agentharness/harness/internal/regfile"
-	"github.com/pelletier/go-toml/v2"
 )
 
 //go:embed models.toml
@@ -90,58 +87,15 @@ func (m *Models) table() *Models {
 	return m
 }
 
-// ParseFile decodes and validates a models file. Unknown keys are errors,
-// since a misspelt "prises" would silently drop every price. name is used
-// in error messages.
+// ParseFile decodes and validates a models file (ParseTable). Unknown
+// keys are errors, since a misspelt "prises" would silently drop every
+// price. name is used in error messages.
 func ParseFile(name string, data []byte) (File, error) {
-	var f File
-	dec := toml.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&f); err != nil {
-		var strict *toml.StrictMissingError
-		if errors.As(err, &strict) {
-			return File{}, fmt.Errorf("registry: %s: unknown keys: %s", name, strictKeys(strict))
-		}
+	t, err := DecodeTOML(data)
+	if err != nil {
 		return File{}, fmt.Errorf("registry: %s: %w", name, err)
 	}
-	return f, f.Validate(name)
-}
-
-func strictKeys(e *toml.StrictMissingError) string {
-	var keys []string
-	for _, d := range e.Errors {
-		keys = append(keys, strings.Join(d.Key(), "."))
-	}
-	return strings.Join(keys, ", ")
-}
-
-// Validate checks that every alias maps known agents to non-empty ids and
-// that every price is a finite, non-negative number.
-func (f File) Validate(name string) error {
-	for alias, ids := range f.Aliases {
-		if strings.TrimSpace(alias) == "" {
-			return fmt.Errorf("registry: %s: empty alias name", name)
-		}
-		for agent, id := range ids {
-			if _, ok := Agent(agent); !ok {
-				return fmt.Errorf("registry: %s: aliases.%s: unknown agent %q (known: %s)",
-					name, alias, agent, strings.Join(AgentIDs(), ", "))
-			}
-			if strings.TrimSpace(id) == "" {
-				return fmt.Errorf("registry: %s: aliases.%s.%s: empty model id", name, alias, agent)
-			}
-		}
-	}
-	for id, p := range f.Prices {
-		for field, v := range map[string]float64{"input": p.Input, "output": p.Output,
-			"cache_read": p.CacheRead, "cache_write": p.CacheWrite} {
-			if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
-				return fmt.Errorf("registry: %s: prices.%s.%s: %v is not a price (USD per million tokens, >= 0)",
-					name, id, field, v)
-			}
-		}
-	}
-	return nil
+	return ParseTable(name, t)
 }
 
 // CacheError is Load's error for a user cache it cannot read or parse; a

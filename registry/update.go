@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -38,7 +39,11 @@ func Update(from, userCache string, fetch func(url string) ([]byte, error)) (Upd
 	}
 	var data []byte
 	var err error
+	// shown is how messages name from: a URL's password is masked, as
+	// net/http masks it in its own errors.
+	shown := from
 	if strings.HasPrefix(from, "http://") || strings.HasPrefix(from, "https://") {
+		shown = redactURL(from)
 		if fetch == nil {
 			fetch = httpGet
 		}
@@ -46,18 +51,24 @@ func Update(from, userCache string, fetch func(url string) ([]byte, error)) (Upd
 		if err == nil && len(data) > maxModelsFile {
 			err = fmt.Errorf("larger than %d bytes", maxModelsFile)
 		}
+		if err != nil && shown != from {
+			// A fetch error may quote the URL whole.
+			err = &redactedError{msg: strings.ReplaceAll(err.Error(), from, shown), err: err}
+		}
 	} else {
-		data, err = readCapped(from)
+		// A FIFO or a device given as the file is refused, not read: the
+		// open of a FIFO waits for a writer, and a device may never end.
+		data, err = regfile.ReadFile(from, maxModelsFile)
 	}
 	if err != nil {
-		return UpdateResult{}, fmt.Errorf("registry: update from %s: %w", from, err)
+		return UpdateResult{}, fmt.Errorf("registry: update from %s: %w", shown, err)
 	}
-	f, err := ParseFile(from, data)
+	f, err := ParseFile(shown, data)
 	if err != nil {
 		return UpdateResult{}, err
 	}
 	if len(f.Aliases) == 0 && len(f.Prices) == 0 {
-		return UpdateResult{}, fmt.Errorf("registry: update from %s: no aliases and no prices", from)
+		return UpdateResult{}, fmt.Errorf("registry: update from %s: no aliases and no prices", shown)
 	}
 	err = os.MkdirAll(filepath.Dir(userCache), 0o700)
 	if err == nil {
@@ -69,17 +80,32 @@ func Update(from, userCache string, fetch func(url string) ([]byte, error)) (Upd
 	return UpdateResult{Path: userCache, Aliases: len(f.Aliases), Prices: len(f.Prices)}, nil
 }
 
-func readCapped(path string) ([]byte, error) {
-	fh, err := os.Open(path)
+// redactedError is err said with a password masked; errors.Is still
+// finds what err wraps.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
+
+// redactURL is raw with its password, if any, masked (url.Redacted).
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
 	if err != nil {
-		return nil, err
+		// Unparsable: mask what could be credentials, up to the host.
+		if scheme, rest, ok := strings.Cut(raw, "://"); ok {
+			if at := strings.LastIndexByte(strings.SplitN(rest, "/", 2)[0], '@'); at >= 0 {
+				return scheme + "://***@" + rest[at+1:]
+			}
+		}
+		return raw
 	}
-	defer fh.Close()
-	data, err := io.ReadAll(io.LimitReader(fh, maxModelsFile+1))
-	if err == nil && len(data) > maxModelsFile {
-		err = fmt.Errorf("larger than %d bytes", maxModelsFile)
+	if _, ok := u.User.Password(); !ok {
+		return raw
 	}
-	return data, err
+	return u.Redacted()
 }
 
 func httpGet(url string) ([]byte, error) {

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/agentharness/harness/config"
+	"github.com/agentharness/harness/internal/regfile"
 )
 
 type configCmd struct {
@@ -20,7 +22,7 @@ type configShowCmd struct{}
 func (configShowCmd) Run(e *env) error {
 	values := func(s *settings) []config.Value { return s.cfg.Values() }
 	return printSettingsList(e, false, values, "KEY\tVALUE\tFROM", func(v config.Value) string {
-		return v.Key + "\t" + v.Value + "\t" + v.Origin
+		return v.Key + "\t" + cell(v.Value) + "\t" + cell(v.Origin)
 	})
 }
 
@@ -33,18 +35,24 @@ func (configPathCmd) Run(e *env) error {
 		return withStatus(exitUsage, err)
 	}
 	user := config.DefaultUserFile(e.Getenv)
-	state := func(p string) string {
-		if _, err := os.Stat(p); err != nil {
-			return "(not present)"
-		}
-		return ""
-	}
 	if project == "" {
 		project = filepath.Join(wd, config.ProjectFileName)
 	}
+	// "(not present)" only for a file that is not there: one that cannot
+	// be looked at (a link loop) is the error every other command stops on.
+	states := make([]string, 2)
+	for i, p := range []string{user, project} {
+		present, err := config.Present(p)
+		if err != nil {
+			return withStatus(exitUsage, err)
+		}
+		if !present {
+			states[i] = "(not present)"
+		}
+	}
 	// One write, whose error is the command's: output nobody got (a full
 	// disk) is not a success.
-	_, err = fmt.Fprintf(e.Stdout, "user     %s %s\nproject  %s %s\n", user, state(user), project, state(project))
+	_, err = fmt.Fprintf(e.Stdout, "user     %s %s\nproject  %s %s\n", user, states[0], project, states[1])
 	return err
 }
 
@@ -54,18 +62,32 @@ type configInitCmd struct {
 
 func (c configInitCmd) Run(e *env) error {
 	path := config.ProjectFileName
-	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
+	// O_NONBLOCK: opening a FIFO to write waits for a reader; without one
+	// it fails at once instead (ENXIO), and one with a reader is refused
+	// below. It changes nothing of writing a regular file.
+	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL | syscall.O_NONBLOCK
 	if c.Force {
-		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+		// Only a regular file is overwritten: a FIFO, a device or a
+		// directory at the name is not a harness.toml to replace.
+		if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+			return usageErrorf("config init: %s is not a regular file (%s)", path, regfile.Kind(fi.Mode()))
+		}
+		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC | syscall.O_NONBLOCK
 	}
 	f, err := os.OpenFile(path, flags, 0o644)
 	if errors.Is(err, os.ErrExist) {
 		return usageErrorf("config init: %s exists (use --force to overwrite)", path)
 	}
+	if errors.Is(err, syscall.ENXIO) { // a FIFO put there since the look above
+		return usageErrorf("config init: %s is not a regular file (a FIFO)", path)
+	}
 	if err != nil {
 		return usageErrorf("config init: %v", err)
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err == nil && !fi.Mode().IsRegular() {
+		return usageErrorf("config init: %s is not a regular file (%s)", path, regfile.Kind(fi.Mode()))
+	}
 	if _, err := f.WriteString(config.Example()); err != nil {
 		return err
 	}

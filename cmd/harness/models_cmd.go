@@ -26,9 +26,9 @@ func (c *modelsListCmd) Run(e *env) error {
 	return printSettingsList(e, c.JSON, list, "ALIAS\tAGENT MODEL IDS", func(en registry.Entry) string {
 		var ids []string
 		for _, agent := range slices.Sorted(maps.Keys(en.IDs)) {
-			ids = append(ids, agent+"="+en.IDs[agent])
+			ids = append(ids, agent+"="+cell(en.IDs[agent]))
 		}
-		return en.Alias + "\t" + strings.Join(ids, " ")
+		return cell(en.Alias) + "\t" + strings.Join(ids, " ")
 	})
 }
 
@@ -63,7 +63,7 @@ type modelsPricesCmd struct {
 func (c *modelsPricesCmd) Run(e *env) error {
 	prices := func(s *settings) []registry.PricedModel { return s.models.Prices() }
 	return printSettingsList(e, c.JSON, prices, "MODEL\tINPUT\tOUTPUT\tCACHE READ\tCACHE WRITE", func(p registry.PricedModel) string {
-		return fmt.Sprintf("%s\t%g\t%g\t%g\t%g", p.ID, p.Price.Input, p.Price.Output, p.Price.CacheRead, p.Price.CacheWrite)
+		return fmt.Sprintf("%s\t%g\t%g\t%g\t%g", cell(p.ID), p.Price.Input, p.Price.Output, p.Price.CacheRead, p.Price.CacheWrite)
 	})
 }
 
@@ -78,4 +78,17 @@ func (c *modelsUpdateCmd) Run(e *env) error {
 	}
 	_, err = fmt.Fprintf(e.Stdout, "updated %s: %d aliases, %d prices\n", res.Path, res.Aliases, res.Prices)
 	return err
+}
+
+// cell is s fit for one cell of a table on a terminal: alias names and
+// model ids come from files (a downloaded models table, harness.toml), and
+// an escape sequence in one must not drive the terminal (termSafe), nor a
+// tab or a newline break the table's columns or rows.
+func cell(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '\t' || r == '\n' {
+			return ' '
+		}
+		return r
+	}, termSafe(s))
 }

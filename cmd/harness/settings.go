@@ -30,12 +30,14 @@ func loadSettings(e *env, cwd string) (*settings, error) {
 	if cwd == "" {
 		cwd, _ = os.Getwd()
 	}
-	cfg, warnings, err := config.Load(config.LoadOptions{Cwd: cwd, UserFile: config.DefaultUserFile(e.Getenv), Getenv: e.Getenv})
+	cfg, warnings, err := config.Load(config.LoadOptions{Cwd: cwd, UserFile: config.DefaultUserFile(e.Getenv),
+		Getenv: e.Getenv, Home: e.Getenv("HOME")})
 	if err != nil {
 		return nil, withStatus(exitUsage, err)
 	}
 	for _, w := range warnings {
-		fmt.Fprintf(e.Stderr, "harness: warning: %s\n", w)
+		// An unknown key is the file's text: it may hold escape sequences.
+		fmt.Fprintf(e.Stderr, "harness: warning: %s\n", oneLine(w.String()))
 	}
 	models, err := registry.Load(registry.DefaultCachePath(e.Getenv), &cfg.Models)
 	var ce *registry.CacheError
