@@ -29,8 +29,12 @@ const Redacted = "[REDACTED]"
 // an "Authorization:" header whatever its scheme, passwords in URLs
 // ("scheme://user:password@host"), "key=value" and "key": "value" pairs
 // whose key names a secret (api_key, password, secret, token,
-// aws_secret_access_key, …), the values of secret-looking environment
-// variables, and the values given to WithEnv, by value.
+// aws_secret_access_key, …), the body of a PEM private key block
+// ("-----BEGIN … PRIVATE KEY-----" to its END, or to the end of the line)
+// held in one line or string, the values of secret-looking environment
+// variables, and the values given to WithEnv, by value. A value that holds
+// line breaks (a PEM key, a credentials file) is also redacted line by
+// line (valueLines), since logs are redacted a line at a time.
 //
 // A line is first checked against a table of trigger substrings in one pass;
 // only lines that contain one go through the regular expressions, so the
@@ -44,6 +48,13 @@ type Redactor struct {
 	env      [][]byte
 	envBy    [256][][]byte // env by first byte
 	values   []string      // the secret values as given (Values)
+	// The lines of multi-line values (valueLines): as given (lineVals),
+	// and their forms, found by blocks rather than by the scan's bigrams.
+	// repl is env and those forms, longest first: what redactText
+	// replaces (env itself when there are none).
+	lineVals []string
+	blocks   *blockIndex
+	repl     [][]byte
 	// bigrams tells, for two bytes (little endian), whether they are the
 	// first two of a trigger (in either case) or of a secret value
 	// (startsHere), or its second and third (startsBefore).
@@ -82,6 +93,7 @@ const (
 	// behind one from the scan of the raw line; the JSON path decodes the
 	// strings and scans them again.
 	ruleEscape
+	rulePEM // pemRE
 )
 
 // wordStart is where a token may start: \b, or right after a text escape
@@ -124,7 +136,25 @@ var (
 	pairRE = lazyRE(`(?i)\b([a-z0-9_.-]*(?:api[_-]?key|apikey|access[_-]?key|secret[_-]?key|private[_-]?key|password|passwd|secret|access[_-]?token|auth[_-]?token|token|credentials?))(?:\\?["'])?\s*[:=]\s*` +
 		`(?:"((?:[^"\\\r\n]|\\.)+)"` + pairEnd + `|'([^'\r\n]+)'` + pairEnd + `|\\"([^"\r\n]+?)\\"` + pairEnd +
 		`|(?:\\?["'])?((?:[^\s"',;&}\\]|\\[^\s"'])+))`)
+	// pemRE matches a PEM private key block (PKCS#1, PKCS#8, EC,
+	// OpenSSH, encrypted, PGP's "PRIVATE KEY BLOCK") within one line or
+	// JSON string: a tool's output that printed a key file, its line
+	// breaks escaped or decoded. Group 2, the body, runs to the END line
+	// or, when that was cut off (head, a preview), to the end of the text.
+	// The armor lines are no secret and stay, to tell what was there.
+	// Across lines of text (stderr), only the values given to WithEnv are
+	// known: a line of the body holds nothing that tells it from others.
+	pemRE = lazyRE(`(-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----)` + pemBlanks + `([A-Za-z0-9+/[](?s:.*?))` +
+		pemBlanks + `(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\z)`)
 )
+
+// pemBlanks are the blanks and line breaks, escaped or not, around the
+// body of a PEM block: they stay. The body starts with a character of
+// base64 or of a header ("Proc-Type:", "Version:"), or with "[" (lines
+// of a value given to WithEnv were redacted first; what follows them
+// still goes): a block with no body, or armor quoted in a command
+// (grep "-----BEGIN … KEY-----"), is no match.
+const pemBlanks = `(?:\s|\\[nr])*`
 
 // pairEnd is what may follow a quoted value of pairRE: the end, a space,
 // a quote (of a string around it) or punctuation.
@@ -148,6 +178,7 @@ var baseTriggers = []trigger{
 	{"key", rulePair, true}, {"password", rulePair, true}, {"passwd", rulePair, true}, {"secret", rulePair, true},
 	{"token", rulePair, true}, {"authorization", rulePair | ruleAuth, false}, {"credential", rulePair, false},
 	{`\u00`, ruleEscape, false},
+	{"-----begin", rulePEM, false},
 }
 
 // secretKeySuffixes tell whether a JSON object key (lowercased, without
@@ -186,7 +217,7 @@ func NewRedactor(environ []string) *Redactor {
 		r.triggers[c] = append(r.triggers[c], t)
 		r.setBigrams(t.needle, bothCases)
 	}
-	var vals []string
+	var vals, lines []string
 	for _, kv := range environ {
 		name, val, ok := strings.Cut(kv, "=")
 		if !ok || len(val) <= 8 {
@@ -194,12 +225,12 @@ func NewRedactor(environ []string) *Redactor {
 		}
 		switch {
 		case secretEnvName(name):
-			vals = append(vals, val)
+			vals, lines = addValue(vals, lines, val, 9)
 		case otlpHeadersName(name):
 			vals = append(vals, headerValues(val)...)
 		}
 	}
-	r.addValues(vals)
+	r.addValues(vals, lines)
 	return r
 }
 
@@ -278,7 +309,7 @@ const (
 // name looks secret: *KEY*, *TOKEN*, *SECRET*, *PASS*, *PWD*, *AUTH*,
 // *CRED*) is kept. r is not changed.
 func (r *Redactor) WithEnv(pairs []string) *Redactor {
-	var vals []string
+	var vals, lines []string
 	for _, kv := range pairs {
 		name, val, _ := strings.Cut(kv, "=")
 		if notSecret[name] {
@@ -289,7 +320,7 @@ func (r *Redactor) WithEnv(pairs []string) *Redactor {
 			n = MinSecretValueLen
 		}
 		if len(val) >= n {
-			vals = append(vals, val)
+			vals, lines = addValue(vals, lines, val, n)
 		}
 	}
 	if len(vals) == 0 {
@@ -300,8 +331,19 @@ func (r *Redactor) WithEnv(pairs []string) *Redactor {
 	for _, v := range r.env {
 		vals = append(vals, string(v))
 	}
-	c.addValues(vals)
+	c.addValues(vals, append(lines, r.lineVals...))
 	return c
+}
+
+// addValue adds the value v, at least least bytes long, to vals, and
+// its lines, if it has several, to lines (valueLines).
+func addValue(vals, lines []string, v string, least int) ([]string, []string) {
+	vals = append(vals, v)
+	more, one := valueLines(v, least)
+	if one != "" {
+		vals = append(vals, one)
+	}
+	return vals, append(lines, more...)
 }
 
 // notSecret names variables that say where, never who: their values are
@@ -318,36 +360,57 @@ func looseSecretName(name string) bool {
 	return false
 }
 
-// addValues sets the values redacted by value: each, and the forms a JSON
-// encoder may give it inside a string (so the scan of a raw JSON line
-// finds it; redactJSON then matches the decoded string).
-func (r *Redactor) addValues(vals []string) {
-	r.values = slices.Clone(vals)
+// addValues sets the values redacted by value, vals and the lines of
+// multi-line values (valueLines): each, and the forms a JSON encoder may
+// give it inside a string (so the scan of a raw JSON line finds it;
+// redactJSON then matches the decoded string).
+func (r *Redactor) addValues(vals, lines []string) {
+	r.values = slices.Concat(vals, lines)
+	r.lineVals = slices.Clone(lines)
 	seen := map[string]bool{}
-	var all []string
-	for _, v := range vals {
-		for _, f := range append([]string{v, jsonForm(v, false), jsonForm(v, true)}, otherEncoders(jsonForm(v, false))...) {
-			if f != "" && !seen[f] {
-				seen[f] = true
-				all = append(all, f)
+	forms := func(vals []string) [][]byte {
+		var all [][]byte
+		for _, v := range vals {
+			for _, f := range append([]string{v, jsonForm(v, false), jsonForm(v, true)}, otherEncoders(jsonForm(v, false))...) {
+				if f != "" && !seen[f] {
+					seen[f] = true
+					all = append(all, []byte(f))
+				}
 			}
 		}
+		return all
 	}
+	whole, long := forms(vals), forms(lines)
+	long = slices.DeleteFunc(long, func(f []byte) bool {
+		if len(f) < blockMinLen { // a key's last line, at most: too short for blocks
+			whole = append(whole, f)
+			return true
+		}
+		return false
+	})
 	// Longest first, so a value that contains another is replaced whole.
-	sort.Slice(all, func(i, j int) bool { return len(all[i]) > len(all[j]) })
-	r.env = r.env[:0:0]
+	longestFirst := func(all [][]byte) {
+		sort.SliceStable(all, func(i, j int) bool { return len(all[i]) > len(all[j]) })
+	}
+	longestFirst(whole)
+	r.env = whole
 	r.envBy = [256][][]byte{}
-	for _, v := range all {
-		b := []byte(v)
-		r.env = append(r.env, b)
-		r.envBy[v[0]] = append(r.envBy[v[0]], b)
-		r.setBigrams(v, exactCase)
+	for _, v := range whole {
+		r.envBy[v[0]] = append(r.envBy[v[0]], v)
+		r.setBigrams(string(v), exactCase)
+	}
+	r.repl, r.blocks = r.env, nil
+	if len(long) > 0 {
+		r.blocks = newBlockIndex(long)
+		r.repl = slices.Concat(whole, long)
+		longestFirst(r.repl)
 	}
 }
 
 // Values returns the secret values r redacts by value (WithEnv's, and
-// those of the environment's secret-looking variables): what a cut of
-// the event stream must not go through (event.StreamConfig.Secrets).
+// those of the environment's secret-looking variables, with the lines of
+// those that hold line breaks: valueLines): what a cut of the event
+// stream must not go through (event.StreamConfig.Secrets).
 func (r *Redactor) Values() []string { return slices.Clone(r.values) }
 
 // otherEncoders are the forms other JSON encoders give the inside of a
@@ -456,6 +519,9 @@ func (r *Redactor) scan(line []byte) rule {
 		if b := bg[pairIn(line, p)]; b != 0 {
 			rules |= r.around(line, p, b, rules)
 		}
+	}
+	if r.blocks != nil && rules&ruleEnv == 0 && r.blocks.contains(line) {
+		rules |= ruleEnv
 	}
 	return rules
 }
@@ -567,7 +633,7 @@ func (r *Redactor) RedactString(s string) string {
 // redactText applies the given rules to plain text b, which it may modify.
 func (r *Redactor) redactText(b []byte, rules rule) []byte {
 	if rules&ruleEnv != 0 {
-		for _, v := range r.env {
+		for _, v := range r.repl {
 			if bytes.Contains(b, v) {
 				b = bytes.ReplaceAll(b, v, []byte(Redacted))
 			}
@@ -593,6 +659,9 @@ func (r *Redactor) redactText(b []byte, rules rule) []byte {
 	}
 	if rules&ruleURL != 0 && bytes.IndexByte(b, '@') >= 0 {
 		b = replaceGroup(urlRE(), b, 2, nil)
+	}
+	if rules&rulePEM != 0 {
+		b = replaceGroup(pemRE(), b, 2, nil)
 	}
 	if rules&rulePair != 0 && bytes.ContainsAny(b, ":=") {
 		b = replaceGroup(pairRE(), b, 2, pairValue)
