@@ -64,10 +64,23 @@ $1
 JSON
 }
 
+# npm install, bounded and tried again: npm was seen to hang for good mid-install (the node
+# package's postinstall runs a nested npm that sat idle on a socket, 9 minutes, CI at 43445b2).
+# timeout signals the attempt's whole process group.
+npm_install() {
+	local limit="$1" try
+	shift
+	for try in 1 2 3; do
+		timeout --kill-after=10s "$limit" npm install "$@" && return 0
+		echo "agents.sh: npm install failed or ran out of its $limit (attempt $try of 3)" >&2
+	done
+	return 1
+}
+
 if [ -n "$node_dep" ]; then
 	manifest "$node_dep"
 	echo "agents.sh: installing the pinned node into $dir" >&2
-	npm install --prefix "$dir" --no-audit --no-fund --save-exact ||
+	npm_install 5m --prefix "$dir" --no-audit --no-fund --save-exact ||
 		die "npm install of the pinned node failed (see the npm output above)"
 	[ -x "$dir/node_modules/.bin/node" ] || die "the pinned node installed no $dir/node_modules/.bin/node"
 	export PATH="$dir/node_modules/.bin:$PATH"
@@ -79,7 +92,7 @@ manifest "$deps"
 echo "agents.sh: installing ${pins[*]} into $dir" >&2
 # --engine-strict: npm (on the node above) refuses a package whose declared engine it does not
 # satisfy, rather than warning and installing it anyway.
-if ! npm install --prefix "$dir" --no-audit --no-fund --save-exact --engine-strict; then
+if ! npm_install 15m --prefix "$dir" --no-audit --no-fund --save-exact --engine-strict; then
 	die "npm install failed (see the npm output above); $dir is left without a stamp"
 fi
 
