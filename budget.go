@@ -16,8 +16,9 @@ type BudgetOverride struct {
 	Idle, Hard, Tool, Linger, KillGrace *time.Duration
 }
 
-// BudgetError is a budget override out of range. Budget names it as
-// serve's request body does: idle, hard, tool, linger or kill_grace.
+// BudgetError is a budget out of range. Budget names it as serve's
+// request body does: idle, hard, tool, linger or kill_grace (and, of a
+// Task's Budgets, idle_warning or setup; of SessionOptions, turn).
 type BudgetError struct {
 	Budget string
 	Value  time.Duration
@@ -41,6 +42,23 @@ func (o BudgetOverride) Validate() error {
 	}{{"idle", o.Idle}, {"hard", o.Hard}, {"tool", o.Tool}, {"linger", o.Linger}, {"kill_grace", o.KillGrace}} {
 		if b.d != nil && *b.d < 0 {
 			return &BudgetError{Budget: b.name, Value: *b.d}
+		}
+	}
+	return nil
+}
+
+// validate returns a *BudgetError for the first negative budget of b, as
+// Validate and the configuration refuse one: negative, a budget is none
+// of its documented values (0 turns it off, or KillGrace kills at once).
+// Tool, a function of the kind, is the caller's to keep in range.
+func (b *Budgets) validate() error {
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"idle", b.Idle}, {"idle_warning", b.IdleWarning}, {"hard", b.Hard}, {"linger", b.Linger},
+		{"kill_grace", b.KillGrace}, {"setup", b.Setup}} {
+		if d.v < 0 {
+			return &BudgetError{Budget: d.name, Value: d.v}
 		}
 	}
 	return nil

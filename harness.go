@@ -203,6 +203,13 @@ type Run struct {
 	waitOnce sync.Once
 	result   *event.Result
 	err      error
+	// outcome is the end's outcome as far as it is known, for
+	// endAfterPanic; silenced: a callback panicked at the run's end, and
+	// no callback is called any more; closed is how many observers were
+	// closed (a Close that panicked counts).
+	outcome  *event.Outcome
+	silenced atomic.Bool
+	closed   int
 	spawnErr error
 	flush    func()
 	log      *sessionLog // set by Settings.Start
@@ -230,7 +237,11 @@ type Run struct {
 	feeding atomic.Bool  // a stdout chunk is being turned into events (set by the stdout goroutine)
 	chunkAt atomic.Int64 // Unix ns at which that chunk arrived
 
-	tmp *privtmp.Dir // the agent's own temporary directory, removed by Wait; nil for none
+	tmp *privtmp.Dir // the agent's own temporary directory; nil for none
+	// removeTmp removes tmp, once: at the run's end, by Wait or by a
+	// goroutine that waits for the process, so that a run nobody waits
+	// for leaves no directory nor lock behind.
+	removeTmp func()
 }
 
 // Typed reasons a run did not succeed, returned by Wait (wrapped).
@@ -302,6 +313,9 @@ func Prepare(t Task) (*Command, error) {
 		b := DefaultBudgets()
 		t.Budgets = &b
 	}
+	if err := t.Budgets.validate(); err != nil {
+		return nil, &TaskError{err}
+	}
 	if strings.HasPrefix(t.Resume, "-") {
 		// Codex, Cursor and OpenCode take the id as an argument of its
 		// own, where "--dangerously-bypass-approvals-and-sandbox" would be
@@ -367,6 +381,16 @@ func Prepare(t Task) (*Command, error) {
 	return c, nil
 }
 
+// prepareRun is Prepare of a one-prompt run, which needs its prompt: no
+// front door sends a blank one (BlankPrompt). A live session's is
+// prepared without one (StartSession), so Prepare itself takes it.
+func prepareRun(t Task) (*Command, error) {
+	if BlankPrompt(t.Prompt) {
+		return nil, &TaskError{ErrBlankPrompt}
+	}
+	return Prepare(t)
+}
+
 // maxExecString is the longest argument or environment entry execve
 // takes on Linux (MAX_ARG_STRLEN, its NUL included).
 const maxExecString = 32*4096 - 1
@@ -416,11 +440,12 @@ func setsVar(key string, lists ...[]string) bool {
 // Start validates the task and starts the agent, with the spec's default
 // budgets when t has none and no session log: Settings.Start is the run
 // of a configured caller. A task that cannot be run (unknown agent,
-// invalid option, bad cwd) is a *TaskError and nothing is emitted. A
+// invalid option, bad cwd, a blank prompt: ErrBlankPrompt, a negative
+// budget: *BudgetError) is a *TaskError and nothing is emitted. A
 // binary that is not installed or fails to spawn still yields a Run whose
 // stream ends with the error; Wait reports it.
 func Start(ctx context.Context, t Task, o Options) (*Run, error) {
-	c, err := Prepare(t)
+	c, err := prepareRun(t)
 	if err != nil {
 		closeObservers(o.Observers, nil)
 		return nil, err
@@ -433,6 +458,7 @@ func Start(ctx context.Context, t Task, o Options) (*Run, error) {
 func (c *Command) Start(ctx context.Context, o Options) *Run {
 	t := c.task
 	r := &Run{task: t, opts: o, ready: make(chan struct{}), model: t.Model, live: c.live}
+	r.removeTmp = sync.OnceFunc(func() { _ = r.tmp.Remove() })
 	if r.live != nil {
 		r.live.run = r
 	}
@@ -467,6 +493,12 @@ func (c *Command) Start(ctx context.Context, o Options) *Run {
 	}
 	r.proc = proc
 	r.stopNoting = context.AfterFunc(ctx, r.noteInterrupt)
+	if r.tmp != nil {
+		go func() {
+			proc.Wait()
+			r.removeTmp()
+		}()
+	}
 	r.stream.SetPID(proc.PID())
 	if session != nil {
 		r.beginSession(c, session)
@@ -482,6 +514,7 @@ func (c *Command) Start(ctx context.Context, o Options) *Run {
 
 // spawnFailed ends r before it had a process: Wait reports err.
 func (r *Run) spawnFailed(err error) *Run {
+	r.removeTmp() // no agent will use it: gone whether Wait is called or not
 	close(r.ready)
 	r.spawnErr = err
 	return r
@@ -575,6 +608,9 @@ func (r *Run) endSession(bodies ...event.Body) {
 
 // native hands a native line to the callbacks that want it.
 func (r *Run) native(stream string, line []byte) {
+	if r.silenced.Load() {
+		return
+	}
 	if r.opts.OnNative != nil {
 		r.opts.OnNative(stream, line)
 	}
@@ -587,6 +623,18 @@ func (r *Run) native(stream string, line []byte) {
 
 func closeObservers(obs []Observer, res *event.Result) {
 	for _, ob := range obs {
+		if ob.Close != nil {
+			ob.Close(res)
+		}
+	}
+}
+
+// closeObservers closes the run's observers not closed yet, with res:
+// after one whose Close panicked (endAfterPanic), those after it.
+func (r *Run) closeObservers(res *event.Result) {
+	for r.closed < len(r.opts.Observers) {
+		ob := r.opts.Observers[r.closed]
+		r.closed++ // first: a Close that panics is not called again
 		if ob.Close != nil {
 			ob.Close(res)
 		}
@@ -666,6 +714,9 @@ func (r *Run) streamNow() time.Time {
 func (r *Run) flushOut() { r.stream.Between(r.flushNow) }
 
 func (r *Run) flushNow() {
+	if r.silenced.Load() {
+		return
+	}
 	if r.opts.Flush != nil {
 		r.opts.Flush()
 	}
@@ -677,7 +728,7 @@ func (r *Run) flushNow() {
 }
 
 func (r *Run) estimate(u *event.Usage) {
-	if u.CostUSD != 0 || u.IsZero() || r.opts.EstimateCost == nil {
+	if u.CostUSD != 0 || u.IsZero() || r.opts.EstimateCost == nil || r.silenced.Load() {
 		return
 	}
 	if usd, ok := r.opts.EstimateCost(r.model, *u); ok {
@@ -686,6 +737,9 @@ func (r *Run) estimate(u *event.Usage) {
 }
 
 func (r *Run) sink(ev event.Event) {
+	if r.silenced.Load() {
+		return
+	}
 	if r.opts.OnEvent != nil {
 		r.opts.OnEvent(ev)
 	}

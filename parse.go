@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sync"
+	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/agentharness/harness/adapters"
@@ -70,8 +71,10 @@ type ParseOptions struct {
 // error for an unknown agent or a failed read (the events read before a
 // read error are still sent, and the stream still ends with a result).
 // A cancelled ctx ends it as a read error (ctx's): also while a read of a
-// pipe (an *os.File) waits for its writer; another reader is checked
-// around each read.
+// pipe or FIFO (an *os.File, blocking or not) waits for its writer;
+// another reader is checked around each read. sink, o.Flush and
+// o.EstimateCost are all called on the calling goroutine, which may
+// recover what they panic with.
 func Parse(ctx context.Context, r io.Reader, agent string, sink func(event.Event), o ParseOptions) (*event.Result, error) {
 	// Over a protocol other than cli the agent may be any name, as if
 	// given by its command: only the adapter's parser is used.
@@ -91,11 +94,11 @@ func Parse(ctx context.Context, r io.Reader, agent string, sink func(event.Event
 	if o.Session != nil {
 		model, cwd = cmp.Or(model, o.Session.Model), cmp.Or(cwd, o.Session.Cwd)
 	}
-	var pr *pricer
 	var price func(*event.Usage)
+	var priceLine func([]event.Body)
 	if o.EstimateCost != nil {
-		pr = &pricer{estimate: o.EstimateCost, model: model}
-		price = pr.price
+		pr := &pricer{estimate: o.EstimateCost, model: model}
+		price, priceLine = pr.price, pr.line
 	}
 	s := event.NewStream(event.StreamConfig{
 		Run: o.Run, Now: func() time.Time { return at }, Raw: o.Raw, Sink: sink, Price: price,
@@ -109,27 +112,11 @@ func Parse(ctx context.Context, r io.Reader, agent string, sink func(event.Event
 	if err != nil {
 		return nil, fmt.Errorf("protocol %q: %w", cmp.Or(o.Protocol, ProtocolCLI), err)
 	}
-	if pr != nil {
-		// Around the parser: it loses a read-ahead parser's second
-		// goroutine, which only a parse that prices pays for.
-		pr.Parser = p
-		p = pr
-	}
-	if f, ok := r.(*os.File); ok && !isRegular(r) {
-		// A read that waits for the pipe's writer is ended by a deadline
-		// once ctx is cancelled (a check before each read came too late:
-		// the parse waited for the writer, and then lost the cancel).
-		set := make(chan struct{})
-		stop := context.AfterFunc(ctx, func() {
-			_ = f.SetReadDeadline(time.Now())
-			close(set)
-		})
-		defer func() {
-			if !stop() {
-				<-set
-				_ = f.SetReadDeadline(time.Time{}) // the caller's file, as it was
-			}
-		}()
+	regular := isRegular(r)
+	if f, ok := r.(*os.File); ok && !regular {
+		var done func()
+		r, done = cancellable(ctx, f)
+		defer done()
 	}
 	// A capture has no clock of its own: parsers time tool calls from the
 	// lines' timestamps by default (adapters.WallClocked).
@@ -137,7 +124,8 @@ func Parse(ctx context.Context, r io.Reader, agent string, sink func(event.Event
 		MaxLine: o.MaxLine,
 		Batch:   func() { at = now() },
 		Idle:    o.Flush,
-		Regular: isRegular(r),
+		Regular: regular,
+		Bodies:  priceLine, // on this goroutine: the caller recovers what EstimateCost panics with
 	})
 	at = now()
 	if readErr != nil {
@@ -164,6 +152,122 @@ func isRegular(r io.Reader) bool {
 	return err == nil && st.Mode().IsRegular()
 }
 
+// cancellable returns a reader of f (a pipe, a FIFO, a terminal) whose
+// read that waits for a writer a cancelled ctx ends, and what to call
+// once the parse is over:
+//
+//   - f itself when its reads take a deadline (in Go's poller: os.Pipe's,
+//     a FIFO opened non-blocking), set at ctx's cancel;
+//   - else, on Linux, f opened anew through /proc/self/fd (a pipe or a
+//     FIFO: a new open file description of the same pipe), non-blocking
+//     and so in the poller. os.Stdin and a FIFO opened blocking are not,
+//     and their deadline fails ("file type does not support deadline").
+//     O_NONBLOCK is a flag of the description: set on f's own (or on a
+//     dup of it, which shares it) it would be the whole pipeline's, and
+//     a process reading the same pipe (the shell that handed it on, the
+//     caller's next read of f) would get EAGAIN for the wait it expects;
+//   - else (a socket, no /proc) f read on a goroutine of its own, left
+//     to its read on cancel: what that read brings is dropped, as it came
+//     after the cancel.
+func cancellable(ctx context.Context, f *os.File) (io.Reader, func()) {
+	var own *os.File // f opened anew, closed at the end
+	rf := f
+	if f.SetReadDeadline(time.Time{}) != nil {
+		own = reopen(f)
+		if own == nil {
+			ar := &abandoning{ctx: ctx, r: f}
+			return ar, func() {}
+		}
+		rf = own
+	}
+	set := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		_ = rf.SetReadDeadline(time.Now())
+		close(set)
+	})
+	return rf, func() {
+		if !stop() {
+			<-set
+			_ = rf.SetReadDeadline(time.Time{}) // the caller's file, as it was
+		}
+		if own != nil {
+			_ = own.Close()
+		}
+	}
+}
+
+// reopen opens the pipe or FIFO f anew, non-blocking (a FIFO's open
+// waits for no writer then), and returns it when its reads take a
+// deadline; nil where it cannot (no /proc, a socket, a device the poller
+// refuses).
+func reopen(f *os.File) *os.File {
+	st, err := f.Stat()
+	if err != nil || st.Mode()&(os.ModeNamedPipe|os.ModeCharDevice) == 0 {
+		return nil
+	}
+	// Not f.Fd(), which would also set f's description blocking.
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	fd := -1
+	if rc.Control(func(v uintptr) { fd = int(v) }) != nil {
+		return nil
+	}
+	g, err := os.OpenFile("/proc/self/fd/"+strconv.Itoa(fd), os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	if err != nil {
+		return nil
+	}
+	if gst, err := g.Stat(); err != nil || !os.SameFile(st, gst) || g.SetReadDeadline(time.Time{}) != nil {
+		_ = g.Close()
+		return nil
+	}
+	return g
+}
+
+// abandoning reads r on a goroutine, a read at a time, into a buffer of
+// its own: a cancelled ctx ends a Read that waits, and the read in flight
+// is left to finish by itself (then its goroutine ends), writing into
+// nothing the caller still has.
+type abandoning struct {
+	ctx  context.Context
+	r    io.Reader
+	buf  []byte
+	done chan readDone // the read in flight's, if any
+}
+
+type readDone struct {
+	n   int
+	err error
+}
+
+func (a *abandoning) Read(p []byte) (int, error) {
+	if a.done == nil {
+		if cap(a.buf) < len(p) {
+			a.buf = make([]byte, len(p))
+		}
+		buf, done := a.buf[:len(p)], make(chan readDone, 1)
+		a.done = done
+		go func() {
+			n, err := a.r.Read(buf)
+			done <- readDone{n, err}
+		}()
+	}
+	select {
+	case d := <-a.done:
+		a.done = nil
+		return copy(p, a.buf[:d.n]), d.err
+	case <-a.ctx.Done():
+		select {
+		case d := <-a.done: // read by the cancel: not lost
+			a.done = nil
+			return copy(p, a.buf[:d.n]), d.err
+		default:
+			return 0, a.ctx.Err()
+		}
+	}
+}
+
 // ctxReader stops a long parse when ctx is cancelled.
 type ctxReader struct {
 	ctx context.Context
@@ -181,30 +285,24 @@ func (c ctxReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// pricer prices the usage its parser's lines report without a cost as a
-// live run does (Run.estimate): for the run's model, then for the one the
-// agent names in its session_start. Its Flush is the parser's, unpriced,
-// as a live run's is. Parse runs on Normalize's reading goroutine and
-// price on the Stream's too: mu guards model.
+// pricer prices the usage the lines report without a cost as a live run
+// does (Run.estimate): for the run's model, then for the one the agent
+// names in its session_start. What the parser's Flush gives is unpriced,
+// as a live run's is. Both line and price run on Parse's caller's
+// goroutine (adapters.NormalizeOptions.Bodies, the Stream's Price), one
+// at a time, the lines in order.
 type pricer struct {
-	adapters.Parser
 	estimate func(model string, u event.Usage) (float64, bool)
-
-	mu    sync.Mutex
-	model string
+	model    string
 }
 
-// Parse implements adapters.Parser.
-func (p *pricer) Parse(dst []event.Body, line []byte) ([]event.Body, bool) {
-	n := len(dst)
-	dst, known := p.Parser.Parse(dst, line)
-	for _, b := range dst[n:] {
+// line prices the bodies of one line, before the Stream has them.
+func (p *pricer) line(bodies []event.Body) {
+	for _, b := range bodies {
 		switch v := b.(type) {
 		case *event.SessionStart:
 			if v.Model != "" {
-				p.mu.Lock()
 				p.model = v.Model
-				p.mu.Unlock()
 			}
 		case *event.Usage:
 			p.price(v)
@@ -212,19 +310,15 @@ func (p *pricer) Parse(dst []event.Body, line []byte) ([]event.Body, bool) {
 			p.price(&v.Usage)
 		}
 	}
-	return dst, known
 }
 
-// price prices u, when it has no cost, for the model of the lines parsed
-// so far.
+// price prices u, when it has no cost, for the model of the lines seen so
+// far.
 func (p *pricer) price(u *event.Usage) {
 	if u.CostUSD != 0 || u.IsZero() {
 		return
 	}
-	p.mu.Lock()
-	model := p.model
-	p.mu.Unlock()
-	if usd, ok := p.estimate(model, *u); ok {
+	if usd, ok := p.estimate(p.model, *u); ok {
 		u.CostUSD, u.CostEstimated = usd, true
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/agentharness/harness/adapters"
 	"github.com/agentharness/harness/event"
 	"github.com/agentharness/harness/internal/jsonrpc"
+	"github.com/agentharness/harness/process"
 )
 
 // Ask is the permission mode of a live session whose caller answers each
@@ -66,6 +67,18 @@ type SessionOptions struct {
 	AskDeadline time.Duration
 }
 
+// validate refuses what every front door refuses: a negative TurnTimeout
+// or AskDeadline (neither means none, nor the default).
+func (o SessionOptions) validate() error {
+	if o.TurnTimeout < 0 {
+		return &TaskError{&BudgetError{Budget: "turn", Value: o.TurnTimeout}}
+	}
+	if o.AskDeadline < 0 {
+		return &TaskError{fmt.Errorf("ask deadline %s: a deadline cannot be negative (0 = the default, %s)", o.AskDeadline, DefaultAskDeadline)}
+	}
+	return nil
+}
+
 // Session is a live session: one supervised agent process, many turns.
 // Each Send is one turn (turn_start … turn_end in the stream), sent when
 // the turn before it ended; Interrupt ends the turn in progress and the
@@ -90,6 +103,9 @@ type Session struct {
 	// cancelled is the last turn the agent was asked to end over its
 	// protocol (Interrupt, TurnTimeout), 0 when none.
 	cancelled int
+	// turnTimer is TurnTimeout's timer of the turn in progress, stopped
+	// at its end: left running, it would hold the session until it fired.
+	turnTimer *time.Timer
 	// stopped is why harness stopped the agent, which ends the session
 	// (stopAgent, Stop): stopCancel or stopTimeout; 0 while it has not.
 	// Atomic: a callback that holds mu does not hold up a stop.
@@ -153,6 +169,10 @@ func (s *Settings) StartSession(ctx context.Context, t Task, o SessionOptions) (
 		closeObservers(o.Observers, nil)
 		return nil, ErrBlankPrompt
 	}
+	if err := o.validate(); err != nil {
+		closeObservers(o.Observers, nil)
+		return nil, err
+	}
 	t.Prompt = ""
 	ctx, sess.halt = context.WithCancelCause(ctx)
 	if _, err := s.start(ctx, t, o.Options, sess); err != nil {
@@ -161,7 +181,12 @@ func (s *Settings) StartSession(ctx context.Context, t Task, o SessionOptions) (
 	}
 	// A session whose agent died during a turn still has that turn in
 	// flight for its Conversation: once the run is over, Send refuses.
-	go sess.Wait()
+	// This goroutine most often ends the run, so the callbacks of its
+	// last events run here: one that panics ends every run first.
+	go func() {
+		defer process.ContainPanic()
+		_, _ = sess.Wait()
+	}()
 	if prompt != "" && sess.conv != nil {
 		// Queued: sent once the session is open.
 		if err := sess.Send(prompt); err != nil {
@@ -438,29 +463,39 @@ func (s *Session) dropAsks() {
 // agent's stdin is closed, it exits (or the linger budget ends it), and
 // Close returns the session's result as Wait does.
 func (s *Session) Close() (*event.Result, error) {
+	s.end()
+	return s.Wait()
+}
+
+// end asks the session's end, under mu: deferred, as a callback may
+// panic at the session's report (finishIfDone).
+func (s *Session) end() {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.ending = true
 	if s.conv != nil {
 		s.conv.End()
 	}
 	s.finishIfDone()
-	s.mu.Unlock()
-	return s.Wait()
 }
 
 // Wait blocks until the session is over (Close, the agent's death, a
 // budget, ctx) and returns its result, as Run.Wait does.
 func (s *Session) Wait() (*event.Result, error) {
-	res, err := s.run.Wait()
-	s.halt(nil) // the agent is gone: the context's resources go with it
-	s.mu.Lock()
-	s.over = true
-	for _, d := range s.asks {
-		d.timer.Stop() // nothing to deny any more
-	}
-	s.asks = nil
-	s.mu.Unlock()
-	return res, err
+	// Deferred: a callback that panics at the run's end (recovered by
+	// the caller) leaves no timer nor context behind.
+	defer func() {
+		s.halt(nil) // the agent is gone: the context's resources go with it
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.over = true
+		for _, d := range s.asks {
+			d.timer.Stop() // nothing to deny any more
+		}
+		s.asks = nil
+		s.stopTurnTimer()
+	}()
+	return s.run.Wait()
 }
 
 // feed is Run.feed of a live session's line, under the session's lock.
@@ -553,10 +588,20 @@ func (s *Session) after(b event.Body) {
 		s.openTurn.Store(int64(s.turn))
 		if d := s.o.TurnTimeout; d > 0 {
 			n := s.turn
-			afterFunc(d, func() { s.turnTimedOut(n) })
+			s.stopTurnTimer()
+			s.turnTimer = afterFunc(d, func() { s.turnTimedOut(n) })
 		}
 	case *event.TurnEnd:
 		s.inTurn = false
+		s.stopTurnTimer()
+	}
+}
+
+// stopTurnTimer stops the timer of the turn that ended. mu is held.
+func (s *Session) stopTurnTimer() {
+	if s.turnTimer != nil {
+		s.turnTimer.Stop()
+		s.turnTimer = nil
 	}
 }
 
@@ -600,10 +645,14 @@ func (s *Session) finishIfDone() {
 		return
 	}
 	s.closed = true
+	// Deferred: the agent is told even when a callback panics at the
+	// report, or it would be left waiting for its stdin's end.
+	defer func() {
+		s.run.proc.Stdin().Close()
+		s.run.proc.AgentDone()
+	}()
 	if s.ending && !s.run.stream.AgentDone() {
 		s.run.stream.Emit(&event.Result{Status: event.ResultSuccess})
 		s.run.flushOut()
 	}
-	s.run.proc.Stdin().Close()
-	s.run.proc.AgentDone()
 }

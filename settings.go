@@ -206,7 +206,15 @@ func (s *Settings) Start(ctx context.Context, t Task, o Options) (*Run, error) {
 
 // start is Start, of a live session when live is set.
 func (s *Settings) start(ctx context.Context, t Task, o Options, live *Session) (*Run, error) {
-	c, err := s.Prepare(t)
+	t, err := s.complete(t)
+	var c *Command
+	switch {
+	case err != nil:
+	case live != nil:
+		c, err = Prepare(t) // a session's first prompt is sent once it is open
+	default:
+		c, err = prepareRun(t)
+	}
 	if err != nil {
 		closeObservers(o.Observers, nil)
 		return nil, err

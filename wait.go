@@ -15,31 +15,84 @@ import (
 // stderrTailBytes is how much of the agent's stderr a fatal error carries.
 const stderrTailBytes = 8 << 10
 
+// ErrCallbackPanic is Wait's error once a callback of the caller's
+// panicked as the run ended, in a Wait whose caller recovered the panic:
+// the run is over all the same (its processes gone, its observers closed
+// with the result), and the result is the run's, but the events from
+// the panic on reached no callback. It wraps the run's own error, if any.
+var ErrCallbackPanic = errors.New("harness: a callback panicked as the run ended")
+
 // Wait blocks until the run is over — the agent has exited, its output is
 // read and every process it started is gone — and returns the result event.
 // The error is nil on success; otherwise it wraps ErrIdleTimeout,
 // ErrHardTimeout (ErrTurnTimeout for a live session's turn), ErrInterrupted,
-// ErrAgentFailed, or a *NotInstalledError or spawn error. Wait may be
-// called more than once.
+// ErrAgentFailed, ErrCallbackPanic, or a *NotInstalledError or spawn
+// error. Wait may be called more than once.
+//
+// Wait must be called: it emits the run's last events (its fatal error,
+// its result) and closes its observers (a session log stays "running"
+// until then). The agent's private temporary directory
+// (adapters.Agent.PrivateTmp) and its lock go as soon as the run is
+// over, Wait or not.
 func (r *Run) Wait() (*event.Result, error) {
 	r.waitOnce.Do(r.wait)
 	return r.result, r.err
 }
 
+// wait ends the run once. sync.Once counts a call that panicked as done:
+// a callback that panics in end (recovered by the caller) leaves the end
+// to endAfterPanic, as the panic goes up.
 func (r *Run) wait() {
+	ended := false
+	defer func() {
+		if !ended {
+			r.endAfterPanic()
+		}
+	}()
+	r.end()
+	ended = true
+}
+
+// endAfterPanic ends a run whose end a callback of the caller's panicked
+// in: with the callbacks silenced (one of them is broken), the result is
+// the one the stream sent (or makes now), the observers not closed yet
+// are closed with it, and a later Wait returns it with ErrCallbackPanic.
+func (r *Run) endAfterPanic() {
+	r.silenced.Store(true)
+	var o event.Outcome
+	if r.outcome != nil {
+		o = *r.outcome
+	}
+	r.result = r.stream.Finish(o) // the result sent already, if the panic was at it
+	r.closeObservers(r.result)
+	err := r.err
 	if r.spawnErr != nil {
-		r.tmp.Remove()
+		err = r.spawnErr
+	}
+	if err == nil && r.result.Status != event.ResultSuccess {
+		err = ErrAgentFailed
+	}
+	r.err = ErrCallbackPanic
+	if err != nil {
+		r.err = fmt.Errorf("%w: %w", ErrCallbackPanic, err)
+	}
+}
+
+func (r *Run) end() {
+	if r.spawnErr != nil {
+		r.removeTmp()
 		r.failSpawn()
 		return
 	}
 	out := r.proc.Wait()
 	r.stopNoting()
-	r.tmp.Remove() // nothing of the run is left to use it
-	r.flush()
+	r.removeTmp() // nothing of the run is left to use it
 	o := event.Outcome{Lingered: errors.Is(out.Reason, process.ErrLingered), Signal: out.Signal, Resumed: r.task.Resume}
 	if out.Exited && out.ExitCode >= 0 {
 		o.ExitCode = event.Int(out.ExitCode)
 	}
+	r.outcome = &o // as it stands, for endAfterPanic
+	r.flush()
 	fatal := &event.Error{Fatal: true, Partial: r.partial(out)}
 	if out.Killed {
 		fatal.Killed, fatal.Signal = event.Bool(true), out.KillSignal
@@ -120,7 +173,7 @@ func (r *Run) wait() {
 	}
 	r.result = r.stream.Finish(o)
 	r.flushOut()
-	closeObservers(r.opts.Observers, r.result)
+	r.closeObservers(r.result)
 	if r.err == nil && r.result.Status != event.ResultSuccess {
 		r.err = ErrAgentFailed
 	}
@@ -181,9 +234,10 @@ func (r *Run) failSpawn() {
 	default:
 		e.Code = event.ErrSpawnFailed
 	}
+	r.outcome = &event.Outcome{Status: status}
 	r.stream.Emit(e)
-	r.result = r.stream.Finish(event.Outcome{Status: status})
+	r.result = r.stream.Finish(*r.outcome)
 	r.flushOut()
-	closeObservers(r.opts.Observers, r.result)
+	r.closeObservers(r.result)
 	r.err = r.spawnErr
 }

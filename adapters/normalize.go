@@ -1,6 +1,7 @@
 package adapters
 
 import (
+	"errors"
 	"io"
 	"sync/atomic"
 
@@ -29,6 +30,13 @@ type NormalizeOptions struct {
 	// (gemini 0.85 -> 0.82), the rest of each hand-off being the runtime
 	// waking and parking the other goroutine's thread.
 	Regular bool
+	// Bodies, if set, is given the bodies of each line, in order, just
+	// before the Stream has them, on the caller's goroutine: a callback
+	// of the caller's called there (Parse prices usage with
+	// ParseOptions.EstimateCost) panics where the caller's recover
+	// reaches it, not on the reading goroutine, where it would kill the
+	// program.
+	Bodies func(bodies []event.Body)
 }
 
 // Limits of one batch of parsed lines; a batch also ends whenever the
@@ -78,10 +86,16 @@ const (
 // the Stream and its sink, which run on the caller's: on a file the two
 // halves of the work share the machine's cores. A read-ahead parser's
 // reading and applying run on two goroutines. The Stream sees exactly what
-// a line-by-line Parse would give it, in the same order.
+// a line-by-line Parse would give it, in the same order. A sink that
+// panics leaves no goroutine of Normalize's behind: they end at their
+// next hand-off (the reader's read in flight ends first).
 func Normalize(r io.Reader, p Parser, s *event.Stream, o NormalizeOptions) error {
 	full := make(chan *batch, batchesAhead)
 	free := make(chan *batch, maxBatches)
+	// stop is closed as Normalize returns or panics: the goroutines that
+	// would hand it more stop instead of waiting for it forever.
+	stop := make(chan struct{})
+	defer close(stop)
 	var readErr error
 	read := full
 	if ra, ok := p.(readahead.Parser); ok {
@@ -93,14 +107,18 @@ func Normalize(r io.Reader, p Parser, s *event.Stream, o NormalizeOptions) error
 			defer close(full)
 			for b := range read {
 				b.apply(ra)
-				full <- b
+				select {
+				case full <- b:
+				case <-stop:
+					return
+				}
 			}
 		}()
 	}
 	var ahead atomic.Int64 // text of the batches sent on and not yet back
 	go func() {
 		defer close(read)
-		readErr = parseBatches(r, p, s.Raw(), o.MaxLine, o.Regular, read, free, &ahead)
+		readErr = parseBatches(r, p, s.Raw(), o.MaxLine, o.Regular, read, free, stop, &ahead)
 	}()
 	for {
 		var b *batch
@@ -118,7 +136,7 @@ func Normalize(r io.Reader, p Parser, s *event.Stream, o NormalizeOptions) error
 		if o.Batch != nil {
 			o.Batch()
 		}
-		b.emit(s)
+		b.emit(s, o.Bodies)
 		ahead.Add(-int64(len(b.text)))
 		b.reset()
 		free <- b // never waits: it has room for every batch
@@ -135,28 +153,39 @@ var waitingForBatch func()
 // parseBatches reads r line by line, parses each line with p into the
 // current batch and hands batches to full: when one is full, and before
 // every read of r that may wait (any read, unless r is regular). ahead
-// counts the text of the batches handed on and not yet back in free.
-func parseBatches(r io.Reader, p Parser, keepLines bool, maxLine int, regular bool, full, free chan *batch, ahead *atomic.Int64) error {
+// counts the text of the batches handed on and not yet back in free. Once
+// stop is closed (Normalize is gone) it hands nothing more and returns
+// errStopped.
+func parseBatches(r io.Reader, p Parser, keepLines bool, maxLine int, regular bool, full, free chan *batch, stop chan struct{}, ahead *atomic.Int64) error {
 	ra, _ := p.(readahead.Parser)
 	cur, made := &batch{}, 1
-	send := func() {
+	send := func() error {
 		if len(cur.lines) == 0 {
-			return
+			return nil
 		}
 		held := ahead.Add(int64(len(cur.text)))
-		full <- cur
+		select {
+		case full <- cur:
+		case <-stop:
+			return errStopped
+		}
 		if made == maxBatches || held >= maxAheadBytes {
 			if waitingForBatch != nil {
 				waitingForBatch()
 			}
-			cur = <-free
-			return
+			select {
+			case cur = <-free:
+			case <-stop:
+				return errStopped
+			}
+			return nil
 		}
 		select {
 		case cur = <-free:
 		default:
 			cur, made = &batch{}, made+1
 		}
+		return nil
 	}
 	var in io.Reader = beforeRead{r: r, hook: send}
 	if regular {
@@ -190,13 +219,19 @@ func parseBatches(r io.Reader, p Parser, keepLines bool, maxLine int, regular bo
 		}
 		cur.lines = append(cur.lines, pl)
 		if len(cur.lines) >= batchLines || len(cur.text) >= batchBytes {
-			send()
+			return send()
 		}
 		return nil
 	})
-	send()
+	// What was read before an error is still handed on.
+	if serr := send(); err == nil {
+		err = serr
+	}
 	return err
 }
+
+// errStopped ends the reading of a Normalize that is gone.
+var errStopped = errors.New("adapters: normalize stopped")
 
 // batch is what the parsing goroutine made of consecutive lines.
 type batch struct {
@@ -213,10 +248,13 @@ type parsedLine struct {
 	truncated        *event.Warning // the line was cut
 }
 
-func (b *batch) emit(s *event.Stream) {
+func (b *batch) emit(s *event.Stream, bodies func([]event.Body)) {
 	for _, pl := range b.lines {
 		if pl.truncated != nil {
 			s.Emit(pl.truncated)
+		}
+		if bodies != nil && pl.to > pl.from {
+			bodies(b.bodies[pl.from:pl.to])
 		}
 		s.Line(event.StreamStdout, b.text[pl.lineFrom:pl.lineTo], pl.unparsed, b.bodies[pl.from:pl.to])
 	}
@@ -249,13 +287,16 @@ func (b *batch) reset() {
 	b.bodies, b.lines, b.text = b.bodies[:0], b.lines[:0], b.text[:0]
 }
 
-// beforeRead calls hook before each read of r.
+// beforeRead calls hook before each read of r; an error of hook's ends
+// the reading.
 type beforeRead struct {
 	r    io.Reader
-	hook func()
+	hook func() error
 }
 
 func (b beforeRead) Read(p []byte) (int, error) {
-	b.hook()
+	if err := b.hook(); err != nil {
+		return 0, err
+	}
 	return b.r.Read(p)
 }
