@@ -248,7 +248,7 @@ func (c *Conversation) open(dst []event.Body, prompt string) []event.Body {
 	c.inTurn, c.cancelled = true, false
 	// The CLI's result.usage is the turn's: what the parser tops up to
 	// is counted from the turn's start.
-	c.p.emitted = event.Usage{}
+	c.p.emitted, c.p.left = event.Usage{}, event.Usage{}
 	ts := &event.TurnStart{TurnID: "turn_" + strconv.Itoa(c.turns), Prompt: prompt}
 	if !c.started {
 		// The CLI names the session (system/init) only once it has the

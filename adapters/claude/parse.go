@@ -51,7 +51,10 @@ type parser struct {
 	// counted: a result reads it.
 	modelIDs int64
 	emitted  event.Usage // the sum of the usage events emitted
-	streams  []*stream
+	// left is the part of emitted that Claude's next result.usage will
+	// not hold (abandoned calls, usage.go): the result adds it.
+	left    event.Usage
+	streams []*stream
 	// pendingErr is an assistant line's API error, held until the next
 	// line says whether it ends the run: the result's terminal error is
 	// then this one, fatal.
@@ -1045,6 +1048,8 @@ func (p *parser) result(dst []event.Body, t *top) []event.Body {
 		return true
 	})
 	total := resultUsage(t.usage)
+	total.Add(p.left) // the abandoned calls Claude left out
+	p.left = event.Usage{}
 	dst = p.usageRest(dst, total)
 	isErr = isErr || strings.HasPrefix(subtype, "error")
 	r := &event.Result{Status: event.ResultSuccess, Text: strings.Clone(text), SessionID: strings.Clone(session),

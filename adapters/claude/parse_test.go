@@ -84,7 +84,7 @@ func TestPartialMessages(t *testing.T) {
 		require.Len(t, msgs, 1)
 		require.Equal(t, `Hello "x"`, msgs[0].Text)
 	})
-	t.Run("abandoned-block-is-no-message-and-its-call-no-usage", func(t *testing.T) {
+	t.Run("abandoned-block-is-no-message-and-its-call-counts-as-sent", func(t *testing.T) {
 		t.Parallel()
 		// Claude's idle timeout: it stops the block itself, repeats the
 		// snapshot in a message_delta and names the abandoned blocks.
@@ -93,7 +93,12 @@ func TestPartialMessages(t *testing.T) {
 		out := adaptertest.Bodies(newParser(), msgStart, textStart, delta1, delta2, toolStartEv, toolDelta1,
 			textStop, toolStop, snapshot, abandon)
 		require.Empty(t, only[*event.Message](out))
-		require.Empty(t, only[*event.Usage](out))
+		// The call was charged: its counts as message_start and the
+		// message_delta give them (msgStart's cache, the snapshot's input
+		// and output).
+		us := only[*event.Usage](out)
+		require.Len(t, us, 1)
+		require.Equal(t, event.Usage{InputTokens: 10, OutputTokens: 1, CacheReadTokens: 100, CacheWriteTokens: 5}, *us[0])
 		require.Empty(t, only[*event.ToolStart](out), "a tool block cut short never ran")
 		require.Len(t, only[*event.TextDelta](out), 2)
 	})

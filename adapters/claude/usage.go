@@ -12,16 +12,19 @@ import (
 //   - With --include-partial-messages a call's final counts come with its
 //     message_delta (cumulative, as the API sends them); they are emitted
 //     at its message_stop. A call Claude abandoned (message_stop with
-//     abandoned_blocks) follows a synthetic message_delta that repeats the
-//     message_start snapshot, and Claude leaves the call out of its totals:
-//     it is not counted.
+//     abandoned_blocks: an interrupt, a stream that stalled) follows a
+//     synthetic message_delta that repeats the message_start snapshot. Its
+//     counts are emitted as they stand (message_start's, overlaid by the
+//     message_delta's) at its message_stop: the model read its input, and
+//     Claude's cost (total_cost_usd, modelUsage) charges it. Claude leaves
+//     the call out of result.usage, so the parser adds what it emitted for
+//     such calls to those totals (left), and usage and cost agree.
 //   - Without partial messages every assistant line of a call repeats the
 //     message_start snapshot: its input and cache counts are final, its
 //     output_tokens (1) is a placeholder. The call's input and cache are
 //     emitted on its first line; the output is not in the stream.
 //   - A sub-agent's calls (lines with a parent_tool_use_id) are not
-//     counted: Claude's result.usage totals the main agent's calls (as it
-//     leaves out an abandoned call that modelUsage and the cost count), so
+//     counted: Claude's result.usage totals the main agent's calls, so
 //     counting them would make the events exceed the totals. Where the
 //     totals do hold them, the last increment carries them.
 //   - At the result, whatever Claude's totals hold beyond what was emitted
@@ -32,7 +35,7 @@ import (
 // callUsage is what the parser knows of one model call (API message).
 type callUsage struct {
 	streamed  bool        // its message_start stream_event was seen
-	counted   bool        // emitted, or dropped as abandoned
+	counted   bool        // its usage was emitted
 	final     event.Usage // message_start's input and cache, overlaid by message_delta
 	haveFinal bool        // a message_delta came
 }
@@ -95,8 +98,8 @@ func (p *parser) callUsage(id string) *callUsage {
 	return cu
 }
 
-// count marks message id's call counted (emitted, or dropped as
-// abandoned) and lets its state go.
+// count marks message id's call counted (its usage emitted) and lets
+// its state go.
 func (p *parser) count(id string, cu *callUsage) {
 	cu.counted = true
 	delete(p.usage, id)
@@ -148,8 +151,9 @@ func (p *parser) usageDelta(id, raw string) {
 	cu.haveFinal = true
 }
 
-// usageStop emits a streamed call's usage at its message_stop, once,
-// unless Claude abandoned the call.
+// usageStop emits a streamed call's usage at its message_stop, once. An
+// abandoned call's is what its message_start and message_delta said, and
+// is added to left: Claude's result.usage will not hold it.
 func (p *parser) usageStop(dst []event.Body, id string, abandoned bool) []event.Body {
 	cu := p.usage[id]
 	if cu == nil || cu.counted {
@@ -157,7 +161,8 @@ func (p *parser) usageStop(dst []event.Body, id string, abandoned bool) []event.
 	}
 	if abandoned {
 		p.count(id, cu)
-		return dst
+		p.left.Add(cu.final)
+		return p.emitUsage(dst, cu.final)
 	}
 	if !cu.haveFinal {
 		return dst // no final count: the result's totals will hold it
