@@ -37,17 +37,27 @@ type SessionRecord struct {
 	// End is the error harness itself ended the stream with, after the
 	// agent's last line (a watchdog, an interrupt, the agent's exit
 	// status, a turn the agent gave up unasked: Run.Wait's), nil when it
-	// ended none: the agent's lines do not say it. A run's reparse ends
-	// with it again.
+	// ended none: the agent's lines do not say it. A reparse ends with
+	// it again, where the recorded stream had it: a run's after the
+	// agent's last line; a session's there too, before the turn_end the
+	// session's end closed its turn with (if any) and the result.
 	End *event.Error
+	// Live says that the record is a live session's, not a one-prompt
+	// run's, also when it has no turns (a session sent no prompt):
+	// ReadSessionRecord sets it when the stream holds a turn or a
+	// permission request, which only a live session's has; the caller
+	// sets it where it knows otherwise (the log's metadata).
+	Live bool
 }
 
 // RecordedTurn is one turn of a SessionRecord: its turn_start's prompt
-// and its turn_end's status and synthetic flag.
+// (and whether the stream cut it) and its turn_end's status and
+// synthetic flag.
 type RecordedTurn struct {
-	Prompt    string
-	Status    string
-	Synthetic bool
+	Prompt          string
+	PromptTruncated bool
+	Status          string
+	Synthetic       bool
 }
 
 // ReadSessionRecord reads the SessionRecord of a recorded stream (a
@@ -86,12 +96,22 @@ func (rec *SessionRecord) add(b event.Body, asked map[string]int) {
 	case *event.SessionStart:
 		rec.Cwd, rec.Model = b.Cwd, b.Model
 	case *event.TurnStart:
-		rec.Turns = append(rec.Turns, RecordedTurn{Prompt: b.Prompt})
+		rec.Live = true
+		rec.End = nil // an error before a turn did not end the session
+		rec.Turns = append(rec.Turns, RecordedTurn{Prompt: b.Prompt, PromptTruncated: b.PromptTruncated})
 	case *event.TurnEnd:
 		if n := len(rec.Turns); n > 0 {
 			rec.Turns[n-1].Status, rec.Turns[n-1].Synthetic = b.Status, b.Synthetic
 		}
+		if !b.Synthetic {
+			// The agent's end of a turn: an error before it (a turn
+			// given up, endTurnAs's) was the turn's, not the session's
+			// end, which comes after the agent's last line, before the
+			// turn_end the session's end made (synthetic), if any.
+			rec.End = nil
+		}
 	case *event.PermissionRequest:
+		rec.Live = true
 		rec.Ask = true
 		rec.AskDeadlineMS = cmp.Or(rec.AskDeadlineMS, b.DeadlineMS)
 		asked[b.CallID] = len(rec.Refused)
@@ -134,9 +154,9 @@ func harnessEnd(e *event.Error) bool {
 	return false
 }
 
-// live reports whether rec is a live session's (it has turns), not a
-// one-prompt run's.
-func (rec *SessionRecord) live() bool { return rec != nil && len(rec.Turns) > 0 }
+// live reports whether rec is a live session's (SessionRecord.Live), not
+// a one-prompt run's.
+func (rec *SessionRecord) live() bool { return rec != nil && (rec.Live || len(rec.Turns) > 0) }
 
 // outcome sets what out takes from rec: how a session ended (its
 // result's status), or a run that harness ended (End): its status, and
@@ -310,6 +330,16 @@ func (r *replayer) Parse(dst []event.Body, line []byte) ([]event.Body, bool) {
 func (r *replayer) Flush(dst []event.Body) []event.Body {
 	n := len(dst)
 	dst = r.turns(r.conv.Flush(dst), n)
+	if r.rec.End != nil {
+		// The error the session ended with, after the agent's last line
+		// and before the turn_end its end made, as Run.Wait emitted it.
+		end := *r.rec.End
+		if end.Partial != nil {
+			p := *end.Partial
+			end.Partial = &p
+		}
+		dst = append(dst, &end)
+	}
 	if r.open && r.sent > 0 {
 		if t := r.rec.Turns[r.sent-1]; t.Synthetic {
 			dst = append(dst, &event.TurnEnd{Status: t.Status, Synthetic: true})
@@ -324,7 +354,8 @@ func (r *replayer) stopped() bool {
 	return s == event.ResultCancelled || s == event.ResultTimeout
 }
 
-// turns follows the turns in dst[n:]: a permission request has the
+// turns follows the turns in dst[n:]: a turn's start says its prompt
+// was cut where the recorded one did; a permission request has the
 // session's deadline and is answered as it was; a turn out of time ends
 // so (the agent ended it cancelled); one the agent ended cancelled
 // unasked ends error, after the error that says so, as the session ended
@@ -336,6 +367,9 @@ func (r *replayer) turns(dst []event.Body, n int) []event.Body {
 			switch v := dst[i].(type) {
 			case *event.TurnStart:
 				r.open, r.canceled = true, false
+				if r.sent > 0 && r.rec.Turns[r.sent-1].PromptTruncated {
+					v.PromptTruncated = true // the recorded prompt is the one the stream cut
+				}
 			case *event.PermissionRequest:
 				v.DeadlineMS = r.rec.AskDeadlineMS // the session's setting
 				if r.asked < len(r.rec.Refused) {

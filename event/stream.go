@@ -24,6 +24,12 @@ const (
 	MaxInputBytes  = 256 << 10 // a tool call's input object
 	MaxNativeBytes = 256 << 10 // a native line under --raw
 	MaxFieldBytes  = 4 << 10   // short fields: names, paths, ids
+	// maxTextEscaped bounds a text's JSON encoding (a message's, a
+	// reasoning's, a result's or turn_end's text, a prompt, a delta, a
+	// native line kept as a string): a control character is 6 bytes
+	// escaped (\u0001), so MaxTextBytes of them would be 1.5 MiB. A
+	// text is cut where either bound is reached, whichever comes first.
+	maxTextEscaped = 3 * MaxTextBytes
 	MaxPaths       = 1000
 	lastEventsKept = 8
 	// UnparsedWarnings is how many unparsed lines get a warning of their
@@ -294,9 +300,16 @@ func NativeLine(stream string, line []byte) *Native {
 	}
 	if !n.Truncated && ValidJSON(line) && utf8.Valid(line) {
 		n.Line = append(json.RawMessage(nil), line...)
-	} else {
-		n.Line = AppendString(nil, string(line))
+		return n
 	}
+	if len(line) > maxTextEscaped/6 {
+		// Kept as a string: escaped, it must stay within a line.
+		if k := escapedFit(string(line), maxTextEscaped); k < len(line) {
+			line = line[:k]
+			n.Truncated = true
+		}
+	}
+	n.Line = AppendString(nil, string(line))
 	return n
 }
 
@@ -422,6 +435,29 @@ func (s *Stream) emit(b Body) {
 		if v.ParentCallID == "" && s.deltaText.Len() < MaxTextBytes {
 			s.deltaText.WriteString(v.Text)
 		}
+		for len(v.Text) > maxTextEscaped/6 {
+			// A delta too long for a line is sent in parts, which
+			// concatenate to it as deltas do.
+			n := textFit(v.Text)
+			if n == len(v.Text) || n == 0 {
+				break
+			}
+			part := *v
+			part.Text = v.Text[:n]
+			s.send(&part)
+			v.Text = v.Text[n:]
+		}
+	case *ReasoningDelta:
+		for len(v.Text) > maxTextEscaped/6 {
+			n := textFit(v.Text)
+			if n == len(v.Text) || n == 0 {
+				break
+			}
+			part := *v
+			part.Text = v.Text[:n]
+			s.send(&part)
+			v.Text = v.Text[n:]
+		}
 	case *Error:
 		if v.Fatal {
 			if !s.fatal {
@@ -430,7 +466,7 @@ func (s *Stream) emit(b Body) {
 			s.fatal = true
 			if v.Partial != nil && v.Partial.LastEvents == nil {
 				v.Partial.LastEvents = s.lastSummaries()
-				v.Partial.Events = s.seq
+				v.Partial.Events = s.normalized // native events not counted: --raw changes nothing else
 			}
 		}
 	}
@@ -447,10 +483,59 @@ func (s *Stream) sendPending() {
 }
 
 func (s *Stream) capText(text *string, truncated *bool) {
-	if len(*text) > MaxTextBytes {
-		*text = s.unsplit(capUTF8(*text, MaxTextBytes))
+	if len(*text) <= maxTextEscaped/6 {
+		return // the common case: within both bounds whatever it holds
+	}
+	if n := textFit(*text); n < len(*text) {
+		*text = s.unsplit(strings.Clone((*text)[:n]))
 		*truncated = true
 	}
+}
+
+// textFit is the length of the longest prefix of t, ending on a rune
+// boundary, within MaxTextBytes and whose JSON encoding (AppendString's,
+// quotes left out) is within maxTextEscaped.
+func textFit(t string) int {
+	n := len(cutUTF8(t, MaxTextBytes))
+	if n <= maxTextEscaped/6 {
+		return n
+	}
+	return escapedFit(t[:n], maxTextEscaped)
+}
+
+// escapedFit is the length of the longest prefix of t, ending on a rune
+// boundary, whose JSON encoding by AppendString (quotes left out) takes
+// at most max bytes. It walks t: call it only when 6*len(t) may exceed
+// max.
+func escapedFit(t string, max int) int {
+	used := 0
+	for i := 0; i < len(t); {
+		c := t[i]
+		w, n := 1, 1
+		switch {
+		case c >= 0x20 && c < utf8.RuneSelf && c != '"' && c != '\\':
+		case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t' || c == '\b' || c == '\f':
+			w = 2
+		case c < utf8.RuneSelf:
+			w = 6
+		default:
+			r, rs := utf8.DecodeRuneInString(t[i:])
+			switch {
+			case r == utf8.RuneError && rs == 1:
+				w = 6 // \ufffd
+			case r == '\u2028' || r == '\u2029':
+				w, n = 6, rs
+			default:
+				w, n = rs, rs
+			}
+		}
+		if used+w > max {
+			return i
+		}
+		used += w
+		i += n
+	}
+	return len(t)
 }
 
 // unsplit is cut, a string the stream cut, without the start of a secret
@@ -921,7 +1006,7 @@ func (s *Stream) buildResult(status string, o Outcome) *Result {
 		r.ResumedSessionID = o.Resumed
 	}
 	r.Stats = Stats{NativeLines: s.nativeN, UnparsedLines: s.unparsedN,
-		Events: s.seq + 1, ToolCalls: s.toolCalls}
+		Events: s.normalized + 1, ToolCalls: s.toolCalls} // the result included, native events not
 	return r
 }
 
