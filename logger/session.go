@@ -72,6 +72,12 @@ type Meta struct {
 	// client made and its answers depend on it, which re-normalizing
 	// drives again. Empty: a log written before the field (full-access).
 	Permissions string `json:"permissions,omitempty"`
+	// Live says the log is a live session's (harness session, serve's
+	// sessions), not a one-prompt run's: a session that was sent no
+	// prompt records a stream like a one-prompt ACP run's, and
+	// re-normalizing tells them apart by this. False in a log written
+	// before the field.
+	Live bool `json:"live,omitempty"`
 	// Harness is the process writing the log, set by Open (nil where
 	// there is no /proc). A reader that finds it gone while Status still
 	// says running reads the status as StatusLost.

@@ -559,6 +559,35 @@ func TestSessionReparse(t *testing.T) {
 	}
 }
 
+// TestSessionWithoutPromptsReparses: a session sent no prompt reparses to
+// its recorded stream (a session_start and a successful result). Its
+// stream holds no turn, and the reparse took it for a one-prompt run's:
+// no session id, no_terminal_event, result error. The meta says "live".
+func TestSessionWithoutPromptsReparses(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		fake string
+	}{
+		{"stream-json", []string{"--agent", "claude", "--protocol", "stream-json"}, fakeagent.ClaudeStream},
+		{"app-server", []string{"--agent", "codex", "--protocol", "app-server"}, fakeagent.CodexAppServer},
+		{"acp", []string{"--agent", "claude", "--protocol", "acp"}, "acp-agent"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			home := isolate(t)
+			argv, _ := fakeagent.Command(tc.fake)
+			args := append([]string{"session"}, tc.args...)
+			args = append(args, "--binary", argv[0], "--cwd", t.TempDir(), "--env", fakeagent.EnvVar+"="+tc.fake,
+				"--linger", "5s", "--idle-timeout", "5s")
+			r := invoke(t, "", args...)
+			require.Equal(t, 0, r.code, r.stderr)
+			rr := reparseOnly(t, home)
+			require.Equal(t, harnesstest.ReparseParts(t, []byte(r.stdout)), harnesstest.ReparseParts(t, []byte(rr.stdout)))
+			require.Equal(t, sessionStartOf(t, r.stdout), sessionStartOf(t, rr.stdout))
+		})
+	}
+}
+
 // TestReparseACPReadOnly: 'sessions reparse' of an ACP session and of a
 // one-prompt ACP run with --permissions read-only gives the recorded
 // stream again (the fake offers no mode to set: the prompt is request 3,

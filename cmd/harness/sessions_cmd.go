@@ -152,6 +152,8 @@ func (c *sessionsReparseCmd) Run(e *env, parent *sessionsCmd) error {
 		if err != nil {
 			return withStatus(exitAgentFailed, err)
 		}
+		// A session sent no prompt records no turn: its meta says it was one.
+		rec.Live = rec.Live || m.Live
 	}
 	out := &stickyWriter{w: e.Stdout}
 	enc := event.NewEncoder(out)
