@@ -121,3 +121,29 @@ func TestRawChangesNoCounts(t *testing.T) {
 	require.Equal(t, int64(3), partials[0].Events, "the events before it")
 	require.Equal(t, partials[0].Events, partials[1].Events)
 }
+
+// TestPathsAreBoundedTogether: a call's paths stay under a line's 1 MiB
+// however long each is (a thousand of 4 KiB of control characters made a
+// 24 MB line), cut at the first that does not fit, never mid-path.
+func TestPathsAreBoundedTogether(t *testing.T) {
+	long := strings.Repeat("\x01", MaxFieldBytes)
+	paths := make([]string, MaxPaths)
+	for i := range paths {
+		paths[i] = long
+	}
+	var lines [][]byte
+	s := NewStream(StreamConfig{Run: "run_x", Sink: func(ev Event) {
+		b, err := ev.MarshalJSON()
+		require.NoError(t, err)
+		lines = append(lines, b)
+	}})
+	s.Emit(&SessionStart{SessionID: "s"})
+	s.Emit(&ToolStart{CallID: "c", Name: "Read", Kind: KindRead, Paths: paths})
+	s.Emit(&ToolEnd{CallID: "c", Status: StatusOK, Paths: paths})
+	s.Emit(&Result{Status: ResultSuccess})
+	for _, l := range lines {
+		require.LessOrEqual(t, len(l), MaxLineBytes, "%.80s", l)
+	}
+	require.Equal(t, paths[:maxPathsBytes/MaxFieldBytes], capPaths(paths))
+	require.Equal(t, []string{"a"}, capPaths([]string{"a", long + "x"}), "a path over MaxFieldBytes ends the list")
+}

@@ -31,6 +31,9 @@ const (
 	// text is cut where either bound is reached, whichever comes first.
 	maxTextEscaped = 3 * MaxTextBytes
 	MaxPaths       = 1000
+	// maxPathsBytes bounds a call's paths together (escaped at most six
+	// times as long): a thousand long paths would pass a line's 1 MiB.
+	maxPathsBytes  = 64 << 10
 	lastEventsKept = 8
 	// UnparsedWarnings is how many unparsed lines get a warning of their
 	// own; the rest are counted in one last warning before the result.
@@ -684,9 +687,7 @@ func (s *Stream) toolStart(v *ToolStart) bool {
 		in = bytes.Clone(in)
 	}
 	v.Input, v.inputCompact = in, true
-	if len(v.Paths) > MaxPaths {
-		v.Paths = v.Paths[:MaxPaths]
-	}
+	v.Paths = capPaths(v.Paths)
 	if len(v.Paths) > 0 {
 		paths := make([]string, len(v.Paths))
 		for i, p := range v.Paths {
@@ -747,9 +748,7 @@ func (s *Stream) toolEnd(v *ToolEnd) {
 		v.Diff = s.unsplit(capUTF8(v.Diff, MaxOutputBytes))
 		v.DiffTruncated = true
 	}
-	if len(v.Paths) > MaxPaths {
-		v.Paths = v.Paths[:MaxPaths]
-	}
+	v.Paths = capPaths(v.Paths)
 	s.openMu.Lock()
 	s.open.Delete(id)
 	s.openMu.Unlock()
@@ -1077,3 +1076,17 @@ func cutUTF8(s string, n int) string {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// capPaths keeps the first of paths that fit MaxPaths and maxPathsBytes;
+// a path past MaxFieldBytes is left out rather than cut (a cut path names
+// another file).
+func capPaths(paths []string) []string {
+	n := 0
+	for i, p := range paths {
+		n += len(p)
+		if i == MaxPaths || n > maxPathsBytes || len(p) > MaxFieldBytes {
+			return paths[:i]
+		}
+	}
+	return paths
+}
