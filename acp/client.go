@@ -325,6 +325,11 @@ func (c *Client) Flush(dst []event.Body) []event.Body { return dst }
 func (c *Client) request(dst []event.Body, msg *rpc) []event.Body {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if msg.Method == "session/request_permission" {
+		// The request is a sight of its call (the call starts, the text
+		// before it is a message), whoever answers it.
+		dst, _ = c.m.requested(dst, msg.Params)
+	}
 	if msg.Method == "session/request_permission" && c.conv.ask && c.w != nil {
 		return c.ask(dst, msg)
 	}
@@ -434,7 +439,7 @@ func (c *Client) response(dst []event.Body, msg *rpc) ([]event.Body, bool) {
 	case "session/prompt":
 		if r := gjson.GetBytes(msg.Result, "stopReason"); r.Type != gjson.String || r.Str == "" {
 			// Required: without it the turn's outcome is unknown.
-			dst = c.m.endDenied(dst)
+			dst = c.m.endDenied(dst, "")
 			return c.fail(dst, "the agent answered session/prompt without a stopReason, which ACP requires (result: "+
 				cmp.Or(truncate(string(msg.Result), 120), "none")+")"), true
 		}

@@ -30,6 +30,7 @@ type mapper struct {
 	live          bool             // a live session: diffs are checked against the disk
 	cwd           string           // a replayed session's directory: its diffs name files from there, as a live run's do
 	denied        map[string]bool  // calls whose permission harness refused
+	refused       idset.Set        // calls ended denied before the agent reported their end: its report is no news
 	cost          *float64         // the session's cost from usage_update, in USD
 	setup         bool             // the prompt is not sent yet: text is not the answer
 	noUsage       bool             // the agent's usage is known to be wrong: none is reported
@@ -126,6 +127,14 @@ func (m *mapper) update(dst []event.Body, params json.RawMessage) ([]event.Body,
 		return dst, false
 	}
 	u := &p.Update
+	switch u.Kind {
+	case "agent_message_chunk", "agent_thought_chunk", "plan", "tool_call", "tool_call_update":
+		// The agent has gone on past a refused call (Gemini reports no
+		// end of it): it ends denied here, before what came after it.
+		if len(m.denied) > 0 {
+			dst = m.endDenied(dst, callID(u.ToolCallID))
+		}
+	}
 	switch u.Kind {
 	case "agent_message_chunk":
 		t := blockText(u.Content)
@@ -326,22 +335,25 @@ func (m *mapper) toolCall(dst []event.Body, u *toolUpdate, announce bool) []even
 // streams a command's output past its turn, claude-agent-acp may send a
 // call's hook result after its end).
 func (m *mapper) late(dst []event.Body, id, status string) []event.Body {
-	if status != "completed" && status != "failed" {
+	if status != "completed" && status != "failed" || m.refused.Has(id) {
 		return dst
 	}
 	return append(dst, &event.Warning{Code: event.WarnAgentWarning,
 		Message: "acp: the agent reported tool call " + truncate(id, 200) + " " + status + " after it had ended; the update is dropped"})
 }
 
-// endDenied ends the open calls whose permission harness refused, as
-// denied: an agent may never report such a call failed (codex-acp ends
-// its turn instead), and the turn's end would close it cancelled.
-func (m *mapper) endDenied(dst []event.Body) []event.Body {
+// endDenied ends the open calls whose permission harness refused, but
+// except, as denied: an agent may never report such a call failed
+// (codex-acp ends its turn instead, Gemini goes on with its turn), and
+// the turn's end would close it cancelled. The agent's own report of
+// the call's end, if it comes later, is dropped unsaid (late).
+func (m *mapper) endDenied(dst []event.Body, except string) []event.Body {
 	for _, id := range slices.Sorted(maps.Keys(m.denied)) {
 		tc := m.open[id]
-		if tc == nil || !tc.started {
+		if tc == nil || !tc.started || id == except {
 			continue
 		}
+		m.refused.Add(id)
 		delete(m.open, id)
 		delete(m.denied, id)
 		m.release(tc)
@@ -350,6 +362,30 @@ func (m *mapper) endDenied(dst []event.Body) []event.Body {
 			Output: "denied: its permission was refused", Paths: tc.paths()})
 	}
 	return dst
+}
+
+// requested sees the tool call of a session/request_permission (its
+// toolCall is a tool_call_update by the spec): a call not announced yet
+// (Gemini asks before it reports the call, and reports nothing more of a
+// call refused) starts here, as an announcement would start it, so the
+// text before it ends as a message (interim commentary, not the answer),
+// and the call and its refusal leave a trace. A call already announced
+// is left as it is. It returns the call's id.
+func (m *mapper) requested(dst []event.Body, params json.RawMessage) ([]event.Body, string) {
+	var p struct {
+		ToolCall toolUpdate `json:"toolCall"`
+	}
+	json.Unmarshal(params, &p)
+	u := &p.ToolCall
+	u.ToolCallID = callID(u.ToolCallID)
+	if u.ToolCallID == "" || m.open[u.ToolCallID] != nil {
+		return dst, u.ToolCallID
+	}
+	if len(m.denied) > 0 {
+		dst = m.endDenied(dst, u.ToolCallID)
+	}
+	u.Status = nil // "pending": the call has not run
+	return m.toolCall(dst, u, true), u.ToolCallID
 }
 
 // turnOver forgets the calls still open at a turn's end: the stream closes
@@ -640,7 +676,7 @@ func (m *mapper) end(dst []event.Body, result json.RawMessage, sessionID string)
 		Usage      *acpUsage `json:"usage"`
 	}
 	json.Unmarshal(result, &r)
-	dst = m.endDenied(dst)
+	dst = m.endDenied(dst, "")
 	switch r.StopReason {
 	case "end_turn", "max_tokens", "max_turn_requests":
 	default:
@@ -733,7 +769,7 @@ func (m *mapper) promptFailed(dst []event.Body, code int, text string) ([]event.
 	if pending := strings.TrimSpace(m.text.String()); pending != "" && strings.Contains(text, pending) {
 		m.text.Reset()
 	}
-	dst = m.endDenied(dst)
+	dst = m.endDenied(dst, "")
 	dst = m.flushText(dst)
 	e := &event.Error{Code: event.ErrAgentError, Fatal: true, Partial: &event.Partial{}}
 	switch {

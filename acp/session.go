@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -132,18 +133,24 @@ func (c *Client) ask(dst []event.Body, msg *rpc) []event.Body {
 		// A second request for one call, or a flood: refused at once.
 		c.write(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(strings.Clone(string(msg.ID))),
 			"result": map[string]any{"outcome": pickOption(p.Options, []string{"reject_once", "reject_always"})}})
+		if !dup && len(c.m.denied) < maxDenied {
+			c.m.denied[id] = true
+		}
 		return dst
 	}
 	c.conv.asks[id] = askReq{id: json.RawMessage(strings.Clone(string(msg.ID))), options: json.RawMessage(strings.Clone(string(p.Options)))}
-	kind := p.ToolCall.Kind
-	if kind == "" {
-		kind = c.m.kindOf(id)
-	}
-	r := &event.PermissionRequest{CallID: id, Tool: field(p.ToolCall.Title), Kind: kinds[kind]}
-	if tc := c.m.open[id]; tc != nil {
+	// The request says what its call's tool_start says (requested started
+	// the call, if it was not announced before): the kind the agent's
+	// own tool has, not ACP's coarser one (Gemini's write_file is a write,
+	// which ACP calls an edit), and its path.
+	r := &event.PermissionRequest{CallID: id, Tool: field(p.ToolCall.Title), Kind: kinds[cmp.Or(p.ToolCall.Kind, c.m.kindOf(id))]}
+	if tc := c.m.open[id]; tc != nil && tc.started {
 		r.Tool = tc.name
 		r.Kind, r.Path = tc.kind, tc.path
 		r.Input = tc.input
+	}
+	if r.Kind == "" {
+		r.Kind = event.KindOther
 	}
 	if r.Input == nil && len(p.ToolCall.RawInput) > 0 {
 		r.Input = json.RawMessage(strings.Clone(string(p.ToolCall.RawInput)))

@@ -10,7 +10,9 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -49,7 +51,7 @@ func readCommands(e *env, cmds chan<- stdinLine) {
 // on. On a terminal, a line that is not JSON is a prompt. held is a
 // prompt the session has no room for yet (harness.ErrQueueFull): it is to
 // be sent again once a turn has ended, before any line after it is read.
-func (c *sessionCmd) command(e *env, sess *harness.Session, in stdinLine, n int, terminal bool) (done bool, held string) {
+func (c *sessionCmd) command(e *env, sess *harness.Session, asks *askDenier, in stdinLine, n int, terminal bool) (done bool, held string) {
 	if in.over {
 		fmt.Fprintf(e.Stderr, "harness: session: line %d: over %d MiB, skipped\n", n, maxPrompt>>20)
 		return false, ""
@@ -82,6 +84,8 @@ func (c *sessionCmd) command(e *env, sess *harness.Session, in stdinLine, n int,
 			fmt.Fprintf(e.Stderr, "harness: session: line %d: an answer needs call_id and allow\n", n)
 		} else if !sess.Answer(cmd.CallID, *cmd.Allow) {
 			fmt.Fprintf(e.Stderr, "harness: session: line %d: no permission request %q is waiting\n", n, termSafe(cmd.CallID))
+		} else {
+			asks.answered(cmd.CallID)
 		}
 	case "end":
 		return true, ""
@@ -177,6 +181,7 @@ func (c *sessionCmd) Run(e *env) error {
 	so.Flush = out.Flush
 	// A turn's end makes room for a prompt held (harness.ErrQueueFull).
 	turnEnded := make(chan struct{}, 1)
+	asks := newAskDenier(e)
 	so.OnEvent = func(ev event.Event) {
 		if ev.Type == event.TypeTurnEnd {
 			select {
@@ -184,6 +189,7 @@ func (c *sessionCmd) Run(e *env) error {
 			default:
 			}
 		}
+		asks.observe(ev)
 	}
 
 	sigs := make(chan os.Signal, 4)
@@ -243,16 +249,19 @@ loop:
 			held = ""
 		case line, ok := <-next:
 			if !ok {
-				break loop // end of input
+				asks.inputEnded(sess) // end of input
+				break loop
 			}
 			n++
 			var done bool
-			if done, held = c.command(e, sess, line, n, terminal); done {
+			if done, held = c.command(e, sess, asks, line, n, terminal); done {
+				asks.inputEnded(sess)
 				ended = cmds
 				break loop
 			}
 		}
 	}
+	defer asks.stop()
 	after := skipAfterEnd(e, ended, n)
 	werr := closeSession(sess, sigs, func() {
 		if reported == nil {
@@ -338,5 +347,99 @@ func closeSession(sess *harness.Session, sigs <-chan os.Signal, stopped func()) 
 		case err := <-closed:
 			return err
 		}
+	}
+}
+
+// askDenier denies the permission requests nobody can answer any more:
+// once the input has ended (an end command, or EOF), no answer command
+// can come, so the requests still waiting and those made later are
+// denied at once rather than at their --ask-timeout each. The stream
+// says so as for any denied request: the call ends denied.
+type askDenier struct {
+	e       *env
+	mu      sync.Mutex
+	pending []string      // call ids of the requests of the turn in progress
+	ended   bool          // the input has ended: requests are denied
+	queue   []string      // requests to deny, for the worker
+	wake    chan struct{} // the worker has requests to deny
+	quit    chan struct{}
+	done    chan struct{}
+}
+
+func newAskDenier(e *env) *askDenier {
+	return &askDenier{e: e, wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
+}
+
+// observe follows the requests: made (permission_request), and gone
+// with their turn (turn_end: no protocol asks across turns). It runs
+// under the session's lock, so it never answers itself: the worker does.
+func (a *askDenier) observe(ev event.Event) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	switch v := ev.Body.(type) {
+	case *event.PermissionRequest:
+		if a.ended {
+			a.queue = append(a.queue, v.CallID)
+			a.poke()
+		} else {
+			a.pending = append(a.pending, v.CallID)
+		}
+	case *event.TurnEnd:
+		a.pending = a.pending[:0]
+	}
+}
+
+// answered forgets the request of callID, answered by the caller.
+func (a *askDenier) answered(callID string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.pending = slices.DeleteFunc(a.pending, func(id string) bool { return id == callID })
+}
+
+func (a *askDenier) poke() {
+	select {
+	case a.wake <- struct{}{}:
+	default:
+	}
+}
+
+// inputEnded denies the requests waiting, and from now on every request
+// made, from a goroutine of its own (stop ends it).
+func (a *askDenier) inputEnded(sess *harness.Session) {
+	a.mu.Lock()
+	a.ended = true
+	a.queue = append(a.queue, a.pending...)
+	a.pending = nil
+	a.poke()
+	a.mu.Unlock()
+	go func() {
+		defer close(a.done)
+		for {
+			select {
+			case <-a.quit:
+				return
+			case <-a.wake:
+			}
+			a.mu.Lock()
+			ids := a.queue
+			a.queue = nil
+			a.mu.Unlock()
+			for _, id := range ids {
+				if sess.Answer(id, false) {
+					fmt.Fprintf(a.e.Stderr, "harness: session: permission request %q denied: the input has ended, no answer can come\n", termSafe(id))
+				}
+			}
+		}
+	}()
+}
+
+// stop ends the worker, if it was started.
+func (a *askDenier) stop() {
+	a.mu.Lock()
+	started := a.ended
+	a.mu.Unlock()
+	if started {
+		close(a.quit)
+		<-a.done
 	}
 }

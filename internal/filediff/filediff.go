@@ -252,6 +252,13 @@ func (d *Diffs) end(v *event.ToolEnd, before []snapshot) {
 		candidate = v.Diff
 	}
 	v.Diff, v.DiffTruncated, v.DiffSkipped = "", false, ""
+	if v.Status == event.StatusDenied {
+		// A denied call did not run: it touched no file, whatever it
+		// named, and the disk's changes meanwhile are not its. Its end
+		// has the paths the agent gave it, as a reparse's has, and no
+		// diff is looked for.
+		return
+	}
 	known := map[string]bool{}
 	for _, s := range before {
 		known[d.abs(s.path)] = true

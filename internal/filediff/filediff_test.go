@@ -428,3 +428,31 @@ func TestTruncatedWhileTheFileClockLags(t *testing.T) {
 	require.Empty(t, end.Diff, "a diff from the truncated file would be wrong")
 	require.Equal(t, event.DiffSkippedUnknown, end.DiffSkipped)
 }
+
+// TestDeniedCallTouchedNothing: a denied Claude Write (its tool_end names
+// no path) gets no paths from the files read at its start, nor a diff,
+// even when the file changed meanwhile (not by the call): a reparse of the
+// run, which reads no disk, gives the same end. The live end used to have
+// the path read at the start.
+func TestDeniedCallTouchedNothing(t *testing.T) {
+	t.Parallel()
+	cwd := t.TempDir()
+	d := New(cwd)
+	out := filepath.Join(cwd, "out.txt")
+	write(t, out, "old\n")
+	end := call(d, &event.ToolStart{CallID: "w", Name: "Write", Kind: event.KindWrite, Path: out},
+		func() { require.NoError(t, os.WriteFile(out, []byte("changed by someone else\n"), 0o644)) },
+		&event.ToolEnd{CallID: "w", Name: "Write", Kind: event.KindWrite, Status: event.StatusDenied})
+	require.Empty(t, end.Paths)
+	require.Empty(t, end.Diff)
+	require.Empty(t, end.DiffSkipped)
+
+	// A call that ran still gets its paths and diff from the disk.
+	other := filepath.Join(cwd, "other.txt")
+	write(t, other, "old\n")
+	ok := call(d, &event.ToolStart{CallID: "w2", Name: "Write", Kind: event.KindWrite, Path: other},
+		func() { require.NoError(t, os.WriteFile(other, []byte("new\n"), 0o644)) },
+		&event.ToolEnd{CallID: "w2", Name: "Write", Kind: event.KindWrite, Status: event.StatusOK})
+	require.Equal(t, []string{other}, ok.Paths)
+	require.Contains(t, ok.Diff, "+new")
+}
