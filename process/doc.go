@@ -65,6 +65,23 @@
 //     the agent starts). Limit: a harness killed with SIGKILL takes its
 //     reapers and agents with it (Pdeathsig), but their orphans then go to
 //     init.
+//     The reaper runs with the agent's command line, so pkill -f of the
+//     agent reaches it. Stopped (SIGSTOP), it reports nothing: the harness
+//     sends it SIGCONT at every step of the escalation and when the
+//     agent's pipes close before its end is known, and one that has not
+//     reported the agent's end reaperAnswer (2 s) after the SIGKILL
+//     (frozen, traced, hung) is ended by the harness, its tree first
+//     (every process of the run descends from it while it lives), then
+//     itself (reaperConn.end). Killed (SIGKILL), it leaves its orphans to
+//     the harness, a subreaper, which tells them from the caller's own
+//     children by the run's tag (tagBase): a soft RLIMIT_LOCKS of the
+//     run's own, unenforced by Linux since 2.4.25, that the reaper forks
+//     the agent with and every process of the run inherits whatever it
+//     does to its session, parent or environment. Limit: a process that
+//     sets its own RLIMIT_LOCKS sheds the tag (so do the runs of a
+//     harness nested in the agent, which get tags of their own), and,
+//     with its environment emptied and out of the agent's group, outlives
+//     a reaper killed from outside.
 //  3. Otherwise (no cgroup, a library user without the hook, not Linux),
 //     what earlier versions did: the harness makes itself a child
 //     subreaper, walks the agent's descendants in /proc while it runs
@@ -89,4 +106,8 @@
 // as the agent may be blocked writing meanwhile. The work done per wake is
 // independent of the number of open tool calls. After the agent's
 // terminal event (AgentDone) only the linger rule applies.
+//
+// The escalation's SIGINT and SIGTERM are each followed by SIGCONT to the
+// agent's group: a stopped agent acts on them at once, not at the SIGKILL
+// a grace later.
 package process

@@ -1,8 +1,13 @@
 package process
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -49,3 +54,51 @@ type interruptError struct{ cause error }
 func (e *interruptError) Error() string { return ErrInterrupted.Error() + ": " + e.cause.Error() }
 
 func (e *interruptError) Unwrap() []error { return []error{ErrInterrupted, e.cause} }
+
+// execError is the failure to start the agent's executable path (err),
+// naming it: the cause alone ("no such file or directory") named neither
+// the agent nor what is missing, and through a run's reaper exec's own
+// "fork/exec PATH" named the harness's binary. An executable that exists
+// but "does not" is a script whose #! interpreter does not (relative to
+// dir when relative, as the kernel takes it): the message names it.
+// The cause stays wrapped (errors.Is(err, syscall.ENOENT)).
+func execError(dir, path string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Op == "fork/exec" {
+		err = pe.Err
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		if interp := interpreter(path); interp != "" {
+			at := interp
+			if !filepath.IsAbs(at) && dir != "" {
+				at = filepath.Join(dir, at)
+			}
+			if _, serr := os.Stat(at); errors.Is(serr, fs.ErrNotExist) {
+				return fmt.Errorf("%s: its #! interpreter %s does not exist: %w", path, interp, err)
+			}
+		}
+	}
+	return fmt.Errorf("%s: %w", path, err)
+}
+
+// interpreter is the interpreter a #! line at the start of the file path
+// names, "" when there is none (as the kernel reads it: its first 256
+// bytes, the first word after "#!").
+func interpreter(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	head := make([]byte, 256)
+	n, _ := io.ReadFull(f, head) // a shorter file is read whole
+	line, ok := bytes.CutPrefix(head[:n], []byte("#!"))
+	if !ok {
+		return ""
+	}
+	line, _, _ = bytes.Cut(line, []byte("\n"))
+	if fields := strings.Fields(string(line)); len(fields) > 0 {
+		return fields[0]
+	}
+	return ""
+}

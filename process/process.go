@@ -162,7 +162,10 @@ type Outcome struct {
 // a child subreaper. In any case, as a last resort, a process belongs to
 // the run when it is in the child's process group (or session, with PTY),
 // was seen descending from the child, or is an orphan of ours carrying
-// the run's environment marker — and so are all of their descendants.
+// the run's environment marker or, with a reaper, the run's tag (an
+// RLIMIT_LOCKS of its own, which the agent inherits from the reaper:
+// the orphans of a reaper killed from outside come to us) — and so are
+// all of their descendants.
 // Processes of other runs never match, so concurrent runs in one harness
 // do not kill each other's processes.
 //
@@ -183,6 +186,15 @@ type Proc struct {
 
 	stdoutR, stderrR, stdinW *os.File
 	stdin                    *stdinQueue // with KeepStdin
+	// ptySlave, with PTY, is the harness's own descriptor of the
+	// terminal, held from the spawn until the agent is reaped: while any
+	// descriptor of it is open, reading the master waits for output
+	// rather than failing with EIO, which an agent that closes its
+	// terminal and opens /dev/tty again (exec 1>&-; …; exec 1>/dev/tty)
+	// made the end of its output, and what it printed after was lost.
+	// Closed at the agent's end, when EIO means again that no process
+	// has the terminal open: the end of the output.
+	ptySlave *os.File
 
 	lastAct     atomic.Int64 // nanoseconds since start of the last output byte
 	stdoutLines atomic.Int64
@@ -315,7 +327,7 @@ func Start(ctx context.Context, o Options) (*Proc, error) {
 			// The reaper adds the marker to the agent's environment
 			// itself: it is not a process of the run, and must not look
 			// like one.
-			p.rp = &reaperConn{agentPath: path, marker: key + "=1", ctty: -1, done: make(chan struct{})}
+			p.rp = &reaperConn{agentPath: path, marker: key + "=1", tag: newTag(), ctty: -1, done: make(chan struct{})}
 			cmd.Path, cmd.Env = exe, cmd.Env[:len(cmd.Env)-1]
 		}
 	}
@@ -377,7 +389,7 @@ func (p *Proc) spawn() error {
 		if p.o.Stdin == "" && !p.o.KeepStdin {
 			p.cmd.Stdin, ctty = tty, 0
 		}
-		childEnds = append(childEnds, tty)
+		p.ptySlave = tty // kept open until the agent's end, not closed after the start
 		p.cmd.SysProcAttr = sysAttrPTY(ctty)
 		if p.rp != nil {
 			p.rp.ctty = ctty // the reaper makes the agent's session, not its own
@@ -398,7 +410,7 @@ func (p *Proc) spawn() error {
 	if p.rp != nil {
 		ends, err := p.rp.prepare(p.cmd)
 		if err != nil {
-			closeAll(append(childEnds, p.stdoutR, p.stderrR, p.stdinW)...)
+			closeAll(append(childEnds, p.stdoutR, p.stderrR, p.stdinW, p.ptySlave)...)
 			return fmt.Errorf("%w: %w", ErrSpawn, err)
 		}
 		childEnds = append(childEnds, ends...)
@@ -412,11 +424,11 @@ func (p *Proc) spawn() error {
 	go p.startAndWait(started, childEnds)
 	err = <-started
 	if err != nil {
-		closeAll(p.stdoutR, p.stderrR, p.stdinW)
+		closeAll(p.stdoutR, p.stderrR, p.stdinW, p.ptySlave)
 		if p.rp != nil {
 			p.rp.abandon()
 		}
-		return fmt.Errorf("%w: %w", ErrSpawn, err)
+		return fmt.Errorf("%w: %w", ErrSpawn, execError(p.o.Dir, p.agentPath(), err))
 	}
 	return nil
 }
@@ -445,7 +457,7 @@ func (p *Proc) startAndWait(started chan<- error, childEnds []*os.File) {
 	}
 	p.pid = p.cmd.Process.Pid
 	if p.rp != nil {
-		p.rp.pid = p.pid
+		p.rp.pid, p.rp.proc = p.pid, p.cmd.Process
 		if p.pid, err = p.rp.agentPID(); err != nil {
 			p.rp.close()
 			_ = p.cmd.Wait()
@@ -461,6 +473,7 @@ func (p *Proc) startAndWait(started chan<- error, childEnds []*os.File) {
 	started <- nil
 	if p.rp != nil {
 		p.exitStatus, p.haveStatus = p.rp.agentExit()
+		p.closeSlave()
 		close(p.exited)
 		p.rp.wait(p.cmd)
 		runtime.UnlockOSThread()
@@ -471,7 +484,24 @@ func (p *Proc) startAndWait(started chan<- error, childEnds []*os.File) {
 	if st := p.cmd.ProcessState; st != nil {
 		p.exitStatus, p.haveStatus = st.Sys().(syscall.WaitStatus)
 	}
+	p.closeSlave()
 	close(p.exited)
+}
+
+// closeSlave closes our descriptor of the terminal (see ptySlave) at the
+// agent's end.
+func (p *Proc) closeSlave() {
+	if p.ptySlave != nil {
+		_ = p.ptySlave.Close()
+	}
+}
+
+// agentPath is the agent's executable, also when a reaper starts it.
+func (p *Proc) agentPath() string {
+	if p.rp != nil {
+		return p.rp.agentPath
+	}
+	return p.cmd.Path
 }
 
 func (p *Proc) afterSpawn(ctx context.Context) {

@@ -4,6 +4,8 @@ package process
 
 import (
 	"bufio"
+	"crypto/rand"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -22,10 +24,25 @@ import (
 
 // reaperEnv, in the environment of a re-executed harness binary, makes
 // MaybeReap run the per-run reaper instead of returning. Its value is
-// "CTTY:MARKER:PATH": the fd (0 or 1) that becomes the agent's controlling
-// terminal in a new session (-1: a new process group), the run's marker
-// to add to the agent's environment, and the agent's executable.
+// "CTTY:TAG:MARKER:PATH": the fd (0 or 1) that becomes the agent's
+// controlling terminal in a new session (-1: a new process group), the
+// run's tag (see runTag; 0: none), the run's marker to add to the agent's
+// environment, and the agent's executable.
 const reaperEnv = "HARNESS_PROCESS_REAPER"
+
+// The run's tag is the soft RLIMIT_LOCKS of every process of a run with a
+// reaper: the reaper sets it in the agent (it forks it with it), and every
+// descendant inherits it, across fork and exec, whatever it does to its
+// session, group, parent or environment (env -i). Linux has not enforced
+// RLIMIT_LOCKS since 2.4.25, so the value changes nothing for the agent;
+// only a process that sets that limit itself sheds it. It is how the
+// harness tells the run's processes among its own children once the
+// reaper is dead (killed from outside, or by its harness when it stopped
+// answering): they are then re-parented to the harness, a child
+// subreaper, where nothing else names the ones that emptied their
+// environment, and a caller's own children must be left alone. A tag is
+// random (tagBase plus 60 random bits): no two runs share one.
+const tagBase = uint64(1) << 62
 
 // The reaper's two pipes, inherited as these fds: it reports on the first
 // and reads requests from the second.
@@ -88,9 +105,11 @@ func runReaper(spec string) int {
 	syscall.CloseOnExec(reaperControlFD)
 	report := func(format string, args ...any) { _, _ = fmt.Fprintf(status, format+"\n", args...) }
 	ctty, rest, ok1 := strings.Cut(spec, ":")
-	marker, path, ok2 := strings.Cut(rest, ":")
+	tagS, rest, ok2 := strings.Cut(rest, ":")
+	marker, path, ok3 := strings.Cut(rest, ":")
 	n, err := strconv.Atoi(ctty)
-	if !ok1 || !ok2 || err != nil || !strings.Contains(marker, "=") {
+	tag, terr := strconv.ParseUint(tagS, 10, 64)
+	if !ok1 || !ok2 || !ok3 || err != nil || terr != nil || !strings.Contains(marker, "=") {
 		report("err bad reaper spec %q", spec)
 		return 125
 	}
@@ -109,7 +128,17 @@ func runReaper(spec string) int {
 		}
 	}
 	env = append(env, marker)
+	// The agent is forked with the run's tag as its soft RLIMIT_LOCKS, and
+	// we take ours back: we are no process of the run. Nothing else forks
+	// here meanwhile. A hard limit below the tag (never seen) leaves the
+	// run untagged.
+	var lim unix.Rlimit
+	tagged := tag != 0 && unix.Prlimit(0, unix.RLIMIT_LOCKS, nil, &lim) == nil && tag <= lim.Max &&
+		unix.Prlimit(0, unix.RLIMIT_LOCKS, &unix.Rlimit{Cur: tag, Max: lim.Max}, nil) == nil
 	agent, err := syscall.ForkExec(path, os.Args, &syscall.ProcAttr{Env: env, Files: []uintptr{0, 1, 2}, Sys: sys})
+	if tagged {
+		_ = unix.Prlimit(0, unix.RLIMIT_LOCKS, &lim, nil)
+	}
 	if err != nil {
 		var errno syscall.Errno
 		if errors.As(err, &errno) {
@@ -203,14 +232,40 @@ func killTree(killed *sync.Map, deadline time.Time) {
 type reaperConn struct {
 	agentPath string
 	marker    string // KEY=VALUE the reaper adds to the agent's environment
+	tag       uint64 // the run's tag (tagBase): the soft RLIMIT_LOCKS of its processes
 	ctty      int    // the agent's controlling terminal fd, or -1
 	pid       int    // the reaper's own pid
+	proc      *os.Process
 	status    *bufio.Reader
 	statusR   *os.File
 	control   *os.File
 	closeOnce sync.Once
-	killed    int           // processes other than the agent it killed; read after done
-	done      chan struct{} // closed once the reaper is reaped
+	endOnce   sync.Once
+	// reapMu is held while the reaper is reaped, and by end while it
+	// walks the reaper's tree: a reaper reaped meanwhile would free its
+	// pid, and the walk would be of whoever took it. reaped says it was.
+	reapMu sync.Mutex
+	reaped bool
+	killed int           // processes other than the agent it killed; read after done
+	lost   bool          // it died without its last report (killed); read after done
+	done   chan struct{} // closed once the reaper is reaped
+}
+
+// newTag is a run's tag: tagBase and 60 random bits.
+func newTag() uint64 {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return tagBase | binary.LittleEndian.Uint64(b[:])>>4
+}
+
+// runTag reads pid's tag: its soft RLIMIT_LOCKS (0 when it cannot be read:
+// gone, or another user's).
+func runTag(pid int) uint64 {
+	var lim unix.Rlimit
+	if unix.Prlimit(pid, unix.RLIMIT_LOCKS, nil, &lim) != nil {
+		return 0
+	}
+	return lim.Cur
 }
 
 // prepare makes cmd start the reaper: its environment names the agent, and
@@ -229,7 +284,7 @@ func (r *reaperConn) prepare(cmd *exec.Cmd) ([]*os.File, error) {
 	}
 	r.statusR, r.status, r.control = sr, bufio.NewReader(sr), cw
 	cmd.ExtraFiles = []*os.File{sw, cr} // fds 3 and 4
-	cmd.Env = append(cmd.Env, reaperEnv+"="+strconv.Itoa(r.ctty)+":"+r.marker+":"+r.agentPath)
+	cmd.Env = append(cmd.Env, reaperEnv+"="+strconv.Itoa(r.ctty)+":"+strconv.FormatUint(r.tag, 10)+":"+r.marker+":"+r.agentPath)
 	return []*os.File{sw, cr}, nil
 }
 
@@ -289,9 +344,13 @@ func (r *reaperConn) wait(cmd *exec.Cmd) {
 			close(r.done)
 		}
 	}
+	r.reapMu.Lock()
 	_ = cmd.Wait()
+	r.reaped = true
+	r.reapMu.Unlock()
 	_ = r.statusR.Close()
 	if !reported {
+		r.lost = true
 		close(r.done)
 	}
 }
@@ -308,16 +367,71 @@ func (r *reaperConn) abandon() {
 	_ = r.statusR.Close()
 }
 
+// cont resumes a reaper that was stopped (SIGSTOP: `pkill -STOP -f` of the
+// agent's command line reaches it, as it runs with that): stopped, it
+// would neither report the agent's end nor kill the run. Its harness
+// sends it at every step of the escalation, and when the agent's pipes
+// close before its end is reported. A reaper already reaped is not
+// signalled (the pidfd of os.Process).
+func (r *reaperConn) cont() {
+	if r.proc != nil {
+		_ = r.proc.Signal(syscall.SIGCONT)
+	}
+}
+
 // finish closes the reaper and waits for it to be reaped; one that does
-// not exit in time is SIGKILLed (what is left of the run is then ours,
-// re-parented, for the sweep that follows).
-func (r *reaperConn) finish() {
+// not exit in time is ended by us (end): what is left of the run is then
+// ours, re-parented and tagged, for the sweep that follows.
+func (r *reaperConn) finish(record func(procStat)) {
 	r.close()
+	r.cont()
 	select {
 	case <-r.done:
 		return
 	case <-time.After(sweepTimeout + time.Second):
 	}
-	_ = unix.Kill(r.pid, unix.SIGKILL)
+	r.end(record)
 	<-r.done
+}
+
+// end does the job of a reaper that does not answer (stopped again,
+// frozen, traced, hung): it SIGKILLs the reaper's tree, until none of it
+// is left alive or sweepTimeout passed, handing each process killed to
+// record (the sweep reaps their zombies, ours once the reaper is dead),
+// and then the reaper itself. While the reaper lives every process of
+// the run descends from it (it is their subreaper), so its tree is the
+// whole run, whatever they did to their session or environment; once it
+// is dead they would be ours, told apart only by their tag. The reaper's
+// death ends its reports: the agent's end is then read as SIGKILL (see
+// agentExit). Only the first call does anything.
+func (r *reaperConn) end(record func(procStat)) {
+	r.endOnce.Do(func() {
+		r.reapMu.Lock()
+		defer r.reapMu.Unlock()
+		if r.reaped {
+			return
+		}
+		deadline := time.Now().Add(sweepTimeout)
+		pause := time.Millisecond
+		for {
+			live := 0
+			for _, st := range descendants(r.pid) {
+				if st.dead() {
+					continue
+				}
+				live++
+				if signalProc(st.pid, st.start, syscall.SIGKILL) {
+					record(st)
+				}
+			}
+			if live == 0 || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(pause) // waiting on the kernel to finish the kills
+			pause = min(2*pause, 20*time.Millisecond)
+		}
+		if r.proc != nil {
+			_ = r.proc.Kill()
+		}
+	})
 }

@@ -19,9 +19,14 @@ func MaybeReap() {}
 
 type reaperConn struct {
 	agentPath, marker string
+	tag               uint64
 	ctty, pid, killed int
+	lost              bool
+	proc              *os.Process
 	done              chan struct{}
 }
+
+func newTag() uint64 { return 0 }
 
 var errNoReaper = errors.New("process: no reaper on this system")
 
@@ -31,3 +36,5 @@ func (r *reaperConn) agentExit() (syscall.WaitStatus, bool) { return 0, false }
 func (r *reaperConn) wait(*exec.Cmd)                        { close(r.done) }
 func (r *reaperConn) close()                                {}
 func (r *reaperConn) abandon()                              {}
+func (r *reaperConn) cont()                                 {}
+func (r *reaperConn) end(func(procStat))                    {}

@@ -33,6 +33,11 @@ const (
 	sweepTimeout = 5 * time.Second
 	// stderrLineMax caps one line handed to OnStderr.
 	stderrLineMax = 64 << 10
+	// reaperAnswer is how long a run's reaper has to report the agent's
+	// end once the agent is SIGKILLed (it is sent SIGCONT too, should it
+	// be stopped). One that has not by then (frozen, traced, hung) is
+	// ended by its harness: its tree first, then itself (reaperConn.end).
+	reaperAnswer = 2 * time.Second
 )
 
 // backOff is how track's looks space out while nothing happens: each
@@ -72,8 +77,10 @@ func (b backOff) next(last time.Duration, changed bool) time.Duration {
 }
 
 // activityReader stamps the time of every byte read, and turns any read
-// error (EIO from a PTY master once the terminal is hung up, ErrClosed once
-// we gave up on the pipe) into EOF, so the last partial line is delivered.
+// error (EIO from a PTY master once no process has the terminal open,
+// which we hold open ourselves until the agent's end: Proc.ptySlave;
+// ErrClosed once we gave up on the pipe) into EOF, so the last partial
+// line is delivered.
 type activityReader struct {
 	r       *os.File
 	p       *Proc
@@ -361,6 +368,9 @@ type supervisor struct {
 	silence   time.Duration // the silence the idle timeout fired at
 	lingered  bool
 	visits    int64 // tool calls looked at by the watchdogs (tests count work)
+	// reaperDue is when a reaper that has not reported the agent's end
+	// since the SIGKILL is ended by us (reaperAnswer); zero: not armed.
+	reaperDue time.Time
 }
 
 // supervise runs the watchdogs and the escalation until the child exits,
@@ -413,6 +423,11 @@ func (p *Proc) supervise(ctx context.Context) {
 			}
 		case <-pipesDone:
 			pipesDone = nil
+			if exited != nil && p.rp != nil {
+				// The agent's pipes are closed, its end not reported: it
+				// may well be dead under a stopped reaper.
+				p.rp.cont()
+			}
 		}
 	}
 	p.finish(&s)
@@ -603,6 +618,17 @@ func (p *Proc) watchEscalation(s *supervisor, w *wake, intr, kill bool) {
 	case stageTERM:
 		w.soonest(s.killAt)
 	}
+	// The agent is SIGKILLed and its end is still not reported: a reaper
+	// that does not answer by reaperAnswer is ended (so is its tree), and
+	// its death ends the wait (watch runs only until the end is known).
+	if !s.reaperDue.IsZero() {
+		if now.Before(s.reaperDue) {
+			w.soonest(s.reaperDue)
+		} else {
+			s.reaperDue = time.Time{}
+			go p.rp.end(p.straggler)
+		}
+	}
 }
 
 // escalate moves to stage (never back) and sends its signal. With a zero
@@ -629,12 +655,30 @@ func (p *Proc) escalate(s *supervisor, stage int, now time.Time) {
 	switch stage {
 	case stageINT:
 		p.signalGroup(syscall.SIGINT)
+		p.signalGroup(syscall.SIGCONT) // a stopped agent acts on it only once resumed
 	case stageTERM:
 		p.signalGroup(syscall.SIGTERM)
+		p.signalGroup(syscall.SIGCONT)
 	case stageKILL:
 		p.signalGroup(syscall.SIGKILL)
 		p.killRun(false)
+		if p.rp != nil {
+			s.reaperDue = now.Add(reaperAnswer)
+		}
 	}
+	if p.rp != nil {
+		// A stopped reaper reports nothing: the agent's end would never
+		// be known, the run never end (see reaperConn.cont).
+		p.rp.cont()
+	}
+}
+
+// straggler records st, a process of the run killed on its own, so that
+// the sweep reaps its zombie once it is ours, and counts it.
+func (p *Proc) straggler(st procStat) {
+	p.mu.Lock()
+	p.stragglers[st.pid] = st.start
+	p.mu.Unlock()
 }
 
 // drain waits for a pipe's reader to reach the end of its input, after

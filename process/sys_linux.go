@@ -252,8 +252,8 @@ func signalProc(pid int, start uint64, sig syscall.Signal) bool {
 
 // attribute returns the processes of procs that belong to this run: in the
 // child's group (or session, with PTY), seen in its tree (same pid and start
-// time), or orphans re-parented to us carrying the run's marker; then every
-// descendant of those.
+// time), or orphans re-parented to us carrying the run's marker, or, with a
+// reaper, its tag; then every descendant of those.
 func (p *Proc) attribute(procs map[int]procStat) map[int]procStat {
 	self := os.Getpid()
 	p.mu.Lock()
@@ -274,6 +274,9 @@ func (p *Proc) attribute(procs map[int]procStat) map[int]procStat {
 		switch {
 		case st.pgrp == p.pid, p.sid != 0 && st.sid == p.sid, seen && start == st.start:
 		case st.ppid == self && !st.dead() && environHas(pid, p.marker):
+		case st.ppid == self && p.rp != nil && p.rp.tag != 0 && runTag(pid) == p.rp.tag:
+			// Of a run whose reaper died (its tag: see tagBase), even
+			// a zombie, which is then ours to reap.
 		default:
 			continue
 		}
@@ -305,7 +308,7 @@ func (p *Proc) killAtOnce() {
 		p.cg.empty(time.Now().Add(sweepTimeout))
 		removeEmptied(p.cg.dir)
 	case p.rp != nil:
-		p.rp.finish()
+		p.rp.finish(p.straggler)
 	}
 }
 
@@ -333,7 +336,7 @@ func (p *Proc) killRun(reap bool) {
 		}
 		p.cg.kill()
 	case p.rp != nil && reap: // so does the reaper's tree
-		p.rp.finish()
+		p.rp.finish(p.straggler)
 	case p.rp != nil:
 		p.rp.killNow()
 	}
@@ -387,6 +390,12 @@ func (p *Proc) runGone() bool {
 	select {
 	case <-p.exited:
 	default:
+		return false
+	}
+	if p.rp != nil && p.rp.lost {
+		// The reaper died before it ended its tree (killed from outside,
+		// or by us: reaperConn.end): what is left is re-parented to us,
+		// and only its tag may name it. Rare: the full sweep looks.
 		return false
 	}
 	if err := unix.Kill(-p.pid, 0); err != unix.ESRCH {
