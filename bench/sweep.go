@@ -43,7 +43,7 @@ func sweepLegacy(parent string) {
 	}
 	inUse := procPaths()
 	for _, dir := range stale {
-		fd, err := lockDir(dir)
+		fd, err := privtmp.Lock(dir)
 		if err != nil {
 			continue // a live run's TMPDIR, or not ours
 		}
@@ -52,20 +52,6 @@ func sweepLegacy(parent string) {
 		}
 		_ = syscall.Close(fd)
 	}
-}
-
-// lockDir opens dir and takes its exclusive flock without waiting, as
-// privtmp locks the directories it makes.
-func lockDir(dir string) (int, error) {
-	fd, err := syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC|syscall.O_NOFOLLOW, 0)
-	if err != nil {
-		return -1, err
-	}
-	if err := syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		_ = syscall.Close(fd)
-		return -1, err
-	}
-	return fd, nil
 }
 
 // modifiedSince is whether anything in dir (dir too) was modified at or

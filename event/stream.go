@@ -438,29 +438,9 @@ func (s *Stream) emit(b Body) {
 		if v.ParentCallID == "" && s.deltaText.Len() < MaxTextBytes {
 			s.deltaText.WriteString(v.Text)
 		}
-		for len(v.Text) > maxTextEscaped/6 {
-			// A delta too long for a line is sent in parts, which
-			// concatenate to it as deltas do.
-			n := textFit(v.Text)
-			if n == len(v.Text) || n == 0 {
-				break
-			}
-			part := *v
-			part.Text = v.Text[:n]
-			s.send(&part)
-			v.Text = v.Text[n:]
-		}
+		v.Text = sendParts(v.Text, func(part string) { d := *v; d.Text = part; s.send(&d) })
 	case *ReasoningDelta:
-		for len(v.Text) > maxTextEscaped/6 {
-			n := textFit(v.Text)
-			if n == len(v.Text) || n == 0 {
-				break
-			}
-			part := *v
-			part.Text = v.Text[:n]
-			s.send(&part)
-			v.Text = v.Text[n:]
-		}
+		v.Text = sendParts(v.Text, func(part string) { d := *v; d.Text = part; s.send(&d) })
 	case *Error:
 		if v.Fatal {
 			if !s.fatal {
@@ -1089,4 +1069,19 @@ func capPaths(paths []string) []string {
 		}
 	}
 	return paths
+}
+
+// sendParts sends the leading parts of a delta too long for a line, each
+// as long as fits one, and returns the rest, which fits: the parts
+// concatenate to the delta, as deltas do.
+func sendParts(text string, send func(part string)) string {
+	for len(text) > maxTextEscaped/6 {
+		n := textFit(text)
+		if n == len(text) || n == 0 {
+			break
+		}
+		send(text[:n])
+		text = text[n:]
+	}
+	return text
 }

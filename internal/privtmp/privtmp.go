@@ -50,7 +50,7 @@ func Make(parent, prefix string) (*Dir, error) {
 	if abs, err := filepath.Abs(path); err == nil {
 		path = abs // who uses it may work in another directory
 	}
-	fd, err := lock(path)
+	fd, err := Lock(path)
 	if err != nil {
 		_ = os.Remove(path)
 		return nil, err
@@ -77,8 +77,9 @@ func (d *Dir) Remove() error {
 	return err
 }
 
-// lock opens dir and takes its exclusive flock, without waiting.
-func lock(dir string) (int, error) {
+// Lock opens dir and takes its exclusive flock, without waiting: the
+// lock of a directory Make made, or of one an earlier harness left.
+func Lock(dir string) (int, error) {
 	fd, err := syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		return -1, err
@@ -104,7 +105,7 @@ func removeStale(parent, prefix string, cutoff time.Time) {
 			continue
 		}
 		dir := filepath.Join(parent, e.Name())
-		if fd, err := lock(dir); err == nil {
+		if fd, err := Lock(dir); err == nil {
 			_ = removeAll(dir)
 			_ = syscall.Close(fd)
 		}

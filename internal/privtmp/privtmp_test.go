@@ -14,7 +14,7 @@ import (
 // file conflicts, in this process too).
 func held(t *testing.T, dir string) bool {
 	t.Helper()
-	fd, err := lock(dir)
+	fd, err := Lock(dir)
 	if err != nil {
 		return true
 	}
@@ -76,7 +76,7 @@ func TestMakeRemovesStale(t *testing.T) {
 	locked := mkdir("run-locked", old)
 	mkdir("run-young", time.Now())
 	mkdir("other-stale", old)
-	fd, err := lock(locked)
+	fd, err := Lock(locked)
 	require.NoError(t, err)
 	defer syscall.Close(fd)
 
