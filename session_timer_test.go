@@ -44,6 +44,10 @@ func TestTurnTimerStopped(t *testing.T) {
 			require.NotNil(t, tm)
 			if mode == "" {
 				<-ended
+				// The turn_end is sent under the session's lock, and the
+				// timer stopped after it in the same hold: wait it out.
+				s.mu.Lock()
+				s.mu.Unlock()
 				require.False(t, tm.Stop(), "the timer outlived its turn")
 				_, err = s.Close()
 				require.NoError(t, err)

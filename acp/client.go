@@ -325,16 +325,21 @@ func (c *Client) Flush(dst []event.Body) []event.Body { return dst }
 func (c *Client) request(dst []event.Body, msg *rpc) []event.Body {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if msg.Method == "session/request_permission" {
-		// The request is a sight of its call (the call starts, the text
-		// before it is a message), whoever answers it.
-		dst, _ = c.m.requested(dst, msg.Params)
-	}
 	if msg.Method == "session/request_permission" && c.conv.ask && c.w != nil {
+		// The request is a sight of its call (the call starts, the text
+		// before it is a message), whatever the caller answers.
+		dst, _ = c.m.requested(dst, msg.Params)
 		return c.ask(dst, msg)
 	}
 	if msg.Method == "session/request_permission" {
 		outcome, denied := choosePermission(msg.Params, c.task.Permissions, c.m.kindOf)
+		if denied != "" {
+			// A call refused is seen here only (Gemini reports nothing
+			// more of it): it starts here, so it leaves a trace. One
+			// allowed is the agent's to report, as it does: a flood of
+			// requests allowed opens no call of harness's own.
+			dst, _ = c.m.requested(dst, msg.Params)
+		}
 		err := c.write(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "result": map[string]any{"outcome": outcome}})
 		if c.w != nil && unread(err) {
 			return c.fail(dst, "the agent does not read harness's answers: "+err.Error())
