@@ -3,16 +3,13 @@ package harness_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -23,7 +20,6 @@ import (
 	"github.com/agentharness/harness/event"
 	"github.com/agentharness/harness/internal/fakeagent"
 	"github.com/agentharness/harness/logger"
-	"github.com/agentharness/harness/process"
 )
 
 func init() {
@@ -77,24 +73,7 @@ func panickingSessionEnd([]string) int {
 // only once every run is killed: the escapee of another run goes first.
 func TestPanicAtSessionEndEndsTheRuns(t *testing.T) {
 	t.Parallel()
-	argv, env := fakeagent.Command("panicking-session-end")
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = env
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	escapee, perr := strconv.Atoi(string(bytes.TrimSpace(out)))
-	require.NoError(t, perr, "%s\n%s", out, stderr.Bytes())
-	start := procStart(escapee)
-	t.Cleanup(func() {
-		if start != "" && procStart(escapee) == start {
-			_ = syscall.Kill(escapee, syscall.SIGKILL)
-		}
-	})
-	var exit *exec.ExitError
-	require.True(t, errors.As(err, &exit) && exit.ExitCode() == 2, "%v\n%s", err, stderr.Bytes())
-	require.Contains(t, stderr.String(), "panic: a bug in OnEvent at the session's end")
-	require.Eventually(t, func() bool { return !process.Alive(escapee) }, 5*time.Second, time.Millisecond,
+	requirePanicEndsRuns(t, "panicking-session-end", "panic: a bug in OnEvent at the session's end",
 		"another run's escapee outlived the program's panic")
 }
 

@@ -56,7 +56,15 @@ func panickingLibrary([]string) int {
 // containment and several runs).
 func TestPanickingOnEventEndsTheRun(t *testing.T) {
 	t.Parallel()
-	argv, env := fakeagent.Command("panicking-library")
+	requirePanicEndsRuns(t, "panicking-library", "panic: a bug in OnEvent", "the agent's child outlived the program's panic")
+}
+
+// requirePanicEndsRuns runs the fake program fake, which prints the pid
+// of a run's escapee and panics with panicked: it must die of the panic
+// (exit 2) with the escapee gone first (why, if not).
+func requirePanicEndsRuns(t *testing.T, fake, panicked, why string) {
+	t.Helper()
+	argv, env := fakeagent.Command(fake)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = env
 	var stderr bytes.Buffer
@@ -72,9 +80,8 @@ func TestPanickingOnEventEndsTheRun(t *testing.T) {
 	})
 	var exit *exec.ExitError
 	require.True(t, errors.As(err, &exit) && exit.ExitCode() == 2, "%v\n%s", err, stderr.Bytes())
-	require.Contains(t, stderr.String(), "panic: a bug in OnEvent")
-	require.Eventually(t, func() bool { return !process.Alive(escapee) }, 5*time.Second, time.Millisecond,
-		"the agent's child outlived the program's panic")
+	require.Contains(t, stderr.String(), panicked)
+	require.Eventually(t, func() bool { return !process.Alive(escapee) }, 5*time.Second, time.Millisecond, why)
 }
 
 // procStart is the start time of pid (field 22 of its stat), "" if none:

@@ -525,6 +525,18 @@ func TestSessionCommandClaudeDefault(t *testing.T) {
 	require.False(t, evs[len(evs)-1].Body.(*event.Result).LingeredAfterDone)
 }
 
+// sessionProtocols are the protocols that hold several turns, each with
+// its agent's flags and the fake that speaks it.
+var sessionProtocols = []struct {
+	name string
+	args []string
+	fake string
+}{
+	{"stream-json", []string{"--agent", "claude", "--protocol", "stream-json"}, fakeagent.ClaudeStream},
+	{"app-server", []string{"--agent", "codex", "--protocol", "app-server"}, fakeagent.CodexAppServer},
+	{"acp", []string{"--agent", "claude", "--protocol", "acp"}, "acp-agent"},
+}
+
 // TestSessionReparse: 'sessions reparse' of a live session's log rebuilds
 // its turns as the session emitted them — the same events (the
 // session_start's cwd too), the same turns, prompts, statuses, answers
@@ -532,15 +544,7 @@ func TestSessionCommandClaudeDefault(t *testing.T) {
 // holds several turns (the prompts and the harness's own decisions come
 // from the recorded stream, the rest from the agent's lines).
 func TestSessionReparse(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		args []string
-		fake string
-	}{
-		{"stream-json", []string{"--agent", "claude", "--protocol", "stream-json"}, fakeagent.ClaudeStream},
-		{"app-server", []string{"--agent", "codex", "--protocol", "app-server"}, fakeagent.CodexAppServer},
-		{"acp", []string{"--agent", "claude", "--protocol", "acp"}, "acp-agent"},
-	} {
+	for _, tc := range sessionProtocols {
 		t.Run(tc.name, func(t *testing.T) {
 			home := isolate(t)
 			argv, _ := fakeagent.Command(tc.fake)
@@ -564,15 +568,7 @@ func TestSessionReparse(t *testing.T) {
 // stream holds no turn, and the reparse took it for a one-prompt run's:
 // no session id, no_terminal_event, result error. The meta says "live".
 func TestSessionWithoutPromptsReparses(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		args []string
-		fake string
-	}{
-		{"stream-json", []string{"--agent", "claude", "--protocol", "stream-json"}, fakeagent.ClaudeStream},
-		{"app-server", []string{"--agent", "codex", "--protocol", "app-server"}, fakeagent.CodexAppServer},
-		{"acp", []string{"--agent", "claude", "--protocol", "acp"}, "acp-agent"},
-	} {
+	for _, tc := range sessionProtocols {
 		t.Run(tc.name, func(t *testing.T) {
 			home := isolate(t)
 			argv, _ := fakeagent.Command(tc.fake)
