@@ -28,6 +28,15 @@ var ErrNothingToCompare = errors.New("bench: compare: nothing to compare")
 // runs of 2 ms against two of 3 ms gave +50 % [+50 %, +50 %].
 const MinMedianRuns = 6
 
+// RateAlpha is the level of Fisher's exact test that a rate's difference
+// must pass, besides its interval excluding zero, to make a row worse or
+// better. Newcombe's interval alone is anti-conservative at small n: it
+// excludes zero at 2/2 → 0/2, whose Fisher p is 1/3. Fisher's test keeps
+// the false-alarm rate at most 5 % at any n; the interval must agree so
+// that no verdict contradicts the figure shown (as for A vs B, whose
+// winner needs its interval and McNemar's p).
+const RateAlpha = 0.05
+
 // DefaultTimeNoise is the change of a median wall time within which it
 // is measurement noise, whatever its ratio: process start, scheduling
 // and the millisecond clock, which make a 2 ms run 3 ms (+50 %).
@@ -64,6 +73,9 @@ type DiffRow struct {
 	RateDiff      float64 `json:"rate_diff"` // new − base
 	RateDiffCILow float64 `json:"rate_diff_ci_low"`
 	RateDiffCIHi  float64 `json:"rate_diff_ci_high"`
+	// RatePValue is Fisher's exact two-sided p of the two rates (1 when a
+	// side has no run).
+	RatePValue float64 `json:"rate_p_value"`
 	// BaseNotRun and NewNotRun count the runs that never ran
 	// (RunReport.NotRun), in no rate.
 	BaseNotRun int `json:"base_not_run,omitempty"`
@@ -86,8 +98,9 @@ type DiffRow struct {
 	Why     []string `json:"why,omitempty"`
 	// Undecided says which figures gave no verdict and why: no run ran
 	// on a side (nothing to compare; the rate's interval is then
-	// [-1, 1]), too few runs for a median's growth, or a wall time's
-	// rise within measurement noise.
+	// [-1, 1]), too few runs for a rate's difference (its interval
+	// excludes zero, Fisher's test does not reject) or for a median's
+	// growth, or a wall time's rise within measurement noise.
 	Undecided []string `json:"undecided,omitempty"`
 }
 
@@ -108,11 +121,13 @@ type DiffReport struct {
 // that is what is being compared); otherwise the error wraps
 // ErrNotComparable and names a cell one has and the other lacks.
 //
-// A row is worse when the rate's interval is wholly below zero, or when
+// A row is worse when the rate's interval is wholly below zero and
+// Fisher's exact test rejects equal rates (p < RateAlpha), or when
 // the median wall time or cost grew by more than the allowed growth and
 // the growth's interval is wholly above zero (with at least
 // MinMedianRuns values a side, and for wall time a rise beyond
-// TimeNoise); better when the rate's interval is wholly above zero.
+// TimeNoise); better when the rate's interval is wholly above zero and
+// Fisher's test rejects.
 // When no row has runs that ran on both sides and none is worse for
 // it, the error wraps ErrNothingToCompare.
 func Diff(base, next *Report, o DiffOptions) (*DiffReport, error) {
@@ -239,6 +254,8 @@ func diffRow(k cellKey, base, next []RunReport, o DiffOptions) DiffRow {
 		row.Metric, row.BaseK, row.BaseN, row.NewK, row.NewN = "success", bg.Succeeded, bg.Runs, ng.Succeeded, ng.Runs
 	}
 	row.RateDiff, row.RateDiffCILow, row.RateDiffCIHi = UnpairedDiff(row.NewK, row.NewN, row.BaseK, row.BaseN)
+	row.RatePValue = FisherExact(row.NewK, row.NewN, row.BaseK, row.BaseN)
+	rates := fmt.Sprintf("%s → %s", pct(ratio(row.BaseK, row.BaseN)), pct(ratio(row.NewK, row.NewN)))
 	row.BaseNotRun, row.NewNotRun = bg.NotRun, ng.NotRun
 	// Runs that never ran are in no rate; that more of NEW's did not run
 	// (in proportion) is still worse: the gate must not pass a NEW whose
@@ -257,12 +274,17 @@ func diffRow(k cellKey, base, next []RunReport, o DiffOptions) DiffRow {
 			}
 		}
 		row.Undecided = append(row.Undecided, "nothing to compare: no run of "+side+" ran")
+	case row.RateDiffCIHi >= 0 && row.RateDiffCILow <= 0:
+		// The interval holds zero: "no difference shown" says it.
+	case row.RatePValue >= RateAlpha:
+		row.Undecided = append(row.Undecided, fmt.Sprintf("%s rate: too few runs to tell (%s, Fisher's exact p = %.3g; below %g needed)",
+			row.Metric, rates, row.RatePValue, RateAlpha))
 	case row.RateDiffCIHi < 0:
 		row.Verdict = "worse"
-		row.Why = append(row.Why, fmt.Sprintf("%s rate %s → %s", row.Metric, pct(ratio(row.BaseK, row.BaseN)), pct(ratio(row.NewK, row.NewN))))
-	case row.RateDiffCILow > 0 && row.Verdict == "":
+		row.Why = append(row.Why, fmt.Sprintf("%s rate %s", row.Metric, rates))
+	case row.Verdict == "":
 		row.Verdict = "better"
-		row.Why = append(row.Why, fmt.Sprintf("%s rate %s → %s", row.Metric, pct(ratio(row.BaseK, row.BaseN)), pct(ratio(row.NewK, row.NewN))))
+		row.Why = append(row.Why, fmt.Sprintf("%s rate %s", row.Metric, rates))
 	}
 	seed := rngFor(o.Seed, k.agent, k.model, k.task, "diff")
 	// A run whose agent never ran has no time or cost of the agent's.
@@ -396,7 +418,7 @@ func (d *DiffReport) Write(w io.Writer, format string) error {
 			growthCell(r.CostGrowth, r.CostGrowthCILow, r.CostGrowthCIHigh),
 			verdictCell(r)})
 	}
-	legend := fmt.Sprintf("Δ RATE is NEW − BASE with Newcombe's 95%% interval; medians' growth has a bootstrap 95%% interval, given %d runs a side; a row is worse only when its interval excludes zero (and a wall time's rise is beyond measurement noise).", MinMedianRuns)
+	legend := fmt.Sprintf("Δ RATE is NEW − BASE with Newcombe's 95%% interval; medians' growth has a bootstrap 95%% interval, given %d runs a side; a row is worse only when its interval excludes zero (and a rate's difference has Fisher's exact p < %g, a wall time's rise is beyond measurement noise).", MinMedianRuns, RateAlpha)
 	if err := writeTables(w, format == "markdown", table{header: header, rows: rows}); err != nil {
 		return err
 	}

@@ -138,6 +138,62 @@ func TestDiffTooFewRuns(t *testing.T) {
 	require.Contains(t, d.Rows[0].Why[0], "median wall time +55%")
 }
 
+// checked makes a report of claude's n runs on one task, the first k
+// passing their check.
+func checked(n, k int) *bench.Report {
+	r := &bench.Report{PlanID: "p"}
+	for i := range n {
+		r.Runs = append(r.Runs, bench.RunReport{Index: i, Task: "t", Agent: "claude", Repeat: i + 1, Status: "success",
+			WallMS: 1000, Check: &bench.CheckResult{Passed: i < k}})
+	}
+	return r
+}
+
+// TestDiffRateTooFewRuns: a rate's difference makes a row worse or
+// better only when Fisher's exact test rejects equal rates too. Before,
+// 2/2 → 0/2 was "worse: pass rate 100% → 0%" (Newcombe's interval
+// [-100%, -7%] excludes zero; Fisher's p is 1/3).
+func TestDiffRateTooFewRuns(t *testing.T) {
+	def := bench.DiffOptions{MaxCostGrowth: -1, MaxTimeGrowth: -1}
+	for _, c := range []struct {
+		name       string
+		base, next *bench.Report
+		want       string
+	}{
+		{"2/2-to-0/2", checked(2, 2), checked(2, 0), "pass rate: too few runs to tell (100% → 0%, Fisher's exact p = 0.333; below 0.05 needed)"},
+		{"0/2-to-2/2", checked(2, 0), checked(2, 2), "pass rate: too few runs to tell (0% → 100%, Fisher's exact p = 0.333; below 0.05 needed)"},
+		{"3/3-to-0/3", checked(3, 3), checked(3, 0), "pass rate: too few runs to tell (100% → 0%, Fisher's exact p = 0.1; below 0.05 needed)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d, err := bench.Diff(c.base, c.next, def)
+			require.NoError(t, err)
+			require.False(t, d.Regressed)
+			row := d.Rows[0]
+			require.Empty(t, row.Verdict, "%+v", row)
+			require.True(t, row.RateDiffCIHi < 0 || row.RateDiffCILow > 0, "the interval alone excludes zero: %+v", row)
+			require.Equal(t, c.want, row.Undecided[0])
+			var out bytes.Buffer
+			require.NoError(t, d.Write(&out, "table"))
+			require.Contains(t, out.String(), "no difference shown; "+c.want)
+		})
+	}
+
+	// Enough runs: a verdict.
+	d, err := bench.Diff(checked(20, 20), checked(20, 0), def)
+	require.NoError(t, err)
+	require.True(t, d.Regressed)
+	require.Equal(t, "worse", d.Rows[0].Verdict)
+	require.Equal(t, []string{"pass rate 100% → 0%"}, d.Rows[0].Why)
+	require.InEpsilon(t, 2.0/137846528820, d.Rows[0].RatePValue, 1e-9)
+	d, err = bench.Diff(checked(20, 0), checked(20, 20), def)
+	require.NoError(t, err)
+	require.Equal(t, "better", d.Rows[0].Verdict)
+	// 4/4 → 0/4: Fisher's p = 1/35, significant.
+	d, err = bench.Diff(checked(4, 4), checked(4, 0), def)
+	require.NoError(t, err)
+	require.Equal(t, "worse", d.Rows[0].Verdict)
+}
+
 // TestDiffTimeNoise: a median wall time that rose by no more than the
 // noise (DefaultTimeNoise, a second) is no regression, whatever its
 // ratio and however many runs; TimeNoise < 0 takes the floor away.

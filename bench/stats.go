@@ -57,6 +57,38 @@ func McNemarExact(onlyA, onlyB int) float64 {
 	return min(1, 2*cdf)
 }
 
+// FisherExact returns the two-sided p-value of Fisher's exact test of
+// k1 of n1 against k2 of n2 (the table [[k1, n1−k1], [k2, n2−k2]]): the
+// sum of the hypergeometric probabilities, given the margins, of every
+// table no more likely than this one (as R's fisher.test, with its
+// relative tolerance 1e-7 for ties). An empty side gives 1.
+func FisherExact(k1, n1, k2, n2 int) float64 {
+	if n1 <= 0 || n2 <= 0 {
+		return 1
+	}
+	k1, k2 = min(max(k1, 0), n1), min(max(k2, 0), n2)
+	k := k1 + k2
+	// Log probabilities (by Lgamma), so n in the thousands does not
+	// overflow the binomial coefficients.
+	lchoose := func(n, r int) float64 {
+		a, _ := math.Lgamma(float64(n + 1))
+		b, _ := math.Lgamma(float64(r + 1))
+		c, _ := math.Lgamma(float64(n - r + 1))
+		return a - b - c
+	}
+	lp := func(x int) float64 { return lchoose(n1, x) + lchoose(n2, k-x) }
+	obs := lp(k1)
+	// Summed relative to the observed table's probability: no underflow
+	// of the terms that count.
+	var sum float64
+	for x := max(0, k-n2); x <= min(n1, k); x++ {
+		if l := lp(x); l <= obs+1e-7 {
+			sum += math.Exp(l - obs)
+		}
+	}
+	return min(1, sum*math.Exp(obs-lchoose(n1+n2, k)))
+}
+
 // PairedDiff returns the difference in rate between A and B over n
 // paired trials (both: both passed, onlyA, onlyB, neither: neither) with
 // Newcombe's 95 % interval for paired proportions (his method 10, built

@@ -56,6 +56,36 @@ func TestMcNemarExact(t *testing.T) {
 	require.True(t, p > 0 && p < 1e-9, "%v", p)
 }
 
+func TestFisherExact(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		k1, n1, k2, n2 int
+		p              float64
+	}{
+		// Two-sided, as R's fisher.test: exact fractions, decimals beside.
+		{"tea-tasting", 3, 4, 1, 4, 17.0 / 35},               // 0.4857142857
+		{"2/2-vs-0/2", 2, 2, 0, 2, 1.0 / 3},                  // not significant
+		{"10/10-vs-0/10", 10, 10, 0, 10, 1.0 / 92378},        // 1.0825088224e-05
+		{"wikipedia", 1, 10, 11, 14, 41.0 / 14858},           // [[1,9],[11,3]]: 0.0027594562
+		{"7/10-vs-2/10", 7, 10, 2, 10, 293.0 / 4199},         // 0.0697785187
+		{"unbalanced", 1, 8, 5, 6, 1.0 / 39},                 // 0.0256410256; doubling a tail: 0.0326
+		{"20/20-vs-0/20", 20, 20, 0, 20, 2.0 / 137846528820}, // 1.4508889104e-11
+		{"equal", 0, 5, 0, 5, 1},
+		{"empty-side", 3, 4, 0, 0, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := bench.FisherExact(tc.k1, tc.n1, tc.k2, tc.n2)
+			require.InEpsilon(t, tc.p, p, 1e-9)
+			require.InEpsilon(t, tc.p, bench.FisherExact(tc.k2, tc.n2, tc.k1, tc.n1), 1e-9, "symmetric in the sides")
+			require.InEpsilon(t, tc.p, bench.FisherExact(tc.n1-tc.k1, tc.n1, tc.n2-tc.k2, tc.n2), 1e-9, "and in pass/fail")
+		})
+	}
+	// Thousands of runs: log-gamma keeps it finite and close (exact
+	// values from integer arithmetic).
+	require.InEpsilon(t, 0.20574199522169187, bench.FisherExact(1500, 3000, 1450, 3000), 1e-9)
+	require.InEpsilon(t, 4.299952425047867e-19, bench.FisherExact(600, 1000, 400, 1000), 1e-9)
+}
+
 func TestPairedDiff(t *testing.T) {
 	d, lo, hi := bench.PairedDiff(0, 0, 0, 0)
 	require.Equal(t, []float64{0, -1, 1}, []float64{d, lo, hi})

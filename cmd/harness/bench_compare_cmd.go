@@ -17,10 +17,11 @@ import (
 // markdown or json), -o and --seed, and refuses bench's other flags.
 //
 // Exit status: 0 when NEW is not shown worse, 1 when it is (pass or
-// success rate lower with the interval below zero, or median cost or
-// wall time grown beyond the limit with the interval above zero), 2 when
-// the two were not run on comparable plans, cannot be read, or have
-// nothing to compare (no run that ran on both sides).
+// success rate lower with the interval below zero and Fisher's exact
+// p < 0.05, or median cost or wall time grown beyond the limit with the
+// interval above zero), 2 when the two were not run on comparable plans,
+// cannot be read, or have nothing to compare (no run that ran on both
+// sides).
 type benchCompareCmd struct {
 	Base          string        `arg:"" help:"The base: a JSON report, a results directory or a stored report id."`
 	New           string        `arg:"" help:"The new one, likewise."`

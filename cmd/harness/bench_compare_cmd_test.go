@@ -70,3 +70,40 @@ func TestBenchCompareTimeNoise(t *testing.T) {
 	r = invoke(t, "", "bench", "compare", "--time-noise", "-1s", base, next)
 	require.Equal(t, exitUsage, r.code, r.stdout+r.stderr)
 }
+
+// writeChecked writes a JSON report of claude's n runs on task t, the
+// first k passing their check.
+func writeChecked(t *testing.T, dir, name string, n, k int) string {
+	t.Helper()
+	r := &bench.Report{PlanID: "p"}
+	for i := range n {
+		r.Runs = append(r.Runs, bench.RunReport{Index: i, Task: "t", Agent: "claude", Repeat: i + 1, Status: "success",
+			WallMS: 1000, Check: &bench.CheckResult{Passed: i < k}})
+	}
+	b, err := json.Marshal(r)
+	require.NoError(t, err)
+	p := filepath.Join(dir, name+".json")
+	require.NoError(t, os.WriteFile(p, b, 0o600))
+	return p
+}
+
+// TestBenchCompareRateTooFewRuns: 2/2 → 0/2 passes is too few runs to
+// tell (Fisher's exact p = 1/3), exit 0; 20/20 → 0/20 is worse, exit 1.
+// Before, 2/2 → 0/2 was "worse: pass rate 100% → 0%", exit 1.
+func TestBenchCompareRateTooFewRuns(t *testing.T) {
+	home := isolate(t)
+	r := invoke(t, "", "bench", "compare", writeChecked(t, home, "b2", 2, 2), writeChecked(t, home, "n2", 2, 0))
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	require.Contains(t, r.stdout, "pass rate: too few runs to tell (100% → 0%, Fisher's exact p = 0.333; below 0.05 needed)")
+
+	r = invoke(t, "", "bench", "compare", "--report", "json", writeChecked(t, home, "b2", 2, 2), writeChecked(t, home, "n2", 2, 0))
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	var d bench.DiffReport
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &d))
+	require.InDelta(t, 1.0/3, d.Rows[0].RatePValue, 1e-12)
+	require.Contains(t, r.stdout, `"rate_p_value"`)
+
+	r = invoke(t, "", "bench", "compare", writeChecked(t, home, "b20", 20, 20), writeChecked(t, home, "n20", 20, 0))
+	require.Equal(t, exitAgentFailed, r.code, r.stdout+r.stderr)
+	require.Contains(t, r.stdout, "worse: pass rate 100% → 0%")
+}
