@@ -233,6 +233,39 @@ func (c *runCgroup) attr(a *syscall.SysProcAttr) {
 	a.UseCgroupFD, a.CgroupFD = true, c.fd
 }
 
+// cgroupRefused reports whether a spawn into c failed with err because
+// clone3 (CLONE_INTO_CGROUP) refused the cgroup, rather than because the
+// agent's exec failed. For the cgroup clone3 returns ENOSYS (no clone3, or
+// a seccomp filter: Docker's), E2BIG (Linux 5.3-5.6, which lack
+// CLONE_INTO_CGROUP), EINVAL, EPERM (a seccomp filter, an LSM), EACCES
+// (a cgroup.procs we may not write), EBADF (not cgroup v2), ENOENT or
+// ENODEV (the cgroup removed), EOPNOTSUPP (a threaded subtree) or EBUSY
+// (controllers enabled in it). execve returns EACCES, EPERM, ENOENT, E2BIG
+// and EINVAL too, so the errno alone cannot tell: the cgroup is tried
+// (admits).
+func cgroupRefused(err error, c *runCgroup) bool {
+	var errno syscall.Errno
+	if !errors.As(err, &errno) {
+		return false
+	}
+	switch errno {
+	case unix.ENOSYS, unix.E2BIG, unix.EINVAL, unix.EPERM, unix.EACCES, unix.EBADF,
+		unix.ENOENT, unix.ENODEV, unix.EOPNOTSUPP, unix.EBUSY:
+		return !c.admits()
+	}
+	return false
+}
+
+// admits reports whether a process can be cloned into the cgroup: one is,
+// to exec a path under a regular file, which execve refuses with ENOTDIR
+// and clone3 never does.
+func (c *runCgroup) admits() bool {
+	probe := filepath.Join(c.dir, "cgroup.procs", "probe")
+	_, err := syscall.ForkExec(probe, []string{probe},
+		&syscall.ProcAttr{Sys: &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: c.fd}})
+	return errors.Is(err, syscall.ENOTDIR)
+}
+
 // procs lists the processes in the cgroup (zombies have left it).
 func (c *runCgroup) procs() []int {
 	b, err := procstat.ReadFile(filepath.Join(c.dir, "cgroup.procs"))

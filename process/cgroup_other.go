@@ -12,3 +12,4 @@ func disableCgroups()                          {}
 func (c *runCgroup) attr(*syscall.SysProcAttr) {}
 func (c *runCgroup) procs() []int              { return nil }
 func (c *runCgroup) remove()                   {}
+func cgroupRefused(error, *runCgroup) bool     { return false }

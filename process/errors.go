@@ -2,6 +2,7 @@ package process
 
 import (
 	"bytes"
+	"debug/elf"
 	"errors"
 	"fmt"
 	"io"
@@ -59,8 +60,9 @@ func (e *interruptError) Unwrap() []error { return []error{ErrInterrupted, e.cau
 // naming it: the cause alone ("no such file or directory") named neither
 // the agent nor what is missing, and through a run's reaper exec's own
 // "fork/exec PATH" named the harness's binary. An executable that exists
-// but "does not" is a script whose #! interpreter does not (relative to
-// dir when relative, as the kernel takes it): the message names it.
+// but "does not" is a script whose #! interpreter does not, or an ELF
+// binary whose dynamic loader (PT_INTERP) does not (relative to dir when
+// relative, as the kernel takes them): the message names it.
 // The cause stays wrapped (errors.Is(err, syscall.ENOENT)).
 func execError(dir, path string, err error) error {
 	var pe *fs.PathError
@@ -68,17 +70,50 @@ func execError(dir, path string, err error) error {
 		err = pe.Err
 	}
 	if errors.Is(err, fs.ErrNotExist) {
-		if interp := interpreter(path); interp != "" {
-			at := interp
-			if !filepath.IsAbs(at) && dir != "" {
-				at = filepath.Join(dir, at)
-			}
-			if _, serr := os.Stat(at); errors.Is(serr, fs.ErrNotExist) {
-				return fmt.Errorf("%s: its #! interpreter %s does not exist: %w", path, interp, err)
-			}
+		if interp := interpreter(path); interp != "" && missing(dir, interp) {
+			return fmt.Errorf("%s: its #! interpreter %s does not exist: %w", path, interp, err)
+		}
+		if loader := elfInterpreter(path); loader != "" && missing(dir, loader) {
+			return fmt.Errorf("%s: its dynamic loader (ELF interpreter) %s does not exist: %w", path, loader, err)
 		}
 	}
 	return fmt.Errorf("%s: %w", path, err)
+}
+
+// missing reports whether the file name, relative to dir when relative,
+// does not exist.
+func missing(dir, name string) bool {
+	if !filepath.IsAbs(name) && dir != "" {
+		name = filepath.Join(dir, name)
+	}
+	_, err := os.Stat(name)
+	return errors.Is(err, fs.ErrNotExist)
+}
+
+// elfInterpreter is the program interpreter (PT_INTERP) of the ELF file
+// path, "" when it has none or cannot be read. Only its headers (and
+// section names) are read.
+func elfInterpreter(path string) string {
+	f, err := elf.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	for _, prog := range f.Progs {
+		if prog.Type != elf.PT_INTERP {
+			continue
+		}
+		if prog.Filesz < 2 || prog.Filesz > 4096 { // the kernel's bounds (PATH_MAX)
+			return ""
+		}
+		b := make([]byte, prog.Filesz)
+		if _, err := prog.ReadAt(b, 0); err != nil {
+			return ""
+		}
+		name, _, _ := bytes.Cut(b, []byte{0})
+		return string(name)
+	}
+	return ""
 }
 
 // interpreter is the interpreter a #! line at the start of the file path

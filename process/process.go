@@ -334,16 +334,20 @@ func Start(ctx context.Context, o Options) (*Proc, error) {
 	newCmd()
 	err = p.spawn()
 	if err != nil && p.cg != nil {
-		// Perhaps clone3 into the cgroup was refused (an old kernel, a
-		// threaded or controller-enabled cgroup): try without it, and if
-		// that works, do without cgroups from now on.
 		cg := p.cg
 		p.cg = nil
+		refused := cgroupRefused(err, cg)
 		cg.remove()
-		subreaperOnce.Do(becomeSubreaper)
-		newCmd()
-		if err = p.spawn(); err == nil {
-			disableCgroups()
+		// If clone3 refused the cgroup (an old kernel, a seccomp filter, a
+		// threaded or controller-enabled cgroup), try without it, and if
+		// that works, do without cgroups from now on. Not if the agent's
+		// exec failed: it would fail again, and leave us a subreaper.
+		if refused {
+			subreaperOnce.Do(becomeSubreaper)
+			newCmd()
+			if err = p.spawn(); err == nil {
+				disableCgroups()
+			}
 		}
 	}
 	if err != nil {

@@ -275,7 +275,8 @@ func TestPTYReopen(t *testing.T) {
 
 // TestSpawnErrorNames: a failed spawn names the agent's executable, and,
 // when it is a script whose #! interpreter does not exist, that
-// interpreter: "spawn failed: no such file or directory" named neither
+// interpreter, or an ELF binary whose dynamic loader does not, that
+// loader: "spawn failed: no such file or directory" named neither
 // (through a reaper, exec's own message named the harness's binary).
 func TestSpawnErrorNames(t *testing.T) {
 	t.Parallel()
@@ -288,6 +289,14 @@ func TestSpawnErrorNames(t *testing.T) {
 			require.ErrorIs(t, err, ErrSpawn)
 			require.ErrorIs(t, err, syscall.ENOENT)
 			require.Equal(t, "process: spawn failed: "+script+": its #! interpreter /nonexistent/interp does not exist: no such file or directory", err.Error())
+		})
+		t.Run("missing-loader"+mode, func(t *testing.T) {
+			t.Parallel()
+			bin, loader := withMissingLoader(t, t.TempDir())
+			_, err := Start(t.Context(), Options{Argv: []string{bin}, noCgroup: mode != "", noReaper: mode == "-walks"})
+			require.ErrorIs(t, err, ErrSpawn)
+			require.ErrorIs(t, err, syscall.ENOENT)
+			require.Equal(t, "process: spawn failed: "+bin+": its dynamic loader (ELF interpreter) "+loader+" does not exist: no such file or directory", err.Error())
 		})
 		t.Run("exec-format-error"+mode, func(t *testing.T) {
 			t.Parallel()
