@@ -48,7 +48,8 @@ type ParseOptions struct {
 	// FullAccess when empty (a capture, or a log written before harness
 	// recorded it), ReadOnly, or Ask (a live session whose caller
 	// answered). The client driven over a Session's lines then makes the
-	// session's requests in its order and answers the agent as it did.
+	// session's requests in its order and answers the agent as it did
+	// (when empty, the requests harness made before it recorded them).
 	// Over ACP a one-prompt run's ReadOnly has its client driven too (a
 	// capture alone is mapped as full-access answered it), so what the
 	// run refused ends denied again; so has a run of any permissions

@@ -251,6 +251,9 @@ func replayTask(o ParseOptions, cwd string) (t adapters.Task, ask bool) {
 func replayParser(p adapters.Parser, o ParseOptions, cwd string) (adapters.Parser, error) {
 	t, ask := replayTask(o, cwd)
 	if o.Session.live() {
+		if l, ok := p.(legacyReplayed); ok && o.Permissions == "" {
+			l.ReplayLegacy()
+		}
 		return newReplayer(p, o.Session, t, ask)
 	}
 	if t.Permissions == ReadOnly {
@@ -272,6 +275,12 @@ func replayParser(p adapters.Parser, o ParseOptions, cwd string) (adapters.Parse
 // run's diffs do (its lines name files by absolute path, or relative to a
 // directory they do not say).
 type dirReplayed interface{ ReplayIn(cwd string) }
+
+// legacyReplayed is a parser (acp.Client) whose session's requests
+// changed when harness began to record a log's permissions: a log
+// without them (o.Permissions "") is replayed with the requests harness
+// made then, so that the agent's answers keep their ids.
+type legacyReplayed interface{ ReplayLegacy() }
 
 // endReplayer ends a replayed run with the error harness ended it with
 // (SessionRecord.End), after the agent's last line, where Run.Wait

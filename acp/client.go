@@ -78,6 +78,7 @@ type Client struct {
 	timer     *time.Timer
 	conv      conversation // a live session's turns (session.go)
 	replay    bool         // Replay: a captured session driven again, mapped as a capture
+	legacy    bool         // ReplayLegacy: the mode chosen as before logs recorded the permissions
 
 	agentName, agentVersion string // from initialize's agentInfo
 
@@ -96,6 +97,16 @@ var (
 // Replay implements adapters.Replayed: edit diffs are kept as a capture
 // keeps them (creations only), not handed over for a check on the disk.
 func (c *Client) Replay() { c.replay = true }
+
+// ReplayLegacy makes a replay choose the session's mode as harness did
+// before its logs recorded the permissions (legacyMode): a log without
+// them has that session's requests, and its later ids would be shifted
+// by a set_mode it never made.
+func (c *Client) ReplayLegacy() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.legacy = true
+}
 
 // ReplayIn makes a Client that only maps captured lines (no Begin) name
 // the files of its diffs from cwd, the captured run's directory, as the
@@ -427,7 +438,10 @@ func (c *Client) response(dst []event.Body, msg *rpc) ([]event.Body, bool) {
 			perm = askMode
 		}
 		mode := chooseMode(ids, perm)
-		if perm == askMode && mode == "" && len(ids) > 0 {
+		if c.legacy {
+			mode = legacyMode(ids, perm)
+		}
+		if perm == askMode && mode == "" && len(ids) > 0 && !c.legacy {
 			return c.refuseAsk(dst, "the agent offers no mode that asks before edits and commands (its modes: "+truncate(strings.Join(ids, ", "), 200)+")"), true
 		}
 		if mode != "" && mode != r.Modes.Current {
@@ -492,7 +506,7 @@ func (c *Client) end() {
 // rpcFailed turns an error answer to one of our requests into the run's
 // fatal error. mu is held.
 func (c *Client) rpcFailed(dst []event.Body, method string, e *rpcError) []event.Body {
-	if method == "session/set_mode" && c.conv.ask {
+	if method == "session/set_mode" && c.conv.ask && !c.legacy {
 		return c.refuseAsk(dst, "the agent refused the mode that asks: "+truncate(e.Message, 500))
 	}
 	if method == "session/set_mode" {
@@ -540,6 +554,26 @@ func chooseMode(ids []string, permissions string) string {
 		// refuses; Claude's "plan" was seen running a shell command.
 		want = []string{"read-only", "default"}
 	}
+	return firstOffered(ids, want)
+}
+
+// legacyMode is chooseMode as it was before harness's logs recorded the
+// permissions (it changed one commit earlier): neither codex-acp 2's
+// agent-full-access nor, for ask, its read-only; and an ask session
+// without its mode was not refused.
+func legacyMode(ids []string, permissions string) string {
+	want := []string{"full-access", "bypassPermissions", "yolo", "auto"}
+	if permissions == askMode {
+		want = []string{"default"}
+	}
+	if permissions == adapters.ReadOnly {
+		want = []string{"read-only", "default"}
+	}
+	return firstOffered(ids, want)
+}
+
+// firstOffered is the first of want that ids offers, "" for none.
+func firstOffered(ids, want []string) string {
 	for _, w := range want {
 		for _, id := range ids {
 			if id == w {

@@ -45,6 +45,59 @@ func TestChooseMode(t *testing.T) {
 	}
 }
 
+// TestReplayLegacyMode: the replay of a log written before harness
+// recorded its permissions (ReplayLegacy) sets the mode harness set then,
+// so the agent's answers keep their ids: codex-acp 2 got none for
+// full-access and ask, and an ask session without its mode went on.
+func TestReplayLegacyMode(t *testing.T) {
+	for _, c := range []struct {
+		name                string
+		modes               []string
+		full, ask, readOnly string
+	}{
+		{"claude-agent-acp", claudeModes, "bypassPermissions", "default", "default"},
+		{"codex-acp", codexModes, "", "", "read-only"},
+		{"codex-acp-1", oldCodex, "full-access", "", "read-only"},
+		{"gemini", geminiModes, "yolo", "default", "default"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			for _, p := range []struct{ permissions, want string }{
+				{adapters.FullAccess, c.full}, {askMode, c.ask}, {adapters.ReadOnly, c.readOnly},
+			} {
+				var w bytes.Buffer
+				cl := NewParser()
+				cl.ReplayLegacy()
+				ask := p.permissions == askMode
+				cl.Converse(ask)
+				perm := p.permissions
+				if ask {
+					perm = adapters.FullAccess // as a session that asks runs the agent
+				}
+				require.NoError(t, cl.Begin(&w, adapters.Task{Cwd: t.TempDir(), Permissions: perm}))
+				out, _ := cl.Parse(nil, []byte(`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1}}`))
+				var avail []map[string]string
+				for _, m := range c.modes {
+					avail = append(avail, map[string]string{"id": m, "name": m})
+				}
+				line, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 2, "result": map[string]any{"sessionId": "s1",
+					"modes": map[string]any{"currentModeId": "none", "availableModes": avail}}})
+				out, _ = cl.Parse(out, line)
+				require.Equal(t, p.want, modeSet(&w), p.permissions)
+				require.False(t, cl.Done(), p.permissions)
+				require.Len(t, out, 1, "the session start only")
+				if id, ok := sent(&w, "session/set_mode"); ok && ask {
+					// A refusal then warned, and the session went on.
+					out, _ = cl.Parse(nil, fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"error":{"code":-32602,"message":"no"}}`, id))
+					require.Len(t, out, 1)
+					require.IsType(t, &event.Warning{}, out[0])
+					_, start := turn(t, cl, &w, "go")
+					require.IsType(t, &event.TurnStart{}, start[0])
+				}
+			}
+		})
+	}
+}
+
 // conv is a Client of a live session over w, set up to the point where
 // it waits for a prompt: session/new offered modes (none when nil) with
 // current, and a mode change asked was accepted.
