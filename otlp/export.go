@@ -101,7 +101,7 @@ func FromEnv(endpoint string, getenv func(string) string) (cfg Config, ok bool, 
 		metrics = ""
 	}
 	cfg = Config{TracesURL: traces, MetricsURL: metrics, Timeout: DefaultTimeout}
-	if cfg.Headers, err = pairs(getenv("OTEL_EXPORTER_OTLP_HEADERS"), "OTEL_EXPORTER_OTLP_HEADERS"); err != nil {
+	if cfg.Headers, err = pairs(getenv("OTEL_EXPORTER_OTLP_HEADERS"), "OTEL_EXPORTER_OTLP_HEADERS", true); err != nil {
 		return Config{}, false, err
 	}
 	if t := getenv("OTEL_EXPORTER_OTLP_TIMEOUT"); t != "" {
@@ -120,7 +120,7 @@ func FromEnv(endpoint string, getenv func(string) string) (cfg Config, ok bool, 
 // ResourceFromEnv is the resource of OTEL_RESOURCE_ATTRIBUTES and
 // OTEL_SERVICE_NAME; service.name is "harness" when neither names one.
 func ResourceFromEnv(getenv func(string) string) ([]KeyValue, error) {
-	res, err := pairs(getenv("OTEL_RESOURCE_ATTRIBUTES"), "OTEL_RESOURCE_ATTRIBUTES")
+	res, err := pairs(getenv("OTEL_RESOURCE_ATTRIBUTES"), "OTEL_RESOURCE_ATTRIBUTES", false)
 	if err != nil {
 		return nil, err
 	}
@@ -167,9 +167,13 @@ func shownEndpoint(u string) string {
 }
 
 // pairs reads the k=v,k=v lists of the OTEL_* variables, values
-// percent-decoded. An error names the key, never the value: headers carry
-// credentials.
-func pairs(s, name string) (map[string]string, error) {
+// percent-decoded. headers holds them to what an HTTP request takes (a
+// token for a name, no control character in a value): net/http refuses
+// the others at each request, which lost all telemetry after a start
+// that looked fine. An error names the entry (a name once it is a valid
+// one), never a value: headers carry credentials, and a name that is
+// not one may be a whole "Authorization: Bearer …".
+func pairs(s, name string, headers bool) (map[string]string, error) {
 	m := map[string]string{}
 	for i, p := range strings.Split(s, ",") {
 		if strings.TrimSpace(p) == "" {
@@ -180,13 +184,45 @@ func pairs(s, name string) (map[string]string, error) {
 		if !ok || k == "" {
 			return nil, fmt.Errorf("%s: entry %d is not key=value", name, i+1)
 		}
+		if headers && !headerName(k) {
+			return nil, fmt.Errorf("%s: the name of entry %d is not an HTTP header name (letters, digits and !#$%%&'*+-.^_`|~ only)", name, i+1)
+		}
 		dv, err := url.PathUnescape(strings.TrimSpace(v))
 		if err != nil {
 			return nil, fmt.Errorf("%s: the value of %q is not percent-encoded (%%XX)", name, k)
 		}
+		if headers && !headerValue(dv) {
+			return nil, fmt.Errorf("%s: the value of %q, percent-decoded, has a control character (a newline, …): not an HTTP header value", name, k)
+		}
 		m[k] = dv
 	}
 	return m, nil
+}
+
+// headerName reports whether k is an HTTP field name: a token (RFC 9110
+// §5.6.2), as net/http checks it.
+func headerName(k string) bool {
+	for i := range len(k) {
+		c := k[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return k != ""
+}
+
+// headerValue reports whether v is an HTTP field value as net/http checks
+// it: no control character but a tab.
+func headerValue(v string) bool {
+	for i := range len(v) {
+		if c := v[i]; (c < ' ' && c != '\t') || c == 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 func sortedKeys(m map[string]string) []string { return sortedPointKeys(m) }

@@ -158,7 +158,7 @@ func (f *otlpFlags) start(e *env, s *settings, lib *harness.Settings) (stop func
 		ri := otlp.RunInfo{Run: info.Run, Agent: info.Agent, Model: info.Model, Protocol: info.Protocol, Env: info.Env}
 		ri.Parent, _ = otlp.ParseTraceparent(cmp.Or(harness.Traceparent(ctx), outer))
 		run := x.Run(ri)
-		env := append([]string{"TRACEPARENT=" + run.Context().Traceparent()}, otlp.AgentEnv(info.Agent, cfg, cfg.Content)...)
+		env := append([]string{"TRACEPARENT=" + run.Context().Traceparent()}, otlp.AgentEnv(info.Agent, cfg)...)
 		return harness.Observer{OnEvent: run.Add, Close: run.Finish}, env
 	}
 	return func() { x.Shutdown(context.Background()) }, nil
