@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/pelletier/go-toml/v2"
+
+	"github.com/agentharness/harness/internal/regfile"
 )
 
 // A Harbor task (Harbor's published task format, as terminal-bench 2.0
@@ -135,7 +137,18 @@ func harborTask(dir string) (Task, error) {
 		return Task{}, err
 	}
 	t := Task{Name: filepath.Base(abs)}
-	ins, err := readTaskBytes(filepath.Join(abs, "instruction.md"))
+	// Read in the task's directory only, as tests/ is: a link out would
+	// make a host file the prompt.
+	var insPath, tomlPath string
+	for _, f := range []struct {
+		rel string
+		dst *string
+	}{{"instruction.md", &insPath}, {"task.toml", &tomlPath}} {
+		if *f.dst, err = taskPath(abs, f.rel); err != nil {
+			return t, err
+		}
+	}
+	ins, err := readTaskBytes(insPath)
 	if err != nil {
 		return t, err
 	}
@@ -143,7 +156,7 @@ func harborTask(dir string) (Task, error) {
 		return t, errors.New("instruction.md is empty")
 	}
 	t.Prompt = string(ins)
-	m, err := readTOML(filepath.Join(abs, "task.toml"))
+	m, err := readTOML(tomlPath)
 	if err != nil {
 		return t, err
 	}
@@ -216,6 +229,9 @@ func harborTask(dir string) (Task, error) {
 	}
 	h.Workdir, h.Copies, err = readDockerfile(filepath.Join(abs, "environment", "Dockerfile"), h.DockerImage != "")
 	if err != nil {
+		return t, err
+	}
+	if err := checkCopies(abs, h.Copies); err != nil {
 		return t, err
 	}
 	if h.Digest, err = digestTask(abs); err != nil {
@@ -450,6 +466,95 @@ func readDockerfile(p string, prebuilt bool) (string, []dockerCopy, error) {
 		workdir = "/app"
 	}
 	return workdir, copies, nil
+}
+
+// checkCopies refuses, when the task loads, a COPY or ADD source that
+// the workspace must not be made from (harborRun.workspace): one out of
+// the build context (environment/, itself in the task's directory), or
+// one that is or holds anything but directories, regular files and
+// symbolic links that stay in the context. Copied, a FIFO would hang the
+// run, a device fill the disk, a link out bring the host's files (a
+// HOME that bwrap hides) into the workspace. A missing source is left
+// to the run, which says so (an image may not need it).
+func checkCopies(dir string, copies []dockerCopy) error {
+	if len(copies) == 0 {
+		return nil
+	}
+	ctxDir, err := taskPath(dir, "environment")
+	if err != nil {
+		return err
+	}
+	root, err := os.OpenRoot(ctxDir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	for _, c := range copies {
+		for _, src := range c.Srcs {
+			names, err := copySources(ctxDir, src)
+			if err != nil {
+				return fmt.Errorf("environment/Dockerfile: %w", err)
+			}
+			for _, name := range names {
+				if err := checkSource(root, name); err != nil {
+					return fmt.Errorf("environment/Dockerfile: COPY %s: %w", src, err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// checkSource walks name of the build context root (followed when it is
+// a link that stays in it, as docker does); the links under it are
+// copied as links (copyConfined), so each must stay in the context too.
+func checkSource(root *os.Root, name string) error {
+	named := func(p string, err error) error {
+		if errors.Is(confinedErr(err), errOutside) {
+			return fmt.Errorf("environment/%s: a symbolic link out of the build context (environment/): not followed", p)
+		}
+		return err
+	}
+	return fs.WalkDir(root.FS(), name, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == name && errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return named(p, err)
+		}
+		switch t := d.Type(); {
+		case t&fs.ModeSymlink != 0:
+			if _, err := root.Stat(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return named(p, err)
+			}
+		case !d.IsDir() && !t.IsRegular():
+			return fmt.Errorf("environment/%s: %w (%s)", p, regfile.ErrNotRegular, regfile.Kind(t))
+		}
+		return nil
+	})
+}
+
+// copySources returns the names, relative to the build context ctxDir,
+// that a COPY or ADD source (a path or a pattern) names; an ADD of a URL
+// names none. One that leaves the context is refused, as docker does.
+func copySources(ctxDir, src string) ([]string, error) {
+	if strings.Contains(src, "://") {
+		return nil, nil
+	}
+	p := path.Clean(strings.TrimLeft(src, "/")) // docker reads /x in the context
+	if p == ".." || strings.HasPrefix(p, "../") {
+		return nil, fmt.Errorf("COPY %s: outside the build context (environment/): refused, as docker refuses it", src)
+	}
+	matches, _ := filepath.Glob(filepath.Join(ctxDir, filepath.FromSlash(p)))
+	names := make([]string, 0, len(matches))
+	for _, m := range matches {
+		rel, err := filepath.Rel(ctxDir, m)
+		if err != nil {
+			return nil, err
+		}
+		names = append(names, filepath.ToSlash(rel))
+	}
+	return names, nil
 }
 
 // copyArgs splits COPY's arguments (the JSON form too), dropping its

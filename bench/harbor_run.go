@@ -397,24 +397,44 @@ func (r *harborRun) workspace(ctx context.Context, im *taskImage) (*tree, error)
 		}
 		copies = nil
 	}
+	// Through roots of the context and the workspace: checkCopies vetted
+	// the sources when the task loaded, and what changed since, or a link
+	// an earlier COPY put in the workspace, leads nothing out either.
+	var srcRoot, dstRoot *os.Root
 	for _, c := range copies {
 		dest := path.Clean(c.Dest)
 		if dest != r.h.Workdir && !strings.HasPrefix(dest, strings.TrimSuffix(r.h.Workdir, "/")+"/") {
 			continue // outside the workspace: only an image has it
 		}
+		if srcRoot == nil {
+			var err error
+			if srcRoot, err = os.OpenRoot(ctxDir); err != nil {
+				return nil, fmt.Errorf("bench: %w", err)
+			}
+			defer srcRoot.Close()
+			if dstRoot, err = os.OpenRoot(ws); err != nil {
+				return nil, fmt.Errorf("bench: %w", err)
+			}
+			defer dstRoot.Close()
+		}
 		rel := strings.TrimPrefix(strings.TrimPrefix(dest, r.h.Workdir), "/")
-		target := filepath.Join(ws, filepath.FromSlash(rel))
 		intoDir := strings.HasSuffix(c.Dest, "/") || len(c.Srcs) > 1 || rel == ""
+		if rel == "" {
+			rel = "."
+		}
 		for _, src := range c.Srcs {
-			matches, _ := filepath.Glob(filepath.Join(ctxDir, filepath.FromSlash(src)))
-			if len(matches) == 0 {
+			names, err := copySources(ctxDir, src)
+			if err != nil {
+				return nil, fmt.Errorf("bench: environment/Dockerfile: %w", err)
+			}
+			if len(names) == 0 {
 				return nil, fmt.Errorf("bench: environment/Dockerfile: COPY %s: no such file in environment/", src)
 			}
-			for _, m := range matches {
+			for _, name := range names {
 				if err := ctx.Err(); err != nil {
 					return nil, err
 				}
-				if err := copyInto(m, target, intoDir); err != nil {
+				if err := copyInto(dstRoot, rel, srcRoot, name, intoDir); err != nil {
 					return nil, fmt.Errorf("bench: environment/Dockerfile: COPY %s: %w", src, err)
 				}
 			}
@@ -434,29 +454,22 @@ func (r *harborRun) workspace(ctx context.Context, im *taskImage) (*tree, error)
 	return t, nil
 }
 
-// copyInto copies src (a file or a directory's contents) to target, or
-// into it when intoDir, as COPY does.
-func copyInto(src, target string, intoDir bool) error {
-	st, err := os.Stat(src)
+// copyInto copies name of the build context src (a file or a
+// directory's contents) to target in the workspace dst, or into it when
+// intoDir, as COPY does. copyConfined opens no FIFO or device and
+// follows no link out of either root.
+func copyInto(dst *os.Root, target string, src *os.Root, name string, intoDir bool) error {
+	st, err := src.Stat(name)
 	if err != nil {
-		return err
+		return confinedErr(err)
 	}
-	if st.IsDir() {
-		if err := os.MkdirAll(target, 0o755); err != nil {
-			return err
+	if !st.IsDir() {
+		if intoDir {
+			target = path.Join(target, path.Base(name))
 		}
-		return copyTree(src, target, "")
+		dst.Remove(target) // a later COPY replaces the file
 	}
-	if intoDir {
-		if err := os.MkdirAll(target, 0o755); err != nil {
-			return err
-		}
-		target = filepath.Join(target, filepath.Base(src))
-	} else if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-		return err
-	}
-	os.Remove(target)
-	return copyFile(src, target, st.Mode().Perm())
+	return copyConfined(dst, target, src, name, nil)
 }
 
 // copyIn copies the task's sub directory to dst (which exists), and its

@@ -415,8 +415,11 @@ func copyTree(src, dst, skip string) error {
 	})
 }
 
+// copyFile copies the regular file src to a new file dst. A file that
+// became a FIFO or a device since it was looked at is refused, not
+// opened (an open of a FIFO waits for a writer).
 func copyFile(src, dst string, perm fs.FileMode) error {
-	in, err := os.Open(src)
+	in, err := regfile.Open(src)
 	if err != nil {
 		return err
 	}
