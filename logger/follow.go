@@ -17,6 +17,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/agentharness/harness/event"
 	"github.com/agentharness/harness/internal/regfile"
 )
 
@@ -32,14 +33,32 @@ func WithEventHook(fn func(line []byte)) Option { return func(s *Session) { s.on
 // process (or goroutine) may still be appending to it. A line is only
 // returned once its newline is on the disk, so a reader never sees half
 // a line; the bytes of an unfinished last line are kept for the next call.
+// A line longer than the stream allows (event.MaxLineBytes: a corrupted
+// log) is not returned: its bytes are dropped up to its newline as they
+// are read, so a Tail holds at most that much whatever the log holds.
 // A Tail is not safe for concurrent use.
 type Tail struct {
 	path    string
 	f       *os.File
 	r       *bufio.Reader
+	maxLine int
 	partial []byte
-	line    []byte
-	offset  int64 // bytes of complete lines returned so far
+	offset  int64 // bytes of complete lines read so far
+	long    bool  // dropping a line over maxLine, up to its newline
+	skipped int64 // bytes of that line dropped since offset
+	dropped int   // lines dropped for their length
+}
+
+// TailPos is where a Tail stands in its log: a Tail opened there
+// (OpenTailPos) reads on as that one would, without reading again what
+// it judged.
+type TailPos struct {
+	// Offset is past the complete lines read, and past what was read of
+	// a line too long to return.
+	Offset int64
+	// InLongLine: Offset is inside such a line, whose rest up to its
+	// newline is dropped.
+	InLongLine bool
 }
 
 // OpenTail opens the event log of run (an id, not a prefix) in dir.
@@ -48,6 +67,12 @@ func OpenTail(dir, run string) (*Tail, error) { return OpenTailAt(dir, run, 0) }
 // OpenTailAt opens the event log of run in dir at offset, which must be the
 // start of a line (an Offset a Tail returned).
 func OpenTailAt(dir, run string, offset int64) (*Tail, error) {
+	return OpenTailPos(dir, run, TailPos{Offset: offset})
+}
+
+// OpenTailPos opens the event log of run in dir at p (a Pos a Tail
+// returned).
+func OpenTailPos(dir, run string, p TailPos) (*Tail, error) {
 	if err := validRunID(run); err != nil {
 		return nil, err
 	}
@@ -56,43 +81,70 @@ func OpenTailAt(dir, run string, offset int64) (*Tail, error) {
 	if err != nil {
 		return nil, fmt.Errorf("logger: %w", err)
 	}
-	if offset > 0 {
-		if _, err := f.Seek(offset, io.SeekStart); err != nil {
+	if p.Offset > 0 {
+		if _, err := f.Seek(p.Offset, io.SeekStart); err != nil {
 			f.Close()
 			return nil, fmt.Errorf("logger: %w", err)
 		}
 	}
-	return &Tail{path: path, f: f, r: bufio.NewReaderSize(f, 64<<10), offset: offset}, nil
+	return &Tail{path: path, f: f, r: bufio.NewReaderSize(f, 64<<10), maxLine: event.MaxLineBytes,
+		offset: p.Offset, long: p.InLongLine}, nil
 }
 
 // Next returns the next complete line, without its newline, or io.EOF when
 // the file holds no further complete line yet. The slice is valid until
 // the next call.
 func (t *Tail) Next() ([]byte, error) {
-	chunk, err := t.r.ReadSlice('\n')
-	for errors.Is(err, bufio.ErrBufferFull) {
-		t.partial = append(t.partial, chunk...)
-		chunk, err = t.r.ReadSlice('\n')
-	}
-	if err != nil {
-		if errors.Is(err, io.EOF) {
+	for {
+		chunk, err := t.r.ReadSlice('\n')
+		complete := err == nil
+		if err != nil && !errors.Is(err, bufio.ErrBufferFull) && !errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("logger: %w", err)
+		}
+		n := len(t.partial) + len(chunk) // the line so far, with its newline once complete
+		if complete {
+			n--
+		}
+		if !t.long && n > t.maxLine {
+			t.long, t.skipped, t.partial = true, int64(len(t.partial)), t.partial[:0]
+		}
+		switch {
+		case t.long:
+			t.skipped += int64(len(chunk))
+			if complete {
+				t.offset += t.skipped
+				t.long, t.skipped = false, 0
+				t.dropped++
+			}
+		case !complete:
 			t.partial = append(t.partial, chunk...)
+		default:
+			line := chunk
+			if len(t.partial) > 0 {
+				line = append(t.partial, chunk...)
+				t.partial = line[:0] // its bytes are the caller's until the next call
+			}
+			t.offset += int64(len(line))
+			return line[:len(line)-1], nil
+		}
+		if errors.Is(err, io.EOF) {
 			return nil, io.EOF
 		}
-		return nil, fmt.Errorf("logger: %w", err)
 	}
-	line := chunk
-	if len(t.partial) > 0 {
-		t.line = append(append(t.line[:0], t.partial...), chunk...)
-		t.partial = t.partial[:0]
-		line = t.line
-	}
-	t.offset += int64(len(line))
-	return line[:len(line)-1], nil
 }
 
-// Offset is the number of bytes of the complete lines returned so far.
+// Offset is the number of bytes of the complete lines read so far: the
+// start of the line Next reads next.
 func (t *Tail) Offset() int64 { return t.offset }
+
+// Pos is where the Tail stands, for OpenTailPos.
+func (t *Tail) Pos() TailPos {
+	return TailPos{Offset: t.offset + t.skipped, InLongLine: t.long}
+}
+
+// Dropped is how many lines Next dropped for being longer than the stream
+// allows.
+func (t *Tail) Dropped() int { return t.dropped }
 
 // Close closes the file.
 func (t *Tail) Close() error { return t.f.Close() }
@@ -110,7 +162,7 @@ func (t *Tail) renewed() (bool, error) {
 	}
 	pi, err := os.Stat(t.path)
 	replaced := err == nil && !os.SameFile(fi, pi) // a log removed and not replaced: keep reading it
-	if !replaced && fi.Size() >= t.offset+int64(len(t.partial)) {
+	if !replaced && fi.Size() >= t.offset+t.skipped+int64(len(t.partial)) {
 		return false, nil
 	}
 	f, err := regfile.Open(t.path)
@@ -119,6 +171,7 @@ func (t *Tail) renewed() (bool, error) {
 	}
 	t.f.Close()
 	t.f, t.offset, t.partial = f, 0, t.partial[:0]
+	t.long, t.skipped = false, 0
 	t.r.Reset(f)
 	return true, nil
 }

@@ -15,7 +15,9 @@ import (
 // meta is final. A final meta (stored, and no longer running) is never
 // rewritten: Close writes it once, and a log is never overwritten. A
 // running one is read again each time, so a run's end, and the loss of
-// its harness, are seen at once. An Index is safe for concurrent use.
+// its harness, are seen at once. A meta file that is no meta of its run
+// (malformed, too large) is read again only once it changed. An Index is
+// safe for concurrent use.
 type Index struct {
 	dir string
 	now func() time.Time
@@ -31,6 +33,7 @@ type Index struct {
 type indexed struct {
 	meta  Meta
 	final bool
+	bad   os.FileInfo // the meta file, when it was no meta of the run
 }
 
 // dirSettle is how long after its last change a directory is read again
@@ -79,12 +82,19 @@ func (x *Index) List() ([]Meta, error) {
 	}
 	var changed map[string]Meta // metas read again that differ, same start
 	for _, id := range x.ids {
-		if c, ok := x.metas[id]; ok && c.final {
+		old, ok := x.metas[id]
+		if ok && old.final {
 			continue
 		}
-		m, stored := readMetaFile(x.dir, id)
+		var m Meta
+		var stored bool
+		bad := old.bad
+		if bad != nil && x.unchanged(Path(x.dir, id, ExtMeta), bad) {
+			m = madeUpMeta(x.dir, id)
+		} else {
+			m, stored, bad = readMetaStamped(x.dir, id)
+		}
 		m, settled := settle(x.dir, m, stored)
-		old, ok := x.metas[id]
 		switch {
 		case !ok || !old.meta.Start.Equal(m.Start):
 			x.dirty = true // a new place in the order
@@ -97,7 +107,7 @@ func (x *Index) List() ([]Meta, error) {
 		// A meta settled from its log is final only once no harness is
 		// left to rewrite it (Close, right after the result).
 		final := stored && m.Status != StatusRunning && m.Status != StatusLost && (!settled || m.Harness.Gone())
-		x.metas[id] = indexed{meta: m, final: final}
+		x.metas[id] = indexed{meta: m, final: final, bad: bad}
 	}
 	switch {
 	case x.dirty || x.sorted == nil:
@@ -118,6 +128,15 @@ func (x *Index) List() ([]Meta, error) {
 		x.sorted = out
 	}
 	return x.sorted, nil
+}
+
+// unchanged reports whether path still names the file was describes, as
+// it was: same file, size and modification time, that time older than
+// dirSettle (a write may leave a coarse time as it was).
+func (x *Index) unchanged(path string, was os.FileInfo) bool {
+	fi, err := os.Stat(path)
+	return err == nil && os.SameFile(fi, was) && fi.Size() == was.Size() &&
+		fi.ModTime().Equal(was.ModTime()) && x.now().Sub(fi.ModTime()) >= dirSettle
 }
 
 func sameIDs(ids []string, metas map[string]indexed) bool {

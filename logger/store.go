@@ -214,14 +214,62 @@ func settle(dir string, m Meta, stored bool) (Meta, bool) {
 // a missing one, since the id it holds is what readers, Prune among
 // them, would open and remove.
 func readMetaFile(dir, id string) (m Meta, stored bool) {
-	data, err := readRegular(Path(dir, id, ExtMeta))
-	if err == nil && json.Unmarshal(data, &m) == nil && m.Run == id {
+	m, stored, _ = readMetaStamped(dir, id)
+	return m, stored
+}
+
+// maxMetaBytes bounds the read of a meta file: one over it is read as a
+// malformed one, and not read at all when its size says so. A meta's one
+// field of unbounded size is Argv, and execve takes at most 6 MiB of
+// argv and environment together (3/4 of _STK_LIM), each string at most
+// 128 KiB (and the prompt is not in it): 16 MiB leaves room for JSON's
+// escapes of such an argv. A bigger one is no meta harness wrote (a 3 GB
+// one took serve's memory to 13 GB).
+const maxMetaBytes = 16 << 20
+
+// readMetaStamped is readMetaFile; bad is the stat of a meta file that
+// was read and is no meta of this run (malformed, over maxMetaBytes,
+// another run's), so that a caller can tell the same file later from a
+// changed one without reading it again (Index). It is nil otherwise,
+// and when the file could not be opened or read.
+func readMetaStamped(dir, id string) (m Meta, stored bool, bad os.FileInfo) {
+	f, err := regfile.Open(Path(dir, id, ExtMeta))
+	if err == nil {
+		m, stored, bad = decodeMeta(f, id)
+		f.Close()
+	}
+	if stored {
 		if m.Status == StatusRunning && m.Harness.Gone() {
 			m.Status = StatusLost
 		}
-		return m, true
+		return m, true, nil
 	}
-	m = Meta{Run: id, Status: "unknown"}
+	return madeUpMeta(dir, id), false, bad
+}
+
+// decodeMeta reads the meta of run id from its open file f.
+func decodeMeta(f *os.File, id string) (m Meta, ok bool, bad os.FileInfo) {
+	fi, err := f.Stat()
+	if err != nil {
+		return Meta{}, false, nil
+	}
+	if fi.Size() > maxMetaBytes {
+		return Meta{}, false, fi
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxMetaBytes+1)) // it may have grown since
+	if err != nil {
+		return Meta{}, false, nil
+	}
+	if len(data) > maxMetaBytes || json.Unmarshal(data, &m) != nil || m.Run != id {
+		return Meta{}, false, fi
+	}
+	return m, true, nil
+}
+
+// madeUpMeta is the meta of run id when it has none of its own: status
+// unknown, started at its oldest file's modification time.
+func madeUpMeta(dir, id string) Meta {
+	m := Meta{Run: id, Status: "unknown"}
 	for _, ext := range runExts {
 		if fi, err := os.Stat(Path(dir, id, ext)); err == nil {
 			if m.Start.IsZero() || fi.ModTime().Before(m.Start) {
@@ -229,7 +277,7 @@ func readMetaFile(dir, id string) (m Meta, stored bool) {
 			}
 		}
 	}
-	return m, false
+	return m
 }
 
 // readRegular is os.ReadFile of a regular file only (regfile.Open).

@@ -48,7 +48,9 @@ const resultPreview = 500
 
 // scan is what has been read of one run's event log so far.
 type scan struct {
-	offset int64
+	offset int64 // past what was read and judged (logger.TailPos)
+	inLong bool  // offset is inside a line too long to read
+	size   int64 // the log's size at the last read: unchanged, it holds nothing new
 	tally  event.Tally
 	result string // the result's text, cut
 	ends   bool   // the tally is readEnds's
@@ -99,12 +101,18 @@ func (ss *summaries) get(id string) scan {
 	return out
 }
 
-// read adds what was appended to the log since the last read.
+// read adds what was appended to the log since the last read. Each byte
+// is read once: an unfinished last line is read again only once the log
+// grew, and what was read of a line too long to return not at all.
 func (sc *scan) read(dir, id string) {
-	if sc.offset == 0 && sc.readEnds(dir, id) {
+	fi, err := os.Stat(logger.Path(dir, id, logger.ExtEvents))
+	if err != nil || fi.Size() == sc.size {
 		return
 	}
-	t, err := logger.OpenTailAt(dir, id, sc.offset)
+	if sc.offset == 0 && sc.readEnds(dir, id, fi.Size()) {
+		return
+	}
+	t, err := logger.OpenTailPos(dir, id, logger.TailPos{Offset: sc.offset, InLongLine: sc.inLong})
 	if err != nil {
 		return
 	}
@@ -116,20 +124,20 @@ func (sc *scan) read(dir, id string) {
 		}
 		sc.add(line)
 	}
-	sc.offset = t.Offset()
+	p := t.Pos()
+	sc.offset, sc.inLong, sc.size = p.Offset, p.InLongLine, fi.Size()
 }
 
-// readEnds takes the summary of a log over wholeScanMax whose last line
-// is the result (a finished run) from that line and the first one (the
-// session_start), reading at most two lines' worth of the log; it reports
-// whether it did. The result carries the run's usage, cost, status,
-// duration, exit, text, last seq and stats.tool_calls (the stream's
-// tool_start count); what only the lines between tell (tools by kind,
-// tools failed, warnings) is not counted. A log that is not over, or cut
-// before its result, is read whole.
-func (sc *scan) readEnds(dir, id string) bool {
-	fi, err := os.Stat(logger.Path(dir, id, logger.ExtEvents))
-	if err != nil || fi.Size() <= wholeScanMax {
+// readEnds takes the summary of a log over wholeScanMax (its size) whose
+// last line is the result (a finished run) from that line and the first
+// one (the session_start), reading at most two lines' worth of the log;
+// it reports whether it did. The result carries the run's usage, cost,
+// status, duration, exit, text, last seq and stats.tool_calls (the
+// stream's tool_start count); what only the lines between tell (tools by
+// kind, tools failed, warnings) is not counted. A log that is not over,
+// or cut before its result, is read whole.
+func (sc *scan) readEnds(dir, id string, size int64) bool {
+	if size <= wholeScanMax {
 		return false
 	}
 	ends, err := logger.ReadEnds(dir, id, event.MaxLineBytes)
