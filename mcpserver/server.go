@@ -317,13 +317,22 @@ func (s *Server) lookup(ss *mcp.ServerSession, id string) (*run, error) {
 // one could be guessed by a local process that tries tokens.
 const MinTokenLen = 16
 
-// CheckToken returns an error unless token is long enough to serve with.
+// CheckToken returns an error unless token is long enough to serve with
+// and can be sent as "Authorization: Bearer <token>": one line of visible
+// ASCII. No header carries a control byte (a newline), and a space or a
+// non-ASCII byte is no bearer token (RFC 6750): such a token would refuse
+// its clients. The error never quotes the token, a secret.
 func CheckToken(token string) error {
 	if token == "" {
 		return errors.New("the HTTP transport needs a bearer token")
 	}
 	if len(token) < MinTokenLen {
 		return fmt.Errorf("the bearer token is %d bytes: it must be at least %d (for example: head -c 32 /dev/urandom | base64)", len(token), MinTokenLen)
+	}
+	for i := 0; i < len(token); i++ {
+		if c := token[i]; c <= ' ' || c > '~' {
+			return fmt.Errorf("the bearer token has byte 0x%02x at offset %d: a token is one line of visible ASCII, no space nor control byte, or no client can send it", c, i)
+		}
 	}
 	return nil
 }

@@ -44,7 +44,10 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	}
 	ndjson := strings.Contains(r.Header.Get("Accept"), "application/x-ndjson")
 	lr := s.liveRun(id)
-	opts := logger.FollowOptions{After: after, Poll: s.cfg.Poll}
+	// The lines up to after are read and skipped here, not by Follow, so
+	// that the end names the run's last seq even when the client asked
+	// past it (after=999 of a 3-event run ends with 3, not 999).
+	opts := logger.FollowOptions{Poll: s.cfg.Poll}
 	if lr != nil {
 		opts.Wake = lr.waitChan
 		opts.Poll = time.Second
@@ -62,7 +65,8 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	bw := bufio.NewWriterSize(w, 64<<10)
 	var idBuf []byte
-	last := after
+	last := after // the client's place: where a reconnect resumes
+	var top int64 // the run's last seq: the end's
 	lastWrite := s.cfg.Now()
 	var caughtUp time.Time // when the reader last had every line on the disk
 	flush := func() error {
@@ -84,6 +88,10 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		return flush()
 	}
 	err = logger.Follow(r.Context(), s.cfg.Dir, id, opts, func(seq int64, line []byte) error {
+		top = max(top, seq)
+		if seq >= 0 && seq <= after {
+			return nil
+		}
 		if lr != nil && !caughtUp.IsZero() && lr.headSeq()-seq > s.cfg.MaxLag && s.cfg.Now().Sub(caughtUp) > s.cfg.SlowAfter {
 			return errDropped
 		}
@@ -117,7 +125,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		}
 	case err == nil:
 		if !ndjson {
-			fmt.Fprintf(bw, "event: end\ndata: {\"last_event_id\":%d}\n\n", last)
+			fmt.Fprintf(bw, "event: end\ndata: {\"last_event_id\":%d}\n\n", top)
 		}
 	default:
 		return // the client went away, or the log could not be read mid-stream

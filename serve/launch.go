@@ -153,7 +153,13 @@ func (l Launcher) task(req RunRequest) (harness.Task, *harness.SessionOptions, e
 	if errors.As(o.Validate(), &be) {
 		return harness.Task{}, nil, errors.New(be.Named("budgets." + be.Budget))
 	}
-	b := o.Apply(l.Settings.Budgets())
+	conf := l.Settings.Budgets()
+	// A shutdown waits a run's kill grace (Close): a client may shorten
+	// the configured one, not lengthen it, as an MCP client gets it.
+	if g := o.KillGrace; g != nil && *g > conf.KillGrace {
+		return harness.Task{}, nil, fmt.Errorf("budgets.kill_grace %s: at most the server's kill grace, %s", *g, conf.KillGrace)
+	}
+	b := o.Apply(conf)
 	t := harness.Task{
 		Agent: req.Agent, Prompt: req.Prompt, Model: req.Model, Cwd: req.Cwd, Permissions: req.Permissions,
 		Budgets: &b, Run: event.NewRunID(),

@@ -59,6 +59,12 @@ type Config struct {
 	// network file system): the log is read at least that often (default
 	// 100 ms; logger.FollowOptions.Poll).
 	Poll time.Duration
+	// KillAfter is how long Close waits for the runs it interrupted before
+	// it kills them at once (Kill): by default twice the configured kill
+	// grace plus 5 s, more than an interrupt takes (SIGKILL at the grace,
+	// then at most a grace for the pipes), as a client's kill_grace is at
+	// most the configured one.
+	KillAfter time.Duration
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 }
@@ -94,6 +100,13 @@ func New(cfg Config) *Server {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.KillAfter <= 0 {
+		var grace time.Duration
+		if cfg.Launcher.Settings != nil {
+			grace = cfg.Launcher.Settings.Budgets().KillGrace
+		}
+		cfg.KillAfter = 2*grace + 5*time.Second
+	}
 	s := &Server{cfg: cfg, live: map[string]*liveRun{}}
 	s.summary.dir = cfg.Dir
 	s.index = logger.NewIndex(cfg.Dir)
@@ -122,8 +135,10 @@ func New(cfg Config) *Server {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
 
 // Close interrupts the runs the server started and waits for them to end
-// (their logs closed). Streams of other clients end on their own when
-// their runs do; the HTTP server's shutdown ends the rest.
+// (their logs closed); those still running Config.KillAfter later are
+// killed at once (Kill), so that Close is bounded whatever a run does.
+// Streams of other clients end on their own when their runs do; the HTTP
+// server's shutdown ends the rest.
 func (s *Server) Close() error {
 	s.mu.Lock()
 	s.closed = true
@@ -133,8 +148,39 @@ func (s *Server) Close() error {
 		}
 	}
 	s.mu.Unlock()
-	s.wg.Wait()
+	done := make(chan struct{})
+	go func() {
+		s.wg.Wait()
+		close(done)
+	}()
+	t := time.NewTimer(s.cfg.KillAfter)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		s.Kill()
+		<-done
+	}
 	return nil
+}
+
+// Kill ends the runs the server started at once: SIGKILL to each one's
+// process group, with no grace (a second Ctrl-C to harness run), also to
+// one still starting as soon as it has. No run starts after it. It does
+// not wait: Close does.
+func (s *Server) Kill() {
+	s.mu.Lock()
+	s.closed = true
+	runs := make([]*liveRun, 0, len(s.live))
+	for _, lr := range s.live {
+		runs = append(runs, lr)
+	}
+	s.mu.Unlock()
+	for _, lr := range runs {
+		if !lr.ended() {
+			lr.kill()
+		}
+	}
 }
 
 // IsLoopback reports whether a listen address (host:port) only accepts
@@ -319,6 +365,7 @@ type liveRun struct {
 	run  runHandle     // nil until the run started
 	sess Session       // a live session's, nil for a run
 	stop bool          // interrupted: a run interrupted before it started is stopped once it has
+	dead bool          // killed: so is one killed, at once
 	head int64         // seq of the last line the run emitted
 	news bool          // lines emitted since the readers were last woken
 	wake chan struct{} // closed and replaced when the log gained lines
@@ -343,11 +390,38 @@ func (l *liveRun) setSession(sess Session, stop runHandle) { l.set(sess, stop) }
 func (l *liveRun) set(sess Session, r runHandle) {
 	l.mu.Lock()
 	l.sess, l.run = sess, r
-	stop := l.stop
+	stop, kill := l.stop, l.dead
 	l.mu.Unlock()
-	if stop {
+	switch {
+	case kill:
+		killRun(r, sess)
+	case stop:
 		r.Interrupt()
 	}
+}
+
+// kill ends the run at once, now or as soon as it has started (set).
+func (l *liveRun) kill() {
+	l.mu.Lock()
+	r, sess := l.run, l.sess
+	l.stop, l.dead = true, true
+	l.mu.Unlock()
+	if r != nil {
+		killRun(r, sess)
+	}
+}
+
+// killRun SIGKILLs a run's group through the library, which kills at
+// the second interrupt within 2 s: Run.Interrupt twice, or for a live
+// session (r cancels its context) harness.Session.Stop twice.
+func killRun(r runHandle, sess Session) {
+	r.Interrupt()
+	if st, ok := sess.(interface{ Stop() }); ok {
+		st.Stop()
+		st.Stop()
+		return
+	}
+	r.Interrupt()
 }
 
 func (l *liveRun) session() Session {

@@ -62,7 +62,12 @@ func (c *serveCmd) Run(e *env) error {
 	if err != nil {
 		return usageErrorf("serve: %v", err)
 	}
-	ctx, stop := signal.NotifyContext(serveContext(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	// A channel, not NotifyContext: the signals after the first must still
+	// be heard (and not take their default action) while the runs end.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	ctx, stop := context.WithCancel(serveContext())
 	defer stop()
 	lim := httplimit.Defaults()
 	hs := httplimit.Server(srv, lim)
@@ -73,14 +78,32 @@ func (c *serveCmd) Run(e *env) error {
 	go func() { errc <- hs.Serve(ln) }()
 	select {
 	case err = <-errc:
+	case <-sigs:
 	case <-ctx.Done():
 	}
 	// Streams end with the base context; the runs this server started are
-	// interrupted and their logs closed before it exits.
+	// interrupted, and their logs closed, before it exits (srv.Close kills
+	// those that outlive their grace). Any further signal kills them at
+	// once, as a second Ctrl-C does to harness run.
+	stop()
 	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	hs.Shutdown(shut)
-	srv.Close()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		closed := make(chan struct{})
+		go func() { srv.Close(); close(closed) }()
+		hs.Shutdown(shut)
+		<-closed
+	}()
+	for waiting := true; waiting; {
+		select {
+		case <-done:
+			waiting = false
+		case <-sigs:
+			srv.Kill()
+		}
+	}
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return withStatus(exitAgentFailed, fmt.Errorf("serve: %w", err))
 	}
