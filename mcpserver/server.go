@@ -340,7 +340,7 @@ func CheckToken(token string) error {
 // Handler returns an http.Handler serving the streamable HTTP transport,
 // which answers 401 unless the request carries "Authorization: Bearer
 // <token>" (compared in constant time); a token that CheckToken refuses
-// (empty, shorter than MinTokenLen) refuses everyone.
+// (empty, short, or with a byte no header carries) refuses everyone.
 //
 // A request body may be as long as a line of ServeStdio (maxLine: a
 // prompt of MaxPromptBytes escaped byte by byte), so a prompt within
