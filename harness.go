@@ -37,6 +37,7 @@ import (
 	"github.com/agentharness/harness/event"
 	"github.com/agentharness/harness/internal/filediff"
 	"github.com/agentharness/harness/internal/privtmp"
+	"github.com/agentharness/harness/logger"
 	"github.com/agentharness/harness/process"
 )
 
@@ -289,10 +290,20 @@ type Command struct {
 	privateTmp bool
 }
 
-// RedactedArgv returns Argv with the prompt replaced by "<prompt>", for
-// logs and the session_start event.
+// RedactedArgv returns Argv with the prompt replaced by "<prompt>" and
+// the values of secret flags (--api-key K, --token=T) by [REDACTED], for
+// logs and the session_start event. Argv itself, what the agent gets, is
+// not changed.
 func (c *Command) RedactedArgv() []string {
 	return adapters.Command{Argv: c.Argv, PromptIndex: c.promptIndex}.RedactedArgv()
+}
+
+// ShownArgv returns Argv with the values of secret flags replaced by
+// [REDACTED] but the prompt kept: what --dry-run prints, which shows how
+// the prompt is passed, and, as it shows env names without values, no
+// secret of the configuration's args.
+func (c *Command) ShownArgv() []string {
+	return logger.RedactArgv(c.Argv, c.promptIndex)
 }
 
 // Prepare resolves the agent, its binary (once: the one lookup of a run)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agentharness/harness/event"
+	"github.com/agentharness/harness/logger"
 )
 
 // Permission modes of a Task.
@@ -97,9 +98,11 @@ func PromptLast(argv, env []string, prompt string, stdinArgs ...string) Command 
 	return Command{Argv: argv, Env: env, PromptIndex: len(argv) - 1}
 }
 
-// RedactedArgv returns Argv with the prompt replaced by "<prompt>".
+// RedactedArgv returns Argv with the prompt replaced by "<prompt>" and
+// the values of secret flags (--api-key K, --token=T) by [REDACTED]
+// (logger.RedactArgv): the command line as logs and events show it.
 func (c Command) RedactedArgv() []string {
-	out := append([]string(nil), c.Argv...)
+	out := logger.RedactArgv(c.Argv, c.PromptIndex)
 	if c.PromptIndex >= 0 && c.PromptIndex < len(out) {
 		out[c.PromptIndex] = "<prompt>"
 	}

@@ -40,7 +40,8 @@ type Config struct {
 	// of every endpoint when Open is false. With no token, runs cannot be
 	// started or cancelled through the API.
 	Token string
-	// Open lets reads through without the token (a loopback listener).
+	// Open lets reads through without the token (a loopback listener)
+	// to the processes of the server's own uid (ownPeer).
 	Open bool
 	// Launcher starts the runs of POST /api/runs.
 	Launcher Launcher
@@ -199,10 +200,11 @@ func IsLoopback(addr string) bool {
 
 // read guards an endpoint that only reads: open on a loopback listener
 // (for a Host naming this machine, so a page of another site cannot reach
-// it by rebinding its name to 127.0.0.1), else the token.
+// it by rebinding its name to 127.0.0.1) to a peer of the server's own
+// uid (ownPeer: the store is private to it), else the token.
 func (s *Server) read(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if s.cfg.Open && localHost(r.Host) {
+		if s.cfg.Open && localHost(r.Host) && ownPeer(r) {
 			h(w, r)
 			return
 		}

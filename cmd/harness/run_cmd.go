@@ -231,7 +231,7 @@ func (c *runCmd) dryRun(e *env, lib *harness.Settings, t harness.Task) error {
 	}
 	sort.Strings(envKeys)
 	out := map[string]any{
-		"agent": cmd.Agent, "binary": cmd.Argv[0], "argv": cmd.Argv, "env_keys": envKeys,
+		"agent": cmd.Agent, "binary": cmd.Argv[0], "argv": cmd.ShownArgv(), "env_keys": envKeys,
 		"cwd": cmd.Cwd, "stdin": cmd.Stdin != "", "installed": cmd.NotInstalled == nil,
 	}
 	if cmd.NotInstalled != nil {

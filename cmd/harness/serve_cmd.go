@@ -72,6 +72,7 @@ func (c *serveCmd) Run(e *env) error {
 	lim := httplimit.Defaults()
 	hs := httplimit.Server(srv, lim)
 	hs.BaseContext = func(net.Listener) context.Context { return ctx }
+	hs.ConnContext = serve.ConnContext // a peer's uid, looked up once per connection
 	ln = httplimit.Listener(ln, lim.MaxConns)
 	fmt.Fprintf(e.Stderr, "harness serve: http://%s/\n", ln.Addr())
 	errc := make(chan error, 1)
