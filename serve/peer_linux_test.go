@@ -12,7 +12,6 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -147,7 +146,7 @@ func TestPeerUIDChild(t *testing.T) {
 // otherUser is a uid that is not ours, and its gid.
 const otherUser = 65534
 
-// asOtherUser starts a copy of the test binary as otherUser
+// asOtherUser starts the test binary as otherUser
 // (syscall.Credential), with env added, and returns the first line it
 // prints; it runs until the test ends.
 func asOtherUser(t *testing.T, env ...string) string {
@@ -155,26 +154,16 @@ func asOtherUser(t *testing.T, env ...string) string {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to start a process of another uid")
 	}
-	exe, err := os.Executable()
+	exe, err := os.Open("/proc/self/exe")
 	require.NoError(t, err)
-	// The build's directory is 0700: a copy the other user may run.
-	dir, err := os.MkdirTemp("", "peeruid")
-	require.NoError(t, err)
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	require.NoError(t, os.Chmod(dir, 0o755))
-	bin := filepath.Join(dir, "serve.test")
-	src, err := os.Open(exe)
-	require.NoError(t, err)
-	defer src.Close()
-	dst, err := os.OpenFile(bin, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
-	require.NoError(t, err)
-	_, err = io.Copy(dst, src)
-	require.NoError(t, err)
-	require.NoError(t, dst.Close())
-
-	cmd := exec.Command(bin, "-test.run=^TestPeerUIDChild$", "-test.count=1")
+	defer exe.Close()
+	// Run through the descriptor: the test binary, and any copy of it in
+	// the suite's TMPDIR, lie in directories (0700) the other user cannot
+	// enter, and exec of a /proc/self/fd link does not walk them.
+	cmd := exec.Command("/proc/self/fd/3", "-test.run=^TestPeerUIDChild$", "-test.count=1")
+	cmd.ExtraFiles = []*os.File{exe}
 	cmd.Env = append(os.Environ(), env...)
-	cmd.Dir = dir
+	cmd.Dir = "/"
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: otherUser, Gid: otherUser}}
 	stdin, err := cmd.StdinPipe()
 	require.NoError(t, err)
