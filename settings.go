@@ -253,6 +253,9 @@ func (s *Settings) start(ctx context.Context, t Task, o Options, live *Session) 
 type sessionLog struct {
 	sess *logger.Session
 	err  error // why there is no log, or why it is incomplete
+	// agentVersion is the session_start's, for the final meta: the
+	// agent tells it only once running (its first lines).
+	agentVersion string
 }
 
 func (l *sessionLog) open(dir string, c *Command, version string) {
@@ -282,13 +285,20 @@ func (l *sessionLog) observer() Observer {
 		return Observer{}
 	}
 	return Observer{
+		OnEvent: func(ev event.Event) {
+			if ss, ok := ev.Body.(*event.SessionStart); ok && ss.AgentVersion != "" {
+				l.agentVersion = ss.AgentVersion
+			}
+		},
 		OnLine:   func(line []byte) { l.sess.WriteEvent(line) },
 		OnNative: func(stream string, line []byte) { l.sess.WriteNative(stream, line) },
 		// The log's lines reach the disk when the harness's own output
 		// does: a burst costs one write, not one per event.
 		Flush: func() { l.sess.Flush() },
 		Close: func(res *event.Result) {
-			if err := l.sess.Close(closeMeta(res)); err != nil {
+			m := closeMeta(res)
+			m.AgentVersion = l.agentVersion
+			if err := l.sess.Close(m); err != nil {
 				l.err = fmt.Errorf("session log: %w", err)
 			}
 		},

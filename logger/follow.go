@@ -18,7 +18,6 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/agentharness/harness/event"
-	"github.com/agentharness/harness/internal/regfile"
 )
 
 // WithEventHook sets a function called with each event line (redacted,
@@ -38,6 +37,8 @@ func WithEventHook(fn func(line []byte)) Option { return func(s *Session) { s.on
 // are read, so a Tail holds at most that much whatever the log holds.
 // A Tail is not safe for concurrent use.
 type Tail struct {
+	dir     string // the store; the log is run's
+	run     string
 	path    string
 	f       *os.File
 	r       *bufio.Reader
@@ -77,7 +78,7 @@ func OpenTailPos(dir, run string, p TailPos) (*Tail, error) {
 		return nil, err
 	}
 	path := filepath.Join(dir, run+ExtEvents)
-	f, err := regfile.Open(path)
+	f, err := OpenFile(dir, run, ExtEvents) // not through a link out of the store
 	if err != nil {
 		return nil, fmt.Errorf("logger: %w", err)
 	}
@@ -87,7 +88,7 @@ func OpenTailPos(dir, run string, p TailPos) (*Tail, error) {
 			return nil, fmt.Errorf("logger: %w", err)
 		}
 	}
-	return &Tail{path: path, f: f, r: bufio.NewReaderSize(f, 64<<10), maxLine: event.MaxLineBytes,
+	return &Tail{dir: dir, run: run, path: path, f: f, r: bufio.NewReaderSize(f, 64<<10), maxLine: event.MaxLineBytes,
 		offset: p.Offset, long: p.InLongLine}, nil
 }
 
@@ -165,7 +166,7 @@ func (t *Tail) renewed() (bool, error) {
 	if !replaced && fi.Size() >= t.offset+t.skipped+int64(len(t.partial)) {
 		return false, nil
 	}
-	f, err := regfile.Open(t.path)
+	f, err := OpenFile(t.dir, t.run, ExtEvents)
 	if err != nil {
 		return false, fmt.Errorf("logger: %w", err)
 	}

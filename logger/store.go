@@ -43,17 +43,33 @@ func Path(dir, id, ext string) string {
 }
 
 // ErrNotRegular is why a run's file that is not a regular file (a FIFO,
-// a device, a directory) is not opened, in the *fs.PathError the open
-// returns: a FIFO's open would wait for a writer, a device might never
-// end (regfile).
+// a device, a directory) or is a symbolic link out of the store is not
+// opened, in the *fs.PathError the open returns: a FIFO's open would
+// wait for a writer, a device might never end (regfile), and a link
+// made by whoever could write in the store (an agent) would have its
+// readers (export, serve) hand out any file of the host.
 var ErrNotRegular = regfile.ErrNotRegular
 
 // OpenFile opens run id's file ext in dir for reading, as Path names it,
-// refusing one that is not a regular file (ErrNotRegular).
-func OpenFile(dir, id, ext string) (*os.File, error) { return regfile.Open(Path(dir, id, ext)) }
+// refusing one that is not a regular file of dir (ErrNotRegular): a
+// symbolic link is followed only while it stays in dir, not when it
+// leads out of it or is absolute.
+func OpenFile(dir, id, ext string) (*os.File, error) {
+	if Path(dir, id, ext) == "" {
+		return nil, &fs.PathError{Op: "open", Path: id + ext, Err: fs.ErrNotExist}
+	}
+	return regfile.OpenInDir(dir, id+ext)
+}
 
 // ReadFile reads run id's file ext in dir whole, as OpenFile opens it.
-func ReadFile(dir, id, ext string) ([]byte, error) { return readRegular(Path(dir, id, ext)) }
+func ReadFile(dir, id, ext string) ([]byte, error) {
+	f, err := OpenFile(dir, id, ext)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
+}
 
 // readDir lists a session directory (a variable for tests that count
 // the listings).
@@ -141,7 +157,8 @@ func hasFiles(dir, id string) bool {
 
 // Load returns the meta of the run named by run (an id or unique prefix).
 // A run whose meta file is missing or unreadable still loads, with Run set
-// and Start taken from its oldest file's modification time. A meta still
+// and its start, agent, version, model and cwd its log's session_start's
+// (Start, without one, its oldest file's modification time). A meta still
 // saying running whose harness process is gone (Process.Gone) loads with
 // Status StatusLost. Either, when its event log ends with the result,
 // loads as that result says (settle).
@@ -166,15 +183,33 @@ func loadMeta(dir, id string) Meta {
 // was to rewrite the meta (killed between the two, or not there yet),
 // and readers (sessions list, serve's run list) say so alike. The status,
 // end time, exit, usage, cost and session id are the result's, as Close
-// would have written them; a run with no meta file also takes its agent,
-// version, model and cwd from its session_start. Only the log's ends are
+// would have written them. A run with no meta file, ended or not, takes
+// its start, agent, version, model and cwd from its session_start: its
+// files' times are not when it started (the log is written after its
+// first event; a copy has the time of the copy). Only the log's ends are
 // read, whatever its size.
 func settle(dir string, m Meta, stored bool) (Meta, bool) {
 	if stored && m.Status != StatusRunning && m.Status != StatusLost {
 		return m, false // final: Close wrote it from the result
 	}
 	ends, err := ReadEnds(dir, m.Run, event.MaxLineBytes)
-	if err != nil || ends.Last == nil {
+	if err != nil {
+		return m, false
+	}
+	if !stored {
+		if first, err := event.Decode(ends.First); err == nil {
+			if ss, ok := first.Body.(*event.SessionStart); ok {
+				if first.TS > 0 {
+					m.Start = time.UnixMilli(first.TS)
+				}
+				m.Agent = cmp.Or(m.Agent, ss.Agent)
+				m.AgentVersion = cmp.Or(m.AgentVersion, ss.AgentVersion)
+				m.Model = cmp.Or(m.Model, ss.Model)
+				m.Cwd = cmp.Or(m.Cwd, ss.Cwd)
+			}
+		}
+	}
+	if ends.Last == nil {
 		return m, false
 	}
 	last, err := event.Decode(ends.Last)
@@ -184,16 +219,6 @@ func settle(dir string, m Meta, stored bool) (Meta, bool) {
 	r, ok := last.Body.(*event.Result)
 	if !ok || r.Status == "" {
 		return m, false
-	}
-	if !stored {
-		if first, err := event.Decode(ends.First); err == nil {
-			if ss, ok := first.Body.(*event.SessionStart); ok {
-				m.Agent = cmp.Or(m.Agent, ss.Agent)
-				m.AgentVersion = cmp.Or(m.AgentVersion, ss.AgentVersion)
-				m.Model = cmp.Or(m.Model, ss.Model)
-				m.Cwd = cmp.Or(m.Cwd, ss.Cwd)
-			}
-		}
 	}
 	u := r.Usage
 	m.Status, m.ExitCode, m.Signal, m.Usage = r.Status, r.ExitCode, r.Signal, &u
@@ -233,7 +258,7 @@ const maxMetaBytes = 16 << 20
 // changed one without reading it again (Index). It is nil otherwise,
 // and when the file could not be opened or read.
 func readMetaStamped(dir, id string) (m Meta, stored bool, bad os.FileInfo) {
-	f, err := regfile.Open(Path(dir, id, ExtMeta))
+	f, err := OpenFile(dir, id, ExtMeta)
 	if err == nil {
 		m, stored, bad = decodeMeta(f, id)
 		f.Close()
@@ -267,27 +292,19 @@ func decodeMeta(f *os.File, id string) (m Meta, ok bool, bad os.FileInfo) {
 }
 
 // madeUpMeta is the meta of run id when it has none of its own: status
-// unknown, started at its oldest file's modification time.
+// unknown, started at its oldest file's modification time (a link's own:
+// a target out of the store is not the run's), until settle reads its
+// session_start.
 func madeUpMeta(dir, id string) Meta {
 	m := Meta{Run: id, Status: "unknown"}
 	for _, ext := range runExts {
-		if fi, err := os.Stat(Path(dir, id, ext)); err == nil {
+		if fi, err := os.Lstat(Path(dir, id, ext)); err == nil {
 			if m.Start.IsZero() || fi.ModTime().Before(m.Start) {
 				m.Start = fi.ModTime()
 			}
 		}
 	}
 	return m
-}
-
-// readRegular is os.ReadFile of a regular file only (regfile.Open).
-func readRegular(path string) ([]byte, error) {
-	f, err := regfile.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return io.ReadAll(f)
 }
 
 // List returns the meta of every run in dir, newest first (by Start, then
@@ -313,7 +330,9 @@ func List(dir string) ([]Meta, error) {
 // still show a pause as one.
 const MaxReplayWait = 5 * time.Second
 
-// Replay writes the stored event stream of run to w, one line at a time.
+// Replay writes the stored event stream of run to w, one line at a time,
+// each as the log has it; a line longer than the stream allows
+// (event.MaxLineBytes: a corrupted log) is left out, as Tail leaves it.
 // speed 0 writes as fast as w takes it; speed s > 0 waits, between two
 // lines, the difference of their "ts" divided by s (1 = original timing),
 // at most MaxReplayWait, by calling sleep (time.Sleep when nil). A line
@@ -330,14 +349,14 @@ func Replay(dir, run string, w io.Writer, speed float64, sleep func(time.Duratio
 	if err != nil {
 		return err
 	}
-	f, err := regfile.Open(Path(dir, id, ExtEvents))
+	f, err := OpenFile(dir, id, ExtEvents)
 	if err != nil {
 		return fmt.Errorf("logger: %w", err)
 	}
 	defer f.Close()
 	bw := bufio.NewWriter(w)
 	var prevTS int64 = -1
-	err = eachLine(f, func(line []byte) error {
+	err = eachLine(f, event.MaxLineBytes, func(line []byte) error {
 		if speed > 0 {
 			var env struct {
 				TS *int64 `json:"ts"`
@@ -470,33 +489,67 @@ func lastWrite(dir, id string) time.Time {
 // whose entries are named <run>/<run><ext>, in the order meta, events,
 // native, stderr, trajectory (the files that exist). Tar keeps each file byte for byte,
 // so an exported native capture can be fed to `harness parse` unchanged.
+// A file of the run that cannot be opened (not a regular file of the
+// store, as OpenFile refuses it: a FIFO, a device, a symbolic link out
+// of the store; unreadable) is left out, each said in one line on
+// stderr; with no file left to export, the first of them is the error.
 func Export(dir, run string, w io.Writer) error {
+	return ExportWarn(dir, run, w, func(err error) { fmt.Fprintf(exportStderr, "harness: warning: %v\n", err) })
+}
+
+// exportStderr is where Export's warnings go (a variable for tests).
+var exportStderr io.Writer = os.Stderr
+
+// ExportWarn is Export, calling warn (instead of writing to stderr) with
+// why each file left out was, once the archive is written.
+func ExportWarn(dir, run string, w io.Writer, warn func(error)) error {
 	id, err := Resolve(dir, run)
 	if err != nil {
 		return err
 	}
-	zw := gzip.NewWriter(w)
+	zw := gzip.NewWriter(w) // writes nothing before the first entry
 	tw := tar.NewWriter(zw)
+	var left []error
+	added := 0
 	for _, ext := range []string{ExtMeta, ExtEvents, ExtNative, ExtStderr, ExtTrajectory} {
-		if err := addFile(tw, Path(dir, id, ext), id+"/"+id+ext); err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				continue
-			}
+		f, err := OpenFile(dir, id, ext)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			left = append(left, err)
+			continue
+		}
+		err = addFile(tw, f, id+"/"+id+ext)
+		f.Close()
+		if err != nil {
 			return fmt.Errorf("logger: export %s: %w", id, err)
 		}
+		added++
+	}
+	if added == 0 {
+		if len(left) > 0 {
+			return fmt.Errorf("logger: export %s: %w", id, left[0]) // nothing exported: why, in one line
+		}
+		return fmt.Errorf("%w: %s has no file left", ErrNotFound, id) // removed since Resolve
 	}
 	if err := tw.Close(); err != nil {
 		return fmt.Errorf("logger: export %s: %w", id, err)
 	}
-	return zw.Close()
-}
-
-func addFile(tw *tar.Writer, path, name string) error {
-	f, err := regfile.Open(path)
-	if err != nil {
+	if err := zw.Close(); err != nil {
 		return err
 	}
-	defer f.Close()
+	for _, err := range left {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = fmt.Errorf("%s left out: %w", filepath.Base(pe.Path), pe.Err)
+		}
+		warn(fmt.Errorf("export %s: %w", id, err))
+	}
+	return nil
+}
+
+func addFile(tw *tar.Writer, f *os.File, name string) error {
 	fi, err := f.Stat()
 	if err != nil {
 		return err
@@ -510,22 +563,41 @@ func addFile(tw *tar.Writer, path, name string) error {
 }
 
 // eachLine calls fn with each line of r, without its newline; a last line
-// without one is delivered too. Lines are as long as they are: the stream
-// caps its own lines at 1 MiB.
-func eachLine(r io.Reader, fn func([]byte) error) error {
+// without one is delivered too. A line longer than max (without its
+// newline) is dropped as it is read, up to its newline, as Tail drops it:
+// a log with no newline in 300 MB was held whole (600 MB RSS).
+func eachLine(r io.Reader, max int, fn func([]byte) error) error {
 	br := bufio.NewReaderSize(r, 64<<10)
+	var partial []byte // the line so far, when it spans reads
+	long := false      // in a line over max: dropped
 	for {
-		line, err := br.ReadBytes('\n')
-		if len(line) > 0 {
-			if ferr := fn(trimNewline(line)); ferr != nil {
-				return ferr
+		chunk, err := br.ReadSlice('\n')
+		if err != nil && !errors.Is(err, bufio.ErrBufferFull) && !errors.Is(err, io.EOF) {
+			return err
+		}
+		end := err == nil || errors.Is(err, io.EOF) // of the line, or of the last one
+		n := len(partial) + len(chunk)
+		if err == nil {
+			n-- // the newline
+		}
+		if !long && n > max {
+			long, partial = true, partial[:0]
+		}
+		line := chunk
+		if !long && (len(partial) > 0 || !end) {
+			partial = append(partial, chunk...)
+			line = partial
+		}
+		if end {
+			if !long && len(line) > 0 {
+				if ferr := fn(trimNewline(line)); ferr != nil {
+					return ferr
+				}
 			}
+			long, partial = false, partial[:0]
 		}
 		if errors.Is(err, io.EOF) {
 			return nil
-		}
-		if err != nil {
-			return err
 		}
 	}
 }

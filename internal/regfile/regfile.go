@@ -13,6 +13,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"strings"
 	"syscall"
 )
 
@@ -41,6 +43,36 @@ func Open(path string) (*os.File, error) { return regular(os.OpenFile(path, flag
 // while it stays inside root.
 func OpenIn(root *os.Root, name string) (*os.File, error) {
 	return regular(root.OpenFile(name, flags, 0))
+}
+
+// OpenInDir is Open of name, a file of directory dir, where a symbolic
+// link is followed only while it stays inside dir (OpenIn): one that
+// leads out of it, or is absolute, is refused as ErrNotRegular is, as
+// "a symbolic link out of its directory". Whoever can write in dir (an
+// agent, in a sandbox that hides the rest of the host) could otherwise
+// have its reader, outside that sandbox, read any file of the host.
+// Errors name dir/name, as Open's name its path.
+func OpenInDir(dir, name string) (*os.File, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close() // the file opened keeps no hold on it
+	f, err := OpenIn(root, name)
+	if err == nil {
+		return f, nil
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Path == name {
+		// os.Root names the name only, as "openat", and says "path
+		// escapes from parent" of a link out (no error value to test).
+		pe = &fs.PathError{Op: "open", Path: filepath.Join(dir, name), Err: pe.Err}
+		if strings.Contains(pe.Err.Error(), "escapes") {
+			pe.Err = fmt.Errorf("%w (a symbolic link out of its directory)", ErrNotRegular)
+		}
+		return nil, pe
+	}
+	return nil, err
 }
 
 func regular(f *os.File, err error) (*os.File, error) {

@@ -59,3 +59,40 @@ func TestReadFileIn(t *testing.T) {
 	require.True(t, strings.Contains(err.Error(), "escapes"), err)
 	require.False(t, errors.Is(err, ErrNotRegular))
 }
+
+// OpenInDir follows a link that stays inside the directory, and refuses
+// one out of it, or absolute, as it refuses a FIFO: not a regular file,
+// naming the file in the directory; a dangling link is a missing file.
+func TestOpenInDir(t *testing.T) {
+	outside := filepath.Join(t.TempDir(), "secret")
+	require.NoError(t, os.WriteFile(outside, []byte("secret"), 0o600))
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "in"), []byte("in"), 0o600))
+	require.NoError(t, os.Symlink("in", filepath.Join(dir, "inner")))
+	require.NoError(t, os.Symlink(outside, filepath.Join(dir, "out")))
+	require.NoError(t, os.Symlink("../"+filepath.Base(filepath.Dir(outside))+"/secret", filepath.Join(dir, "up")))
+	require.NoError(t, os.Symlink(filepath.Join(dir, "in"), filepath.Join(dir, "abs")))
+	require.NoError(t, os.Symlink("nothing", filepath.Join(dir, "dangling")))
+	require.NoError(t, syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o600))
+
+	for _, name := range []string{"in", "inner"} {
+		f, err := OpenInDir(dir, name)
+		require.NoError(t, err, name)
+		require.Equal(t, filepath.Join(dir, name), f.Name())
+		f.Close()
+	}
+	for _, name := range []string{"out", "up", "abs"} {
+		_, err := OpenInDir(dir, name)
+		require.ErrorIs(t, err, ErrNotRegular, name)
+		require.Equal(t, "open "+filepath.Join(dir, name)+": not a regular file (a symbolic link out of its directory)", err.Error())
+	}
+	_, err := OpenInDir(dir, "fifo")
+	require.Equal(t, "open "+filepath.Join(dir, "fifo")+": not a regular file (a FIFO)", err.Error())
+	for _, name := range []string{"dangling", "missing"} {
+		_, err := OpenInDir(dir, name)
+		require.ErrorIs(t, err, fs.ErrNotExist, name)
+		require.Equal(t, "open "+filepath.Join(dir, name)+": no such file or directory", err.Error())
+	}
+	_, err = OpenInDir(filepath.Join(dir, "nodir"), "in")
+	require.ErrorIs(t, err, fs.ErrNotExist)
+}
