@@ -60,7 +60,7 @@ func TestWriteLog(t *testing.T) {
 	require.Equal(t, string(data), string(again))
 
 	var buf bytes.Buffer
-	require.NoError(t, logger.Export(dir, run, &buf))
+	require.NoError(t, logger.Export(dir, run, &buf, nil))
 	zr, err := gzip.NewReader(&buf)
 	require.NoError(t, err)
 	names := ""

@@ -517,30 +517,85 @@ func ReadAll(r io.Reader) ([]Event, error) {
 // ReadLog is ReadAll for a session log's event stream, which its harness
 // may still be writing or was killed writing: a last line that has no
 // newline and does not decode is a write not finished. It is left out,
-// and cut says so. Any other line that does not decode is an error
+// and cut says so, however long it is (its bytes are read, not held). Any
+// other line that does not decode, or is over the cap, is an error
 // naming it.
 func ReadLog(r io.Reader) (evs []Event, cut bool, err error) { return readAll(r, true) }
 
+// maxReadLine is the longest line readAll decodes, without its newline:
+// room over MaxLineBytes for a log of an older harness.
+const maxReadLine = 4 * MaxLineBytes
+
 func readAll(r io.Reader, cutOK bool) (evs []Event, cut bool, err error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 4*MaxLineBytes)
-	unterminated := false
-	sc.Split(func(data []byte, atEOF bool) (int, []byte, error) {
-		n, tok, err := bufio.ScanLines(data, atEOF)
-		unterminated = atEOF && n == len(data) && n > 0 && data[n-1] != '\n'
-		return n, tok, err
-	})
-	for n := 1; sc.Scan(); n++ {
-		ev, err := Decode(sc.Bytes())
+	br := bufio.NewReaderSize(r, 64<<10)
+	var buf []byte
+	for n := 1; ; n++ {
+		var line []byte
+		var terminated, over bool
+		line, buf, terminated, over, err = readLogLine(br, buf)
+		if err == io.EOF {
+			return evs, false, nil
+		}
 		if err != nil {
-			if cutOK && unterminated {
+			return evs, false, err
+		}
+		if over {
+			if cutOK && !terminated {
+				return evs, true, nil
+			}
+			return evs, false, fmt.Errorf("line %d: %w", n, bufio.ErrTooLong)
+		}
+		ev, err := Decode(line)
+		if err != nil {
+			if cutOK && !terminated {
 				return evs, true, nil
 			}
 			return evs, false, fmt.Errorf("line %d: %w", n, err)
 		}
 		evs = append(evs, ev)
 	}
-	return evs, false, sc.Err()
+}
+
+// readLogLine reads the next line of br into buf (returned, to be reused) as
+// bufio.ScanLines splits lines: without its newline or a \r before it.
+// terminated says it ended in a newline. A line over maxReadLine is read
+// to its end and dropped, not held: over, and line nil. io.EOF: no line
+// is left.
+func readLogLine(br *bufio.Reader, buf []byte) (line, kept []byte, terminated, over bool, err error) {
+	kept = buf[:0]
+	read := false
+	for {
+		frag, ferr := br.ReadSlice('\n')
+		read = read || len(frag) > 0
+		if ferr != nil && ferr != bufio.ErrBufferFull && ferr != io.EOF {
+			return nil, kept, false, false, ferr
+		}
+		terminated = ferr == nil
+		size := len(kept) + len(frag)
+		if terminated {
+			size--
+		}
+		if !over && size > maxReadLine {
+			over, kept = true, kept[:0]
+		}
+		if !over {
+			kept = append(kept, frag...)
+		}
+		if ferr != bufio.ErrBufferFull {
+			break
+		}
+	}
+	if !read {
+		return nil, kept, false, false, io.EOF
+	}
+	if over {
+		return nil, kept, terminated, true, nil
+	}
+	line = kept
+	if terminated {
+		line = line[:len(line)-1]
+	}
+	return bytes.TrimSuffix(line, []byte{'\r'}), kept, terminated, false, nil
 }
 
 // MarshalJSON encodes ev with its envelope.

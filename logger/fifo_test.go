@@ -35,7 +35,7 @@ func TestNonRegularFiles(t *testing.T) {
 	require.ErrorIs(t, err, ErrNotRegular)
 	_, err = within(t, "Replay", func() (any, error) { return nil, Replay(dir, "run_fifolog", io.Discard, 0, nil) })
 	require.ErrorIs(t, err, ErrNotRegular)
-	_, err = within(t, "Export", func() (any, error) { return nil, Export(dir, "run_fifolog", io.Discard) })
+	_, err = within(t, "Export", func() (any, error) { return nil, Export(dir, "run_fifolog", io.Discard, nil) })
 	require.ErrorIs(t, err, ErrNotRegular)
 
 	m, err := within(t, "Load", func() (any, error) { return Load(dir, "run_fifometa") })

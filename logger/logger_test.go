@@ -483,7 +483,7 @@ func TestExport(t *testing.T) {
 	require.NoError(t, s.Close(Meta{Status: "success"}))
 
 	var buf bytes.Buffer
-	require.NoError(t, Export(dir, "run_e", &buf))
+	require.NoError(t, Export(dir, "run_e", &buf, nil))
 	zr, err := gzip.NewReader(&buf)
 	require.NoError(t, err)
 	tr := tar.NewReader(zr)

@@ -491,18 +491,10 @@ func lastWrite(dir, id string) time.Time {
 // so an exported native capture can be fed to `harness parse` unchanged.
 // A file of the run that cannot be opened (not a regular file of the
 // store, as OpenFile refuses it: a FIFO, a device, a symbolic link out
-// of the store; unreadable) is left out, each said in one line on
-// stderr; with no file left to export, the first of them is the error.
-func Export(dir, run string, w io.Writer) error {
-	return ExportWarn(dir, run, w, func(err error) { fmt.Fprintf(exportStderr, "harness: warning: %v\n", err) })
-}
-
-// exportStderr is where Export's warnings go (a variable for tests).
-var exportStderr io.Writer = os.Stderr
-
-// ExportWarn is Export, calling warn (instead of writing to stderr) with
-// why each file left out was, once the archive is written.
-func ExportWarn(dir, run string, w io.Writer, warn func(error)) error {
+// of the store; unreadable) is left out, and why is handed to warn (when
+// not nil) once the archive is written; with no file left to export, the
+// first of them is the error.
+func Export(dir, run string, w io.Writer, warn func(error)) error {
 	id, err := Resolve(dir, run)
 	if err != nil {
 		return err
@@ -540,6 +532,9 @@ func ExportWarn(dir, run string, w io.Writer, warn func(error)) error {
 		return err
 	}
 	for _, err := range left {
+		if warn == nil {
+			break
+		}
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
 			err = fmt.Errorf("%s left out: %w", filepath.Base(pe.Path), pe.Err)

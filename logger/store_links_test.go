@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -38,15 +39,10 @@ func untar(t *testing.T, data []byte) (names []string, files map[string]string) 
 	}
 }
 
-// captureExportStderr has Export's warnings written to a buffer for the
-// test (not parallel: the variable is the package's).
-func captureExportStderr(t *testing.T) *bytes.Buffer {
-	t.Helper()
-	var buf bytes.Buffer
-	old := exportStderr
-	exportStderr = &buf
-	t.Cleanup(func() { exportStderr = old })
-	return &buf
+// warnInto returns a warn for Export that writes each warning to buf as
+// the CLI writes it to stderr.
+func warnInto(buf *bytes.Buffer) func(error) {
+	return func(err error) { fmt.Fprintf(buf, "harness: warning: %v\n", err) }
 }
 
 // TestLinksOutOfStore: a run's file that is a symbolic link out of the
@@ -79,11 +75,12 @@ func TestLinksOutOfStore(t *testing.T) {
 		require.NoError(t, nilIfMissing(os.Remove(p)))
 		require.NoError(t, os.Symlink(target, p))
 	}
-	stderr := captureExportStderr(t)
+	var stderr bytes.Buffer
+	warn := warnInto(&stderr)
 
 	// Export: what is in the store, and one line for each link left out.
 	var buf bytes.Buffer
-	require.NoError(t, Export(dir, "run_01LINKS", &buf))
+	require.NoError(t, Export(dir, "run_01LINKS", &buf, warn))
 	names, files := untar(t, buf.Bytes())
 	require.Equal(t, []string{"run_01LINKS/run_01LINKS.ndjson"}, names)
 	require.Equal(t, start+"\n", files["run_01LINKS/run_01LINKS.ndjson"])
@@ -97,7 +94,7 @@ func TestLinksOutOfStore(t *testing.T) {
 	require.NoError(t, os.Remove(Path(dir, "run_01LOGOUT", ExtMeta)))
 	require.NoError(t, os.Remove(Path(dir, "run_01LOGOUT", ExtNative)))
 	buf.Reset()
-	err := Export(dir, "run_01LOGOUT", &buf)
+	err := Export(dir, "run_01LOGOUT", &buf, warn)
 	require.ErrorIs(t, err, ErrNotRegular)
 	require.Zero(t, buf.Len())
 
@@ -144,7 +141,7 @@ func nilIfMissing(err error) error {
 // TestExportLeavesOutOddFiles: one file of a run that is not a regular
 // file (a FIFO meta, a directory in the place of its stderr log) leaves
 // that file out of the export, said in one line each (or handed to
-// ExportWarn's warn), and the rest is exported: it made the whole export
+// Export's warn), and the rest is exported: it made the whole export
 // fail, with nothing exported.
 func TestExportLeavesOutOddFiles(t *testing.T) {
 	dir := t.TempDir()
@@ -153,10 +150,11 @@ func TestExportLeavesOutOddFiles(t *testing.T) {
 	require.NoError(t, os.Remove(Path(dir, "run_01ODD", ExtMeta)))
 	mkfifos(t, Path(dir, "run_01ODD", ExtMeta))
 	require.NoError(t, os.Mkdir(Path(dir, "run_01ODD", ExtStderr), 0o700))
-	stderr := captureExportStderr(t)
+	var stderr bytes.Buffer
+	warn := warnInto(&stderr)
 
 	var buf bytes.Buffer
-	_, err := within(t, "Export", func() (any, error) { return nil, Export(dir, "run_01ODD", &buf) })
+	_, err := within(t, "Export", func() (any, error) { return nil, Export(dir, "run_01ODD", &buf, warn) })
 	require.NoError(t, err)
 	names, files := untar(t, buf.Bytes())
 	require.Equal(t, []string{"run_01ODD/run_01ODD.ndjson", "run_01ODD/run_01ODD.native.jsonl"}, names)
@@ -166,8 +164,8 @@ func TestExportLeavesOutOddFiles(t *testing.T) {
 
 	var warned []error
 	buf.Reset()
-	require.NoError(t, ExportWarn(dir, "run_01ODD", &buf, func(err error) { warned = append(warned, err) }))
+	require.NoError(t, Export(dir, "run_01ODD", &buf, func(err error) { warned = append(warned, err) }))
 	require.Len(t, warned, 2)
 	require.ErrorIs(t, warned[0], ErrNotRegular)
-	require.Equal(t, 1, strings.Count(stderr.String(), "FIFO"), "ExportWarn writes no stderr")
+	require.Equal(t, 1, strings.Count(stderr.String(), "FIFO"), "a warn of its own gets the warnings")
 }

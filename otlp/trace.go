@@ -1,6 +1,7 @@
 package otlp
 
 import (
+	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
@@ -190,6 +191,24 @@ func (r *Recorder) toolSpan() *Span {
 		return s
 	}
 	return &Span{Attributes: make([]KeyValue, 0, 10)}
+}
+
+// idsOf makes the trace's ids those of run: its trace id (unless it has
+// a parent's) and its span's from a hash of the run id, its children's in
+// the order they start, so that a trace made again of the same log is
+// the same trace, which a backend importing it twice keeps once. A live
+// run's ids are random and not logged: this is a trace of its own.
+func (r *Recorder) idsOf(run string) {
+	sum := sha256.Sum256([]byte("harness trace of run " + run))
+	r.ids = rand.NewPCG(binary.LittleEndian.Uint64(sum[:8]), binary.LittleEndian.Uint64(sum[8:16]))
+	var trace TraceID
+	for i := 0; i < len(trace); i += 8 {
+		binary.LittleEndian.PutUint64(trace[i:], r.ids.Uint64()|1) // never all zero
+	}
+	if !r.info.Parent.IsValid() {
+		r.root.TraceID = trace
+	}
+	binary.LittleEndian.PutUint64(r.root.SpanID[:], r.ids.Uint64()|1)
 }
 
 // randomID fills id from the runtime's ChaCha8 generator (math/rand/v2):
@@ -484,7 +503,8 @@ func Provider(agent, model string) string {
 // what a live export would have sent, in one request. A stream cut short
 // (a run still going, or lost) is ended at its last event, with status,
 // and the usage and cost its usage events add up to (a result's usage
-// is that sum).
+// is that sum). Its ids come from info.Run (idsOf): the same log gives
+// the same trace.
 func TraceOf(info RunInfo, content bool, evs []event.Event, resource []KeyValue, version, status string) Traces {
 	var spans []Span
 	r := newRecorder(info, content, func(s *Span) {
@@ -492,6 +512,7 @@ func TraceOf(info RunInfo, content bool, evs []event.Event, resource []KeyValue,
 		c.Attributes, c.Events = slices.Clone(s.Attributes), slices.Clone(s.Events)
 		spans = append(spans, c)
 	})
+	r.idsOf(info.Run)
 	var last event.Event
 	var sum event.Usage
 	for _, ev := range evs {

@@ -167,6 +167,9 @@ func report(err error, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
+	if onBrokenPipe != nil {
+		onBrokenPipe(err) // a write to a closed stdout or stderr: dies of SIGPIPE, as a filter does
+	}
 	code := exitAgentFailed
 	var coder interface{ ExitCode() int }
 	if errors.As(err, &coder) {

@@ -3,8 +3,10 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"os/signal"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -44,6 +46,10 @@ func endRunsOnQuit() {
 // when its stdout is closed (run, parse, session catch SIGPIPE for that).
 var pipeOwned atomic.Bool
 
+// onBrokenPipe, set by endRunsOnBrokenPipe, is given a command's error
+// before it is reported.
+var onBrokenPipe func(error)
+
 // endRunsOnBrokenPipe makes a closed stdout or stderr end every run before
 // harness dies of SIGPIPE, as it did: the runtime's default for a write to
 // such a pipe exits at once, and a command that was writing while runs
@@ -53,32 +59,58 @@ var pipeOwned atomic.Bool
 func endRunsOnBrokenPipe() {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGPIPE)
+	onBrokenPipe = func(err error) {
+		// The command's write failed with EPIPE before the goroutine
+		// below saw the signal: die here, before its error is reported.
+		if errors.Is(err, syscall.EPIPE) && !pipeOwned.Load() && len(closedStdio()) > 0 {
+			dieOfBrokenPipe()
+		}
+	}
 	go func() {
 		for range sigs {
-			if pipeOwned.Load() || !stdioClosed() {
+			if pipeOwned.Load() || len(closedStdio()) == 0 {
 				continue
 			}
-			quitting.Store(true)
-			process.EndAll()
-			signal.Reset(syscall.SIGPIPE)
-			_ = syscall.Kill(os.Getpid(), syscall.SIGPIPE)
+			dieOfBrokenPipe()
 		}
 	}()
 }
 
-// stdioClosed reports whether stdout or stderr is a pipe or socket whose
-// reader is gone (poll says POLLERR, or POLLHUP for a socket).
-func stdioClosed() bool {
+var dying sync.Once
+
+// dieOfBrokenPipe ends every run, then dies of SIGPIPE with its default
+// action, as a filter does (141 in a shell). Once called, the process
+// never goes on: a second caller waits in dying.Do for the death.
+func dieOfBrokenPipe() {
+	dying.Do(func() {
+		quitting.Store(true)
+		process.EndAll()
+		signal.Reset(syscall.SIGPIPE)
+		// A SIGPIPE from kill is ignored by the runtime once nobody is
+		// notified of it; a write to the closed stdout or stderr takes
+		// the default action (os.sigpipe), and writes nothing: its
+		// reader is gone.
+		for _, f := range closedStdio() {
+			_, _ = f.Write([]byte{'\n'})
+		}
+		_ = syscall.Kill(os.Getpid(), syscall.SIGPIPE)
+	})
+}
+
+// closedStdio returns those of os.Stdout and os.Stderr that are a pipe or
+// socket whose reader is gone (poll says POLLERR, or POLLHUP for a socket).
+func closedStdio() []*os.File {
 	fds := []unix.PollFd{{Fd: 1}, {Fd: 2}}
 	if n, err := unix.Poll(fds, 0); err != nil || n == 0 {
-		return false
+		return nil
 	}
-	for _, f := range fds {
-		if f.Revents&(unix.POLLERR|unix.POLLHUP) != 0 {
-			return true
+	var closed []*os.File
+	for i, f := range []*os.File{os.Stdout, os.Stderr} {
+		if fds[i].Revents&(unix.POLLERR|unix.POLLHUP) != 0 {
+			closed = append(closed, f)
 		}
 	}
-	return false
+	return closed
 }
 
 // exit exits with code, unless a SIGQUIT, SIGABRT or SIGPIPE is ending harness:

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -138,8 +137,15 @@ func (c *sessionsReparseCmd) Run(e *env, parent *sessionsCmd) error {
 		return withStatus(exitAgentFailed, fmt.Errorf("sessions reparse: run %s: its meta names no agent (%s is damaged)", m.Run,
 			logger.Path(dir, m.Run, logger.ExtMeta)))
 	}
-	// A log that cannot be read is 1, as one that does not decode.
-	native, err := logger.ReadFile(dir, m.Run, logger.ExtNative) // not a FIFO: it would wait for a writer
+	// A log that cannot be read is 1, as one that does not decode. Read
+	// as it is parsed, never whole: it may be huge (a run's last line
+	// cut, then megabytes of zeros).
+	native, err := logger.OpenFile(dir, m.Run, logger.ExtNative) // not a FIFO: it would wait for a writer
+	if err != nil {
+		return withStatus(exitAgentFailed, err)
+	}
+	defer native.Close()
+	protocol, err := loggedProtocol(m.Protocol, native)
 	if err != nil {
 		return withStatus(exitAgentFailed, err)
 	}
@@ -157,11 +163,10 @@ func (c *sessionsReparseCmd) Run(e *env, parent *sessionsCmd) error {
 	}
 	out := &stickyWriter{w: e.Stdout}
 	enc := event.NewEncoder(out)
-	protocol := harness.LoggedProtocol(m.Protocol, native)
 	// A failed write ends the parse: nobody would see the rest.
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
-	_, err = harness.Parse(ctx, bytes.NewReader(native), m.Agent, func(ev event.Event) {
+	_, err = harness.Parse(ctx, native, m.Agent, func(ev event.Event) {
 		if out.err == nil && enc.Encode(ev) != nil {
 			stop()
 		}
@@ -179,6 +184,26 @@ func (c *sessionsReparseCmd) Run(e *env, parent *sessionsCmd) error {
 	return nil
 }
 
+// sniffBytes is how much of a native log's first line tells its protocol
+// (a JSON-RPC message names "jsonrpc" at its start).
+const sniffBytes = 64 << 10
+
+// loggedProtocol is harness.LoggedProtocol of native, a log open at its
+// start, from at most its first sniffBytes; native is left at its start.
+func loggedProtocol(recorded string, native *os.File) (string, error) {
+	if recorded != "" {
+		return recorded, nil
+	}
+	head, err := io.ReadAll(io.LimitReader(native, sniffBytes))
+	if err != nil {
+		return "", err
+	}
+	if _, err := native.Seek(0, io.SeekStart); err != nil {
+		return "", err
+	}
+	return harness.LoggedProtocol("", head), nil
+}
+
 type sessionsExportCmd struct {
 	runArg      `embed:""`
 	Output      string `short:"o" help:"Write to this file instead of stdout." type:"path"`
@@ -193,8 +218,10 @@ var sessionExports = []struct {
 	format string
 	write  func(c *sessionsExportCmd, e *env, dir, id string, w io.Writer) error
 }{
-	{"tar.gz", func(_ *sessionsExportCmd, _ *env, dir, id string, w io.Writer) error {
-		return logger.Export(dir, id, w)
+	{"tar.gz", func(_ *sessionsExportCmd, e *env, dir, id string, w io.Writer) error {
+		return logger.Export(dir, id, w, func(err error) {
+			fmt.Fprintf(e.Stderr, "harness: warning: %s\n", oneLine(err.Error()))
+		})
 	}},
 	{"atif", exportATIF},
 	{"otlp-json", exportOTLPJSON},
