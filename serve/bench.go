@@ -67,8 +67,8 @@ func intervals(rep *bench.Report) []Interval {
 
 func (s *Server) listBench(w http.ResponseWriter, r *http.Request) error {
 	list := []ReportInfo{}
-	if s.cfg.Bench != nil {
-		stored, err := s.cfg.Bench.List()
+	if s.benches != nil {
+		stored, err := s.benches.List()
 		if err != nil {
 			return err
 		}

@@ -77,6 +77,7 @@ type Server struct {
 	mux     *http.ServeMux
 	summary summaries
 	index   *logger.Index // the run list, read again only where it changed
+	benches *bench.Lister // the bench reports, likewise; nil: none
 
 	mu     sync.Mutex
 	live   map[string]*liveRun
@@ -109,6 +110,9 @@ func New(cfg Config) *Server {
 		cfg.KillAfter = 2*grace + 5*time.Second
 	}
 	s := &Server{cfg: cfg, live: map[string]*liveRun{}}
+	if cfg.Bench != nil {
+		s.benches = &bench.Lister{Store: *cfg.Bench}
+	}
 	s.summary.dir = cfg.Dir
 	s.index = logger.NewIndex(cfg.Dir)
 	m := http.NewServeMux()
