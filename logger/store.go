@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentharness/harness/event"
 	"github.com/agentharness/harness/internal/regfile"
+	"github.com/agentharness/harness/linescan"
 )
 
 // ErrNotFound means no run in the directory matches the id or prefix.
@@ -356,7 +357,11 @@ func Replay(dir, run string, w io.Writer, speed float64, sleep func(time.Duratio
 	defer f.Close()
 	bw := bufio.NewWriter(w)
 	var prevTS int64 = -1
-	err = eachLine(f, event.MaxLineBytes, func(line []byte) error {
+	// A line over the stream's cap is cut by linescan: left out whole.
+	err = linescan.Scan(f, event.MaxLineBytes, func(line []byte, dropped int64) error {
+		if dropped > 0 {
+			return nil
+		}
 		if speed > 0 {
 			var env struct {
 				TS *int64 `json:"ts"`
@@ -555,44 +560,4 @@ func addFile(tw *tar.Writer, f *os.File, name string) error {
 	}
 	_, err = io.CopyN(tw, f, fi.Size())
 	return err
-}
-
-// eachLine calls fn with each line of r, without its newline; a last line
-// without one is delivered too. A line longer than max (without its
-// newline) is dropped as it is read, up to its newline, as Tail drops it:
-// a log with no newline in 300 MB was held whole (600 MB RSS).
-func eachLine(r io.Reader, max int, fn func([]byte) error) error {
-	br := bufio.NewReaderSize(r, 64<<10)
-	var partial []byte // the line so far, when it spans reads
-	long := false      // in a line over max: dropped
-	for {
-		chunk, err := br.ReadSlice('\n')
-		if err != nil && !errors.Is(err, bufio.ErrBufferFull) && !errors.Is(err, io.EOF) {
-			return err
-		}
-		end := err == nil || errors.Is(err, io.EOF) // of the line, or of the last one
-		n := len(partial) + len(chunk)
-		if err == nil {
-			n-- // the newline
-		}
-		if !long && n > max {
-			long, partial = true, partial[:0]
-		}
-		line := chunk
-		if !long && (len(partial) > 0 || !end) {
-			partial = append(partial, chunk...)
-			line = partial
-		}
-		if end {
-			if !long && len(line) > 0 {
-				if ferr := fn(trimNewline(line)); ferr != nil {
-					return ferr
-				}
-			}
-			long, partial = false, partial[:0]
-		}
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-	}
 }
