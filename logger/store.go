@@ -410,6 +410,34 @@ func replayWait(gapMS int64, speed float64) time.Duration {
 // with no meta file whose files were written in the last 10 s may be
 // starting (its writer creates the log, then the meta) and is kept.
 func Prune(dir string, olderThan time.Duration, now time.Time) ([]string, error) {
+	ids, err := Prunable(dir, olderThan, now)
+	if err != nil {
+		return nil, err
+	}
+	var removed []string
+	var errs []error
+	for _, id := range ids {
+		ok := true
+		for _, ext := range runExts {
+			if err := os.Remove(Path(dir, id, ext)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, err)
+				ok = false
+			}
+		}
+		if ok {
+			removed = append(removed, id)
+		}
+	}
+	if len(errs) > 0 {
+		return removed, fmt.Errorf("logger: prune: %w", errors.Join(errs...))
+	}
+	return removed, nil
+}
+
+// Prunable returns the ids, sorted, of the runs Prune would remove with
+// the same arguments, and removes nothing: what `sessions prune
+// --dry-run` shows.
+func Prunable(dir string, olderThan time.Duration, now time.Time) ([]string, error) {
 	if olderThan < 0 {
 		return nil, fmt.Errorf("logger: prune age %v is negative", olderThan)
 	}
@@ -418,30 +446,15 @@ func Prune(dir string, olderThan time.Duration, now time.Time) ([]string, error)
 		return nil, err
 	}
 	cutoff := now.Add(-olderThan)
-	var removed []string
-	var errs []error
+	var over []string
 	for _, id := range ids {
 		m, stored := readMetaFile(dir, id)
-		at, over := endedAt(dir, m, stored, now)
-		if !over || !at.Before(cutoff) {
-			continue
-		}
-		ok := true
-		for _, ext := range runExts {
-			if err := os.Remove(Path(dir, m.Run, ext)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				errs = append(errs, err)
-				ok = false
-			}
-		}
-		if ok {
-			removed = append(removed, m.Run)
+		if at, ended := endedAt(dir, m, stored, now); ended && at.Before(cutoff) {
+			over = append(over, m.Run)
 		}
 	}
-	slices.Sort(removed)
-	if len(errs) > 0 {
-		return removed, fmt.Errorf("logger: prune: %w", errors.Join(errs...))
-	}
-	return removed, nil
+	slices.Sort(over)
+	return over, nil
 }
 
 // endedAt is when the run of meta m (stored: read from its file) ended,

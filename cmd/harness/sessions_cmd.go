@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -341,6 +342,8 @@ func outputErr(err error, tmp, path string) error {
 
 type sessionsPruneCmd struct {
 	OlderThan time.Duration `required:"" help:"Remove runs that ended longer ago than this (e.g. 720h); a running run is kept, one whose harness died goes by its last write."`
+	DryRun    bool          `help:"Remove nothing: print the ids of the runs that would be removed."`
+	List      bool          `short:"l" help:"Print the id of each run removed, one a line, before the count."`
 }
 
 // Validate refuses a negative --older-than as a usage error, before any
@@ -357,12 +360,26 @@ func (c *sessionsPruneCmd) Run(e *env, parent *sessionsCmd) error {
 	if err != nil {
 		return err
 	}
-	removed, err := logger.Prune(dir, c.OlderThan, time.Now())
+	prune, verb := logger.Prune, "removed"
+	if c.DryRun {
+		prune, verb = logger.Prunable, "would remove"
+	}
+	ids, err := prune(dir, c.OlderThan, time.Now())
+	// What was removed before an error is still told.
+	w := bufio.NewWriter(e.Stdout)
+	if c.List || c.DryRun {
+		for _, id := range ids {
+			fmt.Fprintln(w, id)
+		}
+	}
+	fmt.Fprintf(w, "%s %d run(s)\n", verb, len(ids))
+	if ferr := w.Flush(); err == nil && ferr != nil {
+		return ferr
+	}
 	if err != nil {
 		return withStatus(exitAgentFailed, err)
 	}
-	_, err = fmt.Fprintf(e.Stdout, "removed %d run(s)\n", len(removed))
-	return err
+	return nil
 }
 
 // exportOTLPJSON writes a logged run's trace as OTLP JSON (one

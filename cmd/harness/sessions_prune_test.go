@@ -47,3 +47,40 @@ func TestSessionsPruneKeepsARunningRun(t *testing.T) {
 		require.ErrorIs(t, err, os.ErrNotExist, "the lost run's %s", ext)
 	}
 }
+
+// TestSessionsPruneDryRun: --dry-run names the runs prune would remove
+// and removes nothing; --list names those it removed.
+func TestSessionsPruneDryRun(t *testing.T) {
+	home := isolate(t)
+	dir := filepath.Join(home, "store", "sessions")
+	old := time.Now().Add(-48 * time.Hour)
+	for _, id := range []string{"run_b", "run_a", "run_new"} {
+		l, err := logger.Open(dir, id, logger.Meta{Agent: "claude", Start: old})
+		require.NoError(t, err)
+		require.NoError(t, l.WriteEvent([]byte(`{"v":1,"type":"session_start","run":"`+id+`","seq":1,"ts":1}`)))
+		end := old.Add(time.Minute)
+		if id == "run_new" {
+			end = time.Now()
+		}
+		require.NoError(t, l.Close(logger.Meta{Status: "success", End: end}))
+	}
+	files := func() []string {
+		names, err := filepath.Glob(filepath.Join(dir, "*"))
+		require.NoError(t, err)
+		return names
+	}
+	before := files()
+
+	r := invoke(t, "", "sessions", "--dir", dir, "prune", "--older-than", "24h", "--dry-run")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	require.Equal(t, "run_a\nrun_b\nwould remove 2 run(s)\n", r.stdout)
+	require.Equal(t, before, files(), "a dry run removed files")
+
+	r = invoke(t, "", "sessions", "--dir", dir, "prune", "--older-than", "24h", "--list")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	require.Equal(t, "run_a\nrun_b\nremoved 2 run(s)\n", r.stdout)
+	_, err := logger.Load(dir, "run_new")
+	require.NoError(t, err, "the newer run")
+	_, err = logger.Load(dir, "run_a")
+	require.Error(t, err, "run_a was kept")
+}
