@@ -78,6 +78,13 @@ type Meta struct {
 	// re-normalizing tells them apart by this. False in a log written
 	// before the field.
 	Live bool `json:"live,omitempty"`
+	// NativeDropped and StderrDropped count the bytes, newlines
+	// included, of the agent's lines left out of <run>.native.jsonl and
+	// <run>.stderr.log once each reached its cap (WithNativeMax): the
+	// files then hold the start of what the agent printed, whole lines,
+	// and a reparse covers that start only.
+	NativeDropped int64 `json:"native_dropped_bytes,omitempty"`
+	StderrDropped int64 `json:"stderr_dropped_bytes,omitempty"`
 	// Harness is the process writing the log, set by Open (nil where
 	// there is no /proc). A reader that finds it gone while Status still
 	// says running reads the status as StatusLost.
@@ -101,6 +108,17 @@ type Option func(*Session)
 // process environment).
 func WithRedactor(r *Redactor) Option { return func(s *Session) { s.red = r } }
 
+// DefaultNativeMax is the size past which a run's native log, and its
+// stderr log, take no more lines. A real agent's stdout is a few MB a
+// run; an agent that floods its stdout (a loop printing) wrote 2.5 GB in
+// 8 s, and a long-lived server (harness serve, mcp, acp) would fill the
+// disk with such runs. The stream itself still carries every line.
+const DefaultNativeMax = 1 << 30
+
+// WithNativeMax sets the cap of the native and stderr logs, each (default
+// DefaultNativeMax); 0 or less: no cap.
+func WithNativeMax(n int64) Option { return func(s *Session) { s.nativeMax = n } }
+
 // Session is the log of one run being written. Its methods are safe for
 // concurrent use; after Close they return ErrClosed.
 type Session struct {
@@ -118,6 +136,11 @@ type Session struct {
 	buffer  bool    // see WithBufferedEvents
 	closed  bool
 	onEvent func(line []byte) // see WithEventHook
+	// nativeMax caps the native and stderr logs, each; see WithNativeMax.
+	// stderrWritten counts the stderr log's bytes (the native log's are
+	// natBuf's).
+	nativeMax     int64
+	stderrWritten int64
 }
 
 // A buffer of event or stdout lines is written when it holds bufSmall
@@ -236,7 +259,7 @@ func Open(dir, run string, meta Meta, opts ...Option) (*Session, error) {
 	if err := validRunID(run); err != nil {
 		return nil, err
 	}
-	s := &Session{dir: dir, run: run}
+	s := &Session{dir: dir, run: run, nativeMax: DefaultNativeMax}
 	for _, o := range opts {
 		o(s)
 	}
@@ -381,13 +404,21 @@ func (s *Session) WriteNative(stream string, line []byte) error {
 	if s.closed {
 		return ErrClosed
 	}
+	size := int64(len(line)) + 1
 	switch stream {
 	case event.StreamStdout:
+		if s.over(s.natBuf.written+int64(len(s.natBuf.buf)), size, &s.meta.NativeDropped) {
+			return nil
+		}
 		if s.natBuf.add(line) {
 			return s.writeNative(true)
 		}
 		return nil
 	case event.StreamStderr:
+		if s.over(s.stderrWritten, size, &s.meta.StderrDropped) {
+			return nil
+		}
+		s.stderrWritten += size
 		if s.stderrW == nil {
 			f, err := createFile(s.path(ExtStderr))
 			if err != nil {
@@ -405,6 +436,18 @@ func (s *Session) WriteNative(stream string, line []byte) error {
 		return fmt.Errorf("logger: write %s: %w", stream, err)
 	}
 	return nil
+}
+
+// over reports whether a line of size bytes would take a log that holds
+// held bytes past the cap, and counts it into dropped if so. Once a line
+// was dropped, every later one is too: the log is a start, never one
+// with holes. s.mu is held.
+func (s *Session) over(held, size int64, dropped *int64) bool {
+	if s.nativeMax <= 0 || *dropped == 0 && held+size <= s.nativeMax {
+		return false
+	}
+	*dropped += size
+	return true
 }
 
 // writeNative writes the buffered stdout lines. s.mu is held.
