@@ -59,6 +59,12 @@ type Plan struct {
 	// is part of the plan's id: the same runs under two engines are two
 	// plans, never resumed or merged into one report.
 	Isolate string
+	// Mock is the scenario of the scripted model the runs are made
+	// against (--mock), "" for the agents' own models. bench does not
+	// attach it (the caller's Setup does); it is part of the plan's id,
+	// as Isolate is: a scripted model's runs are never resumed or merged
+	// as real ones.
+	Mock string
 }
 
 // Spec identifies one run of a plan.
@@ -230,7 +236,7 @@ func Run(ctx context.Context, p Plan, o Options) (*Report, error) {
 	specs = o.Shard.Of(all, p.Shape())
 	var results *Results
 	if o.Results != "" {
-		if results, err = OpenResults(o.Results, all, b.engine); err != nil {
+		if results, err = OpenResults(o.Results, all, b.engine, p.Mock); err != nil {
 			return nil, err
 		}
 	}
@@ -240,7 +246,7 @@ func Run(ctx context.Context, p Plan, o Options) (*Report, error) {
 		}
 	}
 	rep := &Report{Started: now(), Parallel: parallel, Runs: make([]RunReport, len(specs)),
-		PlanID: specsID(all, b.engine), Planned: len(all), Seed: o.Seed, Isolate: b.engine}
+		PlanID: specsID(all, b.engine, p.Mock), Planned: len(all), Seed: o.Seed, Isolate: b.engine, Mock: p.Mock}
 	if o.Shard.Count > 1 {
 		sh, shape := o.Shard, p.Shape()
 		rep.Shard, rep.Shape = &sh, &shape
@@ -540,25 +546,34 @@ func (b *bencher) execute(ctx context.Context, s Spec, in RunReport) (rr RunRepo
 		return rr
 	}
 	defer removeTmp()
-	t := harness.Task{Agent: s.Agent, Prompt: s.Task.Prompt, Model: s.Model, Cwd: tr.cwd, Env: tmpEnv}
+	t := harness.Task{Agent: s.Agent, Prompt: s.Task.Prompt, Model: s.Model, Cwd: tr.cwd}
 	var check func() *CheckResult
 	if s.Task.Check != "" {
 		check = func() *CheckResult { return runCheckEnv(ctx, s.Task.Check, tr.cwd, b.opts.CheckTimeout, tmpEnv) }
 	}
-	b.drive(ctx, s, t, tr, &rr, nil, check)
+	b.drive(ctx, s, t, tr, &rr, tmpEnv, nil, check)
 	return rr
 }
 
-// drive runs the agent of a run whose tree is ready: Setup, then adjust
-// (when given: what the task itself says of the run), the agent, the
-// tree's changes, and check (when given) once the agent ran.
+// drive runs the agent of a run whose tree is ready: Setup, then the
+// run's temporary directory (tmpEnv, runTmp's; nil in a sandbox), then
+// adjust (when given: what the task itself says of the run), the agent,
+// the tree's changes, and check (when given) once the agent ran.
 func (b *bencher) drive(ctx context.Context, s Spec, t harness.Task, tr *tree, rr *RunReport,
-	adjust func(*harness.Task) error, check func() *CheckResult) {
+	tmpEnv []string, adjust func(*harness.Task) error, check func() *CheckResult) {
 	var obs harness.Observer
 	var err error
 	if b.opts.Setup != nil {
 		t, obs, err = b.opts.Setup(s, t)
 	}
+	// Set after Setup, which may replace Env and SetupEnv (the CLI's sets
+	// --env), and under what it set (--mock's wiring) and the task's own
+	// env tables. SetupEnv: a path of harness's own is no secret, and the
+	// log shows it.
+	t.SetupEnv = append(slices.Clone(tmpEnv), t.SetupEnv...)
+	// The caller's env as Setup gave it: redacted from the check's output
+	// even where the task's own env takes its place for the agent.
+	given := slices.Clone(t.Env)
 	if err == nil && adjust != nil {
 		err = adjust(&t)
 	}
@@ -605,7 +620,7 @@ func (b *bencher) drive(ctx context.Context, s Spec, t harness.Task, tr *tree, r
 		// The report keeps it, and serve shows it: what the log redacts,
 		// the check's output (run in harness's own environment) must not
 		// carry either.
-		rr.Check.Output = logger.DefaultRedactor().WithEnv(t.Env).RedactString(rr.Check.Output)
+		rr.Check.Output = logger.DefaultRedactor().WithEnv(slices.Concat(given, t.Env)).RedactString(rr.Check.Output)
 	}
 }
 

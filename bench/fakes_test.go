@@ -3,7 +3,9 @@ package bench_test
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/agentharness/harness/internal/fakeagent"
 )
@@ -12,6 +14,7 @@ import (
 func init() {
 	fakeagent.Register("bench-writer", benchWriter)
 	fakeagent.Register("bench-fail", benchFail)
+	fakeagent.Register("bench-tmp", benchTmp)
 }
 
 const sid = "bench-session"
@@ -60,5 +63,28 @@ func benchFail([]string) int {
 	initLine()
 	fakeagent.Line(`{"type":"assistant","message":{"id":"msg_t","role":"assistant","content":[{"type":"text","text":"I give up"}]},"session_id":"` + sid + `"}`)
 	result(true, 1)
+	return 0
+}
+
+// bench-tmp: writes its TMPDIR, TMP and TEMP to tmp.txt in its working
+// directory and leaves a file in $TMPDIR, announced as a Write tool call.
+func benchTmp([]string) int {
+	initLine()
+	var b strings.Builder
+	for _, k := range []string{"TMPDIR", "TMP", "TEMP"} {
+		v, ok := os.LookupEnv(k)
+		fmt.Fprintf(&b, "%s=%s (set %t)\n", k, v, ok)
+	}
+	toolUse("toolu_t1", "Write", `{"file_path":"tmp.txt","content":`+strconv.Quote(b.String())+`}`)
+	if err := os.WriteFile("tmp.txt", []byte(b.String()), 0o644); err != nil {
+		return 3
+	}
+	if dir := os.Getenv("TMPDIR"); dir != "" {
+		if err := os.WriteFile(filepath.Join(dir, "left-by-agent"), nil, 0o644); err != nil {
+			return 3
+		}
+	}
+	toolResult("toolu_t1", "written")
+	result(false, 1)
 	return 0
 }

@@ -173,6 +173,9 @@ func (r *Report) footer() []string {
 	if r.Isolate != "" && r.Isolate != isolate.None {
 		notes = append(notes, "runs isolated under "+r.Isolate)
 	}
+	if r.Mock != "" {
+		notes = append(notes, "runs against the scripted model (--mock "+r.Mock+"), not the agents' own models")
+	}
 	if r.Shard != nil {
 		notes = append(notes, fmt.Sprintf("shard %s of plan %s: %d of its %d runs", r.Shard, short(r.PlanID), len(r.Runs), r.Planned))
 	}

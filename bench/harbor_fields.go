@@ -42,17 +42,43 @@ func (r *harborRun) unsupported(agent string) string {
 // envTemplate is ${VAR} or ${VAR:-default} in an env table's value.
 var envTemplate = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
 
+// taskEnv is a task's env table resolved, KEY=VALUE with distinct keys,
+// split by where each value came from. written: what task.toml writes (a
+// template's default among it), public, shown in logs and reports as the
+// task file shows it. host: a value a template took from the host's
+// environment (${OPENAI_API_KEY}), whole, redacted as --env's values are.
+type taskEnv struct{ written, host []string }
+
+func (e taskEnv) all() []string { return slices.Concat(e.written, e.host) }
+
+// over is e with o's entries over its own: a key of both has o's value.
+func (e taskEnv) over(o taskEnv) taskEnv {
+	all := o.all()
+	keep := func(l []string) []string {
+		return slices.DeleteFunc(slices.Clone(l), func(kv string) bool { return setsKey(all, kv) })
+	}
+	return taskEnv{written: append(keep(e.written), o.written...), host: append(keep(e.host), o.host...)}
+}
+
+// setsKey reports whether env sets the key of kv.
+func setsKey(env []string, kv string) bool {
+	k, _, _ := strings.Cut(kv, "=")
+	return slices.ContainsFunc(env, func(e string) bool { return strings.HasPrefix(e, k+"=") })
+}
+
 // resolveEnv resolves the env tables' templates from the host's
 // environment, and notes what the engine does not honour of the task.
 func (r *harborRun) resolveEnv() error {
 	h := r.h
 	var err error
-	resolve := func(table string, m map[string]string) []string {
-		var out []string
+	resolve := func(table string, m map[string]string) taskEnv {
+		var out taskEnv
 		for _, k := range slices.Sorted(maps.Keys(m)) {
+			host := false
 			v := envTemplate.ReplaceAllStringFunc(m[k], func(t string) string {
 				g := envTemplate.FindStringSubmatch(t)
 				if val, ok := os.LookupEnv(g[1]); ok {
+					host = true
 					return val
 				}
 				if g[2] == "" && err == nil {
@@ -60,12 +86,16 @@ func (r *harborRun) resolveEnv() error {
 				}
 				return g[3]
 			})
-			out = append(out, k+"="+v)
+			if host {
+				out.host = append(out.host, k+"="+v)
+			} else {
+				out.written = append(out.written, k+"="+v)
+			}
 		}
 		return out
 	}
 	r.env = resolve("environment.env", h.Env)
-	r.verifierEnv = append(slices.Clone(r.env), resolve("verifier.env", h.VerifierEnv)...)
+	r.verifierEnv = r.env.over(resolve("verifier.env", h.VerifierEnv))
 	r.solutionEnv = resolve("solution.env", h.SolutionEnv)
 	if !isolate.IsContainer(r.engine) {
 		for _, u := range []struct{ field, user string }{{"[agent].user", h.AgentUser}, {"[verifier].user", h.VerifierUser}} {

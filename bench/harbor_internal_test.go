@@ -126,7 +126,7 @@ func TestObserverClosedOnSetupFailure(t *testing.T) {
 				return tk, harness.Observer{Close: func(*event.Result) { closed++ }}, nil
 			}}}
 			var rr RunReport
-			b.drive(t.Context(), Spec{Agent: c.agent}, harness.Task{Agent: c.agent, Prompt: "x", Cwd: t.TempDir()}, nil, &rr, c.adjust, nil)
+			b.drive(t.Context(), Spec{Agent: c.agent}, harness.Task{Agent: c.agent, Prompt: "x", Cwd: t.TempDir()}, nil, &rr, nil, c.adjust, nil)
 			require.Equal(t, ReasonSetup, rr.Reason, rr.Error)
 			require.Equal(t, 1, closed)
 		})

@@ -58,9 +58,10 @@ type harborRun struct {
 	// own are the bench's own paths, hidden from both phases
 	// (bencher.ownPaths).
 	own []string
-	// env: [environment].env resolved; verifierEnv and solutionEnv their
-	// tables resolved, with env first.
-	env, verifierEnv, solutionEnv []string
+	// env: [environment].env resolved; verifierEnv [verifier].env over
+	// it, solutionEnv [solution].env (taskEnv: what task.toml writes is
+	// shown, what a template took from the host is redacted).
+	env, verifierEnv, solutionEnv taskEnv
 	// warnings of the run (RunReport.Warnings); artifactsErr a failure
 	// to copy the artifacts out.
 	warnings []string
@@ -273,7 +274,7 @@ func (b *bencher) harbor(ctx context.Context, s Spec, in RunReport) (rr RunRepor
 		prompt = rewritePaths(prompt, r.paths())
 	}
 	t := harness.Task{Agent: s.Agent, Prompt: prompt, Model: s.Model, Cwd: tr.cwd}
-	b.drive(ctx, s, t, tr, &rr, func(t *harness.Task) error {
+	b.drive(ctx, s, t, tr, &rr, r.tmpEnv, func(t *harness.Task) error {
 		b.harborAgent(t, r, oracle)
 		if r.eng != nil {
 			return b.startContainer(ctx, r.eng, r, im, t, oracle)
@@ -333,12 +334,21 @@ func checkIsolate(p Plan, engine string) error {
 	return nil
 }
 
-// harborAgent sets what the task says of its agent: [agent].timeout_sec
-// as the hard timeout (unless Options.KeepTimeout), and for the oracle
-// its script, [solution].env and no per-tool budget (the script is one
-// tool call as long as the run).
+// harborAgent sets what the task says of its agent: [environment].env,
+// [agent].timeout_sec as the hard timeout (unless Options.KeepTimeout),
+// and for the oracle its script, [solution].env and no per-tool budget
+// (the script is one tool call as long as the run).
 func (b *bencher) harborAgent(t *harness.Task, r *harborRun, oracle bool) {
-	t.Env = append(append(slices.Clone(r.tmpEnv), t.Env...), r.env...)
+	env := r.env
+	if oracle {
+		env = env.over(r.solutionEnv)
+	}
+	// The task's values go over the caller's (--env) and --mock's. What
+	// task.toml writes is public, in SetupEnv, which the session log
+	// shows; what a template took from the host (a key) is in Env, which
+	// it redacts.
+	t.SetupEnv = append(t.SetupEnv, env.written...)
+	t.Env = append(slices.DeleteFunc(slices.Clone(t.Env), func(kv string) bool { return setsKey(env.written, kv) }), env.host...)
 	if t.Budgets == nil {
 		settings := b.opts.Settings
 		if settings == nil {
@@ -357,7 +367,6 @@ func (b *bencher) harborAgent(t *harness.Task, r *harborRun, oracle bool) {
 			script = filepath.Join(r.p("solution"), "solve.sh")
 		}
 		t.ExtraArgs = []string{script}
-		t.Env = append(t.Env, r.solutionEnv...)
 		bud.Tool = func(event.Kind) time.Duration { return 0 }
 	}
 	t.Budgets = &bud
@@ -630,7 +639,7 @@ func (r *harborRun) verify(ctx context.Context) *CheckResult {
 			}
 		}
 		var names []string
-		for _, kv := range r.verifierEnv {
+		for _, kv := range r.verifierEnv.all() {
 			k, _, _ := strings.Cut(kv, "=")
 			names = append(names, k)
 		}
@@ -645,10 +654,11 @@ func (r *harborRun) verify(ctx context.Context) *CheckResult {
 		script = filepath.Join(r.p("tests"), "test.sh")
 	}
 	// The verifier's variables are in its environment, not on a command
-	// line; what it prints is redacted of their secret-looking values.
+	// line; what it prints is redacted of the values the host gave them
+	// (and of credential shapes), not of what task.toml writes.
 	argv = append(argv, "bash", script)
-	c := runCheckEnv(ctx, shellJoin(argv), r.p("app"), r.h.VerifierTimeout, append(slices.Clone(r.tmpEnv), r.verifierEnv...))
-	c.Output = logger.DefaultRedactor().WithEnv(r.verifierEnv).RedactString(c.Output)
+	c := runCheckEnv(ctx, shellJoin(argv), r.p("app"), r.h.VerifierTimeout, slices.Concat(r.tmpEnv, r.verifierEnv.all()))
+	c.Output = logger.DefaultRedactor().WithEnv(r.verifierEnv.host).RedactString(c.Output)
 	c.Command = verifierCommand
 	switch {
 	case c.TimedOut:

@@ -471,12 +471,20 @@ func TestBenchRunTmpGoesWithTheRun(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, left, "files left in the host's TMPDIR")
 
-	plan := bench.Plan{Tasks: []bench.Task{{Prompt: "x", Check: `touch "$TMPDIR/left-by-check" && echo "$TMPDIR"`}}, Agents: []string{"claude"}}
-	prep, err := bench.Run(t.Context(), plan, bench.Options{Setup: fakes(map[string]string{"claude": "bench-writer"})})
+	// The agent gets it too, though the Setup hook (as the CLI's) sets
+	// the task's Env anew; the paths are harness's own, not redacted.
+	plan := bench.Plan{Tasks: []bench.Task{{Prompt: "x", Check: `touch "$TMPDIR/left-by-check" && cat tmp.txt && echo "$TMPDIR"`}}, Agents: []string{"claude"}}
+	prep, err := bench.Run(t.Context(), plan, bench.Options{Setup: fakes(map[string]string{"claude": "bench-tmp"})})
 	require.NoError(t, err)
 	c := prep.Runs[0].Check
+	require.NotNil(t, c, prep.Runs[0].Error)
 	require.True(t, c.Passed, c.Output)
-	require.True(t, strings.HasPrefix(c.Output, filepath.Join(hostTmp, "harness-benchtmp-")), c.Output)
+	lines := strings.Split(strings.TrimSpace(c.Output), "\n")
+	require.Len(t, lines, 4, c.Output)
+	tmp := lines[3]
+	require.True(t, strings.HasPrefix(tmp, filepath.Join(hostTmp, "harness-benchtmp-")), c.Output)
+	require.Equal(t, []string{"TMPDIR=" + tmp + " (set true)", "TMP=" + tmp + " (set true)", "TEMP=" + tmp + " (set true)"}, lines[:3],
+		"the agent's temporary directory is the check's")
 	left, err = os.ReadDir(hostTmp)
 	require.NoError(t, err)
 	require.Empty(t, left, "files left in the host's TMPDIR")

@@ -69,6 +69,7 @@ type merger struct {
 	from     string // the input that set planID
 	planned  int
 	engine   string   // the isolation engine of the plan's runs
+	mock     string   // the scripted model's scenario of the plan's runs
 	keys     []RunKey // the plan's runs, when a results directory named them
 	keysFrom string
 	seed     uint64
@@ -79,10 +80,11 @@ type merger struct {
 	dups     []RunKey
 }
 
-// plan takes the plan of input from: its id, its number of runs and the
-// isolation engine it ran in ("" in the files of an earlier harness:
-// none, whose plan ids are as they were).
-func (m *merger) plan(id, from string, planned int, engine string) error {
+// plan takes the plan of input from: its id, its number of runs, the
+// isolation engine it ran in and the scripted model's scenario it ran
+// against ("" in the files of an earlier harness: none and no mock,
+// whose plan ids are as they were).
+func (m *merger) plan(id, from string, planned int, engine, mock string) error {
 	if id == "" {
 		return fmt.Errorf("bench: merge: %s: has no plan id (made before shards existed?)", from)
 	}
@@ -91,7 +93,7 @@ func (m *merger) plan(id, from string, planned int, engine string) error {
 	}
 	engine = cmp.Or(engine, isolate.None)
 	if m.planID == "" {
-		m.planID, m.from, m.planned, m.engine = id, from, planned, engine
+		m.planID, m.from, m.planned, m.engine, m.mock = id, from, planned, engine, mock
 		m.seen = make([]bool, planned)
 		return nil
 	}
@@ -99,6 +101,12 @@ func (m *merger) plan(id, from string, planned int, engine string) error {
 		// The plan id hashes the engine: two engines are two plans.
 		return fmt.Errorf("%w: %s ran under --isolate %s, %s under --isolate %s: the runs of two engines do not mix",
 			ErrPlanMismatch, m.from, m.engine, from, engine)
+	}
+	if mock != m.mock {
+		// The plan id hashes the scenario: a scripted model's runs are
+		// another plan than real ones.
+		return fmt.Errorf("%w: %s ran %s, %s %s: the runs of a scripted model and of another model do not mix",
+			ErrPlanMismatch, m.from, mockFlag(m.mock), from, mockFlag(mock))
 	}
 	if id != m.planID {
 		return fmt.Errorf("%w: %s is plan %s, %s is plan %s", ErrPlanMismatch, m.from, short(m.planID), from, short(id))
@@ -138,7 +146,7 @@ func (m *merger) dir(dir string) error {
 	if err != nil {
 		return err // "bench: FILE: …"
 	}
-	if err := m.plan(pf.PlanID, dir, len(pf.Runs), pf.Isolate); err != nil {
+	if err := m.plan(pf.PlanID, dir, len(pf.Runs), pf.Isolate, pf.Mock); err != nil {
 		return err
 	}
 	if m.keys != nil && !slices.Equal(m.keys, pf.Runs) {
@@ -167,7 +175,7 @@ func (m *merger) file(path string) error {
 	if err != nil {
 		return fmt.Errorf("bench: merge: %w", err)
 	}
-	if err := m.plan(r.PlanID, path, r.Planned, r.Isolate); err != nil {
+	if err := m.plan(r.PlanID, path, r.Planned, r.Isolate, r.Mock); err != nil {
 		return err
 	}
 	// The runs of its shard: whole groups of the plan's shape, or, in a
@@ -230,7 +238,7 @@ func (m *merger) check() error {
 
 func (m *merger) report() *Report {
 	slices.SortFunc(m.runs, func(a, b RunReport) int { return a.Index - b.Index })
-	r := &Report{PlanID: m.planID, Planned: m.planned, Isolate: m.engine, Seed: m.seed, Started: m.started,
+	r := &Report{PlanID: m.planID, Planned: m.planned, Isolate: m.engine, Mock: m.mock, Seed: m.seed, Started: m.started,
 		Runs: m.runs, Duplicates: m.dups}
 	if !m.ended.IsZero() {
 		r.WallMS = m.ended.Sub(m.started).Milliseconds()
@@ -261,6 +269,7 @@ type mergeReport struct {
 	PlanID  string
 	Planned int
 	Isolate string
+	Mock    string
 	Shard   *Shard
 	Shape   *Shape
 	Seed    uint64
@@ -287,7 +296,7 @@ func readMergeReport(path string) (*mergeReport, error) {
 	}
 	var r mergeReport
 	// The report's members merge reads besides runs; others are skipped.
-	fields := map[json.Token]any{"plan_id": &r.PlanID, "planned": &r.Planned, "isolate": &r.Isolate, "shard": &r.Shard,
+	fields := map[json.Token]any{"plan_id": &r.PlanID, "planned": &r.Planned, "isolate": &r.Isolate, "mock": &r.Mock, "shard": &r.Shard,
 		"shape": &r.Shape, "seed": &r.Seed, "started": &r.Started, "wall_ms": &r.WallMS}
 	hasRuns := false
 	for dec.More() {

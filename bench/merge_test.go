@@ -130,7 +130,7 @@ func craftedDir(t *testing.T) (dir string, planID string) {
 	t.Helper()
 	dir = filepath.Join(t.TempDir(), "results")
 	specs := resumePlan().Specs()
-	_, err := bench.OpenResults(dir, specs, "")
+	_, err := bench.OpenResults(dir, specs, "", "")
 	require.NoError(t, err)
 	var pf bench.PlanFile
 	data, err := os.ReadFile(filepath.Join(dir, "plan.json"))

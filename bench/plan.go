@@ -191,7 +191,8 @@ func (s Spec) Key() RunKey {
 // ID returns the plan's id: a hash of what defines it, the expanded runs
 // in their order, each with its task's name, prompt and check (the plan's
 // check for tasks without one), agent (aliases resolved), model and
-// repeat, and the isolation engine they run in. The starting trees' paths
+// repeat, the isolation engine they run in and the scripted model's
+// scenario they run against (Plan.Mock). The starting trees' paths
 // and contents are not part of it (the same plan runs from different
 // checkouts), nor are budgets, binaries or parallelism. An unknown agent
 // keeps its name as given.
@@ -211,11 +212,12 @@ func (p Plan) ID() string {
 		}
 		q.Tasks[i] = t
 	}
-	return specsID(q.Specs(), p.Isolate)
+	return specsID(q.Specs(), p.Isolate, p.Mock)
 }
 
-// specsID hashes the expanded plan run under engine (see Plan.ID).
-func specsID(specs []Spec, engine string) string {
+// specsID hashes the expanded plan run under engine against the
+// scripted model's scenario mock, "" for none (see Plan.ID).
+func specsID(specs []Spec, engine, mock string) string {
 	type row struct {
 		Task, Prompt, Check, Agent, Model string
 		Repeat                            int
@@ -234,11 +236,13 @@ func specsID(specs []Spec, engine string) string {
 	if engine == isolate.None {
 		engine = "" // the ids of plans run on the host stay as they were
 	}
+	// Omitted when "": the ids of plans on real models stay as they were.
 	data, _ := json.Marshal(struct {
 		V       int
 		Isolate string `json:",omitempty"`
+		Mock    string `json:",omitempty"`
 		Runs    []row
-	}{1, engine, rows})
+	}{1, engine, mock, rows})
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:16])
 }

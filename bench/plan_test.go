@@ -398,12 +398,12 @@ func FuzzResultsRow(f *testing.F) {
 	// hundred inputs a second, and at times one slow enough to outlast the
 	// fuzzing engine's deadline). Opening it again only reads.
 	dir := f.TempDir()
-	_, err := bench.OpenResults(dir, plan.Specs(), "")
+	_, err := bench.OpenResults(dir, plan.Specs(), "", "")
 	require.NoError(f, err)
 	row0 := filepath.Join(dir, "runs", "000000.json")
 	f.Fuzz(func(t *testing.T, row []byte) {
 		require.NoError(t, os.WriteFile(row0, row, 0o600))
-		_, _ = bench.OpenResults(dir, plan.Specs(), "")
+		_, _ = bench.OpenResults(dir, plan.Specs(), "", "")
 		_, _ = bench.Merge([]string{dir})
 	})
 }

@@ -21,6 +21,10 @@ type Report struct {
 	// bwrap, podman or docker; "" in a report of an earlier harness
 	// (none, or unknown: it did not record it).
 	Isolate string `json:"isolate,omitempty"`
+	// Mock is the scripted model's scenario the runs were made against
+	// (Plan.Mock); "" for the agents' own models, and in a report of an
+	// earlier harness (which did not record it).
+	Mock string `json:"mock,omitempty"`
 	// Shard is the part of the plan this report ran; nil for all of it
 	// (or a merge of every shard).
 	Shard *Shard `json:"shard,omitempty"`

@@ -47,8 +47,11 @@ type PlanFile struct {
 	// Isolate is the engine the plan's runs are made in (Plan.Isolate);
 	// a plan.json of an earlier harness has none: it is taken as
 	// isolate.None, whose plan ids are as they were.
-	Isolate string   `json:"isolate,omitempty"`
-	Runs    []RunKey `json:"runs"`
+	Isolate string `json:"isolate,omitempty"`
+	// Mock is the scripted model's scenario (Plan.Mock); "" for the
+	// agents' own models, and in a plan.json of an earlier harness.
+	Mock string   `json:"mock,omitempty"`
+	Runs []RunKey `json:"runs"`
 }
 
 // RunRecord is one row of a results directory.
@@ -77,13 +80,14 @@ type Results struct {
 }
 
 // OpenResults opens (creating it, 0700) the results directory dir for
-// the expanded plan specs run in the isolation engine (Plan.Isolate). It
-// fails when dir holds another plan's runs (the same runs in another
-// engine are another plan), or a row it cannot read: it never overwrites
-// or removes what is there.
-func OpenResults(dir string, specs []Spec, engine string) (*Results, error) {
+// the expanded plan specs run in the isolation engine (Plan.Isolate)
+// against the scripted model's scenario mock (Plan.Mock, "" for none).
+// It fails when dir holds another plan's runs (the same runs in another
+// engine, or against another model, are another plan), or a row it
+// cannot read: it never overwrites or removes what is there.
+func OpenResults(dir string, specs []Spec, engine, mock string) (*Results, error) {
 	engine = cmp.Or(engine, isolate.None)
-	id := specsID(specs, engine)
+	id := specsID(specs, engine, mock)
 	for _, d := range []string{dir, filepath.Join(dir, "runs"), filepath.Join(dir, "logs"), filepath.Join(dir, "claims")} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return nil, fmt.Errorf("bench: --results: %w", err)
@@ -96,16 +100,22 @@ func OpenResults(dir string, specs []Spec, engine string) (*Results, error) {
 		for i, s := range specs {
 			keys[i] = s.Key()
 		}
-		data, _ := json.MarshalIndent(PlanFile{Version: 1, PlanID: id, Isolate: engine, Runs: keys}, "", "  ")
+		data, _ := json.MarshalIndent(PlanFile{Version: 1, PlanID: id, Isolate: engine, Mock: mock, Runs: keys}, "", "  ")
 		if err := regfile.WriteFile(filepath.Join(dir, "plan.json"), append(data, '\n'), 0o600, regfile.Synced()); err != nil {
 			return nil, fmt.Errorf("bench: --results: %w", err)
 		}
 	case err != nil:
 		return nil, err
 	case pf.PlanID != id:
-		if was := cmp.Or(pf.Isolate, isolate.None); was != engine && specsID(specs, was) == pf.PlanID {
+		was := cmp.Or(pf.Isolate, isolate.None)
+		switch {
+		case specsID(specs, was, pf.Mock) != pf.PlanID: // another plan
+		case was != engine:
 			return nil, fmt.Errorf("bench: --results %s holds the runs of this plan under --isolate %s%s, not %s: the runs of two engines do not mix; use another directory",
 				dir, was, unrecorded(pf.Isolate), engine)
+		case pf.Mock != mock:
+			return nil, fmt.Errorf("bench: --results %s holds the runs of this plan %s, not %s: the runs of a scripted model and of another model do not mix; use another directory",
+				dir, mockFlag(pf.Mock), mockFlag(mock))
 		}
 		return nil, fmt.Errorf("bench: --results %s holds the runs of plan %s, not of this plan (%s): use another directory", dir, short(pf.PlanID), short(id))
 	}
@@ -128,6 +138,16 @@ func OpenResults(dir string, specs []Spec, engine string) (*Results, error) {
 }
 
 func short(id string) string { return id[:min(12, len(id))] }
+
+// mockFlag says which model a plan's runs were made against, for a
+// message: the scripted model's scenario, or none ("" in the files of an
+// earlier harness too).
+func mockFlag(mock string) string {
+	if mock == "" {
+		return "without --mock"
+	}
+	return "with --mock " + mock
+}
 
 // unrecorded notes an engine taken as none because its file, written by
 // an earlier harness, names none.

@@ -144,7 +144,8 @@ func (c *benchCmd) Run(e *env, ctx *kong.Context) error {
 	// from the settings, as for 'harness run'.
 	setup := func(sp bench.Spec, t harness.Task) (harness.Task, harness.Observer, error) {
 		t.Permissions, t.MaxTurns, t.PTY = deref(c.Permissions), c.MaxTurns, c.PTY
-		t.Binary, t.Env, t.Budgets = binaries[t.Agent], slices.Clone(c.Env), budgets
+		// Appended: what bench set of the task's environment stays.
+		t.Binary, t.Env, t.Budgets = binaries[t.Agent], append(t.Env, c.Env...), budgets
 		var obs harness.Observer
 		if events != nil {
 			obs.OnLine = func(line []byte) { events.Write(line) }
@@ -244,7 +245,7 @@ func (c *benchCmd) plan(e *env) (bench.Plan, error) {
 		}
 		agents[i] = a.Name()
 	}
-	p := bench.Plan{Agents: agents, Repeat: c.Repeat, Check: c.Check, Isolate: c.Isolate}
+	p := bench.Plan{Agents: agents, Repeat: c.Repeat, Check: c.Check, Isolate: c.Isolate, Mock: c.Mock}
 	for _, m := range c.Models {
 		if m = strings.TrimSpace(m); m != "" {
 			if slices.Contains(p.Models, m) {

@@ -240,6 +240,35 @@ func TestBenchResumeUnderAnotherEngine(t *testing.T) {
 	require.Equal(t, "harness: bench: --results "+results+" holds the runs of this plan under --isolate none, not bwrap: the runs of two engines do not mix; use another directory\n", r.stderr)
 }
 
+// A real bench resumed from the results of a --mock bench (or the other
+// way round) is refused, exit 2, one line: before, it ran nothing and
+// reported the scripted model's runs as resumed.
+func TestBenchResumeWithAnotherMock(t *testing.T) {
+	home := isolate(t)
+	results := filepath.Join(home, "results")
+	args := benchArgs(t, "bench-cli-writer", "--agents", "claude", "-p", "Say hi", "--workdir", benchSource(t),
+		"--results", results, "--report", "json", "--no-store")
+	r := invoke(t, "", append(args, "--mock", "text")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, "text", decodeReport(t, r.stdout).Mock)
+	r = invoke(t, "", args...)
+	require.Equal(t, exitUsage, r.code, r.stderr)
+	require.Empty(t, r.stdout)
+	require.Equal(t, "harness: bench: --results "+results+" holds the runs of this plan with --mock text, not without --mock: the runs of a scripted model and of another model do not mix; use another directory\n", r.stderr)
+	r = invoke(t, "", append(args, "--mock", "text")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.True(t, decodeReport(t, r.stdout).Runs[0].Resumed)
+
+	// Nor does merge mix them.
+	real := filepath.Join(home, "real")
+	r = invoke(t, "", append(args, "--results", real)...)
+	require.Equal(t, 0, r.code, r.stderr)
+	r = invoke(t, "", "bench", "--no-store", "merge", results, real)
+	require.Equal(t, exitUsage, r.code, r.stderr)
+	require.Empty(t, r.stdout)
+	require.Equal(t, "harness: bench: not the same plan: "+results+" ran with --mock text, "+real+" without --mock: the runs of a scripted model and of another model do not mix\n", r.stderr)
+}
+
 // A bench refused before any run (here a sandbox for a task of bench's
 // own format, refused by bench.Run) leaves its -o and --events files as
 // they were; before, both were emptied first.

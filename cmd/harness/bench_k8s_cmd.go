@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentharness/harness/bench"
+	"github.com/agentharness/harness/otlp"
 )
 
 // benchK8sJobCmd prints a Kubernetes Indexed Job that runs the plan
@@ -74,6 +75,9 @@ func (k *benchK8sJobCmd) Run(e *env, parent *benchCmd) error {
 // under its working directory). Flags whose value cannot travel in a
 // manifest are refused.
 func (c *benchCmd) jobArgs() ([]string, error) {
+	if err := k8sOTLP(c.OTLP); err != nil {
+		return nil, err
+	}
 	switch {
 	case len(c.Env) > 0:
 		return nil, usageErrorf("bench: k8s-job: --env would put its values in the manifest: give them with --env-from-secret NAME")
@@ -136,7 +140,28 @@ func (c *benchCmd) jobArgs() ([]string, error) {
 	if c.Seed != 0 {
 		args = append(args, "--seed", strconv.FormatUint(c.Seed, 10))
 	}
+	// The flags only: this machine's otlp setting and OTEL_* variables
+	// are not the pods' (their headers, a key, come by --env-from-secret).
+	str("otlp", c.OTLP)
+	flag("otlp-content", c.OTLPContent)
 	return args, nil
+}
+
+// k8sOTLP refuses an --otlp endpoint the pods could not use, or that
+// would put a credential in the manifest: a user or password in it (a
+// query, where a key may be, is refused as a base endpoint's already).
+// The endpoint itself is no secret.
+func k8sOTLP(endpoint string) error {
+	if endpoint == "" {
+		return nil
+	}
+	if _, _, err := otlp.FromEnv(endpoint, func(string) string { return "" }); err != nil {
+		return usageErrorf("bench: k8s-job: --otlp: %v", err)
+	}
+	if strings.Contains(endpoint, "@") { // anywhere: a password need not be valid in a URL
+		return usageErrorf("bench: k8s-job: --otlp: a user or password in the endpoint would be in the manifest: give the collector's credentials in OTEL_EXPORTER_OTLP_HEADERS, from a Secret (--env-from-secret)")
+	}
+	return nil
 }
 
 // relPath makes an absolute path under the current directory relative to

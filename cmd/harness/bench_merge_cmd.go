@@ -14,7 +14,8 @@ import (
 //
 // Exit status: 0 when the plan is complete and every run succeeded and
 // passed, 1 when runs are missing or failed, 2 for bad input (no input,
-// not a results directory or report, a corrupt row, mixed plans).
+// not a results directory or report, a corrupt row, mixed plans: two
+// engines, or runs of the scripted model and of another model).
 type benchMergeCmd struct {
 	Inputs []string `arg:"" help:"Results directories (--results) or JSON reports of the shards." type:"path"`
 }

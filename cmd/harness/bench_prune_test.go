@@ -22,3 +22,23 @@ func TestBenchPruneBadTasks(t *testing.T) {
 	require.Contains(t, r.stderr, "verifier.timeout_sec: want a number of seconds")
 	require.Empty(t, r.stdout)
 }
+
+// prune reads bench's --tasks only: --isolate docker did not choose the
+// engine (podman's images were removed), and the other flags of a run
+// did nothing. Refused, one line, exit 2, before any engine is asked.
+func TestBenchPruneRefusesRunFlags(t *testing.T) {
+	isolate(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bench", "--isolate", "docker", "prune"}, "harness: bench: prune: --isolate is the engine of a bench run; prune's is --engine (podman or docker)\n"},
+		{[]string{"bench", "--isolate", "podman", "prune", "--engine", "podman"}, "harness: bench: prune: --isolate is the engine of a bench run; prune's is --engine (podman or docker)\n"},
+		{[]string{"bench", "--agents", "claude", "--repeat", "2", "prune"}, "harness: bench: prune: --agents, --repeat: flags of a bench run; prune runs nothing\n"},
+	} {
+		r := invoke(t, "", c.args...)
+		require.Equal(t, exitUsage, r.code, "%q: %s", c.args, r.stderr)
+		require.Equal(t, c.want, r.stderr, "%q", c.args)
+		require.Empty(t, r.stdout)
+	}
+}

@@ -243,6 +243,9 @@ func TestBenchScaleBadInput(t *testing.T) {
 		"k8s-env-inline":       {"bench", "--agents", "claude", "-p", "x", "--env", "ANTHROPIC_API_KEY=sk-secret", "k8s-job", "--shards", "2", "--image", "i"},
 		"k8s-no-shards":        {"bench", "--agents", "claude", "-p", "x", "k8s-job", "--shards", "0", "--image", "i"},
 		"k8s-bad-secret-name":  {"bench", "--agents", "claude", "-p", "x", "k8s-job", "--shards", "2", "--image", "i", "--env-from-secret", "Bad_Name"},
+		"k8s-otlp-password":    {"bench", "--agents", "claude", "-p", "x", "--otlp", "https://u:sk-secret@collector:4318", "k8s-job", "--shards", "2", "--image", "i"},
+		"k8s-otlp-query":       {"bench", "--agents", "claude", "-p", "x", "--otlp", "https://collector:4318?key=sk-secret", "k8s-job", "--shards", "2", "--image", "i"},
+		"k8s-otlp-bad":         {"bench", "--agents", "claude", "-p", "x", "--otlp", "ftp://collector", "k8s-job", "--shards", "2", "--image", "i"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			r := invoke(t, "", args...)
@@ -250,7 +253,7 @@ func TestBenchScaleBadInput(t *testing.T) {
 			lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
 			require.True(t, strings.HasPrefix(lines[0], "harness: "), r.stderr)
 			require.Len(t, lines, 1, r.stderr)
-			require.NotContains(t, r.stdout, "sk-secret")
+			require.NotContains(t, r.stdout+r.stderr, "sk-secret")
 		})
 	}
 
@@ -319,7 +322,8 @@ func TestBenchK8sJob(t *testing.T) {
 	require.NoError(t, os.MkdirAll(suite, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(suite, "prompt.md"), []byte("say hello\n"), 0o644))
 	planFlags := []string{"--agents", "claude,codex", "--models", "sonnet", "--tasks", "suite", "--repeat", "3",
-		"--check", "test -f out.txt", "--timeout", "20m", "--parallel", "2", "--isolate", "bwrap"}
+		"--check", "test -f out.txt", "--timeout", "20m", "--parallel", "2", "--isolate", "bwrap",
+		"--otlp", "http://collector.example:4318", "--otlp-content"}
 	r := invoke(t, "", append(append([]string{"bench"}, planFlags...), "k8s-job", "--shards", "4", "--image", "ghcr.io/x/harness:1",
 		"--parallelism", "2", "--results-claim", "bench-results", "--env-from-secret", "agent-keys", "--env-from-secret", "more-keys")...)
 	require.Equal(t, 0, r.code, r.stderr)
@@ -374,6 +378,8 @@ func TestBenchK8sJob(t *testing.T) {
 	require.True(t, cl.Bench.ExitZero)
 	require.Equal(t, "20m0s", cl.Bench.Timeout.String())
 	require.Equal(t, "bwrap", cl.Bench.Isolate, "the pods run in the engine the plan names")
+	require.Equal(t, "http://collector.example:4318", cl.Bench.OTLP, "the pods export where the bench would")
+	require.True(t, cl.Bench.OTLPContent)
 	require.Contains(t, c.Args, "suite", "a path under the current directory travels relative")
 
 	// Without a claim, the results are on an emptyDir.
