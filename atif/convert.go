@@ -3,6 +3,7 @@ package atif
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 
 	"github.com/agentharness/harness/event"
 )
@@ -29,33 +30,79 @@ import (
 // task call's observation refers to by trajectory_id; its usage is in the
 // parent's steps, as the stream reports it.
 func FromEvents(evs []event.Event, m Meta) *Trajectory {
-	b := newBuilder(m)
+	p := newPlan()
+	for _, ev := range evs {
+		p.event(ev)
+	}
+	if p.surveyed() {
+		for _, ev := range evs {
+			p.refEvent(ev)
+		}
+	}
+	p.done()
+	t := p.trajectory(m)
+	subs := make([][]Step, len(p.subs))
+	b := newBuilder(m, p, func(s Step) { t.Steps = append(t.Steps, s) }, func(id string) func(Step) {
+		k := p.sub[id]
+		return func(s Step) { subs[k] = append(subs[k], s) }
+	})
+	// Every step emitted at the end, whole whatever the rules of when a
+	// step is done: Export, which emits each as soon as it is, is held to
+	// this (TestExportIsMarshal).
+	b.hold = true
 	for _, ev := range evs {
 		b.event(ev)
 	}
-	return b.finish()
+	b.finish()
+	b.close(t)
+	for k, s := range p.subs {
+		sub := p.subTrajectory(m, t, s.id)
+		sub.Steps = subs[k]
+		t.SubagentTrajectories = append(t.SubagentTrajectories, sub)
+	}
+	return t
 }
 
+// builder makes the steps of one pass over a run's events, handing each
+// to its track's emit as soon as no later event can change it (a step
+// waits for its calls' results, the main agent's last agent step for
+// usage, a track's step in progress for what follows), and every step
+// left at finish. A track whose emit is nil is not built: its tool calls
+// are matched to their ends, as a call id open in any track takes the
+// tool_end, and nothing of it is held.
 type builder struct {
 	meta    Meta
-	start   *event.SessionStart
-	result  *event.Result
+	plan    *plan
 	main    *track
 	subs    map[string]*track // by the parent task call's id
-	subIDs  []string          // subs in order of first appearance
-	calls   map[string]*callRef
-	results map[string]resultRef // by call id: where its tool_end's result is
-	pending event.Usage          // usage before any agent step
+	sink    func(id string) func(Step)
+	calls   map[string]*call // open calls
+	at      int              // index of the event in hand
+	hold    bool             // emit nothing before finish
+	pending event.Usage      // usage before any agent step
 	pendN   int
 	pendC   *float64
-	run     string // the events' run id
+	total   event.Usage // the usage of the main agent's steps emitted
+	turns   bool        // a user step of the main agent was emitted
+}
+
+// call is a tool call open: the step its result goes in (nil: its track
+// is not built), that step's track, and whether a tool_end will end it.
+type call struct {
+	st   *stepState
+	tr   *track
+	ends bool
 }
 
 // track is the steps of one trajectory being built: the main agent's or
 // one sub-agent's.
 type track struct {
-	steps []*stepState
-	cur   *stepState // the agent step in progress
+	emit   func(Step)   // nil: not built in this pass
+	steps  []*stepState // made and not emitted, oldest first
+	cur    *stepState   // the agent step in progress
+	last   *stepState   // the last agent step (the main agent's: usage counts in it)
+	made   int          // steps made: the step_id of the last
+	agents int          // agent steps made
 }
 
 type stepState struct {
@@ -63,34 +110,42 @@ type stepState struct {
 	reasoning bool
 	message   bool
 	sealed    bool // a usage event came after its tool calls
+	first     bool // the track's first agent step
+	calls     int  // tool calls it holds
+	open      int  // its calls that a tool_end is still to end
 	usage     event.Usage
 	usageN    int
 	cost      *float64 // nil: no usage event had a cost
 }
 
-type callRef struct {
-	st *stepState
-}
-
-type resultRef struct {
-	st *stepState
-	i  int // in st's observation results
-}
-
-func newBuilder(m Meta) *builder {
-	b := &builder{meta: m, main: &track{}, subs: map[string]*track{}, calls: map[string]*callRef{}, results: map[string]resultRef{}}
-	if m.Prompt != "" {
+func newBuilder(m Meta, p *plan, main func(Step), sub func(id string) func(Step)) *builder {
+	b := &builder{meta: m, plan: p, main: &track{emit: main}, subs: map[string]*track{}, sink: sub,
+		calls: map[string]*call{}}
+	if m.Prompt != "" && main != nil {
 		// Marked: it is the caller's, not the stream's (Check).
 		b.main.add(&Step{Source: "user", Message: m.Prompt, Extra: extra("prompt", true)})
 	}
 	return b
 }
 
+// push appends a step to the track, numbered.
+func (tr *track) push(s *Step) *stepState {
+	tr.made++
+	s.StepID = tr.made
+	st := &stepState{step: s}
+	if s.Source == "agent" {
+		st.first = tr.agents == 0
+		tr.agents++
+		tr.last = st
+	}
+	tr.steps = append(tr.steps, st)
+	return st
+}
+
 // add appends a step that is not an agent's turn: the turn in progress
 // is over.
 func (tr *track) add(s *Step) *stepState {
-	st := &stepState{step: s}
-	tr.steps = append(tr.steps, st)
+	st := tr.push(s)
 	tr.cur = nil
 	return st
 }
@@ -101,10 +156,9 @@ func (tr *track) add(s *Step) *stepState {
 func (tr *track) agent(part int, ts int64) *stepState {
 	c := tr.cur
 	if c == nil || c.sealed ||
-		(part == 0 && (c.reasoning || c.message || len(c.step.ToolCalls) > 0)) ||
-		(part == 1 && (c.message || len(c.step.ToolCalls) > 0)) {
-		tr.cur = &stepState{step: &Step{Source: "agent", Timestamp: timestamp(ts)}}
-		tr.steps = append(tr.steps, tr.cur)
+		(part == 0 && (c.reasoning || c.message || c.calls > 0)) ||
+		(part == 1 && (c.message || c.calls > 0)) {
+		tr.cur = tr.push(&Step{Source: "agent", Timestamp: timestamp(ts)})
 	}
 	return tr.cur
 }
@@ -116,51 +170,64 @@ func (b *builder) track(parent string) *track {
 	tr := b.subs[parent]
 	if tr == nil {
 		tr = &track{}
+		if b.sink != nil {
+			tr.emit = b.sink(parent)
+		}
 		b.subs[parent] = tr
-		b.subIDs = append(b.subIDs, parent)
 	}
 	return tr
 }
 
 func (b *builder) event(ev event.Event) {
-	if b.run == "" {
-		b.run = ev.Run
-	}
+	var touched *track // a sub-agent's track that may have a step to emit
 	switch body := ev.Body.(type) {
-	case *event.SessionStart:
-		if b.start == nil {
-			b.start = body
-		}
 	case *event.TurnStart:
-		b.main.add(&Step{Source: "user", Message: body.Prompt, Timestamp: timestamp(ev.TS),
-			Extra: extra("turn_id", body.TurnID, "prompt_truncated", body.PromptTruncated)})
+		if b.main.emit != nil {
+			b.main.add(&Step{Source: "user", Message: body.Prompt, Timestamp: timestamp(ev.TS),
+				Extra: extra("turn_id", body.TurnID, "prompt_truncated", body.PromptTruncated)})
+		}
 	case *event.TurnEnd:
 		b.main.cur = nil
 	case *event.Reasoning:
-		st := b.track(body.ParentCallID).agent(0, ev.TS)
+		touched = b.track(body.ParentCallID)
+		if touched.emit == nil {
+			break
+		}
+		st := touched.agent(0, ev.TS)
 		st.reasoning = true
 		st.step.ReasoningContent = body.Text
 		if body.Truncated {
 			st.step.Extra = setExtra(st.step.Extra, "reasoning_truncated", true)
 		}
 	case *event.Message:
-		b.message(ev, body)
+		touched = b.message(ev, body)
 	case *event.ToolStart:
-		b.toolStart(ev, body)
+		touched = b.toolStart(ev, body)
 	case *event.ToolEnd:
-		b.toolEnd(ev, body)
+		touched = b.toolEnd(ev, body)
 	case *event.Usage:
 		b.usage(body)
 	case *event.Error:
-		b.main.add(&Step{Source: "system", Message: body.Message, Timestamp: timestamp(ev.TS),
-			Extra: extra("error", body.Code, "fatal", body.Fatal, "class", body.Class, "http_status", body.Status)})
-	case *event.Result:
-		b.result = body
+		if b.main.emit != nil {
+			b.main.add(&Step{Source: "system", Message: body.Message, Timestamp: timestamp(ev.TS),
+				Extra: extra("error", body.Code, "fatal", body.Fatal, "class", body.Class, "http_status", body.Status)})
+		}
+	}
+	b.at++
+	if b.hold {
+		return
+	}
+	b.flush(b.main, false)
+	if touched != nil && touched != b.main {
+		b.flush(touched, false)
 	}
 }
 
-func (b *builder) message(ev event.Event, m *event.Message) {
+func (b *builder) message(ev event.Event, m *event.Message) *track {
 	tr := b.track(m.ParentCallID)
+	if tr.emit == nil {
+		return tr
+	}
 	if m.Role != "assistant" {
 		source := "user"
 		if m.Role == "system" {
@@ -168,7 +235,7 @@ func (b *builder) message(ev event.Event, m *event.Message) {
 		}
 		tr.add(&Step{Source: source, Message: m.Text, Timestamp: timestamp(ev.TS),
 			Extra: extra("truncated", m.Truncated)})
-		return
+		return tr
 	}
 	st := tr.agent(1, ev.TS)
 	st.message = true
@@ -176,54 +243,82 @@ func (b *builder) message(ev event.Event, m *event.Message) {
 	if m.Truncated {
 		st.step.Extra = setExtra(st.step.Extra, "message_truncated", true)
 	}
+	return tr
 }
 
-func (b *builder) toolStart(ev event.Event, t *event.ToolStart) {
+func (b *builder) toolStart(ev event.Event, t *event.ToolStart) *track {
 	tr := b.track(t.ParentCallID)
-	st := tr.agent(2, ev.TS)
-	st.step.ToolCalls = append(st.step.ToolCalls, ToolCall{
-		ToolCallID: t.CallID, FunctionName: t.Name, Arguments: object(t.Input),
-		Extra: extra("kind", string(t.Kind), "command", t.Command, "path", t.Path, "input_truncated", t.InputTruncated),
-	})
-	if _, dup := b.calls[t.CallID]; !dup {
-		b.calls[t.CallID] = &callRef{st: st}
+	var st *stepState
+	if tr.emit != nil {
+		st = tr.agent(2, ev.TS)
+		st.calls++
+		st.step.ToolCalls = append(st.step.ToolCalls, ToolCall{
+			ToolCallID: t.CallID, FunctionName: t.Name, Arguments: object(t.Input),
+			Extra: extra("kind", string(t.Kind), "command", t.Command, "path", t.Path, "input_truncated", t.InputTruncated),
+		})
 	}
+	if _, dup := b.calls[t.CallID]; !dup {
+		c := &call{st: st, tr: tr, ends: !b.plan.unended[b.at]}
+		if st != nil && c.ends {
+			st.open++
+		}
+		b.calls[t.CallID] = c
+	}
+	return tr
 }
 
-func (b *builder) toolEnd(ev event.Event, t *event.ToolEnd) {
-	r := ObservationResult{SourceCallID: t.CallID, Content: t.Output,
+// toolEnd puts a tool_end's result in its call's step, and returns the
+// track of that step.
+func (b *builder) toolEnd(ev event.Event, t *event.ToolEnd) *track {
+	c := b.calls[t.CallID]
+	if c != nil {
+		delete(b.calls, t.CallID)
+		if c.st == nil {
+			return nil
+		}
+		if c.ends {
+			c.st.open--
+		}
+		r := result(t)
+		if id, ok := b.plan.refs[b.at]; ok {
+			r.SubagentTrajectoryRef = []SubagentTrajectoryRef{{TrajectoryID: b.plan.subID(b.meta, id)}}
+		}
+		observe(c.st, r)
+		return c.tr
+	}
+	if b.main.emit == nil {
+		return nil
+	}
+	// A tool_end with no tool_start (a broken stream): its own step, the
+	// result naming no call of it.
+	r := result(t)
+	r.SourceCallID = ""
+	r.Extra = setExtra(r.Extra, "call_id", t.CallID)
+	observe(b.main.add(&Step{Source: "agent", Timestamp: timestamp(ev.TS)}), r)
+	return b.main
+}
+
+func result(t *event.ToolEnd) ObservationResult {
+	return ObservationResult{SourceCallID: t.CallID, Content: t.Output,
 		Extra: extra("status", t.Status, "duration_ms", t.DurationMS, "exit_code", t.ExitCode,
 			"output_truncated", t.OutputTruncated, "synthetic", t.Synthetic, "paths", t.Paths,
 			"diff", t.Diff, "diff_truncated", t.DiffTruncated, "diff_skipped", t.DiffSkipped)}
-	ref := b.calls[t.CallID]
-	var st *stepState
-	if ref != nil {
-		st = ref.st
-		delete(b.calls, t.CallID)
-	} else {
-		// A tool_end with no tool_start (a broken stream): its own step,
-		// the result naming no call of it.
-		r.SourceCallID = ""
-		r.Extra = setExtra(r.Extra, "call_id", t.CallID)
-		st = b.main.add(&Step{Source: "agent", Timestamp: timestamp(ev.TS)})
-	}
+}
+
+func observe(st *stepState, r ObservationResult) {
 	if st.step.Observation == nil {
 		st.step.Observation = &Observation{}
 	}
 	st.step.Observation.Results = append(st.step.Observation.Results, r)
-	if ref != nil {
-		b.results[t.CallID] = resultRef{st, len(st.step.Observation.Results) - 1}
-	}
 }
 
+// usage counts in the main agent's last agent step: the one in progress,
+// or after a turn's end or an error the one before.
 func (b *builder) usage(u *event.Usage) {
-	st := b.main.cur
-	for i := len(b.main.steps) - 1; st == nil && i >= 0; i-- {
-		// After a turn's end or an error: the last agent step.
-		if b.main.steps[i].step.Source == "agent" {
-			st = b.main.steps[i]
-		}
+	if b.main.emit == nil {
+		return
 	}
+	st := b.main.last
 	if st == nil {
 		b.pending.Add(*u)
 		b.pendN++
@@ -233,8 +328,84 @@ func (b *builder) usage(u *event.Usage) {
 	st.usage.Add(*u)
 	st.usageN++
 	st.cost = addCost(st.cost, u)
-	if len(st.step.ToolCalls) > 0 {
+	if st.calls > 0 {
 		st.sealed = true
+	}
+}
+
+// flush emits tr's steps from its oldest that no later event can change
+// (all of them when final).
+func (b *builder) flush(tr *track, final bool) {
+	if tr.emit == nil {
+		return
+	}
+	n := 0
+	for _, st := range tr.steps {
+		if !final && (st.open > 0 || st == tr.cur || tr == b.main && st == tr.last) {
+			break
+		}
+		b.emit(tr, st)
+		n++
+	}
+	tr.steps = slices.Delete(tr.steps, 0, n)
+}
+
+// emit sets a step's metrics and hands it to its track's emit.
+func (b *builder) emit(tr *track, st *stepState) {
+	if tr == b.main && st.first && b.pendN > 0 {
+		// Usage before any agent step counts in the first; it stopped
+		// growing when that step was made.
+		st.usage.Add(b.pending)
+		st.usageN += b.pendN
+		st.cost = sumCost(st.cost, b.pendC)
+	}
+	s := *st.step
+	if st.usageN > 0 {
+		b.total.Add(st.usage)
+		ex := fields(st.usage)
+		ex["usage_events"] = st.usageN
+		if st.usage.CostEstimated {
+			ex["cost_estimated"] = true
+		}
+		s.Metrics = &Metrics{PromptTokens: prompt(st.usage), CompletionTokens: st.usage.OutputTokens,
+			CachedTokens: st.usage.CacheReadTokens, CostUSD: st.cost, Extra: ex}
+	}
+	if tr == b.main && s.Source == "user" {
+		b.turns = true
+	}
+	tr.emit(s)
+}
+
+// finish ends the pass: the steps the stream leaves to its end, then
+// every step not emitted.
+func (b *builder) finish() {
+	if main := b.main; main.emit != nil {
+		if b.pendN > 0 && main.agents == 0 {
+			// Usage before any agent step, and the model said nothing at
+			// all: a step of its own.
+			main.add(&Step{Source: "agent"})
+		}
+		if main.made == 0 {
+			// Harbor's models require a step; marked, as it is not the
+			// stream's (Check).
+			main.add(&Step{Source: "system", Message: "The run's stream has no prompt, message, tool call or error.",
+				Extra: extra("no_steps", true)})
+		}
+	}
+	b.flush(b.main, true)
+	for _, k := range b.plan.subs {
+		if tr := b.subs[k.id]; tr != nil {
+			b.flush(tr, true)
+		}
+	}
+}
+
+// close sets what t says after the main agent's steps, all emitted: its
+// notes, final metrics and extra.
+func (b *builder) close(t *Trajectory) {
+	t.FinalMetrics, t.Extra = b.final()
+	if b.meta.Prompt == "" && b.plan.start != nil && !b.turns {
+		t.Notes = "The prompt is not in the trajectory: the run's event stream does not carry it."
 	}
 }
 
@@ -247,16 +418,6 @@ func addCost(c *float64, u *event.Usage) *float64 {
 		sum.Add(event.Usage{CostUSD: *c}) // as the stream adds them: decimals
 	}
 	return &sum.CostUSD
-}
-
-// subID is the trajectory_id of the sub-agent of task call callID.
-func (b *builder) subID(callID string) string { return b.runID() + "/" + callID }
-
-func (b *builder) runID() string {
-	if b.meta.Run != "" {
-		return b.meta.Run
-	}
-	return b.run
 }
 
 // object returns raw when it is a JSON object, else {} (ATIF's arguments
@@ -314,120 +475,6 @@ func setExtra(m map[string]any, k string, v any) map[string]any {
 	return m
 }
 
-func (b *builder) finish() *Trajectory {
-	t := &Trajectory{SchemaVersion: SchemaVersion, TrajectoryID: b.runID(), Agent: b.agent(),
-		SessionID: b.meta.SessionID}
-	if b.start != nil && b.start.SessionID != "" {
-		t.SessionID = b.start.SessionID
-	}
-	if b.result != nil && b.result.SessionID != "" {
-		t.SessionID = b.result.SessionID
-	}
-	if b.pendN > 0 {
-		// Usage before any agent step: the first one's, or a step of its
-		// own when the model said nothing at all.
-		st := b.firstAgent()
-		if st == nil {
-			st = b.main.add(&Step{Source: "agent"})
-		}
-		st.usage.Add(b.pending)
-		st.usageN += b.pendN
-		st.cost = sumCost(st.cost, b.pendC)
-	}
-	if len(b.main.steps) == 0 {
-		// Harbor's models require a step; marked, as it is not the
-		// stream's (Check).
-		b.main.add(&Step{Source: "system", Message: "The run's stream has no prompt, message, tool call or error.",
-			Extra: extra("no_steps", true)})
-	}
-	var total event.Usage
-	t.Steps = b.main.build(&total)
-	for _, id := range b.subIDs {
-		sub := Trajectory{SchemaVersion: SchemaVersion, TrajectoryID: b.subID(id), SessionID: t.SessionID,
-			Agent: t.Agent, Steps: b.subs[id].build(&total),
-			// The stream reports a sub-agent's usage with its parent's.
-			Extra: map[string]any{"parent_call_id": id, "usage_in_parent": true}}
-		t.SubagentTrajectories = append(t.SubagentTrajectories, sub)
-		b.refer(id)
-	}
-	t.FinalMetrics, t.Extra = b.final(total, len(t.Steps))
-	if b.meta.Prompt == "" && b.start != nil && !hasTurns(t.Steps) {
-		t.Notes = "The prompt is not in the trajectory: the run's event stream does not carry it."
-	}
-	return t
-}
-
-func hasTurns(steps []Step) bool {
-	for _, s := range steps {
-		if s.Source == "user" {
-			return true
-		}
-	}
-	return false
-}
-
-func (b *builder) agent() Agent {
-	a := Agent{Name: b.meta.Agent, Version: b.meta.AgentVersion, ModelName: b.meta.Model}
-	if s := b.start; s != nil {
-		a.Name = cmpOr(s.Agent, a.Name)
-		a.Version = cmpOr(s.AgentVersion, a.Version)
-		a.ModelName = cmpOr(s.Model, a.ModelName)
-		if len(s.Tools) > 0 {
-			a.Extra = map[string]any{"tools": s.Tools}
-		}
-	}
-	// ATIF requires both; the stream may know neither.
-	a.Name = cmpOr(a.Name, "unknown")
-	a.Version = cmpOr(a.Version, "unknown")
-	return a
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
-
-func (b *builder) firstAgent() *stepState {
-	for _, st := range b.main.steps {
-		if st.step.Source == "agent" {
-			return st
-		}
-	}
-	return nil
-}
-
-// refer adds the reference to sub-agent id's trajectory to the result of
-// its task call, where there is one.
-func (b *builder) refer(id string) {
-	if r, ok := b.results[id]; ok {
-		r.st.step.Observation.Results[r.i].SubagentTrajectoryRef = []SubagentTrajectoryRef{{TrajectoryID: b.subID(id)}}
-	}
-}
-
-// build numbers a track's steps and sets their metrics, adding them to
-// total.
-func (tr *track) build(total *event.Usage) []Step {
-	out := make([]Step, len(tr.steps))
-	for i, st := range tr.steps {
-		s := *st.step
-		s.StepID = i + 1
-		if st.usageN > 0 {
-			total.Add(st.usage)
-			ex := fields(st.usage)
-			ex["usage_events"] = st.usageN
-			if st.usage.CostEstimated {
-				ex["cost_estimated"] = true
-			}
-			s.Metrics = &Metrics{PromptTokens: prompt(st.usage), CompletionTokens: st.usage.OutputTokens,
-				CachedTokens: st.usage.CacheReadTokens, CostUSD: st.cost, Extra: ex}
-		}
-		out[i] = s
-	}
-	return out
-}
-
 func sumCost(a, b *float64) *float64 {
 	switch {
 	case a == nil:
@@ -442,11 +489,12 @@ func sumCost(a, b *float64) *float64 {
 // final returns the final metrics (the result's usage and cost; the sums
 // of the steps' for a stream without a result) and the trajectory's
 // extra: what the result says of the run.
-func (b *builder) final(sum event.Usage, steps int) (*FinalMetrics, map[string]any) {
-	fm := &FinalMetrics{TotalSteps: steps}
-	ex := map[string]any{"harness_run": b.runID()}
-	u := sum
-	if r := b.result; r != nil {
+func (b *builder) final() (*FinalMetrics, map[string]any) {
+	fm := &FinalMetrics{TotalSteps: b.main.made}
+	ex := map[string]any{"harness_run": b.plan.runID(b.meta)}
+	u := b.total
+	r := b.plan.result
+	if r != nil {
 		u = r.Usage
 		fm.TotalCostUSD = r.CostUSD
 		if r.CostUSD == nil && r.Usage.CostUSD != 0 {
@@ -468,8 +516,8 @@ func (b *builder) final(sum event.Usage, steps int) (*FinalMetrics, map[string]a
 	fm.TotalPromptTokens, fm.TotalCompletionTokens, fm.TotalCachedTokens = prompt(u), u.OutputTokens, u.CacheReadTokens
 	fm.Extra = fields(u)
 	estimated := u.CostEstimated
-	if b.result != nil {
-		estimated = b.result.CostEstimated
+	if r != nil {
+		estimated = r.CostEstimated
 	}
 	if estimated {
 		fm.Extra["cost_estimated"] = true

@@ -522,11 +522,24 @@ func ReadAll(r io.Reader) ([]Event, error) {
 // naming it.
 func ReadLog(r io.Reader) (evs []Event, cut bool, err error) { return readAll(r, true) }
 
+// ScanLog is ReadLog handing each event to fn as it is decoded instead of
+// returning them all: it holds one line at a time, for a log too big to
+// hold. An error of fn ends the scan and is returned as it is.
+func ScanLog(r io.Reader, fn func(Event) error) (cut bool, err error) { return scan(r, true, fn) }
+
 // maxReadLine is the longest line readAll decodes, without its newline:
 // room over MaxLineBytes for a log of an older harness.
 const maxReadLine = 4 * MaxLineBytes
 
 func readAll(r io.Reader, cutOK bool) (evs []Event, cut bool, err error) {
+	cut, err = scan(r, cutOK, func(ev Event) error {
+		evs = append(evs, ev)
+		return nil
+	})
+	return evs, cut, err
+}
+
+func scan(r io.Reader, cutOK bool, fn func(Event) error) (cut bool, err error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var buf []byte
 	for n := 1; ; n++ {
@@ -534,25 +547,27 @@ func readAll(r io.Reader, cutOK bool) (evs []Event, cut bool, err error) {
 		var terminated, over bool
 		line, buf, terminated, over, err = readLogLine(br, buf)
 		if err == io.EOF {
-			return evs, false, nil
+			return false, nil
 		}
 		if err != nil {
-			return evs, false, err
+			return false, err
 		}
 		if over {
 			if cutOK && !terminated {
-				return evs, true, nil
+				return true, nil
 			}
-			return evs, false, fmt.Errorf("line %d: %w", n, bufio.ErrTooLong)
+			return false, fmt.Errorf("line %d: %w", n, bufio.ErrTooLong)
 		}
 		ev, err := Decode(line)
 		if err != nil {
 			if cutOK && !terminated {
-				return evs, true, nil
+				return true, nil
 			}
-			return evs, false, fmt.Errorf("line %d: %w", n, err)
+			return false, fmt.Errorf("line %d: %w", n, err)
 		}
-		evs = append(evs, ev)
+		if err := fn(ev); err != nil {
+			return false, err
+		}
 	}
 }
 

@@ -146,6 +146,9 @@ func (c *sessionsReparseCmd) Run(e *env, parent *sessionsCmd) error {
 		return withStatus(exitAgentFailed, err)
 	}
 	defer native.Close()
+	if m.NativeDropped > 0 {
+		fmt.Fprintf(e.Stderr, "harness: sessions reparse: run %s: its native log holds the start of the agent's output only (%d bytes past the log's cap were left out)\n", m.Run, m.NativeDropped)
+	}
 	protocol, err := loggedProtocol(m.Protocol, native)
 	if err != nil {
 		return withStatus(exitAgentFailed, err)
@@ -228,17 +231,10 @@ var sessionExports = []struct {
 	{"otlp-json", exportOTLPJSON},
 }
 
+// exportATIF writes the run's trajectory a few steps at a time: a run's
+// log may be far bigger than memory should be.
 func exportATIF(_ *sessionsExportCmd, _ *env, dir, id string, w io.Writer) error {
-	t, err := atif.Load(dir, id, "")
-	if err != nil {
-		return err
-	}
-	data, err := atif.Marshal(t)
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(data)
-	return err
+	return atif.Export(dir, id, "", w)
 }
 
 func (c *sessionsExportCmd) Run(e *env, parent *sessionsCmd) error {
