@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -42,13 +44,26 @@ type Settings struct {
 	// KEY=VALUE pairs the agent gets (its TRACEPARENT). ctx is Start's:
 	// it may carry the caller's trace (ContextWithTraceparent).
 	Telemetry func(ctx context.Context, run RunInfo) (Observer, []string)
+	// TelemetryArgs, when set, is given the agent's own arguments of each
+	// run (Task.ExtraArgs, after the configuration's) and returns them as
+	// the telemetry Telemetry turns on needs them: the OpenTelemetry
+	// export keeps Claude Code's content off over its settings files with
+	// a --settings of its own (otlp.AgentArgs). It is asked as the command
+	// is built, by Prepare as by Start, so that what a dry run shows is
+	// what runs; run.Run is not known yet then. An error is the task's: a
+	// *TaskError, and nothing starts.
+	TelemetryArgs func(run RunInfo, args []string) ([]string, error)
 }
 
-// RunInfo is what Settings.Telemetry is told of a run before it starts.
+// RunInfo is what Settings.Telemetry and TelemetryArgs are told of a run
+// before it starts.
 type RunInfo struct {
 	Run, Agent, Model, Protocol string
 	// Env is the task's Env: values the caller gave as secrets.
 	Env []string
+	// Cwd is the agent's working directory, absolute; under a sandbox,
+	// the host's directory it runs in.
+	Cwd string
 }
 
 type traceparentKey struct{}
@@ -173,7 +188,26 @@ func (s *Settings) complete(t Task) (Task, error) {
 		b := s.Budgets()
 		t.Budgets = &b
 	}
+	if s.TelemetryArgs != nil {
+		args, err := s.TelemetryArgs(RunInfo{Run: t.Run, Agent: t.Agent, Model: t.Model,
+			Protocol: loggedProtocol(t.Protocol), Env: t.Env, Cwd: absCwd(t.Cwd)}, t.ExtraArgs)
+		if err != nil {
+			return t, &TaskError{err}
+		}
+		t.ExtraArgs = args
+	}
 	return t, nil
+}
+
+// absCwd is the absolute directory a task's Cwd names, as Prepare
+// resolves it ("": the process's).
+func absCwd(cwd string) string {
+	if cwd == "" {
+		cwd, _ = os.Getwd()
+		return cwd
+	}
+	abs, _ := filepath.Abs(cwd)
+	return abs
 }
 
 // envPairs turns a config env table into sorted KEY=VALUE pairs.
@@ -228,7 +262,7 @@ func (s *Settings) start(ctx context.Context, t Task, o Options, live *Session) 
 	}
 	if s.Telemetry != nil {
 		t := c.task
-		ob, env := s.Telemetry(ctx, RunInfo{Run: t.Run, Agent: c.Agent, Model: t.Model, Protocol: loggedProtocol(t.Protocol), Env: t.Env})
+		ob, env := s.Telemetry(ctx, RunInfo{Run: t.Run, Agent: c.Agent, Model: t.Model, Protocol: loggedProtocol(t.Protocol), Env: t.Env, Cwd: c.Cwd})
 		// Onto a copy: appended in place, it went into the caller's array
 		// when that had room, and a second run's observer took the place
 		// of the first's (their Options shared).

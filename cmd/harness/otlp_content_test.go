@@ -7,6 +7,8 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -70,20 +72,37 @@ func realClaude(t *testing.T) string {
 // the collector, and neither carries an --env value or a secret a tool
 // printed: harness cannot redact what the agent's exporter sends, so it
 // keeps the agent's content variables off, over the environment it
-// inherits and over --env. Harness's own content spans are there,
-// redacted.
+// inherits and over --env, and, with a --settings of its own, over the
+// env of Claude Code's settings files (user settings, ~/.claude.json;
+// its project settings can only turn them off), merged with the user's
+// own --settings, whose other keys stay. Over ACP, where no argument of
+// harness's reaches Claude Code, its exporter is not turned on. Harness's
+// own content spans are there, redacted.
 func TestOTLPContentStaysInHarness(t *testing.T) {
 	claude := realClaude(t)
 	const envSecret, printed = "envsekrit789", "hunter2abc"
+	on := `{"env": {"OTEL_LOG_USER_PROMPTS": "1", "OTEL_LOG_ASSISTANT_RESPONSES": "1", "OTEL_LOG_TOOL_DETAILS": "1",
+		"OTEL_LOG_TOOL_CONTENT": "1", "OTEL_LOG_RAW_API_BODIES": "1"}}`
 	for _, c := range []struct {
-		name string
-		env  map[string]string // harness's own environment
-		args []string
+		name     string
+		env      map[string]string // harness's own environment
+		settings bool              // Claude Code's settings files turn every content variable on
+		args     []string
+		mine     string // what the tool prints of MINE, set by the user's own --settings
+		acp      bool
 	}{
 		{name: "flag"},
 		{name: "inherited and --env", env: map[string]string{"OTEL_LOG_USER_PROMPTS": "1",
 			"OTEL_LOG_ASSISTANT_RESPONSES": "1", "OTEL_LOG_TOOL_DETAILS": "1", "OTEL_LOG_TOOL_CONTENT": "1",
 			"OTEL_LOG_RAW_API_BODIES": "1"}, args: []string{"--env", "OTEL_LOG_TOOL_DETAILS=1", "--env", "OTEL_LOG_USER_PROMPTS=true"}},
+		{name: "settings files", settings: true},
+		{name: "own --settings", settings: true, mine: "kept",
+			args: []string{"--", "--settings", `{"env": {"MINE": "kept", "OTEL_LOG_TOOL_DETAILS": "1", "OTEL_LOG_USER_PROMPTS": "1"}}`}},
+		{name: "stream-json", settings: true, args: []string{"--protocol", "stream-json"}},
+		// Exported as it goes, not at an exit ACP may not wait for: were
+		// the exporter on, it would send.
+		{name: "acp", settings: true, acp: true, args: []string{"--protocol", "acp"},
+			env: map[string]string{"OTEL_TRACES_EXPORT_INTERVAL": "100", "OTEL_LOGS_EXPORT_INTERVAL": "100"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			home := isolate(t)
@@ -96,28 +115,53 @@ func TestOTLPContentStaysInHarness(t *testing.T) {
 text = ["running"]
 [[turn.tool]]
 kind = "shell"
-command = "echo `+envSecret+` password=`+printed+`"
+command = "echo `+envSecret+` password=`+printed+` mine=$MINE"
 [[turn]]
 text = ["DONE"]
 `), 0o644))
 			col := newRawCollector(t)
-			args := append([]string{"run", "-a", "claude", "--binary", claude, "--mock", scenario, "-p", "hi",
-				"--otlp", col.URL, "--otlp-content", "--env", "MYKEY=" + envSecret, "--idle-timeout", "90s", "--timeout", "2m"}, c.args...)
-			res := invoke(t, "", args...)
+			bin := claude
+			if c.acp {
+				bin = filepath.Join(filepath.Dir(claude), "claude-agent-acp")
+			}
+			args := []string{"run", "-a", "claude", "--binary", bin, "--mock", scenario, "-p", "hi",
+				"--otlp", col.URL, "--otlp-content", "--env", "MYKEY=" + envSecret, "--idle-timeout", "90s", "--timeout", "2m"}
+			if c.settings {
+				// --mock gives Claude Code a home of its own: its user
+				// settings are where CLAUDE_CONFIG_DIR says, ~/.claude.
+				dot := filepath.Join(home, ".claude")
+				project := filepath.Join(home, "project")
+				for _, f := range []string{filepath.Join(dot, "settings.json"), filepath.Join(dot, ".claude.json"),
+					filepath.Join(project, ".claude", "settings.json"), filepath.Join(project, ".claude", "settings.local.json")} {
+					require.NoError(t, os.MkdirAll(filepath.Dir(f), 0o755))
+					require.NoError(t, os.WriteFile(f, []byte(on), 0o644))
+				}
+				args = append(args, "--env", "CLAUDE_CONFIG_DIR="+dot, "--cwd", project)
+			}
+			res := invoke(t, "", append(args, c.args...)...)
 			require.Equal(t, 0, res.code, "stderr: %s", res.stderr)
 			require.Empty(t, res.stderr)
 			require.Contains(t, res.stdout, printed, "the tool ran: its output is in the stream")
+			if c.mine != "" {
+				require.Contains(t, res.stdout, "mine="+c.mine, "the user's --settings reached the tool's environment")
+			}
 
 			// Claude Code flushes its exporter before it prints its
 			// result, harness its own before it exits: all is here.
 			got := col.got()
-			require.NotEmpty(t, got["/v1/logs"], "Claude Code's exporter sent no logs")
+			for path, bodies := range got {
+				for _, b := range bodies {
+					for _, secret := range []string{envSecret, printed} {
+						require.False(t, bytes.Contains(b, []byte(secret)), "%q reached the collector in a request to %s", secret, path)
+					}
+				}
+			}
 			var agent, ours []ptrace.Span
 			for _, b := range got["/v1/traces"] {
 				req := ptraceotlp.NewExportRequest()
 				require.NoError(t, req.UnmarshalProto(b))
 				for _, s := range otlptest.Spans(req.Traces()) {
-					if s.Name() == "claude_code.tool" {
+					if strings.HasPrefix(s.Name(), "claude_code.") {
 						agent = append(agent, s)
 					}
 					if _, ok := s.Attributes().Get("gen_ai.tool.call.arguments"); ok {
@@ -125,16 +169,17 @@ text = ["DONE"]
 					}
 				}
 			}
-			require.NotEmpty(t, agent, "Claude Code's exporter sent no claude_code.tool span")
+			if c.acp {
+				require.Empty(t, got["/v1/logs"], "Claude Code's exporter, over ACP")
+				require.Empty(t, agent, "Claude Code's exporter, over ACP")
+			} else {
+				require.NotEmpty(t, got["/v1/logs"], "Claude Code's exporter sent no logs")
+				require.True(t, slices.ContainsFunc(agent, func(s ptrace.Span) bool { return s.Name() == "claude_code.tool" }),
+					"Claude Code's exporter sent no claude_code.tool span")
+			}
 			require.Len(t, ours, 1, "harness's content span of the tool call")
-			args0, _ := ours[0].Attributes().Get("gen_ai.tool.call.arguments")
-			require.Contains(t, args0.Str(), "[REDACTED]", "harness's content, redacted")
-			for path, bodies := range got {
-				for _, b := range bodies {
-					for _, secret := range []string{envSecret, printed} {
-						require.False(t, bytes.Contains(b, []byte(secret)), "%q reached the collector in a request to %s", secret, path)
-					}
-				}
+			if args0, _ := ours[0].Attributes().Get("gen_ai.tool.call.arguments"); !c.acp { // ACP's tool_start carries no input
+				require.Contains(t, args0.Str(), "[REDACTED]", "harness's content, redacted")
 			}
 		})
 	}

@@ -85,6 +85,8 @@ func (c *runCmd) Run(e *env) error {
 			return err
 		}
 		defer stop()
+	} else if _, _, err := c.otlpFlags.agentArgs(e, s, lib); err != nil {
+		return err // the arguments --otlp gives the agent show as they would run
 	}
 	if c.Mock != "" {
 		stop, err := attachMock(&task, c.Mock)

@@ -139,12 +139,9 @@ type otlpFlags struct {
 // is set (flag, setting, OTEL_* variables); stop flushes what is left,
 // within the export's timeout. Off, nothing is created.
 func (f *otlpFlags) start(e *env, s *settings, lib *harness.Settings) (stop func(), err error) {
-	cfg, ok, err := otlp.FromEnv(cmp.Or(f.OTLP, s.cfg.OTLP), e.Getenv)
-	if err != nil {
-		return nil, usageErrorf("--otlp: %v", err)
-	}
-	if !ok {
-		return func() {}, nil
+	cfg, ok, err := f.agentArgs(e, s, lib)
+	if err != nil || !ok {
+		return func() {}, err
 	}
 	cfg.Content = f.OTLPContent || s.cfg.OTLPContent
 	cfg.Version = version
@@ -158,8 +155,31 @@ func (f *otlpFlags) start(e *env, s *settings, lib *harness.Settings) (stop func
 		ri := otlp.RunInfo{Run: info.Run, Agent: info.Agent, Model: info.Model, Protocol: info.Protocol, Env: info.Env}
 		ri.Parent, _ = otlp.ParseTraceparent(cmp.Or(harness.Traceparent(ctx), outer))
 		run := x.Run(ri)
-		env := append([]string{"TRACEPARENT=" + run.Context().Traceparent()}, otlp.AgentEnv(info.Agent, cfg)...)
+		env := []string{"TRACEPARENT=" + run.Context().Traceparent()}
+		if otlp.AgentExports(info.Agent, info.Protocol, cfg) {
+			env = append(env, otlp.AgentEnv(info.Agent, cfg)...)
+		}
 		return harness.Observer{OnEvent: run.Add, Close: run.Finish}, env
 	}
 	return func() { x.Shutdown(context.Background()) }, nil
+}
+
+// agentArgs reads the export's configuration and, when it is on, gives
+// the agents the arguments that keep their own exporter's content off
+// (otlp.AgentArgs): all a dry run needs of it, which starts no exporter.
+func (f *otlpFlags) agentArgs(e *env, s *settings, lib *harness.Settings) (cfg otlp.Config, ok bool, err error) {
+	cfg, ok, err = otlp.FromEnv(cmp.Or(f.OTLP, s.cfg.OTLP), e.Getenv)
+	if err != nil {
+		return cfg, false, usageErrorf("--otlp: %v", err)
+	}
+	if ok {
+		lib.TelemetryArgs = func(info harness.RunInfo, args []string) ([]string, error) {
+			args, err := otlp.AgentArgs(info.Agent, info.Protocol, cfg, args)
+			if err != nil {
+				return nil, fmt.Errorf("--otlp: %w", err)
+			}
+			return args, nil
+		}
+	}
+	return cfg, ok, nil
 }
