@@ -2,6 +2,8 @@ package acpserver
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -17,17 +19,38 @@ import (
 // forwarder turns one run's events into session/updates. Events come
 // one at a time (harness.Options), so it needs no lock.
 type forwarder struct {
-	conn      *acpsdk.AgentSideConnection
-	sid       acpsdk.SessionId
-	cwd       string
-	ctx       context.Context
+	conn *acpsdk.AgentSideConnection
+	sid  acpsdk.SessionId
+	cwd  string
+	ctx  context.Context
+	// note goes to the client before the run's first update, or in the
+	// answer's place when there is none (harness's word on the run).
+	note      string
+	said      bool // an update went out
 	textDelta bool // text deltas went out since the last message
 	thinkings bool // reasoning deltas went out since the last reasoning
-	fatal     *event.Error
+	// msgID and thoughtID are the ACP messageId of the message and of
+	// the thought being sent, "" between two: a client groups chunks by
+	// it, and told no two messages apart ("I'll run the command." and,
+	// after the call, "DONE: file written", one message).
+	msgID, thoughtID string
+	fatal            *event.Error
 }
 
 func (f *forwarder) send(u acpsdk.SessionUpdate) {
+	f.sayNote()
+	f.said = true
 	_ = f.conn.SessionUpdate(f.ctx, acpsdk.SessionNotification{SessionId: f.sid, Update: u})
+}
+
+// sayNote sends the note, once.
+func (f *forwarder) sayNote() {
+	if note := f.note; note != "" {
+		f.note = ""
+		f.msgID = ""
+		f.message(note)
+		f.msgID = ""
+	}
 }
 
 func textBlock(s string) acpsdk.ContentBlock {
@@ -35,11 +58,30 @@ func textBlock(s string) acpsdk.ContentBlock {
 }
 
 func (f *forwarder) message(s string) {
-	f.send(acpsdk.SessionUpdate{AgentMessageChunk: &acpsdk.SessionUpdateAgentMessageChunk{SessionUpdate: "agent_message_chunk", Content: textBlock(s)}})
+	f.sayNote()
+	id := messageID(&f.msgID)
+	f.send(acpsdk.SessionUpdate{AgentMessageChunk: &acpsdk.SessionUpdateAgentMessageChunk{SessionUpdate: "agent_message_chunk",
+		Content: textBlock(s), MessageId: &id}})
 }
 
 func (f *forwarder) thought(s string) {
-	f.send(acpsdk.SessionUpdate{AgentThoughtChunk: &acpsdk.SessionUpdateAgentThoughtChunk{SessionUpdate: "agent_thought_chunk", Content: textBlock(s)}})
+	id := messageID(&f.thoughtID)
+	f.send(acpsdk.SessionUpdate{AgentThoughtChunk: &acpsdk.SessionUpdateAgentThoughtChunk{SessionUpdate: "agent_thought_chunk",
+		Content: textBlock(s), MessageId: &id}})
+}
+
+// messageID returns *id, a new one (a random UUID, as ACP wants them)
+// when *id is "".
+func messageID(id *string) string {
+	if *id == "" {
+		var b [16]byte
+		_, _ = rand.Read(b[:])
+		b[6] = b[6]&0x0f | 0x40 // version 4
+		b[8] = b[8]&0x3f | 0x80 // RFC 9562 variant
+		h := hex.EncodeToString(b[:])
+		*id = h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+	}
+	return *id
 }
 
 // toolKinds maps our tool kinds to ACP's.
@@ -60,6 +102,9 @@ func (f *forwarder) event(ev event.Event) {
 		if v.Role == event.RoleAssistant && v.ParentCallID == "" && !f.textDelta {
 			f.message(v.Text)
 		}
+		if v.ParentCallID == "" {
+			f.msgID = ""
+		}
 		f.textDelta = false
 	case *event.ReasoningDelta:
 		f.thinkings = true
@@ -68,7 +113,7 @@ func (f *forwarder) event(ev event.Event) {
 		if !f.thinkings {
 			f.thought(v.Text)
 		}
-		f.thinkings = false
+		f.thinkings, f.thoughtID = false, ""
 	case *event.ToolStart:
 		title := v.Name
 		if v.Command != "" {
@@ -101,7 +146,9 @@ func (f *forwarder) event(ev event.Event) {
 	case *event.Warning:
 		switch v.Code {
 		case event.WarnIdle, event.WarnToolStalled, event.WarnAgentRetry:
+			f.thoughtID = "" // a thought of harness's own
 			f.thought(fmt.Sprintf("[harness %s] %s\n", v.Code, v.Message))
+			f.thoughtID = ""
 		}
 	case *event.Error:
 		if v.Fatal {
@@ -167,9 +214,10 @@ func (f *forwarder) diffs(diff string) []acpsdk.ToolCallContent {
 // success, cancelled when interrupted, and refusal (the turn is over and
 // not to be built on) for a run that failed or that the watchdog ended,
 // with a message saying why; _meta.harness carries the result's status,
-// the error code and the session id of the agent.
+// the error code, the session id of the agent and the cost.
 func (f *forwarder) response(res *event.Result) acpsdk.PromptResponse {
 	resp := acpsdk.PromptResponse{StopReason: acpsdk.StopReasonEndTurn}
+	f.sayNote() // before the answer, even when the run said nothing
 	if res == nil {
 		return resp
 	}
@@ -188,14 +236,23 @@ func (f *forwarder) response(res *event.Result) acpsdk.PromptResponse {
 				meta["class"] = f.fatal.Class
 			}
 		}
+		f.msgID = "" // harness's own message
 		f.message(fmt.Sprintf("\n[harness] %s (%s)\n", msg, res.Status))
 	}
 	u := res.Usage
-	if !u.IsZero() {
+	// ACP's usage counts tokens; a cost alone (an agent that priced the
+	// turn and counted nothing) is no usage: the cost is in _meta.
+	if u.Tokens() != (event.Tokens{}) {
 		cr, cw, th := int(u.CacheReadTokens), int(u.CacheWriteTokens), int(u.ReasoningTokens)
 		resp.Usage = &acpsdk.Usage{InputTokens: int(u.InputTokens), OutputTokens: int(u.OutputTokens),
 			CachedReadTokens: &cr, CachedWriteTokens: &cw, ThoughtTokens: &th,
 			TotalTokens: int(u.InputTokens + u.OutputTokens + u.CacheReadTokens + u.CacheWriteTokens)}
+	}
+	if res.CostUSD != nil {
+		meta["cost_usd"] = *res.CostUSD
+		if res.CostEstimated {
+			meta["cost_estimated"] = true
+		}
 	}
 	resp.Meta = map[string]any{"harness": meta}
 	return resp

@@ -13,6 +13,10 @@ import (
 	"github.com/agentharness/harness/internal/rpcline"
 )
 
+// cancelRequest is the notification that cancels a request in progress
+// (ACP's $/cancel_request, the SDK's to take).
+const cancelRequest = "$/cancel_request"
+
 // maxLine is the longest message 'harness acp' reads. The ACP SDK ends
 // its connection at a line over 10 MiB (its scanner's cap), which made
 // harness exit 0 without an answer; no such line reaches it.
@@ -35,10 +39,13 @@ const maxLine = 8 << 20
 //     held): a request gets a JSON-RPC error (Invalid request) with its id,
 //     anything else a warning to Options.Logger.
 //   - Notifications are taken here, never handed on: session/cancel is
-//     the only one an ACP agent takes, and the SDK holds notifications
-//     in a queue of 1024 that ends the connection when full (a burst of
-//     session/cancel did). Others are dropped (an unknown extension's,
-//     whose name starts with "_", without a word, as ACP says).
+//     the one ACP method of them an agent takes, and the SDK holds
+//     notifications in a queue of 1024 that ends the connection when full
+//     (a burst of session/cancel did). Others are dropped (an unknown
+//     extension's, whose name starts with "_", without a word, as ACP
+//     says), but for JSON-RPC's $/cancel_request: the SDK takes it as it
+//     reads it, never queued, and ends the context of the request it
+//     names, which interrupts a prompt's run as session/cancel does.
 //   - A session/prompt for a session whose prompt is still running is
 //     refused here (Invalid request): the SDK would cancel the running
 //     prompt before asking harness, and that turn is left untouched.
@@ -89,6 +96,8 @@ func (in *input) next() {
 	case bad != nil:
 		in.invalid(bad)
 	case m == nil: // a blank line
+	case m.Notification() && m.Method == cancelRequest:
+		in.rest = m.Line // the SDK's, see input
 	case m.Notification():
 		in.notify(m)
 	case m.Method != "" && !in.out.handOn(m.ID):

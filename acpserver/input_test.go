@@ -14,6 +14,9 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/fakeagent"
 )
 
 // TestPromptWithoutIDIsDropped: a session/prompt without an id never
@@ -274,4 +277,73 @@ func TestInputBadLineUnreadThenEOF(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("Serve hangs on the answer to a bad line nobody reads")
 	}
+}
+
+// TestCancelRequestInterruptsPrompt: JSON-RPC's $/cancel_request naming
+// a prompt in progress interrupts its run, and the prompt answers
+// cancelled, as session/cancel does. It was dropped as a notification
+// harness acp does not take: no answer, and the agent ran on.
+func TestCancelRequestInterruptsPrompt(t *testing.T) {
+	argv, env := fakeagent.Command("hang-silent")
+	started := make(chan struct{}, 1)
+	srv := newServer(Options{Version: "test",
+		Start: func(ctx context.Context, task harness.Task, o harness.Options) (*harness.Run, error) {
+			r, err := harness.Start(ctx, task, o)
+			started <- struct{}{}
+			return r, err
+		},
+		Task: func(cwd, prompt string) harness.Task {
+			b := harness.DefaultBudgets()
+			b.Linger, b.KillGrace = 200*time.Millisecond, 200*time.Millisecond
+			return harness.Task{Agent: "claude", Binary: argv[0], BaseEnv: env, Cwd: cwd, Prompt: prompt, Budgets: &b}
+		}})
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		srv.serve(context.Background(), inR, outW, nil)
+		outW.Close()
+	}()
+	t.Cleanup(func() {
+		inW.Close()
+		<-done
+	})
+	lines := make(chan string, 10)
+	go func() {
+		sc := bufio.NewScanner(outR)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	answer := func(id string) gjson.Result {
+		t.Helper()
+		for {
+			select {
+			case l := <-lines:
+				if m := gjson.Parse(l); m.Get("id").Raw == id && !m.Get("method").Exists() {
+					return m
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("no answer to %s", id)
+			}
+		}
+	}
+	send := func(s string) {
+		t.Helper()
+		_, err := io.WriteString(inW, s+"\n")
+		require.NoError(t, err)
+	}
+	send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}`)
+	answer("0")
+	send(fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":%q,"mcpServers":[]}}`, t.TempDir()))
+	sid := answer("1").Get("result.sessionId").String()
+	send(fmt.Sprintf(`{"jsonrpc":"2.0","id":"p","method":"session/prompt","params":{"sessionId":%q,"prompt":[{"type":"text","text":"x"}]}}`, sid))
+	select {
+	case <-started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the prompt's run did not start")
+	}
+	send(`{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":"p"}}`)
+	require.Equal(t, "cancelled", answer(`"p"`).Get("result.stopReason").String())
 }

@@ -1,15 +1,19 @@
 // Package acpserver is the ACP agent harness plays ('harness acp',
 // docs/acp.md): it speaks the Agent Client Protocol to an editor over a
 // reader and a writer, runs each session/prompt as one supervised run in
-// the session's cwd through the start function it is given, and streams
-// the run's events back as session/updates (text, reasoning, tool calls
-// with their diffs), answering the prompt with the run's outcome.
+// the session's cwd through the start function it is given, continuing
+// the agent's session of the session's prompt before (conversation), and
+// streams the run's events back as session/updates (text, reasoning, tool
+// calls with their diffs), answering the prompt with the run's outcome.
+// The session's stdio MCP servers go to the agents whose command line
+// takes them (mcp.go).
 //
 // It owns the ACP side only: which agent runs, with what budgets and
 // configuration, is the caller's (Options.Task, Options.Start). It reads
 // its input line by line before the SDK does (input.go): a line that is
 // not one JSON-RPC message, or is over maxLine, is answered, not handed
-// on; notifications are taken there (session/cancel); and a second
+// on; notifications are taken there (session/cancel; $/cancel_request
+// goes on to the SDK, which ends the request's context); and a second
 // prompt on a busy session is refused without touching the running one.
 // When the client goes away or the caller's context ends, every run
 // still going is interrupted and waited for, and every request read is
@@ -24,6 +28,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -35,6 +41,7 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/event"
 )
 
 // Options configure Serve.
@@ -62,12 +69,16 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, o Options) {
 }
 
 func newServer(o Options) *server {
-	return &server{sessions: map[string]*session{}, start: o.Start, task: o.Task, version: o.Version, writeGrace: writeGrace}
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &server{sessions: map[string]*session{}, start: o.Start, task: o.Task, version: o.Version, writeGrace: writeGrace, log: log}
 }
 
 func (srv *server) serve(ctx context.Context, r io.Reader, w io.Writer, logger *slog.Logger) {
 	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
+		logger = srv.log
 	}
 	// Nothing is read until the connection is set up: the SDK's reader
 	// starts at once, and its logger and srv.conn are written after.
@@ -97,6 +108,7 @@ type server struct {
 	task    func(cwd, prompt string) harness.Task
 	start   func(context.Context, harness.Task, harness.Options) (*harness.Run, error)
 	version string
+	log     *slog.Logger // Options.Logger
 	// writeGrace bounds a write to the output blocked once the input
 	// ended (output).
 	writeGrace time.Duration
@@ -108,12 +120,19 @@ type server struct {
 	stopped  bool // stopAll was called: no run starts
 }
 
-// session is one ACP session: a cwd, and the run of its prompt in
-// flight, if any.
+// session is one ACP session: a cwd, its MCP servers, the agent's
+// session its prompts continue, and the run of its prompt in flight, if
+// any.
 type session struct {
-	cwd  string
-	mu   sync.Mutex
-	busy bool // a prompt was read (input) and has not been answered
+	cwd string
+	mcp mcpPlan // the client's MCP servers, as the session's agent takes them
+	mu  sync.Mutex
+	// resume is the agent's own session id of this ACP session's
+	// conversation (Task.Resume of the next prompt): an ACP session is one
+	// conversation, and each prompt is a run of its own. "" until a run
+	// reported one.
+	resume string
+	busy   bool // a prompt was read (input) and has not been answered
 	// cancel: a session/cancel came while busy and before run was set;
 	// Prompt interrupts the run as soon as it has one. The cancel, read
 	// right after the prompt, is taken before the SDK has even handed the
@@ -159,8 +178,14 @@ func (a *server) NewSession(_ context.Context, p acpsdk.NewSessionRequest) (acps
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	id := "hs_" + hex.EncodeToString(b[:])
+	// The agent runs are the task's: its MCP servers are the ones the
+	// task's agent takes.
+	var plan mcpPlan
+	if len(p.McpServers) > 0 && a.task != nil {
+		plan = planMCP(a.task(p.Cwd, ""), p.McpServers, a.log)
+	}
 	a.mu.Lock()
-	a.sessions[id] = &session{cwd: p.Cwd}
+	a.sessions[id] = &session{cwd: p.Cwd, mcp: plan}
 	a.mu.Unlock()
 	return acpsdk.NewSessionResponse{SessionId: acpsdk.SessionId(id)}, nil
 }
@@ -221,6 +246,8 @@ func (a *server) track() bool {
 
 // Prompt runs the agent on the prompt, under supervision, and streams its
 // events back; it returns when the run is over — the watchdog's end too.
+// The run continues the agent's session of the session's last run
+// (conversation), so that the prompt has what came before.
 func (a *server) Prompt(ctx context.Context, p acpsdk.PromptRequest) (acpsdk.PromptResponse, error) {
 	s := a.lookup(p.SessionId)
 	if s == nil {
@@ -244,20 +271,86 @@ func (a *server) Prompt(ctx context.Context, p acpsdk.PromptRequest) (acpsdk.Pro
 		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonCancelled}, nil // the client went away
 	}
 	defer a.runs.Done()
-	fw := &forwarder{conn: a.conn, sid: p.SessionId, cwd: s.cwd, ctx: context.WithoutCancel(ctx)}
+	t := a.task(s.cwd, strings.Join(text, "\n"))
+	res, fw, err := a.conversation(ctx, s, p, t)
+	if errors.Is(err, errBusy) {
+		return acpsdk.PromptResponse{}, acpsdk.NewInvalidRequest(map[string]string{"sessionId": err.Error()})
+	}
+	if err != nil {
+		return acpsdk.PromptResponse{}, acpsdk.NewInvalidParams(map[string]string{"task": err.Error()})
+	}
+	return fw.response(res), nil
+}
+
+// conversation runs t in s's conversation: it continues the agent's
+// session of the last run, and falls back to a new one, saying so to the
+// client first, where the agent cannot continue it: a task the agent
+// refuses to resume (an agent driven over ACP), or a resumed run that
+// failed having said nothing (Claude's "No conversation found": the
+// prompt before was cancelled before the agent kept any of it). The run
+// that continued, or began, the conversation gives the next prompt its
+// session; a fallback that failed too does not replace the session it
+// could not continue.
+func (a *server) conversation(ctx context.Context, s *session, p acpsdk.PromptRequest, t harness.Task) (*event.Result, *forwarder, error) {
+	s.mu.Lock()
+	t.Resume = s.resume
+	s.mu.Unlock()
+	res, fw, err := a.run(ctx, s, p, t, "")
+	if t.Resume != "" && ctx.Err() == nil {
+		var why string
+		switch {
+		case err != nil:
+			why = err.Error()
+		case res != nil && res.Status == event.ResultError && !fw.said:
+			why = "the run failed"
+			if fw.fatal != nil {
+				why = fw.fatal.Code + ": " + fw.fatal.Message
+			}
+		}
+		if why != "" {
+			t.Resume = ""
+			note := fmt.Sprintf("[harness] %s could not continue this session's conversation (%s): this prompt starts a new one.\n\n",
+				t.Agent, strings.TrimSpace(why))
+			res, fw, err = a.run(ctx, s, p, t, note)
+			if err == nil && res != nil && res.Status != event.ResultSuccess {
+				return res, fw, nil // the next prompt tries the session it could not continue again
+			}
+		}
+	}
+	if err == nil && res != nil && res.SessionID != "" {
+		s.mu.Lock()
+		s.resume = res.SessionID
+		s.mu.Unlock()
+	}
+	return res, fw, err
+}
+
+// errBusy: a prompt's run is already going in the session. input refuses
+// such a prompt before it reaches Prompt.
+var errBusy = errors.New("a prompt is already running in this session")
+
+// run starts t, as the run of s's prompt p, and waits for its end; note,
+// when set, goes to the client before the run's events. The error is
+// Start's: a task that cannot run.
+func (a *server) run(ctx context.Context, s *session, p acpsdk.PromptRequest, t harness.Task, note string) (*event.Result, *forwarder, error) {
+	fw := &forwarder{conn: a.conn, sid: p.SessionId, cwd: s.cwd, ctx: context.WithoutCancel(ctx), note: note}
+	mcp, err := s.mcp.apply(&t)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer mcp.remove()
 	s.mu.Lock()
 	if s.run != nil {
 		s.mu.Unlock()
-		return acpsdk.PromptResponse{}, acpsdk.NewInvalidRequest(map[string]string{"sessionId": "a prompt is already running in this session"})
+		return nil, nil, errBusy
 	}
 	// A client's trace context in _meta (W3C traceparent) is the parent
 	// of the run's span when runs are traced.
 	tp, _ := p.Meta["traceparent"].(string)
-	run, err := a.start(harness.ContextWithTraceparent(context.WithoutCancel(ctx), tp), a.task(s.cwd, strings.Join(text, "\n")),
-		harness.Options{OnEvent: fw.event})
+	run, err := a.start(harness.ContextWithTraceparent(context.WithoutCancel(ctx), tp), t, harness.Options{OnEvent: fw.event})
 	if err != nil {
 		s.mu.Unlock()
-		return acpsdk.PromptResponse{}, acpsdk.NewInvalidParams(map[string]string{"task": err.Error()})
+		return nil, nil, err
 	}
 	s.run = run
 	if s.cancel {
@@ -270,7 +363,7 @@ func (a *server) Prompt(ctx context.Context, p acpsdk.PromptRequest) (acpsdk.Pro
 	s.mu.Lock()
 	s.run = nil
 	s.mu.Unlock()
-	return fw.response(res), nil
+	return res, fw, nil
 }
 
 func (a *server) SetSessionMode(context.Context, acpsdk.SetSessionModeRequest) (acpsdk.SetSessionModeResponse, error) {

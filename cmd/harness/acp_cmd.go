@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/agentharness/harness"
@@ -79,10 +80,23 @@ func (c *acpCmd) Run(e *env) error {
 			return err
 		}
 		defer stop()
+		// One pointing per cwd: it makes the agent a home of its own, and
+		// the prompts of a session continue the agent's session, which
+		// the agent keeps there (Claude Code's transcripts).
+		var mu sync.Mutex
+		pointed := map[string]harness.Task{}
 		base := task
 		task = func(cwd, prompt string) harness.Task {
 			t := base(cwd, prompt)
-			point(&t)
+			mu.Lock()
+			defer mu.Unlock()
+			p, ok := pointed[cwd]
+			if !ok {
+				p = t
+				point(&p)
+				pointed[cwd] = p
+			}
+			t.Model, t.SetupEnv = p.Model, p.SetupEnv
 			return t
 		}
 	}
