@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -113,13 +114,40 @@ func refuse(method string, req mcp.Request) (mcp.Result, error) {
 	return nil, nil
 }
 
-// withCode gives an error of the SDK's answer to initialize that has no
-// JSON-RPC code the code Invalid request: a second initialize was
-// answered with code 0, which JSON-RPC does not have.
-func withCode(method string, err error) error {
+// withCode gives an error without a JSON-RPC code (code 0, which
+// JSON-RPC does not have) the code Invalid request: the SDK's refusals
+// of a request the session's state does not allow carry none (a second
+// initialize; any request but ping before initialize, as MCP's
+// lifecycle has it, which names no code). Other errors are returned as
+// they are.
+func withCode(err error) error {
 	var we *jsonrpc.Error
-	if method != "initialize" || err == nil || errors.As(err, &we) {
+	if err == nil || errors.As(err, &we) && we.Code != 0 {
 		return err
 	}
 	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: " + err.Error()}
+}
+
+// withCodeMsg is withCode for a message the SDK writes, msg (JSON, and
+// maybe a newline): the SDK refuses a request before initialize before
+// any handler, so middleware, sees it. It returns the message to write
+// instead, and false when msg is not an error answer with code 0.
+func withCodeMsg(msg []byte) ([]byte, bool) {
+	if c := gjson.GetBytes(msg, "error.code"); c.Type != gjson.Number || c.Raw != "0" {
+		return msg, false
+	}
+	m, err := jsonrpc.DecodeMessage(bytes.TrimSpace(msg))
+	res, ok := m.(*jsonrpc.Response)
+	if err != nil || !ok || res.Error == nil {
+		return msg, false
+	}
+	res.Error = withCode(res.Error)
+	b, err := jsonrpc.EncodeMessage(res)
+	if err != nil {
+		return msg, false
+	}
+	if bytes.HasSuffix(msg, []byte("\n")) {
+		b = append(b, '\n')
+	}
+	return b, true
 }

@@ -1,11 +1,13 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -123,7 +125,7 @@ func (s *Server) servePOST(h http.Handler, w http.ResponseWriter, req *http.Requ
 	r.Header = req.Header.Clone()
 	r.Header.Set(postHeader, id)
 	r.Body = body
-	h.ServeHTTP(w, &r)
+	h.ServeHTTP(codeWriter{w}, &r)
 	if body.n > s.maxBody {
 		_, _ = io.Copy(io.Discard, req.Body)
 	}
@@ -135,6 +137,34 @@ func oversizeMessage(what string, size, max int64) string {
 	return fmt.Sprintf("invalid request: the %s is %d bytes; harness mcp reads %ss of up to %d bytes (a run_agent prompt is at most %d MiB)",
 		what, size, what, max, MaxPromptBytes>>20)
 }
+
+// codeWriter gives an error answer of the SDK's without a JSON-RPC code
+// one (withCodeMsg), as ServeStdio's output does: a POST without a
+// session that is not initialize was refused with code 0. The SDK writes
+// each SSE event, or JSON answer, in one Write.
+type codeWriter struct{ http.ResponseWriter }
+
+func (w codeWriter) Write(p []byte) (int, error) {
+	msg, head, tail := p, []byte(nil), []byte(nil)
+	if i := bytes.Index(p, []byte("data: ")); i >= 0 && (i == 0 || p[i-1] == '\n') {
+		j := bytes.Index(p[i:], []byte("\n\n"))
+		if j < 0 {
+			return w.ResponseWriter.Write(p)
+		}
+		head, msg, tail = p[:i+len("data: ")], p[i+len("data: "):i+j], p[i+j:]
+	}
+	fixed, ok := withCodeMsg(msg)
+	if !ok {
+		return w.ResponseWriter.Write(p)
+	}
+	if _, err := w.ResponseWriter.Write(slices.Concat(head, fixed, tail)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// Unwrap lets http.ResponseController reach the writer's Flush.
+func (w codeWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // countingBody counts the bytes read of a request body.
 type countingBody struct {

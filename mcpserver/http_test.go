@@ -200,3 +200,28 @@ func TestHTTPOversizeRequest(t *testing.T) {
 	}
 	requirePing(t, ts.URL, sid)
 }
+
+// TestHTTPBeforeInitialize: a request in a POST without a session, not
+// initialize, is refused with Invalid request, as over stdio; the SDK's
+// refusal had code 0, which JSON-RPC does not have.
+func TestHTTPBeforeInitialize(t *testing.T) {
+	t.Parallel()
+	_, ts := newFixtureHTTP(t, nil)
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_agents","arguments":{}}}`,
+	} {
+		resp, err := httpPost(context.Background(), ts.URL, "", body)
+		require.NoError(t, err)
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.NoError(t, err)
+		data, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "event: message\ndata: ")
+		require.True(t, ok, string(b))
+		a := gjson.Parse(data)
+		require.Equal(t, gjson.Get(body, "id").Raw, a.Get("id").Raw, data)
+		require.EqualValues(t, -32600, a.Get("error.code").Int(), data)
+		require.Contains(t, a.Get("error.message").String(), "invalid during session initialization")
+	}
+	requirePing(t, ts.URL, httpInit(t, ts.URL)) // a session still opens
+}

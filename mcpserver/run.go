@@ -73,6 +73,9 @@ type run struct {
 	result     *event.Result
 	err        error
 	cancelled  bool // cancel_run or the session's end, not the agent
+	// evicted: the run is over and its events were dropped for the
+	// session's bound on memory (retire); run_events has none of them.
+	evicted bool
 
 	// The run_agent call waiting for the run, if any.
 	watchCtx   context.Context
@@ -126,7 +129,7 @@ func (r *run) onEvent(ev event.Event) {
 // a run with a session log keeps none: its log has them all.
 func (r *run) store(seq int64, line []byte) {
 	r.lastSeq = seq
-	if r.fromLog {
+	if r.fromLog || r.evicted {
 		return
 	}
 	if len(r.events) == 0 {
@@ -174,12 +177,14 @@ func (r *run) onNative(stream string, line []byte) {
 	r.mu.Unlock()
 }
 
-// finish records the run's end; called once by the waiter.
+// finish records the run's end; called once by the waiter, which closes
+// done after.
 func (r *run) finish(res *event.Result, err error) {
 	r.mu.Lock()
 	r.result, r.err = res, err
+	r.stdoutTail.trim()
+	r.stderrTail.trim()
 	r.mu.Unlock()
-	close(r.done)
 }
 
 // finished reports whether the run is over.
@@ -209,6 +214,7 @@ type eventPage struct {
 	last    int64    // the seq of the newest event so far
 	more    bool     // more events follow the page
 	dropped int64    // events after after_seq no longer kept
+	evicted bool     // the run's events were all dropped (run.evicted)
 }
 
 // page returns up to limit encoded events with seq > after.
@@ -221,6 +227,11 @@ func (r *run) page(after int64, limit int) (eventPage, error) {
 	}
 	defer r.mu.Unlock()
 	p := eventPage{next: after, last: r.lastSeq}
+	if r.evicted {
+		// None will come: the next page starts after the last.
+		p.evicted, p.next, p.dropped = true, max(after, r.lastSeq), max(r.lastSeq-after, 0)
+		return p, nil
+	}
 	if len(r.events) == 0 {
 		return p, nil
 	}
@@ -324,6 +335,7 @@ type Status struct {
 	ToolsInFlight  []InFlightTool `json:"tools_in_flight"`
 	ToolsByKind    map[string]int `json:"tools_by_kind"`
 	Budgets        Budgets        `json:"budgets"`
+	EventsDropped  bool           `json:"events_dropped,omitempty" jsonschema:"the run is over and run_events no longer has its events: a server without session logs keeps a bounded amount of each session's finished runs' events, the oldest run's dropped first"`
 }
 
 // InFlightTool is a tool call still open.
@@ -360,6 +372,7 @@ func (r *run) status() Status {
 	}
 	st.LastActivityMS = now.Sub(last).Milliseconds()
 	st.Events = r.lastSeq
+	st.EventsDropped = r.evicted
 	maps.Copy(st.ToolsByKind, r.tally.ToolsByKind)
 	return st
 }
@@ -388,7 +401,7 @@ type Summary struct {
 	Tokens        event.Tokens   `json:"tokens"`
 	CostUSD       *float64       `json:"cost_usd,omitempty"`
 	CostEstimated bool           `json:"cost_estimated,omitempty"`
-	SessionID     string         `json:"session_id,omitempty" jsonschema:"the agent's own session id (to resume it)"`
+	SessionID     string         `json:"session_id,omitempty" jsonschema:"the agent's own session id: run_agent's resume continues it"`
 	SessionLog    string         `json:"session_log,omitempty" jsonschema:"path of harness's session log of the run"`
 	ExitCode      *int           `json:"exit_code,omitempty"`
 }
@@ -556,6 +569,14 @@ func (t *tail) add(line []byte) {
 	t.b = append(t.b, '\n')
 	if len(t.b) > 2*tailBytes {
 		t.b = append(t.b[:0], t.b[len(t.b)-tailBytes:]...)
+	}
+}
+
+// trim drops what String no longer shows, once no line will be added:
+// a finished run is kept for the rest of its session.
+func (t *tail) trim() {
+	if len(t.b) > tailBytes {
+		t.b = []byte(t.String())
 	}
 }
 

@@ -13,8 +13,11 @@
 //
 // Runs belong to the MCP session that started them: when the session ends
 // (the client disconnects, or the transport is closed) its runs are
-// interrupted and waited for, so no agent process outlives it. Over stdio
-// the end of stdin is the client's going away: the runs are interrupted
+// interrupted and waited for, so no agent process outlives it. A long
+// session keeps bounded memory: of its finished runs it remembers the
+// newest MaxFinishedRuns, and their events up to MaxSessionEventBytes.
+// Over stdio the end of stdin is the client's going away (and ctx's end,
+// the server's being told to stop, is the same): the runs are interrupted
 // at once, the calls in flight are answered (a waiting run_agent with its
 // interrupted run's result), and a write to a client that no longer reads
 // stdout either is given up after 5 s, so that ServeStdio returns. Over
@@ -82,7 +85,8 @@ type Options struct {
 	// MaxEvents bounds the events a run keeps for run_events when it has
 	// no session log (default 10000, and at most 32 MiB of them); older
 	// events are dropped. A run with a session log keeps none in memory:
-	// run_events reads the log.
+	// run_events reads the log. Once over, runs are bounded per session
+	// (MaxSessionEventBytes, MaxFinishedRuns).
 	MaxEvents int
 	// HTTP bounds the clients of ServeHTTP: header, request and idle
 	// timeouts and the connections open at once (zero fields: the
@@ -114,6 +118,9 @@ type Server struct {
 	maxBody int64
 	// posts are the HTTP POSTs being served (postHeader).
 	posts posts
+	// sessionEventBytes and maxFinished bound what a session keeps of
+	// its finished runs (MaxSessionEventBytes, MaxFinishedRuns).
+	sessionEventBytes, maxFinished int
 
 	mu       sync.Mutex
 	sessions map[*mcp.ServerSession]*session
@@ -122,9 +129,13 @@ type Server struct {
 
 // session is the state of one MCP session: the runs it started.
 type session struct {
-	runs   map[string]*run
-	closed bool
-	wg     sync.WaitGroup // one per run still going
+	runs map[string]*run
+	// finished are the runs that are over, oldest first, and
+	// keptBytes the bytes of events they keep (retire).
+	finished  []*run
+	keptBytes int
+	closed    bool
+	wg        sync.WaitGroup // one per run still going
 }
 
 // New returns a Server with its tools registered.
@@ -148,7 +159,8 @@ func New(o Options) *Server {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	s := &Server{o: o, sessions: map[*mcp.ServerSession]*session{}, writeGrace: writeGrace, holdMax: holdMax, maxBody: maxLine}
+	s := &Server{o: o, sessions: map[*mcp.ServerSession]*session{}, writeGrace: writeGrace, holdMax: holdMax, maxBody: maxLine,
+		sessionEventBytes: MaxSessionEventBytes, maxFinished: MaxFinishedRuns}
 	s.roots, s.rootErr = resolveRoots(o.Roots)
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "harness", Title: "harness: run coding agents under supervision", Version: o.Version},
 		&mcp.ServerOptions{Logger: o.Logger, Instructions: fmt.Sprintf(instructions, agentList())})
@@ -173,15 +185,20 @@ func orDur(d, def time.Duration) time.Duration {
 // Run serves one session over t until the client goes away or ctx is done,
 // then ends the session's runs and waits for them.
 func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
-	return s.serve(ctx, t, nil, nil)
+	return s.serve(ctx, t, nil, nil, nil)
 }
 
 // serve is Run. A close of gone (the transport's input ended: the client
 // has gone) interrupts the session's runs at once: the SDK ends the
 // session only once every call in flight has returned, and a call's
 // answer may wait as long as the client reads nothing. stop, when set,
-// is called first when gone is closed or ctx is done.
-func (s *Server) serve(ctx context.Context, t mcp.Transport, gone <-chan struct{}, stop func()) error {
+// is called first when gone is closed or ctx is done. settle, when set,
+// returns once the calls in flight are answered, or their answers cannot
+// be written; it must return in bounded time. When ctx is done, the
+// session's runs are interrupted and settle is waited for before the
+// session is closed: the SDK writes no answer once it is closing, and
+// a waiting run_agent's answer (its interrupted run's result) was lost.
+func (s *Server) serve(ctx context.Context, t mcp.Transport, gone <-chan struct{}, stop, settle func()) error {
 	ss, err := s.mcp.Connect(ctx, t, nil)
 	if err != nil {
 		return err
@@ -204,6 +221,9 @@ func (s *Server) serve(ctx context.Context, t mcp.Transport, gone <-chan struct{
 			stopping()
 		case <-ctx.Done():
 			stopping()
+			if settle != nil {
+				settle()
+			}
 			ss.Close()
 			<-ended
 			err, over = ctx.Err(), true
@@ -237,7 +257,7 @@ func (s *Server) Close() {
 // the server choose then). A client's own setLevel overrides it. A
 // request that came in an HTTP POST is cancelled when the POST is over
 // (callContext). A request the SDK would serve wrongly is answered here
-// (refuse), and an initialize refused gets a JSON-RPC code (withCode).
+// (refuse), and an error without a JSON-RPC code gets one (withCode).
 func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		ss, _ := req.GetSession().(*mcp.ServerSession)
@@ -254,7 +274,7 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			_, _ = next(ctx, "logging/setLevel", &mcp.ServerRequest[*mcp.SetLoggingLevelParams]{
 				Session: ss, Params: &mcp.SetLoggingLevelParams{Level: "warning"}})
 		}
-		return res, withCode(method, err)
+		return res, withCode(err)
 	}
 }
 
@@ -310,7 +330,7 @@ func (s *Server) lookup(ss *mcp.ServerSession, id string) (*run, error) {
 			return r, nil
 		}
 	}
-	return nil, fmt.Errorf("unknown run_id %q: no run of this session has that id (runs are kept until the session ends)", id)
+	return nil, fmt.Errorf("unknown run_id %q: no run of this session has that id (a session remembers its runs until it ends, but at most its %d most recent finished ones)", id, s.maxFinished)
 }
 
 // MinTokenLen is the least length in bytes of a bearer token: a shorter

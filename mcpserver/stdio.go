@@ -59,11 +59,15 @@ const maxReplies = 1 << 20
 // answered (a run_agent waiting for its run, with the interrupted run's
 // result). The SDK answers no call once its input has ended, so the end
 // reaches it only once every request handed on is answered, or w
-// failed (or after holdMax, 1 min: a backstop). Once r has ended, or ctx is done, a write to w blocked for
-// writeGrace (5 s) is abandoned and nothing more is written: a client
-// that closed stdin and no longer reads stdout does not keep ServeStdio,
-// which returns once the runs' processes are gone. That end is the
-// client's doing, not an error: ServeStdio returns nil.
+// failed (or after holdMax, 1 min: a backstop). When ctx is done (the
+// server is told to stop: SIGTERM), the same: the runs are interrupted,
+// and the calls in flight answered before the session is closed and
+// ServeStdio returns ctx's error. Once r has ended, or ctx is done, a
+// write to w blocked for writeGrace (5 s) is abandoned and nothing more
+// is written: a client that closed stdin and no longer reads stdout
+// does not keep ServeStdio, which returns once the runs' processes are
+// gone. That end is the client's doing, not an error: ServeStdio
+// returns nil.
 func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error {
 	out := &syncio.GraceWriter{W: w, Grace: s.writeGrace}
 	in := &input{lines: rpcline.NewReader(r, maxLine), replies: &syncio.Queue{W: out, Max: maxReplies}, log: s.o.Logger,
@@ -71,7 +75,7 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error
 	// The SDK's own cap is a backstop that never fires: no line input
 	// hands on is over maxLine.
 	err := s.serve(ctx, &mcp.IOTransport{Reader: io.NopCloser(in), Writer: sdkOutput{out, in}, MaxLineLength: maxLine + 1<<20},
-		in.ended, out.End)
+		in.ended, out.End, in.settle)
 	close(in.quit)
 	// input's own answers are written before ServeStdio returns (the
 	// caller exits then), each within the grace once the session is over.
@@ -91,16 +95,18 @@ type sdkOutput struct {
 	in *input
 }
 
-// Write writes one message of the SDK's (its transport writes each whole).
+// Write writes one message of the SDK's (its transport writes each
+// whole), an error without a code given one (withCodeMsg).
 func (o sdkOutput) Write(p []byte) (int, error) {
 	o.in.calls.Written(p)
-	n, err := o.w.Write(p)
-	if err != nil {
+	msg, _ := withCodeMsg(p)
+	if _, err := o.w.Write(msg); err != nil {
 		// The SDK writes nothing after a failed write, so the calls in
 		// flight will never be answered: the end of r need not wait.
 		o.in.brokenOnce.Do(func() { close(o.in.broken) })
+		return 0, err
 	}
-	return n, err
+	return len(p), nil
 }
 
 func (sdkOutput) Close() error { return nil }
@@ -164,6 +170,18 @@ func (in *input) Read(p []byte) (int, error) {
 	n := copy(p, in.rest)
 	in.rest = in.rest[n:]
 	return n, nil
+}
+
+// settle returns once the requests handed on are answered, or a write
+// failed (none will be written), or after holdMax: each waits on runs
+// being interrupted and on writes given up after the grace, so this is a
+// backstop, as in Read.
+func (in *input) settle() {
+	select {
+	case <-in.calls.Idle():
+	case <-in.broken:
+	case <-time.After(in.holdMax):
+	}
 }
 
 // check returns line as the SDK is to read it, or nil when it answered

@@ -27,13 +27,19 @@ type pipeClient struct {
 // initializes it.
 func newPipeClient(t *testing.T, grace time.Duration) *pipeClient {
 	t.Helper()
+	return newPipeClientCtx(t, context.Background(), grace)
+}
+
+// newPipeClientCtx is newPipeClient serving until ctx is done.
+func newPipeClientCtx(t *testing.T, ctx context.Context, grace time.Duration) *pipeClient {
+	t.Helper()
 	f := &fixture{runDone: make(chan error, 1), logDir: t.TempDir()}
 	f.srv = mcpserver.New(f.options(nil))
 	mcpserver.SetWriteGrace(f.srv, grace)
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	go func() {
-		err := f.srv.ServeStdio(context.Background(), inR, outW)
+		err := f.srv.ServeStdio(ctx, inR, outW)
 		inR.CloseWithError(io.ErrClosedPipe) // a write after the end fails, not hangs
 		f.runDone <- err
 	}()
@@ -156,4 +162,53 @@ func TestStdioEOFAnswersCallInFlight(t *testing.T) {
 	require.Equal(t, "1", a.Get("id").Raw, a.Raw)
 	require.True(t, a.Get("result.isError").Bool(), a.Raw)
 	require.Equal(t, "cancelled", a.Get("result.structuredContent.state").String(), a.Raw)
+}
+
+// TestStdioStopAnswersCallInFlight: a run_agent call waiting for its run
+// when the server is told to stop (ctx done: SIGTERM) gets its answer,
+// the run interrupted, before ServeStdio returns. The session was closed
+// right after the runs were interrupted, and the SDK writes nothing
+// then: the client read EOF where the cancelled result was due.
+func TestStdioStopAnswersCallInFlight(t *testing.T) {
+	t.Parallel()
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	c := newRawClientCtx(t, ctx)
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"run_agent","arguments":{"agent":"claude","prompt":"interrupt"}}}`)
+	require.Eventually(t, func() bool { return len(c.f.children.PIDs()) > 0 }, 30*time.Second, 5*time.Millisecond, "the agent starts")
+	stop()
+	a := c.answer()
+	require.Equal(t, "1", a.Get("id").Raw, a.Raw)
+	require.True(t, a.Get("result.isError").Bool(), a.Raw)
+	require.Equal(t, "cancelled", a.Get("result.structuredContent.state").String(), a.Raw)
+	require.Equal(t, "ECANCELED", a.Get("result.structuredContent.error.code").String(), a.Raw)
+	select {
+	case err := <-c.f.runDone:
+		require.ErrorIs(t, err, context.Canceled)
+		c.f.runDone <- err // for the cleanup's check
+	case <-time.After(20 * time.Second):
+		t.Fatal("ServeStdio did not return once told to stop")
+	}
+}
+
+// TestStdioStopUnread: told to stop while its client reads nothing,
+// ServeStdio still returns: the answers wait at most the write grace.
+func TestStdioStopUnread(t *testing.T) {
+	t.Parallel()
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	c := newPipeClientCtx(t, ctx, 50*time.Millisecond)
+	c.send(t, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"run_agent","arguments":{"agent":"claude","prompt":"interrupt"}}}`)
+	require.Eventually(t, func() bool { return len(c.f.children.PIDs()) > 0 }, 30*time.Second, 5*time.Millisecond, "the agent starts")
+	for i := range 5 {
+		c.send(t, `{"jsonrpc":"2.0","id":`+strconv.Itoa(10+i)+`,"method":"ping"}`)
+	}
+	stop()
+	select {
+	case err := <-c.f.runDone:
+		require.ErrorIs(t, err, context.Canceled)
+	case <-time.After(20 * time.Second):
+		t.Fatal("ServeStdio waits on a client that reads nothing")
+	}
+	c.requireCancelled(t)
 }

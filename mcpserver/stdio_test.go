@@ -27,12 +27,34 @@ type rawClient struct {
 
 func newRawClient(t *testing.T) *rawClient {
 	t.Helper()
+	return newRawClientCtx(t, context.Background())
+}
+
+// newRawClientCtx is newRawClient serving until ctx is done.
+func newRawClientCtx(t *testing.T, ctx context.Context) *rawClient {
+	t.Helper()
+	c := newRawConnCtx(t, ctx)
+	c.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	require.Equal(t, "harness", c.answer().Get("result.serverInfo.name").String())
+	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return c
+}
+
+// newRawConn is newRawClient before initialize.
+func newRawConn(t *testing.T) *rawClient {
+	t.Helper()
+	return newRawConnCtx(t, context.Background())
+}
+
+// newRawConnCtx is newRawConn serving until ctx is done.
+func newRawConnCtx(t *testing.T, ctx context.Context) *rawClient {
+	t.Helper()
 	f := &fixture{runDone: make(chan error, 1), logDir: t.TempDir()}
 	f.srv = mcpserver.New(f.options(nil))
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	go func() {
-		err := f.srv.ServeStdio(context.Background(), inR, outW)
+		err := f.srv.ServeStdio(ctx, inR, outW)
 		outW.Close()
 		inR.CloseWithError(io.ErrClosedPipe) // a write after the end fails, not hangs
 		f.runDone <- err
@@ -50,9 +72,6 @@ func newRawClient(t *testing.T) *rawClient {
 		inW.Close()
 		f.requireEnded(t)
 	})
-	c.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
-	require.Equal(t, "harness", c.answer().Get("result.serverInfo.name").String())
-	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	return c
 }
 
@@ -233,4 +252,34 @@ func TestStdioProtocolErrors(t *testing.T) {
 	a = c.answer()
 	require.Equal(t, "3", a.Get("id").Raw)
 	require.False(t, a.Get("error").Exists(), a.Raw)
+}
+
+// TestStdioBeforeInitialize: a request before initialize is refused with
+// Invalid request, whatever its method; ping is answered, and the
+// session initializes after. The SDK's refusal had code 0, which
+// JSON-RPC does not have, and comes before any handler sees the request.
+func TestStdioBeforeInitialize(t *testing.T) {
+	t.Parallel()
+	c := newRawConn(t)
+	for i, m := range []string{
+		`"method":"tools/call","params":{"name":"list_agents","arguments":{}}`,
+		`"method":"tools/list"`,
+		`"method":"resources/list"`,
+		`"method":"no/such/method"`,
+	} {
+		c.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,%s}`, i+1, m))
+		a := c.answer()
+		require.Equal(t, fmt.Sprint(i+1), a.Get("id").Raw, a.Raw)
+		require.EqualValues(t, -32600, a.Get("error.code").Int(), a.Raw)
+		require.Contains(t, a.Get("error.message").String(), "invalid during session initialization", a.Raw)
+	}
+	c.send(`{"jsonrpc":"2.0","id":"p","method":"ping"}`)
+	a := c.answer()
+	require.Equal(t, `"p"`, a.Get("id").Raw, a.Raw)
+	require.True(t, a.Get("result").Exists(), a.Raw)
+
+	c.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	require.Equal(t, "harness", c.answer().Get("result.serverInfo.name").String())
+	c.send(`{"jsonrpc":"2.0","id":9,"method":"tools/list"}`)
+	require.NotEmpty(t, c.answer().Get("result.tools").Array())
 }

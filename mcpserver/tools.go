@@ -26,6 +26,7 @@ type RunArgs struct {
 	IdleTimeoutMS *int64 `json:"idle_timeout_ms,omitempty" jsonschema:"end the run after this many milliseconds without output and no tool call in flight; clamped to the server's limits"`
 	HardTimeoutMS *int64 `json:"hard_timeout_ms,omitempty" jsonschema:"wall-clock limit of the run in milliseconds; clamped to the server's limits"`
 	Wait          string `json:"wait,omitempty" jsonschema:"turn (default): block until the run ends and return its answer; none: return the run id at once and follow it with run_status, run_events, cancel_run"`
+	Resume        string `json:"resume,omitempty" jsonschema:"continue the agent's own session of an earlier run (its summary's session_id) with this prompt: the agent keeps that conversation's context; give the same agent and cwd"`
 }
 
 // RunRef names a run.
@@ -42,13 +43,14 @@ type EventsArgs struct {
 
 // EventsPage is run_events' answer.
 type EventsPage struct {
-	RunID        string            `json:"run_id"`
-	State        string            `json:"state" jsonschema:"running, or the run's final status"`
-	Events       []json.RawMessage `json:"events" jsonschema:"events of harness's unified stream (docs/events.md): objects with v, type, run, seq, ts and the type's fields"`
-	NextAfterSeq int64             `json:"next_after_seq" jsonschema:"after_seq for the next page"`
-	LastSeq      int64             `json:"last_seq" jsonschema:"seq of the newest event so far"`
-	More         bool              `json:"more" jsonschema:"more events are buffered after this page"`
-	Dropped      int64             `json:"dropped" jsonschema:"events after after_seq that are no longer kept (only a server without session logs drops any)"`
+	RunID         string            `json:"run_id"`
+	State         string            `json:"state" jsonschema:"running, or the run's final status"`
+	Events        []json.RawMessage `json:"events" jsonschema:"events of harness's unified stream (docs/events.md): objects with v, type, run, seq, ts and the type's fields"`
+	NextAfterSeq  int64             `json:"next_after_seq" jsonschema:"after_seq for the next page"`
+	LastSeq       int64             `json:"last_seq" jsonschema:"seq of the newest event so far"`
+	More          bool              `json:"more" jsonschema:"more events are buffered after this page"`
+	Dropped       int64             `json:"dropped" jsonschema:"events after after_seq that are no longer kept (only a server without session logs drops any)"`
+	EventsDropped bool              `json:"events_dropped,omitempty" jsonschema:"the run is over and none of its events are kept any more (run_status has its summary)"`
 }
 
 // AgentsList is list_agents' answer.
@@ -85,6 +87,7 @@ const runDescription = "Start a coding agent (%s) on a task and return its answe
 	"harness supervises the run: no output for idle_timeout_ms ends it (EIDLE), and so does the wall-clock limit " +
 	"hard_timeout_ms (ETIMEDOUT); both are clamped to the server's limits. With wait=turn (default) the call blocks " +
 	"until the run ends, sending progress notifications; with wait=none it returns the run id at once. " +
+	"To go on with an earlier run's conversation, pass its summary's session_id as resume. " +
 	"A run that does not succeed returns isError with a structured error (code, message, partial results, suggestions)."
 
 func (s *Server) addTools() {
@@ -98,7 +101,7 @@ func (s *Server) addTools() {
 	eventsSchema := schemaFor[EventsArgs]()
 	intRange(eventsSchema, "run_events")
 	mcp.AddTool(s.mcp, &mcp.Tool{Name: "run_events", Title: "Events of a run", InputSchema: eventsSchema,
-		Description:  "Page through a run's normalized events (harness's unified event stream) with seq greater than after_seq. Events are read from the run's session log; a server without session logs keeps only the newest 10000 events (32 MiB) of each run, and reports older ones as dropped.",
+		Description:  fmt.Sprintf("Page through a run's normalized events (harness's unified event stream) with seq greater than after_seq. Events are read from the run's session log; a server without session logs keeps only the newest 10000 events (32 MiB) of each run, and reports older ones as dropped; of the runs that are over, a session keeps at most %d MiB of events, and drops the oldest runs' first (events_dropped).", MaxSessionEventBytes>>20),
 		OutputSchema: schemaFor[EventsPage](), Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, s.runEvents)
 	mcp.AddTool(s.mcp, &mcp.Tool{Name: "cancel_run", Title: "Cancel a run",
 		Description:  "Stop a run: SIGINT, then SIGTERM, then SIGKILL to the agent and every process it started. Returns the run's final result (state cancelled, error code ECANCELED) once it is over.",
@@ -180,7 +183,7 @@ func (s *Server) runAgent(ctx context.Context, req *mcp.CallToolRequest, in RunA
 	// keeps harness's own secrets (the bearer token clients use to reach
 	// this server) from the agent: it could call back with them.
 	t := harness.Task{Agent: a.Name(), Prompt: in.Prompt, Model: in.Model, Cwd: cwd, Permissions: in.Permissions,
-		Run: event.NewRunID()}
+		Resume: in.Resume, Run: event.NewRunID()}
 	tb := s.settings().Budgets()
 	b := s.clamp(&tb, in.IdleTimeoutMS, in.HardTimeoutMS)
 	t.Budgets = &tb
@@ -301,6 +304,10 @@ func (s *Server) start(ctx context.Context, ss *mcp.ServerSession, t harness.Tas
 	go func() {
 		res, werr := h.Wait()
 		r.finish(res, werr)
+		// Before done: the answer of run_agent finds the session's
+		// bounds applied.
+		s.retire(se, r)
+		close(r.done)
 		<-r.notified
 		se.wg.Done()
 	}()
@@ -356,6 +363,9 @@ func (s *Server) runStatus(_ context.Context, req *mcp.CallToolRequest, in RunRe
 	st := r.status()
 	text := fmt.Sprintf("run %s (%s): %s, %s elapsed, last output %s ago, %s", st.RunID, st.Agent, st.State,
 		roundDur(time.Duration(st.ElapsedMS)*time.Millisecond), roundDur(time.Duration(st.LastActivityMS)*time.Millisecond), st.Activity)
+	if st.EventsDropped {
+		text += "; its events are no longer kept for run_events (the session's memory bound)"
+	}
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, st, nil
 }
 
@@ -381,12 +391,16 @@ func (s *Server) runEvents(_ context.Context, req *mcp.CallToolRequest, in Event
 		return errResult("run_events: %v", err)
 	}
 	p := EventsPage{RunID: r.id, State: state, Events: make([]json.RawMessage, len(pg.events)), LastSeq: pg.last,
-		More: pg.more, NextAfterSeq: pg.next, Dropped: pg.dropped}
+		More: pg.more, NextAfterSeq: pg.next, Dropped: pg.dropped, EventsDropped: pg.evicted}
 	for i, e := range pg.events {
 		p.Events[i] = e
 	}
 	text := fmt.Sprintf("%d events of run %s (%s); next_after_seq %d, more %t", len(pg.events), r.id, state, p.NextAfterSeq, p.More)
-	if p.Dropped > 0 {
+	switch {
+	case pg.evicted:
+		text = fmt.Sprintf("run %s (%s) is over and its events are no longer kept: without session logs, a session keeps at most %s of its finished runs' events and drops the oldest runs' first. run_status still has its summary.",
+			r.id, state, byteSize(s.sessionEventBytes))
+	case p.Dropped > 0:
 		text += fmt.Sprintf("; %d older events are no longer buffered", p.Dropped)
 	}
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, p, nil
