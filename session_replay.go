@@ -51,11 +51,13 @@ type SessionRecord struct {
 }
 
 // RecordedTurn is one turn of a SessionRecord: its turn_start's prompt
-// (and whether the stream cut it) and its turn_end's status and
-// synthetic flag.
+// (and whether the stream cut it), whether the agent began it by itself
+// (origin agent: no prompt was sent for it), and its turn_end's status
+// and synthetic flag.
 type RecordedTurn struct {
 	Prompt          string
 	PromptTruncated bool
+	Agent           bool
 	Status          string
 	Synthetic       bool
 }
@@ -98,7 +100,7 @@ func (rec *SessionRecord) add(b event.Body, asked map[string]int) {
 	case *event.TurnStart:
 		rec.Live = true
 		rec.End = nil // an error before a turn did not end the session
-		rec.Turns = append(rec.Turns, RecordedTurn{Prompt: b.Prompt, PromptTruncated: b.PromptTruncated})
+		rec.Turns = append(rec.Turns, RecordedTurn{Prompt: b.Prompt, PromptTruncated: b.PromptTruncated, Agent: b.Origin == event.OriginAgent})
 	case *event.TurnEnd:
 		if n := len(rec.Turns); n > 0 {
 			rec.Turns[n-1].Status, rec.Turns[n-1].Synthetic = b.Status, b.Synthetic
@@ -192,11 +194,16 @@ var errOnePrompt = errors.New("the protocol holds one prompt a session: its log 
 // when the turn before it ended, given the caller's answer to each
 // permission request, and asked to cancel a turn the recorded stream
 // shows interrupted or out of time; a turn the harness ended itself
-// (timeout, or closed when the session ended in it) ends so again.
+// (timeout, or closed when the session ended in it) ends so again. A
+// turn the agent began by itself is no prompt's: the Conversation finds
+// it in the lines, and the record says how it ended.
 type replayer struct {
 	conv     adapters.Conversation
 	rec      *SessionRecord
-	sent     int  // prompts sent
+	begun    bool // the first prompt was sent
+	sent     int  // the record's turns up to the last prompt sent
+	next     int  // the record's turn the next turn_start is
+	cur      int  // the record's turn in progress (-1: none the record has)
 	asked    int  // permission requests made
 	open     bool // a turn is in progress
 	canceled bool // its cancel was asked
@@ -215,7 +222,7 @@ func newReplayer(p adapters.Parser, rec *SessionRecord, t adapters.Task, ask boo
 	if err := conv.Begin(io.Discard, t); err != nil {
 		return nil, err
 	}
-	r := &replayer{conv: conv, rec: rec}
+	r := &replayer{conv: conv, rec: rec, cur: -1}
 	return r, nil
 }
 
@@ -322,7 +329,8 @@ func replayRun(p adapters.Parser, t adapters.Task) (adapters.Parser, error) {
 // Parse implements adapters.Parser.
 func (r *replayer) Parse(dst []event.Body, line []byte) ([]event.Body, bool) {
 	n := len(dst)
-	if r.sent == 0 {
+	if !r.begun {
+		r.begun = true
 		dst = r.prompt(dst)
 	}
 	if r.open && !r.canceled && r.stopped() {
@@ -349,8 +357,8 @@ func (r *replayer) Flush(dst []event.Body) []event.Body {
 		}
 		dst = append(dst, &end)
 	}
-	if r.open && r.sent > 0 {
-		if t := r.rec.Turns[r.sent-1]; t.Synthetic {
+	if r.open && r.cur >= 0 {
+		if t := r.rec.Turns[r.cur]; t.Synthetic {
 			dst = append(dst, &event.TurnEnd{Status: t.Status, Synthetic: true})
 		}
 	}
@@ -359,7 +367,10 @@ func (r *replayer) Flush(dst []event.Body) []event.Body {
 
 // stopped reports whether the harness stopped the turn in progress.
 func (r *replayer) stopped() bool {
-	s := r.rec.Turns[r.sent-1].Status
+	if r.cur < 0 {
+		return false
+	}
+	s := r.rec.Turns[r.cur].Status
 	return s == event.ResultCancelled || s == event.ResultTimeout
 }
 
@@ -375,8 +386,12 @@ func (r *replayer) turns(dst []event.Body, n int) []event.Body {
 		for i := n; i < len(dst); i++ {
 			switch v := dst[i].(type) {
 			case *event.TurnStart:
-				r.open, r.canceled = true, false
-				if r.sent > 0 && r.rec.Turns[r.sent-1].PromptTruncated {
+				r.open, r.canceled, r.cur = true, false, -1
+				if r.next < len(r.rec.Turns) {
+					r.cur = r.next
+					r.next++
+				}
+				if r.cur >= 0 && r.rec.Turns[r.cur].PromptTruncated {
 					v.PromptTruncated = true // the recorded prompt is the one the stream cut
 				}
 			case *event.PermissionRequest:
@@ -390,8 +405,8 @@ func (r *replayer) turns(dst []event.Body, n int) []event.Body {
 				// (endTurnAs): a turn out of time, or one the caller
 				// interrupted, whatever the agent answered.
 				stopped := ""
-				if r.sent > 0 {
-					if st := r.rec.Turns[r.sent-1].Status; st == event.ResultTimeout || st == event.ResultCancelled {
+				if r.cur >= 0 {
+					if st := r.rec.Turns[r.cur].Status; st == event.ResultTimeout || st == event.ResultCancelled {
 						stopped = st
 					}
 				}
@@ -412,8 +427,12 @@ func (r *replayer) turns(dst []event.Body, n int) []event.Body {
 	}
 }
 
-// prompt sends the next recorded prompt, if any.
+// prompt sends the next recorded prompt, if any: the next turn of the
+// record the agent did not begin itself.
 func (r *replayer) prompt(dst []event.Body) []event.Body {
+	for r.sent < len(r.rec.Turns) && r.rec.Turns[r.sent].Agent {
+		r.sent++
+	}
 	if r.sent >= len(r.rec.Turns) {
 		return dst
 	}

@@ -252,13 +252,18 @@ const MaxQueued = 64
 //   - Prompt queues a turn's prompt; it is sent at once when the agent is
 //     free (the bodies returned: its *event.TurnStart), else when the turn
 //     in progress ends (Parse returns the turn's *event.TurnEnd, then the
-//     next *event.TurnStart). A turn's end never yields an *event.Result;
-//     a failure of the turn is the turn's (its error is not fatal).
+//     next *event.TurnStart). A protocol whose agent says when it takes a
+//     prompt up (Claude Code's command_lifecycle) starts the turn with the
+//     line that says so, from Parse; a turn the agent begins by itself
+//     (event.OriginAgent) comes from Parse too. A turn's end never yields
+//     an *event.Result; a failure of the turn is the turn's (its error is
+//     not fatal).
 //   - Answer answers a permission request the Session reported with an
 //     *event.PermissionRequest (ask mode: Converse's ask); false when no
 //     request of that call id is pending.
-//   - Busy reports whether a turn is in flight: the idle watchdog runs
-//     only then (setup steps have their own deadline, SetupBounded).
+//   - Busy reports whether a turn is in flight, or a prompt sent waits
+//     for the agent to take it up: the idle watchdog runs only then
+//     (setup steps have their own deadline, SetupBounded).
 //   - End says no prompt will follow: Done reports true once the queue is
 //     empty and the last turn has ended.
 type Conversation interface {

@@ -54,6 +54,28 @@ func TestCheckUsage(t *testing.T) {
 	st, detail := r.checkUsage()
 	require.Equal(t, Fail, st, "the model served no usage: none may be reported")
 	require.Contains(t, detail, "served none")
+
+	// A stalled call (hang) sent its input as it began: an agent stopped
+	// mid-call may report that, with no output, and nothing else.
+	hang, err := mockmodel.Builtin("hang")
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name   string
+		evs    []event.Body
+		status string
+	}{
+		{"none", []event.Body{res(0, 0)}, Pass},
+		{"its-input", []event.Body{u(120, 0), res(120, 0)}, Pass},
+		{"with-output", []event.Body{u(120, 25), res(120, 25)}, Fail},
+		{"more", []event.Body{u(240, 0), res(240, 0)}, Fail},
+	} {
+		t.Run("stalled-"+tc.name, func(t *testing.T) {
+			r := runOf("/w", tc.evs...)
+			r.Protocol, r.Script = CLI, hang
+			st, detail := r.checkUsage()
+			require.Equal(t, tc.status, st, detail)
+		})
+	}
 }
 
 // TestCheckDiffs: a diff passes when git apply takes it on the files as

@@ -9,15 +9,23 @@ import (
 	"time"
 )
 
-// TurnStart opens a turn of a live session: one prompt sent to the agent.
-// Turns do not overlap: the next turn_start comes after this turn's
-// turn_end. TurnID is "turn_1", "turn_2", … in the order the prompts were
-// sent (the Stream numbers a turn whose id is empty).
+// TurnStart opens a turn of a live session: one prompt sent to the agent,
+// or (Origin OriginAgent) a turn the agent began by itself, with no
+// prompt of the caller's (Claude Code answering the end of a background
+// command). Turns do not overlap: the next turn_start comes after this
+// turn's turn_end. TurnID is "turn_1", "turn_2", … in the order the
+// prompts were sent, "agent_1", "agent_2", … for the agent's own turns
+// (the Stream numbers a turn whose id is empty).
 type TurnStart struct {
 	TurnID          string `json:"turn_id"`
 	Prompt          string `json:"prompt"`
 	PromptTruncated bool   `json:"prompt_truncated,omitempty"`
+	Origin          string `json:"origin,omitempty"`
 }
+
+// OriginAgent is the Origin of a turn the agent began by itself. A
+// turn's Origin is otherwise empty: the caller's prompt began it.
+const OriginAgent = "agent"
 
 // TurnEnd closes the open turn, exactly once. Status is one of the Result
 // statuses; Text the turn's answer (the rules of result.text, within the
@@ -280,6 +288,9 @@ func (c *checker) turn(ev Event) {
 		}
 		if b.TurnID == "" || t.ids[b.TurnID] {
 			c.fail(ev, "turn_id %q is empty or not unique", b.TurnID)
+		}
+		if b.Origin != "" && b.Origin != OriginAgent {
+			c.fail(ev, "origin %q", b.Origin)
 		}
 		t.ids[b.TurnID] = true
 		t.open, t.openSeq, t.usage, t.seen = b.TurnID, ev.Seq, Usage{}, true

@@ -38,6 +38,9 @@ func TestCheckTurns(t *testing.T) {
 	toolEnd := &ToolEnd{CallID: "c", Name: "Bash", Kind: KindShell, Status: StatusOK}
 	require.NoError(t, checkTurns(ResultSuccess, start("turn_1"), u1, tool, toolEnd, end("turn_1", *u1), start("turn_2"), u2, end("turn_2", *u2)))
 	require.NoError(t, checkTurns(ResultSuccess), "a session with no turn")
+	own := &TurnStart{TurnID: "agent_1", Origin: OriginAgent}
+	require.NoError(t, checkTurns(ResultSuccess, start("turn_1"), end("turn_1", Usage{}), own, u1, end("agent_1", *u1)),
+		"a turn the agent began by itself")
 	cases := map[string][]Body{
 		"turn-never-ends":        {start("turn_1"), u1},
 		"end-without-start":      {end("turn_1", Usage{})},
@@ -53,6 +56,7 @@ func TestCheckTurns(t *testing.T) {
 		"permission-no-call":     {start("turn_1"), &PermissionRequest{Tool: "Bash", Kind: KindShell}, end("turn_1", Usage{})},
 		"cancelled-answers":      {start("turn_1"), &TurnEnd{TurnID: "turn_1", Status: ResultCancelled, Text: "half"}},
 		"result-not-last-answer": {start("turn_1"), &TurnEnd{TurnID: "turn_1", Status: ResultSuccess, Text: "done"}},
+		"unknown-origin":         {&TurnStart{TurnID: "turn_1", Origin: "user"}, end("turn_1", Usage{})},
 	}
 	for name, bodies := range cases {
 		require.Error(t, checkTurns(ResultSuccess, bodies...), name)

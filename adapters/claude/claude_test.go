@@ -129,9 +129,20 @@ func BenchmarkOneLongBlock(b *testing.B) {
 // the stream (NDJSON) and what the Conversation wrote to the CLI's stdin.
 func liveRun(t *testing.T, transcript []byte, ask bool) (stream, stdin []byte) {
 	t.Helper()
+	return liveRunWith(t, transcript, ask, func(c *Conversation) { c.prefix = testPrefix })
+}
+
+// testPrefix is the start of the uuids of the messages of the captures in
+// testdata/live, which the Conversation that plays them gives its own.
+const testPrefix = "7e57c0de-0000-4000-8000-"
+
+// liveRunWith is liveRun with the Conversation readied by ready.
+func liveRunWith(t *testing.T, transcript []byte, ask bool, ready func(*Conversation)) (stream, stdin []byte) {
+	t.Helper()
 	var out, in bytes.Buffer
 	s := adaptertest.Stream(Agent, false, &out)
 	c := NewConversation()
+	ready(c)
 	c.Converse(ask)
 	require.NoError(t, c.Begin(&in, adapters.Task{}))
 	sc := bufio.NewScanner(bytes.NewReader(transcript))
@@ -165,12 +176,15 @@ func liveRun(t *testing.T, transcript []byte, ask bool) (stream, stdin []byte) {
 // TestLiveGolden replays sessions of the real Claude Code 2.1.329 over
 // stream-json against the scripted model (testdata/live: its stdout, and
 // where the caller acted): two turns, an interrupt, two permission requests
-// answered allow and deny. The stream and what harness wrote to the CLI's
+// answered allow and deny (captured before harness gave its messages a
+// uuid: the CLI reports no command_lifecycle), and a turn the CLI began
+// itself at the end of a background command (bg-notice, bg-fold:
+// live_own_test.go). The stream and what harness wrote to the CLI's
 // stdin are compared with the goldens (-update rewrites them).
 func TestLiveGolden(t *testing.T) {
 	files, err := filepath.Glob("testdata/live/*.jsonl")
 	require.NoError(t, err)
-	require.Len(t, files, 3)
+	require.Len(t, files, 5)
 	for _, f := range files {
 		name := strings.TrimSuffix(filepath.Base(f), ".jsonl")
 		t.Run(name, func(t *testing.T) {
@@ -359,8 +373,12 @@ func TestLiveFaults(t *testing.T) {
 		require.Empty(t, bodies, "queued")
 		require.Equal(t, 1, strings.Count(in.String(), `"type":"user"`))
 		bodies = adaptertest.Bodies(c, init1, result)
-		require.IsType(t, &event.TurnStart{}, bodies[len(bodies)-1])
-		require.Equal(t, 2, strings.Count(in.String(), `"type":"user"`))
+		require.IsType(t, &event.TurnEnd{}, bodies[len(bodies)-1])
+		require.Equal(t, 2, strings.Count(in.String(), `"type":"user"`), "written at the turn's end")
+		require.True(t, c.Busy(), "the CLI owes the second prompt its turn")
+		// A CLI that reports no command_lifecycle begins it at its init.
+		bodies = adaptertest.Bodies(c, init1)
+		require.Equal(t, "two", bodies[len(bodies)-1].(*event.TurnStart).Prompt)
 	})
 	t.Run("permission-not-asked-is-denied", func(t *testing.T) {
 		c, in := live(t) // full-access or read-only: the CLI should not ask; when it does, no
@@ -436,6 +454,7 @@ func FuzzLive(f *testing.F) {
 		var out bytes.Buffer
 		s := adaptertest.Stream(Agent, false, &out)
 		c := NewConversation()
+		c.prefix = testPrefix // the captures' uuids
 		c.Converse(true)
 		var in bytes.Buffer
 		if c.Begin(&in, adapters.Task{}) != nil {

@@ -2,6 +2,8 @@ package claude
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/tidwall/gjson"
 
 	"github.com/agentharness/harness/adapters"
 	"github.com/agentharness/harness/event"
@@ -32,6 +36,19 @@ import (
 // {tool_name, input, tool_use_id}, answered {behavior: allow,
 // updatedInput} or {behavior: deny, message}, and withdraws one with a
 // `control_cancel_request`. No `initialize` is needed for any of this.
+//
+// Claude Code also begins turns by itself: when a background command
+// (Bash run_in_background) ends, it prints task_notification and answers
+// it with a turn of its own (system/init, its lines, a `result` whose
+// origin is task-notification). So each message harness writes has a
+// `uuid` and priority `later`: the CLI reports `command_lifecycle`
+// {command_uuid, state: queued|started|completed|cancelled} for it, and
+// its result lists it in user_message_uuids. A message sent while a turn
+// of the CLI's own runs waits in the CLI's queue (priority later: one of
+// the default priority was seen taken into that turn between two model
+// calls) and starts after that turn's result; harness opens the
+// message's turn at its `started`, and a system/init that comes with no
+// turn of harness's begun is a turn of the CLI's own.
 const Protocol = "stream-json"
 
 // Live drives Claude Code over its two-way protocol (Protocol): its
@@ -76,22 +93,49 @@ var (
 
 // Conversation is a live session of Claude Code over stream-json
 // (adapters.Conversation, adapters.Canceler): each prompt is a user
-// message, each `result` line ends its turn, an interrupt is a
-// control_request, and with permissions ask each can_use_tool request waits
-// for the caller's Answer. Its lines are mapped by the CLI's parser. Until
-// Begin it only maps, for a captured session: each result then ends a
-// turn of unknown prompt.
+// message, whose turn begins when the CLI takes it up, each `result` line
+// ends its turn, a turn the CLI begins by itself is a turn of its own
+// (origin agent), an interrupt is a control_request, and with permissions
+// ask each can_use_tool request waits for the caller's Answer. Its lines
+// are mapped by the CLI's parser. Until Begin it only maps, for a captured
+// session: each result then ends a turn of unknown prompt.
 type Conversation struct {
 	p *parser // not embedded: its read-ahead would bypass Parse
 
-	mu        sync.Mutex
-	w         io.Writer // the agent's stdin; nil for a captured session
-	conv      bool      // a live session (Converse): else one prompt, a run's
-	ask       bool
-	queue     []string
-	turns     int
-	inTurn    bool
-	cancelled bool   // an interrupt was sent for the turn in flight
+	mu    sync.Mutex
+	w     io.Writer // the agent's stdin; nil for a captured session
+	conv  bool      // a live session (Converse): else one prompt, a run's
+	ask   bool
+	queue []string
+	turns int // the caller's turns begun
+	own   int // the turns the CLI began by itself
+	// sent counts the user messages written: the k-th has uuid k (uuid).
+	sent int
+	// prefix is the start of this session's uuids, random so that a
+	// resumed session's are new to the CLI; a replay learns the logged
+	// session's from its lines.
+	prefix  string
+	learned bool // a replay found the logged prefix
+	replay  bool // driven over a session's log (adapters.Replayed)
+	// awaiting is the number (uuid) of the message written whose turn
+	// the CLI has not begun yet (0: none), and awaitText its prompt.
+	awaiting  int
+	awaitText string
+	// echoes: the CLI reports command_lifecycle (2.1.329 does for a
+	// message with a uuid); a log or CLI without them begins the turn of
+	// the message written at the next system/init, and a turn begun with
+	// none written is no turn: it cannot be told from one of a prompt
+	// the replay of a damaged log does not know.
+	echoes bool
+	// stray: the CLI started a message of this session's that is not the
+	// one awaiting (a replay whose log was cut before its prompt): its
+	// turn, until its result, is no turn the stream can name.
+	stray  bool
+	inTurn bool
+	agent  bool        // the turn in flight is one the CLI began itself
+	carry  event.Usage // usage the CLI's next result holds for a turn of its own already ended (fold)
+	// cancelled: an interrupt was sent for the turn in flight.
+	cancelled bool
 	interrupt string // its request_id
 	acked     bool   // the CLI acknowledged it
 	ending    bool
@@ -131,7 +175,39 @@ func (c *Conversation) BoundSetup(budget time.Duration, expired func(bodies ...e
 
 // NewConversation returns the parser of one live session of Claude Code.
 func NewConversation() *Conversation {
-	return &Conversation{p: newParser(), asks: map[string]string{}, setup: DefaultSetupTimeout}
+	return &Conversation{p: newParser(), asks: map[string]string{}, setup: DefaultSetupTimeout, prefix: newPrefix()}
+}
+
+// newPrefix is the first 24 characters of a session's uuids: version 4
+// and its variant, 72 random bits; the last 12 hex digits number the
+// messages.
+func newPrefix() string {
+	var b [9]byte
+	rand.Read(b[:])
+	h := hex.EncodeToString(b[:])
+	return h[:8] + "-" + h[8:12] + "-4" + h[12:15] + "-8" + h[15:18] + "-"
+}
+
+// uuid is the uuid of the k-th user message. mu is held.
+func (c *Conversation) uuid(k int) string { return fmt.Sprintf("%s%012x", c.prefix, k) }
+
+// number is the number of the message of this session's whose uuid is
+// id; false for another uuid. mu is held.
+func (c *Conversation) number(id string) (int, bool) {
+	rest, ok := strings.CutPrefix(id, c.prefix)
+	if !ok || len(rest) != 12 {
+		return 0, false
+	}
+	k, err := strconv.ParseUint(rest, 16, 32)
+	return int(k), err == nil
+}
+
+// Replay implements adapters.Replayed: the uuids of the logged session's
+// messages, which its lines name, are learnt from them.
+func (c *Conversation) Replay() {
+	c.mu.Lock()
+	c.replay = true
+	c.mu.Unlock()
 }
 
 // UseWallClock implements adapters.WallClocked.
@@ -163,7 +239,8 @@ func (c *Conversation) Begin(stdin io.Writer, t adapters.Task) error {
 	if !c.conv {
 		// A run: its prompt is the one turn, and its result the run's.
 		c.ending, c.inTurn = true, true
-		return c.write(userMessage(t.Prompt))
+		c.sent++
+		return c.write(userMessage(t.Prompt, c.uuid(c.sent)))
 	}
 	if !c.ask {
 		return nil
@@ -181,15 +258,16 @@ func (c *Conversation) request(req any) error {
 func (c *Conversation) Done() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.w != nil && (c.over || c.ending && !c.inTurn && len(c.queue) == 0)
+	return c.w != nil && (c.over || c.ending && !c.inTurn && c.awaiting == 0 && len(c.queue) == 0)
 }
 
-// Busy implements adapters.Conversation.
-// Until the CLI has started (its first system/init) the setup budget
-// applies instead.
+// Busy implements adapters.Conversation: a turn is in flight, or a
+// prompt written waits for the CLI to take it up (behind a turn of its
+// own). Until the CLI has started (its first system/init) the setup
+// budget applies instead.
 func (c *Conversation) Busy() bool {
 	c.mu.Lock()
-	busy := c.inTurn && c.held == nil
+	busy := (c.inTurn || c.awaiting != 0) && c.held == nil
 	c.mu.Unlock()
 	return busy
 }
@@ -212,7 +290,7 @@ func (c *Conversation) Prompt(text string) ([]event.Body, error) {
 		return nil, adapters.ErrQueueFull
 	}
 	c.queue = append(c.queue, text)
-	if c.inTurn {
+	if c.inTurn || c.awaiting != 0 {
 		return nil, nil // sent when the turn in progress ends
 	}
 	bodies := c.nextTurn(nil)
@@ -222,33 +300,61 @@ func (c *Conversation) Prompt(text string) ([]event.Body, error) {
 	return bodies, nil
 }
 
-// nextTurn sends the first prompt queued as a user message and opens its
-// turn; one that cannot be written (the agent is gone) opens none. mu is
-// held.
+// nextTurn sends the first prompt queued as a user message; its turn
+// begins when the CLI takes it up (begin), the first at once: nothing
+// can be ahead of it. One that cannot be written (the agent is gone)
+// begins none. mu is held.
 func (c *Conversation) nextTurn(dst []event.Body) []event.Body {
 	text := c.queue[0]
 	c.queue[0] = ""
 	c.queue = c.queue[1:]
-	if err := c.write(userMessage(text)); err != nil {
+	c.sent++
+	if err := c.write(userMessage(text, c.uuid(c.sent))); err != nil {
 		c.over = true
 		return dst
 	}
-	return c.open(dst, text)
+	if !c.started {
+		return c.open(dst, text, true)
+	}
+	c.awaiting, c.awaitText = c.sent, text
+	return dst
 }
 
-// userMessage is a prompt as the CLI reads it on stdin.
-func userMessage(text string) map[string]any {
+// userMessage is a prompt as the CLI reads it on stdin, with its uuid.
+// Priority later keeps the CLI from taking it into a turn of its own
+// already running, between two model calls: it waits for that turn's
+// end, and is the turn after it.
+func userMessage(text, uuid string) map[string]any {
 	return map[string]any{"type": "user", "parent_tool_use_id": nil, "session_id": "",
-		"message": map[string]any{"role": "user", "content": text}}
+		"uuid": uuid, "priority": "later", "message": map[string]any{"role": "user", "content": text}}
 }
 
-// open opens a turn. mu is held.
-func (c *Conversation) open(dst []event.Body, prompt string) []event.Body {
-	c.turns++
-	c.inTurn, c.cancelled = true, false
-	// The CLI's result.usage is the turn's: what the parser tops up to
-	// is counted from the turn's start.
+// begin opens the turn of the message awaiting (the CLI took it up).
+// mu is held.
+func (c *Conversation) begin(dst []event.Body) []event.Body {
+	text := c.awaitText
+	c.awaiting, c.awaitText = 0, ""
+	return c.open(dst, text, c.carry.IsZero())
+}
+
+// openOwn opens a turn the CLI began by itself. mu is held.
+func (c *Conversation) openOwn(dst []event.Body) []event.Body {
+	c.own++
+	c.inTurn, c.agent, c.cancelled = true, true, false
 	c.p.emitted, c.p.left = event.Usage{}, event.Usage{}
+	return append(dst, &event.TurnStart{TurnID: "agent_" + strconv.Itoa(c.own), Origin: event.OriginAgent})
+}
+
+// open opens the caller's turn. reset: the parser's usage counts start
+// again (the CLI's result.usage is the turn's, so what the parser tops up
+// to is counted from the turn's start); not after a fold, whose result
+// holds the turn before it too. mu is held.
+func (c *Conversation) open(dst []event.Body, prompt string, reset bool) []event.Body {
+	c.turns++
+	c.inTurn, c.agent, c.cancelled = true, false, false
+	if reset {
+		c.p.emitted, c.p.left = event.Usage{}, event.Usage{}
+	}
 	ts := &event.TurnStart{TurnID: "turn_" + strconv.Itoa(c.turns), Prompt: prompt}
 	if !c.started {
 		// The CLI names the session (system/init) only once it has the
@@ -332,8 +438,58 @@ func (c *Conversation) answer(req string, allow bool) {
 // write writes one message as a line. mu is held.
 func (c *Conversation) write(msg any) error { return adapters.WriteLine(c.w, msg) }
 
-// Flush implements adapters.Parser.
-func (c *Conversation) Flush(dst []event.Body) []event.Body { return c.p.Flush(dst) }
+// Flush implements adapters.Parser. Usage outside every turn (no turn
+// in flight) is dropped, as Parse drops it.
+func (c *Conversation) Flush(dst []event.Body) []event.Body {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := len(dst)
+	dst = c.p.Flush(dst)
+	if c.conv && c.w != nil && !c.inTurn {
+		dst = drop[*event.Usage](dst, n)
+	}
+	return dst
+}
+
+// lifecycleLine is a command_lifecycle line: the CLI's report on a
+// message with a uuid.
+type lifecycleLine struct {
+	Type  string `json:"type"`
+	UUID  string `json:"command_uuid"`
+	State string `json:"state"`
+}
+
+// lifecycle handles a command_lifecycle line: the turn of the message
+// awaiting begins when the CLI starts it. One started inside a turn of
+// the CLI's own (folded in: harness's priority later should prevent it)
+// ends that turn there. mu is held.
+func (c *Conversation) lifecycle(dst []event.Body, m *lifecycleLine) []event.Body {
+	c.echoes = true
+	if c.replay && !c.learned && len(m.UUID) == 36 && strings.HasSuffix(m.UUID, "-000000000001") {
+		c.prefix, c.learned = m.UUID[:24], true
+	}
+	if m.State != "started" || c.w == nil {
+		return dst
+	}
+	if c.awaiting == 0 || m.UUID != c.uuid(c.awaiting) {
+		if k, ok := c.number(m.UUID); ok && k > c.sent {
+			c.stray = true
+		}
+		return dst
+	}
+	if c.inTurn && c.agent {
+		// The CLI's result will total both turns: the part already
+		// emitted is this one's.
+		c.carry = c.p.emitted
+		c.inTurn, c.agent = false, false
+		c.withdrawAsks()
+		dst = append(dst, &event.TurnEnd{Status: event.ResultSuccess})
+	}
+	if c.inTurn {
+		return dst
+	}
+	return c.begin(dst)
+}
 
 // controlLine is the envelope of the protocol's own lines.
 type controlLine struct {
@@ -366,16 +522,19 @@ func (c *Conversation) Parse(dst []event.Body, line []byte) ([]event.Body, bool)
 			return c.control(dst, &m), true
 		}
 	}
+	if bytes.Contains(line, []byte(`"command_lifecycle"`)) {
+		var m lifecycleLine
+		if json.Unmarshal(line, &m) == nil && m.Type == "command_lifecycle" {
+			return c.lifecycle(dst, &m), true
+		}
+	}
 	between := c.conv && c.w != nil && !c.inTurn
 	dst, known := c.p.Parse(dst, line)
-	if between {
-		// Usage the CLI reports between turns belongs to no turn
-		// (docs/events.md invariant 7): no prompt of the caller's paid
-		// for it.
-		dst = drop[*event.Usage](dst, n)
-	}
 	if len(dst) > n && !c.started {
 		dst = c.release(dst, n)
+	}
+	if between {
+		dst = c.idle(dst, n)
 	}
 	for i := n; i < len(dst); i++ {
 		if r, ok := dst[i].(*event.Result); ok {
@@ -390,10 +549,35 @@ func (c *Conversation) Parse(dst []event.Body, line []byte) ([]event.Body, bool)
 				}
 				return dst, true
 			}
-			return c.turnEnded(dst, n, r), true
+			return c.turnEnded(dst, n, r, line), true
 		}
 	}
 	return dst, known
+}
+
+// idle sees the bodies of a line that came with no turn in flight
+// (dst[n:]): a system/init begins a turn, the awaiting message's where
+// the CLI does not report when it takes one up (echoes), else one of the
+// CLI's own; usage outside a turn belongs to none (docs/events.md
+// invariant 7: no prompt of the caller's paid for it) and is dropped.
+// mu is held.
+func (c *Conversation) idle(dst []event.Body, n int) []event.Body {
+	for i := n; i < len(dst); i++ {
+		if _, ok := dst[i].(*event.SessionStart); !ok {
+			continue
+		}
+		var ts []event.Body
+		switch {
+		case c.awaiting != 0 && !c.echoes:
+			ts = c.begin(nil)
+		case c.echoes && !c.stray:
+			ts = c.openOwn(nil)
+		default:
+			continue
+		}
+		return append(dst[:i+1], append(ts, dst[i+1:]...)...)
+	}
+	return drop[*event.Usage](dst, n)
 }
 
 // drop removes the bodies of type T from dst[n:].
@@ -449,14 +633,16 @@ func (c *Conversation) release(dst []event.Body, n int) []event.Body {
 }
 
 // turnEnded turns the bodies of the turn's result (dst[n:], the Result
-// at r) into the turn's end: a failed turn is the turn's, so its error is
-// not fatal; a turn the caller interrupted ends cancelled, and the
-// CLI's error_during_execution is no error of its. The next prompt queued
-// goes at once. mu is held.
-func (c *Conversation) turnEnded(dst []event.Body, n int, r *event.Result) []event.Body {
+// at r, from line) into the turn's end, the caller's or the CLI's own: a
+// failed turn is the turn's, so its error is not fatal; a turn the caller
+// interrupted ends cancelled, and the CLI's error_during_execution is no
+// error of its; the usage of a turn of the CLI's own that the prompt was
+// folded into (carry) is that turn's. The next prompt queued goes at
+// once, unless one written still waits for the CLI. mu is held.
+func (c *Conversation) turnEnded(dst []event.Body, n int, r *event.Result, line []byte) []event.Body {
 	// total_cost_usd is the session's so far: the stream takes the
 	// turn's part of it.
-	end := &event.TurnEnd{Status: r.Status, Text: r.Text, Usage: r.Usage, SessionCostUSD: r.CostUSD}
+	end := &event.TurnEnd{Status: r.Status, Text: r.Text, Usage: less(r.Usage, c.carry), SessionCostUSD: r.CostUSD}
 	if c.cancelled && r.Status != event.ResultSuccess {
 		end.Status = event.ResultCancelled
 	}
@@ -475,15 +661,42 @@ func (c *Conversation) turnEnded(dst []event.Body, n int, r *event.Result) []eve
 		}
 	}
 	if !c.inTurn {
+		c.stray = false
 		return out // a result of no turn (an answer never asked for): dropped
 	}
-	c.inTurn, c.cancelled = false, false
+	if c.agent && c.awaiting != 0 && answered(line, c.uuid(c.awaiting)) {
+		// The CLI answered the message awaiting in its own turn, and
+		// will not begin one for it.
+		c.awaiting, c.awaitText = 0, ""
+	}
+	c.inTurn, c.agent, c.cancelled, c.carry = false, false, false, event.Usage{}
 	c.withdrawAsks()
 	out = append(out, end)
-	if len(c.queue) > 0 && !c.over && c.w != nil {
+	if len(c.queue) > 0 && c.awaiting == 0 && !c.over && c.w != nil {
 		out = c.nextTurn(out)
 	}
 	return out
+}
+
+// answered reports whether result, a result line, names the message
+// uuid among those its turn took up.
+func answered(result []byte, uuid string) bool {
+	found := false
+	gjson.GetBytes(result, "user_message_uuids").ForEach(func(_, v gjson.Result) bool {
+		found = v.Str == uuid
+		return !found
+	})
+	return found || gjson.GetBytes(result, "user_message_uuid").Str == uuid
+}
+
+// less is u less what was counted already, field by field, never below 0.
+func less(u, counted event.Usage) event.Usage {
+	u.InputTokens = max(u.InputTokens-counted.InputTokens, 0)
+	u.OutputTokens = max(u.OutputTokens-counted.OutputTokens, 0)
+	u.CacheReadTokens = max(u.CacheReadTokens-counted.CacheReadTokens, 0)
+	u.CacheWriteTokens = max(u.CacheWriteTokens-counted.CacheWriteTokens, 0)
+	u.ReasoningTokens = max(u.ReasoningTokens-counted.ReasoningTokens, 0)
+	return u
 }
 
 // withdrawAsks forgets the permission requests of the turn that ended:

@@ -429,7 +429,8 @@ func (p *parser) applyLine(dst []event.Body, t *top) ([]event.Body, bool) {
 	case "system":
 		return p.system(dst, t.line, t), true
 	case "rate_limit_event", "tool_progress", "tool_use_summary", "auth_status",
-		"prompt_suggestion", "control_request", "control_response", "control_cancel_request":
+		"prompt_suggestion", "control_request", "control_response", "control_cancel_request",
+		"command_lifecycle":
 		return dst, true
 	}
 	return dst, false
@@ -480,11 +481,13 @@ func gjsonNumber(v string) bool {
 // Flush implements adapters.Parser: a block that was streamed to its
 // content_block_stop but whose complete form never came is emitted as
 // assembled from its deltas; a block the stream left unfinished is not
-// (its deltas stay the only record of it). A held API error is emitted.
+// (its deltas stay the only record of it). The usage of a model call the
+// output ended in is emitted (usageCut). A held API error is emitted.
 func (p *parser) Flush(dst []event.Body) []event.Body {
 	for _, st := range p.streams {
 		dst = p.finishBlocks(dst, st)
 	}
+	dst = p.usageCut(dst)
 	return p.releaseErr(dst)
 }
 
@@ -1050,6 +1053,7 @@ func (p *parser) result(dst []event.Body, t *top) []event.Body {
 	total := resultUsage(t.usage)
 	total.Add(p.left) // the abandoned calls Claude left out
 	p.left = event.Usage{}
+	p.settle()
 	dst = p.usageRest(dst, total)
 	isErr = isErr || strings.HasPrefix(subtype, "error")
 	r := &event.Result{Status: event.ResultSuccess, Text: strings.Clone(text), SessionID: strings.Clone(session),

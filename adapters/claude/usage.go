@@ -1,6 +1,7 @@
 package claude
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/agentharness/harness/adapters/internal/jsonscan"
@@ -31,6 +32,12 @@ import (
 //     (the output of non-streamed calls, thinking tokens, calls that left
 //     no line) is emitted as one last increment, so the usage events add
 //     up to result.usage.
+//   - A streamed call the output ended in, with no result after it (the
+//     agent was stopped mid-call: a watchdog, a kill, a crash; or a
+//     capture cut), is emitted at Flush as its counts stood: message_start's
+//     input and cache, which are final there, and the output of its last
+//     message_delta, if one came (0 if not: message_start's output_tokens
+//     is a placeholder). The model read the input, and it is the turn's.
 
 // callUsage is what the parser knows of one model call (API message).
 type callUsage struct {
@@ -169,6 +176,34 @@ func (p *parser) usageStop(dst []event.Body, id string, abandoned bool) []event.
 	}
 	p.count(id, cu)
 	return p.emitUsage(dst, cu.final)
+}
+
+// settle marks every call not counted yet as counted, at a result: its
+// totals hold them (a streamed call without a message_delta), and Flush
+// must not count them again.
+func (p *parser) settle() {
+	for id, cu := range p.usage {
+		p.count(id, cu)
+	}
+}
+
+// usageCut emits the usage of each streamed call not counted when the
+// output ended (none after a result: settle), in the order of its ids,
+// as far as the stream gave it.
+func (p *parser) usageCut(dst []event.Body) []event.Body {
+	ids := make([]string, 0, len(p.usage))
+	for id, cu := range p.usage {
+		if cu.streamed && !cu.counted {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		cu := p.usage[id]
+		p.count(id, cu)
+		dst = p.emitUsage(dst, cu.final)
+	}
+	return dst
 }
 
 // usageLine handles the usage snapshot of an assistant line: for a call

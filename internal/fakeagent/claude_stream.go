@@ -13,8 +13,10 @@ import (
 // read on stdin is a turn — system/init, an assistant text, a result with
 // 10 input and 5 output tokens — and an interrupt control_request is
 // acknowledged and ends the turn in flight as the CLI does
-// (error_during_execution). It exits 0 at EOF. $ClaudeStreamMode picks a
-// fault:
+// (error_during_execution). A user message with a uuid is reported
+// queued and started (command_lifecycle) before its turn's init, as
+// Claude Code 2.1.329 reports it. It exits 0 at EOF. $ClaudeStreamMode
+// picks a fault:
 //
 //   - die-mid-turn: the second turn prints its init and text, then the
 //     agent exits 3.
@@ -51,6 +53,7 @@ func claudeStream([]string) int {
 		read := MonotonicNS()
 		var m struct {
 			Type      string `json:"type"`
+			UUID      string `json:"uuid"`
 			RequestID string `json:"request_id"`
 			Request   struct {
 				Subtype string `json:"subtype"`
@@ -94,6 +97,11 @@ func claudeStream([]string) int {
 		case m.Type == "user":
 			turns++
 			inTurn = true
+			if m.UUID != "" {
+				for _, state := range []string{"queued", "started"} {
+					out.Encode(map[string]any{"type": "command_lifecycle", "command_uuid": m.UUID, "state": state, "session_id": "fake-1"})
+				}
+			}
 			out.Encode(map[string]any{"type": "system", "subtype": "init", "session_id": "fake-1", "model": "fake-model", "cwd": "."})
 			text := fmt.Sprintf("answer %d", turns)
 			if mode == "stamp" {
