@@ -162,7 +162,9 @@ func (l *lists) addEvent(ev event.Event) {
 	case *event.ToolEnd:
 		l.add("", "result", b.CallID+"\x00"+b.Output)
 	case *event.TurnStart:
-		l.add("", "message:user", b.Prompt)
+		if b.Origin != event.OriginAgent {
+			l.add("", "message:user", b.Prompt)
+		}
 	case *event.Error:
 		l.add("", "error", b.Message)
 	}

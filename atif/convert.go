@@ -182,7 +182,8 @@ func (b *builder) event(ev event.Event) {
 	var touched *track // a sub-agent's track that may have a step to emit
 	switch body := ev.Body.(type) {
 	case *event.TurnStart:
-		if b.main.emit != nil {
+		// A turn the agent began by itself has no prompt: no user step.
+		if b.main.emit != nil && body.Origin != event.OriginAgent {
 			b.main.add(&Step{Source: "user", Message: body.Prompt, Timestamp: timestamp(ev.TS),
 				Extra: extra("turn_id", body.TurnID, "prompt_truncated", body.PromptTruncated)})
 		}
