@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -178,7 +179,14 @@ func (s *Settings) complete(t Task) (Task, error) {
 	if t.SearchDirs == nil {
 		t.SearchDirs = s.SearchDirs
 	}
-	t.Env = append(envPairs(ac.Env), t.Env...)
+	// The configuration's env is a default: the run's own setup (the
+	// scripted model's wiring, a bench task's env) goes over it, and the
+	// caller's Env over both.
+	cfgEnv := slices.DeleteFunc(envPairs(ac.Env), func(kv string) bool {
+		k, _, _ := strings.Cut(kv, "=")
+		return setsVar(k, t.SetupEnv)
+	})
+	t.Env = append(cfgEnv, t.Env...)
 	if t.BaseEnv == nil {
 		t.BaseEnv = s.Environ
 	}
