@@ -72,9 +72,9 @@ func TestFailedExecInCgroup(t *testing.T) {
 	}
 	dir := t.TempDir()
 	script := filepath.Join(dir, "script")
-	require.NoError(t, os.WriteFile(script, []byte("#!/nonexistent/interp\n"), 0o755))
+	require.NoError(t, writeExecutable(script, []byte("#!/nonexistent/interp\n")))
 	garbage := filepath.Join(dir, "garbage")
-	require.NoError(t, os.WriteFile(garbage, []byte("\x00\x01\x02garbage"), 0o755))
+	require.NoError(t, writeExecutable(garbage, []byte("\x00\x01\x02garbage")))
 
 	argv, env := fakeagent.Command("failed-spawns", script, garbage)
 	cmd := exec.Command(argv[0], argv[1:]...)
@@ -141,7 +141,7 @@ func withMissingLoader(t *testing.T, dir string) (bin, loader string) {
 			loader = "/nonexistent/" + strings.Repeat("l", n-len("/nonexistent/"))
 			copy(b[prog.Off:], loader)
 			bin = filepath.Join(dir, "dynamic")
-			require.NoError(t, os.WriteFile(bin, b, 0o755))
+			require.NoError(t, writeExecutable(bin, b))
 			return bin, loader
 		}
 	}

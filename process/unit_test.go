@@ -219,7 +219,7 @@ func TestSpawnErrors(t *testing.T) {
 		t.Run("exec-format-error"+mode, func(t *testing.T) {
 			t.Parallel()
 			bad := filepath.Join(t.TempDir(), "agent")
-			require.NoError(t, os.WriteFile(bad, []byte("\x00\x01\x02garbage"), 0o755))
+			require.NoError(t, writeExecutable(bad, []byte("\x00\x01\x02garbage")))
 			_, err := Start(t.Context(), Options{Argv: []string{bad}, noCgroup: mode != ""})
 			require.ErrorIs(t, err, ErrSpawn)
 			require.ErrorIs(t, err, syscall.ENOEXEC)
