@@ -87,11 +87,14 @@ type builder struct {
 }
 
 // call is a tool call open: the step its result goes in (nil: its track
-// is not built), that step's track, and whether a tool_end will end it.
+// is not built), that step's track, whether a tool_end will end it, and
+// whether that end is the plan's (late): its result is in the step
+// already.
 type call struct {
 	st   *stepState
 	tr   *track
 	ends bool
+	late bool
 }
 
 // track is the steps of one trajectory being built: the main agent's or
@@ -109,10 +112,11 @@ type stepState struct {
 	step      *Step
 	reasoning bool
 	message   bool
-	sealed    bool // a usage event came after its tool calls
-	first     bool // the track's first agent step
-	calls     int  // tool calls it holds
-	open      int  // its calls that a tool_end is still to end
+	sealed    bool  // a usage event came after its tool calls
+	first     bool  // the track's first agent step
+	calls     int   // tool calls it holds
+	open      int   // its calls that a tool_end is still to end, but late ones
+	resAt     []int // the index of the tool_end of each of its results
 	usage     event.Usage
 	usageN    int
 	cost      *float64 // nil: no usage event had a cost
@@ -260,7 +264,14 @@ func (b *builder) toolStart(ev event.Event, t *event.ToolStart) *track {
 	}
 	if _, dup := b.calls[t.CallID]; !dup {
 		c := &call{st: st, tr: tr, ends: !b.plan.unended[b.at]}
-		if st != nil && c.ends {
+		l, late := b.plan.late[b.at]
+		switch {
+		case st == nil:
+		case late:
+			// Its result now, where its end is among the step's.
+			c.late = true
+			b.observe(st, l.end, l.at)
+		case c.ends:
 			st.open++
 		}
 		b.calls[t.CallID] = c
@@ -274,17 +285,13 @@ func (b *builder) toolEnd(ev event.Event, t *event.ToolEnd) *track {
 	c := b.calls[t.CallID]
 	if c != nil {
 		delete(b.calls, t.CallID)
-		if c.st == nil {
+		if c.st == nil || c.late {
 			return nil
 		}
 		if c.ends {
 			c.st.open--
 		}
-		r := result(t)
-		if id, ok := b.plan.refs[b.at]; ok {
-			r.SubagentTrajectoryRef = []SubagentTrajectoryRef{{TrajectoryID: b.plan.subID(b.meta, id)}}
-		}
-		observe(c.st, r)
+		b.observe(c.st, t, b.at)
 		return c.tr
 	}
 	if b.main.emit == nil {
@@ -295,7 +302,8 @@ func (b *builder) toolEnd(ev event.Event, t *event.ToolEnd) *track {
 	r := result(t)
 	r.SourceCallID = ""
 	r.Extra = setExtra(r.Extra, "call_id", t.CallID)
-	observe(b.main.add(&Step{Source: "agent", Timestamp: timestamp(ev.TS)}), r)
+	st := b.main.add(&Step{Source: "agent", Timestamp: timestamp(ev.TS)})
+	st.step.Observation = &Observation{Results: []ObservationResult{r}}
 	return b.main
 }
 
@@ -306,11 +314,23 @@ func result(t *event.ToolEnd) ObservationResult {
 			"diff", t.Diff, "diff_truncated", t.DiffTruncated, "diff_skipped", t.DiffSkipped)}
 }
 
-func observe(st *stepState, r ObservationResult) {
+// observe puts the result of tool_end t, the at-th event, in its call's
+// step, in the order of the stream: a late call's comes before the ends
+// before it are read.
+func (b *builder) observe(st *stepState, t *event.ToolEnd, at int) {
+	r := result(t)
+	if id, ok := b.plan.refs[at]; ok {
+		r.SubagentTrajectoryRef = []SubagentTrajectoryRef{{TrajectoryID: b.plan.subID(b.meta, id)}}
+	}
 	if st.step.Observation == nil {
 		st.step.Observation = &Observation{}
 	}
-	st.step.Observation.Results = append(st.step.Observation.Results, r)
+	k := len(st.resAt)
+	for k > 0 && st.resAt[k-1] > at {
+		k--
+	}
+	st.resAt = slices.Insert(st.resAt, k, at)
+	st.step.Observation.Results = slices.Insert(st.step.Observation.Results, k, r)
 }
 
 // usage counts in the main agent's last agent step: the one in progress,

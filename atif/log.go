@@ -70,9 +70,12 @@ const noteCut = "The session log ends in a line cut short (its harness was stopp
 // It holds a few steps at a time, never the run: the session log is read
 // in passes, each decoding one line at a time. The first learns what the
 // trajectory says before its steps and what a step cannot know from the
-// lines before it (plan); the next writes the main agent's steps, each
-// as soon as no later line can change it (a step waits for the results
-// of its calls), then what the whole run gives (final metrics, counts);
+// lines before it (plan), and keeps the results of calls that end late
+// (far after they start: a background command, a call the stream ends
+// at the run's result; at most maxLate of them, maxLateBytes of output);
+// the next writes the main agent's steps, each as soon as no later line
+// can change it (a step waits for the results of its calls but those
+// kept), then what the whole run gives (final metrics, counts);
 // a run with sub-agents takes one pass to find the results that refer to
 // them and one pass for each run of sub-agents written in turn, as a
 // sub-agent's steps come after the main agent's and after those of the
@@ -97,8 +100,13 @@ func export(dir string, lm logger.Meta, prompt string, w io.Writer) error {
 	defer f.Close()
 	name := lm.Run + logger.ExtEvents
 	p := newPlan()
+	p.collect = true
 	read := &counter{r: f}
-	cut, err := event.ScanLog(read, func(ev event.Event) error { p.event(ev); return nil })
+	cut, err := event.ScanLog(read, func(ev event.Event) error {
+		p.pos = read.n
+		p.event(ev)
+		return nil
+	})
 	if err != nil {
 		return fmt.Errorf("atif: %s: %w", name, err)
 	}

@@ -6,9 +6,11 @@ import "github.com/agentharness/harness/event"
 // that build its trajectory a step at a time: what the trajectory says
 // before its steps, and what a step cannot know from the events before
 // it (whether a tool call will ever end, which result a sub-agent's
-// trajectory is referred from, where a sub-agent's events end). Its size
-// is that of the run's sub-agents and of the calls open at a time, never
-// that of the run's content or of its count of calls.
+// trajectory is referred from, where a sub-agent's events end, the ends
+// of calls that end late). Its size is that of the run's sub-agents, of
+// the calls open at a time and of the late ends kept (bounded: maxLate,
+// maxLateBytes), never that of the run's content or of its count of
+// calls.
 type plan struct {
 	events int
 	run    string              // the first event's run id
@@ -26,6 +28,18 @@ type plan struct {
 	// takes a pass of its own (refEvent), as the survey cannot keep every
 	// call's end in case it is a sub-agent's.
 	refs map[int]string
+	// late are the ends of calls that end far after they start (lateBytes,
+	// lateEvents), by their tool_start's index, kept by the first pass of
+	// Export (collect) so that their steps wait for no later line: a
+	// background command, or a call the stream ends only at the run's
+	// result or a turn's end, would else hold every step after its own.
+	// At most maxLate of them, with maxLateBytes of outputs and diffs
+	// (a stream caps each at event.MaxOutputBytes); a call past either
+	// bound is waited for.
+	late     map[int]lateEnd
+	lateSize int64
+	collect  bool  // keep late
+	pos      int64 // collect: where the event in hand is in the log, give or take a buffer
 
 	at      int                 // index of the next event
 	open    map[string]openCall // calls started, not ended
@@ -43,10 +57,28 @@ type subPlan struct {
 type openCall struct {
 	at     int    // the tool_start's index
 	parent string // its track: "" the main agent
+	pos    int64  // the plan's pos at the tool_start
 }
 
+// lateEnd is the end of a call that ends late: its index and its body.
+type lateEnd struct {
+	at  int
+	end *event.ToolEnd
+}
+
+// A call ends late when its end comes over lateBytes of log or over
+// lateEvents events after its start: a step waits for its calls' ends,
+// and the steps after it wait with it, held (vars: tests set them).
+var (
+	lateBytes    int64 = 1 << 20
+	lateEvents         = 4096
+	maxLate            = 256
+	maxLateBytes int64 = 16 << 20
+)
+
 func newPlan() *plan {
-	return &plan{sub: map[string]int{}, open: map[string]openCall{}, refs: map[int]string{}, lastEnd: map[string]int{}}
+	return &plan{sub: map[string]int{}, open: map[string]openCall{}, refs: map[int]string{}, lastEnd: map[string]int{},
+		late: map[int]lateEnd{}}
 }
 
 // event surveys the next event, matching calls as the builder does.
@@ -70,17 +102,35 @@ func (p *plan) event(ev event.Event) {
 	case *event.ToolStart:
 		p.touch(b.ParentCallID, i)
 		if _, dup := p.open[b.CallID]; !dup {
-			p.open[b.CallID] = openCall{at: i, parent: b.ParentCallID}
+			p.open[b.CallID] = openCall{at: i, parent: b.ParentCallID, pos: p.pos}
 		}
 	case *event.ToolEnd:
 		if c, ok := p.open[b.CallID]; ok {
 			delete(p.open, b.CallID)
+			p.keepLate(c, i, b)
 			p.touch(c.parent, i)
 			if _, sub := p.sub[b.CallID]; sub {
 				p.lastEnd[b.CallID] = i
 			}
 		}
 	}
+}
+
+// keepLate keeps the end (at i) of call c when it ends late, within
+// the bounds.
+func (p *plan) keepLate(c openCall, i int, b *event.ToolEnd) {
+	if !p.collect || (p.pos-c.pos <= lateBytes && i-c.at <= lateEvents) || len(p.late) >= maxLate {
+		return
+	}
+	size := int64(len(b.Output) + len(b.Diff))
+	for _, path := range b.Paths {
+		size += int64(len(path))
+	}
+	if p.lateSize+size > maxLateBytes {
+		return
+	}
+	p.lateSize += size
+	p.late[c.at] = lateEnd{at: i, end: b}
 }
 
 func (p *plan) touch(parent string, i int) {
