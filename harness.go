@@ -94,11 +94,9 @@ type Task struct {
 	// config.HarnessSecret matches: the caller hands them to the agent.
 	Env []string
 	// SetupEnv is KEY=VALUE pairs the caller's own tooling adds (the
-	// scripted model's wiring: its URL, dummy keys, a throwaway HOME; a
-	// bench task's own env), applied like Env and under it, and over the
-	// configuration's env for the agent (Settings), which is a default.
-	// Its values are not the user's: they are not redacted from session
-	// logs by value.
+	// scripted model's wiring: its URL, dummy keys, a throwaway HOME),
+	// applied like Env and under it. Its values are not the user's: they
+	// are not redacted from session logs by value.
 	SetupEnv []string
 	BaseEnv  []string // the environment to start from; os.Environ() when nil. harness's own secrets (config.HarnessSecret) are always removed
 	PTY      bool

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -179,14 +178,7 @@ func (s *Settings) complete(t Task) (Task, error) {
 	if t.SearchDirs == nil {
 		t.SearchDirs = s.SearchDirs
 	}
-	// The configuration's env is a default: the run's own setup (the
-	// scripted model's wiring, a bench task's env) goes over it, and the
-	// caller's Env over both.
-	cfgEnv := slices.DeleteFunc(envPairs(ac.Env), func(kv string) bool {
-		k, _, _ := strings.Cut(kv, "=")
-		return setsVar(k, t.SetupEnv)
-	})
-	t.Env = append(cfgEnv, t.Env...)
+	t.Env = append(envPairs(ac.Env), t.Env...)
 	if t.BaseEnv == nil {
 		t.BaseEnv = s.Environ
 	}
