@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/bench"
+	"github.com/agentharness/harness/config"
 )
 
 // TestHarborEnvShownOrRedacted: what a task's env tables write is public
@@ -78,4 +79,38 @@ func TestHarborEnvShownOrRedacted(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestHarborEnvOverConfig: what task.toml writes goes over the agent's
+// [agents.NAME].env of the same key, as it did before written values
+// moved to SetupEnv (which the configuration's env goes over): such a
+// key goes in Env, and is redacted with it.
+func TestHarborEnvOverConfig(t *testing.T) {
+	const literal = "literal-greeting-value"
+	dir := filepath.Join(t.TempDir(), "task")
+	copyDir(t, filepath.Join(harborSuite, "create-file"), dir)
+	f, err := os.OpenFile(filepath.Join(dir, "task.toml"), os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString("\n[environment.env]\nGREETING = \"" + literal + "\"\nOTHER = \"other-written-value\"\n")
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	f, err = os.OpenFile(filepath.Join(dir, "solution", "solve.sh"), os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString("\nif [ \"$GREETING\" = " + literal + " ]; then echo greeting-of-the-task; else echo greeting-of-the-config; fi\necho \"other: $OTHER\"\n")
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	tasks, err := bench.LoadTasks(dir)
+	require.NoError(t, err)
+	cfg := config.Defaults()
+	cfg.Agents = map[string]config.AgentConfig{"oracle": {Env: map[string]string{"GREETING": "config-greeting-value"}}}
+	rep, err := bench.Run(t.Context(), bench.Plan{Tasks: tasks, Agents: []string{"oracle"}, Isolate: "none"}, bench.Options{
+		Settings: &harness.Settings{LogDir: t.TempDir(), Config: &cfg}})
+	require.NoError(t, err)
+	r := rep.Runs[0]
+	require.NotNil(t, r.Check, r.Error)
+	log, err := os.ReadFile(r.Log)
+	require.NoError(t, err)
+	require.Contains(t, string(log), "greeting-of-the-task")
+	require.Contains(t, string(log), "other: other-written-value", "a written value the configuration does not set shows")
+	require.NotContains(t, string(log), "config-greeting-value")
 }

@@ -334,6 +334,19 @@ func checkIsolate(p Plan, engine string) error {
 	return nil
 }
 
+// configEnvKeys is the [agents.NAME].env of agent in s's configuration,
+// as KEY= entries (setsKey's form).
+func configEnvKeys(s *harness.Settings, agent string) []string {
+	if s.Config == nil {
+		return nil
+	}
+	var keys []string
+	for k := range s.Config.Agents[agent].Env {
+		keys = append(keys, k+"=")
+	}
+	return keys
+}
+
 // harborAgent sets what the task says of its agent: [environment].env,
 // [agent].timeout_sec as the hard timeout (unless Options.KeepTimeout),
 // and for the oracle its script, [solution].env and no per-tool budget
@@ -343,17 +356,26 @@ func (b *bencher) harborAgent(t *harness.Task, r *harborRun, oracle bool) {
 	if oracle {
 		env = env.over(r.solutionEnv)
 	}
-	// The task's values go over the caller's (--env) and --mock's. What
-	// task.toml writes is public, in SetupEnv, which the session log
-	// shows; what a template took from the host (a key) is in Env, which
-	// it redacts.
-	t.SetupEnv = append(t.SetupEnv, env.written...)
+	settings := b.opts.Settings
+	if settings == nil {
+		settings = &harness.Settings{}
+	}
+	// The task's values go over the caller's (--env), --mock's and the
+	// configuration's. What task.toml writes is public, in SetupEnv, which
+	// the session log shows; what a template took from the host (a key)
+	// is in Env, which it redacts. SetupEnv is under the configuration's
+	// env for the agent ([agents.NAME].env, put in Env at Start): a key
+	// that sets too goes in Env, over it, and is redacted with it.
+	written, over := env.written, configEnvKeys(settings, t.Agent)
+	if len(over) > 0 {
+		written = slices.DeleteFunc(slices.Clone(written), func(kv string) bool { return setsKey(over, kv) })
+	}
+	t.SetupEnv = append(t.SetupEnv, written...)
 	t.Env = append(slices.DeleteFunc(slices.Clone(t.Env), func(kv string) bool { return setsKey(env.written, kv) }), env.host...)
+	if len(over) > 0 {
+		t.Env = append(t.Env, slices.DeleteFunc(slices.Clone(env.written), func(kv string) bool { return !setsKey(over, kv) })...)
+	}
 	if t.Budgets == nil {
-		settings := b.opts.Settings
-		if settings == nil {
-			settings = &harness.Settings{}
-		}
 		bud := settings.Budgets()
 		t.Budgets = &bud
 	}
