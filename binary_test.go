@@ -1,7 +1,6 @@
 package harness_test
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -9,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/execfile"
 )
 
 // TestPinnedInstallIsFirstOnPath: an agent found in the pinned installs
@@ -17,9 +17,9 @@ import (
 // found elsewhere keeps the PATH it was given.
 func TestPinnedInstallIsFirstOnPath(t *testing.T) {
 	pinned := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(pinned, "gemini"), []byte("#!/bin/sh\n"), 0o755))
+	require.NoError(t, execfile.Write(filepath.Join(pinned, "gemini"), []byte("#!/bin/sh\n"), 0o755))
 	other := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(other, "gemini"), []byte("#!/bin/sh\n"), 0o755))
+	require.NoError(t, execfile.Write(filepath.Join(other, "gemini"), []byte("#!/bin/sh\n"), 0o755))
 	env := func(c *harness.Command) (path string) {
 		for _, kv := range c.Env {
 			if v, ok := strings.CutPrefix(kv, "PATH="); ok {

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/execfile"
 	"github.com/agentharness/harness/logger"
 )
 
@@ -23,7 +24,7 @@ func TestMetaRecordsAgentVersion(t *testing.T) {
 echo '{"type":"system","subtype":"init","session_id":"s-1","model":"m-1","cwd":"/tmp","claude_code_version":"9.8.7"}'
 echo '{"type":"result","subtype":"success","is_error":false,"result":"ok","session_id":"s-1","usage":{"input_tokens":1,"output_tokens":1}}'
 `
-	require.NoError(t, os.WriteFile(bin, []byte(script), 0o700))
+	require.NoError(t, execfile.Write(bin, []byte(script), 0o700))
 	logs := t.TempDir()
 	st := harness.Settings{LogDir: logs}
 	b := small()

@@ -15,6 +15,7 @@ import (
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/adapters/claude"
 	"github.com/agentharness/harness/event"
+	"github.com/agentharness/harness/internal/execfile"
 	"github.com/agentharness/harness/internal/fakeagent"
 	"github.com/agentharness/harness/registry"
 )
@@ -73,7 +74,7 @@ func TestPrivateTmp(t *testing.T) {
 
 	t.Run("spawn failure", func(t *testing.T) {
 		notExec := filepath.Join(t.TempDir(), "litterer") // found, but exec fails
-		require.NoError(t, os.WriteFile(notExec, []byte("\x00\x01 not a program"), 0o700))
+		require.NoError(t, execfile.Write(notExec, []byte("\x00\x01 not a program"), 0o700))
 		_, res := litterRun(t, "litterer", notExec, parent)
 		require.Equal(t, event.ResultError, res.Status)
 		requireEmptyDir(t, parent)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/bench"
+	"github.com/agentharness/harness/internal/execfile"
 	"github.com/agentharness/harness/isolate"
 )
 
@@ -100,8 +101,8 @@ mount -t tmpfs x BASE && echo MOUNTED
 umount TASK && echo UNMOUNTED
 cat TASK/solution/solve.sh > /dev/null && echo SAW-SOLUTION
 `)
-	require.NoError(t, os.WriteFile(filepath.Join(task, "solution", "solve.sh"), []byte("#!/bin/bash\n{"+escape+"} > /app/escape.txt 2>&1\necho 'Hello, world!' > /app/hello.txt\n"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(task, "tests", "test.sh"), []byte("#!/bin/bash\n"+escape+"\necho 1 > /logs/verifier/reward.txt\n"), 0o755))
+	require.NoError(t, execfile.Write(filepath.Join(task, "solution", "solve.sh"), []byte("#!/bin/bash\n{"+escape+"} > /app/escape.txt 2>&1\necho 'Hello, world!' > /app/hello.txt\n"), 0o755))
+	require.NoError(t, execfile.Write(filepath.Join(task, "tests", "test.sh"), []byte("#!/bin/bash\n"+escape+"\necho 1 > /logs/verifier/reward.txt\n"), 0o755))
 	tasks, err := bench.LoadTasks(task)
 	require.NoError(t, err)
 	rep, err := bench.Run(t.Context(), bench.Plan{Tasks: tasks, Agents: []string{"oracle"}, Isolate: isolate.Bwrap},

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentharness/harness/bench"
+	"github.com/agentharness/harness/internal/execfile"
 	"github.com/agentharness/harness/internal/harnesstest"
 	"github.com/agentharness/harness/isolate"
 )
@@ -29,7 +30,7 @@ func TestHarborCheckSetsidChildEnds(t *testing.T) {
 		copyDir(t, filepath.Join(harborSuite, "create-file"), dir)
 		test, err := os.ReadFile(filepath.Join(dir, "tests", "test.sh"))
 		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(filepath.Join(dir, "tests", "test.sh"), append([]byte(background), test...), 0o755))
+		require.NoError(t, execfile.Write(filepath.Join(dir, "tests", "test.sh"), append([]byte(background), test...), 0o755))
 		rep := runHarbor(t, dir, isolate.None, "oracle")
 		c := rep.Runs[0].Check
 		require.NotNil(t, c, rep.Runs[0].Error)

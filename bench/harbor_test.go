@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/bench"
+	"github.com/agentharness/harness/internal/execfile"
 	"github.com/agentharness/harness/internal/harnesstest"
 	"github.com/agentharness/harness/isolate"
 
@@ -295,7 +296,7 @@ func TestHarborVerifierInPlanID(t *testing.T) {
 	}
 	before := id()
 	require.Equal(t, before, id())
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "tests", "test.sh"), []byte("echo 1 > /logs/verifier/reward.txt\n"), 0o755))
+	require.NoError(t, execfile.Write(filepath.Join(dir, "tests", "test.sh"), []byte("echo 1 > /logs/verifier/reward.txt\n"), 0o755))
 	require.NotEqual(t, before, id())
 }
 
@@ -558,7 +559,7 @@ func TestHarborBwrapAgentUnderTmp(t *testing.T) {
 	require.NoError(t, err)
 	bin := filepath.Join(dir, "bin", "fake-claude")
 	require.NoError(t, os.MkdirAll(filepath.Dir(bin), 0o755))
-	require.NoError(t, os.WriteFile(bin, data, 0o755))
+	require.NoError(t, execfile.Write(bin, data, 0o755))
 
 	tasks, err := bench.LoadTasks(filepath.Join(harborSuite, "create-file"))
 	require.NoError(t, err)

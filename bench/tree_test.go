@@ -15,6 +15,7 @@ import (
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/bench"
 	"github.com/agentharness/harness/event"
+	"github.com/agentharness/harness/internal/execfile"
 )
 
 // scriptAgent runs every agent of a plan as the nop agent with a shell
@@ -22,7 +23,7 @@ import (
 func scriptAgent(t *testing.T, script string) func(bench.Spec, harness.Task) (harness.Task, harness.Observer, error) {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "agent.sh")
-	require.NoError(t, os.WriteFile(bin, []byte("#!/bin/sh\n"+script+"\nprintf '\\036harness-nop\\n'\n"), 0o755))
+	require.NoError(t, execfile.Write(bin, []byte("#!/bin/sh\n"+script+"\nprintf '\\036harness-nop\\n'\n"), 0o755))
 	return func(s bench.Spec, tk harness.Task) (harness.Task, harness.Observer, error) {
 		tk.Agent, tk.Binary, tk.Budgets = "nop", bin, small()
 		return tk, harness.Observer{}, nil

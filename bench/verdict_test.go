@@ -13,6 +13,7 @@ import (
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/bench"
 	"github.com/agentharness/harness/event"
+	"github.com/agentharness/harness/internal/execfile"
 	"github.com/agentharness/harness/internal/harnesstest"
 	"github.com/agentharness/harness/isolate"
 )
@@ -151,7 +152,7 @@ func TestCheckLeavingABackgroundProcess(t *testing.T) {
 		copyDir(t, filepath.Join(harborSuite, "create-file"), dir)
 		test, err := os.ReadFile(filepath.Join(dir, "tests", "test.sh"))
 		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(filepath.Join(dir, "tests", "test.sh"), append([]byte("sleep 3142 &\n"), test...), 0o755))
+		require.NoError(t, execfile.Write(filepath.Join(dir, "tests", "test.sh"), append([]byte("sleep 3142 &\n"), test...), 0o755))
 		rep := runHarbor(t, dir, isolate.None, "oracle")
 		c := rep.Runs[0].Check
 		require.NotNil(t, c, rep.Runs[0].Error)

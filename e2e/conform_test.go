@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentharness/harness/adapters/adaptertest"
 	"github.com/agentharness/harness/conform"
+	"github.com/agentharness/harness/internal/execfile"
 )
 
 // acpReportsUsage are the agents whose ACP answer carries the turn's
@@ -205,7 +206,7 @@ func TestConformSeesAFileNoToolReports(t *testing.T) {
 	t.Parallel()
 	wrapper := filepath.Join(t.TempDir(), "claude")
 	claude := filepath.Join(agentsDir, "node_modules", ".bin", "claude")
-	require.NoError(t, os.WriteFile(wrapper, []byte("#!/bin/sh\n'"+claude+"' \"$@\"\nstatus=$?\necho sneaky >extra.txt\nexit $status\n"), 0o755))
+	require.NoError(t, execfile.Write(wrapper, []byte("#!/bin/sh\n'"+claude+"' \"$@\"\nstatus=$?\necho sneaky >extra.txt\nexit $status\n"), 0o755))
 	r, err := conform.Play(context.Background(), conform.Config{Harness: harnessBin, Agent: "claude", Protocol: conform.CLI,
 		Binary: wrapper, Env: harnessEnv(t), Scratch: t.TempDir()}, "edit-new")
 	require.NoError(t, err)

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentharness/harness/internal/execfile"
 )
 
 // Docker cannot run on these machines: its command lines are checked
@@ -158,7 +160,7 @@ exit 1`, "step TERM\n"},
 			t.Parallel()
 			dir := t.TempDir()
 			engine, log, ready := filepath.Join(dir, "engine"), filepath.Join(dir, "log"), filepath.Join(dir, "ready")
-			require.NoError(t, os.WriteFile(engine, []byte("#!/bin/bash\n"+tc.script+"\n"), 0o755))
+			require.NoError(t, execfile.Write(engine, []byte("#!/bin/bash\n"+tc.script+"\n"), 0o755))
 			require.NoError(t, syscall.Mkfifo(ready, 0o600))
 			ctx, cancel := context.WithCancel(t.Context())
 			done := make(chan error, 1)

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/agentharness/harness/event"
+	"github.com/agentharness/harness/internal/execfile"
 	"github.com/agentharness/harness/internal/fakeagent"
 )
 
@@ -284,7 +285,7 @@ func TestSpawnErrorNames(t *testing.T) {
 		t.Run("missing-interpreter"+mode, func(t *testing.T) {
 			t.Parallel()
 			script := filepath.Join(t.TempDir(), "agent")
-			require.NoError(t, writeExecutable(script, []byte("#! /nonexistent/interp -x\necho hi\n")))
+			require.NoError(t, execfile.Write(script, []byte("#! /nonexistent/interp -x\necho hi\n"), 0o755))
 			_, err := Start(t.Context(), Options{Argv: []string{script}, noCgroup: mode != "", noReaper: mode == "-walks"})
 			require.ErrorIs(t, err, ErrSpawn)
 			require.ErrorIs(t, err, syscall.ENOENT)
@@ -301,7 +302,7 @@ func TestSpawnErrorNames(t *testing.T) {
 		t.Run("exec-format-error"+mode, func(t *testing.T) {
 			t.Parallel()
 			bad := filepath.Join(t.TempDir(), "agent")
-			require.NoError(t, writeExecutable(bad, []byte("\x00\x01\x02garbage")))
+			require.NoError(t, execfile.Write(bad, []byte("\x00\x01\x02garbage"), 0o755))
 			_, err := Start(t.Context(), Options{Argv: []string{bad}, noCgroup: mode != "", noReaper: mode == "-walks"})
 			require.ErrorIs(t, err, syscall.ENOEXEC)
 			require.Equal(t, "process: spawn failed: "+bad+": exec format error", err.Error())

@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
+	"github.com/agentharness/harness/internal/execfile"
 	"github.com/agentharness/harness/internal/fakeagent"
 )
 
@@ -72,9 +73,9 @@ func TestFailedExecInCgroup(t *testing.T) {
 	}
 	dir := t.TempDir()
 	script := filepath.Join(dir, "script")
-	require.NoError(t, writeExecutable(script, []byte("#!/nonexistent/interp\n")))
+	require.NoError(t, execfile.Write(script, []byte("#!/nonexistent/interp\n"), 0o755))
 	garbage := filepath.Join(dir, "garbage")
-	require.NoError(t, writeExecutable(garbage, []byte("\x00\x01\x02garbage")))
+	require.NoError(t, execfile.Write(garbage, []byte("\x00\x01\x02garbage"), 0o755))
 
 	argv, env := fakeagent.Command("failed-spawns", script, garbage)
 	cmd := exec.Command(argv[0], argv[1:]...)
@@ -141,7 +142,7 @@ func withMissingLoader(t *testing.T, dir string) (bin, loader string) {
 			loader = "/nonexistent/" + strings.Repeat("l", n-len("/nonexistent/"))
 			copy(b[prog.Off:], loader)
 			bin = filepath.Join(dir, "dynamic")
-			require.NoError(t, writeExecutable(bin, b))
+			require.NoError(t, execfile.Write(bin, b, 0o755))
 			return bin, loader
 		}
 	}

@@ -21,6 +21,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/agentharness/harness/event"
+	"github.com/agentharness/harness/internal/execfile"
 	"github.com/agentharness/harness/internal/fakeagent"
 )
 
@@ -219,7 +220,7 @@ func TestSpawnErrors(t *testing.T) {
 		t.Run("exec-format-error"+mode, func(t *testing.T) {
 			t.Parallel()
 			bad := filepath.Join(t.TempDir(), "agent")
-			require.NoError(t, writeExecutable(bad, []byte("\x00\x01\x02garbage")))
+			require.NoError(t, execfile.Write(bad, []byte("\x00\x01\x02garbage"), 0o755))
 			_, err := Start(t.Context(), Options{Argv: []string{bad}, noCgroup: mode != ""})
 			require.ErrorIs(t, err, ErrSpawn)
 			require.ErrorIs(t, err, syscall.ENOEXEC)

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/execfile"
 )
 
 // TestCheckNamesConformOnVersionDrift: 'harness check' says when the
@@ -30,7 +31,7 @@ func TestCheckNamesConformOnVersionDrift(t *testing.T) {
 		drift   bool
 	}{{pin + " (Claude Code)", false}, {"0.0.1 (Claude Code)", true}} {
 		bin := filepath.Join(home, "claude")
-		require.NoError(t, os.WriteFile(bin, []byte("#!/bin/sh\necho '"+tc.version+"'\n"), 0o755))
+		require.NoError(t, execfile.Write(bin, []byte("#!/bin/sh\necho '"+tc.version+"'\n"), 0o755))
 		out := invoke(t, "", "check", "claude", "--binary", bin).stdout
 		require.Contains(t, out, "ok    version: "+tc.version+"\n")
 		// conform must play the binary checked, not the one it would find.
@@ -69,7 +70,7 @@ func TestCheckSaysWhenTheCLIDidNotAnswer(t *testing.T) {
 	probeBound = 200 * time.Millisecond // the CLI sleeps far longer
 	t.Cleanup(func() { probeBound = bound })
 	bin := filepath.Join(home, "claude")
-	require.NoError(t, os.WriteFile(bin, []byte("#!/bin/sh\nexec sleep 30\n"), 0o755))
+	require.NoError(t, execfile.Write(bin, []byte("#!/bin/sh\nexec sleep 30\n"), 0o755))
 	r := invoke(t, "", "check", "claude", "--binary", bin)
 	require.Equal(t, exitAgentFailed, r.code)
 	require.Contains(t, r.stdout, "FAIL  version: "+bin+" --version did not finish within 200ms\n")
@@ -86,7 +87,7 @@ func TestCheckProbeLeavesNothing(t *testing.T) {
 	probeBound = 200 * time.Millisecond
 	t.Cleanup(func() { probeBound = bound })
 	bin, pids := filepath.Join(home, "claude"), filepath.Join(home, "pids")
-	require.NoError(t, os.WriteFile(bin, []byte("#!/bin/sh\nsleep 300 &\necho $! >>"+pids+"\nwait\n"), 0o755))
+	require.NoError(t, execfile.Write(bin, []byte("#!/bin/sh\nsleep 300 &\necho $! >>"+pids+"\nwait\n"), 0o755))
 	r := invoke(t, "", "check", "claude", "--binary", bin)
 	require.Equal(t, exitAgentFailed, r.code)
 	data, err := os.ReadFile(pids)
@@ -105,7 +106,7 @@ func TestCheckProbeLeavesNothing(t *testing.T) {
 func TestCheckInterruptedEndsTheProbe(t *testing.T) {
 	home := isolate(t)
 	bin, pids := filepath.Join(home, "claude"), filepath.Join(home, "pids")
-	require.NoError(t, os.WriteFile(bin, []byte("#!/bin/sh\nsleep 300 &\necho $! >"+pids+"\nwait\n"), 0o755))
+	require.NoError(t, execfile.Write(bin, []byte("#!/bin/sh\nsleep 300 &\necho $! >"+pids+"\nwait\n"), 0o755))
 	done := make(chan result, 1)
 	go func() { done <- invoke(t, "", "check", "claude", "--binary", bin) }()
 	require.Eventually(t, func() bool { data, _ := os.ReadFile(pids); return len(data) > 0 }, 10*time.Second, 10*time.Millisecond)
@@ -129,7 +130,7 @@ func TestCheckInterruptedEndsTheProbe(t *testing.T) {
 func TestCheckVersionIsStdout(t *testing.T) {
 	home := isolate(t)
 	bin := filepath.Join(home, "codex")
-	require.NoError(t, os.WriteFile(bin, []byte("#!/bin/sh\necho 'WARNING: proceeding, even though we could not create PATH aliases' >&2\necho 'codex-cli 0.169.0'\n"), 0o755))
+	require.NoError(t, execfile.Write(bin, []byte("#!/bin/sh\necho 'WARNING: proceeding, even though we could not create PATH aliases' >&2\necho 'codex-cli 0.169.0'\n"), 0o755))
 	out := invoke(t, "", "check", "codex", "--binary", bin).stdout
 	require.Contains(t, out, "ok    version: codex-cli 0.169.0\n")
 }
@@ -141,7 +142,7 @@ func TestCheckVersionIsStdout(t *testing.T) {
 func TestCheckVersionThatFails(t *testing.T) {
 	home := isolate(t)
 	bin := filepath.Join(home, "claude")
-	require.NoError(t, os.WriteFile(bin, []byte("#!/bin/sh\necho 'Error: Cannot find module cli.js' >&2\nexit 1\n"), 0o755))
+	require.NoError(t, execfile.Write(bin, []byte("#!/bin/sh\necho 'Error: Cannot find module cli.js' >&2\nexit 1\n"), 0o755))
 	r := invoke(t, "", "check", "claude", "--binary", bin)
 	require.Equal(t, exitAgentFailed, r.code)
 	require.Contains(t, r.stdout, "FAIL  version: "+bin+" --version: exit status 1: Error: Cannot find module cli.js\n")

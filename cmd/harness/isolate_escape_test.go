@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentharness/harness/internal/execfile"
 )
 
 // varTmp is a fresh directory under /var/tmp, which the bwrap sandbox
@@ -57,7 +59,7 @@ func TestRunIsolatedHidesSessionLogs(t *testing.T) {
 	t.Setenv("XDG_DATA_HOME", filepath.Join(base, "data"))
 	ws := filepath.Join(home, "ws")
 	require.NoError(t, os.Mkdir(ws, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(ws, "answer.sh"), []byte("#!/bin/bash\necho \"THE_ANSWER_IS_$((6*7))\"\n"), 0o755))
+	require.NoError(t, execfile.Write(filepath.Join(ws, "answer.sh"), []byte("#!/bin/bash\necho \"THE_ANSWER_IS_$((6*7))\"\n"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "peek.sh"), []byte(`#!/bin/bash
 grep -rl "THE_ANSWER_IS_$((6*7))" `+base+` > found.txt
 true

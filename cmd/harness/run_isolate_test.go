@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentharness/harness/internal/execfile"
 	"github.com/agentharness/harness/internal/fakeagent"
 	"github.com/agentharness/harness/internal/harnesstest"
 )
@@ -37,7 +38,7 @@ func TestRunIsolated(t *testing.T) {
 			ws := filepath.Join(home, "ws")
 			require.NoError(t, os.Mkdir(ws, 0o755))
 			script := filepath.Join(ws, "escape.sh")
-			require.NoError(t, os.WriteFile(script, []byte(escapeScript), 0o755))
+			require.NoError(t, execfile.Write(script, []byte(escapeScript), 0o755))
 			outside := filepath.Join(t.TempDir(), "outside")
 			args := []string{"run", "--agent", "oracle", "-p", "run", "--no-log", "--cwd", ws, "--isolate", engine,
 				"--env", "ESCAPE_TARGET=" + outside}
@@ -83,7 +84,7 @@ func TestBenchPodmanKilledLeavesNothing(t *testing.T) {
 	task := filepath.Join(home, "long")
 	out, err := exec.Command("cp", "-a", src, task).CombinedOutput()
 	require.NoError(t, err, string(out))
-	require.NoError(t, os.WriteFile(filepath.Join(task, "solution", "solve.sh"), []byte("#!/bin/bash\nexec sleep 3128\n"), 0o755))
+	require.NoError(t, execfile.Write(filepath.Join(task, "solution", "solve.sh"), []byte("#!/bin/bash\nexec sleep 3128\n"), 0o755))
 	tmp := filepath.Join(home, "tmp")
 	require.NoError(t, os.Mkdir(tmp, 0o755))
 	cmd, _, errb := harnessProc(t, []string{"TMPDIR=" + tmp}, "bench", "--tasks", task, "--agents", "oracle",
@@ -110,7 +111,7 @@ func TestRunIsolatedAgentInHome(t *testing.T) {
 	require.NoError(t, err)
 	bin := filepath.Join(home, ".local", "bin", "fake-claude")
 	require.NoError(t, os.MkdirAll(filepath.Dir(bin), 0o755))
-	require.NoError(t, os.WriteFile(bin, data, 0o755))
+	require.NoError(t, execfile.Write(bin, data, 0o755))
 	ws := filepath.Join(home, "ws")
 	require.NoError(t, os.Mkdir(ws, 0o755))
 	r := invoke(t, "", "run", "--agent", "claude", "--binary", bin, "--env", fakeagent.EnvVar+"=prompt-echo",
