@@ -334,19 +334,6 @@ func checkIsolate(p Plan, engine string) error {
 	return nil
 }
 
-// configEnvKeys is the [agents.NAME].env of agent in s's configuration,
-// as KEY= entries (setsKey's form).
-func configEnvKeys(s *harness.Settings, agent string) []string {
-	if s.Config == nil {
-		return nil
-	}
-	var keys []string
-	for k := range s.Config.Agents[agent].Env {
-		keys = append(keys, k+"=")
-	}
-	return keys
-}
-
 // harborAgent sets what the task says of its agent: [environment].env,
 // [agent].timeout_sec as the hard timeout (unless Options.KeepTimeout),
 // and for the oracle its script, [solution].env and no per-tool budget
@@ -366,15 +353,22 @@ func (b *bencher) harborAgent(t *harness.Task, r *harborRun, oracle bool) {
 	// is in Env, which it redacts. SetupEnv is under the configuration's
 	// env for the agent ([agents.NAME].env, put in Env at Start): a key
 	// that sets too goes in Env, over it, and is redacted with it.
-	written, over := env.written, configEnvKeys(settings, t.Agent)
-	if len(over) > 0 {
-		written = slices.DeleteFunc(slices.Clone(written), func(kv string) bool { return setsKey(over, kv) })
+	var configured map[string]string
+	if settings.Config != nil {
+		configured = settings.Config.Agents[t.Agent].Env
 	}
-	t.SetupEnv = append(t.SetupEnv, written...)
+	var shown, overConfig []string
+	for _, kv := range env.written {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, ok := configured[k]; ok {
+			overConfig = append(overConfig, kv)
+		} else {
+			shown = append(shown, kv)
+		}
+	}
+	t.SetupEnv = append(t.SetupEnv, shown...)
 	t.Env = append(slices.DeleteFunc(slices.Clone(t.Env), func(kv string) bool { return setsKey(env.written, kv) }), env.host...)
-	if len(over) > 0 {
-		t.Env = append(t.Env, slices.DeleteFunc(slices.Clone(env.written), func(kv string) bool { return !setsKey(over, kv) })...)
-	}
+	t.Env = append(t.Env, overConfig...)
 	if t.Budgets == nil {
 		bud := settings.Budgets()
 		t.Budgets = &bud
