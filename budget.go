@@ -50,7 +50,9 @@ func (o BudgetOverride) Validate() error {
 // validate returns a *BudgetError for the first negative budget of b, as
 // Validate and the configuration refuse one: negative, a budget is none
 // of its documented values (0 turns it off, or KillGrace kills at once).
-// Tool, a function of the kind, is the caller's to keep in range.
+// Tool, a function of the kind, is asked for every kind once, here: a
+// negative budget of one kind would otherwise run that kind's calls
+// unbounded.
 func (b *Budgets) validate() error {
 	for _, d := range []struct {
 		name string
@@ -59,6 +61,13 @@ func (b *Budgets) validate() error {
 		{"kill_grace", b.KillGrace}, {"setup", b.Setup}} {
 		if d.v < 0 {
 			return &BudgetError{Budget: d.name, Value: d.v}
+		}
+	}
+	if b.Tool != nil {
+		for _, k := range event.Kinds() {
+			if v := b.Tool(k); v < 0 {
+				return &BudgetError{Budget: "tool", Value: v}
+			}
 		}
 	}
 	return nil

@@ -286,6 +286,10 @@ func TestStartRefusesWhatFrontDoorsRefuse(t *testing.T) {
 		"linger":       func(b *harness.Budgets) { b.Linger = -time.Second },
 		"kill_grace":   func(b *harness.Budgets) { b.KillGrace = -time.Second },
 		"setup":        func(b *harness.Budgets) { b.Setup = -time.Second },
+		// Negative for one kind only: asked of every kind at the start.
+		"tool": func(b *harness.Budgets) {
+			b.Tool = func(k event.Kind) time.Duration { return map[event.Kind]time.Duration{event.KindMCP: -time.Second}[k] }
+		},
 	} {
 		b := small()
 		set(&b)
@@ -304,5 +308,5 @@ func TestStartRefusesWhatFrontDoorsRefuse(t *testing.T) {
 		_, err := st.StartSession(context.Background(), live, so)
 		require.ErrorAs(t, err, &te)
 	}
-	require.Equal(t, int32(4+6+2), closed.Load(), "every refusal closes the observers")
+	require.Equal(t, int32(4+7+2), closed.Load(), "every refusal closes the observers")
 }

@@ -142,6 +142,12 @@ const (
 	KindOther  Kind = "other"
 )
 
+// Kinds returns every tool kind, in the order of their constants.
+func Kinds() []Kind {
+	return []Kind{KindShell, KindRead, KindWrite, KindEdit, KindDelete, KindSearch,
+		KindWeb, KindMCP, KindTodo, KindTask, KindOther}
+}
+
 // Valid reports whether k is one of the tool kinds.
 func (k Kind) Valid() bool {
 	switch k {
