@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/event"
+	"github.com/agentharness/harness/otlp"
 )
 
 // runCmd runs one agent. Settings left unset on the command line come from
@@ -79,14 +81,17 @@ func (c *runCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	var otlpCfg *otlp.Config // a dry run's export, whose variables it lists
 	if !c.DryRun {
 		stop, err := c.otlpFlags.start(e, s, lib)
 		if err != nil {
 			return err
 		}
 		defer stop()
-	} else if _, _, err := c.otlpFlags.agentArgs(e, s, lib); err != nil {
+	} else if cfg, ok, err := c.otlpFlags.agentArgs(e, s, lib); err != nil {
 		return err // the arguments --otlp gives the agent show as they would run
+	} else if ok {
+		otlpCfg = &cfg
 	}
 	if c.Mock != "" {
 		stop, err := attachMock(&task, c.Mock)
@@ -103,7 +108,7 @@ func (c *runCmd) Run(e *env) error {
 		defer stop()
 	}
 	if c.DryRun {
-		return c.dryRun(e, lib, task)
+		return c.dryRun(e, lib, task, otlpCfg)
 	}
 	return execute(e, lib, task, runOutput{format: cmp.Or(c.Format, s.cfg.Format, "ndjson"), file: c.Output})
 }
@@ -215,7 +220,10 @@ func isTerminal(f *os.File) bool {
 // dryRun prints what would run, as one JSON object. An isolated run's
 // argv is what runs inside the isolation, which it names (it is checked
 // as the run would check it, but not made).
-func (c *runCmd) dryRun(e *env, lib *harness.Settings, t harness.Task) error {
+// With the export on (otlp), its env_keys also hold what each run is
+// given at its start: TRACEPARENT, and the agent's own exporter's
+// variables where harness turns it on (otlp.AgentEnv).
+func (c *runCmd) dryRun(e *env, lib *harness.Settings, t harness.Task, otlpCfg *otlp.Config) error {
 	cmd, err := lib.Prepare(t)
 	if err != nil {
 		return withStatus(exitUsage, err)
@@ -231,7 +239,17 @@ func (c *runCmd) dryRun(e *env, lib *harness.Settings, t harness.Task) error {
 		k, _, _ := strings.Cut(kv, "=")
 		envKeys = append(envKeys, k)
 	}
+	if otlpCfg != nil {
+		envKeys = append(envKeys, "TRACEPARENT")
+		if otlp.AgentExports(cmd.Agent, t.Protocol, *otlpCfg) {
+			for _, kv := range otlp.AgentEnv(cmd.Agent, *otlpCfg) {
+				k, _, _ := strings.Cut(kv, "=")
+				envKeys = append(envKeys, k)
+			}
+		}
+	}
 	sort.Strings(envKeys)
+	envKeys = slices.Compact(envKeys)
 	out := map[string]any{
 		"agent": cmd.Agent, "binary": cmd.Argv[0], "argv": cmd.ShownArgv(), "env_keys": envKeys,
 		"cwd": cmd.Cwd, "stdin": cmd.Stdin != "", "installed": cmd.NotInstalled == nil,
