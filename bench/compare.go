@@ -143,6 +143,11 @@ func Diff(base, next *Report, o DiffOptions) (*DiffReport, error) {
 	if o.Seed == 0 {
 		o.Seed = DefaultSeed
 	}
+	if base.Mock != next.Mock {
+		// A scripted model's pass rate, cost and time say nothing of the
+		// agents' own models, nor of another scenario's.
+		return nil, fmt.Errorf("%w: BASE ran against %s, NEW against %s", ErrNotComparable, mockName(base.Mock), mockName(next.Mock))
+	}
 	bc, nc := cells(base.Runs), cells(next.Runs)
 	if err := sameCells(bc, nc); err != nil {
 		return nil, err
@@ -166,6 +171,14 @@ func Diff(base, next *Report, o DiffOptions) (*DiffReport, error) {
 			ErrNothingToCompare, ranOf(base.Runs), len(base.Runs), ranOf(next.Runs), len(next.Runs))
 	}
 	return d, nil
+}
+
+// mockName names a report's Mock for an error.
+func mockName(mock string) string {
+	if mock == "" {
+		return "the agents' own models"
+	}
+	return fmt.Sprintf("the scripted model (--mock %s)", mock)
 }
 
 func ranOf(runs []RunReport) (n int) {

@@ -85,6 +85,18 @@ func TestDiff(t *testing.T) {
 		_, err = bench.Diff(&bench.Report{}, other, def)
 		require.ErrorIs(t, err, bench.ErrNotComparable)
 	})
+	t.Run("mock", func(t *testing.T) {
+		// A scripted model's runs against the agents' own models, or
+		// another scenario's: the same cells, nothing to compare.
+		mocked := func(mock string) *bench.Report { r := synth(10, true, 1000, 0.1); r.Mock = mock; return r }
+		_, err := bench.Diff(mocked("tool"), mocked(""), def)
+		require.ErrorIs(t, err, bench.ErrNotComparable)
+		require.EqualError(t, err, "bench: compare: not comparable: BASE ran against the scripted model (--mock tool), NEW against the agents' own models")
+		_, err = bench.Diff(mocked("tool"), mocked("text"), def)
+		require.ErrorIs(t, err, bench.ErrNotComparable)
+		_, err = bench.Diff(mocked("tool"), mocked("tool"), def)
+		require.NoError(t, err)
+	})
 }
 
 // runsOf makes a report of one agent on one task, a run per wall time
