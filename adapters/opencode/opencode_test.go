@@ -1,10 +1,12 @@
 package opencode
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -471,4 +473,106 @@ func TestDuplicateKeysLastWins(t *testing.T) {
 		}
 		require.Equal(t, &event.Usage{InputTokens: 3, OutputTokens: 2, ReasoningTokens: 2, CacheReadTokens: 2}, u)
 	}
+}
+
+// TestCommentaryIsNoAnswer: text a tool call followed is commentary, not
+// the result's text, whether the step that called the tool ends the run
+// (stop) or done does; text after the tool in the same step is the answer.
+func TestCommentaryIsNoAnswer(t *testing.T) {
+	t.Parallel()
+	const (
+		start = `{"type":"step_start","sessionID":"s","part":{"sessionID":"s","type":"step-start"}}`
+		tool  = `{"type":"tool_use","sessionID":"s","part":{"tool":"bash","callID":"c","sessionID":"s","state":{"status":"completed","input":{"command":"true"},"output":"","metadata":{"exit":0}}}}`
+		done  = `{"type":"done","sessionID":"s","reason":"idle","rejected":[]}`
+	)
+	finish := func(reason string) string {
+		return `{"type":"step_finish","sessionID":"s","part":{"sessionID":"s","reason":"` + reason + `","tokens":{"input":1}}}`
+	}
+	for _, c := range []struct {
+		name  string
+		lines []string
+		want  string
+	}{
+		{"tool-then-stop", []string{start, textPart("Let me run it."), tool, finish("stop")}, ""},
+		{"tool-calls-then-done", []string{start, textPart("Let me run it."), tool, finish("tool-calls"), done}, ""},
+		{"text-after-tool", []string{start, textPart("Let me run it."), tool, textPart("It passed."), finish("stop")}, "It passed."},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			bodies, _ := adaptertest.ParseLines(newParser(), c.lines...)
+			r := bodies[len(bodies)-1].(*event.Result)
+			require.Equal(t, event.ResultSuccess, r.Status)
+			require.Equal(t, c.want, r.Text)
+			require.False(t, r.TextTruncated)
+		})
+	}
+}
+
+// TestKilledShellStatus: OpenCode 1.18.33 reports a command it killed as
+// completed, exit null, with a <shell_metadata> trailer naming the reason.
+// Only its exact texts count.
+func TestKilledShellStatus(t *testing.T) {
+	t.Parallel()
+	const timedOut = "shell tool terminated command after exceeding timeout 2000 ms. If this command is expected to take " +
+		"longer and is not waiting for interactive input, retry with a larger timeout value in milliseconds."
+	trailer := func(reason string) string { return "\n\n<shell_metadata>\n" + reason + "\n</shell_metadata>" }
+	for _, c := range []struct {
+		name, output, exit, want string
+	}{
+		{"timeout", "started\n" + trailer(timedOut), "null", event.StatusTimeout},
+		{"timeout-no-output", "(no output)" + trailer(timedOut), "null", event.StatusTimeout},
+		{"timeout-no-exit-member", "x" + trailer(timedOut), "", event.StatusTimeout},
+		{"aborted", "listening\n" + trailer("User aborted the command"), "null", event.StatusCancelled},
+		// What the command itself printed, with an exit code: the code decides.
+		{"trailer-with-exit-0", "x" + trailer(timedOut), "0", event.StatusOK},
+		{"trailer-with-exit-1", "x" + trailer("User aborted the command"), "1", event.StatusError},
+		// Texts the pinned build does not print.
+		{"older-bash-metadata", "partial\n\n<bash_metadata>\nbash tool terminated command after exceeding timeout 120000 ms\n</bash_metadata>", "null", event.StatusOK},
+		{"no-timeout-number", "x" + trailer(strings.Replace(timedOut, " 2000", "", 1)), "null", event.StatusOK},
+		{"two-reasons", "x" + trailer(timedOut+"\nUser aborted the command"), "null", event.StatusOK},
+		{"trailer-not-last", "x" + trailer("User aborted the command") + "\nmore", "null", event.StatusOK},
+		{"mention", "User aborted the command", "null", event.StatusOK},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			out, _ := json.Marshal(c.output)
+			md := `{}`
+			if c.exit != "" {
+				md = `{"exit":` + c.exit + `}`
+			}
+			bodies, _ := adaptertest.ParseLines(newParser(), `{"type":"tool_use","sessionID":"s","part":{"tool":"bash","callID":"c","sessionID":"s",`+
+				`"state":{"status":"completed","input":{"command":"x"},"output":`+string(out)+`,"metadata":`+md+`}}}`)
+			end := bodies[len(bodies)-1].(*event.ToolEnd)
+			require.Equal(t, c.want, end.Status)
+			require.Equal(t, c.output, end.Output, "the output is kept whole")
+		})
+	}
+}
+
+// TestRepeatedStepFinish: a step_finish printed again with the same part id
+// is the same model call: one usage event, one result.
+func TestRepeatedStepFinish(t *testing.T) {
+	t.Parallel()
+	finish := func(id, reason string, in int) string {
+		return `{"type":"step_finish","sessionID":"s","part":{"id":"` + id + `","sessionID":"s","reason":"` + reason +
+			`","tokens":{"input":` + strconv.Itoa(in) + `}}}`
+	}
+	start := `{"type":"step_start","sessionID":"s","part":{"sessionID":"s","type":"step-start"}}`
+	bodies, _ := adaptertest.ParseLines(newParser(), start, finish("prt_1", "tool-calls", 3), finish("prt_1", "tool-calls", 3),
+		start, textPart("ok"), finish("prt_2", "stop", 5), finish("prt_2", "stop", 5))
+	var usage []*event.Usage
+	var results int
+	for _, b := range bodies {
+		switch b := b.(type) {
+		case *event.Usage:
+			usage = append(usage, b)
+		case *event.Result:
+			results++
+		}
+	}
+	require.Equal(t, []*event.Usage{{InputTokens: 3}, {InputTokens: 5}}, usage)
+	require.Equal(t, 1, results)
+	// A step_finish with no id is not taken for a repeat.
+	bodies, _ = adaptertest.ParseLines(newParser(), finish("", "tool-calls", 3), finish("", "tool-calls", 3))
+	require.Len(t, bodies, 3) // session_start and two usage events
 }

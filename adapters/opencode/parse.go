@@ -13,6 +13,7 @@ import (
 	"github.com/agentharness/harness/adapters/internal/known"
 	"github.com/agentharness/harness/adapters/internal/readahead"
 	"github.com/agentharness/harness/event"
+	"github.com/agentharness/harness/internal/idset"
 )
 
 // parser holds one run's state.
@@ -43,6 +44,7 @@ type parser struct {
 	wall     bool            // durations are left to the caller's clock (UseWallClock)
 	lines    jsonscan.Lines  // copies of the lines, which bodies and p keep pieces of
 	files    known.Files     // file contents the stream showed in full, for diffs
+	finished idset.Set       // part ids of the step_finish lines applied
 }
 
 // UseWallClock makes the parser leave durations (tool_end and result) to
@@ -361,8 +363,16 @@ func (p *parser) apply(dst []event.Body, r *read) ([]event.Body, bool) {
 		}
 	case "tool_use":
 		dst = p.release(dst)
+		// Text before a tool call is commentary, not the final answer.
+		p.stepText.Reset()
+		p.textCut = false
 		dst = toolUse(dst, part, p.wall, &p.files)
 	case "step_finish":
+		// A step_finish printed again (same part id) is the same model
+		// call: its usage counts once, and it ends nothing more.
+		if part.id != "" && !p.finished.Add(part.id) {
+			return dst, true
+		}
 		p.stepOpen = false
 		dst = p.release(dst)
 		dst = p.stepFinish(dst, part, l.timestamp)

@@ -208,9 +208,51 @@ func toolUse(dst []event.Body, part *part, wall bool, files *known.Files) []even
 			if n != 0 && end.Status == event.StatusOK {
 				end.Status = event.StatusError
 			}
+		} else if end.Status == event.StatusOK {
+			// A command OpenCode killed has no exit code and is completed
+			// too: only its output's trailer tells why.
+			end.Status = killedStatus(output, end.Status)
 		}
 	}
 	return append(dst, end)
+}
+
+// The trailer OpenCode's bash tool (1.18.33, the pinned build) appends to
+// the output of a command it killed: "\n\n<shell_metadata>\n" + the reason
+// + "\n</shell_metadata>", the reason one of the texts below.
+const (
+	trailerOpen  = "\n\n<shell_metadata>\n"
+	trailerClose = "\n</shell_metadata>"
+	timedOutHead = "shell tool terminated command after exceeding timeout "
+	timedOutTail = " ms. If this command is expected to take longer and is not waiting for interactive input, " +
+		"retry with a larger timeout value in milliseconds."
+	aborted = "User aborted the command"
+)
+
+// killedStatus is timeout for the output of a command OpenCode killed at
+// its timeout, cancelled for one the user aborted, else status. Only the
+// exact texts the pinned build prints count: a command's own output that
+// merely mentions a timeout does not.
+func killedStatus(output, status string) string {
+	body, ok := strings.CutSuffix(output, trailerClose)
+	if !ok {
+		return status
+	}
+	i := strings.LastIndex(body, trailerOpen)
+	if i < 0 {
+		return status
+	}
+	switch reason := body[i+len(trailerOpen):]; {
+	case reason == aborted:
+		return event.StatusCancelled
+	case len(reason) > len(timedOutHead)+len(timedOutTail) &&
+		strings.HasPrefix(reason, timedOutHead) && strings.HasSuffix(reason, timedOutTail):
+		// The head and tail share a space: the length check keeps them apart.
+		if ms := reason[len(timedOutHead) : len(reason)-len(timedOutTail)]; !strings.ContainsAny(ms, "\n ") {
+			return event.StatusTimeout
+		}
+	}
+	return status
 }
 
 // fileChange sets the Paths and Diff of a completed write, edit or patch.
