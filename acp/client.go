@@ -82,6 +82,11 @@ type Client struct {
 
 	agentName, agentVersion string // from initialize's agentInfo
 
+	// A captured session's answers (captured): the id of session/new's,
+	// and whether set_mode's came.
+	capNew  int64
+	capMode bool
+
 	m mapper // used by Parse only
 }
 
@@ -375,9 +380,7 @@ func (c *Client) response(dst []event.Body, msg *rpc) ([]event.Body, bool) {
 	defer c.mu.Unlock()
 	method := c.conn.Answered(msg.ID)
 	if c.w == nil {
-		// The request is told by its answer's fields (set_mode's is empty).
-		method = jsonrpc.Shape(msg.Result, "session/set_mode", "stopReason", "session/prompt",
-			"protocolVersion", "initialize", "sessionId", "session/new")
+		method = c.captured(msg)
 	}
 	if c.w != nil && method == "" {
 		return dst, false // an answer to nothing we asked: ignored
@@ -477,6 +480,47 @@ func (c *Client) response(dst []event.Body, msg *rpc) ([]event.Body, bool) {
 		return dst, false
 	}
 	return dst, true
+}
+
+// captured names the request a captured answer is for: a capture holds
+// the agent's lines only, not harness's requests. The answer's fields
+// tell (set_mode's has none but _meta), and else its id: harness numbers
+// its requests from 1 in the order it sends them (initialize,
+// session/new, an optional session/set_mode, then the prompt), so a later
+// answer that is not set_mode's is the prompt's, and one without a
+// stopReason breaks the protocol as it does live. mu is held.
+func (c *Client) captured(msg *rpc) string {
+	method := jsonrpc.Shape(msg.Result, "session/set_mode", "stopReason", "session/prompt",
+		"protocolVersion", "initialize", "sessionId", "session/new")
+	var id int64
+	if msg.Error != nil || method == "initialize" || method == "session/prompt" || json.Unmarshal(msg.ID, &id) != nil {
+		return method
+	}
+	switch {
+	case method == "session/new":
+		c.capNew, c.capMode = id, false
+	case c.capNew == 0 || id <= c.capNew:
+		// Not after session/new's answer: the fields alone tell.
+	case id == c.capNew+1 && !c.capMode && metaOnly(msg.Result):
+		// set_mode's, or a prompt's answer as empty when no mode was
+		// set: taken as set_mode's, which it may be.
+		c.capMode = true
+		method = "session/set_mode"
+	default:
+		method = "session/prompt"
+	}
+	return method
+}
+
+// metaOnly reports whether result is an object with no field but _meta
+// (or null), as set_mode's answer is.
+func metaOnly(result json.RawMessage) bool {
+	var r map[string]json.RawMessage
+	if json.Unmarshal(result, &r) != nil {
+		return false
+	}
+	delete(r, "_meta")
+	return len(r) == 0
 }
 
 // prompt sends the one session/prompt; a live session waits for its

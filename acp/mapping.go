@@ -4,8 +4,11 @@ import (
 	"cmp"
 	"encoding/json"
 	"maps"
+	"math"
 	"slices"
 	"strings"
+
+	"github.com/tidwall/gjson"
 
 	"github.com/agentharness/harness/adapters"
 	"github.com/agentharness/harness/adapters/claude"
@@ -713,6 +716,12 @@ func (m *mapper) end(dst []event.Body, result json.RawMessage, sessionID string)
 	// 5850 input, 150 cached, 600+10 output): no usage rather than a wrong one.
 	if !m.noUsage && r.Usage != nil {
 		res.Usage = r.Usage.unified()
+		if r.Usage.negative() {
+			// Counted as 0 in unified, where the Stream cannot see it: its
+			// warning, as for a negative count over the CLI.
+			dst = append(dst, &event.Warning{Code: event.WarnUsageMismatch,
+				Message: "the agent reported a negative token count; it counts as 0"})
+		}
 	}
 	if m.cost != nil {
 		res.CostUSD = event.Float(*m.cost)
@@ -722,12 +731,30 @@ func (m *mapper) end(dst []event.Body, result json.RawMessage, sessionID string)
 
 // acpUsage is the (unstable) usage of a prompt's answer.
 type acpUsage struct {
-	Input      int64 `json:"inputTokens"`
-	Output     int64 `json:"outputTokens"`
-	Total      int64 `json:"totalTokens"`
-	Thought    int64 `json:"thoughtTokens"`
-	CacheRead  int64 `json:"cachedReadTokens"`
-	CacheWrite int64 `json:"cachedWriteTokens"`
+	Input      count `json:"inputTokens"`
+	Output     count `json:"outputTokens"`
+	Total      count `json:"totalTokens"`
+	Thought    count `json:"thoughtTokens"`
+	CacheRead  count `json:"cachedReadTokens"`
+	CacheWrite count `json:"cachedWriteTokens"`
+}
+
+// count is a token count read as the Claude adapter reads one (gjson's
+// Int): any JSON number, 240.0 and 1e3 too (a fraction is cut); anything
+// else is no count (0). Into an int64, encoding/json would drop a count
+// written as a float.
+type count int64
+
+func (c *count) UnmarshalJSON(b []byte) error {
+	if v := gjson.ParseBytes(b); v.Type == gjson.Number {
+		*c = count(v.Int())
+	}
+	return nil
+}
+
+// negative reports whether a count is below 0, which counts as 0.
+func (u *acpUsage) negative() bool {
+	return min(u.Input, u.Output, u.Total, u.Thought, u.CacheRead, u.CacheWrite) < 0
 }
 
 // unified converts to the meaning of docs/events.md. ACP does not say
@@ -735,25 +762,39 @@ type acpUsage struct {
 // includes the thoughts; agents differ (claude-agent-acp passes
 // Anthropic's counts, cache apart; codex-acp OpenAI's, cache included). The
 // agent's own totalTokens tells which sum it made, and so which it is.
+// A negative count counts as 0; sums stop at the largest int64 rather
+// than wrap round.
 func (u *acpUsage) unified() event.Usage {
-	pos := func(v int64) int64 { return max(v, 0) }
+	pos := func(v count) int64 { return max(int64(v), 0) }
 	in, out, cr, cw, th := pos(u.Input), pos(u.Output), pos(u.CacheRead), pos(u.CacheWrite), pos(u.Thought)
-	switch u.Total {
-	case in + out + cr + cw + th:
+	add := func(vs ...int64) int64 {
+		var s int64
+		for _, v := range vs {
+			if s > math.MaxInt64-v {
+				return math.MaxInt64
+			}
+			s += v
+		}
+		return s
+	}
+	// minus is a - b - c, at least 0.
+	minus := func(a, b, c int64) int64 { return max(max(a-b, 0)-c, 0) }
+	switch int64(u.Total) {
+	case add(in, out, cr, cw, th):
 		// First: with no cache read, the sum with a cache write is also
 		// one of the OpenAI-style sums below, which would take the write
 		// out of an input that never held it. OpenAI reports no cache
 		// writes; Anthropic does (claude-agent-acp: cache apart).
-		return event.Usage{InputTokens: in, OutputTokens: out + th, CacheReadTokens: cr, CacheWriteTokens: cw, ReasoningTokens: th}
-	case in + out + th, in + out + th + cw:
+		return event.Usage{InputTokens: in, OutputTokens: add(out, th), CacheReadTokens: cr, CacheWriteTokens: cw, ReasoningTokens: th}
+	case add(in, out, th), add(in, out, th, cw):
 		// input includes the cache read (OpenAI-style); output is net of thoughts
-		return event.Usage{InputTokens: max(in-cr-cw, 0), OutputTokens: out + th, CacheReadTokens: cr, CacheWriteTokens: cw, ReasoningTokens: th}
-	case in + out, in + out + cw:
+		return event.Usage{InputTokens: minus(in, cr, cw), OutputTokens: add(out, th), CacheReadTokens: cr, CacheWriteTokens: cw, ReasoningTokens: th}
+	case add(in, out), add(in, out, cw):
 		if th > 0 {
 			// output includes the thoughts, input the cache
-			return event.Usage{InputTokens: max(in-cr-cw, 0), OutputTokens: out, CacheReadTokens: cr, CacheWriteTokens: cw, ReasoningTokens: min(th, out)}
+			return event.Usage{InputTokens: minus(in, cr, cw), OutputTokens: out, CacheReadTokens: cr, CacheWriteTokens: cw, ReasoningTokens: min(th, out)}
 		}
-		return event.Usage{InputTokens: max(in-cr-cw, 0), OutputTokens: out, CacheReadTokens: cr, CacheWriteTokens: cw}
+		return event.Usage{InputTokens: minus(in, cr, cw), OutputTokens: out, CacheReadTokens: cr, CacheWriteTokens: cw}
 	}
 	// Cache apart and output with its thoughts, as Anthropic counts.
 	return event.Usage{InputTokens: in, OutputTokens: out, CacheReadTokens: cr, CacheWriteTokens: cw, ReasoningTokens: min(th, out)}

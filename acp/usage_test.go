@@ -2,6 +2,7 @@ package acp
 
 import (
 	"encoding/json"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -29,6 +30,9 @@ func TestUsageReadings(t *testing.T) {
 		{"openai-thoughts-apart", acpUsage{Input: 1000, Output: 50, Thought: 30, CacheRead: 800, Total: 1080},
 			event.Usage{InputTokens: 200, OutputTokens: 80, CacheReadTokens: 800, ReasoningTokens: 30}},
 		{"no-cache", acpUsage{Input: 240, Output: 50, Total: 290}, event.Usage{InputTokens: 240, OutputTokens: 50}},
+		// Sums stop at the largest int64: wrapped round, 0 - max - max was an input of 2.
+		{"saturated", acpUsage{CacheRead: math.MaxInt64, CacheWrite: math.MaxInt64},
+			event.Usage{CacheReadTokens: math.MaxInt64, CacheWriteTokens: math.MaxInt64}},
 	}
 	for _, c := range cases {
 		require.Equal(t, c.want, c.in.unified(), c.name)
