@@ -3,6 +3,7 @@ package cursor
 import (
 	"bytes"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -499,11 +500,13 @@ func TestDuplicateKeysLastWins(t *testing.T) {
 	first := `{"shellToolCall":{"args":{"command":"old"},"result":{"success":{"exitCode":1}}},"startedAtMs":1,"completedAtMs":9}`
 	last := `{"shellToolCall":{"result":{"success":{"exitCode":0,"stdout":"ok"}}}}`
 	p := newParser()
-	for range 2 { // the second parse reads into the slot the first one left
+	for i := range 2 { // the second parse reads into the slot the first one left
+		// Ids of their own each time: a completion given again is dropped.
+		n := strconv.Itoa(i)
 		bodies, _ := adaptertest.ParseLines(p,
-			`{"type":"tool_call","subtype":"completed","call_id":"c","tool_call":`+first+`,"tool_call":`+last+`}`,
+			`{"type":"tool_call","subtype":"completed","call_id":"c`+n+`","tool_call":`+first+`,"tool_call":`+last+`}`,
 			`{"type":"assistant","message":{"content":"one"},"message":{"role":"assistant"}}`,
-			`{"type":"tool_call","subtype":"completed","call_id":"r","tool_call":{"shellToolCall":{"result":{"success":{"exitCode":1,"stdout":"old"}},"result":{"success":{"exitCode":0}}}}}`)
+			`{"type":"tool_call","subtype":"completed","call_id":"r`+n+`","tool_call":{"shellToolCall":{"result":{"success":{"exitCode":1,"stdout":"old"}},"result":{"success":{"exitCode":0}}}}}`)
 		require.Len(t, bodies, 4)
 		require.Equal(t, event.StatusOK, bodies[3].(*event.ToolEnd).Status, "the last result")
 		require.Empty(t, bodies[3].(*event.ToolEnd).Output, "the last result")

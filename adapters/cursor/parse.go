@@ -15,6 +15,7 @@ import (
 	"github.com/agentharness/harness/adapters/internal/known"
 	"github.com/agentharness/harness/event"
 	"github.com/agentharness/harness/internal/fewmap"
+	"github.com/agentharness/harness/internal/idset"
 )
 
 // maxErrorText caps the message of an error built from a raw stdout line.
@@ -44,6 +45,9 @@ type parser struct {
 	started  fewmap.Map[uint64, int64] // calls announced by tool_call/started and not yet completed, by callKey: their timestamp_ms
 	seed     maphash.Seed              // of callKey
 	lines    jsonscan.Lines            // copies of the lines
+	// ended holds the ids of the calls that completed (hashes only), so
+	// that a completed line given again opens no second call.
+	ended idset.Set
 
 	// final is the final answer so far: the complete assistant text since
 	// the last tool call (text before a tool call is commentary). sawText
@@ -460,13 +464,22 @@ func (p *parser) toolCall(dst []event.Body, f *fields) ([]event.Body, bool) {
 	if f.subtype != "started" && f.subtype != "completed" {
 		return dst, false
 	}
-	dst = p.endSegment(dst)
 	id := f.callID
 	if id == "" {
 		// event.Stream names an id-less start "call" but not an id-less
 		// end; naming both here keeps the pair together.
 		id = "call"
 	}
+	key := p.callKey(id)
+	startTS, open := p.started.Get(key)
+	if !open && f.subtype == "completed" && f.callID != "" && p.ended.Has(f.callID) {
+		// The completion of a call already ended, given again: the
+		// Stream would make it a second call. Dropped whole, as Claude
+		// drops a repeated tool_result: it ends no text segment either.
+		// (An id-less one cannot be told from a new call.)
+		return dst, true
+	}
+	dst = p.endSegment(dst)
 	call := &f.call
 	if !f.hasCall {
 		*call = parseCall(f.toolCall)
@@ -478,14 +491,17 @@ func (p *parser) toolCall(dst []event.Body, f *fields) ([]event.Body, bool) {
 	p.stamped(call.startedAt)
 	p.stamped(call.completedAt)
 	ts := f.timestamp
-	key := p.callKey(id)
 	if f.subtype == "started" {
 		p.started.Set(key, ts)
 		return append(dst, call.start(id)), true
 	}
-	startTS, ok := p.started.Get(key)
-	p.started.Delete(key)
-	if !ok {
+	if open {
+		p.started.Delete(key)
+	}
+	if f.callID != "" {
+		p.ended.Add(f.callID)
+	}
+	if !open {
 		// Only the completion was seen: announce the call with its input.
 		dst = append(dst, call.start(id))
 	}
