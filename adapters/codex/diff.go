@@ -53,21 +53,30 @@ func readChange(rest string) (c change, n int) {
 // the hunks apply_patch computed from the file on disk, to which the
 // headers are added. Codex gives no cwd, so headers name the path as
 // given (absolute: a/tmp/work/x.go). A move (the update text then ends "Moved to: …") or
-// anything not a well-formed set of hunks gives "": no diff rather than a
-// wrong one.
-func (c change) fileDiff(cwd string) string {
+// anything not a well-formed set of hunks is not known (ok false): no diff
+// rather than a wrong one. An empty file added or deleted ("diff":"", its
+// whole content) is known and has no diff: "", ok.
+func (c change) fileDiff(cwd string) (diff string, ok bool) {
 	if c.diff == "" || c.path == "" {
-		return ""
+		return "", false // no text: Codex 0.169's changes carry none
 	}
 	name, text := adapters.DisplayPath(cwd, c.path), jsonscan.Str(c.diff)
 	switch c.kind {
-	case "add":
-		return adapters.Diff(name, adapters.File{}, adapters.Present(text))
-	case "delete":
-		return adapters.Diff(name, adapters.Present(text), adapters.File{})
+	case "add", "delete":
+		if text == "" {
+			// Nothing a diff could show: known, and no diff (as
+			// adapters.DiffOrSkip has it for the other agents).
+			return "", true
+		}
+		before, after := adapters.File{}, adapters.Present(text)
+		if c.kind == "delete" {
+			before, after = after, before
+		}
+		diff = adapters.Diff(name, before, after)
+		return diff, diff != "" // "": no header can name the file
 	case "update":
 		if !wellFormedHunks(text) {
-			return ""
+			return "", false
 		}
 		hunks := text
 		if !strings.HasSuffix(hunks, "\n") {
@@ -76,11 +85,11 @@ func (c change) fileDiff(cwd string) string {
 		// The headers adapters.Diff writes.
 		name, ok := adapters.HeaderName(name)
 		if !ok {
-			return ""
+			return "", false
 		}
-		return "--- a/" + name + "\n+++ b/" + name + "\n" + hunks
+		return "--- a/" + name + "\n+++ b/" + name + "\n" + hunks, true
 	}
-	return ""
+	return "", false
 }
 
 // wellFormedHunks reports whether s is one or more unified-diff hunks and
@@ -151,8 +160,9 @@ func allAdded(changes []change) bool {
 }
 
 // fileChange fills a completed file_change's paths and diff. The diff is
-// given only when every change of a successful item has an exact one;
-// otherwise diff_skipped says it could not be known.
+// given only when every change of a successful item is known exactly (an
+// empty file created or removed adds nothing to it); otherwise
+// diff_skipped says it could not be known.
 func fileChange(te *event.ToolEnd, changes []change, cwd string) {
 	for _, c := range changes {
 		if c.path != "" {
@@ -167,8 +177,8 @@ func fileChange(te *event.ToolEnd, changes []change, cwd string) {
 	}
 	diffs := make([]string, 0, len(changes))
 	for _, c := range changes {
-		d := c.fileDiff(cwd)
-		if d == "" {
+		d, ok := c.fileDiff(cwd)
+		if !ok {
 			te.DiffSkipped = event.DiffSkippedUnknown
 			return
 		}
