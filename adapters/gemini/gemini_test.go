@@ -133,6 +133,53 @@ func TestParseTools(t *testing.T) {
 	require.Equal(t, "unknown", end.CallID, "an unmatched result is still reported; the stream pairs it")
 }
 
+// TestRepeatedToolResult: a tool_result for a call that already ended is
+// the same result twice (dropped, as Claude's parser drops it), not a
+// second call with no input.
+func TestRepeatedToolResult(t *testing.T) {
+	t.Parallel()
+	use := `{"type":"tool_use","tool_name":"run_shell_command","tool_id":"s1","parameters":{"command":"true"}}`
+	res := `{"type":"tool_result","tool_id":"s1","status":"success","output":"ok"}`
+	orphan := `{"type":"tool_result","tool_id":"o1","status":"success","output":"late"}`
+	bodies := adaptertest.Bodies(newParser(), use, res, res, delta("a"), res, delta("b"), orphan, orphan,
+		`{"type":"result","status":"success"}`)
+	var kinds []string
+	for _, b := range bodies {
+		switch v := b.(type) {
+		case *event.ToolStart:
+			kinds = append(kinds, "start:"+v.CallID)
+		case *event.ToolEnd:
+			kinds = append(kinds, "end:"+v.CallID)
+		case *event.Message:
+			kinds = append(kinds, "m:"+v.Text)
+		}
+	}
+	require.Equal(t, []string{"start:s1", "end:s1", "m:ab", "end:o1"}, kinds,
+		"one end per call, an unmatched one's too; a repeat does not cut the text in two")
+
+	// A tool_use that announces the id again is a new call, which ends.
+	bodies = adaptertest.Bodies(newParser(), use, res, use, res, res)
+	require.Len(t, bodies, 4)
+	require.IsType(t, &event.ToolEnd{}, bodies[3])
+}
+
+// TestRecentIDs: the ended ids are the last 64, in a fixed table.
+func TestRecentIDs(t *testing.T) {
+	t.Parallel()
+	r := newParser().ended
+	require.False(t, r.has("a"))
+	for i := range 64 {
+		r.add(strconv.Itoa(i))
+	}
+	require.True(t, r.has("0"))
+	require.True(t, r.has("63"))
+	require.False(t, r.has("64"))
+	r.add("64")
+	require.False(t, r.has("0"), "the oldest is forgotten")
+	require.True(t, r.has("1"))
+	require.True(t, r.has("64"))
+}
+
 func TestParseResult(t *testing.T) {
 	t.Parallel()
 	bodies := adaptertest.Bodies(newParser(), `{"type":"init","session_id":"s1","model":"m"}`,
@@ -188,6 +235,22 @@ func TestParseDurations(t *testing.T) {
 	bodies := adaptertest.Bodies(newParser(), lines...)
 	require.Equal(t, int64(83), bodies[2].(*event.ToolEnd).DurationMS, "from the native timestamps")
 	require.Equal(t, int64(239), bodies[3].(*event.Result).DurationMS, "init to result when stats has none")
+	for stats, want := range map[string]int64{
+		`{"duration_ms":0}`:   0, // Gemini's own, 0 included
+		`{"duration_ms":120}`: 120,
+		`{"duration_ms":-5}`:  239, // negative: as if missing
+		`{"duration_ms":"7"}`: 239, // not a number
+		`{}`:                  239,
+	} {
+		r := adaptertest.Bodies(newParser(), lines[0], strings.Replace(lines[3], `}`, `,"stats":`+stats+`}`, 1))[1].(*event.Result)
+		require.Equal(t, want, r.DurationMS, stats)
+		require.True(t, r.DurationNative, stats)
+	}
+	// Without an init to measure from, a negative one is left to the
+	// stream (the span of the lines' timestamps), not kept.
+	r := adaptertest.Bodies(newParser(), `{"type":"result","status":"success","stats":{"duration_ms":-5}}`)[0].(*event.Result)
+	require.Zero(t, r.DurationMS)
+	require.False(t, r.DurationNative)
 
 	// A live run measures durations itself.
 	p := newParser()
@@ -291,22 +354,66 @@ func BenchmarkHugeMessage(b *testing.B) {
 	adaptertest.BenchPeakHeap(b, Agent, 128<<10, 1040, delta)
 }
 
-// exitRE is what exitCode reads, as a regexp: the reference it is fuzzed
-// against.
-var exitRE = regexp.MustCompile(`(?m)(?:^Exit Code|exited with code):? (-?\d+)`)
+// The shapes exitCode reads, as regexps: the reference it is fuzzed
+// against. The first is Gemini's display of a command that printed
+// nothing; the second its --debug report, whose Exit Code only its later
+// fields follow.
+var (
+	exitDisplayRE = regexp.MustCompile(`(?:^|\n)Command exited with code: (-?\d+)$`)
+	exitReportRE  = regexp.MustCompile(`(?s)^(?:Output: |Command: ).*\nExit Code: (-?\d+)(?:\n(?:Signal|Background PIDs|Process Group PGID): [^\n]*)*$`)
+)
 
 func exitCodeByRegexp(out string) (int, bool) {
-	m := exitRE.FindStringSubmatch(out)
-	if m == nil {
-		return 0, false
+	for _, re := range []*regexp.Regexp{exitDisplayRE, exitReportRE} {
+		if m := re.FindStringSubmatch(out); m != nil {
+			if n, err := strconv.Atoi(m[1]); err == nil {
+				return n, true
+			}
+		}
 	}
-	n, err := strconv.Atoi(m[1])
-	return n, err == nil
+	return 0, false
+}
+
+// TestExitCode: the exit status is Gemini's, after the command's output,
+// never a number the command printed.
+func TestExitCode(t *testing.T) {
+	t.Parallel()
+	for out, want := range map[string]*int{
+		// The reviewer's case: concurrently's own lines, then the status.
+		"[0] npm run lint exited with code 0\n[1] npm run test exited with code 1\nCommand exited with code: 1": event.Int(1),
+		// gemini-cli's display of a command that printed nothing.
+		"Command exited with code: 127": event.Int(127),
+		// Its display of one that printed something: the output alone.
+		"[0] npm run lint exited with code 0\n[1] npm run test exited with code 1": nil,
+		"make test\nExit Code: 2":                    nil, // a script's own echo
+		"Command exited with code: 1\nand then more": nil,
+		"Command terminated by signal: SIGKILL":      nil,
+		"":                                           nil,
+		// --debug: the report the model reads (0.27 on, then before).
+		"Output: FAIL\nExit Code: 1\nProcess Group PGID: 4242":                                            event.Int(1),
+		"Output: x\nError: spawn failed\nExit Code: -2\nSignal: 9\nBackground PIDs: 7, 8":                 event.Int(-2),
+		"Output: Exit Code: 3\nProcess Group PGID: 4242":                                                  nil, // exit 0: no field
+		"Output: log\nExit Code: 3\nmore log\nProcess Group PGID: 4242":                                   nil,
+		"Command: false\nDirectory: (root)\nOutput: (empty)\nError: (none)\nExit Code: 1\nSignal: (none)": event.Int(1),
+		"Command: sleep 9\nOutput: (empty)\nExit Code: (none)\nSignal: 15":                                nil,
+		"Output: x\nExit Code: 99999999999999999999":                                                      nil,
+	} {
+		n, ok := exitCode(out)
+		if want == nil {
+			require.False(t, ok, "%q", out)
+			continue
+		}
+		require.True(t, ok, "%q", out)
+		require.Equal(t, *want, n, "%q", out)
+	}
 }
 
 func FuzzExitCode(f *testing.F) {
 	for _, s := range []string{"", "Exit Code: 1", "x\nExit Code: -2\n", "Command exited with code: 127", "a Exit Code: 3",
-		"exited with code 4", "Exit Code:5", "Exit Code: x\nExit Code: 6", "exited with code: 99999999999999999999", "xit", "Exit Code: -"} {
+		"exited with code 4", "Exit Code:5", "Exit Code: x\nExit Code: 6", "exited with code: 99999999999999999999", "xit", "Exit Code: -",
+		"a\nCommand exited with code: 1", "Command exited with code: 1\n", "Output: a\nExit Code: 2", "Output: a\nExit Code: 2\nSignal: 9",
+		"Command: x\nExit Code: 3\nBackground PIDs: 1\nProcess Group PGID: 2", "Output: a\nExit Code: 2\nb", "Output: Exit Code: 2",
+		"Output: a\nExit Code: 2\nExit Code: 99999999999999999999", "Output: a\nExit Code: -\nSignal: 9"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, out string) {
