@@ -31,12 +31,17 @@ type agentStatus struct {
 	Version   string `json:"version,omitempty"`
 }
 
-// Run lists every supported agent, installed or not.
+// Run lists every supported agent, installed or not: installed is where a
+// run would find it, the configuration's binary first (as check's).
 func (c *listCmd) Run(e *env) error {
+	s, err := loadSettings(e, "")
+	if err != nil {
+		return err
+	}
 	var rows []agentStatus
 	for _, a := range harness.Agents() {
 		st := agentStatus{ID: a.Info.ID, Name: a.Info.Display}
-		if c, err := findAgent(e, a.Info.ID, ""); err == nil && c.NotInstalled == nil {
+		if c, err := findAgent(e, a.Info.ID, configuredBinary(s, a.Info.ID)); err == nil && c.NotInstalled == nil {
 			st.Installed, st.Path = true, c.Binary
 			if !selfContained(a) { // sh --version is no version, but "Illegal option"
 				v, err := probeVersion(c.Binary)
@@ -195,6 +200,17 @@ func findAgent(e *env, agent, binary string) (*harness.Command, error) {
 		c, err = harness.Prepare(t)
 	}
 	return c, err
+}
+
+// configuredBinary is the binary the configuration gives agent ([agents.NAME]
+// binary), "" for none. One of a protocol other than cli is the binary of
+// that protocol's command (an ACP adapter), not the agent's CLI.
+func configuredBinary(s *settings, agent string) string {
+	ac := s.cfg.Agents[agent]
+	if ac.Protocol != "" && ac.Protocol != harness.ProtocolCLI {
+		return ""
+	}
+	return ac.Binary
 }
 
 // selfContained reports whether a is a built-in that calls no model (nop
