@@ -152,7 +152,10 @@ func (s *Settings) SessionProtocol(agent string) string {
 // complete fills what t leaves to the configuration: the agent, model
 // (aliases resolved), permissions, the agent's extra arguments, binary and
 // environment, PTY, native events, budgets, where to look for binaries.
-// What t sets wins; the agent's config args and env go before t's.
+// What t sets wins; the agent's config args and env go before t's. PTY
+// and Raw are on when t or the configuration turns them on: a Task's false
+// is "not set", so a caller whose own setting turns them off (harness run
+// --pty=false) says so in Config, which it owns.
 func (s *Settings) complete(t Task) (Task, error) {
 	cfg := s.config()
 	t.Agent = cmp.Or(t.Agent, cfg.Agent)

@@ -35,11 +35,11 @@ type runCmd struct {
 	Permissions        *string `help:"full-access (default: a headless run has nobody to approve a tool) or read-only." enum:"full-access,read-only," default:""`
 	budgetFlags        `embed:""`
 	otlpFlags          `embed:""`
-	PTY                bool   `help:"Run the agent on a pseudo-terminal."`
+	PTY                *bool  `help:"Run the agent on a pseudo-terminal."`
 	Format             string `short:"f" help:"Output: ndjson (the event stream), text (a readable transcript) or json (one document at the end)." enum:"ndjson,text,json," default:""`
 	Output             string `short:"o" help:"Also write the NDJSON stream to this file." type:"path"`
-	Raw                bool   `help:"Also emit the agent's native lines as native events."`
-	NoLog              bool   `help:"Do not write a session log."`
+	Raw                *bool  `help:"Also emit the agent's native lines as native events."`
+	NoLog              *bool  `help:"Do not write a session log."`
 	Resume             string `help:"Continue the agent's session with this id."`
 	MaxTurns           int    `help:"Limit the agent's turns (where the agent supports it)."`
 	SystemPrompt       string `help:"Replace the agent's system prompt (where supported)."`
@@ -76,7 +76,12 @@ func (c *runCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	lib := s.library(e, !c.NoLog)
+	// *bool flags, over the configuration when given: --pty=false wins
+	// over pty = true as --pty over false (harness.toml.example).
+	boolFlagOver(&s.cfg.PTY, c.PTY)
+	boolFlagOver(&s.cfg.Raw, c.Raw)
+	boolFlagOver(&s.cfg.Log, negated(c.NoLog))
+	lib := s.library(e, true)
 	task, err := c.task(e, s, lib)
 	if err != nil {
 		return err
@@ -131,19 +136,24 @@ func (c *runCmd) task(e *env, s *settings, lib *harness.Settings) (harness.Task,
 	if err := checkEnv("run", c.Env); err != nil {
 		return harness.Task{}, err
 	}
+	// No PTY or Raw: they come from lib's configuration, which the flags
+	// are over (Run); a Task's false could not turn off its true.
 	return harness.Task{
 		Agent: name, Prompt: prompt, Model: c.Model, Cwd: c.Cwd, Permissions: deref(c.Permissions),
 		Resume: c.Resume, MaxTurns: c.MaxTurns, SystemPrompt: c.SystemPrompt, AppendSystemPrompt: c.AppendSystemPrompt,
-		ExtraArgs: extraArgs(c.Extra), Binary: c.Binary, Env: c.Env, PTY: c.PTY, Raw: c.Raw,
+		ExtraArgs: extraArgs(c.Extra), Binary: c.Binary, Env: c.Env,
 		Budgets: c.over(lib.Budgets()), Protocol: c.Protocol,
 	}, nil
 }
 
-// checkEnv rejects an --env that is not KEY=VALUE.
+// checkEnv rejects an --env that is not KEY=VALUE. It names the flag by
+// its position, never its text: a malformed one is most often the bare
+// secret (an --env "sk-…" that lost its KEY=), as the configuration's env
+// tables' errors name only the key.
 func checkEnv(cmd string, env []string) error {
-	for _, kv := range env {
+	for i, kv := range env {
 		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
-			return usageErrorf("%s: --env %q: want KEY=VALUE", cmd, kv)
+			return usageErrorf("%s: --env #%d: want KEY=VALUE (its text is not shown: it may be a secret)", cmd, i+1)
 		}
 	}
 	return nil
@@ -274,6 +284,12 @@ type runOutput struct {
 // execute starts the run, streams its output and maps its end to an exit
 // status.
 func execute(e *env, lib *harness.Settings, t harness.Task, o runOutput) error {
+	// A task Start would refuse (a usage error) is refused before -o is
+	// opened: a refused run must leave an existing file as it was. (Start's
+	// one check beyond Prepare's, a blank prompt, readPrompt made.)
+	if _, err := lib.Prepare(t); err != nil {
+		return withStatus(exitUsage, err)
+	}
 	sink, err := newRunSink(e, o)
 	if err != nil {
 		return err
@@ -447,9 +463,29 @@ func (s *runSink) finish(run *harness.Run, res *event.Result) error {
 }
 
 // createPrivate creates (or truncates) a file only the user can read: the
-// stream holds prompts, code and tool output.
+// stream holds prompts, code and tool output. An existing regular file is
+// made 0600 before it is truncated (the mode given to OpenFile is only a
+// new file's), and is left whole when that fails. Anything else (/dev/null,
+// a FIFO) keeps its mode: it is not the user's file to change.
 func createPrivate(path string) (*os.File, error) {
-	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err == nil && fi.Mode().IsRegular() {
+		if fi.Mode().Perm() != 0o600 {
+			err = f.Chmod(0o600)
+		}
+		if err == nil {
+			err = f.Truncate(0)
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // outputTo is where a command writes its -o: stdout when path is "",

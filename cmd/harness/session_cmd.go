@@ -106,8 +106,8 @@ type sessionCmd struct {
 	TurnTimeout *time.Duration `help:"Wall-clock limit of one turn: the agent is asked to end it, and the turn ends timeout (0 = off, the default)."`
 	AskTimeout  time.Duration  `help:"How long a permission request waits for its answer before it is denied (0 = the default, 5m)." default:"5m"`
 	Protocol    string         `help:"The agent's two-way protocol: acp (the Agent Client Protocol: ${acpcommands}), stream-json (Claude Code's own) or app-server (Codex's own). Default: the agent's own where harness speaks it, else acp." enum:"${liveprotocols}," default:""`
-	Raw         bool           `help:"Also emit the agent's native lines as native events."`
-	NoLog       bool           `help:"Do not write a session log."`
+	Raw         *bool          `help:"Also emit the agent's native lines as native events."`
+	NoLog       *bool          `help:"Do not write a session log."`
 	binaryFlag  `embed:""`
 	Env         []string `help:"Extra environment for the agent, KEY=VALUE (repeatable). Values are redacted from session logs." placeholder:"K=V" sep:"none"`
 	Mock        string   `help:"Run against the built-in scripted model with this scenario or a scenario TOML file: no API key, no network."`
@@ -142,7 +142,10 @@ func (c *sessionCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	lib := s.library(e, !c.NoLog)
+	// Over the configuration when given, off as on (as run's).
+	boolFlagOver(&s.cfg.Raw, c.Raw)
+	boolFlagOver(&s.cfg.Log, negated(c.NoLog))
+	lib := s.library(e, true)
 	agent := c.Agent
 	if agent == "" {
 		agent = s.cfg.Agent
@@ -158,7 +161,7 @@ func (c *sessionCmd) Run(e *env) error {
 		return err
 	}
 	task := harness.Task{Agent: name, Model: c.Model, Cwd: c.Cwd, Permissions: deref(c.Permissions),
-		Binary: c.Binary, Env: c.Env, Raw: c.Raw, Budgets: c.over(lib.Budgets()), Protocol: cmp.Or(c.Protocol, lib.SessionProtocol(name)), Resume: c.Resume}
+		Binary: c.Binary, Env: c.Env, Budgets: c.over(lib.Budgets()), Protocol: cmp.Or(c.Protocol, lib.SessionProtocol(name)), Resume: c.Resume}
 	if c.Mock != "" {
 		stop, err := attachMock(&task, c.Mock)
 		if err != nil {

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/alecthomas/kong"
+
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/config"
 	"github.com/agentharness/harness/logger"
@@ -125,14 +127,61 @@ func (s *settings) logDir(e *env) string {
 	return logger.DefaultDir(e.Getenv)
 }
 
+// boolFlagOver sets *setting to a boolean flag's value when the flag was
+// given (flag non-nil): flags win over the configuration, off as well as
+// on (--raw=false over raw = true), which a plain bool, false whether
+// given or not, cannot tell.
+func boolFlagOver(setting *bool, flag *bool) {
+	if flag != nil {
+		*setting = *flag
+	}
+}
+
+// negated is a --no-X flag as its setting's value (nil: not given).
+func negated(flag *bool) *bool {
+	if flag == nil {
+		return nil
+	}
+	v := !*flag
+	return &v
+}
+
 // otlpFlags turn on the OpenTelemetry export of a command's runs
 // (docs/otlp.md).
 type otlpFlags struct {
 	OTLP        string `name:"otlp" help:"Export every run as OpenTelemetry GenAI traces and metrics to this OTLP/HTTP endpoint, e.g. http://127.0.0.1:4318 (default: the otlp setting, else OTEL_EXPORTER_OTLP_ENDPOINT)." placeholder:"URL"`
 	OTLPContent bool   `name:"otlp-content" help:"Also export tool arguments, output, diffs and the final answer (redacted as session logs are)."`
 
-	x     *otlp.Exporter // started by start; nil when off
-	outer string         // TRACEPARENT of harness's own environment
+	// contentGiven: --otlp-content was on the command line (AfterApply).
+	// OTLPContent stays a bool (bench k8s-job forwards it as one), so
+	// whether it was given is learnt from kong.
+	contentGiven bool
+	x            *otlp.Exporter // started by start; nil when off
+	outer        string         // TRACEPARENT of harness's own environment
+}
+
+// AfterApply notes whether --otlp-content was given, so that a given
+// --otlp-content=false wins over the otlp_content setting. Kong calls it
+// on each command that embeds otlpFlags, as the command's own (promoted)
+// method: a command that gets an AfterApply of its own, or embeds another
+// struct with one, must call this one (TestOTLPContentFlagOverSetting
+// checks every command).
+func (f *otlpFlags) AfterApply(ctx *kong.Context) error {
+	for _, p := range ctx.Path {
+		if p.Flag != nil && p.Flag.Name == "otlp-content" {
+			f.contentGiven = true
+		}
+	}
+	return nil
+}
+
+// content is whether the export carries content: the flag when given,
+// else the otlp_content setting.
+func (f *otlpFlags) content(s *settings) bool {
+	if f.contentGiven {
+		return f.OTLPContent
+	}
+	return s.cfg.OTLPContent
 }
 
 // start turns the export on for the runs lib starts, when an endpoint
@@ -143,7 +192,7 @@ func (f *otlpFlags) start(e *env, s *settings, lib *harness.Settings) (stop func
 	if err != nil || !ok {
 		return func() {}, err
 	}
-	cfg.Content = f.OTLPContent || s.cfg.OTLPContent
+	cfg.Content = f.content(s)
 	cfg.Version = version
 	cfg.Warn = func(msg string) { fmt.Fprintf(e.Stderr, "harness: warning: %s\n", oneLine(msg)) }
 	x := otlp.New(cfg)
