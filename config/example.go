@@ -132,8 +132,13 @@ func placeholder(s Setting) string {
 	case KindPath:
 		return "~/harness-logs"
 	}
-	if s.Key == "model" {
+	switch s.Key {
+	case "model":
 		return "sonnet"
+	case "otlp":
+		// Uncommented as it stands, it must be a working endpoint: a bare
+		// word would be taken for a host name.
+		return "http://127.0.0.1:4318"
 	}
 	return "value"
 }
