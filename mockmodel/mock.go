@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentharness/harness/internal/privtmp"
 	"github.com/agentharness/harness/internal/xdgdir"
+	"github.com/agentharness/harness/registry"
 )
 
 // Mock is a scripted model server on 127.0.0.1 that runs can be pointed at,
@@ -80,10 +81,15 @@ type Wiring func(baseURL, home, workdir string) (model string, env []string, err
 // HOME and XDG base directories inside it, PWD, and what the agent's own
 // wiring adds: its config, dummy keys, the base URL, its retries and
 // stall timeouts turned down). The user's real configuration is neither
-// read nor written. wire nil: the agent talks to its own service only and
-// cannot use the mock. The caller adds its own env after this.
+// read nor written. The caller adds its own env after this. wire nil: an
+// agent that calls no model (CallsNoModel: oracle, nop) runs as it is,
+// with no model and no env, since there is nothing to point; any other
+// talks to its own service only and cannot use the mock (Cursor).
 func (m *Mock) Point(agent, workdir string, wire Wiring) (model string, env []string, err error) {
 	if wire == nil {
+		if info, ok := registry.Agent(agent); ok && CallsNoModel(info) {
+			return "", nil, nil
+		}
 		return "", nil, fmt.Errorf("mock: %s cannot run on the scripted model (it talks to its own service only)", agent)
 	}
 	m.mu.Lock()
@@ -117,6 +123,15 @@ func (m *Mock) Point(agent, workdir string, wire Wiring) (model string, env []st
 		return "", nil, fmt.Errorf("mock: %s: %w", agent, err)
 	}
 	return model, append(env, own...), nil
+}
+
+// CallsNoModel reports whether an agent calls no model, derived from what
+// it declares (as 'harness list' does): no npm package, no credential
+// variables and no flags to check, as the built-ins nop and oracle, which
+// run sh and bash. Cursor declares its key and flags: it calls a model,
+// only not one the mock can stand in for.
+func CallsNoModel(info registry.AgentInfo) bool {
+	return info.NPMPackage == "" && len(info.CredentialEnv) == 0 && len(info.Flags) == 0
 }
 
 // Close stops the server and removes the homes it handed out (what an
