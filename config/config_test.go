@@ -220,10 +220,16 @@ func TestFindProject(t *testing.T) {
 	root := t.TempDir()
 	p := write(t, filepath.Join(root, "a", ProjectFileName), "")
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "a", "b", "c"), 0o755))
-	require.NoError(t, os.MkdirAll(filepath.Join(root, "a", "b", ProjectFileName), 0o755)) // a directory is not a config
 	got, err := FindProject(filepath.Join(root, "a", "b", "c"))
 	require.NoError(t, err)
 	require.Equal(t, p, got)
+	// A directory by that name is found, not skipped for the one above:
+	// Load refuses it (TestProjectFileThatIsADirectory).
+	dir := filepath.Join(root, "a", "b", ProjectFileName)
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	got, err = FindProject(filepath.Join(root, "a", "b", "c"))
+	require.NoError(t, err)
+	require.Equal(t, dir, got)
 	got, err = FindProject(root)
 	require.NoError(t, err)
 	require.Empty(t, got, "walks up to / and finds nothing above the temp dir") // unless / has a harness.toml

@@ -62,7 +62,10 @@ func Present(path string) (bool, error) {
 }
 
 // FindProject returns the harness.toml nearest to dir, walking up to the
-// filesystem root, or "" when there is none.
+// filesystem root, or "" when there is none. Anything there by that name
+// is it, a directory too: Load then refuses what is not a regular file
+// (exit 2), as it does the user's file, rather than skip it for a
+// harness.toml further up and drop the settings meant here.
 func FindProject(dir string) (string, error) {
 	if dir == "" {
 		return "", nil
@@ -73,11 +76,11 @@ func FindProject(dir string) (string, error) {
 	}
 	for {
 		p := filepath.Join(dir, ProjectFileName)
-		fi, err := os.Stat(p)
-		if err == nil && !fi.IsDir() {
+		_, err := os.Stat(p)
+		if err == nil {
 			return p, nil
 		}
-		if err != nil && !errors.Is(err, fs.ErrPermission) {
+		if !errors.Is(err, fs.ErrPermission) {
 			// Nothing there: look further up. Anything else (a link loop,
 			// a link to nothing) is an error, as for the user's file.
 			if _, err := Present(p); err != nil {
