@@ -76,6 +76,9 @@ func ReadSessionRecord(r io.Reader) (*SessionRecord, error) {
 	n := 0
 	for sc.Scan() {
 		ev, err := event.Decode(sc.Bytes())
+		if errors.Is(err, event.ErrUnknownType) {
+			continue // a later harness's event type, which a reader may ignore (docs/events.md)
+		}
 		if err != nil {
 			break // the damage: what follows is not the session's record
 		}

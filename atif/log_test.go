@@ -106,7 +106,7 @@ func TestLoadBad(t *testing.T) {
 	run := logRun(t, dir, "../testdata/opencode/text.golden.ndjson", "hi")
 	f, err := os.OpenFile(logger.Path(dir, run, logger.ExtEvents), os.O_APPEND|os.O_WRONLY, 0)
 	require.NoError(t, err)
-	_, err = f.WriteString("{\"v\":1,\"type\":\"no_such_type\"}\n")
+	_, err = f.WriteString("{\"v\":1,\"type\":\"text_delta\",\"text\":5}\n") // a known type that does not decode
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
 	_, err = atif.WriteLog(dir, run, "")

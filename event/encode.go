@@ -486,8 +486,15 @@ type envelope struct {
 	TS   int64  `json:"ts"`
 }
 
+// ErrUnknownType is Decode's error for a well-formed line of version 1
+// whose type this version does not know: one a later harness may write,
+// since version 1 only grows (docs/events.md). ReadAll, ReadLog and
+// ScanLog skip such a line.
+var ErrUnknownType = errors.New("unknown type")
+
 // Decode parses one line of the stream. Unknown fields are ignored, as the
-// spec asks of readers; an unknown type is an error.
+// spec asks of readers; an unknown type is an error, ErrUnknownType when
+// the line is of version 1.
 func Decode(line []byte) (Event, error) {
 	var env envelope
 	if err := json.Unmarshal(line, &env); err != nil {
@@ -495,10 +502,19 @@ func Decode(line []byte) (Event, error) {
 	}
 	body := NewBody(env.Type)
 	if body == nil {
+		// Only a type added within version 1 may be passed over: a line
+		// of another version, or of no type, is not one old readers can
+		// know they may ignore.
+		if env.Type != "" && env.V != nil && *env.V == Version {
+			return Event{}, fmt.Errorf("event: decode: %w %q", ErrUnknownType, env.Type)
+		}
 		return Event{}, fmt.Errorf("event: decode: unknown type %q", env.Type)
 	}
 	if err := json.Unmarshal(line, body); err != nil {
 		return Event{}, fmt.Errorf("event: decode %s: %w", env.Type, err)
+	}
+	if w, ok := body.(*Warning); ok {
+		w.LineGiven = lineGiven(line)
 	}
 	ev := Event{Type: env.Type, Run: env.Run, Seq: env.Seq, TS: env.TS, Body: body}
 	if env.V != nil {
@@ -507,7 +523,19 @@ func Decode(line []byte) (Event, error) {
 	return ev, nil
 }
 
-// ReadAll decodes every line of an NDJSON stream. It stops at the first
+// lineGiven reports whether the warning line has both "bytes" and "line",
+// which LineGiven (not itself encoded) stands for: without it a decoded
+// unparsed_line warning of an empty line would re-encode without them.
+func lineGiven(line []byte) bool {
+	var keys struct {
+		Bytes *int64  `json:"bytes"`
+		Line  *string `json:"line"`
+	}
+	return json.Unmarshal(line, &keys) == nil && keys.Bytes != nil && keys.Line != nil
+}
+
+// ReadAll decodes every line of an NDJSON stream. A line of a type this
+// version does not know (ErrUnknownType) is skipped. It stops at the first
 // malformed line and returns the events before it with the error.
 func ReadAll(r io.Reader) ([]Event, error) {
 	evs, _, err := readAll(r, false)
@@ -517,9 +545,9 @@ func ReadAll(r io.Reader) ([]Event, error) {
 // ReadLog is ReadAll for a session log's event stream, which its harness
 // may still be writing or was killed writing: a last line that has no
 // newline and does not decode is a write not finished. It is left out,
-// and cut says so, however long it is (its bytes are read, not held). Any
-// other line that does not decode, or is over the cap, is an error
-// naming it.
+// and cut says so, however long it is (its bytes are read, not held). A
+// line of an unknown type is skipped, as by ReadAll. Any other line that
+// does not decode, or is over the cap, is an error naming it.
 func ReadLog(r io.Reader) (evs []Event, cut bool, err error) { return readAll(r, true) }
 
 // ScanLog is ReadLog handing each event to fn as it is decoded instead of
@@ -559,6 +587,9 @@ func scan(r io.Reader, cutOK bool, fn func(Event) error) (cut bool, err error) {
 			return false, fmt.Errorf("line %d: %w", n, bufio.ErrTooLong)
 		}
 		ev, err := Decode(line)
+		if errors.Is(err, ErrUnknownType) {
+			continue // a later harness's event: the spec lets readers ignore it
+		}
 		if err != nil {
 			if cutOK && !terminated {
 				return true, nil

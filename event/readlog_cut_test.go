@@ -83,6 +83,9 @@ func scanLog(r io.Reader, cutOK bool) (evs []Event, cut bool, err error) {
 	})
 	for n := 1; sc.Scan(); n++ {
 		ev, err := Decode(sc.Bytes())
+		if errors.Is(err, ErrUnknownType) {
+			continue
+		}
 		if err != nil {
 			if cutOK && unterminated {
 				return evs, true, nil

@@ -401,7 +401,8 @@ type Warning struct {
 	Line      string `json:"line,omitempty"`  // a preview of the line concerned
 	Truncated bool   `json:"truncated,omitempty"`
 	// LineGiven has Bytes and Line written even when they are empty: an
-	// unparsed line's warning has both, also for an empty line.
+	// unparsed line's warning has both, also for an empty line. Decode
+	// sets it when the line has both.
 	LineGiven bool `json:"-"`
 }
 
