@@ -32,9 +32,10 @@ const Redacted = "[REDACTED]"
 // aws_secret_access_key, …), the body of a PEM private key block
 // ("-----BEGIN … PRIVATE KEY-----" to its END, or to the end of the line)
 // held in one line or string, the values of secret-looking environment
-// variables, and the values given to WithEnv, by value. A value that holds
-// line breaks (a PEM key, a credentials file) is also redacted line by
-// line (valueLines), since logs are redacted a line at a time.
+// variables, and the values given to WithEnv, by value (as given, and as
+// JSON strings nested up to jsonDepth deep hold them: valueForms). A value
+// that holds line breaks (a PEM key, a credentials file) is also redacted
+// line by line (valueLines), since logs are redacted a line at a time.
 //
 // A line is first checked against a table of trigger substrings in one pass;
 // only lines that contain one go through the regular expressions, so the
@@ -46,8 +47,8 @@ type Redactor struct {
 	// secret values, matched case-sensitively.
 	triggers [256][]trigger
 	env      [][]byte
-	envBy    [256][][]byte // env by first byte
-	values   []string      // the secret values as given (Values)
+	envBy    [256][]envHead // env by first byte, then by the next two
+	values   []string       // the secret values as given (Values)
 	// The lines of multi-line values (valueLines): as given (lineVals),
 	// and their forms, found by blocks rather than by the scan's bigrams.
 	// repl is env and those forms, longest first: what redactText
@@ -59,6 +60,17 @@ type Redactor struct {
 	// first two of a trigger (in either case) or of a secret value
 	// (startsHere), or its second and third (startsBefore).
 	bigrams *[1 << 16]uint8
+}
+
+// envHead is the secret values (Redactor.env) that start with a byte and
+// then b1 and b2. A value's forms (valueForms) share their bytes up to
+// its first special character, so there are far fewer heads than forms:
+// at rules out most forms with one test, not one each (a prose line
+// with 124 forms of four values: 6,706 -> 5,222 instructions a line,
+// callgrind, BenchmarkRedactNestedEnv; 5,639 with their one-level forms).
+type envHead struct {
+	b1, b2 byte
+	vals   [][]byte // longest first
 }
 
 // Bits of Redactor.bigrams.
@@ -361,9 +373,10 @@ func looseSecretName(name string) bool {
 }
 
 // addValues sets the values redacted by value, vals and the lines of
-// multi-line values (valueLines): each, and the forms a JSON encoder may
-// give it inside a string (so the scan of a raw JSON line finds it;
-// redactJSON then matches the decoded string).
+// multi-line values (valueLines): each, and the forms JSON encoders may
+// give it inside strings nested up to jsonDepth deep (valueForms), so
+// that the scan of a raw line finds it; redactJSON then matches the
+// decoded string, which holds a form one level less deep.
 func (r *Redactor) addValues(vals, lines []string) {
 	r.values = slices.Concat(vals, lines)
 	r.lineVals = slices.Clone(lines)
@@ -371,8 +384,8 @@ func (r *Redactor) addValues(vals, lines []string) {
 	forms := func(vals []string) [][]byte {
 		var all [][]byte
 		for _, v := range vals {
-			for _, f := range append([]string{v, jsonForm(v, false), jsonForm(v, true)}, otherEncoders(jsonForm(v, false))...) {
-				if f != "" && !seen[f] {
+			for _, f := range valueForms(v) {
+				if !seen[f] {
 					seen[f] = true
 					all = append(all, []byte(f))
 				}
@@ -394,9 +407,15 @@ func (r *Redactor) addValues(vals, lines []string) {
 	}
 	longestFirst(whole)
 	r.env = whole
-	r.envBy = [256][][]byte{}
+	r.envBy = [256][]envHead{}
 	for _, v := range whole {
-		r.envBy[v[0]] = append(r.envBy[v[0]], v)
+		heads := r.envBy[v[0]]
+		k := slices.IndexFunc(heads, func(h envHead) bool { return h.b1 == v[1] && h.b2 == v[2] })
+		if k < 0 {
+			k = len(heads)
+			r.envBy[v[0]] = append(heads, envHead{b1: v[1], b2: v[2]})
+		}
+		r.envBy[v[0]][k].vals = append(r.envBy[v[0]][k].vals, v)
 		r.setBigrams(string(v), exactCase)
 	}
 	r.repl, r.blocks = r.env, nil
@@ -412,6 +431,47 @@ func (r *Redactor) addValues(vals, lines []string) {
 // those that hold line breaks: valueLines): what a cut of the event
 // stream must not go through (event.StreamConfig.Secrets).
 func (r *Redactor) Values() []string { return slices.Clone(r.values) }
+
+// jsonDepth is how many JSON strings deep a secret value is found by the
+// scan. An agent's line is one; a tool whose output is JSON
+// (json.dumps, an MCP server, kubectl -o json) puts the value in a string
+// of that, two deep; a string of JSON inside that (an MCP result's text,
+// a config file's embedded document), or the event stream's unparsed_line
+// warning, which carries a whole line of the agent as a string, makes
+// three. Each level escapes the escapes of the one inside (a quote is
+// \" one deep, \\\" two deep), and the scan compares raw bytes: it
+// decodes nothing (that keeps it cheap), so it needs the value's form at
+// each depth. Past the first, redactJSON finds the form one level less
+// deep in the decoded string.
+const jsonDepth = 3
+
+// valueForms returns v and the forms JSON encoders give it inside a
+// string, inside a string of JSON text, … jsonDepth deep: each level's
+// forms encoded by each encoder (jsonForm, otherEncoders), so that a
+// chain of different encoders (Python's ensure_ascii over Go's) is
+// covered. Most values (letters, digits, "-", "_") have one form; one
+// with "/" twice as many a level (PHP's "\/" or not), and one with every
+// kind of special character about a hundred in all (see the test).
+func valueForms(v string) []string {
+	forms := []string{v}
+	seen := map[string]bool{v: true}
+	level := forms
+	for range jsonDepth {
+		var next []string
+		for _, f := range level {
+			js := jsonForm(f, false)
+			for _, g := range append([]string{js, jsonForm(f, true)}, otherEncoders(js)...) {
+				if g != "" && !seen[g] {
+					seen[g] = true
+					next = append(next, g)
+				}
+			}
+		}
+		forms = append(forms, next...)
+		level = next
+	}
+	return forms
+}
 
 // otherEncoders are the forms other JSON encoders give the inside of a
 // JSON string js (as Go writes it, HTML unescaped): "/" escaped as "\/"
@@ -556,11 +616,17 @@ func (r *Redactor) around(line []byte, p int, b uint8, found rule) rule {
 func (r *Redactor) at(line []byte, i int, found rule) rule {
 	c := line[i]
 	var rules rule
-	if found&ruleEnv == 0 {
-		for _, v := range r.envBy[c] {
-			if len(line)-i >= len(v) && line[i+1] == v[1] && bytes.Equal(line[i:i+len(v)], v) {
-				rules |= ruleEnv
-				break
+	if found&ruleEnv == 0 && len(line)-i >= 3 { // every value has three bytes or more
+	heads:
+		for _, h := range r.envBy[c] {
+			if line[i+1] != h.b1 || line[i+2] != h.b2 {
+				continue
+			}
+			for _, v := range h.vals {
+				if len(line)-i >= len(v) && bytes.Equal(line[i:i+len(v)], v) {
+					rules |= ruleEnv
+					break heads
+				}
 			}
 		}
 	}
