@@ -26,7 +26,7 @@ type acpCmd struct {
 	Env         []string `help:"Extra environment for the agent, KEY=VALUE (repeatable)." placeholder:"K=V" sep:"none"`
 	budgetFlags `embed:""`
 	otlpFlags   `embed:""`
-	NoLog       bool   `help:"Do not write session logs."`
+	NoLog       *bool  `help:"Do not write session logs."`
 	Mock        string `help:"Point every run at the built-in scripted model playing this scenario (offline, no API key)."`
 }
 
@@ -43,7 +43,9 @@ func (c *acpCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	lib := s.library(e, !c.NoLog)
+	// Over the log setting when given, off as on (as run's --no-log).
+	boolFlagOver(&s.cfg.Log, negated(c.NoLog))
+	lib := s.library(e, true)
 	stopOTLP, err := c.otlpFlags.start(e, s, lib)
 	if err != nil {
 		return err

@@ -50,11 +50,11 @@ type benchCmd struct {
 	NoProgress   bool          `help:"Never show live progress."`
 	Permissions  *string       `help:"full-access (default) or read-only." enum:"full-access,read-only," default:""`
 	budgetFlags  `embed:""`
-	PTY          bool     `help:"Run the agents on a pseudo-terminal."`
+	PTY          *bool    `help:"Run the agents on a pseudo-terminal."`
 	MaxTurns     int      `help:"Limit the agents' turns (where supported)."`
 	Binary       []string `help:"Path of the agent's executable, or AGENT=PATH pairs, comma-separated or repeated." sep:","`
 	Env          []string `help:"Extra environment for the agents, KEY=VALUE (repeatable; the value may hold commas). Values are redacted from session logs." placeholder:"K=V" sep:"none"`
-	NoLog        bool     `help:"Do not write session logs."`
+	NoLog        *bool    `help:"Do not write session logs."`
 	Mock         string   `help:"Run every agent against the built-in scripted model with this scenario (see 'harness run --mock')."`
 	Isolate      string   `help:"Sandbox of each run of a Harbor task: none, bwrap, podman or docker (docs/bench.md)." enum:"none,bwrap,podman,docker" default:"none"`
 
@@ -133,7 +133,13 @@ func (c *benchCmd) Run(e *env, ctx *kong.Context) error {
 		return nil
 	}
 
-	lib := s.library(e, !c.NoLog)
+	// *bool flags, over the configuration when given, off as on (as
+	// run's): --pty=false wins over pty = true, --no-log=false over log =
+	// false. The library ors a Task's PTY with the configuration's, so the
+	// runs take it from there.
+	boolFlagOver(&s.cfg.PTY, c.PTY)
+	boolFlagOver(&s.cfg.Log, negated(c.NoLog))
+	lib := s.library(e, true)
 	budgets := c.over(lib.Budgets())
 	stopOTLP, err := c.otlpFlags.start(e, s, lib)
 	if err != nil {
@@ -143,7 +149,7 @@ func (c *benchCmd) Run(e *env, ctx *kong.Context) error {
 	// What the flags say of every run; the library completes the rest
 	// from the settings, as for 'harness run'.
 	setup := func(sp bench.Spec, t harness.Task) (harness.Task, harness.Observer, error) {
-		t.Permissions, t.MaxTurns, t.PTY = deref(c.Permissions), c.MaxTurns, c.PTY
+		t.Permissions, t.MaxTurns = deref(c.Permissions), c.MaxTurns
 		// Appended: what bench set of the task's environment stays.
 		t.Binary, t.Env, t.Budgets = binaries[t.Agent], append(t.Env, c.Env...), budgets
 		var obs harness.Observer

@@ -102,6 +102,17 @@ func (c *benchCmd) jobArgs() ([]string, error) {
 			args = append(args, "--"+name)
 		}
 	}
+	// A *bool flag travels when given, off as on: --pty=false must win
+	// over the pods' own pty setting as it does here.
+	given := func(name string, v *bool) {
+		switch {
+		case v == nil:
+		case *v:
+			args = append(args, "--"+name)
+		default:
+			args = append(args, "--"+name+"=false")
+		}
+	}
 	str("agents", strings.Join(c.Agents, ","))
 	str("models", strings.Join(c.Models, ","))
 	if c.Prompt != "" {
@@ -123,14 +134,14 @@ func (c *benchCmd) jobArgs() ([]string, error) {
 	dur("tool-timeout", c.ToolTimeout)
 	dur("linger", c.Linger)
 	dur("kill-grace", c.KillGrace)
-	flag("pty", c.PTY)
+	given("pty", c.PTY)
 	if c.MaxTurns != 0 {
 		args = append(args, "--max-turns", strconv.Itoa(c.MaxTurns))
 	}
 	for _, b := range c.Binary {
 		args = append(args, "--binary", b)
 	}
-	flag("no-log", c.NoLog)
+	given("no-log", c.NoLog)
 	str("mock", c.Mock)
 	if c.Isolate != "none" {
 		// The engine is part of the plan id the Job is labelled with:

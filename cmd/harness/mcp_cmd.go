@@ -20,7 +20,7 @@ import (
 type mcpCmd struct {
 	Listen           string        `help:"Serve streamable HTTP on this loopback address instead of stdio; clients must send the bearer token." placeholder:"127.0.0.1:PORT"`
 	TokenFile        string        `help:"File holding the bearer token of the HTTP transport (default: $HARNESS_MCP_TOKEN)." type:"existingfile"`
-	NoLog            bool          `help:"Do not write session logs of the runs."`
+	NoLog            *bool         `help:"Do not write session logs of the runs."`
 	ProgressInterval time.Duration `help:"Interval of progress notifications while run_agent waits." default:"5s"`
 	Mock             string        `help:"Point every delegated run at the built-in scripted model playing this scenario (offline, no API key)."`
 	Root             []string      `help:"Directory a client's run_agent cwd must lie in (repeatable; a relative cwd is taken from the first). Default: the current directory." type:"existingdir" placeholder:"DIR" sep:"none"`
@@ -45,6 +45,8 @@ func (c *mcpCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	// Over the log setting when given, off as on (as run's --no-log).
+	boolFlagOver(&s.cfg.Log, negated(c.NoLog))
 	opts := c.options(e, s)
 	stopOTLP, err := c.otlpFlags.start(e, s, opts.Settings)
 	if err != nil {
@@ -118,6 +120,6 @@ func (c *mcpCmd) options(e *env, s *settings) mcpserver.Options {
 		ProgressInterval: c.ProgressInterval,
 		Version:          version,
 		Roots:            c.Root,
-		Settings:         s.library(e, !c.NoLog),
+		Settings:         s.library(e, true), // --no-log is in s (Run)
 	}
 }
