@@ -225,21 +225,45 @@ func StartAgentContainer(ctx context.Context, eng *isolate.Engine, c isolate.Con
 	if home != "" {
 		c.Binds = append(c.Binds, isolate.Bind{Host: home, Inner: home})
 	}
+	given := givenEnv(*t, settings)
 	run, err := eng.Start(ctx, c, os.Environ())
 	if err != nil {
 		return nil, err
 	}
 	t.Sandbox = &harness.Sandbox{Cwd: c.Workdir, Wrap: func(env []string) []string {
-		pass := []string{pathEnv, isolate.AgentMark}
+		pass := []string{isolate.AgentMark}
+		if !given["PATH"] {
+			pass = append(pass, pathEnv)
+		}
 		for _, kv := range env {
 			k, _, _ := strings.Cut(kv, "=")
-			if !isolate.HostEnv(k) || k == "HOME" && home != "" {
+			if given[k] || !isolate.HostEnv(k) {
 				pass = append(pass, k)
 			}
 		}
 		return eng.ExecAsArgs(run.Name, c.Workdir, c.User, pass)
 	}}
 	return run, nil
+}
+
+// givenEnv are the names of the variables the caller hands the agent of
+// t: Task.Env and SetupEnv (--env, --mock's wiring, a task's own env
+// tables) and the configuration's env table for the agent (which
+// Settings puts in Env only when the run starts). They go into a
+// container whatever their name, as on the host (docs/supervision.md,
+// Secrets); isolate.HostEnv keeps out only what the agent inherits.
+func givenEnv(t harness.Task, settings *harness.Settings) map[string]bool {
+	given := map[string]bool{}
+	for _, kv := range slices.Concat(t.SetupEnv, t.Env) {
+		k, _, _ := strings.Cut(kv, "=")
+		given[k] = true
+	}
+	if settings != nil && settings.Config != nil {
+		for k := range settings.Config.Agents[t.Agent].Env {
+			given[k] = true
+		}
+	}
+	return given
 }
 
 // OwnHome is the HOME the task sets itself (the scripted model's

@@ -318,8 +318,10 @@ func HostGPUs() bool {
 }
 
 // HostEnv reports whether an environment variable describes the host
-// rather than the agent (PATH, HOME, the user, the terminal's session):
-// those are not carried into a container.
+// rather than the agent (PATH, HOME, the user, the terminal's session,
+// the host's Go toolchain): those are not carried into a container when
+// the agent merely inherits them. What the caller hands the agent by
+// name goes in whatever its name (StartAgentContainer).
 func HostEnv(key string) bool {
 	switch key {
 	case "PATH", "HOME", "OLDPWD", "SHLVL", "_", "HOSTNAME", "USER", "LOGNAME", "SHELL", "MAIL",
@@ -327,5 +329,23 @@ func HostEnv(key string) bool {
 		"DBUS_SESSION_BUS_ADDRESS", "CONTAINERS_CONF", "DOCKER_HOST":
 		return true
 	}
-	return slices.ContainsFunc([]string{"XDG_", "LD_", "GO", "CONTAINER_"}, func(p string) bool { return strings.HasPrefix(key, p) })
+	return goToolchainEnv[key] ||
+		slices.ContainsFunc([]string{"XDG_", "LD_", "CONTAINER_"}, func(p string) bool { return strings.HasPrefix(key, p) })
+}
+
+// goToolchainEnv are the go command's own variables, exactly those `go
+// help environment` lists (Go 1.26): the host's Go install, caches and
+// settings (GOROOT, GOPATH, GOCACHE, GOFLAGS…), which would point an
+// image's own Go at paths it does not have. Named one by one, not as
+// GO*: GOOGLE_API_KEY and GOOGLE_GEMINI_BASE_URL are the agent's.
+var goToolchainEnv = map[string]bool{
+	"GO111MODULE": true, "GO386": true, "GOAMD64": true, "GOARCH": true, "GOARM": true, "GOARM64": true,
+	"GOAUTH": true, "GOBIN": true, "GOCACHE": true, "GOCACHEPROG": true, "GOCOVERDIR": true,
+	"GODEBUG": true, "GOENV": true, "GOEXE": true, "GOEXPERIMENT": true, "GOFIPS140": true,
+	"GOFLAGS": true, "GOGCCFLAGS": true, "GOHOSTARCH": true, "GOHOSTOS": true, "GOINSECURE": true,
+	"GOMIPS": true, "GOMIPS64": true, "GOMOD": true, "GOMODCACHE": true, "GONOPROXY": true,
+	"GONOSUMDB": true, "GOOS": true, "GOPATH": true, "GOPPC64": true, "GOPRIVATE": true,
+	"GOPROXY": true, "GORISCV64": true, "GOROOT": true, "GOSUMDB": true, "GOTELEMETRY": true,
+	"GOTELEMETRYDIR": true, "GOTMPDIR": true, "GOTOOLCHAIN": true, "GOTOOLDIR": true,
+	"GOVCS": true, "GOVERSION": true, "GOWASM": true, "GOWORK": true, "GO_EXTLINK_ENABLED": true,
 }
