@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/bench"
+	"github.com/agentharness/harness/internal/privtmp"
 	sandbox "github.com/agentharness/harness/isolate"
 )
 
@@ -23,7 +24,8 @@ import (
 //     bound writable, the agent's install read-only where /tmp or HOME
 //     would hide it, the session logs shown empty; the host's network is
 //     kept (the agent needs its model API); its own PID namespace, which
-//     dies with the run; no capability.
+//     dies with the run; no capability. A working directory that is or
+//     holds HOME is refused (checkIsolate).
 //   - podman, docker: a container of --image with the working directory
 //     bound at its own path and the host's network, the agent run in it
 //     with exec (as bench does); removed at the end.
@@ -51,17 +53,17 @@ func (c *runCmd) isolate(lib *harness.Settings, t *harness.Task) (func(), error)
 		}
 		return func() { run.Stop() }, nil
 	}
-	private, err := os.MkdirTemp("", "harness-sandbox-")
+	// privtmp: its removal takes the read-only directories the agent may
+	// leave (Go's module cache), and the next run sweeps away one that a
+	// harness killed with SIGKILL left behind.
+	private, err := privtmp.Make(os.TempDir(), sandboxPrefix)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("run: %w", err)
 	}
-	home := os.Getenv("HOME")
-	if home == "" || home == "/" {
-		home = "/root"
-	}
+	home := sandboxHome()
 	spec := sandbox.Spec{Chdir: cwd, Network: true, Binds: []sandbox.Bind{
-		{Host: filepath.Join(private, "tmp"), Inner: "/tmp"},
-		{Host: filepath.Join(private, "home"), Inner: home},
+		{Host: filepath.Join(private.Path, "tmp"), Inner: "/tmp"},
+		{Host: filepath.Join(private.Path, "home"), Inner: home},
 		{Host: cwd, Inner: cwd},
 	}}
 	if own := bench.OwnHome(*t); own != "" {
@@ -75,25 +77,55 @@ func (c *runCmd) isolate(lib *harness.Settings, t *harness.Task) (func(), error)
 		}
 	}
 	for _, d := range []string{"tmp", "home"} {
-		if err := os.Mkdir(filepath.Join(private, d), 0o700); err != nil {
-			os.RemoveAll(private)
+		if err := os.Mkdir(filepath.Join(private.Path, d), 0o700); err != nil {
+			private.Remove()
 			return nil, err
 		}
 	}
-	os.Chmod(filepath.Join(private, "tmp"), 0o1777)
+	os.Chmod(filepath.Join(private.Path, "tmp"), 0o1777)
 	binds, err := bench.SandboxAgentBinds(*t, lib, spec)
 	if err != nil {
-		os.RemoveAll(private)
+		private.Remove()
 		return nil, fmt.Errorf("run: %w", err)
 	}
 	spec.Binds = append(spec.Binds, binds...)
 	prefix, err := spec.Prefix()
 	if err != nil {
-		os.RemoveAll(private)
+		private.Remove()
 		return nil, withStatus(exitUsage, fmt.Errorf("run: %w", err))
 	}
 	t.Sandbox = &harness.Sandbox{Cwd: cwd, Prefix: prefix}
-	return func() { os.RemoveAll(private) }, nil
+	return func() { private.Remove() }, nil
+}
+
+// sandboxPrefix names the bwrap sandbox's private directory (its /tmp
+// and HOME) in the host's temporary directory; like every privtmp
+// prefix, no other's names start with it.
+const sandboxPrefix = "harness-sandbox-"
+
+// sandboxHome is the HOME the bwrap sandbox replaces with its private
+// one.
+func sandboxHome() string {
+	if home := os.Getenv("HOME"); home != "" && home != "/" {
+		return home
+	}
+	return "/root"
+}
+
+// holdsHome reports whether the working directory cwd is home or holds
+// it, as given or with symbolic links resolved: bound writable at its
+// path, it would put the real HOME back over the sandbox's private one.
+func holdsHome(cwd, home string) bool {
+	holds := func(dir, p string) bool {
+		rel, err := filepath.Rel(dir, p)
+		return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+	}
+	if holds(cwd, home) {
+		return true
+	}
+	rc, err1 := filepath.EvalSymlinks(cwd)
+	rh, err2 := filepath.EvalSymlinks(home)
+	return err1 == nil && err2 == nil && holds(rc, rh)
 }
 
 // checkIsolate refuses an --isolate that this machine cannot give, or
@@ -105,6 +137,12 @@ func (c *runCmd) checkIsolate() error {
 	}
 	if sandbox.IsContainer(c.Isolate) && c.Image == "" {
 		return usageErrorf("run: --isolate %s needs --image", c.Isolate)
+	}
+	if c.Isolate == sandbox.Bwrap {
+		cwd, err := filepath.Abs(cmp.Or(c.Cwd, "."))
+		if err == nil && holdsHome(cwd, sandboxHome()) {
+			return usageErrorf("run: --isolate bwrap: the working directory %s is or holds HOME (%s), which the agent would get writable instead of an empty one; run in a project directory (--cwd DIR)", cwd, sandboxHome())
+		}
 	}
 	return nil
 }
