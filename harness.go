@@ -537,20 +537,27 @@ func (r *Run) spawnFailed(err error) *Run {
 func (r *Run) processOptions(c *Command, parser adapters.Parser, session adapters.Session) process.Options {
 	t, b := r.task, r.task.Budgets
 	var bodies []event.Body
+	// Without a native callback, stderr takes no lock but Raw's: a consumer
+	// that stalls the stream holds up no stderr it does not want.
+	wantNative := r.opts.OnNative != nil || slices.ContainsFunc(r.opts.Observers, func(ob Observer) bool { return ob.OnNative != nil })
 	return process.Options{
 		Argv: c.Argv, Env: c.Env, Dir: t.Cwd, Stdin: c.Stdin, KeepStdin: c.Session, PTY: t.PTY, MaxLine: t.MaxLine,
 		Idle: b.Idle, IdleWarning: b.IdleWarning, Hard: b.Hard,
 		Linger: b.Linger, KillGrace: b.KillGrace, ToolBudget: b.Tool,
 		OnStdout: func(line []byte, dropped int64) {
 			r.waitReady()
-			if !r.feeding.Load() {
-				// The clock is read once per chunk of output, not per
-				// event: a chunk's lines all arrived at that moment.
-				r.chunkAt.Store(r.now().UnixNano())
-				r.feeding.Store(true)
-				r.files.Arrived(time.Now())
-			}
-			r.native(event.StreamStdout, line)
+			// Under the stream's lock, as every callback of the caller's
+			// (the clock too): the stderr goroutine calls them as well.
+			r.stream.Between(func() {
+				if !r.feeding.Load() {
+					// The clock is read once per chunk of output, not per
+					// event: a chunk's lines all arrived at that moment.
+					r.chunkAt.Store(r.now().UnixNano())
+					r.feeding.Store(true)
+					r.files.Arrived(time.Now())
+				}
+				r.native(event.StreamStdout, line)
+			})
 			if dropped > 0 {
 				r.stream.Emit(adapters.LineTruncated(len(line), dropped))
 			}
@@ -565,7 +572,9 @@ func (r *Run) processOptions(c *Command, parser adapters.Parser, session adapter
 		},
 		OnStderr: func(line []byte) {
 			r.waitReady()
-			r.native(event.StreamStderr, line)
+			if wantNative {
+				r.stream.Between(func() { r.native(event.StreamStderr, line) })
+			}
 			if t.Raw {
 				r.stream.Line(event.StreamStderr, line, false, nil)
 				r.flushOut()
@@ -617,7 +626,9 @@ func (r *Run) endSession(bodies ...event.Body) {
 	r.proc.AgentDone()
 }
 
-// native hands a native line to the callbacks that want it.
+// native hands a native line to the callbacks that want it; called under
+// the stream's lock (Stream.Between), as the sink is, so that the callbacks
+// are called one at a time, though stdout and stderr are read apart.
 func (r *Run) native(stream string, line []byte) {
 	if r.silenced.Load() {
 		return
@@ -644,11 +655,16 @@ func closeObservers(obs []Observer, res *event.Result) {
 // after one whose Close panicked (endAfterPanic), those after it.
 func (r *Run) closeObservers(res *event.Result) {
 	for r.closed < len(r.opts.Observers) {
-		ob := r.opts.Observers[r.closed]
-		r.closed++ // first: a Close that panics is not called again
-		if ob.Close != nil {
-			ob.Close(res)
-		}
+		r.closeNext(res)
+	}
+}
+
+// closeNext closes the next observer not closed yet, with res.
+func (r *Run) closeNext(res *event.Result) {
+	ob := r.opts.Observers[r.closed]
+	r.closed++ // first: a Close that panics is not called again
+	if ob.Close != nil {
+		ob.Close(res)
 	}
 }
 
