@@ -289,7 +289,10 @@ func (s *Settings) start(ctx context.Context, t Task, o Options, live *Session) 
 // (logger): the event stream, the native lines, and the final meta.
 type sessionLog struct {
 	sess *logger.Session
-	err  error // why there is no log, or why it is incomplete
+	// err is why there is no log, or why it is incomplete: set by Close,
+	// on Wait's goroutine, and read by SessionLog on any, hence mu.
+	mu  sync.Mutex
+	err error
 	// agentVersion is the session_start's, for the final meta: the
 	// agent tells it only once running (its first lines).
 	agentVersion string
@@ -336,7 +339,9 @@ func (l *sessionLog) observer() Observer {
 			m := closeMeta(res)
 			m.AgentVersion = l.agentVersion
 			if err := l.sess.Close(m); err != nil {
+				l.mu.Lock()
 				l.err = fmt.Errorf("session log: %w", err)
+				l.mu.Unlock()
 			}
 		},
 	}
@@ -363,7 +368,8 @@ func (r *Run) FlushSessionLog() {
 }
 
 // SessionLog returns the path of the run's session log ("" when it has
-// none) and, once Wait returned, why it is missing or incomplete.
+// none) and why it is missing (from Start on) or incomplete (once Wait
+// closed it). It may be called from any goroutine, while Wait runs too.
 func (r *Run) SessionLog() (path string, err error) {
 	if r.log == nil {
 		return "", nil
@@ -371,11 +377,11 @@ func (r *Run) SessionLog() (path string, err error) {
 	if r.log.sess != nil {
 		path = r.log.sess.Path()
 	}
-	if r.log.err != nil {
-		err = r.log.err
-		if r.log.sess == nil {
-			err = fmt.Errorf("no session log: %w", err)
-		}
+	r.log.mu.Lock()
+	err = r.log.err
+	r.log.mu.Unlock()
+	if err != nil && r.log.sess == nil {
+		err = fmt.Errorf("no session log: %w", err)
 	}
 	return path, err
 }
