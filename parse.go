@@ -3,10 +3,13 @@ package harness
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -76,6 +79,15 @@ type ParseOptions struct {
 // another reader is checked around each read. sink, o.Flush and
 // o.EstimateCost are all called on the calling goroutine, which may
 // recover what they panic with.
+//
+// Parse reads r ahead of the sink, but no read of r starts once it has
+// returned, also when a callback panicked; what was read past the line
+// the sink panicked at is dropped. A read of an *os.File in flight then
+// is over before Parse returns (a pipe's, a FIFO's or a terminal's is
+// woken), so what its writer writes next is the caller's to read. One
+// that cannot be ended, of another io.Reader or of a socket (read on a
+// goroutine of its own), goes on after Parse returns until r gives it
+// something, which is dropped.
 func Parse(ctx context.Context, r io.Reader, agent string, sink func(event.Event), o ParseOptions) (*event.Result, error) {
 	// Over a protocol other than cli the agent may be any name, as if
 	// given by its command: only the adapter's parser is used.
@@ -114,14 +126,27 @@ func Parse(ctx context.Context, r io.Reader, agent string, sink func(event.Event
 		return nil, fmt.Errorf("protocol %q: %w", cmp.Or(o.Protocol, ProtocolCLI), err)
 	}
 	regular := isRegular(r)
-	if f, ok := r.(*os.File); ok && !regular {
-		var done func()
-		r, done = cancellable(ctx, f)
-		defer done()
+	in := &fence{r: r}
+	f, isFile := r.(*os.File)
+	var wake, release func()
+	if isFile && !regular {
+		in.r, wake, release = cancellable(ctx, f)
 	}
+	// Normalize's reader may be in a read as Parse returns (a sink that
+	// panicked): woken, and waited for where it is a file's (a regular
+	// file's read ends by itself), no read of r is made after Parse.
+	defer func() {
+		if wake != nil {
+			wake()
+		}
+		in.end(isFile)
+		if release != nil {
+			release()
+		}
+	}()
 	// A capture has no clock of its own: parsers time tool calls from the
 	// lines' timestamps by default (adapters.WallClocked).
-	readErr := adapters.Normalize(ctxReader{ctx, r}, p, s, adapters.NormalizeOptions{
+	readErr := adapters.Normalize(ctxReader{ctx, in}, p, s, adapters.NormalizeOptions{
 		MaxLine: o.MaxLine,
 		Batch:   func() { at = now() },
 		Idle:    o.Flush,
@@ -154,11 +179,12 @@ func isRegular(r io.Reader) bool {
 }
 
 // cancellable returns a reader of f (a pipe, a FIFO, a terminal) whose
-// read that waits for a writer a cancelled ctx ends, and what to call
-// once the parse is over:
+// read that waits for a writer a cancelled ctx ends; wake, which ends
+// such a read as the parse ends (a sink panicked: Normalize's reader is
+// left in it); and release, to call once no read is in flight:
 //
 //   - f itself when its reads take a deadline (in Go's poller: os.Pipe's,
-//     a FIFO opened non-blocking), set at ctx's cancel;
+//     a FIFO opened non-blocking), set at ctx's cancel and by wake;
 //   - else, on Linux, f opened anew through /proc/self/fd (a pipe or a
 //     FIFO: a new open file description of the same pipe), non-blocking
 //     and so in the poller. os.Stdin and a FIFO opened blocking are not,
@@ -168,16 +194,16 @@ func isRegular(r io.Reader) bool {
 //     a process reading the same pipe (the shell that handed it on, the
 //     caller's next read of f) would get EAGAIN for the wait it expects;
 //   - else (a socket, no /proc) f read on a goroutine of its own, left
-//     to its read on cancel: what that read brings is dropped, as it came
-//     after the cancel.
-func cancellable(ctx context.Context, f *os.File) (io.Reader, func()) {
+//     to its read on cancel and by wake: what that read brings is
+//     dropped, as it came after the parse.
+func cancellable(ctx context.Context, f *os.File) (r io.Reader, wake, release func()) {
 	var own *os.File // f opened anew, closed at the end
 	rf := f
 	if f.SetReadDeadline(time.Time{}) != nil {
 		own = reopen(f)
 		if own == nil {
-			ar := &abandoning{ctx: ctx, r: f}
-			return ar, func() {}
+			ar := &abandoning{ctx: ctx, r: f, stop: make(chan struct{})}
+			return ar, func() { close(ar.stop) }, func() {}
 		}
 		rf = own
 	}
@@ -186,15 +212,20 @@ func cancellable(ctx context.Context, f *os.File) (io.Reader, func()) {
 		_ = rf.SetReadDeadline(time.Now())
 		close(set)
 	})
-	return rf, func() {
+	wake = func() {
 		if !stop() {
-			<-set
-			_ = rf.SetReadDeadline(time.Time{}) // the caller's file, as it was
+			<-set // its deadline is not set after release's
 		}
+		_ = rf.SetReadDeadline(time.Now())
+	}
+	release = func() {
 		if own != nil {
 			_ = own.Close()
+			return
 		}
+		_ = rf.SetReadDeadline(time.Time{}) // the caller's file, as it was
 	}
+	return rf, wake, release
 }
 
 // reopen opens the pipe or FIFO f anew, non-blocking (a FIFO's open
@@ -233,6 +264,7 @@ func reopen(f *os.File) *os.File {
 type abandoning struct {
 	ctx  context.Context
 	r    io.Reader
+	stop chan struct{} // closed as the parse ends: a Read waits no more
 	buf  []byte
 	done chan readDone // the read in flight's, if any
 }
@@ -266,6 +298,38 @@ func (a *abandoning) Read(p []byte) (int, error) {
 		default:
 			return 0, a.ctx.Err()
 		}
+	case <-a.stop:
+		return 0, errParseOver
+	}
+}
+
+// errParseOver ends a read of Parse's input made as Parse ends or after.
+var errParseOver = errors.New("harness: the parse is over")
+
+// fence is Parse's input, read by Normalize's reader, which a sink that
+// panics leaves behind: once end is called, no read of r starts.
+type fence struct {
+	r    io.Reader
+	mu   sync.Mutex // held by each read
+	over atomic.Bool
+}
+
+func (f *fence) Read(p []byte) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.over.Load() {
+		return 0, errParseOver
+	}
+	return f.r.Read(p)
+}
+
+// end ends the reading of r; with wait, it also waits for the read in
+// flight, which must end by itself or have been woken.
+func (f *fence) end(wait bool) {
+	f.over.Store(true)
+	if wait {
+		f.mu.Lock() // once the read in flight is over
+		f.mu.Unlock()
 	}
 }
 
