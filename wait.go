@@ -45,8 +45,18 @@ func (r *Run) Wait() (*event.Result, error) {
 func (r *Run) wait() {
 	ended := false
 	defer func() {
-		if !ended {
-			r.endAfterPanic()
+		if ended {
+			return
+		}
+		// What goes up is the first panic; nil when end left by
+		// runtime.Goexit (a test's FailNow in a callback), which then
+		// goes on unless an observer's Close panicked.
+		p := recover()
+		if first := r.endAfterPanic(); p == nil {
+			p = first
+		}
+		if p != nil {
+			panic(p)
 		}
 	}()
 	r.end()
@@ -57,14 +67,15 @@ func (r *Run) wait() {
 // in: with the callbacks silenced (one of them is broken), the result is
 // the one the stream sent (or makes now), the observers not closed yet
 // are closed with it, and a later Wait returns it with ErrCallbackPanic.
-func (r *Run) endAfterPanic() {
+// It returns the first panic of those Closes, recovered: each observer is
+// closed, whatever the others' Close does.
+func (r *Run) endAfterPanic() (panicked any) {
 	r.silenced.Store(true)
 	var o event.Outcome
 	if r.outcome != nil {
 		o = *r.outcome
 	}
 	r.result = r.stream.Finish(o) // the result sent already, if the panic was at it
-	r.closeObservers(r.result)
 	err := r.err
 	if r.spawnErr != nil {
 		err = r.spawnErr
@@ -72,10 +83,22 @@ func (r *Run) endAfterPanic() {
 	if err == nil && r.result.Status != event.ResultSuccess {
 		err = ErrAgentFailed
 	}
+	// Set before the Closes, which may panic too: a later Wait says so.
 	r.err = ErrCallbackPanic
 	if err != nil {
 		r.err = fmt.Errorf("%w: %w", ErrCallbackPanic, err)
 	}
+	for r.closed < len(r.opts.Observers) {
+		func() {
+			defer func() {
+				if p := recover(); p != nil && panicked == nil {
+					panicked = p
+				}
+			}()
+			r.closeNext(r.result)
+		}()
+	}
+	return panicked
 }
 
 func (r *Run) end() {
@@ -215,7 +238,9 @@ func (r *Run) silence(out process.Outcome) time.Duration {
 	if out.LastActivity.IsZero() {
 		return 0
 	}
-	return max(0, r.now().Sub(out.LastActivity))
+	var now time.Time
+	r.stream.Between(func() { now = r.now() }) // the clock is called as the callbacks are: one at a time
+	return max(0, now.Sub(out.LastActivity))
 }
 
 func (r *Run) failSpawn() {
