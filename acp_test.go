@@ -187,8 +187,10 @@ func TestProtocolAdapters(t *testing.T) {
 }
 
 // TestACPModel: over ACP each agent chooses a model its own way (its
-// Agent.ACP.Model), or not at all; a command from the configuration keeps
-// the agent's way.
+// Agent.ACP.Model); a command from the configuration keeps the agent's
+// way. OpenCode and Cursor, whose ACP side takes none, refuse it (they
+// used to run without it, recording it as their model); an agent harness
+// has no adapter for is given none, its command choosing its model.
 func TestACPModel(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
@@ -196,18 +198,24 @@ func TestACPModel(t *testing.T) {
 		command []string
 		args    []string
 		env     string
+		refused bool
 	}{
 		{agent: "claude", args: []string{}, env: "ANTHROPIC_MODEL=m1"},
 		{agent: "codex", args: []string{"-c", `model="m1"`}},
 		{agent: "gemini", args: []string{"--acp", "-m", "m1"}},
-		{agent: "opencode", args: []string{"acp"}},
-		{agent: "cursor", args: []string{"acp"}},
+		{agent: "opencode", refused: true},
+		{agent: "cursor", refused: true},
 		{agent: "gemini", command: []string{"my-gemini", "--acp"}, args: []string{"--acp", "-m", "m1"}},
+		{agent: "goose", command: []string{"goose", "acp"}, args: []string{"acp"}},
 	} {
 		t.Run(c.agent, func(t *testing.T) {
 			t.Parallel()
 			cmd, err := harness.Prepare(harness.Task{Agent: c.agent, Protocol: harness.ProtocolACP, Command: c.command,
 				Model: "m1", Prompt: "x", BaseEnv: []string{}})
+			if c.refused {
+				require.ErrorContains(t, err, c.agent+": no --model over ACP (")
+				return
+			}
 			require.NoError(t, err)
 			require.Equal(t, c.args, cmd.Argv[1:])
 			if c.env != "" {

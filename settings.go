@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentharness/harness/acp"
 	"github.com/agentharness/harness/adapters"
 	"github.com/agentharness/harness/config"
 	"github.com/agentharness/harness/event"
@@ -172,7 +173,15 @@ func (s *Settings) complete(t Task) (Task, error) {
 	if err != nil && (!takesCommand || len(t.Command) == 0) {
 		return t, &TaskError{err} // neither ours nor an agent given by its command
 	}
-	t.Model = s.ResolveModel(cmp.Or(t.Model, cfg.Model, ac.Model), t.Agent)
+	global := cfg.Model
+	if b, err := Lookup(t.Agent); err == nil && t.Protocol == ProtocolACP && !acp.TakesModel(&b) {
+		// The global model is every agent's default, not a request of
+		// this one: over ACP, an agent that takes no model there (OpenCode,
+		// Cursor: their own configuration's) runs without it rather than
+		// be refused. A model the task or [agents.NAME] names is refused.
+		global = ""
+	}
+	t.Model = s.ResolveModel(cmp.Or(t.Model, global, ac.Model), t.Agent)
 	t.Permissions = cmp.Or(t.Permissions, cfg.Permissions, FullAccess)
 	t.ExtraArgs = append(slices.Clone(ac.Args), t.ExtraArgs...)
 	if t.Binary == "" && ac.Binary != "" {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -157,6 +158,8 @@ func (c *benchCmd) Run(e *env, ctx *kong.Context) error {
 			obs.OnLine = func(line []byte) { events.Write(line) }
 		}
 		if c.Mock != "" {
+			// The configuration's protocol, set here: --mock wires the model by it (pointAt).
+			t.Protocol = cmp.Or(t.Protocol, s.cfg.Agents[t.Agent].Protocol)
 			stop, err := attachMock(&t, c.Mock)
 			if err != nil {
 				return t, obs, err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -60,6 +61,8 @@ func (c *mcpCmd) Run(e *env) error {
 		}
 		defer stop()
 		opts.Setup = func(t *harness.Task) harness.Observer {
+			// The configuration's protocol, set here: --mock wires the model by it (pointAt).
+			t.Protocol = cmp.Or(t.Protocol, s.cfg.Agents[t.Agent].Protocol)
 			point(t)
 			return harness.Observer{}
 		}

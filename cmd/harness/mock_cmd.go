@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/acp"
 	"github.com/agentharness/harness/mockmodel"
 )
 
@@ -74,7 +75,13 @@ func serverMock(scenario string) (point func(*harness.Task), stop func(), err er
 }
 
 // pointAt points t at the mock: its model, and its environment (as the
-// task's setup, under the user's own env).
+// task's setup, under the user's own env). Over ACP, an agent whose ACP
+// side takes no model (OpenCode, which reads the mock's from the config
+// file its Mock writes) is not given the mock's: it would refuse it; a
+// model the user gave is left for it to refuse. The protocol is
+// t's as given: one the configuration sets ([agents.NAME] protocol) is
+// known only once the library completes the task, so a caller that
+// leaves it to the configuration sets it first.
 func pointAt(m *mockmodel.Mock, t *harness.Task) error {
 	a, err := harness.Lookup(t.Agent)
 	if err != nil {
@@ -84,6 +91,9 @@ func pointAt(m *mockmodel.Mock, t *harness.Task) error {
 	if err != nil {
 		return err
 	}
-	t.Model, t.SetupEnv = model, append(env, t.SetupEnv...)
+	if t.Protocol != harness.ProtocolACP || acp.TakesModel(&a) {
+		t.Model = model
+	}
+	t.SetupEnv = append(env, t.SetupEnv...)
 	return nil
 }

@@ -142,7 +142,8 @@ func (c *runCmd) task(e *env, s *settings, lib *harness.Settings) (harness.Task,
 		Agent: name, Prompt: prompt, Model: c.Model, Cwd: c.Cwd, Permissions: deref(c.Permissions),
 		Resume: c.Resume, MaxTurns: c.MaxTurns, SystemPrompt: c.SystemPrompt, AppendSystemPrompt: c.AppendSystemPrompt,
 		ExtraArgs: extraArgs(c.Extra), Binary: c.Binary, Env: c.Env,
-		Budgets: c.over(lib.Budgets()), Protocol: c.Protocol,
+		// The configuration's protocol, set here: --mock wires the model by it (pointAt).
+		Budgets: c.over(lib.Budgets()), Protocol: cmp.Or(c.Protocol, s.cfg.Agents[name].Protocol),
 	}, nil
 }
 
