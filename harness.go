@@ -186,6 +186,11 @@ type Observer struct {
 	// given may be buffered until then (the session log is).
 	Flush func()
 	Close func(res *event.Result)
+
+	// selfLocked: OnNative locks for itself (the session log's), and is
+	// called outside the stream's lock, so that a stalled sink does not
+	// hold up the agent's stderr.
+	selfLocked bool
 }
 
 // Run is a started agent run.
@@ -537,9 +542,11 @@ func (r *Run) spawnFailed(err error) *Run {
 func (r *Run) processOptions(c *Command, parser adapters.Parser, session adapters.Session) process.Options {
 	t, b := r.task, r.task.Budgets
 	var bodies []event.Body
-	// Without a native callback, stderr takes no lock but Raw's: a consumer
-	// that stalls the stream holds up no stderr it does not want.
-	wantNative := r.opts.OnNative != nil || slices.ContainsFunc(r.opts.Observers, func(ob Observer) bool { return ob.OnNative != nil })
+	// Without a native callback of the caller's, stderr takes no lock but
+	// Raw's: a consumer that stalls the stream holds up no stderr it does
+	// not want (the session log's, which locks for itself, is called
+	// outside the stream's lock: docs/supervision.md, both pipes drained).
+	wantNative := r.opts.OnNative != nil || slices.ContainsFunc(r.opts.Observers, func(ob Observer) bool { return ob.OnNative != nil && !ob.selfLocked })
 	return process.Options{
 		Argv: c.Argv, Env: c.Env, Dir: t.Cwd, Stdin: c.Stdin, KeepStdin: c.Session, PTY: t.PTY, MaxLine: t.MaxLine,
 		Idle: b.Idle, IdleWarning: b.IdleWarning, Hard: b.Hard,
@@ -556,8 +563,9 @@ func (r *Run) processOptions(c *Command, parser adapters.Parser, session adapter
 					r.feeding.Store(true)
 					r.files.Arrived(time.Now())
 				}
-				r.native(event.StreamStdout, line)
+				r.native(event.StreamStdout, line, false)
 			})
+			r.native(event.StreamStdout, line, true)
 			if dropped > 0 {
 				r.stream.Emit(adapters.LineTruncated(len(line), dropped))
 			}
@@ -573,8 +581,9 @@ func (r *Run) processOptions(c *Command, parser adapters.Parser, session adapter
 		OnStderr: func(line []byte) {
 			r.waitReady()
 			if wantNative {
-				r.stream.Between(func() { r.native(event.StreamStderr, line) })
+				r.stream.Between(func() { r.native(event.StreamStderr, line, false) })
 			}
+			r.native(event.StreamStderr, line, true)
 			if t.Raw {
 				r.stream.Line(event.StreamStderr, line, false, nil)
 				r.flushOut()
@@ -626,18 +635,20 @@ func (r *Run) endSession(bodies ...event.Body) {
 	r.proc.AgentDone()
 }
 
-// native hands a native line to the callbacks that want it; called under
-// the stream's lock (Stream.Between), as the sink is, so that the callbacks
-// are called one at a time, though stdout and stderr are read apart.
-func (r *Run) native(stream string, line []byte) {
+// native hands a native line to the callbacks that want it: the caller's
+// (selfLocked false) under the stream's lock (Stream.Between), as the sink
+// is, so that they are called one at a time though stdout and stderr are
+// read apart; harness's own that lock for themselves (selfLocked: the
+// session log) outside it.
+func (r *Run) native(stream string, line []byte, selfLocked bool) {
 	if r.silenced.Load() {
 		return
 	}
-	if r.opts.OnNative != nil {
+	if r.opts.OnNative != nil && !selfLocked {
 		r.opts.OnNative(stream, line)
 	}
 	for i := range r.opts.Observers {
-		if ob := &r.opts.Observers[i]; ob.OnNative != nil {
+		if ob := &r.opts.Observers[i]; ob.OnNative != nil && ob.selfLocked == selfLocked {
 			ob.OnNative(stream, line)
 		}
 	}

@@ -343,7 +343,8 @@ func (l *sessionLog) observer() Observer {
 		OnNative: func(stream string, line []byte) { l.sess.WriteNative(stream, line) },
 		// The log's lines reach the disk when the harness's own output
 		// does: a burst costs one write, not one per event.
-		Flush: func() { l.sess.Flush() },
+		Flush:      func() { l.sess.Flush() },
+		selfLocked: true, // logger.Session's writes take its own lock
 		Close: func(res *event.Result) {
 			m := closeMeta(res)
 			m.AgentVersion = l.agentVersion
