@@ -49,6 +49,9 @@ type Redactor struct {
 	env      [][]byte
 	envBy    [256][]envHead // env by first byte, then by the next two
 	values   []string       // the secret values as given (Values)
+	// givenVals are those of values that are not lines of multi-line
+	// ones (lineVals): what WithEnv adds its own to.
+	givenVals []string
 	// The lines of multi-line values (valueLines): as given (lineVals),
 	// and their forms, found by blocks rather than by the scan's bigrams.
 	// repl is env and those forms, longest first: what redactText
@@ -340,9 +343,9 @@ func (r *Redactor) WithEnv(pairs []string) *Redactor {
 	}
 	c := &Redactor{triggers: r.triggers, bigrams: new([1 << 16]uint8)}
 	*c.bigrams = *r.bigrams
-	for _, v := range r.env {
-		vals = append(vals, string(v))
-	}
+	// r's values as given, not their forms (r.env): forms of forms would
+	// be encoded jsonDepth levels deeper again, and multiply.
+	vals = append(vals, r.givenVals...)
 	c.addValues(vals, append(lines, r.lineVals...))
 	return c
 }
@@ -379,6 +382,7 @@ func looseSecretName(name string) bool {
 // decoded string, which holds a form one level less deep.
 func (r *Redactor) addValues(vals, lines []string) {
 	r.values = slices.Concat(vals, lines)
+	r.givenVals = slices.Clone(vals)
 	r.lineVals = slices.Clone(lines)
 	seen := map[string]bool{}
 	forms := func(vals []string) [][]byte {
