@@ -126,6 +126,20 @@ func (s *Settings) EstimateCost(model string, u event.Usage) (float64, bool) {
 	return s.Models.Estimate(model, u)
 }
 
+// RunProtocol is the protocol a one-prompt run of agent (a name or an
+// alias; "" the configured agent) is made over when its task names none:
+// the configuration's [agents.NAME] protocol, "" for the CLI's. A caller
+// that wires a task by its protocol before Start completes it (--mock's
+// model) sets it from here.
+func (s *Settings) RunProtocol(agent string) string {
+	cfg := s.config()
+	agent = cmp.Or(agent, cfg.Agent)
+	if a, err := Lookup(agent); err == nil {
+		agent = a.Name()
+	}
+	return cfg.Agents[agent].Protocol
+}
+
 // SessionProtocol is the protocol of a live session of agent (an id or an
 // alias; "" for the configured agent) when the task names none: the
 // agent's configured protocol when it holds a live session, else its

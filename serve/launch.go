@@ -168,6 +168,9 @@ func (l Launcher) task(req RunRequest) (harness.Task, *harness.SessionOptions, e
 		t.Agent = a.Name()
 	}
 	if !req.Session {
+		// The configuration's protocol, set here: AttachMock gives the
+		// mock's model by it (none to an agent that takes none over ACP).
+		t.Protocol = l.Settings.RunProtocol(t.Agent)
 		return t, nil, nil
 	}
 	t.Protocol = l.Settings.SessionProtocol(t.Agent) // set here: AttachMock wires the protocol's mock

@@ -159,7 +159,7 @@ func (c *benchCmd) Run(e *env, ctx *kong.Context) error {
 		}
 		if c.Mock != "" {
 			// The configuration's protocol, set here: --mock wires the model by it (pointAt).
-			t.Protocol = cmp.Or(t.Protocol, s.cfg.Agents[t.Agent].Protocol)
+			t.Protocol = cmp.Or(t.Protocol, lib.RunProtocol(t.Agent))
 			stop, err := attachMock(&t, c.Mock)
 			if err != nil {
 				return t, obs, err

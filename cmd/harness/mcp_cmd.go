@@ -62,7 +62,7 @@ func (c *mcpCmd) Run(e *env) error {
 		defer stop()
 		opts.Setup = func(t *harness.Task) harness.Observer {
 			// The configuration's protocol, set here: --mock wires the model by it (pointAt).
-			t.Protocol = cmp.Or(t.Protocol, s.cfg.Agents[t.Agent].Protocol)
+			t.Protocol = cmp.Or(t.Protocol, opts.Settings.RunProtocol(t.Agent))
 			point(t)
 			return harness.Observer{}
 		}

@@ -143,7 +143,7 @@ func (c *runCmd) task(e *env, s *settings, lib *harness.Settings) (harness.Task,
 		Resume: c.Resume, MaxTurns: c.MaxTurns, SystemPrompt: c.SystemPrompt, AppendSystemPrompt: c.AppendSystemPrompt,
 		ExtraArgs: extraArgs(c.Extra), Binary: c.Binary, Env: c.Env,
 		// The configuration's protocol, set here: --mock wires the model by it (pointAt).
-		Budgets: c.over(lib.Budgets()), Protocol: cmp.Or(c.Protocol, s.cfg.Agents[name].Protocol),
+		Budgets: c.over(lib.Budgets()), Protocol: cmp.Or(c.Protocol, lib.RunProtocol(name)),
 	}, nil
 }
 
