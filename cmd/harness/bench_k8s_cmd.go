@@ -154,7 +154,11 @@ func (c *benchCmd) jobArgs() ([]string, error) {
 	// The flags only: this machine's otlp setting and OTEL_* variables
 	// are not the pods' (their headers, a key, come by --env-from-secret).
 	str("otlp", c.OTLP)
-	flag("otlp-content", c.OTLPContent)
+	if c.contentGiven {
+		// Off as on, as --pty: --otlp-content=false must win over the
+		// pods' own otlp_content setting as it does here.
+		given("otlp-content", &c.OTLPContent)
+	}
 	return args, nil
 }
 

@@ -74,6 +74,9 @@ func TestBenchK8sJobForwardsBoolFlags(t *testing.T) {
 		{nil, nil, []string{"--pty", "--pty=false", "--no-log", "--no-log=false"}},
 		{[]string{"--pty", "--no-log"}, []string{"--pty", "--no-log"}, []string{"--pty=false", "--no-log=false"}},
 		{[]string{"--pty=false", "--no-log=false"}, []string{"--pty=false", "--no-log=false"}, []string{"--pty", "--no-log"}},
+		{[]string{"--otlp", "http://collector:4318"}, nil, []string{"--otlp-content", "--otlp-content=false"}},
+		{[]string{"--otlp", "http://collector:4318", "--otlp-content"}, []string{"--otlp-content"}, []string{"--otlp-content=false"}},
+		{[]string{"--otlp", "http://collector:4318", "--otlp-content=false"}, []string{"--otlp-content=false"}, []string{"--otlp-content"}},
 	} {
 		got := podArgs(c.flags...)
 		for _, w := range c.want {
