@@ -16,6 +16,7 @@ import (
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/adapters/oracle"
 	"github.com/agentharness/harness/config"
+	"github.com/agentharness/harness/mockmodel"
 	"github.com/agentharness/harness/process"
 )
 
@@ -216,6 +217,4 @@ func configuredBinary(s *settings, agent string) string {
 // selfContained reports whether a is a built-in that calls no model (nop
 // and oracle run sh and bash): a system tool with no version,
 // credentials or flags of its own to check.
-func selfContained(a harness.Agent) bool {
-	return a.Info.NPMPackage == "" && len(a.Info.CredentialEnv) == 0 && len(a.Info.Flags) == 0
-}
+func selfContained(a harness.Agent) bool { return mockmodel.CallsNoModel(a.Info) }
