@@ -227,7 +227,17 @@ func harborTask(dir string) (Task, error) {
 	if st, err := os.Stat(filepath.Join(abs, "tests", "test.sh")); err != nil || !st.Mode().IsRegular() {
 		return t, errors.New("no tests/test.sh (the verifier)")
 	}
-	h.Workdir, h.Copies, err = readDockerfile(filepath.Join(abs, "environment", "Dockerfile"), h.DockerImage != "")
+	var dockerfile string
+	for _, rel := range buildReads {
+		p, err := taskPath(abs, rel)
+		if err != nil {
+			return t, err
+		}
+		if rel == "environment/Dockerfile" {
+			dockerfile = p
+		}
+	}
+	h.Workdir, h.Copies, err = readDockerfile(dockerfile, h.DockerImage != "")
 	if err != nil {
 		return t, err
 	}
@@ -248,6 +258,19 @@ func harborTask(dir string) (Task, error) {
 // to the host's files, which a sandbox or container does not show, or
 // to nothing.
 var copiedIn = []string{"tests", "tests/test.sh", "solution", "solution/solve.sh"}
+
+// buildReads are what of a Harbor task bench and the image build read
+// by name, following links: the build context, the Dockerfile (bench's
+// own reading and the engine's -f) and the ignore files podman and
+// docker read from the context. Each is refused when it is a symbolic
+// link out of the task's directory (taskPath), as copiedIn are:
+// followed, it made a host file the image's recipe or filter, whatever
+// the sandbox hides.
+var buildReads = []string{
+	"environment", "environment/Dockerfile",
+	"environment/.dockerignore", "environment/.containerignore",
+	"environment/Dockerfile.dockerignore", "environment/Dockerfile.containerignore",
+}
 
 // taskPath returns where rel (slash-separated) of the task in dir is,
 // its symbolic links followed: a path in dir as it is on disk. A path
