@@ -258,12 +258,23 @@ func givenEnv(t harness.Task, settings *harness.Settings) map[string]bool {
 		k, _, _ := strings.Cut(kv, "=")
 		given[k] = true
 	}
-	if settings != nil && settings.Config != nil {
-		for k := range settings.Config.Agents[t.Agent].Env {
-			given[k] = true
-		}
+	for k := range configuredEnv(settings, t.Agent) {
+		given[k] = true
 	}
 	return given
+}
+
+// configuredEnv is the configuration's env table for agent (a canonical
+// id, as a plan's are): [agents.NAME].env, which Settings puts in the
+// task's Env only when the run starts; nil without a configuration. The
+// one read of it for bench: givenEnv passes its names into a container,
+// harborAgent puts task.toml's values of its keys over it, so the two
+// must agree on which keys the configuration sets.
+func configuredEnv(settings *harness.Settings, agent string) map[string]string {
+	if settings == nil || settings.Config == nil {
+		return nil
+	}
+	return settings.Config.Agents[agent].Env
 }
 
 // OwnHome is the HOME the task sets itself (the scripted model's

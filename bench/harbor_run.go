@@ -353,10 +353,7 @@ func (b *bencher) harborAgent(t *harness.Task, r *harborRun, oracle bool) {
 	// is in Env, which it redacts. SetupEnv is under the configuration's
 	// env for the agent ([agents.NAME].env, put in Env at Start): a key
 	// that sets too goes in Env, over it, and is redacted with it.
-	var configured map[string]string
-	if settings.Config != nil {
-		configured = settings.Config.Agents[t.Agent].Env
-	}
+	configured := configuredEnv(settings, t.Agent)
 	var shown, overConfig []string
 	for _, kv := range env.written {
 		k, _, _ := strings.Cut(kv, "=")
