@@ -233,9 +233,8 @@ type read struct {
 
 // Kinds of lines.
 const (
-	lineBlank   = iota
-	lineUnknown // not an event
-	lineText    // Cursor's own plain-text output
+	lineUnknown = iota // not an event
+	lineText           // Cursor's own plain-text output
 	lineObject
 )
 
@@ -258,7 +257,10 @@ func (p *parser) read(r *read, line []byte) {
 	}
 	switch {
 	case len(trimmed) == 0:
-		r.what = lineBlank
+		// Not understood, as by every other adapter (docs/events.md,
+		// unparsed_line): a blank line is not even one of Cursor's
+		// plain-text errors.
+		r.what = lineUnknown
 	case trimmed[0] == '{':
 		// Not validated whole (that would cost a second pass): gjson
 		// reads malformed input without failing, and a line cut short
@@ -292,8 +294,6 @@ func (p *parser) apply(dst []event.Body, r *read) ([]event.Body, bool) {
 
 func (p *parser) applyLine(dst []event.Body, r *read) ([]event.Body, bool) {
 	switch r.what {
-	case lineBlank:
-		return dst, true
 	case lineUnknown:
 		return dst, false
 	case lineText:
