@@ -352,8 +352,9 @@ func (c ctxReader) Read(p []byte) (int, error) {
 
 // pricer prices the usage the lines report without a cost as a live run
 // does (Run.estimate): for the run's model, then for the one the agent
-// names in its session_start. What the parser's Flush gives is unpriced,
-// as a live run's is. Both line and price run on Parse's caller's
+// names in its session_start. What the parser's Flush gives goes to
+// Stream.Emit, which prices it with the Stream's Price (price), as a live
+// run's is. Both line and price run on Parse's caller's
 // goroutine (adapters.NormalizeOptions.Bodies, the Stream's Price), one
 // at a time, the lines in order.
 type pricer struct {

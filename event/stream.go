@@ -55,9 +55,12 @@ type StreamConfig struct {
 	Sink  func(Event)      // receives every event, in order, under the stream's lock
 	Start SessionStart     // what the harness knows of the session: agent, cwd, argv, pty, pid
 	Raw   bool             // emit a native event for every line given to Line
-	// Price prices a usage event the stream makes itself (the part of a
-	// turn's usage no usage event reported) when it has no cost, as the
-	// caller prices the agent's own; nil: left unpriced.
+	// Price prices, when it has no cost, a usage event the stream makes
+	// itself (the part of a turn's usage no usage event reported) and a
+	// usage, or a result's, given to Emit: what a parser's Flush gives
+	// (Claude's call cut off by the end of the output), which no caller
+	// sees first. The caller prices the bodies it gives Line, as it
+	// prices the agent's own. nil: left unpriced.
 	Price func(*Usage)
 	// Secrets are values the caller knows for secrets (the keys it handed
 	// the agent), which its redactors remove from what it writes. A cut
@@ -187,7 +190,8 @@ func (s *Stream) Run() string { return s.cfg.Run }
 func (s *Stream) Raw() bool { return s.cfg.Raw }
 
 // Emit stamps and sends each body, enforcing the invariants. A Result body
-// is the agent's terminal report: it is kept for Finish, not sent.
+// is the agent's terminal report: it is kept for Finish, not sent. A
+// usage without a cost is priced first (StreamConfig.Price).
 func (s *Stream) Emit(bodies ...Body) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -196,9 +200,30 @@ func (s *Stream) Emit(bodies ...Body) error {
 		return ErrFinished
 	}
 	for _, b := range bodies {
+		s.price(b)
 		s.emit(b)
 	}
 	return nil
+}
+
+// price prices b, a usage or a result given to Emit, when it has no cost
+// (StreamConfig.Price).
+func (s *Stream) price(b Body) {
+	if s.cfg.Price == nil {
+		return
+	}
+	var u *Usage
+	switch v := b.(type) {
+	case *Usage:
+		u = v
+	case *Result:
+		u = &v.Usage
+	default:
+		return
+	}
+	if u.CostUSD == 0 && !u.IsZero() {
+		s.cfg.Price(u)
+	}
 }
 
 // Between runs fn while no event is being emitted: fn never runs beside
