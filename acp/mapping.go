@@ -121,8 +121,8 @@ func (m *mapper) update(dst []event.Body, params json.RawMessage) ([]event.Body,
 			Entries json.RawMessage `json:"entries"`
 			// usage_update
 			Cost *struct {
-				Amount   float64 `json:"amount"`
-				Currency string  `json:"currency"`
+				Amount   usd    `json:"amount"`
+				Currency string `json:"currency"`
 			} `json:"cost"`
 		} `json:"update"`
 	}
@@ -171,8 +171,18 @@ func (m *mapper) update(dst []event.Body, params json.RawMessage) ([]event.Body,
 		dst = append(dst, &event.ToolStart{CallID: id, Name: "plan", Kind: event.KindTodo, Input: input},
 			&event.ToolEnd{CallID: id, Name: "plan", Kind: event.KindTodo, Status: event.StatusOK})
 	case "usage_update":
-		if u.Cost != nil && strings.EqualFold(u.Cost.Currency, "USD") && u.Cost.Amount >= 0 {
-			v := u.Cost.Amount
+		if u.Cost != nil && strings.EqualFold(u.Cost.Currency, "USD") {
+			v := float64(u.Cost.Amount)
+			switch {
+			case v == 0:
+				v = 0 // -0 too, which the result would print as "-0"
+			case !(v >= 0) || math.IsInf(v, 1):
+				// Counts as 0, with the warning a garbage cost gets over
+				// the CLI (docs/events.md, usage): it was dropped unsaid.
+				v = 0
+				dst = append(dst, &event.Warning{Code: event.WarnUsageMismatch,
+					Message: "the agent reported a cost that is negative or not a finite number; it counts as 0"})
+			}
 			m.cost = &v
 		}
 	case "session_info_update":
@@ -750,6 +760,21 @@ func (c *count) UnmarshalJSON(b []byte) error {
 		*c = count(v.Int())
 	}
 	return nil
+}
+
+// usd is a cost's amount: any JSON number, one past float64's range
+// read as infinite (garbage, which counts as 0 with a warning), where
+// encoding/json fails the whole notification for it; anything else as
+// encoding/json reads it into a float64 (null: no effect; a string: an
+// error).
+type usd float64
+
+func (c *usd) UnmarshalJSON(b []byte) error {
+	if v := gjson.ParseBytes(b); v.Type == gjson.Number {
+		*c = usd(v.Float())
+		return nil
+	}
+	return json.Unmarshal(b, (*float64)(c))
 }
 
 // negative reports whether a count is below 0, which counts as 0.
