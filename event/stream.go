@@ -598,8 +598,12 @@ func (s *Stream) mergeSession(v *SessionStart) {
 func (s *Stream) keepResult(r *Result) {
 	cp := *r
 	dropped := cp.Usage.dropNegative()
-	if cp.CostUSD != nil && garbageCost(*cp.CostUSD) {
+	switch {
+	case cp.CostUSD == nil:
+	case garbageCost(*cp.CostUSD):
 		cp.CostUSD, dropped = Float(0), true
+	case *cp.CostUSD == 0:
+		cp.CostUSD = Float(0) // -0 too, which would print as "-0"
 	}
 	if dropped {
 		s.warnGarbage()

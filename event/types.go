@@ -360,6 +360,9 @@ func (u *Usage) dropNegative() bool {
 	if garbageCost(u.CostUSD) {
 		u.CostUSD, dropped = 0, true
 	}
+	if u.CostUSD == 0 {
+		u.CostUSD = 0 // -0 too, which sums and prints as "-0"
+	}
 	return dropped
 }
 
