@@ -286,11 +286,14 @@ func (a *server) Prompt(ctx context.Context, p acpsdk.PromptRequest) (acpsdk.Pro
 // session of the last run, and falls back to a new one, saying so to the
 // client first, where the agent cannot continue it: a task the agent
 // refuses to resume (an agent driven over ACP), or a resumed run that
-// failed having said nothing (Claude's "No conversation found": the
-// prompt before was cancelled before the agent kept any of it). The run
-// that continued, or began, the conversation gives the next prompt its
-// session; a fallback that failed too does not replace the session it
-// could not continue.
+// failed having said nothing but why (Claude's "No conversation found":
+// the prompt before was cancelled before the agent kept any of it). A
+// resumed run that failed without a word (saidWhy) is not run again: the
+// prompt may have done its work, and the new conversation would do it a
+// second time; its answer says how it failed. The run that continued,
+// or began, the conversation gives the next prompt its session; a
+// fallback that failed too does not replace the session it could not
+// continue.
 func (a *server) conversation(ctx context.Context, s *session, p acpsdk.PromptRequest, t harness.Task) (*event.Result, *forwarder, error) {
 	s.mu.Lock()
 	t.Resume = s.resume
@@ -301,11 +304,8 @@ func (a *server) conversation(ctx context.Context, s *session, p acpsdk.PromptRe
 		switch {
 		case err != nil:
 			why = err.Error()
-		case res != nil && res.Status == event.ResultError && !fw.said:
-			why = "the run failed"
-			if fw.fatal != nil {
-				why = fw.fatal.Code + ": " + fw.fatal.Message
-			}
+		case res != nil && res.Status == event.ResultError && !fw.said && saidWhy(fw.fatal):
+			why = fw.fatal.Code + ": " + fw.fatal.Message
 		}
 		if why != "" {
 			t.Resume = ""
@@ -323,6 +323,19 @@ func (a *server) conversation(ctx context.Context, s *session, p acpsdk.PromptRe
 		s.mu.Unlock()
 	}
 	return res, fw, err
+}
+
+// saidWhy reports whether fatal, a failed run's fatal error, carries the
+// agent's own reason: an error it reported (Claude's "No conversation
+// found"), or an exit with something on stderr (Codex's "no rollout
+// found", Gemini's "Error resuming session", OpenCode's "Session not
+// found"). A run that ended with neither (an exit status alone, or no
+// fatal error at all) failed for a reason nobody knows, resuming or not.
+func saidWhy(fatal *event.Error) bool {
+	if fatal == nil {
+		return false
+	}
+	return fatal.Code == event.ErrAgentError || fatal.Partial != nil && strings.TrimSpace(fatal.Partial.StderrTail) != ""
 }
 
 // errBusy: a prompt's run is already going in the session. input refuses
