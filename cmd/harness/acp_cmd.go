@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"os/signal"
 	"strings"
-	"sync"
 	"syscall"
 
 	"github.com/agentharness/harness"
@@ -85,20 +84,11 @@ func (c *acpCmd) Run(e *env) error {
 		// One pointing per cwd: it makes the agent a home of its own, and
 		// the prompts of a session continue the agent's session, which
 		// the agent keeps there (Claude Code's transcripts).
-		var mu sync.Mutex
-		pointed := map[string]harness.Task{}
+		point = pointOnce(point)
 		base := task
 		task = func(cwd, prompt string) harness.Task {
 			t := base(cwd, prompt)
-			mu.Lock()
-			defer mu.Unlock()
-			p, ok := pointed[cwd]
-			if !ok {
-				p = t
-				point(&p)
-				pointed[cwd] = p
-			}
-			t.Model, t.SetupEnv = p.Model, p.SetupEnv
+			point(&t)
 			return t
 		}
 	}

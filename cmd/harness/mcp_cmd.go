@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"net"
 	"os/signal"
+	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -60,6 +62,10 @@ func (c *mcpCmd) Run(e *env) error {
 			return err
 		}
 		defer stop()
+		// One home per agent and cwd, so a run_agent resume finds the
+		// conversation its earlier run kept there (Claude Code's
+		// transcripts, in its config directory).
+		point = pointOnce(point)
 		opts.Setup = func(t *harness.Task) harness.Observer {
 			// The configuration's protocol, set here: --mock wires the model by it (pointAt).
 			t.Protocol = cmp.Or(t.Protocol, opts.Settings.RunProtocol(t.Agent))
@@ -124,5 +130,36 @@ func (c *mcpCmd) options(e *env, s *settings) mcpserver.Options {
 		Version:          version,
 		Roots:            c.Root,
 		Settings:         s.library(e, true), // --no-log is in s (Run)
+	}
+}
+
+// pointOnce returns point (serverMock's), which gives each task it
+// points a home of its own, made to point every task of one agent,
+// protocol and cwd as it pointed the first: the same model and
+// environment, so the same home. An agent keeps its sessions in its home
+// (Claude Code's transcripts in its config directory, by cwd), and a run
+// that resumes an earlier one's session must find it there: with a home
+// per run, a resume over --mock failed ("No conversation found") unless
+// the configuration set the agent's config directory. The model is set
+// only where point sets one (it leaves an ACP agent that takes none
+// without). Safe for concurrent use; a home lives as long as the mock.
+func pointOnce(point func(*harness.Task)) func(*harness.Task) {
+	type key struct{ agent, protocol, cwd string }
+	var mu sync.Mutex
+	pointed := map[key]harness.Task{}
+	return func(t *harness.Task) {
+		k := key{t.Agent, t.Protocol, t.Cwd}
+		mu.Lock()
+		p, ok := pointed[k]
+		if !ok {
+			p = harness.Task{Agent: t.Agent, Protocol: t.Protocol, Cwd: t.Cwd}
+			point(&p)
+			pointed[k] = p
+		}
+		mu.Unlock()
+		if p.Model != "" {
+			t.Model = p.Model
+		}
+		t.SetupEnv = append(slices.Clip(p.SetupEnv), t.SetupEnv...)
 	}
 }
