@@ -64,6 +64,12 @@ func TestReadersSkipUnknownType(t *testing.T) {
 		`{"v":"1","type":"future_thing","run":"r","seq":2,"ts":2}`,      // an invalid version
 		`{"v":1,"run":"r","seq":2,"ts":2}`,                              // no type
 		`{"v":1,"type":"text_delta","run":"r","seq":2,"ts":2,"text":5}`, // a known type, malformed
+		// A known type of another version, or of none: a later version
+		// may give it other fields or meanings; read as v1, it was
+		// exported (sessions export) as if it were one.
+		`{"v":2,"type":"message","run":"r","seq":2,"ts":2,"role":"assistant","text":"hi"}`,
+		`{"type":"message","run":"r","seq":2,"ts":2,"role":"assistant","text":"hi"}`,
+		`{"v":0,"type":"message","run":"r","seq":2,"ts":2,"role":"assistant","text":"hi"}`,
 	} {
 		_, err := Decode([]byte(bad))
 		require.Error(t, err, bad)
