@@ -41,10 +41,16 @@ type LoadOptions struct {
 // false only when nothing is at path. Anything else that keeps it from
 // being looked at, a symbolic link loop, a link to nothing, a directory
 // that cannot be searched, is an *Error naming path (exit 2): skipping
-// it would silently drop the settings it holds.
+// it would silently drop the settings it holds. So is what is there but
+// is not a regular file (a directory, a FIFO), in the words Load uses
+// when it refuses to read one: `config path` said such a harness.toml
+// was the project's file.
 func Present(path string) (bool, error) {
-	_, err := os.Stat(path)
+	fi, err := os.Stat(path)
 	if err == nil {
+		if !fi.Mode().IsRegular() {
+			return false, &Error{Source: path, Err: fmt.Errorf("%w (%s)", regfile.ErrNotRegular, regfile.Kind(fi.Mode()))}
+		}
 		return true, nil
 	}
 	if errors.Is(err, fs.ErrNotExist) {
@@ -405,14 +411,17 @@ func (c *Config) applyAgents(name, dir string, v any) ([]Warning, error) {
 		if !ok {
 			return warns, &Error{Source: name, Key: key, Err: errors.New("must be a table")}
 		}
-		id, ok := registry.Canonical(agent)
-		if !ok {
+		id, known := registry.Canonical(agent)
+		if !known {
 			// Any other agent of a protocol that starts agents from a
 			// command (ACP) is one entry: that protocol and its command.
 			p, _ := fields["protocol"].(string)
-			if !registry.TakesCommand(p) || fields["command"] == nil {
+			if !registry.TakesCommand(p) {
 				return warns, &Error{Source: name, Key: key, Value: agent, Quote: true,
 					Err: fmt.Errorf("is not a known agent (known: %s%s)", strings.Join(registry.AgentIDs(), ", "), commandProtocolsHint())}
+			}
+			if fields["command"] == nil {
+				return warns, &Error{Source: name, Key: key, Err: fmt.Errorf("has protocol = %q but no command: an agent harness does not know is started by its command (command = [\"BINARY\", ARGS...])", p)}
 			}
 			id = agent
 		}
@@ -441,7 +450,9 @@ func (c *Config) applyAgents(name, dir string, v any) ([]Warning, error) {
 					err = fmt.Errorf("must be %s", quotedOr(registry.Protocols()))
 				}
 			case "command":
-				ac.Command, err = asStrings(fv)
+				if ac.Command, err = asStrings(fv); err == nil {
+					err = checkCommand(ac.Command, !known)
+				}
 			default:
 				warns = append(warns, Warning{Source: name, Key: fkey, Message: "unknown key (ignored); known: binary, args, env, model, protocol, command"})
 				continue
@@ -456,6 +467,21 @@ func (c *Config) applyAgents(name, dir string, v any) ([]Warning, error) {
 		c.Agents[id] = ac
 	}
 	return warns, nil
+}
+
+// checkCommand refuses an agent's command that starts nothing when the
+// configuration is read, not at the run ("unknown agent", or the ACP
+// adapter's "empty command"): an empty one where it is all the agent has
+// (custom: an agent harness does not know; a known agent's empty command
+// is its own ACP command), and a blank binary.
+func checkCommand(command []string, custom bool) error {
+	switch {
+	case len(command) == 0 && custom:
+		return errors.New("is empty: an agent harness does not know is started by its command (command = [\"BINARY\", ARGS...])")
+	case len(command) > 0 && strings.TrimSpace(command[0]) == "":
+		return errors.New("has an empty binary (its first element)")
+	}
+	return nil
 }
 
 func asString(v any) (string, error) {
