@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"reflect"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -122,10 +123,40 @@ func runGrammar(grammar func(*cli, []string) any, args []string, stdin io.Reader
 	}
 	ctx, err := parser.Parse(args)
 	if err != nil {
-		fmt.Fprintf(stderr, "harness: %s\n", oneLine(err.Error()))
+		fmt.Fprintf(stderr, "harness: %s\n", oneLine(enumValues(err.Error())))
 		return exitUsage
 	}
 	return report(ctx.Run(), stderr)
+}
+
+// enumValues is kong's message of a flag given a value not in its enum
+// ("--format must be one of "ndjson","text","" but got "x"") without the
+// empty value: the flags declared enum:"a,b," take "" only as "not
+// given", so that their default comes from the configuration, and it is
+// no value to offer. Any other message is returned as it is.
+func enumValues(msg string) string {
+	const oneOf, butGot = " must be one of ", " but got "
+	flag, rest, ok := strings.Cut(msg, oneOf)
+	if !ok {
+		return msg
+	}
+	// The values are each %q: the first butGot is after them.
+	list, got, ok := strings.Cut(rest, butGot)
+	if !ok {
+		return msg
+	}
+	var values []string
+	for list != "" {
+		q, err := strconv.QuotedPrefix(list)
+		if err != nil {
+			return msg
+		}
+		if q != `""` {
+			values = append(values, q)
+		}
+		list = strings.TrimPrefix(list[len(q):], ",")
+	}
+	return flag + oneOf + strings.Join(values, ",") + butGot + got
 }
 
 // grammar returns what kong builds its parser from: c itself, or, when
