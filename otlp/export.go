@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agentharness/harness/event"
+	"github.com/agentharness/harness/internal/urlmask"
 )
 
 // Config is where and how an Exporter sends.
@@ -75,7 +76,7 @@ func FromEnv(endpoint string, getenv func(string) string) (cfg Config, ok bool, 
 		if strings.ContainsAny(base, "?#") {
 			// The signal's path would land inside the query: sent to
 			// the wrong place, with the key mangled.
-			return Config{}, false, fmt.Errorf("otlp endpoint %q: a base endpoint takes no query or fragment (the /v1/traces path goes after it): give a key in OTEL_EXPORTER_OTLP_HEADERS, or whole URLs in OTEL_EXPORTER_OTLP_TRACES_ENDPOINT and _METRICS_ENDPOINT", shownEndpoint(base))
+			return Config{}, false, fmt.Errorf("otlp endpoint %q: a base endpoint takes no query or fragment (the /v1/traces path goes after it): give a key in OTEL_EXPORTER_OTLP_HEADERS, or whole URLs in OTEL_EXPORTER_OTLP_TRACES_ENDPOINT and _METRICS_ENDPOINT", urlmask.Mask(base))
 		}
 		if traces == "" {
 			traces = base + "/v1/traces"
@@ -144,26 +145,9 @@ func baseURL(s string) (string, error) {
 	}
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", fmt.Errorf("otlp endpoint %q: want http(s)://HOST:PORT", shownEndpoint(s))
+		return "", fmt.Errorf("otlp endpoint %q: want http(s)://HOST:PORT", urlmask.Mask(s))
 	}
 	return strings.TrimSuffix(s, "/"), nil
-}
-
-// shownEndpoint is the endpoint u as a message may show it: a user and
-// password in it (http://user:password@host) are left out, as Go's HTTP
-// client leaves them out of its own errors, and so is its query, where
-// some collectors take a key (?api_key=…), which Go's errors keep.
-func shownEndpoint(u string) string {
-	if q := strings.IndexByte(u, '?'); q >= 0 {
-		u = u[:q] + "?***"
-	}
-	// Up to the last @ anywhere: a password need not be valid in a URL
-	// (one with a slash in it ends the authority early).
-	scheme, at := strings.Index(u, "://"), strings.LastIndexByte(u, '@')
-	if scheme < 0 || at < scheme {
-		return u
-	}
-	return u[:scheme+3] + "***@" + u[at+1:]
 }
 
 // pairs reads the k=v,k=v lists of the OTEL_* variables, values
@@ -481,7 +465,7 @@ func (x *Exporter) post(u string, body []byte) (done bool) {
 		resp, err := x.send(ctx, u, bs)
 		if err != nil {
 			if ue := (*url.Error)(nil); errors.As(err, &ue) {
-				ue.URL = shownEndpoint(ue.URL)
+				ue.URL = urlmask.Mask(ue.URL)
 			}
 			x.warn(fmt.Sprintf("exporting: %v", err))
 			return
@@ -493,18 +477,18 @@ func (x *Exporter) post(u string, body []byte) (done bool) {
 		}
 		wait, ok := retryAfter(resp, backoff, time.Now())
 		if !ok {
-			x.warn(fmt.Sprintf("exporting to %s: %s%s", shownEndpoint(u), resp.Status, x.notServed(u, resp.StatusCode)))
+			x.warn(fmt.Sprintf("exporting to %s: %s%s", urlmask.Mask(u), resp.Status, x.notServed(u, resp.StatusCode)))
 			return
 		}
 		if dl, _ := ctx.Deadline(); time.Until(dl) < wait {
-			x.warn(fmt.Sprintf("exporting to %s: %s, %d tries: the next is past the deadline", shownEndpoint(u), resp.Status, tries))
+			x.warn(fmt.Sprintf("exporting to %s: %s, %d tries: the next is past the deadline", urlmask.Mask(u), resp.Status, tries))
 			return
 		}
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			x.warn(fmt.Sprintf("exporting to %s: %s, %d tries: %v", shownEndpoint(u), resp.Status, tries, ctx.Err()))
+			x.warn(fmt.Sprintf("exporting to %s: %s, %d tries: %v", urlmask.Mask(u), resp.Status, tries, ctx.Err()))
 			return
 		case <-t.C:
 		}

@@ -534,8 +534,8 @@ func TestMessagesShowNoQueryKey(t *testing.T) {
 			t.Fatal(err)
 		}
 		warnings := exportRun(cfg, otlptest.ReadEvents(t, "../testdata/claude/tool.golden.ndjson"), 1)
-		if len(warnings) != 1 || strings.Contains(warnings[0], key) || !strings.Contains(warnings[0], "?***") {
-			t.Errorf("%s: warnings %q: want one, the query hidden", endpoint, warnings)
+		if len(warnings) != 1 || strings.Contains(warnings[0], key) || !strings.Contains(warnings[0], "?api_key=***") {
+			t.Errorf("%s: warnings %q: want one, the query's value hidden", endpoint, warnings)
 		}
 	}
 	if rc.Requests() != 1 {

@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 
 	"github.com/agentharness/harness/config"
 	"github.com/agentharness/harness/internal/regfile"
+	"github.com/agentharness/harness/internal/urlmask"
 )
 
 type configCmd struct {
@@ -25,7 +25,7 @@ func (configShowCmd) Run(e *env) error {
 		vs := s.cfg.Values()
 		for i := range vs {
 			if vs[i].Key == "otlp" {
-				vs[i].Value = shownEndpoint(vs[i].Value)
+				vs[i].Value = urlmask.Mask(vs[i].Value)
 			}
 		}
 		return vs
@@ -102,37 +102,4 @@ func (c configInitCmd) Run(e *env) error {
 	}
 	_, err = fmt.Fprintf(e.Stdout, "wrote %s\n", path)
 	return err
-}
-
-// shownEndpoint is an endpoint URL as config show prints it: a user and
-// password in it are masked, and so is each query value, where some
-// collectors take a key (?api_key=…), as package otlp's messages mask
-// them. The user info runs to the last "@" anywhere: a password need not
-// be valid in a URL (a "/" in it ends the authority early). A "?" before
-// that "@" may be a password's or a query's (whose "@" it then is): all
-// after the scheme is masked.
-func shownEndpoint(u string) string {
-	start := 0
-	if i := strings.Index(u, "://"); i >= 0 {
-		start = i + 3
-	}
-	if at := strings.LastIndexByte(u, '@'); at >= start {
-		if strings.Contains(u[start:at], "?") {
-			return u[:start] + "***"
-		}
-		u = u[:start] + "***@" + u[at+1:]
-	}
-	base, query, ok := strings.Cut(u, "?")
-	if !ok {
-		return u
-	}
-	parts := strings.Split(query, "&")
-	for i, p := range parts {
-		if k, _, ok := strings.Cut(p, "="); ok {
-			parts[i] = k + "=***"
-		} else if p != "" {
-			parts[i] = "***"
-		}
-	}
-	return base + "?" + strings.Join(parts, "&")
 }

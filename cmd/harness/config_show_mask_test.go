@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentharness/harness/internal/urlmask"
 )
 
 // TestConfigShowMasksOTLPCredentials: config show prints an otlp endpoint
@@ -44,6 +46,6 @@ func TestShownEndpoint(t *testing.T) {
 		"u:p@h:4318":             "***@h:4318",
 		"http://h?k=a@b&t=s3":    "http://***", // or an "@" in the query
 	} {
-		require.Equal(t, want, shownEndpoint(in), in)
+		require.Equal(t, want, urlmask.Mask(in), in)
 	}
 }
