@@ -104,7 +104,7 @@ func TestUpdateRefusesAFIFO(t *testing.T) {
 }
 
 // TestUpdateMasksThePassword: the password of a URL given to models
-// update was printed in its errors; it is masked as url.Redacted does,
+// update was printed in its errors; it is masked (urlmask: the user too),
 // wherever the URL is named (a fetch error quoting it whole, a file that
 // does not parse, one without aliases or prices), and what the error
 // wraps is still found.
@@ -116,7 +116,7 @@ func TestUpdateMasksThePassword(t *testing.T) {
 		t.Helper()
 		require.Error(t, err)
 		require.NotContains(t, err.Error(), "s3cret-pw")
-		require.Contains(t, err.Error(), "http://user:xxxxx@127.0.0.1:1/models.toml")
+		require.Contains(t, err.Error(), "http://***@127.0.0.1:1/models.toml")
 	}
 	_, err := Update(from, cache, nil) // a real GET: nothing listens on port 1
 	check(err)

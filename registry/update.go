@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentharness/harness/internal/regfile"
+	"github.com/agentharness/harness/internal/urlmask"
 	"github.com/agentharness/harness/internal/xdgdir"
 )
 
@@ -39,11 +40,11 @@ func Update(from, userCache string, fetch func(url string) ([]byte, error)) (Upd
 	}
 	var data []byte
 	var err error
-	// shown is how messages name from: a URL's password is masked, as
-	// net/http masks it in its own errors.
+	// shown is how messages name from: a URL's user, password and query
+	// values masked (urlmask), where a download's key often is (?token=…).
 	shown := from
 	if strings.HasPrefix(from, "http://") || strings.HasPrefix(from, "https://") {
-		shown = redactURL(from)
+		shown = urlmask.Mask(from)
 		if fetch == nil {
 			fetch = httpGet
 		}
@@ -51,9 +52,8 @@ func Update(from, userCache string, fetch func(url string) ([]byte, error)) (Upd
 		if err == nil && len(data) > maxModelsFile {
 			err = fmt.Errorf("larger than %d bytes", maxModelsFile)
 		}
-		if err != nil && shown != from {
-			// A fetch error may quote the URL whole.
-			err = &redactedError{msg: strings.ReplaceAll(err.Error(), from, shown), err: err}
+		if err != nil {
+			return UpdateResult{}, &FetchError{URL: shown, Err: masked(err, from, shown)}
 		}
 	} else {
 		// A FIFO or a device given as the file is refused, not read: the
@@ -80,8 +80,35 @@ func Update(from, userCache string, fetch func(url string) ([]byte, error)) (Upd
 	return UpdateResult{Path: userCache, Aliases: len(f.Aliases), Prices: len(f.Prices)}, nil
 }
 
-// redactedError is err said with a password masked; errors.Is still
-// finds what err wraps.
+// FetchError is an Update whose URL could not be fetched: the network,
+// the server's answer (not 200 OK), or a body over the size taken. It is
+// neither the caller's usage nor a wrong models file, as Update's other
+// errors are but one (a cache that cannot be written). URL is masked
+// (urlmask); so is every URL in Err.
+type FetchError struct {
+	URL string
+	Err error
+}
+
+func (e *FetchError) Error() string { return "registry: update from " + e.URL + ": " + e.Err.Error() }
+func (e *FetchError) Unwrap() error { return e.Err }
+
+// masked is err with the URL from masked as shown: Go's *url.Error names
+// the URL it asked for (its query whole, only a password masked), a
+// redirect's too, and another error may quote from whole.
+func masked(err error, from, shown string) error {
+	if ue := (*url.Error)(nil); errors.As(err, &ue) {
+		ue.URL = urlmask.Mask(ue.URL)
+	}
+	msg := strings.ReplaceAll(err.Error(), from, shown)
+	if msg == err.Error() {
+		return err
+	}
+	return &redactedError{msg: msg, err: err}
+}
+
+// redactedError is err said with its URL masked; errors.Is still finds
+// what err wraps.
 type redactedError struct {
 	msg string
 	err error
@@ -89,24 +116,6 @@ type redactedError struct {
 
 func (e *redactedError) Error() string { return e.msg }
 func (e *redactedError) Unwrap() error { return e.err }
-
-// redactURL is raw with its password, if any, masked (url.Redacted).
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		// Unparsable: mask what could be credentials, up to the host.
-		if scheme, rest, ok := strings.Cut(raw, "://"); ok {
-			if at := strings.LastIndexByte(strings.SplitN(rest, "/", 2)[0], '@'); at >= 0 {
-				return scheme + "://***@" + rest[at+1:]
-			}
-		}
-		return raw
-	}
-	if _, ok := u.User.Password(); !ok {
-		return raw
-	}
-	return u.Redacted()
-}
 
 func httpGet(url string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/registry"
@@ -52,8 +55,20 @@ func (c *modelsResolveCmd) Run(e *env) error {
 		return err
 	}
 	id, _ := s.models.Resolve(c.Alias, a.Name())
-	_, err = fmt.Fprintln(e.Stdout, id)
+	_, err = fmt.Fprintln(e.Stdout, printableID(id))
 	return err
+}
+
+// printableID is id as resolve prints it: as it is when every character
+// prints, else Go-quoted. An id comes from files (a downloaded models
+// table, harness.toml) or is the alias given, and an escape sequence in
+// one must not reach the terminal; the quotes show a script that the id
+// is not one to pass on as it is.
+func printableID(id string) string {
+	if !utf8.ValidString(id) || strings.IndexFunc(id, func(r rune) bool { return !strconv.IsPrint(r) }) >= 0 {
+		return strconv.Quote(id)
+	}
+	return id
 }
 
 type modelsPricesCmd struct {
@@ -73,6 +88,11 @@ type modelsUpdateCmd struct {
 
 func (c *modelsUpdateCmd) Run(e *env) error {
 	res, err := registry.Update(c.From, registry.DefaultCachePath(e.Getenv), nil)
+	if fe := (*registry.FetchError)(nil); errors.As(err, &fe) {
+		// The network or the server failed, not the command line: exit 1,
+		// as any failure that is not a usage error (README).
+		return withStatus(exitAgentFailed, err)
+	}
 	if err != nil {
 		return withStatus(exitUsage, err)
 	}
