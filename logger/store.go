@@ -3,6 +3,7 @@ package logger
 import (
 	"archive/tar"
 	"bufio"
+	"bytes"
 	"cmp"
 	"compress/gzip"
 	"encoding/json"
@@ -164,17 +165,50 @@ func hasFiles(dir, id string) bool {
 // Status StatusLost. Either, when its event log ends with the result,
 // loads as that result says (settle).
 func Load(dir, run string) (Meta, error) {
+	m, _, err := LoadChecked(dir, run)
+	return m, err
+}
+
+// MetaError is why Load made a run's meta up rather than read it from
+// the run's meta file, Path: Err wraps fs.ErrNotExist when there is no
+// such file, ErrNotRegular when it is not a regular file of the store,
+// ErrMetaMalformed when it is no meta of the run (it does not decode, is
+// over 16 MiB, or names another run), or is the error reading it.
+type MetaError struct {
+	Path string
+	Err  error
+}
+
+func (e *MetaError) Error() string { return "logger: " + e.Path + ": " + e.Err.Error() }
+
+func (e *MetaError) Unwrap() error { return e.Err }
+
+// ErrMetaMalformed is why a meta file that was read is no meta of its
+// run (in a MetaError).
+var ErrMetaMalformed = errors.New("malformed")
+
+// LoadChecked is Load, and also says why the meta it returns is made up
+// (a *MetaError), or nil when it is the one the run's meta file holds:
+// what a reader showing the meta to a person tells them, since a made-up
+// meta lacks the fields only the file has (prompt_preview, argv, …).
+func LoadChecked(dir, run string) (Meta, *MetaError, error) {
 	id, err := Resolve(dir, run)
 	if err != nil {
-		return Meta{}, err
+		return Meta{}, nil, err
 	}
-	return loadMeta(dir, id), nil
+	m, why := loadMetaWhy(dir, id)
+	return m, why, nil
 }
 
 func loadMeta(dir, id string) Meta {
-	m, stored := readMetaFile(dir, id)
-	m, _ = settle(dir, m, stored)
+	m, _ := loadMetaWhy(dir, id)
 	return m
+}
+
+func loadMetaWhy(dir, id string) (Meta, *MetaError) {
+	m, why, _ := readMetaWhy(dir, id)
+	m, _ = settle(dir, m, why == nil)
+	return m, why
 }
 
 // settle gives a meta that does not say how its run ended (running, lost,
@@ -259,37 +293,55 @@ const maxMetaBytes = 16 << 20
 // changed one without reading it again (Index). It is nil otherwise,
 // and when the file could not be opened or read.
 func readMetaStamped(dir, id string) (m Meta, stored bool, bad os.FileInfo) {
+	m, why, bad := readMetaWhy(dir, id)
+	return m, why == nil, bad
+}
+
+// readMetaWhy is readMetaStamped; why is nil when the meta is the file's,
+// and says why it was made up otherwise.
+func readMetaWhy(dir, id string) (m Meta, why *MetaError, bad os.FileInfo) {
 	f, err := OpenFile(dir, id, ExtMeta)
 	if err == nil {
-		m, stored, bad = decodeMeta(f, id)
+		m, bad, err = decodeMeta(f, id)
 		f.Close()
 	}
-	if stored {
+	if err == nil {
 		if m.Status == StatusRunning && m.Harness.Gone() {
 			m.Status = StatusLost
 		}
-		return m, true, nil
+		return m, nil, nil
 	}
-	return madeUpMeta(dir, id), false, bad
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err // the path is the MetaError's
+	}
+	return madeUpMeta(dir, id), &MetaError{Path: Path(dir, id, ExtMeta), Err: err}, bad
 }
 
-// decodeMeta reads the meta of run id from its open file f.
-func decodeMeta(f *os.File, id string) (m Meta, ok bool, bad os.FileInfo) {
+// decodeMeta reads the meta of run id from its open file f; bad is the
+// stat of a file that is no meta of the run (ErrMetaMalformed).
+func decodeMeta(f *os.File, id string) (m Meta, bad os.FileInfo, err error) {
 	fi, err := f.Stat()
 	if err != nil {
-		return Meta{}, false, nil
+		return Meta{}, nil, err
 	}
 	if fi.Size() > maxMetaBytes {
-		return Meta{}, false, fi
+		return Meta{}, fi, fmt.Errorf("%w: over %d bytes", ErrMetaMalformed, maxMetaBytes)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxMetaBytes+1)) // it may have grown since
 	if err != nil {
-		return Meta{}, false, nil
+		return Meta{}, nil, err
 	}
-	if len(data) > maxMetaBytes || json.Unmarshal(data, &m) != nil || m.Run != id {
-		return Meta{}, false, fi
+	if len(data) > maxMetaBytes {
+		return Meta{}, fi, fmt.Errorf("%w: over %d bytes", ErrMetaMalformed, maxMetaBytes)
 	}
-	return m, true, nil
+	if err := json.Unmarshal(data, &m); err != nil {
+		return Meta{}, fi, fmt.Errorf("%w: %w", ErrMetaMalformed, err)
+	}
+	if m.Run != id {
+		return Meta{}, fi, fmt.Errorf("%w: it names run %q", ErrMetaMalformed, m.Run)
+	}
+	return m, nil, nil
 }
 
 // madeUpMeta is the meta of run id when it has none of its own: status
@@ -338,27 +390,47 @@ const MaxReplayWait = 5 * time.Second
 // lines, the difference of their "ts" divided by s (1 = original timing),
 // at most MaxReplayWait, by calling sleep (time.Sleep when nil). A line
 // without a usable ts, or whose ts is not after the one before it, is
-// written without waiting.
+// written without waiting. A last line without a newline is written
+// with one when it is a whole JSON value, and left out otherwise (see
+// ReplayCut).
 func Replay(dir, run string, w io.Writer, speed float64, sleep func(time.Duration)) error {
-	if speed < 0 {
-		return fmt.Errorf("logger: replay speed %v is negative", speed)
+	_, err := ReplayCut(dir, run, w, speed, sleep)
+	return err
+}
+
+// ReplayCut is Replay, and returns cut: the length of the log's last
+// line when Replay left it out because it has no newline and is not a
+// whole JSON value (or is over the cap). That is the start of a line
+// its harness was killed writing, or is writing still: written, it would
+// end the output in a line no reader decodes. 0 otherwise.
+func ReplayCut(dir, run string, w io.Writer, speed float64, sleep func(time.Duration)) (cut int64, err error) {
+	if !(speed >= 0) { // NaN too, which would replay at once
+		return 0, fmt.Errorf("logger: replay speed %v is not 0 or more", speed)
 	}
 	if sleep == nil {
 		sleep = time.Sleep
 	}
 	id, err := Resolve(dir, run)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	f, err := OpenFile(dir, id, ExtEvents)
 	if err != nil {
-		return fmt.Errorf("logger: %w", err)
+		return 0, fmt.Errorf("logger: %w", err)
 	}
 	defer f.Close()
 	bw := bufio.NewWriter(w)
 	var prevTS int64 = -1
+	// Each newline ends one line: a line handed over past the newlines
+	// read is the rest of the file after the last one.
+	nl := &newlineCounter{r: f}
+	var lines int64
 	// A line over the stream's cap is cut by linescan: left out whole.
-	err = linescan.Scan(f, event.MaxLineBytes, func(line []byte, dropped int64) error {
+	err = linescan.Scan(nl, event.MaxLineBytes, func(line []byte, dropped int64) error {
+		if lines++; lines > nl.n && (dropped > 0 || !json.Valid(line)) {
+			cut = int64(len(line)) + dropped
+			return nil
+		}
 		if dropped > 0 {
 			return nil
 		}
@@ -382,9 +454,21 @@ func Replay(dir, run string, w io.Writer, speed float64, sleep func(time.Duratio
 		return bw.WriteByte('\n')
 	})
 	if err != nil {
-		return fmt.Errorf("logger: replay %s: %w", id, err)
+		return cut, fmt.Errorf("logger: replay %s: %w", id, err)
 	}
-	return bw.Flush()
+	return cut, bw.Flush()
+}
+
+// newlineCounter reads r and counts, in n, the newlines read.
+type newlineCounter struct {
+	r io.Reader
+	n int64
+}
+
+func (c *newlineCounter) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(bytes.Count(p[:n], []byte{'\n'}))
+	return n, err
 }
 
 // replayWait is the wait for a gap of gapMS > 0 milliseconds at speed > 0:

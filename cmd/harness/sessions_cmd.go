@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,27 +35,24 @@ type sessionsCmd struct {
 
 func (c *sessionsCmd) dir(e *env) (string, error) {
 	if c.Dir != "" {
-		return c.Dir, nil
+		return c.Dir, checkLogDir(c.Dir)
 	}
 	s, err := loadSettings(e, "")
 	if err != nil {
 		return "", err
 	}
-	return s.logDir(e), nil
+	return s.logDir(e), checkLogDir(s.logDir(e))
 }
 
-// load reads the metadata of run id (or a unique prefix of it) and says
-// in which directory it is; a run not there is a usage error.
-func (c *sessionsCmd) load(e *env, id string) (string, logger.Meta, error) {
-	dir, err := c.dir(e)
-	if err != nil {
-		return "", logger.Meta{}, err
+// checkLogDir refuses a session log directory that is something else (a
+// regular file, say) as a usage error, one every sessions command gives
+// alike: reading it, list and prune said 1, show and export 2. One that
+// does not exist is no runs.
+func checkLogDir(dir string) error {
+	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+		return usageErrorf("sessions: %s is not a directory", dir)
 	}
-	m, err := logger.Load(dir, id)
-	if err != nil {
-		return "", logger.Meta{}, withStatus(exitUsage, err)
-	}
-	return dir, m, nil
+	return nil
 }
 
 type sessionsListCmd struct {
@@ -88,9 +87,19 @@ type sessionsShowCmd struct {
 }
 
 func (c *sessionsShowCmd) Run(e *env, parent *sessionsCmd) error {
-	_, m, err := parent.load(e, c.ID)
+	dir, err := parent.dir(e)
 	if err != nil {
 		return err
+	}
+	m, why, err := logger.LoadChecked(dir, c.ID)
+	if err != nil {
+		return withStatus(exitUsage, err)
+	}
+	// What is shown then lacks the fields only the file has (the prompt,
+	// argv, permissions): said, so that it is not taken for the run's.
+	if why != nil && !errors.Is(why, fs.ErrNotExist) {
+		fmt.Fprintf(e.Stderr, "harness: warning: sessions show: run %s: its meta %s does not decode (%s): shown is a meta rebuilt from its event log\n",
+			termSafe(m.Run), oneLine(why.Path), oneLine(why.Err.Error()))
 	}
 	return writeJSON(e, m)
 }
@@ -100,13 +109,30 @@ type sessionsReplayCmd struct {
 	Speed  float64 `help:"Replay at this multiple of the original speed (1 = as recorded; 0 = at once); no pause lasts over 5s." default:"0"`
 }
 
+// Validate refuses a --speed that is no speed as a usage error, before
+// any run is read: NaN would replay at once, +Inf is 0 said otherwise.
+func (c *sessionsReplayCmd) Validate() error {
+	if !(c.Speed >= 0 && !math.IsInf(c.Speed, 1)) {
+		return fmt.Errorf("--speed %v: want a finite multiple, 0 or more (0 = at once)", c.Speed)
+	}
+	return nil
+}
+
 func (c *sessionsReplayCmd) Run(e *env, parent *sessionsCmd) error {
 	dir, err := parent.dir(e)
 	if err != nil {
 		return err
 	}
 	out := &stickyWriter{w: e.Stdout}
-	if err := logger.Replay(dir, c.ID, out, c.Speed, time.Sleep); err != nil {
+	cut, err := logger.ReplayCut(dir, c.ID, out, c.Speed, time.Sleep)
+	if cut > 0 {
+		// Left out, as the exports leave it: stdout stays lines a reader
+		// decodes. The log is still read (exit 0), as theirs is.
+		id, _ := logger.Resolve(dir, c.ID)
+		fmt.Fprintf(e.Stderr, "harness: warning: sessions replay: run %s: its log ends in a line cut short (%d bytes without a newline: its harness was stopped, or is still writing it), left out\n",
+			termSafe(id), cut)
+	}
+	if err != nil {
 		if errors.Is(err, logger.ErrNotFound) || errors.Is(err, logger.ErrAmbiguous) {
 			return withStatus(exitUsage, err) // the run asked for, as every sessions command
 		}
@@ -130,13 +156,20 @@ func (c *sessionsReparseCmd) Run(e *env, parent *sessionsCmd) error {
 		return err
 	}
 	dir := cmp.Or(parent.Dir, st.logDir(e))
-	m, err := logger.Load(dir, c.ID)
+	if err := checkLogDir(dir); err != nil {
+		return err
+	}
+	m, why, err := logger.LoadChecked(dir, c.ID)
 	if err != nil {
 		return withStatus(exitUsage, err)
 	}
 	if m.Agent == "" {
-		return withStatus(exitAgentFailed, fmt.Errorf("sessions reparse: run %s: its meta names no agent (%s is damaged)", m.Run,
-			logger.Path(dir, m.Run, logger.ExtMeta)))
+		state := "is damaged"
+		if why != nil && errors.Is(why, fs.ErrNotExist) {
+			state = "is missing" // and no session_start in an event log says either
+		}
+		return withStatus(exitAgentFailed, fmt.Errorf("sessions reparse: run %s: no meta names its agent (%s %s)", m.Run,
+			logger.Path(dir, m.Run, logger.ExtMeta), state))
 	}
 	// A log that cannot be read is 1, as one that does not decode. Read
 	// as it is parsed, never whole: it may be huge (a run's last line
