@@ -135,11 +135,21 @@ func Resolve(dir, run string) (string, error) {
 		case 1:
 			return matches[0], nil
 		default:
-			return "", fmt.Errorf("%w: %q matches %s", ErrAmbiguous, run, strings.Join(matches, ", "))
+			// A short prefix may match every run of a large store: the
+			// error stays one short line (serve sends it to a client).
+			shown, more := matches, ""
+			if len(matches) > maxAmbiguousShown {
+				shown, more = matches[:maxAmbiguousShown], fmt.Sprintf(" and %d more", len(matches)-maxAmbiguousShown)
+			}
+			return "", fmt.Errorf("%w: %q matches %s%s", ErrAmbiguous, run, strings.Join(shown, ", "), more)
 		}
 	}
 	return "", fmt.Errorf("%w: %q in %s", ErrNotFound, run, dir)
 }
+
+// maxAmbiguousShown is how many of the runs an ambiguous prefix matches
+// its error names.
+const maxAmbiguousShown = 8
 
 // hasFiles reports whether id, a plain file name, has a log file in dir,
 // by looking its files up: serve resolves every run it starts or is
