@@ -117,6 +117,17 @@ type Session struct {
 	ending   bool
 	closed   bool
 	over     bool // the run has ended (the agent died, a budget): no prompt can go
+	// done: the supervisor was told the agent is done (its linger runs).
+	// After closed, a turn the agent may still begin by itself (ownTurns)
+	// holds that back: ownWait bounds the wait for it, by the linger
+	// budget, and ownOverdue says it ran out.
+	done       bool
+	ownWait    *time.Timer
+	ownOverdue bool
+	// interruptNext: Interrupt came while the prompt written waited for
+	// the agent to begin its turn (pendingStarter); it ends that turn as
+	// it begins.
+	interruptNext bool
 	// asks are the deadlines of the permission requests waiting for
 	// Answer, by the agent's call id (the Conversation's key).
 	asks   map[string]*askDeadline
@@ -247,7 +258,9 @@ func (s *Session) Send(prompt string) error {
 // protocol (ACP session/cancel, Claude's interrupt) and, when it has not
 // ended the turn 2 s later (8 s when it acknowledged the request:
 // adapters.CancelAcknowledger), stopped as Run.Interrupt stops it, which
-// ends the session. With no turn in progress it does nothing.
+// ends the session. With no turn in progress it does nothing, but for a
+// prompt sent whose turn the agent has not begun (Claude Code's, until
+// it takes the prompt up): that turn is asked to end as it begins.
 func (s *Session) Interrupt() { s.stopTurn(0, false) }
 
 // Stop ends the session at once, whatever turn is in progress, as
@@ -275,9 +288,39 @@ func (s *Session) stopTurn(n int, timeout bool) {
 	if !s.lockOrStop(n, timeout) {
 		return
 	}
+	if n == 0 && !s.inTurn && s.run.canceler != nil && s.pendingStart() {
+		// The prompt written has no turn yet: the agent has it, and
+		// ends the turn it begins for it as it begins (after).
+		s.interruptNext = true
+		s.mu.Unlock()
+		return
+	}
 	if n == 0 {
 		n = s.turn
 	}
+	s.askEnd(n)
+	s.mu.Unlock()
+}
+
+// pendingStarter is a Conversation whose prompt's turn begins when the
+// agent takes the prompt up, not as it is written (Claude Code over
+// stream-json: at its command_lifecycle started, the first at its
+// system/init): PendingStart reports a prompt written whose turn has not
+// begun.
+type pendingStarter interface{ PendingStart() bool }
+
+// pendingStart reports whether a prompt written waits for the agent to
+// begin its turn. mu is held.
+func (s *Session) pendingStart() bool {
+	p, ok := s.conv.(pendingStarter)
+	return ok && p.PendingStart()
+}
+
+// askEnd asks the agent to end turn n, and stops it if it has not
+// cancelGrace later (stopTurn). mu is held; the grace's checks take it
+// later. Neither the request nor a stop blocks: the request is queued on
+// stdin, a stop signals.
+func (s *Session) askEnd(n int) {
 	// An agent being stopped already (a turn over its timeout) is not
 	// asked again, nor signalled twice, which would kill it at once.
 	live := s.inTurn && s.turn == n && s.run.proc != nil && s.stopped.Load() == 0
@@ -294,7 +337,6 @@ func (s *Session) stopTurn(n int, timeout bool) {
 		s.watch()
 	}
 	timedOut := s.timedOut == n
-	s.mu.Unlock()
 	if !live {
 		return
 	}
@@ -494,6 +536,7 @@ func (s *Session) Wait() (*event.Result, error) {
 		}
 		s.asks = nil
 		s.stopTurnTimer()
+		s.stopOwnWait()
 	}()
 	return s.run.Wait()
 }
@@ -503,9 +546,61 @@ func (s *Session) feed(p adapters.Parser, buf []event.Body, line []byte) []event
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := s.run.feed(p, buf, line)
+	if s.interruptNext && !s.inTurn && !s.pendingStart() {
+		// The prompt interrupted before its turn began has none (the
+		// agent answered it in a turn of its own): nothing is left to end.
+		s.interruptNext = false
+	}
 	s.finishIfDone()
+	s.agentDone()
 	s.watch()
 	return out
+}
+
+// ownTurns is a Conversation whose agent begins turns by itself (Claude
+// Code answering the end of a background command): OwnTurnDue reports
+// one may still come, after the caller's last turn too.
+type ownTurns interface{ OwnTurnDue() bool }
+
+// agentDone tells the supervisor, once the session is closed, that the
+// agent is done, which starts its linger budget: not while a turn is in
+// progress, nor while a turn of the agent's own is due, for up to the
+// linger budget from the end of the last turn (ownWait). Such a turn,
+// begun after the caller's last, is a turn like any other (the idle
+// watchdog and TurnTimeout bound it), not an agent that lingers. mu is
+// held.
+func (s *Session) agentDone() {
+	if !s.closed || s.done || s.run.proc == nil || s.inTurn {
+		return
+	}
+	linger := s.run.task.Budgets.Linger
+	if o, ok := s.conv.(ownTurns); ok && linger > 0 && !s.ownOverdue && o.OwnTurnDue() {
+		if s.ownWait == nil {
+			s.ownWait = afterFunc(linger, s.ownTurnOverdue)
+		}
+		return
+	}
+	s.done = true
+	s.stopOwnWait()
+	s.run.proc.AgentDone()
+}
+
+// ownTurnOverdue ends the wait for a turn of the agent's own: a
+// background command that runs on (a server) would hold the session.
+func (s *Session) ownTurnOverdue() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ownWait = nil
+	s.ownOverdue = true
+	s.agentDone()
+}
+
+// stopOwnWait stops the wait for a turn of the agent's own. mu is held.
+func (s *Session) stopOwnWait() {
+	if s.ownWait != nil {
+		s.ownWait.Stop()
+		s.ownWait = nil
+	}
 }
 
 // before sees the bodies of a line before the stream has them: a turn's
@@ -581,11 +676,21 @@ func (s *Session) after(b event.Body) {
 	if s == nil {
 		return
 	}
-	switch b.(type) {
+	switch v := b.(type) {
 	case *event.TurnStart:
 		s.turn++
 		s.inTurn = true
 		s.openTurn.Store(int64(s.turn))
+		if s.interruptNext && v.Origin != event.OriginAgent {
+			// Interrupted before it began (stopTurn): asked now, with
+			// the line that began it, as an interrupt during it is.
+			s.interruptNext = false
+			s.askEnd(s.turn)
+		}
+		// A turn begun after the session closed (the agent's own) has
+		// its own bounds; after it the wait for the next begins again.
+		s.stopOwnWait()
+		s.ownOverdue = false
 		if d := s.o.TurnTimeout; d > 0 {
 			n := s.turn
 			s.stopTurnTimer()
@@ -649,7 +754,7 @@ func (s *Session) finishIfDone() {
 	// report, or it would be left waiting for its stdin's end.
 	defer func() {
 		s.run.proc.Stdin().Close()
-		s.run.proc.AgentDone()
+		s.agentDone()
 	}()
 	if s.ending && !s.run.stream.AgentDone() {
 		s.run.stream.Emit(&event.Result{Status: event.ResultSuccess})

@@ -132,8 +132,18 @@ type Conversation struct {
 	// turn, until its result, is no turn the stream can name.
 	stray  bool
 	inTurn bool
-	agent  bool        // the turn in flight is one the CLI began itself
-	carry  event.Usage // usage the CLI's next result holds for a turn of its own already ended (fold)
+	agent  bool // the turn in flight is one the CLI began itself
+	// bgTasks is how many background commands the CLI last reported
+	// running (background_tasks_changed), and notified that one ended
+	// (task_notification) with no turn begun since: the CLI answers it in
+	// a turn of its own, after the caller's last turn too (OwnTurnDue).
+	bgTasks  int
+	notified bool
+	// runAnswer is a run's: the result of its prompt's turn. A turn the CLI
+	// begins by itself after it (a background command ended) does not
+	// replace it: see afterAnswer.
+	runAnswer *event.Result
+	carry     event.Usage // usage the CLI's next result holds for a turn of its own already ended (fold)
 	// cancelled: an interrupt was sent for the turn in flight.
 	cancelled bool
 	interrupt string // its request_id
@@ -270,6 +280,16 @@ func (c *Conversation) Busy() bool {
 	busy := (c.inTurn || c.awaiting != 0) && c.held == nil
 	c.mu.Unlock()
 	return busy
+}
+
+// PendingStart reports whether a prompt written waits for the CLI to
+// begin its turn (the first for its system/init, a later one for its
+// command_lifecycle started): an interrupt then is for that turn, which
+// has not begun.
+func (c *Conversation) PendingStart() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return !c.over && (c.awaiting != 0 || c.held != nil)
 }
 
 // End implements adapters.Conversation.
@@ -445,6 +465,18 @@ func (c *Conversation) Flush(dst []event.Body) []event.Body {
 	defer c.mu.Unlock()
 	n := len(dst)
 	dst = c.p.Flush(dst)
+	if c.runAnswer != nil {
+		notFatal(dst[n:])
+	}
+	if c.runAnswer != nil && !c.p.emitted.IsZero() {
+		// A run cut off in a turn the CLI began itself after the
+		// answer: the run's result takes in what that turn spent, as
+		// at its result.
+		c.runAnswer.Usage.Add(c.p.emitted)
+		c.p.emitted = event.Usage{}
+		a := *c.runAnswer
+		dst = append(dst, &a)
+	}
 	if c.conv && c.w != nil && !c.inTurn {
 		dst = drop[*event.Usage](dst, n)
 	}
@@ -528,8 +560,12 @@ func (c *Conversation) Parse(dst []event.Body, line []byte) ([]event.Body, bool)
 			return c.lifecycle(dst, &m), true
 		}
 	}
+	c.background(line)
 	between := c.conv && c.w != nil && !c.inTurn
 	dst, known := c.p.Parse(dst, line)
+	if c.notified && hasInit(dst[n:]) {
+		c.notified = false // the CLI began a turn: the one that answers it
+	}
 	if len(dst) > n && !c.started {
 		dst = c.release(dst, n)
 	}
@@ -538,6 +574,9 @@ func (c *Conversation) Parse(dst []event.Body, line []byte) ([]event.Body, bool)
 	}
 	for i := n; i < len(dst); i++ {
 		if r, ok := dst[i].(*event.Result); ok {
+			if c.runAnswer != nil {
+				return c.afterAnswer(dst, n, i, r), true
+			}
 			if !c.conv || c.w == nil {
 				// A run's result, or each turn's of a captured
 				// session (the stream keeps the last). A run the
@@ -547,12 +586,88 @@ func (c *Conversation) Parse(dst []event.Body, line []byte) ([]event.Body, bool)
 				if c.cancelled && r.Status != event.ResultSuccess {
 					dst = drop[*event.Error](dst, n)
 				}
+				if !c.conv && c.w != nil {
+					// The run's answer. What the CLI's next result
+					// holds is a turn of its own: its usage is counted
+					// from here.
+					a := *r
+					c.runAnswer = &a
+					c.p.emitted, c.p.left = event.Usage{}, event.Usage{}
+				}
 				return dst, true
 			}
 			return c.turnEnded(dst, n, r, line), true
 		}
 	}
+	if c.runAnswer != nil {
+		notFatal(dst[n:]) // a turn of the CLI's own does not fail the run
+	}
 	return dst, known
+}
+
+// afterAnswer maps the result (dst[i], r) of a turn the CLI began by
+// itself after a run's prompt was answered (a background command of the
+// run ended): the run's result stays the prompt's (its status, text and
+// turns), and takes in the usage of that turn, whose usage events are in
+// the stream, and the CLI's running total_cost_usd, as a session's
+// result takes in the usage of the turns the CLI began itself. That
+// turn's failure is not the run's. mu is held.
+func (c *Conversation) afterAnswer(dst []event.Body, n, i int, r *event.Result) []event.Body {
+	notFatal(dst[n:])
+	c.runAnswer.Usage.Add(r.Usage)
+	if r.CostUSD != nil {
+		c.runAnswer.CostUSD = r.CostUSD
+	}
+	c.p.emitted, c.p.left = event.Usage{}, event.Usage{}
+	a := *c.runAnswer
+	dst[i] = &a
+	return dst
+}
+
+// notFatal makes the errors among bodies not fatal.
+func notFatal(bodies []event.Body) {
+	for _, b := range bodies {
+		if e, ok := b.(*event.Error); ok {
+			e.Fatal, e.Partial = false, nil
+		}
+	}
+}
+
+// hasInit reports whether bodies hold a session_start (the CLI's
+// system/init, which begins each turn).
+func hasInit(bodies []event.Body) bool {
+	for _, b := range bodies {
+		if _, ok := b.(*event.SessionStart); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// background follows the CLI's background commands in line: how many
+// run, and whether one ended whose turn has not begun. mu is held.
+func (c *Conversation) background(line []byte) {
+	switch {
+	case bytes.Contains(line, []byte(`"background_tasks_changed"`)):
+		if m := gjson.ParseBytes(line); m.Get("type").Str == "system" && m.Get("subtype").Str == "background_tasks_changed" {
+			c.bgTasks = len(m.Get("tasks").Array())
+		}
+	case bytes.Contains(line, []byte(`"task_notification"`)):
+		if m := gjson.ParseBytes(line); m.Get("type").Str == "system" && m.Get("subtype").Str == "task_notification" {
+			c.notified = true
+		}
+	}
+}
+
+// OwnTurnDue reports whether the CLI may still begin a turn of its own
+// with no prompt of the caller's: a background command it started still
+// runs, or one ended and the turn that answers it has not begun. A
+// session closed then has that turn to come (the CLI answers it before
+// it exits at the end of its stdin).
+func (c *Conversation) OwnTurnDue() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return !c.over && (c.bgTasks > 0 || c.notified)
 }
 
 // idle sees the bodies of a line that came with no turn in flight
