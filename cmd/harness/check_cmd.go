@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agentharness/harness"
 )
@@ -77,12 +78,21 @@ func (c *checkCmd) check(e *env) error {
 		// What a CLI that cannot start prints (a missing module, a node
 		// too old) is not its version.
 		if v != "" {
-			v = ": " + v
+			v = ": " + cutVersion(v)
 		}
 		bad("version: %s --version: %v%s", path, verr, v)
 		problems++
-	case v != "":
-		ok("version: %s", v)
+	case v == "":
+		bad("version: %s --version printed nothing", path)
+		problems++
+	case !looksLikeText(v):
+		bad("version: %s --version printed no version (binary output)", path)
+		problems++
+	case !strings.ContainsAny(v, "0123456789"):
+		bad("version: %s --version printed no version: %s", path, cutVersion(v))
+		problems++
+	default:
+		ok("version: %s", cutVersion(v))
 		if pin := harness.Pin(a.Info.NPMPackage); pin != "" && !hasVersion(v, pin) {
 			// Not a failure: a newer CLI may well still be read exactly.
 			// conform plays the binary checked here, not the one it would find.
@@ -92,9 +102,6 @@ func (c *checkCmd) check(e *env) error {
 			}
 			fmt.Fprintf(e.Stdout, "warn  version: not the pinned %s (agents.lock): run '%s' to check harness still reads it exactly\n", pin, conform)
 		}
-	default:
-		bad("version: %s --version printed nothing", path)
-		problems++
 	}
 	var creds []string
 	for _, k := range a.Info.CredentialEnv {
@@ -111,14 +118,23 @@ func (c *checkCmd) check(e *env) error {
 		// Not a failure: the CLI may have its own login, or run on --mock.
 		fmt.Fprintf(e.Stdout, "warn  credentials: none of %s is set (fine if the CLI is logged in, or with --mock)\n", strings.Join(a.Info.CredentialEnv, ", "))
 	}
-	help, err := helpText(path, a.Info.Flags)
-	if errors.Is(err, errProbeInterrupted) {
-		return err
+	// A CLI that did not answer --version within the bound hangs: its
+	// --help would only cost another bound (or two, with a subcommand).
+	var help string
+	var herr error
+	if !errors.Is(verr, errProbeTimeout) {
+		help, herr = helpText(path, a.Info.Flags)
 	}
-	if errors.Is(err, errProbeTimeout) {
+	switch {
+	case errors.Is(herr, errProbeInterrupted):
+		return herr
+	case errors.Is(verr, errProbeTimeout):
+		bad("flags: not checked: %s did not answer --version", path)
+		problems++
+	case errors.Is(herr, errProbeTimeout):
 		bad("flags: %s --help did not finish within %s", path, probeBound)
 		problems++
-	} else {
+	default:
 		for _, f := range a.Info.Flags {
 			if strings.Contains(help, f) {
 				ok("flag %s", f)
@@ -157,6 +173,33 @@ func helpText(path string, flags []string) (string, error) {
 		err = nil // a CLI may exit non-zero after its help
 	}
 	return b.String(), err
+}
+
+// versionMax is the most of a --version line shown: a CLI's is a few
+// words; more is not a version (a binary that printed a file).
+const versionMax = 80
+
+// cutVersion is the --version line v cut to versionMax characters, with
+// an ellipsis when cut.
+func cutVersion(v string) string {
+	if utf8.RuneCountInString(v) <= versionMax {
+		return v
+	}
+	return string([]rune(v)[:versionMax-1]) + "…"
+}
+
+// looksLikeText reports whether the --version line v is text: bytes that
+// are not UTF-8 (termSafe made each a U+FFFD) are less than a quarter of
+// it. Random bytes make about half of a line so (the rest decodes, by
+// chance, as ASCII or other characters); a CLI's version line none.
+func looksLikeText(v string) bool {
+	return 4*strings.Count(v, string(utf8.RuneError)) < utf8.RuneCountInString(v)
+}
+
+// isVersion reports whether the --version line v can be a version: text
+// with a digit in it.
+func isVersion(v string) bool {
+	return looksLikeText(v) && strings.ContainsAny(v, "0123456789")
 }
 
 // hasVersion reports whether the --version line v names version: as a

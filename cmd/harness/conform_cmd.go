@@ -32,6 +32,8 @@ type conformTarget struct {
 	Binary   string         `json:"binary"`
 	Pinned   string         `json:"pinned,omitempty"` // over the CLI: the version agents.lock pins, harness's measured one
 	Passed   bool           `json:"passed"`
+	NotRun   string         `json:"not_run,omitempty"` // why no scenario was played: the CLI's --version hung or failed
+	Skipped  []string       `json:"skipped,omitempty"` // the scenarios not played, with NotRun
 	Runs     []*conform.Run `json:"scenarios"`
 	npm      string         // the CLI's npm package
 }
@@ -78,7 +80,13 @@ func (c *conformCmd) Run(e *env) error {
 	defer stop()
 	rep := conformReport{Passed: true, Checks: conform.Checks, Targets: targets}
 	for _, t := range targets {
-		t.Passed = true
+		t.Passed, t.Runs = true, []*conform.Run{}
+		if t.NotRun != "" {
+			// A CLI that does not answer --version would fail every
+			// scenario on its idle budget (2 min each) and blame harness.
+			t.Passed, rep.Passed, t.Skipped = false, false, scenarios
+			continue
+		}
 		cfg := conform.Config{Harness: self, Agent: t.Agent, Protocol: t.Protocol, Binary: c.Binary, Scratch: scratch}
 		for _, s := range scenarios {
 			r, err := conform.Play(ctx, cfg, s)
@@ -164,7 +172,9 @@ func (c *conformCmd) targets(e *env) ([]*conformTarget, error) {
 			}
 			t := &conformTarget{Agent: a.Name(), Protocol: p, Binary: cmd.Binary}
 			if p == conform.CLI {
-				t.Version = binaryVersion(cmd.Binary)
+				if err := t.probe(); err != nil {
+					return nil, err
+				}
 				t.Pinned, t.npm = harness.Pin(a.Info.NPMPackage), a.Info.NPMPackage
 			}
 			out = append(out, t)
@@ -176,6 +186,27 @@ func (c *conformCmd) targets(e *env) ([]*conformTarget, error) {
 	return out, nil
 }
 
+// probe asks the target's CLI its --version: Version when it prints one
+// (isVersion), NotRun when it does not answer within probeBound or fails.
+// The error is errProbeInterrupted only: the caller stops (exit 130).
+func (t *conformTarget) probe() error {
+	v, err := probeVersion(t.Binary)
+	switch {
+	case errors.Is(err, errProbeInterrupted):
+		return err
+	case errors.Is(err, errProbeTimeout):
+		t.NotRun = fmt.Sprintf("%s does not answer: --version did not finish within %s", t.Binary, probeBound)
+	case err != nil:
+		if v != "" {
+			v = ": " + cutVersion(v)
+		}
+		t.NotRun = fmt.Sprintf("%s --version failed: %v%s", t.Binary, err, v)
+	case isVersion(v):
+		t.Version = cutVersion(v)
+	}
+	return nil
+}
+
 // printConform prints one table per agent and protocol (scenario ×
 // check, the version in the header), then each failure and note.
 func printConform(e *env, rep conformReport) error {
@@ -184,6 +215,11 @@ func printConform(e *env, rep conformReport) error {
 			fmt.Fprintln(e.Stdout)
 		}
 		fmt.Fprintf(e.Stdout, "%s over %s, version %s (%s)\n", t.Agent, t.Protocol, cmpOr(t.Version, "unknown"), t.Binary)
+		if t.NotRun != "" {
+			// Nothing was played: no table, and no word on harness.
+			fmt.Fprintf(e.Stdout, "%s over %s: not run: %s; scenarios not played: %s\n", t.Agent, t.Protocol, termSafe(t.NotRun), strings.Join(t.Skipped, ", "))
+			continue
+		}
 		tw := tabwriter.NewWriter(e.Stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "SCENARIO\t"+strings.ToUpper(strings.Join(rep.Checks, "\t")))
 		var notes []string
