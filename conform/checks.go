@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/agentharness/harness/event"
+	"github.com/agentharness/harness/internal/procstat"
 	"github.com/agentharness/harness/mockmodel"
 	"github.com/agentharness/harness/process"
 )
@@ -375,23 +376,40 @@ func (r *Run) checkUnparsed() (string, string) {
 	return pass()
 }
 
-// checkProcesses fails when a process still has its working directory in
+// checkProcesses fails when a process of the run is still alive: one
+// that carries the run's marker in its environment (every process the
+// run started inherits it, wherever it moved its working directory), or,
+// for one that emptied its environment, one whose working directory is in
 // the run's: the agent, its node wrapper, or a tool command it started in
 // a session of its own.
 func (r *Run) checkProcesses() (string, string) {
+	self := os.Getpid()
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
-		if err != nil || !process.Alive(pid) {
+		if err != nil || pid == self || !process.Alive(pid) {
 			continue
 		}
 		cwd, _ := os.Readlink("/proc/" + e.Name() + "/cwd")
-		if cwd == r.Workdir || strings.HasPrefix(cwd, r.Workdir+"/") {
+		if (r.marker != "" && environHas(pid, r.marker)) || cwd == r.Workdir || strings.HasPrefix(cwd, r.Workdir+"/") {
 			args, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
 			return fail("process %d (%s) of the run is still alive", pid, strings.ReplaceAll(strings.TrimSuffix(string(args), "\x00"), "\x00", " "))
 		}
 	}
 	return pass()
+}
+
+// environHas reports whether pid's initial environment holds the entry
+// kv ("KEY=VALUE"). A process whose main thread has exited shows an empty
+// environ: another of its threads still has it.
+func environHas(pid int, kv string) bool {
+	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if len(b) == 0 {
+		if tid := procstat.OtherThread(pid); tid != 0 {
+			b, _ = os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + strconv.Itoa(tid) + "/environ")
+		}
+	}
+	return slices.Contains(strings.Split(string(b), "\x00"), kv)
 }
 
 func sortedKeys[V any](m map[string]V) []string {

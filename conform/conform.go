@@ -14,6 +14,8 @@ package conform
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -75,7 +77,8 @@ type Config struct {
 	// (HARNESS_AGENTS_DIR, the pinned installs, PATH) from there.
 	Binary string
 	// Env is the environment of the harness runs; nil: os.Environ(). Each
-	// run gets its own XDG config and data directories on top.
+	// run gets its own XDG config and data directories on top, and its
+	// marker (markerEnv) for the processes check.
 	Env []string
 	// Scratch is the directory each run's files go under; empty: the
 	// system's temporary directory. Play's caller removes Run.Dir.
@@ -101,6 +104,7 @@ type Run struct {
 	Checks  []Check `json:"checks"`
 
 	Dir     string              `json:"-"` // the run's scratch directory, for the caller to remove
+	marker  string              // markerEnv=<token>, in the environment of every process of the run
 	Workdir string              `json:"-"` // the agent's working directory
 	Stdout  []byte              `json:"-"`
 	Stderr  string              `json:"-"`
@@ -150,7 +154,7 @@ func Play(ctx context.Context, cfg Config, scenario string) (*Run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("conform: %w", err)
 	}
-	r := &Run{Agent: cfg.Agent, Protocol: cfg.protocol(), Scenario: scenario, Dir: dir, Workdir: filepath.Join(dir, "work")}
+	r := &Run{Agent: cfg.Agent, Protocol: cfg.protocol(), Scenario: scenario, Dir: dir, Workdir: filepath.Join(dir, "work"), marker: newMarker()}
 	script, mock, err := sc.prepare(cfg.Agent, r.Workdir, dir)
 	if err != nil {
 		return r, err
@@ -200,7 +204,10 @@ func (r *Run) exec(ctx context.Context, cfg Config, args []string) error {
 	if env == nil {
 		env = os.Environ()
 	}
-	cmd.Env = append(scenarioEnv(env), "NO_COLOR=1",
+	// The marker reaches every process the run starts (harness passes its
+	// environment to the agent, the agent to its tools), so the processes
+	// check finds one wherever it went.
+	cmd.Env = append(scenarioEnv(env), "NO_COLOR=1", r.marker,
 		"XDG_CONFIG_HOME="+filepath.Join(r.Dir, "config"), "XDG_DATA_HOME="+filepath.Join(r.Dir, "data"))
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -223,6 +230,18 @@ func (r *Run) exec(ctx context.Context, cfg Config, args []string) error {
 		}
 	}
 	return nil
+}
+
+// markerEnv is the variable conform sets, to a value unique to the run, in
+// the environment of the harness it runs: every process of the run
+// inherits it, unless it empties its environment.
+const markerEnv = "HARNESS_CONFORM_RUN"
+
+// newMarker is a run's markerEnv entry, "HARNESS_CONFORM_RUN=<token>".
+func newMarker() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return markerEnv + "=" + hex.EncodeToString(b[:])
 }
 
 // scenarioEnv is env without what would make a scenario's run the user's
