@@ -49,7 +49,12 @@ func (c *listCmd) Run(e *env) error {
 				if errors.Is(err, errProbeInterrupted) {
 					return err
 				}
-				st.Version = v
+				// As check and conform show it: what a CLI that failed,
+				// or printed no version (a file, a usage text), said is
+				// not its version.
+				if err == nil && isVersion(v) {
+					st.Version = cutVersion(v)
+				}
 			}
 		}
 		rows = append(rows, st)
@@ -71,15 +76,9 @@ func (c *listCmd) Run(e *env) error {
 	return tw.Flush()
 }
 
-// binaryVersion runs "path --version" with a short timeout and returns its
-// first line, fit for a terminal.
-func binaryVersion(path string) string {
-	v, _ := probeVersion(path)
-	return v
-}
-
-// probeVersion is binaryVersion with the probe's error (errProbeTimeout
-// when the CLI did not answer within probeBound). The version is what the
+// probeVersion runs "path --version", bounded (probeBound), and returns
+// its first line, fit for a terminal, with the probe's error
+// (errProbeTimeout when the CLI did not answer in time). The version is what the
 // CLI prints on stdout: its warnings go to stderr (codex with its home
 // under /tmp: "WARNING: proceeding, …"), read only when stdout is empty.
 func probeVersion(path string) (string, error) {
