@@ -10,7 +10,6 @@
 package bench
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -23,7 +22,6 @@ import (
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/event"
 	"github.com/agentharness/harness/internal/privtmp"
-	"github.com/agentharness/harness/isolate"
 	"github.com/agentharness/harness/logger"
 )
 
@@ -65,6 +63,14 @@ type Plan struct {
 	// as Isolate is: a scripted model's runs are never resumed or merged
 	// as real ones.
 	Mock string
+	// Permissions is every run's permission mode (harness.Task's):
+	// harness.FullAccess (or "") or harness.ReadOnly. MaxTurns limits
+	// every agent's turns where it can; 0 is no limit. Both change what
+	// the agents may do, so both are part of the plan's id (each only
+	// when not its default, so the ids of other plans stay as they were).
+	// A Setup that sets them on its Task overrides them.
+	Permissions string
+	MaxTurns    int
 }
 
 // Spec identifies one run of a plan.
@@ -228,7 +234,8 @@ func Run(ctx context.Context, p Plan, o Options) (*Report, error) {
 		cctx, end = o.Trace(cctx, nil)
 		defer end(nil)
 	}
-	b := &bencher{opts: o, engine: cmp.Or(p.Isolate, isolate.None), now: now, dir: dir, cancel: cancel, live: map[int]*harness.Run{}}
+	cond := p.conditions()
+	b := &bencher{opts: o, engine: cond.engine, cond: cond, now: now, dir: dir, cancel: cancel, live: map[int]*harness.Run{}}
 	if !o.Shard.valid() {
 		return nil, fmt.Errorf("bench: shard %s: want 0 <= I < N", o.Shard)
 	}
@@ -236,7 +243,7 @@ func Run(ctx context.Context, p Plan, o Options) (*Report, error) {
 	specs = o.Shard.Of(all, p.Shape())
 	var results *Results
 	if o.Results != "" {
-		if results, err = OpenResults(o.Results, all, b.engine, p.Mock); err != nil {
+		if results, err = openResults(o.Results, all, cond); err != nil {
 			return nil, err
 		}
 	}
@@ -246,7 +253,8 @@ func Run(ctx context.Context, p Plan, o Options) (*Report, error) {
 		}
 	}
 	rep := &Report{Started: now(), Parallel: parallel, Runs: make([]RunReport, len(specs)),
-		PlanID: specsID(all, b.engine, p.Mock), Planned: len(all), Seed: o.Seed, Isolate: b.engine, Mock: p.Mock}
+		PlanID: specsID(all, cond), Planned: len(all), Seed: o.Seed, Isolate: b.engine, Mock: p.Mock,
+		Permissions: cond.permissions, MaxTurns: cond.maxTurns}
 	if o.Shard.Count > 1 {
 		sh, shape := o.Shard, p.Shape()
 		rep.Shard, rep.Shape = &sh, &shape
@@ -356,6 +364,12 @@ func validate(p Plan) ([]Spec, error) {
 	if p.Repeat < 0 {
 		return nil, fmt.Errorf("bench: repeat %d: want 1 or more", p.Repeat)
 	}
+	if p.Permissions != "" && p.Permissions != harness.FullAccess && p.Permissions != harness.ReadOnly {
+		return nil, fmt.Errorf("bench: permissions %q: want %s or %s", p.Permissions, harness.FullAccess, harness.ReadOnly)
+	}
+	if p.MaxTurns < 0 {
+		return nil, fmt.Errorf("bench: max turns %d: want 0 (no limit) or more", p.MaxTurns)
+	}
 	if err := p.CheckSize(); err != nil {
 		return nil, err
 	}
@@ -398,7 +412,8 @@ func validate(p Plan) ([]Spec, error) {
 
 type bencher struct {
 	opts   Options
-	engine string // Plan.Isolate, isolate.None when ""
+	engine string     // Plan.Isolate, isolate.None when ""
+	cond   conditions // of every run: its permissions and turn limit are set before Setup
 	now    func() time.Time
 	dir    string
 	pmu    sync.Mutex
@@ -563,6 +578,8 @@ func (b *bencher) drive(ctx context.Context, s Spec, t harness.Task, tr *tree, r
 	tmpEnv []string, adjust func(*harness.Task) error, check func() *CheckResult) {
 	var obs harness.Observer
 	var err error
+	// The plan's, which its id hashes; before Setup, which may override.
+	t.Permissions, t.MaxTurns = b.cond.permissions, b.cond.maxTurns
 	if b.opts.Setup != nil {
 		t, obs, err = b.opts.Setup(s, t)
 	}

@@ -280,7 +280,8 @@ func TestCancel(t *testing.T) {
 	for _, r := range rep.Runs[1:] {
 		require.Equal(t, bench.StatusSkipped, r.Status)
 	}
-	require.Equal(t, 1, rep.Groups[0].Runs)
+	require.Equal(t, 0, rep.Groups[0].Runs, "the run cut short is in no figure")
+	require.Equal(t, 1, rep.Groups[0].Cancelled)
 	require.Equal(t, 1, rep.Groups[0].Skipped)
 	require.Len(t, pids, 1)
 	require.False(t, process.Alive(pids[0]), "the interrupted agent is gone")

@@ -16,7 +16,7 @@ var ErrNotComparable = errors.New("bench: compare: not comparable")
 
 // ErrNothingToCompare is returned by Diff when the two reports hold the
 // same cells but no agent × model has a run that ran on both sides (all
-// skipped or not run), and no side is worse for it: no figure of one
+// skipped, cut short or not run), and no side is worse for it: no figure of one
 // can be set against the other's.
 var ErrNothingToCompare = errors.New("bench: compare: nothing to compare")
 
@@ -167,7 +167,7 @@ func Diff(base, next *Report, o DiffOptions) (*DiffReport, error) {
 		}
 	}
 	if !compared && !d.Regressed {
-		return nil, fmt.Errorf("%w: no agent × model has a run that ran on both sides (BASE: %d of %d runs ran, NEW: %d of %d; the others were skipped or not run)",
+		return nil, fmt.Errorf("%w: no agent × model has a run that ran on both sides (BASE: %d of %d runs ran, NEW: %d of %d; the others were skipped, cut short or not run)",
 			ErrNothingToCompare, ranOf(base.Runs), len(base.Runs), ranOf(next.Runs), len(next.Runs))
 	}
 	return d, nil

@@ -43,6 +43,9 @@ func (g Group) cells() []string {
 	if g.NotRun > 0 {
 		apart = append(apart, fmt.Sprintf("+%d not run", g.NotRun))
 	}
+	if g.Cancelled > 0 {
+		apart = append(apart, fmt.Sprintf("+%d cancelled", g.Cancelled))
+	}
 	if g.Skipped > 0 {
 		apart = append(apart, fmt.Sprintf("+%d skipped", g.Skipped))
 	}
@@ -158,12 +161,16 @@ func (r *Report) footer() []string {
 	if est {
 		notes = append(notes, "~ cost estimated by harness from the model registry (the agent reported none)")
 	}
-	notRun := 0
+	notRun, cut := 0, 0
 	for _, g := range r.Groups {
 		notRun += g.NotRun
+		cut += g.Cancelled
 	}
 	if notRun > 0 {
 		notes = append(notes, fmt.Sprintf("not run: %d runs ended before their agent started (setup, not installed, spawn failed, unsupported): in no rate, median or comparison", notRun))
+	}
+	if cut > 0 {
+		notes = append(notes, fmt.Sprintf("cancelled: %d runs cut short by the bench's cancel (the agent or its check): in no rate, median or comparison; a resume runs them again", cut))
 	}
 	notes = append(notes, "percentiles: nearest rank over started runs; pass rate over runs with a check verdict")
 	notes = append(notes, "[low–high]: 95% intervals: Wilson for rates, bootstrap (seeded) for medians")
@@ -351,7 +358,9 @@ func (r *Report) writeCSV(w io.Writer) error {
 			}
 			return i64(*p)
 		}
-		cw.Write(append([]string{strconv.Itoa(run.Index + 1), run.Task, run.Agent, run.Model, run.ReportedModel,
+		// index as JSON's and the results directory's (from 0), not the
+		// table's "#" (from 1): a program joins the CSV with those.
+		cw.Write(append([]string{strconv.Itoa(run.Index), run.Task, run.Agent, run.Model, run.ReportedModel,
 			strconv.Itoa(run.Repeat), run.Run, run.Status, run.Reason, strconv.FormatBool(run.Killed), check, checkExit,
 			i64(run.WallMS), opt(run.FirstOutputMS), opt(run.FirstToolMS), strconv.Itoa(run.Turns),
 			strconv.Itoa(run.ToolCalls), strings.Join(kinds, " "), files, ins, del, i64(t.Input), i64(t.Output),

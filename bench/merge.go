@@ -2,7 +2,6 @@ package bench
 
 import (
 	"bufio"
-	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,7 +11,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/agentharness/harness/isolate"
+	"github.com/agentharness/harness"
 )
 
 // ErrPlanMismatch is returned when inputs that must share a plan do not.
@@ -68,45 +67,48 @@ type merger struct {
 	planID   string
 	from     string // the input that set planID
 	planned  int
-	engine   string   // the isolation engine of the plan's runs
-	mock     string   // the scripted model's scenario of the plan's runs
-	keys     []RunKey // the plan's runs, when a results directory named them
+	cond     conditions // what the plan asks of its runs (engine, mock, permissions, turns)
+	keys     []RunKey   // the plan's runs, when a results directory named them
 	keysFrom string
 	seed     uint64
 	started  time.Time
 	ended    time.Time
 	runs     []RunReport
-	seen     []bool // by index, planned long
-	dups     []RunKey
+	seen     []bool   // by index, planned long
+	dups     []RunKey // second copies of an index, checked as the first (check)
 }
 
-// plan takes the plan of input from: its id, its number of runs, the
-// isolation engine it ran in and the scripted model's scenario it ran
-// against ("" in the files of an earlier harness: none and no mock,
-// whose plan ids are as they were).
-func (m *merger) plan(id, from string, planned int, engine, mock string) error {
+// plan takes the plan of input from: its id, its number of runs, and
+// the conditions of its runs (the isolation engine, the scripted model's
+// scenario, the permission mode and turn limit: an earlier harness's
+// files, which record none of them, are taken as none, no mock, full
+// access and no limit, whose plan ids are as they were).
+func (m *merger) plan(id, from string, planned int, c conditions) error {
 	if id == "" {
 		return fmt.Errorf("bench: merge: %s: has no plan id (made before shards existed?)", from)
 	}
 	if planned < 1 || planned > maxRuns {
 		return fmt.Errorf("bench: merge: %s: a plan of %d runs: not a plan bench makes (1 to %d)", from, planned, maxRuns)
 	}
-	engine = cmp.Or(engine, isolate.None)
+	if c.permissions != harness.FullAccess && c.permissions != harness.ReadOnly || c.maxTurns < 0 {
+		return fmt.Errorf("bench: merge: %s: permissions %q, max turns %d: not a plan bench makes", from, c.permissions, c.maxTurns)
+	}
 	if m.planID == "" {
-		m.planID, m.from, m.planned, m.engine, m.mock = id, from, planned, engine, mock
+		m.planID, m.from, m.planned, m.cond = id, from, planned, c
 		m.seen = make([]bool, planned)
 		return nil
 	}
-	if engine != m.engine {
-		// The plan id hashes the engine: two engines are two plans.
+	// The plan id hashes each of these: two of them are two plans.
+	switch {
+	case c.engine != m.cond.engine:
 		return fmt.Errorf("%w: %s ran under --isolate %s, %s under --isolate %s: the runs of two engines do not mix",
-			ErrPlanMismatch, m.from, m.engine, from, engine)
-	}
-	if mock != m.mock {
-		// The plan id hashes the scenario: a scripted model's runs are
-		// another plan than real ones.
+			ErrPlanMismatch, m.from, m.cond.engine, from, c.engine)
+	case c.mock != m.cond.mock:
 		return fmt.Errorf("%w: %s ran %s, %s %s: the runs of a scripted model and of another model do not mix",
-			ErrPlanMismatch, m.from, mockFlag(m.mock), from, mockFlag(mock))
+			ErrPlanMismatch, m.from, mockFlag(m.cond.mock), from, mockFlag(c.mock))
+	case c.permissions != m.cond.permissions || c.maxTurns != m.cond.maxTurns:
+		return fmt.Errorf("%w: %s ran %s, %s %s: runs that may do different things do not mix",
+			ErrPlanMismatch, m.from, agentLimits(m.cond), from, agentLimits(c))
 	}
 	if id != m.planID {
 		return fmt.Errorf("%w: %s is plan %s, %s is plan %s", ErrPlanMismatch, m.from, short(m.planID), from, short(id))
@@ -119,7 +121,8 @@ func (m *merger) plan(id, from string, planned int, engine, mock string) error {
 }
 
 // add takes a run of input from, once its index is known to lie in the
-// plan (the caller checks).
+// plan (the caller checks). A second copy of an index is listed in dups,
+// to be checked as the first is (check).
 func (m *merger) add(rr RunReport) {
 	if m.seen[rr.Index] {
 		m.dups = append(m.dups, rr.Key())
@@ -146,7 +149,7 @@ func (m *merger) dir(dir string) error {
 	if err != nil {
 		return err // "bench: FILE: …"
 	}
-	if err := m.plan(pf.PlanID, dir, len(pf.Runs), pf.Isolate, pf.Mock); err != nil {
+	if err := m.plan(pf.PlanID, dir, len(pf.Runs), pf.conditions()); err != nil {
 		return err
 	}
 	if m.keys != nil && !slices.Equal(m.keys, pf.Runs) {
@@ -175,7 +178,8 @@ func (m *merger) file(path string) error {
 	if err != nil {
 		return fmt.Errorf("bench: merge: %w", err)
 	}
-	if err := m.plan(r.PlanID, path, r.Planned, r.Isolate, r.Mock); err != nil {
+	c := Plan{Isolate: r.Isolate, Mock: r.Mock, Permissions: r.Permissions, MaxTurns: r.MaxTurns}.conditions()
+	if err := m.plan(r.PlanID, path, r.Planned, c); err != nil {
 		return err
 	}
 	// The runs of its shard: whole groups of the plan's shape, or, in a
@@ -220,9 +224,24 @@ func (m *merger) file(path string) error {
 	return nil
 }
 
-// check holds what no single input can: the runs against the plan a
-// results directory named, and the number of groups.
+// check holds what no single input can: the runs, kept or duplicate,
+// against the plan a results directory named (else a duplicate against
+// the run kept at its index: two inputs cannot both be the plan's), and
+// the number of groups.
 func (m *merger) check() error {
+	kept := make(map[int]RunKey, len(m.runs))
+	for _, rr := range m.runs {
+		kept[rr.Index] = rr.Key()
+	}
+	for _, k := range m.dups {
+		switch {
+		case m.keys != nil && k != m.keys[k.Index]:
+			return fmt.Errorf("bench: merge: run #%d is not the run %s's plan has at that index", k.Index+1, m.keysFrom)
+		case m.keys == nil && k != kept[k.Index]:
+			return fmt.Errorf("bench: merge: run #%d is recorded as two different runs (%s and %s): an input was not written by bench for this plan",
+				k.Index+1, kept[k.Index], k)
+		}
+	}
 	groups := map[[2]string]bool{}
 	for _, rr := range m.runs {
 		if m.keys != nil && rr.Key() != m.keys[rr.Index] {
@@ -238,7 +257,8 @@ func (m *merger) check() error {
 
 func (m *merger) report() *Report {
 	slices.SortFunc(m.runs, func(a, b RunReport) int { return a.Index - b.Index })
-	r := &Report{PlanID: m.planID, Planned: m.planned, Isolate: m.engine, Mock: m.mock, Seed: m.seed, Started: m.started,
+	r := &Report{PlanID: m.planID, Planned: m.planned, Isolate: m.cond.engine, Mock: m.cond.mock,
+		Permissions: m.cond.permissions, MaxTurns: m.cond.maxTurns, Seed: m.seed, Started: m.started,
 		Runs: m.runs, Duplicates: m.dups}
 	if !m.ended.IsZero() {
 		r.WallMS = m.ended.Sub(m.started).Milliseconds()
@@ -266,16 +286,18 @@ func (m *merger) report() *Report {
 // mergeReport is what a merge reads of a JSON report: the aggregates are
 // recomputed, so they are skipped, not decoded.
 type mergeReport struct {
-	PlanID  string
-	Planned int
-	Isolate string
-	Mock    string
-	Shard   *Shard
-	Shape   *Shape
-	Seed    uint64
-	Started time.Time
-	WallMS  int64
-	Runs    []RunReport
+	PlanID      string
+	Planned     int
+	Isolate     string
+	Mock        string
+	Permissions string
+	MaxTurns    int
+	Shard       *Shard
+	Shape       *Shape
+	Seed        uint64
+	Started     time.Time
+	WallMS      int64
+	Runs        []RunReport
 }
 
 // readMergeReport reads a JSON report as a stream: at most MaxRuns runs
@@ -296,7 +318,8 @@ func readMergeReport(path string) (*mergeReport, error) {
 	}
 	var r mergeReport
 	// The report's members merge reads besides runs; others are skipped.
-	fields := map[json.Token]any{"plan_id": &r.PlanID, "planned": &r.Planned, "isolate": &r.Isolate, "mock": &r.Mock, "shard": &r.Shard,
+	fields := map[json.Token]any{"plan_id": &r.PlanID, "planned": &r.Planned, "isolate": &r.Isolate, "mock": &r.Mock,
+		"permissions": &r.Permissions, "max_turns": &r.MaxTurns, "shard": &r.Shard,
 		"shape": &r.Shape, "seed": &r.Seed, "started": &r.Started, "wall_ms": &r.WallMS}
 	hasRuns := false
 	for dec.More() {

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -155,13 +156,16 @@ func (p Plan) CheckSize() error {
 	return nil
 }
 
-// RunKey identifies a run of a plan across shards and machines.
+// RunKey identifies a run of a plan across shards and machines. A key
+// of which only the index is known (a run a merge of reports alone lists
+// missing: no input names it) has no Agent and Repeat 0, both left out
+// of its JSON, as its other unknown fields are.
 type RunKey struct {
 	Index  int    `json:"index"`
 	Task   string `json:"task,omitempty"`
-	Agent  string `json:"agent"`
+	Agent  string `json:"agent,omitempty"`
 	Model  string `json:"model,omitempty"`
-	Repeat int    `json:"repeat"`
+	Repeat int    `json:"repeat,omitempty"`
 }
 
 func (k RunKey) String() string {
@@ -191,8 +195,9 @@ func (s Spec) Key() RunKey {
 // ID returns the plan's id: a hash of what defines it, the expanded runs
 // in their order, each with its task's name, prompt and check (the plan's
 // check for tasks without one), agent (aliases resolved), model and
-// repeat, the isolation engine they run in and the scripted model's
-// scenario they run against (Plan.Mock). The starting trees' paths
+// repeat, the isolation engine they run in, the scripted model's
+// scenario they run against (Plan.Mock), and the agents' permission mode
+// and turn limit (Plan.Permissions, MaxTurns). The starting trees' paths
 // and contents are not part of it (the same plan runs from different
 // checkouts), nor are budgets, binaries or parallelism. An unknown agent
 // keeps its name as given.
@@ -212,12 +217,26 @@ func (p Plan) ID() string {
 		}
 		q.Tasks[i] = t
 	}
-	return specsID(q.Specs(), p.Isolate, p.Mock)
+	return specsID(q.Specs(), p.conditions())
 }
 
-// specsID hashes the expanded plan run under engine against the
-// scripted model's scenario mock, "" for none (see Plan.ID).
-func specsID(specs []Spec, engine, mock string) string {
+// conditions are what a plan asks of every one of its runs beside its
+// specs, all part of its id: the isolation engine, the scripted model's
+// scenario ("" for none), the agents' permission mode and turn limit (0
+// for none). The zero value is not a plan's: use Plan.conditions.
+type conditions struct {
+	engine, mock, permissions string
+	maxTurns                  int
+}
+
+// conditions are p's, defaults filled in (isolate.None, harness.FullAccess).
+func (p Plan) conditions() conditions {
+	return conditions{engine: cmp.Or(p.Isolate, isolate.None), mock: p.Mock,
+		permissions: cmp.Or(p.Permissions, harness.FullAccess), maxTurns: p.MaxTurns}
+}
+
+// specsID hashes the expanded plan run under conditions c (see Plan.ID).
+func specsID(specs []Spec, c conditions) string {
 	type row struct {
 		Task, Prompt, Check, Agent, Model string
 		Repeat                            int
@@ -233,16 +252,23 @@ func specsID(specs []Spec, engine, mock string) string {
 			rows[i].Harbor = s.Task.Harbor.Digest
 		}
 	}
+	engine, perm := c.engine, c.permissions
 	if engine == isolate.None {
 		engine = "" // the ids of plans run on the host stay as they were
 	}
-	// Omitted when "": the ids of plans on real models stay as they were.
+	if perm == harness.FullAccess {
+		perm = "" // likewise of plans run with full access
+	}
+	// Omitted when "" or 0: the ids of plans on real models, without a
+	// turn limit, stay as they were.
 	data, _ := json.Marshal(struct {
-		V       int
-		Isolate string `json:",omitempty"`
-		Mock    string `json:",omitempty"`
-		Runs    []row
-	}{1, engine, mock, rows})
+		V           int
+		Isolate     string `json:",omitempty"`
+		Mock        string `json:",omitempty"`
+		Permissions string `json:",omitempty"`
+		MaxTurns    int    `json:",omitempty"`
+		Runs        []row
+	}{1, engine, c.mock, perm, c.maxTurns, rows})
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:16])
 }

@@ -25,6 +25,12 @@ type Report struct {
 	// (Plan.Mock); "" for the agents' own models, and in a report of an
 	// earlier harness (which did not record it).
 	Mock string `json:"mock,omitempty"`
+	// Permissions is every run's permission mode (Plan.Permissions,
+	// harness.FullAccess when not given), and MaxTurns the agents' turn
+	// limit (Plan.MaxTurns, 0 for none); Permissions is "" in a report of
+	// an earlier harness (full access, or unknown: it did not record it).
+	Permissions string `json:"permissions,omitempty"`
+	MaxTurns    int    `json:"max_turns,omitempty"`
 	// Shard is the part of the plan this report ran; nil for all of it
 	// (or a merge of every shard).
 	Shard *Shard `json:"shard,omitempty"`
@@ -127,13 +133,24 @@ func (r RunReport) NotRun() bool {
 	return false
 }
 
-// ran reports whether the agent ran: the run is neither skipped nor not
-// run. Only such runs make the figures of a group.
-func (r RunReport) ran() bool { return r.Status != StatusSkipped && !r.NotRun() }
+// cutShort reports whether the run is not over: its status is
+// cancelled (the bench's cancel interrupted its agent), or its check was
+// cut short or kept from starting by that cancel (no verdict, whatever
+// the agent's status). Such a run is not recorded in a results
+// directory (final) and runs again on resume; a merge lists it missing.
+func (r RunReport) cutShort() bool {
+	return r.Status == event.ResultCancelled || r.Check.cancelled()
+}
+
+// ran reports whether the agent ran to the end: the run is neither
+// skipped, not run, nor cut short. Only such runs make the figures of a
+// group, so a bench's own report counts what a merge of it counts.
+func (r RunReport) ran() bool { return r.Status != StatusSkipped && !r.NotRun() && !r.cutShort() }
 
 // Group aggregates the runs of one agent and model (across tasks and
-// repeats). Rates count runs whose agent ran (neither skipped nor not
-// run); the pass rate counts runs that had a check and got a verdict.
+// repeats). Rates count runs whose agent ran (neither skipped, not run
+// nor cut short); the pass rate counts runs that had a check and got a
+// verdict.
 type Group struct {
 	Agent         string   `json:"agent"`
 	Model         string   `json:"model,omitempty"`
@@ -141,6 +158,7 @@ type Group struct {
 	ReportedModel string   `json:"reported_model,omitempty"` // the model every run reported, when they agree
 	Runs          int      `json:"runs"`                     // whose agent ran
 	Skipped       int      `json:"skipped,omitempty"`        // the bench was cancelled before they started
+	Cancelled     int      `json:"cancelled,omitempty"`      // RunReport.cutShort: the bench's cancel cut them short; not in Runs nor in any rate
 	NotRun        int      `json:"not_run,omitempty"`        // RunReport.NotRun: not in Runs nor in any rate
 	Succeeded     int      `json:"succeeded"`
 	SuccessRate   float64  `json:"success_rate"` // 0 when no agent ran
@@ -196,6 +214,9 @@ func aggregate(agent, model string, runs []RunReport) Group {
 			continue
 		case r.NotRun():
 			g.NotRun++
+			continue
+		case r.cutShort():
+			g.Cancelled++
 			continue
 		}
 		g.Runs++

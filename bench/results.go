@@ -16,7 +16,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/agentharness/harness/event"
+	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/internal/regfile"
 	"github.com/agentharness/harness/isolate"
 )
@@ -50,8 +50,20 @@ type PlanFile struct {
 	Isolate string `json:"isolate,omitempty"`
 	// Mock is the scripted model's scenario (Plan.Mock); "" for the
 	// agents' own models, and in a plan.json of an earlier harness.
-	Mock string   `json:"mock,omitempty"`
-	Runs []RunKey `json:"runs"`
+	Mock string `json:"mock,omitempty"`
+	// Permissions and MaxTurns are the agents' permission mode and turn
+	// limit (Plan.Permissions, MaxTurns); a plan.json of an earlier
+	// harness has neither: it is taken as full access and no limit, whose
+	// plan ids are as they were.
+	Permissions string   `json:"permissions,omitempty"`
+	MaxTurns    int      `json:"max_turns,omitempty"`
+	Runs        []RunKey `json:"runs"`
+}
+
+// conditions are the plan's, an earlier harness's defaults filled in.
+func (pf *PlanFile) conditions() conditions {
+	return conditions{engine: cmp.Or(pf.Isolate, isolate.None), mock: pf.Mock,
+		permissions: cmp.Or(pf.Permissions, harness.FullAccess), maxTurns: pf.MaxTurns}
 }
 
 // RunRecord is one row of a results directory.
@@ -85,9 +97,15 @@ type Results struct {
 // It fails when dir holds another plan's runs (the same runs in another
 // engine, or against another model, are another plan), or a row it
 // cannot read: it never overwrites or removes what is there.
+// Its runs are made with full access and no turn limit; bench.Run
+// opens it with the plan's.
 func OpenResults(dir string, specs []Spec, engine, mock string) (*Results, error) {
-	engine = cmp.Or(engine, isolate.None)
-	id := specsID(specs, engine, mock)
+	return openResults(dir, specs, Plan{Isolate: engine, Mock: mock}.conditions())
+}
+
+// openResults is OpenResults for the runs of specs made under c.
+func openResults(dir string, specs []Spec, c conditions) (*Results, error) {
+	id := specsID(specs, c)
 	for _, d := range []string{dir, filepath.Join(dir, "runs"), filepath.Join(dir, "logs"), filepath.Join(dir, "claims")} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return nil, fmt.Errorf("bench: --results: %w", err)
@@ -100,22 +118,26 @@ func OpenResults(dir string, specs []Spec, engine, mock string) (*Results, error
 		for i, s := range specs {
 			keys[i] = s.Key()
 		}
-		data, _ := json.MarshalIndent(PlanFile{Version: 1, PlanID: id, Isolate: engine, Mock: mock, Runs: keys}, "", "  ")
+		data, _ := json.MarshalIndent(PlanFile{Version: 1, PlanID: id, Isolate: c.engine, Mock: c.mock,
+			Permissions: c.permissions, MaxTurns: c.maxTurns, Runs: keys}, "", "  ")
 		if err := regfile.WriteFile(filepath.Join(dir, "plan.json"), append(data, '\n'), 0o600, regfile.Synced()); err != nil {
 			return nil, fmt.Errorf("bench: --results: %w", err)
 		}
 	case err != nil:
 		return nil, err
 	case pf.PlanID != id:
-		was := cmp.Or(pf.Isolate, isolate.None)
+		was := pf.conditions()
 		switch {
-		case specsID(specs, was, pf.Mock) != pf.PlanID: // another plan
-		case was != engine:
+		case specsID(specs, was) != pf.PlanID: // another plan
+		case was.engine != c.engine:
 			return nil, fmt.Errorf("bench: --results %s holds the runs of this plan under --isolate %s%s, not %s: the runs of two engines do not mix; use another directory",
-				dir, was, unrecorded(pf.Isolate), engine)
-		case pf.Mock != mock:
+				dir, was.engine, unrecorded(pf.Isolate), c.engine)
+		case was.mock != c.mock:
 			return nil, fmt.Errorf("bench: --results %s holds the runs of this plan %s, not %s: the runs of a scripted model and of another model do not mix; use another directory",
-				dir, mockFlag(pf.Mock), mockFlag(mock))
+				dir, mockFlag(was.mock), mockFlag(c.mock))
+		case was.permissions != c.permissions || was.maxTurns != c.maxTurns:
+			return nil, fmt.Errorf("bench: --results %s holds the runs of this plan %s, not %s: runs that may do different things do not mix; use another directory",
+				dir, agentLimits(was), agentLimits(c))
 		}
 		return nil, fmt.Errorf("bench: --results %s holds the runs of plan %s, not of this plan (%s): use another directory", dir, short(pf.PlanID), short(id))
 	}
@@ -147,6 +169,16 @@ func mockFlag(mock string) string {
 		return "without --mock"
 	}
 	return "with --mock " + mock
+}
+
+// agentLimits says what a plan's agents may do, for a message: the
+// permission mode and turn limit as their flags give them.
+func agentLimits(c conditions) string {
+	s := "with --permissions " + c.permissions
+	if c.maxTurns == 0 {
+		return s + " and no --max-turns"
+	}
+	return s + fmt.Sprintf(" --max-turns %d", c.maxTurns)
 }
 
 // unrecorded notes an engine taken as none because its file, written by
@@ -280,7 +312,7 @@ func readCapped(path string, max int64) ([]byte, error) {
 // the same machine and engine would refuse it again.
 func final(rr RunReport) bool {
 	switch {
-	case rr.Status == StatusSkipped, rr.Status == event.ResultCancelled, rr.Check.cancelled():
+	case rr.Status == StatusSkipped, rr.cutShort():
 		return false
 	case rr.NotRun() && rr.Reason != ReasonUnsupported:
 		return false

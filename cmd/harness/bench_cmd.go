@@ -96,6 +96,9 @@ func (c *benchCmd) Run(e *env, ctx *kong.Context) error {
 	if err != nil {
 		return err
 	}
+	// The configuration's permissions when --permissions is not given:
+	// the plan carries the mode its runs have (and its id hashes it).
+	plan.Permissions = cmp.Or(plan.Permissions, s.cfg.Permissions)
 	binaries, err := c.binaries(plan.Agents)
 	if err != nil {
 		return err
@@ -150,7 +153,7 @@ func (c *benchCmd) Run(e *env, ctx *kong.Context) error {
 	// What the flags say of every run; the library completes the rest
 	// from the settings, as for 'harness run'.
 	setup := func(sp bench.Spec, t harness.Task) (harness.Task, harness.Observer, error) {
-		t.Permissions, t.MaxTurns = deref(c.Permissions), c.MaxTurns
+		// Permissions and MaxTurns are the plan's, set by bench.
 		// Appended: what bench set of the task's environment stays.
 		t.Binary, t.Env, t.Budgets = binaries[t.Agent], append(t.Env, c.Env...), budgets
 		var obs harness.Observer
@@ -195,6 +198,22 @@ func (c *benchCmd) Run(e *env, ctx *kong.Context) error {
 		return nil
 	}
 	return benchStatus(rep)
+}
+
+// AfterApply refuses --seed 0, for bench and each of its sub-commands:
+// a seed of 0 is the unset one everywhere (a report's 0 is the default
+// 1; a merge's, its first report's), so it would be silently another
+// seed. It also does otlpFlags' AfterApply, which this one hides.
+func (c *benchCmd) AfterApply(ctx *kong.Context) error {
+	if err := c.otlpFlags.AfterApply(ctx); err != nil {
+		return err
+	}
+	for _, p := range ctx.Path {
+		if p.Flag != nil && p.Flag.Name == "seed" && c.Seed == 0 {
+			return usageErrorf("bench: --seed 0: want 1 or more (0 is no seed: the default, 1)")
+		}
+	}
+	return nil
 }
 
 // refuseRunFlags refuses the flags of bench, given on the command line,
@@ -254,7 +273,11 @@ func (c *benchCmd) plan(e *env) (bench.Plan, error) {
 		}
 		agents[i] = a.Name()
 	}
-	p := bench.Plan{Agents: agents, Repeat: c.Repeat, Check: c.Check, Isolate: c.Isolate, Mock: c.Mock}
+	if c.MaxTurns < 0 {
+		return bench.Plan{}, usageErrorf("bench: --max-turns %d: want 0 (no limit) or more", c.MaxTurns)
+	}
+	p := bench.Plan{Agents: agents, Repeat: c.Repeat, Check: c.Check, Isolate: c.Isolate, Mock: c.Mock,
+		Permissions: deref(c.Permissions), MaxTurns: c.MaxTurns}
 	for _, m := range c.Models {
 		if m = strings.TrimSpace(m); m != "" {
 			if slices.Contains(p.Models, m) {

@@ -15,7 +15,9 @@ import (
 // Exit status: 0 when the plan is complete and every run succeeded and
 // passed, 1 when runs are missing or failed, 2 for bad input (no input,
 // not a results directory or report, a corrupt row, mixed plans: two
-// engines, or runs of the scripted model and of another model).
+// engines, runs of the scripted model and of another model, or of other
+// permissions or turn limits; a run recorded as two different runs;
+// --seed 0).
 type benchMergeCmd struct {
 	Inputs []string `arg:"" help:"Results directories (--results) or JSON reports of the shards." type:"path"`
 }
