@@ -3,6 +3,7 @@ package serve
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -87,12 +88,30 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		}
 		return flush()
 	}
-	err = logger.Follow(r.Context(), s.cfg.Dir, id, opts, func(seq int64, line []byte) error {
+	ctx := r.Context()
+	if lr == nil {
+		// No run of this server: nothing ends it when the server closes,
+		// so its stream ends then (a reconnect, below).
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		go func() {
+			select {
+			case <-s.quit:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
+	err = logger.Follow(ctx, s.cfg.Dir, id, opts, func(seq int64, line []byte) error {
 		top = max(top, seq)
 		if seq >= 0 && seq <= after {
 			return nil
 		}
-		if lr != nil && !caughtUp.IsZero() && lr.headSeq()-seq > s.cfg.MaxLag && s.cfg.Now().Sub(caughtUp) > s.cfg.SlowAfter {
+		// Only a live run's reader is dropped: one of a finished log costs
+		// its fixed buffers alone, and would be told to reconnect for the
+		// very lines it is reading.
+		if lr != nil && !caughtUp.IsZero() && lr.headSeq()-seq > s.cfg.MaxLag && s.cfg.Now().Sub(caughtUp) > s.cfg.SlowAfter && !lr.ended() {
 			return errDropped
 		}
 		if ndjson {
@@ -115,22 +134,31 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	})
 	switch {
 	case errors.Is(err, errDropped):
-		// NDJSON has no event names: the notice is a last line that is no
-		// event (no "type"), else the stream would read as a run that
-		// ended without a result.
-		if ndjson {
-			fmt.Fprintf(bw, "{\"reconnect\":{\"reason\":\"slow_client\",\"last_event_id\":%d}}\n", last)
-		} else {
-			fmt.Fprintf(bw, "event: reconnect\ndata: {\"reason\":\"slow_client\",\"last_event_id\":%d}\n\n", last)
-		}
+		writeReconnect(bw, ndjson, "slow_client", last)
 	case err == nil:
 		if !ndjson {
 			fmt.Fprintf(bw, "event: end\ndata: {\"last_event_id\":%d}\n\n", top)
 		}
+	case ctx.Err() != nil && s.closing():
+		// Cut by the shutdown, not by its client: told so, it does not
+		// take the stream's end for its run's.
+		writeReconnect(bw, ndjson, "shutdown", last)
 	default:
 		return // the client went away, or the log could not be read mid-stream
 	}
 	_ = flush()
+}
+
+// writeReconnect tells a client its stream ends before its run's, and to
+// resume after last. NDJSON has no event names: the notice is a last line
+// that is no event (no "type"), else the stream would read as a run that
+// ended without a result.
+func writeReconnect(bw *bufio.Writer, ndjson bool, reason string, last int64) {
+	if ndjson {
+		fmt.Fprintf(bw, "{\"reconnect\":{\"reason\":%q,\"last_event_id\":%d}}\n", reason, last)
+	} else {
+		fmt.Fprintf(bw, "event: reconnect\ndata: {\"reason\":%q,\"last_event_id\":%d}\n\n", reason, last)
+	}
 }
 
 // writeData writes line as the data of an SSE message. A line is JSON

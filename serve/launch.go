@@ -191,6 +191,11 @@ func (s *Server) launch(ctx context.Context, t harness.Task, mock string, so *ha
 		if s.cfg.Launcher.AttachMock == nil {
 			return "", fmt.Errorf("%w: this server runs no scripted model", errBadMock)
 		}
+		// A task the library refuses (a cwd that is no directory) is
+		// refused in its words, as without a mock, not the mock's.
+		if _, err := s.cfg.Launcher.Settings.Prepare(t); err != nil {
+			return "", err
+		}
 		stop, err := s.cfg.Launcher.AttachMock(&t, mock)
 		if err != nil {
 			return "", fmt.Errorf("%w: %v", errBadMock, err)

@@ -82,6 +82,7 @@ type Server struct {
 	mu     sync.Mutex
 	live   map[string]*liveRun
 	closed bool
+	quit   chan struct{} // closed with closed: the streams of no live run end
 	wg     sync.WaitGroup
 }
 
@@ -109,7 +110,7 @@ func New(cfg Config) *Server {
 		}
 		cfg.KillAfter = 2*grace + 5*time.Second
 	}
-	s := &Server{cfg: cfg, live: map[string]*liveRun{}}
+	s := &Server{cfg: cfg, live: map[string]*liveRun{}, quit: make(chan struct{})}
 	if cfg.Bench != nil {
 		s.benches = &bench.Lister{Store: *cfg.Bench}
 	}
@@ -142,11 +143,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.Serve
 // Close interrupts the runs the server started and waits for them to end
 // (their logs closed); those still running Config.KillAfter later are
 // killed at once (Kill), so that Close is bounded whatever a run does.
-// Streams of other clients end on their own when their runs do; the HTTP
-// server's shutdown ends the rest.
+// The streams of those runs go on to their results and end as usual (an
+// HTTP server's shutdown run alongside waits for them: their clients get
+// how their runs ended). The other streams (runs of other processes,
+// finished ones) end at once with a reconnect of reason "shutdown", as
+// does, once Close was called, a stream whose request context ends (the
+// HTTP server's shutdown giving up on it).
 func (s *Server) Close() error {
 	s.mu.Lock()
-	s.closed = true
+	s.shut()
 	for _, lr := range s.live {
 		if !lr.ended() {
 			lr.interrupt()
@@ -175,7 +180,7 @@ func (s *Server) Close() error {
 // not wait: Close does.
 func (s *Server) Kill() {
 	s.mu.Lock()
-	s.closed = true
+	s.shut()
 	runs := make([]*liveRun, 0, len(s.live))
 	for _, lr := range s.live {
 		runs = append(runs, lr)
@@ -186,6 +191,22 @@ func (s *Server) Kill() {
 			lr.kill()
 		}
 	}
+}
+
+// shut marks the server closed and ends the streams of no live run. s.mu
+// is held.
+func (s *Server) shut() {
+	if !s.closed {
+		s.closed = true
+		close(s.quit)
+	}
+}
+
+// closing reports whether Close or Kill was called.
+func (s *Server) closing() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
 }
 
 // IsLoopback reports whether a listen address (host:port) only accepts
@@ -236,11 +257,21 @@ func (s *Server) write(h http.HandlerFunc) http.HandlerFunc {
 // token comes from the Authorization header, or, for EventSource, which
 // cannot set headers, from ?token= on reads.
 func (s *Server) authorized(r *http.Request) bool {
-	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	got, ok := bearer(r.Header.Get("Authorization"))
 	if !ok && r.Method == http.MethodGet {
 		got, ok = r.URL.Query().Get("token"), true
 	}
 	return ok && subtle.ConstantTimeCompare([]byte(got), []byte(s.cfg.Token)) == 1
+}
+
+// bearer is the token of an Authorization header of the Bearer scheme,
+// whose name is case-insensitive (RFC 7235 2.1: "bearer" is the same).
+func bearer(h string) (string, bool) {
+	scheme, tok, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	return strings.TrimLeft(tok, " "), true
 }
 
 func localHost(hostport string) bool {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentharness/harness/internal/fakeagent"
 	"github.com/agentharness/harness/serve"
 )
 
@@ -41,11 +43,40 @@ func (w *stuckWriter) Write(p []byte) (int, error) {
 	return w.buf.Write(p)
 }
 
+func init() { fakeagent.Register("serve-gated-held", gatedHeld) }
+
+// gatedHeld: the gated run, held once more after its lines, before its
+// end, until the file $SERVE_TEST_GATE.held: a test sees it live with
+// every line written.
+func gatedHeld([]string) int {
+	claudeInit()
+	claudeTool("toolu_1", "ls -la")
+	waitFile(os.Getenv("SERVE_TEST_GATE"))
+	claudeToolResult("toolu_1", "total 0\n")
+	n, _ := strconv.Atoi(os.Getenv("SERVE_TEST_LINES"))
+	for i := range n {
+		claudeText("msg_n"+strconv.Itoa(i), "more "+strconv.Itoa(i))
+	}
+	waitFile(os.Getenv("SERVE_TEST_GATE") + ".held")
+	claudeResult("Done.")
+	return 0
+}
+
+func waitFile(name string) {
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if _, err := os.Stat(name); err == nil {
+			return
+		}
+	}
+}
+
 // TestSlowSubscriber: a client that stops reading neither holds up the
-// run nor another client; when it reads again it is told to reconnect,
-// after the last event it got, and a reconnect from there gets the rest.
-// An NDJSON client is told so by a last line that is no event: without it
-// its stream closed as that of a run that ended without a result.
+// run nor another client; when it reads again, far behind the run still
+// live, it is told to reconnect, after the last event it got, and a
+// reconnect from there gets the rest. An NDJSON client is told so by a
+// last line that is no event: without it its stream closed as that of a
+// run that ended without a result. (Once the run is over it is not told
+// so: TestSlowClientOfFinishedRun.)
 func TestSlowSubscriber(t *testing.T) {
 	for _, format := range []string{"sse", "ndjson"} {
 		t.Run(format, func(t *testing.T) { testSlowSubscriber(t, format == "ndjson") })
@@ -55,22 +86,28 @@ func TestSlowSubscriber(t *testing.T) {
 func testSlowSubscriber(t *testing.T, ndjson bool) {
 	var clock atomic.Int64 // the server's clock: moved on by hand
 	clock.Store(time.Now().UnixNano())
-	f := newFixtureWith(t, "serve-gated", func(c *serve.Config) {
+	f := newFixtureWith(t, "serve-gated-held", func(c *serve.Config) {
 		c.MaxLag, c.SlowAfter = 4, time.Minute
 		c.Now = func() time.Time { return time.Unix(0, clock.Load()) }
 	}, "SERVE_TEST_LINES=40")
 	run := f.start(t)
+	held := f.gate + ".held"
+	t.Cleanup(func() { os.WriteFile(held, nil, 0o600) })
 
 	// The fast client reads everything as it comes.
 	fast := f.api.Events(t, context.Background(), run, nil)
 	defer fast.Body.Close()
 	var fastGot strings.Builder
 	fastDone := make(chan struct{})
+	fastHasAll := make(chan struct{}) // every line before the held end
 	go func() {
 		defer close(fastDone)
 		readSSE(t, fast.Body, func(m sse) bool {
 			if m.event == "" {
 				fastGot.WriteString(m.data + "\n")
+			}
+			if strings.Contains(m.data, `"text":"more 39"`) {
+				close(fastHasAll)
 			}
 			return m.event != "end"
 		})
@@ -85,15 +122,11 @@ func testSlowSubscriber(t *testing.T, ndjson bool) {
 	handled := make(chan struct{})
 	go func() { f.srv.ServeHTTP(slow, req); close(handled) }()
 
-	// The slow client is stuck on its first write; the run goes on to its
-	// end regardless.
+	// The slow client is stuck on its first write; the run goes on
+	// regardless.
 	<-slow.entered
 	f.openGate(t)
-	m := waitStatus(t, f, run)
-	require.Equal(t, "success", m["status"])
-	<-fastDone
-	log := f.logOf(t, run)
-	require.Equal(t, log, fastGot.String(), "the fast client got every event")
+	<-fastHasAll
 
 	clock.Add(int64(2 * time.Minute)) // the slow client has not caught up for 2 minutes
 	close(slow.release)
@@ -102,6 +135,12 @@ func testSlowSubscriber(t *testing.T, ndjson bool) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the slow client's stream did not end")
 	}
+	require.NoError(t, os.WriteFile(held, nil, 0o600)) // the run ends
+	m := waitStatus(t, f, run)
+	require.Equal(t, "success", m["status"])
+	<-fastDone
+	log := f.logOf(t, run)
+	require.Equal(t, log, fastGot.String(), "the fast client got every event")
 	out := slow.buf.String()
 	var got strings.Builder
 	last := ""

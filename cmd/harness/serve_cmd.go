@@ -67,11 +67,14 @@ func (c *serveCmd) Run(e *env) error {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
-	ctx, stop := context.WithCancel(serveContext())
-	defer stop()
+	ctx := serveContext()
+	// The requests' own context, not ctx: at a shutdown the streams of the
+	// runs go on to their results (srv.Close), and are cut only later.
+	base, cut := context.WithCancel(context.WithoutCancel(ctx))
+	defer cut()
 	lim := httplimit.Defaults()
 	hs := httplimit.Server(srv, lim)
-	hs.BaseContext = func(net.Listener) context.Context { return ctx }
+	hs.BaseContext = func(net.Listener) context.Context { return base }
 	hs.ConnContext = serve.ConnContext // a peer's uid, looked up once per connection
 	ln = httplimit.Listener(ln, lim.MaxConns)
 	fmt.Fprintf(e.Stderr, "harness serve: http://%s/\n", ln.Addr())
@@ -82,19 +85,16 @@ func (c *serveCmd) Run(e *env) error {
 	case <-sigs:
 	case <-ctx.Done():
 	}
-	// Streams end with the base context; the runs this server started are
-	// interrupted, and their logs closed, before it exits (srv.Close kills
-	// those that outlive their grace). Any further signal kills them at
-	// once, as a second Ctrl-C does to harness run.
-	stop()
-	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
+	// The runs this server started are interrupted, and their logs closed,
+	// before it exits (srv.Close kills those that outlive their grace);
+	// meanwhile their streams go on to their results, and end. Any further
+	// signal kills the runs at once, as a second Ctrl-C does to harness run.
+	closed := make(chan struct{})
+	go func() { srv.Close(); close(closed) }()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		closed := make(chan struct{})
-		go func() { srv.Close(); close(closed) }()
-		hs.Shutdown(shut)
+		shutdown(hs, closed, cut)
 		<-closed
 	}()
 	for waiting := true; waiting; {
@@ -109,6 +109,43 @@ func (c *serveCmd) Run(e *env) error {
 		return withStatus(exitAgentFailed, fmt.Errorf("serve: %w", err))
 	}
 	return nil
+}
+
+// Once the runs ended (closed), the streams still open, those of clients
+// reading slowly, get streamDrain to end, then are cut (a reconnect line),
+// and the shutdown waits streamCut more for them to write it.
+const (
+	streamDrain = 5 * time.Second
+	streamCut   = time.Second
+)
+
+// shutdown stops hs, which waits for its streams: cut ends those still
+// open streamDrain after closed is, and hs stops waiting streamCut later.
+func shutdown(hs *http.Server, closed <-chan struct{}, cut context.CancelFunc) {
+	ctx, giveUp := context.WithCancel(context.Background())
+	defer giveUp()
+	go func() {
+		select {
+		case <-closed:
+		case <-ctx.Done():
+			return
+		}
+		t := time.NewTimer(streamDrain)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			cut()
+		case <-ctx.Done():
+			return
+		}
+		t.Reset(streamCut)
+		select {
+		case <-t.C:
+			giveUp()
+		case <-ctx.Done():
+		}
+	}()
+	_ = hs.Shutdown(ctx)
 }
 
 // token reads --token-file, creating it (0600, a fresh token) when it does
