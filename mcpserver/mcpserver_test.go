@@ -618,7 +618,26 @@ func TestHTTP(t *testing.T) {
 		resp.Body.Close()
 		require.Equal(t, http.StatusUnauthorized, resp.StatusCode, name)
 	}
-
+	// The scheme's name is matched in any case (RFC 7235): "bearer" was
+	// refused, as serve refused it.
+	for _, auth := range []string{"bearer s3cret-0123456789abcdef", "BEARER s3cret-0123456789abcdef", "Bearer  s3cret-0123456789abcdef"} {
+		req, _ := http.NewRequest("POST", ts.URL, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", auth)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode, auth)
+		if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
+			del, _ := http.NewRequest(http.MethodDelete, ts.URL, nil)
+			del.Header.Set("Authorization", auth)
+			del.Header.Set("Mcp-Session-Id", sid)
+			if resp, err := http.DefaultClient.Do(del); err == nil {
+				resp.Body.Close()
+			}
+		}
+	}
 }
 
 func TestServeHTTP(t *testing.T) {

@@ -375,10 +375,10 @@ func (s *Server) Handler(token string) http.Handler {
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
 		&mcp.StreamableHTTPOptions{Logger: s.o.Logger, SessionTimeout: s.o.Limits.HardMax + 5*time.Minute,
 			MaxRequestBodyBytes: s.maxBody})
-	want := []byte("Bearer " + token)
+	want := []byte(token)
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		got := []byte(req.Header.Get("Authorization"))
-		if CheckToken(token) != nil || subtle.ConstantTimeCompare(got, want) != 1 {
+		got, ok := bearerToken(req.Header.Get("Authorization"))
+		if CheckToken(token) != nil || !ok || subtle.ConstantTimeCompare([]byte(got), want) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="harness"`)
 			http.Error(w, "harness mcp: missing or wrong bearer token", http.StatusUnauthorized)
 			return
@@ -464,4 +464,15 @@ func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, token string) e
 		err = nil
 	}
 	return err
+}
+
+// bearerToken is the token of an Authorization header of the Bearer
+// scheme, whose name is matched in any case (RFC 7235: a client sending
+// "bearer" was refused).
+func bearerToken(h string) (string, bool) {
+	scheme, tok, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	return strings.TrimLeft(tok, " "), true
 }
