@@ -160,11 +160,16 @@ func (c *Client) Converse(ask bool) {
 
 // Begin implements adapters.Session: initialize, under its deadline.
 func (c *Client) Begin(stdin io.Writer, t adapters.Task) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if t.Cwd != "" {
+		// A replay's too: its diffs name files as the session's did.
+		// Without one, the thread's (thread/start's answer) is used.
+		c.p.ReplayIn(t.Cwd)
+	}
 	if abs, err := filepath.Abs(t.Cwd); err == nil {
 		t.Cwd = abs
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.task, c.w, c.conn = t, stdin, jsonrpc.New(stdin, false)
 	if !c.conv {
 		c.queue.Add(t.Prompt, false, false, nil) // the run's one turn
@@ -174,6 +179,15 @@ func (c *Client) Begin(stdin io.Writer, t adapters.Task) error {
 	return c.send("initialize", map[string]any{
 		"clientInfo": map[string]string{"name": "harness", "title": "harness", "version": "1"},
 	})
+}
+
+// ReplayIn makes a Client that only maps captured lines (no Begin) name
+// the files of its diffs from cwd, the captured run's directory, as the
+// run's own diffs did (harness.Parse of a run's log with its cwd).
+func (c *Client) ReplayIn(cwd string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.p.ReplayIn(cwd)
 }
 
 // Prompt implements adapters.Conversation.
@@ -444,11 +458,18 @@ func (c *Client) response(dst []event.Body, msg *rpc) ([]event.Body, bool) {
 				ID string `json:"id"`
 			} `json:"thread"`
 			Model string `json:"model"`
+			Cwd   string `json:"cwd"`
 		}
 		json.Unmarshal(msg.Result, &r)
 		c.thread = r.Thread.ID
 		c.p.session = r.Thread.ID
-		dst = append(dst, &event.SessionStart{SessionID: r.Thread.ID, Model: truncate(r.Model, 200), AgentVersion: c.version})
+		if c.p.cwd == "" && filepath.IsAbs(r.Cwd) {
+			// A capture mapped alone: the thread's directory, which the
+			// session's diffs named files from.
+			c.p.cwd = filepath.Clean(r.Cwd)
+		}
+		dst = append(dst, &event.SessionStart{SessionID: r.Thread.ID, Model: truncate(r.Model, 200), AgentVersion: c.version,
+			Cwd: truncate(r.Cwd, 4096)})
 		c.announced = true
 		dst = c.release(dst)
 		if c.w != nil {

@@ -51,8 +51,10 @@ func readChange(rest string) (c change, n int) {
 // file's content is the whole new file and a deleted file's content the
 // whole old one (format_file_change_diff in codex-rs); an update carries
 // the hunks apply_patch computed from the file on disk, to which the
-// headers are added. Codex gives no cwd, so headers name the path as
-// given (absolute: a/tmp/work/x.go). A move (the update text then ends "Moved to: …") or
+// headers are added. Headers name the path from cwd, the run's (the
+// task's, a reparse's meta's, or the app-server thread's; exec's lines
+// name none), where the file is inside it, else as given (absolute:
+// a/tmp/work/x.go). A move (the update text then ends "Moved to: …") or
 // anything not a well-formed set of hunks is not known (ok false): no diff
 // rather than a wrong one. An empty file added or deleted ("diff":"", its
 // whole content) is known and has no diff: "", ok.
@@ -211,9 +213,9 @@ type diffCheck struct {
 	named  map[string]bool // the files named by diffs since the replay last forgot
 }
 
-// check holds te's diff to the earlier ones; one that does not hold is
-// dropped, te's diff then unknown.
-func (d *diffCheck) check(te *event.ToolEnd) {
+// check holds te's diff, whose headers name files from cwd, to the
+// earlier ones; one that does not hold is dropped, te's diff then unknown.
+func (d *diffCheck) check(te *event.ToolEnd, cwd string) {
 	learns, forgets := event.Replays(te)
 	if forgets {
 		_ = d.replay.Apply(te) // forgets
@@ -230,7 +232,7 @@ func (d *diffCheck) check(te *event.ToolEnd) {
 	for _, path := range te.Paths {
 		// Keyed as the diff's headers name the file (adapters.Diff,
 		// fileDiff) and event.ParsePatch reads them back.
-		name, _ := adapters.HeaderName(path)
+		name, _ := adapters.HeaderName(adapters.DisplayPath(cwd, path))
 		again = again || d.named[name]
 		d.named[name] = true
 	}

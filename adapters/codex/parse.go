@@ -2,6 +2,7 @@ package codex
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"strings"
 
 	"github.com/agentharness/harness/adapters/internal/jsonscan"
@@ -18,6 +19,9 @@ type parser struct {
 
 	foreign bool   // a legacy or transitional line was seen: nothing more is parsed
 	session string // thread id
+	// cwd is the run's directory, which diffs name files from as the
+	// run's own did; "" (a capture alone) leaves absolute paths as given.
+	cwd string
 	// lastText is the last agent_message of the current turn that no tool
 	// call followed: interim commentary before a tool call is not the
 	// final answer.
@@ -39,6 +43,16 @@ func newParser() *parser {
 	p := &parser{open: map[string]bool{}, warned: map[string]bool{}, diffs: diffCheck{replay: event.DiffReplay{Limit: maxDiffsHeld}}}
 	p.TwoStep = readahead.New(p.read, p.apply)
 	return p
+}
+
+// ReplayIn makes the parser name the files of its diffs from cwd, the
+// captured run's directory, as the run's own diffs did (harness.Parse of
+// a run's log with its cwd). It is called before the first line.
+func (p *parser) ReplayIn(cwd string) {
+	if abs, err := filepath.Abs(cwd); err == nil && cwd != "" {
+		cwd = abs // "" stays: no directory, not harness's own
+	}
+	p.cwd = cwd
 }
 
 // line holds the top-level fields of one line that the parser reads, raw
@@ -464,8 +478,8 @@ func (p *parser) item(dst []event.Body, phase, typ string, it *item) ([]event.Bo
 		p.lastText = ""
 	}
 	if done {
-		te := toolEnd(id, typ, it)
-		p.diffs.check(te)
+		te := toolEnd(id, typ, it, p.cwd)
+		p.diffs.check(te, p.cwd)
 		dst = append(dst, te)
 		delete(p.open, id)
 	}
@@ -519,7 +533,7 @@ func toolStart(id, typ string, it *item) *event.ToolStart {
 	return ts
 }
 
-func toolEnd(id, typ string, it *item) *event.ToolEnd {
+func toolEnd(id, typ string, it *item, cwd string) *event.ToolEnd {
 	te := &event.ToolEnd{CallID: id, Name: typ, Status: event.StatusOK}
 	switch it.status.text {
 	case "failed":
@@ -540,7 +554,7 @@ func toolEnd(id, typ string, it *item) *event.ToolEnd {
 		}
 	case "file_change":
 		te.Kind = it.changeKind()
-		fileChange(te, it.changeList(), "")
+		fileChange(te, it.changeList(), cwd)
 	case "mcp_tool_call":
 		te.Kind = event.KindMCP
 		if msg := jsonscan.Get(it.err, "message"); msg != "" {
