@@ -582,15 +582,19 @@ func (c *Client) rpcFailed(dst []event.Body, method string, e *rpcError) []event
 // the agent's: for full-access codex-acp's "agent-full-access"
 // ("full-access" before 2: its default modes sandbox the shell), Claude's
 // "bypassPermissions", Gemini's "yolo"; for ask, the mode that asks
-// before edits and commands; for read-only, "read-only" or "default".
+// before edits and commands (codex-acp's asks before edits only); for
+// read-only, "read-only" or "default".
 // "" keeps the agent's mode.
 func chooseMode(ids []string, permissions string) string {
 	want := []string{"agent-full-access", "full-access", "bypassPermissions", "yolo", "auto"}
 	if permissions == askMode {
 		// Claude's and Gemini's "default"; codex-acp's "read-only", the
-		// only one of its modes that asks before an edit or a command
-		// that needs more than reading (its "agent" and
-		// "workspace-write" change the workspace unasked).
+		// only one of its modes that asks for anything: before an edit
+		// or network access, never before a shell command, which runs
+		// in its read-only sandbox (approval policy on-request), and
+		// unreported when the sandbox denies it. Its "agent" and
+		// "workspace-write" change the workspace unasked; none asks
+		// before commands (TestCodexACPAskSandboxesCommands).
 		want = []string{"default", "read-only"}
 	}
 	if permissions == adapters.ReadOnly {
