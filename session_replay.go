@@ -266,12 +266,16 @@ func replayParser(p adapters.Parser, o ParseOptions, cwd string) (adapters.Parse
 		}
 		return newReplayer(p, o.Session, t, ask)
 	}
+	begun := false
 	if t.Permissions == ReadOnly {
 		var err error
-		if p, err = replayRun(p, t); err != nil {
+		if p, begun, err = replayRun(p, t); err != nil {
 			return nil, err
 		}
-	} else if d, ok := p.(dirReplayed); ok && cwd != "" {
+	}
+	// A parser begun on the task knows its cwd; one replayRun left as it
+	// was (Codex's exec parser, read-only) names files from it as well.
+	if d, ok := p.(dirReplayed); ok && cwd != "" && !begun {
 		d.ReplayIn(cwd)
 	}
 	if o.Session != nil && o.Session.End != nil {
@@ -315,18 +319,18 @@ func (r *endReplayer) Flush(dst []event.Body) []event.Body {
 // tells the agent's answers by the ids of its own requests (ACP: an
 // adapters.Replayed Session): begun on a stdin that goes nowhere with the
 // run's task, it makes the run's requests and refuses what the run
-// refused. Any other parser is returned as it is, to map the capture
+// refused (begun). Any other parser is returned as it is, to map the capture
 // alone.
-func replayRun(p adapters.Parser, t adapters.Task) (adapters.Parser, error) {
+func replayRun(p adapters.Parser, t adapters.Task) (_ adapters.Parser, begun bool, err error) {
 	s, ok := p.(adapters.Session)
 	if _, replayed := p.(adapters.Replayed); !ok || !replayed {
-		return p, nil
+		return p, false, nil
 	}
 	replaying(s)
 	if err := s.Begin(io.Discard, t); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return s, nil
+	return s, true, nil
 }
 
 // Parse implements adapters.Parser.
