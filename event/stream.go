@@ -57,7 +57,7 @@ type StreamConfig struct {
 	Raw   bool             // emit a native event for every line given to Line
 	// Price prices, when it has no cost, a usage event the stream makes
 	// itself (the part of a turn's usage no usage event reported) and a
-	// usage, or a result's, given to Emit: what a parser's Flush gives
+	// usage given to Emit: what a parser's Flush gives
 	// (Claude's call cut off by the end of the output), which no caller
 	// sees first. The caller prices the bodies it gives Line, as it
 	// prices the agent's own. nil: left unpriced.
@@ -206,22 +206,12 @@ func (s *Stream) Emit(bodies ...Body) error {
 	return nil
 }
 
-// price prices b, a usage or a result given to Emit, when it has no cost
-// (StreamConfig.Price).
+// price prices b, a usage given to Emit, when it has no cost
+// (StreamConfig.Price). A result's is not: without a cost of its own it
+// takes the sum of the priced usage events (Finish), which one estimate
+// of its total, for one model, would contradict.
 func (s *Stream) price(b Body) {
-	if s.cfg.Price == nil {
-		return
-	}
-	var u *Usage
-	switch v := b.(type) {
-	case *Usage:
-		u = v
-	case *Result:
-		u = &v.Usage
-	default:
-		return
-	}
-	if u.CostUSD == 0 && !u.IsZero() {
+	if u, ok := b.(*Usage); ok && s.cfg.Price != nil && u.CostUSD == 0 && !u.IsZero() {
 		s.cfg.Price(u)
 	}
 }
