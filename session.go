@@ -123,6 +123,7 @@ type Session struct {
 	// budget, and ownOverdue says it ran out.
 	done       bool
 	ownWait    *time.Timer
+	ownWaits   int // waits begun: tells a stale timer's callback from the wait in force
 	ownOverdue bool
 	// interruptNext: Interrupt came while the prompt written waited for
 	// the agent to begin its turn (pendingStarter); it ends that turn as
@@ -576,7 +577,9 @@ func (s *Session) agentDone() {
 	linger := s.run.task.Budgets.Linger
 	if o, ok := s.conv.(ownTurns); ok && linger > 0 && !s.ownOverdue && o.OwnTurnDue() {
 		if s.ownWait == nil {
-			s.ownWait = afterFunc(linger, s.ownTurnOverdue)
+			s.ownWaits++
+			n := s.ownWaits
+			s.ownWait = afterFunc(linger, func() { s.ownTurnOverdue(n) })
 		}
 		return
 	}
@@ -585,11 +588,16 @@ func (s *Session) agentDone() {
 	s.run.proc.AgentDone()
 }
 
-// ownTurnOverdue ends the wait for a turn of the agent's own: a
-// background command that runs on (a server) would hold the session.
-func (s *Session) ownTurnOverdue() {
+// ownTurnOverdue ends wait n for a turn of the agent's own: a background
+// command that runs on (a server) would hold the session. A wait stopped
+// too late (the turn began as its timer fired) is no longer the wait in
+// force, and changes nothing.
+func (s *Session) ownTurnOverdue(n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.ownWait == nil || n != s.ownWaits {
+		return
+	}
 	s.ownWait = nil
 	s.ownOverdue = true
 	s.agentDone()
