@@ -135,9 +135,11 @@ func runClaudeGated([]string) int {
 func TestClaudeOwnTurnAfterClose(t *testing.T) {
 	t.Parallel()
 	b := small()
-	b.Linger = time.Second
+	// The own turn must begin within the linger budget of the close (the
+	// fake begins it at once), and lasts longer than it.
+	b.Linger = 3 * time.Second
 	task := harness.Task{Agent: "claude", Protocol: harness.ProtocolStreamJSON, Budgets: &b}
-	s, rec := startFakeLive(t, task, claudeBg, claudeBgPause+"=2s")
+	s, rec := startFakeLive(t, task, claudeBg, claudeBgPause+"=4s")
 	require.NoError(t, s.Send("Run the job in the background."))
 	rec.waitFor(t, event.TypeTurnEnd, 1)
 	res, err := s.Close()
@@ -216,7 +218,10 @@ func TestClaudeRunOwnTurnAfterAnswer(t *testing.T) {
 	}{
 		// The fake exits once its own turn is done.
 		{name: "answered", linger: 10 * time.Second, usage: event.Usage{InputTokens: 17, OutputTokens: 8}, cost: 0.25},
-		{name: "cut-by-linger", linger: 100 * time.Millisecond, pause: "10s", usage: event.Usage{InputTokens: 17, OutputTokens: 5}, cost: 0.1,
+		// 2 s of linger: the fake's own turn must have its usage out
+		// before the linger ends it, which a loaded machine's 100 ms
+		// did not promise; it pauses 10 s in that turn.
+		{name: "cut-by-linger", linger: 2 * time.Second, pause: "10s", usage: event.Usage{InputTokens: 17, OutputTokens: 5}, cost: 0.1,
 			warn: event.WarnLingeredAfterResult},
 	} {
 		t.Run(c.name, func(t *testing.T) {
