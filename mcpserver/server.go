@@ -44,6 +44,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/httpauth"
 	"github.com/agentharness/harness/internal/httplimit"
 )
 
@@ -377,7 +378,7 @@ func (s *Server) Handler(token string) http.Handler {
 			MaxRequestBodyBytes: s.maxBody})
 	want := []byte(token)
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		got, ok := bearerToken(req.Header.Get("Authorization"))
+		got, ok := httpauth.Bearer(req.Header.Get("Authorization"))
 		if CheckToken(token) != nil || !ok || subtle.ConstantTimeCompare([]byte(got), want) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="harness"`)
 			http.Error(w, "harness mcp: missing or wrong bearer token", http.StatusUnauthorized)
@@ -464,15 +465,4 @@ func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, token string) e
 		err = nil
 	}
 	return err
-}
-
-// bearerToken is the token of an Authorization header of the Bearer
-// scheme, whose name is matched in any case (RFC 7235: a client sending
-// "bearer" was refused).
-func bearerToken(h string) (string, bool) {
-	scheme, tok, ok := strings.Cut(h, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return "", false
-	}
-	return strings.TrimLeft(tok, " "), true
 }

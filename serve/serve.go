@@ -27,6 +27,7 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/bench"
+	"github.com/agentharness/harness/internal/httpauth"
 	"github.com/agentharness/harness/logger"
 )
 
@@ -257,21 +258,11 @@ func (s *Server) write(h http.HandlerFunc) http.HandlerFunc {
 // token comes from the Authorization header, or, for EventSource, which
 // cannot set headers, from ?token= on reads.
 func (s *Server) authorized(r *http.Request) bool {
-	got, ok := bearer(r.Header.Get("Authorization"))
+	got, ok := httpauth.Bearer(r.Header.Get("Authorization"))
 	if !ok && r.Method == http.MethodGet {
 		got, ok = r.URL.Query().Get("token"), true
 	}
 	return ok && subtle.ConstantTimeCompare([]byte(got), []byte(s.cfg.Token)) == 1
-}
-
-// bearer is the token of an Authorization header of the Bearer scheme,
-// whose name is case-insensitive (RFC 7235 2.1: "bearer" is the same).
-func bearer(h string) (string, bool) {
-	scheme, tok, ok := strings.Cut(h, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return "", false
-	}
-	return strings.TrimLeft(tok, " "), true
 }
 
 func localHost(hostport string) bool {
