@@ -227,15 +227,9 @@ func harborTask(dir string) (Task, error) {
 	if st, err := os.Stat(filepath.Join(abs, "tests", "test.sh")); err != nil || !st.Mode().IsRegular() {
 		return t, errors.New("no tests/test.sh (the verifier)")
 	}
-	var dockerfile string
-	for _, rel := range buildReads {
-		p, err := taskPath(abs, rel)
-		if err != nil {
-			return t, err
-		}
-		if rel == "environment/Dockerfile" {
-			dockerfile = p
-		}
+	dockerfile, err := checkBuildReads(abs)
+	if err != nil {
+		return t, err
 	}
 	h.Workdir, h.Copies, err = readDockerfile(dockerfile, h.DockerImage != "")
 	if err != nil {
@@ -270,6 +264,24 @@ var buildReads = []string{
 	"environment", "environment/Dockerfile",
 	"environment/.dockerignore", "environment/.containerignore",
 	"environment/Dockerfile.dockerignore", "environment/Dockerfile.containerignore",
+}
+
+// checkBuildReads refuses the task in dir when one of buildReads is a
+// symbolic link out of it or to nothing (taskPath), and returns where its
+// Dockerfile is. The load and the image build both call it: a file
+// swapped for a link between the two is refused before the engine reads
+// it.
+func checkBuildReads(dir string) (dockerfile string, err error) {
+	for _, rel := range buildReads {
+		p, err := taskPath(dir, rel)
+		if err != nil {
+			return "", err
+		}
+		if rel == "environment/Dockerfile" {
+			dockerfile = p
+		}
+	}
+	return dockerfile, nil
 }
 
 // taskPath returns where rel (slash-separated) of the task in dir is,

@@ -89,8 +89,12 @@ func (im *taskImage) build(ctx context.Context, eng *isolate.Engine, task string
 }
 
 // buildImage builds environment/ unless the image of its content hash
-// is there.
+// is there. What the engine reads is checked again as at load
+// (checkBuildReads): the task may have changed since.
 func buildImage(ctx context.Context, eng *isolate.Engine, task string, h *HarborTask) (string, error) {
+	if _, err := checkBuildReads(h.Dir); err != nil {
+		return "", fmt.Errorf("bench: harbor task %s: %w", h.Dir, err)
+	}
 	envDir := filepath.Join(h.Dir, "environment")
 	if _, err := os.Stat(filepath.Join(envDir, "Dockerfile")); err != nil {
 		return "", fmt.Errorf("bench: --isolate %s: task %q has no environment/Dockerfile", eng.Name, task)
