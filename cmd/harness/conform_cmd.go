@@ -32,7 +32,7 @@ type conformTarget struct {
 	Binary   string         `json:"binary"`
 	Pinned   string         `json:"pinned,omitempty"` // over the CLI: the version agents.lock pins, harness's measured one
 	Passed   bool           `json:"passed"`
-	NotRun   string         `json:"not_run,omitempty"` // why no scenario was played: the CLI's --version hung or failed
+	NotRun   string         `json:"not_run,omitempty"` // why no scenario was played: the binary's --version hung or failed
 	Skipped  []string       `json:"skipped,omitempty"` // the scenarios not played, with NotRun
 	Runs     []*conform.Run `json:"scenarios"`
 	npm      string         // the CLI's npm package
@@ -82,8 +82,9 @@ func (c *conformCmd) Run(e *env) error {
 	for _, t := range targets {
 		t.Passed, t.Runs = true, []*conform.Run{}
 		if t.NotRun != "" {
-			// A CLI that does not answer --version would fail every
-			// scenario on its idle budget (2 min each) and blame harness.
+			// A binary (CLI or ACP adapter) that does not answer
+			// --version would fail every scenario on its idle budget
+			// (2 min each) and blame harness.
 			t.Passed, rep.Passed, t.Skipped = false, false, scenarios
 			continue
 		}
@@ -171,10 +172,13 @@ func (c *conformCmd) targets(e *env) ([]*conformTarget, error) {
 				return nil, withStatus(exitNotFound, fmt.Errorf("conform: %w", cmd.NotInstalled))
 			}
 			t := &conformTarget{Agent: a.Name(), Protocol: p, Binary: cmd.Binary}
+			// Over ACP the binary is the ACP server's (claude-agent-acp,
+			// codex-acp, or gemini's and opencode's CLI): each answers
+			// --version, so a hanging one is told as a hanging CLI is.
+			if err := t.probe(); err != nil {
+				return nil, err
+			}
 			if p == conform.CLI {
-				if err := t.probe(); err != nil {
-					return nil, err
-				}
 				t.Pinned, t.npm = harness.Pin(a.Info.NPMPackage), a.Info.NPMPackage
 			}
 			out = append(out, t)
@@ -186,9 +190,11 @@ func (c *conformCmd) targets(e *env) ([]*conformTarget, error) {
 	return out, nil
 }
 
-// probe asks the target's CLI its --version: Version when it prints one
-// (isVersion), NotRun when it does not answer within probeBound or fails.
-// The error is errProbeInterrupted only: the caller stops (exit 130).
+// probe asks the target's binary its --version: Version when it prints
+// one (isVersion) over the CLI (over ACP the header's version is the
+// run's session_start's), NotRun when it does not answer within
+// probeBound or fails, over either protocol. The error is
+// errProbeInterrupted only: the caller stops (exit 130).
 func (t *conformTarget) probe() error {
 	v, err := probeVersion(t.Binary)
 	switch {
@@ -201,7 +207,7 @@ func (t *conformTarget) probe() error {
 			v = ": " + cutVersion(v)
 		}
 		t.NotRun = fmt.Sprintf("%s --version failed: %v%s", t.Binary, err, v)
-	case isVersion(v):
+	case isVersion(v) && t.Protocol == conform.CLI:
 		t.Version = cutVersion(v)
 	}
 	return nil
