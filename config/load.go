@@ -415,12 +415,18 @@ func (c *Config) applyAgents(name, dir string, v any) ([]Warning, error) {
 		if !known {
 			// Any other agent of a protocol that starts agents from a
 			// command (ACP) is one entry: that protocol and its command.
-			p, _ := fields["protocol"].(string)
+			// Both are the merged table's: a project file may add a model
+			// to the ACP agent the user's file defines.
+			prev := c.Agents[agent]
+			p := prev.Protocol
+			if fp, ok := fields["protocol"].(string); ok {
+				p = fp
+			}
 			if !registry.TakesCommand(p) {
 				return warns, &Error{Source: name, Key: key, Value: agent, Quote: true,
 					Err: fmt.Errorf("is not a known agent (known: %s%s)", strings.Join(registry.AgentIDs(), ", "), commandProtocolsHint())}
 			}
-			if fields["command"] == nil {
+			if fields["command"] == nil && len(prev.Command) == 0 {
 				return warns, &Error{Source: name, Key: key, Err: fmt.Errorf("has protocol = %q but no command: an agent harness does not know is started by its command (command = [\"BINARY\", ARGS...])", p)}
 			}
 			id = agent
