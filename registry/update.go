@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/url"
 	"os"
@@ -75,15 +76,41 @@ func Update(from, userCache string, fetch func(url string) ([]byte, error)) (Upd
 		err = regfile.WriteFile(userCache, data, 0o600, regfile.Synced())
 	}
 	if err != nil {
-		return UpdateResult{}, fmt.Errorf("registry: update: %w", err)
+		return UpdateResult{}, &CacheWriteError{Path: userCache, Err: cacheWriteCause(err, userCache)}
 	}
 	return UpdateResult{Path: userCache, Aliases: len(f.Aliases), Prices: len(f.Prices)}, nil
+}
+
+// CacheWriteError is an Update whose models file was good but could not
+// be written to the cache at Path: a full disk, a read-only directory, a
+// file where its directory belongs. Like a FetchError it is neither the
+// caller's usage nor a wrong models file; the old cache is left in place.
+type CacheWriteError struct {
+	Path string
+	Err  error
+}
+
+func (e *CacheWriteError) Error() string {
+	return "registry: update: cannot write the model cache " + e.Path + ": " + e.Err.Error()
+}
+func (e *CacheWriteError) Unwrap() error { return e.Err }
+
+// cacheWriteCause is err without the path of the cache or of its
+// temporary file, which the CacheWriteError names already ("write
+// …/.models.toml.123.tmp: no space left on device" is "no space left on
+// device"); a parent directory's path (mkdir) is kept: it is the culprit.
+func cacheWriteCause(err error, cache string) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Path != filepath.Dir(cache) && filepath.Dir(pe.Path) == filepath.Dir(cache) {
+		return pe.Err
+	}
+	return err
 }
 
 // FetchError is an Update whose URL could not be fetched: the network,
 // the server's answer (not 200 OK), or a body over the size taken. It is
 // neither the caller's usage nor a wrong models file, as Update's other
-// errors are but one (a cache that cannot be written). URL is masked
+// errors are but a CacheWriteError. URL is masked
 // (urlmask); so is every URL in Err.
 type FetchError struct {
 	URL string

@@ -88,9 +88,10 @@ type modelsUpdateCmd struct {
 
 func (c *modelsUpdateCmd) Run(e *env) error {
 	res, err := registry.Update(c.From, registry.DefaultCachePath(e.Getenv), nil)
-	if fe := (*registry.FetchError)(nil); errors.As(err, &fe) {
-		// The network or the server failed, not the command line: exit 1,
-		// as any failure that is not a usage error (README).
+	fe, we := (*registry.FetchError)(nil), (*registry.CacheWriteError)(nil)
+	if errors.As(err, &fe) || errors.As(err, &we) {
+		// The network, the server or the disk failed, not the command
+		// line: exit 1, as any failure that is not a usage error (README).
 		return withStatus(exitAgentFailed, err)
 	}
 	if err != nil {

@@ -17,7 +17,7 @@ func TestMask(t *testing.T) {
 		{"http://u:p/w@h:4318/v1", "http://***@h:4318/v1"}, // a "/" in the password
 		{"http://u:p?w@h:4318", "http://***"},              // a "?" in the password: otlp's showed "http://u:p?***"
 		{"http://h?a=1&b=&c", "http://h?a=***&b=***&***"},
-		{"http://h/?key=v#frag", "http://h/?key=***"},
+		{"http://h/?key=v#frag", "http://h/?key=***#***"},
 		{"u:p@h:4318", "***@h:4318"},
 		{"http://h?k=a@b&t=s3", "http://***"}, // or an "@" in the query
 		{"https://m.example/models.toml?token=SECRET", "https://m.example/models.toml?token=***"},
