@@ -48,7 +48,11 @@ func (s *Server) routePage(m *http.ServeMux) {
 		files.ServeHTTP(jw, r)
 		jw.done()
 	})
-	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+	notFound := func(w http.ResponseWriter, r *http.Request) {
 		jsonError(w, http.StatusNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path)
-	})
+	}
+	m.HandleFunc("/", notFound)
+	// Else ServeMux redirects /assets to /assets/, in HTML, a directory
+	// that is a 404 anyway.
+	m.HandleFunc("/assets", notFound)
 }

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"path"
 	"strings"
 	"sync"
 	"time"
@@ -130,16 +131,42 @@ func New(cfg Config) *Server {
 	m.HandleFunc("POST /api/runs/{run}/end", s.write(handle(s.endSession)))
 	m.HandleFunc("GET /api/bench", s.read(handle(s.listBench)))
 	m.HandleFunc("GET /api/bench/{id}", s.read(handle(s.getBench)))
-	m.HandleFunc("/api/", handle(func(w http.ResponseWriter, r *http.Request) error {
+	noEndpoint := handle(func(w http.ResponseWriter, r *http.Request) error {
 		return httpErrorf(http.StatusNotFound, "no such endpoint: %s %s", r.Method, r.URL.Path)
-	}))
+	})
+	m.HandleFunc("/api/", noEndpoint)
+	// Else ServeMux redirects /api to /api/, in HTML, to a 404 anyway.
+	m.HandleFunc("/api", noEndpoint)
 	s.routePage(m)
 	s.mux = m
 	return s
 }
 
-// ServeHTTP serves the API and the page.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+// ServeHTTP serves the API and the page. A path that is not canonical
+// (an empty, "." or ".." element: /api/runs//native) is no endpoint, page
+// nor asset: a JSON 404, where ServeMux would answer an HTML redirect to
+// the path cleaned, which names something else (run "native"), and by
+// 307 would have a client send a POST, with its token, there again.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if p := r.URL.EscapedPath(); p != canonicalPath(p) {
+		jsonError(w, http.StatusNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path)
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+// canonicalPath is p as ServeMux cleans it before it matches a pattern:
+// rooted, no empty, "." or ".." element, a trailing slash kept.
+func canonicalPath(p string) string {
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p
+	}
+	c := path.Clean(p)
+	if strings.HasSuffix(p, "/") && c != "/" {
+		c += "/"
+	}
+	return c
+}
 
 // Close interrupts the runs the server started and waits for them to end
 // (their logs closed); those still running Config.KillAfter later are
