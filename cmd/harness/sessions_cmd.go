@@ -45,14 +45,33 @@ func (c *sessionsCmd) dir(e *env) (string, error) {
 }
 
 // checkLogDir refuses a session log directory that is something else (a
-// regular file, say) as a usage error, one every sessions command gives
-// alike: reading it, list and prune said 1, show and export 2. One that
-// does not exist is no runs.
+// regular file, say), or one the user cannot read (its mode, a symlink
+// loop, a file in its path), as a usage error, one every sessions command
+// gives alike, before any run is read: reading it, list, prune and replay
+// said 1, show and export 2. One that does not exist is no runs.
 func checkLogDir(dir string) error {
-	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+	st, err := os.Stat(dir)
+	if err == nil && !st.IsDir() {
 		return usageErrorf("sessions: %s is not a directory", dir)
 	}
-	return nil
+	if err == nil {
+		// Stat alone passes a directory the user may not list (no r:
+		// opened) or whose files it may not reach (no x: their names
+		// listed, each run unknown; "dir/." is looked up through it).
+		var f *os.File
+		if f, err = os.Open(dir); err == nil {
+			f.Close()
+			_, err = os.Stat(dir + string(filepath.Separator) + ".")
+		}
+	}
+	if err == nil || errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err // the path is said once
+	}
+	return usageErrorf("sessions: %s cannot be read: %v", dir, err)
 }
 
 type sessionsListCmd struct {
