@@ -75,6 +75,7 @@ func (c *acpCmd) Run(e *env) error {
 		return harness.Task{Agent: agent, Cwd: cwd, Prompt: prompt, Permissions: deref(c.Permissions),
 			Budgets: c.over(lib.Budgets()), Protocol: protocol, Command: command, Binary: c.Binary, Env: c.Env}
 	}
+	start := lib.Start
 	if c.Mock != "" {
 		point, stop, err := serverMock(c.Mock)
 		if err != nil {
@@ -85,16 +86,21 @@ func (c *acpCmd) Run(e *env) error {
 		// the prompts of a session continue the agent's session, which
 		// the agent keeps there (Claude Code's transcripts).
 		point = pointOnce(point)
-		base := task
-		task = func(cwd, prompt string) harness.Task {
-			t := base(cwd, prompt)
-			point(&t)
-			return t
+		// At the start, not in task, which cannot fail: a prompt whose
+		// run cannot be pointed (an agent the mock cannot drive) is
+		// refused with why, as run --mock refuses it, and never runs
+		// against the agent's own service.
+		base := start
+		start = func(ctx context.Context, t harness.Task, o harness.Options) (*harness.Run, error) {
+			if err := point(&t); err != nil {
+				return nil, err
+			}
+			return base(ctx, t, o)
 		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-	acpserver.Serve(ctx, e.Stdin, e.Stdout, acpserver.Options{Start: lib.Start, Task: task, Version: version,
+	acpserver.Serve(ctx, e.Stdin, e.Stdout, acpserver.Options{Start: start, Task: task, Version: version,
 		// The SDK logs at info level by default; stderr gets its warnings only.
 		Logger: slog.New(slog.NewTextHandler(e.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	return nil

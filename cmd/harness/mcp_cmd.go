@@ -69,7 +69,10 @@ func (c *mcpCmd) Run(e *env) error {
 		opts.Setup = func(t *harness.Task) harness.Observer {
 			// The configuration's protocol, set here: --mock wires the model by it (pointAt).
 			t.Protocol = cmp.Or(t.Protocol, opts.Settings.RunProtocol(t.Agent))
-			point(t)
+			// TODO: refuse the run on point's error (an agent the mock
+			// cannot drive, Cursor), as acp does: mcpserver's Setup
+			// cannot fail a run yet, so it still runs unpointed.
+			_ = point(t)
 			return harness.Observer{}
 		}
 	}
@@ -142,18 +145,23 @@ func (c *mcpCmd) options(e *env, s *settings) mcpserver.Options {
 // per run, a resume over --mock failed ("No conversation found") unless
 // the configuration set the agent's config directory. The model is set
 // only where point sets one (it leaves an ACP agent that takes none
-// without). Safe for concurrent use; a home lives as long as the mock.
-func pointOnce(point func(*harness.Task)) func(*harness.Task) {
+// without). point's error is returned, t left as it was, and not kept:
+// the next task of that key is pointed anew. Safe for concurrent use; a
+// home lives as long as the mock.
+func pointOnce(point func(*harness.Task) error) func(*harness.Task) error {
 	type key struct{ agent, protocol, cwd string }
 	var mu sync.Mutex
 	pointed := map[key]harness.Task{}
-	return func(t *harness.Task) {
+	return func(t *harness.Task) error {
 		k := key{t.Agent, t.Protocol, t.Cwd}
 		mu.Lock()
 		p, ok := pointed[k]
 		if !ok {
 			p = harness.Task{Agent: t.Agent, Protocol: t.Protocol, Cwd: t.Cwd}
-			point(&p)
+			if err := point(&p); err != nil {
+				mu.Unlock()
+				return err
+			}
 			pointed[k] = p
 		}
 		mu.Unlock()
@@ -161,5 +169,6 @@ func pointOnce(point func(*harness.Task)) func(*harness.Task) {
 			t.Model = p.Model
 		}
 		t.SetupEnv = append(slices.Clip(p.SetupEnv), t.SetupEnv...)
+		return nil
 	}
 }

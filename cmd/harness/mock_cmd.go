@@ -64,14 +64,16 @@ func attachMock(t *harness.Task, scenario string) (func(), error) {
 }
 
 // serverMock starts a scripted model for a server's runs (mcp, acp):
-// point points each run's task at it, except an agent the mock cannot
-// drive (Cursor), which keeps its own service; stop stops it.
-func serverMock(scenario string) (point func(*harness.Task), stop func(), err error) {
+// point points each run's task at it, or says why it cannot (pointAt's
+// error, as run --mock gives it: an agent the mock cannot drive, Cursor),
+// and the caller refuses that run: started unpointed, it would talk to
+// its own service. stop stops the model.
+func serverMock(scenario string) (point func(*harness.Task) error, stop func(), err error) {
 	m, err := mockmodel.StartMock(scenario, "")
 	if err != nil {
 		return nil, nil, withStatus(exitUsage, err)
 	}
-	return func(t *harness.Task) { _ = pointAt(m, t) }, func() { m.Close() }, nil
+	return func(t *harness.Task) error { return pointAt(m, t) }, func() { m.Close() }, nil
 }
 
 // pointAt points t at the mock: its model, and its environment (as the
