@@ -104,7 +104,7 @@ func startFixture(t *testing.T, proto string, mutate func(*mcpserver.Options), c
 func (f *fixture) options(mutate func(*mcpserver.Options)) mcpserver.Options {
 	o := mcpserver.Options{
 		Settings: &harness.Settings{LogDir: f.logDir},
-		Setup: func(tk *harness.Task) harness.Observer {
+		Setup: func(tk *harness.Task) (harness.Observer, error) {
 			argv, env := fakeagent.Command(tk.Prompt)
 			tk.Binary, tk.BaseEnv = argv[0], env
 			if tk.Budgets != nil {
@@ -116,7 +116,7 @@ func (f *fixture) options(mutate func(*mcpserver.Options)) mcpserver.Options {
 					f.mu.Lock()
 					f.closed = append(f.closed, res)
 					f.mu.Unlock()
-				}}
+				}}, nil
 		},
 		Limits:           mcpserver.Limits{IdleMin: 10 * time.Millisecond, IdleMax: 10 * time.Second, HardMin: 10 * time.Millisecond, HardMax: 30 * time.Second},
 		ProgressInterval: 20 * time.Millisecond,
@@ -492,9 +492,9 @@ func TestBadArguments(t *testing.T) {
 func TestNotInstalled(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, func(o *mcpserver.Options) {
-		o.Setup = func(tk *harness.Task) harness.Observer {
+		o.Setup = func(tk *harness.Task) (harness.Observer, error) {
 			tk.Binary, tk.BaseEnv = "/nonexistent/claude", []string{"PATH=/nonexistent"}
-			return harness.Observer{}
+			return harness.Observer{}, nil
 		}
 	})
 	res := f.call(t, "run_agent", map[string]any{"agent": "claude", "prompt": "x"}, nil)
@@ -583,10 +583,10 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 
 func TestHTTP(t *testing.T) {
 	t.Parallel()
-	srv := mcpserver.New(mcpserver.Options{Setup: func(tk *harness.Task) harness.Observer {
+	srv := mcpserver.New(mcpserver.Options{Setup: func(tk *harness.Task) (harness.Observer, error) {
 		argv, env := fakeagent.Command(tk.Prompt)
 		tk.Binary, tk.BaseEnv = argv[0], env
-		return harness.Observer{}
+		return harness.Observer{}, nil
 	}})
 	ts := httptest.NewServer(srv.Handler("s3cret-0123456789abcdef"))
 	t.Cleanup(func() { ts.Close(); srv.Close() })
@@ -767,7 +767,7 @@ func TestCwdConfined(t *testing.T) {
 	f := newFixture(t, func(o *mcpserver.Options) {
 		o.Roots = []string{root}
 		inner := o.Setup
-		o.Setup = func(tk *harness.Task) harness.Observer {
+		o.Setup = func(tk *harness.Task) (harness.Observer, error) {
 			mu.Lock()
 			cwds = append(cwds, tk.Cwd)
 			mu.Unlock()
@@ -874,8 +874,8 @@ func TestRunEventsHasWhatTheLogHolds(t *testing.T) {
 	var once sync.Once
 	f := newFixture(t, func(o *mcpserver.Options) {
 		setup := o.Setup
-		o.Setup = func(tk *harness.Task) harness.Observer {
-			ob := setup(tk)
+		o.Setup = func(tk *harness.Task) (harness.Observer, error) {
+			ob, err := setup(tk)
 			// Observers follow the session log: the tool_start line is in
 			// the log's buffer, not yet on the disk, while this one holds
 			// the stdout goroutine.
@@ -884,7 +884,7 @@ func TestRunEventsHasWhatTheLogHolds(t *testing.T) {
 					once.Do(func() { close(reached); <-release })
 				}
 			}
-			return ob
+			return ob, err
 		}
 	})
 	defer close(release)
@@ -934,7 +934,7 @@ func TestBudgetBeyondDurations(t *testing.T) {
 func TestHTTPSessionDeleteEndsRuns(t *testing.T) {
 	t.Parallel()
 	started := make(chan struct{}, 1)
-	srv := mcpserver.New(mcpserver.Options{Setup: func(tk *harness.Task) harness.Observer {
+	srv := mcpserver.New(mcpserver.Options{Setup: func(tk *harness.Task) (harness.Observer, error) {
 		argv, env := fakeagent.Command(tk.Prompt)
 		tk.Binary, tk.BaseEnv = argv[0], env
 		return harness.Observer{OnEvent: func(event.Event) {
@@ -942,7 +942,7 @@ func TestHTTPSessionDeleteEndsRuns(t *testing.T) {
 			case started <- struct{}{}:
 			default:
 			}
-		}}
+		}}, nil
 	}})
 	ts := httptest.NewServer(srv.Handler("s3cret-0123456789abcdef"))
 	t.Cleanup(func() { srv.Close(); ts.CloseClientConnections(); ts.Close() })

@@ -21,7 +21,7 @@ func TestRunAgentResume(t *testing.T) {
 	var got []string
 	f := newFixture(t, func(o *mcpserver.Options) {
 		setup := o.Setup
-		o.Setup = func(tk *harness.Task) harness.Observer {
+		o.Setup = func(tk *harness.Task) (harness.Observer, error) {
 			mu.Lock()
 			got = append(got, tk.Resume)
 			mu.Unlock()

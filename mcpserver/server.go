@@ -69,8 +69,10 @@ type Options struct {
 	// Setup, when set, is called once per run before it starts, with the
 	// task as the client gave it (agent canonical, cwd resolved, run id
 	// and budgets set): it may change it (the CLI points it at the mock
-	// model) and returns an observer of the run.
-	Setup func(t *harness.Task) harness.Observer
+	// model) and returns an observer of the run. An error refuses the run
+	// (run_agent answers it as a tool error; list_agents shows it as the
+	// agent's line): the CLI's mock cannot point every agent.
+	Setup func(t *harness.Task) (harness.Observer, error)
 	// Limits bound the idle and hard budgets; zero fields take the defaults.
 	Limits Limits
 	// Roots are the directories run_agent's cwd must lie in, symlinks

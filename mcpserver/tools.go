@@ -189,7 +189,9 @@ func (s *Server) runAgent(ctx context.Context, req *mcp.CallToolRequest, in RunA
 	t.Budgets = &tb
 	var obs harness.Observer
 	if s.o.Setup != nil {
-		obs = s.o.Setup(&t)
+		if obs, err = s.o.Setup(&t); err != nil {
+			return errResult("run_agent: %v", err)
+		}
 	}
 	// A client's trace context in _meta (W3C traceparent) is the parent
 	// of the run's span when runs are traced.
@@ -431,11 +433,15 @@ func (s *Server) listAgents(context.Context, *mcp.CallToolRequest, struct{}) (*m
 	var lines []string
 	for _, id := range harness.AgentNames() {
 		t := harness.Task{Agent: id, Prompt: "-"}
+		var err error
 		if s.o.Setup != nil {
-			s.o.Setup(&t)
+			_, err = s.o.Setup(&t)
 		}
 		info := AgentInfo{ID: id}
-		c, err := s.settings().Prepare(t)
+		var c *harness.Command
+		if err == nil {
+			c, err = s.settings().Prepare(t)
+		}
 		switch {
 		case err != nil:
 			lines = append(lines, id+": "+err.Error())

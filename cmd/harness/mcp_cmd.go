@@ -66,14 +66,13 @@ func (c *mcpCmd) Run(e *env) error {
 		// conversation its earlier run kept there (Claude Code's
 		// transcripts, in its config directory).
 		point = pointOnce(point)
-		opts.Setup = func(t *harness.Task) harness.Observer {
+		opts.Setup = func(t *harness.Task) (harness.Observer, error) {
 			// The configuration's protocol, set here: --mock wires the model by it (pointAt).
 			t.Protocol = cmp.Or(t.Protocol, opts.Settings.RunProtocol(t.Agent))
-			// TODO: refuse the run on point's error (an agent the mock
-			// cannot drive, Cursor), as acp does: mcpserver's Setup
-			// cannot fail a run yet, so it still runs unpointed.
-			_ = point(t)
-			return harness.Observer{}
+			// A run that cannot be pointed (an agent the mock cannot
+			// drive, Cursor) is refused with why, as run --mock refuses
+			// it, and never runs against the agent's own service.
+			return harness.Observer{}, point(t)
 		}
 	}
 	srv := mcpserver.New(opts)
