@@ -32,6 +32,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/agentharness/harness/adapters"
 	"github.com/agentharness/harness/config"
 	"github.com/agentharness/harness/event"
@@ -344,6 +346,14 @@ func Prepare(t Task) (*Command, error) {
 	} else {
 		if st, err := os.Stat(t.Cwd); err != nil || !st.IsDir() {
 			return nil, &TaskError{fmt.Errorf("cwd %q is not a directory", t.Cwd)}
+		}
+		// One harness cannot enter would fail the agent's spawn (its
+		// chdir), after the session log and session_start. access(2)
+		// checks the real ids, which are harness's own (it is not set-id);
+		// Faccessat's AT_EACCESS is emulated where the kernel lacks
+		// faccessat2, wrongly for root (a directory of mode 0000).
+		if err := unix.Access(t.Cwd, unix.X_OK); err != nil {
+			return nil, &TaskError{fmt.Errorf("cwd %q cannot be entered: %w", t.Cwd, err)}
 		}
 		cwd, _ = filepath.Abs(cwd)
 	}
