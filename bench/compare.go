@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/agentharness/harness"
 )
 
 // ErrNotComparable is returned by Diff when two reports were not run on
@@ -118,8 +120,11 @@ type DiffReport struct {
 // Diff compares NEW against BASE per agent × model and per agent × model
 // × task. Two reports are comparable when they hold the same agent ×
 // model × task cells (the prompts or the agents' versions may differ:
-// that is what is being compared); otherwise the error wraps
-// ErrNotComparable and names a cell one has and the other lacks.
+// that is what is being compared) and ran against the same model source
+// with the same permission mode and turn limit; otherwise the error
+// wraps ErrNotComparable and says what differs. A report bench cannot
+// have written (checkInput: more runs than its plan, an index twice or
+// outside its plan or shard) is refused first, naming its side.
 //
 // A row is worse when the rate's interval is wholly below zero and
 // Fisher's exact test rejects equal rates (p < RateAlpha), or when
@@ -143,10 +148,23 @@ func Diff(base, next *Report, o DiffOptions) (*DiffReport, error) {
 	if o.Seed == 0 {
 		o.Seed = DefaultSeed
 	}
+	if err := checkInput("BASE", base); err != nil {
+		return nil, err
+	}
+	if err := checkInput("NEW", next); err != nil {
+		return nil, err
+	}
 	if base.Mock != next.Mock {
 		// A scripted model's pass rate, cost and time say nothing of the
 		// agents' own models, nor of another scenario's.
 		return nil, fmt.Errorf("%w: BASE ran against %s, NEW against %s", ErrNotComparable, mockName(base.Mock), mockName(next.Mock))
+	}
+	// A read-only agent, or one cut off after 5 turns, is not failing
+	// where a full-access one passes: that is another condition, as the
+	// plan id says, not a regression.
+	if bc, nc := base.conditions(), next.conditions(); bc.permissions != nc.permissions || bc.maxTurns != nc.maxTurns {
+		return nil, fmt.Errorf("%w: BASE ran %s, NEW %s: runs that may do different things are not the same condition",
+			ErrNotComparable, agentLimits(bc), agentLimits(nc))
 	}
 	bc, nc := cells(base.Runs), cells(next.Runs)
 	if err := sameCells(bc, nc); err != nil {
@@ -171,6 +189,78 @@ func Diff(base, next *Report, o DiffOptions) (*DiffReport, error) {
 			ErrNothingToCompare, ranOf(base.Runs), len(base.Runs), ranOf(next.Runs), len(next.Runs))
 	}
 	return d, nil
+}
+
+// conditions are what r's plan asked of its runs, as merge reads them:
+// a report of an earlier harness, which did not record them, ran under
+// none, with full access and no turn limit.
+func (r *Report) conditions() conditions {
+	return Plan{Isolate: r.Isolate, Mock: r.Mock, Permissions: r.Permissions, MaxTurns: r.MaxTurns}.conditions()
+}
+
+// checkInput holds the report of one side to what merge holds each of
+// its inputs to: a report bench writes. Compare counts every run it is
+// given, so a run copied ten times would count ten times in a rate and
+// flip a verdict; merge refuses such a report, and so does compare.
+func checkInput(side string, r *Report) error {
+	c := r.conditions()
+	if c.permissions != harness.FullAccess && c.permissions != harness.ReadOnly || c.maxTurns < 0 {
+		return fmt.Errorf("bench: compare: %s: permissions %q, max turns %d: not a report bench writes", side, c.permissions, c.maxTurns)
+	}
+	return checkRuns("compare", side, r.Planned, r.Shard, r.Shape, r.Runs)
+}
+
+// checkRuns refuses the runs of a report (named from, for bench's op)
+// that bench cannot have written: a run with no agent or a negative
+// index, an index held twice, more than maxGroups agent × model groups,
+// and, when the report gives its plan's size (planned; every report
+// bench wrote since shards exist does), more runs than the plan has or
+// a run outside the plan or its shard. It is merge's check of a report
+// input (merger.file), which compare shares.
+func checkRuns(op, from string, planned int, shard *Shard, shape *Shape, runs []RunReport) error {
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("bench: %s: %s: %s", op, from, fmt.Sprintf(format, a...))
+	}
+	if planned < 0 || planned > maxRuns {
+		return bad("a plan of %d runs: not a plan bench makes (1 to %d)", planned, maxRuns)
+	}
+	if planned > 0 && len(runs) > planned {
+		return bad("%d runs of a plan of %d: more than its plan has", len(runs), planned)
+	}
+	// The runs of its shard: whole groups of the plan's shape, or, in a
+	// report of an earlier harness (no shape), a block of the plan order.
+	sh, sp := Shard{}, Shape{Tasks: planned, Models: 1, Repeats: 1, Agents: 1}
+	if shard != nil && planned > 0 {
+		if sh = *shard; !sh.valid() {
+			return bad("shard %d/%d of %d runs: not a shard bench makes", sh.Index, sh.Count, planned)
+		}
+		if shape != nil {
+			if !shape.valid(planned) {
+				return bad("shape %d tasks × %d models × %d repeats × %d agents: not the %d runs of its plan",
+					shape.Tasks, shape.Models, shape.Repeats, shape.Agents, planned)
+			}
+			sp = *shape
+		}
+	}
+	mine := make(map[int]bool, len(runs))
+	groups := map[[2]string]bool{}
+	for _, rr := range runs {
+		switch {
+		case rr.Index < 0 || planned > 0 && rr.Index >= planned:
+			return bad("run #%d is not in its plan (runs #1 to #%d)", rr.Index+1, planned)
+		case planned > 0 && !sh.has(sp, rr.Index):
+			return bad("run #%d is not in its shard %s", rr.Index+1, sh)
+		case mine[rr.Index]:
+			return bad("holds run #%d twice: not a report bench writes", rr.Index+1)
+		case rr.Agent == "":
+			return bad("run #%d has no agent: not a report bench writes", rr.Index+1)
+		}
+		mine[rr.Index] = true
+		if groups[[2]string{rr.Agent, rr.Model}] = true; len(groups) > maxGroups {
+			return bad("more than %d agent × model groups: not a plan bench makes", maxGroups)
+		}
+	}
+	return nil
 }
 
 // mockName names a report's Mock for an error.
