@@ -145,6 +145,9 @@ func (c *conformCmd) targets(e *env) ([]*conformTarget, error) {
 		return nil, usageErrorf("conform: --binary needs one agent and one protocol")
 	}
 	var out []*conformTarget
+	// Gemini and opencode are one binary over both protocols: a hanging
+	// one asked twice would cost two probe bounds for one answer.
+	probed := map[string]versionAnswer{}
 	for _, name := range agents {
 		a, err := harness.Lookup(name)
 		if err != nil {
@@ -175,7 +178,7 @@ func (c *conformCmd) targets(e *env) ([]*conformTarget, error) {
 			// Over ACP the binary is the ACP server's (claude-agent-acp,
 			// codex-acp, or gemini's and opencode's CLI): each answers
 			// --version, so a hanging one is told as a hanging CLI is.
-			if err := t.probe(); err != nil {
+			if err := t.probeOnce(probed); err != nil {
 				return nil, err
 			}
 			if p == conform.CLI {
@@ -195,8 +198,25 @@ func (c *conformCmd) targets(e *env) ([]*conformTarget, error) {
 // run's session_start's), NotRun when it does not answer within
 // probeBound or fails, over either protocol. The error is
 // errProbeInterrupted only: the caller stops (exit 130).
-func (t *conformTarget) probe() error {
-	v, err := probeVersion(t.Binary)
+func (t *conformTarget) probe() error { return t.probeOnce(nil) }
+
+// versionAnswer is what a binary answered to --version (probeVersion).
+type versionAnswer struct {
+	out string
+	err error
+}
+
+// probeOnce is probe, asking a binary seen holds no answer of and
+// keeping its answer there; a nil seen keeps nothing.
+func (t *conformTarget) probeOnce(seen map[string]versionAnswer) error {
+	a, ok := seen[t.Binary]
+	if !ok {
+		a.out, a.err = probeVersion(t.Binary)
+		if seen != nil {
+			seen[t.Binary] = a
+		}
+	}
+	v, err := a.out, a.err
 	switch {
 	case errors.Is(err, errProbeInterrupted):
 		return err
