@@ -182,35 +182,10 @@ func (m *merger) file(path string) error {
 	if err := m.plan(r.PlanID, path, r.Planned, c); err != nil {
 		return err
 	}
-	// The runs of its shard: whole groups of the plan's shape, or, in a
-	// report of an earlier harness (no shape), a block of the plan order.
-	sh, shape := Shard{}, Shape{Tasks: r.Planned, Models: 1, Repeats: 1, Agents: 1}
-	if r.Shard != nil {
-		sh = *r.Shard
-		if !sh.valid() {
-			return fmt.Errorf("bench: merge: %s: shard %d/%d of %d runs: not a shard bench makes", path, sh.Index, sh.Count, r.Planned)
-		}
-	}
-	if r.Shape != nil && r.Shard != nil {
-		if !r.Shape.valid(r.Planned) {
-			return fmt.Errorf("bench: merge: %s: shape %d tasks × %d models × %d repeats × %d agents: not the %d runs of its plan",
-				path, r.Shape.Tasks, r.Shape.Models, r.Shape.Repeats, r.Shape.Agents, r.Planned)
-		}
-		shape = *r.Shape
-	}
-	mine := make(map[int]bool, len(r.Runs))
-	for _, rr := range r.Runs {
-		switch {
-		case rr.Index < 0 || rr.Index >= r.Planned:
-			return fmt.Errorf("bench: merge: %s: run #%d is not in its plan (runs #1 to #%d)", path, rr.Index+1, r.Planned)
-		case !sh.has(shape, rr.Index):
-			return fmt.Errorf("bench: merge: %s: run #%d is not in its shard %s", path, rr.Index+1, sh)
-		case mine[rr.Index]:
-			return fmt.Errorf("bench: merge: %s: holds run #%d twice: not a report bench writes", path, rr.Index+1)
-		case rr.Agent == "":
-			return fmt.Errorf("bench: merge: %s: run #%d has no agent: not a report bench writes", path, rr.Index+1)
-		}
-		mine[rr.Index] = true
+	// Its runs lie in its plan and shard, each once (as compare checks
+	// each of its inputs).
+	if err := checkRuns("merge", path, r.Planned, r.Shard, r.Shape, r.Runs); err != nil {
+		return err
 	}
 	if m.seed == 0 {
 		m.seed = r.Seed
