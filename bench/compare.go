@@ -120,8 +120,10 @@ type DiffReport struct {
 // Diff compares NEW against BASE per agent × model and per agent × model
 // × task. Two reports are comparable when they hold the same agent ×
 // model × task cells (the prompts or the agents' versions may differ:
-// that is what is being compared) and ran against the same model source
-// with the same permission mode and turn limit; otherwise the error
+// that is what is being compared) and ran under the same isolation
+// engine, against the same model source, with the same permission mode
+// and turn limit (a report of an earlier harness, which did not record
+// them, ran under none, with full access and no limit); otherwise the error
 // wraps ErrNotComparable and says what differs. A report bench cannot
 // have written (checkInput: more runs than its plan, an index twice or
 // outside its plan or shard) is refused first, naming its side.
@@ -153,6 +155,14 @@ func Diff(base, next *Report, o DiffOptions) (*DiffReport, error) {
 	}
 	if err := checkInput("NEW", next); err != nil {
 		return nil, err
+	}
+	// The same runs under another engine are another plan (the plan id
+	// hashes it, and merge refuses to mix them): a sandbox changes what
+	// an agent can reach and how fast it starts, so the difference would
+	// be the engine's, not NEW's.
+	if be, ne := base.conditions().engine, next.conditions().engine; be != ne {
+		return nil, fmt.Errorf("%w: BASE ran under --isolate %s, NEW under --isolate %s: the runs of two engines are not the same condition",
+			ErrNotComparable, be, ne)
 	}
 	if base.Mock != next.Mock {
 		// A scripted model's pass rate, cost and time say nothing of the
@@ -189,6 +199,23 @@ func Diff(base, next *Report, o DiffOptions) (*DiffReport, error) {
 			ErrNothingToCompare, ranOf(base.Runs), len(base.Runs), ranOf(next.Runs), len(next.Runs))
 	}
 	return d, nil
+}
+
+// ReadCompareInput reads the JSON report at path as merge reads a report
+// input (readMergeReport): as a stream, decoding at most its planned
+// runs (else MaxRuns) and skipping its groups and comparisons, so a file
+// of any size costs no more than its plan. A report holding more runs
+// than that is refused as merge refuses it. The Report returned has what
+// Diff reads (plan, conditions, shard, shape, seed and runs), not the
+// aggregates, which Diff recomputes.
+func ReadCompareInput(path string) (*Report, error) {
+	r, err := readMergeReport(path)
+	if err != nil {
+		return nil, fmt.Errorf("bench: compare: %w", err)
+	}
+	return &Report{PlanID: r.PlanID, Planned: r.Planned, Isolate: r.Isolate, Mock: r.Mock,
+		Permissions: r.Permissions, MaxTurns: r.MaxTurns, Shard: r.Shard, Shape: r.Shape,
+		Seed: r.Seed, Started: r.Started, WallMS: r.WallMS, Runs: r.Runs}, nil
 }
 
 // conditions are what r's plan asked of its runs, as merge reads them:

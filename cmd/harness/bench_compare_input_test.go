@@ -45,7 +45,7 @@ func TestBenchCompareRefusesWhatMergeRefuses(t *testing.T) {
 	for name, tc := range map[string]struct {
 		next, want string
 	}{
-		"copied-runs": {write("copied", "", half, 8), "bench: compare: NEW: 40 runs of a plan of 8: more than its plan has"},
+		"copied-runs": {write("copied", "", half, 8), "not a bench JSON report: more than 8 runs: more than its plan has"},
 		"read-only":   {write("ro", "read-only", half, 0), "BASE ran with --permissions full-access and no --max-turns, NEW with --permissions read-only"},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -41,14 +41,16 @@ func (f *benchScaleFlags) store(e *env, rep *bench.Report) {
 }
 
 // loadReport reads a report given as a results directory (merged), a
-// JSON report file, or the id of a stored report.
+// JSON report file, or the id of a stored report. A file is read as
+// merge reads one (bench.ReadCompareInput), never whole: its runs up to
+// its plan's, its groups skipped.
 func loadReport(arg string) (*bench.Report, error) {
 	st, err := os.Stat(arg)
 	switch {
 	case err == nil && st.IsDir():
 		return bench.Merge([]string{arg})
 	case err == nil:
-		return bench.ReadReport(arg)
+		return bench.ReadCompareInput(arg)
 	case errors.Is(err, os.ErrNotExist):
 		if r, lerr := bench.LoadReport(arg); lerr == nil {
 			return r, nil
