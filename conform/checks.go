@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/agentharness/harness/event"
-	"github.com/agentharness/harness/internal/procstat"
 	"github.com/agentharness/harness/mockmodel"
 	"github.com/agentharness/harness/process"
 )
@@ -391,25 +390,12 @@ func (r *Run) checkProcesses() (string, string) {
 			continue
 		}
 		cwd, _ := os.Readlink("/proc/" + e.Name() + "/cwd")
-		if (r.marker != "" && environHas(pid, r.marker)) || cwd == r.Workdir || strings.HasPrefix(cwd, r.Workdir+"/") {
+		if (r.marker != "" && process.EnvironHas(pid, r.marker)) || cwd == r.Workdir || strings.HasPrefix(cwd, r.Workdir+"/") {
 			args, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
 			return fail("process %d (%s) of the run is still alive", pid, strings.ReplaceAll(strings.TrimSuffix(string(args), "\x00"), "\x00", " "))
 		}
 	}
 	return pass()
-}
-
-// environHas reports whether pid's initial environment holds the entry
-// kv ("KEY=VALUE"). A process whose main thread has exited shows an empty
-// environ: another of its threads still has it.
-func environHas(pid int, kv string) bool {
-	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
-	if len(b) == 0 {
-		if tid := procstat.OtherThread(pid); tid != 0 {
-			b, _ = os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + strconv.Itoa(tid) + "/environ")
-		}
-	}
-	return slices.Contains(strings.Split(string(b), "\x00"), kv)
 }
 
 func sortedKeys[V any](m map[string]V) []string {

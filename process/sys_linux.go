@@ -212,6 +212,13 @@ func orphansOf(marker []byte, known map[int]uint64) (ours, others []procStat) {
 	return ours, others
 }
 
+// EnvironHas reports whether process pid's initial environment
+// (/proc/PID/environ, else another thread's when its main thread has
+// exited) holds the entry kv ("KEY=VALUE"); false when it cannot be read.
+// It is how a run's processes are known by a marker they inherit, for the
+// supervisor and for conform alike.
+func EnvironHas(pid int, kv string) bool { return environHas(pid, []byte(kv+"\x00")) }
+
 // environHas reports whether pid's initial environment holds entry (a
 // "KEY=VALUE\x00" string).
 func environHas(pid int, entry []byte) bool {

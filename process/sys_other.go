@@ -40,6 +40,9 @@ func (st procStat) dead() bool { return st.state == 'Z' }
 
 func descendants(int) []procStat { return nil }
 
+// EnvironHas reports false: there is no /proc to read an environment from.
+func EnvironHas(int, string) bool { return false }
+
 func orphansOf([]byte, map[int]uint64) (ours, others []procStat) { return nil, nil }
 
 func (p *Proc) killRun(bool) { p.signalGroup(syscall.SIGKILL) }
