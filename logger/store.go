@@ -210,11 +210,6 @@ func LoadChecked(dir, run string) (Meta, *MetaError, error) {
 	return m, why, nil
 }
 
-func loadMeta(dir, id string) Meta {
-	m, _ := loadMetaWhy(dir, id)
-	return m
-}
-
 func loadMetaWhy(dir, id string) (Meta, *MetaError) {
 	m, why, _ := readMetaWhy(dir, id)
 	m, _ = settle(dir, m, why == nil)
@@ -396,16 +391,33 @@ func madeUpMeta(dir, id string) Meta {
 // List returns the meta of every run in dir, newest first (by Start, then
 // by id, which for ULID ids is creation order). A missing dir is no runs.
 func List(dir string) ([]Meta, error) {
+	out, _, err := ListChecked(dir)
+	return out, err
+}
+
+// ListChecked is List, and also says, by run id, why each meta it made
+// up rather than read from the run's meta file is made up (LoadChecked's
+// *MetaError): runs whose meta is the file's are not in it. It reads no
+// more than List.
+func ListChecked(dir string) ([]Meta, map[string]*MetaError, error) {
 	ids, err := runIDs(dir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out := make([]Meta, 0, len(ids))
+	var whys map[string]*MetaError
 	for _, id := range ids {
-		out = append(out, loadMeta(dir, id))
+		m, why := loadMetaWhy(dir, id)
+		if why != nil {
+			if whys == nil {
+				whys = make(map[string]*MetaError)
+			}
+			whys[m.Run] = why
+		}
+		out = append(out, m)
 	}
 	sortMetas(out)
-	return out, nil
+	return out, whys, nil
 }
 
 // MaxReplayWait bounds each wait of Replay: a pause longer than this (at

@@ -83,9 +83,17 @@ func (c *sessionsListCmd) Run(e *env, parent *sessionsCmd) error {
 	if err != nil {
 		return err
 	}
-	metas, err := logger.List(dir)
+	metas, whys, err := logger.ListChecked(dir)
 	if err != nil {
 		return withStatus(exitAgentFailed, err)
+	}
+	// A damaged meta's run is listed as rebuilt from its event log (no
+	// prompt): said on stderr, as show says it, so stdout stays the list.
+	for _, m := range metas {
+		if why := whys[m.Run]; why != nil && !errors.Is(why, fs.ErrNotExist) {
+			fmt.Fprintf(e.Stderr, "harness: warning: sessions list: run %s: its meta %s does not decode (%s): listed is a meta rebuilt from its event log\n",
+				termSafe(m.Run), oneLine(why.Path), oneLine(why.Err.Error()))
+		}
 	}
 	return printList(e, c.JSON, metas, "RUN\tAGENT\tSTATUS\tSTART\tDURATION\tPROMPT", func(m logger.Meta) string {
 		dur := ""
