@@ -121,6 +121,13 @@ type Stream struct {
 	lastText    string
 	lastCut     bool // lastText was cut (its message's Truncated)
 	deltaText   strings.Builder
+	// answerText, answerCut and answerDelta are lastText, lastCut and
+	// deltaText as of the latest report with no text that was not an
+	// earlier one again (Result.Again): that text's fallback once
+	// messages followed the report.
+	answerText  string
+	answerCut   bool
+	answerDelta string
 	nativeN     int64
 	// garbageAt is the native line (nativeN) whose garbage usage was last
 	// warned of: its per-call event and the terminal report it also fed
@@ -598,6 +605,9 @@ func (s *Stream) keepResult(r *Result) {
 	if dropped {
 		s.warnGarbage()
 	}
+	if cp.Text == "" && !cp.Again {
+		s.answerText, s.answerCut, s.answerDelta = s.lastText, s.lastCut, s.deltaText.String()
+	}
 	if s.agent != nil {
 		// Several terminal reports (one per turn): the latest wins, but
 		// keep what an earlier one knew and the later one lacks.
@@ -991,9 +1001,15 @@ func (s *Stream) buildResult(status string, o Outcome) *Result {
 		// cancelled) they may be a sentence half said, and in a turn it
 		// reports failed, its error (claude-agent-acp streams an API error
 		// as text before it answers the prompt with it).
-		r.Text, r.TextTruncated = s.lastText, s.lastCut
+		text, cut, delta := s.lastText, s.lastCut, s.deltaText.String()
+		if s.agent != nil && s.agent.Again {
+			// What followed the answer (a turn the agent began by
+			// itself) is not its text.
+			text, cut, delta = s.answerText, s.answerCut, s.answerDelta
+		}
+		r.Text, r.TextTruncated = text, cut
 		if r.Text == "" && s.agent != nil && s.agent.Status == ResultSuccess {
-			r.Text = s.deltaText.String()
+			r.Text = delta
 		}
 	}
 	s.capText(&r.Text, &r.TextTruncated)

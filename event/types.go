@@ -497,6 +497,11 @@ type Result struct {
 	// DurationNative says DurationMS is the agent's own (reported, or the
 	// span of its timestamps), kept by harness parse even when 0.
 	DurationNative bool `json:"-"`
+	// Again says the report is an earlier one's again, with the usage and
+	// cost of what followed it (adapters/claude: a turn the CLI began by
+	// itself after a run's answer): the answer is still that earlier
+	// report's, so a Text left empty falls back to what preceded it.
+	Again bool `json:"-"`
 }
 
 // Stats counts what a run read and wrote.

@@ -591,6 +591,7 @@ func (c *Conversation) Parse(dst []event.Body, line []byte) ([]event.Body, bool)
 					// holds is a turn of its own: its usage is counted
 					// from here.
 					a := *r
+					a.Again = true // each copy of it the stream gets is this answer again
 					c.runAnswer = &a
 					c.p.emitted, c.p.left = event.Usage{}, event.Usage{}
 				}
