@@ -34,7 +34,15 @@ const endsProbe = 16 << 10
 // A log that is not a regular file is refused (ErrNotRegular), as
 // OpenFile does. The file may grow while it is read: the lines are those
 // of the size it had when opened.
-func ReadEnds(dir, id string, window int) (Ends, error) {
+func ReadEnds(dir, id string, window int) (Ends, error) { return readEnds(dir, id, window, true) }
+
+// ReadLast is ReadEnds without the first line (First is nil), for a
+// reader that wants only the result: it reads nothing of the log's head,
+// which may take up to window bytes to find no newline in.
+func ReadLast(dir, id string, window int) (Ends, error) { return readEnds(dir, id, window, false) }
+
+// readEnds is ReadEnds, reading the first line only when first is set.
+func readEnds(dir, id string, window int, first bool) (Ends, error) {
 	f, err := OpenFile(dir, id, ExtEvents)
 	if err != nil {
 		return Ends{}, fmt.Errorf("logger: %w", err)
@@ -46,17 +54,19 @@ func ReadEnds(dir, id string, window int) (Ends, error) {
 	}
 	e := Ends{Size: fi.Size()}
 	var buf []byte
-	for _, w := range windows(window) {
-		n := min(int64(w)+1, e.Size)
-		if buf, err = readAt(f, buf, n, 0); err != nil {
-			return Ends{}, err
-		}
-		if i := bytes.IndexByte(buf, '\n'); i >= 0 {
-			e.First = bytes.Clone(buf[:i])
-			break
-		}
-		if n == e.Size {
-			break // no newline in the log
+	if first {
+		for _, w := range windows(window) {
+			n := min(int64(w)+1, e.Size)
+			if buf, err = readAt(f, buf, n, 0); err != nil {
+				return Ends{}, err
+			}
+			if i := bytes.IndexByte(buf, '\n'); i >= 0 {
+				e.First = bytes.Clone(buf[:i])
+				break
+			}
+			if n == e.Size {
+				break // no newline in the log
+			}
 		}
 	}
 	for _, w := range windows(window) {

@@ -232,13 +232,14 @@ func settle(dir string, m Meta, stored bool) (Meta, bool) {
 	if stored && m.Status != StatusRunning && m.Status != StatusLost {
 		return m, false // final: Close wrote it from the result
 	}
-	if stored && !endsWithNewline(dir, m.Run) {
-		// A stored meta wants only the result, and a log whose last line
-		// is unfinished has none: ReadEnds would read up to a line's cap
-		// of its head for a first line no one uses.
-		return m, false
+	// A stored meta wants only the result: the head of a log with no
+	// newline would be read up to a line's cap for a first line no one
+	// uses.
+	read := ReadEnds
+	if stored {
+		read = ReadLast
 	}
-	ends, err := ReadEnds(dir, m.Run, event.MaxLineBytes)
+	ends, err := read(dir, m.Run, event.MaxLineBytes)
 	if err != nil {
 		return m, false
 	}
@@ -276,23 +277,6 @@ func settle(dir string, m Meta, stored bool) (Meta, bool) {
 		m.End = time.UnixMilli(last.TS)
 	}
 	return m, true
-}
-
-// endsWithNewline reports whether run id's event log ends with a newline,
-// reading its last byte only.
-func endsWithNewline(dir, id string) bool {
-	f, err := OpenFile(dir, id, ExtEvents)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil || fi.Size() == 0 {
-		return false
-	}
-	var b [1]byte
-	_, err = f.ReadAt(b[:], fi.Size()-1)
-	return err == nil && b[0] == '\n'
 }
 
 // readMetaFile is loadMeta; stored is false when the meta file could not be
