@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/agentharness/harness"
 )
 
 // ErrNotComparable is returned by Diff when two reports were not run on
@@ -231,7 +229,7 @@ func (r *Report) conditions() conditions {
 // flip a verdict; merge refuses such a report, and so does compare.
 func checkInput(side string, r *Report) error {
 	c := r.conditions()
-	if c.permissions != harness.FullAccess && c.permissions != harness.ReadOnly || c.maxTurns < 0 {
+	if !c.agentLimitsValid() {
 		return fmt.Errorf("bench: compare: %s: permissions %q, max turns %d: not a report bench writes", side, c.permissions, c.maxTurns)
 	}
 	return checkRuns("compare", side, r.Planned, r.Shard, r.Shape, r.Runs)

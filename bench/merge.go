@@ -10,8 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"time"
-
-	"github.com/agentharness/harness"
 )
 
 // ErrPlanMismatch is returned when inputs that must share a plan do not.
@@ -90,7 +88,7 @@ func (m *merger) plan(id, from string, planned int, c conditions) error {
 	if planned < 1 || planned > maxRuns {
 		return fmt.Errorf("bench: merge: %s: a plan of %d runs: not a plan bench makes (1 to %d)", from, planned, maxRuns)
 	}
-	if c.permissions != harness.FullAccess && c.permissions != harness.ReadOnly || c.maxTurns < 0 {
+	if !c.agentLimitsValid() {
 		return fmt.Errorf("bench: merge: %s: permissions %q, max turns %d: not a plan bench makes", from, c.permissions, c.maxTurns)
 	}
 	if m.planID == "" {

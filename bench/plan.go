@@ -235,6 +235,12 @@ func (p Plan) conditions() conditions {
 		permissions: cmp.Or(p.Permissions, harness.FullAccess), maxTurns: p.MaxTurns}
 }
 
+// agentLimitsValid reports whether c's permission mode and turn limit
+// are ones bench runs with: what merge and compare hold a report to.
+func (c conditions) agentLimitsValid() bool {
+	return (c.permissions == harness.FullAccess || c.permissions == harness.ReadOnly) && c.maxTurns >= 0
+}
+
 // specsID hashes the expanded plan run under conditions c (see Plan.ID).
 func specsID(specs []Spec, c conditions) string {
 	type row struct {
