@@ -46,7 +46,7 @@ func TestConformACPProbeKeepsRunVersion(t *testing.T) {
 			bin := filepath.Join(home, name)
 			require.NoError(t, execfile.Write(bin, []byte(tc.script), 0o755))
 			ct := &conformTarget{Agent: "claude", Protocol: conform.ACP, Binary: bin}
-			require.NoError(t, ct.probe())
+			require.NoError(t, ct.probe(nil))
 			require.Empty(t, ct.Version)
 			want := ""
 			if tc.notRun != "" {

@@ -178,7 +178,7 @@ func (c *conformCmd) targets(e *env) ([]*conformTarget, error) {
 			// Over ACP the binary is the ACP server's (claude-agent-acp,
 			// codex-acp, or gemini's and opencode's CLI): each answers
 			// --version, so a hanging one is told as a hanging CLI is.
-			if err := t.probeOnce(probed); err != nil {
+			if err := t.probe(probed); err != nil {
 				return nil, err
 			}
 			if p == conform.CLI {
@@ -193,22 +193,20 @@ func (c *conformCmd) targets(e *env) ([]*conformTarget, error) {
 	return out, nil
 }
 
-// probe asks the target's binary its --version: Version when it prints
-// one (isVersion) over the CLI (over ACP the header's version is the
-// run's session_start's), NotRun when it does not answer within
-// probeBound or fails, over either protocol. The error is
-// errProbeInterrupted only: the caller stops (exit 130).
-func (t *conformTarget) probe() error { return t.probeOnce(nil) }
-
 // versionAnswer is what a binary answered to --version (probeVersion).
 type versionAnswer struct {
 	out string
 	err error
 }
 
-// probeOnce is probe, asking a binary seen holds no answer of and
-// keeping its answer there; a nil seen keeps nothing.
-func (t *conformTarget) probeOnce(seen map[string]versionAnswer) error {
+// probe asks the target's binary its --version, unless seen holds its
+// answer already (one binary, gemini's or opencode's, serves both
+// protocols), and keeps the answer there (a nil seen keeps nothing):
+// Version when it prints one (isVersion) over the CLI (over ACP the
+// header's version is the run's session_start's), NotRun when it does
+// not answer within probeBound or fails, over either protocol. The error
+// is errProbeInterrupted only: the caller stops (exit 130).
+func (t *conformTarget) probe(seen map[string]versionAnswer) error {
 	a, ok := seen[t.Binary]
 	if !ok {
 		a.out, a.err = probeVersion(t.Binary)

@@ -155,7 +155,7 @@ func TestVersionLineIsAVersion(t *testing.T) {
 			r := invoke(t, "", "check", "claude", "--binary", bin)
 			require.Contains(t, r.stdout, strings.ReplaceAll(tc.line, "BIN", bin))
 			ct := &conformTarget{Agent: "claude", Protocol: conform.CLI, Binary: bin}
-			require.NoError(t, ct.probe())
+			require.NoError(t, ct.probe(nil))
 			require.Equal(t, tc.version, ct.Version)
 			require.Empty(t, ct.NotRun)
 			var hdr bytes.Buffer
