@@ -41,7 +41,8 @@ func (c *sessionsCmd) dir(e *env) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return s.logDir(e), checkLogDir(s.logDir(e))
+	dir := s.logDir(e)
+	return dir, checkLogDir(dir)
 }
 
 // checkLogDir refuses a session log directory that is something else (a
@@ -90,10 +91,7 @@ func (c *sessionsListCmd) Run(e *env, parent *sessionsCmd) error {
 	// A damaged meta's run is listed as rebuilt from its event log (no
 	// prompt): said on stderr, as show says it, so stdout stays the list.
 	for _, m := range metas {
-		if why := whys[m.Run]; why != nil && !errors.Is(why, fs.ErrNotExist) {
-			fmt.Fprintf(e.Stderr, "harness: warning: sessions list: run %s: its meta %s does not decode (%s): listed is a meta rebuilt from its event log\n",
-				termSafe(m.Run), oneLine(why.Path), oneLine(why.Err.Error()))
-		}
+		warnMadeUpMeta(e, "list", "listed", m.Run, whys[m.Run])
 	}
 	return printList(e, c.JSON, metas, "RUN\tAGENT\tSTATUS\tSTART\tDURATION\tPROMPT", func(m logger.Meta) string {
 		dur := ""
@@ -124,11 +122,20 @@ func (c *sessionsShowCmd) Run(e *env, parent *sessionsCmd) error {
 	}
 	// What is shown then lacks the fields only the file has (the prompt,
 	// argv, permissions): said, so that it is not taken for the run's.
-	if why != nil && !errors.Is(why, fs.ErrNotExist) {
-		fmt.Fprintf(e.Stderr, "harness: warning: sessions show: run %s: its meta %s does not decode (%s): shown is a meta rebuilt from its event log\n",
-			termSafe(m.Run), oneLine(why.Path), oneLine(why.Err.Error()))
-	}
+	warnMadeUpMeta(e, "show", "shown", m.Run, why)
 	return writeJSON(e, m)
+}
+
+// warnMadeUpMeta says on stderr, for sessions cmd, that the meta of run
+// (shown: what cmd did with it) is rebuilt from its event log because its
+// file does not decode (why); nothing when why is nil or the file is only
+// not there yet (a run just starting).
+func warnMadeUpMeta(e *env, cmd, shown, run string, why *logger.MetaError) {
+	if why == nil || errors.Is(why, fs.ErrNotExist) {
+		return
+	}
+	fmt.Fprintf(e.Stderr, "harness: warning: sessions %s: run %s: its meta %s does not decode (%s): %s is a meta rebuilt from its event log\n",
+		cmd, termSafe(run), oneLine(why.Path), oneLine(why.Err.Error()), shown)
 }
 
 type sessionsReplayCmd struct {
