@@ -1,9 +1,7 @@
 package harness_test
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"os"
 	"testing"
 	"time"
@@ -30,37 +28,7 @@ func init() { fakeagent.Register(claudeBgEmpty, runClaudeBgEmpty) }
 // last reply had no text); at the end of its stdin the command ends and
 // the CLI answers that in a turn of its own, with a text, and exits 0.
 func runClaudeBgEmpty([]string) int {
-	out := json.NewEncoder(os.Stdout)
-	in := bufio.NewScanner(os.Stdin)
-	init := map[string]any{"type": "system", "subtype": "init", "session_id": "bg-2", "model": "fake-model", "cwd": "."}
-	for in.Scan() {
-		var m struct{ Type, UUID string }
-		if json.Unmarshal(in.Bytes(), &m) != nil || m.Type != "user" {
-			continue
-		}
-		for _, state := range []string{"queued", "started"} {
-			out.Encode(map[string]any{"type": "command_lifecycle", "command_uuid": m.UUID, "state": state, "session_id": "bg-2"})
-		}
-		out.Encode(init)
-		out.Encode(map[string]any{"type": "system", "subtype": "background_tasks_changed", "tasks": []map[string]string{{"task_id": "t1"}}, "session_id": "bg-2"})
-		out.Encode(assistant("msg_1", "Starting it.", 10))
-		if os.Getenv(claudeBgEmptyTool) == "1" {
-			out.Encode(map[string]any{"type": "assistant", "parent_tool_use_id": nil, "message": map[string]any{"id": "msg_1",
-				"content": []map[string]any{{"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": map[string]any{"command": "job &"}}}}})
-			out.Encode(map[string]any{"type": "user", "parent_tool_use_id": nil, "message": map[string]any{"role": "user",
-				"content": []map[string]any{{"type": "tool_result", "tool_use_id": "toolu_1", "content": "started"}}}})
-		}
-		out.Encode(map[string]any{"type": "result", "subtype": "success", "is_error": false, "result": "", "session_id": "bg-2",
-			"num_turns": 1, "total_cost_usd": 0.1, "usage": map[string]int{"input_tokens": 10, "output_tokens": 5}})
-	}
-	out.Encode(map[string]any{"type": "system", "subtype": "task_notification", "task_id": "t1", "status": "completed", "session_id": "bg-2"})
-	out.Encode(map[string]any{"type": "system", "subtype": "background_tasks_changed", "tasks": []any{}, "session_id": "bg-2"})
-	out.Encode(init)
-	out.Encode(assistant("msg_2", "The job is done.", 7))
-	out.Encode(map[string]any{"type": "result", "subtype": "success", "is_error": false, "result": "The job is done.", "session_id": "bg-2",
-		"num_turns": 1, "total_cost_usd": 0.25, "origin": map[string]string{"kind": "task-notification"},
-		"usage": map[string]int{"input_tokens": 7, "output_tokens": 3}})
-	return 0
+	return claudeBgTurns{session: "bg-2", said: "Starting it.", tool: os.Getenv(claudeBgEmptyTool) == "1"}.play()
 }
 
 // TestClaudeRunOwnTurnEmptyAnswer: a one-prompt run over stream-json

@@ -39,31 +39,54 @@ func init() {
 // Claude Code 2.1.329 does at the end of its input with a background
 // command running.
 func runClaudeBg([]string) int {
+	bg := claudeBgTurns{session: "bg-1", said: "Started it.", answer: "Started it."}
+	if d, err := time.ParseDuration(os.Getenv(claudeBgPause)); err == nil {
+		bg.pause = d
+	}
+	return bg.play()
+}
+
+// claudeBgTurns is how a claudeBg-like fake plays its turns: its session
+// id, what the prompt's turn says and its result's text, whether that
+// turn ends in a tool call, and the pause in the turn of its own.
+type claudeBgTurns struct {
+	session, said, answer string
+	tool                  bool
+	pause                 time.Duration
+}
+
+// play is the fake: the prompt's turn on each user line, then, at the
+// end of its stdin, the turn of its own (see runClaudeBg).
+func (bg claudeBgTurns) play() int {
 	out := json.NewEncoder(os.Stdout)
 	in := bufio.NewScanner(os.Stdin)
-	init := map[string]any{"type": "system", "subtype": "init", "session_id": "bg-1", "model": "fake-model", "cwd": "."}
+	init := map[string]any{"type": "system", "subtype": "init", "session_id": bg.session, "model": "fake-model", "cwd": "."}
 	for in.Scan() {
 		var m struct{ Type, UUID string }
 		if json.Unmarshal(in.Bytes(), &m) != nil || m.Type != "user" {
 			continue
 		}
 		for _, state := range []string{"queued", "started"} {
-			out.Encode(map[string]any{"type": "command_lifecycle", "command_uuid": m.UUID, "state": state, "session_id": "bg-1"})
+			out.Encode(map[string]any{"type": "command_lifecycle", "command_uuid": m.UUID, "state": state, "session_id": bg.session})
 		}
 		out.Encode(init)
-		out.Encode(map[string]any{"type": "system", "subtype": "background_tasks_changed", "tasks": []map[string]string{{"task_id": "t1"}}, "session_id": "bg-1"})
-		out.Encode(assistant("msg_1", "Started it.", 10))
-		out.Encode(map[string]any{"type": "result", "subtype": "success", "is_error": false, "result": "Started it.", "session_id": "bg-1",
+		out.Encode(map[string]any{"type": "system", "subtype": "background_tasks_changed", "tasks": []map[string]string{{"task_id": "t1"}}, "session_id": bg.session})
+		out.Encode(assistant("msg_1", bg.said, 10))
+		if bg.tool {
+			out.Encode(map[string]any{"type": "assistant", "parent_tool_use_id": nil, "message": map[string]any{"id": "msg_1",
+				"content": []map[string]any{{"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": map[string]any{"command": "job &"}}}}})
+			out.Encode(map[string]any{"type": "user", "parent_tool_use_id": nil, "message": map[string]any{"role": "user",
+				"content": []map[string]any{{"type": "tool_result", "tool_use_id": "toolu_1", "content": "started"}}}})
+		}
+		out.Encode(map[string]any{"type": "result", "subtype": "success", "is_error": false, "result": bg.answer, "session_id": bg.session,
 			"num_turns": 1, "total_cost_usd": 0.1, "usage": map[string]int{"input_tokens": 10, "output_tokens": 5}})
 	}
-	out.Encode(map[string]any{"type": "system", "subtype": "task_notification", "task_id": "t1", "status": "completed", "session_id": "bg-1"})
-	out.Encode(map[string]any{"type": "system", "subtype": "background_tasks_changed", "tasks": []any{}, "session_id": "bg-1"})
+	out.Encode(map[string]any{"type": "system", "subtype": "task_notification", "task_id": "t1", "status": "completed", "session_id": bg.session})
+	out.Encode(map[string]any{"type": "system", "subtype": "background_tasks_changed", "tasks": []any{}, "session_id": bg.session})
 	out.Encode(init)
 	out.Encode(assistant("msg_2", "The job is done.", 7))
-	if d, err := time.ParseDuration(os.Getenv(claudeBgPause)); err == nil {
-		time.Sleep(d) // the agent's slowness, not a test's wait
-	}
-	out.Encode(map[string]any{"type": "result", "subtype": "success", "is_error": false, "result": "The job is done.", "session_id": "bg-1",
+	time.Sleep(bg.pause) // the agent's slowness, not a test's wait
+	out.Encode(map[string]any{"type": "result", "subtype": "success", "is_error": false, "result": "The job is done.", "session_id": bg.session,
 		"num_turns": 1, "total_cost_usd": 0.25, "origin": map[string]string{"kind": "task-notification"},
 		"usage": map[string]int{"input_tokens": 7, "output_tokens": 3}})
 	return 0
