@@ -95,13 +95,9 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithCancel(ctx)
 		defer cancel()
-		go func() {
-			select {
-			case <-s.quit:
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
+		// No goroutine of its own waits for the shutdown: AfterFunc
+		// starts one only then.
+		defer context.AfterFunc(s.quit, cancel)()
 	}
 	err = logger.Follow(ctx, s.cfg.Dir, id, opts, func(seq int64, line []byte) error {
 		top = max(top, seq)

@@ -15,6 +15,7 @@
 package serve
 
 import (
+	"context"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -84,8 +85,10 @@ type Server struct {
 	mu     sync.Mutex
 	live   map[string]*liveRun
 	closed bool
-	quit   chan struct{} // closed with closed: the streams of no live run end
-	wg     sync.WaitGroup
+	// quit is cancelled with closed: the streams of no live run end.
+	quit    context.Context
+	endQuit context.CancelFunc
+	wg      sync.WaitGroup
 }
 
 // New returns a Server for cfg.
@@ -112,7 +115,8 @@ func New(cfg Config) *Server {
 		}
 		cfg.KillAfter = 2*grace + 5*time.Second
 	}
-	s := &Server{cfg: cfg, live: map[string]*liveRun{}, quit: make(chan struct{})}
+	s := &Server{cfg: cfg, live: map[string]*liveRun{}}
+	s.quit, s.endQuit = context.WithCancel(context.Background())
 	if cfg.Bench != nil {
 		s.benches = &bench.Lister{Store: *cfg.Bench}
 	}
@@ -226,7 +230,7 @@ func (s *Server) Kill() {
 func (s *Server) shut() {
 	if !s.closed {
 		s.closed = true
-		close(s.quit)
+		s.endQuit()
 	}
 }
 
