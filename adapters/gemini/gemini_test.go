@@ -2,6 +2,7 @@ package gemini
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -491,13 +492,21 @@ func TestMillisAgreesWithTimeParse(t *testing.T) {
 			}
 		}
 	}
+	var shared clock // keeps the date of the case before
 	for _, s := range cases {
 		want := int64(0)
 		if tm, err := time.Parse(time.RFC3339Nano, s); err == nil && tm.UnixMilli() > 0 {
 			want = tm.UnixMilli()
 		}
-		require.Equal(t, want, millis(`"`+s+`"`), s)
+		require.Equal(t, want, new(clock).millis(`"`+s+`"`), s)
+		require.Equal(t, want, shared.millis(`"`+s+`"`), s)
 	}
+	// A timestamp with escapes is read as its text.
+	plain := new(clock).millis(`"2026-11-20T10:00:00.123Z"`)
+	require.NotZero(t, plain)
+	require.Equal(t, plain, new(clock).millis(`"2026-11-20T10:00:00.123\u005a"`))
+	require.Equal(t, plain, new(clock).millis(`"2026-11-20T10:00:00.12\u0033Z"`))
+	require.Zero(t, new(clock).millis(`"2026-11-20T10:00:00.12\\Z"`))
 }
 
 // TestUnsureContentGivesOnlyAnAgentPatch: Gemini CLI 0.61 does not say
@@ -536,4 +545,26 @@ func TestOverloadedHasItsStatus(t *testing.T) {
 	e := agentError("[API Error: The model is overloaded. Please try again later.]", true)
 	require.Equal(t, event.ClassOverloaded, e.Class)
 	require.Equal(t, 503, e.Status)
+}
+
+// TestOpenCallsActAsAMap: the slot and the map of open calls hold what a
+// plain map would, whatever the order of opens and closes, ids repeated.
+func TestOpenCallsActAsAMap(t *testing.T) {
+	var o openCalls
+	want := map[string]call{}
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range 2000 {
+		id := strconv.Itoa(r.IntN(3))
+		if r.IntN(2) == 0 {
+			c := call{name: fmt.Sprint("call ", i), startMS: int64(i)}
+			o.put(id, c)
+			want[id] = c
+			continue
+		}
+		got, ok := o.take(id)
+		w, wok := want[id]
+		delete(want, id)
+		require.Equal(t, wok, ok, "step %d", i)
+		require.Equal(t, w, got, "step %d", i)
+	}
 }

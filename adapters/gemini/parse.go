@@ -25,7 +25,8 @@ type call struct {
 	startMS int64 // the tool_use's timestamp, 0 when unknown
 	// edit is what a write_file or replace asked for, nil for other
 	// tools. A pointer keeps call within the 128 bytes a map stores in
-	// place: a larger value is allocated on every insert into p.open.
+	// place: a larger value is allocated on every insert into p.open's
+	// map.
 	edit *edit
 }
 
@@ -33,12 +34,12 @@ type parser struct {
 	readahead.TwoStep[line] // Parse, and read-ahead: read then apply
 
 	session  string
-	open     map[string]call // by tool_id
-	lastText string          // the last complete assistant message
-	lastCut  bool            // lastText was cut at event.MaxTextBytes
-	initMS   int64           // the init line's timestamp
-	wall     bool            // durations are left to the caller's clock (UseWallClock)
-	files    files           // file contents the stream showed in full
+	open     openCalls // by tool_id
+	lastText string    // the last complete assistant message
+	lastCut  bool      // lastText was cut at event.MaxTextBytes
+	initMS   int64     // the init line's timestamp
+	wall     bool      // durations are left to the caller's clock (UseWallClock)
+	files    files     // file contents the stream showed in full
 
 	// ended holds the tool_ids of the last calls that ended: a
 	// tool_result for one of them again is the same result twice, not a
@@ -46,6 +47,7 @@ type parser struct {
 	ended recentIDs
 
 	stamps stamps.Span // of the lines understood
+	clock  clock       // reads their timestamps
 
 	// The current run of assistant deltas, as one attempt of the model:
 	// deltas holds its chunks, replay the position reached by a stream
@@ -63,7 +65,7 @@ type parser struct {
 }
 
 func newParser() *parser {
-	p := &parser{open: map[string]call{}, replay: -1, ended: recentIDs{seed: maphash.MakeSeed()}, files: files{Files: known.New(known.MaxFile, known.MaxTotal, known.ForgetOthers)}}
+	p := &parser{replay: -1, ended: recentIDs{seed: maphash.MakeSeed()}, files: files{Files: known.New(known.MaxFile, known.MaxTotal, known.ForgetOthers)}}
 	p.TwoStep = readahead.New(p.read, p.apply)
 	return p
 }
@@ -161,7 +163,7 @@ func (p *parser) applyLine(dst []event.Body, l *line) ([]event.Body, bool) {
 	case "init":
 		dst = p.endRun(dst)
 		p.session = jsonscan.Str(l.session)
-		p.initMS = millis(l.timestamp)
+		p.initMS = p.clock.millis(l.timestamp)
 		return append(dst, &event.SessionStart{SessionID: p.session, Model: jsonscan.Str(l.model)}), true
 	case "tool_use":
 		dst = p.endRun(dst)
@@ -170,7 +172,7 @@ func (p *parser) applyLine(dst []event.Body, l *line) ([]event.Body, bool) {
 		return append(dst, p.toolUse(l)), true
 	case "tool_result":
 		id := toolID(l)
-		c, ok := p.open[id]
+		c, ok := p.open.take(id)
 		if !ok && p.ended.has(id) {
 			// The result of a call that already ended, repeated: dropped
 			// silently, as Claude's parser does; it ends no text run either.
@@ -239,7 +241,7 @@ func (p *parser) delta(dst []event.Body, text, ts string) []event.Body {
 		case p.replay < d.n() && d.is(p.replay, text):
 			p.replay++
 			return p.replayed(dst)
-		case p.replay == d.n() && d.is(0, text) && mayRetry(prevTS, ts):
+		case p.replay == d.n() && d.is(0, text) && p.mayRetry(prevTS, ts):
 			p.replay = 1 // yet another attempt
 			return p.replayed(dst)
 		case p.replay == d.n():
@@ -253,7 +255,7 @@ func (p *parser) delta(dst []event.Body, text, ts string) []event.Body {
 			p.replay = -1
 			dst = append(dst, &event.TextDelta{Text: held})
 		}
-	} else if d.n() > 0 && d.is(0, text) && mayRetry(prevTS, ts) {
+	} else if d.n() > 0 && d.is(0, text) && p.mayRetry(prevTS, ts) {
 		p.replay = 1
 		return p.replayed(dst)
 	}
@@ -264,8 +266,8 @@ func (p *parser) delta(dst []event.Body, text, ts string) []event.Body {
 // mayRetry reports whether a chunk stamped cur may start a retry of the
 // attempt whose last chunk was stamped prev: retryGap or more later, or
 // either time unknown (a capture without timestamps folds as before).
-func mayRetry(prev, cur string) bool {
-	a, b := millis(prev), millis(cur)
+func (p *parser) mayRetry(prev, cur string) bool {
+	a, b := p.clock.millis(prev), p.clock.millis(cur)
 	return a == 0 || b == 0 || b-a >= retryGap
 }
 
@@ -386,7 +388,7 @@ func (p *parser) toolUse(l *line) *event.ToolStart {
 	}
 	c := call{name: name, kind: ts.Kind}
 	if !p.wall {
-		c.startMS = millis(l.timestamp)
+		c.startMS = p.clock.millis(l.timestamp)
 	}
 	switch ts.Kind {
 	case event.KindShell:
@@ -403,18 +405,17 @@ func (p *parser) toolUse(l *line) *event.ToolStart {
 	// A shell command or another agent's tool may change any file: what
 	// was seen of them no longer holds.
 	p.files.TouchedBy(ts.Kind)
-	p.open[id] = c
+	p.open.put(id, c)
 	return ts
 }
 
-// toolResult ends the call id, c when it is open (ok).
+// toolResult ends the call id, c when it was open (ok).
 func (p *parser) toolResult(l *line, id string, c call, ok bool) *event.ToolEnd {
-	delete(p.open, id)
 	p.ended.add(id) // an unmatched one too: the stream starts and ends it
 	te := &event.ToolEnd{CallID: id, Status: event.StatusOK, Output: jsonscan.Str(l.output)}
 	if ok {
 		te.Name, te.Kind, te.Paths = c.name, c.kind, c.paths
-		if end := millis(l.timestamp); !p.wall && c.startMS > 0 && end >= c.startMS {
+		if end := p.clock.millis(l.timestamp); !p.wall && c.startMS > 0 && end >= c.startMS {
 			te.DurationMS, te.DurationNative = end-c.startMS, true
 		}
 	} else {
@@ -446,6 +447,48 @@ func (p *parser) toolResult(l *line, id string, c call, ok bool) *event.ToolEnd 
 		}
 	}
 	return te
+}
+
+// openCalls holds the calls between their tool_use and their
+// tool_result. Gemini runs one call at a time: the open call has a slot
+// of its own, and a map holds the calls only while several are open. A
+// map's insert, lookup and delete for every call cost 2.2 % of a gemini
+// parse's instructions (the delete that empties a map draws it a new
+// seed).
+type openCalls struct {
+	used bool   // the slot holds call id
+	id   string // of the call in the slot
+	call call
+	more map[string]call // by tool_id; empty while the slot is used
+}
+
+// put opens call id, in place of an open call of the same id.
+func (o *openCalls) put(id string, c call) {
+	if o.used && o.id == id || !o.used && len(o.more) == 0 {
+		o.used, o.id, o.call = true, id, c
+		return
+	}
+	if o.more == nil {
+		o.more = map[string]call{}
+	}
+	if o.used {
+		o.more[o.id] = o.call
+		o.used, o.id, o.call = false, "", call{}
+	}
+	o.more[id] = c
+}
+
+// take closes call id and returns it, ok when it was open.
+func (o *openCalls) take(id string) (c call, ok bool) {
+	if o.used && o.id == id {
+		c = o.call
+		o.used, o.id, o.call = false, "", call{}
+		return c, true
+	}
+	if c, ok = o.more[id]; ok {
+		delete(o.more, id)
+	}
+	return c, ok
 }
 
 // recentIDs holds the hashes of the last len(hashes) ids added: a fixed
@@ -592,7 +635,7 @@ func (p *parser) result(dst []event.Body, l *line) []event.Body {
 		// reports none, or a negative one.
 		if jsonscan.IsNumber(duration) && duration[0] != '-' {
 			r.DurationMS, r.DurationNative = jsonscan.Int(duration), true
-		} else if end := millis(l.timestamp); p.initMS > 0 && end >= p.initMS {
+		} else if end := p.clock.millis(l.timestamp); p.initMS > 0 && end >= p.initMS {
 			r.DurationMS, r.DurationNative = end-p.initMS, true
 		}
 	}
@@ -622,11 +665,28 @@ func (p *parser) result(dst []event.Body, l *line) []event.Body {
 	return append(dst, r)
 }
 
-// millis reads an ISO 8601 timestamp as Unix milliseconds, 0 when it is
-// missing or malformed.
-func millis(raw string) int64 {
+// clock reads Gemini's timestamps as Unix milliseconds. It keeps the
+// last date it worked out: a run's lines are nearly all of one day, and
+// the date (its checks and time.Date) was most of the cost of reading a
+// timestamp, which the parser does on every tool and result line.
+type clock struct {
+	day   string // the date of dayMS, as in 2006-01-02; "" for none
+	dayMS int64  // the day's midnight, UTC
+}
+
+// millis reads raw, an ISO 8601 timestamp as JSON, as Unix milliseconds,
+// 0 when it is missing or malformed.
+func (c *clock) millis(raw string) int64 {
+	// Gemini's timestamps have no escapes: the string's content as
+	// written is its text (a backslash fails the layout), with no call
+	// to decode it.
+	if len(raw) == 26 && raw[0] == '"' && raw[25] == '"' {
+		if ms, ok := c.utcMillis(raw[1:25]); ok {
+			return max(ms, 0)
+		}
+	}
 	s := jsonscan.StrOnly(raw)
-	ms, ok := utcMillis(s)
+	ms, ok := c.utcMillis(s)
 	if !ok {
 		t, err := time.Parse(time.RFC3339Nano, s)
 		if err != nil {
@@ -644,7 +704,7 @@ func millis(raw string) int64 {
 // always agree. The ranges are checked field by field: reading the fields
 // back from the time.Time (Year, Month, ... each works out the date
 // again) cost 7 % of a gemini parse's instructions.
-func utcMillis(s string) (int64, bool) {
+func (c *clock) utcMillis(s string) (int64, bool) {
 	if len(s) != 24 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' || s[19] != '.' || s[23] != 'Z' {
 		return 0, false
 	}
@@ -658,11 +718,18 @@ func utcMillis(s string) (int64, bool) {
 		}
 		return v
 	}
-	y, mo, d, h, mi, sec, ms := num(0, 4), num(5, 2), num(8, 2), num(11, 2), num(14, 2), num(17, 2), num(20, 3)
-	if y < 0 || mo < 1 || mo > 12 || d < 1 || d > daysIn(mo, y) || h < 0 || h > 23 || mi < 0 || mi > 59 || sec < 0 || sec > 59 || ms < 0 {
+	h, mi, sec, ms := num(11, 2), num(14, 2), num(17, 2), num(20, 3)
+	if h < 0 || h > 23 || mi < 0 || mi > 59 || sec < 0 || sec > 59 || ms < 0 {
 		return 0, false // out of range: time.Parse says how
 	}
-	return time.Date(y, time.Month(mo), d, h, mi, sec, ms*int(time.Millisecond), time.UTC).UnixMilli(), true
+	if s[:10] != c.day {
+		y, mo, d := num(0, 4), num(5, 2), num(8, 2)
+		if y < 0 || mo < 1 || mo > 12 || d < 1 || d > daysIn(mo, y) {
+			return 0, false
+		}
+		c.day, c.dayMS = strings.Clone(s[:10]), time.Date(y, time.Month(mo), d, 0, 0, 0, 0, time.UTC).UnixMilli()
+	}
+	return c.dayMS + int64(((h*60+mi)*60+sec)*1000+ms), true
 }
 
 // daysIn is the number of days of month m (1 to 12) of year y.
@@ -688,7 +755,7 @@ func (p *parser) UseWallClock() { p.wall = true }
 // timestamp to the last's.
 func (p *parser) NativeSpan() (int64, bool) {
 	return p.stamps.MS(func(raw string) (int64, bool) {
-		ms := millis(raw)
+		ms := p.clock.millis(raw)
 		return ms, ms > 0
 	})
 }
