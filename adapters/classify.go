@@ -86,8 +86,6 @@ func containsNumber(s, n string) bool {
 	}
 }
 
-// isWordByte tells the bytes a number in a word or a name is joined to:
-// letters (lowercase: the text is), digits and '_'.
 // containsWord reports whether w occurs in s as a word of its own, not
 // joined to letters, digits or '_' on either side.
 func containsWord(s, w string) bool {
@@ -105,6 +103,8 @@ func containsWord(s, w string) bool {
 	}
 }
 
+// isWordByte tells the bytes a number in a word or a name is joined to:
+// letters (lowercase: the text is), digits and '_'.
 func isWordByte(b byte) bool { return isDigit(b) || b >= 'a' && b <= 'z' || b == '_' }
 
 func isDigit(b byte) bool { return b >= '0' && b <= '9' }
