@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentharness/harness/adapters"
 	"github.com/agentharness/harness/event"
+	"github.com/agentharness/harness/internal/fewmap"
 	"github.com/agentharness/harness/internal/jsonrpc"
 )
 
@@ -578,7 +579,7 @@ func (c *Client) turnEnded(dst []event.Body, status string, fail *event.Error) [
 		text = ""
 	}
 	c.p.lastText = ""
-	clear(c.p.open)
+	c.p.open = fewmap.Map[string, struct{}]{}
 	clear(c.started)
 	clear(c.output)
 	clear(c.asks) // Codex clears its pending requests at the turn's end

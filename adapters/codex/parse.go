@@ -8,6 +8,7 @@ import (
 	"github.com/agentharness/harness/adapters/internal/jsonscan"
 	"github.com/agentharness/harness/adapters/internal/readahead"
 	"github.com/agentharness/harness/event"
+	"github.com/agentharness/harness/internal/fewmap"
 )
 
 // LegacyMessage is the parse error reported, once, for a stream in a
@@ -32,15 +33,17 @@ type parser struct {
 	pending *event.Error
 	// total is the thread's usage as the last turn.completed reported it:
 	// Codex reports the thread's running total, not the turn's.
-	total  event.Usage
-	open   map[string]bool // item ids whose tool_start was emitted
+	total event.Usage
+	// open holds the item ids whose tool_start was emitted: rarely more
+	// than one at a time.
+	open   fewmap.Map[string, struct{}]
 	warned map[string]bool // error item ids already reported
 	diffs  diffCheck       // the diffs passed on, held to each other
 	lines  jsonscan.Lines  // copies of the lines, which bodies and p keep pieces of
 }
 
 func newParser() *parser {
-	p := &parser{open: map[string]bool{}, warned: map[string]bool{}, diffs: diffCheck{replay: event.DiffReplay{Limit: maxDiffsHeld}}}
+	p := &parser{warned: map[string]bool{}, diffs: diffCheck{replay: event.DiffReplay{Limit: maxDiffsHeld}}}
 	p.TwoStep = readahead.New(p.read, p.apply)
 	return p
 }
@@ -471,9 +474,9 @@ func (p *parser) item(dst []event.Body, phase, typ string, it *item) ([]event.Bo
 		// event.Stream pairs an empty call id badly; give it one.
 		id = "item"
 	}
-	if !p.open[id] {
+	if !p.open.Has(id) {
 		dst = append(dst, toolStart(id, typ, it))
-		p.open[id] = true
+		p.open.Set(id, struct{}{})
 		// A message before a tool call was commentary, not the answer.
 		p.lastText = ""
 	}
@@ -481,7 +484,7 @@ func (p *parser) item(dst []event.Body, phase, typ string, it *item) ([]event.Bo
 		te := toolEnd(id, typ, it, p.cwd)
 		p.diffs.check(te, p.cwd)
 		dst = append(dst, te)
-		delete(p.open, id)
+		p.open.Delete(id)
 	}
 	return dst, true
 }
@@ -652,8 +655,10 @@ func object(fields ...field) json.RawMessage {
 			buf = append(buf, ',')
 		}
 		first = false
-		buf = event.AppendString(buf, f.key)
-		buf = append(buf, ':')
+		// The keys are this file's plain names: nothing to escape.
+		buf = append(buf, '"')
+		buf = append(buf, f.key...)
+		buf = append(buf, '"', ':')
 		buf = append(buf, f.raw...)
 	}
 	return append(buf, '}')
