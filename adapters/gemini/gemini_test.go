@@ -2,7 +2,6 @@ package gemini
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -545,26 +544,4 @@ func TestOverloadedHasItsStatus(t *testing.T) {
 	e := agentError("[API Error: The model is overloaded. Please try again later.]", true)
 	require.Equal(t, event.ClassOverloaded, e.Class)
 	require.Equal(t, 503, e.Status)
-}
-
-// TestOpenCallsActAsAMap: the slot and the map of open calls hold what a
-// plain map would, whatever the order of opens and closes, ids repeated.
-func TestOpenCallsActAsAMap(t *testing.T) {
-	var o openCalls
-	want := map[string]call{}
-	r := rand.New(rand.NewPCG(1, 2))
-	for i := range 2000 {
-		id := strconv.Itoa(r.IntN(3))
-		if r.IntN(2) == 0 {
-			c := call{name: fmt.Sprint("call ", i), startMS: int64(i)}
-			o.put(id, c)
-			want[id] = c
-			continue
-		}
-		got, ok := o.take(id)
-		w, wok := want[id]
-		delete(want, id)
-		require.Equal(t, wok, ok, "step %d", i)
-		require.Equal(t, w, got, "step %d", i)
-	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/agentharness/harness/adapters/internal/readahead"
 	"github.com/agentharness/harness/adapters/internal/stamps"
 	"github.com/agentharness/harness/event"
+	"github.com/agentharness/harness/internal/fewmap"
 )
 
 // call is a tool call between its tool_use and its tool_result.
@@ -24,9 +25,7 @@ type call struct {
 	paths   []string
 	startMS int64 // the tool_use's timestamp, 0 when unknown
 	// edit is what a write_file or replace asked for, nil for other
-	// tools. A pointer keeps call within the 128 bytes a map stores in
-	// place: a larger value is allocated on every insert into p.open's
-	// map.
+	// tools: a pointer, as a call is copied in and out of p.open.
 	edit *edit
 }
 
@@ -34,12 +33,12 @@ type parser struct {
 	readahead.TwoStep[line] // Parse, and read-ahead: read then apply
 
 	session  string
-	open     openCalls // by tool_id
-	lastText string    // the last complete assistant message
-	lastCut  bool      // lastText was cut at event.MaxTextBytes
-	initMS   int64     // the init line's timestamp
-	wall     bool      // durations are left to the caller's clock (UseWallClock)
-	files    files     // file contents the stream showed in full
+	open     fewmap.Map[string, call] // by tool_id: rarely more than one
+	lastText string                   // the last complete assistant message
+	lastCut  bool                     // lastText was cut at event.MaxTextBytes
+	initMS   int64                    // the init line's timestamp
+	wall     bool                     // durations are left to the caller's clock (UseWallClock)
+	files    files                    // file contents the stream showed in full
 
 	// ended holds the tool_ids of the last calls that ended: a
 	// tool_result for one of them again is the same result twice, not a
@@ -172,7 +171,7 @@ func (p *parser) applyLine(dst []event.Body, l *line) ([]event.Body, bool) {
 		return append(dst, p.toolUse(l)), true
 	case "tool_result":
 		id := toolID(l)
-		c, ok := p.open.take(id)
+		c, ok := p.open.Get(id)
 		if !ok && p.ended.has(id) {
 			// The result of a call that already ended, repeated: dropped
 			// silently, as Claude's parser does; it ends no text run either.
@@ -405,12 +404,13 @@ func (p *parser) toolUse(l *line) *event.ToolStart {
 	// A shell command or another agent's tool may change any file: what
 	// was seen of them no longer holds.
 	p.files.TouchedBy(ts.Kind)
-	p.open.put(id, c)
+	p.open.Set(id, c)
 	return ts
 }
 
 // toolResult ends the call id, c when it was open (ok).
 func (p *parser) toolResult(l *line, id string, c call, ok bool) *event.ToolEnd {
+	p.open.Delete(id)
 	p.ended.add(id) // an unmatched one too: the stream starts and ends it
 	te := &event.ToolEnd{CallID: id, Status: event.StatusOK, Output: jsonscan.Str(l.output)}
 	if ok {
@@ -447,48 +447,6 @@ func (p *parser) toolResult(l *line, id string, c call, ok bool) *event.ToolEnd 
 		}
 	}
 	return te
-}
-
-// openCalls holds the calls between their tool_use and their
-// tool_result. Gemini runs one call at a time: the open call has a slot
-// of its own, and a map holds the calls only while several are open. A
-// map's insert, lookup and delete for every call cost 2.2 % of a gemini
-// parse's instructions (the delete that empties a map draws it a new
-// seed).
-type openCalls struct {
-	used bool   // the slot holds call id
-	id   string // of the call in the slot
-	call call
-	more map[string]call // by tool_id; empty while the slot is used
-}
-
-// put opens call id, in place of an open call of the same id.
-func (o *openCalls) put(id string, c call) {
-	if o.used && o.id == id || !o.used && len(o.more) == 0 {
-		o.used, o.id, o.call = true, id, c
-		return
-	}
-	if o.more == nil {
-		o.more = map[string]call{}
-	}
-	if o.used {
-		o.more[o.id] = o.call
-		o.used, o.id, o.call = false, "", call{}
-	}
-	o.more[id] = c
-}
-
-// take closes call id and returns it, ok when it was open.
-func (o *openCalls) take(id string) (c call, ok bool) {
-	if o.used && o.id == id {
-		c = o.call
-		o.used, o.id, o.call = false, "", call{}
-		return c, true
-	}
-	if c, ok = o.more[id]; ok {
-		delete(o.more, id)
-	}
-	return c, ok
 }
 
 // recentIDs holds the hashes of the last len(hashes) ids added: a fixed
