@@ -181,12 +181,15 @@ func (h Hunk) OldAt() int { return at(h.OldStart, h.OldCount) }
 func (h Hunk) NewAt() int { return at(h.NewStart, h.NewCount) }
 
 // parseRange reads "@@ -a,b +c,d @@" (a count of one may be left out).
+// A header starts with "@@ ", as ParsePatch finds hunks: one that did not
+// ("0 -2,2 +2,3 @@") was read here, so a diff that ParseHunkHeader passed
+// had no hunk for ParsePatch.
 func parseRange(l string, h *Hunk) error {
 	if parseRangeAsWritten(l, h) {
 		return nil
 	}
 	f := strings.Fields(l)
-	if len(f) < 4 || f[3] != "@@" || !strings.HasPrefix(f[1], "-") || !strings.HasPrefix(f[2], "+") {
+	if !strings.HasPrefix(l, "@@ ") || len(f) < 4 || f[3] != "@@" || !strings.HasPrefix(f[1], "-") || !strings.HasPrefix(f[2], "+") {
 		return fmt.Errorf("bad hunk header %q", strings.TrimSuffix(l, "\n"))
 	}
 	var err1, err2 error

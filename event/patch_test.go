@@ -267,3 +267,23 @@ func FuzzParseApplyPatch(f *testing.F) {
 		}
 	})
 }
+
+// TestHunkHeaderStartsWithAtAt: ParseHunkHeader reads a header only
+// where ParsePatch finds a hunk, at a line starting "@@ ". It read
+// "0 -2,2 +2,3 @@" (fields split on spaces, the first never checked), so
+// codex passed on a diff the stream's checker found no hunk in.
+func TestHunkHeaderStartsWithAtAt(t *testing.T) {
+	for _, l := range []string{"0 -2,2 +2,3 @@\n", "@@\t-2,2 +2,3 @@\n", "x@@ -1 +1 @@\n", "-2,2 +2,3 @@\n"} {
+		_, err := ParseHunkHeader(l)
+		require.Error(t, err, "%q", l)
+	}
+	for l, want := range map[string][4]int{
+		"@@ -2,2 +2,3 @@\n":              {2, 2, 2, 3},
+		"@@  -2,2\t+2,3 @@ func f() {\n": {2, 2, 2, 3},
+		"@@ -1 +1 @@":                    {1, 1, 1, 1},
+	} {
+		h, err := ParseHunkHeader(l)
+		require.NoError(t, err, "%q", l)
+		require.Equal(t, want, [4]int{h.OldStart, h.OldCount, h.NewStart, h.NewCount}, "%q", l)
+	}
+}
