@@ -436,3 +436,56 @@ func TestFirstInt(t *testing.T) {
 		t.Fatalf("a %+v, b %+v, end %d", a, b, end)
 	}
 }
+
+// naiveSkipValue is skipValue as byte loops: a string ends as
+// naiveStringEnd has it, a container at its bracket's match outside
+// strings, a literal after its letters, a number at numberEnd.
+func naiveSkipValue(s string, i int) int {
+	switch c := s[i]; {
+	case c == '"':
+		return naiveStringEnd(s, i)
+	case c == '{' || c == '[':
+		depth := 0
+		for j := i; j < len(s); j++ {
+			switch s[j] {
+			case '"':
+				j = naiveStringEnd(s, j) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return len(s)
+	case c == 't' || c == 'f' || c == 'n' && (i+1 >= len(s) || s[i+1] == 'u'):
+		j := i + 1
+		for j < len(s) && s[j] >= 'a' && s[j] <= 'z' {
+			j++
+		}
+		return j
+	}
+	j := i + 1
+	for j < len(s) && !numberEnd(s[j]) {
+		j++
+	}
+	return j
+}
+
+// FuzzSkipValue holds the word-at-a-time walk (stringEnd, longString,
+// and skipContainer's run of strings across colons and commas) to the
+// byte loops, from every offset of any bytes: the reference for a change
+// to how values are skipped, which every parser's leniency rests on.
+func FuzzSkipValue(f *testing.F) {
+	for _, s := range append(samples, `["a","b",1,{"c":"d\"","e":[]}]`, `{"a":"\\","b":"x"}`, `[nul,nan,"\`, `{"k":"v":"w","x"`) {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for i := range len(s) {
+			if got, want := skipValue(s, i), naiveSkipValue(s, i); got != want {
+				t.Fatalf("skipValue(%q, %d) = %d, byte loops %d", s, i, got, want)
+			}
+		}
+	})
+}
