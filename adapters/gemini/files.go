@@ -26,11 +26,11 @@ func readEdit(name, path string, l *line) edit {
 	e := edit{name: name, path: path, multiple: jsonscan.Bool(l.pAllowMultiple),
 		expected: jsonscan.Int(l.pExpected), userEdited: jsonscan.Bool(l.pModifiedByUser)}
 	if name == "write_file" {
-		e.valid = jsonscan.IsString(l.pContent)
-		e.content = jsonscan.Str(l.pContent)
+		e.valid = l.pContent.quoted
+		e.content = l.pContent.text
 	} else {
-		e.valid = jsonscan.IsString(l.pOldString) && jsonscan.IsString(l.pNewString)
-		e.old, e.new = jsonscan.Str(l.pOldString), jsonscan.Str(l.pNewString)
+		e.valid = l.pOldString.quoted && l.pNewString.quoted
+		e.old, e.new = l.pOldString.text, l.pNewString.text
 	}
 	e.valid = e.valid && path != ""
 	return e
@@ -147,7 +147,7 @@ func (f *files) change(output string, e edit) (before, after adapters.File, hasB
 		}
 		return before, after, false, false, false
 	}
-	if strings.ContainsAny(e.old+e.new, "\r") {
+	if strings.Contains(e.old, "\r") || strings.Contains(e.new, "\r") {
 		return before, after, false, false, false
 	}
 	if e.old == "" {
@@ -161,6 +161,7 @@ func (f *files) change(output string, e edit) (before, after adapters.File, hasB
 	}
 	prev := file.Text
 	n := int64(strings.Count(prev, e.old))
+	r := reported(output)
 	switch {
 	case n == 0:
 		return before, after, false, false, false // matched some other way
@@ -168,7 +169,7 @@ func (f *files) change(output string, e edit) (before, after adapters.File, hasB
 		return before, after, false, false, false
 	case e.expected == 0 && !e.multiple && n != 1:
 		return before, after, false, false, false
-	case reported(output) >= 0 && reported(output) != n:
+	case r >= 0 && r != n:
 		return before, after, false, false, false
 	}
 	text := strings.ReplaceAll(prev, e.old, e.new)

@@ -545,3 +545,52 @@ func TestOverloadedHasItsStatus(t *testing.T) {
 	require.Equal(t, event.ClassOverloaded, e.Class)
 	require.Equal(t, 503, e.Status)
 }
+
+// TestOddMembers: members the walk decodes as it reads them (duplicate
+// keys, escapes, values that are no string, a string that does not end)
+// read as jsonscan.Str and StrOnly read their raw values, and the first
+// of duplicates wins.
+func TestOddMembers(t *testing.T) {
+	t.Parallel()
+	bodies, known := adaptertest.ParseLines(newParser(),
+		`{"type":"init","session_id":"s\u0031","session_id":"s2","model":7}`,
+		`{"type":"message","role":"assistant","content":"","content":"x","delta":true}`,
+		`{"type":"message","role":"assist\u0061nt","content":"a\nb","delta":true}`,
+		`{"type":"tool_use","tool_name":42,"tool_id":"t1","parameters":{"file_path":7,"path":"/w/p"}}`,
+		`{"type":"tool_result","tool_id":"t1","status":"success","output":{"a":1}}`,
+		`{"type":"tool_\u0075se","tool_name":"read_file","tool_id":"t2","parameters":{"file_path":7,"absolute_path":"","path":"/w/\u00e9"},"parameters":{"file_path":"/w/r"}}`,
+		`{"type":"tool_result","tool_id":"t2","tool_id":"t3","status":"err\u006fr","status":"success","output":null}`,
+		`{"type":"tool_use","tool_name":"replace","tool_id":"t4","parameters":{"file_path":"/w/a","old_string":null,"new_string":"y"}}`,
+		`{"type":"tool_result","tool_id":"t4","status":"success"}`,
+		`{"type":"tool_use","tool_name":"run_shell_command","tool_id":"t5","parameters":{"command":"c1","command":"c2"}}`,
+		`{"type":5,"role":"assistant","content":"no"}`,
+		`{"type":"message","role":"assistant","content":"abc\"}`,
+		`{"type":"error","severity":"warn\u0069ng","severity":"error","message":123}`,
+		`{"type":"result","status":"success","stats":{"input_tokens":20,"input_tokens":99,"output_tokens":10,"cached":5,"cached":7,"input":15,"total_tokens":40,"duration_ms":3,"duration_ms":9}}`)
+	require.Equal(t, []bool{true, true, true, true, true, true, true, true, true, true, false, true, true, true}, known)
+	require.Equal(t, &event.SessionStart{SessionID: "s1", Model: "7"}, bodies[0])
+	require.Equal(t, &event.TextDelta{Text: ""}, bodies[1])
+	require.Equal(t, &event.TextDelta{Text: "a\nb"}, bodies[2])
+	require.Equal(t, &event.Message{Role: event.RoleAssistant, Text: "a\nb"}, bodies[3])
+	start := bodies[4].(*event.ToolStart)
+	require.Equal(t, []string{"t1", "42", string(event.KindOther), ""}, []string{start.CallID, start.Name, string(start.Kind), start.Path})
+	end := bodies[5].(*event.ToolEnd)
+	require.Equal(t, []string{"t1", "42", `{"a":1}`}, []string{end.CallID, end.Name, end.Output})
+	start = bodies[6].(*event.ToolStart)
+	require.Equal(t, []string{"t2", string(event.KindRead), "/w/é"}, []string{start.CallID, string(start.Kind), start.Path},
+		"the first path that is a non-empty string, of the first parameters")
+	end = bodies[7].(*event.ToolEnd)
+	require.Equal(t, []string{"t2", string(event.StatusError), ""}, []string{end.CallID, string(end.Status), end.Output})
+	require.Equal(t, "/w/a", bodies[8].(*event.ToolStart).Path)
+	end = bodies[9].(*event.ToolEnd)
+	require.Equal(t, []string{"/w/a"}, end.Paths)
+	require.Equal(t, event.DiffSkippedUnknown, end.DiffSkipped, "an old_string that is no string")
+	require.Equal(t, "c1", bodies[10].(*event.ToolStart).Command)
+	require.Equal(t, &event.Message{Role: event.RoleAssistant, Text: `abc"}`}, bodies[11])
+	require.Equal(t, &event.Warning{Code: event.WarnAgentWarning, Message: "123"}, bodies[12])
+	u := event.Usage{InputTokens: 15, CacheReadTokens: 5, OutputTokens: 20, ReasoningTokens: 10}
+	require.Equal(t, &u, bodies[13])
+	r := bodies[14].(*event.Result)
+	require.Equal(t, []any{int64(3), u, `abc"}`}, []any{r.DurationMS, r.Usage, r.Text})
+	require.Len(t, bodies, 15)
+}
