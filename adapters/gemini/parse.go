@@ -744,19 +744,9 @@ func (c *clock) utcMillis(s string) (int64, bool) {
 	if len(s) != 24 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' || s[19] != '.' || s[23] != 'Z' {
 		return 0, false
 	}
-	num := func(i, n int) int {
-		v := 0
-		for _, c := range []byte(s[i : i+n]) {
-			if c < '0' || c > '9' {
-				return -1
-			}
-			v = v*10 + int(c-'0')
-		}
-		return v
-	}
-	// The time of day digit by digit, not in num's loops: utcMillis
-	// costs 1.2 % of a gemini parse's instructions, against 1.5 %. A
-	// byte that is no digit gives a c over 9 (one below '0' wraps round).
+	// Digit by digit, not in loops: utcMillis costs 1.2 % of a gemini
+	// parse's instructions, against 1.5 %. A byte that is no digit gives a
+	// c over 9 (one below '0' wraps round).
 	var top byte // the largest c
 	digit := func(i int) int {
 		c := s[i] - '0'
@@ -769,8 +759,9 @@ func (c *clock) utcMillis(s string) (int64, bool) {
 		return 0, false // out of range: time.Parse says how
 	}
 	if s[:10] != c.day {
-		y, mo, d := num(0, 4), num(5, 2), num(8, 2)
-		if y < 0 || mo < 1 || mo > 12 || d < 1 || d > daysIn(mo, y) {
+		y := digit(0)*1000 + digit(1)*100 + digit(2)*10 + digit(3)
+		mo, d := digit(5)*10+digit(6), digit(8)*10+digit(9)
+		if top > 9 || mo < 1 || mo > 12 || d < 1 || d > daysIn(mo, y) {
 			return 0, false
 		}
 		c.day, c.dayMS = strings.Clone(s[:10]), time.Date(y, time.Month(mo), d, 0, 0, 0, 0, time.UTC).UnixMilli()
