@@ -1,14 +1,12 @@
 package harness_test
 
 import (
-	"context"
 	"os"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/event"
 	"github.com/agentharness/harness/internal/fakeagent"
 )
@@ -47,18 +45,8 @@ func TestClaudeRunOwnTurnEmptyAnswer(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			b := small()
-			b.Linger = 10 * time.Second // the fake exits once its own turn is done
-			argv, env := fakeagent.Command(claudeBgEmpty)
-			rec := &liveRec{}
-			var st harness.Settings
-			r, err := st.Start(context.Background(), harness.Task{Agent: "claude", Protocol: harness.ProtocolStreamJSON, Prompt: "Run the job in the background.",
-				Binary: argv[0], BaseEnv: append(env, claudeBgEmptyTool+"="+c.tool), Cwd: t.TempDir(), Budgets: &b}, rec.options())
-			require.NoError(t, err)
-			res, err := r.Wait()
-			require.NoError(t, err)
-			out := rec.stream()
-			require.NoError(t, event.CheckNDJSON(out), "%s", out)
+			// A long linger: the fake exits once its own turn is done.
+			res, rec, out := playClaudeBg(t, claudeBgEmpty, 10*time.Second, claudeBgEmptyTool+"="+c.tool)
 			var texts []string
 			for _, m := range rec.find(event.TypeMessage) {
 				texts = append(texts, m.(*event.Message).Text)

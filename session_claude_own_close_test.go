@@ -249,18 +249,7 @@ func TestClaudeRunOwnTurnAfterAnswer(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			b := small()
-			b.Linger = c.linger
-			argv, env := fakeagent.Command(claudeBg)
-			rec := &liveRec{}
-			var st harness.Settings
-			r, err := st.Start(context.Background(), harness.Task{Agent: "claude", Protocol: harness.ProtocolStreamJSON, Prompt: "Run the job in the background.",
-				Binary: argv[0], BaseEnv: append(env, claudeBgPause+"="+c.pause), Cwd: t.TempDir(), Budgets: &b}, rec.options())
-			require.NoError(t, err)
-			res, err := r.Wait()
-			require.NoError(t, err)
-			out := rec.stream()
-			require.NoError(t, event.CheckNDJSON(out), "%s", out)
+			res, rec, out := playClaudeBg(t, claudeBg, c.linger, claudeBgPause+"="+c.pause)
 			var warns []string
 			for _, w := range rec.find(event.TypeWarning) {
 				warns = append(warns, w.(*event.Warning).Code)
@@ -278,4 +267,24 @@ func TestClaudeRunOwnTurnAfterAnswer(t *testing.T) {
 			require.Equal(t, c.cost, *res.CostUSD, "the CLI's last running total")
 		})
 	}
+}
+
+// playClaudeBg runs fake (claudeBg or a variant) as Claude over
+// stream-json, one prompt, with linger and one more variable kv, to its
+// end: its result, its recorder and its stream, checked.
+func playClaudeBg(t *testing.T, fake string, linger time.Duration, kv string) (*event.Result, *liveRec, []byte) {
+	t.Helper()
+	b := small()
+	b.Linger = linger
+	argv, env := fakeagent.Command(fake)
+	rec := &liveRec{}
+	var st harness.Settings
+	r, err := st.Start(context.Background(), harness.Task{Agent: "claude", Protocol: harness.ProtocolStreamJSON, Prompt: "Run the job in the background.",
+		Binary: argv[0], BaseEnv: append(env, kv), Cwd: t.TempDir(), Budgets: &b}, rec.options())
+	require.NoError(t, err)
+	res, err := r.Wait()
+	require.NoError(t, err)
+	out := rec.stream()
+	require.NoError(t, event.CheckNDJSON(out), "%s", out)
+	return res, rec, out
 }
