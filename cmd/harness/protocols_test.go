@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -322,25 +321,10 @@ func TestServeRun(t *testing.T) {
 	old := serveContext
 	serveContext = func() context.Context { return ctx }
 	t.Cleanup(func() { serveContext = old })
-	errR, errW := io.Pipe()
-	status := make(chan int, 1)
-	go func() {
-		status <- run([]string{"serve", "--listen", "127.0.0.1:0", "--token-file", tokenFile}, strings.NewReader(""), io.Discard, errW)
-		errW.Close()
-	}()
-	line, err := bufio.NewReader(errR).ReadString('\n')
-	require.NoError(t, err)
-	go io.Copy(io.Discard, errR)
-	base, ok := strings.CutPrefix(strings.TrimSpace(line), "harness serve: ")
-	require.True(t, ok, line)
-	base = strings.TrimSuffix(base, "/")
-
-	tok, err := os.ReadFile(tokenFile)
-	require.NoError(t, err, "serve created the token file")
+	api, status := startServe(t, home)
 	st, err := os.Stat(tokenFile)
 	require.NoError(t, err)
 	require.Equal(t, os.FileMode(0o600), st.Mode().Perm())
-	api := harnesstest.ServeAPI{URL: base, Token: strings.TrimSpace(string(tok))}
 	started := api.Start(t, `{"agent":"claude-code","prompt":"drip"}`)
 	require.Equal(t, "claude", started.Agent)
 

@@ -17,17 +17,12 @@ import (
 	"github.com/agentharness/harness/internal/harnesstest"
 )
 
-// serveInProcess runs `harness serve` on a free loopback port with a
-// token file, under a context the test stops it by (as a first signal
-// does). It returns the API and stop, which stops the server and
-// returns its exit status.
-func serveInProcess(t *testing.T, home string) (harnesstest.ServeAPI, func() int) {
+// startServe runs `harness serve` in process on a free loopback port,
+// its token written to home/token, and returns its API and the channel
+// its exit status comes on.
+func startServe(t *testing.T, home string) (harnesstest.ServeAPI, <-chan int) {
 	t.Helper()
 	tokenFile := filepath.Join(home, "token")
-	ctx, cancel := context.WithCancel(context.Background())
-	old := serveContext
-	serveContext = func() context.Context { return ctx }
-	t.Cleanup(func() { serveContext = old })
 	errR, errW := io.Pipe()
 	status := make(chan int, 1)
 	go func() {
@@ -40,8 +35,20 @@ func serveInProcess(t *testing.T, home string) (harnesstest.ServeAPI, func() int
 	base, ok := strings.CutPrefix(strings.TrimSpace(line), "harness serve: ")
 	require.True(t, ok, line)
 	tok, err := os.ReadFile(tokenFile)
-	require.NoError(t, err)
-	api := harnesstest.ServeAPI{URL: strings.TrimSuffix(base, "/"), Token: strings.TrimSpace(string(tok))}
+	require.NoError(t, err, "serve created the token file")
+	return harnesstest.ServeAPI{URL: strings.TrimSuffix(base, "/"), Token: strings.TrimSpace(string(tok))}, status
+}
+
+// serveInProcess is startServe under a context the test stops it by (as
+// a first signal does). It returns the API and stop, which stops the
+// server and returns its exit status.
+func serveInProcess(t *testing.T, home string) (harnesstest.ServeAPI, func() int) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	old := serveContext
+	serveContext = func() context.Context { return ctx }
+	t.Cleanup(func() { serveContext = old })
+	api, status := startServe(t, home)
 	stopped := false
 	stop := func() int {
 		stopped = true

@@ -3,10 +3,8 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -18,7 +16,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentharness/harness/internal/harnesstest"
 	"github.com/agentharness/harness/process"
 )
 
@@ -34,21 +31,7 @@ func TestServeSecondSignalKills(t *testing.T) {
 	guard := make(chan os.Signal, 1)
 	signal.Notify(guard, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(guard)
-	tokenFile := filepath.Join(home, "token")
-	errR, errW := io.Pipe()
-	status := make(chan int, 1)
-	go func() {
-		status <- run([]string{"serve", "--listen", "127.0.0.1:0", "--token-file", tokenFile}, strings.NewReader(""), io.Discard, errW)
-		errW.Close()
-	}()
-	line, err := bufio.NewReader(errR).ReadString('\n')
-	require.NoError(t, err)
-	go io.Copy(io.Discard, errR)
-	base, ok := strings.CutPrefix(strings.TrimSpace(line), "harness serve: ")
-	require.True(t, ok, line)
-	tok, err := os.ReadFile(tokenFile)
-	require.NoError(t, err)
-	api := harnesstest.ServeAPI{URL: strings.TrimSuffix(base, "/"), Token: strings.TrimSpace(string(tok))}
+	api, status := startServe(t, home)
 	started := api.Start(t, `{"agent":"claude","prompt":"x","cwd":`+strconv.Quote(t.TempDir())+`}`)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
