@@ -25,11 +25,7 @@ func writeRuns(t *testing.T, dir, name string, walls ...int64) string {
 		}
 		r.Runs = append(r.Runs, run)
 	}
-	b, err := json.Marshal(r)
-	require.NoError(t, err)
-	p := filepath.Join(dir, name+".json")
-	require.NoError(t, os.WriteFile(p, b, 0o600))
-	return p
+	return writeCompareReport(t, dir, name, r)
 }
 
 // TestBenchCompareNothingToCompare: reports whose runs never ran on one
