@@ -5,7 +5,6 @@ import (
 	"io"
 	"sync/atomic"
 
-	"github.com/agentharness/harness/adapters/internal/readahead"
 	"github.com/agentharness/harness/event"
 	"github.com/agentharness/harness/linescan"
 )
@@ -42,39 +41,23 @@ type NormalizeOptions struct {
 // Limits of one batch of parsed lines; a batch also ends whenever the
 // input must be read again, so a live stream is never held back.
 const (
-	// batchLines is also how many lines a read-ahead parser's slots
-	// hold, a kilobyte a line for claude: at 1024 the slots of the
-	// batches took 6 MB of a parse's heap, and the collector ran more
-	// often under parse's memory limit (codex, 200 MB: 41 collections
-	// against 34 at 256, and 1.7 % more instructions).
 	batchLines = 256
-	batchBytes = 1 << 20 // of lines kept (for native events, or a read-ahead parser (adapters/internal/readahead))
-	// batchesAhead is how many batches may queue before each of the last
-	// two stages: room for a stage to run ahead while another is held
-	// up, so that the cores stay busy on a shared machine. At 2, the
-	// 200 MB corpora took (medians of 9 interleaved runs, 2-vCPU Intel
-	// VM) gemini 711 ms, codex 686 and cursor 478; at 8, 602, 634 and
-	// 441 ms, for the same CPU (±3 %) and, but for claude's slots
-	// (32.6 -> 40.5 MB), the same peak RSS.
+	batchBytes = 1 << 20 // of lines parsed (what their bodies hold comes from them)
+	// batchesAhead is how many batches may queue before the Stream: room
+	// for the reader to run ahead while the Stream's sink is held up, so
+	// that the cores stay busy on a shared machine.
 	batchesAhead = 8
 	// maxBatches is how many batches there are at most: one at each of the
-	// three stages and batchesAhead queued before each of the last two.
-	// Past it the reader waits for one to come back rather than make
-	// another (a megabyte or two each, made only to be dropped later).
-	maxBatches = 3 + 2*batchesAhead
-	// maxAheadBytes bounds the lines held by the batches between the
-	// reader and the Stream: past it the reader waits for one to come
+	// two stages and batchesAhead queued between them. Past it the reader
+	// waits for one to come back rather than make another (made only to
+	// be dropped later).
+	maxBatches = 2 + batchesAhead
+	// maxAheadBytes bounds the lines parsed into the batches between
+	// the reader and the Stream: past it the reader waits for one to come
 	// back, so that a stream of long lines (a batch each, up to the line
-	// cap) is not held maxBatches times over.
+	// cap), or what their bodies hold of them, is not held maxBatches
+	// times over.
 	maxAheadBytes = 8 << 20
-	// longLine is the length past which a line's read-ahead slot is
-	// cleared once applied. Shorter lines' slots are left as they are
-	// until read into again: what they pin (views of a batch's text, or
-	// of the blocks a parser copies lines into) is little, and most of
-	// it kept by later lines anyway. Clearing every slot cost claude,
-	// whose parser clears a slot as it reads into it, 95 instructions
-	// a line (1 %; callgrind).
-	longLine = 64 << 10
 )
 
 // Normalize reads a whole native stdout stream from r and writes what p
@@ -84,11 +67,21 @@ const (
 //
 // Reading and parsing run on their own goroutine, a batch of lines ahead of
 // the Stream and its sink, which run on the caller's: on a file the two
-// halves of the work share the machine's cores. A read-ahead parser's
-// reading and applying run on two goroutines. The Stream sees exactly what
-// a line-by-line Parse would give it, in the same order. A sink that
-// panics leaves no goroutine of Normalize's behind: they end at their
-// next hand-off (the reader's read in flight ends first).
+// halves of the work share the machine's cores. The Stream sees exactly
+// what a line-by-line Parse would give it, in the same order. A sink that
+// panics leaves no goroutine of Normalize's behind: it ends at its next
+// hand-off (its read in flight ends first).
+//
+// Two stages, not three: parsing each line as it is read, on the reading
+// goroutine, took less CPU than reading ahead of a third goroutine that
+// applied what was read (the split of adapters' read and apply steps),
+// which copied every line into its batch and handed each batch on once
+// more. harness parse of the 200 MB corpora, medians of 7 interleaved
+// runs on a 2-vCPU VM, CPU per event, three stages -> two: claude 1.692
+// -> 1.577 µs, codex 1.003 -> 0.872, cursor 1.222 -> 1.084, opencode
+// 1.116 -> 1.010, gemini 0.807 -> 0.736; wall time codex 685 -> 610 ms,
+// gemini 607 -> 579, cursor 531 -> 531, opencode 400 -> 411, claude 224
+// -> 279 (still 21 times jq's).
 func Normalize(r io.Reader, p Parser, s *event.Stream, o NormalizeOptions) error {
 	full := make(chan *batch, batchesAhead)
 	free := make(chan *batch, maxBatches)
@@ -97,28 +90,10 @@ func Normalize(r io.Reader, p Parser, s *event.Stream, o NormalizeOptions) error
 	stop := make(chan struct{})
 	defer close(stop)
 	var readErr error
-	read := full
-	if ra, ok := p.(readahead.Parser); ok {
-		// A third goroutine applies what the first read: three stages,
-		// which the scheduler spreads over the cores as their loads
-		// come.
-		read = make(chan *batch, batchesAhead)
-		go func() {
-			defer close(full)
-			for b := range read {
-				b.apply(ra)
-				select {
-				case full <- b:
-				case <-stop:
-					return
-				}
-			}
-		}()
-	}
-	var ahead atomic.Int64 // text of the batches sent on and not yet back
+	var ahead atomic.Int64 // lines parsed into the batches sent on and not yet back
 	go func() {
-		defer close(read)
-		readErr = parseBatches(r, p, s.Raw(), o.MaxLine, o.Regular, read, free, stop, &ahead)
+		defer close(full)
+		readErr = parseBatches(r, p, s.Raw(), o.MaxLine, o.Regular, full, free, stop, &ahead)
 	}()
 	for {
 		var b *batch
@@ -137,7 +112,7 @@ func Normalize(r io.Reader, p Parser, s *event.Stream, o NormalizeOptions) error
 			o.Batch()
 		}
 		b.emit(s, o.Bodies)
-		ahead.Add(-int64(len(b.text)))
+		ahead.Add(-int64(b.size))
 		b.reset()
 		free <- b // never waits: it has room for every batch
 	}
@@ -153,17 +128,17 @@ var waitingForBatch func()
 // parseBatches reads r line by line, parses each line with p into the
 // current batch and hands batches to full: when one is full, and before
 // every read of r that may wait (any read, unless r is regular). ahead
-// counts the text of the batches handed on and not yet back in free. Once
+// counts the lines parsed into the batches handed on and not yet back in
+// free. Once
 // stop is closed (Normalize is gone) it hands nothing more and returns
 // errStopped.
 func parseBatches(r io.Reader, p Parser, keepLines bool, maxLine int, regular bool, full, free chan *batch, stop chan struct{}, ahead *atomic.Int64) error {
-	ra, _ := p.(readahead.Parser)
 	cur, made := &batch{}, 1
 	send := func() error {
 		if len(cur.lines) == 0 {
 			return nil
 		}
-		held := ahead.Add(int64(len(cur.text)))
+		held := ahead.Add(int64(cur.size))
 		select {
 		case full <- cur:
 		case <-stop:
@@ -193,32 +168,21 @@ func parseBatches(r io.Reader, p Parser, keepLines bool, maxLine int, regular bo
 	}
 	err := linescan.Scan(in, maxLine, func(line []byte, dropped int64) error {
 		pl := parsedLine{from: len(cur.bodies)}
+		cur.size += len(line)
 		if dropped > 0 {
 			pl.truncated = LineTruncated(len(line), dropped)
 		}
-		if ra != nil {
-			// Only read here; applied in order on the other side. The
-			// batch's copy of the line stays as it is until then.
-			if cur.slots == nil {
-				cur.slots = ra.Slots(batchLines)
-			}
-			from := len(cur.text)
-			cur.text = append(cur.text, line...)
-			pl.lineFrom, pl.lineTo = from, len(cur.text)
-			ra.Read(cur.slots, len(cur.lines), cur.text[from:len(cur.text):len(cur.text)])
-		} else {
-			var known bool
-			cur.bodies, known = p.Parse(cur.bodies, line)
-			pl.to, pl.unparsed = len(cur.bodies), !known
-		}
+		var known bool
+		cur.bodies, known = p.Parse(cur.bodies, line)
+		pl.to, pl.unparsed = len(cur.bodies), !known
 		// An unparsed line's text goes into its warning (a preview).
-		if (keepLines || pl.unparsed) && ra == nil {
+		if keepLines || pl.unparsed {
 			pl.lineFrom = len(cur.text)
 			cur.text = append(cur.text, line...)
 			pl.lineTo = len(cur.text)
 		}
 		cur.lines = append(cur.lines, pl)
-		if len(cur.lines) >= batchLines || len(cur.text) >= batchBytes {
+		if len(cur.lines) >= batchLines || cur.size >= batchBytes {
 			return send()
 		}
 		return nil
@@ -237,8 +201,8 @@ var errStopped = errors.New("adapters: normalize stopped")
 type batch struct {
 	lines  []parsedLine
 	bodies []event.Body
-	text   []byte          // the lines themselves, when the Stream emits native events
-	slots  readahead.Slots // the lines as read, for a read-ahead parser
+	text   []byte // the lines themselves, when the Stream emits native events
+	size   int    // of the lines parsed
 }
 
 type parsedLine struct {
@@ -260,31 +224,13 @@ func (b *batch) emit(s *event.Stream, bodies func([]event.Body)) {
 	}
 }
 
-// apply turns the lines a read-ahead parser read into bodies, in order.
-func (b *batch) apply(ra readahead.Parser) {
-	for i := range b.lines {
-		pl := &b.lines[i]
-		pl.from = len(b.bodies)
-		var known bool
-		b.bodies, known = ra.Apply(b.bodies, b.slots, i)
-		pl.to, pl.unparsed = len(b.bodies), !known
-		if pl.lineTo-pl.lineFrom > longLine {
-			b.slots.Clear(i, i+1)
-		}
-	}
-}
-
 func (b *batch) reset() {
-	// The Stream holds the bodies now; don't pin them, nor one huge line
-	// (nor, in read-ahead slots, views of it).
+	// The Stream holds the bodies now; don't pin them, nor one huge line.
 	clear(b.bodies)
 	if cap(b.text) > 4*batchBytes {
 		b.text = nil
-		if b.slots != nil {
-			b.slots.Clear(0, len(b.lines))
-		}
 	}
-	b.bodies, b.lines, b.text = b.bodies[:0], b.lines[:0], b.text[:0]
+	b.bodies, b.lines, b.text, b.size = b.bodies[:0], b.lines[:0], b.text[:0], 0
 }
 
 // beforeRead calls hook before each read of r; an error of hook's ends

@@ -16,35 +16,29 @@ import (
 
 // TestNormalizeSinkPanicLeavesNoGoroutine: a sink that panics (recovered
 // by the caller) leaves none of Normalize's goroutines behind, blocked
-// on handing on batches nobody takes any more: neither the reader nor a
-// read-ahead parser's applier.
+// on handing on batches nobody takes any more.
 func TestNormalizeSinkPanicLeavesNoGoroutine(t *testing.T) {
 	t.Parallel()
-	// More batches than may queue ahead: the goroutines are held up
-	// handing them on when the sink panics.
+	// More batches than may queue ahead: the reader is held up handing
+	// them on when the sink panics.
 	in := strings.Repeat("a line of the stream\n", 64*256)
-	for name, newParser := range parsers {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			s := event.NewStream(event.StreamConfig{Run: adaptertest.RunID, Start: event.SessionStart{Agent: "echo"},
-				Sink: func(ev event.Event) {
-					if ev.Type == event.TypeTextDelta {
-						panic("a bug in the sink")
-					}
-				}})
-			me := goroutineID()
-			require.PanicsWithValue(t, "a bug in the sink", func() {
-				_ = adapters.Normalize(strings.NewReader(in), newParser(), s, adapters.NormalizeOptions{})
-			})
-			// The goroutines Normalize started on this one say so in
-			// their traces.
-			mine := "created by github.com/agentharness/harness/adapters.Normalize in goroutine " + me + "\n"
-			require.Eventually(t, func() bool {
-				buf := make([]byte, 1<<20)
-				return !bytes.Contains(buf[:runtime.Stack(buf, true)], []byte(mine))
-			}, 5*time.Second, time.Millisecond, "a goroutine of Normalize outlived it")
-		})
-	}
+	s := event.NewStream(event.StreamConfig{Run: adaptertest.RunID, Start: event.SessionStart{Agent: "echo"},
+		Sink: func(ev event.Event) {
+			if ev.Type == event.TypeTextDelta {
+				panic("a bug in the sink")
+			}
+		}})
+	me := goroutineID()
+	require.PanicsWithValue(t, "a bug in the sink", func() {
+		_ = adapters.Normalize(strings.NewReader(in), &echoParser{}, s, adapters.NormalizeOptions{})
+	})
+	// The goroutines Normalize started on this one say so in their
+	// traces.
+	mine := "created by github.com/agentharness/harness/adapters.Normalize in goroutine " + me + "\n"
+	require.Eventually(t, func() bool {
+		buf := make([]byte, 1<<20)
+		return !bytes.Contains(buf[:runtime.Stack(buf, true)], []byte(mine))
+	}, 5*time.Second, time.Millisecond, "a goroutine of Normalize outlived it")
 }
 
 // goroutineID returns the id of the calling goroutine.

@@ -16,7 +16,6 @@ import (
 
 	"github.com/agentharness/harness/adapters"
 	"github.com/agentharness/harness/adapters/adaptertest"
-	"github.com/agentharness/harness/adapters/internal/readahead"
 	"github.com/agentharness/harness/event"
 )
 
@@ -34,25 +33,6 @@ func (p *echoParser) Parse(dst []event.Body, line []byte) ([]event.Body, bool) {
 
 func (p *echoParser) Flush(dst []event.Body) []event.Body {
 	return append(dst, &event.Message{Role: event.RoleAssistant, Text: fmt.Sprint(p.n, " lines")})
-}
-
-// readAheadEcho is echoParser read ahead: Read keeps a copy of the line,
-// Apply parses it.
-type readAheadEcho struct{ echoParser }
-
-func (p *readAheadEcho) Slots(n int) readahead.Slots { return readahead.SlotsOf[string](n) }
-
-func (p *readAheadEcho) Read(s readahead.Slots, i int, line []byte) {
-	*readahead.Slot[string](s, i) = string(line)
-}
-
-func (p *readAheadEcho) Apply(dst []event.Body, s readahead.Slots, i int) ([]event.Body, bool) {
-	return p.Parse(dst, []byte(*readahead.Slot[string](s, i)))
-}
-
-var parsers = map[string]func() adapters.Parser{
-	"parse":      func() adapters.Parser { return &echoParser{} },
-	"read-ahead": func() adapters.Parser { return &readAheadEcho{} },
 }
 
 // echoStream is the stream both sides of a comparison write into.
@@ -128,19 +108,17 @@ func TestNormalizeGivesTheStreamEachLineInOrder(t *testing.T) {
 			"one-byte": func() io.Reader { return iotest.OneByteReader(strings.NewReader(in[:64<<10])) },
 		}
 		for name, r := range readers {
-			for kind, newParser := range parsers {
-				for _, regular := range []bool{false, true} {
-					t.Run(fmt.Sprint(name, " ", kind, " raw=", raw, " regular=", regular), func(t *testing.T) {
-						exp := want
-						if name == "one-byte" {
-							exp = lineByLine(t, in[:64<<10], raw, maxLine)
-						}
-						got, err := normalizeWith(t, newParser(), r(), raw, adapters.NormalizeOptions{MaxLine: maxLine, Regular: regular})
-						require.NoError(t, err)
-						require.Equal(t, exp, got)
-						require.NoError(t, event.CheckNDJSON([]byte(got)))
-					})
-				}
+			for _, regular := range []bool{false, true} {
+				t.Run(fmt.Sprint(name, " raw=", raw, " regular=", regular), func(t *testing.T) {
+					exp := want
+					if name == "one-byte" {
+						exp = lineByLine(t, in[:64<<10], raw, maxLine)
+					}
+					got, err := normalizeWith(t, &echoParser{}, r(), raw, adapters.NormalizeOptions{MaxLine: maxLine, Regular: regular})
+					require.NoError(t, err)
+					require.Equal(t, exp, got)
+					require.NoError(t, event.CheckNDJSON([]byte(got)))
+				})
 			}
 		}
 	}
@@ -161,54 +139,6 @@ func TestNormalizeFillsBatchesFromARegularFile(t *testing.T) {
 		require.NoError(t, adapters.Normalize(r, &echoParser{}, s, adapters.NormalizeOptions{Regular: regular, Batch: func() { batches++ }}))
 		require.True(t, want(batches), "regular=%v: %d batches", regular, batches)
 	}
-}
-
-// slotKeeper is readAheadEcho keeping the slots it made, to be looked into.
-type slotKeeper struct {
-	readAheadEcho
-	made []readahead.Slots
-	n    int
-}
-
-func (p *slotKeeper) Slots(n int) readahead.Slots {
-	s := readahead.SlotsOf[string](n)
-	p.made, p.n = append(p.made, s), n
-	return s
-}
-
-// TestNormalizeKeepsNoLongLineInItsSlots: a read-ahead slot left as it
-// is after its line was applied holds no long line (a batch in the free
-// list would keep it alive), nor do the slots of a batch whose text was
-// too long to keep.
-func TestNormalizeKeepsNoLongLineInItsSlots(t *testing.T) {
-	t.Parallel()
-	long, huge := strings.Repeat("L", 100<<10), strings.Repeat("H", 5<<20)
-	var b strings.Builder
-	for i := range 300 {
-		b.WriteString("short " + fmt.Sprint(i) + "\n")
-		if i%10 == 0 {
-			b.WriteString(long + "\n")
-		}
-		if i == 150 {
-			b.WriteString(huge + "\n")
-		}
-	}
-	p := &slotKeeper{}
-	got, err := normalizeWith(t, p, strings.NewReader(b.String()), false, adapters.NormalizeOptions{})
-	require.NoError(t, err)
-	require.Equal(t, lineByLine(t, b.String(), false, 16<<20), got)
-	require.NotEmpty(t, p.made)
-	kept := 0
-	for _, s := range p.made {
-		for i := range p.n {
-			line := *readahead.Slot[string](s, i)
-			require.Less(t, len(line), 64<<10, "slot %d", i)
-			if line != "" {
-				kept++
-			}
-		}
-	}
-	require.NotZero(t, kept, "short lines' slots are left as they are")
 }
 
 func TestNormalizeKeepsWhatWasReadBeforeAnError(t *testing.T) {
@@ -271,42 +201,40 @@ func TestNormalizeHoldsNothingBackOnALivePipe(t *testing.T) {
 func TestNormalizeConcurrentRuns(t *testing.T) {
 	t.Parallel()
 	in := strings.Repeat("x\n?y\n", 3000)
-	want := lineByLine(t, in, true, 1<<20)
+	want := map[bool]string{false: lineByLine(t, in, false, 1<<20), true: lineByLine(t, in, true, 1<<20)}
 	var wg sync.WaitGroup
-	for i := range 8 {
+	for i := range 8 { // with the lines kept (raw) and without
 		wg.Go(func() {
-			newParser := parsers["parse"]
-			if i%2 == 1 {
-				newParser = parsers["read-ahead"]
-			}
-			got, err := normalizeWith(t, newParser(), strings.NewReader(in), true, adapters.NormalizeOptions{})
+			got, err := normalizeWith(t, &echoParser{}, strings.NewReader(in), i%2 == 1, adapters.NormalizeOptions{})
 			require.NoError(t, err)
-			require.Equal(t, want, got)
+			require.Equal(t, want[i%2 == 1], got)
 		})
 	}
 	wg.Wait()
 }
 
-// countingEcho is readAheadEcho counting the lines it read; allRead is
+// countingEcho is echoParser counting the lines it parsed; allRead is
 // closed at the line numbered all.
 type countingEcho struct {
-	readAheadEcho
+	echoParser
 	read    atomic.Int64
 	all     int64
 	allRead chan struct{}
 }
 
-func (p *countingEcho) Read(s readahead.Slots, i int, line []byte) {
+func (p *countingEcho) Parse(dst []event.Body, line []byte) ([]event.Body, bool) {
 	if p.read.Add(1) == p.all {
 		close(p.allRead)
 	}
-	p.readAheadEcho.Read(s, i, line)
+	return p.echoParser.Parse(dst, line)
 }
 
 // TestNormalizeBoundsTheLinesAhead: while the Stream's sink is held up,
 // the reader goes on only until the batches handed on hold 8 MiB of
-// lines, however many batches it may make: long lines (a batch each) are
-// not held a batch count over. Not parallel: it sets Normalize's hook.
+// parsed lines (their bodies hold them: the lines themselves are not
+// kept, the stream is not raw), however many batches it may make: long
+// lines (a batch each) are not held a batch count over. Not parallel: it
+// sets Normalize's hook.
 func TestNormalizeBoundsTheLinesAhead(t *testing.T) {
 	const lineLen, lines = 2 << 20, 16 // fewer lines than batches
 	in := strings.Repeat(strings.Repeat("x", lineLen-1)+"\n", lines)

@@ -262,8 +262,8 @@ func Fuzz(t *testing.T, a adapters.Adapter, data []byte) {
 	if err := event.CheckNDJSON(out); err != nil {
 		t.Fatalf("invariants broken for input %q: %v", data, err)
 	}
-	// adapters.Normalize (two goroutines, a read-ahead parser's Read and
-	// Apply) gives what a live run's line-by-line Parse gives.
+	// adapters.Normalize (lines parsed in batches on a goroutine of its
+	// own) gives what a live run's line-by-line Parse gives.
 	if live := normalizeLive(a, data); !bytes.Equal(out, live) {
 		t.Fatalf("Normalize and Parse line by line differ for input %q:\n%s\n%s", data, out, live)
 	}

@@ -100,7 +100,7 @@ var (
 // are mapped by the CLI's parser. Until Begin it only maps, for a captured
 // session: each result then ends a turn of unknown prompt.
 type Conversation struct {
-	p *parser // not embedded: its read-ahead would bypass Parse
+	p *parser // not embedded: its Parse and Flush are reached through Conversation's
 
 	mu    sync.Mutex
 	w     io.Writer // the agent's stdin; nil for a captured session

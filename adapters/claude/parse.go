@@ -12,7 +12,6 @@ import (
 	"github.com/agentharness/harness/adapters"
 	"github.com/agentharness/harness/adapters/internal/jsonscan"
 	"github.com/agentharness/harness/adapters/internal/known"
-	"github.com/agentharness/harness/adapters/internal/readahead"
 	"github.com/agentharness/harness/adapters/internal/stamps"
 	"github.com/agentharness/harness/event"
 	"github.com/agentharness/harness/internal/idset"
@@ -33,7 +32,7 @@ const maxBlocks = 1024
 // parent_tool_use_id), the blocks of the message being streamed: the k-th
 // block of an `assistant` line for that message id is block k of the stream.
 type parser struct {
-	readahead.TwoStep[top] // Parse, and read-ahead: read then apply
+	scratch top // the line Parse reads, kept from line to line: a kilobyte a line for some
 
 	// calls are the open tool calls by tool_use id, for tool_end's name
 	// and kind; ended holds the ids of those that ended, which a line may
@@ -139,8 +138,14 @@ func (b *block) reset() {
 func newParser() *parser {
 	p := &parser{calls: map[string]*call{}, usage: map[string]*callUsage{},
 		files: known.New(known.MaxFile, maxKnownBytes, known.ForgetOthers)}
-	p.TwoStep = readahead.New(p.read, p.apply)
 	return p
+}
+
+// Parse implements adapters.Parser: read finds the line's fields (it sets
+// all of p.scratch), then apply turns them into bodies with p's state.
+func (p *parser) Parse(dst []event.Body, raw []byte) ([]event.Body, bool) {
+	p.read(&p.scratch, raw)
+	return p.apply(dst, &p.scratch)
 }
 
 // UseWallClock implements adapters.WallClocked: tool_end durations are

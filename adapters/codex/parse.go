@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/agentharness/harness/adapters/internal/jsonscan"
-	"github.com/agentharness/harness/adapters/internal/readahead"
 	"github.com/agentharness/harness/event"
 	"github.com/agentharness/harness/internal/fewmap"
 )
@@ -16,7 +15,7 @@ import (
 const LegacyMessage = "this is the legacy codex --json format (codex ≤ 0.43, or the transitional 0.42 session.created stream), which harness does not parse; upgrade codex to 0.44 or later"
 
 type parser struct {
-	readahead.TwoStep[read] // Parse, and read-ahead: read then apply
+	scratch read // the line Parse reads, kept from line to line: a kilobyte a line for some
 
 	foreign bool   // a legacy or transitional line was seen: nothing more is parsed
 	session string // thread id
@@ -44,8 +43,14 @@ type parser struct {
 
 func newParser() *parser {
 	p := &parser{warned: map[string]bool{}, diffs: diffCheck{replay: event.DiffReplay{Limit: maxDiffsHeld}}}
-	p.TwoStep = readahead.New(p.read, p.apply)
 	return p
+}
+
+// Parse implements adapters.Parser: read finds the line's fields (it sets
+// all of p.scratch), then apply turns them into bodies with p's state.
+func (p *parser) Parse(dst []event.Body, raw []byte) ([]event.Body, bool) {
+	p.read(&p.scratch, raw)
+	return p.apply(dst, &p.scratch)
 }
 
 // ReplayIn makes the parser name the files of its diffs from cwd, the

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/agentharness/harness/adapters/internal/readahead"
 	"github.com/agentharness/harness/internal/ansi"
 
 	"github.com/agentharness/harness/adapters"
@@ -36,7 +35,7 @@ const keepText = event.MaxTextBytes + 1
 // text_delta events, emits one message per segment, and drops the repeat. A
 // segment ends at each tool call and at the result.
 type parser struct {
-	readahead.TwoStep[read] // Parse, and read-ahead: read then apply
+	scratch read // the line Parse reads, kept from line to line: a kilobyte a line for some
 
 	seg      capped                    // text of the current segment's chunks
 	chunks   bool                      // chunks were seen in the current segment and not yet closed into a message
@@ -66,8 +65,14 @@ type parser struct {
 
 func newParser() *parser {
 	p := &parser{seed: maphash.MakeSeed(), files: known.New(known.MaxFile, known.MaxTotal, known.KeepOthers)}
-	p.TwoStep = readahead.New(p.read, p.apply)
 	return p
+}
+
+// Parse implements adapters.Parser: read finds the line's fields (it sets
+// all of p.scratch), then apply turns them into bodies with p's state.
+func (p *parser) Parse(dst []event.Body, raw []byte) ([]event.Body, bool) {
+	p.read(&p.scratch, raw)
+	return p.apply(dst, &p.scratch)
 }
 
 // UseWallClock implements adapters.WallClocked: tool_end durations are

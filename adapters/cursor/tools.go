@@ -113,12 +113,12 @@ func readArgs(raw string) args {
 // envelope is a call's result: its variant (success, failure, rejected,
 // error: the first of these members), the variant's raw body, and where in
 // the body the members the parser reads are, found in the walk over the
-// line. The members are kept as places in body, not as strings: every
-// read-ahead slot holds an envelope, and every pointer in a slot costs,
-// whether the slot is in use or not (the collector scans it; clearing it
-// takes a write barrier while the collector marks). As seventeen strings
-// they cost harness parse 11 M instructions more on the 20 MB Cursor
-// corpus (callgrind, medians of five runs).
+// line. The members are kept as places in body, not as strings: as
+// seventeen strings they cost harness parse 11 M instructions more on the
+// 20 MB Cursor corpus (callgrind, medians of five runs), when each line
+// read ahead had an envelope of its own (every pointer in one costs: the
+// collector scans it; clearing it takes a write barrier while the
+// collector marks).
 type envelope struct {
 	variant, body                                string
 	content, path, stdout, stderr, exitCode      span

@@ -12,7 +12,6 @@ import (
 	"github.com/agentharness/harness/adapters"
 	"github.com/agentharness/harness/adapters/internal/jsonscan"
 	"github.com/agentharness/harness/adapters/internal/known"
-	"github.com/agentharness/harness/adapters/internal/readahead"
 	"github.com/agentharness/harness/adapters/internal/stamps"
 	"github.com/agentharness/harness/event"
 	"github.com/agentharness/harness/internal/fewmap"
@@ -30,7 +29,7 @@ type call struct {
 }
 
 type parser struct {
-	readahead.TwoStep[line] // Parse, and read-ahead: read then apply
+	scratch line // the line Parse reads, kept from line to line: a kilobyte a line for some
 
 	session  string
 	open     fewmap.Map[string, call] // by tool_id: rarely more than one
@@ -65,8 +64,14 @@ type parser struct {
 
 func newParser() *parser {
 	p := &parser{replay: -1, ended: recentIDs{seed: maphash.MakeSeed()}, files: files{Files: known.New(known.MaxFile, known.MaxTotal, known.ForgetOthers)}}
-	p.TwoStep = readahead.New(p.read, p.apply)
 	return p
+}
+
+// Parse implements adapters.Parser: read finds the line's fields (it sets
+// all of p.scratch), then apply turns them into bodies with p's state.
+func (p *parser) Parse(dst []event.Body, raw []byte) ([]event.Body, bool) {
+	p.read(&p.scratch, raw)
+	return p.apply(dst, &p.scratch)
 }
 
 // line holds the top-level fields of one line that the parser reads. The

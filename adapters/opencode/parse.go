@@ -11,7 +11,6 @@ import (
 	"github.com/agentharness/harness/adapters"
 	"github.com/agentharness/harness/adapters/internal/jsonscan"
 	"github.com/agentharness/harness/adapters/internal/known"
-	"github.com/agentharness/harness/adapters/internal/readahead"
 	"github.com/agentharness/harness/event"
 	"github.com/agentharness/harness/internal/idset"
 )
@@ -29,7 +28,7 @@ import (
 // call itself, with the sub-agent's answer as output, is in the run's
 // session.
 type parser struct {
-	readahead.TwoStep[read] // Parse, and read-ahead: read then apply
+	scratch read // the line Parse reads, kept from line to line: a kilobyte a line for some
 
 	session  string          // the run's session id
 	steps    int             // model calls seen (a retried call counts once)
@@ -64,8 +63,14 @@ func (p *parser) NativeSpan() (int64, bool) {
 
 func newParser() *parser {
 	p := &parser{files: known.New(known.MaxFile, known.MaxTotal, known.ForgetOthers)}
-	p.TwoStep = readahead.New(p.read, p.apply)
 	return p
+}
+
+// Parse implements adapters.Parser: read finds the line's fields (it sets
+// all of p.scratch), then apply turns them into bodies with p's state.
+func (p *parser) Parse(dst []event.Body, raw []byte) ([]event.Body, bool) {
+	p.read(&p.scratch, raw)
+	return p.apply(dst, &p.scratch)
 }
 
 // line holds the members of a line the parser reads, collected in one pass
