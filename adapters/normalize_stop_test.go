@@ -21,7 +21,7 @@ func TestNormalizeSinkPanicLeavesNoGoroutine(t *testing.T) {
 	t.Parallel()
 	// More batches than may queue ahead: the reader is held up handing
 	// them on when the sink panics.
-	in := strings.Repeat("a line of the stream\n", 64*256)
+	in := strings.Repeat("a line of the stream\n", 64*4096)
 	s := event.NewStream(event.StreamConfig{Run: adaptertest.RunID, Start: event.SessionStart{Agent: "echo"},
 		Sink: func(ev event.Event) {
 			if ev.Type == event.TypeTextDelta {

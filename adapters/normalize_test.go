@@ -128,9 +128,9 @@ func TestNormalizeGivesTheStreamEachLineInOrder(t *testing.T) {
 // ends when full, not before each read, however short the reads.
 func TestNormalizeFillsBatchesFromARegularFile(t *testing.T) {
 	t.Parallel()
-	in := strings.Repeat("short line\n", 1000)
+	in := strings.Repeat("short line\n", 10000)
 	for regular, want := range map[bool]func(int) bool{
-		true:  func(n int) bool { return n == 4 },  // 256 lines a batch
+		true:  func(n int) bool { return n == 3 },  // 4096 lines a batch
 		false: func(n int) bool { return n > 100 }, // a batch before each read of a byte
 	} {
 		var batches int
