@@ -47,12 +47,13 @@ const (
 	// parsing a few lines: at 256 lines, harness parse of claude's 200 MB
 	// corpus switched context 3300 times and spent 14 % of its CPU in
 	// the switches and wake-ups (perf); at 4096, 1512 times. 4096
-	// against 256, medians of 9 interleaved runs, CPU per event: claude
-	// 1.785 -> 1.597 µs, codex 1.051 -> 0.994, cursor 1.151 -> 1.105,
-	// opencode 1.151 -> 1.047, gemini 0.889 -> 0.847; peak RSS within
-	// 1 MB (claude 33.8 -> 32.9 MB, codex 41.4 -> 42.6).
+	// against 256 (and 1 MiB of lines), medians of 9 interleaved runs, CPU
+	// per event: claude 1.785 -> 1.597 µs, codex 1.051 -> 0.994, cursor
+	// 1.151 -> 1.105, opencode 1.151 -> 1.047, gemini 0.889 -> 0.847. At
+	// 512 KiB of lines claude's batches hold ~900 lines: 1.558 µs at
+	// 1 MiB, 1.531 at 512 KiB (5 runs).
 	batchLines = 4096
-	batchBytes = 1 << 20 // of lines parsed (what their bodies hold comes from them)
+	batchBytes = 512 << 10 // of lines parsed (what their bodies hold comes from them)
 	// batchesAhead is how many batches may queue before the Stream: room
 	// for the reader to run ahead while the Stream's sink is held up, so
 	// that the cores stay busy on a shared machine.
@@ -66,8 +67,11 @@ const (
 	// the reader and the Stream: past it the reader waits for one to come
 	// back, so that a stream of long lines (a batch each, up to the line
 	// cap), or what their bodies hold of them, is not held maxBatches
-	// times over.
-	maxAheadBytes = 8 << 20
+	// times over. What is ahead is live heap, which parse's memory limit
+	// follows (cmd/harness paceMemoryLimit): at 8 MiB with batches of 1
+	// MiB, codex's peak RSS at 800 MB of stream was 52.9 MB against 41.6
+	// MB at 200 MB; at 2 MiB, 46.4 against 41.7.
+	maxAheadBytes = 2 << 20
 )
 
 // Normalize reads a whole native stdout stream from r and writes what p

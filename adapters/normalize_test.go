@@ -230,7 +230,7 @@ func (p *countingEcho) Parse(dst []event.Body, line []byte) ([]event.Body, bool)
 }
 
 // TestNormalizeBoundsTheLinesAhead: while the Stream's sink is held up,
-// the reader goes on only until the batches handed on hold 8 MiB of
+// the reader goes on only until the batches handed on hold 2 MiB of
 // parsed lines (their bodies hold them: the lines themselves are not
 // kept, the stream is not raw), however many batches it may make: long
 // lines (a batch each) are not held a batch count over. Not parallel: it
@@ -264,5 +264,5 @@ func TestNormalizeBoundsTheLinesAhead(t *testing.T) {
 	close(release)
 	require.NoError(t, <-done)
 	require.Equal(t, int64(lines), p.read.Load())
-	require.LessOrEqual(t, read, int64(8<<20/lineLen+1), "lines read while the sink was held")
+	require.LessOrEqual(t, read, int64(2<<20/lineLen+1), "lines read while the sink was held")
 }
