@@ -136,9 +136,8 @@ func (b *block) reset() {
 }
 
 func newParser() *parser {
-	p := &parser{calls: map[string]*call{}, usage: map[string]*callUsage{},
+	return &parser{calls: map[string]*call{}, usage: map[string]*callUsage{},
 		files: known.New(known.MaxFile, maxKnownBytes, known.ForgetOthers)}
-	return p
 }
 
 // Parse implements adapters.Parser: read finds the line's fields (it sets

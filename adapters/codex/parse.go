@@ -42,8 +42,7 @@ type parser struct {
 }
 
 func newParser() *parser {
-	p := &parser{warned: map[string]bool{}, diffs: diffCheck{replay: event.DiffReplay{Limit: maxDiffsHeld}}}
-	return p
+	return &parser{warned: map[string]bool{}, diffs: diffCheck{replay: event.DiffReplay{Limit: maxDiffsHeld}}}
 }
 
 // Parse implements adapters.Parser: read finds the line's fields (it sets

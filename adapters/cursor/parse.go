@@ -64,8 +64,7 @@ type parser struct {
 }
 
 func newParser() *parser {
-	p := &parser{seed: maphash.MakeSeed(), files: known.New(known.MaxFile, known.MaxTotal, known.KeepOthers)}
-	return p
+	return &parser{seed: maphash.MakeSeed(), files: known.New(known.MaxFile, known.MaxTotal, known.KeepOthers)}
 }
 
 // Parse implements adapters.Parser: read finds the line's fields (it sets

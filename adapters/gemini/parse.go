@@ -63,8 +63,7 @@ type parser struct {
 }
 
 func newParser() *parser {
-	p := &parser{replay: -1, ended: recentIDs{seed: maphash.MakeSeed()}, files: files{Files: known.New(known.MaxFile, known.MaxTotal, known.ForgetOthers)}}
-	return p
+	return &parser{replay: -1, ended: recentIDs{seed: maphash.MakeSeed()}, files: files{Files: known.New(known.MaxFile, known.MaxTotal, known.ForgetOthers)}}
 }
 
 // Parse implements adapters.Parser: read finds the line's fields (it sets

@@ -62,8 +62,7 @@ func (p *parser) NativeSpan() (int64, bool) {
 }
 
 func newParser() *parser {
-	p := &parser{files: known.New(known.MaxFile, known.MaxTotal, known.ForgetOthers)}
-	return p
+	return &parser{files: known.New(known.MaxFile, known.MaxTotal, known.ForgetOthers)}
 }
 
 // Parse implements adapters.Parser: read finds the line's fields (it sets
