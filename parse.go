@@ -62,6 +62,16 @@ type ParseOptions struct {
 	// a cost as a live run's Options.EstimateCost does: for Model until
 	// the agent names its own. Nil: such usage is left unpriced.
 	EstimateCost func(model string, u event.Usage) (usd float64, ok bool)
+	// Mapped, if set, is the whole of r, a regular file read from its
+	// start, mapped into memory (harness parse maps the file it is
+	// given): the lines are read from it, not from r, and not copied, so
+	// the events sent to sink and the result may hold pieces of it. The
+	// caller keeps it mapped for as long as it uses them. A file
+	// shortened while it is read faults: Parse ends with a read error when
+	// its reader meets the lost part; a sink or caller reading a piece of
+	// it then faults too, a panic it may recover where it has set
+	// debug.SetPanicOnFault (harness parse does).
+	Mapped []byte
 }
 
 // Parse normalizes a captured native stdout stream of agent read from r,
@@ -147,11 +157,13 @@ func Parse(ctx context.Context, r io.Reader, agent string, sink func(event.Event
 	// A capture has no clock of its own: parsers time tool calls from the
 	// lines' timestamps by default (adapters.WallClocked).
 	readErr := adapters.Normalize(ctxReader{ctx, in}, p, s, adapters.NormalizeOptions{
-		MaxLine: o.MaxLine,
-		Batch:   func() { at = now() },
-		Idle:    o.Flush,
-		Regular: regular,
-		Bodies:  priceLine, // on this goroutine: the caller recovers what EstimateCost panics with
+		MaxLine:   o.MaxLine,
+		Batch:     func() { at = now() },
+		Idle:      o.Flush,
+		Regular:   regular,
+		Bodies:    priceLine, // on this goroutine: the caller recovers what EstimateCost panics with
+		Mapped:    o.Mapped,
+		Cancelled: ctx.Err,
 	})
 	at = now()
 	if readErr != nil {

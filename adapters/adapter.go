@@ -305,6 +305,15 @@ type NativeSpanned interface {
 	NativeSpan() (ms int64, ok bool)
 }
 
+// LinesKept is implemented by a parser that copies each line it is given
+// so that it may keep pieces of it (jsonscan.Lines). Normalize calls
+// LinesStay before the first line when its lines are views of a mapped
+// file, which stay valid and unchanged: the parser then keeps pieces of
+// the lines themselves, without the copy.
+type LinesKept interface {
+	LinesStay()
+}
+
 // LineTruncated is the warning for a native line cut at kept bytes.
 func LineTruncated(kept int, dropped int64) *event.Warning {
 	return &event.Warning{Code: event.WarnLineTruncated,

@@ -31,6 +31,26 @@ func Scan(r io.Reader, max int, fn Func) error {
 	return s.scan()
 }
 
+// ScanBytes is Scan over data, the whole input already in memory (a file
+// mapped into it): fn gets views of data, not copies, so a line stays
+// valid after the call for as long as data does (a line cut to the cap
+// too). Every progressStep bytes of lines delivered it calls progress
+// with the offset reached, if set; an error of progress stops the scan
+// and is returned.
+func ScanBytes(data []byte, max int, fn Func, progress func(off int) error) error {
+	if max <= 0 {
+		max = DefaultMax
+	}
+	s := scanner{max: max, fn: fn, buf: data, end: len(data), err: io.EOF}
+	if progress != nil {
+		s.progress, s.nextProgress = progress, progressStep
+	}
+	return s.scan()
+}
+
+// progressStep is how often ScanBytes reports its progress, in bytes.
+const progressStep = 1 << 20
+
 // ScanGrowing is Scan for a stream that may flood, such as an agent's
 // stdout: once growAfter reads in a row have filled its buffer, the
 // buffer grows to LargeBufSize for the rest of the stream, so that a
@@ -82,6 +102,9 @@ type scanner struct {
 	// row have filled it.
 	grow      bool
 	fullReads int
+	// progress is ScanBytes's, called when start passes nextProgress.
+	progress     func(off int) error
+	nextProgress int
 }
 
 func (s *scanner) scan() error {
@@ -97,6 +120,12 @@ func (s *scanner) scan() error {
 			s.start, s.scanned = nl+1, nl+1
 			if err := s.deliver(line); err != nil {
 				return err
+			}
+			if s.progress != nil && s.start >= s.nextProgress {
+				s.nextProgress = s.start + progressStep
+				if err := s.progress(s.start); err != nil {
+					return err
+				}
 			}
 		}
 		s.scanned = s.end

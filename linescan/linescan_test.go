@@ -54,8 +54,51 @@ func TestScan(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			require.Equal(t, c.want, scanAll(t, c.in, c.max))
+			// ScanBytes gives the same lines, each a view of its input.
+			data := []byte(c.in)
+			var out []got
+			require.NoError(t, ScanBytes(data, c.max, func(l []byte, d int64) error {
+				if len(l) > 0 {
+					at := &l[0]
+					require.True(t, within(data, at), "a line of ScanBytes is not a view of its input")
+				}
+				out = append(out, got{string(l), d})
+				return nil
+			}, nil))
+			require.Equal(t, c.want, out)
 		})
 	}
+}
+
+// within reports whether p points into data.
+func within(data []byte, p *byte) bool {
+	for i := range data {
+		if &data[i] == p {
+			return true
+		}
+	}
+	return false
+}
+
+func TestScanBytesProgress(t *testing.T) {
+	t.Parallel()
+	line := strings.Repeat("x", 1023) + "\n"
+	data := []byte(strings.Repeat(line, 3<<10)) // 3 MiB
+	var offs []int
+	lines := 0
+	err := ScanBytes(data, 0, func([]byte, int64) error { lines++; return nil }, func(off int) error {
+		offs = append(offs, off)
+		return nil
+	})
+	require.NoError(t, err)
+	require.Equal(t, 3<<10, lines)
+	require.Equal(t, []int{1 << 20, 2 << 20, 3 << 20}, offs, "progress at each MiB of lines delivered")
+
+	stop := errors.New("stop")
+	lines = 0
+	err = ScanBytes(data, 0, func([]byte, int64) error { lines++; return nil }, func(int) error { return stop })
+	require.ErrorIs(t, err, stop)
+	require.Equal(t, 1<<10, lines, "no line after progress failed")
 }
 
 func TestScanStopsOnCallbackError(t *testing.T) {

@@ -67,6 +67,9 @@ func newParser() *parser {
 
 // Parse implements adapters.Parser: read finds the line's fields (it sets
 // all of p.scratch), then apply turns them into bodies with p's state.
+// LinesStay implements adapters.LinesKept.
+func (p *parser) LinesStay() { p.lines.Stay() }
+
 func (p *parser) Parse(dst []event.Body, raw []byte) ([]event.Body, bool) {
 	p.read(&p.scratch, raw)
 	return p.apply(dst, &p.scratch)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/event"
+	"github.com/agentharness/harness/internal/mapfile"
 )
 
 type parseCmd struct {
@@ -31,7 +32,7 @@ type parseCmd struct {
 // unknown agent, a protocol it does not speak, an -o that is the input or
 // an unreadable file (a directory among them, also as stdin: one run is
 // one stream, and parsing several files as one would mix their runs).
-func (c *parseCmd) Run(e *env) error {
+func (c *parseCmd) Run(e *env) (err error) {
 	if _, err := harness.Adapter(c.Agent); err != nil {
 		return withStatus(exitUsage, err)
 	}
@@ -63,6 +64,7 @@ func (c *parseCmd) Run(e *env) error {
 		}
 	}
 	in := e.Stdin
+	var mapped []byte
 	if c.File != "-" {
 		f, err := os.Open(c.File)
 		if err != nil {
@@ -70,8 +72,13 @@ func (c *parseCmd) Run(e *env) error {
 		}
 		defer f.Close()
 		in = f
-	}
-	if err := checkParseInput(in, c.File, c.Output); err != nil {
+		if err := checkParseInput(in, c.File, c.Output); err != nil {
+			return err
+		}
+		// A file named is read from its start: mapped, its lines are not
+		// copied (ParseOptions.Mapped).
+		mapped = mapInput(f)
+	} else if err := checkParseInput(in, c.File, c.Output); err != nil {
 		return err
 	}
 	out, closeOut, err := outputTo(e, c.Output)
@@ -89,6 +96,21 @@ func (c *parseCmd) Run(e *env) error {
 	// Events are buffered and written out whenever the parse waits for
 	// input (Flush), and at the end.
 	w := bufio.NewWriterSize(out, 64<<10)
+	if mapped != nil {
+		// Events, and the result, may hold pieces of the mapped file until
+		// the command returns: a fault reading one (the file was
+		// shortened meanwhile) ends the parse here, with what was written.
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+		defer func() {
+			if v := recover(); v != nil {
+				if !mapfile.IsFault(v, mapped) {
+					panic(v)
+				}
+				_ = w.Flush()
+				err = withStatus(exitAgentFailed, fmt.Errorf("parse: %s: %w", c.File, errShortened))
+			}
+		}()
+	}
 	var enc event.Appender
 	// A failed write stops the reading: nobody would see the rest.
 	ctx, stop := context.WithCancel(context.Background())
@@ -118,7 +140,7 @@ func (c *parseCmd) Run(e *env) error {
 			failed(w.Flush())
 		}
 	}
-	res, err := harness.Parse(ctx, in, c.Agent, sink, harness.ParseOptions{Raw: c.Raw, Flush: flush, Protocol: c.Protocol})
+	res, err := harness.Parse(ctx, in, c.Agent, sink, harness.ParseOptions{Raw: c.Raw, Flush: flush, Protocol: c.Protocol, Mapped: mapped})
 	if ferr := w.Flush(); writeErr == nil {
 		writeErr = ferr
 	}
@@ -139,6 +161,12 @@ func (c *parseCmd) Run(e *env) error {
 	}
 	return nil
 }
+
+// mapInput maps parse's input file; a test's seam.
+var mapInput = mapfile.Map
+
+// errShortened is parse's error for a file shortened while it was read.
+var errShortened = errors.New("the file was shortened while it was read")
 
 // checkParseInput refuses, before -o is created, an input parse cannot
 // read as one stream: a directory (given by name or as stdin), or the

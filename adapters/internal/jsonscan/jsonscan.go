@@ -820,7 +820,19 @@ func Values(raw string, fn func(val string) bool) {
 // state) with Str instead of an allocation per piece. Nothing in a block
 // is written twice, so a piece stays valid for as long as it is used; it
 // keeps its block (16 KiB at most) alive that long.
-type Lines struct{ block []byte }
+//
+// A block is a strings.Builder's buffer, which the runtime does not
+// zero before the lines overwrite it (a make'd block is zeroed: on codex
+// every line's bytes were written twice).
+type Lines struct {
+	block strings.Builder
+	stay  bool // the lines stay valid: Copy hands them back as they are
+}
+
+// Stay says that the lines given to Copy from now on stay valid and
+// unchanged for as long as the parser uses pieces of them (views of a
+// mapped file): Copy then copies nothing.
+func (l *Lines) Stay() { l.stay = true }
 
 const linesBlock = 16 << 10
 
@@ -829,13 +841,18 @@ func (l *Lines) Copy(line []byte) string {
 	if len(line) == 0 {
 		return ""
 	}
+	if l.stay {
+		return unsafe.String(&line[0], len(line))
+	}
 	if len(line) > linesBlock/4 {
 		return string(line) // a long line gets its own copy, not a share of a block
 	}
-	if cap(l.block)-len(l.block) < len(line) {
-		l.block = make([]byte, 0, linesBlock)
+	if l.block.Cap()-l.block.Len() < len(line) {
+		// A new Builder, not Reset: the old block's pieces stay in use.
+		l.block = strings.Builder{}
+		l.block.Grow(linesBlock)
 	}
-	start := len(l.block)
-	l.block = append(l.block, line...)
-	return unsafe.String(&l.block[start], len(line))
+	start := l.block.Len()
+	l.block.Write(line) // within its capacity: the block is never moved
+	return l.block.String()[start:]
 }

@@ -1,0 +1,62 @@
+// Package mapfile maps a regular file into memory, read-only, for a
+// reader that goes through it once from the front (harness parse), and
+// gives the pages behind that reader back as it goes. Reading a mapped
+// file skips the kernel's copy of every byte into a buffer, and lets a
+// parser keep pieces of its lines without copying them.
+//
+// The mapping is never unmapped: what was parsed from it (events, a
+// result) may hold pieces of it to the end of the process. A file
+// shortened while it is mapped makes a read of the lost part fault
+// (SIGBUS); a reader that sets debug.SetPanicOnFault gets that as a
+// panic whose error IsFault recognises.
+package mapfile
+
+import (
+	"os"
+	"runtime"
+	"syscall"
+	"unsafe"
+)
+
+// Map maps the whole of f, a regular file, as it is now. It returns nil
+// when f is not to be mapped (empty, not regular, larger than the address
+// space, or the mapping refused): f is then read as usual.
+func Map(f *os.File) []byte {
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() || st.Size() <= 0 || st.Size() != int64(int(st.Size())) {
+		return nil
+	}
+	data, err := syscall.Mmap(int(f.Fd()), 0, int(st.Size()), syscall.PROT_READ, syscall.MAP_SHARED)
+	runtime.KeepAlive(f)
+	if err != nil {
+		return nil
+	}
+	// Read ahead of the reader, and early.
+	_ = syscall.Madvise(data, syscall.MADV_SEQUENTIAL)
+	return data
+}
+
+// Release gives the pages of data before off back: they no longer count
+// in the process's resident memory, and a later read of them (a piece
+// kept of an early line) reads them again from the page cache, unchanged.
+// Only whole pages are released.
+func Release(data []byte, off int) {
+	off &^= os.Getpagesize() - 1
+	if off <= 0 || off > len(data) {
+		return
+	}
+	_ = syscall.Madvise(data[:off], syscall.MADV_DONTNEED)
+}
+
+// IsFault reports whether v, what a goroutine with debug.SetPanicOnFault
+// set panicked with, is a fault reading data: the file was shortened
+// after it was mapped.
+func IsFault(v any, data []byte) bool {
+	fault, ok := v.(interface{ Addr() uintptr })
+	if !ok || len(data) == 0 {
+		return false
+	}
+	start := uintptr(unsafe.Pointer(unsafe.SliceData(data)))
+	addr := fault.Addr()
+	return addr >= start && addr-start < uintptr(len(data))
+}
