@@ -261,8 +261,12 @@ func scanMapped(mapped []byte, maxLine int, each linescan.Func, stop chan struct
 			err = ErrMappedShrank
 		}
 	}()
+	released := 0
 	return linescan.ScanBytes(mapped, maxLine, each, func(off int) error {
-		mapfile.Release(mapped, off-releaseLag)
+		if off-releaseLag > released {
+			mapfile.Release(mapped, released, off-releaseLag)
+			released = off - releaseLag
+		}
 		select {
 		case <-stop:
 			return errStopped

@@ -36,16 +36,20 @@ func Map(f *os.File) []byte {
 	return data
 }
 
-// Release gives the pages of data before off back: they no longer count
-// in the process's resident memory, and a later read of them (a piece
-// kept of an early line) reads them again from the page cache, unchanged.
-// Only whole pages are released.
-func Release(data []byte, off int) {
-	off &^= os.Getpagesize() - 1
-	if off <= 0 || off > len(data) {
+// Release gives the pages of data[from:to] back: they no longer count in
+// the process's resident memory, and a later read of them (a piece kept
+// of an early line) reads them again from the page cache, unchanged.
+// The pages released run from the one holding data[from] to the one
+// holding data[to], which is kept: calls for consecutive spans release
+// every page once.
+func Release(data []byte, from, to int) {
+	page := os.Getpagesize()
+	from = max(from, 0) &^ (page - 1)
+	to = min(to, len(data)) &^ (page - 1)
+	if from >= to {
 		return
 	}
-	_ = syscall.Madvise(data[:off], syscall.MADV_DONTNEED)
+	_ = syscall.Madvise(data[from:to], syscall.MADV_DONTNEED)
 }
 
 // IsFault reports whether v, what a goroutine with debug.SetPanicOnFault

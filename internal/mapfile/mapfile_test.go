@@ -1,11 +1,14 @@
 package mapfile
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 )
@@ -19,10 +22,36 @@ func TestMapReadsTheFileAndReleaseKeepsIt(t *testing.T) {
 	defer f.Close()
 	data := Map(f)
 	require.Equal(t, want, string(data))
+	require.Equal(t, 1024, residentKiB(t, data), "read whole: all its pages are resident")
+	Release(data, -1, len(data)/2+1)
+	require.Equal(t, 512, residentKiB(t, data), "the first half given back")
+	Release(data, len(data)/2+1, len(data)+1)
+	require.Zero(t, residentKiB(t, data))
 	// Given back, the pages read the same again.
-	Release(data, len(data)/2+1)
-	Release(data, len(data))
 	require.Equal(t, want, string(data))
+}
+
+// residentKiB is how much of the mapping data is resident, from
+// /proc/self/smaps.
+func residentKiB(t *testing.T, data []byte) int {
+	t.Helper()
+	smaps, err := os.ReadFile("/proc/self/smaps")
+	require.NoError(t, err)
+	start := fmt.Sprintf("%x-", uintptr(unsafe.Pointer(unsafe.SliceData(data))))
+	in := false
+	for _, line := range strings.Split(string(smaps), "\n") {
+		if strings.Contains(line, "-") && !strings.HasPrefix(line, " ") && len(strings.Fields(line)) >= 5 {
+			in = strings.HasPrefix(line, start)
+			continue
+		}
+		if kib, ok := strings.CutPrefix(line, "Rss:"); in && ok {
+			n, err := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(kib, "kB")))
+			require.NoError(t, err)
+			return n
+		}
+	}
+	t.Fatalf("no mapping at %s in /proc/self/smaps", start)
+	return 0
 }
 
 func TestMapRefusesWhatItCannotMap(t *testing.T) {
