@@ -27,8 +27,9 @@ type parseCmd struct {
 }
 
 // Run normalizes the stream. Exit status: 0 when the agent's stream ends in
-// success, 1 when it reports an error or ends without its terminal event
-// or its output cannot be written (quietly when its reader left), 2 for an
+// success, 1 when it reports an error or ends without its terminal event,
+// its output cannot be written (quietly when its reader left) or the file
+// was shortened while it was read (it is mapped, not copied), 2 for an
 // unknown agent, a protocol it does not speak, an -o that is the input or
 // an unreadable file (a directory among them, also as stdin: one run is
 // one stream, and parsing several files as one would mix their runs).
