@@ -212,21 +212,17 @@ func parseBatches(r io.Reader, p Parser, keepLines bool, maxLine int, regular bo
 		return nil
 	}
 	each := func(line []byte, dropped int64) error {
-		pl := parsedLine{from: len(cur.bodies)}
 		cur.size += len(line)
 		if dropped > 0 {
-			pl.truncated = LineTruncated(len(line), dropped)
+			cur.cuts = append(cur.cuts, cutLine{len(cur.lines), LineTruncated(len(line), dropped)})
 		}
 		var known bool
 		cur.bodies, known = p.Parse(cur.bodies, line)
-		pl.to, pl.unparsed = len(cur.bodies), !known
 		// An unparsed line's text goes into its warning (a preview).
-		if keepLines || pl.unparsed {
-			pl.lineFrom = len(cur.text)
+		if keepLines || !known {
 			cur.text = append(cur.text, line...)
-			pl.lineTo = len(cur.text)
 		}
-		cur.lines = append(cur.lines, pl)
+		cur.lines = append(cur.lines, parsedLine{textTo: len(cur.text), to: int32(len(cur.bodies)), unparsed: !known})
 		if len(cur.lines) >= batchLines || cur.size >= batchBytes {
 			return send()
 		}
@@ -288,24 +284,39 @@ type batch struct {
 	bodies []event.Body
 	text   []byte // the lines themselves, when the Stream emits native events
 	size   int    // of the lines parsed
+	cuts   []cutLine
 }
 
+// parsedLine is where a line's bodies and text end in its batch's; they
+// start where the line before's end. It is small: at batchLines lines a
+// batch's lines were 192 KB at 48 bytes a line, written to cold memory
+// (the batches take turns, the stream's bytes in between), 6.5 % of a
+// cursor parse (perf).
 type parsedLine struct {
-	from, to         int // its bodies
-	lineFrom, lineTo int // its text
-	unparsed         bool
-	truncated        *event.Warning // the line was cut
+	textTo   int   // its text
+	to       int32 // its bodies (each made of some of the batch's bytes: far fewer than 2^31)
+	unparsed bool
+}
+
+// cutLine is the warning for a line of the batch that was cut.
+type cutLine struct {
+	line int
+	w    *event.Warning
 }
 
 func (b *batch) emit(s *event.Stream, bodies func([]event.Body)) {
-	for _, pl := range b.lines {
-		if pl.truncated != nil {
-			s.Emit(pl.truncated)
+	from, textFrom, cuts := 0, 0, b.cuts
+	for i, pl := range b.lines {
+		if len(cuts) > 0 && cuts[0].line == i {
+			s.Emit(cuts[0].w)
+			cuts = cuts[1:]
 		}
-		if bodies != nil && pl.to > pl.from {
-			bodies(b.bodies[pl.from:pl.to])
+		to := int(pl.to)
+		if bodies != nil && to > from {
+			bodies(b.bodies[from:to])
 		}
-		s.Line(event.StreamStdout, b.text[pl.lineFrom:pl.lineTo], pl.unparsed, b.bodies[pl.from:pl.to])
+		s.Line(event.StreamStdout, b.text[textFrom:pl.textTo], pl.unparsed, b.bodies[from:to])
+		from, textFrom = to, pl.textTo
 	}
 }
 
@@ -315,7 +326,8 @@ func (b *batch) reset() {
 	if cap(b.text) > 4*batchBytes {
 		b.text = nil
 	}
-	b.bodies, b.lines, b.text, b.size = b.bodies[:0], b.lines[:0], b.text[:0], 0
+	clear(b.cuts)
+	b.bodies, b.lines, b.text, b.size, b.cuts = b.bodies[:0], b.lines[:0], b.text[:0], 0, b.cuts[:0]
 }
 
 // beforeRead calls hook before each read of r; an error of hook's ends

@@ -506,7 +506,7 @@ func (p *parser) toolCall(dst []event.Body, f *fields) ([]event.Body, bool) {
 		p.started.Delete(key)
 	}
 	if f.callID != "" {
-		p.ended.Add(f.callID)
+		p.ended.Put(f.callID)
 	}
 	if !open {
 		// Only the completion was seen: announce the call with its input.

@@ -25,18 +25,51 @@ import (
 type Set struct {
 	shards []hashSet // made at the first Add
 	seed   maphash.Seed
+	// later holds the hashes Put gave and the tables do not hold yet.
+	later  [putBatch]uint64
+	nLater int
 }
+
+// putBatch is how many members Put holds before the tables take them.
+// Taken one at a time, far apart, each waits on memory: a table of a
+// million members is megabytes, and where a member goes is random.
+// Taken in a row, their misses overlap.
+const putBatch = 64
 
 // shardBits is log2 of the number of shards.
 const shardBits = 6
 
 // Add adds id; it reports whether id was not a member yet.
 func (s *Set) Add(id string) bool {
+	s.flush()
+	x := maphash.String(s.seed, id)
+	return s.shards[x>>(64-shardBits)].add(x)
+}
+
+// Put adds id, as Add does, without telling whether it was a member:
+// for a set that is looked up far less often than added to (a parser's
+// ids of ended calls, asked of only when a call ends twice), it defers
+// the table's work and does it for many members in a row.
+func (s *Set) Put(id string) {
+	if s.nLater == len(s.later) {
+		s.flush()
+	}
 	if s.shards == nil {
 		s.seed, s.shards = maphash.MakeSeed(), make([]hashSet, 1<<shardBits)
 	}
-	x := maphash.String(s.seed, id)
-	return s.shards[x>>(64-shardBits)].add(x)
+	s.later[s.nLater] = maphash.String(s.seed, id)
+	s.nLater++
+}
+
+// flush puts what Put holds into the tables, and makes them at first.
+func (s *Set) flush() {
+	if s.shards == nil {
+		s.seed, s.shards = maphash.MakeSeed(), make([]hashSet, 1<<shardBits)
+	}
+	for _, x := range s.later[:s.nLater] {
+		s.shards[x>>(64-shardBits)].add(x)
+	}
+	s.nLater = 0
 }
 
 // Has reports whether id is a member.
@@ -44,12 +77,14 @@ func (s *Set) Has(id string) bool {
 	if s.shards == nil {
 		return false
 	}
+	s.flush()
 	x := maphash.String(s.seed, id)
 	return s.shards[x>>(64-shardBits)].has(x)
 }
 
 // Len is the number of members.
 func (s *Set) Len() int {
+	s.flush()
 	n := 0
 	for i := range s.shards {
 		n += s.shards[i].len()

@@ -110,3 +110,34 @@ func TestSetGrowsByShard(t *testing.T) {
 	require.Equal(t, 300_000, s.Len())
 	require.LessOrEqual(t, largest*16, total, "the largest table is %d of %d slots", largest, total)
 }
+
+// TestSetPutIsAdd: members given by Put, which the tables take later in
+// batches, are members for Has, Add and Len at once, mixed with Add.
+func TestSetPutIsAdd(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(5, 6))
+	var s Set
+	in := map[string]bool{}
+	for i := range 20_000 {
+		id := "call_" + strconv.Itoa(r.IntN(15_000))
+		switch r.IntN(10) {
+		case 0:
+			require.Equal(t, !in[id], s.Add(id), "Add(%s) after %d steps", id, i)
+			in[id] = true
+		case 1:
+			require.Equal(t, in[id], s.Has(id), "Has(%s) after %d steps", id, i)
+		case 2:
+			require.Equal(t, len(in), s.Len())
+		default:
+			s.Put(id)
+			in[id] = true
+		}
+	}
+	for id := range in {
+		require.True(t, s.Has(id))
+	}
+	require.False(t, s.Has("call_x"))
+	var empty Set
+	require.False(t, empty.Has("a"))
+	require.Zero(t, empty.Len())
+}
