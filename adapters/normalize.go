@@ -63,6 +63,11 @@ type NormalizeOptions struct {
 // while it was read.
 var ErrMappedShrank = errors.New("the file was shortened while it was read")
 
+// prefaultAhead is how far ahead of the reader the pages of a mapped
+// file are mapped (mapfile.Prefault), a MiB at a time: the reader's own
+// faults cost claude's parse 6 % more CPU (11 interleaved runs).
+const prefaultAhead = 2 << 20
+
 // releaseLag is how far behind the reader the pages of a mapped file are
 // given back: past the lines queued ahead of the Stream (maxAheadBytes),
 // whose pieces the Stream still reads.
@@ -257,8 +262,13 @@ func scanMapped(mapped []byte, maxLine int, each linescan.Func, stop chan struct
 			err = ErrMappedShrank
 		}
 	}()
-	released := 0
+	released, prefaulted := 0, prefaultAhead
+	mapfile.Prefault(mapped, 0, prefaulted)
 	return linescan.ScanBytes(mapped, maxLine, each, func(off int) error {
+		if off+prefaultAhead > prefaulted {
+			mapfile.Prefault(mapped, prefaulted, off+prefaultAhead)
+			prefaulted = off + prefaultAhead
+		}
 		if off-releaseLag > released {
 			mapfile.Release(mapped, released, off-releaseLag)
 			released = off - releaseLag

@@ -21,6 +21,13 @@ func TestMapReadsTheFileAndReleaseKeepsIt(t *testing.T) {
 	require.NoError(t, err)
 	defer f.Close()
 	data := Map(f)
+	require.Zero(t, residentKiB(t, data))
+	// (MADV_POPULATE_READ: Linux 5.14 and later.)
+	Prefault(data, 4096, 256<<10+1)
+	// The pages from the one holding data[4096] to the one holding data[256
+	// KiB], and what the kernel maps with them (the rest of a folio of the
+	// page cache's: up to the whole file).
+	require.GreaterOrEqual(t, residentKiB(t, data), 256)
 	require.Equal(t, want, string(data))
 	require.Equal(t, 1024, residentKiB(t, data), "read whole: all its pages are resident")
 	Release(data, -1, len(data)/2+1)
