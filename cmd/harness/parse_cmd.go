@@ -108,7 +108,7 @@ func (c *parseCmd) Run(e *env) (err error) {
 					panic(v)
 				}
 				_ = w.Flush()
-				err = withStatus(exitAgentFailed, fmt.Errorf("parse: %s: %w", c.File, errShortened))
+				err = withStatus(exitAgentFailed, fmt.Errorf("parse: %w", errShortened))
 			}
 		}()
 	}
