@@ -265,6 +265,12 @@ func FuzzScanMatchesBufio(f *testing.F) {
 			require.Equal(t, want, got, "grow=%v", grow)
 			require.Equal(t, wantErr, gotErr, "grow=%v", grow)
 		}
+		if errs[int(errKind)%len(errs)] == io.EOF {
+			// The same input whole in memory, as a mapped file is.
+			got, gotErr := run(func(_ io.Reader, fn Func) error { return ScanBytes(data, m, fn, nil) })
+			require.Equal(t, want, got, "ScanBytes")
+			require.Equal(t, wantErr, gotErr, "ScanBytes")
+		}
 	})
 }
 
