@@ -3,7 +3,6 @@ package adapters
 import (
 	"errors"
 	"io"
-	"runtime/debug"
 	"sync/atomic"
 
 	"github.com/agentharness/harness/event"
@@ -147,7 +146,7 @@ func Normalize(r io.Reader, p Parser, s *event.Stream, o NormalizeOptions) error
 	}
 	go func() {
 		defer close(full)
-		readErr = parseBatches(r, p, s.Raw(), o.MaxLine, o.Regular, o.Mapped, o.Cancelled, full, free, stop, &ahead)
+		readErr = parseBatches(r, p, s.Raw(), o, full, free, stop, &ahead)
 	}()
 	for {
 		var b *batch
@@ -179,14 +178,13 @@ func Normalize(r io.Reader, p Parser, s *event.Stream, o NormalizeOptions) error
 // called whenever the reader is about to wait for a batch to come back.
 var waitingForBatch func()
 
-// parseBatches reads r line by line, parses each line with p into the
-// current batch and hands batches to full: when one is full, and before
-// every read of r that may wait (any read, unless r is regular). ahead
-// counts the lines parsed into the batches handed on and not yet back in
-// free. Once
-// stop is closed (Normalize is gone) it hands nothing more and returns
-// errStopped.
-func parseBatches(r io.Reader, p Parser, keepLines bool, maxLine int, regular bool, mapped []byte, cancelled func() error, full, free chan *batch, stop chan struct{}, ahead *atomic.Int64) error {
+// parseBatches reads r (or o.Mapped) line by line, parses each line with
+// p into the current batch and hands batches to full: when one is full,
+// and before every read of r that may wait (any read, unless o.Regular).
+// ahead counts the lines parsed into the batches handed on and not yet
+// back in free. Once stop is closed (Normalize is gone) it hands nothing
+// more and returns errStopped.
+func parseBatches(r io.Reader, p Parser, keepLines bool, o NormalizeOptions, full, free chan *batch, stop chan struct{}, ahead *atomic.Int64) error {
 	cur, made := &batch{}, 1
 	send := func() error {
 		if len(cur.lines) == 0 {
@@ -235,12 +233,12 @@ func parseBatches(r io.Reader, p Parser, keepLines bool, maxLine int, regular bo
 	}
 	var err error
 	switch {
-	case mapped != nil:
-		err = scanMapped(mapped, maxLine, each, stop, cancelled)
-	case regular:
-		err = linescan.Scan(r, maxLine, each)
+	case o.Mapped != nil:
+		err = scanMapped(o.Mapped, o.MaxLine, each, stop, o.Cancelled)
+	case o.Regular:
+		err = linescan.Scan(r, o.MaxLine, each)
 	default:
-		err = linescan.Scan(beforeRead{r: r, hook: send}, maxLine, each)
+		err = linescan.Scan(beforeRead{r: r, hook: send}, o.MaxLine, each)
 	}
 	// What was read before an error is still handed on.
 	if serr := send(); err == nil {
@@ -253,15 +251,7 @@ func parseBatches(r io.Reader, p Parser, keepLines bool, maxLine int, regular bo
 // reader; a fault reading it (the file was shortened) ends the scan with
 // ErrMappedShrank, the lines before it delivered.
 func scanMapped(mapped []byte, maxLine int, each linescan.Func, stop chan struct{}, cancelled func() error) (err error) {
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if v := recover(); v != nil {
-			if !mapfile.IsFault(v, mapped) {
-				panic(v)
-			}
-			err = ErrMappedShrank
-		}
-	}()
+	defer mapfile.Catching(mapped, func() { err = ErrMappedShrank })()
 	released, prefaulted := 0, prefaultAhead
 	mapfile.Prefault(mapped, 0, prefaulted)
 	return linescan.ScanBytes(mapped, maxLine, each, func(off int) error {

@@ -101,16 +101,10 @@ func (c *parseCmd) Run(e *env) (err error) {
 		// Events, and the result, may hold pieces of the mapped file until
 		// the command returns: a fault reading one (the file was
 		// shortened meanwhile) ends the parse here, with what was written.
-		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-		defer func() {
-			if v := recover(); v != nil {
-				if !mapfile.IsFault(v, mapped) {
-					panic(v)
-				}
-				_ = w.Flush()
-				err = withStatus(exitAgentFailed, fmt.Errorf("parse: %w", errShortened))
-			}
-		}()
+		defer mapfile.Catching(mapped, func() {
+			_ = w.Flush()
+			err = withStatus(exitAgentFailed, fmt.Errorf("parse: %w", errShortened))
+		})()
 	}
 	var enc event.Appender
 	// A failed write stops the reading: nobody would see the rest.

@@ -7,13 +7,14 @@
 // The mapping is never unmapped: what was parsed from it (events, a
 // result) may hold pieces of it to the end of the process. A file
 // shortened while it is mapped makes a read of the lost part fault
-// (SIGBUS); a reader that sets debug.SetPanicOnFault gets that as a
-// panic whose error IsFault recognises.
+// (SIGBUS); a goroutine Catching such faults gets that as a panic it
+// recovers, where it would have ended the program.
 package mapfile
 
 import (
 	"os"
 	"runtime"
+	"runtime/debug"
 	"syscall"
 	"unsafe"
 )
@@ -81,4 +82,22 @@ func IsFault(v any, data []byte) bool {
 	start := uintptr(unsafe.Pointer(unsafe.SliceData(data)))
 	addr := fault.Addr()
 	return addr >= start && addr-start < uintptr(len(data))
+}
+
+// Catching makes a fault on this goroutine a panic (debug.SetPanicOnFault)
+// until the function it returns, deferred, sets it back and recovers a
+// fault reading data, which it hands to onFault; any other panic goes on:
+//
+//	defer mapfile.Catching(data, func() { err = errShortened })()
+func Catching(data []byte, onFault func()) func() {
+	was := debug.SetPanicOnFault(true)
+	return func() {
+		debug.SetPanicOnFault(was)
+		if v := recover(); v != nil {
+			if !IsFault(v, data) {
+				panic(v)
+			}
+			onFault()
+		}
+	}
 }

@@ -94,6 +94,19 @@ func TestShortenedFileFaultsRecoverably(t *testing.T) {
 	require.True(t, IsFault(v, data), "%v", v)
 	require.False(t, IsFault(v, []byte("elsewhere")))
 	require.False(t, IsFault("a panic of another kind", data))
+
+	// Catching recovers that fault, and only that.
+	caught := false
+	func() {
+		defer Catching(data, func() { caught = true })()
+		read = data[len(data)-1]
+	}()
+	require.True(t, caught)
+	require.False(t, debug.SetPanicOnFault(false), "set back as it was")
+	require.PanicsWithValue(t, "another", func() {
+		defer Catching(data, func() { t.Fatal("another panic taken for a fault") })()
+		panic("another")
+	})
 }
 
 // read keeps a read byte, so that the read is made.
