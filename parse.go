@@ -65,7 +65,8 @@ type ParseOptions struct {
 	// Mapped, if set, is the whole of r, a regular file read from its
 	// start, mapped into memory (harness parse maps the file it is
 	// given): the lines are read from it, not from r, and not copied, so
-	// the events sent to sink and the result may hold pieces of it. The
+	// the events sent to sink and the result may hold pieces of it, their
+	// byte slices (a tool start's input) too, which are then read-only. The
 	// caller keeps it mapped for as long as it uses them. A file
 	// shortened while it is read faults: Parse ends with a read error when
 	// its reader meets the lost part; a sink or caller reading a piece of

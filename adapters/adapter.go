@@ -309,7 +309,8 @@ type NativeSpanned interface {
 // so that it may keep pieces of it (jsonscan.Lines). Normalize calls
 // LinesStay before the first line when its lines are views of a mapped
 // file, which stay valid and unchanged: the parser then keeps pieces of
-// the lines themselves, without the copy.
+// the lines themselves, without the copy, and hands them out in bodies,
+// as strings and as read-only byte slices (jsonscan.Lines.Bytes).
 type LinesKept interface {
 	LinesStay()
 }

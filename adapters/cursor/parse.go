@@ -500,7 +500,7 @@ func (p *parser) toolCall(dst []event.Body, f *fields) ([]event.Body, bool) {
 	ts := f.timestamp
 	if f.subtype == "started" {
 		p.started.Set(key, ts)
-		return append(dst, call.start(id)), true
+		return append(dst, call.start(id, &p.lines)), true
 	}
 	if open {
 		p.started.Delete(key)
@@ -510,7 +510,7 @@ func (p *parser) toolCall(dst []event.Body, f *fields) ([]event.Body, bool) {
 	}
 	if !open {
 		// Only the completion was seen: announce the call with its input.
-		dst = append(dst, call.start(id))
+		dst = append(dst, call.start(id, &p.lines))
 	}
 	end := call.end(id)
 	p.fileDiff(call, end)

@@ -1,7 +1,6 @@
 package cursor
 
 import (
-	"encoding/json"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -418,10 +417,11 @@ func (c *call) command() string {
 	return jsonscan.Str(c.env.raw(c.env.cmd))
 }
 
-func (c *call) start(id string) *event.ToolStart {
+// start is the call's start; lines made its pieces.
+func (c *call) start(id string, lines *jsonscan.Lines) *event.ToolStart {
 	st := &event.ToolStart{CallID: id, Name: c.name, Kind: c.kind, Path: c.path(), Command: c.command()}
 	if jsonscan.IsObject(c.args) {
-		st.Input = json.RawMessage(c.args)
+		st.Input = lines.Bytes(c.args)
 	}
 	return st
 }

@@ -1,7 +1,6 @@
 package gemini
 
 import (
-	"encoding/json"
 	"hash/maphash"
 	"regexp"
 	"strconv"
@@ -436,7 +435,7 @@ func (p *parser) toolUse(l *line) *event.ToolStart {
 	params := l.params
 	ts := &event.ToolStart{CallID: id, Name: name, Kind: toolKind(name)}
 	if jsonscan.IsObject(params) {
-		ts.Input = json.RawMessage(params) // a copy
+		ts.Input = p.lines.Bytes(params)
 	}
 	c := call{name: name, kind: ts.Kind}
 	if !p.wall {

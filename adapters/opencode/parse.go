@@ -373,7 +373,7 @@ func (p *parser) apply(dst []event.Body, r *read) ([]event.Body, bool) {
 		// Text before a tool call is commentary, not the final answer.
 		p.stepText.Reset()
 		p.textCut = false
-		dst = toolUse(dst, part, p.wall, &p.files)
+		dst = toolUse(dst, part, p.wall, &p.files, &p.lines)
 	case "step_finish":
 		// A step_finish printed again (same part id) is the same model
 		// call: its usage counts once, and it ends nothing more.

@@ -1,7 +1,6 @@
 package opencode
 
 import (
-	"encoding/json"
 	"strings"
 
 	"github.com/agentharness/harness/adapters"
@@ -144,8 +143,8 @@ func (m *metadata) read(rest string) int {
 
 // toolUse turns one tool part, reported once when the call is over, into its
 // start and end. A part still pending or running (never printed by current
-// builds) only opens the call.
-func toolUse(dst []event.Body, part *part, wall bool, files *known.Files) []event.Body {
+// builds) only opens the call. lines made the part's pieces.
+func toolUse(dst []event.Body, part *part, wall bool, files *known.Files, lines *jsonscan.Lines) []event.Body {
 	id := part.callID
 	if id == "" {
 		id = part.id
@@ -170,7 +169,7 @@ func toolUse(dst []event.Body, part *part, wall bool, files *known.Files) []even
 	}
 	st := &event.ToolStart{CallID: id, Name: name, Kind: kind}
 	if jsonscan.IsObject(raw) {
-		st.Input = json.RawMessage(raw)
+		st.Input = lines.Bytes(raw)
 	}
 	in := &state.in
 	switch kind {

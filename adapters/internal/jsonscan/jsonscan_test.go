@@ -293,6 +293,28 @@ func TestLinesCopiesAreStable(t *testing.T) {
 	require.Empty(t, l.Copy(nil))
 }
 
+// TestLinesBytes: a piece's bytes are a copy its receiver may write to,
+// unless the lines stay, when they are the piece itself.
+func TestLinesBytes(t *testing.T) {
+	t.Parallel()
+	var l Lines
+	line := l.Copy([]byte(`{"input":{"a":1},"b":2}`))
+	piece := line[9:16]
+	b := l.Bytes(piece)
+	require.Equal(t, `{"a":1}`, string(b))
+	b[1] = 'X'
+	require.Equal(t, `{"input":{"a":1},"b":2}`, line, "writing a copy changes no line")
+
+	var stay Lines
+	stay.Stay()
+	mapped := []byte(`{"input":{"a":1}}`)
+	line = stay.Copy(mapped)
+	b = stay.Bytes(line[9:16])
+	require.Equal(t, `{"a":1}`, string(b))
+	require.Same(t, &mapped[9], &b[0], "a staying line's piece is handed out as it is")
+	require.Equal(t, len(b), cap(b), "and cannot be appended to in place")
+}
+
 // FuzzElems holds Elems to EachElem: the same elements, in order, and the
 // end of a valid array.
 func FuzzElems(f *testing.F) {
