@@ -62,9 +62,10 @@ type ParseOptions struct {
 	// a cost as a live run's Options.EstimateCost does: for Model until
 	// the agent names its own. Nil: such usage is left unpriced.
 	EstimateCost func(model string, u event.Usage) (usd float64, ok bool)
-	// Mapped, if set, is the whole of r, a regular file read from its
-	// start, mapped into memory (harness parse maps the file it is
-	// given): the lines are read from it, not from r, and not copied, so
+	// Mapped, if set, is what is left of r, a regular file, from its
+	// offset to its end, mapped into memory (harness parse maps the file
+	// it is given, or stdin redirected from one): the lines are read from
+	// it, not from r (whose offset is left as it was), and not copied, so
 	// the events sent to sink and the result may hold pieces of it, their
 	// byte slices (a tool start's input) too, which are then read-only. The
 	// caller keeps it mapped for as long as it uses them. A file

@@ -78,9 +78,20 @@ func (c *parseCmd) Run(e *env) (err error) {
 		}
 		// A file named is read from its start: mapped, its lines are not
 		// copied (ParseOptions.Mapped).
-		mapped = mapInput(f)
-	} else if err := checkParseInput(in, c.File, c.Output); err != nil {
-		return err
+		mapped = mapInput(f, 0)
+	} else {
+		if err := checkParseInput(in, c.File, c.Output); err != nil {
+			return err
+		}
+		// Stdin redirected from a file is mapped too, from the offset the
+		// shell left it at, and left at the file's end, as a read would.
+		if f, ok := in.(*os.File); ok {
+			if off, err := f.Seek(0, io.SeekCurrent); err == nil {
+				if mapped = mapInput(f, off); mapped != nil {
+					defer func() { _, _ = f.Seek(off+int64(len(mapped)), io.SeekStart) }()
+				}
+			}
+		}
 	}
 	out, closeOut, err := outputTo(e, c.Output)
 	if err != nil {
@@ -157,8 +168,8 @@ func (c *parseCmd) Run(e *env) (err error) {
 	return nil
 }
 
-// mapInput maps parse's input file; a test's seam.
-var mapInput = mapfile.Map
+// mapInput maps parse's input file from an offset on; a test's seam.
+var mapInput = mapfile.MapFrom
 
 // errShortened is parse's error for a file shortened while it was read.
 var errShortened = errors.New("the file was shortened while it was read")

@@ -22,19 +22,28 @@ import (
 // Map maps the whole of f, a regular file, as it is now. It returns nil
 // when f is not to be mapped (empty, not regular, larger than the address
 // space, or the mapping refused): f is then read as usual.
-func Map(f *os.File) []byte {
+func Map(f *os.File) []byte { return MapFrom(f, 0) }
+
+// MapFrom maps f from byte off to its end, as it is now: what a read of f
+// at offset off would read (stdin redirected from a file starts at the
+// shell's offset). It returns nil as Map does, and when nothing is left
+// from off.
+func MapFrom(f *os.File, off int64) []byte {
 	st, err := f.Stat()
-	if err != nil || !st.Mode().IsRegular() || st.Size() <= 0 || st.Size() != int64(int(st.Size())) {
+	if err != nil || !st.Mode().IsRegular() || off < 0 || st.Size() <= off || st.Size() != int64(int(st.Size())) {
 		return nil
 	}
-	data, err := syscall.Mmap(int(f.Fd()), 0, int(st.Size()), syscall.PROT_READ, syscall.MAP_SHARED)
+	// A mapping starts on a page: the bytes before off in its first page
+	// are mapped, and not handed out.
+	skew := int(off & int64(os.Getpagesize()-1))
+	data, err := syscall.Mmap(int(f.Fd()), off-int64(skew), int(st.Size()-off)+skew, syscall.PROT_READ, syscall.MAP_SHARED)
 	runtime.KeepAlive(f)
 	if err != nil {
 		return nil
 	}
 	// Read ahead of the reader, and early.
 	_ = syscall.Madvise(data, syscall.MADV_SEQUENTIAL)
-	return data
+	return data[skew:]
 }
 
 // Release gives the pages of data[from:to] back: they no longer count in
@@ -42,15 +51,13 @@ func Map(f *os.File) []byte {
 // of an early line) reads them again from the page cache, unchanged.
 // The pages released run from the one holding data[from] to the one
 // holding data[to], which is kept: calls for consecutive spans release
-// every page once.
+// every page once. (A page that starts before data, its first when data
+// does not start on a page, is kept too.)
 func Release(data []byte, from, to int) {
-	page := os.Getpagesize()
-	from = max(from, 0) &^ (page - 1)
-	to = min(to, len(data)) &^ (page - 1)
-	if from >= to {
-		return
+	from, to = pageStart(data, from), pageStart(data, min(to, len(data)))
+	if from < to {
+		_ = syscall.Madvise(data[from:to], syscall.MADV_DONTNEED)
 	}
-	_ = syscall.Madvise(data[from:to], syscall.MADV_DONTNEED)
 }
 
 // Prefault maps the pages of data[from:to] in one call, where the
@@ -58,13 +65,23 @@ func Release(data []byte, from, to int) {
 // reader then finds them mapped. A kernel older than 5.14 maps nothing
 // here, and the reader's faults map them as before.
 func Prefault(data []byte, from, to int) {
-	page := os.Getpagesize()
-	from = max(from, 0) &^ (page - 1)
-	to = min(to, len(data))
-	if from >= to {
-		return
+	from, to = pageStart(data, from), min(to, len(data))
+	if from < to {
+		_ = syscall.Madvise(data[from:to], madvPopulateRead)
 	}
-	_ = syscall.Madvise(data[from:to], madvPopulateRead)
+}
+
+// pageStart is the offset in data where the page holding data[i] starts
+// (madvise takes whole pages), or where the next one starts when that
+// one starts before data.
+func pageStart(data []byte, i int) int {
+	page := os.Getpagesize()
+	skew := int(uintptr(unsafe.Pointer(unsafe.SliceData(data))) & uintptr(page-1))
+	start := (max(i, 0)+skew)&^(page-1) - skew
+	if start < 0 {
+		start += page
+	}
+	return start
 }
 
 // madvPopulateRead is MADV_POPULATE_READ (Linux 5.14), which package

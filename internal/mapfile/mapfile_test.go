@@ -44,7 +44,9 @@ func residentKiB(t *testing.T, data []byte) int {
 	t.Helper()
 	smaps, err := os.ReadFile("/proc/self/smaps")
 	require.NoError(t, err)
-	start := fmt.Sprintf("%x-", uintptr(unsafe.Pointer(unsafe.SliceData(data))))
+	// The mapping starts on the page that holds data[0].
+	at := uintptr(unsafe.Pointer(unsafe.SliceData(data))) &^ uintptr(os.Getpagesize()-1)
+	start := fmt.Sprintf("%x-", at)
 	in := false
 	for _, line := range strings.Split(string(smaps), "\n") {
 		if strings.Contains(line, "-") && !strings.HasPrefix(line, " ") && len(strings.Fields(line)) >= 5 {
@@ -59,6 +61,30 @@ func residentKiB(t *testing.T, data []byte) int {
 	}
 	t.Fatalf("no mapping at %s in /proc/self/smaps", start)
 	return 0
+}
+
+// MapFrom maps what a read from an offset would read, and the pages it
+// releases are whole pages within it: not the first, which starts before
+// the offset.
+func TestMapFromAnOffset(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f")
+	want := strings.Repeat("0123456789abcdef", 64<<10) // 1 MiB
+	require.NoError(t, os.WriteFile(path, []byte(want), 0o600))
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	data := MapFrom(f, 1000)
+	require.Equal(t, want[1000:], string(data))
+	require.Equal(t, 1024, residentKiB(t, data))
+	Release(data, 0, 5000)
+	require.Equal(t, 1024, residentKiB(t, data), "nothing: data[0] and data[5000] are on its first two pages")
+	Prefault(data, 0, 1)
+	Release(data, 0, len(data))
+	require.Equal(t, 4, residentKiB(t, data), "all but the first page, which holds bytes before data")
+	require.Equal(t, want[1000:], string(data))
+	require.Nil(t, MapFrom(f, int64(len(want))), "nothing left to map")
+	page := os.Getpagesize()
+	require.Equal(t, want[page:], string(MapFrom(f, int64(page))), "an offset on a page")
 }
 
 func TestMapRefusesWhatItCannotMap(t *testing.T) {
