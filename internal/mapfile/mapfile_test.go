@@ -14,12 +14,7 @@ import (
 )
 
 func TestMapReadsTheFileAndReleaseKeepsIt(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "f")
-	want := strings.Repeat("0123456789abcdef", 64<<10) // 1 MiB
-	require.NoError(t, os.WriteFile(path, []byte(want), 0o600))
-	f, err := os.Open(path)
-	require.NoError(t, err)
-	defer f.Close()
+	want, f := openMiB(t)
 	data := Map(f)
 	require.Zero(t, residentKiB(t, data))
 	// (MADV_POPULATE_READ: Linux 5.14 and later.)
@@ -36,6 +31,18 @@ func TestMapReadsTheFileAndReleaseKeepsIt(t *testing.T) {
 	require.Zero(t, residentKiB(t, data))
 	// Given back, the pages read the same again.
 	require.Equal(t, want, string(data))
+}
+
+// openMiB writes a file of 1 MiB and opens it.
+func openMiB(t *testing.T) (string, *os.File) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "f")
+	want := strings.Repeat("0123456789abcdef", 64<<10)
+	require.NoError(t, os.WriteFile(path, []byte(want), 0o600))
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	t.Cleanup(func() { f.Close() })
+	return want, f
 }
 
 // residentKiB is how much of the mapping data is resident, from
@@ -67,12 +74,7 @@ func residentKiB(t *testing.T, data []byte) int {
 // releases are whole pages within it: not the first, which starts before
 // the offset.
 func TestMapFromAnOffset(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "f")
-	want := strings.Repeat("0123456789abcdef", 64<<10) // 1 MiB
-	require.NoError(t, os.WriteFile(path, []byte(want), 0o600))
-	f, err := os.Open(path)
-	require.NoError(t, err)
-	defer f.Close()
+	want, f := openMiB(t)
 	data := MapFrom(f, 1000)
 	require.Equal(t, want[1000:], string(data))
 	require.Equal(t, 1024, residentKiB(t, data))
