@@ -15,8 +15,9 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
-	"syscall"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // Map maps the whole of f, a regular file, as it is now. It returns nil
@@ -36,13 +37,13 @@ func MapFrom(f *os.File, off int64) []byte {
 	// A mapping starts on a page: the bytes before off in its first page
 	// are mapped, and not handed out.
 	skew := int(off & int64(os.Getpagesize()-1))
-	data, err := syscall.Mmap(int(f.Fd()), off-int64(skew), int(st.Size()-off)+skew, syscall.PROT_READ, syscall.MAP_SHARED)
+	data, err := unix.Mmap(int(f.Fd()), off-int64(skew), int(st.Size()-off)+skew, unix.PROT_READ, unix.MAP_SHARED)
 	runtime.KeepAlive(f)
 	if err != nil {
 		return nil
 	}
 	// Read ahead of the reader, and early.
-	_ = syscall.Madvise(data, syscall.MADV_SEQUENTIAL)
+	_ = unix.Madvise(data, unix.MADV_SEQUENTIAL)
 	return data[skew:]
 }
 
@@ -56,18 +57,19 @@ func MapFrom(f *os.File, off int64) []byte {
 func Release(data []byte, from, to int) {
 	from, to = pageStart(data, from), pageStart(data, min(to, len(data)))
 	if from < to {
-		_ = syscall.Madvise(data[from:to], syscall.MADV_DONTNEED)
+		_ = unix.Madvise(data[from:to], unix.MADV_DONTNEED)
 	}
 }
 
 // Prefault maps the pages of data[from:to] in one call, where the
 // reader's first touch of each would fault (a fault maps 16 pages): the
-// reader then finds them mapped. A kernel older than 5.14 maps nothing
-// here, and the reader's faults map them as before.
+// reader then finds them mapped. A kernel older than 5.14, or another
+// system than Linux, maps nothing here, and the reader's faults map them
+// as before.
 func Prefault(data []byte, from, to int) {
 	from, to = pageStart(data, from), min(to, len(data))
 	if from < to {
-		_ = syscall.Madvise(data[from:to], madvPopulateRead)
+		populate(data[from:to])
 	}
 }
 
@@ -83,10 +85,6 @@ func pageStart(data []byte, i int) int {
 	}
 	return start
 }
-
-// madvPopulateRead is MADV_POPULATE_READ (Linux 5.14), which package
-// syscall does not name.
-const madvPopulateRead = 22
 
 // IsFault reports whether v, what a goroutine with debug.SetPanicOnFault
 // set panicked with, is a fault reading data: the file was shortened
