@@ -36,8 +36,10 @@ type Limits struct {
 func Defaults() Limits {
 	n := 1024
 	var rl syscall.Rlimit
-	if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl) == nil && rl.Cur/2 < uint64(n) {
-		n = max(int(rl.Cur/2), 16)
+	if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl) == nil {
+		if open := uint64(rl.Cur); open/2 < uint64(n) { // Cur is an int64 on the BSDs
+			n = max(int(open/2), 16)
+		}
 	}
 	return Limits{ReadHeader: 10 * time.Second, Read: time.Minute, Idle: 2 * time.Minute, MaxConns: n}
 }
