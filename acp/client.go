@@ -591,8 +591,9 @@ func chooseMode(ids []string, permissions string) string {
 		// Claude's and Gemini's "default"; codex-acp's "read-only", the
 		// only one of its modes that asks for anything: before an edit
 		// or network access, never before a shell command, which runs
-		// in its read-only sandbox (approval policy on-request), and
-		// unreported when the sandbox denies it. Its "agent" and
+		// in its read-only sandbox (approval policy on-request),
+		// unreported or reported as a failed call when the sandbox
+		// denies it (both seen). Its "agent" and
 		// "workspace-write" change the workspace unasked; none asks
 		// before commands (TestCodexACPAskSandboxesCommands).
 		want = []string{"default", "read-only"}
