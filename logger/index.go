@@ -34,6 +34,7 @@ type indexed struct {
 	meta  Meta
 	final bool
 	bad   os.FileInfo // the meta file, when it was no meta of the run
+	why   *MetaError  // why meta is made up, nil when it is the file's
 }
 
 // dirSettle is how long after its last change a directory is read again
@@ -51,6 +52,32 @@ func NewIndex(dir string) *Index {
 func (x *Index) List() ([]Meta, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	return x.list()
+}
+
+// ListChecked returns what ListChecked(dir) would: List's slice, and by
+// run id why each meta made up rather than read from its file is made
+// up. The map is the caller's; it reads no more than List.
+func (x *Index) ListChecked() ([]Meta, map[string]*MetaError, error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	metas, err := x.list()
+	if err != nil {
+		return nil, nil, err
+	}
+	var whys map[string]*MetaError
+	for _, id := range x.ids {
+		if why := x.metas[id].why; why != nil {
+			if whys == nil {
+				whys = make(map[string]*MetaError)
+			}
+			whys[id] = why
+		}
+	}
+	return metas, whys, nil
+}
+
+func (x *Index) list() ([]Meta, error) {
 	st, err := os.Stat(x.dir)
 	switch {
 	case err != nil && os.IsNotExist(err):
@@ -87,13 +114,13 @@ func (x *Index) List() ([]Meta, error) {
 			continue
 		}
 		var m Meta
-		var stored bool
-		bad := old.bad
+		bad, why := old.bad, old.why
 		if bad != nil && x.unchanged(Path(x.dir, id, ExtMeta), bad) {
 			m = madeUpMeta(x.dir, id)
 		} else {
-			m, stored, bad = readMetaStamped(x.dir, id)
+			m, why, bad = readMetaWhy(x.dir, id)
 		}
+		stored := why == nil
 		m, settled := settle(x.dir, m, stored)
 		switch {
 		case !ok || !old.meta.Start.Equal(m.Start):
@@ -107,7 +134,7 @@ func (x *Index) List() ([]Meta, error) {
 		// A meta settled from its log is final only once no harness is
 		// left to rewrite it (Close, right after the result).
 		final := stored && m.Status != StatusRunning && m.Status != StatusLost && (!settled || m.Harness.Gone())
-		x.metas[id] = indexed{meta: m, final: final, bad: bad}
+		x.metas[id] = indexed{meta: m, final: final, bad: bad, why: why}
 	}
 	switch {
 	case x.dirty || x.sorted == nil:

@@ -105,12 +105,12 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	m, err := logger.Load(s.cfg.Dir, id)
+	m, why, err := logger.LoadChecked(s.cfg.Dir, id)
 	if err != nil {
 		return err
 	}
 	w.Header().Set("Location", "/api/runs/"+id)
-	writeJSON(w, http.StatusCreated, s.info(m))
+	writeJSON(w, http.StatusCreated, s.info(m, why))
 	return nil
 }
 

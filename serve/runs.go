@@ -2,6 +2,7 @@ package serve
 
 import (
 	"errors"
+	"io/fs"
 	"net/http"
 	"os"
 	"strconv"
@@ -41,6 +42,10 @@ type RunInfo struct {
 	// last lines alone (a finished run whose log is over wholeScanMax):
 	// ToolsByKind, ToolsFailed and Warnings were not counted.
 	TallyFromResult bool `json:"tally_from_result,omitempty"`
+	// MetaError: the run's meta file could not be read as its meta
+	// (missing, malformed, not a regular file of the store), so the
+	// prompt preview and argv are unknown and the rest is the log's.
+	MetaError string `json:"meta_error,omitempty"`
 }
 
 // resultPreview is how much of the result's text a summary keeps.
@@ -194,8 +199,9 @@ func cut(s string, n int) string {
 
 func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
 
-// info joins a run's meta and what its log says.
-func (s *Server) info(m logger.Meta) RunInfo {
+// info joins a run's meta and what its log says; why is why the meta is
+// made up (logger.LoadChecked), nil when it is the meta file's.
+func (s *Server) info(m logger.Meta, why *logger.MetaError) RunInfo {
 	sc := s.summary.get(m.Run)
 	t := &sc.tally
 	ri := RunInfo{
@@ -204,6 +210,9 @@ func (s *Server) info(m logger.Meta) RunInfo {
 		Usage: t.Usage, ToolCalls: t.ToolCalls, ToolsByKind: t.ToolsByKind, ToolsFailed: t.ToolsFailed,
 		Warnings: t.Warnings, ExitCode: t.ExitCode, Result: sc.result, HarnessVer: m.HarnessVersion,
 		TallyFromResult: sc.ends,
+	}
+	if why != nil {
+		ri.MetaError = metaProblem(why)
 	}
 	if lr := s.liveRun(m.Run); lr != nil && !lr.ended() {
 		ri.Live = true
@@ -262,7 +271,7 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) error {
 		}
 		limit = n
 	}
-	metas, err := s.index.List()
+	metas, whys, err := s.index.ListChecked()
 	if err != nil {
 		return err
 	}
@@ -278,7 +287,7 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) error {
 		if agent != "" && m.Agent != agent {
 			continue
 		}
-		ri := s.info(m)
+		ri := s.info(m, whys[m.Run])
 		if status != "" && ri.Status != status {
 			continue
 		}
@@ -300,6 +309,20 @@ func parseSince(v string, now time.Time) (time.Time, error) {
 	return time.Time{}, errors.New("since " + strconv.Quote(v) + " is neither an RFC 3339 time nor a duration (2h)")
 }
 
+// metaProblem says in a word or two why a run's meta is made up: the
+// path is the store's, no business of an API client.
+func metaProblem(why *logger.MetaError) string {
+	switch {
+	case errors.Is(why, fs.ErrNotExist):
+		return "missing"
+	case errors.Is(why, logger.ErrMetaMalformed):
+		return "malformed"
+	case errors.Is(why, logger.ErrNotRegular):
+		return "not a regular file"
+	}
+	return why.Err.Error()
+}
+
 // runDetail is the body of GET /api/runs/{run}.
 type runDetail struct {
 	RunInfo
@@ -312,10 +335,10 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	m, err := logger.Load(s.cfg.Dir, id)
+	m, why, err := logger.LoadChecked(s.cfg.Dir, id)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, runDetail{RunInfo: s.info(m), Argv: m.Argv})
+	writeJSON(w, http.StatusOK, runDetail{RunInfo: s.info(m, why), Argv: m.Argv})
 	return nil
 }

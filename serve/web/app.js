@@ -107,7 +107,7 @@ function runRow(r) {
     el("td", { class: "num", text: fmt.n(r.usage.input_tokens) + " / " + fmt.n(r.usage.output_tokens) }),
     el("td", { class: "num", text: fmt.usd(r.cost_usd, r.cost_estimated) }),
     el("td", { text: (r.tool_calls || 0) + (tools ? " (" + tools + ")" : "") }),
-    el("td", { class: "muted", text: (r.prompt_preview || "").slice(0, 80) }));
+    el("td", { class: "muted", text: r.meta_error ? "(meta " + r.meta_error + ")" : (r.prompt_preview || "").slice(0, 80) }));
 }
 
 function newRunForm() {
