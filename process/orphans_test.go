@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -256,4 +257,52 @@ func TestWalksFindUnlistedOrphan(t *testing.T) {
 	o := r.wait(t, runBound) // and nothing of the run is left
 	require.True(t, o.Exited)
 	endedLeavingOne(t, r, o)
+}
+
+// TestListedTwice: a child that one of the two listings skips is listed.
+// Not parallel: it replaces listChildren.
+func TestListedTwice(t *testing.T) {
+	listings := [][]int{{1, 2, 3}, {1, 3, 4}}
+	listChildren = func(int) ([]int, bool) {
+		l := listings[0]
+		listings = listings[1:]
+		return l, true
+	}
+	t.Cleanup(func() { listChildren = childrenOf })
+	require.ElementsMatch(t, []int{1, 2, 3, 4}, listedTwice(os.Getpid()))
+}
+
+// TestOrphanZombieReapedThoughUnlisted: the run's orphan that exited
+// before any look saw it (setsid-exits) is reaped at the run's end though
+// every other listing of our children skips it, as the kernel's does when
+// a child listed before it is reaped during the read. Not parallel: it
+// replaces listChildren.
+func TestOrphanZombieReapedThoughUnlisted(t *testing.T) {
+	if !cgroupsUsable() {
+		t.Skip("runs get no cgroup here")
+	}
+	subreaperOnce.Do(becomeSubreaper)
+	var mu sync.Mutex
+	listings := map[int]int{} // by zombie: how many listings could have named it
+	listChildren = func(pid int) ([]int, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		kids, ok := childrenOf(pid)
+		var listed []int
+		for _, k := range kids {
+			if st, found := readStat(k); found && st.state == 'Z' {
+				listings[k]++
+				if listings[k]%2 == 1 {
+					continue
+				}
+			}
+			listed = append(listed, k)
+		}
+		return listed, ok
+	}
+	t.Cleanup(func() { listChildren = childrenOf })
+	r := startFake(t, t.Context(), "setsid-exits", nil, Options{KillGrace: time.Second}, nil, "")
+	o := r.wait(t, runBound) // requireNoneAlive: its orphan is not even our zombie
+	require.NoError(t, o.Reason)
+	require.Len(t, r.pids, 1)
 }
