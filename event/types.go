@@ -171,10 +171,11 @@ type ToolStart struct {
 	// touches more than Path (a Codex change set); Path is the first.
 	Paths        []string `json:"paths,omitempty"`
 	ParentCallID string   `json:"parent_call_id,omitempty"` // the task call of the sub-agent that made this call
-	// Creates says the agent reports each file the call names as added
-	// (Codex's change kind add), written in place: a live run takes a file
-	// whose inode was born during the run, and that nothing else of the
-	// run may have made, as absent before the call. It is never emitted.
+	// Creates says the call may add each file it names and writes it in
+	// place (Codex's change kind add; Gemini's write_file, which makes the
+	// file when absent): a live run takes a file whose inode was born
+	// during the run, and that nothing else of the run may have made, as
+	// absent before the call. It is never emitted.
 	Creates bool `json:"-"`
 
 	// inputCompact: the Stream found Input valid and made it compact, so

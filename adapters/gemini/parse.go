@@ -459,6 +459,11 @@ func (p *parser) toolUse(l *line) *event.ToolStart {
 		if ts.Path != "" {
 			c.paths = e.paths[:]
 		}
+		// write_file writes the file whole, in place (fs.writeFile), made
+		// when absent: a live run may take a file born during it, that
+		// nothing else of the run made, as absent before the call, when
+		// the start is read after the write (a loaded machine).
+		ts.Creates = name == "write_file" && ts.Path != ""
 	}
 	// A shell command or another agent's tool may change any file: what
 	// was seen of them no longer holds.

@@ -51,8 +51,9 @@ const MaxFileBytes = 1 << 20
 // write): a file found empty at a call's start that changed during the
 // run is taken as possibly half written as well.
 //
-// Where the agent itself says a call adds its files, writing them in place
-// (ToolStart.Creates: Codex's change kind add), a file found changing is
+// Where the agent says a call may add its files, writing them in place
+// (ToolStart.Creates: Codex's change kind add, Gemini's write_file), a
+// file found changing is
 // taken as absent before the call when the disk says it was created by it:
 // its inode was born after the run started (a file that was there before
 // keeps its inode when rewritten in place), and nothing else of the run

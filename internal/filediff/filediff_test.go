@@ -456,3 +456,56 @@ func TestDeniedCallTouchedNothing(t *testing.T) {
 	require.Equal(t, []string{other}, ok.Paths)
 	require.Contains(t, ok.Diff, "+new")
 }
+
+// TestGeminiWriteFileReadLate: on a loaded machine harness may read
+// Gemini's write_file start only after Gemini has written the file (CI:
+// conform's edit-after-write, diff_skipped unknown). A file born during
+// the run that nothing else of it made was absent before the call: the
+// diff creates it. One that was there before the run, rewritten in place
+// as Gemini does, keeps its inode: still unknown, never a creation.
+func TestGeminiWriteFileReadLate(t *testing.T) {
+	t.Parallel()
+	q := strconv.Quote
+	writeLate := func(t *testing.T, cwd, path string) *event.ToolEnd {
+		t.Helper()
+		p := (&gemini.Adapter{}).NewParser()
+		d := New(cwd)
+		var end *event.ToolEnd
+		for i, l := range []string{
+			`{"type":"init","timestamp":"2026-11-25T01:26:43.861Z","session_id":"s","model":"gemini-2.5-flash"}`,
+			`{"type":"tool_use","timestamp":"2026-11-25T01:26:45.385Z","tool_name":"write_file","tool_id":"w1","parameters":{"content":"alpha\nbeta\n","file_path":` + q(path) + `}}`,
+			`{"type":"tool_result","timestamp":"2026-11-25T01:26:45.386Z","tool_id":"w1","status":"success"}`,
+		} {
+			if i == 1 { // Gemini wrote it before harness read the start
+				time.Sleep(2 * mtimeSlack) // a file's birth is stamped by a clock that lags the run's
+				f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+				require.NoError(t, err)
+				_, err = f.WriteString("alpha\nbeta\n")
+				require.NoError(t, err)
+				require.NoError(t, f.Close())
+			}
+			d.Arrived(time.Now())
+			bodies, _ := p.Parse(nil, []byte(l))
+			d.Observe(bodies)
+			for _, b := range bodies {
+				if e, ok := b.(*event.ToolEnd); ok {
+					end = e
+				}
+			}
+		}
+		require.NotNil(t, end)
+		return end
+	}
+
+	cwd := t.TempDir()
+	end := writeLate(t, cwd, filepath.Join(cwd, "notes.md"))
+	require.Empty(t, end.DiffSkipped)
+	gitApplies(t, end.Diff, map[string]string{}, map[string]string{"notes.md": "alpha\nbeta\n"})
+
+	cwd = t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(cwd, "notes.md"), []byte("old\n"), 0o644)) // before the run
+	time.Sleep(10 * time.Millisecond)                                                        // born visibly before it
+	end = writeLate(t, cwd, filepath.Join(cwd, "notes.md"))
+	require.Empty(t, end.Diff)
+	require.Equal(t, event.DiffSkippedUnknown, end.DiffSkipped)
+}
