@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/adapters"
 	"github.com/agentharness/harness/event"
 	"github.com/agentharness/harness/internal/mapfile"
 )
@@ -114,7 +115,7 @@ func (c *parseCmd) Run(e *env) (err error) {
 		// shortened meanwhile) ends the parse here, with what was written.
 		defer mapfile.Catching(mapped, func() {
 			_ = w.Flush()
-			err = withStatus(exitAgentFailed, fmt.Errorf("parse: %w", errShortened))
+			err = withStatus(exitAgentFailed, fmt.Errorf("parse: %w", adapters.ErrMappedShrank))
 		})()
 	}
 	var enc event.Appender
@@ -170,9 +171,6 @@ func (c *parseCmd) Run(e *env) (err error) {
 
 // mapInput maps parse's input file from an offset on; a test's seam.
 var mapInput = mapfile.MapFrom
-
-// errShortened is parse's error for a file shortened while it was read.
-var errShortened = errors.New("the file was shortened while it was read")
 
 // checkParseInput refuses, before -o is created, an input parse cannot
 // read as one stream: a directory (given by name or as stdin), or the
