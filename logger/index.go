@@ -55,9 +55,9 @@ func (x *Index) List() ([]Meta, error) {
 	return x.list()
 }
 
-// ListChecked returns what ListChecked(dir) would: List's slice, and by
-// run id why each meta made up rather than read from its file is made
-// up. The map is the caller's; it reads no more than List.
+// ListChecked is List, and also says, by run id, why each meta that is
+// made up rather than read from its file is made up (as ListChecked(dir)
+// does). The map is the caller's; it reads no more than List.
 func (x *Index) ListChecked() ([]Meta, map[string]*MetaError, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
