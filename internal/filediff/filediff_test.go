@@ -466,10 +466,14 @@ func TestDeniedCallTouchedNothing(t *testing.T) {
 func TestGeminiWriteFileReadLate(t *testing.T) {
 	t.Parallel()
 	q := strconv.Quote
-	writeLate := func(t *testing.T, cwd, path string) *event.ToolEnd {
+	// writeLate plays the call in a run that started ago earlier: the
+	// file clock is coarse, and stamps a file made within a tick of the
+	// run's start as born before it.
+	writeLate := func(t *testing.T, cwd, path string, ago time.Duration) *event.ToolEnd {
 		t.Helper()
 		p := (&gemini.Adapter{}).NewParser()
 		d := New(cwd)
+		d.started = d.started.Add(-ago)
 		var end *event.ToolEnd
 		for i, l := range []string{
 			`{"type":"init","timestamp":"2026-11-25T01:26:43.861Z","session_id":"s","model":"gemini-2.5-flash"}`,
@@ -477,7 +481,6 @@ func TestGeminiWriteFileReadLate(t *testing.T) {
 			`{"type":"tool_result","timestamp":"2026-11-25T01:26:45.386Z","tool_id":"w1","status":"success"}`,
 		} {
 			if i == 1 { // Gemini wrote it before harness read the start
-				time.Sleep(2 * mtimeSlack) // a file's birth is stamped by a clock that lags the run's
 				f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 				require.NoError(t, err)
 				_, err = f.WriteString("alpha\nbeta\n")
@@ -498,14 +501,13 @@ func TestGeminiWriteFileReadLate(t *testing.T) {
 	}
 
 	cwd := t.TempDir()
-	end := writeLate(t, cwd, filepath.Join(cwd, "notes.md"))
+	end := writeLate(t, cwd, filepath.Join(cwd, "notes.md"), time.Second)
 	require.Empty(t, end.DiffSkipped)
 	gitApplies(t, end.Diff, map[string]string{}, map[string]string{"notes.md": "alpha\nbeta\n"})
 
 	cwd = t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(cwd, "notes.md"), []byte("old\n"), 0o644)) // before the run
-	time.Sleep(10 * time.Millisecond)                                                        // born visibly before it
-	end = writeLate(t, cwd, filepath.Join(cwd, "notes.md"))
+	end = writeLate(t, cwd, filepath.Join(cwd, "notes.md"), 0)
 	require.Empty(t, end.Diff)
 	require.Equal(t, event.DiffSkippedUnknown, end.DiffSkipped)
 }
