@@ -23,11 +23,7 @@ import (
 func TestParseCancelEndsABlockingRead(t *testing.T) {
 	t.Parallel()
 	for name, open := range map[string]func(t *testing.T) (r, w *os.File){
-		"pipe": func(t *testing.T) (r, w *os.File) {
-			var p [2]int
-			require.NoError(t, syscall.Pipe2(p[:], syscall.O_CLOEXEC)) // blocking, as a shell's
-			return os.NewFile(uintptr(p[0]), "|0"), os.NewFile(uintptr(p[1]), "|1")
-		},
+		"pipe": blockingPipe,
 		"fifo": func(t *testing.T) (r, w *os.File) {
 			path := filepath.Join(t.TempDir(), "fifo")
 			require.NoError(t, syscall.Mkfifo(path, 0o600))
@@ -43,11 +39,7 @@ func TestParseCancelEndsABlockingRead(t *testing.T) {
 			require.NoError(t, err)
 			return os.NewFile(uintptr(fd), path), <-opened
 		},
-		"socket": func(t *testing.T) (r, w *os.File) {
-			p, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
-			require.NoError(t, err)
-			return os.NewFile(uintptr(p[0]), "sock0"), os.NewFile(uintptr(p[1]), "sock1")
-		},
+		"socket": blockingSocketPair,
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

@@ -34,11 +34,7 @@ func TestParsePanicLeavesNoReader(t *testing.T) {
 			require.NoError(t, err)
 			return r, w
 		}},
-		{"blocking pipe", func(t *testing.T) (r, w *os.File) {
-			var p [2]int
-			require.NoError(t, syscall.Pipe2(p[:], syscall.O_CLOEXEC)) // as a shell's: reopened through /proc
-			return os.NewFile(uintptr(p[0]), "|0"), os.NewFile(uintptr(p[1]), "|1")
-		}},
+		{"blocking pipe", blockingPipe}, // as a shell's: reopened through /proc
 		{"fifo", func(t *testing.T) (r, w *os.File) {
 			path := filepath.Join(t.TempDir(), "fifo")
 			require.NoError(t, syscall.Mkfifo(path, 0o600))
@@ -58,9 +54,7 @@ func TestParsePanicLeavesNoReader(t *testing.T) {
 			// Read on a goroutine of its own, whose read in flight cannot be
 			// ended: it reads once more (the first line written after), and
 			// what it reads is dropped; nothing reads after it.
-			p, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
-			require.NoError(t, err)
-			return os.NewFile(uintptr(p[0]), "sock0"), os.NewFile(uintptr(p[1]), "sock1")
+			return blockingSocketPair(t)
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

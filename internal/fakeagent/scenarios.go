@@ -13,7 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
-	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // The scenarios of the supervision fault suite. Durations and sizes come
@@ -31,7 +32,6 @@ func init() {
 	})
 	Register("grandchild-holds-stdout", grandchildHoldsStdout)
 	Register("setsid-escapee", setsidEscapee)
-	Register("leader-exits-escapee", leaderExitsEscapee)
 	Register("double-fork-daemon", doubleForkDaemon)
 	Register("env-i-setsid-daemon", envISetsidDaemon)
 	Register("flood-stderr", floodStderr)
@@ -215,16 +215,6 @@ func grandchildHoldsStdout([]string) int {
 func setsidEscapee([]string) int {
 	initLine()
 	c := start("sleeper", true, nil, "ignore-term")
-	childLine(c.Process.Pid)
-	return hang()
-}
-
-// leader-exits-escapee: as setsid-escapee, but the escapee's main thread
-// exits at once and its other threads live on (LeaderExits): a process
-// /proc calls a zombie that the run must still kill.
-func leaderExitsEscapee([]string) int {
-	initLine()
-	c := start(LeaderExits, true, nil)
 	childLine(c.Process.Pid)
 	return hang()
 }
@@ -495,12 +485,11 @@ var monoBase = sync.OnceValue(func() (b struct {
 	ns int64
 	at time.Time
 }) {
-	var ts syscall.Timespec
+	var ts unix.Timespec
 	before := time.Now()
-	// CLOCK_MONOTONIC is 1 on Linux.
-	_, _, errno := syscall.RawSyscall(syscall.SYS_CLOCK_GETTIME, 1, uintptr(unsafe.Pointer(&ts)), 0)
+	err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
 	after := time.Now()
-	if errno == 0 {
+	if err == nil {
 		b.ns, b.at = ts.Nano(), before.Add(after.Sub(before)/2)
 	}
 	return b
