@@ -9,31 +9,32 @@ import (
 )
 
 // blockingPipe is a pipe as a shell hands it on: blocking, out of Go's
-// poller. Close-on-exec is set under the fork lock, as os.Pipe does where
-// pipe2 is missing (macOS), so no child spawned meanwhile inherits it.
+// poller.
 func blockingPipe(t *testing.T) (r, w *os.File) {
-	var p [2]int
-	syscall.ForkLock.RLock()
-	err := syscall.Pipe(p[:])
-	if err == nil {
-		syscall.CloseOnExec(p[0])
-		syscall.CloseOnExec(p[1])
-	}
-	syscall.ForkLock.RUnlock()
-	require.NoError(t, err)
-	return os.NewFile(uintptr(p[0]), "|0"), os.NewFile(uintptr(p[1]), "|1")
+	return blockingPair(t, "|0", "|1", syscall.Pipe)
 }
 
-// blockingSocketPair is a connected pair of Unix stream sockets, blocking,
-// close-on-exec as blockingPipe's ends.
+// blockingSocketPair is a connected pair of Unix stream sockets, blocking.
 func blockingSocketPair(t *testing.T) (r, w *os.File) {
+	return blockingPair(t, "sock0", "sock1", func(p []int) error {
+		fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+		copy(p, fds[:])
+		return err
+	})
+}
+
+// blockingPair opens two descriptors with open and sets close-on-exec on
+// them under the fork lock, as os.Pipe does where pipe2 is missing
+// (macOS): no child spawned meanwhile inherits them.
+func blockingPair(t *testing.T, name0, name1 string, open func(p []int) error) (r, w *os.File) {
+	p := make([]int, 2)
 	syscall.ForkLock.RLock()
-	p, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+	err := open(p)
 	if err == nil {
 		syscall.CloseOnExec(p[0])
 		syscall.CloseOnExec(p[1])
 	}
 	syscall.ForkLock.RUnlock()
 	require.NoError(t, err)
-	return os.NewFile(uintptr(p[0]), "sock0"), os.NewFile(uintptr(p[1]), "sock1")
+	return os.NewFile(uintptr(p[0]), name0), os.NewFile(uintptr(p[1]), name1)
 }
