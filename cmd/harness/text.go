@@ -167,10 +167,10 @@ func (t *textRenderer) summary(r *event.Result) string {
 	}
 	parts := []string{t.paint(ansiBold+code, r.Status), formatDuration(time.Duration(r.DurationMS) * time.Millisecond)}
 	if r.NumTurns > 0 {
-		parts = append(parts, fmt.Sprintf("%d turns", r.NumTurns))
+		parts = append(parts, counted(r.NumTurns, "turn"))
 	}
 	if r.Stats.ToolCalls > 0 {
-		parts = append(parts, fmt.Sprintf("%d tool calls", r.Stats.ToolCalls))
+		parts = append(parts, counted(r.Stats.ToolCalls, "tool call"))
 	}
 	u := r.Usage
 	if !u.IsZero() {
@@ -194,6 +194,14 @@ func (t *textRenderer) summary(r *event.Result) string {
 		parts = append(parts, termSafe(r.Signal))
 	}
 	return "— " + strings.Join(parts, " · ")
+}
+
+// counted is n and noun, plural but for one: "1 tool call", "2 turns".
+func counted[N int | int64](n N, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 func formatDuration(d time.Duration) string {

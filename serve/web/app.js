@@ -47,6 +47,7 @@ const fmt = {
     return Math.floor(s / 60) + "m" + String(Math.round(s % 60)).padStart(2, "0") + "s";
   },
   n(v) { return v ? v.toLocaleString("en") : "0"; },
+  count(n, noun) { return n + " " + noun + (n === 1 ? "" : "s"); },
   usd(v, est) { return v === undefined || v === null ? "–" : (est ? "~" : "") + "$" + v.toFixed(v < 0.01 ? 5 : 4); },
   time(t) { const d = new Date(t); return isNaN(d) ? "" : d.toLocaleString(); },
 };
@@ -308,7 +309,7 @@ function runView(id) {
         if (e.cost_usd !== undefined) { st.cost = e.cost_usd; st.costEst = !!e.cost_estimated; }
         const box = el("div", { id: "result", class: e.status },
           el("h2", {}, "Result: ", el("span", { class: "status " + e.status, text: e.status })),
-          el("div", { class: "muted", text: [fmt.ms(e.duration_ms), e.num_turns ? e.num_turns + " turns" : "", (e.stats ? e.stats.tool_calls : 0) + " tool calls", e.exit_code !== undefined ? "exit " + e.exit_code : "", e.signal || ""].filter(Boolean).join(" · ") }),
+          el("div", { class: "muted", text: [fmt.ms(e.duration_ms), e.num_turns ? fmt.count(e.num_turns, "turn") : "", fmt.count(e.stats ? e.stats.tool_calls : 0, "tool call"), e.exit_code !== undefined ? "exit " + e.exit_code : "", e.signal || ""].filter(Boolean).join(" · ") }),
           e.text ? el("pre", { class: "result-text", text: e.text }) : null);
         result.replaceChildren(box); break;
       }
