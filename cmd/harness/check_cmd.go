@@ -12,7 +12,9 @@ import (
 )
 
 type checkCmd struct {
-	Agent      string `arg:"" help:"Agent to check."`
+	Agent string `arg:"" optional:"" help:"Agent to check."`
+	// AgentFlag is the same, named as run and conform take it.
+	AgentFlag  string `name:"agent" short:"a" help:"Agent to check (instead of the argument)."`
 	binaryFlag `embed:""`
 }
 
@@ -36,7 +38,14 @@ func (c *checkCmd) Run(e *env) error {
 }
 
 func (c *checkCmd) check(e *env) error {
-	a, err := harness.Lookup(c.Agent)
+	name := cmp.Or(c.Agent, c.AgentFlag)
+	switch {
+	case name == "":
+		return usageErrorf("check: which agent? give its name (harness check claude)")
+	case c.Agent != "" && c.AgentFlag != "" && c.Agent != c.AgentFlag:
+		return usageErrorf("check: one agent at a time: %q and --agent %q", c.Agent, c.AgentFlag)
+	}
+	a, err := harness.Lookup(name)
 	if err != nil {
 		return withStatus(exitUsage, err)
 	}

@@ -187,3 +187,25 @@ func TestCheckAgentWithNothingToCheck(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stdout+r.stderr)
 	require.Regexp(t, `^ok    binary: \S+/bash\nok    oracle needs nothing else\n$`, r.stdout)
 }
+
+// TestCheckTakesAgentAsRunDoes: the agent is the argument, or --agent
+// (-a) as run and conform take it; neither, or two different ones, is a
+// usage error (exit 2) with one line.
+func TestCheckTakesAgentAsRunDoes(t *testing.T) {
+	isolate(t)
+	want := invoke(t, "", "check", "nop")
+	require.Equal(t, 0, want.code, want.stdout+want.stderr)
+	for _, args := range [][]string{{"--agent", "nop"}, {"-a", "nop"}, {"nop", "--agent", "nop"}} {
+		r := invoke(t, "", append([]string{"check"}, args...)...)
+		require.Equal(t, want, r, "%v", args)
+	}
+	for args, msg := range map[string]string{
+		"":                "harness: check: which agent? give its name (harness check claude)\n",
+		"nop --agent bad": "harness: check: one agent at a time: \"nop\" and --agent \"bad\"\n",
+	} {
+		r := invoke(t, "", append([]string{"check"}, strings.Fields(args)...)...)
+		require.Equal(t, 2, r.code, "%q: %s", args, r.stderr)
+		require.Equal(t, msg, r.stderr, "%q", args)
+		require.Empty(t, r.stdout)
+	}
+}
