@@ -167,7 +167,7 @@ func (t *textRenderer) summary(r *event.Result) string {
 	}
 	parts := []string{t.paint(ansiBold+code, r.Status), formatDuration(time.Duration(r.DurationMS) * time.Millisecond)}
 	if r.NumTurns > 0 {
-		parts = append(parts, counted(r.NumTurns, "turn"))
+		parts = append(parts, counted(int64(r.NumTurns), "turn"))
 	}
 	if r.Stats.ToolCalls > 0 {
 		parts = append(parts, counted(r.Stats.ToolCalls, "tool call"))
@@ -197,7 +197,7 @@ func (t *textRenderer) summary(r *event.Result) string {
 }
 
 // counted is n and noun, plural but for one: "1 tool call", "2 turns".
-func counted[N int | int64](n N, noun string) string {
+func counted(n int64, noun string) string {
 	if n == 1 {
 		return "1 " + noun
 	}
