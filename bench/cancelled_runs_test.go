@@ -96,5 +96,5 @@ func TestCancelledCheckCountsNowhere(t *testing.T) {
 	var b strings.Builder
 	require.NoError(t, r.Write(&b, "table"))
 	require.Contains(t, b.String(), "1 (+1 cancelled)")
-	require.Contains(t, b.String(), "cancelled: 1 runs cut short by the bench's cancel")
+	require.Contains(t, b.String(), "cancelled: 1 run cut short by the bench's cancel")
 }

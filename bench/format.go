@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/agentharness/harness/internal/plural"
 	"github.com/agentharness/harness/isolate"
 )
 
@@ -167,10 +168,10 @@ func (r *Report) footer() []string {
 		cut += g.Cancelled
 	}
 	if notRun > 0 {
-		notes = append(notes, fmt.Sprintf("not run: %d runs ended before their agent started (setup, not installed, spawn failed, unsupported): in no rate, median or comparison", notRun))
+		notes = append(notes, fmt.Sprintf("not run: %s ended before their agent started (setup, not installed, spawn failed, unsupported): in no rate, median or comparison", plural.Count(int64(notRun), "run")))
 	}
 	if cut > 0 {
-		notes = append(notes, fmt.Sprintf("cancelled: %d runs cut short by the bench's cancel (the agent or its check): in no rate, median or comparison; a resume runs them again", cut))
+		notes = append(notes, fmt.Sprintf("cancelled: %s cut short by the bench's cancel (the agent or its check): in no rate, median or comparison; a resume runs them again", plural.Count(int64(cut), "run")))
 	}
 	notes = append(notes, "percentiles: nearest rank over started runs; pass rate over runs with a check verdict")
 	notes = append(notes, "[low–high]: 95% intervals: Wilson for rates, bootstrap (seeded) for medians")
@@ -439,10 +440,12 @@ func keyList(what string, keys []RunKey) []string {
 }
 
 // summary is the report's one-line size: runs, parallelism, wall time (a
-// merged report ran at no one parallelism).
+// merged report ran at no one parallelism, and an empty one at none).
 func (r *Report) summary() string {
-	if r.Parallel == 0 {
-		return fmt.Sprintf("%d runs, %s", len(r.Runs), dur(r.WallMS))
+	runs := plural.Count(int64(len(r.Runs)), "run")
+	if r.Parallel == 0 || len(r.Runs) == 0 {
+		return fmt.Sprintf("%s, %s", runs, dur(r.WallMS))
 	}
-	return fmt.Sprintf("%d runs, %d at a time, %s", len(r.Runs), r.Parallel, dur(r.WallMS))
+	// No more ran at once than there were runs, whatever --parallel allowed.
+	return fmt.Sprintf("%s, %d at a time, %s", runs, min(r.Parallel, len(r.Runs)), dur(r.WallMS))
 }

@@ -179,3 +179,27 @@ func TestTableCellsOneLine(t *testing.T) {
 		}
 	}
 }
+
+// The summary line counts in English and says no more ran at once than
+// there were runs: a bench of one run with --parallel 2 said "1 runs, 2 at
+// a time".
+func TestSummaryLine(t *testing.T) {
+	for _, c := range []struct {
+		runs, parallel int
+		want           string
+	}{
+		{1, 2, "## Bench: 1 run, 1 at a time, 5m10s\n"},
+		{2, 2, "## Bench: 2 runs, 2 at a time, 5m10s\n"},
+		{3, 2, "## Bench: 3 runs, 2 at a time, 5m10s\n"},
+		{1, 0, "## Bench: 1 run, 5m10s\n"},
+		{0, 4, "## Bench: 0 runs, 5m10s\n"},
+	} {
+		rep := sampleReport()
+		rep.Runs, rep.Parallel = sampleRuns()[:c.runs], c.parallel
+		bench.Summarize(rep)
+		var out bytes.Buffer
+		require.NoError(t, rep.Write(&out, "markdown"))
+		first, _, _ := strings.Cut(out.String(), "\n")
+		require.Equal(t, c.want, first+"\n", "%d runs, --parallel %d", c.runs, c.parallel)
+	}
+}

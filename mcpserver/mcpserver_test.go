@@ -207,6 +207,7 @@ func TestRunTurnSuccess(t *testing.T) {
 	res := f.call(t, "run_agent", map[string]any{"agent": "claude", "prompt": "long-silent-tool", "cwd": dir}, "tok-1")
 	require.False(t, res.IsError, harnesstest.MCPText(res))
 	require.Equal(t, "done", res.Content[0].(*mcp.TextContent).Text, "the agent's final text comes first")
+	require.Contains(t, harnesstest.MCPText(res), ", 1 turn, tools [shell×1], tokens in 240 out 50", "one turn is singular")
 	s := harnesstest.MCPStructured(t, res)
 	require.Equal(t, "success", s.Get("state").String())
 	require.True(t, strings.HasPrefix(s.Get("run_id").String(), "run_"))

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/event"
+	"github.com/agentharness/harness/internal/plural"
 )
 
 // RunArgs are run_agent's arguments.
@@ -329,8 +330,8 @@ func finalResult(r *run) (*mcp.CallToolResult, any, error) {
 			text = "(the agent finished without a final message)"
 		}
 		sm := o.Summary
-		line := fmt.Sprintf("[harness] run %s: %s %s in %s, %d turns, tools %v, tokens in %d out %d",
-			o.RunID, o.Agent, sm.Status, roundDur(time.Duration(sm.DurationMS)*time.Millisecond), sm.Turns,
+		line := fmt.Sprintf("[harness] run %s: %s %s in %s, %s, tools %v, tokens in %d out %d",
+			o.RunID, o.Agent, sm.Status, roundDur(time.Duration(sm.DurationMS)*time.Millisecond), plural.Count(int64(sm.Turns), "turn"),
 			sortedKinds(sm.ToolsByKind), sm.Tokens.Input, sm.Tokens.Output)
 		if sm.CostUSD != nil {
 			line += fmt.Sprintf(", cost $%.4f", *sm.CostUSD)
@@ -397,7 +398,7 @@ func (s *Server) runEvents(_ context.Context, req *mcp.CallToolRequest, in Event
 	for i, e := range pg.events {
 		p.Events[i] = e
 	}
-	text := fmt.Sprintf("%d events of run %s (%s); next_after_seq %d, more %t", len(pg.events), r.id, state, p.NextAfterSeq, p.More)
+	text := fmt.Sprintf("%s of run %s (%s); next_after_seq %d, more %t", plural.Count(int64(len(pg.events)), "event"), r.id, state, p.NextAfterSeq, p.More)
 	switch {
 	case pg.evicted:
 		text = fmt.Sprintf("run %s (%s) is over and its events are no longer kept: without session logs, a session keeps at most %s of its finished runs' events and drops the oldest runs' first. run_status still has its summary.",

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentharness/harness/event"
+	"github.com/agentharness/harness/internal/plural"
 )
 
 // textRenderer writes a live transcript for a person: assistant text as it
@@ -167,10 +168,10 @@ func (t *textRenderer) summary(r *event.Result) string {
 	}
 	parts := []string{t.paint(ansiBold+code, r.Status), formatDuration(time.Duration(r.DurationMS) * time.Millisecond)}
 	if r.NumTurns > 0 {
-		parts = append(parts, counted(int64(r.NumTurns), "turn"))
+		parts = append(parts, plural.Count(int64(r.NumTurns), "turn"))
 	}
 	if r.Stats.ToolCalls > 0 {
-		parts = append(parts, counted(r.Stats.ToolCalls, "tool call"))
+		parts = append(parts, plural.Count(r.Stats.ToolCalls, "tool call"))
 	}
 	u := r.Usage
 	if !u.IsZero() {
@@ -194,14 +195,6 @@ func (t *textRenderer) summary(r *event.Result) string {
 		parts = append(parts, termSafe(r.Signal))
 	}
 	return "— " + strings.Join(parts, " · ")
-}
-
-// counted is n and noun, plural but for one: "1 tool call", "2 turns".
-func counted(n int64, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 func formatDuration(d time.Duration) string {
