@@ -51,3 +51,33 @@ func TestStreamKeepsLittlePerEndedCall(t *testing.T) {
 	runtime.KeepAlive(s)
 	runtime.KeepAlive(ids)
 }
+
+// TestStreamRenamesToAnIDNoCallHad: a reused id is renamed to one no call
+// had, not to one the agent gave a call itself. Before, the reuse of "a"
+// was named "a#2" while the agent's own "a#2" was open: two open calls
+// with one id.
+func TestStreamRenamesToAnIDNoCallHad(t *testing.T) {
+	t.Parallel()
+	s, c := newStream(t, false)
+	require.NoError(t, s.Emit(
+		&ToolStart{CallID: "a#2", Name: "Bash", Kind: KindShell, Command: "own"},
+		&ToolStart{CallID: "a", Name: "Bash", Kind: KindShell, Command: "first"},
+		&ToolEnd{CallID: "a"},
+		&ToolStart{CallID: "a", Name: "Bash", Kind: KindShell, Command: "reuse"},
+		&ToolEnd{CallID: "a#2", Output: "own's"},
+		&ToolEnd{CallID: "a", Output: "reuse's"},
+		&Result{Status: ResultSuccess},
+	))
+	s.Finish(Outcome{Status: ResultSuccess})
+	var calls []string
+	for _, ev := range c.evs {
+		switch b := ev.Body.(type) {
+		case *ToolStart:
+			calls = append(calls, "start "+b.CallID+" "+b.Command)
+		case *ToolEnd:
+			calls = append(calls, "end "+b.CallID+" "+b.Output)
+		}
+	}
+	require.Equal(t, []string{"start a#2 own", "start a first", "end a ", "start a#3 reuse", "end a#2 own's", "end a#3 reuse's"}, calls)
+	require.NoError(t, CheckNDJSON(c.buf.Bytes()))
+}

@@ -98,15 +98,19 @@ type Stream struct {
 	openMu  sync.Mutex
 	openSeq int64             // orders open calls, oldest first
 	alias   map[string]string // agent's call id -> unique id in the stream
-	// closed holds a hash of every call id already ended. Hashes keep
-	// the set free of pointers (the GC need not scan it in a run of a
-	// million calls); a collision only renames a call that needed no
-	// renaming, and never lets an id repeat. The set grows by one hash per
-	// ended call, 11 to 21 bytes (idset): it cannot forget one, as the agent
-	// may use that id again. A bounded Bloom filter was tried and
-	// dropped, as its false positives renamed ~0.3 % of the calls past a
-	// million, differently on every parse (random seed).
-	closed    idset.Set
+	// callIDs holds a hash of every call id the stream has given a call:
+	// a start whose id is in it and not open reuses an ended call's id,
+	// and is renamed to one that is not in it either (a set of the ended
+	// ids only could rename a reuse to the id of an open call the agent
+	// named so itself). Hashes keep the set free of pointers (the GC need
+	// not scan it in a run of a million calls); a collision only renames
+	// a call that needed no renaming, and never lets an id repeat. The
+	// set grows by one hash per call, 11 to 21 bytes (idset): it cannot
+	// forget one, as the agent may use that id again. A bounded Bloom
+	// filter was tried and dropped, as its false positives renamed ~0.3 %
+	// of the calls past a million, differently on every parse (random
+	// seed).
+	callIDs   idset.Set
 	reuses    map[string]int // agent's call id -> the last "#n" suffix given
 	toolCalls int64
 	usage     Usage
@@ -654,11 +658,13 @@ func (s *Stream) toolStart(v *ToolStart) bool {
 	v.ParentCallID, kept = kept[:len(v.ParentCallID)], kept[len(v.ParentCallID):]
 	v.Command, v.Path = kept[:len(v.Command)], kept[len(v.Command):]
 	id := agentID
-	if s.isClosed(id) {
-		// A reused id: a key of reuses for the rest of the run, which
-		// must not keep the start's strings alive with it.
+	if !s.callIDs.Add(id) {
+		// A reused id (the call that had it is not open: it ended): a
+		// key of reuses for the rest of the run, which must not keep the
+		// start's strings alive with it. A new name is one no call had,
+		// not even one the agent named so itself.
 		agentID = strings.Clone(agentID)
-		for s.isClosed(id) {
+		for !s.callIDs.Add(id) {
 			s.reuses[agentID]++
 			id = agentID + "#" + itoa(s.reuses[agentID]+1)
 		}
@@ -761,7 +767,6 @@ func (s *Stream) toolEnd(v *ToolEnd) {
 	s.openMu.Lock()
 	s.open.Delete(id)
 	s.openMu.Unlock()
-	s.closed.Add(id)
 	if id != agentID {
 		// A later start that reuses the agent's id must get a fresh one.
 		delete(s.alias, agentID)
@@ -777,10 +782,6 @@ func (s *Stream) warnGarbage() {
 	}
 	s.garbageAt = s.nativeN
 	s.emit(garbageUsage())
-}
-
-func (s *Stream) isClosed(id string) bool {
-	return s.closed.Has(id)
 }
 
 // clock is the time of the call in progress.
