@@ -41,11 +41,15 @@ func startACPSession(t *testing.T, mode string, flags ...string) (*acpsdk.Client
 	})
 }
 
-// fakeAlive counts live processes of the fake ACP agent in mode.
+// fakeAlive counts live processes of the fake ACP agent in mode: this
+// test binary by its path, not its name, which the root package's test
+// binary shares (harness.test) and which runs the same fakes when go test
+// runs both packages at once.
 func fakeAlive(mode string) int {
+	exe, _ := fakeagent.Command("acp-agent")
 	n := 0
 	for _, p := range harnesstest.Processes() {
-		if len(p.Args) >= 2 && p.Args[1] == mode && strings.HasSuffix(p.Args[0], filepath.Base(os.Args[0])) {
+		if len(p.Args) >= 2 && p.Args[1] == mode && p.Args[0] == exe[0] {
 			n++
 		}
 	}
