@@ -81,3 +81,53 @@ func TestStreamRenamesToAnIDNoCallHad(t *testing.T) {
 	require.Equal(t, []string{"start a#2 own", "start a first", "end a ", "start a#3 reuse", "end a#2 own's", "end a#3 reuse's"}, calls)
 	require.NoError(t, CheckNDJSON(c.buf.Bytes()))
 }
+
+// TestStreamKeepsTheAgentsOwnIDApartFromARename: the agent's own "a#2",
+// started or ended while the rename "a#2" of its reused "a" is open, is
+// another call. Before, its start was dropped as the open call announced
+// again, and its end closed the rename; and the calls left open at the
+// end were closed by their ids in the stream, which the agent's "a#2"
+// names otherwise.
+func TestStreamKeepsTheAgentsOwnIDApartFromARename(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		then []Body // while the rename is open
+		want []string
+	}{
+		{"start and end", []Body{
+			&ToolStart{CallID: "a#2", Name: "Bash", Kind: KindShell, Command: "own"},
+			&ToolEnd{CallID: "a#2", Output: "own's"},
+			&ToolEnd{CallID: "a", Output: "reuse's"},
+		}, []string{"start a first", "end a  ok", "start a#2 reuse", "start a#2#2 own", "end a#2#2 own's ok", "end a#2 reuse's ok"}},
+		{"an end with no start", []Body{
+			&ToolEnd{CallID: "a#2", Output: "own's"},
+			&ToolEnd{CallID: "a", Output: "reuse's"},
+		}, []string{"start a first", "end a  ok", "start a#2 reuse", "start a#2#2 ", "end a#2#2 own's ok", "end a#2 reuse's ok"}},
+		{"both left open", []Body{
+			&ToolStart{CallID: "a#2", Name: "Bash", Kind: KindShell, Command: "own"},
+		}, []string{"start a first", "end a  ok", "start a#2 reuse", "start a#2#2 own", "end a#2  cancelled", "end a#2#2  cancelled"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, c := newStream(t, false)
+			bodies := []Body{
+				&ToolStart{CallID: "a", Name: "Bash", Kind: KindShell, Command: "first"},
+				&ToolEnd{CallID: "a"},
+				&ToolStart{CallID: "a", Name: "Bash", Kind: KindShell, Command: "reuse"},
+			}
+			require.NoError(t, s.Emit(append(bodies, tc.then...)...))
+			s.Finish(Outcome{Status: ResultSuccess})
+			var calls []string
+			for _, ev := range c.evs {
+				switch b := ev.Body.(type) {
+				case *ToolStart:
+					calls = append(calls, "start "+b.CallID+" "+b.Command)
+				case *ToolEnd:
+					calls = append(calls, "end "+b.CallID+" "+b.Output+" "+string(b.Status))
+				}
+			}
+			require.Equal(t, tc.want, calls)
+			require.NoError(t, CheckNDJSON(c.buf.Bytes()))
+		})
+	}
+}

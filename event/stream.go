@@ -167,6 +167,7 @@ type Stream struct {
 
 type openCall struct {
 	id, name string
+	agentID  string // the agent's id of the call, id before a rename
 	kind     Kind
 	at       time.Time
 	start    *ToolStart
@@ -638,7 +639,7 @@ func (s *Stream) toolStart(v *ToolStart) bool {
 		v.CallID = "call"
 	}
 	agentID := v.CallID
-	if s.open.Has(s.aliasOf(agentID)) {
+	if c, ok := s.open.Get(s.aliasOf(agentID)); ok && c.agentID == agentID {
 		return false // the same call announced twice
 	}
 	// The maps keep the id, and the open call its start, while the call
@@ -712,7 +713,7 @@ func (s *Stream) toolStart(v *ToolStart) bool {
 	}
 	s.openSeq++
 	s.openMu.Lock()
-	s.open.Set(v.CallID, openCall{id: v.CallID, name: v.Name, kind: v.Kind, at: s.clock(), start: v, n: s.openSeq})
+	s.open.Set(v.CallID, openCall{id: v.CallID, agentID: agentID, name: v.Name, kind: v.Kind, at: s.clock(), start: v, n: s.openSeq})
 	s.openMu.Unlock()
 	s.toolCalls++
 	return true
@@ -732,8 +733,10 @@ func (s *Stream) toolEnd(v *ToolEnd) {
 	agentID := v.CallID
 	id := s.aliasOf(agentID)
 	c, ok := s.open.Get(id)
-	if !ok {
+	if !ok || c.agentID != agentID {
 		// An end with no start: announce the call first, so the pair holds.
+		// (An open call of that id that the agent named otherwise is the
+		// rename of a reused id: not this one.)
 		st := &ToolStart{CallID: v.CallID, Name: v.Name, Kind: v.Kind}
 		if s.toolStart(st) {
 			s.send(st)
@@ -883,7 +886,7 @@ func (s *Stream) Finish(o Outcome) *Result {
 	}
 	s.sendPending()
 	for _, c := range s.openCalls() {
-		s.toolEnd(&ToolEnd{CallID: c.id, Name: c.name, Kind: c.kind, Status: toolStatus, Synthetic: true})
+		s.toolEnd(&ToolEnd{CallID: c.agentID, Name: c.name, Kind: c.kind, Status: toolStatus, Synthetic: true})
 	}
 	s.closeTurn(o.Status)
 	if n := s.unparsedN - UnparsedWarnings; n > 0 {

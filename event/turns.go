@@ -120,7 +120,7 @@ func (s *Stream) turnEnd(v *TurnEnd) bool {
 		tool = StatusTimeout
 	}
 	for _, c := range s.openCalls() {
-		s.toolEnd(&ToolEnd{CallID: c.id, Name: c.name, Kind: c.kind, Status: tool, Synthetic: true})
+		s.toolEnd(&ToolEnd{CallID: c.agentID, Name: c.name, Kind: c.kind, Status: tool, Synthetic: true})
 	}
 	sum := s.usage.tokens()
 	sum = Usage{InputTokens: sum.InputTokens - t.usage.InputTokens, OutputTokens: sum.OutputTokens - t.usage.OutputTokens,
