@@ -131,3 +131,44 @@ func TestStreamKeepsTheAgentsOwnIDApartFromARename(t *testing.T) {
 		})
 	}
 }
+
+// TestStreamNamesTheParentByItsRename: a sub-agent's events name their
+// task call as the stream does. Before, the children of a task call whose
+// id the agent reused named the first call of that id, ended long before.
+func TestStreamNamesTheParentByItsRename(t *testing.T) {
+	t.Parallel()
+	s, c := newStream(t, false)
+	require.NoError(t, s.Emit(
+		&ToolStart{CallID: "t", Name: "Task", Kind: KindTask},
+		&ToolEnd{CallID: "t"},
+		&ToolStart{CallID: "t", Name: "Task", Kind: KindTask},
+		&TextDelta{Text: "sub", ParentCallID: "t"},
+		&ReasoningDelta{Text: "hm", ParentCallID: "t"},
+		&Reasoning{Text: "hm", ParentCallID: "t"},
+		&Message{Role: RoleAssistant, Text: "sub", ParentCallID: "t"},
+		&ToolStart{CallID: "c", Name: "Bash", Kind: KindShell, ParentCallID: "t"},
+		&ToolEnd{CallID: "c"},
+		&ToolEnd{CallID: "t"},
+		&Message{Role: RoleAssistant, Text: "other", ParentCallID: "u"},
+		&Result{Status: ResultSuccess},
+	))
+	s.Finish(Outcome{Status: ResultSuccess})
+	var parents []string
+	for _, ev := range c.evs {
+		switch b := ev.Body.(type) {
+		case *TextDelta:
+			parents = append(parents, "text_delta "+b.ParentCallID)
+		case *ReasoningDelta:
+			parents = append(parents, "reasoning_delta "+b.ParentCallID)
+		case *Reasoning:
+			parents = append(parents, "reasoning "+b.ParentCallID)
+		case *Message:
+			parents = append(parents, "message "+b.ParentCallID)
+		case *ToolStart:
+			parents = append(parents, "tool_start "+b.CallID+" "+b.ParentCallID)
+		}
+	}
+	require.Equal(t, []string{"tool_start t ", "tool_start t#2 ", "text_delta t#2", "reasoning_delta t#2", "reasoning t#2",
+		"message t#2", "tool_start c t#2", "message u"}, parents)
+	require.NoError(t, CheckNDJSON(c.buf.Bytes()))
+}

@@ -454,19 +454,23 @@ func (s *Stream) emit(b Body) {
 		s.usage.Add(*v)
 		s.sawUsage = true
 	case *Message:
+		s.parent(&v.ParentCallID)
 		s.capText(&v.Text, &v.Truncated)
 		if v.Role == RoleAssistant && v.ParentCallID == "" { // a sub-agent's answer is not the run's
 			s.lastText, s.lastCut = v.Text, v.Truncated
 			s.deltaText.Reset()
 		}
 	case *Reasoning:
+		s.parent(&v.ParentCallID)
 		s.capText(&v.Text, &v.Truncated)
 	case *TextDelta:
+		s.parent(&v.ParentCallID)
 		if v.ParentCallID == "" && s.deltaText.Len() < MaxTextBytes {
 			s.deltaText.WriteString(v.Text)
 		}
 		v.Text = sendParts(v.Text, func(part string) { d := *v; d.Text = part; s.send(&d) })
 	case *ReasoningDelta:
+		s.parent(&v.ParentCallID)
 		v.Text = sendParts(v.Text, func(part string) { d := *v; d.Text = part; s.send(&d) })
 	case *Error:
 		if v.Fatal {
@@ -642,6 +646,7 @@ func (s *Stream) toolStart(v *ToolStart) bool {
 	if c, ok := s.open.Get(s.aliasOf(agentID)); ok && c.agentID == agentID {
 		return false // the same call announced twice
 	}
+	s.parent(&v.ParentCallID)
 	// The maps keep the id, and the open call its start, while the call
 	// is open: not views of the agent's line (megabytes), which they
 	// would keep alive. The id and the start's strings (short, within
@@ -717,6 +722,14 @@ func (s *Stream) toolStart(v *ToolStart) bool {
 	s.openMu.Unlock()
 	s.toolCalls++
 	return true
+}
+
+// parent names the task call of a sub-agent's event as the stream named
+// it: by its rename when the agent reused the call's id.
+func (s *Stream) parent(id *string) {
+	if *id != "" && len(s.alias) > 0 {
+		*id = s.aliasOf(*id)
+	}
 }
 
 func (s *Stream) aliasOf(agentID string) string {
