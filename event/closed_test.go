@@ -69,16 +69,8 @@ func TestStreamRenamesToAnIDNoCallHad(t *testing.T) {
 		&Result{Status: ResultSuccess},
 	))
 	s.Finish(Outcome{Status: ResultSuccess})
-	var calls []string
-	for _, ev := range c.evs {
-		switch b := ev.Body.(type) {
-		case *ToolStart:
-			calls = append(calls, "start "+b.CallID+" "+b.Command)
-		case *ToolEnd:
-			calls = append(calls, "end "+b.CallID+" "+b.Output)
-		}
-	}
-	require.Equal(t, []string{"start a#2 own", "start a first", "end a ", "start a#3 reuse", "end a#2 own's", "end a#3 reuse's"}, calls)
+	require.Equal(t, []string{"start a#2 own", "start a first", "end a  ok", "start a#3 reuse", "end a#2 own's ok", "end a#3 reuse's ok"},
+		callsOf(c.evs))
 	require.NoError(t, CheckNDJSON(c.buf.Bytes()))
 }
 
@@ -117,16 +109,7 @@ func TestStreamKeepsTheAgentsOwnIDApartFromARename(t *testing.T) {
 			}
 			require.NoError(t, s.Emit(append(bodies, tc.then...)...))
 			s.Finish(Outcome{Status: ResultSuccess})
-			var calls []string
-			for _, ev := range c.evs {
-				switch b := ev.Body.(type) {
-				case *ToolStart:
-					calls = append(calls, "start "+b.CallID+" "+b.Command)
-				case *ToolEnd:
-					calls = append(calls, "end "+b.CallID+" "+b.Output+" "+string(b.Status))
-				}
-			}
-			require.Equal(t, tc.want, calls)
+			require.Equal(t, tc.want, callsOf(c.evs))
 			require.NoError(t, CheckNDJSON(c.buf.Bytes()))
 		})
 	}
@@ -171,4 +154,19 @@ func TestStreamNamesTheParentByItsRename(t *testing.T) {
 	require.Equal(t, []string{"tool_start t ", "tool_start t#2 ", "text_delta t#2", "reasoning_delta t#2", "reasoning t#2",
 		"message t#2", "tool_start c t#2", "message u"}, parents)
 	require.NoError(t, CheckNDJSON(c.buf.Bytes()))
+}
+
+// callsOf lists the tool calls of evs: "start ID COMMAND" and
+// "end ID OUTPUT STATUS".
+func callsOf(evs []Event) []string {
+	var calls []string
+	for _, ev := range evs {
+		switch b := ev.Body.(type) {
+		case *ToolStart:
+			calls = append(calls, "start "+b.CallID+" "+b.Command)
+		case *ToolEnd:
+			calls = append(calls, "end "+b.CallID+" "+b.Output+" "+string(b.Status))
+		}
+	}
+	return calls
 }
