@@ -1,6 +1,8 @@
 package event
 
 import (
+	"cmp"
+	"fmt"
 	"runtime"
 	"strconv"
 	"testing"
@@ -169,4 +171,53 @@ func callsOf(evs []Event) []string {
 		}
 	}
 	return calls
+}
+
+// FuzzStreamPairsCallsAsTheAgentDid: whatever ids an agent gives its
+// calls, reusing them, or naming one as the stream renamed another, each
+// end closes the call the agent opened with that id (or, with none open,
+// a call of its own), and the stream holds its invariants. Each byte is a
+// start (even) or an end (odd) of one of a few ids; a start's command and
+// an end's output name the op, so that the model can follow the pairs.
+func FuzzStreamPairsCallsAsTheAgentDid(f *testing.F) {
+	f.Add([]byte{0, 2, 1, 0, 3, 1})
+	f.Add([]byte{0, 1, 0, 2, 3, 1, 2})
+	ids := []string{"a", "a#2", "a#3", "a#2#2", "b", ""}
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		if len(ops) > 64 {
+			ops = ops[:64]
+		}
+		s, c := newStream(t, false)
+		open := map[string]string{} // the agent's open calls: id -> the start's op
+		var want []string           // "END-OP START-OP": the start each end closes
+		for i, op := range ops {
+			id, tag := ids[int(op>>1)%len(ids)], fmt.Sprint("op", i)
+			key := cmp.Or(id, "call")
+			if op&1 == 0 {
+				if _, ok := open[key]; !ok {
+					open[key] = tag
+				}
+				require.NoError(t, s.Emit(&ToolStart{CallID: id, Name: "Bash", Kind: KindShell, Command: tag}))
+				continue
+			}
+			want = append(want, tag+" "+open[key]) // "" for an end with no start
+			delete(open, key)
+			require.NoError(t, s.Emit(&ToolEnd{CallID: id, Output: tag}))
+		}
+		s.Finish(Outcome{Status: ResultSuccess})
+		require.NoError(t, CheckNDJSON(c.buf.Bytes()))
+		startOf := map[string]string{} // stream id -> the start's op
+		var got []string
+		for _, ev := range c.evs {
+			switch b := ev.Body.(type) {
+			case *ToolStart:
+				startOf[b.CallID] = b.Command
+			case *ToolEnd:
+				if !b.Synthetic {
+					got = append(got, b.Output+" "+startOf[b.CallID])
+				}
+			}
+		}
+		require.Equal(t, want, got)
+	})
 }
