@@ -16,6 +16,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -47,6 +48,11 @@ func acpBinary(t *testing.T, agent string) string {
 var (
 	harnessBin string
 	agentsDir  string
+	// cacheDir is the suite's XDG_CACHE_HOME, in the user's cache (not
+	// under /tmp, as the user's is not), removed at the end: the
+	// scripted model's homes a run --mock keeps for the next run's
+	// resume (mockmodel.PointKept) are made there, not in the user's.
+	cacheDir string
 )
 
 func TestMain(m *testing.M) {
@@ -80,6 +86,18 @@ func setup(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
+	userCache, err := os.UserCacheDir()
+	if err == nil {
+		err = os.MkdirAll(userCache, 0o700)
+	}
+	if err == nil {
+		cacheDir, err = os.MkdirTemp(userCache, "harness-e2e-")
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	defer removeAll(cacheDir)
 	harnessBin = filepath.Join(dir, "harness")
 	build := exec.Command("go", "build", "-o", harnessBin, "./cmd/harness")
 	build.Dir = root
@@ -152,8 +170,20 @@ func harnessOutput(t *testing.T, dir string, timeout time.Duration, args ...stri
 // agents, a private config and session dir, and extra.
 func harnessEnv(t *testing.T, extra ...string) []string {
 	home := t.TempDir()
-	return append(append(os.Environ(), "HARNESS_AGENTS_DIR="+agentsDir,
+	return append(append(os.Environ(), "HARNESS_AGENTS_DIR="+agentsDir, "XDG_CACHE_HOME="+cacheDir,
 		"XDG_CONFIG_HOME="+filepath.Join(home, "config"), "XDG_DATA_HOME="+filepath.Join(home, "data")), extra...)
+}
+
+// removeAll removes dir, read-only directories in it too (Go's module
+// cache in an agent's home keeps its entries so).
+func removeAll(dir string) {
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			_ = os.Chmod(p, 0o700)
+		}
+		return nil
+	})
+	_ = os.RemoveAll(dir)
 }
 
 // requireNoSurvivor fails if any process still has its working directory

@@ -1,12 +1,15 @@
 package mockmodel
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/agentharness/harness/internal/privtmp"
 	"github.com/agentharness/harness/internal/xdgdir"
@@ -18,14 +21,17 @@ import (
 // homes it gives each run, in one directory of the user's cache
 // ($XDG_CACHE_HOME/harness/mock/run-*), locked while the Mock lives and
 // removed on Close: the next StartMock removes one that a harness killed
-// with SIGKILL left (internal/privtmp).
+// with SIGKILL left (internal/privtmp). The homes of PointKept are kept
+// instead, from one harness to the next.
 type Mock struct {
 	srv  *Server
 	dir  *privtmp.Dir
 	root string // dir.Path
+	base string // the directory of dir and of the kept homes
 
 	mu    sync.Mutex
 	homes int
+	kept  []*privtmp.Dir // the kept homes this Mock holds, released on Close
 }
 
 // FindScenario returns a built-in scenario by name, or one from a TOML file.
@@ -63,12 +69,20 @@ func StartMock(scenario, addr string) (*Mock, error) {
 		srv.Close()
 		return nil, fmt.Errorf("mock: %w", err)
 	}
-	return &Mock{srv: srv, dir: dir, root: dir.Path}, nil
+	return &Mock{srv: srv, dir: dir, root: dir.Path, base: base}, nil
 }
 
 // homesPrefix names a Mock's directory of homes in the user's cache:
 // nothing else is kept there.
 const homesPrefix = "run-"
+
+// keptPrefix names the kept homes (PointKept), next to the Mocks'
+// directories of homes; keptUnused is how long one stays unused before
+// a later PointKept removes it (and the sessions in it).
+const (
+	keptPrefix = "kept-"
+	keptUnused = 7 * 24 * time.Hour
+)
 
 // Wiring points an agent at a server: it writes the agent's config under
 // home and returns the model id and the environment to run it with
@@ -86,21 +100,43 @@ type Wiring func(baseURL, home, workdir string) (model string, env []string, err
 // with no model and no env, since there is nothing to point; any other
 // talks to its own service only and cannot use the mock (Cursor).
 func (m *Mock) Point(agent, workdir string, wire Wiring) (model string, env []string, err error) {
+	return m.point(agent, workdir, wire, false)
+}
+
+// PointKept is Point with a home kept from one harness to the next: one
+// for each agent and workdir, in the user's cache
+// ($XDG_CACHE_HOME/harness/mock/kept-AGENT-HASH), so that a later run of
+// the agent in workdir resumes a session an earlier one left there
+// (harness run --mock, then --mock --resume). The Mock holds the home
+// until Close. While another harness holds it, the run gets a throwaway
+// home, as Point gives: its sessions cannot be resumed by a later run.
+// A kept home unused for keptUnused is removed, sessions and all.
+func (m *Mock) PointKept(agent, workdir string, wire Wiring) (model string, env []string, err error) {
+	return m.point(agent, workdir, wire, true)
+}
+
+func (m *Mock) point(agent, workdir string, wire Wiring, keep bool) (model string, env []string, err error) {
 	if wire == nil {
 		if info, ok := registry.Agent(agent); ok && CallsNoModel(info) {
 			return "", nil, nil
 		}
 		return "", nil, fmt.Errorf("mock: %s cannot run on the scripted model (it talks to its own service only)", agent)
 	}
-	m.mu.Lock()
-	m.homes++
-	home := filepath.Join(m.root, fmt.Sprintf("%s-%d", agent, m.homes))
-	m.mu.Unlock()
 	if workdir, err = filepath.Abs(workdir); err != nil {
 		return "", nil, fmt.Errorf("mock: %w", err)
 	}
 	if fi, err := os.Stat(workdir); err != nil || !fi.IsDir() {
 		return "", nil, fmt.Errorf("mock: workdir %q is not a directory", workdir)
+	}
+	home := ""
+	if keep {
+		home = m.keptHome(agent, workdir)
+	}
+	if home == "" {
+		m.mu.Lock()
+		m.homes++
+		home = filepath.Join(m.root, fmt.Sprintf("%s-%d", agent, m.homes))
+		m.mu.Unlock()
 	}
 	// OpenCode takes its project directory from $PWD, not from the
 	// process's cwd: an inherited PWD would make it run tools in the
@@ -125,6 +161,21 @@ func (m *Mock) Point(agent, workdir string, wire Wiring) (model string, env []st
 	return model, append(env, own...), nil
 }
 
+// keptHome takes the kept home of agent in workdir (absolute) and
+// returns its path, or "" when another harness holds it or it cannot be
+// made (a throwaway home serves then).
+func (m *Mock) keptHome(agent, workdir string) string {
+	sum := sha256.Sum256([]byte(workdir))
+	d, err := privtmp.Reuse(m.base, keptPrefix, keptPrefix+agent+"-"+hex.EncodeToString(sum[:8]), keptUnused)
+	if err != nil {
+		return ""
+	}
+	m.mu.Lock()
+	m.kept = append(m.kept, d)
+	m.mu.Unlock()
+	return d.Path
+}
+
 // CallsNoModel reports whether an agent calls no model, derived from what
 // it declares (as 'harness list' does): no npm package, no credential
 // variables and no flags to check, as the built-ins nop and oracle, which
@@ -134,9 +185,16 @@ func CallsNoModel(info registry.AgentInfo) bool {
 	return info.NPMPackage == "" && len(info.CredentialEnv) == 0 && len(info.Flags) == 0
 }
 
-// Close stops the server and removes the homes it handed out (what an
-// agent left read-only there too, such as Go's module cache).
+// Close stops the server, removes the throwaway homes it handed out
+// (what an agent left read-only there too, such as Go's module cache)
+// and lets go of the kept ones.
 func (m *Mock) Close() error {
 	err := m.srv.Close()
+	m.mu.Lock()
+	for _, d := range m.kept {
+		d.Release()
+	}
+	m.kept = nil
+	m.mu.Unlock()
 	return errors.Join(err, m.dir.Remove())
 }

@@ -265,3 +265,68 @@ func TestMockHomesSweptWhenStale(t *testing.T) {
 	require.NoDirExists(t, live.root)
 	require.NoError(t, os.Chmod(filepath.Join(young, "claude-1", "go", "pkg", "mod"), 0o700))
 }
+
+// TestPointKept: PointKept gives an agent in a workdir the same home from
+// one Mock (one harness) to the next, with what the last run left there
+// (the sessions a resume needs), and Close keeps it; while another Mock
+// holds it, a throwaway home, removed on Close, serves; another workdir
+// has a home of its own; a kept home unused for keptUnused is removed.
+func TestPointKept(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	work, other := t.TempDir(), t.TempDir()
+	homeOf := func(m *Mock, workdir string) string {
+		var home string
+		_, _, err := m.PointKept("toy", workdir, func(_, h, _ string) (string, []string, error) {
+			home = h
+			return "toy", nil, nil
+		})
+		require.NoError(t, err)
+		return home
+	}
+	first, err := StartMock("text", "")
+	require.NoError(t, err)
+	kept := homeOf(first, work)
+	require.Equal(t, filepath.Dir(first.root), filepath.Dir(kept))
+	require.Regexp(t, `^kept-toy-[0-9a-f]{16}$`, filepath.Base(kept))
+	require.NoError(t, os.WriteFile(filepath.Join(kept, "session"), []byte("s"), 0o600))
+
+	second, err := StartMock("text", "")
+	require.NoError(t, err)
+	throwaway := homeOf(second, work)
+	require.Equal(t, second.root, filepath.Dir(throwaway), "held by the first: a throwaway home")
+	otherKept := homeOf(second, other)
+	require.NotEqual(t, kept, otherKept)
+	require.Equal(t, filepath.Dir(kept), filepath.Dir(otherKept))
+
+	require.NoError(t, first.Close())
+	require.NoError(t, second.Close())
+	require.FileExists(t, filepath.Join(kept, "session"), "kept after Close")
+	require.DirExists(t, otherKept)
+	require.NoDirExists(t, throwaway)
+
+	old := time.Now().Add(-keptUnused - time.Hour)
+	require.NoError(t, os.Chtimes(otherKept, old, old))
+	third, err := StartMock("text", "")
+	require.NoError(t, err)
+	defer third.Close()
+	require.Equal(t, kept, homeOf(third, work))
+	require.FileExists(t, filepath.Join(kept, "session"), "what the first run left, for the next")
+	require.NoDirExists(t, otherKept, "unused for too long")
+}
+
+// TestServerIDsDifferFromServerToServer: two servers never give the same
+// id, so that a session resumed against a new server (run --mock
+// --resume) gets ids unlike those of the calls it holds.
+func TestServerIDsDifferFromServerToServer(t *testing.T) {
+	var ids []string
+	for range 2 {
+		s, err := Start(Config{})
+		require.NoError(t, err)
+		ids = append(ids, s.nextID("toolu_mock"))
+		require.NoError(t, s.Close())
+	}
+	require.NotEqual(t, ids[0], ids[1])
+	for _, id := range ids {
+		require.Regexp(t, `^toolu_mock[0-9a-f]{8}000001$`, id)
+	}
+}

@@ -13,6 +13,8 @@ package mockmodel
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -87,6 +89,12 @@ type Server struct {
 	// active counts running handlers, so tests can see a hang end on client cancel.
 	active atomic.Int32
 	ids    int
+	// idBase is in each id this server makes, unique to it: a session
+	// resumed against another server (run --mock --resume, a new
+	// harness) must not get the ids of the calls it already holds, which
+	// Claude Code takes for those calls' (the conversation then lacks
+	// the new ones).
+	idBase string
 }
 
 // ErrNotLoopback is returned by Start for an address that is not a loopback address.
@@ -124,6 +132,7 @@ func Start(cfg Config) (*Server, error) {
 		closing:  make(chan struct{}),
 		served:   make(chan struct{}),
 		scenario: sc,
+		idBase:   newIDBase(),
 	}
 	s.srv = &http.Server{Handler: http.HandlerFunc(s.serveHTTP), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
@@ -176,7 +185,14 @@ func (s *Server) nextID(prefix string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.ids++
-	return fmt.Sprintf("%s%06d", prefix, s.ids)
+	return fmt.Sprintf("%s%s%06d", prefix, s.idBase, s.ids)
+}
+
+// newIDBase returns eight random hex digits, for Server.idBase.
+func newIDBase() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+	return hex.EncodeToString(b[:])
 }
 
 func (s *Server) current() *Scenario {

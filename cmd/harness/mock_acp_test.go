@@ -55,7 +55,7 @@ func TestPointAtOverACP(t *testing.T) {
 	defer m.Close()
 
 	oc := harness.Task{Agent: "opencode", Protocol: harness.ProtocolACP, Cwd: t.TempDir()}
-	require.NoError(t, pointAt(m, &oc))
+	require.NoError(t, pointAt(m, &oc, false))
 	require.Empty(t, oc.Model)
 	var cfg string
 	for _, kv := range oc.SetupEnv {
@@ -71,10 +71,10 @@ func TestPointAtOverACP(t *testing.T) {
 	require.Equal(t, "mock/mock-model", c.Model)
 
 	cli := harness.Task{Agent: "opencode", Cwd: t.TempDir()}
-	require.NoError(t, pointAt(m, &cli))
+	require.NoError(t, pointAt(m, &cli, false))
 	require.Equal(t, "mock/mock-model", cli.Model)
 
 	gem := harness.Task{Agent: "gemini", Protocol: harness.ProtocolACP, Cwd: t.TempDir()}
-	require.NoError(t, pointAt(m, &gem))
+	require.NoError(t, pointAt(m, &gem, false))
 	require.NotEmpty(t, gem.Model)
 }

@@ -50,13 +50,16 @@ func (c *mockCmd) Run(e *env) error {
 }
 
 // attachMock starts a scripted model for one run and points the task (its
-// agent a canonical id) at it; the returned func stops it.
-func attachMock(t *harness.Task, scenario string) (func(), error) {
+// agent a canonical id) at it; the returned func stops it. The agent's
+// home is the one kept for its cwd (mockmodel.PointKept), so that a later
+// run --mock --resume finds the session this one leaves, unless keep is
+// false (a dry run keeps nothing).
+func attachMock(t *harness.Task, scenario string, keep bool) (func(), error) {
 	m, err := mockmodel.StartMock(scenario, "")
 	if err != nil {
 		return nil, withStatus(exitUsage, err)
 	}
-	if err := pointAt(m, t); err != nil {
+	if err := pointAt(m, t, keep); err != nil {
 		m.Close()
 		return nil, withStatus(exitUsage, err)
 	}
@@ -73,7 +76,7 @@ func serverMock(scenario string) (point func(*harness.Task) error, stop func(), 
 	if err != nil {
 		return nil, nil, withStatus(exitUsage, err)
 	}
-	return func(t *harness.Task) error { return pointAt(m, t) }, func() { m.Close() }, nil
+	return func(t *harness.Task) error { return pointAt(m, t, false) }, func() { m.Close() }, nil
 }
 
 // pointAt points t at the mock: its model, and its environment (as the
@@ -83,13 +86,18 @@ func serverMock(scenario string) (point func(*harness.Task) error, stop func(), 
 // model the user gave is left for it to refuse. The protocol is
 // t's as given: one the configuration sets ([agents.NAME] protocol) is
 // known only once the library completes the task, so a caller that
-// leaves it to the configuration sets it first.
-func pointAt(m *mockmodel.Mock, t *harness.Task) error {
+// leaves it to the configuration sets it first. keep gives the agent the
+// home kept for t's cwd (mockmodel.PointKept) rather than a throwaway one.
+func pointAt(m *mockmodel.Mock, t *harness.Task, keep bool) error {
 	a, err := harness.Lookup(t.Agent)
 	if err != nil {
 		return err
 	}
-	model, env, err := m.Point(a.Info.ID, t.Cwd, a.Mock)
+	point := m.Point
+	if keep {
+		point = m.PointKept
+	}
+	model, env, err := point(a.Info.ID, t.Cwd, a.Mock)
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/bench"
 	"github.com/agentharness/harness/internal/httplimit"
 	"github.com/agentharness/harness/mcpserver"
@@ -52,11 +53,13 @@ func (c *serveCmd) Run(e *env) error {
 	}
 	defer stopOTLP()
 	srv := serve.New(serve.Config{
-		Dir:      lib.LogDir,
-		Bench:    &bench.Store{Dir: bench.StoreDir()},
-		Token:    token,
-		Open:     open,
-		Launcher: serve.Launcher{Settings: lib, AttachMock: attachMock},
+		Dir:   lib.LogDir,
+		Bench: &bench.Store{Dir: bench.StoreDir()},
+		Token: token,
+		Open:  open,
+		Launcher: serve.Launcher{Settings: lib, AttachMock: func(t *harness.Task, scenario string) (func(), error) {
+			return attachMock(t, scenario, false) // a throwaway home for each run, as bench's
+		}},
 	})
 	ln, err := net.Listen("tcp", c.Listen)
 	if err != nil {

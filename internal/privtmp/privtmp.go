@@ -2,7 +2,9 @@
 // run or one bench (an agent's own TMPDIR, a bench run's, a bench's run
 // trees, the scripted model's homes): each is locked while in use, so
 // that one a killed harness left can be told from one in use, and
-// removed.
+// removed. It also owns the directories kept from one harness to the
+// next (Reuse), locked the same way while in use and removed once
+// unused for long.
 //
 // Each kind of directory has a prefix of its own, and no prefix may be
 // the start of another's names: Make removes every stale directory
@@ -12,6 +14,8 @@
 package privtmp
 
 import (
+	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -75,6 +79,63 @@ func (d *Dir) Remove() error {
 	_ = syscall.Close(d.fd)
 	d.fd = -1
 	return err
+}
+
+// Reuse locks the directory parent/name (name starts with prefix),
+// making it when there is none, and marks it used now (its modification
+// time): a directory kept from one harness to the next, as the scripted
+// model's homes that a later run resumes a session from. It first
+// removes the directories named prefix* in parent unused for unused
+// whose lock can be taken. It does not wait: when another holds the
+// lock, it fails with an error that is syscall.EWOULDBLOCK. Release lets
+// go of the lock and keeps the directory.
+func Reuse(parent, prefix, name string, unused time.Duration) (*Dir, error) {
+	if !strings.HasPrefix(name, prefix) || filepath.Base(name) != name {
+		return nil, fmt.Errorf("privtmp: %q is not a name of prefix %q", name, prefix)
+	}
+	removeStale(parent, prefix, time.Now().Add(-unused))
+	path := filepath.Join(parent, name)
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	for try := 0; ; try++ {
+		if err := os.Mkdir(path, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+			return nil, err
+		}
+		fd, err := Lock(path)
+		if err != nil {
+			return nil, err
+		}
+		// Another harness may have removed it as stale between the two
+		// (it was unused for that long): then the lock is of a directory
+		// gone, and the path is made again.
+		if sameDir(fd, path) {
+			now := time.Now()
+			_ = os.Chtimes(path, now, now) // used now: not stale for unused
+			return &Dir{Path: path, fd: fd}, nil
+		}
+		_ = syscall.Close(fd)
+		if try == 2 {
+			return nil, fmt.Errorf("privtmp: %s is removed as often as it is made", path)
+		}
+	}
+}
+
+// sameDir reports whether the open directory fd is still the one at path.
+func sameDir(fd int, path string) bool {
+	var open, named syscall.Stat_t
+	return syscall.Fstat(fd, &open) == nil && syscall.Lstat(path, &named) == nil &&
+		open.Dev == named.Dev && open.Ino == named.Ino
+}
+
+// Release lets go of d's lock and keeps the directory; it does nothing
+// on a nil Dir or one already released or removed.
+func (d *Dir) Release() {
+	if d == nil || d.fd < 0 {
+		return
+	}
+	_ = syscall.Close(d.fd)
+	d.fd = -1
 }
 
 // Lock opens dir and takes its exclusive flock, without waiting: the

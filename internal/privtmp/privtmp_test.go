@@ -91,3 +91,61 @@ func TestMakeRemovesStale(t *testing.T) {
 	}
 	require.ElementsMatch(t, []string{"other-stale", "run-locked", "run-young", filepath.Base(d.Path)}, names)
 }
+
+// TestReuse: Reuse makes the directory and locks it; while it is held a
+// second Reuse fails at once (EWOULDBLOCK), and after Release the same
+// directory, with what was left in it, is locked again and marked used
+// now. It removes the directories of its prefix unused for longer than
+// it is given, unless held, and refuses a name not of its prefix.
+func TestReuse(t *testing.T) {
+	parent := t.TempDir()
+	old := time.Now().Add(-2 * time.Hour)
+	d, err := Reuse(parent, "kept-", "kept-a", time.Hour)
+	require.NoError(t, err)
+	require.Equal(t, filepath.Join(parent, "kept-a"), d.Path)
+	require.True(t, held(t, d.Path))
+	require.NoError(t, os.WriteFile(filepath.Join(d.Path, "session"), []byte("s"), 0o600))
+
+	_, err = Reuse(parent, "kept-", "kept-a", time.Hour)
+	require.ErrorIs(t, err, syscall.EWOULDBLOCK, "held by another")
+
+	d.Release()
+	require.False(t, held(t, d.Path))
+	d.Release() // a second time does nothing
+	require.NoError(t, os.Chtimes(d.Path, old, old))
+	again, err := Reuse(parent, "kept-", "kept-a", 3*time.Hour)
+	require.NoError(t, err)
+	require.Equal(t, d.Path, again.Path)
+	require.FileExists(t, filepath.Join(again.Path, "session"), "what the last user left")
+	st, err := os.Stat(again.Path)
+	require.NoError(t, err)
+	require.WithinDuration(t, time.Now(), st.ModTime(), time.Minute, "marked used now")
+
+	mkdir := func(name string, at time.Time) string {
+		dir := filepath.Join(parent, name)
+		require.NoError(t, os.Mkdir(dir, 0o700))
+		readOnly(t, dir)
+		require.NoError(t, os.Chtimes(dir, at, at))
+		return dir
+	}
+	mkdir("kept-unused", old)
+	mkdir("kept-recent", time.Now())
+	mkdir("other-unused", old)
+	require.NoError(t, os.Chtimes(again.Path, old, old)) // unused for long, but held
+	b, err := Reuse(parent, "kept-", "kept-b", time.Hour)
+	require.NoError(t, err)
+	defer b.Release()
+	entries, err := os.ReadDir(parent)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	require.ElementsMatch(t, []string{"kept-a", "kept-b", "kept-recent", "other-unused"}, names)
+	again.Release()
+
+	for _, bad := range []string{"other", "kept-../x", "kept-a/b"} {
+		_, err := Reuse(parent, "kept-", bad, time.Hour)
+		require.Error(t, err, bad)
+	}
+}
