@@ -100,7 +100,8 @@ type Wiring func(baseURL, home, workdir string) (model string, env []string, err
 // with no model and no env, since there is nothing to point; any other
 // talks to its own service only and cannot use the mock (Cursor).
 func (m *Mock) Point(agent, workdir string, wire Wiring) (model string, env []string, err error) {
-	return m.point(agent, workdir, wire, false)
+	model, env, _, err = m.point(agent, workdir, wire, false)
+	return model, env, err
 }
 
 // PointKept is Point with a home kept from one harness to the next: one
@@ -108,29 +109,31 @@ func (m *Mock) Point(agent, workdir string, wire Wiring) (model string, env []st
 // ($XDG_CACHE_HOME/harness/mock/kept-AGENT-HASH), so that a later run of
 // the agent in workdir resumes a session an earlier one left there
 // (harness run --mock, then --mock --resume). The Mock holds the home
-// until Close. While another harness holds it, the run gets a throwaway
-// home, as Point gives: its sessions cannot be resumed by a later run.
-// A kept home unused for keptUnused is removed, sessions and all.
-func (m *Mock) PointKept(agent, workdir string, wire Wiring) (model string, env []string, err error) {
+// until Close. While another harness holds it (or it cannot be made),
+// the run gets a throwaway home, as Point gives, and throwaway says so:
+// its sessions cannot be resumed by a later run. A kept home unused for
+// keptUnused is removed, sessions and all.
+func (m *Mock) PointKept(agent, workdir string, wire Wiring) (model string, env []string, throwaway bool, err error) {
 	return m.point(agent, workdir, wire, true)
 }
 
-func (m *Mock) point(agent, workdir string, wire Wiring, keep bool) (model string, env []string, err error) {
+func (m *Mock) point(agent, workdir string, wire Wiring, keep bool) (model string, env []string, throwaway bool, err error) {
 	if wire == nil {
 		if info, ok := registry.Agent(agent); ok && CallsNoModel(info) {
-			return "", nil, nil
+			return "", nil, false, nil // no home: nothing to keep
 		}
-		return "", nil, fmt.Errorf("mock: %s cannot run on the scripted model (it talks to its own service only)", agent)
+		return "", nil, false, fmt.Errorf("mock: %s cannot run on the scripted model (it talks to its own service only)", agent)
 	}
 	if workdir, err = filepath.Abs(workdir); err != nil {
-		return "", nil, fmt.Errorf("mock: %w", err)
+		return "", nil, false, fmt.Errorf("mock: %w", err)
 	}
 	if fi, err := os.Stat(workdir); err != nil || !fi.IsDir() {
-		return "", nil, fmt.Errorf("mock: workdir %q is not a directory", workdir)
+		return "", nil, false, fmt.Errorf("mock: workdir %q is not a directory", workdir)
 	}
 	home := ""
 	if keep {
 		home = m.keptHome(agent, workdir)
+		throwaway = home == ""
 	}
 	if home == "" {
 		m.mu.Lock()
@@ -150,15 +153,15 @@ func (m *Mock) point(agent, workdir string, wire Wiring, keep bool) (model strin
 	} {
 		dir := filepath.Join(home, d.dir)
 		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return "", nil, fmt.Errorf("mock: %w", err)
+			return "", nil, false, fmt.Errorf("mock: %w", err)
 		}
 		env = append(env, d.key+"="+dir)
 	}
 	model, own, err := wire(m.srv.URL(), home, workdir)
 	if err != nil {
-		return "", nil, fmt.Errorf("mock: %s: %w", agent, err)
+		return "", nil, false, fmt.Errorf("mock: %s: %w", agent, err)
 	}
-	return model, append(env, own...), nil
+	return model, append(env, own...), throwaway, nil
 }
 
 // keptHome takes the kept home of agent in workdir (absolute) and

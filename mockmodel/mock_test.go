@@ -270,31 +270,34 @@ func TestMockHomesSweptWhenStale(t *testing.T) {
 // one Mock (one harness) to the next, with what the last run left there
 // (the sessions a resume needs), and Close keeps it; while another Mock
 // holds it, a throwaway home, removed on Close, serves; another workdir
-// has a home of its own; a kept home unused for keptUnused is removed.
+// has a home of its own; a kept home unused for keptUnused is removed. An
+// agent that calls no model gets no home: nothing is kept, and nothing
+// is thrown away.
 func TestPointKept(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	work, other := t.TempDir(), t.TempDir()
-	homeOf := func(m *Mock, workdir string) string {
+	homeOf := func(m *Mock, workdir string, wantThrowaway bool) string {
 		var home string
-		_, _, err := m.PointKept("toy", workdir, func(_, h, _ string) (string, []string, error) {
+		_, _, throwaway, err := m.PointKept("toy", workdir, func(_, h, _ string) (string, []string, error) {
 			home = h
 			return "toy", nil, nil
 		})
 		require.NoError(t, err)
+		require.Equal(t, wantThrowaway, throwaway, home)
 		return home
 	}
 	first, err := StartMock("text", "")
 	require.NoError(t, err)
-	kept := homeOf(first, work)
+	kept := homeOf(first, work, false)
 	require.Equal(t, filepath.Dir(first.root), filepath.Dir(kept))
 	require.Regexp(t, `^kept-toy-[0-9a-f]{16}$`, filepath.Base(kept))
 	require.NoError(t, os.WriteFile(filepath.Join(kept, "session"), []byte("s"), 0o600))
 
 	second, err := StartMock("text", "")
 	require.NoError(t, err)
-	throwaway := homeOf(second, work)
+	throwaway := homeOf(second, work, true)
 	require.Equal(t, second.root, filepath.Dir(throwaway), "held by the first: a throwaway home")
-	otherKept := homeOf(second, other)
+	otherKept := homeOf(second, other, false)
 	require.NotEqual(t, kept, otherKept)
 	require.Equal(t, filepath.Dir(kept), filepath.Dir(otherKept))
 
@@ -309,9 +312,15 @@ func TestPointKept(t *testing.T) {
 	third, err := StartMock("text", "")
 	require.NoError(t, err)
 	defer third.Close()
-	require.Equal(t, kept, homeOf(third, work))
+	require.Equal(t, kept, homeOf(third, work, false))
 	require.FileExists(t, filepath.Join(kept, "session"), "what the first run left, for the next")
 	require.NoDirExists(t, otherKept, "unused for too long")
+
+	model, env, none, err := third.PointKept("nop", work, nil)
+	require.NoError(t, err)
+	require.False(t, none)
+	require.Empty(t, model)
+	require.Empty(t, env)
 }
 
 // TestServerIDsDifferFromServerToServer: two servers never give the same

@@ -163,7 +163,7 @@ func (c *benchCmd) Run(e *env, ctx *kong.Context) error {
 		if c.Mock != "" {
 			// The configuration's protocol, set here: --mock wires the model by it (pointAt).
 			t.Protocol = cmp.Or(t.Protocol, lib.RunProtocol(t.Agent))
-			stop, err := attachMock(&t, c.Mock, false)
+			stop, err := attachMock(&t, c.Mock, false, nil)
 			if err != nil {
 				return t, obs, err
 			}
@@ -385,7 +385,7 @@ func (c *benchCmd) parallel(s *settings) int {
 func (c *benchCmd) preflightMock(p bench.Plan) error {
 	for _, agent := range p.Agents {
 		t := harness.Task{Agent: agent, Prompt: p.Tasks[0].Prompt}
-		stop, err := attachMock(&t, c.Mock, false)
+		stop, err := attachMock(&t, c.Mock, false, nil)
 		if err != nil {
 			return withStatus(exitUsage, fmt.Errorf("bench: --mock %s: %s: %w", c.Mock, agent, err))
 		}

@@ -55,7 +55,8 @@ func TestPointAtOverACP(t *testing.T) {
 	defer m.Close()
 
 	oc := harness.Task{Agent: "opencode", Protocol: harness.ProtocolACP, Cwd: t.TempDir()}
-	require.NoError(t, pointAt(m, &oc, false))
+	_, err = pointAt(m, &oc, false)
+	require.NoError(t, err)
 	require.Empty(t, oc.Model)
 	var cfg string
 	for _, kv := range oc.SetupEnv {
@@ -71,10 +72,12 @@ func TestPointAtOverACP(t *testing.T) {
 	require.Equal(t, "mock/mock-model", c.Model)
 
 	cli := harness.Task{Agent: "opencode", Cwd: t.TempDir()}
-	require.NoError(t, pointAt(m, &cli, false))
+	_, err = pointAt(m, &cli, false)
+	require.NoError(t, err)
 	require.Equal(t, "mock/mock-model", cli.Model)
 
 	gem := harness.Task{Agent: "gemini", Protocol: harness.ProtocolACP, Cwd: t.TempDir()}
-	require.NoError(t, pointAt(m, &gem, false))
+	_, err = pointAt(m, &gem, false)
+	require.NoError(t, err)
 	require.NotEmpty(t, gem.Model)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strings"
@@ -50,18 +51,23 @@ func (c *mockCmd) Run(e *env) error {
 }
 
 // attachMock starts a scripted model for one run and points the task (its
-// agent a canonical id) at it; the returned func stops it. The agent's
-// home is the one kept for its cwd (mockmodel.PointKept), so that a later
-// run --mock --resume finds the session this one leaves, unless keep is
-// false (a dry run keeps nothing).
-func attachMock(t *harness.Task, scenario string, keep bool) (func(), error) {
+// agent a canonical id) at it; the returned func stops it. With keep, the
+// agent's home is the one kept for its cwd (mockmodel.PointKept), so that
+// a later run --mock --resume finds the session this one leaves; when
+// another harness holds that home, stderr is told the run's session
+// cannot be resumed so. Without (a dry run, bench, serve), a throwaway one.
+func attachMock(t *harness.Task, scenario string, keep bool, stderr io.Writer) (func(), error) {
 	m, err := mockmodel.StartMock(scenario, "")
 	if err != nil {
 		return nil, withStatus(exitUsage, err)
 	}
-	if err := pointAt(m, t, keep); err != nil {
+	throwaway, err := pointAt(m, t, keep)
+	if err != nil {
 		m.Close()
 		return nil, withStatus(exitUsage, err)
+	}
+	if throwaway {
+		fmt.Fprintf(stderr, "harness: --mock: another harness is using the home kept for %s in %s: this run gets a throwaway one, and its session cannot be resumed with --mock --resume\n", t.Agent, t.Cwd)
 	}
 	return func() { m.Close() }, nil
 }
@@ -76,7 +82,10 @@ func serverMock(scenario string) (point func(*harness.Task) error, stop func(), 
 	if err != nil {
 		return nil, nil, withStatus(exitUsage, err)
 	}
-	return func(t *harness.Task) error { return pointAt(m, t, false) }, func() { m.Close() }, nil
+	return func(t *harness.Task) error {
+		_, err := pointAt(m, t, false)
+		return err
+	}, func() { m.Close() }, nil
 }
 
 // pointAt points t at the mock: its model, and its environment (as the
@@ -87,23 +96,26 @@ func serverMock(scenario string) (point func(*harness.Task) error, stop func(), 
 // t's as given: one the configuration sets ([agents.NAME] protocol) is
 // known only once the library completes the task, so a caller that
 // leaves it to the configuration sets it first. keep gives the agent the
-// home kept for t's cwd (mockmodel.PointKept) rather than a throwaway one.
-func pointAt(m *mockmodel.Mock, t *harness.Task, keep bool) error {
+// home kept for t's cwd (mockmodel.PointKept) rather than a throwaway one;
+// throwaway reports that it got a throwaway one all the same.
+func pointAt(m *mockmodel.Mock, t *harness.Task, keep bool) (throwaway bool, err error) {
 	a, err := harness.Lookup(t.Agent)
 	if err != nil {
-		return err
+		return false, err
 	}
-	point := m.Point
+	var model string
+	var env []string
 	if keep {
-		point = m.PointKept
+		model, env, throwaway, err = m.PointKept(a.Info.ID, t.Cwd, a.Mock)
+	} else {
+		model, env, err = m.Point(a.Info.ID, t.Cwd, a.Mock)
 	}
-	model, env, err := point(a.Info.ID, t.Cwd, a.Mock)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if t.Protocol != harness.ProtocolACP || acp.TakesModel(&a) {
 		t.Model = model
 	}
 	t.SetupEnv = append(env, t.SetupEnv...)
-	return nil
+	return throwaway, nil
 }

@@ -99,7 +99,7 @@ func (c *runCmd) Run(e *env) error {
 		otlpCfg = &cfg
 	}
 	if c.Mock != "" {
-		stop, err := attachMock(&task, c.Mock, !c.DryRun)
+		stop, err := attachMock(&task, c.Mock, !c.DryRun, e.Stderr)
 		if err != nil {
 			return err
 		}

@@ -58,7 +58,7 @@ func (c *serveCmd) Run(e *env) error {
 		Token: token,
 		Open:  open,
 		Launcher: serve.Launcher{Settings: lib, AttachMock: func(t *harness.Task, scenario string) (func(), error) {
-			return attachMock(t, scenario, false) // a throwaway home for each run, as bench's
+			return attachMock(t, scenario, false, nil) // a throwaway home for each run, as bench's
 		}},
 	})
 	ln, err := net.Listen("tcp", c.Listen)

@@ -163,7 +163,7 @@ func (c *sessionCmd) Run(e *env) error {
 	task := harness.Task{Agent: name, Model: c.Model, Cwd: c.Cwd, Permissions: deref(c.Permissions),
 		Binary: c.Binary, Env: c.Env, Budgets: c.over(lib.Budgets()), Protocol: cmp.Or(c.Protocol, lib.SessionProtocol(name)), Resume: c.Resume}
 	if c.Mock != "" {
-		stop, err := attachMock(&task, c.Mock, true)
+		stop, err := attachMock(&task, c.Mock, true, e.Stderr)
 		if err != nil {
 			return err
 		}
