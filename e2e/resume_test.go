@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentharness/harness/event"
+	"github.com/agentharness/harness/internal/harnesstest"
 	"github.com/agentharness/harness/mockmodel"
 )
 
@@ -40,6 +41,36 @@ func TestRunMockResume(t *testing.T) {
 			require.Equal(t, "DONE: second file", second.result.Text, "%s", second)
 			require.Equal(t, "second\n", readFile(t, filepath.Join(workdir, mockmodel.ConverseSecond)))
 			require.Len(t, second.toolEnds(), 1, "one write, as scripted: %s", second)
+		})
+	}
+}
+
+// TestSessionMockResume: 'harness session --mock', one prompt, then a
+// second session with --resume in the same directory (another harness,
+// another scripted model server) answers the next prompt in the first
+// one's conversation: Claude over stream-json, Codex over app-server.
+func TestSessionMockResume(t *testing.T) {
+	for _, agent := range []string{"claude", "codex"} {
+		t.Run(agent, func(t *testing.T) {
+			t.Parallel()
+			workdir := t.TempDir()
+			first := startSessionIn(t, workdir, agent, "converse")
+			first.send(map[string]any{"type": "prompt", "text": mockmodel.ConversePrompt1})
+			first.until(event.TypeTurnEnd)
+			sid := harnesstest.Bodies(first.end(), event.TypeSessionStart)[0].(*event.SessionStart).SessionID
+			require.NotEmpty(t, sid)
+			require.Equal(t, "first\n", readFile(t, filepath.Join(workdir, mockmodel.ConverseFirst)))
+
+			second := startSessionIn(t, workdir, agent, "converse", "--resume", sid)
+			second.send(map[string]any{"type": "prompt", "text": mockmodel.ConversePrompt2})
+			second.until(event.TypeTurnEnd)
+			evs := second.end()
+			require.Equal(t, "second\n", readFile(t, filepath.Join(workdir, mockmodel.ConverseSecond)))
+			var texts []string
+			for _, b := range harnesstest.Bodies(evs, event.TypeMessage) {
+				texts = append(texts, b.(*event.Message).Text)
+			}
+			require.Equal(t, []string{"I'll write the second file.", "DONE: second file"}, texts)
 		})
 	}
 }
