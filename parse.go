@@ -58,6 +58,9 @@ type ParseOptions struct {
 	// run refused ends denied again; so has a run of any permissions
 	// with a Cwd, so its diffs name files from there as the run's did.
 	Permissions string
+	// Resume is the agent's session the run continued (logger.Meta's
+	// Resume): over ACP the answer that opened it names none.
+	Resume string
 	// EstimateCost, when set, prices the usage the agent reported without
 	// a cost as a live run's Options.EstimateCost does: for Model until
 	// the agent names its own. Nil: such usage is left unpriced.

@@ -245,7 +245,7 @@ func replaying(s adapters.Session) {
 // far as the client's requests and answers go, the run's. A session whose
 // caller answered (Ask) had the agent's own sandbox off, and asked.
 func replayTask(o ParseOptions, cwd string) (t adapters.Task, ask bool) {
-	t = adapters.Task{Cwd: cwd, Model: o.Model, Permissions: cmp.Or(o.Permissions, FullAccess)}
+	t = adapters.Task{Cwd: cwd, Model: o.Model, Permissions: cmp.Or(o.Permissions, FullAccess), Resume: o.Resume}
 	if t.Permissions == Ask {
 		t.Permissions, ask = FullAccess, true
 	}
@@ -260,6 +260,9 @@ func replayTask(o ParseOptions, cwd string) (t adapters.Task, ask bool) {
 // diffs did; and a run whose record says harness ended it ends so again.
 func replayParser(p adapters.Parser, o ParseOptions, cwd string) (adapters.Parser, error) {
 	t, ask := replayTask(o, cwd)
+	if r, ok := p.(resumeReplayed); ok && o.Resume != "" {
+		r.ReplayResume(o.Resume) // a client begun below is given it again, with t
+	}
 	if o.Session.live() {
 		if l, ok := p.(legacyReplayed); ok && o.Permissions == "" {
 			l.ReplayLegacy()
@@ -289,6 +292,10 @@ func replayParser(p adapters.Parser, o ParseOptions, cwd string) (adapters.Parse
 // run's diffs do (its lines name files by absolute path, or relative to a
 // directory they do not say).
 type dirReplayed interface{ ReplayIn(cwd string) }
+
+// resumeReplayed is a parser (acp.Client) whose capture of a run that
+// continued a session maps otherwise: its opening's answer names none.
+type resumeReplayed interface{ ReplayResume(id string) }
 
 // legacyReplayed is a parser (acp.Client) whose session's requests
 // changed when harness began to record a log's permissions: a log

@@ -30,7 +30,10 @@ import (
 // full-access run names the file of its diff from its directory, as the
 // live run did (the reparse named it by its absolute path), and a run
 // harness ended itself (an agent that gave its turn up unasked, an idle
-// timeout) ends with harness's error again (the reparse had none).
+// timeout) ends with harness's error again (the reparse had none). A run
+// that continued the agent's session (session/resume, session/load: the
+// answer names no session, and load replays the conversation first)
+// names it again, without the replay.
 func TestReparseAsRecorded(t *testing.T) {
 	t.Parallel()
 	// Priced for the run's model only: a reparse that lost it prices
@@ -43,6 +46,7 @@ func TestReparseAsRecorded(t *testing.T) {
 		live                    bool // a live session of two turns, else a one-prompt run
 		answer                  bool // its permission requests answered: deny, then allow
 		oldLog                  bool // its meta without the permissions, as harness wrote before them
+		resume                  bool // it continued the agent's session (Task.Resume)
 		want                    event.Type
 	}{
 		{name: "session-read-only", mode: "no-cost", permissions: harness.ReadOnly, live: true, want: event.TypeToolEnd},
@@ -54,6 +58,11 @@ func TestReparseAsRecorded(t *testing.T) {
 		{name: "run-full-access", mode: "no-cost", want: event.TypeToolEnd},
 		{name: "run-give-up", mode: "give-up", want: event.TypeError},
 		{name: "run-idle-timeout", mode: "hang-prompt", want: event.TypeError},
+		{name: "run-resume", mode: "resumable", resume: true, want: event.TypeToolEnd},
+		{name: "run-load", mode: "loadable", resume: true, want: event.TypeToolEnd},
+		{name: "run-load-read-only", mode: "loadable", permissions: harness.ReadOnly, resume: true, want: event.TypeToolEnd},
+		{name: "session-load", mode: "loadable", live: true, resume: true, want: event.TypeUsage},
+		{name: "session-resume-ask", mode: "resumable", permissions: harness.Ask, live: true, answer: true, resume: true, want: event.TypePermissionRequest},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -67,6 +76,9 @@ func TestReparseAsRecorded(t *testing.T) {
 			st := harness.Settings{LogDir: logs}
 			task := harness.Task{Agent: "fake-acp", Protocol: harness.ProtocolACP, Command: argv, BaseEnv: env,
 				Cwd: t.TempDir(), Model: "m-1", Permissions: tc.permissions, Budgets: &b}
+			if tc.resume {
+				task.Resume = fakeagent.ACPResumable
+			}
 			rec := &liveRec{}
 			o := rec.options()
 			o.EstimateCost = estimate
@@ -113,6 +125,11 @@ func TestReparseAsRecorded(t *testing.T) {
 			m, err := logger.Load(logs, run)
 			require.NoError(t, err)
 			require.Equal(t, cmp.Or(tc.permissions, harness.FullAccess), m.Permissions)
+			require.Equal(t, task.Resume, m.Resume)
+			if tc.resume {
+				require.NotContains(t, string(recorded), fakeagent.ACPHistory, "session/load's replay is not the run's")
+				require.Equal(t, fakeagent.ACPResumable, rec.find(event.TypeSessionStart)[0].(*event.SessionStart).SessionID)
+			}
 			if tc.oldLog {
 				m.Permissions = ""
 			}
@@ -138,7 +155,7 @@ func reparse(t *testing.T, dir string, m logger.Meta, estimate func(string, even
 	enc := event.NewEncoder(&out)
 	_, err = harness.Parse(context.Background(), bytes.NewReader(native), m.Agent, func(ev event.Event) { enc.Encode(ev) },
 		harness.ParseOptions{Protocol: harness.LoggedProtocol(m.Protocol, native), Session: rec,
-			Model: m.Model, Cwd: m.Cwd, Permissions: m.Permissions, EstimateCost: estimate})
+			Model: m.Model, Cwd: m.Cwd, Permissions: m.Permissions, Resume: m.Resume, EstimateCost: estimate})
 	require.NoError(t, err)
 	require.NoError(t, event.CheckNDJSON(out.Bytes()), "%s", out.Bytes())
 	return out.Bytes()

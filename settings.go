@@ -332,7 +332,7 @@ func (l *sessionLog) open(dir string, c *Command, version string) {
 	l.sess, l.err = logger.Open(dir, t.Run, logger.Meta{
 		Run: t.Run, Agent: c.Agent, Model: t.Model, PromptPreview: t.Prompt, Cwd: c.Cwd,
 		Argv: c.RedactedArgv(), Start: time.Now(), Status: logger.StatusRunning, HarnessVersion: version,
-		Protocol: loggedProtocol(t.Protocol), Permissions: perm, Live: c.live != nil,
+		Protocol: loggedProtocol(t.Protocol), Permissions: perm, Live: c.live != nil, Resume: t.Resume,
 	}, logger.WithRedactor(logger.DefaultRedactor().WithEnv(t.Env)), logger.WithBufferedEvents())
 }
 

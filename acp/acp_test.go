@@ -93,6 +93,12 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add([]byte(`{"id":1,"method":"session/request_permission","params":{"options":[{"optionId":"a","kind":"allow_once"}]}}`))
 	f.Add([]byte(`{"id":"x","error":{"code":-1,"message":"boom","data":{}}}`))
+	// A capture of a session continued by session/load: the replay, then
+	// the opening's answer, which names no session.
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentCapabilities":{"loadSession":true}}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"old"}}}}` + "\n" +
+		`{"jsonrpc":"2.0","id":2,"result":{"modes":{"currentModeId":"default","availableModes":[{"id":"default"}]}}}` + "\n" +
+		`{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}`))
 	a, err := Custom("acp", []string{"acp"})
 	if err != nil {
 		f.Fatal(err)

@@ -100,8 +100,6 @@ func (a *Adapter) Command(binary string, t adapters.Task) (adapters.Command, err
 func (a *Adapter) refuse(t adapters.Task) error {
 	var option, why string
 	switch {
-	case t.Resume != "":
-		option, why = "--resume", "harness's ACP client loads no session yet"
 	case t.MaxTurns != 0:
 		option, why = "--max-turns", "ACP has no turn limit"
 	case t.SystemPrompt != "":

@@ -82,6 +82,14 @@ type Client struct {
 
 	agentName, agentVersion string // from initialize's agentInfo
 
+	// open is the request that opened the session of a task that resumes
+	// one (Task.Resume): session/resume where the agent offers it (no
+	// replay), else session/load; "" for session/new. loading is set
+	// while session/load replays the conversation so far: the history is
+	// not this run's, and its updates are dropped.
+	open    string
+	loading bool
+
 	// A captured session's answers (captured): the id of session/new's,
 	// and whether set_mode's came.
 	capNew  int64
@@ -123,6 +131,16 @@ func (c *Client) ReplayIn(cwd string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.m.cwd = cwd
+}
+
+// ReplayResume makes a Client that only maps captured lines (no Begin)
+// map them as those of a run that resumed the agent's session id
+// (Task.Resume): the answer to the session's opening names no session,
+// and session/load's replay of the conversation is not the run's.
+func (c *Client) ReplayResume(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.task.Resume = id
 }
 
 // NewParser returns the Client of one session. Until Begin it only maps
@@ -203,7 +221,7 @@ func (c *Client) arm() {
 			c.mu.Unlock()
 			return
 		}
-		what := map[int]string{phaseInit: "initialize", phaseNew: "session/new", phaseMode: "session/set_mode"}[phase]
+		what := map[int]string{phaseInit: "initialize", phaseNew: c.opening(), phaseMode: "session/set_mode"}[phase]
 		bodies := c.fail(nil, fmt.Sprintf("the agent did not answer %s within %s", what, c.setup))
 		c.mu.Unlock()
 		if c.expired != nil {
@@ -235,6 +253,38 @@ func (c *Client) refuseAsk(dst []event.Body, why string) []event.Body {
 		Message: "acp: permissions ask: " + why,
 		Hint:    "run it with permissions full-access or read-only, or over a protocol of its own that asks"},
 		&event.Result{Status: event.ResultError, SessionID: c.sessionID})
+}
+
+// opening is the request that opens the session. mu is held.
+func (c *Client) opening() string { return cmp.Or(c.open, "session/new") }
+
+// resumeBy names the request that resumes a session with the agent whose
+// initialize answered result: session/resume where its
+// sessionCapabilities offer it (the conversation is not replayed), else
+// session/load where it offers loadSession (loading: the conversation is
+// replayed first), else "".
+func resumeBy(result json.RawMessage) (open string, loading bool) {
+	caps := gjson.GetBytes(result, "agentCapabilities")
+	switch {
+	case caps.Get("sessionCapabilities.resume").IsObject():
+		return "session/resume", false
+	case caps.Get("loadSession").Type == gjson.True:
+		return "session/load", true
+	}
+	return "", false
+}
+
+// refuseResume ends the session of a task that resumes one (--resume)
+// with an agent that offers neither session/resume nor session/load:
+// nothing is prompted, and no new conversation is made in its place.
+// mu is held.
+func (c *Client) refuseResume(dst []event.Body) []event.Body {
+	c.end()
+	c.stopped = true
+	return append(dst, &event.Error{Code: event.ErrBadConfig, Fatal: true, Partial: &event.Partial{},
+		Message: "acp: --resume: the agent offers neither session/resume nor session/load (its agentCapabilities)",
+		Hint:    "run it without --resume, or over a protocol of its own that resumes"},
+		&event.Result{Status: event.ResultError})
 }
 
 // send writes one request. mu is held.
@@ -320,7 +370,11 @@ func (c *Client) Parse(dst []event.Body, line []byte) ([]event.Body, bool) {
 			// not its answer.
 			c.mu.Lock()
 			c.m.setup = c.w != nil && c.phase < phasePrompt
+			loading := c.loading
 			c.mu.Unlock()
+			if loading {
+				return dst, true // the conversation so far, replayed by session/load
+			}
 			return c.m.update(dst, msg.Params)
 		}
 		// The agent's login status (claude-agent-acp, codex-acp): nothing
@@ -410,12 +464,26 @@ func (c *Client) response(dst []event.Body, msg *rpc) ([]event.Body, bool) {
 		if string(r.ProtocolVersion) != fmt.Sprint(ProtocolVersion) {
 			return c.fail(dst, fmt.Sprintf("the agent speaks protocol version %s; harness speaks %d", truncate(string(r.ProtocolVersion), 40), ProtocolVersion)), true
 		}
+		if c.task.Resume != "" {
+			if c.open, c.loading = resumeBy(msg.Result); c.open == "" {
+				return c.refuseResume(dst), true
+			}
+		} else if c.w == nil {
+			// A capture of a run that may have resumed a session, not
+			// knowing it: updates before the opening's answer can only be
+			// session/load's replay, none of the run's (captured).
+			c.loading = gjson.GetBytes(msg.Result, "agentCapabilities.loadSession").Type == gjson.True
+		}
 		if c.w != nil {
 			c.phase = phaseNew
 			c.arm()
-			c.send("session/new", map[string]any{"cwd": c.task.Cwd, "mcpServers": []any{}})
+			params := map[string]any{"cwd": c.task.Cwd, "mcpServers": []any{}}
+			if c.open != "" {
+				params["sessionId"] = c.task.Resume
+			}
+			c.send(c.opening(), params)
 		}
-	case "session/new":
+	case "session/new", "session/resume", "session/load":
 		var r struct {
 			SessionID string `json:"sessionId"`
 			Modes     struct {
@@ -426,6 +494,11 @@ func (c *Client) response(dst []event.Body, msg *rpc) ([]event.Body, bool) {
 			} `json:"modes"`
 		}
 		json.Unmarshal(msg.Result, &r)
+		if method != "session/new" {
+			// The answer names no session: it is the one resumed, and
+			// what follows is this run's.
+			r.SessionID, c.loading = c.task.Resume, false
+		}
 		c.sessionID = r.SessionID
 		dst = append(dst, &event.SessionStart{SessionID: r.SessionID, AgentVersion: truncate(c.agentVersion, 100)})
 		var ids []string
@@ -482,6 +555,10 @@ func (c *Client) response(dst []event.Body, msg *rpc) ([]event.Body, bool) {
 	return dst, true
 }
 
+// openID is the id of the request that opens a session: harness numbers
+// its requests from 1, and initialize is the first.
+const openID = 2
+
 // captured names the request a captured answer is for: a capture holds
 // the agent's lines only, not harness's requests. The answer's fields
 // tell (set_mode's has none but _meta), and else its id: harness numbers
@@ -490,9 +567,18 @@ func (c *Client) response(dst []event.Body, msg *rpc) ([]event.Body, bool) {
 // answer that is not set_mode's is the prompt's, and one without a
 // stopReason breaks the protocol as it does live. mu is held.
 func (c *Client) captured(msg *rpc) string {
+	var id int64
+	if c.capNew == 0 && json.Unmarshal(msg.ID, &id) == nil && id == openID {
+		c.loading = false // the session is open: what follows is the run's
+	}
+	if c.open != "" && c.capNew == 0 && id == openID {
+		// The answer to the session's opening, which names no session
+		// (a replay of a run that resumed one: ReplayResume).
+		c.capNew, c.capMode = id, false
+		return c.open
+	}
 	method := jsonrpc.Shape(msg.Result, "session/set_mode", "stopReason", "session/prompt",
 		"protocolVersion", "initialize", "sessionId", "session/new")
-	var id int64
 	if msg.Error != nil || method == "initialize" || method == "session/prompt" || json.Unmarshal(msg.ID, &id) != nil {
 		return method
 	}

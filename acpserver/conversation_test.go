@@ -255,3 +255,41 @@ func TestACPServerMessagesHaveIDs(t *testing.T) {
 	require.Len(t, ids, 2)
 	require.NotEqual(t, ids[0], ids[1])
 }
+
+// TestACPServerContinuesAnACPAgent: an agent driven over ACP continues
+// the session's conversation where it offers session/resume (its session
+// named in each answer, no note); one that offers neither session/resume
+// nor session/load has each later prompt run in a new conversation, the
+// client told so first. Each later prompt was run in a new one, with a
+// note, whatever the agent offered.
+func TestACPServerContinuesAnACPAgent(t *testing.T) {
+	for _, tc := range []struct{ mode, note string }{
+		{mode: "resumable"},
+		{mode: "normal", note: "[harness] fake-acp could not continue this session's conversation (bad_config: acp: --resume: " +
+			"the agent offers neither session/resume nor session/load (its agentCapabilities)): this prompt starts a new one.\n\n"},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			argv, env := fakeagent.Command("acp-agent", tc.mode)
+			conn, ed, sid, _ := harnesstest.ServeACP(t, func(in io.Reader, out io.Writer) {
+				Serve(context.Background(), in, out, Options{Start: harness.Start, Version: "test",
+					Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+					Task: func(cwd, prompt string) harness.Task {
+						b := harness.DefaultBudgets()
+						b.Linger, b.KillGrace = 200*time.Millisecond, 200*time.Millisecond
+						return harness.Task{Agent: "fake-acp", Protocol: harness.ProtocolACP, Command: argv, BaseEnv: env,
+							Cwd: cwd, Prompt: prompt, Budgets: &b}
+					}})
+			})
+			for i, p := range []string{"one", "two", "three"} {
+				resp, text := say(t, conn, ed, sid, p)
+				require.Equal(t, acpsdk.StopReasonEndTurn, resp.StopReason, text)
+				want := "Writing the file.Done."
+				if i > 0 {
+					want = tc.note + want
+				}
+				require.Equal(t, want, text)
+				require.Equal(t, "sess-1", resp.Meta["harness"].(map[string]any)["agent_session_id"])
+			}
+		})
+	}
+}

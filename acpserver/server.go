@@ -285,9 +285,10 @@ func (a *server) Prompt(ctx context.Context, p acpsdk.PromptRequest) (acpsdk.Pro
 // conversation runs t in s's conversation: it continues the agent's
 // session of the last run, and falls back to a new one, saying so to the
 // client first, where the agent cannot continue it: a task the agent
-// refuses to resume (an agent driven over ACP), or a resumed run that
-// failed having said nothing but why (Claude's "No conversation found":
-// the prompt before was cancelled before the agent kept any of it). A
+// refuses to resume (an ACP agent that offers neither session/resume nor
+// session/load), or a resumed run that failed having said nothing but
+// why (Claude's "No conversation found": the prompt before was cancelled
+// before the agent kept any of it). A
 // resumed run that failed without a word (saidWhy) is not run again: the
 // prompt may have done its work, and the new conversation would do it a
 // second time; its answer says how it failed. The run that continued,
@@ -327,15 +328,19 @@ func (a *server) conversation(ctx context.Context, s *session, p acpsdk.PromptRe
 
 // saidWhy reports whether fatal, a failed run's fatal error, carries the
 // agent's own reason: an error it reported (Claude's "No conversation
-// found"), or an exit with something on stderr (Codex's "no rollout
-// found", Gemini's "Error resuming session", OpenCode's "Session not
-// found"). A run that ended with neither (an exit status alone, or no
-// fatal error at all) failed for a reason nobody knows, resuming or not.
+// found", an ACP agent's error answer to session/resume), or an exit with
+// something on stderr (Codex's "no rollout found", Gemini's "Error
+// resuming session", OpenCode's "Session not found"); or harness's
+// refusal of the task as configured (bad_config: an ACP agent that can
+// continue no session), which ends a run before its prompt. A run that
+// ended with none of these (an exit status alone, or no fatal error at
+// all) failed for a reason nobody knows, resuming or not.
 func saidWhy(fatal *event.Error) bool {
 	if fatal == nil {
 		return false
 	}
-	return fatal.Code == event.ErrAgentError || fatal.Partial != nil && strings.TrimSpace(fatal.Partial.StderrTail) != ""
+	return fatal.Code == event.ErrAgentError || fatal.Code == event.ErrBadConfig ||
+		fatal.Partial != nil && strings.TrimSpace(fatal.Partial.StderrTail) != ""
 }
 
 // errBusy: a prompt's run is already going in the session. input refuses

@@ -19,29 +19,36 @@ import (
 // had a throwaway home, and the resume failed: Claude's "No conversation
 // found with session ID", Codex's "no rollout found", OpenCode's
 // "Session not found". Gemini resumes too but skips the scenario's second
-// write (docs/acp.md), so it is not among them.
+// write (docs/acp.md), so it is not among them. Over ACP the session is
+// continued by session/resume, and keeps its id (harness refused --resume
+// over ACP).
 func TestRunMockResume(t *testing.T) {
-	for _, agent := range []string{"claude", "codex", "opencode"} {
-		t.Run(agent, func(t *testing.T) {
-			t.Parallel()
-			workdir := t.TempDir()
-			runArgs := func(prompt string, extra ...string) []string {
-				return append([]string{"run", "--agent", agent, "--mock", "converse", "--cwd", workdir, "-p", prompt,
-					"--idle-timeout", "90s", "--timeout", "2m", "--kill-grace", "2s"}, extra...)
-			}
-			first := harness(t, workdir, runArgs(mockmodel.ConversePrompt1)...)
-			require.Equal(t, 0, first.code, "%s", first)
-			require.Equal(t, event.ResultSuccess, first.result.Status, "%s", first)
-			require.NotEmpty(t, first.result.SessionID, "%s", first)
-			require.Equal(t, "first\n", readFile(t, filepath.Join(workdir, mockmodel.ConverseFirst)))
+	for _, protocol := range []string{"cli", "acp"} {
+		for _, agent := range []string{"claude", "codex", "opencode"} {
+			t.Run(protocol+"/"+agent, func(t *testing.T) {
+				t.Parallel()
+				workdir := t.TempDir()
+				runArgs := func(prompt string, extra ...string) []string {
+					return append([]string{"run", "--agent", agent, "--protocol", protocol, "--mock", "converse", "--cwd", workdir,
+						"-p", prompt, "--idle-timeout", "90s", "--timeout", "2m", "--kill-grace", "2s"}, extra...)
+				}
+				first := harness(t, workdir, runArgs(mockmodel.ConversePrompt1)...)
+				require.Equal(t, 0, first.code, "%s", first)
+				require.Equal(t, event.ResultSuccess, first.result.Status, "%s", first)
+				require.NotEmpty(t, first.result.SessionID, "%s", first)
+				require.Equal(t, "first\n", readFile(t, filepath.Join(workdir, mockmodel.ConverseFirst)))
 
-			second := harness(t, workdir, runArgs(mockmodel.ConversePrompt2, "--resume", first.result.SessionID)...)
-			require.Equal(t, 0, second.code, "%s", second)
-			require.Equal(t, event.ResultSuccess, second.result.Status, "%s", second)
-			require.Equal(t, "DONE: second file", second.result.Text, "%s", second)
-			require.Equal(t, "second\n", readFile(t, filepath.Join(workdir, mockmodel.ConverseSecond)))
-			require.Len(t, second.toolEnds(), 1, "one write, as scripted: %s", second)
-		})
+				second := harness(t, workdir, runArgs(mockmodel.ConversePrompt2, "--resume", first.result.SessionID)...)
+				require.Equal(t, 0, second.code, "%s", second)
+				require.Equal(t, event.ResultSuccess, second.result.Status, "%s", second)
+				require.Equal(t, "DONE: second file", second.result.Text, "%s", second)
+				require.Equal(t, "second\n", readFile(t, filepath.Join(workdir, mockmodel.ConverseSecond)))
+				require.Len(t, second.toolEnds(), 1, "one write, as scripted: %s", second)
+				if protocol == "acp" {
+					require.Equal(t, first.result.SessionID, second.result.SessionID, "the session continued: %s", second)
+				}
+			})
+		}
 	}
 }
 

@@ -72,6 +72,12 @@ type Meta struct {
 	// client made and its answers depend on it, which re-normalizing
 	// drives again. Empty: a log written before the field (full-access).
 	Permissions string `json:"permissions,omitempty"`
+	// Resume is the agent's session the run continued (harness.Task's
+	// Resume). Over ACP the request that opened it named it and the
+	// answer does not, so re-normalizing needs it to name the session
+	// (and to drop session/load's replay of the conversation). Empty: a
+	// new session, or a log written before the field.
+	Resume string `json:"resume,omitempty"`
 	// Live says the log is a live session's (harness session, serve's
 	// sessions), not a one-prompt run's: a session that was sent no
 	// prompt records a stream like a one-prompt ACP run's, and

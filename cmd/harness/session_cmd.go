@@ -111,7 +111,7 @@ type sessionCmd struct {
 	binaryFlag  `embed:""`
 	Env         []string `help:"Extra environment for the agent, KEY=VALUE (repeatable). Values are redacted from session logs." placeholder:"K=V" sep:"none"`
 	Mock        string   `help:"Run against the built-in scripted model with this scenario or a scenario TOML file: no API key, no network."`
-	Resume      string   `help:"Continue the agent's session with this id (its session_start's session_id): Claude over stream-json, Codex over app-server."`
+	Resume      string   `help:"Continue the agent's session with this id (its session_start's session_id): Claude over stream-json, Codex over app-server, an ACP agent by session/resume or session/load."`
 }
 
 // Validate checks the budgets (this Validate hides the embedded one).

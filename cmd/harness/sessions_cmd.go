@@ -244,7 +244,7 @@ func (c *sessionsReparseCmd) Run(e *env, parent *sessionsCmd) error {
 	}, harness.ParseOptions{Raw: c.Raw, Protocol: protocol, Session: rec,
 		// What the run was started with: its session_start's, and what its
 		// protocol's client did (the requests it made, its answers).
-		Model: m.Model, Cwd: m.Cwd, Permissions: m.Permissions,
+		Model: m.Model, Cwd: m.Cwd, Permissions: m.Permissions, Resume: m.Resume,
 		EstimateCost: st.library(e, false).EstimateCost})
 	if out.err != nil {
 		return withStatus(exitAgentFailed, fmt.Errorf("sessions reparse: writing: %w", out.err))

@@ -24,6 +24,13 @@ const (
 	ACPFileText = "hello from acp\n"
 )
 
+// ACPResumable is the session the acp-agent resumes and loads, and
+// ACPHistory the answer its load replays.
+const (
+	ACPResumable = "sess-1"
+	ACPHistory   = "an answer of the earlier conversation"
+)
+
 // acp-agent MODE: an ACP agent. MODE is
 //
 //	normal       initialize, session/new (modes default and full-access),
@@ -37,6 +44,12 @@ const (
 //	bad-version  answers initialize with protocolVersion 99
 //	bad-json     answers initialize with a line that is not JSON
 //	undeclared   at the prompt, calls fs/read_text_file (not advertised)
+//	resumable    normal, and offers session/resume (sessionCapabilities)
+//	loadable     normal, and offers session/load, which replays the
+//	             conversation so far (ACPHistory) before its answer
+//
+// session/resume and session/load know the session ACPResumable only;
+// for another id they answer an error, as the real agents do.
 //
 // and, for live sessions (several prompts), the normal turn with a fault:
 //
@@ -105,18 +118,38 @@ func acpAgent(args []string) int {
 			case "bad-json":
 				fmt.Println(`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1` + "\x00garbage")
 			default:
+				caps := map[string]any{"loadSession": mode == "loadable"}
+				if mode == "resumable" {
+					caps["sessionCapabilities"] = map[string]any{"resume": map[string]any{}}
+				}
 				send(map[string]any{"id": m.ID, "result": map[string]any{"protocolVersion": 1,
-					"agentCapabilities": map[string]any{"loadSession": false}, "authMethods": []any{}}})
+					"agentCapabilities": caps, "authMethods": []any{}}})
 			}
-		case "session/new":
+		case "session/new", "session/resume", "session/load":
 			var p struct {
-				Cwd string `json:"cwd"`
+				Cwd       string `json:"cwd"`
+				SessionID string `json:"sessionId"`
 			}
 			_ = json.Unmarshal(m.Params, &p)
 			cwd = p.Cwd
-			send(map[string]any{"id": m.ID, "result": map[string]any{"sessionId": "sess-1",
-				"modes": map[string]any{"currentModeId": "default", "availableModes": []any{
-					map[string]string{"id": "default", "name": "Default"}, map[string]string{"id": "full-access", "name": "Full access"}}}}})
+			modes := map[string]any{"currentModeId": "default", "availableModes": []any{
+				map[string]string{"id": "default", "name": "Default"}, map[string]string{"id": "full-access", "name": "Full access"}}}
+			if m.Method == "session/new" {
+				send(map[string]any{"id": m.ID, "result": map[string]any{"sessionId": "sess-1", "modes": modes}})
+				break
+			}
+			if p.SessionID != ACPResumable {
+				send(map[string]any{"id": m.ID, "error": map[string]any{"code": -32002, "message": "Resource not found: session " + p.SessionID}})
+				break
+			}
+			if m.Method == "session/load" {
+				// The conversation so far, replayed before the answer.
+				update(ACPResumable, map[string]any{"sessionUpdate": "user_message_chunk", "content": map[string]string{"type": "text", "text": "the earlier prompt"}})
+				update(ACPResumable, map[string]any{"sessionUpdate": "agent_message_chunk", "content": map[string]string{"type": "text", "text": ACPHistory}})
+				update(ACPResumable, map[string]any{"sessionUpdate": "tool_call", "toolCallId": "earlier-1", "title": "ls",
+					"kind": "execute", "status": "completed", "rawInput": map[string]any{"command": "ls"}})
+			}
+			send(map[string]any{"id": m.ID, "result": map[string]any{"modes": modes}})
 		case "session/set_mode":
 			send(map[string]any{"id": m.ID, "result": map[string]any{}})
 		case "session/prompt":
