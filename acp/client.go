@@ -57,7 +57,8 @@ const (
 
 // Client is the client side of one ACP session: initialize (advertising no
 // file-system and no terminal methods: the agent uses its own tools in the
-// session's cwd), session/new, an optional session/set_mode, one
+// session's cwd), session/new (or, for a task that resumes the agent's
+// session, session/resume or session/load), an optional session/set_mode, one
 // session/prompt, and answers to session/request_permission from the
 // permissions. It implements adapters.Session, adapters.SetupBounded and
 // adapters.Canceler: Parse maps the agent's lines and answers them. A
