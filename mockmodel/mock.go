@@ -166,8 +166,13 @@ func (m *Mock) point(agent, workdir string, wire Wiring, keep bool) (model strin
 
 // keptHome takes the kept home of agent in workdir (absolute) and
 // returns its path, or "" when another harness holds it or it cannot be
-// made (a throwaway home serves then).
+// made (a throwaway home serves then). The directory is named by its
+// real path: reached through a link, it is the same directory, and its
+// sessions are the same.
 func (m *Mock) keptHome(agent, workdir string) string {
+	if real, err := filepath.EvalSymlinks(workdir); err == nil {
+		workdir = real
+	}
 	sum := sha256.Sum256([]byte(workdir))
 	d, err := privtmp.Reuse(m.base, keptPrefix, keptPrefix+agent+"-"+hex.EncodeToString(sum[:8]), keptUnused)
 	if err != nil {

@@ -270,7 +270,8 @@ func TestMockHomesSweptWhenStale(t *testing.T) {
 // one Mock (one harness) to the next, with what the last run left there
 // (the sessions a resume needs), and Close keeps it; while another Mock
 // holds it, a throwaway home, removed on Close, serves; another workdir
-// has a home of its own; a kept home unused for keptUnused is removed. An
+// has a home of its own (the same one through a link); a kept home
+// unused for keptUnused is removed. An
 // agent that calls no model gets no home: nothing is kept, and nothing
 // is thrown away.
 func TestPointKept(t *testing.T) {
@@ -311,12 +312,19 @@ func TestPointKept(t *testing.T) {
 	require.NoError(t, os.Chtimes(otherKept, old, old))
 	third, err := StartMock("text", "")
 	require.NoError(t, err)
-	defer third.Close()
 	require.Equal(t, kept, homeOf(third, work, false))
 	require.FileExists(t, filepath.Join(kept, "session"), "what the first run left, for the next")
 	require.NoDirExists(t, otherKept, "unused for too long")
 
-	model, env, none, err := third.PointKept("nop", work, nil)
+	link := filepath.Join(t.TempDir(), "link")
+	require.NoError(t, os.Symlink(work, link))
+	require.NoError(t, third.Close())
+	fourth, err := StartMock("text", "")
+	require.NoError(t, err)
+	defer fourth.Close()
+	require.Equal(t, kept, homeOf(fourth, link, false), "the directory through a link")
+
+	model, env, none, err := fourth.PointKept("nop", work, nil)
 	require.NoError(t, err)
 	require.False(t, none)
 	require.Empty(t, model)
