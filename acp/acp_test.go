@@ -86,7 +86,24 @@ func TestCaptures(t *testing.T) {
 	}
 }
 
-func FuzzParse(f *testing.F) {
+func FuzzParse(f *testing.F) { fuzzParse(f, false) }
+
+// FuzzParseResumed is FuzzParse with the parser mapping the captures of a
+// run that continued a session (ReplayResume, as sessions reparse gives
+// it): the opening's answer names no session, and what comes before it
+// is session/load's replay.
+func FuzzParseResumed(f *testing.F) { fuzzParse(f, true) }
+
+// resumedAdapter is an adapter whose parsers map a resumed run's capture.
+type resumedAdapter struct{ adapters.Adapter }
+
+func (r resumedAdapter) NewParser() adapters.Parser {
+	p := r.Adapter.NewParser()
+	p.(*Client).ReplayResume("sess-1")
+	return p
+}
+
+func fuzzParse(f *testing.F, resumed bool) {
 	adaptertest.Seed(f, "testdata")
 	for _, l := range strings.Split(session, "\n") {
 		f.Add([]byte(l))
@@ -99,9 +116,13 @@ func FuzzParse(f *testing.F) {
 		`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"old"}}}}` + "\n" +
 		`{"jsonrpc":"2.0","id":2,"result":{"modes":{"currentModeId":"default","availableModes":[{"id":"default"}]}}}` + "\n" +
 		`{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}`))
+	var a adapters.Adapter
 	a, err := Custom("acp", []string{"acp"})
 	if err != nil {
 		f.Fatal(err)
+	}
+	if resumed {
+		a = resumedAdapter{a}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) { adaptertest.Fuzz(t, a, data) })
 }
