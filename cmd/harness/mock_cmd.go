@@ -66,7 +66,10 @@ func attachMock(t *harness.Task, scenario string, keep bool, stderr io.Writer) (
 		m.Close()
 		return nil, withStatus(exitUsage, err)
 	}
-	if throwaway {
+	switch {
+	case throwaway && t.Resume != "":
+		fmt.Fprintf(stderr, "harness: --mock: another harness is using the home kept for %s in %s, which holds the sessions to resume: this run gets a throwaway one, where session %s is not\n", t.Agent, t.Cwd, t.Resume)
+	case throwaway:
 		fmt.Fprintf(stderr, "harness: --mock: another harness is using the home kept for %s in %s: this run gets a throwaway one, and its session cannot be resumed with --mock --resume\n", t.Agent, t.Cwd)
 	}
 	return func() { m.Close() }, nil

@@ -12,8 +12,9 @@ import (
 
 // TestRunMockSaysItsHomeIsThrowaway: while another harness holds the
 // agent's home kept for the directory, run --mock runs in a throwaway one
-// and says on stderr that its session cannot be resumed; once that home
-// is free, a run uses it and says nothing.
+// and says on stderr that its session cannot be resumed (or, resuming
+// one, that the session is not there); once that home is free, a run
+// uses it and says nothing.
 func TestRunMockSaysItsHomeIsThrowaway(t *testing.T) {
 	isolate(t)
 	ws := t.TempDir()
@@ -32,6 +33,10 @@ func TestRunMockSaysItsHomeIsThrowaway(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Contains(t, r.stderr, "harness: --mock: another harness is using the home kept for claude in "+ws+
 		": this run gets a throwaway one, and its session cannot be resumed with --mock --resume\n")
+
+	r = invoke(t, "", append(args, "--resume", "s-1")...)
+	require.Contains(t, r.stderr, "harness: --mock: another harness is using the home kept for claude in "+ws+
+		", which holds the sessions to resume: this run gets a throwaway one, where session s-1 is not\n")
 
 	require.NoError(t, other.Close())
 	r = invoke(t, "", args...)

@@ -25,6 +25,7 @@ type parseCmd struct {
 	Output   string `short:"o" help:"Write the stream to this file instead of stdout." type:"path"`
 	File     string `arg:"" optional:"" default:"-" help:"Native stream to read (one file, not a directory); - or nothing for stdin."`
 	Protocol string `help:"The stream's protocol: cli (the agent's headless output, the default), acp (an ACP agent's stdout), stream-json (Claude Code's with --input-format stream-json) or app-server (codex app-server's stdout)." enum:"${protocols}," default:""`
+	Resume   string `help:"With --protocol acp: the agent's session the captured run continued (its session log's \"resume\"), which the answer that opened it does not name." placeholder:"SESSION"`
 }
 
 // Run normalizes the stream. Exit status: 0 when the agent's stream ends in
@@ -37,6 +38,11 @@ type parseCmd struct {
 func (c *parseCmd) Run(e *env) (err error) {
 	if _, err := harness.Adapter(c.Agent); err != nil {
 		return withStatus(exitUsage, err)
+	}
+	if c.Resume != "" && c.Protocol != harness.ProtocolACP {
+		// Another protocol's lines name the session they continue: the
+		// flag would change nothing.
+		return usageErrorf("parse: --resume is for --protocol acp, whose answer that opens a resumed session names none")
 	}
 	if os.Getenv("GOGC") == "" {
 		// What a parse keeps is small (a few MB) and nearly everything it
@@ -147,7 +153,7 @@ func (c *parseCmd) Run(e *env) (err error) {
 			failed(w.Flush())
 		}
 	}
-	res, err := harness.Parse(ctx, in, c.Agent, sink, harness.ParseOptions{Raw: c.Raw, Flush: flush, Protocol: c.Protocol, Mapped: mapped})
+	res, err := harness.Parse(ctx, in, c.Agent, sink, harness.ParseOptions{Raw: c.Raw, Flush: flush, Protocol: c.Protocol, Mapped: mapped, Resume: c.Resume})
 	if ferr := w.Flush(); writeErr == nil {
 		writeErr = ferr
 	}
