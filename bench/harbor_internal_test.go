@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/event"
+	"github.com/agentharness/harness/internal/privtmp"
 
 	"github.com/stretchr/testify/require"
 )
@@ -78,7 +79,7 @@ func TestReadDockerfile(t *testing.T) {
 // removal) is in the report it returns.
 func TestHarborCleanupErrorReported(t *testing.T) {
 	removeRunDir = func(string) error { return errors.New("boom: device busy") }
-	t.Cleanup(func() { removeRunDir = removeAll })
+	t.Cleanup(func() { removeRunDir = privtmp.RemoveAll })
 	tasks, err := LoadTasks("testdata/harbor/create-file")
 	require.NoError(t, err)
 	rep, err := Run(t.Context(), Plan{Tasks: tasks, Agents: []string{"nop"}}, Options{Dir: t.TempDir()})

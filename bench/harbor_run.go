@@ -21,6 +21,7 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/event"
+	"github.com/agentharness/harness/internal/privtmp"
 	"github.com/agentharness/harness/isolate"
 	"github.com/agentharness/harness/logger"
 )
@@ -314,7 +315,7 @@ func (b *bencher) harbor(ctx context.Context, s Spec, in RunReport) (rr RunRepor
 
 // removeRunDir removes a run's directory (a variable: a test makes it
 // fail).
-var removeRunDir = removeAll
+var removeRunDir = privtmp.RemoveAll
 
 // checkIsolate refuses an engine that is unknown or missing, and a
 // sandbox for tasks other than Harbor's (their trees have no WORKDIR to
@@ -622,7 +623,7 @@ func verifierFailed(ctx context.Context, detail string) *CheckResult {
 func (r *harborRun) verify(ctx context.Context) *CheckResult {
 	fail := func(err error) *CheckResult { return verifierFailed(ctx, err.Error()) }
 	// What the agent left in the verifier's directory is not a reward.
-	if err := removeAll(r.p("logs/verifier")); err != nil {
+	if err := privtmp.RemoveAll(r.p("logs/verifier")); err != nil {
 		return fail(err)
 	}
 	if err := os.MkdirAll(r.p("logs/verifier"), 0o777); err != nil {
@@ -631,7 +632,7 @@ func (r *harborRun) verify(ctx context.Context) *CheckResult {
 	if err := os.Chmod(r.p("logs/verifier"), 0o777); err != nil { // for a [verifier].user
 		return fail(err)
 	}
-	if err := removeAll(r.p("tests")); err != nil {
+	if err := privtmp.RemoveAll(r.p("tests")); err != nil {
 		return fail(err)
 	}
 	if err := os.Mkdir(r.p("tests"), 0o755); err != nil {

@@ -48,7 +48,7 @@ func sweepLegacy(parent string) {
 			continue // a live run's TMPDIR, or not ours
 		}
 		if !usedBy(dir, inUse) && !modifiedSince(dir, cutoff) {
-			_ = removeAll(dir)
+			_ = privtmp.RemoveAll(dir)
 		}
 		_ = syscall.Close(fd)
 	}

@@ -345,22 +345,7 @@ func (t *tree) changes(ctx context.Context) (*FilesChanged, error) {
 
 // remove deletes the tree.
 func (t *tree) remove() error {
-	return removeAll(t.dir)
-}
-
-// removeAll removes dir, making read-only directories writable first
-// (tools such as the Go module cache leave them).
-func removeAll(dir string) error {
-	if err := os.RemoveAll(dir); err == nil {
-		return nil
-	}
-	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && d.IsDir() {
-			os.Chmod(p, 0o700)
-		}
-		return nil
-	})
-	return os.RemoveAll(dir)
+	return privtmp.RemoveAll(t.dir)
 }
 
 // Bounds of a plain copy: a starting tree bigger than this is most likely
@@ -496,7 +481,7 @@ func runDir(dir string, keep bool) (string, func(), error) {
 	if keep {
 		return d, func() { standAloneAll(d) }, nil
 	}
-	return d, func() { removeAll(d) }, nil
+	return d, func() { privtmp.RemoveAll(d) }, nil
 }
 
 // standAloneAll makes every run tree in dir that borrows objects stand

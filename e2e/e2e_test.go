@@ -16,7 +16,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,6 +29,7 @@ import (
 	"github.com/agentharness/harness/adapters/adaptertest"
 	"github.com/agentharness/harness/event"
 	"github.com/agentharness/harness/internal/harnesstest"
+	"github.com/agentharness/harness/internal/privtmp"
 	"github.com/agentharness/harness/mockmodel"
 )
 
@@ -97,7 +97,7 @@ func setup(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 1
 	}
-	defer removeAll(cacheDir)
+	defer privtmp.RemoveAll(cacheDir)
 	harnessBin = filepath.Join(dir, "harness")
 	build := exec.Command("go", "build", "-o", harnessBin, "./cmd/harness")
 	build.Dir = root
@@ -172,18 +172,6 @@ func harnessEnv(t *testing.T, extra ...string) []string {
 	home := t.TempDir()
 	return append(append(os.Environ(), "HARNESS_AGENTS_DIR="+agentsDir, "XDG_CACHE_HOME="+cacheDir,
 		"XDG_CONFIG_HOME="+filepath.Join(home, "config"), "XDG_DATA_HOME="+filepath.Join(home, "data")), extra...)
-}
-
-// removeAll removes dir, read-only directories in it too (Go's module
-// cache in an agent's home keeps its entries so).
-func removeAll(dir string) {
-	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && d.IsDir() {
-			_ = os.Chmod(p, 0o700)
-		}
-		return nil
-	})
-	_ = os.RemoveAll(dir)
 }
 
 // requireNoSurvivor fails if any process still has its working directory

@@ -75,7 +75,7 @@ func (d *Dir) Remove() error {
 	if d == nil || d.fd < 0 {
 		return nil
 	}
-	err := removeAll(d.Path)
+	err := RemoveAll(d.Path)
 	_ = syscall.Close(d.fd)
 	d.fd = -1
 	return err
@@ -167,15 +167,16 @@ func removeStale(parent, prefix string, cutoff time.Time) {
 		}
 		dir := filepath.Join(parent, e.Name())
 		if fd, err := Lock(dir); err == nil {
-			_ = removeAll(dir)
+			_ = RemoveAll(dir)
 			_ = syscall.Close(fd)
 		}
 	}
 }
 
-// removeAll removes dir, making its read-only directories writable
-// first when it must (a directory of mode 0555 keeps its entries).
-func removeAll(dir string) error {
+// RemoveAll removes dir, making its read-only directories writable
+// first when it must (a directory of mode 0555 keeps its entries, as Go's
+// module cache in an agent's HOME does).
+func RemoveAll(dir string) error {
 	if err := os.RemoveAll(dir); err == nil {
 		return nil
 	}
