@@ -569,18 +569,19 @@ const openID = 2
 // stopReason breaks the protocol as it does live. mu is held.
 func (c *Client) captured(msg *rpc) string {
 	var id int64
-	if c.capNew == 0 && json.Unmarshal(msg.ID, &id) == nil && id == openID {
+	numbered := json.Unmarshal(msg.ID, &id) == nil
+	if c.capNew == 0 && numbered && id == openID {
 		c.loading = false // the session is open: what follows is the run's
-	}
-	if c.open != "" && c.capNew == 0 && id == openID {
-		// The answer to the session's opening, which names no session
-		// (a replay of a run that resumed one: ReplayResume).
-		c.capNew, c.capMode = id, false
-		return c.open
+		if c.open != "" {
+			// The answer to the session's opening, which names no
+			// session (a replay of a run that resumed one: ReplayResume).
+			c.capNew, c.capMode = id, false
+			return c.open
+		}
 	}
 	method := jsonrpc.Shape(msg.Result, "session/set_mode", "stopReason", "session/prompt",
 		"protocolVersion", "initialize", "sessionId", "session/new")
-	if msg.Error != nil || method == "initialize" || method == "session/prompt" || json.Unmarshal(msg.ID, &id) != nil {
+	if msg.Error != nil || method == "initialize" || method == "session/prompt" || !numbered {
 		return method
 	}
 	switch {
