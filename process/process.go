@@ -406,7 +406,7 @@ func (p *Proc) spawn() error {
 			return fmt.Errorf("%w: %w", ErrSpawn, err)
 		}
 		p.stdoutR, p.cmd.Stdout = outR, outW
-		widenPipe(outR)
+		WidenPipe(outR)
 		childEnds = append(childEnds, outW)
 		p.cmd.SysProcAttr = sysAttr()
 	}

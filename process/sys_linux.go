@@ -17,14 +17,21 @@ import (
 	"github.com/agentharness/harness/linescan"
 )
 
-// widenPipe makes the pipe of r hold a MiB (linescan.LargeBufSize, what
-// one read of a flood takes; pipe-max-size's default), where it held 64
-// KiB: an agent that floods stdout then fills it, and wakes harness, 16
-// times less often (see linescan.ScanGrowing). The pipe's pages are taken
-// only as they fill. Where the kernel refuses (a lower pipe-max-size, or the user's
-// pipes already hold pipe-user-pages-soft), the pipe stays as it was.
-func widenPipe(r *os.File) {
-	if c, err := r.SyscallConn(); err == nil {
+// WidenPipe makes the pipe f is an end of hold a MiB
+// (linescan.LargeBufSize, what one read of a flood takes; pipe-max-size's
+// default), where it held 64 KiB, and leaves anything but a pipe as it
+// is. Its writer then fills it, and wakes its reader, 16 times less
+// often: for the agent's stdout, a flood wakes harness less (see
+// linescan.ScanGrowing); for harness's own stdout, the events of a parse
+// wake the command reading them less, and harness blocks on a full pipe
+// less. The pipe's pages are taken only as they fill. Where the kernel
+// refuses (a lower pipe-max-size, or the user's pipes already hold
+// pipe-user-pages-soft), the pipe stays as it was.
+func WidenPipe(f *os.File) {
+	if st, err := f.Stat(); err != nil || st.Mode()&os.ModeNamedPipe == 0 {
+		return
+	}
+	if c, err := f.SyscallConn(); err == nil {
 		_ = c.Control(func(fd uintptr) { _, _ = unix.FcntlInt(fd, unix.F_SETPIPE_SZ, linescan.LargeBufSize) })
 	}
 }

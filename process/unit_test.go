@@ -639,7 +639,7 @@ func TestBeforeReadOnlyBeforeWaiting(t *testing.T) {
 
 // TestStdoutPipeHoldsAMiB: the agent's stdout pipe is widened to a MiB
 // (or pipe-max-size, when lower), so that a flood wakes harness less
-// often (widenPipe).
+// often (WidenPipe).
 func TestStdoutPipeHoldsAMiB(t *testing.T) {
 	t.Parallel()
 	limit, err := os.ReadFile("/proc/sys/fs/pipe-max-size")
