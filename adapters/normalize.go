@@ -238,7 +238,12 @@ func parseBatches(r io.Reader, p Parser, keepLines bool, o NormalizeOptions, ful
 	case o.Regular:
 		err = linescan.Scan(r, o.MaxLine, each)
 	default:
-		err = linescan.Scan(beforeRead{r: r, hook: send}, o.MaxLine, each)
+		// Read as an agent's stdout is (linescan.ScanGrowing): a flood
+		// piped in (cat capture | harness parse) is read a MiB at a time
+		// once it keeps the pipe full, a live trickle as it comes. The
+		// batch handed on before each read is then up to batchBytes,
+		// not 64 KiB: fewer hand-offs (see Regular).
+		err = linescan.ScanGrowing(beforeRead{r: r, hook: send}, o.MaxLine, each)
 	}
 	// What was read before an error is still handed on.
 	if serr := send(); err == nil {
