@@ -380,14 +380,15 @@ func (r *run) status() Status {
 // Outcome is the structured content of run_agent's final result (and of
 // cancel_run's): a summary on success, an error besides it otherwise.
 type Outcome struct {
-	RunID   string    `json:"run_id"`
-	Agent   string    `json:"agent"`
-	State   string    `json:"state" jsonschema:"running (wait=none), or the final status: success, error, timeout, cancelled"`
-	Text    string    `json:"text,omitempty" jsonschema:"the agent's final answer"`
-	Summary *Summary  `json:"summary,omitempty"`
-	Error   *RunError `json:"error,omitempty" jsonschema:"why the run did not succeed"`
-	Budgets Budgets   `json:"budgets"`
-	Hint    string    `json:"hint,omitempty"`
+	RunID         string    `json:"run_id"`
+	Agent         string    `json:"agent"`
+	State         string    `json:"state" jsonschema:"running (wait=none), or the final status: success, error, timeout, cancelled"`
+	Text          string    `json:"text,omitempty" jsonschema:"the agent's final answer"`
+	TextTruncated bool      `json:"text_truncated,omitempty" jsonschema:"text is only the first 256 KiB of the agent's answer (the event stream's cap on a text)"`
+	Summary       *Summary  `json:"summary,omitempty"`
+	Error         *RunError `json:"error,omitempty" jsonschema:"why the run did not succeed"`
+	Budgets       Budgets   `json:"budgets"`
+	Hint          string    `json:"hint,omitempty"`
 }
 
 // Summary sums up a finished run.
@@ -435,7 +436,7 @@ type Partial struct {
 // outcome builds the final structured result of a finished run.
 func (r *run) outcome() Outcome {
 	res := r.result
-	o := Outcome{RunID: r.id, Agent: r.agent, State: res.Status, Text: res.Text, Budgets: r.budgets}
+	o := Outcome{RunID: r.id, Agent: r.agent, State: res.Status, Text: res.Text, TextTruncated: res.TextTruncated, Budgets: r.budgets}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	t := r.tally.Clone()
@@ -606,13 +607,19 @@ func sortedKinds(m map[string]int) []string {
 }
 
 // cancel interrupts the run (SIGINT, SIGTERM, then SIGKILL after the
-// grace); its result says cancelled.
+// grace); its result says cancelled. Only the first call interrupts: the
+// library takes a second interrupt within 2 s for a second Ctrl-C and
+// kills at once, and a session's end, a cancelled call and cancel_run
+// (idempotent) may each cancel the same run.
 func (r *run) cancel() {
 	if r.finished() {
 		return
 	}
 	r.mu.Lock()
+	again := r.cancelled
 	r.cancelled = true
 	r.mu.Unlock()
-	r.h.Interrupt()
+	if !again {
+		r.h.Interrupt()
+	}
 }
