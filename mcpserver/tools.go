@@ -336,6 +336,9 @@ func finalResult(r *run) (*mcp.CallToolResult, any, error) {
 		if sm.CostUSD != nil {
 			line += fmt.Sprintf(", cost $%.4f", *sm.CostUSD)
 		}
+		if o.TextTruncated {
+			line += fmt.Sprintf(", answer cut to its first %d KiB", event.MaxTextBytes>>10)
+		}
 		if sm.SessionLog != "" {
 			line += ", log " + sm.SessionLog
 		}
