@@ -678,7 +678,13 @@ func (r *harborRun) verify(ctx context.Context) *CheckResult {
 	case c.TimedOut:
 		c.Outcome = OutcomeVerifierTimeout
 		return c
-	case c.Error != "": // cancelled, or could not start
+	case c.cancelled():
+		return c
+	case c.Error != "":
+		// It could not start (the agent removed WORKDIR under none), or
+		// its exit status was lost: a verifier_error, a failed check, as
+		// verifierFailed's, not a check without a verdict.
+		c.Outcome, c.Detail, c.Error = OutcomeVerifierError, c.Error, ""
 		return c
 	}
 	rewards, reward, err := r.reward()
@@ -824,8 +830,8 @@ func digestTask(dir string) (string, error) {
 	type file struct{ path, name string }
 	for _, sub := range []string{"environment", "tests"} {
 		root := filepath.Join(dir, sub)
-		if real, err := taskPath(dir, sub); err == nil && sub == "tests" {
-			root = real
+		if real, err := taskPath(dir, sub); err == nil {
+			root = real // a link in the task's directory leads to what is run or built
 		}
 		var files []file
 		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
