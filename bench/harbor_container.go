@@ -95,7 +95,12 @@ func buildImage(ctx context.Context, eng *isolate.Engine, task string, h *Harbor
 	if _, err := checkBuildReads(h.Dir); err != nil {
 		return "", fmt.Errorf("bench: harbor task %s: %w", h.Dir, err)
 	}
-	envDir := filepath.Join(h.Dir, "environment")
+	// Its real path: hashed through a link, the context would be the
+	// link's target name, not its files.
+	envDir, err := taskPath(h.Dir, "environment")
+	if err != nil {
+		return "", fmt.Errorf("bench: harbor task %s: %w", h.Dir, err)
+	}
 	if _, err := os.Stat(filepath.Join(envDir, "Dockerfile")); err != nil {
 		return "", fmt.Errorf("bench: --isolate %s: task %q has no environment/Dockerfile", eng.Name, task)
 	}
@@ -375,7 +380,10 @@ func ImageTags(tasks []Task) ([]string, error) {
 		if t.Harbor == nil {
 			continue
 		}
-		envDir := filepath.Join(t.Harbor.Dir, "environment")
+		envDir, err := taskPath(t.Harbor.Dir, "environment") // as buildImage hashes it
+		if err != nil {
+			return nil, fmt.Errorf("bench: harbor task %s: %w", t.Harbor.Dir, err)
+		}
 		if _, err := os.Stat(filepath.Join(envDir, "Dockerfile")); err != nil {
 			continue
 		}
