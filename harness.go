@@ -340,6 +340,12 @@ func Prepare(t Task) (*Command, error) {
 		// a flag; no agent's session id starts so.
 		return nil, &TaskError{fmt.Errorf("resume %q: a session id does not start with '-'", t.Resume)}
 	}
+	if strings.HasPrefix(t.Model, "-") {
+		// Codex and OpenCode take the model as an argument of its own: yargs
+		// reads "-m --dangerously-skip-permissions" as two flags, turning a
+		// read-only run into a full-access one; no model id starts so.
+		return nil, &TaskError{fmt.Errorf("model %q: a model id does not start with '-'", t.Model)}
+	}
 	cwd := t.Cwd
 	if cwd == "" {
 		cwd, _ = os.Getwd()

@@ -14,7 +14,7 @@ import (
 // started with is a TaskError (exit 2) that names its part at fault, not
 // a spawn failure of harness's own binary ("fork/exec /proc/self/exe:
 // invalid argument", exit 1); a resume id that would be read as a flag
-// is refused.
+// or a model id that would be read as a flag is refused.
 func TestPrepareRefusesWhatCannotBeExeced(t *testing.T) {
 	bin := "/bin/true"
 	big := strings.Repeat("x", 200<<10)
@@ -29,6 +29,7 @@ func TestPrepareRefusesWhatCannotBeExeced(t *testing.T) {
 		"over-long argument":       {harness.Task{Agent: "codex", Prompt: "p", Model: big}, "over the 131071 the system takes in one argument"},
 		"resume read as a flag":    {harness.Task{Agent: "codex", Prompt: "p", Resume: "--dangerously-bypass-approvals-and-sandbox"}, `resume "--dangerously-bypass-approvals-and-sandbox": a session id does not start with '-'`},
 		"resume of cursor as flag": {harness.Task{Agent: "cursor", Prompt: "p", Resume: "-f"}, "a session id does not start with '-'"},
+		"model read as a flag":     {harness.Task{Agent: "opencode", Prompt: "p", Permissions: "read-only", Model: "--dangerously-skip-permissions"}, `model "--dangerously-skip-permissions": a model id does not start with '-'`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			tc.task.Binary = bin
