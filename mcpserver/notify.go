@@ -36,22 +36,25 @@ func (r *run) watcher() (context.Context, any) {
 // notifier sends the run's notifications to session ss until the run is
 // over: progress at each interval while a run_agent call with a progress
 // token waits, and log notifications as the run's events queue them, at
-// most one warning per LogInterval. It closes r.notified when done.
+// most one warning of each code per LogInterval: a tool_stalled warning
+// does not hold back the idle warning that comes before the run is ended.
+// It closes r.notified when done.
 func (s *Server) notifier(r *run, ss *mcp.ServerSession) {
 	defer close(r.notified)
 	tick := time.NewTicker(s.o.ProgressInterval)
 	defer tick.Stop()
-	var lastWarn time.Time
+	lastWarn := map[any]time.Time{} // by code
 	var lastProgress float64
 	sentFirst := false
 	logs := func() {
 		for _, n := range r.takeNotes() {
 			now := s.o.Now()
 			if n.level == "warning" {
-				if !lastWarn.IsZero() && now.Sub(lastWarn) < s.o.LogInterval {
+				code := n.data["code"]
+				if last, ok := lastWarn[code]; ok && now.Sub(last) < s.o.LogInterval {
 					continue
 				}
-				lastWarn = now
+				lastWarn[code] = now
 			}
 			ctx, cancel := s.notifyCtx(r)
 			_ = ss.Log(ctx, &mcp.LoggingMessageParams{Level: mcp.LoggingLevel(n.level), Logger: "harness", Data: n.data})

@@ -83,7 +83,8 @@ type Options struct {
 	// ProgressInterval is the period of progress notifications (default 5 s).
 	ProgressInterval time.Duration
 	// LogInterval is the least time between two warning-level log
-	// notifications of one run (default 10 s); error-level ones always go.
+	// notifications of one run with the same code (default 10 s);
+	// error-level ones always go.
 	LogInterval time.Duration
 	// MaxEvents bounds the events a run keeps for run_events when it has
 	// no session log (default 10000, and at most 32 MiB of them); older
