@@ -347,7 +347,11 @@ func seconds(m map[string]any, key string) (time.Duration, error) {
 	if !(f >= 0 && f <= 1e7) { // so written, NaN is refused too
 		return 0, fmt.Errorf("task.toml: %s = %v: want 0 to 10000000 seconds", key, f)
 	}
-	return time.Duration(f * float64(time.Second)), nil
+	d := time.Duration(f * float64(time.Second))
+	if f > 0 && d == 0 {
+		d = 1 // under a nanosecond is still a timeout, not none (0)
+	}
+	return d, nil
 }
 
 // limits reads [environment].cpus and the memory: memory_mb, or memory

@@ -620,3 +620,17 @@ echo 'Hello, world!' > /app/hello.txt
 	}
 	require.Contains(t, string(peek), "OWN-SOLUTION")
 }
+
+// A timeout under a nanosecond is the shortest timeout, not none: Duration
+// truncated it to 0, which for the agent means no timeout at all.
+func TestHarborTinyTimeoutIsATimeout(t *testing.T) {
+	suite := t.TempDir()
+	dir := filepath.Join(suite, "task")
+	copyDir(t, filepath.Join(harborSuite, "create-file"), dir)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "task.toml"),
+		[]byte("[agent]\ntimeout_sec = 1e-12\n[verifier]\ntimeout_sec = 1e-12\n"), 0o644))
+	tasks, err := bench.LoadTasks(suite)
+	require.NoError(t, err)
+	require.Equal(t, time.Duration(1), tasks[0].Harbor.AgentTimeout)
+	require.Equal(t, time.Duration(1), tasks[0].Harbor.VerifierTimeout)
+}
