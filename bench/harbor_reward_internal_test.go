@@ -38,6 +38,11 @@ func TestRewardOutOfRange(t *testing.T) {
 		{name: "txt nan", txt: "nan", want: "reward NaN: want 0 to 1"},
 		{name: "txt word", txt: "one", want: `reward.txt: "one" is not a number`},
 		{name: "txt ok", txt: "0.5\n", reward: 0.5},
+		// Read as Python's float() reads it (Harbor's verifier).
+		{name: "txt hex", txt: "0x1p-1", want: `reward.txt: "0x1p-1" is not a number`},
+		{name: "txt digit separator", txt: "0.2_5", reward: 0.25},
+		{name: "txt separator at the end", txt: "0.5_", want: `reward.txt: "0.5_" is not a number`},
+		{name: "txt separator after the point", txt: "0._5", want: `reward.txt: "0._5" is not a number`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

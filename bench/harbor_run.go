@@ -719,7 +719,7 @@ func (r *harborRun) reward() (map[string]float64, *float64, error) {
 			return nil, err
 		}
 		s := strings.TrimSpace(string(b))
-		f, err := strconv.ParseFloat(s, 64)
+		f, err := pyFloat(s)
 		if errors.Is(err, strconv.ErrRange) { // a number, past float64's range
 			return nil, fmt.Errorf("reward.txt: %s is out of range: want 0 to 1", clip(s))
 		}
@@ -774,6 +774,31 @@ func (r *harborRun) reward() (map[string]float64, *float64, error) {
 	}
 	return rewards, reward, nil
 }
+
+// pyFloat parses s as Python's float() does, as Harbor reads reward.txt:
+// Go's hexadecimal floats ("0x1p-1") are not numbers there, and an
+// underscore between two digits ("0.2_5") is a digit separator.
+func pyFloat(s string) (float64, error) {
+	if strings.ContainsAny(s, "xX") {
+		return 0, strconv.ErrSyntax
+	}
+	if strings.Contains(s, "_") {
+		var b strings.Builder
+		for i := 0; i < len(s); i++ {
+			if s[i] == '_' {
+				if i == 0 || i == len(s)-1 || !isDigit(s[i-1]) || !isDigit(s[i+1]) {
+					return 0, strconv.ErrSyntax
+				}
+				continue
+			}
+			b.WriteByte(s[i])
+		}
+		s = b.String()
+	}
+	return strconv.ParseFloat(s, 64)
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
 // rewardJSONError says why reward.json did not decode into an object:
 // not JSON at all, or Python's NaN and Infinity (its json module writes
