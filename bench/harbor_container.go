@@ -127,6 +127,9 @@ func seedImage(ctx context.Context, eng *isolate.Engine, task, tag, workdir, see
 	}
 	name := containerName("seed")
 	if _, err := isolate.Run(ctx, eng.CreateArgs(name, tag)); err != nil {
+		// A create interrupted (the bench cancelled) may have made the
+		// container before it stopped: remove it, if it is there.
+		isolate.Run(context.WithoutCancel(ctx), eng.RemoveArgs(name))
 		return fmt.Errorf("bench: task %q: %w", task, err)
 	}
 	_, cerr := isolate.Run(ctx, eng.CopyArgs(name+":"+workdir+"/.", seed))
