@@ -106,6 +106,7 @@ func Reuse(parent, prefix, name string, unused time.Duration) (*Dir, error) {
 		if err != nil {
 			return nil, err
 		}
+		betweenLockAndCheck(path)
 		// Another harness may have removed it as stale between the two
 		// (it was unused for that long): then the lock is of a directory
 		// gone, and the path is made again.
@@ -120,6 +121,10 @@ func Reuse(parent, prefix, name string, unused time.Duration) (*Dir, error) {
 		}
 	}
 }
+
+// betweenLockAndCheck lets a test be the other harness that removes the
+// directory between its lock and the check.
+var betweenLockAndCheck = func(path string) {}
 
 // sameDir reports whether the open directory fd is still the one at path.
 func sameDir(fd int, path string) bool {

@@ -149,3 +149,30 @@ func TestReuse(t *testing.T) {
 		require.Error(t, err, bad)
 	}
 }
+
+// TestReuseRemovedUnderItsLock: another harness that removes the directory
+// (stale to it) between Reuse's lock and its check leaves Reuse holding
+// the lock of a directory gone; Reuse makes the path again and locks
+// that. Removed on every try, it gives up with an error rather than loop.
+func TestReuseRemovedUnderItsLock(t *testing.T) {
+	parent := t.TempDir()
+	tries := 0
+	betweenLockAndCheck = func(path string) {
+		if tries++; tries == 1 {
+			require.NoError(t, os.Remove(path))
+		}
+	}
+	t.Cleanup(func() { betweenLockAndCheck = func(string) {} })
+	d, err := Reuse(parent, "mock-", "mock-a", time.Hour)
+	require.NoError(t, err)
+	require.Equal(t, 2, tries, "made and locked again")
+	require.True(t, sameDir(d.fd, d.Path), "the lock is of the directory at the path")
+	require.True(t, held(t, d.Path))
+	d.Release()
+
+	tries = 0
+	betweenLockAndCheck = func(path string) { tries++; require.NoError(t, os.Remove(path)) }
+	_, err = Reuse(parent, "mock-", "mock-b", time.Hour)
+	require.ErrorContains(t, err, "is removed as often as it is made")
+	require.Equal(t, 3, tries)
+}
