@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -37,12 +36,16 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	if id == "" {
 		return
 	}
-	// Not a regular file (a FIFO): the log's reader would refuse it after
-	// the stream's 200, an empty stream that reads as a run with no events.
-	if fi, err := os.Stat(logger.Path(s.cfg.Dir, id, logger.ExtEvents)); err != nil || !fi.Mode().IsRegular() {
+	// Not a regular file of the store (a FIFO, a link out of it): the
+	// log's reader would refuse it after the stream's 200, an empty stream
+	// that reads as a run with no events. Opened as that reader opens it,
+	// so that both judge the file alike.
+	f, err := logger.OpenFile(s.cfg.Dir, id, logger.ExtEvents)
+	if err != nil {
 		jsonError(w, http.StatusNotFound, "run "+id+" has no event log")
 		return
 	}
+	f.Close()
 	ndjson := strings.Contains(r.Header.Get("Accept"), "application/x-ndjson")
 	lr := s.liveRun(id)
 	// The lines up to after are read and skipped here, not by Follow, so
@@ -64,6 +67,16 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 
 	rc := http.NewResponseController(w)
+	// The status goes at once: a quiet run's stream may have nothing to
+	// send for long (over NDJSON, no keep-alive either), and its client
+	// waits for the status to know the stream is open.
+	_ = rc.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
+	_ = rc.Flush()
+	if r.Method == http.MethodHead {
+		// No body to write: following the run would hold the connection,
+		// and the client's next request on it, until the run's end.
+		return
+	}
 	bw := bufio.NewWriterSize(w, 64<<10)
 	var idBuf []byte
 	last := after // the client's place: where a reconnect resumes
