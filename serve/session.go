@@ -13,12 +13,18 @@ import (
 // stdin does.
 
 // liveSession is the session of the request's run: 404 for an unknown
-// run, 409 for a run that is no live session of this server (a run, an
-// ended session, another process's).
+// run, 503 once the server is shutting down, 409 for a run that is no
+// live session of this server (a run, an ended session, another
+// process's).
 func (s *Server) liveSession(r *http.Request) (string, Session, error) {
 	id, err := s.runID(r.PathValue("run"))
 	if err != nil {
 		return "", nil, err
+	}
+	if s.closing() {
+		// Its sessions are being ended, or are: 503, as docs/serve.md
+		// says of a server shutting down, not a run "not live".
+		return "", nil, errClosing
 	}
 	if lr := s.liveRun(id); lr != nil {
 		if sess := lr.session(); sess != nil {

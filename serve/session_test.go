@@ -185,7 +185,7 @@ func TestSessionAgentDies(t *testing.T) {
 }
 
 // TestSessionShutdown: closing the server ends its live sessions, and
-// nothing of them is left.
+// nothing of them is left; a command after it is 503.
 func TestSessionShutdown(t *testing.T) {
 	f := newSessionFixture(t, "normal")
 	run := f.startSession(t, "", "full-access", t.TempDir())
@@ -203,6 +203,11 @@ func TestSessionShutdown(t *testing.T) {
 	evs := checkSession(t, b)
 	require.Equal(t, "cancelled", ofType(evs, "result")[0]["status"])
 	require.Zero(t, serve.LiveRuns(f.srv))
+	// A command after it: the server is shutting down (503), as a new run
+	// is told; it was 409, a run "not a live session".
+	st, msg := f.post(t, "/api/runs/"+run+"/messages", `{"text":"more"}`)
+	require.Equal(t, http.StatusServiceUnavailable, st, msg)
+	require.Contains(t, msg, "shutting down")
 }
 
 // TestSessionBadInput: each wrong command is one JSON error with its
