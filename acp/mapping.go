@@ -804,6 +804,15 @@ func (u *acpUsage) unified() event.Usage {
 	}
 	// minus is a - b - c, at least 0.
 	minus := func(a, b, c int64) int64 { return max(max(a-b, 0)-c, 0) }
+	// inputOf is an OpenAI-style input without the cache read it holds,
+	// and without the cache write unless the total adds the write apart
+	// (sum is the total without it): the input then never held it.
+	inputOf := func(sum int64) int64 {
+		if int64(u.Total) == sum {
+			return minus(in, cr, cw)
+		}
+		return minus(in, cr, 0)
+	}
 	switch int64(u.Total) {
 	case add(in, out, cr, cw, th):
 		// First: with no cache read, the sum with a cache write is also
@@ -813,13 +822,13 @@ func (u *acpUsage) unified() event.Usage {
 		return event.Usage{InputTokens: in, OutputTokens: add(out, th), CacheReadTokens: cr, CacheWriteTokens: cw, ReasoningTokens: th}
 	case add(in, out, th), add(in, out, th, cw):
 		// input includes the cache read (OpenAI-style); output is net of thoughts
-		return event.Usage{InputTokens: minus(in, cr, cw), OutputTokens: add(out, th), CacheReadTokens: cr, CacheWriteTokens: cw, ReasoningTokens: th}
+		return event.Usage{InputTokens: inputOf(add(in, out, th)), OutputTokens: add(out, th), CacheReadTokens: cr, CacheWriteTokens: cw, ReasoningTokens: th}
 	case add(in, out), add(in, out, cw):
 		if th > 0 {
 			// output includes the thoughts, input the cache
-			return event.Usage{InputTokens: minus(in, cr, cw), OutputTokens: out, CacheReadTokens: cr, CacheWriteTokens: cw, ReasoningTokens: min(th, out)}
+			return event.Usage{InputTokens: inputOf(add(in, out)), OutputTokens: out, CacheReadTokens: cr, CacheWriteTokens: cw, ReasoningTokens: min(th, out)}
 		}
-		return event.Usage{InputTokens: minus(in, cr, cw), OutputTokens: out, CacheReadTokens: cr, CacheWriteTokens: cw}
+		return event.Usage{InputTokens: inputOf(add(in, out)), OutputTokens: out, CacheReadTokens: cr, CacheWriteTokens: cw}
 	}
 	// Cache apart and output with its thoughts, as Anthropic counts.
 	return event.Usage{InputTokens: in, OutputTokens: out, CacheReadTokens: cr, CacheWriteTokens: cw, ReasoningTokens: min(th, out)}

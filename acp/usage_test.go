@@ -70,3 +70,30 @@ func TestReadOnlyNeverAllowsAlways(t *testing.T) {
 		}
 	}
 }
+
+// TestUsageCacheWriteApartFromInput: a totalTokens that adds the cache
+// write to the input says the input does not hold it: nothing is taken
+// out of the input for it. It was, whenever the sum also matched a read
+// or thoughts (Anthropic's output with its thinking: half the input lost).
+func TestUsageCacheWriteApartFromInput(t *testing.T) {
+	cases := []struct {
+		name string
+		in   acpUsage
+		want event.Usage
+	}{
+		{"anthropic-thoughts-in-output", acpUsage{Input: 100, Output: 10, Thought: 5, CacheWrite: 50, Total: 160},
+			event.Usage{InputTokens: 100, OutputTokens: 10, CacheWriteTokens: 50, ReasoningTokens: 5}},
+		{"read-included-write-apart", acpUsage{Input: 1000, Output: 50, CacheRead: 800, CacheWrite: 40, Total: 1090},
+			event.Usage{InputTokens: 200, OutputTokens: 50, CacheReadTokens: 800, CacheWriteTokens: 40}},
+		{"read-included-write-and-thoughts-apart", acpUsage{Input: 1000, Output: 50, Thought: 30, CacheRead: 800, CacheWrite: 40, Total: 1120},
+			event.Usage{InputTokens: 200, OutputTokens: 80, CacheReadTokens: 800, CacheWriteTokens: 40, ReasoningTokens: 30}},
+		// A write the input holds (the total adds it nowhere) is still taken out.
+		{"write-included", acpUsage{Input: 1000, Output: 50, CacheRead: 800, CacheWrite: 40, Total: 1050},
+			event.Usage{InputTokens: 160, OutputTokens: 50, CacheReadTokens: 800, CacheWriteTokens: 40}},
+	}
+	for _, c := range cases {
+		got := c.in.unified()
+		require.Equal(t, c.want, got, c.name)
+		require.Equal(t, int64(c.in.Total), got.InputTokens+got.OutputTokens+got.CacheReadTokens+got.CacheWriteTokens, c.name)
+	}
+}
