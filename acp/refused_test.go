@@ -198,3 +198,22 @@ func TestClaudeRefusalReportedLate(t *testing.T) {
 		require.NotEqual(t, event.TypeWarning, b.EventType(), "%#v", b)
 	}
 }
+
+// TestPermissionRequestNamesAnArgvCommand: a shell call whose rawInput
+// command is an argv array asks with the command its tool_start has
+// ("ls -l"), not none: the caller decides on it. It was read as a string
+// only.
+func TestPermissionRequestNamesAnArgvCommand(t *testing.T) {
+	var w bytes.Buffer
+	c, _ := conv(t, &w, true, adapters.FullAccess, nil, "")
+	turn(t, c, &w, "list")
+	out, _ := c.Parse(nil, update(`{"sessionUpdate":"tool_call","toolCallId":"x1","title":"ls","kind":"execute","status":"pending","rawInput":{"command":["ls","-l"]}}`))
+	out, _ = c.Parse(out, []byte(`{"jsonrpc":"2.0","id":900,"method":"session/request_permission","params":{"sessionId":"s1","toolCall":{"toolCallId":"x1"},"options":[{"optionId":"y","kind":"allow_once"},{"optionId":"n","kind":"reject_once"}]}}`))
+	require.Len(t, out, 2)
+	st, ok := out[0].(*event.ToolStart)
+	require.True(t, ok, "%#v", out)
+	r, ok := out[1].(*event.PermissionRequest)
+	require.True(t, ok, "%#v", out)
+	require.Equal(t, "ls -l", st.Command)
+	require.Equal(t, st.Command, r.Command)
+}

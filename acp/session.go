@@ -131,8 +131,11 @@ func (c *Client) ask(dst []event.Body, msg *rpc) []event.Body {
 	id := callID(p.ToolCall.ID)
 	if _, dup := c.conv.asks[id]; dup || len(c.conv.asks) >= maxQueued {
 		// A second request for one call, or a flood: refused at once.
-		c.write(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(strings.Clone(string(msg.ID))),
+		err := c.write(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(strings.Clone(string(msg.ID))),
 			"result": map[string]any{"outcome": pickOption(p.Options, []string{"reject_once", "reject_always"})}})
+		if unread(err) {
+			return c.fail(dst, "the agent does not read harness's answers: "+err.Error())
+		}
 		if !dup && len(c.m.denied) < maxDenied {
 			c.m.denied[id] = true
 		}
@@ -155,11 +158,8 @@ func (c *Client) ask(dst []event.Body, msg *rpc) []event.Body {
 	if r.Input == nil && len(p.ToolCall.RawInput) > 0 {
 		r.Input = json.RawMessage(strings.Clone(string(p.ToolCall.RawInput)))
 	}
-	var in struct {
-		Command string `json:"command"`
-	}
-	if json.Unmarshal(r.Input, &in) == nil && r.Kind == event.KindShell {
-		r.Command = in.Command
+	if r.Kind == event.KindShell {
+		r.Command = inputCommand(r.Input) // as the call's tool_start reads it: a string or an argv
 	}
 	return append(dst, r)
 }

@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentharness/harness/adapters"
+	"github.com/agentharness/harness/adapters/adaptertest"
 	"github.com/agentharness/harness/event"
 )
 
@@ -394,4 +396,35 @@ func TestLateUpdateOfAClosedCall(t *testing.T) {
 		}
 	}
 	require.Equal(t, []string{"t1 cancelled true", "t1#2 ok false"}, ends)
+}
+
+// TestAskAgentThatDoesNotRead: with permissions ask, the requests past
+// the caller's queue are refused at once; an agent that does not read
+// those answers (the queue in front of its stdin full) ends the session
+// with a protocol error, as it does with the other permissions. Its flood
+// used to go on unbounded, a call started and ended denied per request.
+func TestAskAgentThatDoesNotRead(t *testing.T) {
+	full := &stuckWriter{n: 3, err: fmt.Errorf("%w: 4194304 bytes queued unread", errors.New("process: the child does not read its stdin"))}
+	c := NewParser()
+	c.Converse(true)
+	require.NoError(t, c.Begin(full, adapters.Task{Cwd: t.TempDir()}))
+	adaptertest.ParseLines(c, `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1}}`, `{"jsonrpc":"2.0","id":2,"result":{"sessionId":"s1"}}`)
+	_, err := c.Prompt("go")
+	require.NoError(t, err)
+	require.Equal(t, 3, full.took, "initialize, session/new, the prompt")
+	var out []event.Body
+	request := func(i int) []byte {
+		return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"session/request_permission","params":{"sessionId":"s1","toolCall":{"toolCallId":"p%d","kind":"execute"},"options":[{"optionId":"y","kind":"allow_once"},{"optionId":"n","kind":"reject_once"}]}}`, 1000+i, i)
+	}
+	for i := range maxQueued {
+		out, _ = c.Parse(out, request(i))
+		require.False(t, c.Done(), "request %d is the caller's to answer", i)
+	}
+	require.Equal(t, 3, full.took, "the caller's requests wait unanswered")
+	out, _ = c.Parse(out, request(maxQueued))
+	require.IsType(t, &event.Result{}, out[len(out)-1], "the session ends")
+	e := lastFatal(t, out)
+	require.Equal(t, event.ClassProtocol, e.Class)
+	require.Contains(t, e.Message, "does not read")
+	require.True(t, c.Done())
 }
