@@ -1,10 +1,12 @@
 package otlp
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -386,9 +388,18 @@ func InputTokens(u event.Usage) int64 { return u.AllInput() }
 func (r *Recorder) finish(ts int64, res *event.Result) {
 	s := &r.root
 	s.End = ms(ts)
-	for id, t := range r.tools { // the stream closes every call first; this is a safety net
+	// The stream closes every call first; this is a safety net, for a log
+	// cut short (TraceOf). Its calls end as the stream's closing would
+	// (cancelled, synthetic), in the order they started: a map's order
+	// made two exports of one log differ.
+	open := slices.SortedFunc(maps.Keys(r.tools), func(a, b string) int {
+		return cmp.Or(cmp.Compare(r.tools[a].Start, r.tools[b].Start), strings.Compare(a, b))
+	})
+	for _, id := range open {
+		t := r.tools[id]
 		t.End = s.End
-		t.Attributes = append(t.Attributes, Str("harness.tool.status", event.StatusCancelled), Str(AttrErrorType, event.StatusCancelled))
+		t.Attributes = append(t.Attributes, Str("harness.tool.status", event.StatusCancelled), Bool("harness.tool.synthetic", true),
+			Str(AttrErrorType, event.StatusCancelled))
 		t.Status = SpanStatus{Code: StatusError, Message: event.StatusCancelled}
 		r.emit(t)
 		delete(r.tools, id)
@@ -514,16 +525,16 @@ func TraceOf(info RunInfo, content bool, evs []event.Event, resource []KeyValue,
 	})
 	r.idsOf(info.Run)
 	var last event.Event
-	var sum event.Usage
+	var tally event.Tally // what a result would have said: its usage, its calls
 	for _, ev := range evs {
 		r.Add(ev)
-		if u, ok := ev.Body.(*event.Usage); ok {
-			sum.Add(*u)
-		}
+		tally.Add(ev)
 		last = ev
 	}
 	if r.root.End == 0 && len(evs) > 0 {
-		res := &event.Result{Status: status, Usage: sum, CostEstimated: sum.CostEstimated}
+		sum := tally.Usage
+		res := &event.Result{Status: status, Usage: sum, CostEstimated: sum.CostEstimated,
+			Stats: event.Stats{ToolCalls: int64(tally.ToolCalls)}}
 		if sum.CostUSD != 0 {
 			res.CostUSD = &sum.CostUSD
 		}
