@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
@@ -531,7 +532,14 @@ func retryAfter(resp *http.Response, backoff time.Duration, now time.Time) (wait
 		return 0, false
 	}
 	h := strings.TrimSpace(resp.Header.Get("Retry-After"))
-	if n, err := strconv.Atoi(h); err == nil && n >= 0 {
+	// Atoi gives a number too large for an int as the largest, with
+	// ErrRange.
+	if n, err := strconv.Atoi(h); (err == nil || errors.Is(err, strconv.ErrRange)) && n >= 0 {
+		if n > int(math.MaxInt64/time.Second) {
+			// Past what a Duration holds (it wrapped round, to less than
+			// the backoff): past any deadline.
+			return math.MaxInt64, true
+		}
 		return max(time.Duration(n)*time.Second, backoff), true
 	}
 	if t, err := http.ParseTime(h); err == nil {
