@@ -503,8 +503,9 @@ func sumCost(a, b *float64) *float64 {
 	case b == nil:
 		return a
 	}
-	v := *a + *b
-	return &v
+	sum := event.Usage{CostUSD: *a}
+	sum.Add(event.Usage{CostUSD: *b}) // as the stream adds them: decimals
+	return &sum.CostUSD
 }
 
 // final returns the final metrics (the result's usage and cost; the sums
