@@ -492,6 +492,27 @@ func (s *Session) expire(callID string, seq int) {
 	s.watch()
 }
 
+// askWithdrawer is a Conversation whose agent may withdraw a permission
+// request it made (Claude Code's control_cancel_request): Asking reports
+// whether the request of callID (the agent's id) still waits for Answer.
+type askWithdrawer interface{ Asking(callID string) bool }
+
+// dropWithdrawn stops the deadlines of the permission requests the agent
+// withdrew: they wait for nobody, and would keep the idle watchdog off
+// (asking) until their deadline. mu is held.
+func (s *Session) dropWithdrawn() {
+	w, ok := s.conv.(askWithdrawer)
+	if !ok {
+		return
+	}
+	for id, d := range s.asks {
+		if !w.Asking(id) {
+			d.timer.Stop()
+			delete(s.asks, id)
+		}
+	}
+}
+
 // dropAsks stops the deadlines of the permission requests still waiting:
 // their turn ended, and the Conversation forgot them with it (every
 // protocol's agent asks nothing across turns). mu is held.
@@ -547,6 +568,7 @@ func (s *Session) feed(p adapters.Parser, buf []event.Body, line []byte) []event
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := s.run.feed(p, buf, line)
+	s.dropWithdrawn()
 	if s.interruptNext && !s.inTurn && !s.pendingStart() {
 		// The prompt interrupted before its turn began has none (the
 		// agent answered it in a turn of its own): nothing is left to end.

@@ -13,6 +13,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"syscall"
 	"time"
 
 	"github.com/agentharness/harness/event"
@@ -320,6 +322,14 @@ func LineTruncated(kept int, dropped int64) *event.Warning {
 	return &event.Warning{Code: event.WarnLineTruncated,
 		Message: fmt.Sprintf("a native line of %d bytes was cut to %d; the rest was dropped", int64(kept)+dropped, kept),
 		Bytes:   int64(kept) + dropped}
+}
+
+// Unread reports whether err, from a write to a session agent's stdin,
+// says the agent does not read it (the queue in front of it is full),
+// rather than that it is gone (closed, EPIPE): its session then ends
+// with a protocol error, as ACP's does.
+func Unread(err error) bool {
+	return err != nil && !errors.Is(err, os.ErrClosed) && !errors.Is(err, syscall.EPIPE)
 }
 
 // WriteLine writes msg to a session agent's stdin as one JSON line, as

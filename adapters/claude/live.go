@@ -441,18 +441,37 @@ func (c *Conversation) Answer(callID string, allow bool) bool {
 	return true
 }
 
+// Asking reports whether the can_use_tool request of callID (the CLI's
+// tool_use_id) waits for Answer: one the CLI withdrew
+// (control_cancel_request), answered or of a turn that ended does not.
+func (c *Conversation) Asking(callID string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.asks[callID]
+	return ok
+}
+
 // answer writes the control_response of a can_use_tool request (req:
 // its request_id, NUL, its input). An allow gives back the input asked
 // for as updatedInput, as the Agent SDK's canUseTool answers do; a deny's
 // message is what the model is told. mu is held.
-func (c *Conversation) answer(req string, allow bool) {
+func (c *Conversation) answer(req string, allow bool) error {
 	rid, input, _ := strings.Cut(req, "\x00")
 	resp := map[string]any{"behavior": "deny", "message": "The user denied this tool call."}
 	if allow {
 		resp = map[string]any{"behavior": "allow", "updatedInput": json.RawMessage(input)}
 	}
-	c.write(map[string]any{"type": "control_response",
+	return c.write(map[string]any{"type": "control_response",
 		"response": map[string]any{"subtype": "success", "request_id": rid, "response": resp}})
+}
+
+// unread ends the session of a CLI that does not read harness's answers
+// (err, a write's): its requests would go on unanswered. Its error and
+// the result are the session's last. mu is held.
+func (c *Conversation) unread(dst []event.Body, err error) []event.Body {
+	c.over = true
+	return append(dst, &event.Error{Code: event.ErrAgentError, Class: event.ClassProtocol, Fatal: true, Partial: &event.Partial{},
+		Message: "claude: the CLI does not read harness's answers: " + err.Error()}, &event.Result{Status: event.ResultError})
 }
 
 // write writes one message as a line. mu is held.
@@ -833,8 +852,11 @@ func (c *Conversation) control(dst []event.Body, m *controlLine) []event.Body {
 		if m.Request.Subtype != "can_use_tool" {
 			// Harness offered nothing else (no hooks, no MCP servers of
 			// its own): an error answer, and the session goes on.
-			c.write(map[string]any{"type": "control_response", "response": map[string]any{"subtype": "error",
+			err := c.write(map[string]any{"type": "control_response", "response": map[string]any{"subtype": "error",
 				"request_id": m.RequestID, "error": "harness does not handle " + m.Request.Subtype}})
+			if adapters.Unread(err) {
+				return c.unread(dst, err)
+			}
 			return dst
 		}
 		return c.permission(dst, m)
@@ -865,7 +887,9 @@ func (c *Conversation) permission(dst []event.Body, m *controlLine) []event.Body
 	id := m.Request.ToolUseID
 	req := m.RequestID + "\x00" + string(input)
 	if _, dup := c.asks[id]; !c.ask || dup || id == "" || len(c.asks) >= maxQueued {
-		c.answer(req, false)
+		if err := c.answer(req, false); adapters.Unread(err) {
+			return c.unread(dst, err)
+		}
 		return dst
 	}
 	c.asks[strings.Clone(id)] = req

@@ -257,6 +257,16 @@ func (c *Client) Answer(callID string, allow bool) bool {
 	return ok
 }
 
+// Asking reports whether the approval of callID (the item's id) waits
+// for Answer: one answered, resolved by Codex (serverRequest/resolved) or
+// of a turn that ended does not.
+func (c *Client) Asking(callID string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.asks[callID]
+	return ok
+}
+
 // The approvals Codex asks of its client.
 const (
 	approveCommand     = "item/commandExecution/requestApproval"

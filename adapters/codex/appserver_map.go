@@ -1,6 +1,7 @@
 package codex
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 
@@ -27,7 +28,7 @@ var execItemTypes = map[string]string{
 var silent = map[string]bool{
 	"thread/started": true, "thread/status/changed": true, "thread/settings/updated": true,
 	"thread/name/updated": true, "thread/compacted": true, "turn/diff/updated": true, "turn/plan/updated": true,
-	"serverRequest/resolved": true, "account/rateLimits/updated": true, "account/updated": true,
+	"account/rateLimits/updated": true, "account/updated": true,
 	"remoteControl/status/changed": true, "skills/changed": true,
 	"item/fileChange/outputDelta": true, "item/fileChange/patchUpdated": true, "item/reasoning/summaryPartAdded": true,
 	"item/commandExecution/terminalInteraction": true, "item/mcpToolCall/progress": true, "hook/started": true,
@@ -77,8 +78,11 @@ type turnParams struct {
 // to no turn harness sent (a turn it never asked for, or one that has
 // ended) is dropped. mu is held.
 func (c *Client) notification(dst []event.Body, msg *rpc) ([]event.Body, bool) {
-	if msg.Method == "mcpServer/startupStatus/updated" {
+	switch msg.Method {
+	case "mcpServer/startupStatus/updated":
 		return c.mcpStartup(dst, msg.Params)
+	case "serverRequest/resolved":
+		return dst, c.resolved(msg.Params)
 	}
 	var p turnParams
 	if json.Unmarshal(msg.Params, &p) != nil {
@@ -130,6 +134,24 @@ func (c *Client) notification(dst []event.Body, msg *rpc) ([]event.Body, bool) {
 		return dst, true
 	}
 	return dst, silent[msg.Method]
+}
+
+// resolved handles serverRequest/resolved: Codex no longer waits for the
+// answer to its request requestId (answered, or cleared unanswered), so
+// an approval of it waits for no Answer. mu is held.
+func (c *Client) resolved(params json.RawMessage) bool {
+	var p struct {
+		RequestID json.RawMessage `json:"requestId"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return false
+	}
+	for item, a := range c.asks {
+		if bytes.Equal(a.id, p.RequestID) {
+			delete(c.asks, item)
+		}
+	}
+	return true
 }
 
 // warn reports a warning of Codex's as a warning{agent_warning}; once
@@ -377,6 +399,8 @@ func (c *Client) request(dst []event.Body, msg *rpc) []event.Body {
 	}
 	json.Unmarshal(msg.Params, &p)
 	id := json.RawMessage(strings.Clone(string(msg.ID)))
+	var err error
+	var said event.Body
 	switch msg.Method {
 	case approveCommand, approveFileChange, approvePermissions:
 		perms := json.RawMessage(strings.Clone(string(p.Permissions)))
@@ -385,19 +409,26 @@ func (c *Client) request(dst []event.Body, msg *rpc) []event.Body {
 			return append(dst, c.permissionRequest(msg.Method, p.ItemID, p.Command, perms))
 		}
 		// Not asked (or a flood): full-access grants, read-only and ask refuse.
-		c.conn.Reply(id, approvalAnswer(msg.Method, perms, !c.ask && c.task.Permissions != adapters.ReadOnly))
-		return dst
+		err = c.conn.Reply(id, approvalAnswer(msg.Method, perms, !c.ask && c.task.Permissions != adapters.ReadOnly))
 	case "item/tool/requestUserInput":
-		c.conn.Reply(id, map[string]any{"answers": map[string]any{}})
-		return append(dst, &event.Warning{Code: event.WarnAgentWarning,
-			Message: "the agent asked for user input, which harness cannot give: " + questions(string(p.Questions))})
+		err = c.conn.Reply(id, map[string]any{"answers": map[string]any{}})
+		said = &event.Warning{Code: event.WarnAgentWarning,
+			Message: "the agent asked for user input, which harness cannot give: " + questions(string(p.Questions))}
 	case "mcpServer/elicitation/request":
-		c.conn.Reply(id, map[string]any{"action": "decline", "content": nil})
-		return dst
+		err = c.conn.Reply(id, map[string]any{"action": "decline", "content": nil})
+	default:
+		err = c.conn.Write(map[string]any{"id": id, "error": map[string]any{"code": -32601, "message": "harness does not answer " + msg.Method}})
+		said = &event.Warning{Code: event.WarnAgentWarning,
+			Message: "codex app-server asked " + truncate(msg.Method, 80) + ", which harness does not answer; refused"}
 	}
-	c.conn.Write(map[string]any{"id": id, "error": map[string]any{"code": -32601, "message": "harness does not answer " + msg.Method}})
-	return append(dst, &event.Warning{Code: event.WarnAgentWarning,
-		Message: "codex app-server asked " + truncate(msg.Method, 80) + ", which harness does not answer; refused"})
+	if adapters.Unread(err) {
+		// Its requests would go on unanswered, each answer lost.
+		return c.fail(dst, "the agent does not read harness's answers: "+err.Error())
+	}
+	if said != nil {
+		dst = append(dst, said)
+	}
+	return dst
 }
 
 // permissionRequest reports an approval Codex asks of the caller, with

@@ -727,6 +727,22 @@ func TestAppServerFaults(t *testing.T) {
 		require.Equal(t, event.WarnAgentWarning, bodies[0].(*event.Warning).Code)
 		require.Contains(t, stdin.String(), `{"error":{"code":-32601,"message":"harness does not answer item/tool/call"},"id":7}`)
 	})
+	t.Run("resolved-approval-waits-for-no-answer", func(t *testing.T) {
+		t.Parallel()
+		// Codex resolved its request unanswered: the caller's answer
+		// finds nothing waiting, and nothing is written for it.
+		c, stdin := open(t, true)
+		_, err := c.Prompt("one")
+		require.NoError(t, err)
+		bodies, known := exchange(c, `{"id":3,"result":{"turn":{"id":"t1"}}}`,
+			`{"method":"item/commandExecution/requestApproval","id":0,"params":{"itemId":"call_1","turnId":"t1","command":"ls"}}`,
+			`{"method":"serverRequest/resolved","params":{"threadId":"01a21188-5573-7943-8473-14f418aa20c3","requestId":0}}`)
+		require.Equal(t, []bool{true, true, true}, known)
+		require.IsType(t, &event.PermissionRequest{}, bodies[len(bodies)-1])
+		sent := stdin.Len()
+		require.False(t, c.Answer("call_1", true))
+		require.Equal(t, sent, stdin.Len(), "no reply to a resolved request")
+	})
 	t.Run("read-only-declines-approvals", func(t *testing.T) {
 		t.Parallel()
 		var stdin bytes.Buffer

@@ -30,6 +30,8 @@ import (
 //   - ask: each turn asks can_use_tool for a Bash call (tool_use_id
 //     call-N) and, allowed, writes ask-N.txt in its cwd; the tool_result
 //     says what came of it.
+//   - ask-withdraw: as ask, but the CLI withdraws its can_use_tool
+//     (control_cancel_request) at once, and the turn never ends.
 //   - stamp: each turn's answer is "recv NS", NS the MonotonicNS at which
 //     the fake read the user message (make bench: prompt latency).
 const ClaudeStream = "claude-stream"
@@ -114,13 +116,16 @@ func claudeStream([]string) int {
 				return 3
 			case mode == "deaf" || (mode == "hang" || mode == "slow-stop") && turns == 1:
 				continue
-			case mode == "ask":
+			case mode == "ask" || mode == "ask-withdraw":
 				id := fmt.Sprintf("call-%d", turns)
 				input := map[string]string{"command": "echo ok > " + fmt.Sprintf("ask-%d.txt", turns)}
 				out.Encode(map[string]any{"type": "assistant", "parent_tool_use_id": nil, "message": map[string]any{"id": fmt.Sprintf("msg_%d", turns),
 					"content": []map[string]any{{"type": "tool_use", "id": id, "name": "Bash", "input": input}}, "usage": map[string]int{"input_tokens": 10, "output_tokens": 1}}})
 				out.Encode(map[string]any{"type": "control_request", "request_id": fmt.Sprintf("req-%d", turns),
 					"request": map[string]any{"subtype": "can_use_tool", "tool_name": "Bash", "input": input, "tool_use_id": id}})
+				if mode == "ask-withdraw" {
+					out.Encode(map[string]any{"type": "control_cancel_request", "request_id": fmt.Sprintf("req-%d", turns)})
+				}
 				continue
 			case mode == "garbage":
 				Line("garbage \x01 not json {")
