@@ -14,14 +14,11 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -294,13 +291,6 @@ func (c *Client) send(method string, params any) error { return c.conn.Request(m
 // notify writes one notification. mu is held.
 func (c *Client) notify(method string, params any) error { return c.conn.Notify(method, params) }
 
-// unread reports whether a write failed because the agent does not read
-// its stdin (the harness's queue in front of it is full), rather than
-// because it is gone, which its exit reports.
-func unread(err error) bool {
-	return err != nil && !errors.Is(err, os.ErrClosed) && !errors.Is(err, syscall.EPIPE)
-}
-
 // write writes one message as a line. mu is held.
 func (c *Client) write(msg map[string]any) error { return c.conn.Write(msg) }
 
@@ -412,7 +402,7 @@ func (c *Client) request(dst []event.Body, msg *rpc) []event.Body {
 			dst, _ = c.m.requested(dst, msg.Params)
 		}
 		err := c.write(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "result": map[string]any{"outcome": outcome}})
-		if c.w != nil && unread(err) {
+		if c.w != nil && adapters.Unread(err) {
 			return c.fail(dst, "the agent does not read harness's answers: "+err.Error())
 		}
 		if denied != "" && len(c.m.denied) < maxDenied {

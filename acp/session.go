@@ -133,7 +133,7 @@ func (c *Client) ask(dst []event.Body, msg *rpc) []event.Body {
 		// A second request for one call, or a flood: refused at once.
 		err := c.write(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(strings.Clone(string(msg.ID))),
 			"result": map[string]any{"outcome": pickOption(p.Options, []string{"reject_once", "reject_always"})}})
-		if unread(err) {
+		if adapters.Unread(err) {
 			return c.fail(dst, "the agent does not read harness's answers: "+err.Error())
 		}
 		if !dup && len(c.m.denied) < maxDenied {
