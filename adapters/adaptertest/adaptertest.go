@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -30,6 +31,7 @@ import (
 	"github.com/agentharness/harness/event"
 	"github.com/agentharness/harness/internal/schemacheck"
 	"github.com/agentharness/harness/linescan"
+	"github.com/agentharness/harness/process"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -702,4 +704,17 @@ func OpenCallsHeld(t *testing.T, p adapters.Parser, line func(i int, text string
 	require.Less(t, held, int64(16<<20), "the open calls hold %d MB", held>>20)
 	runtime.KeepAlive(p)
 	runtime.KeepAlive(s)
+}
+
+// FullStdin is a session agent's stdin that takes N writes, then refuses
+// every one as the queue in front of a stdin nobody reads does
+// (process.ErrStdinFull).
+type FullStdin struct{ N, Took int }
+
+func (f *FullStdin) Write(b []byte) (int, error) {
+	if f.Took >= f.N {
+		return 0, fmt.Errorf("%w: %d bytes queued unread", process.ErrStdinFull, process.MaxStdinQueue)
+	}
+	f.Took++
+	return len(b), nil
 }

@@ -2,7 +2,6 @@ package claude
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"testing"
 
@@ -12,18 +11,6 @@ import (
 	"github.com/agentharness/harness/adapters/adaptertest"
 	"github.com/agentharness/harness/event"
 )
-
-// fullStdin takes n writes, then refuses every one as the queue in
-// front of a stdin nobody reads does (process.ErrStdinFull).
-type fullStdin struct{ n, took int }
-
-func (f *fullStdin) Write(b []byte) (int, error) {
-	if f.took >= f.n {
-		return 0, fmt.Errorf("%w: 4194304 bytes queued unread", errors.New("process: the child does not read its stdin"))
-	}
-	f.took++
-	return len(b), nil
-}
 
 // TestLiveCLIThatDoesNotRead: a CLI whose stdin takes no more of
 // harness's answers (control requests refused at once: can_use_tool
@@ -39,7 +26,7 @@ func TestLiveCLIThatDoesNotRead(t *testing.T) {
 			t.Parallel()
 			var out bytes.Buffer
 			s := adaptertest.Stream(Agent, false, &out)
-			stdin := &fullStdin{n: 2} // the prompt, the first answer
+			stdin := &adaptertest.FullStdin{N: 2} // the prompt, the first answer
 			c := NewConversation()
 			c.Converse(false)
 			require.NoError(t, c.Begin(stdin, adapters.Task{}))

@@ -2,7 +2,6 @@ package codex
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"testing"
 
@@ -13,18 +12,6 @@ import (
 	"github.com/agentharness/harness/event"
 	"github.com/agentharness/harness/linescan"
 )
-
-// fullStdin takes n writes, then refuses every one as the queue in
-// front of a stdin nobody reads does (process.ErrStdinFull).
-type fullStdin struct{ n, took int }
-
-func (f *fullStdin) Write(b []byte) (int, error) {
-	if f.took >= f.n {
-		return 0, fmt.Errorf("%w: 4194304 bytes queued unread", errors.New("process: the child does not read its stdin"))
-	}
-	f.took++
-	return len(b), nil
-}
 
 // TestAppServerAgentThatDoesNotRead: a Codex whose stdin takes no more
 // of harness's answers (requests answered at once: approvals not asked of
@@ -41,7 +28,7 @@ func TestAppServerAgentThatDoesNotRead(t *testing.T) {
 			t.Parallel()
 			var out bytes.Buffer
 			s := adaptertest.Stream(Agent, false, &out)
-			stdin := &fullStdin{n: 5} // initialize, initialized, thread/start, turn/start, the first answer
+			stdin := &adaptertest.FullStdin{N: 5} // initialize, initialized, thread/start, turn/start, the first answer
 			c := NewAppServer()
 			c.Converse(false)
 			require.NoError(t, c.Begin(stdin, adapters.Task{Cwd: "/w"}))
