@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/agentharness/harness/event"
 	"github.com/agentharness/harness/mockmodel"
@@ -380,8 +381,24 @@ func (r *Run) checkUnparsed() (string, string) {
 // run started inherits it, wherever it moved its working directory), or,
 // for one that emptied its environment, one whose working directory is in
 // the run's: the agent, its node wrapper, or a tool command it started in
-// a session of its own.
+// a session of its own. A pass is looked at once more a moment later: a
+// process in the middle of an exec has, for that moment, no environment
+// to read (its old memory is gone, its new one not yet set up), and one
+// that left the run's directory first (a daemon's cd /) was then missed.
 func (r *Run) checkProcesses() (string, string) {
+	st, detail := r.findProcess()
+	if st == Pass {
+		time.Sleep(execSettle)
+		st, detail = r.findProcess()
+	}
+	return st, detail
+}
+
+// execSettle is longer than an exec takes, even on a loaded machine.
+const execSettle = 50 * time.Millisecond
+
+// findProcess is one look of checkProcesses at the processes.
+func (r *Run) findProcess() (string, string) {
 	self := os.Getpid()
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
