@@ -10,7 +10,6 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/event"
-	"github.com/agentharness/harness/internal/fakeagent"
 	"github.com/agentharness/harness/internal/harnesstest"
 	"github.com/agentharness/harness/mcpserver"
 )
@@ -23,13 +22,12 @@ func TestWarningsSpacedPerCode(t *testing.T) {
 	t.Parallel()
 	var f *fixture
 	f = newFixture(t, func(o *mcpserver.Options) {
+		graceOptions(&f, 100*time.Millisecond)(o)
 		o.LogInterval = time.Minute
+		setup := o.Setup
 		o.Setup = func(tk *harness.Task) (harness.Observer, error) {
-			argv, env := fakeagent.Command(tk.Prompt)
-			tk.Binary, tk.BaseEnv = argv[0], env
-			tk.Budgets.Linger, tk.Budgets.KillGrace = 100*time.Millisecond, 100*time.Millisecond
 			tk.Budgets.Tool = func(event.Kind) time.Duration { return 200 * time.Millisecond }
-			return harness.Observer{OnNative: func(_ string, line []byte) { f.children.Note(line) }}, nil
+			return setup(tk)
 		}
 	})
 	res := f.call(t, "run_agent", map[string]any{"agent": "claude", "prompt": "hang-in-tool", "idle_timeout_ms": 1500}, nil)
