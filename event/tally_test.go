@@ -137,3 +137,29 @@ func TestTally(t *testing.T) {
 		require.Equal(t, 2, ta.Turns())
 	})
 }
+
+// FuzzTallyAnyLine: counting any line a log may hold (torn, hand-edited,
+// of a future version) never panics, twice over and in a clone, as serve
+// counts every run's log for its list.
+func FuzzTallyAnyLine(f *testing.F) {
+	f.Add([]byte(`{"v":1,"type":"result","run":"r","seq":9,"ts":5,"status":"success","text":"héllo","usage":{"input_tokens":3},"cost_usd":0.1,"exit_code":0}`))
+	f.Add([]byte(`{"v":1,"type":"tool_start","run":"r","seq":2,"kind":"shell"}`))
+	f.Add([]byte(`{"v":1,"type":"tool_end","run":"r","seq":3,"call_id":"c","status":"error"}`))
+	f.Add([]byte(`{"v":1,"type":"error","run":"r","seq":4,"code":"idle_timeout","fatal":true,"partial":{"events":3}}`))
+	f.Add([]byte(`{"type":"usage","input_tokens":"x"}`))
+	f.Add([]byte(`not json`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		ev, err := event.Decode(line)
+		if err != nil {
+			return
+		}
+		var ta event.Tally
+		ta.Add(ev)
+		ta.Add(ev)
+		c := ta.Clone()
+		c.Add(ev)
+		ta.Cost()
+		ta.Turns()
+		ta.Tokens()
+	})
+}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/conform"
+	"github.com/agentharness/harness/internal/ansi"
 	"github.com/agentharness/harness/mockmodel"
 )
 
@@ -215,7 +216,7 @@ func report(err error, stderr io.Writer) int {
 // oneLine is s on one line, fit for a terminal: an error may quote what
 // an agent printed.
 func oneLine(s string) string {
-	s = strings.TrimSpace(termSafe(s))
+	s = strings.TrimSpace(ansi.TermSafe(s))
 	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/bench"
 	"github.com/agentharness/harness/event"
+	"github.com/agentharness/harness/internal/ansi"
 	"github.com/agentharness/harness/internal/syncio"
 )
 
@@ -238,7 +239,7 @@ func refuseRunFlags(ctx *kong.Context, sub string, keep ...string) error {
 
 // writeReport writes the report; the table and markdown, read on a
 // terminal, quote what agents said (errors, model names), so they go
-// through termSafe. json and csv are data and stay as they are.
+// through ansi.TermSafe. json and csv are data and stay as they are.
 func writeReport(w io.Writer, rep *bench.Report, format string) error {
 	if format != "table" && format != "markdown" {
 		return rep.Write(w, format)
@@ -247,7 +248,7 @@ func writeReport(w io.Writer, rep *bench.Report, format string) error {
 	if err := rep.Write(&b, format); err != nil {
 		return err
 	}
-	_, err := io.WriteString(w, termSafe(b.String()))
+	_, err := io.WriteString(w, ansi.TermSafe(b.String()))
 	return err
 }
 

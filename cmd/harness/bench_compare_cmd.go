@@ -10,6 +10,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/agentharness/harness/bench"
+	"github.com/agentharness/harness/internal/ansi"
 )
 
 // benchCompareCmd is the regression gate: NEW against BASE, per agent ×
@@ -75,7 +76,7 @@ func (c *benchCompareCmd) Run(e *env, parent *benchCmd, ctx *kong.Context) error
 	}
 	text := b.String()
 	if parent.Report != "json" {
-		text = termSafe(text)
+		text = ansi.TermSafe(text)
 	}
 	if _, err := fmt.Fprint(out, text); err != nil {
 		return withStatus(exitAgentFailed, fmt.Errorf("bench: compare: writing: %w", err))

@@ -198,7 +198,7 @@ func cutVersion(v string) string {
 }
 
 // looksLikeText reports whether the --version line v is text: bytes that
-// are not UTF-8 (termSafe made each a U+FFFD) are less than a quarter of
+// are not UTF-8 (ansi.TermSafe made each a U+FFFD) are less than a quarter of
 // it. Random bytes make about half of a line so (the rest decodes, by
 // chance, as ASCII or other characters); a CLI's version line none.
 func looksLikeText(v string) bool {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/conform"
+	"github.com/agentharness/harness/internal/ansi"
 )
 
 // conformCmd plays the built-in scenarios against agents as installed.
@@ -241,7 +242,7 @@ func printConform(e *env, rep conformReport) error {
 		fmt.Fprintf(e.Stdout, "%s over %s, version %s (%s)\n", t.Agent, t.Protocol, cmpOr(t.Version, "unknown"), t.Binary)
 		if t.NotRun != "" {
 			// Nothing was played: no table, and no word on harness.
-			fmt.Fprintf(e.Stdout, "%s over %s: not run: %s; scenarios not played: %s\n", t.Agent, t.Protocol, termSafe(t.NotRun), strings.Join(t.Skipped, ", "))
+			fmt.Fprintf(e.Stdout, "%s over %s: not run: %s; scenarios not played: %s\n", t.Agent, t.Protocol, ansi.TermSafe(t.NotRun), strings.Join(t.Skipped, ", "))
 			continue
 		}
 		tw := tabwriter.NewWriter(e.Stdout, 0, 4, 2, ' ', 0)
@@ -254,9 +255,9 @@ func printConform(e *env, rep conformReport) error {
 				cells = append(cells, map[string]string{conform.Pass: "ok", conform.Fail: "FAIL", conform.NA: "-"}[ch.Status])
 				switch {
 				case ch.Status == conform.Fail:
-					notes = append(notes, fmt.Sprintf("FAIL  %s %s: %s", r.Scenario, name, termSafe(ch.Detail)))
+					notes = append(notes, fmt.Sprintf("FAIL  %s %s: %s", r.Scenario, name, ansi.TermSafe(ch.Detail)))
 				case ch.Detail != "":
-					notes = append(notes, fmt.Sprintf("note  %s %s: %s", r.Scenario, name, termSafe(ch.Detail)))
+					notes = append(notes, fmt.Sprintf("note  %s %s: %s", r.Scenario, name, ansi.TermSafe(ch.Detail)))
 				}
 			}
 			fmt.Fprintln(tw, strings.Join(cells, "\t"))

@@ -16,6 +16,7 @@ import (
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/adapters/oracle"
 	"github.com/agentharness/harness/config"
+	"github.com/agentharness/harness/internal/ansi"
 	"github.com/agentharness/harness/mockmodel"
 	"github.com/agentharness/harness/process"
 )
@@ -87,7 +88,7 @@ func probeVersion(path string) (string, error) {
 		out = errOut
 	}
 	line, _, _ := strings.Cut(strings.TrimSpace(out), "\n")
-	return strings.TrimSpace(termSafe(line)), err
+	return strings.TrimSpace(ansi.TermSafe(line)), err
 }
 
 // probeBound bounds each probe of an agent binary: a bound for a CLI that

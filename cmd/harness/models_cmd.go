@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/ansi"
 	"github.com/agentharness/harness/registry"
 )
 
@@ -103,7 +104,7 @@ func (c *modelsUpdateCmd) Run(e *env) error {
 
 // cell is s fit for one cell of a table on a terminal: alias names and
 // model ids come from files (a downloaded models table, harness.toml), and
-// an escape sequence in one must not drive the terminal (termSafe), nor a
+// an escape sequence in one must not drive the terminal (ansi.TermSafe), nor a
 // tab or a newline break the table's columns or rows.
 func cell(s string) string {
 	return strings.Map(func(r rune) rune {
@@ -111,5 +112,5 @@ func cell(s string) string {
 			return ' '
 		}
 		return r
-	}, termSafe(s))
+	}, ansi.TermSafe(s))
 }

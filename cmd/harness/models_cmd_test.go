@@ -16,7 +16,7 @@ import (
 // the alias names and model ids of a models table (models list, models
 // prices), reached the terminal as they were: a downloaded models file
 // could set the window title or clear the screen. Tables print them
-// through termSafe, a tab or newline in one as a space; JSON escapes them.
+// through ansi.TermSafe, a tab or newline in one as a space; JSON escapes them.
 func TestConfigAndModelTablesAreTermSafe(t *testing.T) {
 	isolateWith(t, `
 model = "m\u001b]0;title\u0007"

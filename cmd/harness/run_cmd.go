@@ -20,6 +20,7 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/event"
+	"github.com/agentharness/harness/internal/ansi"
 	"github.com/agentharness/harness/otlp"
 )
 
@@ -585,7 +586,7 @@ func awaitReport(reported chan struct{}) {
 }
 
 // inFlightLine is the stderr line for a tool call still running at an
-// interrupt. Its names and input are the agent's: termSafe keeps them from
+// interrupt. Its names and input are the agent's: ansi.TermSafe keeps them from
 // driving the terminal.
 func inFlightLine(c event.OpenCall, now time.Time) string {
 	s := c.Start
@@ -594,7 +595,7 @@ func inFlightLine(c event.OpenCall, now time.Time) string {
 	if in := inputSummary(s); in != "" {
 		line += " [" + in + "]"
 	}
-	return termSafe(line)
+	return ansi.TermSafe(line)
 }
 
 // inputSummary cuts a tool's input for one line: shell commands at 300

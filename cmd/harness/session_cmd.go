@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/event"
+	"github.com/agentharness/harness/internal/ansi"
 	"github.com/agentharness/harness/linescan"
 )
 
@@ -83,14 +84,14 @@ func (c *sessionCmd) command(e *env, sess *harness.Session, asks *askDenier, in 
 		if cmd.CallID == "" || cmd.Allow == nil {
 			fmt.Fprintf(e.Stderr, "harness: session: line %d: an answer needs call_id and allow\n", n)
 		} else if !sess.Answer(cmd.CallID, *cmd.Allow) {
-			fmt.Fprintf(e.Stderr, "harness: session: line %d: no permission request %q is waiting\n", n, termSafe(cmd.CallID))
+			fmt.Fprintf(e.Stderr, "harness: session: line %d: no permission request %q is waiting\n", n, ansi.TermSafe(cmd.CallID))
 		} else {
 			asks.answered(cmd.CallID)
 		}
 	case "end":
 		return true, ""
 	default:
-		fmt.Fprintf(e.Stderr, "harness: session: line %d: unknown command type %q (want prompt, interrupt, answer or end)\n", n, termSafe(cmd.Type))
+		fmt.Fprintf(e.Stderr, "harness: session: line %d: unknown command type %q (want prompt, interrupt, answer or end)\n", n, ansi.TermSafe(cmd.Type))
 	}
 	return false, ""
 }
@@ -429,7 +430,7 @@ func (a *askDenier) inputEnded(sess *harness.Session) {
 			a.mu.Unlock()
 			for _, id := range ids {
 				if sess.Answer(id, false) {
-					fmt.Fprintf(a.e.Stderr, "harness: session: permission request %q denied: the input has ended, no answer can come\n", termSafe(id))
+					fmt.Fprintf(a.e.Stderr, "harness: session: permission request %q denied: the input has ended, no answer can come\n", ansi.TermSafe(id))
 				}
 			}
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/atif"
 	"github.com/agentharness/harness/event"
+	"github.com/agentharness/harness/internal/ansi"
 	"github.com/agentharness/harness/internal/regfile"
 	"github.com/agentharness/harness/logger"
 	"github.com/agentharness/harness/otlp"
@@ -98,7 +99,7 @@ func (c *sessionsListCmd) Run(e *env, parent *sessionsCmd) error {
 		if !m.End.IsZero() {
 			dur = formatDuration(m.End.Sub(m.Start))
 		}
-		return strings.Join([]string{termSafe(m.Run), termSafe(m.Agent), termSafe(m.Status), m.Start.Local().Format(time.DateTime), dur, termSafe(oneLineCut(m.PromptPreview, 50))}, "\t")
+		return strings.Join([]string{ansi.TermSafe(m.Run), ansi.TermSafe(m.Agent), ansi.TermSafe(m.Status), m.Start.Local().Format(time.DateTime), dur, ansi.TermSafe(oneLineCut(m.PromptPreview, 50))}, "\t")
 	})
 }
 
@@ -135,7 +136,7 @@ func warnMadeUpMeta(e *env, cmd, shown, run string, why *logger.MetaError) {
 		return
 	}
 	fmt.Fprintf(e.Stderr, "harness: warning: sessions %s: run %s: its meta %s does not decode (%s): %s is a meta rebuilt from its event log\n",
-		cmd, termSafe(run), oneLine(why.Path), oneLine(why.Err.Error()), shown)
+		cmd, ansi.TermSafe(run), oneLine(why.Path), oneLine(why.Err.Error()), shown)
 }
 
 type sessionsReplayCmd struct {
@@ -164,7 +165,7 @@ func (c *sessionsReplayCmd) Run(e *env, parent *sessionsCmd) error {
 		// decodes. The log is still read (exit 0), as theirs is.
 		id, _ := logger.Resolve(dir, c.ID)
 		fmt.Fprintf(e.Stderr, "harness: warning: sessions replay: run %s: its log ends in a line cut short (%d bytes without a newline: its harness was stopped, or is still writing it), left out\n",
-			termSafe(id), cut)
+			ansi.TermSafe(id), cut)
 	}
 	if err != nil {
 		if errors.Is(err, logger.ErrNotFound) || errors.Is(err, logger.ErrAmbiguous) {

@@ -7,12 +7,13 @@ import (
 	"time"
 
 	"github.com/agentharness/harness/event"
+	"github.com/agentharness/harness/internal/ansi"
 	"github.com/agentharness/harness/internal/plural"
 )
 
 // textRenderer writes a live transcript for a person: assistant text as it
 // streams, one line per tool call, warnings and errors, a closing summary.
-// Every string that comes from the agent goes through termSafe (paint
+// Every string that comes from the agent goes through ansi.TermSafe (paint
 // does it for what it colors), so agent output cannot drive the terminal.
 type textRenderer struct {
 	w       io.Writer
@@ -36,7 +37,7 @@ const (
 )
 
 func (t *textRenderer) paint(code, s string) string {
-	s = termSafe(s)
+	s = ansi.TermSafe(s)
 	if !t.color {
 		return s
 	}
@@ -80,7 +81,7 @@ func (t *textRenderer) Render(ev event.Event) {
 			t.endLine()
 			t.reasoning = false
 		}
-		t.write(termSafe(b.Text))
+		t.write(ansi.TermSafe(b.Text))
 		if t.streamed.Len() < event.MaxTextBytes {
 			t.streamed.WriteString(b.Text)
 		}
@@ -105,7 +106,7 @@ func (t *textRenderer) Render(ev event.Event) {
 		}
 		switch pending := t.streamed.String(); {
 		case pending == "":
-			t.write(termSafe(b.Text))
+			t.write(ansi.TermSafe(b.Text))
 		case strings.HasPrefix(pending, b.Text) && b.Text != "":
 			// Printed as it streamed; what follows it belongs to the
 			// messages still to come.
@@ -147,13 +148,13 @@ func (t *textRenderer) toolLine(b *event.ToolEnd) string {
 	default:
 		mark, code = "✗", ansiRed
 	}
-	s := fmt.Sprintf("  %s %s [%s] %s", t.paint(code, mark), t.paint(ansiCyan, b.Name), termSafe(string(b.Kind)), termSafe(string(b.Status)))
+	s := fmt.Sprintf("  %s %s [%s] %s", t.paint(code, mark), t.paint(ansiCyan, b.Name), ansi.TermSafe(string(b.Kind)), ansi.TermSafe(string(b.Status)))
 	if b.ExitCode != nil {
 		s += fmt.Sprintf(" (exit %d)", *b.ExitCode)
 	}
 	s += " " + t.paint(ansiDim, formatDuration(time.Duration(b.DurationMS)*time.Millisecond))
 	if len(b.Paths) > 0 {
-		s += " " + termSafe(strings.Join(b.Paths, ", "))
+		s += " " + ansi.TermSafe(strings.Join(b.Paths, ", "))
 	}
 	if b.Synthetic {
 		s += t.paint(ansiDim, " (closed by harness)")
@@ -192,7 +193,7 @@ func (t *textRenderer) summary(r *event.Result) string {
 		parts = append(parts, fmt.Sprintf("exit %d", *r.ExitCode))
 	}
 	if r.Signal != "" {
-		parts = append(parts, termSafe(r.Signal))
+		parts = append(parts, ansi.TermSafe(r.Signal))
 	}
 	return "— " + strings.Join(parts, " · ")
 }

@@ -1,11 +1,11 @@
-package main
+package ansi
 
 import (
 	"strings"
 	"unicode/utf8"
 )
 
-// termSafe returns s fit to print on a terminal: agent output must not
+// TermSafe returns s fit to print on a terminal: agent output must not
 // drive the user's terminal (OSC 52 clipboard writes, screen clears,
 // window titles, cursor moves). Escape sequences are removed whole — CSI
 // (ESC [ … final byte), OSC (ESC ] … BEL or ST), DCS/SOS/PM/APC strings
@@ -16,7 +16,7 @@ import (
 // ESC byte ever reaches the terminal and what follows it in the next piece
 // prints as plain text. NDJSON output never goes through here: it stays
 // byte-faithful, its control characters escaped by JSON.
-func termSafe(s string) string {
+func TermSafe(s string) string {
 	if !needsTermSafe(s) {
 		return s
 	}
