@@ -222,13 +222,14 @@ func requireNoneAlive(t *testing.T, r *run) {
 	t.Helper()
 	self := os.Getpid()
 	othersZombie := func(st procStat) bool { return st.state == 'Z' && st.ppid != self }
+	ofRun := func(pid int) bool { has, _ := environHas(pid, r.p.marker); return has }
 	for pid, st := range allProcs() {
 		if othersZombie(st) {
 			continue
 		}
 		require.NotEqual(t, r.p.pid, st.pgrp, "process %d of the run's group is alive (state %c)", pid, st.state)
 		if st.state != 'Z' {
-			require.False(t, environHas(pid, r.p.marker), "process %d of the run is alive", pid)
+			require.False(t, ofRun(pid), "process %d of the run is alive", pid)
 		}
 	}
 	r.mu.Lock()
@@ -236,7 +237,7 @@ func requireNoneAlive(t *testing.T, r *run) {
 	r.mu.Unlock()
 	for _, pid := range pids {
 		st, ok := readStat(pid)
-		if ok && pid == r.p.pid && !environHas(pid, r.p.marker) && st.pgrp != r.p.pid {
+		if ok && pid == r.p.pid && !ofRun(pid) && st.pgrp != r.p.pid {
 			continue // the pid was reused by an unrelated process
 		}
 		if ok && othersZombie(st) {

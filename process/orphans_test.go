@@ -3,6 +3,7 @@
 package process
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -20,6 +21,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/agentharness/harness/internal/fakeagent"
+	"github.com/agentharness/harness/internal/procstat"
 )
 
 func init() {
@@ -252,6 +254,36 @@ func TestWalksFindUnlistedOrphan(t *testing.T) {
 		return listed, ok
 	}
 	t.Cleanup(func() { listChildren = childrenOf })
+	opts := Options{Idle: time.Minute, KillGrace: 100 * time.Millisecond, noCgroup: true, noReaper: true}
+	r := startFake(t, t.Context(), "double-fork-daemon", nil, opts, nil, `"result"`)
+	o := r.wait(t, runBound) // and nothing of the run is left
+	require.True(t, o.Exited)
+	endedLeavingOne(t, r, o)
+}
+
+// TestWalksFindOrphanMidExec: in the middle of an exec a process reads,
+// for that moment, an empty environment in /proc (its new image's is not
+// set up yet), so a run's daemon exec'ing as it was looked at was taken
+// for one of the caller's children and not looked at again, and the
+// run's end left it alive. With its first looks reading so, the run's end
+// still finds and kills it. Not parallel: it replaces readEnviron.
+func TestWalksFindOrphanMidExec(t *testing.T) {
+	var mu sync.Mutex
+	looks := map[string]int{} // by environ file of a process of the run
+	readEnviron = func(path string) ([]byte, error) {
+		b, err := procstat.ReadFile(path)
+		if !bytes.Contains(b, []byte("HARNESS_RUN_")) {
+			return b, err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		looks[path]++
+		if looks[path] <= 3 {
+			return nil, nil
+		}
+		return b, err
+	}
+	t.Cleanup(func() { readEnviron = procstat.ReadFile })
 	opts := Options{Idle: time.Minute, KillGrace: 100 * time.Millisecond, noCgroup: true, noReaper: true}
 	r := startFake(t, t.Context(), "double-fork-daemon", nil, opts, nil, `"result"`)
 	o := r.wait(t, runBound) // and nothing of the run is left

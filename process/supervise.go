@@ -31,6 +31,10 @@ const (
 	// sweepTimeout bounds the kill-and-reap loop at the end of the run (a
 	// process in uninterruptible sleep cannot be reaped sooner).
 	sweepTimeout = 5 * time.Second
+	// execWindow is how long the sweep looks again at an orphan whose
+	// environment read as empty, as a process's does in the middle of an
+	// exec (a daemon exec'ing as the run ends), before it rules it out.
+	execWindow = 50 * time.Millisecond
 	// stderrLineMax caps one line handed to OnStderr.
 	stderrLineMax = 64 << 10
 	// reaperAnswer is how long a run's reaper has to report the agent's
@@ -320,7 +324,7 @@ func (p *Proc) walk(w *walker) bool {
 		known[k] = v
 	}
 	found := false
-	ours, others := orphansOf(p.marker, known)
+	ours, others, _ := orphansOf(p.marker, known) // one unread is looked at again at the next walk
 	for _, o := range ours {
 		found = p.remember(o) || found
 		roots = append(roots, o.pid)

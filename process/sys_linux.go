@@ -203,11 +203,13 @@ var listChildren = childrenOf
 // orphansOf sorts the live children of this process that are not in known
 // (pid → start time) into those that carry marker in their environment
 // (processes of the run re-parented to us, the subreaper, because their
-// parent died) and the others.
-func orphansOf(marker []byte, known map[int]uint64) (ours, others []procStat) {
+// parent died) and the others. A child whose environment read empty
+// (environHas) is in neither: unread says there was one, to be looked at
+// again.
+func orphansOf(marker []byte, known map[int]uint64) (ours, others []procStat, unread bool) {
 	kids, ok := listChildren(os.Getpid())
 	if !ok {
-		return nil, nil
+		return nil, nil, false
 	}
 	for _, k := range kids {
 		st, ok := readStat(k)
@@ -217,13 +219,16 @@ func orphansOf(marker []byte, known map[int]uint64) (ours, others []procStat) {
 		if start, seen := known[k]; seen && start == st.start {
 			continue
 		}
-		if environHas(k, marker) {
+		switch has, empty := environHas(k, marker); {
+		case has:
 			ours = append(ours, st)
-		} else {
+		case empty:
+			unread = true
+		default:
 			others = append(others, st)
 		}
 	}
-	return ours, others
+	return ours, others, unread
 }
 
 // EnvironHas reports whether process pid's initial environment
@@ -231,25 +236,35 @@ func orphansOf(marker []byte, known map[int]uint64) (ours, others []procStat) {
 // exited) holds the entry kv ("KEY=VALUE"); false when it cannot be read.
 // It is how a run's processes are known by a marker they inherit, for the
 // supervisor and for conform alike.
-func EnvironHas(pid int, kv string) bool { return environHas(pid, []byte(kv+"\x00")) }
+func EnvironHas(pid int, kv string) bool {
+	has, _ := environHas(pid, []byte(kv+"\x00"))
+	return has
+}
+
+// readEnviron reads a process's environ file; a test makes it read one
+// as it reads for a process in the middle of an exec.
+var readEnviron = procstat.ReadFile
 
 // environHas reports whether pid's initial environment holds entry (a
-// "KEY=VALUE\x00" string).
-func environHas(pid int, entry []byte) bool {
-	b, err := procstat.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+// "KEY=VALUE\x00" string), and whether it read as empty. A process in the
+// middle of an exec reads so for a moment (its new image's environment
+// is not set up yet), as does one whose environment was emptied: a
+// caller that would rule it out by its marker looks again (execWindow).
+func environHas(pid int, entry []byte) (has, empty bool) {
+	b, err := readEnviron("/proc/" + strconv.Itoa(pid) + "/environ")
 	if len(b) == 0 {
 		// Its main thread has exited: another thread still has it.
 		if tid := procstat.OtherThread(pid); tid != 0 {
-			b, err = procstat.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + strconv.Itoa(tid) + "/environ")
+			b, err = readEnviron("/proc/" + strconv.Itoa(pid) + "/task/" + strconv.Itoa(tid) + "/environ")
 		}
 	}
-	if err != nil {
-		return false
+	switch {
+	case err != nil:
+		return false, false
+	case len(b) == 0:
+		return false, true
 	}
-	if bytes.HasPrefix(b, entry) {
-		return true
-	}
-	return bytes.Contains(b, append([]byte{0}, entry...))
+	return bytes.HasPrefix(b, entry) || bytes.Contains(b, append([]byte{0}, entry...)), false
 }
 
 // signalProc sends sig to the process pid only if it is still the process
@@ -274,8 +289,10 @@ func signalProc(pid int, start uint64, sig syscall.Signal) bool {
 // attribute returns the processes of procs that belong to this run: in the
 // child's group (or session, with PTY), seen in its tree (same pid and start
 // time), or orphans re-parented to us carrying the run's marker, or, with a
-// reaper, its tag; then every descendant of those.
-func (p *Proc) attribute(procs map[int]procStat) map[int]procStat {
+// reaper, its tag; then every descendant of those. unread says that an
+// orphan of ours was left out because its environment read as empty
+// (environHas).
+func (p *Proc) attribute(procs map[int]procStat) (set map[int]procStat, unread bool) {
 	self := os.Getpid()
 	p.mu.Lock()
 	tracked := make(map[int]uint64, len(p.tracked)+len(p.stragglers))
@@ -286,7 +303,7 @@ func (p *Proc) attribute(procs map[int]procStat) map[int]procStat {
 		tracked[k] = v
 	}
 	p.mu.Unlock()
-	set := map[int]procStat{}
+	set = map[int]procStat{}
 	for pid, st := range procs {
 		if pid == self || p.rp != nil && pid == p.rp.pid {
 			continue // the run's reaper is ended by its own protocol
@@ -294,10 +311,15 @@ func (p *Proc) attribute(procs map[int]procStat) map[int]procStat {
 		start, seen := tracked[pid]
 		switch {
 		case st.pgrp == p.pid, p.sid != 0 && st.sid == p.sid, seen && start == st.start:
-		case st.ppid == self && !st.dead() && environHas(pid, p.marker):
 		case st.ppid == self && p.rp != nil && p.rp.tag != 0 && runTag(pid) == p.rp.tag:
 			// Of a run whose reaper died (its tag: see tagBase), even
 			// a zombie, which is then ours to reap.
+		case st.ppid == self && !st.dead():
+			has, empty := environHas(pid, p.marker)
+			unread = unread || empty
+			if !has {
+				continue
+			}
 		default:
 			continue
 		}
@@ -315,7 +337,7 @@ func (p *Proc) attribute(procs map[int]procStat) map[int]procStat {
 			}
 		}
 	}
-	return set
+	return set, unread
 }
 
 // killAtOnce kills every process of the run at once, for EndAll:
@@ -366,10 +388,20 @@ func (p *Proc) killRun(reap bool) {
 	}
 	self := os.Getpid()
 	deadline := time.Now().Add(sweepTimeout)
+	var unreadUntil time.Time // set at the first look that read an empty environment
 	pause := time.Millisecond
 	for {
-		set := p.attribute(allProcs())
+		set, unread := p.attribute(allProcs())
 		pending := false
+		if unread {
+			// An orphan of ours mid-exec may be of the run: looked at
+			// again for a while; one whose environment was emptied
+			// stays unread, and does not hold up every run's end.
+			if unreadUntil.IsZero() {
+				unreadUntil = time.Now().Add(execWindow)
+			}
+			pending = time.Now().Before(unreadUntil)
+		}
 		for pid, st := range set {
 			if st.dead() {
 				// The agent is reaped by its Wait, unless the reaper that
@@ -463,8 +495,8 @@ func (p *Proc) runGone() bool {
 			return false
 		}
 	}
-	ours, _ := orphansOf(p.marker, tracked)
-	return len(ours) == 0
+	ours, _, unread := orphansOf(p.marker, tracked)
+	return len(ours) == 0 && !unread
 }
 
 // emptyCgroup kills everything in the run's cgroup, counts what it killed

@@ -44,7 +44,7 @@ func descendants(int) []procStat { return nil }
 // EnvironHas reports false: there is no /proc to read an environment from.
 func EnvironHas(int, string) bool { return false }
 
-func orphansOf([]byte, map[int]uint64) (ours, others []procStat) { return nil, nil }
+func orphansOf([]byte, map[int]uint64) (ours, others []procStat, unread bool) { return nil, nil, false }
 
 func (p *Proc) killRun(bool) { p.signalGroup(syscall.SIGKILL) }
 

@@ -91,7 +91,7 @@ func TestStragglerFinder(t *testing.T) {
 	require.Len(t, byPPID, 1)
 	require.Equal(t, kids[0], byPPID[0].pid)
 
-	set := r.p.attribute(allProcs())
+	set, _ := r.p.attribute(allProcs())
 	require.Contains(t, set, r.p.pid)
 	require.Contains(t, set, kids[0])
 	require.NotContains(t, set, os.Getpid())
