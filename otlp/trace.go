@@ -267,7 +267,10 @@ func (r *Recorder) Add(ev event.Event) {
 			s.Attributes = append(s.Attributes, Str(AttrToolArguments, r.redactString(string(b.Input))))
 		}
 		if old := r.tools[b.CallID]; old != nil {
-			r.free = append(r.free, old) // a call id used twice: the first call is dropped, as before
+			// An id reused while its call is open (a log not written by
+			// harness's stream, which renames it): the first call gets no
+			// end of its own, so it ends here, as the stream closes one.
+			r.endSynthetic(old, ms(ev.TS))
 		}
 		r.tools[b.CallID] = s
 	case *event.ToolEnd:
@@ -384,6 +387,17 @@ func appendUsageAttrs(kv []KeyValue, u *event.Usage) []KeyValue {
 // and cache written included.
 func InputTokens(u event.Usage) int64 { return u.AllInput() }
 
+// endSynthetic ends an open call's span at end, as the stream ends a
+// call it closes itself (cancelled, synthetic), and emits it.
+func (r *Recorder) endSynthetic(t *Span, end Nanos) {
+	t.End = end
+	t.Attributes = append(t.Attributes, Str("harness.tool.status", event.StatusCancelled), Bool("harness.tool.synthetic", true),
+		Str(AttrErrorType, event.StatusCancelled))
+	t.Status = SpanStatus{Code: StatusError, Message: event.StatusCancelled}
+	r.emit(t)
+	r.free = append(r.free, t)
+}
+
 // finish ends the run's span at the result.
 func (r *Recorder) finish(ts int64, res *event.Result) {
 	s := &r.root
@@ -396,12 +410,7 @@ func (r *Recorder) finish(ts int64, res *event.Result) {
 		return cmp.Or(cmp.Compare(r.tools[a].Start, r.tools[b].Start), strings.Compare(a, b))
 	})
 	for _, id := range open {
-		t := r.tools[id]
-		t.End = s.End
-		t.Attributes = append(t.Attributes, Str("harness.tool.status", event.StatusCancelled), Bool("harness.tool.synthetic", true),
-			Str(AttrErrorType, event.StatusCancelled))
-		t.Status = SpanStatus{Code: StatusError, Message: event.StatusCancelled}
-		r.emit(t)
+		r.endSynthetic(r.tools[id], s.End)
 		delete(r.tools, id)
 	}
 	if s.Start == 0 || s.Start > s.End {
