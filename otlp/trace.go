@@ -117,6 +117,7 @@ type Recorder struct {
 	root      Span
 	provider  string
 	model     string // the agent's model, as the session start named it
+	version   string // the agent's, as the session start named it
 	sessionID string
 	seqFirst  int64
 	seqLast   int64
@@ -246,7 +247,7 @@ func (r *Recorder) Add(ev event.Event) {
 			r.sessionID = b.SessionID
 		}
 		if b.AgentVersion != "" {
-			r.root.Attributes = append(r.root.Attributes, Str(AttrAgentVersion, b.AgentVersion))
+			r.version = b.AgentVersion
 		}
 	case *event.ToolStart:
 		name, ok := r.names[b.Name]
@@ -398,10 +399,13 @@ func (r *Recorder) endSynthetic(t *Span, end Nanos) {
 	r.free = append(r.free, t)
 }
 
-// finish ends the run's span at the result.
+// finish ends the run's span at the result. A second result (a log not
+// written by harness's stream) ends it again, in its stead: the span is
+// the last result's, as the ATIF export and event.Tally read it.
 func (r *Recorder) finish(ts int64, res *event.Result) {
 	s := &r.root
 	s.End = ms(ts)
+	s.Status = SpanStatus{}
 	// The stream closes every call first; this is a safety net, for a log
 	// cut short (TraceOf). Its calls end as the stream's closing would
 	// (cancelled, synthetic), in the order they started: a map's order
@@ -421,6 +425,9 @@ func (r *Recorder) finish(ts int64, res *event.Result) {
 		sessionID = r.sessionID
 	}
 	attrs := []KeyValue{Str(AttrOperation, OpInvokeAgent), Str(AttrProvider, r.provider), Str(AttrAgentName, r.info.Agent)}
+	if r.version != "" {
+		attrs = append(attrs, Str(AttrAgentVersion, r.version))
+	}
 	attrs = r.appendModelAttrs(attrs)
 	if sessionID != "" {
 		attrs = append(attrs, Str(AttrConversationID, sessionID))
@@ -459,7 +466,7 @@ func (r *Recorder) finish(ts int64, res *event.Result) {
 			"parts": []map[string]string{{"type": "text", "content": r.redactString(res.Text)}}}})
 		attrs = append(attrs, Str(AttrOutputMessages, string(out)))
 	}
-	s.Attributes = append(attrs, s.Attributes...)
+	s.Attributes = attrs
 }
 
 // errorType is the run's error.type: the class of its fatal error, else
