@@ -148,8 +148,10 @@ type Span struct {
 	End        Nanos       `json:"endTimeUnixNano"`
 	Attributes []KeyValue  `json:"attributes,omitempty"`
 	Events     []SpanEvent `json:"events,omitempty"`
-	Status     SpanStatus  `json:"status"`
-	Flags      uint32      `json:"flags,omitempty"`
+	// DroppedEvents counts the events left out past maxSpanEvents.
+	DroppedEvents uint32     `json:"droppedEventsCount,omitempty"`
+	Status        SpanStatus `json:"status"`
+	Flags         uint32     `json:"flags,omitempty"`
 }
 
 // SpanEvent is a timed note on a span (a watchdog warning, an error).
@@ -251,6 +253,7 @@ func appendSpan(b []byte, s *Span) []byte {
 		b = appendString(b, 2, e.Name)
 		b = end(appendAttrs(b, 3, e.Attributes), ev)
 	}
+	b = appendVarintField(b, 12, uint64(s.DroppedEvents))
 	b, st := begin(b, 15)
 	b = appendString(b, 2, s.Status.Message)
 	b = end(appendVarintField(b, 3, uint64(s.Status.Code)), st)

@@ -224,6 +224,22 @@ func randomID(id []byte) {
 	}
 }
 
+// maxSpanEvents bounds the warnings and errors a span keeps, as the
+// OpenTelemetry SDKs' default event count limit does: an agent that
+// reports errors without end must not grow a span without bound, in
+// memory and past what its encoding's length can say (begin).
+const maxSpanEvents = 128
+
+// addEvent adds e to s; past maxSpanEvents the oldest is dropped and
+// counted, so the latest (a fatal error) stay.
+func addEvent(s *Span, e SpanEvent) {
+	if len(s.Events) >= maxSpanEvents {
+		s.Events = append(s.Events[:0], s.Events[1:]...)
+		s.DroppedEvents++
+	}
+	s.Events = append(s.Events, e)
+}
+
 // Add records one event.
 func (r *Recorder) Add(ev event.Event) {
 	if r.seqFirst == 0 || ev.Seq < r.seqFirst {
@@ -331,7 +347,7 @@ func (r *Recorder) Add(ev event.Event) {
 		if s := r.tools[b.CallID]; b.CallID != "" && s != nil {
 			on = s // a stalled tool: on its own span
 		}
-		on.Events = append(on.Events, SpanEvent{Time: ms(ev.TS), Name: "harness.warning", Attributes: attrs})
+		addEvent(on, SpanEvent{Time: ms(ev.TS), Name: "harness.warning", Attributes: attrs})
 	case *event.Error:
 		attrs := []KeyValue{Str("harness.error.code", b.Code), Str("harness.error.message", r.redactString(b.Message)),
 			Bool("harness.error.fatal", b.Fatal)}
@@ -351,7 +367,7 @@ func (r *Recorder) Add(ev event.Event) {
 					Int("harness.error.last_activity_ms_ago", b.Partial.LastActivityMSAgo))
 			}
 		}
-		r.root.Events = append(r.root.Events, SpanEvent{Time: ms(ev.TS), Name: "harness.error", Attributes: attrs})
+		addEvent(&r.root, SpanEvent{Time: ms(ev.TS), Name: "harness.error", Attributes: attrs})
 	case *event.Result:
 		r.finish(ev.TS, b)
 	}
