@@ -74,29 +74,45 @@ type toolUpdate struct {
 	Locations  []struct {
 		Path string `json:"path"`
 	} `json:"locations"`
-	Meta struct {
-		// claude-agent-acp passes Claude Code's tool name and its tool
-		// result (originalFile, structuredPatch): the exact data the
-		// Claude CLI adapter makes its diffs from.
-		ClaudeCode struct {
-			ToolName     string          `json:"toolName"`
-			ToolResponse json.RawMessage `json:"toolResponse"`
-		} `json:"claudeCode"`
-		// codex-acp 2 streams a command's output and exit status here
-		// (its content is a terminal harness did not ask for).
-		TerminalOutput struct {
-			Data string `json:"data"`
-		} `json:"terminal_output_delta"`
-		TerminalExit struct {
-			ExitCode *float64 `json:"exit_code"`
-		} `json:"terminal_exit"`
-		// codex-acp 2: the thread's status; "systemError" when the turn failed.
-		Codex struct {
-			ThreadStatus struct {
-				Type string `json:"type"`
-			} `json:"threadStatus"`
-		} `json:"codex"`
-	} `json:"_meta"`
+	Meta toolMeta `json:"_meta"`
+}
+
+// toolMeta is what harness reads of a call's _meta, leniently (lenient).
+type toolMeta struct {
+	// claude-agent-acp passes Claude Code's tool name and its tool
+	// result (originalFile, structuredPatch): the exact data the
+	// Claude CLI adapter makes its diffs from.
+	ClaudeCode struct {
+		ToolName     string          `json:"toolName"`
+		ToolResponse json.RawMessage `json:"toolResponse"`
+	} `json:"claudeCode"`
+	// codex-acp 2 streams a command's output and exit status here
+	// (its content is a terminal harness did not ask for).
+	TerminalOutput struct {
+		Data string `json:"data"`
+	} `json:"terminal_output_delta"`
+	TerminalExit struct {
+		ExitCode *float64 `json:"exit_code"`
+	} `json:"terminal_exit"`
+	// codex-acp 2: the thread's status; "systemError" when the turn failed.
+	Codex struct {
+		ThreadStatus struct {
+			Type string `json:"type"`
+		} `json:"threadStatus"`
+	} `json:"codex"`
+}
+
+func (m *toolMeta) UnmarshalJSON(b []byte) error {
+	type fields toolMeta // without this method
+	return lenient(b, (*fields)(m))
+}
+
+// lenient decodes b into v as far as its fields fit: _meta is free-form
+// (ACP's extension point), so a field of a shape harness does not read
+// is no data, never a message left unread.
+func lenient(b []byte, v any) error {
+	json.Unmarshal(b, v) // a field that does not fit is left zero; the others are set
+	return nil
 }
 
 func (m *mapper) init() {
@@ -620,12 +636,20 @@ func rawOutput(raw json.RawMessage) string {
 }
 
 type diffContent struct {
-	Path    string  `json:"path"`
-	OldText *string `json:"oldText"`
-	NewText string  `json:"newText"`
-	Meta    struct {
-		Kind string `json:"kind"` // Gemini: "add" for a file created (with oldText "")
-	} `json:"_meta"`
+	Path    string   `json:"path"`
+	OldText *string  `json:"oldText"`
+	NewText string   `json:"newText"`
+	Meta    diffMeta `json:"_meta"`
+}
+
+// diffMeta is what harness reads of a diff content's _meta, leniently.
+type diffMeta struct {
+	Kind string `json:"kind"` // Gemini: "add" for a file created (with oldText "")
+}
+
+func (m *diffMeta) UnmarshalJSON(b []byte) error {
+	type fields diffMeta // without this method
+	return lenient(b, (*fields)(m))
 }
 
 // toolContent reads a call's content: the text shown, and its diffs.
