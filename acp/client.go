@@ -405,8 +405,8 @@ func (c *Client) request(dst []event.Body, msg *rpc) []event.Body {
 		if c.w != nil && adapters.Unread(err) {
 			return c.fail(dst, "the agent does not read harness's answers: "+err.Error())
 		}
-		if denied != "" && len(c.m.denied) < maxDenied {
-			c.m.denied[denied] = true
+		if denied != "" {
+			c.m.deny(denied)
 		}
 		return dst
 	}

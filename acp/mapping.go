@@ -399,7 +399,8 @@ func (m *mapper) endDenied(dst []event.Body, except string) []event.Body {
 // call refused) starts here, as an announcement would start it, so the
 // text before it ends as a message (interim commentary, not the answer),
 // and the call and its refusal leave a trace. A call already announced
-// is left as it is. It returns the call's id.
+// is left as it is, and one that already ended is late news (late): it
+// opens no second call. It returns the call's id.
 func (m *mapper) requested(dst []event.Body, params json.RawMessage) ([]event.Body, string) {
 	var p struct {
 		ToolCall toolUpdate `json:"toolCall"`
@@ -407,7 +408,7 @@ func (m *mapper) requested(dst []event.Body, params json.RawMessage) ([]event.Bo
 	json.Unmarshal(params, &p)
 	u := &p.ToolCall
 	u.ToolCallID = callID(u.ToolCallID)
-	if u.ToolCallID == "" || m.open[u.ToolCallID] != nil {
+	if u.ToolCallID == "" || m.open[u.ToolCallID] != nil || m.ended.Has(u.ToolCallID) {
 		return dst, u.ToolCallID
 	}
 	if len(m.denied) > 0 {
@@ -415,6 +416,15 @@ func (m *mapper) requested(dst []event.Body, params json.RawMessage) ([]event.Bo
 	}
 	u.Status = nil // "pending": the call has not run
 	return m.toolCall(dst, u, true), u.ToolCallID
+}
+
+// deny marks the call of id refused (within maxDenied): it ends denied.
+// A call that already ended is not marked: the refusal came too late for
+// it, and a call announced again under its id is not the one refused.
+func (m *mapper) deny(id string) {
+	if len(m.denied) < maxDenied && (m.open[id] != nil || !m.ended.Has(id)) {
+		m.denied[id] = true
+	}
 }
 
 // turnOver forgets the calls still open at a turn's end: the stream closes

@@ -217,3 +217,45 @@ func TestPermissionRequestNamesAnArgvCommand(t *testing.T) {
 	require.Equal(t, "ls -l", st.Command)
 	require.Equal(t, st.Command, r.Command)
 }
+
+// TestPermissionForAnEndedCall: a session/request_permission for a call
+// whose end the agent already reported is late news, as a late
+// tool_call_update is: it opens no second call (each call starts once,
+// ends once), whether harness refuses it (read-only) or asks the caller.
+// It started the call again, a second tool_start ended denied.
+func TestPermissionForAnEndedCall(t *testing.T) {
+	request := `{"jsonrpc":"2.0","id":7,"method":"session/request_permission","params":{"sessionId":"s1","toolCall":{"toolCallId":"e1","kind":"edit","title":"Edit"},` +
+		`"options":[{"optionId":"y","kind":"allow_once"},{"optionId":"n","kind":"reject_once"}]}}`
+	check := func(t *testing.T, c *Client) {
+		t.Helper()
+		out, _ := c.Parse(nil, update(`{"sessionUpdate":"tool_call","toolCallId":"e1","title":"Edit","kind":"edit","status":"pending"}`))
+		out, _ = c.Parse(out, update(`{"sessionUpdate":"tool_call_update","toolCallId":"e1","status":"completed"}`))
+		out, _ = c.Parse(out, []byte(request))
+		out, _ = c.Parse(out, chunk("done"))
+		var starts, ends int
+		for _, b := range out {
+			switch b.(type) {
+			case *event.ToolStart:
+				starts++
+			case *event.ToolEnd:
+				ends++
+			}
+		}
+		require.Equal(t, [2]int{1, 1}, [2]int{starts, ends}, "%#v", out)
+	}
+	t.Run("read-only", func(t *testing.T) {
+		var w bytes.Buffer
+		c := geminiClient(t, &w, false, false, adapters.ReadOnly)
+		check(t, c)
+		id, ok := sent(&w, "session/prompt")
+		require.True(t, ok)
+		out, _ := c.Parse(nil, answer(id, `{"stopReason":"end_turn"}`))
+		require.Equal(t, event.ResultSuccess, out[len(out)-1].(*event.Result).Status, "%#v", out)
+	})
+	t.Run("ask", func(t *testing.T) {
+		var w bytes.Buffer
+		c, _ := conv(t, &w, true, adapters.FullAccess, nil, "")
+		turn(t, c, &w, "edit")
+		check(t, c)
+	})
+}

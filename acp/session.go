@@ -90,9 +90,7 @@ func (c *Client) Answer(callID string, allow bool) bool {
 	order := []string{"allow_once", "allow_always"}
 	if !allow {
 		order = []string{"reject_once", "reject_always"}
-		if len(c.m.denied) < maxDenied {
-			c.m.denied[id] = true
-		}
+		c.m.deny(id)
 	}
 	c.write(map[string]any{"jsonrpc": "2.0", "id": req.id, "result": map[string]any{"outcome": pickOption(req.options, order)}})
 	return true
@@ -136,8 +134,8 @@ func (c *Client) ask(dst []event.Body, msg *rpc) []event.Body {
 		if adapters.Unread(err) {
 			return c.fail(dst, "the agent does not read harness's answers: "+err.Error())
 		}
-		if !dup && len(c.m.denied) < maxDenied {
-			c.m.denied[id] = true
+		if !dup {
+			c.m.deny(id)
 		}
 		return dst
 	}
