@@ -93,6 +93,10 @@ type Client struct {
 	capNew  int64
 	capMode bool
 
+	// outputEnded is set by Flush: the agent's stdout has ended, and a
+	// setup deadline that fires now is not reported.
+	outputEnded bool
+
 	m mapper // used by Parse only
 }
 
@@ -215,7 +219,7 @@ func (c *Client) arm() {
 	phase := c.phase
 	c.timer = time.AfterFunc(c.setup, func() {
 		c.mu.Lock()
-		if c.phase != phase {
+		if c.phase != phase || c.outputEnded {
 			c.mu.Unlock()
 			return
 		}
@@ -379,8 +383,18 @@ func (c *Client) Parse(dst []event.Body, line []byte) ([]event.Body, bool) {
 
 // Flush implements adapters.Parser. Text still streaming when the output
 // ended (the prompt never answered) is no complete message: its deltas
-// stay in the stream, and nothing more is made of them.
-func (c *Client) Flush(dst []event.Body) []event.Body { return dst }
+// stay in the stream, and nothing more is made of them. No answer can
+// come either: a setup step's deadline stops (an agent that exited during
+// the setup would have its miss reported after the run's end).
+func (c *Client) Flush(dst []event.Body) []event.Body {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.outputEnded = true
+	if c.timer != nil {
+		c.timer.Stop()
+	}
+	return dst
+}
 
 // request answers a call from the agent.
 func (c *Client) request(dst []event.Body, msg *rpc) []event.Body {
