@@ -199,7 +199,7 @@ func (c *Client) Cancel() bool {
 	if c.w == nil || c.phase != phasePrompt {
 		return false
 	}
-	c.cancelAsks()
+	c.cancelAsks() // a stdin that takes none of these takes no cancel either: false
 	return c.notify("session/cancel", map[string]string{"sessionId": c.sessionID}) == nil
 }
 
@@ -243,6 +243,13 @@ func (c *Client) fail(dst []event.Body, msg string) []event.Body {
 	c.end()
 	c.stopped = true
 	return jsonrpc.Broken(dst, "acp: "+msg, "the agent does not speak ACP as harness does; check its version and command", c.sessionID, event.Usage{})
+}
+
+// unread ends the session of an agent that does not read harness's
+// answers (err, a write's: adapters.Unread): its requests would go on
+// unanswered. mu is held.
+func (c *Client) unread(dst []event.Body, err error) []event.Body {
+	return c.fail(dst, "the agent does not read harness's answers: "+err.Error())
 }
 
 // refuseAsk ends a session with permissions ask that the agent would
@@ -342,6 +349,13 @@ type rpcError struct {
 func (c *Client) Parse(dst []event.Body, line []byte) ([]event.Body, bool) {
 	c.mu.Lock()
 	stopped := c.stopped
+	if err := c.conv.unread; err != nil && !stopped {
+		// The caller's answer was not taken (Answer): this line is the
+		// first after it, and the session ends here.
+		c.conv.unread = nil
+		dst = c.unread(dst, err)
+		stopped = true
+	}
 	c.mu.Unlock()
 	if stopped {
 		return dst, true // after the fatal error, nothing but the result
@@ -417,7 +431,7 @@ func (c *Client) request(dst []event.Body, msg *rpc) []event.Body {
 		}
 		err := c.write(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "result": map[string]any{"outcome": outcome}})
 		if c.w != nil && adapters.Unread(err) {
-			return c.fail(dst, "the agent does not read harness's answers: "+err.Error())
+			return c.unread(dst, err)
 		}
 		if denied != "" {
 			c.m.deny(denied)

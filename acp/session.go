@@ -34,6 +34,10 @@ type conversation struct {
 	queue jsonrpc.Prompts   // prompts not sent yet
 	turns int               // prompts sent
 	asks  map[string]askReq // pending permission requests, by call id
+	// unread is the write error of the caller's answer (Answer) that the
+	// agent's stdin did not take: Answer returns no bodies, so the next
+	// line the agent sends ends the session with it.
+	unread error
 }
 
 // askReq is a permission request waiting for the caller.
@@ -92,7 +96,10 @@ func (c *Client) Answer(callID string, allow bool) bool {
 		order = []string{"reject_once", "reject_always"}
 		c.m.deny(id)
 	}
-	c.write(map[string]any{"jsonrpc": "2.0", "id": req.id, "result": map[string]any{"outcome": pickOption(req.options, order)}})
+	err := c.write(map[string]any{"jsonrpc": "2.0", "id": req.id, "result": map[string]any{"outcome": pickOption(req.options, order)}})
+	if adapters.Unread(err) {
+		c.conv.unread = err
+	}
 	return true
 }
 
@@ -132,7 +139,7 @@ func (c *Client) ask(dst []event.Body, msg *rpc) []event.Body {
 		err := c.write(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(strings.Clone(string(msg.ID))),
 			"result": map[string]any{"outcome": pickOption(p.Options, []string{"reject_once", "reject_always"})}})
 		if adapters.Unread(err) {
-			return c.fail(dst, "the agent does not read harness's answers: "+err.Error())
+			return c.unread(dst, err)
 		}
 		if !dup {
 			c.m.deny(id)
@@ -163,12 +170,19 @@ func (c *Client) ask(dst []event.Body, msg *rpc) []event.Body {
 }
 
 // cancelAsks answers every pending permission request cancelled, as ACP
-// asks of a client that cancels the turn. mu is held.
-func (c *Client) cancelAsks() {
+// asks of a client that cancels the turn. It returns the error of a
+// write the agent's stdin did not take (adapters.Unread), else nil. mu
+// is held.
+func (c *Client) cancelAsks() error {
+	var unread error
 	for id, req := range c.conv.asks {
-		c.write(map[string]any{"jsonrpc": "2.0", "id": req.id, "result": map[string]any{"outcome": map[string]string{"outcome": "cancelled"}}})
+		err := c.write(map[string]any{"jsonrpc": "2.0", "id": req.id, "result": map[string]any{"outcome": map[string]string{"outcome": "cancelled"}}})
+		if adapters.Unread(err) && unread == nil {
+			unread = err
+		}
 		delete(c.conv.asks, id)
 	}
+	return unread
 }
 
 // ready is the end of the setup in a live session: the first prompt
@@ -219,8 +233,11 @@ func (c *Client) turnEnded(dst []event.Body, n int) []event.Body {
 			out = append(out, b)
 		}
 	}
-	c.newTurn()
+	err := c.newTurn()
 	out = append(out, end)
+	if err != nil {
+		return c.unread(out, err)
+	}
 	return c.ready(out)
 }
 
@@ -235,15 +252,19 @@ func (c *Client) turnFailed(dst []event.Body, e *rpcError) []event.Body {
 	failed.Fatal, failed.Partial = false, nil
 	failed.Message = truncate(fmt.Sprintf("session/prompt failed: %s", text), 2000)
 	end := &event.TurnEnd{Status: event.ResultError, SessionCostUSD: c.m.cost}
-	c.newTurn()
+	if err := c.newTurn(); err != nil {
+		return c.unread(append(dst, failed, end), err)
+	}
 	return c.ready(append(dst, failed, end))
 }
 
 // newTurn forgets what the mapper kept of the turn that ended: its answer,
 // a failure of its own, the session's cost it reported (a running total:
 // the next turn's is the one reported from now on), its calls still open
-// (the turn's end closes them). mu is held.
-func (c *Client) newTurn() {
+// (the turn's end closes them), and answers the permission requests
+// still waiting cancelled: the error of one the agent's stdin did not
+// take is returned (cancelAsks). mu is held.
+func (c *Client) newTurn() error {
 	c.m.cost = nil
 	c.m.lastMessage = ""
 	c.m.text.Reset()
@@ -252,5 +273,5 @@ func (c *Client) newTurn() {
 	c.m.errText.Reset()
 	c.m.heard = false
 	c.m.turnOver()
-	c.cancelAsks()
+	return c.cancelAsks()
 }
