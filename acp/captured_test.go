@@ -132,3 +132,51 @@ func TestCapturedUsageReadLeniently(t *testing.T) {
 		require.Equal(t, event.Usage{OutputTokens: 7}, out[len(out)-1].(*event.TurnEnd).Usage)
 	})
 }
+
+// TestCapturedErrorAnswerAfterSessionNew: a capture holds the agent's
+// lines only, so an error answer to the id after session/new's is
+// set_mode's refusal or the prompt's failure, as the session's modes
+// and what follows tell. Live, a refused mode is a warning and the prompt
+// goes on; parse took every such error for a fatal one, and dropped the
+// turn the agent then ran.
+func TestCapturedErrorAnswerAfterSessionNew(t *testing.T) {
+	withModes := `{"jsonrpc":"2.0","id":2,"result":{"sessionId":"s1","modes":{"currentModeId":"default","availableModes":[{"id":"default"},{"id":"yolo"}]}}}`
+	parse := func(lines ...string) []event.Body {
+		c := NewParser()
+		var out []event.Body
+		for _, l := range append([]string{`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1}}`}, lines...) {
+			out, _ = c.Parse(out, []byte(l))
+		}
+		return c.Flush(out)
+	}
+	refused := `{"jsonrpc":"2.0","id":3,"error":{"code":-32603,"message":"mode yolo not allowed"}}`
+	t.Run("mode-refused-then-prompt", func(t *testing.T) {
+		out := parse(withModes, refused, string(chunk("done")), string(answer(4, `{"stopReason":"end_turn"}`)))
+		var warned bool
+		for _, b := range out {
+			if e, ok := b.(*event.Error); ok {
+				t.Fatalf("an error: %s", e.Message)
+			}
+			if w, ok := b.(*event.Warning); ok && strings.Contains(w.Message, "session/set_mode: mode yolo not allowed") {
+				warned = true
+			}
+		}
+		require.True(t, warned, "%#v", out)
+		res := out[len(out)-1].(*event.Result)
+		require.Equal(t, event.ResultSuccess, res.Status)
+		require.Equal(t, "done", res.Text)
+	})
+	t.Run("prompt-failed-with-modes", func(t *testing.T) {
+		// No mode was set (the current one matched): the capture ends
+		// with the prompt's error.
+		out := parse(withModes, `{"jsonrpc":"2.0","id":3,"error":{"code":-32603,"message":"Internal error: API Error: 500"}}`)
+		e := lastFatal(t, out)
+		require.Equal(t, "session/prompt failed: Internal error: API Error: 500", e.Message)
+		require.Equal(t, 500, e.Status)
+	})
+	t.Run("prompt-failed-without-modes", func(t *testing.T) {
+		out := parse(`{"jsonrpc":"2.0","id":2,"result":{"sessionId":"s1"}}`, refused, string(chunk("late")))
+		e := lastFatal(t, out)
+		require.Equal(t, "session/prompt failed: mode yolo not allowed", e.Message)
+	})
+}

@@ -89,9 +89,11 @@ type Client struct {
 	loading bool
 
 	// A captured session's answers (captured): the id of session/new's,
-	// and whether set_mode's came.
-	capNew  int64
-	capMode bool
+	// and whether set_mode's came; capRefusal is an error answer that is
+	// set_mode's or the prompt's until what follows tells (settle).
+	capNew     int64
+	capMode    bool
+	capRefusal *rpcError
 
 	// outputEnded is set by Flush: the agent's stdout has ended, and a
 	// setup deadline that fires now is not reported.
@@ -369,6 +371,7 @@ func (c *Client) Parse(dst []event.Body, line []byte) ([]event.Body, bool) {
 		}
 		return dst, false
 	}
+	dst = c.settle(dst, &msg)
 	switch {
 	case msg.Method != "" && len(msg.ID) > 0:
 		return c.request(dst, &msg), true
@@ -406,6 +409,12 @@ func (c *Client) Flush(dst []event.Body) []event.Body {
 	c.outputEnded = true
 	if c.timer != nil {
 		c.timer.Stop()
+	}
+	if e := c.capRefusal; e != nil && !c.stopped {
+		// Nothing of a prompt's came after it (settle): the prompt's
+		// failure, which ended the run.
+		c.capRefusal = nil
+		dst = c.rpcFailed(dst, "session/prompt", e)
 	}
 	return dst
 }
@@ -460,6 +469,10 @@ func (c *Client) response(dst []event.Body, msg *rpc) ([]event.Body, bool) {
 	}
 	if c.w != nil && c.phase == phaseOver {
 		return dst, true // too late (a deadline passed): the session is over
+	}
+	if msg.Error != nil && method == setModeOrPrompt {
+		c.capRefusal = msg.Error
+		return dst, true
 	}
 	if msg.Error != nil {
 		return c.rpcFailed(dst, method, msg.Error), true
@@ -597,9 +610,12 @@ func (c *Client) captured(msg *rpc) string {
 			return c.open
 		}
 	}
+	if msg.Error != nil {
+		return c.capturedError(id, numbered)
+	}
 	method := jsonrpc.Shape(msg.Result, "session/set_mode", "stopReason", "session/prompt",
 		"protocolVersion", "initialize", "sessionId", "session/new")
-	if msg.Error != nil || method == "initialize" || method == "session/prompt" || !numbered {
+	if method == "initialize" || method == "session/prompt" || !numbered {
 		return method
 	}
 	switch {
@@ -616,6 +632,57 @@ func (c *Client) captured(msg *rpc) string {
 		method = "session/prompt"
 	}
 	return method
+}
+
+// setModeOrPrompt names a captured error answer that is set_mode's
+// refusal or the prompt's failure, until what follows tells (settle).
+const setModeOrPrompt = "session/set_mode or session/prompt"
+
+// capturedError names the request a captured error answer is for by its
+// id alone (an error has no fields): one after session/new's answer is
+// the prompt's, but the next id's, in a session that offered modes, may
+// be set_mode's refusal, which the live run only warned of before it sent
+// the prompt (setModeOrPrompt). One before is named by nothing. mu is
+// held.
+func (c *Client) capturedError(id int64, numbered bool) string {
+	switch {
+	case !numbered || c.capNew == 0 || id <= c.capNew:
+		return ""
+	case id == c.capNew+1 && !c.capMode && len(c.m.modes) > 0:
+		c.capMode = true
+		return setModeOrPrompt
+	}
+	return "session/prompt"
+}
+
+// settle names the captured error answer held (capRefusal) by msg, the
+// line after it: the agent at work on a prompt (an answer, a request of
+// its own, an update of a turn) says that the live run went on past a
+// refused session/set_mode, which it warned of. Anything else leaves it
+// held; Flush takes one still held for the prompt's failure.
+func (c *Client) settle(dst []event.Body, msg *rpc) []event.Body {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.capRefusal == nil || !promptWork(msg) {
+		return dst
+	}
+	e := c.capRefusal
+	c.capRefusal = nil
+	return c.rpcFailed(dst, "session/set_mode", e)
+}
+
+// promptWork reports whether msg is the agent at work on a prompt: an
+// answer, a request of its own, or an update only a turn makes (not the
+// commands or modes it may announce at any time).
+func promptWork(msg *rpc) bool {
+	if len(msg.ID) > 0 {
+		return true
+	}
+	switch gjson.GetBytes(msg.Params, "update.sessionUpdate").Str {
+	case "agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update", "plan":
+		return msg.Method == "session/update"
+	}
+	return false
 }
 
 // metaOnly reports whether result is an object with no field but _meta
