@@ -72,6 +72,7 @@ const wholeScanMax = 1 << 20
 // summaries reads each run's log once: a later call reads only what was
 // appended since. mu guards the map only; a run's log is read under the
 // run's own lock, so a log slow to read holds up no other run's summary.
+// A listing forgets the runs no longer in the store (forget).
 type summaries struct {
 	dir string
 	mu  sync.Mutex
@@ -104,6 +105,30 @@ func (ss *summaries) get(id string) scan {
 	out := *sc
 	out.tally = sc.tally.Clone()
 	return out
+}
+
+// forget drops the summaries of the runs not in metas, the store's runs
+// as just listed, once there are more summaries than runs (as
+// logger.Index forgets its metas): a long-lived server keeps no more
+// than about a summary per run in the store, however many were pruned or
+// deleted since it started, and a listing of an unchanged store costs no
+// more. A read of a forgotten run's log in progress ends on its own
+// summary; a later get of that run starts a new one.
+func (ss *summaries) forget(metas []logger.Meta) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if len(ss.by) <= len(metas) {
+		return
+	}
+	listed := make(map[string]bool, len(metas))
+	for _, m := range metas {
+		listed[m.Run] = true
+	}
+	for id := range ss.by {
+		if !listed[id] {
+			delete(ss.by, id)
+		}
+	}
 }
 
 // read adds what was appended to the log since the last read. Each byte
@@ -275,6 +300,7 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	s.summary.forget(metas)
 	agent, status := q.Get("agent"), q.Get("status")
 	out := runsPage{Runs: []RunInfo{}}
 	for _, m := range metas {

@@ -1,11 +1,16 @@
 package serve
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentharness/harness/logger"
 )
 
 func TestCut(t *testing.T) {
@@ -69,4 +74,38 @@ func TestSummaryLocksOneRun(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("a summary waited for another run's read")
 	}
+}
+
+// TestSummariesForgetRemovedRuns: the summaries of runs removed from the
+// store (sessions prune, a directory deleted by hand) were kept for the
+// server's life, so a long-lived server's memory grew with every run it
+// ever listed. A listing now forgets the runs it no longer finds once
+// they outnumber the runs in the store.
+func TestSummariesForgetRemovedRuns(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sessions")
+	require.NoError(t, os.MkdirAll(dir, 0o700))
+	write := func(id string) {
+		meta := `{"run":"` + id + `","agent":"claude","start":"2026-11-01T00:00:00Z","status":"running"}`
+		require.NoError(t, os.WriteFile(logger.Path(dir, id, logger.ExtMeta), []byte(meta), 0o600))
+		appendLog(t, dir, id, boundsLine(id, 1, "session_start", `,"agent":"claude","cwd":"/w","pty":false,"argv":[]`))
+	}
+	remove := func(id string) {
+		for _, ext := range []string{logger.ExtMeta, logger.ExtEvents} {
+			require.NoError(t, os.Remove(logger.Path(dir, id, ext)))
+		}
+	}
+	s := New(Config{Dir: dir, Open: true})
+	for i := range 50 {
+		old := fmt.Sprintf("run_01GONE%018d", i)
+		write(old)
+		require.Len(t, getJSON(t, s, "/api/runs")["runs"], 1)
+		remove(old)
+	}
+	const kept = "run_01KEPT0000000000000000000"
+	write(kept)
+	require.Len(t, getJSON(t, s, "/api/runs")["runs"], 1)
+	s.summary.mu.Lock()
+	defer s.summary.mu.Unlock()
+	require.LessOrEqual(t, len(s.summary.by), 2, "summaries of removed runs are kept")
+	require.Contains(t, s.summary.by, kept)
 }
