@@ -53,9 +53,10 @@ const resultPreview = 500
 
 // scan is what has been read of one run's event log so far.
 type scan struct {
-	offset int64 // past what was read and judged (logger.TailPos)
-	inLong bool  // offset is inside a line too long to read
-	size   int64 // the log's size at the last read: unchanged, it holds nothing new
+	offset int64       // past what was read and judged (logger.TailPos)
+	inLong bool        // offset is inside a line too long to read
+	size   int64       // the log's size at the last read: unchanged, it holds nothing new
+	file   os.FileInfo // the log read, to tell it from one that replaced it
 	tally  event.Tally
 	result string // the result's text, cut
 	ends   bool   // the tally is readEnds's
@@ -133,13 +134,23 @@ func (ss *summaries) forget(metas []logger.Meta) {
 
 // read adds what was appended to the log since the last read. Each byte
 // is read once: an unfinished last line is read again only once the log
-// grew, and what was read of a line too long to return not at all.
+// grew, and what was read of a line too long to return not at all. A log
+// truncated below what was read, or replaced by another file, is read
+// again from its start, as a stream's reader does.
 func (sc *scan) read(dir, id string) {
 	fi, err := os.Stat(logger.Path(dir, id, logger.ExtEvents))
-	if err != nil || fi.Size() == sc.size {
+	if err != nil {
+		return
+	}
+	if sc.file != nil && (!os.SameFile(fi, sc.file) || fi.Size() < max(sc.size, sc.offset)) {
+		// Replaced or truncated: what was read is no longer the log's.
+		*sc = scan{}
+	}
+	if fi.Size() == sc.size {
 		return
 	}
 	if sc.offset == 0 && sc.readEnds(dir, id, fi.Size()) {
+		sc.file = fi
 		return
 	}
 	t, err := logger.OpenTailPos(dir, id, logger.TailPos{Offset: sc.offset, InLongLine: sc.inLong})
@@ -155,7 +166,7 @@ func (sc *scan) read(dir, id string) {
 		sc.add(line)
 	}
 	p := t.Pos()
-	sc.offset, sc.inLong, sc.size = p.Offset, p.InLongLine, fi.Size()
+	sc.offset, sc.inLong, sc.size, sc.file = p.Offset, p.InLongLine, fi.Size(), fi
 }
 
 // readEnds takes the summary of a log over wholeScanMax (its size) whose

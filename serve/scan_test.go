@@ -109,3 +109,48 @@ func TestSummariesForgetRemovedRuns(t *testing.T) {
 	require.LessOrEqual(t, len(s.summary.by), 2, "summaries of removed runs are kept")
 	require.Contains(t, s.summary.by, kept)
 }
+
+// TestSummaryLogRewritten: a run's log truncated or replaced after the
+// list summarised it (rewritten shorter by hand, or by a tool) was read
+// on from the old log's offset: nothing past the new end (the old
+// figures kept for good), or the middle of a line of the new one. The
+// summary now reads such a log again from its start.
+func TestSummaryLogRewritten(t *testing.T) {
+	const id = "run_01REWRITTEN0000000000000"
+	start := boundsLine(id, 1, "session_start", `,"agent":"claude","cwd":"/w","pty":false,"argv":[]`)
+	tool := boundsLine(id, 2, "tool_start", `,"call_id":"c","name":"Bash","kind":"shell","input":{}`)
+	for _, tc := range []struct {
+		name    string
+		rewrite func(t *testing.T, path string)
+		events  int
+	}{
+		{"truncated", func(t *testing.T, path string) {
+			require.NoError(t, os.WriteFile(path, []byte(start), 0o600))
+		}, 1},
+		{"replaced", func(t *testing.T, path string) {
+			long := boundsLine(id, 2, "message", `,"role":"assistant","text":"`+strings.Repeat("z", 400)+`"`)
+			next := boundsLine(id, 3, "message", `,"role":"assistant","text":"hi"`)
+			require.NoError(t, os.WriteFile(path+".new", []byte(start+long+next), 0o600))
+			require.NoError(t, os.Rename(path+".new", path))
+		}, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "sessions")
+			require.NoError(t, os.MkdirAll(dir, 0o700))
+			meta := `{"run":"` + id + `","agent":"claude","start":"2026-11-01T00:00:00Z","status":"running"}`
+			require.NoError(t, os.WriteFile(logger.Path(dir, id, logger.ExtMeta), []byte(meta), 0o600))
+			appendLog(t, dir, id, start+tool+boundsLine(id, 3, "usage", `,"input_tokens":7`))
+			s := New(Config{Dir: dir, Open: true})
+			r := getJSON(t, s, "/api/runs/"+id)
+			require.EqualValues(t, 3, r["events"])
+			require.EqualValues(t, 1, r["tool_calls"])
+			require.EqualValues(t, 7, r["usage"].(map[string]any)["input_tokens"])
+
+			tc.rewrite(t, logger.Path(dir, id, logger.ExtEvents))
+			r = getJSON(t, s, "/api/runs/"+id)
+			require.EqualValues(t, tc.events, r["events"])
+			require.EqualValues(t, 0, r["tool_calls"], "the old log's figures")
+			require.NotContains(t, r["usage"], "input_tokens")
+		})
+	}
+}
