@@ -553,15 +553,20 @@ func (f *feed) watch() <-chan struct{} {
 	return f.changed
 }
 
-// since returns the lines from index pos on; fell is true when the
-// oldest of them are no longer kept.
-func (f *feed) since(pos int64) (lines []feedLine, fell, done bool, err error) {
+// at returns a copy of the line at index pos, when the feed holds it
+// (ok); fell is true when it is no longer kept. A copy, one at a time:
+// add clears the lines it drops, in place, while a follower may still be
+// delivering the lines before them.
+func (f *feed) at(pos int64) (l feedLine, ok, fell, done bool, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if pos < f.base {
-		return nil, true, f.done, f.err
+	switch {
+	case pos < f.base:
+		return feedLine{}, false, true, f.done, f.err
+	case pos < f.base+int64(len(f.lines)):
+		return f.lines[pos-f.base], true, false, f.done, f.err
 	}
-	return f.lines[pos-f.base:], false, f.done, f.err
+	return feedLine{}, false, false, f.done, f.err
 }
 
 // Where a follower that read the disk to its end stands against the feed.
@@ -738,22 +743,23 @@ func (fl *follower) fromDisk() (done, wait bool, err error) {
 
 // fromFeed delivers the lines the feed holds past the follower.
 func (fl *follower) fromFeed() (done, wait bool, err error) {
-	lines, fell, ended, ferr := fl.f.since(fl.pos)
-	if fell {
-		fl.t, err = fl.f.resume(fl)
-		return false, false, err
-	}
-	for _, l := range lines {
+	for n := 0; ; n++ {
+		l, ok, fell, ended, ferr := fl.f.at(fl.pos)
+		switch {
+		case fell:
+			fl.t, err = fl.f.resume(fl)
+			return false, false, err
+		case !ok && n > 0:
+			return false, false, nil
+		case !ok:
+			return ended, !ended, ferr
+		}
 		fl.pos++
 		fl.gen, fl.end = l.gen, l.end
 		if done, err := fl.deliver(l.seq, l.result, l.line); done || err != nil {
 			return done, false, err
 		}
 	}
-	if len(lines) > 0 {
-		return false, false, nil
-	}
-	return ended, !ended, ferr
 }
 
 // envelope reads {"v":1,"type":"T","run":"R","seq":N, at the start of

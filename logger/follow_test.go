@@ -299,6 +299,70 @@ func TestFollowFallsBehindWindow(t *testing.T) {
 	requireEach(t, 300, &fast, &slow)
 }
 
+// TestFollowSlowFollowerKeepsItsLines: a follower stuck on a line of the
+// feed while the window dropped the lines after it lost them: it held
+// the window's own lines, which the feed clears as it drops them, and
+// took those for lines of seq 0, already delivered. It now takes the
+// feed's lines one at a time. The window's array is cleared only when
+// a new line fits in it, so batches of several sizes are tried.
+func TestFollowSlowFollowerKeepsItsLines(t *testing.T) {
+	for n := 8; n <= 24; n++ {
+		t.Run(fmt.Sprint(n), func(t *testing.T) { followStuckWhileDropped(t, n) })
+	}
+}
+
+// followStuckWhileDropped writes lines 2 to n+1 in one write, and while a
+// follower is stuck on line 2 of them, one long enough that the window
+// drops about half of them.
+func followStuckWhileDropped(t *testing.T, n int) {
+	l := newLogFile(t, "run_s")
+	l.write(t, 1, 1, false)
+	fs := Feeds{window: 2000}
+	caught := make(chan struct{}, 2)
+	stuck, release := make(chan struct{}), make(chan struct{})
+	opts := func(once *bool) FollowOptions {
+		return FollowOptions{Poll: time.Hour, Ended: never, CaughtUp: func() error {
+			if !*once {
+				*once = true
+				caught <- struct{}{}
+			}
+			return nil
+		}}
+	}
+	var slow, fast seqsOf
+	var slowOnce, fastOnce bool
+	slowDone := make(chan error, 1)
+	go func() {
+		slowDone <- fs.Follow(deadline(t), l.dir, l.run, opts(&slowOnce), func(seq int64, _ []byte) error {
+			slow.add(seq)
+			if seq == 2 {
+				close(stuck)
+				<-release
+			}
+			return nil
+		})
+	}()
+	go func() {
+		<-caught // both read line 1 and follow the feed
+		<-caught
+		l.write(t, 2, n+1, false)
+		<-stuck
+		long := fmt.Sprintf(`{"v":1,"type":"text_delta","run":%q,"seq":%d,"text":%q}`+"\n", l.run, n+2, strings.Repeat("x", 2000-n*30))
+		_, err := l.f.WriteString(long)
+		require.NoError(t, err)
+	}()
+	require.NoError(t, fs.Follow(deadline(t), l.dir, l.run, opts(&fastOnce), func(seq int64, _ []byte) error {
+		fast.add(seq)
+		if seq == int64(n+2) { // the feed holds the long line: it dropped the old ones
+			close(release)
+			l.write(t, n+3, n+3, true)
+		}
+		return nil
+	}))
+	require.NoError(t, <-slowDone)
+	requireEach(t, n+3, &fast, &slow)
+}
+
 // TestFollowRotated: a log renamed away and replaced by a new one (which
 // here repeats the old one's last line) is read to its end, then the new
 // one from its start; no line is lost or delivered twice.
