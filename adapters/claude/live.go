@@ -511,7 +511,8 @@ type lifecycleLine struct {
 }
 
 // lifecycle handles a command_lifecycle line: the turn of the message
-// awaiting begins when the CLI starts it. One started inside a turn of
+// awaiting begins when the CLI starts it (one it cancels first has none:
+// dropped). One started inside a turn of
 // the CLI's own (folded in: harness's priority later should prevent it)
 // ends that turn there. mu is held.
 func (c *Conversation) lifecycle(dst []event.Body, m *lifecycleLine) []event.Body {
@@ -519,7 +520,13 @@ func (c *Conversation) lifecycle(dst []event.Body, m *lifecycleLine) []event.Bod
 	if c.replay && !c.learned && len(m.UUID) == 36 && strings.HasSuffix(m.UUID, "-000000000001") {
 		c.prefix, c.learned = m.UUID[:24], true
 	}
-	if m.State != "started" || c.w == nil {
+	if c.w == nil {
+		return dst
+	}
+	if m.State == "cancelled" && c.awaiting != 0 && m.UUID == c.uuid(c.awaiting) {
+		return c.dropped(dst)
+	}
+	if m.State != "started" {
 		return dst
 	}
 	if c.awaiting == 0 || m.UUID != c.uuid(c.awaiting) {
@@ -540,6 +547,20 @@ func (c *Conversation) lifecycle(dst []event.Body, m *lifecycleLine) []event.Bod
 		return dst
 	}
 	return c.begin(dst)
+}
+
+// dropped handles the CLI's cancel of the message awaiting, before it
+// started it: that prompt gets no turn, and harness waits for it no
+// more, or the session would stay busy (and never done) for a turn that
+// cannot come. The next prompt queued goes. mu is held.
+func (c *Conversation) dropped(dst []event.Body) []event.Body {
+	c.awaiting, c.awaitText = 0, ""
+	dst = append(dst, &event.Warning{Code: event.WarnAgentWarning,
+		Message: "claude: the CLI cancelled a prompt before its turn began; it has no turn"})
+	if !c.inTurn && len(c.queue) > 0 && !c.over {
+		dst = c.nextTurn(dst)
+	}
+	return dst
 }
 
 // controlLine is the envelope of the protocol's own lines.
