@@ -48,6 +48,7 @@ type step struct {
 	End        string          `json:"end,omitempty"`        // ACP: the prompt's answer with this stopReason; app-server: turn/completed with this status
 	Usage      json.RawMessage `json:"usage,omitempty"`      // ACP: the answer's usage
 	Message    string          `json:"message,omitempty"`    // app-server: an agentMessage item of the turn
+	Raw        json.RawMessage `json:"raw,omitempty"`        // app-server: a message sent as it is
 }
 
 // scripted is what both scripted fakes share: the scenario, stdin as
@@ -219,6 +220,10 @@ func runAppServerScript([]string) int {
 			s.send(map[string]any{"method": "turn/started", "params": map[string]any{"threadId": "thread-s", "turn": turn}})
 			for _, st := range s.turn(turns) {
 				switch {
+				case st.Raw != nil:
+					var m map[string]any
+					json.Unmarshal(st.Raw, &m)
+					s.send(m)
 				case st.Message != "":
 					s.send(map[string]any{"method": "item/completed", "params": map[string]any{"threadId": "thread-s", "turnId": turn["id"],
 						"item": map[string]any{"type": "agentMessage", "id": "m" + strconv.Itoa(turns), "text": st.Message}}})

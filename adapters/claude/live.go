@@ -907,7 +907,9 @@ func (c *Conversation) permission(dst []event.Body, m *controlLine) []event.Body
 	}
 	id := m.Request.ToolUseID
 	req := m.RequestID + "\x00" + string(input)
-	if _, dup := c.asks[id]; !c.ask || dup || id == "" || len(c.asks) >= maxQueued {
+	// One of no turn in flight would wait for no turn of the caller's,
+	// and hold the idle watchdog off in the next: refused.
+	if _, dup := c.asks[id]; !c.ask || !c.inTurn || dup || id == "" || len(c.asks) >= maxQueued {
 		if err := c.answer(req, false); adapters.Unread(err) {
 			return c.unread(dst, err)
 		}

@@ -404,11 +404,14 @@ func (c *Client) request(dst []event.Body, msg *rpc) []event.Body {
 	switch msg.Method {
 	case approveCommand, approveFileChange, approvePermissions:
 		perms := json.RawMessage(strings.Clone(string(p.Permissions)))
-		if _, dup := c.asks[p.ItemID]; c.ask && p.ItemID != "" && !dup && len(c.asks) < maxQueued {
+		// One of no turn in flight would wait for no turn of the
+		// caller's, and hold the idle watchdog off in the next.
+		if _, dup := c.asks[p.ItemID]; c.ask && c.phase == asTurn && p.ItemID != "" && !dup && len(c.asks) < maxQueued {
 			c.asks[p.ItemID] = approval{id: id, method: msg.Method, permissions: perms}
 			return append(dst, c.permissionRequest(msg.Method, p.ItemID, p.Command, perms))
 		}
-		// Not asked (or a flood): full-access grants, read-only and ask refuse.
+		// Not asked (or a flood, or no turn's): full-access grants,
+		// read-only and ask refuse.
 		err = c.conn.Reply(id, approvalAnswer(msg.Method, perms, !c.ask && c.task.Permissions != adapters.ReadOnly))
 	case "item/tool/requestUserInput":
 		err = c.conn.Reply(id, map[string]any{"answers": map[string]any{}})
