@@ -111,8 +111,10 @@ type Client struct {
 	turnUsage event.Usage                 // the usage reported within the turn in flight
 	// seen is each thread's running total as far as it is counted, by
 	// thread id ("" for notifications that name none: the session's):
-	// the growth past it is usage, a total at or below it none.
-	seen map[string]event.Usage
+	// the growth past it is usage, a total at or below it none. Besides
+	// the session's, at most maxQueued threads are kept (keepTotal).
+	seen  map[string]threadTotal
+	heard int // the usage notifications kept: a thread's last is how recently it was heard from
 	// announced: the session_start has gone out. The warnings Codex gives
 	// before it (configWarning at initialize, deprecationNotice) are held
 	// until then: an event before it would make the stream send a

@@ -238,11 +238,8 @@ func (c *Client) usage(dst []event.Body, p *turnParams) []event.Body {
 	if thread == c.thread {
 		thread = ""
 	}
-	if c.seen == nil {
-		c.seen = map[string]event.Usage{}
-	}
-	prev := c.seen[thread]
-	c.seen[thread] = highest(prev, total)
+	prev := c.seen[thread].total
+	c.keepTotal(thread, highest(prev, total))
 	// Another thread's turn has ids of its own: only the session's
 	// notifications are held to the turn in flight.
 	if c.phase != asTurn || thread == "" && c.w != nil && !c.inTurn(p.TurnID, p.Turn.ID) {
@@ -255,6 +252,38 @@ func (c *Client) usage(dst []event.Body, p *turnParams) []event.Body {
 		dst = append(dst, &inc)
 	}
 	return dst
+}
+
+// threadTotal is a thread's running total as far as it is counted, and
+// when it was last heard from (Client.heard).
+type threadTotal struct {
+	total event.Usage
+	heard int
+}
+
+// keepTotal keeps total as thread's running total. A new thread past
+// maxQueued others takes the place of the one heard from least recently
+// (a sub-agent long done): Codex spawns sub-agents without end in a long
+// session, and a hostile one names a new thread in each line. mu is held.
+func (c *Client) keepTotal(thread string, total event.Usage) {
+	if c.seen == nil {
+		c.seen = map[string]threadTotal{}
+	}
+	others := len(c.seen)
+	if _, ok := c.seen[""]; ok {
+		others--
+	}
+	if _, ok := c.seen[thread]; !ok && thread != "" && others >= maxQueued {
+		oldest := ""
+		for id, t := range c.seen {
+			if id != "" && (oldest == "" || t.heard < c.seen[oldest].heard) {
+				oldest = id
+			}
+		}
+		delete(c.seen, oldest)
+	}
+	c.heard++
+	c.seen[thread] = threadTotal{total: total, heard: c.heard}
 }
 
 // highest is a and b's larger count in each field.
