@@ -478,10 +478,15 @@ func (c *Conversation) unread(dst []event.Body, err error) []event.Body {
 func (c *Conversation) write(msg any) error { return adapters.WriteLine(c.w, msg) }
 
 // Flush implements adapters.Parser. Usage outside every turn (no turn
-// in flight) is dropped, as Parse drops it.
+// in flight) is dropped, as Parse drops it. The CLI is gone (its stdout
+// ended): the setup deadline goes, or it would hold the run up to a
+// minute more and end a session already over.
 func (c *Conversation) Flush(dst []event.Body) []event.Body {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.timer != nil {
+		c.timer.Stop()
+	}
 	n := len(dst)
 	dst = c.p.Flush(dst)
 	if c.runAnswer != nil {

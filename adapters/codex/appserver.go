@@ -412,10 +412,15 @@ func (c *Client) Parse(dst []event.Body, line []byte) ([]event.Body, bool) {
 }
 
 // Flush implements adapters.Parser: the warnings still held, when the
-// thread never opened.
+// thread never opened. Codex is gone (its stdout ended): the setup
+// deadline goes, or it would hold the run up to a minute more and end a
+// session already over.
 func (c *Client) Flush(dst []event.Body) []event.Body {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.timer != nil {
+		c.timer.Stop()
+	}
 	return c.release(dst)
 }
 
