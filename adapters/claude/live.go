@@ -420,10 +420,24 @@ func (c *Conversation) CancelAcknowledged() bool {
 }
 
 // Answer implements adapters.Conversation: allow runs the call with the
-// input it asked for; deny refuses it, and the model is told so.
+// input it asked for; deny refuses it, and the model is told so. A CLI
+// that does not read the answer ends the session, as for an answer
+// written at once, through expired (BoundSetup): Answer comes from no
+// line whose bodies could say so.
 func (c *Conversation) Answer(callID string, allow bool) bool {
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	answered, ended := c.answerCall(callID, allow)
+	expired := c.expired
+	c.mu.Unlock()
+	if len(ended) > 0 && expired != nil {
+		expired(ended...)
+	}
+	return answered
+}
+
+// answerCall answers the request of callID, if it waits: the bodies that
+// end the session when the CLI does not read the answer. mu is held.
+func (c *Conversation) answerCall(callID string, allow bool) (bool, []event.Body) {
 	id := callID
 	req, ok := c.asks[id]
 	if !ok {
@@ -434,11 +448,13 @@ func (c *Conversation) Answer(callID string, allow bool) bool {
 		}
 	}
 	if !ok {
-		return false
+		return false, nil
 	}
 	delete(c.asks, id)
-	c.answer(req, allow)
-	return true
+	if err := c.answer(req, allow); adapters.Unread(err) {
+		return true, c.unread(nil, err)
+	}
+	return true, nil
 }
 
 // Asking reports whether the can_use_tool request of callID (the CLI's

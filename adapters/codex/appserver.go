@@ -247,14 +247,22 @@ func (c *Client) Cancel() bool {
 
 // Answer implements adapters.Conversation: accept or decline the
 // approval of callID (the stream's id: a reused id renamed "ID#n" is the
-// agent's ID).
+// agent's ID). A Codex that does not read the answer ends the session,
+// as for an answer written at once, through expired (BoundSetup): Answer
+// comes from no line whose bodies could say so.
 func (c *Client) Answer(callID string, allow bool) bool {
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	var ended []event.Body
 	id, a, ok := jsonrpc.Asked(c.asks, callID)
 	if ok {
 		delete(c.asks, id)
-		c.conn.Reply(a.id, approvalAnswer(a.method, a.permissions, allow))
+		if err := c.conn.Reply(a.id, approvalAnswer(a.method, a.permissions, allow)); adapters.Unread(err) {
+			ended = c.fail(nil, "the agent does not read harness's answers: "+err.Error())
+		}
+	}
+	c.mu.Unlock()
+	if len(ended) > 0 && c.expired != nil {
+		c.expired(ended...)
 	}
 	return ok
 }
@@ -500,7 +508,7 @@ func (c *Client) response(dst []event.Body, msg *rpc) ([]event.Body, bool) {
 			} `json:"turn"`
 		}
 		json.Unmarshal(msg.Result, &r)
-		c.turnBegun(r.Turn.ID)
+		dst = c.turnBegun(dst, r.Turn.ID)
 	case "turn/interrupt":
 	default:
 		return dst, false
@@ -531,19 +539,24 @@ func (c *Client) failed(dst []event.Body, method, text string) []event.Body {
 // started (a notification naming another turn before them is late news
 // of an earlier one), and sends the interrupt asked before it was known.
 // A capture has no request of harness's to open its turns: they open
-// here. mu is held.
-func (c *Client) turnBegun(id string) {
+// here. A Codex that does not read the interrupt ends the session, as
+// one that does not read an answer. mu is held.
+func (c *Client) turnBegun(dst []event.Body, id string) []event.Body {
 	if c.w == nil {
 		c.phase = asTurn
 	}
 	if c.phase != asTurn || c.turnID != "" || id == "" {
-		return
+		return dst
 	}
 	c.turnID = id
 	if c.interrupt {
 		c.interrupt = false
-		c.send("turn/interrupt", map[string]string{"threadId": c.thread, "turnId": id})
+		err := c.send("turn/interrupt", map[string]string{"threadId": c.thread, "turnId": id})
+		if adapters.Unread(err) {
+			return c.fail(dst, "the agent does not read harness's requests: "+err.Error())
+		}
 	}
+	return dst
 }
 
 // ready is the session between turns: the first prompt queued goes now;

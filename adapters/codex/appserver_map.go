@@ -90,8 +90,7 @@ func (c *Client) notification(dst []event.Body, msg *rpc) ([]event.Body, bool) {
 	}
 	switch msg.Method {
 	case "turn/started":
-		c.turnBegun(p.Turn.ID)
-		return dst, true
+		return c.turnBegun(dst, p.Turn.ID), true
 	case "thread/tokenUsage/updated":
 		return c.usage(dst, &p), true
 	case "warning", "guardianWarning":
