@@ -153,11 +153,14 @@ func pathless(err error) error {
 	return err
 }
 
-// ReadReport reads a JSON report from a file.
+// ReadReport reads a JSON report from a file, whole, as the store reads
+// one (readStored): a regular file of at most maxStored bytes, else an
+// error wrapping ErrNotReport. 'harness bench compare' reads a file with
+// ReadCompareInput instead, which holds no more than its plan's runs.
 func ReadReport(path string) (*Report, error) {
-	data, err := os.ReadFile(path)
+	data, err := readStored(path)
 	if err != nil {
-		return nil, fmt.Errorf("bench: %w", err)
+		return nil, fmt.Errorf("bench: %s: %w", path, err)
 	}
 	r, err := parseReport(data)
 	if err != nil {

@@ -1,6 +1,7 @@
 package bench_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentharness/harness/bench"
+	"github.com/agentharness/harness/internal/regfile"
 )
 
 func TestStore(t *testing.T) {
@@ -66,4 +68,23 @@ func TestStore(t *testing.T) {
 		_, err := bench.LoadReport(bad)
 		require.Error(t, err, bad)
 	}
+}
+
+// TestReadReportReadsOnlyARegularFile: ReadReport reads a report file as
+// the store reads one: a regular file of at most the store's cap. Before,
+// it read any path whole (os.ReadFile): a device such as /dev/zero grew
+// its memory without end, and a FIFO held it until a writer closed it.
+func TestReadReportReadsOnlyARegularFile(t *testing.T) {
+	_, err := bench.ReadReport("/dev/null")
+	require.ErrorIs(t, err, bench.ErrNotReport)
+	require.ErrorIs(t, err, regfile.ErrNotRegular)
+	require.EqualError(t, err, "bench: /dev/null: not a bench JSON report: not a regular file (a device)")
+
+	path := filepath.Join(t.TempDir(), "r.json")
+	b, err := json.Marshal(sampleReport())
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, b, 0o600))
+	r, err := bench.ReadReport(path)
+	require.NoError(t, err)
+	require.Equal(t, sampleReport().Runs, r.Runs)
 }
