@@ -21,6 +21,7 @@ import (
 	"github.com/agentharness/harness/bench"
 	"github.com/agentharness/harness/event"
 	"github.com/agentharness/harness/internal/ansi"
+	"github.com/agentharness/harness/internal/plural"
 	"github.com/agentharness/harness/internal/syncio"
 )
 
@@ -421,11 +422,12 @@ func benchStatus(r *bench.Report) error {
 			failed++
 		}
 	}
+	runs := plural.Count(int64(len(r.Runs)), "run")
 	switch {
 	case notRun > 0:
-		return withStatus(exitAgentFailed, fmt.Errorf("bench: %d of %d runs failed or did not pass their check, %d did not run", failed, len(r.Runs), notRun))
+		return withStatus(exitAgentFailed, fmt.Errorf("bench: %d of %s failed or did not pass their check, %d did not run", failed, runs, notRun))
 	case failed > 0:
-		return withStatus(exitAgentFailed, fmt.Errorf("bench: %d of %d runs failed or did not pass their check", failed, len(r.Runs)))
+		return withStatus(exitAgentFailed, fmt.Errorf("bench: %d of %s failed or did not pass their check", failed, runs))
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/agentharness/harness/bench"
+	"github.com/agentharness/harness/internal/plural"
 )
 
 // benchMergeCmd combines the shards of one plan into one report, in
@@ -40,8 +41,8 @@ func (m *benchMergeCmd) Run(e *env, parent *benchCmd, ctx *kong.Context) error {
 		return withStatus(exitAgentFailed, fmt.Errorf("bench: writing the report: %w", err))
 	}
 	if len(rep.Missing) > 0 || len(rep.Duplicates) > 0 {
-		return withStatus(exitAgentFailed, fmt.Errorf("bench: merge: plan %s: %d of %d runs missing, %d duplicate (the report lists them)",
-			rep.PlanID, len(rep.Missing), rep.Planned, len(rep.Duplicates)))
+		return withStatus(exitAgentFailed, fmt.Errorf("bench: merge: plan %s: %d of %s missing, %s (the report lists them)",
+			rep.PlanID, len(rep.Missing), plural.Count(int64(rep.Planned), "run"), plural.Count(int64(len(rep.Duplicates)), "duplicate")))
 	}
 	if parent.ExitZero {
 		return nil

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentharness/harness/bench"
 )
 
 // bench's --seed seeds a merge's intervals as it does a bench's (before,
@@ -25,4 +27,31 @@ func TestBenchMergeSeed(t *testing.T) {
 		require.Equal(t, 0, m.code, m.stderr)
 		require.Equal(t, want, decodeReport(t, m.stdout).Seed, seed)
 	}
+}
+
+// The exit lines of bench and merge count as the reports do: a count of
+// one is singular (internal/plural). Before, one failed run of one said
+// "1 of 1 runs failed", a merge missing the one run of its plan "1 of 1
+// runs missing, 0 duplicate".
+func TestBenchExitLinesCountInEnglish(t *testing.T) {
+	run := func(status string, passed bool) bench.RunReport {
+		return bench.RunReport{Agent: "claude", Status: status, Check: &bench.CheckResult{Passed: passed}}
+	}
+	for _, c := range []struct {
+		runs []bench.RunReport
+		want string
+	}{
+		{[]bench.RunReport{run("error", false)}, "bench: 1 of 1 run failed or did not pass their check"},
+		{[]bench.RunReport{run("success", false), run("success", true)}, "bench: 1 of 2 runs failed or did not pass their check"},
+		{[]bench.RunReport{{Agent: "codex", Status: "error", Reason: "not_installed"}},
+			"bench: 0 of 1 run failed or did not pass their check, 1 did not run"},
+	} {
+		require.EqualError(t, benchStatus(&bench.Report{Runs: c.runs}), c.want)
+	}
+
+	home := isolate(t)
+	empty := writeCompareReport(t, home, "empty", &bench.Report{PlanID: "0123456789abcdef0123456789abcdef", Planned: 1, Runs: []bench.RunReport{}})
+	r := invoke(t, "", "bench", "merge", "--no-store", empty)
+	require.Equal(t, exitAgentFailed, r.code, r.stderr)
+	require.Equal(t, "harness: bench: merge: plan 0123456789abcdef0123456789abcdef: 1 of 1 run missing, 0 duplicates (the report lists them)\n", r.stderr)
 }
