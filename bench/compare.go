@@ -280,6 +280,9 @@ func checkRuns(op, from string, planned int, shard *Shard, shape *Shape, runs []
 		case rr.Agent == "":
 			return bad("run #%d has no agent: not a report bench writes", rr.Index+1)
 		}
+		if err := rr.figureError(); err != nil {
+			return bad("%v", err)
+		}
 		mine[rr.Index] = true
 		if groups[[2]string{rr.Agent, rr.Model}] = true; len(groups) > maxGroups {
 			return bad("more than %d agent × model groups: not a plan bench makes", maxGroups)
@@ -485,16 +488,17 @@ func UnpairedDiff(k1, n1, k2, n2 int) (diff, low, high float64) {
 // BootstrapGrowth returns the growth of the median from base to next
 // (next/base − 1) with a 95 % percentile-bootstrap interval, resampling
 // both sides independently. ok is false when a side is empty or the base
-// median is not positive.
+// median is not positive, or so small that the growth is past a float64
+// (+Inf, which no JSON holds).
 func BootstrapGrowth(base, next []float64, rng interface{ IntN(int) int }) (growth, low, high float64, ok bool) {
 	if len(base) == 0 || len(next) == 0 {
 		return 0, 0, 0, false
 	}
 	bm, nm := Percentile(base, 50), Percentile(next, 50)
-	if bm <= 0 {
+	growth = nm/bm - 1
+	if bm <= 0 || math.IsInf(growth, 0) { // a median too small to divide by
 		return 0, 0, 0, false
 	}
-	growth = nm/bm - 1
 	gs := make([]float64, 0, bootstrapResamples)
 	bb, nb := make([]float64, len(base)), make([]float64, len(next))
 	for range bootstrapResamples {
@@ -507,10 +511,9 @@ func BootstrapGrowth(base, next []float64, rng interface{ IntN(int) int }) (grow
 		slices.Sort(bb)
 		slices.Sort(nb)
 		b := bb[(len(bb)+1)/2-1]
-		if b <= 0 {
-			continue
+		if g := nb[(len(nb)+1)/2-1]/b - 1; b > 0 && !math.IsInf(g, 0) {
+			gs = append(gs, g)
 		}
-		gs = append(gs, nb[(len(nb)+1)/2-1]/b-1)
 	}
 	if len(gs) == 0 {
 		return growth, growth, growth, true
@@ -580,4 +583,27 @@ func verdictCell(r DiffRow) string {
 		s = "no difference shown"
 	}
 	return strings.Join(slices.DeleteFunc(append([]string{s}, r.Undecided...), func(x string) bool { return x == "" }), "; ")
+}
+
+// MaxRunCostUSD is the most a run may cost in a report or row that
+// merge and compare read (figureError): far above any agent's run, and
+// low enough that the costs of MaxRuns runs add up to a finite number,
+// which JSON can hold.
+const MaxRunCostUSD = 1e6
+
+// figureError says which of the run's figures bench cannot have
+// written: a negative wall time or token count, or a cost below 0 or
+// over MaxRunCostUSD. Such figures from a crafted input summed to +Inf
+// (no report's JSON could hold it) or gave negative medians.
+func (r RunReport) figureError() error {
+	t := r.Tokens
+	switch {
+	case r.WallMS < 0:
+		return fmt.Errorf("run #%d: wall_ms %d: not a figure bench writes", r.Index+1, r.WallMS)
+	case t.Input < 0 || t.Output < 0 || t.CacheRead < 0 || t.CacheWrite < 0 || t.Reasoning < 0:
+		return fmt.Errorf("run #%d: a token count below 0: not a figure bench writes", r.Index+1)
+	case r.CostUSD != nil && !(*r.CostUSD >= 0 && *r.CostUSD <= MaxRunCostUSD):
+		return fmt.Errorf("run #%d: cost_usd %g: not a figure bench writes (0 to %g)", r.Index+1, *r.CostUSD, MaxRunCostUSD)
+	}
+	return nil
 }

@@ -289,6 +289,9 @@ func readRecord(dir, name, planID string, planned int) (rec RunRecord, ok bool, 
 	if n != rec.Run.Index {
 		return rec, false, fmt.Errorf("bench: %s: holds run #%d, not the one its name says", path, rec.Run.Index+1)
 	}
+	if err := rec.Run.figureError(); err != nil {
+		return rec, false, fmt.Errorf("bench: %s: %w", path, err)
+	}
 	return rec, true, nil
 }
 
