@@ -210,8 +210,9 @@ type Session interface {
 // (never from Parse), with the bodies that say so — a fatal error and the
 // *event.Result — and reports Done from then on: the harness emits them,
 // closes stdin and gives the agent the linger budget to exit. A Session
-// may call expired the same way, from Answer, to end a session whose
-// agent does not read the answer (Unread): Answer has no line to say so.
+// may call expired the same way, from Answer or Prompt, to end a session
+// whose agent does not read the answer or the prompt (Unread): neither
+// has a line to say so.
 type SetupBounded interface {
 	BoundSetup(budget time.Duration, expired func(bodies ...event.Body))
 }

@@ -193,11 +193,25 @@ func (c *Client) ReplayIn(cwd string) {
 	c.p.ReplayIn(cwd)
 }
 
-// Prompt implements adapters.Conversation.
+// Prompt implements adapters.Conversation. A Codex that does not read
+// the prompt ends the session, as for an answer it does not read,
+// through expired (BoundSetup): Prompt comes from no line whose bodies
+// could say so.
 func (c *Client) Prompt(text string) ([]event.Body, error) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.queue.Add(text, c.phase == asOver, c.phase == asReady, func() []event.Body { return c.nextTurn(nil) })
+	var ended []event.Body
+	bodies, err := c.queue.Add(text, c.phase == asOver, c.phase == asReady, func() []event.Body {
+		opened := c.nextTurn(nil)
+		if c.phase == asOver {
+			ended, opened = opened, nil
+		}
+		return opened
+	})
+	c.mu.Unlock()
+	if len(ended) > 0 && c.expired != nil {
+		c.expired(ended...)
+	}
+	return bodies, err
 }
 
 // state is the session's phase, and whether it is live (Begun).
@@ -577,12 +591,16 @@ func (c *Client) ready(dst []event.Body) []event.Body {
 }
 
 // nextTurn sends the first prompt queued as turn/start and opens its
-// turn; a prompt that cannot be written (the agent is gone) opens none.
-// mu is held.
+// turn; a prompt that cannot be written opens none: the agent is gone
+// (its exit ends the session), or does not read it, which ends the
+// session here. mu is held.
 func (c *Client) nextTurn(dst []event.Body) []event.Body {
 	text := c.queue.Next()
 	err := c.send("turn/start", map[string]any{"threadId": c.thread,
 		"input": []map[string]any{{"type": "text", "text": text}}})
+	if adapters.Unread(err) {
+		return c.fail(dst, "the agent does not read harness's requests: "+err.Error())
+	}
 	if err != nil {
 		return dst
 	}
