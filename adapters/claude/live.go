@@ -299,37 +299,56 @@ func (c *Conversation) End() {
 	c.mu.Unlock()
 }
 
-// Prompt implements adapters.Conversation.
+// Prompt implements adapters.Conversation. A CLI that does not read the
+// prompt ends the session, as for an answer it does not read, through
+// expired (BoundSetup): Prompt comes from no line whose bodies could say
+// so.
 func (c *Conversation) Prompt(text string) ([]event.Body, error) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	opened, ended, err := c.queuePrompt(text)
+	expired := c.expired
+	c.mu.Unlock()
+	if len(ended) > 0 && expired != nil {
+		expired(ended...)
+	}
+	return opened, err
+}
+
+// queuePrompt queues text and sends it when the CLI is free: opened are
+// the bodies of its turn, ended those that end the session when it could
+// not be written. mu is held.
+func (c *Conversation) queuePrompt(text string) (opened, ended []event.Body, err error) {
 	switch {
 	case c.over || c.ending || c.w == nil:
-		return nil, errSessionOver
+		return nil, nil, errSessionOver
 	case len(c.queue) >= adapters.MaxQueued:
-		return nil, adapters.ErrQueueFull
+		return nil, nil, adapters.ErrQueueFull
 	}
 	c.queue = append(c.queue, text)
 	if c.inTurn || c.awaiting != 0 {
-		return nil, nil // sent when the turn in progress ends
+		return nil, nil, nil // sent when the turn in progress ends
 	}
 	bodies := c.nextTurn(nil)
 	if c.over {
-		return nil, errSessionOver // the agent is gone
+		return nil, bodies, errSessionOver // the agent is gone, or does not read
 	}
-	return bodies, nil
+	return bodies, nil, nil
 }
 
 // nextTurn sends the first prompt queued as a user message; its turn
 // begins when the CLI takes it up (begin), the first at once: nothing
-// can be ahead of it. One that cannot be written (the agent is gone)
-// begins none. mu is held.
+// can be ahead of it. One that cannot be written begins none, and the
+// session is over: the CLI is gone (its exit says how), or does not
+// read it, which ends the session here. mu is held.
 func (c *Conversation) nextTurn(dst []event.Body) []event.Body {
 	text := c.queue[0]
 	c.queue[0] = ""
 	c.queue = c.queue[1:]
 	c.sent++
 	if err := c.write(userMessage(text, c.uuid(c.sent))); err != nil {
+		if adapters.Unread(err) {
+			return c.unread(dst, "prompts", err)
+		}
 		c.over = true
 		return dst
 	}
@@ -452,7 +471,7 @@ func (c *Conversation) answerCall(callID string, allow bool) (bool, []event.Body
 	}
 	delete(c.asks, id)
 	if err := c.answer(req, allow); adapters.Unread(err) {
-		return true, c.unread(nil, err)
+		return true, c.unread(nil, "answers", err)
 	}
 	return true, nil
 }
@@ -481,13 +500,14 @@ func (c *Conversation) answer(req string, allow bool) error {
 		"response": map[string]any{"subtype": "success", "request_id": rid, "response": resp}})
 }
 
-// unread ends the session of a CLI that does not read harness's answers
-// (err, a write's): its requests would go on unanswered. Its error and
-// the result are the session's last. mu is held.
-func (c *Conversation) unread(dst []event.Body, err error) []event.Body {
+// unread ends the session of a CLI that does not read harness's what
+// (answers, prompts; err, a write's): its requests would go on
+// unanswered, its prompts unsent. Its error and the result are the
+// session's last. mu is held.
+func (c *Conversation) unread(dst []event.Body, what string, err error) []event.Body {
 	c.over = true
 	return append(dst, &event.Error{Code: event.ErrAgentError, Class: event.ClassProtocol, Fatal: true, Partial: &event.Partial{},
-		Message: "claude: the CLI does not read harness's answers: " + err.Error()}, &event.Result{Status: event.ResultError})
+		Message: "claude: the CLI does not read harness's " + what + ": " + err.Error()}, &event.Result{Status: event.ResultError})
 }
 
 // write writes one message as a line. mu is held.
@@ -897,7 +917,7 @@ func (c *Conversation) control(dst []event.Body, m *controlLine) []event.Body {
 			err := c.write(map[string]any{"type": "control_response", "response": map[string]any{"subtype": "error",
 				"request_id": m.RequestID, "error": "harness does not handle " + m.Request.Subtype}})
 			if adapters.Unread(err) {
-				return c.unread(dst, err)
+				return c.unread(dst, "answers", err)
 			}
 			return dst
 		}
@@ -932,7 +952,7 @@ func (c *Conversation) permission(dst []event.Body, m *controlLine) []event.Body
 	// and hold the idle watchdog off in the next: refused.
 	if _, dup := c.asks[id]; !c.ask || !c.inTurn || dup || id == "" || len(c.asks) >= maxQueued {
 		if err := c.answer(req, false); adapters.Unread(err) {
-			return c.unread(dst, err)
+			return c.unread(dst, "answers", err)
 		}
 		return dst
 	}
