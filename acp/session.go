@@ -54,11 +54,24 @@ func (c *Client) Converse(ask bool) {
 	c.conv = conversation{on: true, ask: ask, asks: map[string]askReq{}}
 }
 
-// Prompt implements adapters.Conversation.
+// Prompt implements adapters.Conversation. An agent that does not read
+// the prompt ends the session through expired (BoundSetup): Prompt comes
+// from no line whose bodies could say so.
 func (c *Client) Prompt(text string) ([]event.Body, error) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.conv.queue.Add(text, c.phase == phaseOver, c.phase == phaseReady, func() []event.Body { return c.nextTurn(nil) })
+	var ended []event.Body
+	bodies, err := c.conv.queue.Add(text, c.phase == phaseOver, c.phase == phaseReady, func() []event.Body {
+		opened := c.nextTurn(nil)
+		if c.phase == phaseOver {
+			ended, opened = opened, nil
+		}
+		return opened
+	})
+	c.mu.Unlock()
+	if len(ended) > 0 && c.expired != nil {
+		c.expired(ended...)
+	}
+	return bodies, err
 }
 
 // Busy implements adapters.Conversation: a turn is in flight. The setup
@@ -202,11 +215,16 @@ func (c *Client) ready(dst []event.Body) []event.Body {
 }
 
 // nextTurn sends the first prompt queued and opens its turn; a prompt
-// that cannot be written (the agent is gone) opens none. mu is held.
+// that cannot be written opens none: the agent is gone (its exit ends
+// the session), or does not read it, which ends the session here. mu is
+// held.
 func (c *Client) nextTurn(dst []event.Body) []event.Body {
 	text := c.conv.queue.Next()
 	err := c.send("session/prompt", map[string]any{"sessionId": c.sessionID,
 		"prompt": []map[string]string{{"type": "text", "text": text}}})
+	if adapters.Unread(err) {
+		return c.fail(dst, "the agent does not read harness's requests: "+err.Error())
+	}
 	if err != nil {
 		return dst
 	}
