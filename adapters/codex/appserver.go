@@ -483,14 +483,7 @@ func (c *Client) response(dst []event.Body, msg *rpc) ([]event.Body, bool) {
 			c.version = truncate(v, 100)
 		}
 		if c.w != nil {
-			c.conn.Write(map[string]any{"method": "initialized"}) // without params, as in the captures
-			c.phase = asThread
-			method := "thread/start"
-			if c.task.Resume != "" {
-				method = "thread/resume"
-			}
-			c.deadline(method)
-			c.send(method, c.threadParams())
+			return c.openThread(dst), true
 		}
 	case "thread/start", "thread/resume":
 		var r struct {
@@ -528,6 +521,27 @@ func (c *Client) response(dst []event.Body, msg *rpc) ([]event.Body, bool) {
 		return dst, false
 	}
 	return dst, true
+}
+
+// openThread follows initialize's answer: initialized, then
+// thread/start (thread/resume), under its deadline. A Codex that does not
+// read them ends the session at once, as for any other write, not at the
+// deadline as one that did not answer. mu is held.
+func (c *Client) openThread(dst []event.Body) []event.Body {
+	c.phase = asThread
+	method := "thread/start"
+	if c.task.Resume != "" {
+		method = "thread/resume"
+	}
+	c.deadline(method)
+	err := c.conn.Write(map[string]any{"method": "initialized"}) // without params, as in the captures
+	if err == nil {
+		err = c.send(method, c.threadParams())
+	}
+	if adapters.Unread(err) {
+		return c.fail(dst, "the agent does not read harness's requests: "+err.Error())
+	}
+	return dst
 }
 
 // failed handles an error answer: the setup's ends the session; a
