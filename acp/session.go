@@ -147,8 +147,10 @@ func (c *Client) ask(dst []event.Body, msg *rpc) []event.Body {
 	}
 	json.Unmarshal(msg.Params, &p)
 	id := callID(p.ToolCall.ID)
-	if _, dup := c.conv.asks[id]; dup || len(c.conv.asks) >= maxQueued {
-		// A second request for one call, or a flood: refused at once.
+	if _, dup := c.conv.asks[id]; dup || len(c.conv.asks) >= maxQueued || c.phase != phasePrompt {
+		// A second request for one call, or a flood: refused at once. So
+		// is one of no turn in flight: it would wait for no turn of the
+		// caller's, and hold the idle watchdog off in the next.
 		err := c.write(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(strings.Clone(string(msg.ID))),
 			"result": map[string]any{"outcome": pickOption(p.Options, []string{"reject_once", "reject_always"})}})
 		if adapters.Unread(err) {
