@@ -19,6 +19,10 @@ import (
 	"math"
 	"math/bits"
 	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/agentharness/harness/event"
 )
 
 // TraceID and SpanID are W3C trace context ids; the zero value is none.
@@ -93,8 +97,16 @@ type KeyValue struct {
 	Value Value  `json:"value"`
 }
 
-// Str, Int, Float and Bool make attributes.
-func Str(k, v string) KeyValue       { return KeyValue{k, Value{kind: kindStr, s: v}} }
+// maxValueBytes bounds a string attribute's value, as the SDKs' attribute
+// value length limit (OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT) does: the bound
+// of the stream's texts, so that what harness's stream carries goes
+// whole, and a library caller's text of hundreds of MiB does not make a
+// span of that size.
+const maxValueBytes = event.MaxTextBytes
+
+// Str, Int, Float and Bool make attributes. A string longer than
+// maxValueBytes is cut to it, at a rune boundary.
+func Str(k, v string) KeyValue       { return KeyValue{k, Value{kind: kindStr, s: capValue(v)}} }
 func Int(k string, v int64) KeyValue { return KeyValue{k, Value{kind: kindInt, n: uint64(v)}} }
 func Float(k string, v float64) KeyValue {
 	return KeyValue{k, Value{kind: kindFloat, n: math.Float64bits(v)}}
@@ -105,6 +117,27 @@ func Bool(k string, v bool) KeyValue {
 		n = 1
 	}
 	return KeyValue{k, Value{kind: kindBool, n: n}}
+}
+
+// capValue is s within maxValueBytes: a copy of its head when cut, so
+// that the whole is not kept alive by the span.
+func capValue(s string) string {
+	if len(s) <= maxValueBytes {
+		return s
+	}
+	return strings.Clone(cutUTF8(s, maxValueBytes))
+}
+
+// cutUTF8 is the longest head of s within n bytes that ends on a rune
+// boundary.
+func cutUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // Get returns the value as a Go value (string, int64, float64, bool).
@@ -337,7 +370,8 @@ func appendAnyValue(b []byte, v Value) []byte {
 // length is a varint padded to 4 bytes (protobuf parsers take a varint of
 // any length up to 10 bytes): a message is written in place, once,
 // instead of being built apart and copied into its parent at every
-// level. A message must stay under 256 MiB (batches are far smaller).
+// level. A message of 256 MiB or more (a library caller's span, far past
+// a batch) takes a longer length, for which end moves its content up.
 func begin(b []byte, num int) ([]byte, int) {
 	b = binary.AppendUvarint(b, uint64(num)<<3|2)
 	b = append(b, 0x80, 0x80, 0x80, 0)
@@ -346,6 +380,14 @@ func begin(b []byte, num int) ([]byte, int) {
 
 func end(b []byte, start int) []byte {
 	n := len(b) - start
+	if n >= 1<<28 {
+		var length [binary.MaxVarintLen64]byte
+		k := binary.PutUvarint(length[:], uint64(n))
+		b = append(b, length[4:k]...) // room for the length's k-4 more bytes
+		copy(b[start+k-4:], b[start:start+n])
+		copy(b[start-4:], length[:k])
+		return b
+	}
 	b[start-4] = byte(n) | 0x80
 	b[start-3] = byte(n>>7) | 0x80
 	b[start-2] = byte(n>>14) | 0x80

@@ -226,8 +226,7 @@ func randomID(id []byte) {
 
 // maxSpanEvents bounds the warnings and errors a span keeps, as the
 // OpenTelemetry SDKs' default event count limit does: an agent that
-// reports errors without end must not grow a span without bound, in
-// memory and past what its encoding's length can say (begin).
+// reports errors without end must not grow a span without bound.
 const maxSpanEvents = 128
 
 // addEvent adds e to s; past maxSpanEvents the oldest is dropped and
@@ -473,16 +472,29 @@ func (r *Recorder) finish(ts int64, res *event.Result) {
 		attrs = append(attrs, Str(AttrErrorType, et))
 		msg := res.Status
 		if r.fatal != nil {
-			msg = r.redactString(r.fatal.Message)
+			msg = capValue(r.redactString(r.fatal.Message))
 		}
 		s.Status = SpanStatus{Code: StatusError, Message: msg}
 	}
 	if r.content && res.Text != "" {
-		out, _ := json.Marshal([]map[string]any{{"role": "assistant", "finish_reason": "stop",
-			"parts": []map[string]string{{"type": "text", "content": r.redactString(res.Text)}}}})
-		attrs = append(attrs, Str(AttrOutputMessages, string(out)))
+		text := r.redactString(res.Text)
+		out := outputMessages(text)
+		if over := len(out) - maxValueBytes; over > 0 {
+			// The answer is cut, not its JSON, which Str would cut
+			// into a string that is no JSON. A byte less of the text is
+			// at least a byte less of the JSON.
+			out = outputMessages(cutUTF8(text, len(text)-over))
+		}
+		attrs = append(attrs, Str(AttrOutputMessages, out))
 	}
 	s.Attributes = attrs
+}
+
+// outputMessages is gen_ai.output.messages of the final answer text.
+func outputMessages(text string) string {
+	out, _ := json.Marshal([]map[string]any{{"role": "assistant", "finish_reason": "stop",
+		"parts": []map[string]string{{"type": "text", "content": text}}}})
+	return string(out)
 }
 
 // errorType is the run's error.type: the class of its fatal error, else
