@@ -47,8 +47,9 @@ type Config struct {
 const DefaultTimeout = 5 * time.Second
 
 // maxPending and maxPendingBytes bound the spans waiting to be sent
-// (encoded): past them, spans are dropped (and the drop is warned of)
-// rather than held.
+// (encoded, counted in bytes: a library caller's span may be far larger
+// than a batch): past them, spans are dropped (and the drop is warned
+// of) rather than held.
 const (
 	maxPending      = 8192
 	maxPendingBytes = 32 << 20
@@ -232,6 +233,7 @@ type Exporter struct {
 	spans    int
 	ready    []sealed
 	queued   int      // spans in ready and batch
+	held     int      // bytes of the sealed batches not yet sent
 	spares   [][]byte // sent batches' buffers, for the next batches
 	dropped  int
 	metrics  *aggregate
@@ -345,7 +347,7 @@ func (x *Exporter) enqueue(s *Span) {
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if x.closed || x.queued >= maxPending || (len(x.ready)+1)*batchBytes > maxPendingBytes {
+	if x.closed || x.queued >= maxPending {
 		x.dropped++
 		return
 	}
@@ -358,7 +360,17 @@ func (x *Exporter) enqueue(s *Span) {
 		}
 		x.batch, x.req, x.ss = beginTraces(buf, x.cfg.Resource, x.scope)
 	}
+	mark := len(x.batch)
 	x.batch = appendSpanMessage(x.batch, s)
+	if x.held+len(x.batch) > maxPendingBytes {
+		x.dropped++
+		x.batch = x.batch[:mark]
+		if cap(x.batch) > 2*batchBytes {
+			// The room the span grew the batch to is not kept with it.
+			x.batch = append(make([]byte, 0, batchBytes+batchBytes/8), x.batch...)
+		}
+		return
+	}
 	x.spans++
 	x.queued++
 	switch {
@@ -382,6 +394,7 @@ func (x *Exporter) arm() {
 func (x *Exporter) seal() {
 	if x.spans > 0 {
 		x.ready = append(x.ready, sealed{endTraces(x.batch, x.req, x.ss), x.spans})
+		x.held += len(x.batch)
 		x.batch, x.spans = nil, 0
 	}
 }
@@ -431,12 +444,13 @@ func (x *Exporter) loop() {
 		}
 		x.mu.Unlock()
 		if dropped > 0 {
-			x.warn(fmt.Sprintf("%d spans dropped: more than %d were waiting to be sent", dropped, maxPending))
+			x.warn(fmt.Sprintf("%d spans dropped: more than %d spans or %d MiB were waiting to be sent", dropped, maxPending, maxPendingBytes>>20))
 		}
 		for _, b := range batches {
 			done := x.post(x.cfg.TracesURL, b.body)
 			x.mu.Lock()
 			x.queued -= b.spans
+			x.held -= len(b.body)
 			if done && len(x.spares) < maxSpares && cap(b.body) <= 2*batchBytes {
 				x.spares = append(x.spares, b.body[:0])
 			}
