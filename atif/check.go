@@ -12,9 +12,10 @@ import (
 
 // Validate checks what ATIF asks of a trajectory beyond its JSON Schema
 // (Harbor's models check it in code): step ids run 1, 2, 3, … in every
-// trajectory, each observation result's source_call_id names a tool call
-// of its own step, and each embedded subagent trajectory's id is unique
-// and every reference to one resolves.
+// trajectory, a step names a tool_call_id once, each observation
+// result's source_call_id names a tool call of its own step, and each
+// embedded subagent trajectory's id is unique and every reference to one
+// resolves.
 func Validate(t *Trajectory) error {
 	ids := map[string]bool{}
 	for _, s := range t.SubagentTrajectories {
@@ -27,6 +28,11 @@ func Validate(t *Trajectory) error {
 		for i, s := range tr.Steps {
 			if s.StepID != i+1 {
 				return fmt.Errorf("atif: trajectory %q: step %d has step_id %d", tr.TrajectoryID, i+1, s.StepID)
+			}
+			for k, c := range s.ToolCalls {
+				if slices.ContainsFunc(s.ToolCalls[:k], func(o ToolCall) bool { return o.ToolCallID == c.ToolCallID }) {
+					return fmt.Errorf("atif: step %d: tool_call_id %q twice", s.StepID, c.ToolCallID)
+				}
 			}
 			if s.Observation == nil {
 				continue
@@ -190,6 +196,9 @@ func (l *lists) addStep(parent string, s Step) {
 		}
 		if s.Observation != nil {
 			for _, r := range s.Observation.Results {
+				if r.Extra["id_reused"] == true {
+					continue // the end of a call whose id was reused: no tool_end of the stream
+				}
 				id := r.SourceCallID
 				if id == "" {
 					id, _ = r.Extra["call_id"].(string)

@@ -18,8 +18,10 @@ import (
 //     assistant message, then the tool calls the model made with them; an
 //     event that cannot follow what the step holds opens the next step, as
 //     does a tool call after a usage event that followed the step's tool
-//     calls (that model call is over). A tool call's tool_end is a result
-//     in its own step's observation;
+//     calls (that model call is over), or whose id the step names
+//     already. A tool call's tool_end is a result in its own step's
+//     observation; a tool_start that reuses the id of a call still open
+//     ends that call there, with a result cancelled and synthetic;
 //   - a system step for each error event and each system message;
 //   - for a stream with none of these (and no prompt), one system step
 //     saying so (extra.no_steps): ATIF requires a step.
@@ -253,30 +255,57 @@ func (b *builder) message(ev event.Event, m *event.Message) *track {
 
 func (b *builder) toolStart(ev event.Event, t *event.ToolStart) *track {
 	tr := b.track(t.ParentCallID)
+	if old := b.calls[t.CallID]; old != nil {
+		// An id reused while its call is open (a log not written by
+		// harness's stream, which renames it): the first call gets no
+		// end of its own, so it ends here, as the otlp export ends its
+		// span; the tool_end that follows is the new call's.
+		delete(b.calls, t.CallID)
+		b.endReused(old, t.CallID)
+	}
 	var st *stepState
 	if tr.emit != nil {
 		st = tr.agent(2, ev.TS)
+		if slices.ContainsFunc(st.step.ToolCalls, func(c ToolCall) bool { return c.ToolCallID == t.CallID }) {
+			// Harbor's models refuse a step that names an id twice (its
+			// results could not say which call they are of).
+			tr.cur = tr.push(&Step{Source: "agent", Timestamp: timestamp(ev.TS)})
+			st = tr.cur
+		}
 		st.calls++
 		st.step.ToolCalls = append(st.step.ToolCalls, ToolCall{
 			ToolCallID: t.CallID, FunctionName: t.Name, Arguments: object(t.Input),
 			Extra: extra("kind", string(t.Kind), "command", t.Command, "path", t.Path, "input_truncated", t.InputTruncated),
 		})
 	}
-	if _, dup := b.calls[t.CallID]; !dup {
-		c := &call{st: st, tr: tr, ends: !b.plan.unended[b.at]}
-		l, late := b.plan.late[b.at]
-		switch {
-		case st == nil:
-		case late:
-			// Its result now, where its end is among the step's.
-			c.late = true
-			b.observe(st, l.end, l.at)
-		case c.ends:
-			st.open++
-		}
-		b.calls[t.CallID] = c
+	c := &call{st: st, tr: tr, ends: !b.plan.unended[b.at]}
+	l, late := b.plan.late[b.at]
+	switch {
+	case st == nil:
+	case late:
+		// Its result now, where its end is among the step's.
+		c.late = true
+		b.observe(st, l.end, l.at)
+	case c.ends:
+		st.open++
 	}
+	b.calls[t.CallID] = c
 	return tr
+}
+
+// endReused ends open call c, whose id a tool_start (the event in hand)
+// reuses: its result, cancelled and synthetic, is marked id_reused, as
+// no tool_end of the stream is (Check).
+func (b *builder) endReused(c *call, id string) {
+	if c.st == nil || c.late {
+		return // its track is not built, or its result is in already
+	}
+	if c.ends {
+		c.st.open--
+	}
+	b.observe(c.st, &event.ToolEnd{CallID: id, Status: event.StatusCancelled, Synthetic: true}, b.at)
+	r := &c.st.step.Observation.Results[slices.Index(c.st.resAt, b.at)]
+	r.Extra = setExtra(r.Extra, "id_reused", true)
 }
 
 // toolEnd puts a tool_end's result in its call's step, and returns the

@@ -101,9 +101,10 @@ func (p *plan) event(ev event.Event) {
 		p.touch(b.ParentCallID, i)
 	case *event.ToolStart:
 		p.touch(b.ParentCallID, i)
-		if _, dup := p.open[b.CallID]; !dup {
-			p.open[b.CallID] = openCall{at: i, parent: b.ParentCallID, pos: p.pos}
+		if c, reused := p.open[b.CallID]; reused {
+			p.touch(c.parent, i) // it ends here (builder.toolStart)
 		}
+		p.open[b.CallID] = openCall{at: i, parent: b.ParentCallID, pos: p.pos}
 	case *event.ToolEnd:
 		if c, ok := p.open[b.CallID]; ok {
 			delete(p.open, b.CallID)
@@ -172,9 +173,7 @@ func (p *plan) refEvent(ev event.Event) {
 	p.at++
 	switch b := ev.Body.(type) {
 	case *event.ToolStart:
-		if _, dup := p.open[b.CallID]; !dup {
-			p.open[b.CallID] = openCall{at: i}
-		}
+		p.open[b.CallID] = openCall{at: i}
 	case *event.ToolEnd:
 		if _, ok := p.open[b.CallID]; ok {
 			delete(p.open, b.CallID)
