@@ -566,8 +566,10 @@ func (b *builder) final() (*FinalMetrics, map[string]any) {
 	}
 	fm.TotalPromptTokens, fm.TotalCompletionTokens, fm.TotalCachedTokens = prompt(u), u.OutputTokens, u.CacheReadTokens
 	fm.Extra = fields(u)
+	// Estimated or not as the cost it is said of: the result's cost_usd,
+	// else its usage's (or the steps').
 	estimated := u.CostEstimated
-	if r != nil {
+	if r != nil && r.CostUSD != nil {
 		estimated = r.CostEstimated
 	}
 	if estimated {
