@@ -13,7 +13,7 @@ import (
 
 // TestReusedOpenCallID: a log whose second tool_start reuses the id of a
 // call still open (hand-made, or not written by harness's stream, which
-// renames such ids) gives each call its own step, as Harbor's models
+// drops such a start) gives each call its own step, as Harbor's models
 // refuse a step that names a tool_call_id twice: the first call's result
 // is cancelled and synthetic (marked id_reused: no tool_end of the
 // stream), as the otlp export ends its span, and the tool_end is the

@@ -18,7 +18,7 @@ func spanAttrs(s Span) map[string]any {
 
 // TestTraceOfAReusedOpenCallID: a log whose second tool_start reuses the
 // id of a call still open (hand-made, or not written by harness's stream,
-// which renames such ids) gives a span for each call: the first ends
+// which drops such a start) gives a span for each call: the first ends
 // where the second starts, cancelled and synthetic, as a call the stream
 // closes; the tool_end ends the second. The first call's span was
 // dropped.

@@ -284,7 +284,7 @@ func (r *Recorder) Add(ev event.Event) {
 		}
 		if old := r.tools[b.CallID]; old != nil {
 			// An id reused while its call is open (a log not written by
-			// harness's stream, which renames it): the first call gets no
+			// harness's stream, which drops such a start): the first call gets no
 			// end of its own, so it ends here, as the stream closes one.
 			r.endSynthetic(old, ms(ev.TS))
 		}
