@@ -65,7 +65,7 @@ const (
 type Client struct {
 	task    adapters.Task              // Prompt, Cwd (absolute), Permissions: set by Begin
 	setup   time.Duration              // the deadline of each setup step
-	expired func(bodies ...event.Body) // told of a setup deadline missed, or of a prompt not read (Prompt); may be nil
+	expired func(bodies ...event.Body) // told of a setup deadline missed, or of a prompt or answer not read (Prompt, Answer); may be nil
 
 	mu        sync.Mutex    // guards everything below
 	w         io.Writer     // the agent's stdin; nil in a captured session
@@ -351,13 +351,6 @@ type rpcError struct {
 func (c *Client) Parse(dst []event.Body, line []byte) ([]event.Body, bool) {
 	c.mu.Lock()
 	stopped := c.stopped
-	if err := c.conv.unread; err != nil && !stopped {
-		// The caller's answer was not taken (Answer): this line is the
-		// first after it, and the session ends here.
-		c.conv.unread = nil
-		dst = c.unread(dst, err)
-		stopped = true
-	}
 	c.mu.Unlock()
 	if stopped {
 		return dst, true // after the fatal error, nothing but the result

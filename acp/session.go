@@ -34,10 +34,6 @@ type conversation struct {
 	queue jsonrpc.Prompts   // prompts not sent yet
 	turns int               // prompts sent
 	asks  map[string]askReq // pending permission requests, by call id
-	// unread is the write error of the caller's answer (Answer) that the
-	// agent's stdin did not take: Answer returns no bodies, so the next
-	// line the agent sends ends the session with it.
-	unread error
 }
 
 // askReq is a permission request waiting for the caller.
@@ -96,12 +92,25 @@ func (c *Client) End() {
 // Answer implements adapters.Conversation: it answers the permission
 // request of callID (the stream's id of the call: a reused id renamed
 // "ID#n" is the agent's ID) with the option that allows or rejects once.
+// An agent that does not read the answer ends the session through
+// expired (BoundSetup): Answer comes from no line whose bodies could say
+// so, and a silent agent may send none.
 func (c *Client) Answer(callID string, allow bool) bool {
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	answered, ended := c.answer(callID, allow)
+	c.mu.Unlock()
+	if len(ended) > 0 && c.expired != nil {
+		c.expired(ended...)
+	}
+	return answered
+}
+
+// answer answers the request of callID, if it waits: the bodies that end
+// the session when the agent does not read the answer. mu is held.
+func (c *Client) answer(callID string, allow bool) (bool, []event.Body) {
 	id, req, ok := jsonrpc.Asked(c.conv.asks, callID)
 	if !ok {
-		return false
+		return false, nil
 	}
 	delete(c.conv.asks, id)
 	order := []string{"allow_once", "allow_always"}
@@ -111,9 +120,9 @@ func (c *Client) Answer(callID string, allow bool) bool {
 	}
 	err := c.write(map[string]any{"jsonrpc": "2.0", "id": req.id, "result": map[string]any{"outcome": pickOption(req.options, order)}})
 	if adapters.Unread(err) {
-		c.conv.unread = err
+		return true, c.unread(nil, err)
 	}
-	return true
+	return true, nil
 }
 
 // pickOption is the first option of the kinds in order, or cancelled.

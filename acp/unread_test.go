@@ -3,6 +3,7 @@ package acp
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -14,16 +15,21 @@ import (
 // TestAskAnswersNotRead: with permissions ask, an answer to a permission
 // request that the agent's stdin does not take (the queue in front of it
 // full) ends the session with the protocol error of an agent that does
-// not read, as harness's other answers do: the caller's (Answer), at the
-// agent's next line, and the cancelled ones of the requests a turn's end
-// leaves waiting. Their write errors were dropped: the session went on,
-// the agent waiting for answers it would never have.
+// not read, as harness's other answers do: the caller's (Answer) at
+// once, through expired (Answer comes from no line; it waited for the
+// agent's next line, which a silent agent never sent), and the cancelled
+// ones of the requests a turn's end leaves waiting. Their write errors
+// were dropped: the session went on, the agent waiting for answers it
+// would never have.
 func TestAskAnswersNotRead(t *testing.T) {
+	var ended []event.Body
 	open := func(t *testing.T) *Client {
 		t.Helper()
 		stdin := &adaptertest.FullStdin{N: 3} // initialize, session/new, the prompt (id 3)
 		c := NewParser()
 		c.Converse(true)
+		ended = nil
+		c.BoundSetup(time.Hour, func(b ...event.Body) { ended = b })
 		require.NoError(t, c.Begin(stdin, adapters.Task{Cwd: t.TempDir()}))
 		adaptertest.ParseLines(c, `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1}}`, `{"jsonrpc":"2.0","id":2,"result":{"sessionId":"s1"}}`)
 		_, err := c.Prompt("go")
@@ -43,8 +49,9 @@ func TestAskAnswersNotRead(t *testing.T) {
 	t.Run("caller-answers", func(t *testing.T) {
 		c := open(t)
 		require.True(t, c.Answer("p1", true))
+		check(t, c, ended)
 		out, _ := c.Parse(nil, chunk("going on"))
-		check(t, c, out)
+		require.Empty(t, out, "nothing after the session's end")
 	})
 	t.Run("turn-ends-with-a-request-waiting", func(t *testing.T) {
 		c := open(t)
