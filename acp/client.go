@@ -301,6 +301,18 @@ func (c *Client) refuseResume(dst []event.Body) []event.Body {
 // send writes one request. mu is held.
 func (c *Client) send(method string, params any) error { return c.conn.Request(method, params) }
 
+// sendOrEnd writes one request of the setup, or the one prompt: an agent
+// that does not read it (adapters.Unread) ends the session at once, not
+// at the setup deadline as one that did not answer, nor at the idle
+// watchdog. One gone is left to its exit, which ends the session. mu is
+// held.
+func (c *Client) sendOrEnd(dst []event.Body, method string, params any) []event.Body {
+	if err := c.send(method, params); adapters.Unread(err) {
+		return c.fail(dst, "the agent does not read harness's requests: "+err.Error())
+	}
+	return dst
+}
+
 // notify writes one notification. mu is held.
 func (c *Client) notify(method string, params any) error { return c.conn.Notify(method, params) }
 
@@ -506,7 +518,7 @@ func (c *Client) response(dst []event.Body, msg *rpc) ([]event.Body, bool) {
 			if c.open != "" {
 				params["sessionId"] = c.task.Resume
 			}
-			c.send(c.opening(), params)
+			dst = c.sendOrEnd(dst, c.opening(), params)
 		}
 	case "session/new", "session/resume", "session/load":
 		var r struct {
@@ -548,7 +560,7 @@ func (c *Client) response(dst []event.Body, msg *rpc) ([]event.Body, bool) {
 		if mode != "" && mode != r.Modes.Current {
 			c.phase = phaseMode
 			c.arm()
-			c.send("session/set_mode", map[string]string{"sessionId": r.SessionID, "modeId": mode})
+			dst = c.sendOrEnd(dst, "session/set_mode", map[string]string{"sessionId": r.SessionID, "modeId": mode})
 			break
 		}
 		dst = c.prompt(dst)
@@ -699,9 +711,8 @@ func (c *Client) prompt(dst []event.Body) []event.Body {
 	if c.timer != nil {
 		c.timer.Stop() // from here on, the run's own budgets apply
 	}
-	c.send("session/prompt", map[string]any{"sessionId": c.sessionID,
+	return c.sendOrEnd(dst, "session/prompt", map[string]any{"sessionId": c.sessionID,
 		"prompt": []map[string]string{{"type": "text", "text": c.task.Prompt}}})
-	return dst
 }
 
 // end ends the session: the prompt answered, or the protocol failed.
