@@ -429,13 +429,18 @@ func (c *Client) request(dst []event.Body, msg *rpc) []event.Body {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if msg.Method == "session/request_permission" && c.conv.ask && c.w != nil {
-		// The request is a sight of its call (the call starts, the text
-		// before it is a message), whatever the caller answers.
-		dst, _ = c.m.requested(dst, msg.Params)
+		// The request of a turn is a sight of its call (the call starts,
+		// the text before it is a message), whatever the caller answers.
+		if !c.noTurn() {
+			dst, _ = c.m.requested(dst, msg.Params)
+		}
 		return c.ask(dst, msg)
 	}
 	if msg.Method == "session/request_permission" {
 		outcome, denied := choosePermission(msg.Params, c.task.Permissions, c.m.kindOf)
+		if c.noTurn() {
+			denied = "" // refused all the same, but no call of a turn
+		}
 		if denied != "" {
 			// A call refused is seen here only (Gemini reports nothing
 			// more of it): it starts here, so it leaves a trace. One
@@ -459,6 +464,13 @@ func (c *Client) request(dst []event.Body, msg *rpc) []event.Body {
 		"error": map[string]any{"code": -32601, "message": "method not found: harness did not advertise " + msg.Method}})
 	return c.fail(dst, fmt.Sprintf("the agent called %q, a method harness did not advertise", truncate(msg.Method, 80)))
 }
+
+// noTurn reports whether a live session has no turn in flight: a call
+// refused now opens none, since it would stand outside every turn, hold
+// the per-tool budget in place of the idle watchdog from the next turn's
+// start, and end denied in that turn, as if it were the turn's (an agent
+// reuses call ids from turn to turn). mu is held.
+func (c *Client) noTurn() bool { return c.conv.on && c.w != nil && c.phase != phasePrompt }
 
 // response handles the answer to one of our requests. In a captured
 // session (no writer) the method is read from the result's shape.

@@ -165,7 +165,7 @@ func (c *Client) ask(dst []event.Body, msg *rpc) []event.Body {
 		if adapters.Unread(err) {
 			return c.unread(dst, err)
 		}
-		if !dup {
+		if !dup && !c.noTurn() {
 			c.m.deny(id)
 		}
 		return dst
