@@ -43,8 +43,8 @@ type HarborTask struct {
 	// AllowInternet is [environment].allow_internet (default true).
 	AllowInternet bool
 	// BuildTimeout is [environment].build_timeout_sec (Harbor's default
-	// 600 s); CPUs and MemoryMB ([environment].cpus, memory_mb or
-	// memory as "2G") limit a container (0: no limit).
+	// 600 s); CPUs and MemoryMB ([environment].cpus, memory_mb, or
+	// memory as "2G", which wins) limit a container (0: no limit).
 	BuildTimeout time.Duration
 	CPUs         float64
 	MemoryMB     int
@@ -71,7 +71,8 @@ type HarborTask struct {
 	// DockerImage is [environment].docker_image, the prebuilt image
 	// podman and docker use instead of building environment/Dockerfile.
 	DockerImage string
-	// StorageMB ([environment].storage_mb, or storage as "10G") and GPUs
+	// StorageMB ([environment].storage_mb, or storage as "10G", which
+	// wins) and GPUs
 	// ([environment].gpus) are what the environment asks for (0: none).
 	StorageMB, GPUs int
 	// AgentUser and VerifierUser are [agent].user and [verifier].user
@@ -357,36 +358,46 @@ func seconds(m map[string]any, key string) (time.Duration, error) {
 // limits reads [environment].cpus and the memory: memory_mb, or memory
 // as Harbor's older form ("2G", "512M").
 func limits(env map[string]any) (cpus float64, memMB int, err error) {
-	num := func(key string) (float64, bool, error) {
+	num := func(key string) (float64, error) {
 		switch n := env[key].(type) {
 		case nil:
-			return 0, false, nil
+			return 0, nil
 		case int64:
-			return float64(n), true, nil
+			return float64(n), nil
 		case float64:
-			return n, true, nil
+			return n, nil
 		}
-		return 0, false, fmt.Errorf("task.toml: environment.%s: want a number", key)
+		return 0, fmt.Errorf("task.toml: environment.%s: want a number", key)
 	}
-	c, _, err := num("cpus")
+	c, err := num("cpus")
 	if err != nil || !(c >= 0 && c <= 1024) { // NaN too
 		return 0, 0, cmpErr(err, fmt.Errorf("task.toml: environment.cpus = %v: want 0 to 1024", c))
 	}
-	m, ok, err := num("memory_mb")
+	m, err := num("memory_mb")
 	if err != nil || !(m >= 0 && m <= 1<<24) {
 		return 0, 0, cmpErr(err, fmt.Errorf("task.toml: environment.memory_mb = %v: want 0 to 16777216", m))
 	}
-	if !ok {
-		if v, has := env["memory"]; has {
-			s, isStr := v.(string)
-			mb, perr := memoryMB(s)
-			if !isStr || perr != nil {
-				return 0, 0, fmt.Errorf("task.toml: environment.memory = %v: want a size such as \"2G\" or \"512M\"", v)
-			}
-			m = float64(mb)
-		}
+	mb, ok, err := olderSize(env, "memory", "\"2G\" or \"512M\"")
+	if ok {
+		return c, mb, err
 	}
-	return c, int(m), nil
+	return c, int(m), err
+}
+
+// olderSize reads Harbor's older form of a size, memory or storage
+// ("2G"), when the task gives it. As in Harbor's EnvironmentConfig, it
+// wins over memory_mb or storage_mb.
+func olderSize(env map[string]any, key, example string) (mb int, ok bool, err error) {
+	v, ok := env[key]
+	if !ok {
+		return 0, false, nil
+	}
+	s, isStr := v.(string)
+	mb, perr := memoryMB(s)
+	if !isStr || perr != nil {
+		return 0, true, fmt.Errorf("task.toml: environment.%s = %v: want a size such as %s", key, v, example)
+	}
+	return mb, true, nil
 }
 
 func cmpErr(a, b error) error {
@@ -666,11 +677,9 @@ func (h *HarborTask) readFields(m, agent, verifier, env map[string]any) error {
 	if h.StorageMB, err = count("storage_mb", 1<<30); err != nil {
 		return err
 	}
-	if v, ok := env["storage"]; ok && env["storage_mb"] == nil {
-		s, isStr := v.(string)
-		mb, perr := memoryMB(s)
-		if !isStr || perr != nil {
-			return fmt.Errorf("task.toml: environment.storage = %v: want a size such as \"10G\"", v)
+	if mb, ok, err := olderSize(env, "storage", "\"10G\""); ok {
+		if err != nil {
+			return err
 		}
 		h.StorageMB = mb
 	}
