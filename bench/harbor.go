@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -407,21 +408,25 @@ func cmpErr(a, b error) error {
 	return b
 }
 
-// memoryMB parses "2G", "512M", "1024" (MB) into megabytes.
+// sizeNumber is the number of a size as Python's float reads it, but
+// for its underscores and its words (inf, nan: no size in Harbor).
+var sizeNumber = regexp.MustCompile(`^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$`)
+
+// memoryMB parses a size as Harbor's _parse_size_to_mb does: a number
+// and one unit, G, M or K in any case ("2G", "512m"; "2GB" and "1024"
+// are refused), into whole megabytes, rounded down.
 func memoryMB(s string) (int, error) {
 	s = strings.ToUpper(strings.TrimSpace(s))
-	mult := 1.0
-	switch {
-	case strings.HasSuffix(s, "G"), strings.HasSuffix(s, "GB"):
-		mult, s = 1024, strings.TrimRight(s, "GB")
-	case strings.HasSuffix(s, "M"), strings.HasSuffix(s, "MB"):
-		s = strings.TrimRight(s, "MB")
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || !(f >= 0 && f*mult <= 1<<24) { // "nan" parses: refused too
+	if s == "" {
 		return 0, errors.New("bad size")
 	}
-	return int(f * mult), nil
+	perMB := map[byte]float64{'G': 1024, 'M': 1, 'K': 1.0 / 1024}[s[len(s)-1]]
+	num := strings.TrimSpace(s[:len(s)-1])
+	f, err := strconv.ParseFloat(num, 64)
+	if perMB == 0 || !sizeNumber.MatchString(num) || err != nil || !(f >= 0 && f*perMB <= 1<<24) {
+		return 0, errors.New("bad size")
+	}
+	return int(f * perMB), nil
 }
 
 func stringTable(m map[string]any, key string) (map[string]string, error) {

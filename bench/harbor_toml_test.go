@@ -34,3 +34,22 @@ func TestHarborDeprecatedSizeWins(t *testing.T) {
 	require.Equal(t, 4096, h.MemoryMB)
 	require.Equal(t, 20480, h.StorageMB)
 }
+
+// TestHarborSizeSuffixes: memory and storage are read as Harbor's
+// _parse_size_to_mb reads them: a number, then G, M or K (any case).
+// Before, "512K" was refused, and "1024" (no unit), "2GB" and "2GGG",
+// which Harbor refuses, were read as sizes.
+func TestHarborSizeSuffixes(t *testing.T) {
+	for size, want := range map[string]int{"2G": 2048, "1.5g": 1536, " 512M ": 512, "2048K": 2, "512k": 0, "3 G": 3072} {
+		h, err := loadHarborTOML(t, "[verifier]\n[environment]\nmemory = \""+size+"\"\nstorage = \""+size+"\"\n")
+		require.NoError(t, err, size)
+		require.Equal(t, want, h.MemoryMB, size)
+		require.Equal(t, want, h.StorageMB, size)
+	}
+	for _, size := range []string{"1024", "2GB", "2GGG", "512MB", "G", "", "0x1p4G", "1T"} {
+		_, err := loadHarborTOML(t, "[verifier]\n[environment]\nmemory = \""+size+"\"\n")
+		require.ErrorContains(t, err, "environment.memory = "+size+": want a size such as", size)
+		_, err = loadHarborTOML(t, "[verifier]\n[environment]\nstorage = \""+size+"\"\n")
+		require.ErrorContains(t, err, "environment.storage = "+size+": want a size such as", size)
+	}
+}
