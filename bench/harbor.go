@@ -98,8 +98,9 @@ type Artifact struct {
 	Exclude             []string
 }
 
-// harborDefaultVerifierTimeout is Harbor's VerifierConfig.timeout_sec.
-const harborDefaultVerifierTimeout = 600 * time.Second
+// harborDefaultTimeout is Harbor's VerifierConfig.timeout_sec and
+// EnvironmentConfig.build_timeout_sec.
+const harborDefaultTimeout = 600 * time.Second
 
 // isHarborTask reports whether dir holds a Harbor task: an instruction.md
 // beside a task.toml that has a [verifier] table.
@@ -162,7 +163,7 @@ func harborTask(dir string) (Task, error) {
 	if err != nil {
 		return t, err
 	}
-	h := &HarborTask{Dir: abs, VerifierTimeout: harborDefaultVerifierTimeout, AllowInternet: true}
+	h := &HarborTask{Dir: abs, AllowInternet: true}
 	section := func(name string) (map[string]any, error) {
 		v, ok := m[name]
 		if !ok {
@@ -186,12 +187,8 @@ func harborTask(dir string) (Task, error) {
 	if h.AgentTimeout, err = seconds(agent, "agent.timeout_sec"); err != nil {
 		return t, err
 	}
-	vt, err := seconds(verifier, "verifier.timeout_sec")
-	if err != nil {
+	if h.VerifierTimeout, err = timeLimit(verifier, "verifier.timeout_sec", "the verifier"); err != nil {
 		return t, err
-	}
-	if vt > 0 {
-		h.VerifierTimeout = vt
 	}
 	if v, ok := env["allow_internet"]; ok {
 		b, ok := v.(bool)
@@ -200,11 +197,8 @@ func harborTask(dir string) (Task, error) {
 		}
 		h.AllowInternet = b
 	}
-	if h.BuildTimeout, err = seconds(env, "environment.build_timeout_sec"); err != nil {
+	if h.BuildTimeout, err = timeLimit(env, "environment.build_timeout_sec", "the build"); err != nil {
 		return t, err
-	}
-	if h.BuildTimeout == 0 {
-		h.BuildTimeout = harborDefaultVerifierTimeout
 	}
 	if h.CPUs, h.MemoryMB, err = limits(env); err != nil {
 		return t, err
@@ -354,6 +348,22 @@ func seconds(m map[string]any, key string) (time.Duration, error) {
 		d = 1 // under a nanosecond is still a timeout, not none (0)
 	}
 	return d, nil
+}
+
+// timeLimit reads a time limit of Harbor's that has a default, 600 s.
+// Harbor waits 0 s for what a limit of 0 bounds, so every trial times
+// out: a task saying so is refused rather than run with the default.
+func timeLimit(m map[string]any, key, what string) (time.Duration, error) {
+	d, err := seconds(m, key)
+	switch {
+	case err != nil:
+		return 0, err
+	case d > 0:
+		return d, nil
+	case m[key[strings.IndexByte(key, '.')+1:]] != nil:
+		return 0, fmt.Errorf("task.toml: %s = 0: Harbor times %s out at once; want more than 0 seconds", key, what)
+	}
+	return harborDefaultTimeout, nil
 }
 
 // limits reads [environment].cpus and the memory: memory_mb, or memory

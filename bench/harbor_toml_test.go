@@ -53,3 +53,18 @@ func TestHarborSizeSuffixes(t *testing.T) {
 		require.ErrorContains(t, err, "environment.storage = "+size+": want a size such as", size)
 	}
 }
+
+// TestHarborZeroTimeoutRefused: a [verifier].timeout_sec or
+// [environment].build_timeout_sec of 0 is refused with its reason.
+// Harbor waits 0 s for the verifier (or the build), so every trial of
+// the task ends in a timeout; bench read 0 as Harbor's default, 600 s,
+// and gave the task a verdict Harbor never gives.
+func TestHarborZeroTimeoutRefused(t *testing.T) {
+	for toml, want := range map[string]string{
+		"[verifier]\ntimeout_sec = 0\n":                        "task.toml: verifier.timeout_sec = 0: Harbor times the verifier out at once; want more than 0 seconds",
+		"[verifier]\n[environment]\nbuild_timeout_sec = 0.0\n": "task.toml: environment.build_timeout_sec = 0: Harbor times the build out at once; want more than 0 seconds",
+	} {
+		_, err := loadHarborTOML(t, toml)
+		require.ErrorContains(t, err, want, toml)
+	}
+}
