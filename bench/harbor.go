@@ -777,12 +777,15 @@ func artifacts(v any) ([]Artifact, error) {
 			a.Source = e
 		case map[string]any:
 			a.Source, _ = e["source"].(string)
-			a.Destination, _ = e["destination"].(string)
-			if ex, ok := e["exclude"].([]any); ok {
-				for _, p := range ex {
-					if s, ok := p.(string); ok {
-						a.Exclude = append(a.Exclude, s)
-					}
+			var ok bool
+			if d, has := e["destination"]; has {
+				if a.Destination, ok = d.(string); !ok {
+					return nil, fmt.Errorf("task.toml: artifacts[%d]: want a destination that is a string", i)
+				}
+			}
+			if ex, has := e["exclude"]; has {
+				if a.Exclude, ok = stringList(ex); !ok {
+					return nil, fmt.Errorf("task.toml: artifacts[%d]: want exclude as a list of strings", i)
 				}
 			}
 		}
@@ -794,4 +797,17 @@ func artifacts(v any) ([]Artifact, error) {
 		out = append(out, a)
 	}
 	return out, nil
+}
+
+// stringList is v as a list of strings, ok only when it is one.
+func stringList(v any) (l []string, ok bool) {
+	items, ok := v.([]any)
+	for _, x := range items {
+		s, isStr := x.(string)
+		if !isStr {
+			return nil, false
+		}
+		l = append(l, s)
+	}
+	return l, ok
 }

@@ -68,3 +68,21 @@ func TestHarborZeroTimeoutRefused(t *testing.T) {
 		require.ErrorContains(t, err, want, toml)
 	}
 }
+
+// TestHarborArtifactFieldTypes: an artifact's destination that is not a
+// string, or exclude that is not a list of strings, is refused, as
+// Harbor's ArtifactConfig refuses it. Before, bench dropped it without a
+// word: the artifact went to its default place, or whole.
+func TestHarborArtifactFieldTypes(t *testing.T) {
+	for _, artifact := range []string{
+		`{ source = "/app/out", destination = 5 }`,
+		`{ source = "/app/out", exclude = "*.log" }`,
+		`{ source = "/app/out", exclude = ["*.log", 1] }`,
+	} {
+		_, err := loadHarborTOML(t, "artifacts = ["+artifact+"]\n[verifier]\n")
+		require.ErrorContains(t, err, "task.toml: artifacts[0]: want", artifact)
+	}
+	h, err := loadHarborTOML(t, "artifacts = [{ source = \"/app/out\", destination = \"o\", exclude = [\"*.log\"] }]\n[verifier]\n")
+	require.NoError(t, err)
+	require.Equal(t, []bench.Artifact{{Source: "/app/out", Destination: "o", Exclude: []string{"*.log"}}}, h.Artifacts)
+}
