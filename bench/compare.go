@@ -271,7 +271,9 @@ func checkRuns(op, from string, planned int, shard *Shard, shape *Shape, runs []
 	groups := map[[2]string]bool{}
 	for _, rr := range runs {
 		switch {
-		case rr.Index < 0 || planned > 0 && rr.Index >= planned:
+		case rr.Index < 0:
+			return bad("a run has index %d: not a report bench writes (indexes start at 0)", rr.Index)
+		case planned > 0 && rr.Index >= planned:
 			return bad("run #%d is not in its plan (runs #1 to #%d)", rr.Index+1, planned)
 		case planned > 0 && !sh.has(sp, rr.Index):
 			return bad("run #%d is not in its shard %s", rr.Index+1, sh)

@@ -32,7 +32,9 @@ func TestDiffChecksItsInputs(t *testing.T) {
 		"index-beyond-the-plan": {func(r *bench.Report) { r.Runs[11].Index = 12 },
 			"bench: compare: NEW: run #13 is not in its plan (runs #1 to #12)"},
 		"negative-index": {func(r *bench.Report) { r.Runs[0].Index = -1 },
-			"bench: compare: NEW: run #0 is not in its plan (runs #1 to #12)"},
+			"bench: compare: NEW: a run has index -1: not a report bench writes (indexes start at 0)"},
+		"negative-index-no-planned": {func(r *bench.Report) { r.Planned, r.Runs[0].Index = 0, -1 },
+			"bench: compare: NEW: a run has index -1: not a report bench writes (indexes start at 0)"},
 		"not-in-its-shard": {func(r *bench.Report) {
 			r.Shard, r.Shape = &bench.Shard{Index: 0, Count: 2}, &bench.Shape{Tasks: 2, Models: 1, Repeats: 3, Agents: 2}
 		}, "bench: compare: NEW: run #7 is not in its shard 0/2"},

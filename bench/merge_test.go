@@ -62,7 +62,7 @@ func TestMergeRefusesCraftedReports(t *testing.T) {
 		"planned-negative":    {[]any{craftedReport(-1, run(0))}, "not a plan bench makes"},
 		"planned-disagrees":   {[]any{craftedReport(4, run(0)), craftedReport(40, run(1))}, "gives it 40"},
 		"index-past-the-plan": {[]any{craftedReport(4, run(4))}, "run #5 is not in its plan"},
-		"index-negative":      {[]any{craftedReport(4, run(-7))}, "is not in its plan"},
+		"index-negative":      {[]any{craftedReport(4, run(-7))}, "a run has index -7: not a report bench writes"},
 		"index-outside-shard": {[]any{func() *bench.Report { r := *sharded; r.Runs = []bench.RunReport{run(0)}; return &r }()}, "run #1 is not in its shard 1/3"},
 		"index-outside-groups": {[]any{func() *bench.Report {
 			r := *sharded // groups 1 and 2 of 5 tasks × 2 agents: runs 2 to 5
