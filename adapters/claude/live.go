@@ -157,6 +157,9 @@ type Conversation struct {
 	setup     time.Duration     // how long the CLI has to say it
 	expired   func(bodies ...event.Body)
 	timer     *time.Timer
+	// outputEnded: Flush came, the CLI's stdout ended; a setup timer
+	// that fired as it did (Stop too late) reports nothing.
+	outputEnded bool
 }
 
 // DefaultSetupTimeout bounds the CLI's start, from the first prompt to its
@@ -520,6 +523,7 @@ func (c *Conversation) write(msg any) error { return adapters.WriteLine(c.w, msg
 func (c *Conversation) Flush(dst []event.Body) []event.Body {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.outputEnded = true
 	if c.timer != nil {
 		c.timer.Stop()
 	}
@@ -792,7 +796,7 @@ func drop[T event.Body](dst []event.Body, n int) []event.Body {
 // setup timer.
 func (c *Conversation) setupExpired() {
 	c.mu.Lock()
-	if c.started || c.over {
+	if c.started || c.over || c.outputEnded {
 		c.mu.Unlock()
 		return
 	}

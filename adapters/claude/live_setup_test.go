@@ -27,3 +27,21 @@ func TestLiveSetupTimerEndsWithTheCLI(t *testing.T) {
 	c.Flush(nil)
 	require.False(t, c.timer.Stop(), "the setup timer was stopped")
 }
+
+// TestLiveSetupTimerFiredAsTheCLIEnds: a setup timer that fired as the
+// CLI's stdout ended, its callback waiting for the lock Flush held, finds
+// the output ended and reports nothing (Stop is too late for it). It
+// reported a missed start into a stream that had ended, as ACP's does
+// not.
+func TestLiveSetupTimerFiredAsTheCLIEnds(t *testing.T) {
+	t.Parallel()
+	c := NewConversation()
+	c.Converse(false)
+	c.BoundSetup(time.Hour, func(...event.Body) { t.Error("a missed start reported after the output ended") })
+	require.NoError(t, c.Begin(&bytes.Buffer{}, adapters.Task{}))
+	_, err := c.Prompt("p")
+	require.NoError(t, err)
+	c.Flush(nil)
+	c.setupExpired() // the timer's callback, run as it got the lock after Flush
+	require.False(t, c.Done(), "the session ended by a setup deadline after the output ended")
+}

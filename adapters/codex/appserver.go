@@ -122,6 +122,9 @@ type Client struct {
 	announced bool
 	held      []event.Body
 	warned    map[string]bool // the warning texts said already: Codex repeats some
+	// outputEnded: Flush came, Codex's stdout ended; a setup timer that
+	// fired as it did (Stop too late) reports nothing.
+	outputEnded bool
 
 	p *parser // exec's item mapping, its tool state, the usage counted (its total)
 }
@@ -330,7 +333,7 @@ func (c *Client) deadline(step string) {
 func (c *Client) missed(at int, step string) {
 	c.mu.Lock()
 	var bodies []event.Body
-	if c.phase == at {
+	if c.phase == at && !c.outputEnded {
 		bodies = c.fail(nil, fmt.Sprintf("codex did not answer %s within %s", step, c.setup))
 	}
 	c.mu.Unlock()
@@ -440,6 +443,7 @@ func (c *Client) Parse(dst []event.Body, line []byte) ([]event.Body, bool) {
 func (c *Client) Flush(dst []event.Body) []event.Body {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.outputEnded = true
 	if c.timer != nil {
 		c.timer.Stop()
 	}

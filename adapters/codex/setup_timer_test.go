@@ -25,3 +25,19 @@ func TestAppServerSetupTimerEndsWithTheAgent(t *testing.T) {
 	c.Flush(nil)
 	require.False(t, c.timer.Stop(), "the setup timer was stopped")
 }
+
+// TestAppServerSetupTimerFiredAsTheAgentEnds: a setup timer that fired
+// as Codex's stdout ended, its callback waiting for the lock Flush held,
+// finds the output ended and reports nothing (Stop is too late for it).
+// It reported a missed step into a stream that had ended, as ACP's does
+// not.
+func TestAppServerSetupTimerFiredAsTheAgentEnds(t *testing.T) {
+	t.Parallel()
+	c := NewAppServer()
+	c.Converse(false)
+	c.BoundSetup(time.Hour, func(...event.Body) { t.Error("a missed step reported after the output ended") })
+	require.NoError(t, c.Begin(&bytes.Buffer{}, adapters.Task{Cwd: "/w"}))
+	c.Flush(nil)
+	c.missed(asInit, "initialize") // the timer's callback, run as it got the lock after Flush
+	require.False(t, c.Done(), "the session ended by a setup deadline after the output ended")
+}
