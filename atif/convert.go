@@ -257,9 +257,9 @@ func (b *builder) toolStart(ev event.Event, t *event.ToolStart) *track {
 	tr := b.track(t.ParentCallID)
 	if old := b.calls[t.CallID]; old != nil {
 		// An id reused while its call is open (a log not written by
-		// harness's stream, which drops such a start): the first call gets no
-		// end of its own, so it ends here, as the otlp export ends its
-		// span; the tool_end that follows is the new call's.
+		// harness's stream, which drops such a start): the first call
+		// gets no end of its own, so it ends here, as the otlp export
+		// ends its span; the tool_end that follows is the new call's.
 		delete(b.calls, t.CallID)
 		b.endReused(old, t.CallID)
 	}

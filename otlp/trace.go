@@ -284,8 +284,9 @@ func (r *Recorder) Add(ev event.Event) {
 		}
 		if old := r.tools[b.CallID]; old != nil {
 			// An id reused while its call is open (a log not written by
-			// harness's stream, which drops such a start): the first call gets no
-			// end of its own, so it ends here, as the stream closes one.
+			// harness's stream, which drops such a start): the first
+			// call gets no end of its own, so it ends here, as the
+			// stream closes one.
 			r.endSynthetic(old, ms(ev.TS))
 		}
 		r.tools[b.CallID] = s
