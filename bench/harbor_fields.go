@@ -118,12 +118,12 @@ func (r *harborRun) collect(ctx context.Context) {
 	if len(r.h.Artifacts) == 0 {
 		return
 	}
-	logs, err := os.OpenRoot(r.p("logs"))
+	artifacts, err := openArtifacts(r.p("logs"), true)
 	if err != nil {
 		r.warnings = append(r.warnings, "artifacts: "+oneLine(err.Error()))
 		return
 	}
-	defer logs.Close()
+	defer artifacts.Close()
 	for _, a := range r.h.Artifacts {
 		src := a.Source
 		if !path.IsAbs(src) {
@@ -134,19 +134,19 @@ func (r *harborRun) collect(ctx context.Context) {
 		if rel == "" {
 			rel = strings.TrimPrefix(src, "/")
 		}
-		if err := r.copyOut(ctx, src, logs, path.Join("artifacts", path.Clean(rel)), a.Exclude); err != nil {
+		if err := r.copyOut(ctx, src, artifacts, path.Clean(rel), a.Exclude); err != nil {
 			r.warnings = append(r.warnings, "artifact "+a.Source+": "+oneLine(err.Error()))
 		}
 	}
 }
 
-// copyOut copies src of the environment to target in logs, leaving out
+// copyOut copies src of the environment to target in artifacts, leaving out
 // what matches exclude: with the engine's cp from a container (into a
 // directory of the run's that no sandbox shows), else from the run
 // directory showing it (only the environment's own paths: WORKDIR,
 // /logs, /tests, /solution, and under bwrap /tmp and HOME). Either way,
 // what is copied is read and written through an os.Root (copyConfined).
-func (r *harborRun) copyOut(ctx context.Context, src string, logs *os.Root, target string, exclude []string) error {
+func (r *harborRun) copyOut(ctx context.Context, src string, artifacts *os.Root, target string, exclude []string) error {
 	if r.container != nil {
 		stage, err := os.MkdirTemp(r.dir, "artifact-")
 		if err != nil {
@@ -156,7 +156,7 @@ func (r *harborRun) copyOut(ctx context.Context, src string, logs *os.Root, targ
 		if _, err := isolate.Run(ctx, r.eng.CopyArgs(r.container.Name+":"+src, filepath.Join(stage, "a"))); err != nil {
 			return err
 		}
-		return copyFromDir(logs, target, stage, "a", exclude)
+		return copyFromDir(artifacts, target, stage, "a", exclude)
 	}
 	m := r.paths()
 	if r.engine == isolate.Bwrap {
@@ -177,7 +177,7 @@ func (r *harborRun) copyOut(ctx context.Context, src string, logs *os.Root, targ
 	if name == "" {
 		name = "."
 	}
-	err := copyFromDir(logs, target, m[best], name, exclude)
+	err := copyFromDir(artifacts, target, m[best], name, exclude)
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("no such file in the environment")
 	}
@@ -194,11 +194,54 @@ func copyFromDir(dst *os.Root, target, dir, name string, exclude []string) error
 	return copyConfined(dst, target, src, name, exclude)
 }
 
+// openArtifacts opens the run's logs/artifacts, made when missing if
+// create. The agent (all of /logs under podman) or the verifier may have
+// made it a symbolic link, even to another directory of /logs: it is
+// not followed, so no artifact is written, nor kept, outside it.
+func openArtifacts(logs string, create bool) (*os.Root, error) {
+	root, err := os.OpenRoot(logs)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	if create {
+		if err := root.Mkdir("artifacts", 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			return nil, err
+		}
+	}
+	st, err := root.Lstat("artifacts")
+	if err != nil {
+		return nil, err
+	}
+	errLink := errors.New("/logs/artifacts is not a directory (a symbolic link is not followed)")
+	if !st.IsDir() {
+		return nil, errLink
+	}
+	artifacts, err := root.OpenRoot("artifacts")
+	if err != nil {
+		return nil, confinedErr(err)
+	}
+	// Made a link between the Lstat and the open.
+	if now, err := artifacts.Stat("."); err != nil || !os.SameFile(st, now) {
+		artifacts.Close()
+		return nil, errLink
+	}
+	return artifacts, nil
+}
+
 // keepArtifacts keeps the run's artifacts (when there are any) beside
 // its session log, or in the run's directory when it is kept.
 func (r *harborRun) keepArtifacts(rr *RunReport, keep bool) {
 	src := r.p("logs/artifacts")
-	if entries, err := os.ReadDir(src); err != nil || len(entries) == 0 {
+	artifacts, err := openArtifacts(r.p("logs"), false)
+	if err != nil {
+		if w := "artifacts: " + oneLine(err.Error()); !errors.Is(err, fs.ErrNotExist) && !slices.Contains(r.warnings, w) {
+			r.warnings = append(r.warnings, w)
+		}
+		return
+	}
+	defer artifacts.Close()
+	if entries, err := fs.ReadDir(artifacts.FS(), "."); err != nil || len(entries) == 0 {
 		return
 	}
 	switch {
@@ -206,7 +249,7 @@ func (r *harborRun) keepArtifacts(rr *RunReport, keep bool) {
 		dst := filepath.Join(filepath.Dir(rr.Log), rr.Run+".artifacts")
 		err := os.MkdirAll(dst, 0o755)
 		if err == nil {
-			err = keepFrom(r.p("logs"), dst)
+			err = keepFrom(artifacts, dst)
 		}
 		if err != nil {
 			if rr.Error == "" {
@@ -220,14 +263,14 @@ func (r *harborRun) keepArtifacts(rr *RunReport, keep bool) {
 	}
 }
 
-// keepFrom copies artifacts/ of the run's logs to the directory dst.
-func keepFrom(logs, dst string) error {
+// keepFrom copies the run's artifacts to the directory dst.
+func keepFrom(artifacts *os.Root, dst string) error {
 	to, err := os.OpenRoot(dst)
 	if err != nil {
 		return err
 	}
 	defer to.Close()
-	return copyFromDir(to, ".", logs, "artifacts", nil)
+	return copyConfined(to, ".", artifacts, ".", nil)
 }
 
 // copyDirTo copies directory src's contents to dst, made when missing.

@@ -1,0 +1,59 @@
+package bench_test
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentharness/harness/bench"
+)
+
+// harborTaskWith is the fixture task create-file with text as its
+// task.toml and verify as its tests/test.sh.
+func harborTaskWith(t *testing.T, text, verify string) bench.Task {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "task")
+	copyDir(t, filepath.Join(harborSuite, "create-file"), dir)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "task.toml"), []byte(text), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "tests", "test.sh"), []byte(verify), 0o755))
+	tasks, err := bench.LoadTasks(dir)
+	require.NoError(t, err)
+	return tasks[0]
+}
+
+// TestHarborArtifactStaysInArtifacts: the verifier (or the agent, which
+// has all of /logs under podman) leaves /logs/artifacts, or a directory
+// in it, as a symbolic link to another directory of /logs; a task's
+// artifact whose destination goes through it is not written there: no
+// destination leads out of the run's artifacts. Before, the artifact
+// was written into /logs/verifier through either link.
+func TestHarborArtifactStaysInArtifacts(t *testing.T) {
+	for _, c := range []struct{ name, link, dest string }{
+		{"link in artifacts", "ln -s ../verifier /logs/artifacts/v", "v/planted.txt"},
+		{"artifacts a link", "rm -rf /logs/artifacts && ln -s verifier /logs/artifacts", "planted.txt"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			task := harborTaskWith(t,
+				"artifacts = [{ source = \"/app/hello.txt\", destination = \""+c.dest+"\" }]\n[verifier]\ntimeout_sec = 60.0\n",
+				"#!/bin/bash\n"+c.link+"\necho 1 > /logs/verifier/reward.txt\n")
+			runs := t.TempDir()
+			rep, err := bench.Run(t.Context(), bench.Plan{Tasks: []bench.Task{task}, Agents: []string{"oracle"}},
+				bench.Options{Dir: runs, Keep: true})
+			require.NoError(t, err)
+			r := rep.Runs[0]
+			require.NotNil(t, r.Check, r.Error)
+			require.True(t, r.Check.Passed, r.Check.Output)
+			require.NoError(t, filepath.WalkDir(runs, func(p string, d fs.DirEntry, err error) error {
+				if err == nil && d.Name() == "planted.txt" {
+					require.True(t, strings.Contains(p, "/logs/artifacts/"), "written outside the artifacts: %s", p)
+				}
+				return err
+			}))
+			require.Contains(t, joinWarnings(r), "not followed")
+		})
+	}
+}
