@@ -759,8 +759,9 @@ func networkMode(sec map[string]any, name, def string) (string, error) {
 }
 
 // artifacts reads the top-level artifacts: each a path, or a table with
-// source, destination and exclude. A source or destination with a ..
-// element is refused, as Harbor does (it could leave the directory).
+// source, destination and exclude. A source with a .. element is
+// refused, as Harbor does (it could leave the directory), and so is a
+// destination Harbor refuses (badDestination).
 func artifacts(v any) ([]Artifact, error) {
 	if v == nil {
 		return nil, nil
@@ -789,14 +790,35 @@ func artifacts(v any) ([]Artifact, error) {
 				}
 			}
 		}
-		bad := a.Source == "" || slices.Contains(strings.Split(a.Source, "/"), "..") ||
-			strings.HasPrefix(a.Destination, "/") || slices.Contains(strings.Split(a.Destination, "/"), "..")
-		if bad {
+		if a.Source == "" || slices.Contains(strings.Split(a.Source, "/"), "..") {
 			return nil, fmt.Errorf("task.toml: artifacts[%d]: want a path, or a table with a source (and a relative destination), without ..", i)
+		}
+		if why := badDestination(a.Destination); why != "" {
+			return nil, fmt.Errorf("task.toml: artifacts[%d]: destination %q: %s", i, a.Destination, why)
 		}
 		out = append(out, a)
 	}
 	return out, nil
+}
+
+// badDestination says why Harbor's ArtifactConfig refuses an artifact's
+// destination, or "" ("" itself is the default place).
+func badDestination(d string) string {
+	switch {
+	case d == "":
+		return ""
+	case strings.Contains(d, `\`):
+		return "want forward slashes as separators, not \\"
+	case strings.HasPrefix(d, "/"):
+		return "want a relative path"
+	case path.Clean(d) == ".":
+		return "want it to name a file or directory"
+	case slices.Contains(strings.Split(d, "/"), ".."):
+		return "want no .. in it"
+	case strings.TrimRight(d, "/") == "manifest.json":
+		return "manifest.json is Harbor's, for its collection manifest"
+	}
+	return ""
 }
 
 // stringList is v as a list of strings, ok only when it is one.

@@ -57,3 +57,28 @@ func TestHarborArtifactStaysInArtifacts(t *testing.T) {
 		})
 	}
 }
+
+// TestHarborArtifactDestinations: an artifact's destination is read as
+// Harbor's ArtifactConfig reads it: one with a backslash, that names no
+// file (".", "./"), or that is manifest.json (Harbor's collection
+// manifest) is refused, with what Harbor refused already (absolute, ..);
+// "" is the default place. Before, bench took the first three.
+func TestHarborArtifactDestinations(t *testing.T) {
+	for dest, why := range map[string]string{
+		`a\\b`:           "forward slashes",
+		`..\\..\\x`:      "forward slashes",
+		".":              "name a file or directory",
+		"./":             "name a file or directory",
+		"manifest.json":  "manifest.json is Harbor's",
+		"manifest.json/": "manifest.json is Harbor's",
+		"/abs":           "relative",
+		"a/../../b":      "..",
+	} {
+		_, err := loadHarborTOML(t, "artifacts = [\"/app/a\", { source = \"/app\", destination = \""+dest+"\" }]\n[verifier]\n")
+		require.ErrorContains(t, err, "task.toml: artifacts[1]: destination ", dest)
+		require.ErrorContains(t, err, why, dest)
+	}
+	h, err := loadHarborTOML(t, "artifacts = [{ source = \"/app/out\", destination = \"\" }, { source = \"/app/m\", destination = \"sub/manifest.json\" }]\n[verifier]\n")
+	require.NoError(t, err)
+	require.Equal(t, []bench.Artifact{{Source: "/app/out"}, {Source: "/app/m", Destination: "sub/manifest.json"}}, h.Artifacts)
+}

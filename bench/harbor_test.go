@@ -97,7 +97,7 @@ func TestMalformedHarborTasks(t *testing.T) {
 		{"storage not a size", "environment.storage = big", toml("[verifier]\n[environment]\nstorage = \"big\"\n")},
 		{"docker_image not a string", "environment.docker_image: want a string", toml("[verifier]\n[environment]\ndocker_image = 1\n")},
 		{"mcp server without a name", "environment.mcp_servers[0]: want a table with a name", toml("[verifier]\n[[environment.mcp_servers]]\nurl = \"http://x\"\n")},
-		{"artifact leaving", "artifacts[1]: want a path", toml("artifacts = [\"/app/a\", { source = \"/app\", destination = \"../x\" }]\n[verifier]\n")},
+		{"artifact leaving", "artifacts[1]: destination \"../x\": want no ..", toml("artifacts = [\"/app/a\", { source = \"/app\", destination = \"../x\" }]\n[verifier]\n")},
 		{"env table not strings", "environment.env.N: want a string", toml("[verifier]\n[environment.env]\nN = 1\n")},
 		{"toml does not parse", "task.toml:", toml("[verifier\n")},
 		{"empty instruction", "instruction.md is empty", func(d string) {
