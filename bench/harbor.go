@@ -93,9 +93,12 @@ type HarborTask struct {
 // environment (Source) and where it goes under the run's artifacts
 // directory (Destination; default the source's path without its leading
 // slash), without the files matching Exclude (patterns of base names).
+// Service is the Docker Compose service it is collected from ("" or
+// "main": the agent's environment; another, a sidecar, is unsupported).
 type Artifact struct {
 	Source, Destination string
 	Exclude             []string
+	Service             string
 }
 
 // harborDefaultTimeout is Harbor's VerifierConfig.timeout_sec and
@@ -789,6 +792,18 @@ func artifacts(v any) ([]Artifact, error) {
 					return nil, fmt.Errorf("task.toml: artifacts[%d]: want exclude as a list of strings", i)
 				}
 			}
+			if sv, has := e["service"]; has {
+				if a.Service, ok = sv.(string); !ok {
+					return nil, fmt.Errorf("task.toml: artifacts[%d]: want a service that is a string", i)
+				}
+				a.Service = strings.TrimSpace(a.Service)
+				if !composeService.MatchString(a.Service) {
+					return nil, fmt.Errorf("task.toml: artifacts[%d]: service %q: want a Docker Compose service name (a letter or digit, then letters, digits, _ . -)", i, a.Service)
+				}
+			}
+			if a.sidecar() && !strings.HasPrefix(a.Source, "/") && !windowsDrive.MatchString(a.Source) {
+				return nil, fmt.Errorf("task.toml: artifacts[%d]: source %q from service %q: want an absolute path", i, a.Source, a.Service)
+			}
 		}
 		if a.Source == "" || slices.Contains(strings.Split(a.Source, "/"), "..") {
 			return nil, fmt.Errorf("task.toml: artifacts[%d]: want a path, or a table with a source (and a relative destination), without ..", i)
@@ -800,6 +815,18 @@ func artifacts(v any) ([]Artifact, error) {
 	}
 	return out, nil
 }
+
+// composeService is a Docker Compose service name as Harbor checks it;
+// windowsDrive starts an absolute path of Windows, which Harbor takes
+// as a sidecar's source too.
+var (
+	composeService = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]*$`)
+	windowsDrive   = regexp.MustCompile(`^[A-Za-z]:[/\\]`)
+)
+
+// sidecar reports whether the artifact is collected from a Docker
+// Compose service other than the agent's ("main").
+func (a Artifact) sidecar() bool { return a.Service != "" && a.Service != "main" }
 
 // badDestination says why Harbor's ArtifactConfig refuses an artifact's
 // destination, or "" ("" itself is the default place).

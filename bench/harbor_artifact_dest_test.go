@@ -82,3 +82,34 @@ func TestHarborArtifactDestinations(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []bench.Artifact{{Source: "/app/out"}, {Source: "/app/m", Destination: "sub/manifest.json"}}, h.Artifacts)
 }
+
+// TestHarborArtifactService: an artifact's service is read as Harbor's
+// ArtifactConfig reads it (a Docker Compose service name; one but main
+// needs an absolute source), and a task that collects one from a
+// service but main (a sidecar of a multi-container task) is refused
+// (unsupported): bench runs one environment, no compose services.
+// Before, service was not read: the artifact was copied from the
+// agent's environment, a path of another container.
+func TestHarborArtifactService(t *testing.T) {
+	for artifact, want := range map[string]string{
+		`{ source = "/var/db", service = 5 }`:         "artifacts[0]: want a service that is a string",
+		`{ source = "/var/db", service = "-db" }`:     `artifacts[0]: service "-db": want a Docker Compose service name`,
+		`{ source = "/var/db", service = "a b" }`:     `artifacts[0]: service "a b": want a Docker Compose service name`,
+		`{ source = "var/db", service = "db" }`:       `artifacts[0]: source "var/db" from service "db": want an absolute path`,
+		`{ source = "/var/db", service = "db/main" }`: `artifacts[0]: service "db/main": want a Docker Compose service name`,
+	} {
+		_, err := loadHarborTOML(t, "artifacts = ["+artifact+"]\n[verifier]\n")
+		require.ErrorContains(t, err, "task.toml: "+want, artifact)
+	}
+	h, err := loadHarborTOML(t, "artifacts = [{ source = \"out\", service = \" main \" }, { source = \"/var/db\", service = \"db\" }]\n[verifier]\n")
+	require.NoError(t, err)
+	require.Equal(t, []bench.Artifact{{Source: "out", Service: "main"}, {Source: "/var/db", Service: "db"}}, h.Artifacts)
+
+	task := harborTaskWith(t, "artifacts = [{ source = \"/app/hello.txt\", service = \"main\" }, { source = \"/var/db\", service = \"db\" }]\n[verifier]\n",
+		"#!/bin/bash\necho 1 > /logs/verifier/reward.txt\n")
+	rep, err := bench.Run(t.Context(), bench.Plan{Tasks: []bench.Task{task}, Agents: []string{"oracle"}}, bench.Options{Dir: t.TempDir()})
+	require.NoError(t, err)
+	r := rep.Runs[0]
+	require.Equal(t, bench.ReasonUnsupported, r.Reason, r.Error)
+	require.Equal(t, `the task's artifact /var/db is collected from the Docker Compose service "db": bench runs one environment, no compose services`, r.Error)
+}

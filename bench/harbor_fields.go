@@ -24,7 +24,11 @@ import (
 // It is a distinct outcome (ReasonUnsupported), not a failed run.
 func (r *harborRun) unsupported(agent string) string {
 	h := r.h
+	sidecar := slices.IndexFunc(h.Artifacts, Artifact.sidecar)
 	switch {
+	case sidecar >= 0:
+		a := h.Artifacts[sidecar]
+		return fmt.Sprintf("the task's artifact %s is collected from the Docker Compose service %q: bench runs one environment, no compose services", a.Source, a.Service)
 	case h.Allowlist:
 		return "the task's network_mode is allowlist: no engine here enforces allowed_hosts"
 	case h.GPUs > 0 && !isolate.HostGPUs():
