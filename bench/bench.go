@@ -214,6 +214,9 @@ func Run(ctx context.Context, p Plan, o Options) (*Report, error) {
 	if err := checkIsolate(p, p.Isolate); err != nil {
 		return nil, err
 	}
+	if err := checkAgentTimeouts(p, o.KeepTimeout); err != nil {
+		return nil, err
+	}
 	now := o.Now
 	if now == nil {
 		now = time.Now

@@ -41,6 +41,9 @@ type HarborTask struct {
 	// [verifier].timeout_sec (Harbor's default 600 s).
 	AgentTimeout    time.Duration
 	VerifierTimeout time.Duration
+	// AgentTimeoutZero: [agent].timeout_sec is 0, which Harbor times out
+	// at once unless the run gives the agent's timeout.
+	AgentTimeoutZero bool
 	// AllowInternet is [environment].allow_internet (default true).
 	AllowInternet bool
 	// BuildTimeout is [environment].build_timeout_sec (Harbor's default
@@ -190,6 +193,7 @@ func harborTask(dir string) (Task, error) {
 	if h.AgentTimeout, err = seconds(agent, "agent.timeout_sec"); err != nil {
 		return t, err
 	}
+	h.AgentTimeoutZero = h.AgentTimeout == 0 && agent["timeout_sec"] != nil
 	if h.VerifierTimeout, err = timeLimit(verifier, "verifier.timeout_sec", "the verifier"); err != nil {
 		return t, err
 	}

@@ -313,6 +313,20 @@ func (b *bencher) harbor(ctx context.Context, s Spec, in RunReport) (rr RunRepor
 	return rr
 }
 
+// checkAgentTimeouts refuses a Harbor task whose [agent].timeout_sec is
+// 0 unless the bench gives the agent's timeout (keep: --timeout), as
+// Harbor's override_timeout_sec does: without one, Harbor times every
+// trial's agent out at once, and a run with bench's configured timeout
+// would get a verdict Harbor never gives.
+func checkAgentTimeouts(p Plan, keep bool) error {
+	for _, t := range p.Tasks {
+		if t.Harbor != nil && t.Harbor.AgentTimeoutZero && !keep {
+			return fmt.Errorf("bench: task %q: task.toml: agent.timeout_sec = 0: Harbor times the agent out at once; give the agent's timeout (--timeout)", t.Name)
+		}
+	}
+	return nil
+}
+
 // removeRunDir removes a run's directory (a variable: a test makes it
 // fail).
 var removeRunDir = privtmp.RemoveAll
