@@ -173,7 +173,7 @@ func (r *Run) checkTools(want []tool) (string, string) {
 			note = fmt.Sprintf("%s: status ok (%s)", e.Name, KnownNoExitStatus[r.Agent+"/"+r.Protocol])
 		case e.Status != t.status:
 			return fail("%s: status %s, want %s", e.Name, e.Status, t.status)
-		case t.exit != 0 && e.ExitCode != nil && *e.ExitCode != t.exit:
+		case e.ExitCode != nil && *e.ExitCode != t.exit:
 			return fail("%s: exit_code %d, want %d", e.Name, *e.ExitCode, t.exit)
 		case t.path != "" && !slices.ContainsFunc(e.Paths, func(p string) bool { return filepath.Base(p) == t.path }):
 			return fail("%s: paths %v, want %s among them", e.Name, e.Paths, t.path)

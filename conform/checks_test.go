@@ -241,3 +241,31 @@ func TestCheckTools(t *testing.T) {
 	require.Equal(t, Fail, st)
 	require.Equal(t, "0 tool calls [], want 1", detail)
 }
+
+// TestCheckToolsHoldsASucceedingShellsExitCode: a shell command the
+// script runs succeeds, so an exit code the call reports must be 0; a
+// call "ok" with exit_code 1 is a stream that misread the command.
+// Before, an exit code was held only where the scenario's command fails,
+// and tool and multi passed such a call.
+func TestCheckToolsHoldsASucceedingShellsExitCode(t *testing.T) {
+	zero, one := 0, 1
+	for _, tc := range []struct {
+		name   string
+		exit   *int
+		status string
+	}{
+		{"no-exit-code", nil, Pass},
+		{"exit-0", &zero, Pass},
+		{"exit-1", &one, Fail},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runOf("/w", &event.ToolEnd{Name: "Bash", Kind: event.KindShell, Status: event.StatusOK, ExitCode: tc.exit})
+			r.Agent, r.Protocol = "claude", CLI
+			st, detail := r.checkTools(shells(1)(r.Agent))
+			require.Equal(t, tc.status, st, detail)
+			if tc.status == Fail {
+				require.Equal(t, "Bash: exit_code 1, want 0", detail)
+			}
+		})
+	}
+}

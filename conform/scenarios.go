@@ -45,7 +45,7 @@ type want struct {
 type tool struct {
 	kinds  []event.Kind // any of these
 	status string
-	exit   int    // when the call reports an exit code, this one
+	exit   int    // when the call reports an exit code, this one (0: the command succeeds)
 	path   string // a path of the call ends with this
 }
 
