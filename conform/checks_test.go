@@ -269,3 +269,57 @@ func TestCheckToolsHoldsASucceedingShellsExitCode(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckStatusOverloadedIsTheFatalError: the overloaded scenario ends
+// on one fatal error of class overloaded, whatever HTTP status the agent
+// gives it (Codex gives none). Before, an overloaded error anywhere
+// passed: a run whose fatal error was misread as server_error, beside a
+// non-fatal overloaded one (a retry's notice), held.
+func TestCheckStatusOverloadedIsTheFatalError(t *testing.T) {
+	sc, ok := lookup("overloaded")
+	require.True(t, ok)
+	overloaded := func(fatal bool, status int) *event.Error {
+		return &event.Error{Code: event.ErrAgentError, Class: event.ClassOverloaded, Fatal: fatal, Status: status}
+	}
+	res := &event.Result{Status: event.ResultError}
+	for _, tc := range []struct {
+		name   string
+		errs   []event.Body
+		status string
+		detail string
+	}{
+		{"fatal-529", []event.Body{overloaded(true, 529)}, Pass, ""},
+		{"fatal-no-status", []event.Body{overloaded(true, 0)}, Pass, ""},
+		{"fatal-misread", []event.Body{overloaded(false, 529), &event.Error{Code: event.ErrAgentError, Class: event.ClassServerError, Fatal: true}},
+			Fail, `fatal error class "server_error", want overloaded`},
+		{"no-fatal", []event.Body{overloaded(false, 529)}, Fail, "0 fatal errors, want one of class overloaded"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runOf("/w", append(tc.errs, res)...)
+			r.Agent, r.Protocol, r.Exit = "claude", CLI, 1
+			st, detail := r.checkStatus(sc.want)
+			require.Equal(t, tc.status, st, detail)
+			require.Contains(t, detail, tc.detail)
+		})
+	}
+	// The error scenario's status is still held: 500, or none where
+	// KnownNoHTTPStatus says why.
+	sc, ok = lookup("error")
+	require.True(t, ok)
+	for _, tc := range []struct {
+		agent, protocol string
+		http            int
+		status, detail  string
+	}{
+		{"claude", CLI, 500, Pass, ""},
+		{"claude", CLI, 502, Fail, "fatal error http_status 502, want 500"},
+		{"claude", CLI, 0, Fail, "fatal error http_status 0, want 500"},
+		{"opencode", ACP, 0, Pass, "no http_status (opencode acp"},
+	} {
+		r := runOf("/w", &event.Error{Code: event.ErrAgentError, Class: event.ClassServerError, Fatal: true, Status: tc.http}, res)
+		r.Agent, r.Protocol, r.Exit = tc.agent, tc.protocol, 1
+		st, detail := r.checkStatus(sc.want)
+		require.Equal(t, tc.status, st, detail)
+		require.Contains(t, detail, tc.detail)
+	}
+}

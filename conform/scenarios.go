@@ -29,8 +29,7 @@ type want struct {
 	exit   int
 	status string // result.status
 	fatal  string // exactly one fatal error, of this class
-	http   int    // … with this HTTP status
-	class  string // some error of this class
+	http   int    // … with this HTTP status (0: whatever status it has, or none)
 	code   string // some error with this code
 	text   string // result.text
 	// files are what the run's tools write: with before's, every file
@@ -115,7 +114,7 @@ var scenarios = []scenario{
 	// the status, on every agent (Codex's "high demand" text is its
 	// fixed wording of a 500), and no answer.
 	{name: "error", builtin: "error", want: want{exit: 1, status: event.ResultError, fatal: event.ClassServerError, http: 500, tools: shells(0)}},
-	{name: "overloaded", builtin: "overloaded", want: want{exit: 1, status: event.ResultError, class: event.ClassOverloaded, tools: shells(0)}},
+	{name: "overloaded", builtin: "overloaded", want: want{exit: 1, status: event.ResultError, fatal: event.ClassOverloaded, tools: shells(0)}},
 	// The model stops mid-answer: the idle budget ends the run, and an
 	// answer cut off mid-sentence is not the answer.
 	{name: "hang", builtin: "hang", idle: map[string]string{CLI: "3s", ACP: "20s"},
