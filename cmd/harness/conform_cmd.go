@@ -59,9 +59,13 @@ func (c *conformCmd) Run(e *env) error {
 	if len(c.Scenario) == 0 {
 		scenarios = conform.Scenarios()
 	}
-	for _, s := range scenarios {
+	for i, s := range scenarios {
 		if !slices.Contains(conform.Scenarios(), s) {
 			return usageErrorf("conform: unknown scenario %q (known: %s)", s, strings.Join(conform.Scenarios(), ", "))
+		}
+		if slices.Contains(scenarios[:i], s) {
+			// Played twice, it would be two rows of one name.
+			return usageErrorf("conform: scenario %q given twice", s)
 		}
 	}
 	targets, err := c.targets(e)

@@ -2,11 +2,13 @@ package main
 
 import (
 	"bytes"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentharness/harness/conform"
+	"github.com/agentharness/harness/internal/execfile"
 )
 
 // TestConformVerdictNamesThePin: a failing CLI that is not the version
@@ -24,5 +26,21 @@ func TestConformVerdictNamesThePin(t *testing.T) {
 			Version: tc.version, Binary: "/bin/claude", Pinned: "2.1.329", npm: "@anthropic-ai/claude-code", Runs: []*conform.Run{failed}}}}
 		require.NoError(t, printConform(&env{Stdout: &out}, rep))
 		require.True(t, bytes.HasSuffix(out.Bytes(), []byte(tc.verdict)), out.String())
+	}
+}
+
+// TestConformScenarioGivenTwice: a scenario named twice, in one value or
+// two, is a usage error (exit 2) naming it, before anything is probed or
+// played. Before, it was played twice, in two rows of the same name.
+func TestConformScenarioGivenTwice(t *testing.T) {
+	home := isolate(t)
+	playNothing(t)
+	bin := filepath.Join(home, "claude")
+	require.NoError(t, execfile.Write(bin, []byte("#!/bin/sh\necho 9.9.9\n"), 0o755))
+	for _, args := range [][]string{{"--scenario", "text,hang,text"}, {"--scenario", "text", "--scenario", "text"}} {
+		r := invoke(t, "", append([]string{"conform", "--agent", "claude", "--binary", bin}, args...)...)
+		require.Equal(t, exitUsage, r.code, r.stdout+r.stderr)
+		require.Equal(t, "harness: conform: scenario \"text\" given twice\n", r.stderr)
+		require.Empty(t, r.stdout)
 	}
 }
