@@ -76,13 +76,16 @@ func (c *conformCmd) Run(e *env) error {
 	if err != nil {
 		return fmt.Errorf("conform: %w", err)
 	}
+	// A signal ends the run in play and conform, which then removes its
+	// scratch directory: SIGHUP too (the terminal closed), whose default
+	// action would leave both behind. Caught before the directory exists.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
 	scratch, err := os.MkdirTemp("", "harness-conform-")
 	if err != nil {
 		return fmt.Errorf("conform: %w", err)
 	}
 	defer os.RemoveAll(scratch)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	rep := conformReport{Passed: true, Checks: conform.Checks, Targets: targets}
 	for _, t := range targets {
 		t.Passed, t.Runs = true, []*conform.Run{}
