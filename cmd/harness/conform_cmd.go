@@ -99,11 +99,13 @@ func (c *conformCmd) Run(e *env) error {
 		cfg := conform.Config{Harness: self, Agent: t.Agent, Protocol: t.Protocol, Binary: c.Binary, Scratch: scratch}
 		for _, s := range scenarios {
 			r, err := conform.Play(ctx, cfg, s)
+			if ctx.Err() != nil {
+				// Before err: a signal as the run started fails its
+				// start with the context's error, which is no fault.
+				return withStatus(exitInterrupted, errors.New("conform: interrupted"))
+			}
 			if err != nil {
 				return err
-			}
-			if ctx.Err() != nil {
-				return withStatus(exitInterrupted, errors.New("conform: interrupted"))
 			}
 			os.RemoveAll(r.Dir)
 			if t.Version == "" || t.Protocol == conform.ACP {
