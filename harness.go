@@ -645,10 +645,18 @@ func (r *Run) beginSession(c *Command, session adapters.Session) {
 func (r *Run) endSession(bodies ...event.Body) {
 	defer process.ContainPanic() // on the adapter's timer
 	r.waitReady()
+	r.endWith(bodies)
+}
+
+// endWith ends a session with bodies: the agent, its stdin closed, has
+// the linger budget to exit, even when a callback panics at them.
+func (r *Run) endWith(bodies []event.Body) {
+	defer func() {
+		r.proc.Stdin().Close()
+		r.proc.AgentDone()
+	}()
 	r.stream.Emit(bodies...)
 	r.flushOut()
-	r.proc.Stdin().Close()
-	r.proc.AgentDone()
 }
 
 // native hands a native line to the callbacks that want it: the caller's

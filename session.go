@@ -241,6 +241,11 @@ func (s *Session) Send(prompt string) error {
 	case errors.Is(err, ErrQueueFull):
 		return ErrQueueFull // not over: the caller sends it again later
 	case err != nil:
+		if len(bodies) > 0 {
+			// The agent does not read the prompt: the session ends here,
+			// on the caller's goroutine, whose panic is the caller's.
+			s.run.endWith(bodies)
+		}
 		return fmt.Errorf("%w: %w", ErrSessionOver, err)
 	}
 	if len(bodies) > 0 {
@@ -447,7 +452,11 @@ func (s *Session) acked() bool {
 func (s *Session) Answer(callID string, allow bool) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.conv == nil || !s.conv.Answer(callID, allow) {
+	if s.conv == nil {
+		return false
+	}
+	answered, ended := s.conv.Answer(callID, allow)
+	if !answered {
 		return false
 	}
 	// Answered: its deadline is void. callID is the stream's (a reused
@@ -458,6 +467,9 @@ func (s *Session) Answer(callID string, allow bool) bool {
 		delete(s.asks, id)
 	}
 	s.watch() // the agent owes the answer again
+	if len(ended) > 0 {
+		s.run.endWith(ended) // the agent does not read the answer (as Send)
+	}
 	return true
 }
 
@@ -488,8 +500,11 @@ func (s *Session) expire(callID string, seq int) {
 		return
 	}
 	delete(s.asks, callID)
-	s.conv.Answer(callID, false)
+	_, ended := s.conv.Answer(callID, false)
 	s.watch()
+	if len(ended) > 0 {
+		s.run.endWith(ended) // on the deadline's timer, which contains a panic
+	}
 }
 
 // askWithdrawer is a Conversation whose agent may withdraw a permission

@@ -411,7 +411,7 @@ func (r *replayer) turns(dst []event.Body, n int) []event.Body {
 			case *event.PermissionRequest:
 				v.DeadlineMS = r.rec.AskDeadlineMS // the session's setting
 				if r.asked < len(r.rec.Refused) {
-					r.conv.Answer(v.CallID, !r.rec.Refused[r.asked])
+					_, _ = r.conv.Answer(v.CallID, !r.rec.Refused[r.asked])
 				}
 				r.asked++
 			case *event.TurnEnd:

@@ -27,5 +27,6 @@ func TestAskBetweenTurns(t *testing.T) {
 		require.NotEqual(t, event.TypePermissionRequest, b.EventType(), "no turn to ask in: %#v", out)
 	}
 	require.Contains(t, w.String(), `"optionId":"n"`, "refused")
-	require.False(t, c.Answer("p1", true), "nothing waits for the caller")
+	answered, _ := c.Answer("p1", true)
+	require.False(t, answered, "nothing waits for the caller")
 }

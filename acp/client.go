@@ -65,7 +65,7 @@ const (
 type Client struct {
 	task    adapters.Task              // Prompt, Cwd (absolute), Permissions: set by Begin
 	setup   time.Duration              // the deadline of each setup step
-	expired func(bodies ...event.Body) // told of a setup deadline missed, or of a prompt or answer not read (Prompt, Answer); may be nil
+	expired func(bodies ...event.Body) // told of a setup deadline missed (BoundSetup); may be nil
 
 	mu        sync.Mutex    // guards everything below
 	w         io.Writer     // the agent's stdin; nil in a captured session

@@ -109,7 +109,8 @@ func TestRefusedGeminiCallLeavesATrace(t *testing.T) {
 			require.IsType(t, &event.PermissionRequest{}, out[len(out)-1])
 			// Denied by the caller, or by the session when its deadline
 			// passed: the same Answer.
-			require.True(t, c.Answer(geminiWrite, false))
+			answered, _ := c.Answer(geminiWrite, false)
+			require.True(t, answered)
 			for _, l := range [][]byte{chunk("DONE: file written"), answer(id, `{"stopReason":"end_turn"}`)} {
 				out, _ = c.Parse(out, l)
 			}
@@ -166,7 +167,8 @@ func TestPermissionRequestSaysWhatTheCallDoes(t *testing.T) {
 	require.Equal(t, st2.Kind, r.Kind)
 	require.Equal(t, st2.Path, r.Path)
 
-	require.True(t, c.Answer(geminiWrite, true))
+	answered, _ := c.Answer(geminiWrite, true)
+	require.True(t, answered)
 	out, _ = c.Parse(nil, update(`{"sessionUpdate":"tool_call_update","toolCallId":"`+geminiWrite+`","status":"completed","title":"Writing to out.txt","content":[],"locations":[{"path":"/w/out.txt"}],"kind":"edit"}`))
 	out, _ = c.Parse(out, answer(id, `{"stopReason":"end_turn"}`))
 	ends := endsOf(out)

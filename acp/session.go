@@ -51,8 +51,8 @@ func (c *Client) Converse(ask bool) {
 }
 
 // Prompt implements adapters.Conversation. An agent that does not read
-// the prompt ends the session through expired (BoundSetup): Prompt comes
-// from no line whose bodies could say so.
+// the prompt ends the session: Prompt comes from no line whose bodies
+// could say so, and returns them with its error.
 func (c *Client) Prompt(text string) ([]event.Body, error) {
 	c.mu.Lock()
 	var ended []event.Body
@@ -64,8 +64,8 @@ func (c *Client) Prompt(text string) ([]event.Body, error) {
 		return opened
 	})
 	c.mu.Unlock()
-	if len(ended) > 0 && c.expired != nil {
-		c.expired(ended...)
+	if len(ended) > 0 {
+		return ended, err
 	}
 	return bodies, err
 }
@@ -92,17 +92,13 @@ func (c *Client) End() {
 // Answer implements adapters.Conversation: it answers the permission
 // request of callID (the stream's id of the call: a reused id renamed
 // "ID#n" is the agent's ID) with the option that allows or rejects once.
-// An agent that does not read the answer ends the session through
-// expired (BoundSetup): Answer comes from no line whose bodies could say
-// so, and a silent agent may send none.
-func (c *Client) Answer(callID string, allow bool) bool {
+// An agent that does not read the answer ends the session: Answer comes
+// from no line whose bodies could say so (a silent agent may send none),
+// and returns them (ended).
+func (c *Client) Answer(callID string, allow bool) (answered bool, ended []event.Body) {
 	c.mu.Lock()
-	answered, ended := c.answer(callID, allow)
-	c.mu.Unlock()
-	if len(ended) > 0 && c.expired != nil {
-		c.expired(ended...)
-	}
-	return answered
+	defer c.mu.Unlock()
+	return c.answer(callID, allow)
 }
 
 // answer answers the request of callID, if it waits: the bodies that end

@@ -308,7 +308,8 @@ func TestRefusedCallEndsDenied(t *testing.T) {
 			out, _ = c.Parse(out, []byte(l))
 		}
 		require.IsType(t, &event.PermissionRequest{}, out[len(out)-1])
-		require.True(t, c.Answer("e1", false))
+		answered, _ := c.Answer("e1", false)
+		require.True(t, answered)
 		out, _ = c.Parse(nil, answer(id, `{"stopReason":"cancelled"}`))
 		ends := endsOf(out)
 		require.Len(t, ends, 1)

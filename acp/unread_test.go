@@ -16,20 +16,19 @@ import (
 // request that the agent's stdin does not take (the queue in front of it
 // full) ends the session with the protocol error of an agent that does
 // not read, as harness's other answers do: the caller's (Answer) at
-// once, through expired (Answer comes from no line; it waited for the
-// agent's next line, which a silent agent never sent), and the cancelled
+// once, in the bodies Answer returns (it comes from no line; it waited
+// for the agent's next line, which a silent agent never sent; expired,
+// whose panic harness contains, is the timers'), and the cancelled
 // ones of the requests a turn's end leaves waiting. Their write errors
 // were dropped: the session went on, the agent waiting for answers it
 // would never have.
 func TestAskAnswersNotRead(t *testing.T) {
-	var ended []event.Body
 	open := func(t *testing.T) *Client {
 		t.Helper()
 		stdin := &adaptertest.FullStdin{N: 3} // initialize, session/new, the prompt (id 3)
 		c := NewParser()
 		c.Converse(true)
-		ended = nil
-		c.BoundSetup(time.Hour, func(b ...event.Body) { ended = b })
+		c.BoundSetup(time.Hour, func(...event.Body) { t.Error("expired is the timers' alone") })
 		require.NoError(t, c.Begin(stdin, adapters.Task{Cwd: t.TempDir()}))
 		adaptertest.ParseLines(c, `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1}}`, `{"jsonrpc":"2.0","id":2,"result":{"sessionId":"s1"}}`)
 		_, err := c.Prompt("go")
@@ -48,7 +47,8 @@ func TestAskAnswersNotRead(t *testing.T) {
 	}
 	t.Run("caller-answers", func(t *testing.T) {
 		c := open(t)
-		require.True(t, c.Answer("p1", true))
+		answered, ended := c.Answer("p1", true)
+		require.True(t, answered)
 		check(t, c, ended)
 		out, _ := c.Parse(nil, chunk("going on"))
 		require.Empty(t, out, "nothing after the session's end")

@@ -209,10 +209,11 @@ type Session interface {
 // misses it, the Session calls expired once, from its timer's goroutine
 // (never from Parse), with the bodies that say so — a fatal error and the
 // *event.Result — and reports Done from then on: the harness emits them,
-// closes stdin and gives the agent the linger budget to exit. A Session
-// may call expired the same way, from Answer or Prompt, to end a session
-// whose agent does not read the answer or the prompt (Unread): neither
-// has a line to say so.
+// closes stdin and gives the agent the linger budget to exit. A
+// Conversation whose agent does not read an answer or a prompt (Unread)
+// returns such bodies from Answer or Prompt instead, never through
+// expired: those run on the caller's goroutine, whose panic is the
+// caller's, not the harness's to contain.
 type SetupBounded interface {
 	BoundSetup(budget time.Duration, expired func(bodies ...event.Body))
 }
@@ -262,10 +263,16 @@ const MaxQueued = 64
 //     line that says so, from Parse; a turn the agent begins by itself
 //     (event.OriginAgent) comes from Parse too. A turn's end never yields
 //     an *event.Result; a failure of the turn is the turn's (its error is
-//     not fatal).
+//     not fatal). A prompt the agent does not read (Unread) ends the
+//     session: Prompt returns an error with the bodies that say so (a
+//     fatal error and the *event.Result), and Done reports true; the
+//     harness emits them and ends the session as for a missed setup
+//     deadline (SetupBounded).
 //   - Answer answers a permission request the Session reported with an
-//     *event.PermissionRequest (ask mode: Converse's ask); false when no
-//     request of that call id is pending.
+//     *event.PermissionRequest (ask mode: Converse's ask); answered is
+//     false when no request of that call id is pending. An answer the
+//     agent does not read ends the session as a prompt does: ended are
+//     the bodies that say so.
 //   - Busy reports whether a turn is in flight, or a prompt sent waits
 //     for the agent to take it up: the idle watchdog runs only then
 //     (setup steps have their own deadline, SetupBounded).
@@ -275,7 +282,7 @@ type Conversation interface {
 	Session
 	Converse(ask bool)
 	Prompt(text string) ([]event.Body, error)
-	Answer(callID string, allow bool) bool
+	Answer(callID string, allow bool) (answered bool, ended []event.Body)
 	Busy() bool
 	End()
 }

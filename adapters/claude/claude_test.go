@@ -162,7 +162,8 @@ func liveRunWith(t *testing.T, transcript []byte, ask bool, ready func(*Conversa
 			require.True(t, c.Cancel(), "a turn is in flight")
 		case verb == "answer":
 			id, how, _ := strings.Cut(arg, " ")
-			require.True(t, c.Answer(id, how == "allow"), "no request %s pending", id)
+			answered, _ := c.Answer(id, how == "allow")
+			require.True(t, answered, "no request %s pending", id)
 		}
 	}
 	c.End()
@@ -405,7 +406,8 @@ func TestLiveFaults(t *testing.T) {
 		require.Len(t, bodies, 1)
 		require.Equal(t, "ls", bodies[0].(*event.PermissionRequest).Command)
 		adaptertest.Bodies(c, `{"type":"control_cancel_request","request_id":"r1"}`)
-		require.False(t, c.Answer("t1", true))
+		answered, _ := c.Answer("t1", true)
+		require.False(t, answered)
 	})
 }
 

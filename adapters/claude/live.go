@@ -303,16 +303,15 @@ func (c *Conversation) End() {
 }
 
 // Prompt implements adapters.Conversation. A CLI that does not read the
-// prompt ends the session, as for an answer it does not read, through
-// expired (BoundSetup): Prompt comes from no line whose bodies could say
-// so.
+// prompt ends the session, as for an answer it does not read: Prompt
+// comes from no line whose bodies could say so, and returns them with
+// its error.
 func (c *Conversation) Prompt(text string) ([]event.Body, error) {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	opened, ended, err := c.queuePrompt(text)
-	expired := c.expired
-	c.mu.Unlock()
-	if len(ended) > 0 && expired != nil {
-		expired(ended...)
+	if len(ended) > 0 {
+		return ended, err
 	}
 	return opened, err
 }
@@ -444,17 +443,12 @@ func (c *Conversation) CancelAcknowledged() bool {
 // Answer implements adapters.Conversation: allow runs the call with the
 // input it asked for; deny refuses it, and the model is told so. A CLI
 // that does not read the answer ends the session, as for an answer
-// written at once, through expired (BoundSetup): Answer comes from no
-// line whose bodies could say so.
-func (c *Conversation) Answer(callID string, allow bool) bool {
+// written at once: Answer comes from no line whose bodies could say so,
+// and returns them (ended).
+func (c *Conversation) Answer(callID string, allow bool) (answered bool, ended []event.Body) {
 	c.mu.Lock()
-	answered, ended := c.answerCall(callID, allow)
-	expired := c.expired
-	c.mu.Unlock()
-	if len(ended) > 0 && expired != nil {
-		expired(ended...)
-	}
-	return answered
+	defer c.mu.Unlock()
+	return c.answerCall(callID, allow)
 }
 
 // answerCall answers the request of callID, if it waits: the bodies that

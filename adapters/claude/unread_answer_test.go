@@ -14,21 +14,22 @@ import (
 // TestLiveAnswerNotRead: the caller's answer (or the ask deadline's
 // denial) that a CLI no longer reading its stdin cannot take ends the
 // session with the protocol error an answer written at once gives it,
-// through the Session's expired (Answer comes from no line), rather than
-// leave the CLI to the watchdogs.
+// in the bodies Answer returns (it comes from no line; expired, whose
+// panic harness contains, is the timers'), rather than leave the CLI to
+// the watchdogs.
 func TestLiveAnswerNotRead(t *testing.T) {
 	t.Parallel()
-	var ended []event.Body
 	c := NewConversation()
 	c.Converse(true)
-	c.BoundSetup(time.Hour, func(b ...event.Body) { ended = b })
+	c.BoundSetup(time.Hour, func(...event.Body) { t.Error("expired is the timers' alone") })
 	require.NoError(t, c.Begin(&adaptertest.FullStdin{N: 2}, adapters.Task{})) // set_permission_mode, the prompt
 	_, err := c.Prompt("p")
 	require.NoError(t, err)
 	bodies := adaptertest.Bodies(c, `{"type":"system","subtype":"init","session_id":"s1","model":"m"}`,
 		`{"type":"control_request","request_id":"r1","request":{"subtype":"can_use_tool","tool_name":"Bash","input":{"command":"ls"},"tool_use_id":"t1"}}`)
 	require.IsType(t, &event.PermissionRequest{}, bodies[len(bodies)-1])
-	require.True(t, c.Answer("t1", true))
+	answered, ended := c.Answer("t1", true)
+	require.True(t, answered)
 	require.True(t, c.Done(), "the session is over")
 	require.Len(t, ended, 2)
 	e := ended[0].(*event.Error)

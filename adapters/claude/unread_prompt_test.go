@@ -14,22 +14,22 @@ import (
 // TestLivePromptNotRead: a prompt that a CLI no longer reading its stdin
 // cannot take ends the session with the protocol error of a CLI that
 // does not read, whether it waited for the turn before it (the error
-// ends the line that ended that turn) or went at once (through expired:
-// Prompt has no line). The session was over without a word: no error,
+// ends the line that ended that turn) or went at once (Prompt returns the
+// bodies, with its error: it has no line, and expired, whose panic
+// harness contains, is the timers'). The session was over without a word: no error,
 // and the bodies Prompt made were thrown away.
 func TestLivePromptNotRead(t *testing.T) {
 	t.Parallel()
 	const result = `{"type":"result","subtype":"success","is_error":false,"result":"hi","session_id":"s1","usage":{"input_tokens":7,"output_tokens":3}}`
-	begin := func(t *testing.T) (*Conversation, *[]event.Body) {
-		var ended []event.Body
+	begin := func(t *testing.T) *Conversation {
 		c := NewConversation()
 		c.Converse(false)
-		c.BoundSetup(time.Hour, func(b ...event.Body) { ended = b })
+		c.BoundSetup(time.Hour, func(...event.Body) { t.Error("expired is the timers' alone") })
 		require.NoError(t, c.Begin(&adaptertest.FullStdin{N: 1}, adapters.Task{})) // the first prompt
 		_, err := c.Prompt("one")
 		require.NoError(t, err)
 		adaptertest.Bodies(c, `{"type":"system","subtype":"init","session_id":"s1","model":"m"}`)
-		return c, &ended
+		return c
 	}
 	requireBroken := func(t *testing.T, bodies []event.Body) {
 		t.Helper()
@@ -43,7 +43,7 @@ func TestLivePromptNotRead(t *testing.T) {
 	}
 	t.Run("queued", func(t *testing.T) {
 		t.Parallel()
-		c, _ := begin(t)
+		c := begin(t)
 		_, err := c.Prompt("two") // waits for the turn in flight
 		require.NoError(t, err)
 		bodies := adaptertest.Bodies(c, result)
@@ -52,11 +52,11 @@ func TestLivePromptNotRead(t *testing.T) {
 	})
 	t.Run("at-once", func(t *testing.T) {
 		t.Parallel()
-		c, ended := begin(t)
+		c := begin(t)
 		adaptertest.Bodies(c, result)
-		_, err := c.Prompt("two")
+		ended, err := c.Prompt("two")
 		require.Error(t, err)
 		require.True(t, c.Done(), "the session is over")
-		requireBroken(t, *ended)
+		requireBroken(t, ended)
 	})
 }

@@ -197,9 +197,9 @@ func (c *Client) ReplayIn(cwd string) {
 }
 
 // Prompt implements adapters.Conversation. A Codex that does not read
-// the prompt ends the session, as for an answer it does not read,
-// through expired (BoundSetup): Prompt comes from no line whose bodies
-// could say so.
+// the prompt ends the session, as for an answer it does not read: Prompt
+// comes from no line whose bodies could say so, and returns them with
+// its error.
 func (c *Client) Prompt(text string) ([]event.Body, error) {
 	c.mu.Lock()
 	var ended []event.Body
@@ -211,8 +211,8 @@ func (c *Client) Prompt(text string) ([]event.Body, error) {
 		return opened
 	})
 	c.mu.Unlock()
-	if len(ended) > 0 && c.expired != nil {
-		c.expired(ended...)
+	if len(ended) > 0 {
+		return ended, err
 	}
 	return bodies, err
 }
@@ -265,23 +265,20 @@ func (c *Client) Cancel() bool {
 // Answer implements adapters.Conversation: accept or decline the
 // approval of callID (the stream's id: a reused id renamed "ID#n" is the
 // agent's ID). A Codex that does not read the answer ends the session,
-// as for an answer written at once, through expired (BoundSetup): Answer
-// comes from no line whose bodies could say so.
-func (c *Client) Answer(callID string, allow bool) bool {
+// as for an answer written at once: Answer comes from no line whose
+// bodies could say so, and returns them (ended).
+func (c *Client) Answer(callID string, allow bool) (answered bool, ended []event.Body) {
 	c.mu.Lock()
-	var ended []event.Body
+	defer c.mu.Unlock()
 	id, a, ok := jsonrpc.Asked(c.asks, callID)
-	if ok {
-		delete(c.asks, id)
-		if err := c.conn.Reply(a.id, approvalAnswer(a.method, a.permissions, allow)); adapters.Unread(err) {
-			ended = c.fail(nil, "the agent does not read harness's answers: "+err.Error())
-		}
+	if !ok {
+		return false, nil
 	}
-	c.mu.Unlock()
-	if len(ended) > 0 && c.expired != nil {
-		c.expired(ended...)
+	delete(c.asks, id)
+	if err := c.conn.Reply(a.id, approvalAnswer(a.method, a.permissions, allow)); adapters.Unread(err) {
+		ended = c.fail(nil, "the agent does not read harness's answers: "+err.Error())
 	}
-	return ok
+	return true, ended
 }
 
 // Asking reports whether the approval of callID (the item's id) waits

@@ -396,7 +396,8 @@ func (r replay) run(t *testing.T, native []byte) (stream, sent []byte) {
 			switch v := b.(type) {
 			case *event.PermissionRequest:
 				require.NotEmpty(t, allow, "an approval not scripted")
-				require.True(t, c.Answer(v.CallID, allow[0]))
+				answered, _ := c.Answer(v.CallID, allow[0])
+				require.True(t, answered)
 				allow = allow[1:]
 			case *event.ToolStart:
 				if interrupt {
@@ -740,7 +741,8 @@ func TestAppServerFaults(t *testing.T) {
 		require.Equal(t, []bool{true, true, true}, known)
 		require.IsType(t, &event.PermissionRequest{}, bodies[len(bodies)-1])
 		sent := stdin.Len()
-		require.False(t, c.Answer("call_1", true))
+		answered, _ := c.Answer("call_1", true)
+		require.False(t, answered)
 		require.Equal(t, sent, stdin.Len(), "no reply to a resolved request")
 	})
 	t.Run("read-only-declines-approvals", func(t *testing.T) {

@@ -19,17 +19,16 @@ import (
 // it, rather than leave Codex to the watchdogs.
 func TestAppServerLateWritesNotRead(t *testing.T) {
 	t.Parallel()
-	begin := func(t *testing.T, ask bool) (*Client, *[]event.Body) {
-		var ended []event.Body
+	begin := func(t *testing.T, ask bool) *Client {
 		c := NewAppServer()
 		c.Converse(ask)
-		c.BoundSetup(time.Hour, func(b ...event.Body) { ended = b })
+		c.BoundSetup(time.Hour, func(...event.Body) { t.Error("expired is the timers' alone") })
 		// initialize, initialized, thread/start, turn/start
 		require.NoError(t, c.Begin(&adaptertest.FullStdin{N: 4}, adapters.Task{Cwd: "/w"}))
 		exchange(c, initAnswer, threadAnswer)
 		_, err := c.Prompt("go")
 		require.NoError(t, err)
-		return c, &ended
+		return c
 	}
 	requireBroken := func(t *testing.T, bodies []event.Body) {
 		t.Helper()
@@ -42,17 +41,18 @@ func TestAppServerLateWritesNotRead(t *testing.T) {
 	}
 	t.Run("answer", func(t *testing.T) {
 		t.Parallel()
-		c, ended := begin(t, true)
+		c := begin(t, true)
 		bodies, _ := exchange(c, `{"id":3,"result":{"turn":{"id":"t1"}}}`,
 			`{"method":"item/commandExecution/requestApproval","id":0,"params":{"itemId":"call_1","turnId":"t1","command":"ls"}}`)
 		require.IsType(t, &event.PermissionRequest{}, bodies[len(bodies)-1])
-		require.True(t, c.Answer("call_1", true))
+		answered, ended := c.Answer("call_1", true)
+		require.True(t, answered)
 		require.True(t, c.Done(), "the session is over")
-		requireBroken(t, *ended)
+		requireBroken(t, ended)
 	})
 	t.Run("held-interrupt", func(t *testing.T) {
 		t.Parallel()
-		c, _ := begin(t, false)
+		c := begin(t, false)
 		require.True(t, c.Cancel(), "held until the turn's id is known")
 		bodies, _ := exchange(c, `{"id":3,"result":{"turn":{"id":"t1"}}}`)
 		require.True(t, c.Done(), "the session is over")

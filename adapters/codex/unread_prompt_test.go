@@ -15,24 +15,24 @@ import (
 // its stdin cannot take ends the session with the protocol error of an
 // agent that does not read, whether the prompt waited for the turn
 // before it (the error ends the line that ended that turn) or went at
-// once (through expired: Prompt has no line). The prompt was dropped:
+// once (Prompt returns the bodies, with its error: it has no line, and
+// expired, whose panic harness contains, is the timers'). The prompt was dropped:
 // the session stayed between turns, idle until the hard budget, and
 // Prompt said it was over though it went on.
 func TestAppServerPromptNotRead(t *testing.T) {
 	t.Parallel()
 	const completed = `{"method":"turn/completed","params":{"threadId":"x","turn":{"id":"t1","items":[],"status":"completed"}}}`
-	begin := func(t *testing.T) (*Client, *[]event.Body) {
-		var ended []event.Body
+	begin := func(t *testing.T) *Client {
 		c := NewAppServer()
 		c.Converse(false)
-		c.BoundSetup(time.Hour, func(b ...event.Body) { ended = b })
+		c.BoundSetup(time.Hour, func(...event.Body) { t.Error("expired is the timers' alone") })
 		// initialize, initialized, thread/start, the first turn/start
 		require.NoError(t, c.Begin(&adaptertest.FullStdin{N: 4}, adapters.Task{Cwd: "/w"}))
 		exchange(c, initAnswer, threadAnswer)
 		_, err := c.Prompt("one")
 		require.NoError(t, err)
 		exchange(c, `{"id":3,"result":{"turn":{"id":"t1"}}}`)
-		return c, &ended
+		return c
 	}
 	requireBroken := func(t *testing.T, bodies []event.Body) {
 		t.Helper()
@@ -46,7 +46,7 @@ func TestAppServerPromptNotRead(t *testing.T) {
 	}
 	t.Run("queued", func(t *testing.T) {
 		t.Parallel()
-		c, _ := begin(t)
+		c := begin(t)
 		_, err := c.Prompt("two") // waits for the turn in flight
 		require.NoError(t, err)
 		bodies, _ := exchange(c, completed)
@@ -55,11 +55,11 @@ func TestAppServerPromptNotRead(t *testing.T) {
 	})
 	t.Run("at-once", func(t *testing.T) {
 		t.Parallel()
-		c, ended := begin(t)
+		c := begin(t)
 		exchange(c, completed)
-		_, err := c.Prompt("two")
+		ended, err := c.Prompt("two")
 		require.Error(t, err)
 		require.True(t, c.Done(), "the session is over")
-		requireBroken(t, *ended)
+		requireBroken(t, ended)
 	})
 }
