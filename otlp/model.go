@@ -20,7 +20,6 @@ import (
 	"math/bits"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/agentharness/harness/event"
 )
@@ -125,19 +124,8 @@ func capValue(s string) string {
 	if len(s) <= maxValueBytes {
 		return s
 	}
-	return strings.Clone(cutUTF8(s, maxValueBytes))
-}
-
-// cutUTF8 is the longest head of s within n bytes that ends on a rune
-// boundary.
-func cutUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
+	head, _ := event.Cut(s, maxValueBytes)
+	return strings.Clone(head)
 }
 
 // Get returns the value as a Go value (string, int64, float64, bool).

@@ -484,7 +484,8 @@ func (r *Recorder) finish(ts int64, res *event.Result) {
 			// The answer is cut, not its JSON, which Str would cut
 			// into a string that is no JSON. A byte less of the text is
 			// at least a byte less of the JSON.
-			out = outputMessages(cutUTF8(text, len(text)-over))
+			head, _ := event.Cut(text, len(text)-over)
+			out = outputMessages(head)
 		}
 		attrs = append(attrs, Str(AttrOutputMessages, out))
 	}
