@@ -55,19 +55,11 @@ func (c *Client) Converse(ask bool) {
 // could say so, and returns them with its error.
 func (c *Client) Prompt(text string) ([]event.Body, error) {
 	c.mu.Lock()
-	var ended []event.Body
-	bodies, err := c.conv.queue.Add(text, c.phase == phaseOver, c.phase == phaseReady, func() []event.Body {
-		opened := c.nextTurn(nil)
-		if c.phase == phaseOver {
-			ended, opened = opened, nil
-		}
-		return opened
+	defer c.mu.Unlock()
+	return c.conv.queue.Add(text, c.phase == phaseOver, c.phase == phaseReady, func() ([]event.Body, bool) {
+		bodies := c.nextTurn(nil)
+		return bodies, c.phase == phaseOver
 	})
-	c.mu.Unlock()
-	if len(ended) > 0 {
-		return ended, err
-	}
-	return bodies, err
 }
 
 // Busy implements adapters.Conversation: a turn is in flight. The setup

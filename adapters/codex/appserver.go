@@ -202,19 +202,11 @@ func (c *Client) ReplayIn(cwd string) {
 // its error.
 func (c *Client) Prompt(text string) ([]event.Body, error) {
 	c.mu.Lock()
-	var ended []event.Body
-	bodies, err := c.queue.Add(text, c.phase == asOver, c.phase == asReady, func() []event.Body {
-		opened := c.nextTurn(nil)
-		if c.phase == asOver {
-			ended, opened = opened, nil
-		}
-		return opened
+	defer c.mu.Unlock()
+	return c.queue.Add(text, c.phase == asOver, c.phase == asReady, func() ([]event.Body, bool) {
+		bodies := c.nextTurn(nil)
+		return bodies, c.phase == asOver
 	})
-	c.mu.Unlock()
-	if len(ended) > 0 {
-		return ended, err
-	}
-	return bodies, err
 }
 
 // state is the session's phase, and whether it is live (Begun).

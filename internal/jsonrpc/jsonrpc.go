@@ -133,8 +133,10 @@ type Prompts struct {
 
 // Add queues text and, when the agent is free for a prompt, sends the
 // first waiting with send, which returns the opened turn's bodies (none:
-// the agent is gone). over: the session has ended.
-func (p *Prompts) Add(text string, over, free bool, send func() []event.Body) ([]event.Body, error) {
+// the agent is gone), or, ended, those that end the session (the agent
+// does not read it): Add returns them with ErrOver. over: the session
+// has ended.
+func (p *Prompts) Add(text string, over, free bool, send func() (bodies []event.Body, ended bool)) ([]event.Body, error) {
 	switch {
 	case over || p.ending:
 		return nil, ErrOver
@@ -145,10 +147,11 @@ func (p *Prompts) Add(text string, over, free bool, send func() []event.Body) ([
 	if !free {
 		return nil, nil // sent when the setup or the turn in progress ends
 	}
-	if bodies := send(); len(bodies) > 0 {
-		return bodies, nil
+	bodies, ended := send()
+	if len(bodies) == 0 || ended {
+		return bodies, ErrOver
 	}
-	return nil, ErrOver
+	return bodies, nil
 }
 
 // Next takes the first prompt waiting; Waiting says there is one.
