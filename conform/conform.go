@@ -187,6 +187,10 @@ func Play(ctx context.Context, cfg Config, scenario string) (*Run, error) {
 	return r, nil
 }
 
+// outputWait is how long harness's output is read after it exited: a
+// process it left behind may hold it open. A test shortens it.
+var outputWait = 30 * time.Second
+
 // exec runs harness with args and keeps what it printed.
 func (r *Run) exec(ctx context.Context, cfg Config, args []string) error {
 	// Past every budget the run was given: harness ends the agent itself.
@@ -196,7 +200,7 @@ func (r *Run) exec(ctx context.Context, cfg Config, args []string) error {
 	// Cancelled, harness ends the agent and every process it started as
 	// on a user's interrupt; SIGKILL only if it does not.
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
-	cmd.WaitDelay = 30 * time.Second
+	cmd.WaitDelay = outputWait
 	// harness runs in the caller's directory (the agent in --cwd), so it
 	// finds the agent as the caller did: a relative --binary, the pinned
 	// installs of ./.agents.
@@ -217,6 +221,10 @@ func (r *Run) exec(ctx context.Context, cfg Config, args []string) error {
 	switch {
 	case errors.As(err, &ee):
 		r.Exit = ee.ExitCode()
+	case errors.Is(err, exec.ErrWaitDelay):
+		// harness exited 0, but a process of the run holds its output:
+		// the processes check names it, and the report goes on.
+		r.Exit = cmd.ProcessState.ExitCode()
 	case err != nil:
 		return fmt.Errorf("conform: running %s: %w", cfg.Harness, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -56,6 +57,31 @@ func TestPlayMarksEveryProcessOfTheRun(t *testing.T) {
 	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) }) // the daemon this test's script started
+	c := r.Check(CheckProcesses)
+	require.Equal(t, Fail, c.Status, c.Detail)
+	require.Contains(t, c.Detail, "process "+strconv.Itoa(pid)+" ")
+}
+
+// TestPlayGoesOnPastAnOutputHolder: a harness that exits 0 leaving a
+// process of the run that holds its stdout is that run's processes
+// failure, not the end of conform: Play returned the pipe's error
+// ("WaitDelay expired before I/O complete"), and conform printed no
+// report at all. Not parallel: it shortens outputWait.
+func TestPlayGoesOnPastAnOutputHolder(t *testing.T) {
+	outputWait = 100 * time.Millisecond
+	t.Cleanup(func() { outputWait = 30 * time.Second })
+	dir := t.TempDir()
+	pids, harness := filepath.Join(dir, "pids"), filepath.Join(dir, "harness")
+	script := "#!/bin/sh\nsleep 300 &\necho $! >" + pids + "\n"
+	require.NoError(t, os.WriteFile(harness, []byte(script), 0o755))
+	r, err := Play(context.Background(), Config{Harness: harness, Agent: "claude", Scratch: dir}, "text")
+	data, rerr := os.ReadFile(pids)
+	require.NoError(t, rerr)
+	pid, aerr := strconv.Atoi(strings.TrimSpace(string(data)))
+	require.NoError(t, aerr)
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) }) // the holder this test's script started
+	require.NoError(t, err)
+	require.Equal(t, 0, r.Exit)
 	c := r.Check(CheckProcesses)
 	require.Equal(t, Fail, c.Status, c.Detail)
 	require.Contains(t, c.Detail, "process "+strconv.Itoa(pid)+" ")
