@@ -161,7 +161,7 @@ func (c *conformCmd) targets(e *env) ([]*conformTarget, error) {
 	for _, name := range agents {
 		a, err := harness.Lookup(name)
 		if err != nil {
-			return nil, withStatus(exitUsage, err)
+			return nil, usageErrorf("conform: %w", err)
 		}
 		if a.Mock == nil {
 			if all {
@@ -175,7 +175,7 @@ func (c *conformCmd) targets(e *env) ([]*conformTarget, error) {
 				if all {
 					continue // no such transport for this agent
 				}
-				return nil, withStatus(exitUsage, err)
+				return nil, usageErrorf("conform: %w", err)
 			}
 			if cmd.NotInstalled != nil {
 				if all {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -43,4 +44,16 @@ func TestConformScenarioGivenTwice(t *testing.T) {
 		require.Equal(t, "harness: conform: scenario \"text\" given twice\n", r.stderr)
 		require.Empty(t, r.stdout)
 	}
+}
+
+// TestConformUnknownAgent: an unknown agent is a usage error (exit 2)
+// prefixed "conform:" as conform's other errors are. Before, it lacked
+// the prefix.
+func TestConformUnknownAgent(t *testing.T) {
+	isolate(t)
+	playNothing(t)
+	r := invoke(t, "", "conform", "--agent", "nope")
+	require.Equal(t, exitUsage, r.code, r.stdout+r.stderr)
+	require.True(t, strings.HasPrefix(r.stderr, "harness: conform: unknown agent \"nope\""), r.stderr)
+	require.Empty(t, r.stdout)
 }
