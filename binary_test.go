@@ -37,3 +37,25 @@ func TestPinnedInstallIsFirstOnPath(t *testing.T) {
 	require.Equal(t, filepath.Join(other, "gemini"), c.Binary)
 	require.Equal(t, other, env(c), "a binary from the PATH changes nothing")
 }
+
+// TestBinaryThatCannotRun: a --binary that exists but cannot be run says
+// what is wrong with it, not that the agent is not installed; a directory
+// named twice in PATH is tried once.
+func TestBinaryThatCannotRun(t *testing.T) {
+	dir := t.TempDir()
+	plain := filepath.Join(dir, "claude")
+	require.NoError(t, execfile.Write(plain, []byte("#!/bin/sh\n"), 0o644))
+	for bin, want := range map[string]string{
+		dir:   "claude: " + dir + " (--binary) is a directory, not an executable",
+		plain: "claude: " + plain + " (--binary) is not executable (chmod +x)",
+	} {
+		c, err := harness.Prepare(harness.Task{Agent: "claude", Prompt: "x", Binary: bin})
+		require.NoError(t, err)
+		require.EqualError(t, c.NotInstalled, want)
+	}
+
+	empty := t.TempDir()
+	c, err := harness.Prepare(harness.Task{Agent: "codex", Prompt: "x", BaseEnv: []string{"PATH=" + empty + ":" + empty + "/"}})
+	require.NoError(t, err)
+	require.EqualError(t, c.NotInstalled, "codex is not installed: tried "+filepath.Join(empty, "codex"))
+}

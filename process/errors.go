@@ -35,13 +35,20 @@ var (
 
 // NotFoundError reports an agent binary that is not installed: Name is
 // the (first) name looked for, Tried every path that was looked at, in
-// order. It is harness.NotInstalledError.
+// order. Unusable, when set, says why the last path tried, given as a
+// path, exists but cannot run ("is a directory, not an executable"): a
+// --binary that is there is not "not installed". It is
+// harness.NotInstalledError.
 type NotFoundError struct {
-	Name  string
-	Tried []string
+	Name     string
+	Tried    []string
+	Unusable string
 }
 
 func (e *NotFoundError) Error() string {
+	if e.Unusable != "" && len(e.Tried) > 0 {
+		return fmt.Sprintf("%s: %s %s", e.Name, e.Tried[len(e.Tried)-1], e.Unusable)
+	}
 	if len(e.Tried) == 0 {
 		return fmt.Sprintf("%s is not installed: no directory to look in (PATH is empty)", e.Name)
 	}

@@ -696,7 +696,7 @@ func LookPath(names, dirs []string, cwd string, env []string) (string, error) {
 			if isExecutable(path) {
 				return path, nil
 			}
-			nf.Tried = append(nf.Tried, path)
+			nf.Tried, nf.Unusable = append(nf.Tried, path), unusable(path)
 			continue
 		}
 		search := append(slices.Clip(dirs), filepath.SplitList(pathVar)...)
@@ -705,13 +705,31 @@ func LookPath(names, dirs []string, cwd string, env []string) (string, error) {
 				continue
 			}
 			path := filepath.Join(d, name)
-			nf.Tried = append(nf.Tried, path)
+			if slices.Contains(nf.Tried, path) {
+				continue // a directory named twice is looked at once
+			}
+			nf.Tried, nf.Unusable = append(nf.Tried, path), ""
 			if isExecutable(path) {
 				return path, nil
 			}
 		}
 	}
 	return "", nf
+}
+
+// unusable says why path, which is not an executable, cannot run when it
+// exists; "" when it does not.
+func unusable(path string) string {
+	st, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return ""
+	case st.IsDir():
+		return "is a directory, not an executable"
+	case !st.Mode().IsRegular():
+		return "is not a regular file"
+	}
+	return "is not executable (chmod +x)"
 }
 
 func isExecutable(path string) bool {
