@@ -504,7 +504,9 @@ func (c *Conversation) answer(req string, allow bool) error {
 func (c *Conversation) unread(dst []event.Body, what string, err error) []event.Body {
 	c.over = true
 	return append(dst, &event.Error{Code: event.ErrAgentError, Class: event.ClassProtocol, Fatal: true, Partial: &event.Partial{},
-		Message: "claude: the CLI does not read harness's " + what + ": " + err.Error()}, &event.Result{Status: event.ResultError})
+		Message: "claude: the CLI does not read harness's " + what + ": " + err.Error(),
+		Hint:    "check `claude --version` and the agent's stderr: the CLI stopped reading its stdin"},
+		&event.Result{Status: event.ResultError, SessionID: c.p.sessionID})
 }
 
 // write writes one message as a line. mu is held.

@@ -59,6 +59,7 @@ type parser struct {
 	// then this one, fatal.
 	pendingErr *event.Error
 	cwd        string      // the run's directory (system/init), for diff headers
+	sessionID  string      // the session's id, as the last system/init named it
 	files      known.Files // file contents the stream showed in full, for diffs
 	wallClock  bool        // tool durations left to the caller's clock (UseWallClock)
 	toolsKnown bool        // an init's tool list was emitted (system)
@@ -1115,7 +1116,8 @@ func (p *parser) system(dst []event.Body, s string, t *top) []event.Body {
 	switch t.subtype {
 	case "init":
 		p.cwd = strings.Clone(jsonscan.StrOnly(t.cwd))
-		ss := &event.SessionStart{Agent: "claude", SessionID: strings.Clone(jsonscan.StrOnly(t.session)),
+		p.sessionID = strings.Clone(jsonscan.StrOnly(t.session))
+		ss := &event.SessionStart{Agent: "claude", SessionID: p.sessionID,
 			Model: strings.Clone(jsonscan.StrOnly(t.model)), Cwd: p.cwd,
 			AgentVersion: strings.Clone(jsonscan.StrOnly(t.version))}
 		// The stream keeps the first tool list it is given (a resumed

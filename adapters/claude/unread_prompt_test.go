@@ -17,7 +17,8 @@ import (
 // ends the line that ended that turn) or went at once (Prompt returns the
 // bodies, with its error: it has no line, and expired, whose panic
 // harness contains, is the timers'). The session was over without a word: no error,
-// and the bodies Prompt made were thrown away.
+// and the bodies Prompt made were thrown away. The error has a hint and
+// the result the session's id, as Codex's and ACP's do.
 func TestLivePromptNotRead(t *testing.T) {
 	t.Parallel()
 	const result = `{"type":"result","subtype":"success","is_error":false,"result":"hi","session_id":"s1","usage":{"input_tokens":7,"output_tokens":3}}`
@@ -39,7 +40,10 @@ func TestLivePromptNotRead(t *testing.T) {
 		require.True(t, e.Fatal)
 		require.Equal(t, event.ClassProtocol, e.Class)
 		require.Contains(t, e.Message, "does not read")
-		require.IsType(t, &event.Result{}, bodies[len(bodies)-1])
+		require.Contains(t, e.Hint, "claude --version", "as Codex's and ACP's, it says what to look at")
+		r, ok := bodies[len(bodies)-1].(*event.Result)
+		require.True(t, ok, "%#v", bodies)
+		require.Equal(t, "s1", r.SessionID, "the session the CLI named")
 	}
 	t.Run("queued", func(t *testing.T) {
 		t.Parallel()
