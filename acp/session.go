@@ -90,12 +90,6 @@ func (c *Client) End() {
 func (c *Client) Answer(callID string, allow bool) (answered bool, ended []event.Body) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.answer(callID, allow)
-}
-
-// answer answers the request of callID, if it waits: the bodies that end
-// the session when the agent does not read the answer. mu is held.
-func (c *Client) answer(callID string, allow bool) (bool, []event.Body) {
 	id, req, ok := jsonrpc.Asked(c.conv.asks, callID)
 	if !ok {
 		return false, nil

@@ -309,32 +309,21 @@ func (c *Conversation) End() {
 func (c *Conversation) Prompt(text string) ([]event.Body, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	opened, ended, err := c.queuePrompt(text)
-	if len(ended) > 0 {
-		return ended, err
-	}
-	return opened, err
-}
-
-// queuePrompt queues text and sends it when the CLI is free: opened are
-// the bodies of its turn, ended those that end the session when it could
-// not be written. mu is held.
-func (c *Conversation) queuePrompt(text string) (opened, ended []event.Body, err error) {
 	switch {
 	case c.over || c.ending || c.w == nil:
-		return nil, nil, errSessionOver
+		return nil, errSessionOver
 	case len(c.queue) >= adapters.MaxQueued:
-		return nil, nil, adapters.ErrQueueFull
+		return nil, adapters.ErrQueueFull
 	}
 	c.queue = append(c.queue, text)
 	if c.inTurn || c.awaiting != 0 {
-		return nil, nil, nil // sent when the turn in progress ends
+		return nil, nil // sent when the turn in progress ends
 	}
 	bodies := c.nextTurn(nil)
 	if c.over {
-		return nil, bodies, errSessionOver // the agent is gone, or does not read
+		return bodies, errSessionOver // the agent is gone, or does not read
 	}
-	return bodies, nil, nil
+	return bodies, nil
 }
 
 // nextTurn sends the first prompt queued as a user message; its turn
@@ -448,12 +437,6 @@ func (c *Conversation) CancelAcknowledged() bool {
 func (c *Conversation) Answer(callID string, allow bool) (answered bool, ended []event.Body) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.answerCall(callID, allow)
-}
-
-// answerCall answers the request of callID, if it waits: the bodies that
-// end the session when the CLI does not read the answer. mu is held.
-func (c *Conversation) answerCall(callID string, allow bool) (bool, []event.Body) {
 	id := callID
 	req, ok := c.asks[id]
 	if !ok {
