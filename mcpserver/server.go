@@ -23,7 +23,9 @@
 // stdout either is given up after 5 s, so that ServeStdio returns. Over
 // HTTP a call whose POST the client closed is cancelled, as a
 // notifications/cancelled would: run_agent interrupts its run. A request may be as long over HTTP
-// as over stdio (a prompt of MaxPromptBytes escaped byte by byte). The
+// as over stdio (a prompt of MaxPromptBytes escaped byte by byte). A
+// request whose handler panics is answered with an internal error, and
+// the server goes on. The
 // package is built on the official Go SDK
 // (github.com/modelcontextprotocol/go-sdk) and never prints.
 package mcpserver
@@ -37,10 +39,12 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentharness/harness"
@@ -273,13 +277,28 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		ctx, done := s.callContext(ctx, method, req)
 		defer done()
-		res, err := next(ctx, method, req)
+		res, err := s.contained(ctx, method, req, next)
 		if method == "initialize" && err == nil && ss != nil {
 			_, _ = next(ctx, "logging/setLevel", &mcp.ServerRequest[*mcp.SetLoggingLevelParams]{
 				Session: ss, Params: &mcp.SetLoggingLevelParams{Level: "warning"}})
 		}
 		return res, withCode(err)
 	}
+}
+
+// contained is next, whose panic answers the request with an internal
+// error: the SDK runs handlers on goroutines of its own, where a panic
+// (of harness's code, or of Options.Setup) ended the server, and every
+// session's runs without their end, so what an agent started lived on.
+// The server and its runs go on; the trace goes to Options.Logger.
+func (s *Server) contained(ctx context.Context, method string, req mcp.Request, next mcp.MethodHandler) (res mcp.Result, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			s.o.Logger.Error("harness mcp: a handler panicked", "method", method, "panic", v, "stack", string(debug.Stack()))
+			res, err = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("internal error: %s panicked: %v", method, v)}
+		}
+	}()
+	return next(ctx, method, req)
 }
 
 // track registers a session; when it ends, its runs are ended.

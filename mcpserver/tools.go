@@ -285,6 +285,12 @@ func (s *Server) start(ctx context.Context, ss *mcp.ServerSession, t harness.Tas
 	}
 	se.wg.Add(1)
 	s.mu.Unlock()
+	started := false
+	defer func() {
+		if !started { // Start failed, or panicked (contained): the session's end waits for no run
+			se.wg.Done()
+		}
+	}()
 
 	r := &run{id: t.Run, agent: t.Agent, budgets: b, now: s.o.Now, start: s.o.Now(),
 		done: make(chan struct{}), poke: make(chan struct{}, 1), notified: make(chan struct{}),
@@ -292,10 +298,9 @@ func (s *Server) start(ctx context.Context, ss *mcp.ServerSession, t harness.Tas
 	opts := harness.Options{OnEvent: r.onEvent, OnNative: r.onNative, Now: s.o.Now, Observers: []harness.Observer{obs}}
 	h, err := s.settings().Start(ctx, t, opts)
 	if err != nil {
-		se.wg.Done()
 		return nil, err
 	}
-	r.h = h
+	r.h, started = h, true
 	if path, _ := h.SessionLog(); path != "" {
 		r.useLog(path)
 	}
