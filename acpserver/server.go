@@ -34,6 +34,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -168,7 +169,8 @@ func (a *server) Authenticate(context.Context, acpsdk.AuthenticateRequest) (acps
 	return acpsdk.AuthenticateResponse{}, nil
 }
 
-func (a *server) NewSession(_ context.Context, p acpsdk.NewSessionRequest) (acpsdk.NewSessionResponse, error) {
+func (a *server) NewSession(_ context.Context, p acpsdk.NewSessionRequest) (_ acpsdk.NewSessionResponse, err error) {
+	defer a.contain(acpsdk.AgentMethodSessionNew, &err)
 	if !filepath.IsAbs(p.Cwd) {
 		return acpsdk.NewSessionResponse{}, acpsdk.NewInvalidParams(map[string]string{"cwd": "must be an absolute path"})
 	}
@@ -188,6 +190,19 @@ func (a *server) NewSession(_ context.Context, p acpsdk.NewSessionRequest) (acps
 	a.sessions[id] = &session{cwd: p.Cwd, mcp: plan}
 	a.mu.Unlock()
 	return acpsdk.NewSessionResponse{SessionId: acpsdk.SessionId(id)}, nil
+}
+
+// contain, deferred by a method the SDK calls on a goroutine of its own,
+// answers the request with an internal error when the method panics (in
+// harness's code, or in Options.Task or Options.Start): a panic there
+// ended the server without interrupting its runs, so what an agent
+// started lived on. The server and its sessions go on; the trace goes
+// to Options.Logger.
+func (a *server) contain(method string, err *error) {
+	if v := recover(); v != nil {
+		a.log.Error("acp: a handler panicked", "method", method, "panic", v, "stack", string(debug.Stack()))
+		*err = acpsdk.NewInternalError(map[string]string{"error": fmt.Sprintf("%s panicked: %v", method, v)})
+	}
 }
 
 func (a *server) lookup(id acpsdk.SessionId) *session {
@@ -248,7 +263,8 @@ func (a *server) track() bool {
 // events back; it returns when the run is over — the watchdog's end too.
 // The run continues the agent's session of the session's last run
 // (conversation), so that the prompt has what came before.
-func (a *server) Prompt(ctx context.Context, p acpsdk.PromptRequest) (acpsdk.PromptResponse, error) {
+func (a *server) Prompt(ctx context.Context, p acpsdk.PromptRequest) (_ acpsdk.PromptResponse, err error) {
+	defer a.contain(acpsdk.AgentMethodSessionPrompt, &err)
 	s := a.lookup(p.SessionId)
 	if s == nil {
 		return acpsdk.PromptResponse{}, acpsdk.NewInvalidParams(map[string]string{"sessionId": "unknown session"})
@@ -357,24 +373,10 @@ func (a *server) run(ctx context.Context, s *session, p acpsdk.PromptRequest, t 
 		return nil, nil, err
 	}
 	defer mcp.remove()
-	s.mu.Lock()
-	if s.run != nil {
-		s.mu.Unlock()
-		return nil, nil, errBusy
-	}
-	// A client's trace context in _meta (W3C traceparent) is the parent
-	// of the run's span when runs are traced.
-	tp, _ := p.Meta["traceparent"].(string)
-	run, err := a.start(harness.ContextWithTraceparent(context.WithoutCancel(ctx), tp), t, harness.Options{OnEvent: fw.event})
+	run, err := a.begin(ctx, s, p, t, fw)
 	if err != nil {
-		s.mu.Unlock()
 		return nil, nil, err
 	}
-	s.run = run
-	if s.cancel {
-		run.Interrupt() // cancelled before it started
-	}
-	s.mu.Unlock()
 	stop := context.AfterFunc(ctx, run.Interrupt) // the client went away or cancelled the request
 	res, _ := run.Wait()
 	stop()
@@ -382,6 +384,29 @@ func (a *server) run(ctx context.Context, s *session, p acpsdk.PromptRequest, t 
 	s.run = nil
 	s.mu.Unlock()
 	return res, fw, nil
+}
+
+// begin starts t as the run of s's prompt p, unless s has one running
+// (errBusy); the session stays locked meanwhile, and is let go however
+// Start returns (a panic of it is contained).
+func (a *server) begin(ctx context.Context, s *session, p acpsdk.PromptRequest, t harness.Task, fw *forwarder) (*harness.Run, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.run != nil {
+		return nil, errBusy
+	}
+	// A client's trace context in _meta (W3C traceparent) is the parent
+	// of the run's span when runs are traced.
+	tp, _ := p.Meta["traceparent"].(string)
+	run, err := a.start(harness.ContextWithTraceparent(context.WithoutCancel(ctx), tp), t, harness.Options{OnEvent: fw.event})
+	if err != nil {
+		return nil, err
+	}
+	s.run = run
+	if s.cancel {
+		run.Interrupt() // cancelled before it started
+	}
+	return run, nil
 }
 
 func (a *server) SetSessionMode(context.Context, acpsdk.SetSessionModeRequest) (acpsdk.SetSessionModeResponse, error) {
