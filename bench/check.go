@@ -5,8 +5,10 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"slices"
 	"time"
 
+	"github.com/agentharness/harness/config"
 	"github.com/agentharness/harness/process"
 )
 
@@ -47,20 +49,24 @@ func (c *CheckResult) cancelled() bool { return c != nil && c.Error == checkCanc
 // after 2 s; a cancellation sends SIGINT first), and once it exited,
 // everything it started is killed, even what left its process group
 // (setsid, a double fork): its run's cgroup or reaper holds them all.
-// Its exit status is the verdict.
+// Its exit status is the verdict. Its environment is harness's own but
+// harness's secrets (config.AgentEnviron), as an agent's: a check never
+// holds the MCP token.
 func runCheck(ctx context.Context, command, dir string, timeout time.Duration) *CheckResult {
 	return runCheckEnv(ctx, command, dir, timeout, nil)
 }
 
 // runCheckEnv is runCheck with env added to the command's environment.
 func runCheckEnv(ctx context.Context, command, dir string, timeout time.Duration, env []string) *CheckResult {
+	return runCheckIn(ctx, command, dir, timeout, slices.Concat(config.AgentEnviron(os.Environ()), env))
+}
+
+// runCheckIn is runCheck with env, whole, as the command's environment.
+func runCheckIn(ctx context.Context, command, dir string, timeout time.Duration, env []string) *CheckResult {
 	if timeout <= 0 {
 		timeout = 10 * time.Minute
 	}
 	r := &CheckResult{Command: command, ExitCode: -1}
-	if env != nil {
-		env = append(os.Environ(), env...)
-	}
 	// sh is the host's, from harness's own PATH: env may set a PATH for
 	// another root (a task's verifier env, which podman exec passes on).
 	sh := "sh"

@@ -19,3 +19,13 @@ func TestCheckEnvPathElsewhere(t *testing.T) {
 	require.True(t, c.Passed, "%+v", c)
 	require.Equal(t, "hi\n", c.Output)
 }
+
+// TestCheckGetsNoHarnessSecret: a check (a plan's --check, a task's
+// check.sh) inherited harness's environment whole, the MCP token with
+// it: harness's secrets are for harness alone, as for an agent.
+func TestCheckGetsNoHarnessSecret(t *testing.T) {
+	t.Setenv("HARNESS_MCP_TOKEN", "mcp-token-of-harness-0123456789")
+	c := runCheck(t.Context(), `printenv HARNESS_MCP_TOKEN || echo none`, t.TempDir(), 10*time.Second)
+	require.Empty(t, c.Error)
+	require.Equal(t, "none\n", c.Output)
+}

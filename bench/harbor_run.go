@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/config"
 	"github.com/agentharness/harness/event"
 	"github.com/agentharness/harness/internal/privtmp"
 	"github.com/agentharness/harness/isolate"
@@ -685,7 +686,8 @@ func (r *harborRun) verify(ctx context.Context) *CheckResult {
 	// line; what it prints is redacted of the values the host gave them
 	// (and of credential shapes), not of what task.toml writes.
 	argv = append(argv, "bash", script)
-	c := runCheckEnv(ctx, shellJoin(argv), r.p("app"), r.h.VerifierTimeout, slices.Concat(r.tmpEnv, r.verifierEnv.all()))
+	env := slices.Concat(verifierEnviron(os.Environ()), r.tmpEnv, r.verifierEnv.all())
+	c := runCheckIn(ctx, shellJoin(argv), r.p("app"), r.h.VerifierTimeout, env)
 	c.Output = logger.DefaultRedactor().WithEnv(r.verifierEnv.host).RedactString(c.Output)
 	c.Command = verifierCommand
 	switch {
@@ -905,4 +907,19 @@ func digestTask(dir string) (string, error) {
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil)[:16]), nil
+}
+
+// verifierEnviron is environ (harness's own environment) without what
+// a task's verifier is not given: harness's secrets (config.HarnessSecret)
+// and the variables whose values are secrets (logger.SecretEnv: the
+// agents' API keys, an OTLP collector's headers). Harbor runs the
+// verifier in the task's container with the task's env tables alone, as
+// bench's containers do (ExecAsArgs passes those names only); on the
+// host (none, bwrap) test.sh, the task's code, got them all. A key the
+// task's [verifier].env or [environment].env names is still given.
+func verifierEnviron(environ []string) []string {
+	return slices.DeleteFunc(slices.Clone(environ), func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		return config.HarnessSecret(name) || logger.SecretEnv(name)
+	})
 }

@@ -525,6 +525,11 @@ func jsonForm(v string, html bool) string {
 	return string(out[1 : len(out)-1])
 }
 
+// SecretEnv reports whether the value of the environment variable name
+// is one NewRedactor takes for a secret: a name that looks secret
+// (*_KEY, *_TOKEN, *_SECRET, *PASSWORD*) or an OTLP exporter's headers.
+func SecretEnv(name string) bool { return secretEnvName(name) || otlpHeadersName(name) }
+
 func secretEnvName(name string) bool {
 	n := strings.ToUpper(name)
 	return strings.HasSuffix(n, "_KEY") || strings.HasSuffix(n, "_TOKEN") ||
