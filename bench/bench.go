@@ -680,6 +680,9 @@ func (b *bencher) agent(ctx context.Context, s Spec, t harness.Task, obs harness
 	b.unregister(s.Index)
 	rr.WallMS = b.now().Sub(start).Milliseconds()
 	f.fill(rr, res)
+	// The fatal error's message is the agent's words, from the stream: the
+	// report keeps it, and serve shows it, redacted as the log has it.
+	rr.Detail = logger.DefaultRedactor().WithEnv(t.Env).RedactString(rr.Detail)
 	if werr != nil && rr.Reason == "" {
 		rr.Reason = werr.Error()
 	}
