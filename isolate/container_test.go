@@ -252,3 +252,27 @@ func processesWith(t *testing.T, s string) []int {
 	}
 	return pids
 }
+
+// podman's -v splits its value at ':': a bind of a path holding one was
+// refused by podman in its own words ("invalid option type "/app"") or,
+// as /h:/app:ro for /h at /app:ro, mounted elsewhere than asked. Start
+// refuses it, naming the path, before the engine runs.
+func TestStartRefusesColonInBind(t *testing.T) {
+	ran := filepath.Join(t.TempDir(), "ran")
+	fake := filepath.Join(t.TempDir(), "podman")
+	require.NoError(t, execfile.Write(fake, []byte(`#!/bin/sh
+case "$1" in
+run) touch `+ran+`; echo ready; exec cat >/dev/null ;;
+container) exit 1 ;;
+esac
+`), 0o755))
+	e := &Engine{Name: Podman, Bin: fake}
+	for _, b := range []Bind{{Host: "/tmp/a:b", Inner: "/app"}, {Host: "/tmp/a", Inner: "/app:ro"}} {
+		r, err := e.Start(t.Context(), Container{Name: "harness-test-colon", Image: "img", Binds: []Bind{b}}, os.Environ())
+		if r != nil {
+			r.Stop()
+		}
+		require.ErrorContains(t, err, "isolate podman: cannot bind "+b.Host+" at "+b.Inner+": a path with ':'")
+	}
+	require.NoFileExists(t, ran, "the engine never ran")
+}

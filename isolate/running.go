@@ -24,10 +24,18 @@ type Running struct {
 	done  chan struct{}
 }
 
-// Start starts c (RunArgs) and returns once it runs. Its engine client
+// Start starts c (RunArgs) and returns once it runs; a bind of a path
+// holding ':' is refused. Its engine client
 // runs in its own process group (a terminal's ^C is harness's to handle);
 // harness holds its stdin: the container ends when harness does.
 func (e *Engine) Start(ctx context.Context, c Container, env []string) (*Running, error) {
+	for _, b := range c.Binds {
+		// -v HOST:INNER[:ro] is split at every ':': such a path would be
+		// refused in the engine's words, or mounted elsewhere than asked.
+		if strings.Contains(b.Host, ":") || strings.Contains(b.Inner, ":") {
+			return nil, fmt.Errorf("isolate %s: cannot bind %s at %s: a path with ':' cannot be given to -v", e.Name, b.Host, b.Inner)
+		}
+	}
 	argv := e.RunArgs(c)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = env
