@@ -192,22 +192,23 @@ func (e *Engine) CopyArgs(src, dst string) []string {
 }
 
 // Run runs one of the command lines above and returns its output, or a
-// one-line error with the end of what it printed. The engine's client
+// one-line error with the end of what it printed on stderr (of which
+// only the tail is kept). The engine's client
 // runs in its own process group (a terminal's ^C is harness's to handle,
 // as for Start); when ctx ends it is asked to stop (interrupt), then
 // killed 10 s later: time for podman to remove what a build made.
 func Run(ctx context.Context, argv []string) ([]byte, error) {
-	var out, errb bytes.Buffer
+	var out bytes.Buffer
+	// Only stderr's last line is told; a build's RUN steps write theirs
+	// there, without bound.
+	errb := &tailWriter{max: 64 << 10}
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.Stdout, cmd.Stderr = &out, errb
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return interrupt(cmd.Process) }
 	cmd.WaitDelay = 10 * time.Second
 	if err := cmd.Run(); err != nil {
-		msg := strings.TrimSpace(errb.String())
-		if i := strings.LastIndexByte(msg, '\n'); i >= 0 {
-			msg = msg[i+1:]
-		}
+		msg := errb.last()
 		if msg == "" {
 			msg = err.Error()
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -275,4 +276,25 @@ esac
 		require.ErrorContains(t, err, "isolate podman: cannot bind "+b.Host+" at "+b.Inner+": a path with ':'")
 	}
 	require.NoFileExists(t, ran, "the engine never ran")
+}
+
+// An engine command that prints without end (a build's RUN step writing
+// to stderr, which podman build --quiet passes on) is not kept whole in
+// memory: only its stderr's tail, for the error's last line. Before,
+// Run buffered all of it (64 MiB here, and 64 MiB more as the buffer
+// grew).
+func TestRunKeepsOnlyStderrTail(t *testing.T) {
+	fake := filepath.Join(t.TempDir(), "podman")
+	require.NoError(t, execfile.Write(fake, []byte(`#!/bin/sh
+head -c 67108864 /dev/zero | tr '\0' x >&2
+printf '\nError: building at STEP "RUN flood": exit status 1\n' >&2
+exit 1
+`), 0o755))
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := Run(t.Context(), []string{fake, "build"})
+	runtime.ReadMemStats(&after)
+	require.EqualError(t, err, `podman build: Error: building at STEP "RUN flood": exit status 1`)
+	t.Logf("allocated %d bytes", after.TotalAlloc-before.TotalAlloc)
+	require.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(8<<20), "bytes allocated while the engine printed 64 MiB")
 }

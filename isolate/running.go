@@ -165,7 +165,8 @@ var stopTimeout = time.Minute
 // once the container was removed.
 const clientGrace = 5 * time.Second
 
-// tailWriter keeps the last max bytes written to it.
+// tailWriter keeps the last max bytes written to it, in one buffer of
+// at most max bytes however much is written.
 type tailWriter struct {
 	mu  sync.Mutex
 	b   []byte
@@ -175,11 +176,15 @@ type tailWriter struct {
 func (w *tailWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.b = append(w.b, p...)
-	if over := len(w.b) - w.max; over > 0 {
-		w.b = w.b[over:]
+	n := len(p)
+	if len(p) > w.max {
+		p = p[len(p)-w.max:]
 	}
-	return len(p), nil
+	if over := len(w.b) + len(p) - w.max; over > 0 {
+		w.b = w.b[:copy(w.b, w.b[over:])] // in place: no new buffer
+	}
+	w.b = append(w.b, p...)
+	return n, nil
 }
 
 // last is the last non-empty line written.
