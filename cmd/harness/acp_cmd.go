@@ -38,6 +38,11 @@ func (c *acpCmd) Run(e *env) error {
 		}
 		return usageErrorf("acp: --command is only for %s (an agent harness has no adapter for)", strings.Join(takes, " or "))
 	}
+	if len(c.Command) > 0 && strings.TrimSpace(c.Command[0]) == "" {
+		// It starts nothing: refused here, as the configuration's
+		// command = [""] is when read, not at each prompt.
+		return usageErrorf("acp: --command: has an empty binary (its first element)")
+	}
 	s, err := loadSettings(e, "")
 	if err != nil {
 		return err
