@@ -330,7 +330,8 @@ func (c *benchCmd) plan(e *env) (bench.Plan, error) {
 }
 
 // binaries parses --binary: one path for every agent, or AGENT=PATH
-// pairs (a bare path then applies to the agents without a pair).
+// pairs, one per agent (a bare path then applies to the agents without
+// a pair).
 func (c *benchCmd) binaries(agents []string) (map[string]string, error) {
 	out := map[string]string{}
 	bare := ""
@@ -356,6 +357,10 @@ func (c *benchCmd) binaries(agents []string) (map[string]string, error) {
 		}
 		if path == "" {
 			return nil, usageErrorf("bench: --binary %q: no path", b)
+		}
+		if _, twice := out[a.Name()]; twice {
+			// As a second bare path is: which one was meant is not known.
+			return nil, usageErrorf("bench: --binary %q: a second path for %s", b, a.Name())
 		}
 		out[a.Name()] = path
 	}
