@@ -94,6 +94,9 @@ func (c *benchCmd) Run(e *env, ctx *kong.Context) error {
 	if c.CheckTimeout <= 0 {
 		return usageErrorf("bench: --check-timeout %s: want a positive duration", c.CheckTimeout)
 	}
+	if c.Output != "" && c.Events != "" && oneFile(c.Output, c.Events) {
+		return usageErrorf("bench: -o and --events are one file (%s): give each its own", c.Events)
+	}
 	s, err := loadSettings(e, c.Workdir)
 	if err != nil {
 		return err
@@ -399,6 +402,21 @@ func (c *benchCmd) preflightMock(p bench.Plan) error {
 		stop()
 	}
 	return nil
+}
+
+// oneFile reports whether the paths a and b (absolute, as kong's path
+// flags are) are one regular file, or will be: the same path, or two
+// names of one file. A device (/dev/null) may take two outputs.
+func oneFile(a, b string) bool {
+	sa, errA := os.Stat(a)
+	sb, errB := os.Stat(b)
+	switch {
+	case errA == nil && errB == nil:
+		return sa.Mode().IsRegular() && os.SameFile(sa, sb)
+	case a == b:
+		return errors.Is(errA, os.ErrNotExist)
+	}
+	return false
 }
 
 func (c *benchCmd) reportWriter(e *env) (io.Writer, func(), error) {
