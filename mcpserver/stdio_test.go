@@ -84,7 +84,9 @@ func (c *rawClient) send(line string) {
 // answer is the next message that is not a notification.
 func (c *rawClient) answer() gjson.Result {
 	c.t.Helper()
-	timeout := time.After(20 * time.Second)
+	// A bound on a hang, not a budget: reading a 16 MiB line through
+	// took over 20 s under -race beside a compiler on 2 cores.
+	timeout := time.After(2 * time.Minute)
 	for {
 		select {
 		case l, ok := <-c.lines:
