@@ -221,6 +221,7 @@ type Run struct {
 	spawnErr error
 	flush    func()
 	log      *sessionLog // set by Settings.Start
+	redact   *logger.Redactor
 
 	live      *Session          // a live session's handle (session.go); nil for a run
 	canceler  adapters.Canceler // the session's, when it has one
@@ -295,6 +296,7 @@ type Command struct {
 	// privateTmp: the run makes the agent a temporary directory of its
 	// own (adapters.Command.PrivateTmp) when it starts.
 	privateTmp bool
+	redact     *logger.Redactor // the run's (Run.Redactor)
 }
 
 // RedactedArgv returns Argv with the prompt replaced by "<prompt>" and
@@ -405,7 +407,10 @@ func Prepare(t Task) (*Command, error) {
 	}
 	c := &Command{Agent: a.Name(), Binary: bin, Argv: ac.Argv, AddedEnv: mergeEnv(nil, ac.Env, t.SetupEnv, t.Env),
 		Env: env, Stdin: ac.Stdin, Cwd: cwd, Session: ac.Session,
-		promptIndex: ac.PromptIndex, adapter: a, task: t}
+		promptIndex: ac.PromptIndex, adapter: a, task: t,
+		// What the caller handed the agent in Task.Env (--env, config env
+		// tables) is redacted by value, whatever its name, wherever it shows.
+		redact: logger.DefaultRedactor().WithEnv(t.Env)}
 	// A TMPDIR the caller gives (bench's per-run one, a user's choice) is
 	// the agent's; a sandbox's /tmp goes with it.
 	c.privateTmp = ac.PrivateTmp && t.Sandbox == nil && !setsVar("TMPDIR", ac.Env, t.SetupEnv, t.Env)
@@ -489,7 +494,7 @@ func Start(ctx context.Context, t Task, o Options) (*Run, error) {
 // process, its output turned into events.
 func (c *Command) Start(ctx context.Context, o Options) *Run {
 	t := c.task
-	r := &Run{task: t, opts: o, ready: make(chan struct{}), model: t.Model, live: c.live}
+	r := &Run{task: t, opts: o, ready: make(chan struct{}), model: t.Model, live: c.live, redact: c.redact}
 	r.removeTmp = sync.OnceFunc(func() { _ = r.tmp.Remove() })
 	if r.live != nil {
 		r.live.run = r
@@ -499,7 +504,7 @@ func (c *Command) Start(ctx context.Context, o Options) *Run {
 	r.stream = event.NewStream(event.StreamConfig{
 		Run: t.Run, Now: r.streamNow, Raw: t.Raw, Sink: r.sink, Price: r.estimate,
 		Start:   event.SessionStart{Agent: c.Agent, Model: t.Model, Cwd: c.Cwd, PTY: t.PTY, Argv: c.RedactedArgv()},
-		Secrets: secretValues(t.Env),
+		Secrets: c.redact.Values(),
 	})
 	if c.NotInstalled != nil {
 		return r.spawnFailed(c.NotInstalled)
@@ -850,6 +855,14 @@ func (r *Run) now() time.Time {
 	}
 	return time.Now()
 }
+
+// Redactor returns the redactor of the run's session log, whether the
+// run has one or not: it knows the secret variables of harness's
+// environment and the values of the task's Env, those the configuration
+// adds (Settings.Start) among them. What a caller shows of the run beyond
+// its log and stream (bench's report, an MCP answer) goes through it, to
+// be redacted as the log is.
+func (r *Run) Redactor() *logger.Redactor { return r.redact }
 
 // RunID returns the run id stamped on every event.
 func (r *Run) RunID() string { return r.stream.Run() }

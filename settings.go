@@ -327,20 +327,11 @@ func (l *sessionLog) open(dir string, c *Command, version string) {
 	if c.live != nil && c.live.ask {
 		perm = Ask
 	}
-	// What the caller handed the agent in Task.Env (--env, config env
-	// tables) is redacted by value, whatever its name, wherever it shows.
 	l.sess, l.err = logger.Open(dir, t.Run, logger.Meta{
 		Run: t.Run, Agent: c.Agent, Model: t.Model, PromptPreview: t.Prompt, Cwd: c.Cwd,
 		Argv: c.RedactedArgv(), Start: time.Now(), Status: logger.StatusRunning, HarnessVersion: version,
 		Protocol: loggedProtocol(t.Protocol), Permissions: perm, Live: c.live != nil, Resume: t.Resume,
-	}, logger.WithRedactor(logger.DefaultRedactor().WithEnv(t.Env)), logger.WithBufferedEvents())
-}
-
-// secretValues are the values the session log redacts by value for a
-// task's environment env (its --env pairs, and the process's secret
-// variables): the stream's cuts keep out of them (event.StreamConfig).
-func secretValues(env []string) []string {
-	return logger.DefaultRedactor().WithEnv(env).Values()
+	}, logger.WithRedactor(c.redact), logger.WithBufferedEvents())
 }
 
 func (l *sessionLog) observer() Observer {

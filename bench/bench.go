@@ -610,7 +610,7 @@ func (b *bencher) drive(ctx context.Context, s Spec, t harness.Task, tr *tree, r
 		t.Run = event.NewRunID()
 	}
 	rr.Run = t.Run
-	b.agent(ctx, s, t, obs, rr)
+	redact := b.agent(ctx, s, t, obs, rr)
 	if rr.Status == StatusSkipped || rr.Reason == ReasonSetup {
 		return
 	}
@@ -640,12 +640,16 @@ func (b *bencher) drive(ctx context.Context, s Spec, t harness.Task, tr *tree, r
 		// The report keeps it, and serve shows it: what the log redacts,
 		// the check's output (run in harness's own environment) must not
 		// carry either.
-		rr.Check.Output = logger.DefaultRedactor().WithEnv(slices.Concat(given, t.Env)).RedactString(rr.Check.Output)
+		rr.Check.Output = redact.WithEnv(given).RedactString(rr.Check.Output)
 	}
 }
 
-// agent starts and waits for the run, folding its events into rr.
-func (b *bencher) agent(ctx context.Context, s Spec, t harness.Task, obs harness.Observer, rr *RunReport) {
+// agent starts and waits for the run, folding its events into rr. It
+// returns the redactor of the run's session log (harness.Run.Redactor:
+// the configuration's env too), which what the report shows of the run
+// goes through; without a run, one of t's Env.
+func (b *bencher) agent(ctx context.Context, s Spec, t harness.Task, obs harness.Observer, rr *RunReport) *logger.Redactor {
+	redact := logger.DefaultRedactor().WithEnv(t.Env)
 	f := newFigures()
 	start := b.now()
 	opts := harness.Options{
@@ -662,7 +666,7 @@ func (b *bencher) agent(ctx context.Context, s Spec, t harness.Task, obs harness
 		if obs.Close != nil {
 			obs.Close(nil)
 		}
-		return
+		return redact
 	}
 	b.progress(Progress{Spec: s, State: StateRunning}) // before any tool's progress
 	settings := b.opts.Settings
@@ -672,7 +676,7 @@ func (b *bencher) agent(ctx context.Context, s Spec, t harness.Task, obs harness
 	run, err := settings.Start(context.WithoutCancel(ctx), t, opts)
 	if err != nil { // Start closed the observer (harness.Observer)
 		rr.Status, rr.Reason, rr.Error = event.ResultError, ReasonSetup, err.Error()
-		return
+		return redact
 	}
 	rr.Log, _ = run.SessionLog()
 	b.register(ctx, s.Index, run)
@@ -682,9 +686,11 @@ func (b *bencher) agent(ctx context.Context, s Spec, t harness.Task, obs harness
 	f.fill(rr, res)
 	// The fatal error's message is the agent's words, from the stream: the
 	// report keeps it, and serve shows it, redacted as the log has it.
-	rr.Detail = logger.DefaultRedactor().WithEnv(t.Env).RedactString(rr.Detail)
+	redact = run.Redactor()
+	rr.Detail = redact.RedactString(rr.Detail)
 	if werr != nil && rr.Reason == "" {
 		rr.Reason = werr.Error()
 	}
-	writeTrajectory(rr, t)
+	writeTrajectory(rr, t, redact)
+	return redact
 }
