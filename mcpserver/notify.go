@@ -48,6 +48,11 @@ func (s *Server) notifier(r *run, ss *mcp.ServerSession) {
 	sentFirst := false
 	logs := func() {
 		for _, n := range r.takeNotes() {
+			// A fatal error's message, as the answer has it (redactError);
+			// r.h is set by now, unlike when the event queued it.
+			if msg, ok := n.data["message"].(string); ok {
+				n.data["message"] = r.h.Redactor().RedactString(msg)
+			}
 			now := s.o.Now()
 			if n.level == "warning" {
 				code := n.data["code"]

@@ -496,9 +496,25 @@ func (r *run) outcome() Outcome {
 		re.Partial.LastActivityAt = r.lastAt.UTC().Format(time.RFC3339Nano)
 	}
 	re.Suggestions = suggestions(re.Code, e, r)
+	r.redactError(re)
 	o.Error = re
 	o.Hint = e.Hint
 	return o
+}
+
+// redactError redacts what re repeats of the agent's output (its
+// message, the tails, the last events' summaries) as the run's session
+// log is (harness.Run.Redactor): the client is often another agent, and
+// what it is answered goes into its model's context. The agent's answer
+// (Outcome.Text) is its work, and is kept as the stream has it.
+func (r *run) redactError(re *RunError) {
+	red := r.h.Redactor()
+	re.Message = red.RedactString(re.Message)
+	re.Partial.StdoutTail = red.RedactString(re.Partial.StdoutTail)
+	re.Partial.StderrTail = red.RedactString(re.Partial.StderrTail)
+	for i, s := range re.Partial.LastEvents {
+		re.Partial.LastEvents[i] = red.RedactString(s)
+	}
 }
 
 // errCode maps an event error code to the code of the MCP error result.
