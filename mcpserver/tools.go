@@ -262,7 +262,6 @@ func (s *Server) clamp(tb *harness.Budgets, idleMS, hardMS *int64) Budgets {
 	return b
 }
 
-// start starts a run owned by session ss.
 // settings are the Settings runs start with.
 func (s *Server) settings() *harness.Settings {
 	if s.o.Settings == nil {
@@ -271,6 +270,7 @@ func (s *Server) settings() *harness.Settings {
 	return s.o.Settings
 }
 
+// start starts a run owned by session ss.
 func (s *Server) start(ctx context.Context, ss *mcp.ServerSession, t harness.Task, b Budgets, obs harness.Observer) (*run, error) {
 	s.mu.Lock()
 	se := s.sessions[ss]
