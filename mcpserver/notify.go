@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentharness/harness/process"
 )
 
 // attach makes the run_agent call with ctx the one that progress and log
@@ -40,6 +42,7 @@ func (r *run) watcher() (context.Context, any) {
 // does not hold back the idle warning that comes before the run is ended.
 // It closes r.notified when done.
 func (s *Server) notifier(r *run, ss *mcp.ServerSession) {
+	defer process.ContainPanic() // Options.Now is the caller's
 	defer close(r.notified)
 	tick := time.NewTicker(s.o.ProgressInterval)
 	defer tick.Stop()

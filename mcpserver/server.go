@@ -75,7 +75,11 @@ type Options struct {
 	// and budgets set): it may change it (the CLI points it at the mock
 	// model) and returns an observer of the run. An error refuses the run
 	// (run_agent answers it as a tool error; list_agents shows it as the
-	// agent's line): the CLI's mock cannot point every agent.
+	// agent's line): the CLI's mock cannot point every agent. A panic of
+	// the observer's Close, or of its callbacks at the run's end, on the
+	// server's goroutine that waits for the run, takes the program down
+	// as one of the library's own goroutines does: every run of it is
+	// ended first (process.ContainPanic).
 	Setup func(t *harness.Task) (harness.Observer, error)
 	// Limits bound the idle and hard budgets; zero fields take the defaults.
 	Limits Limits

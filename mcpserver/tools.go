@@ -15,6 +15,7 @@ import (
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/event"
 	"github.com/agentharness/harness/internal/plural"
+	"github.com/agentharness/harness/process"
 )
 
 // RunArgs are run_agent's arguments.
@@ -310,6 +311,10 @@ func (s *Server) start(ctx context.Context, ss *mcp.ServerSession, t harness.Tas
 	s.mu.Unlock()
 	go s.notifier(r, ss)
 	go func() {
+		// Wait calls the run's last callbacks here (the observer's
+		// Close): one that panics takes the program down, but only once
+		// every run's processes are ended.
+		defer process.ContainPanic()
 		res, werr := h.Wait()
 		r.finish(res, werr)
 		// Before done: the answer of run_agent finds the session's
