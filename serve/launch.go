@@ -13,6 +13,7 @@ import (
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/event"
 	"github.com/agentharness/harness/logger"
+	"github.com/agentharness/harness/process"
 )
 
 // Launcher is how the server starts runs: through the library, with the
@@ -21,7 +22,11 @@ import (
 type Launcher struct {
 	Settings *harness.Settings
 	// AttachMock points a task at a scripted model playing scenario and
-	// returns what stops it; nil refuses requests that ask for one.
+	// returns what stops it; nil refuses requests that ask for one. The
+	// stop is called at the run's end on the server's goroutine that
+	// waits for the run: a panic there (or in the run's last callbacks)
+	// takes the program down once every run is ended
+	// (process.ContainPanic).
 	AttachMock func(t *harness.Task, scenario string) (stop func(), err error)
 	// StartSession starts the live sessions of POST /api/runs with
 	// "session": true; nil: Settings.StartSession.
@@ -238,6 +243,10 @@ func (s *Server) launch(ctx context.Context, t harness.Task, mock string, so *ha
 	}
 	go func() {
 		defer s.wg.Done()
+		// Wait calls the run's last callbacks here, and stopMock is the
+		// Launcher's: one that panics takes the program down, but only
+		// once every run's processes are ended.
+		defer process.ContainPanic()
 		_, _ = run.Wait() // the library closed the session log
 		if stopMock != nil {
 			stopMock()

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/process"
 )
 
 // The endpoints of a live session (docs/serve.md): a session is one run,
@@ -107,7 +108,10 @@ func (s *Server) endSession(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	go func() { _, _ = sess.Close() }() // launch's watcher sees the end
+	go func() {
+		defer process.ContainPanic() // the session's end runs its callbacks here
+		_, _ = sess.Close()          // launch's watcher sees the end
+	}()
 	writeJSON(w, http.StatusAccepted, map[string]string{"run": id, "status": "ending"})
 	return nil
 }
