@@ -377,12 +377,16 @@ func (a *server) run(ctx context.Context, s *session, p acpsdk.PromptRequest, t 
 	if err != nil {
 		return nil, nil, err
 	}
+	// The session is free again however Wait returns: a panic of the
+	// run's last callbacks (contained by Prompt) left it busy for ever.
+	defer func() {
+		s.mu.Lock()
+		s.run = nil
+		s.mu.Unlock()
+	}()
 	stop := context.AfterFunc(ctx, run.Interrupt) // the client went away or cancelled the request
+	defer stop()
 	res, _ := run.Wait()
-	stop()
-	s.mu.Lock()
-	s.run = nil
-	s.mu.Unlock()
 	return res, fw, nil
 }
 
