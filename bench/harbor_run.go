@@ -23,7 +23,6 @@ import (
 	"github.com/agentharness/harness/config"
 	"github.com/agentharness/harness/event"
 	"github.com/agentharness/harness/internal/privtmp"
-	"github.com/agentharness/harness/internal/xdgdir"
 	"github.com/agentharness/harness/isolate"
 	"github.com/agentharness/harness/logger"
 )
@@ -113,7 +112,7 @@ func (r *harborRun) spec(verifier, solution bool) isolate.Spec {
 	// the verifier too: it may run what the agent left in the workspace.
 	// Its tests/ is the run's copy at /tests.
 	s.Hide = append(s.Hide, suiteTasks(r.h.Dir)...)
-	s.Hide = append(s.Hide, hostPrivate()...)
+	s.Hide = append(s.Hide, isolate.HostPrivate()...)
 	if verifier {
 		s.Network = r.h.VerifierInternet
 		s.Binds = append(s.Binds, isolate.Bind{Host: r.p("logs"), Inner: harborLogs},
@@ -162,23 +161,6 @@ func (b *bencher) ownPaths() []string {
 		}
 	}
 	return own
-}
-
-// hostPrivate are the user's host paths no phase may reach: the SSH
-// agent's socket, the runtime directory (the session bus, a keyring, a
-// rootless podman's socket) and the scripted model's directory of homes
-// (other runs' sessions; a run's own is bound over it). A unix socket is
-// reached on a read-only bind and across --unshare-net, so each is
-// hidden, wherever it lies (the sandbox's /tmp and HOME hide it
-// already when it is there).
-func hostPrivate() []string {
-	var paths []string
-	for _, v := range []string{"SSH_AUTH_SOCK", "XDG_RUNTIME_DIR"} {
-		if p := os.Getenv(v); filepath.IsAbs(p) {
-			paths = append(paths, filepath.Clean(p))
-		}
-	}
-	return append(paths, xdgdir.Cache(nil, "mock"))
 }
 
 // suiteTasks are the task's directory and the task directories beside

@@ -22,7 +22,8 @@ import (
 //     its own path, a private /tmp and HOME (empty: credentials come from
 //     the environment), a HOME the task sets itself (the scripted model's)
 //     bound writable, the agent's install read-only where /tmp or HOME
-//     would hide it, the session logs shown empty; the host's network is
+//     would hide it, the session logs and what the host keeps private
+//     (isolate.HostPrivate) shown empty; the host's network is
 //     kept (the agent needs its model API); its own PID namespace, which
 //     dies with the run; no capability. A working directory that is or
 //     holds HOME is refused (checkIsolate).
@@ -69,11 +70,16 @@ func (c *runCmd) isolate(lib *harness.Settings, t *harness.Task) (func(), error)
 	if own := bench.OwnHome(*t); own != "" {
 		spec.Binds = append(spec.Binds, sandbox.Bind{Host: own, Inner: own})
 	}
-	// The session logs (other runs' transcripts) are not the agent's to
+	// The session logs (other runs' transcripts) and what the host keeps
+	// private (an SSH agent, an engine's socket) are not the agent's to
 	// read wherever they lie, unless in the directory it may change.
+	unseen := sandbox.HostPrivate()
 	if logs, err := filepath.Abs(lib.LogDir); lib.LogDir != "" && err == nil {
-		if rel, err := filepath.Rel(cwd, logs); err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
-			spec.Hide = append(spec.Hide, logs)
+		unseen = append(unseen, logs)
+	}
+	for _, p := range unseen {
+		if rel, err := filepath.Rel(cwd, p); err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+			spec.Hide = append(spec.Hide, p)
 		}
 	}
 	for _, d := range []string{"tmp", "home"} {
