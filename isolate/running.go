@@ -40,6 +40,8 @@ func (e *Engine) Start(ctx context.Context, c Container, env []string) (*Running
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// What the client leaves holding its stderr must not hold Stop.
+	cmd.WaitDelay = clientGrace
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -131,6 +133,7 @@ func (r *Running) gone(ctx context.Context) (bool, error) {
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	var errb bytes.Buffer
 	cmd.Stderr = &errb
+	cmd.WaitDelay = clientGrace // as for the client's
 	err := cmd.Run()
 	var ee *exec.ExitError
 	switch {
@@ -162,8 +165,10 @@ func lastLine(s string) string {
 var stopTimeout = time.Minute
 
 // clientGrace is how long Stop waits for the engine's client to end
-// once the container was removed.
-const clientGrace = 5 * time.Second
+// once the container was removed, and how long an ended client's or
+// existence check's stderr is read while something it left holds it
+// (a variable: a test shortens it).
+var clientGrace = 5 * time.Second
 
 // tailWriter keeps the last max bytes written to it, in one buffer of
 // at most max bytes however much is written.
