@@ -191,6 +191,12 @@ func (b *bencher) startContainer(ctx context.Context, eng *isolate.Engine, r *ha
 	if noStorage == "" {
 		c.StorageMB = h.StorageMB
 	}
+	// A container that never says it started would hold the run until
+	// the bench ends: its start is bounded as Harbor bounds its
+	// environment's, by build_timeout_sec.
+	ctx, cancel := context.WithTimeoutCause(ctx, h.BuildTimeout,
+		fmt.Errorf("not started within [environment].build_timeout_sec (%v)", h.BuildTimeout))
+	defer cancel()
 	run, err := StartAgentContainer(ctx, eng, c, t, b.opts.Settings)
 	if err != nil && c.StorageMB > 0 && strings.Contains(err.Error(), "storage") {
 		// The engine's storage cannot limit a container's size (podman's

@@ -24,8 +24,9 @@ type Running struct {
 	done  chan struct{}
 }
 
-// Start starts c (RunArgs) and returns once it runs; a bind of a path
-// holding ':' is refused. Its engine client
+// Start starts c (RunArgs) and returns once it runs, or when ctx ends
+// (the error tells context.Cause); a bind of a path holding ':' is
+// refused. Its engine client
 // runs in its own process group (a terminal's ^C is harness's to handle);
 // harness holds its stdin: the container ends when harness does.
 func (e *Engine) Start(ctx context.Context, c Container, env []string) (*Running, error) {
@@ -76,7 +77,7 @@ func (e *Engine) Start(ctx context.Context, c Container, env []string) (*Running
 		msg = "the container did not start"
 	}
 	if ctx.Err() != nil {
-		msg = ctx.Err().Error()
+		msg = context.Cause(ctx).Error() // the caller's words for its bound
 	}
 	return nil, fmt.Errorf("isolate %s run %s: %s", e.Name, c.Image, msg)
 }
