@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"slices"
 	"time"
+
+	"github.com/agentharness/harness/internal/regfile"
 )
 
 // ErrPlanMismatch is returned when inputs that must share a plan do not.
@@ -277,11 +279,12 @@ type mergeReport struct {
 // are decoded (a report is one plan's, or a shard of it; at most planned
 // when that comes first, as bench writes it), and the rest
 // (groups, comparisons) is skipped token by token, so a report's size is
-// the bound of what it costs.
+// the bound of what it costs. It opens only a regular file (regfile): the
+// open of a FIFO would wait for a writer, and a device may never end.
 func readMergeReport(path string) (*mergeReport, error) {
-	f, err := os.Open(path)
+	f, err := regfile.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", path, pathless(err))
 	}
 	defer f.Close()
 	bad := func(err error) error { return fmt.Errorf("%s: not a bench JSON report: %v", path, err) }
