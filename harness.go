@@ -336,6 +336,11 @@ func Prepare(t Task) (*Command, error) {
 	if err := t.Budgets.validate(); err != nil {
 		return nil, &TaskError{err}
 	}
+	if t.Resume != "" && strings.TrimSpace(t.Resume) == "" {
+		// No agent's session id is blank: the agent would fail the run
+		// after it started.
+		return nil, &TaskError{fmt.Errorf("resume %q: a session id is not blank", t.Resume)}
+	}
 	if strings.HasPrefix(t.Resume, "-") {
 		// Codex, Cursor and OpenCode take the id as an argument of its
 		// own, where "--dangerously-bypass-approvals-and-sandbox" would be
