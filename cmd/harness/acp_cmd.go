@@ -21,12 +21,12 @@ type acpCmd struct {
 	Protocol    string   `help:"How harness drives the agent: cli (its headless mode) or acp." enum:"${anyprotocols}," default:""`
 	Command     []string `help:"The command of an ACP agent harness has no adapter for (with --protocol acp); repeat it for each argument." sep:"none"`
 	binaryFlag  `embed:""`
-	Permissions *string  `help:"full-access (default) or read-only." enum:"full-access,read-only," default:""`
+	Permissions *string  `help:"full-access (default) or read-only." enum:"full-access,read-only," default:"" notempty:""`
 	Env         []string `help:"Extra environment for the agent, KEY=VALUE (repeatable)." placeholder:"K=V" sep:"none"`
 	budgetFlags `embed:""`
 	otlpFlags   `embed:""`
 	NoLog       *bool  `help:"Do not write session logs."`
-	Mock        string `help:"Point every run at the built-in scripted model playing this scenario (offline, no API key)."`
+	Mock        string `help:"Point every run at the built-in scripted model playing this scenario (offline, no API key)." notempty:"name a scenario, or leave --mock out to run the agent's own model"`
 }
 
 func (c *acpCmd) Run(e *env) error {

@@ -123,6 +123,9 @@ func runGrammar(grammar func(*cli, []string) any, args []string, stdin io.Reader
 		return exitUsage
 	}
 	ctx, err := parser.Parse(args)
+	if err == nil {
+		err = refuseEmpty(ctx)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "harness: %s\n", oneLine(enumValues(err.Error())))
 		return exitUsage
@@ -158,6 +161,33 @@ func enumValues(msg string) string {
 		list = strings.TrimPrefix(list[len(q):], ",")
 	}
 	return flag + oneOf + strings.Join(values, ",") + butGot + got
+}
+
+// refuseEmpty refuses a flag tagged notempty given an empty value on the
+// command line (its last value, as kong keeps it). Such a flag's "" means
+// "not given", and taken so it was a danger: --mock "" (a variable left
+// unset) ran the real agent against its real service, --permissions ""
+// a run meant to be read-only with full access. The tag's value says
+// what to give instead; an enum flag's message is kong's.
+func refuseEmpty(ctx *kong.Context) error {
+	for _, p := range ctx.Path {
+		f := p.Flag
+		if f == nil || !f.Tag.Has("notempty") {
+			continue
+		}
+		if v := reflect.Indirect(f.Target); v.Kind() != reflect.String || v.String() != "" {
+			continue
+		}
+		if f.Enum != "" { // enumValues drops the "" of the values
+			values := f.EnumSlice()
+			for i, v := range values {
+				values[i] = strconv.Quote(v)
+			}
+			return fmt.Errorf("--%s must be one of %s but got \"\"", f.Name, strings.Join(values, ","))
+		}
+		return fmt.Errorf("--%s: an empty value: %s", f.Name, f.Tag.Get("notempty"))
+	}
+	return nil
 }
 
 // grammar returns what kong builds its parser from: c itself, or, when

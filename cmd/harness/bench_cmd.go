@@ -51,14 +51,14 @@ type benchCmd struct {
 	Events       string        `help:"Write the merged NDJSON stream of all runs to this file." type:"path"`
 	Progress     bool          `help:"Show live progress on stderr even when it is not a terminal."`
 	NoProgress   bool          `help:"Never show live progress."`
-	Permissions  *string       `help:"full-access (default) or read-only." enum:"full-access,read-only," default:""`
+	Permissions  *string       `help:"full-access (default) or read-only." enum:"full-access,read-only," default:"" notempty:""`
 	budgetFlags  `embed:""`
 	PTY          *bool    `help:"Run the agents on a pseudo-terminal."`
 	MaxTurns     int      `help:"Limit the agents' turns (where supported)."`
 	Binary       []string `help:"Path of the agent's executable, or AGENT=PATH pairs, comma-separated or repeated." sep:","`
 	Env          []string `help:"Extra environment for the agents, KEY=VALUE (repeatable; the value may hold commas). Values are redacted from session logs." placeholder:"K=V" sep:"none"`
 	NoLog        *bool    `help:"Do not write session logs."`
-	Mock         string   `help:"Run every agent against the built-in scripted model with this scenario (see 'harness run --mock')."`
+	Mock         string   `help:"Run every agent against the built-in scripted model with this scenario (see 'harness run --mock')." notempty:"name a scenario, or leave --mock out to run the agent's own model"`
 	Isolate      string   `help:"Sandbox of each run of a Harbor task: none, bwrap, podman or docker (docs/bench.md)." enum:"none,bwrap,podman,docker" default:"none"`
 
 	benchScaleFlags `embed:""`

@@ -25,7 +25,7 @@ type mcpCmd struct {
 	TokenFile        string        `help:"File holding the bearer token of the HTTP transport (default: $HARNESS_MCP_TOKEN)." type:"existingfile"`
 	NoLog            *bool         `help:"Do not write session logs of the runs."`
 	ProgressInterval time.Duration `help:"Interval of progress notifications while run_agent waits." default:"5s"`
-	Mock             string        `help:"Point every delegated run at the built-in scripted model playing this scenario (offline, no API key)."`
+	Mock             string        `help:"Point every delegated run at the built-in scripted model playing this scenario (offline, no API key)." notempty:"name a scenario, or leave --mock out to run the agent's own model"`
 	Root             []string      `help:"Directory a client's run_agent cwd must lie in (repeatable; a relative cwd is taken from the first). Default: the current directory." type:"existingdir" placeholder:"DIR" sep:"none"`
 	otlpFlags        `embed:""`
 }

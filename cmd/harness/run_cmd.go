@@ -33,7 +33,7 @@ type runCmd struct {
 	Prompt             string  `short:"p" help:"The task. Also --prompt-file, or stdin when it is piped (at most 16 MiB; over 100 KiB it reaches claude, codex, cursor and opencode on their stdin, gemini up to its 8 MiB)."`
 	PromptFile         string  `help:"Read the task from this file (at most 16 MiB)." type:"existingfile"`
 	Cwd                string  `help:"Directory the agent works in (default: the current one)." type:"existingdir"`
-	Permissions        *string `help:"full-access (default: a headless run has nobody to approve a tool) or read-only." enum:"full-access,read-only," default:""`
+	Permissions        *string `help:"full-access (default: a headless run has nobody to approve a tool) or read-only." enum:"full-access,read-only," default:"" notempty:""`
 	budgetFlags        `embed:""`
 	otlpFlags          `embed:""`
 	PTY                *bool  `help:"Run the agent on a pseudo-terminal."`
@@ -49,7 +49,7 @@ type runCmd struct {
 	Env                []string `help:"Extra environment for the agent, KEY=VALUE (repeatable; the value may hold commas). Values are redacted from session logs." placeholder:"K=V" sep:"none"`
 	DryRun             bool     `help:"Print the resolved binary, argv, environment keys and cwd (and the --isolate the argv would run in); run nothing."`
 	Protocol           string   `help:"How harness drives the agent: cli (its headless mode, the default), acp (the Agent Client Protocol: ${acpcommands}), stream-json (Claude Code's own) or app-server (Codex's own)." enum:"${protocols}," default:""`
-	Mock               string   `help:"Run against the built-in scripted model with this scenario (${mockscenarios}) or a scenario TOML file: no API key, no network."`
+	Mock               string   `help:"Run against the built-in scripted model with this scenario (${mockscenarios}) or a scenario TOML file: no API key, no network." notempty:"name a scenario, or leave --mock out to run the agent's own model"`
 	Isolate            string   `help:"Run the agent isolated: none, bwrap (the host read-only but the working directory, a private HOME and /tmp), podman or docker (in a container of --image, the working directory bound at its path). See docs/bench.md." enum:"none,bwrap,podman,docker" default:"none"`
 	Image              string   `help:"The image of --isolate podman or docker."`
 	Extra              []string `arg:"" optional:"" passthrough:"partial" help:"Extra arguments for the agent, after -- (only there: an unknown flag before -- is an error)."`

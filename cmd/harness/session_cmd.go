@@ -102,7 +102,7 @@ type sessionCmd struct {
 	Agent       string  `short:"a" help:"Agent to run: ${liveagents} (or an alias), or an ACP agent of the configuration."`
 	Model       string  `short:"m" help:"Model alias (see 'harness models list') or the agent's own model id."`
 	Cwd         string  `help:"Directory the agent works in (default: the current one)." type:"existingdir"`
-	Permissions *string `help:"full-access (default), read-only, or ask: each permission request is a permission_request event, answered by an answer command (denied after --ask-timeout)." enum:"full-access,read-only,ask," default:""`
+	Permissions *string `help:"full-access (default), read-only, or ask: each permission request is a permission_request event, answered by an answer command (denied after --ask-timeout)." enum:"full-access,read-only,ask," default:"" notempty:""`
 	budgetFlags `embed:""`
 	TurnTimeout *time.Duration `help:"Wall-clock limit of one turn: the agent is asked to end it, and the turn ends timeout (0 = off, the default)."`
 	AskTimeout  time.Duration  `help:"How long a permission request waits for its answer before it is denied (0 = the default, 5m)." default:"5m"`
@@ -111,7 +111,7 @@ type sessionCmd struct {
 	NoLog       *bool          `help:"Do not write a session log."`
 	binaryFlag  `embed:""`
 	Env         []string `help:"Extra environment for the agent, KEY=VALUE (repeatable). Values are redacted from session logs." placeholder:"K=V" sep:"none"`
-	Mock        string   `help:"Run against the built-in scripted model with this scenario or a scenario TOML file: no API key, no network."`
+	Mock        string   `help:"Run against the built-in scripted model with this scenario or a scenario TOML file: no API key, no network." notempty:"name a scenario, or leave --mock out to run the agent's own model"`
 	Resume      string   `help:"Continue the agent's session with this id (its session_start's session_id): Claude over stream-json, Codex over app-server, an ACP agent by session/resume or session/load."`
 }
 
