@@ -39,5 +39,9 @@ func readTokenFile(cmd, path string, stderr io.Writer) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return strings.TrimSpace(string(b)), nil
+	tok := strings.TrimSpace(string(b))
+	if tok == "" { // said so, not "give --token-file": it was given
+		return "", usageErrorf("%s: --token-file %s is empty: put a bearer token in it (for example: head -c 32 /dev/urandom | base64)", cmd, path)
+	}
+	return tok, nil
 }
