@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/conform"
+	"github.com/agentharness/harness/event"
 	"github.com/agentharness/harness/internal/ansi"
 	"github.com/agentharness/harness/mockmodel"
 )
@@ -244,10 +245,56 @@ func report(err error, stderr io.Writer) int {
 }
 
 // oneLine is s on one line, fit for a terminal: an error may quote what
-// an agent printed.
+// an agent printed. A value it names may be as long as a file or a flag
+// (a 200 KB agent in harness.toml): a quoted string, or a word, of over
+// maxShown bytes shows only its start, followed by "…".
 func oneLine(s string) string {
-	s = strings.TrimSpace(ansi.TermSafe(s))
-	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
+	s = strings.TrimSpace(ansi.TermSafe(cutQuoted(s)))
+	words := strings.Fields(strings.ReplaceAll(s, "\n", "; "))
+	for i, w := range words {
+		if c, cut := event.Cut(w, maxShown); cut {
+			words[i] = c + "…"
+			if strings.ContainsAny(w[len(w)-1:], ":;,)") { // "stat PATH: why"
+				words[i] += w[len(w)-1:]
+			}
+		}
+	}
+	return strings.Join(words, " ")
+}
+
+// maxShown caps a value shown in a line of oneLine's; maxQuoted the
+// value of a quoted string, so that, quoted again (each byte at most
+// four, as \x01) and cut, it is not cut again as a word.
+const (
+	maxShown  = 1024
+	maxQuoted = (maxShown - len(`""…`)) / 4
+)
+
+// cutQuoted is s with every Go-quoted string (%q) whose value is over
+// maxQuoted bytes cut to its start, quoted again, with "…" before its
+// closing quote.
+func cutQuoted(s string) string {
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(s, '"')
+		if i < 0 {
+			break
+		}
+		b.WriteString(s[:i])
+		s = s[i:]
+		q, err := strconv.QuotedPrefix(s)
+		if err != nil { // a lone quote
+			q = s[:1]
+		}
+		s = s[len(q):]
+		if v, _ := strconv.Unquote(q); len(v) > maxQuoted {
+			v, _ = event.Cut(v, maxQuoted)
+			q = strings.TrimSuffix(strconv.Quote(v), `"`) + `…"`
+		}
+		b.WriteString(q)
+	}
+	b.WriteString(s)
+	return b.String()
 }
 
 // listBranchCommands is kong's help with two additions: kong lists only the
