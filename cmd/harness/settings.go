@@ -217,18 +217,34 @@ func (f *otlpFlags) start(e *env, s *settings, lib *harness.Settings) (stop func
 // the agents the arguments that keep their own exporter's content off
 // (otlp.AgentArgs): all a dry run needs of it, which starts no exporter.
 func (f *otlpFlags) agentArgs(e *env, s *settings, lib *harness.Settings) (cfg otlp.Config, ok bool, err error) {
+	from := f.source(e, s)
 	cfg, ok, err = otlp.FromEnv(cmp.Or(f.OTLP, s.cfg.OTLP), e.Getenv)
 	if err != nil {
-		return cfg, false, usageErrorf("--otlp: %v", err)
+		return cfg, false, usageErrorf("%s: %v", from, err)
 	}
 	if ok {
 		lib.TelemetryArgs = func(info harness.RunInfo, args []string) ([]string, error) {
 			args, err := otlp.AgentArgs(info.Agent, info.Protocol, cfg, args)
 			if err != nil {
-				return nil, fmt.Errorf("--otlp: %w", err)
+				return nil, fmt.Errorf("%s: %w", from, err)
 			}
 			return args, nil
 		}
 	}
 	return cfg, ok, nil
+}
+
+// source names where the export's endpoint comes from, for its errors:
+// the flag, the otlp setting's file (or variable) and key, else the
+// OTEL_* variables.
+func (f *otlpFlags) source(e *env, s *settings) string {
+	switch {
+	case f.OTLP != "":
+		return "--otlp"
+	case s.cfg.OTLP != "":
+		return s.cfg.Origins["otlp"] + ": otlp"
+	case e.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "":
+		return "OTEL_EXPORTER_OTLP_ENDPOINT"
+	}
+	return "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or _METRICS_ENDPOINT"
 }
