@@ -98,7 +98,7 @@ image: build agents base-image
 
 # Jaeger v2 (OTLP receiver and query API), the real backend of the OTLP
 # export's tests: built once from the Go module proxy into a cache (about
-# 7 minutes and 120 MB on 2 cores); a cached binary is kept.
+# 5 minutes and 100 MB on 2 cores); a cached binary is kept.
 jaeger:
 	GO=$(GO) ./scripts/jaeger.sh $(JAEGER)
 
