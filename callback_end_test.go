@@ -19,6 +19,7 @@ import (
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/event"
 	"github.com/agentharness/harness/internal/fakeagent"
+	"github.com/agentharness/harness/internal/harnesstest"
 	"github.com/agentharness/harness/logger"
 )
 
@@ -73,7 +74,7 @@ func panickingSessionEnd([]string) int {
 // only once every run is killed: the escapee of another run goes first.
 func TestPanicAtSessionEndEndsTheRuns(t *testing.T) {
 	t.Parallel()
-	requirePanicEndsRuns(t, "panicking-session-end", "panic: a bug in OnEvent at the session's end",
+	harnesstest.RequirePanicEndsRuns(t, "panicking-session-end", "panic: a bug in OnEvent at the session's end",
 		"another run's escapee outlived the program's panic")
 }
 

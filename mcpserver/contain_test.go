@@ -1,26 +1,20 @@
 package mcpserver_test
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/event"
 	"github.com/agentharness/harness/internal/fakeagent"
+	"github.com/agentharness/harness/internal/harnesstest"
 	"github.com/agentharness/harness/mcpserver"
-	"github.com/agentharness/harness/process"
 )
 
 func init() { fakeagent.Register("mcp-panicking-close", mcpPanickingClose) }
@@ -86,38 +80,5 @@ func mcpPanickingClose([]string) int {
 // own is gone.
 func TestRunWaiterPanicEndsTheRuns(t *testing.T) {
 	t.Parallel()
-	argv, env := fakeagent.Command("mcp-panicking-close")
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = env
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	escapee, perr := strconv.Atoi(string(bytes.TrimSpace(out)))
-	require.NoError(t, perr, "%s\n%s", out, stderr.Bytes())
-	start := procStart(escapee)
-	t.Cleanup(func() {
-		if start != "" && procStart(escapee) == start {
-			_ = syscall.Kill(escapee, syscall.SIGKILL)
-		}
-	})
-	var exit *exec.ExitError
-	require.True(t, errors.As(err, &exit) && exit.ExitCode() == 2, "%v\n%s", err, stderr.Bytes())
-	require.Contains(t, stderr.String(), "panic: a bug in an observer's Close")
-	require.Eventually(t, func() bool { return !process.Alive(escapee) }, 5*time.Second, time.Millisecond,
-		"the agent's sleeper outlived the server's panic")
-}
-
-// procStart is the start time of pid (field 22 of its stat), "" if none:
-// it tells the process from another that reused its pid.
-func procStart(pid int) string {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return ""
-	}
-	if i := bytes.LastIndexByte(b, ')'); i >= 0 {
-		if f := bytes.Fields(b[i+1:]); len(f) > 19 {
-			return string(f[19])
-		}
-	}
-	return ""
+	harnesstest.RequirePanicEndsRuns(t, "mcp-panicking-close", "panic: a bug in an observer's Close", "the agent's sleeper outlived the server's panic")
 }

@@ -1,8 +1,6 @@
 package serve_test
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -15,11 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/require"
-
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/internal/fakeagent"
-	"github.com/agentharness/harness/process"
+	"github.com/agentharness/harness/internal/harnesstest"
 	"github.com/agentharness/harness/serve"
 )
 
@@ -102,38 +98,5 @@ func servePanickingStop([]string) int {
 // its own is gone.
 func TestRunWaiterPanicEndsTheRuns(t *testing.T) {
 	t.Parallel()
-	argv, env := fakeagent.Command("serve-panicking-stop")
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = env
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	escapee, perr := strconv.Atoi(string(bytes.TrimSpace(out)))
-	require.NoError(t, perr, "%s\n%s", out, stderr.Bytes())
-	start := procStart(escapee)
-	t.Cleanup(func() {
-		if start != "" && procStart(escapee) == start {
-			_ = syscall.Kill(escapee, syscall.SIGKILL)
-		}
-	})
-	var exit *exec.ExitError
-	require.True(t, errors.As(err, &exit) && exit.ExitCode() == 2, "%v\n%s", err, stderr.Bytes())
-	require.Contains(t, stderr.String(), "panic: a bug in the mock's stop")
-	require.Eventually(t, func() bool { return !process.Alive(escapee) }, 5*time.Second, time.Millisecond,
-		"the agent's sleeper outlived the server's panic")
-}
-
-// procStart is the start time of pid (field 22 of its stat), "" if none:
-// it tells the process from another that reused its pid.
-func procStart(pid int) string {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return ""
-	}
-	if i := bytes.LastIndexByte(b, ')'); i >= 0 {
-		if f := bytes.Fields(b[i+1:]); len(f) > 19 {
-			return string(f[19])
-		}
-	}
-	return ""
+	harnesstest.RequirePanicEndsRuns(t, "serve-panicking-stop", "panic: a bug in the mock's stop", "the agent's sleeper outlived the server's panic")
 }
