@@ -76,6 +76,11 @@ type run struct {
 	// evicted: the run is over and its events were dropped for the
 	// session's bound on memory (retire); run_events has none of them.
 	evicted bool
+	// red redacts what events keeps, as the session log would have it
+	// (harness.Run.Redactor): nil until Start has returned the run, and
+	// the events kept until then are redacted when it is set
+	// (keepRedacted).
+	red *logger.Redactor
 
 	// The run_agent call waiting for the run, if any.
 	watchCtx   context.Context
@@ -134,6 +139,9 @@ func (r *run) store(seq int64, line []byte) {
 	}
 	if len(r.events) == 0 {
 		r.firstSeq = seq
+	}
+	if r.red != nil {
+		line = r.red.Redact(line)
 	}
 	r.events = append(r.events, line)
 	r.bytes += len(line)
@@ -205,6 +213,22 @@ func (r *run) useLog(path string) {
 	r.logPath, r.fromLog = path, true
 	r.events, r.bytes = nil, 0
 	r.mu.Unlock()
+}
+
+// keepRedacted makes red the redactor of the events r keeps for
+// run_events when it has no session log, and redacts those kept before:
+// the client is often another agent, and what run_events answers goes
+// into its model's context, redacted as the session log is. The run's
+// first events may come before Start returns it, so before red is known.
+func (r *run) keepRedacted(red *logger.Redactor) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.red = red
+	r.bytes = 0
+	for i, line := range r.events {
+		r.events[i] = red.Redact(line)
+		r.bytes += len(r.events[i])
+	}
 }
 
 // eventPage is a page of run_events.

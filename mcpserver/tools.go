@@ -304,6 +304,8 @@ func (s *Server) start(ctx context.Context, ss *mcp.ServerSession, t harness.Tas
 	r.h, started = h, true
 	if path, _ := h.SessionLog(); path != "" {
 		r.useLog(path)
+	} else {
+		r.keepRedacted(h.Redactor())
 	}
 	s.mu.Lock()
 	se.runs[r.id] = r
