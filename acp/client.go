@@ -388,9 +388,13 @@ func (c *Client) Parse(dst []event.Body, line []byte) ([]event.Body, bool) {
 			c.mu.Lock()
 			c.m.setup = c.w != nil && c.phase < phasePrompt
 			loading := c.loading
+			dropped := false
+			if !loading && c.noTurn() {
+				dst, dropped = c.betweenTurns(dst, msg.Params)
+			}
 			c.mu.Unlock()
-			if loading {
-				return dst, true // the conversation so far, replayed by session/load
+			if loading || dropped {
+				return dst, true // the conversation so far, replayed by session/load; or of no turn
 			}
 			return c.m.update(dst, msg.Params)
 		}

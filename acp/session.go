@@ -34,6 +34,9 @@ type conversation struct {
 	queue jsonrpc.Prompts   // prompts not sent yet
 	turns int               // prompts sent
 	asks  map[string]askReq // pending permission requests, by call id
+	// told: an update of no turn was dropped since the last prompt, and
+	// a warning said so (betweenTurns).
+	told bool
 }
 
 // askReq is a permission request waiting for the caller.
@@ -222,6 +225,7 @@ func (c *Client) nextTurn(dst []event.Body) []event.Body {
 		return dst
 	}
 	c.conv.turns++
+	c.conv.told = false
 	c.phase = phasePrompt
 	return append(dst, &event.TurnStart{TurnID: "turn_" + strconv.Itoa(c.conv.turns), Prompt: text})
 }
@@ -285,4 +289,41 @@ func (c *Client) newTurn() error {
 	c.m.heard = false
 	c.m.turnOver()
 	return c.cancelAsks()
+}
+
+// betweenTurns drops a session/update of the live session's agent that
+// comes with no turn in flight (before the first prompt, or after a
+// prompt's answer and before the next prompt): its text, thought, plan
+// or tool call would be of no turn, outside every turn_start … turn_end,
+// and its call would stay open into the next turn and hold that turn's
+// watchdog to its tool budget. The first thought, plan or call dropped
+// since the last prompt gets a warning; text is dropped unsaid, as the
+// chatter it is before a prompt (Gemini's mode updates). false: the
+// update is no such one and maps as ever (a cost, a mode, a session's
+// status, a late update of a call that has ended). mu is held.
+func (c *Client) betweenTurns(dst []event.Body, params json.RawMessage) ([]event.Body, bool) {
+	var p struct {
+		Update struct {
+			Kind string `json:"sessionUpdate"`
+			ID   string `json:"toolCallId"`
+		} `json:"update"`
+	}
+	json.Unmarshal(params, &p)
+	switch kind := p.Update.Kind; kind {
+	case "agent_message_chunk":
+	case "tool_call_update":
+		if c.m.ended.Has(callID(p.Update.ID)) {
+			return dst, false // late news of a turn's call, which opens none
+		}
+		fallthrough
+	case "agent_thought_chunk", "plan", "tool_call":
+		if !c.conv.told {
+			c.conv.told = true
+			dst = append(dst, &event.Warning{Code: event.WarnAgentWarning,
+				Message: "acp: the agent sent a " + kind + " update with no turn in flight; what it sends between turns is of no turn, and is dropped"})
+		}
+	default:
+		return dst, false
+	}
+	return dst, true
 }
