@@ -107,7 +107,7 @@ func TestReparseLogWithoutSetMode(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			argv, env := fakeagent.Command(codexCapture, capture)
-			logs, b := t.TempDir(), small()
+			logs, b := t.TempDir(), replayBudgets()
 			st := harness.Settings{LogDir: logs}
 			cwd := t.TempDir()
 			task := harness.Task{Agent: "fake-acp", Protocol: harness.ProtocolACP, Command: argv, BaseEnv: env,

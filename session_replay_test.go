@@ -67,7 +67,7 @@ func TestReparseAsRecorded(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			argv, env := fakeagent.Command("acp-agent", tc.mode)
-			logs, b := t.TempDir(), small()
+			logs, b := t.TempDir(), replayBudgets()
 			if tc.mode == "hang-prompt" {
 				// No idle warning: a warning of the watchdog's is the
 				// process's, not in the log's lines.
@@ -142,6 +142,16 @@ func TestReparseAsRecorded(t *testing.T) {
 
 // reparse re-normalizes the logged run m of dir as 'sessions reparse'
 // does.
+// replayBudgets are small() with a linger of seconds: a fake (a -race
+// test binary) slow to exit on a loaded machine gets a
+// lingered_after_result warning, the process's, which no reparse of its
+// lines can give (seen at small()'s 100 ms).
+func replayBudgets() harness.Budgets {
+	b := small()
+	b.Linger = 10 * time.Second
+	return b
+}
+
 func reparse(t *testing.T, dir string, m logger.Meta, estimate func(string, event.Usage) (float64, bool)) []byte {
 	t.Helper()
 	native, err := logger.ReadFile(dir, m.Run, logger.ExtNative)
