@@ -5,8 +5,10 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/agentharness/harness"
@@ -48,9 +50,9 @@ func (c *runCmd) isolate(lib *harness.Settings, t *harness.Task) (func(), error)
 		if b := t.Budgets; b != nil && b.Hard > 0 {
 			ct.Lifetime = b.Hard + b.KillGrace + 10*time.Minute
 		}
-		run, err := bench.StartAgentContainer(context.Background(), eng, ct, t, lib)
+		run, err := startContainer(eng, ct, t, lib)
 		if err != nil {
-			return nil, fmt.Errorf("run: %w", err)
+			return nil, err
 		}
 		return func() { run.Stop() }, nil
 	}
@@ -102,6 +104,37 @@ func (c *runCmd) isolate(lib *harness.Settings, t *harness.Task) (func(), error)
 	}
 	t.Sandbox = &harness.Sandbox{Cwd: cwd, Prefix: prefix}
 	return func() { private.Remove() }, nil
+}
+
+// containerStartBound bounds a container's start when the run has no
+// hard timeout (--timeout 0): the default hard timeout.
+var containerStartBound = harness.DefaultBudgets().Hard
+
+// startContainer starts the run's container. A start that never says it
+// is done (a slow pull, a wedged engine) would hold harness before the
+// run's budgets start: it is bounded by the run's hard timeout (a pull
+// may take long; containerStartBound without one), exit 124, and a
+// SIGINT, SIGTERM or SIGHUP ends it, exit 130; either way the container
+// and the engine's client are gone.
+func startContainer(eng *sandbox.Engine, ct sandbox.Container, t *harness.Task, lib *harness.Settings) (*sandbox.Running, error) {
+	bound, from := containerStartBound, "the default hard timeout: the run has none"
+	if b := t.Budgets; b != nil && b.Hard > 0 {
+		bound, from = b.Hard, "the run's hard timeout"
+	}
+	sigCtx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	ctx, cancel := context.WithTimeoutCause(sigCtx, bound, fmt.Errorf("not started within %v (%s)", bound, from))
+	defer cancel()
+	run, err := bench.StartAgentContainer(ctx, eng, ct, t, lib)
+	switch {
+	case err == nil:
+		return run, nil
+	case sigCtx.Err() != nil:
+		return nil, withStatus(exitInterrupted, fmt.Errorf("run: %w", err))
+	case ctx.Err() != nil:
+		return nil, withStatus(exitTimeout, fmt.Errorf("run: %w", err))
+	}
+	return nil, fmt.Errorf("run: %w", err)
 }
 
 // sandboxPrefix names the bwrap sandbox's private directory (its /tmp
