@@ -99,7 +99,7 @@ func (r *Running) Stop() error {
 	select {
 	case <-r.done:
 	case <-wedged.C:
-		r.cmd.Process.Kill()
+		r.killClient()
 		<-r.done
 	}
 	tick := time.NewTicker(100 * time.Millisecond)
@@ -124,6 +124,20 @@ func (r *Running) Stop() error {
 			rmErr = err
 		}
 	}
+}
+
+// killClient kills the engine's client and its process group, the
+// client's own (Setpgid): what it started there (rootless podman's
+// re-executed self, a helper) would outlive it. Only while the client is
+// not reaped: after, its pgid could name another's group.
+func (r *Running) killClient() {
+	select {
+	case <-r.done:
+		return
+	default:
+	}
+	syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL)
+	r.cmd.Process.Kill()
 }
 
 // gone reports whether the container no longer exists. Only the engine's
