@@ -85,7 +85,7 @@ func (im *taskImage) build(ctx context.Context, eng *isolate.Engine, task string
 			return err
 		}
 	}
-	return seedImage(ctx, eng, task, im.tag, im.workdir, im.seed)
+	return seedImage(ctx, eng, task, im.tag, im.workdir, im.seed, h.BuildTimeout)
 }
 
 // buildImage builds environment/ unless the image of its content hash
@@ -120,20 +120,22 @@ func buildImage(ctx context.Context, eng *isolate.Engine, task string, h *Harbor
 	return tag, nil
 }
 
-// seedImage copies the image's workdir to seed.
-func seedImage(ctx context.Context, eng *isolate.Engine, task, tag, workdir, seed string) error {
+// seedImage copies the image's workdir to seed; each engine command is
+// bounded by [environment].build_timeout_sec, bound, as Harbor bounds its
+// environment's start.
+func seedImage(ctx context.Context, eng *isolate.Engine, task, tag, workdir, seed string, bound time.Duration) error {
 	if err := os.MkdirAll(seed, 0o755); err != nil {
 		return fmt.Errorf("bench: %w", err)
 	}
 	name := containerName("seed")
-	if _, err := isolate.Run(ctx, eng.CreateArgs(name, tag)); err != nil {
+	if err := engineStep(ctx, bound, buildBound, eng.CreateArgs(name, tag)); err != nil {
 		// A create interrupted (the bench cancelled) may have made the
 		// container before it stopped: remove it, if it is there.
-		isolate.Run(context.WithoutCancel(ctx), eng.RemoveArgs(name))
+		eng.Remove(ctx, name)
 		return fmt.Errorf("bench: task %q: %w", task, err)
 	}
-	_, cerr := isolate.Run(ctx, eng.CopyArgs(name+":"+workdir+"/.", seed))
-	_, rerr := isolate.Run(context.WithoutCancel(ctx), eng.RemoveArgs(name))
+	cerr := engineStep(ctx, bound, buildBound, eng.CopyArgs(name+":"+workdir+"/.", seed))
+	rerr := eng.Remove(ctx, name)
 	// An image without its WORKDIR gives an empty workspace.
 	if cerr != nil && !strings.Contains(cerr.Error(), "no such file or directory") {
 		return fmt.Errorf("bench: task %q: copying %s out of the image: %w", task, workdir, cerr)
@@ -142,6 +144,26 @@ func seedImage(ctx context.Context, eng *isolate.Engine, task, tag, workdir, see
 		return fmt.Errorf("bench: task %q: %w", task, rerr)
 	}
 	return nil
+}
+
+// The bounds of a run's engine commands, as the errors name them.
+const (
+	buildBound    = "[environment].build_timeout_sec"
+	verifierBound = "[verifier].timeout_sec"
+)
+
+// engineStep runs an engine command (isolate.Run) within bound, its
+// phase's, named what: a wedged engine (podman with runc: "given PIDs did
+// not die within timeout") must not hold the run until the bench ends.
+// Past the bound, the error says so.
+func engineStep(ctx context.Context, bound time.Duration, what string, argv []string) error {
+	sctx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
+	_, err := isolate.Run(sctx, argv)
+	if err != nil && ctx.Err() == nil && sctx.Err() != nil {
+		return fmt.Errorf("%s %s: not done within %s (%v)", filepath.Base(argv[0]), argv[1], what, bound)
+	}
+	return err
 }
 
 // containerName is a fresh container name.

@@ -157,7 +157,7 @@ func (r *harborRun) copyOut(ctx context.Context, src string, artifacts *os.Root,
 			return err
 		}
 		defer os.RemoveAll(stage)
-		if _, err := isolate.Run(ctx, r.eng.CopyArgs(r.container.Name+":"+src, filepath.Join(stage, "a"))); err != nil {
+		if err := engineStep(ctx, r.h.VerifierTimeout, verifierBound, r.eng.CopyArgs(r.container.Name+":"+src, filepath.Join(stage, "a"))); err != nil {
 			return err
 		}
 		return copyFromDir(artifacts, target, stage, "a", exclude)

@@ -664,7 +664,7 @@ func (r *harborRun) verify(ctx context.Context) *CheckResult {
 		name := r.container.Name
 		for _, c := range [][]string{append(r.eng.ExecArgs(name, "/", nil), "rm", "-rf", harborTests),
 			r.eng.CopyArgs(r.p("tests"), name+":"+harborTests)} {
-			if _, err := isolate.Run(ctx, c); err != nil {
+			if err := engineStep(ctx, r.h.VerifierTimeout, verifierBound, c); err != nil {
 				return fail(fmt.Errorf("copying tests/: %w", err))
 			}
 		}

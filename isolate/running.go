@@ -228,8 +228,23 @@ const killMarked = `for p in /proc/[0-9]*; do grep -qs '` + AgentMark + `' "$p/e
 
 // KillAgent kills what the agent left running in the container: a killed
 // exec client does not end what it started there (the engine proxies no
-// signal to it).
+// signal to it). Like Stop it is bounded by stopTimeout: a wedged engine
+// must not hold the run.
 func (r *Running) KillAgent(ctx context.Context) error {
-	_, err := Run(ctx, append(r.eng.ExecArgs(r.Name, "/", nil), "sh", "-c", killMarked))
+	kctx, cancel := context.WithTimeout(ctx, stopTimeout)
+	defer cancel()
+	_, err := Run(kctx, append(r.eng.ExecArgs(r.Name, "/", nil), "sh", "-c", killMarked))
+	if err != nil && ctx.Err() == nil && kctx.Err() != nil {
+		return fmt.Errorf("isolate %s exec: not done within %v", r.eng.Name, stopTimeout)
+	}
+	return err
+}
+
+// Remove removes container name (RemoveArgs), even once ctx is done (a
+// cancelled create may have made it), within stopTimeout as Stop.
+func (e *Engine) Remove(ctx context.Context, name string) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopTimeout)
+	defer cancel()
+	_, err := Run(ctx, e.RemoveArgs(name))
 	return err
 }
