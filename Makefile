@@ -24,8 +24,15 @@ install:
 agents:
 	./scripts/agents.sh .agents
 
+# Vetted as the suite is built (-race -pgo=off -tags jaeger): what vet
+# compiles of each package's dependencies is then the test build's too.
+# From empty caches, vet and the suite's build took 561 s of CPU on 2
+# cores vetted the default way, 366 s so. process and mcpserver have
+# files built only without the race detector: vetted without it too, as
+# their NORACE tests are built.
 vet:
-	$(GO) vet ./...
+	$(GO) vet -race -pgo=off -tags jaeger ./...
+	$(GO) vet -pgo=off $(NORACE_PKGS)
 
 # The README says the command builds for macOS: kept true here.
 lint: vet
