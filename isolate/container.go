@@ -202,12 +202,19 @@ func Run(ctx context.Context, argv []string) ([]byte, error) {
 	// Only stderr's last line is told; a build's RUN steps write theirs
 	// there, without bound.
 	errb := &tailWriter{max: 64 << 10}
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdout, cmd.Stderr = &out, errb
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return interrupt(cmd.Process) }
-	cmd.WaitDelay = 10 * time.Second
-	if err := cmd.Run(); err != nil {
+	// What the client leaves holding its output must not hold Run.
+	cmd.WaitDelay = runGrace
+	err := ctx.Err()
+	if err == nil {
+		err = cmd.Start()
+	}
+	if err == nil {
+		err = wait(ctx, cmd)
+	}
+	if err != nil {
 		msg := errb.last()
 		if msg == "" {
 			msg = err.Error()
@@ -216,6 +223,48 @@ func Run(ctx context.Context, argv []string) ([]byte, error) {
 	}
 	return out.Bytes(), nil
 }
+
+// wait waits for cmd, started. When ctx ends first, the engine's client
+// is asked to stop (interrupt), and killed with its process group
+// (Setpgid) if it has not ended runGrace later: exec.Cmd's WaitDelay
+// kills the client alone, and what it started in its group would
+// outlive it. A command that succeeds once interrupted fails with
+// ctx's error, as with exec.CommandContext.
+func wait(ctx context.Context, cmd *exec.Cmd) error {
+	exited, interrupted := make(chan struct{}), make(chan bool, 1)
+	go func() { // done when wait returns: nothing of Run outlives it
+		select {
+		case <-exited:
+			interrupted <- false
+			return
+		case <-ctx.Done():
+		}
+		defer func() { interrupted <- true }()
+		interrupt(cmd.Process)
+		grace := time.NewTimer(runGrace)
+		defer grace.Stop()
+		select {
+		case <-exited:
+		case <-grace.C:
+			// Only while the client is not reaped (Wait makes Signal fail
+			// then): after, its pgid could name another's group.
+			if cmd.Process.Signal(syscall.Signal(0)) == nil {
+				syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			}
+			cmd.Process.Kill()
+		}
+	}()
+	err := cmd.Wait()
+	close(exited)
+	if <-interrupted && err == nil {
+		err = ctx.Err()
+	}
+	return err
+}
+
+// runGrace is how long Run waits for an interrupted engine command to
+// end before killing it (a variable: a test shortens it).
+var runGrace = 10 * time.Second
 
 // stepRuntime is what podman calls itself when it re-executes itself to
 // run the container of a build's RUN step.
