@@ -155,15 +155,26 @@ const (
 // engineStep runs an engine command (isolate.Run) within bound, its
 // phase's, named what: a wedged engine (podman with runc: "given PIDs did
 // not die within timeout") must not hold the run until the bench ends.
-// Past the bound, the error says so.
+// Past the bound, the error (a *stepTimeout) says so.
 func engineStep(ctx context.Context, bound time.Duration, what string, argv []string) error {
 	sctx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
 	_, err := isolate.Run(sctx, argv)
 	if err != nil && ctx.Err() == nil && sctx.Err() != nil {
-		return fmt.Errorf("%s %s: not done within %s (%v)", filepath.Base(argv[0]), argv[1], what, bound)
+		return &stepTimeout{command: filepath.Base(argv[0]) + " " + argv[1], bound: what, limit: bound}
 	}
 	return err
+}
+
+// stepTimeout is an engine command that outlived its phase's bound.
+type stepTimeout struct {
+	command string        // "podman exec"
+	bound   string        // "[verifier].timeout_sec"
+	limit   time.Duration // its value
+}
+
+func (e *stepTimeout) Error() string {
+	return fmt.Sprintf("%s: not done within %s (%v)", e.command, e.bound, e.limit)
 }
 
 // containerName is a fresh container name.

@@ -665,6 +665,13 @@ func (r *harborRun) verify(ctx context.Context) *CheckResult {
 		for _, c := range [][]string{append(r.eng.ExecArgs(name, "/", nil), "rm", "-rf", harborTests),
 			r.eng.CopyArgs(r.p("tests"), name+":"+harborTests)} {
 			if err := engineStep(ctx, r.h.VerifierTimeout, verifierBound, c); err != nil {
+				if st := (*stepTimeout)(nil); errors.As(err, &st) {
+					// Harbor bounds the upload of tests/ and the run
+					// of test.sh by one timeout (its verify()): past
+					// it, the verifier timed out.
+					return &CheckResult{Command: verifierCommand, ExitCode: -1, TimedOut: true,
+						Outcome: OutcomeVerifierTimeout, Error: "copying tests/: " + err.Error()}
+				}
 				return fail(fmt.Errorf("copying tests/: %w", err))
 			}
 		}
