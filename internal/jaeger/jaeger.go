@@ -15,7 +15,8 @@ import (
 	"time"
 )
 
-// Version is the Jaeger release scripts/jaeger.sh builds.
+// Version is the Jaeger release scripts/jaeger.sh builds (with only the
+// components Start configures: its cache is jaeger-VERSION-min).
 const Version = "v1.76.0"
 
 // Binary is the cached build: $HARNESS_JAEGER, else where scripts/jaeger.sh
@@ -28,7 +29,7 @@ func Binary() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	p := filepath.Join(home, ".cache", "harness", "jaeger-"+Version)
+	p := filepath.Join(home, ".cache", "harness", "jaeger-"+Version+"-min")
 	if _, err := os.Stat(p); err != nil {
 		return "", fmt.Errorf("jaeger is not built (run 'make jaeger'): %v", err)
 	}
