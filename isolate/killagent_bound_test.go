@@ -3,9 +3,6 @@ package isolate
 import (
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -27,16 +24,8 @@ exec) echo $$ >>`+pids+`; exec sleep 3600 ;;
 container) exit 1 ;;
 esac
 `), 0o755))
-	t.Cleanup(func() {
-		b, _ := os.ReadFile(pids)
-		for _, f := range strings.Fields(string(b)) {
-			if pid, err := strconv.Atoi(f); err == nil {
-				syscall.Kill(pid, syscall.SIGKILL)
-			}
-		}
-	})
-	stopTimeout, clientGrace = 300*time.Millisecond, 50*time.Millisecond
-	t.Cleanup(func() { stopTimeout, clientGrace = time.Minute, 5*time.Second })
+	killListed(t, pids)
+	stopBounds(t, 300*time.Millisecond, 50*time.Millisecond)
 	e := &Engine{Name: Podman, Bin: fake}
 	r, err := e.Start(t.Context(), Container{Name: "harness-test-killagent", Image: "img"}, os.Environ())
 	require.NoError(t, err)

@@ -2,10 +2,7 @@ package isolate
 
 import (
 	"context"
-	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -35,15 +32,7 @@ exec sleep 3602 </dev/null >/dev/null 2>&1
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { _, err := Run(ctx, []string{fake, "exec", pidFifo}); done <- err }()
-	b, err := os.ReadFile(pidFifo) // until the fake closes it
-	require.NoError(t, err)
-	helper, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		if alive(helper) {
-			syscall.Kill(helper, syscall.SIGKILL)
-		}
-	})
+	helper := helperPID(t, pidFifo) // once the fake has started it
 	cancel()
 	require.Error(t, <-done)
 	require.Eventually(t, func() bool { return !alive(helper) }, 10*time.Second, 10*time.Millisecond,

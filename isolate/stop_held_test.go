@@ -3,9 +3,7 @@ package isolate
 import (
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -32,16 +30,8 @@ func TestStopDespiteHeldStderr(t *testing.T) {
 			script[verb] = strings.Replace(script[verb], ") ", ") "+hold+"; ", 1)
 			require.NoError(t, execfile.Write(fake, []byte("#!/bin/sh\ncase \"$1\" in\n"+
 				script["run"]+"\n"+script["container"]+"\nesac\n"), 0o755))
-			t.Cleanup(func() {
-				b, _ := os.ReadFile(pids)
-				for _, f := range strings.Fields(string(b)) {
-					if pid, err := strconv.Atoi(f); err == nil {
-						syscall.Kill(pid, syscall.SIGKILL)
-					}
-				}
-			})
-			stopTimeout, clientGrace = 300*time.Millisecond, 50*time.Millisecond
-			t.Cleanup(func() { stopTimeout, clientGrace = time.Minute, 5*time.Second })
+			killListed(t, pids)
+			stopBounds(t, 300*time.Millisecond, 50*time.Millisecond)
 			e := &Engine{Name: Podman, Bin: fake}
 			r, err := e.Start(t.Context(), Container{Name: "harness-test-held", Image: "img"}, os.Environ())
 			require.NoError(t, err)
