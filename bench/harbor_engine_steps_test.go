@@ -67,34 +67,44 @@ exit 0
 				}
 			})
 			t.Setenv("PATH", dir+":"+os.Getenv("PATH"))
-			task := filepath.Join(t.TempDir(), "create-file")
-			copyDir(t, filepath.Join(harborSuite, "create-file"), task)
-			toml, err := os.ReadFile(filepath.Join(task, "task.toml"))
-			require.NoError(t, err)
-			s := strings.NewReplacer("build_timeout_sec = 600.0", "build_timeout_sec = 0.2",
+			edit := strings.NewReplacer("build_timeout_sec = 600.0", "build_timeout_sec = 0.2",
 				"[verifier]\ntimeout_sec = 60.0", "[verifier]\ntimeout_sec = 0.2",
-				"artifacts = []", `artifacts = ["/app/out"]`).Replace(string(toml))
-			require.NoError(t, os.WriteFile(filepath.Join(task, "task.toml"), []byte(s), 0o644))
-			tasks, err := bench.LoadTasks(task)
-			require.NoError(t, err)
-			type result struct {
-				rep *bench.Report
-				err error
-			}
-			done := make(chan result, 1)
-			go func() {
-				rep, err := bench.Run(t.Context(), bench.Plan{Tasks: tasks, Agents: []string{"oracle"}, Isolate: isolate.Podman},
-					bench.Options{Dir: t.TempDir(), Parallel: 1})
-				done <- result{rep, err}
-			}()
-			var r result
-			select {
-			case r = <-done:
-			case <-time.After(2 * time.Minute): // a watchdog: the bounds here are 200 ms
-				t.Fatal("the run still waits for an engine command that never ends")
-			}
-			require.NoError(t, r.err)
-			tc.check(t, r.rep.Runs[0])
+				"artifacts = []", `artifacts = ["/app/out"]`)
+			// 2 minutes is a watchdog: the bounds here are 200 ms.
+			tc.check(t, runOracleInPodman(t, edit, 2*time.Minute, "an engine command that never ends"))
 		})
 	}
+}
+
+// runOracleInPodman runs the oracle on the fixture task create-file, its
+// task.toml changed by edit, under --isolate podman (the podman on PATH:
+// the test's fake), and returns its run. Past watchdog, the test fails:
+// the run still waits for what waitsFor says.
+func runOracleInPodman(t *testing.T, edit *strings.Replacer, watchdog time.Duration, waitsFor string) bench.RunReport {
+	t.Helper()
+	task := filepath.Join(t.TempDir(), "create-file")
+	copyDir(t, filepath.Join(harborSuite, "create-file"), task)
+	toml, err := os.ReadFile(filepath.Join(task, "task.toml"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(task, "task.toml"), []byte(edit.Replace(string(toml))), 0o644))
+	tasks, err := bench.LoadTasks(task)
+	require.NoError(t, err)
+	type result struct {
+		rep *bench.Report
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		rep, err := bench.Run(t.Context(), bench.Plan{Tasks: tasks, Agents: []string{"oracle"}, Isolate: isolate.Podman},
+			bench.Options{Dir: t.TempDir(), Parallel: 1})
+		done <- result{rep, err}
+	}()
+	var r result
+	select {
+	case r = <-done:
+	case <-time.After(watchdog):
+		t.Fatal("the run still waits for " + waitsFor)
+	}
+	require.NoError(t, r.err)
+	return r.rep.Runs[0]
 }
